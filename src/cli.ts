@@ -1,0 +1,224 @@
+import 'reflect-metadata';
+import { parseArgs } from 'node:util';
+import { type DynamicModule, type INestApplicationContext, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { LoggerModule } from 'nestjs-pino';
+import { AppConfig, ConfigError } from './config/config.js';
+import { CoreModule } from './config/core.module.js';
+import { createDataSource } from './database/data-source.js';
+import { DatabaseModule } from './database/database.module.js';
+import { runMigrations } from './database/migrate.js';
+import { resolveDatabase, type ResolvedDatabase } from './database/resolve-database.js';
+import { PersonalApiKeysModule } from './personal-api-keys/personal-api-keys.module.js';
+import { PersonalApiKeysService } from './personal-api-keys/personal-api-keys.service.js';
+
+/** A usage or input error: one line on stderr, exit code 2. */
+export class CliUsageError extends Error {}
+
+const HELP: Record<string, string> = {
+  main: `Usage: node dist/cli.js <command> [options]
+
+Commands:
+  keys create   Create a personal API key (creates the user if missing)
+  keys list     List a user's keys (masked)
+  keys revoke   Revoke a key
+  migrate       Apply pending database migrations (under an advisory lock)
+
+Run "node dist/cli.js <command> --help" for a command's options.`,
+  'keys create': `Usage: node dist/cli.js keys create --email E --scopes S [--label L] [--organizations uuid,...] [--projects id,...]
+
+  --email          the key owner's e-mail; the user is created if missing
+  --scopes         '*' or a comma list, e.g. organization:read,batch_export:write
+  --label          a name for the key (at most 40 characters)
+  --organizations  restrict the key to these organization ids
+  --projects       restrict the key to these project ids
+
+Prints the new secret once, as the last line of standard output.`,
+  'keys list': `Usage: node dist/cli.js keys list --email E
+
+Lists the user's keys: id, masked secret, scopes, restrictions, last use, revocation.`,
+  'keys revoke': `Usage: node dist/cli.js keys revoke --id ID
+
+Revokes the key with this id; requests with it get 401 at once.`,
+  migrate: `Usage: node dist/cli.js migrate
+
+Applies pending migrations under a PostgreSQL advisory lock (safe to run from several replicas at once).`,
+};
+
+type Out = (line: string) => void;
+
+@Module({})
+class CliModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: CliModule,
+      imports: [
+        CoreModule.forRoot(config),
+        LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
+        DatabaseModule.forRoot(config),
+        PersonalApiKeysModule,
+      ],
+    };
+  }
+}
+
+function splitList(value: string | undefined): string[] | undefined {
+  return value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function parse(command: string, args: string[], options: Record<string, { type: 'string' | 'boolean' }>) {
+  try {
+    return parseArgs({ args, options: { ...options, help: { type: 'boolean' } }, strict: true, allowPositionals: false })
+      .values as Record<string, string | boolean | undefined>;
+  } catch (err) {
+    throw new CliUsageError(`${command}: ${(err as Error).message.split('\n')[0]}`);
+  }
+}
+
+function required(values: Record<string, unknown>, name: string, command: string): string {
+  const v = values[name];
+  if (typeof v !== 'string' || !v.trim()) throw new CliUsageError(`${command}: --${name} is required`);
+  return v.trim();
+}
+
+async function withKeys<T>(config: AppConfig, fn: (keys: PersonalApiKeysService) => Promise<T>): Promise<T> {
+  const app: INestApplicationContext = await NestFactory.createApplicationContext(CliModule.forRoot(config), {
+    logger: false,
+  });
+  try {
+    return await fn(app.get(PersonalApiKeysService));
+  } finally {
+    await app.close();
+  }
+}
+
+/** Runs one CLI command; returns the exit code. Exposed for tests. */
+export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, err: Out): Promise<number> {
+  const [first, second, ...rest] = argv;
+  const command = first === 'keys' ? `keys ${second ?? ''}`.trim() : (first ?? '');
+  const args = first === 'keys' ? rest : [second, ...rest].filter((a): a is string => a !== undefined);
+  if (!first || first === '--help' || first === '-h' || first === 'help') {
+    out(HELP.main);
+    return first ? 0 : 2;
+  }
+  if (!HELP[command]) {
+    err(`unknown command '${command}' (try --help)`);
+    return 2;
+  }
+  if (args.includes('--help') || args.includes('-h')) {
+    out(HELP[command]);
+    return 0;
+  }
+
+  let database: ResolvedDatabase | undefined;
+  try {
+    const specs = {
+      'keys create': { email: { type: 'string' }, scopes: { type: 'string' }, label: { type: 'string' }, organizations: { type: 'string' }, projects: { type: 'string' } },
+      'keys list': { email: { type: 'string' } },
+      'keys revoke': { id: { type: 'string' } },
+      migrate: {},
+    } as const;
+    const values = parse(command, args, specs[command as keyof typeof specs]);
+    // Validate the arguments fully before touching the database.
+    const projects = splitList(values.projects as string | undefined)?.map((p) => {
+      if (!/^\d+$/.test(p)) throw new CliUsageError(`${command}: --projects: '${p}' is not a project id`);
+      return Number(p);
+    });
+    if (command === 'keys create') {
+      required(values, 'email', command);
+      required(values, 'scopes', command);
+    }
+    if (command === 'keys list') required(values, 'email', command);
+    if (command === 'keys revoke') required(values, 'id', command);
+
+    database = await resolveDatabase(AppConfig.fromEnv(env), () => undefined);
+    const config = database.config;
+    if (command === 'migrate' || config.embeddedDatabase) {
+      // The embedded database is migrated on use too, so the CLI works before the first `npm start`.
+      const ds = await createDataSource(config, 'cli-migrate').initialize();
+      try {
+        const applied = await runMigrations(ds);
+        if (command === 'migrate') out(applied.length ? `applied: ${applied.join(', ')}` : 'no pending migrations');
+      } finally {
+        await ds.destroy();
+      }
+    }
+
+    switch (command) {
+      case 'migrate':
+        return 0;
+      case 'keys create': {
+        const result = await withKeys(config, (keys) =>
+          keys.create({
+            email: required(values, 'email', command),
+            scopes: required(values, 'scopes', command),
+            label: values.label as string | undefined,
+            organizations: splitList(values.organizations as string | undefined),
+            projects,
+          }),
+        );
+        out(
+          `created key ${result.key.id} (${result.key.maskValue}) for ${required(values, 'email', command)}` +
+            `${result.userCreated ? ' (new user)' : ''} with scopes ${result.key.scopes.join(',')}`,
+        );
+        out('the secret is shown only once:');
+        out(result.secret);
+        return 0;
+      }
+      case 'keys list': {
+        const keys = await withKeys(config, (k) => k.listForEmail(required(values, 'email', command)));
+        if (keys === null) throw new CliUsageError(`keys list: no user with e-mail ${String(values.email)}`);
+        if (!keys.length) out('no keys');
+        for (const k of keys) {
+          out(
+            [
+              k.id,
+              k.maskValue,
+              `scopes=${k.scopes.join(',')}`,
+              k.label ? `label=${k.label}` : null,
+              k.scopedOrganizations ? `organizations=${k.scopedOrganizations.join(',')}` : null,
+              k.scopedTeams ? `projects=${k.scopedTeams.join(',')}` : null,
+              `last_used=${k.lastUsedAt?.toISOString() ?? 'never'}`,
+              k.revokedAt ? `revoked=${k.revokedAt.toISOString()}` : 'active',
+            ]
+              .filter(Boolean)
+              .join('  '),
+          );
+        }
+        return 0;
+      }
+      case 'keys revoke': {
+        const id = required(values, 'id', command);
+        const revoked = await withKeys(config, (k) => k.revoke(id));
+        if (!revoked) throw new CliUsageError(`keys revoke: no active key with id ${id}`);
+        out(`revoked key ${id}`);
+        return 0;
+      }
+    }
+    return 2;
+  } catch (e) {
+    if (e instanceof CliUsageError) {
+      err(e.message);
+      return 2;
+    }
+    if (e instanceof ConfigError) {
+      err(e.message.replace(/\n\s*/g, ' '));
+      return 2;
+    }
+    // Input the service rejects (unknown scope, bad label...) is a one-line error too.
+    err(`${command}: ${(e as Error).message.split('\n')[0]}`);
+    return 1;
+  } finally {
+    await database?.stop();
+  }
+}
+
+const isEntryPoint = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+if (isEntryPoint) {
+  runCli(process.argv.slice(2), process.env, (l) => process.stdout.write(`${l}\n`), (l) => process.stderr.write(`${l}\n`))
+    .then((code) => process.exit(code))
+    .catch((e: unknown) => {
+      process.stderr.write(`${(e as Error).message}\n`);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,54 @@
+import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { ApiError } from '../errors/api-error.js';
+import { PUBLIC_KEY, REQUIRED_SCOPES_KEY } from './auth.decorators.js';
+import { API_KEY_VERIFIER, type ApiKeyVerifier, type Principal } from './principal.js';
+import { missingScope, type Scope } from './scopes.js';
+
+/** Extracts the secret of an `Authorization: Bearer <secret>` header; undefined when there is no header. */
+export function bearerSecret(header: string | undefined): string | null | undefined {
+  if (header === undefined || header.trim() === '') return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : null;
+}
+
+/**
+ * The one global guard: authenticates the bearer key and checks the handler's declared scopes. A handler
+ * declaring neither `@RequireScopes` nor `@Public` is refused (fail closed).
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  private readonly logger = new Logger(ApiKeyGuard.name);
+
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(API_KEY_VERIFIER) private readonly verifier: ApiKeyVerifier,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const targets = [context.getHandler(), context.getClass()];
+    const isPublic = this.reflector.getAllAndOverride<boolean | undefined>(PUBLIC_KEY, targets);
+    const required = this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES_KEY, targets);
+    if (isPublic && !required) return true;
+    if (!required || isPublic) {
+      this.logger.error(
+        `${context.getClass().name}.${context.getHandler().name} must declare exactly one of @RequireScopes or @Public`,
+      );
+      throw ApiError.permissionDenied('This operation declares no access policy and is refused.');
+    }
+
+    const request = context.switchToHttp().getRequest<Request & { principal?: Principal }>();
+    const secret = bearerSecret(request.headers.authorization);
+    if (secret === undefined) throw ApiError.notAuthenticated();
+    if (secret === null) throw ApiError.authenticationFailed('Invalid Authorization header: expected "Bearer <key>".');
+    const principal = await this.verifier.verify(secret);
+    if (!principal) throw ApiError.authenticationFailed();
+
+    const missing = missingScope(principal.scopes, required);
+    if (missing) throw ApiError.permissionDenied(`API key missing required scope '${missing}'`);
+    request.principal = principal;
+    return true;
+  }
+}

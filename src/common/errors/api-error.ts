@@ -1,0 +1,82 @@
+import { HttpException, HttpStatus } from '@nestjs/common';
+
+export type ErrorType =
+  | 'validation_error'
+  | 'authentication_error'
+  | 'invalid_request'
+  | 'throttled_error'
+  | 'server_error';
+
+/** The error body of every non-2xx response (decisions §1). */
+export interface ErrorBody {
+  type: ErrorType;
+  code: string;
+  detail: string;
+  attr: string | null;
+}
+
+/** Type of each status, for errors raised without an explicit one. */
+export function errorTypeFor(status: number): ErrorType {
+  if (status === 400) return 'validation_error';
+  if (status === 401 || status === 403) return 'authentication_error';
+  if (status === 429) return 'throttled_error';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request';
+}
+
+/**
+ * An error with the service's error body. Services throw these (through the factories below); the exception
+ * filter renders them unchanged.
+ */
+export class ApiError extends HttpException {
+  constructor(
+    status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly attr: string | null = null,
+    readonly errorType: ErrorType = errorTypeFor(status),
+    readonly headers: Record<string, string> = {},
+  ) {
+    super({ type: errorType, code, detail, attr } satisfies ErrorBody, status);
+  }
+
+  get body(): ErrorBody {
+    return { type: this.errorType, code: this.code, detail: this.detail, attr: this.attr };
+  }
+
+  /** 400: the request is invalid; `attr` names the field (nested fields joined with `__`). */
+  static validation(detail: string, attr: string | null = null, code = 'invalid_input'): ApiError {
+    return new ApiError(HttpStatus.BAD_REQUEST, code, detail, attr);
+  }
+
+  static notAuthenticated(): ApiError {
+    return new ApiError(401, 'not_authenticated', 'Authentication credentials were not provided.', null, undefined, {
+      'WWW-Authenticate': 'Bearer',
+    });
+  }
+
+  static authenticationFailed(detail = 'Invalid personal API key.'): ApiError {
+    return new ApiError(401, 'authentication_failed', detail, null, undefined, { 'WWW-Authenticate': 'Bearer' });
+  }
+
+  static permissionDenied(detail = 'You do not have permission to perform this action.'): ApiError {
+    return new ApiError(HttpStatus.FORBIDDEN, 'permission_denied', detail);
+  }
+
+  /** 403 for an action that needs a higher membership level (the same sentence everywhere). */
+  static insufficientLevel(): ApiError {
+    return ApiError.permissionDenied('Your organization access level is insufficient.');
+  }
+
+  static notFound(detail = 'Not found.'): ApiError {
+    return new ApiError(HttpStatus.NOT_FOUND, 'not_found', detail);
+  }
+
+  static conflict(detail: string, attr: string | null = null): ApiError {
+    return new ApiError(HttpStatus.CONFLICT, 'conflict', detail, attr);
+  }
+
+  static unavailable(detail = 'The service is temporarily unavailable. Try again shortly.'): ApiError {
+    return new ApiError(HttpStatus.SERVICE_UNAVAILABLE, 'unavailable', detail);
+  }
+}

@@ -1,0 +1,32 @@
+import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { map, type Observable } from 'rxjs';
+import { AppConfig } from '../../config/config.js';
+import { type Page, type PageParams, parsePageParams, toEnvelope } from './page.js';
+import { PAGINATED_KEY } from './paginated.decorator.js';
+
+/** The absolute URL of a request; scheme and host honour X-Forwarded-* only when TRUST_PROXY is set. */
+export function requestUrl(req: Request): URL {
+  return new URL(req.originalUrl, `${req.protocol}://${req.host}`);
+}
+
+/**
+ * For handlers marked `@Paginated`: validates `limit`/`offset` before the handler runs (400 with `attr`), then
+ * wraps the returned `Page<T>` in the list envelope with absolute `next`/`previous` links.
+ */
+@Injectable()
+export class EnvelopeInterceptor implements NestInterceptor {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly config: AppConfig,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (!this.reflector.get<boolean>(PAGINATED_KEY, context.getHandler())) return next.handle();
+    const req = context.switchToHttp().getRequest<Request & { pageParams?: PageParams }>();
+    const params = parsePageParams(req.query as Record<string, unknown>, this.config.get('MAX_PAGE_LIMIT'));
+    req.pageParams = params;
+    return next.handle().pipe(map((page: Page<unknown>) => toEnvelope(page, params, requestUrl(req))));
+  }
+}

@@ -1,0 +1,66 @@
+import { ApiError } from '../errors/api-error.js';
+
+/** What a service returns for a list: one page of items and the total number of matching rows. */
+export interface Page<T> {
+  items: T[];
+  total: number;
+}
+
+export interface PageParams {
+  limit: number;
+  offset: number;
+}
+
+export interface Envelope<T> {
+  count: number;
+  next: string | null;
+  previous: string | null;
+  results: T[];
+}
+
+export const DEFAULT_PAGE_LIMIT = 100;
+
+function parseNonNegativeInt(raw: unknown, name: 'limit' | 'offset'): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw.trim())) {
+    throw ApiError.validation(`'${name}' must be a non-negative integer.`, name);
+  }
+  const value = Number(raw.trim());
+  if (!Number.isSafeInteger(value)) throw ApiError.validation(`'${name}' is too large.`, name);
+  return value;
+}
+
+/** Validates `limit`/`offset` from a query string (decisions §2); throws 400 naming the parameter. */
+export function parsePageParams(query: Record<string, unknown>, maxLimit: number): PageParams {
+  const limit = parseNonNegativeInt(query.limit, 'limit') ?? Math.min(DEFAULT_PAGE_LIMIT, maxLimit);
+  if (limit < 1 || limit > maxLimit) {
+    throw ApiError.validation(`'limit' must be between 1 and ${maxLimit}.`, 'limit');
+  }
+  const offset = parseNonNegativeInt(query.offset, 'offset') ?? 0;
+  return { limit, offset };
+}
+
+/**
+ * The `next`/`previous` links of a page: the request URL with `limit` and `offset` set and every other query
+ * parameter kept; null when there is no such page.
+ */
+export function pageLinks(
+  requestUrl: URL,
+  { limit, offset }: PageParams,
+  count: number,
+): { next: string | null; previous: string | null } {
+  const at = (newOffset: number): string => {
+    const url = new URL(requestUrl.href);
+    url.searchParams.set('limit', String(limit));
+    url.searchParams.set('offset', String(newOffset));
+    return url.href;
+  };
+  return {
+    next: offset + limit < count ? at(offset + limit) : null,
+    previous: offset > 0 ? at(Math.max(0, Math.min(offset - limit, count - limit))) : null,
+  };
+}
+
+export function toEnvelope<T>(page: Page<T>, params: PageParams, requestUrl: URL): Envelope<T> {
+  return { count: page.total, ...pageLinks(requestUrl, params, page.total), results: page.items };
+}

@@ -1,0 +1,56 @@
+import {
+  applyDecorators,
+  createParamDecorator,
+  type ExecutionContext,
+  SetMetadata,
+  type Type,
+} from '@nestjs/common';
+import { ApiBadRequestResponse, ApiExtraModels, ApiOkResponse, ApiQuery, getSchemaPath } from '@nestjs/swagger';
+import { ErrorBodyDto } from '../errors/error-body.dto.js';
+import type { PageParams } from './page.js';
+
+export const PAGINATED_KEY = 'pagination:paginated';
+
+/**
+ * Marks a list handler: it returns `Page<T>` and the envelope interceptor wraps it as
+ * `{count, next, previous, results}`. Also documents the envelope, `limit` and `offset` in Swagger.
+ */
+export function Paginated(item: Type<unknown>, description = 'One page of results.'): MethodDecorator {
+  return applyDecorators(
+    SetMetadata(PAGINATED_KEY, true),
+    ApiExtraModels(item),
+    ApiQuery({
+      name: 'limit',
+      required: false,
+      schema: { type: 'integer', minimum: 1, default: 100 },
+      description: 'Number of results per page (at most MAX_PAGE_LIMIT, 1000 by default).',
+    }),
+    ApiQuery({
+      name: 'offset',
+      required: false,
+      schema: { type: 'integer', minimum: 0, default: 0 },
+      description: 'Index of the first result.',
+    }),
+    ApiOkResponse({
+      description,
+      schema: {
+        type: 'object',
+        required: ['count', 'next', 'previous', 'results'],
+        properties: {
+          count: { type: 'integer', example: 1 },
+          next: { type: 'string', format: 'uri', nullable: true, example: null },
+          previous: { type: 'string', format: 'uri', nullable: true, example: null },
+          results: { type: 'array', items: { $ref: getSchemaPath(item) } },
+        },
+      },
+    }),
+    ApiBadRequestResponse({ description: 'Invalid `limit` or `offset`.', type: ErrorBodyDto }),
+  );
+}
+
+/** The validated `limit`/`offset` of a `@Paginated` handler. */
+export const PageQuery = createParamDecorator((_: unknown, ctx: ExecutionContext): PageParams => {
+  const params = ctx.switchToHttp().getRequest<{ pageParams?: PageParams }>().pageParams;
+  if (!params) throw new Error('@PageQuery() used on a handler without @Paginated()');
+  return params;
+});

@@ -1,0 +1,27 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { AppConfig } from '../config/config.js';
+import { typeormOptions } from './typeorm-options.js';
+
+/** The TypeORM connection pool, from the one options function. */
+@Module({})
+export class DatabaseModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        TypeOrmModule.forRoot({
+          ...typeormOptions({
+            url: config.databaseUrl,
+            poolSize: config.get('DATABASE_POOL_SIZE'),
+            connectTimeoutMs: config.get('DATABASE_CONNECT_TIMEOUT_MS'),
+            statementTimeoutMs: config.get('DATABASE_STATEMENT_TIMEOUT_MS'),
+          }),
+          // Fail fast at boot instead of retrying for minutes; the orchestrator restarts the process.
+          retryAttempts: 2,
+          retryDelay: 1000,
+        }),
+      ],
+    };
+  }
+}

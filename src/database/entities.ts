@@ -1,0 +1,17 @@
+import { OrganizationMembershipEntity } from '../memberships/organization-membership.entity.js';
+import { OrganizationEntity } from '../organizations/organization.entity.js';
+import { PersonalApiKeyEntity } from '../personal-api-keys/personal-api-key.entity.js';
+import { ProjectEntity } from '../projects/project.entity.js';
+import { UserEntity } from '../users/user.entity.js';
+
+/**
+ * Every entity of the service, listed explicitly (no globs) so the app, the typeorm CLI and the tests load the
+ * same set whether they run compiled JavaScript or TypeScript sources. A new module adds its entities here.
+ */
+export const ENTITIES = [
+  UserEntity,
+  OrganizationEntity,
+  OrganizationMembershipEntity,
+  ProjectEntity,
+  PersonalApiKeyEntity,
+];

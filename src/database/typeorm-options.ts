@@ -1,0 +1,40 @@
+import type { DataSourceOptions } from 'typeorm';
+import { ENTITIES } from './entities.js';
+import { MIGRATIONS } from './migrations/index.js';
+import { SnakeNamingStrategy } from './snake-naming.strategy.js';
+
+export interface DatabaseSettings {
+  url: string;
+  poolSize?: number;
+  connectTimeoutMs?: number;
+  statementTimeoutMs?: number;
+  applicationName?: string;
+}
+
+/**
+ * The one TypeORM options function: the app, the CLI's DataSource (ormconfig.ts) and the tests all call it,
+ * so they cannot disagree about entities, migrations or naming. `synchronize` is never on.
+ */
+export function typeormOptions(settings: DatabaseSettings): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: settings.url,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    migrationsTransactionMode: 'each',
+    namingStrategy: new SnakeNamingStrategy(),
+    synchronize: false,
+    migrationsRun: false,
+    uuidExtension: 'pgcrypto',
+    // gen_random_uuid() is built into PostgreSQL 13+; no extension needs installing.
+    installExtensions: false,
+    logging: ['error'],
+    applicationName: settings.applicationName ?? 'org-admin-service',
+    connectTimeoutMS: settings.connectTimeoutMs ?? 5000,
+    extra: {
+      max: settings.poolSize ?? 10,
+      ...(settings.statementTimeoutMs ? { statement_timeout: settings.statementTimeoutMs } : {}),
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import { Controller, Get, HttpCode, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { DataSource } from 'typeorm';
+import { Public } from '../common/auth/auth.decorators.js';
+import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
+import { ShutdownState } from './shutdown-state.js';
+
+const READINESS_TIMEOUT_MS = 2000;
+
+@ApiTags('health')
+@Controller()
+export class HealthController {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly shutdown: ShutdownState,
+  ) {}
+
+  @Get('healthz')
+  @Public()
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Liveness', description: 'The process is up. Checks no dependency.' })
+  @ApiOkResponse({ schema: { example: { status: 'ok' } } })
+  liveness(): { status: string } {
+    return { status: 'ok' };
+  }
+
+  @Get('readyz')
+  @Public()
+  @ApiOperation({
+    summary: 'Readiness',
+    description: 'The database answers and the process is not shutting down.',
+  })
+  @ApiOkResponse({ schema: { example: { status: 'ok', database: 'up' } } })
+  @ApiServiceUnavailableResponse({ type: ErrorBodyDto })
+  async readiness(@Res({ passthrough: true }) res: Response): Promise<unknown> {
+    if (this.shutdown.draining) {
+      res.status(503);
+      return { type: 'server_error', code: 'unavailable', detail: 'Shutting down.', attr: null };
+    }
+    try {
+      await Promise.race([
+        this.dataSource.query('SELECT 1'),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), READINESS_TIMEOUT_MS).unref()),
+      ]);
+      return { status: 'ok', database: 'up' };
+    } catch {
+      res.status(503);
+      return { type: 'server_error', code: 'unavailable', detail: 'The database is unreachable.', attr: null };
+    }
+  }
+}

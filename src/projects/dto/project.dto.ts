@@ -1,0 +1,38 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { ProjectEntity } from '../project.entity.js';
+
+/** A project (PostHog's "team"). */
+export class ProjectDto {
+  @ApiProperty({ type: 'integer', example: 1 })
+  id: number;
+
+  @ApiProperty({ format: 'uuid' })
+  uuid: string;
+
+  @ApiProperty({ format: 'uuid', description: 'Id of the organization the project belongs to.' })
+  organization: string;
+
+  @ApiProperty({ example: 'Default project' })
+  name: string;
+
+  @ApiProperty({ example: 'phc_0123456789abcdefghijABCDEFGHIJ0123456789abc', description: 'Public project token used by capture clients.' })
+  api_token: string;
+
+  @ApiProperty({ example: 'UTC' })
+  timezone: string;
+
+  @ApiProperty({ format: 'date-time' })
+  created_at: string;
+}
+
+export function toProjectDto(p: ProjectEntity): ProjectDto {
+  return {
+    id: p.id,
+    uuid: p.uuid,
+    organization: p.organizationId,
+    name: p.name,
+    api_token: p.apiToken,
+    timezone: p.timezone,
+    created_at: p.createdAt.toISOString(),
+  };
+}

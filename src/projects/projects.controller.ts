@@ -1,0 +1,39 @@
+import { Controller, Get, Param } from '@nestjs/common';
+import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, RequireScopes } from '../common/auth/auth.decorators.js';
+import type { Principal } from '../common/auth/principal.js';
+import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
+import type { Page, PageParams } from '../common/pagination/page.js';
+import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
+import { ProjectDto, toProjectDto } from './dto/project.dto.js';
+import { ProjectsService } from './projects.service.js';
+
+@ApiTags('projects')
+@ApiNotFoundResponse({ description: 'No such organization or project visible to the caller.', type: ErrorBodyDto })
+@Controller()
+export class ProjectsController {
+  constructor(private readonly projects: ProjectsService) {}
+
+  @Get('api/organizations/:organization_id/projects')
+  @RequireScopes('project:read')
+  @ApiOperation({ summary: "List an organization's projects", description: 'Ordered by id; the first is the default project.' })
+  @ApiParam({ name: 'organization_id', format: 'uuid' })
+  @Paginated(ProjectDto)
+  async list(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id') organizationId: string,
+    @PageQuery() page: PageParams,
+  ): Promise<Page<ProjectDto>> {
+    const result = await this.projects.pageForOrganization(principal, organizationId, page);
+    return { items: result.items.map(toProjectDto), total: result.total };
+  }
+
+  @Get('api/projects/:id')
+  @RequireScopes('project:read')
+  @ApiOperation({ summary: 'Retrieve a project' })
+  @ApiParam({ name: 'id', type: 'integer' })
+  @ApiOkResponse({ type: ProjectDto })
+  async retrieve(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<ProjectDto> {
+    return toProjectDto(await this.projects.requireAccessible(principal, id));
+  }
+}

@@ -1,0 +1,55 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { Principal } from '../common/auth/principal.js';
+import { generateToken } from '../common/crypto/tokens.js';
+import { ApiError } from '../common/errors/api-error.js';
+import type { Page, PageParams } from '../common/pagination/page.js';
+import { parseIntId } from '../common/validation/ids.js';
+import { MembershipsService } from '../memberships/memberships.service.js';
+import type { ProjectEntity } from './project.entity.js';
+import { ProjectsRepository } from './projects.repository.js';
+
+export const PROJECT_TOKEN_PREFIX = 'phc_';
+export const DEFAULT_PROJECT_NAME = 'Default project';
+
+@Injectable()
+export class ProjectsService {
+  constructor(
+    private readonly projects: ProjectsRepository,
+    private readonly memberships: MembershipsService,
+  ) {}
+
+  /** Creates the first project of a new organization (inside the organization's creation transaction). */
+  createDefault(organizationId: string, manager: EntityManager): Promise<ProjectEntity> {
+    return this.projects.create(
+      { organizationId, name: DEFAULT_PROJECT_NAME, apiToken: generateToken(PROJECT_TOKEN_PREFIX) },
+      manager,
+    );
+  }
+
+  async pageForOrganization(principal: Principal, organizationId: string, page: PageParams): Promise<Page<ProjectEntity>> {
+    const access = await this.memberships.requireAccess(principal, organizationId);
+    // A key restricted to some projects lists only those.
+    const onlyIds = principal.scopedTeams?.length ? principal.scopedTeams : null;
+    return this.projects.pageForOrganization(access.organizationId, onlyIds, page);
+  }
+
+  /**
+   * A project the caller may access: 404 when it does not exist or belongs to an organization the caller is
+   * not a member of; 403 when the key is restricted to other projects or organizations.
+   */
+  async requireAccessible(principal: Principal, rawId: string): Promise<ProjectEntity> {
+    const id = parseIntId(rawId);
+    const project = id === null ? null : await this.projects.findById(id);
+    if (!project) throw ApiError.notFound();
+    await this.memberships.requireAccess(principal, project.organizationId);
+    if (!principal.allowsProject(project.id, project.organizationId)) {
+      throw ApiError.permissionDenied('This API key is not allowed to access this project.');
+    }
+    return project;
+  }
+
+  findDefault(organizationId: string): Promise<ProjectEntity | null> {
+    return this.projects.findDefault(organizationId);
+  }
+}

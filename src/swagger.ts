@@ -1,0 +1,51 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { SECURITY_SCHEME } from './common/auth/auth.decorators.js';
+import { ErrorBodyDto } from './common/errors/error-body.dto.js';
+
+const DESCRIPTION = `
+Organization administration and session recording API, compatible with PostHog's.
+
+**Authentication.** Send a personal API key as \`Authorization: Bearer phx_…\`. Create one with
+\`node dist/cli.js keys create --email you@example.com --scopes '*'\` (the first start prints one), then use the
+**Authorize** button. Each operation lists the scopes it needs (\`x-required-scopes\`); a write scope also grants
+the read scope of the same object.
+
+**Errors.** Every error has the body \`{"type", "code", "detail", "attr"}\`; \`attr\` names the offending field.
+
+**Lists.** \`{"count", "next", "previous", "results"}\` with \`limit\` (default 100) and \`offset\`.
+`.trim();
+
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Organization administration and session recordings API')
+    .setDescription(DESCRIPTION)
+    .setVersion('1.0')
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', bearerFormat: 'phx_ personal API key', description: 'Personal API key' },
+      SECURITY_SCHEME,
+    )
+    .build();
+  const document = SwaggerModule.createDocument(app, config, { extraModels: [ErrorBodyDto] });
+  // Every operation can fail unexpectedly; say so once here rather than on every handler.
+  const serverError = {
+    description: 'Server error (500) or database unavailable (503); the detail carries no internals.',
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBodyDto' } } },
+  };
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item)) {
+      if (operation && typeof operation === 'object' && 'responses' in operation) {
+        (operation.responses as Record<string, unknown>)['5XX'] ??= serverError;
+      }
+    }
+  }
+  return document;
+}
+
+/** Swagger UI at /docs and the document at /docs-json. */
+export function setupSwagger(app: INestApplication): void {
+  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), {
+    jsonDocumentUrl: 'docs-json',
+    swaggerOptions: { persistAuthorization: true },
+  });
+}
