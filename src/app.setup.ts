@@ -20,7 +20,10 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   express.disable('x-powered-by');
   // The JSON API refuses other media types (415); routes under other prefixes parse their own bodies.
   express.use('/api', requireJsonBody);
-  express.useBodyParser('json', { limit: config.get('BODY_LIMIT'), type: ['application/json', 'application/*+json'] });
+  express.useBodyParser('json', {
+    limit: config.get('BODY_LIMIT'),
+    type: ['application/json', 'application/*+json'],
+  });
   if (config.get('SWAGGER_ENABLED')) setupSwagger(express);
   return express;
 }

@@ -19,7 +19,9 @@ export async function prepareDatabase(config: AppConfig): Promise<ResolvedDataba
       const dataSource = await createDataSource(database.config, 'migrations').initialize();
       try {
         const applied = await runMigrations(dataSource);
-        bootLog(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
+        bootLog(
+          applied.length ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date',
+        );
       } finally {
         await dataSource.destroy();
       }
@@ -82,4 +84,3 @@ export function shutdownGracefully(app: INestApplication, database: ResolvedData
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
 }
-

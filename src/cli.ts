@@ -63,13 +63,22 @@ class CliModule {
 }
 
 function splitList(value: string | undefined): string[] | undefined {
-  return value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter(Boolean);
+  return value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
 }
 
 function parse(command: string, args: string[], options: Record<string, { type: 'string' | 'boolean' }>) {
   try {
-    return parseArgs({ args, options: { ...options, help: { type: 'boolean' } }, strict: true, allowPositionals: false })
-      .values as Record<string, string | boolean | undefined>;
+    return parseArgs({
+      args,
+      options: { ...options, help: { type: 'boolean' } },
+      strict: true,
+      allowPositionals: false,
+    }).values as Record<string, string | boolean | undefined>;
   } catch (err) {
     throw new CliUsageError(`${command}: ${(err as Error).message.split('\n')[0]}`);
   }
@@ -113,7 +122,13 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
   let database: ResolvedDatabase | undefined;
   try {
     const specs = {
-      'keys create': { email: { type: 'string' }, scopes: { type: 'string' }, label: { type: 'string' }, organizations: { type: 'string' }, projects: { type: 'string' } },
+      'keys create': {
+        email: { type: 'string' },
+        scopes: { type: 'string' },
+        label: { type: 'string' },
+        organizations: { type: 'string' },
+        projects: { type: 'string' },
+      },
       'keys list': { email: { type: 'string' } },
       'keys revoke': { id: { type: 'string' } },
       migrate: {},
@@ -138,7 +153,8 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
       const ds = await createDataSource(config, 'cli-migrate').initialize();
       try {
         const applied = await runMigrations(ds);
-        if (command === 'migrate') out(applied.length ? `applied: ${applied.join(', ')}` : 'no pending migrations');
+        if (command === 'migrate')
+          out(applied.length ? `applied: ${applied.join(', ')}` : 'no pending migrations');
       } finally {
         await ds.destroy();
       }
@@ -215,7 +231,12 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
 
 const isEntryPoint = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
 if (isEntryPoint) {
-  runCli(process.argv.slice(2), process.env, (l) => process.stdout.write(`${l}\n`), (l) => process.stderr.write(`${l}\n`))
+  runCli(
+    process.argv.slice(2),
+    process.env,
+    (l) => process.stdout.write(`${l}\n`),
+    (l) => process.stderr.write(`${l}\n`),
+  )
     .then((code) => process.exit(code))
     .catch((e: unknown) => {
       process.stderr.write(`${(e as Error).message}\n`);

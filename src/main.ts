@@ -16,6 +16,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof ConfigError ? err.message : (err as Error)?.stack ?? String(err)}\n`);
+  process.stderr.write(
+    `${err instanceof ConfigError ? err.message : ((err as Error)?.stack ?? String(err))}\n`,
+  );
   process.exit(1);
 });

@@ -22,7 +22,12 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setDescription(DESCRIPTION)
     .setVersion('1.0')
     .addBearerAuth(
-      { type: 'http', scheme: 'bearer', bearerFormat: 'phx_ personal API key', description: 'Personal API key' },
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'phx_ personal API key',
+        description: 'Personal API key',
+      },
       SECURITY_SCHEME,
     )
     .build();

@@ -9,13 +9,25 @@ const file = new URL('../package-lock.json', import.meta.url);
 const lock = JSON.parse(readFileSync(file, 'utf8'));
 const pkgs = lock.packages;
 const guess = (name) => {
-  const os = ['darwin', 'win32', 'linux', 'freebsd', 'android', 'openharmony', 'sunos', 'aix', 'netbsd', 'openbsd'].find(
-    (o) => name.includes(o) || (o === 'win32' && name.includes('windows')),
+  const os = [
+    'darwin',
+    'win32',
+    'linux',
+    'freebsd',
+    'android',
+    'openharmony',
+    'sunos',
+    'aix',
+    'netbsd',
+    'openbsd',
+  ].find((o) => name.includes(o) || (o === 'win32' && name.includes('windows')));
+  const cpu = ['arm64', 'x64', 'ia32', 'arm', 'ppc64', 's390x', 'riscv64', 'loong64', 'wasm32'].find(
+    (c) => name.split(/[-/]/).includes(c) || name.includes(`-${c}-`) || name.endsWith(`-${c}`),
   );
-  const cpu = ['arm64', 'x64', 'ia32', 'arm', 'ppc64', 's390x', 'riscv64', 'loong64', 'wasm32'].find((c) =>
-    name.split(/[-/]/).includes(c) || name.includes(`-${c}-`) || name.endsWith(`-${c}`),
-  );
-  return { os: [os === 'win32' || name.includes('windows') ? 'win32' : (os ?? 'none')], cpu: cpu ? [cpu] : undefined };
+  return {
+    os: [os === 'win32' || name.includes('windows') ? 'win32' : (os ?? 'none')],
+    cpu: cpu ? [cpu] : undefined,
+  };
 };
 let added = 0;
 for (const [path, entry] of Object.entries(pkgs)) {
@@ -31,6 +43,8 @@ for (const [path, entry] of Object.entries(pkgs)) {
     added++;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(pkgs).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : a > b ? 1 : 0)));
+lock.packages = Object.fromEntries(
+  Object.entries(pkgs).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : a > b ? 1 : 0)),
+);
 writeFileSync(file, JSON.stringify(lock, null, 2) + '\n');
 console.log(`lockfile: ${added} platform-specific optional entries added`);

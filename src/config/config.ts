@@ -124,7 +124,11 @@ export const SETTINGS = {
     false,
     'Trust X-Forwarded-* headers: false, true, a hop count, or trusted addresses (Express `trust proxy`).',
   ),
-  BOOTSTRAP_EMAIL: setting(email, 'admin@localhost', 'E-mail of the user created with a `*` key on an empty database.'),
+  BOOTSTRAP_EMAIL: setting(
+    email,
+    'admin@localhost',
+    'E-mail of the user created with a `*` key on an empty database.',
+  ),
   INSTANCE_TAG: setting(str, 'none', 'Instance tag reported in Organization.metadata.'),
   SHUTDOWN_TIMEOUT_MS: setting(int(0, 600000), 10000, 'How long in-flight requests may run after SIGTERM.'),
   SWAGGER_ENABLED: setting(bool, true, 'Serve Swagger UI at /docs and the OpenAPI document at /docs-json.'),

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { userInfo } from 'node:os';
 import pg from 'pg';
@@ -74,10 +74,17 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     throw new Error(
       `The embedded PostgreSQL did not start on 127.0.0.1:${options.port} (port taken, or another server ` +
         `uses ${dataDir}?). Set EMBEDDED_PG_PORT or DATABASE_URL. ${err instanceof Error ? err.message : ''}`.trim(),
+      { cause: err },
     );
   }
 
-  const admin = new pg.Client({ host: '127.0.0.1', port: options.port, user: 'postgres', password, database: 'postgres' });
+  const admin = new pg.Client({
+    host: '127.0.0.1',
+    port: options.port,
+    user: 'postgres',
+    password,
+    database: 'postgres',
+  });
   await admin.connect();
   try {
     const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
@@ -89,7 +96,10 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   let stopped: Promise<void> | null = null;
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${database}`,
-    stop: () => (stopped ??= server.stop()),
+    stop: () =>
+      (stopped ??= server.stop().then(async () => {
+        if (options.ephemeral) await rm(dirname(dataDir), { recursive: true, force: true });
+      })),
   };
 }
 

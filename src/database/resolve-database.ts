@@ -15,7 +15,10 @@ export interface ResolvedDatabase {
  * DATABASE_URL when set. Otherwise the embedded PostgreSQL: reused when it is already running (the service
  * started it and the CLI is called beside it), started by this process when not.
  */
-export async function resolveDatabase(config: AppConfig, log: (m: string) => void): Promise<ResolvedDatabase> {
+export async function resolveDatabase(
+  config: AppConfig,
+  log: (m: string) => void,
+): Promise<ResolvedDatabase> {
   if (config.get('DATABASE_URL')) return { config, stop: async () => undefined };
   const dataDir = resolve(config.get('EMBEDDED_PG_DATA_DIR'));
   const port = config.get('EMBEDDED_PG_PORT');

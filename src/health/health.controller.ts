@@ -41,12 +41,19 @@ export class HealthController {
     try {
       await Promise.race([
         this.dataSource.query('SELECT 1'),
-        new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), READINESS_TIMEOUT_MS).unref()),
+        new Promise((_, reject) =>
+          setTimeout(() => reject(new Error('timeout')), READINESS_TIMEOUT_MS).unref(),
+        ),
       ]);
       return { status: 'ok', database: 'up' };
     } catch {
       res.status(503);
-      return { type: 'server_error', code: 'unavailable', detail: 'The database is unreachable.', attr: null };
+      return {
+        type: 'server_error',
+        code: 'unavailable',
+        detail: 'The database is unreachable.',
+        attr: null,
+      };
     }
   }
 }

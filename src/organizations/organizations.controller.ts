@@ -18,7 +18,7 @@ import { CreateOrganizationDto, UpdateOrganizationDto } from './dto/organization
 import { OrganizationDto } from './dto/organization.dto.js';
 import { OrganizationsService } from './organizations.service.js';
 
-const NOT_FOUND = { description: 'No such organization among the caller\'s.', type: ErrorBodyDto };
+const NOT_FOUND = { description: "No such organization among the caller's.", type: ErrorBodyDto };
 const BAD_BODY = { description: 'Invalid body: bad value, unknown or read-only field.', type: ErrorBodyDto };
 
 @ApiTags('organizations')
@@ -33,7 +33,10 @@ export class OrganizationsController {
     description: 'Organizations the caller is a member of (and the key may access), oldest first.',
   })
   @Paginated(OrganizationDto)
-  list(@CurrentPrincipal() principal: Principal, @PageQuery() page: PageParams): Promise<Page<OrganizationDto>> {
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @PageQuery() page: PageParams,
+  ): Promise<Page<OrganizationDto>> {
     return this.organizations.list(principal, page);
   }
 
@@ -45,7 +48,10 @@ export class OrganizationsController {
   })
   @ApiCreatedResponse({ type: OrganizationDto })
   @ApiBadRequestResponse(BAD_BODY)
-  create(@CurrentPrincipal() principal: Principal, @Body() body: CreateOrganizationDto): Promise<OrganizationDto> {
+  create(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: CreateOrganizationDto,
+  ): Promise<OrganizationDto> {
     return this.organizations.create(principal, body);
   }
 

@@ -18,7 +18,14 @@ export interface OrganizationViewRow {
   customer_id: string | null;
   membership_level: number;
   member_count: string;
-  teams: { id: number; uuid: string; organization: string; api_token: string; name: string; timezone: string }[];
+  teams: {
+    id: number;
+    uuid: string;
+    organization: string;
+    api_token: string;
+    name: string;
+    timezone: string;
+  }[];
 }
 
 /**
@@ -77,7 +84,10 @@ export class OrganizationsRepository {
     organizationId: string,
     manager: EntityManager = this.dataSource.manager,
   ): Promise<OrganizationViewRow | null> {
-    const rows = await manager.query<OrganizationViewRow[]>(`${VIEW_SELECT} WHERE o.id = $2`, [userId, organizationId]);
+    const rows = await manager.query<OrganizationViewRow[]>(`${VIEW_SELECT} WHERE o.id = $2`, [
+      userId,
+      organizationId,
+    ]);
     return rows[0] ?? null;
   }
 
@@ -91,7 +101,13 @@ export class OrganizationsRepository {
        VALUES ($1, $2, $3, COALESCE($4, true), COALESCE($5, false))
        ON CONFLICT (slug) DO NOTHING
        RETURNING id`,
-      [fields.name, fields.slug, fields.logoMediaId ?? null, fields.isMemberJoinEmailEnabled ?? null, fields.enforce2fa ?? null],
+      [
+        fields.name,
+        fields.slug,
+        fields.logoMediaId ?? null,
+        fields.isMemberJoinEmailEnabled ?? null,
+        fields.enforce2fa ?? null,
+      ],
     );
     return rows[0]?.id ?? null;
   }

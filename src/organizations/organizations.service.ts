@@ -35,7 +35,9 @@ export class OrganizationsService {
   }
 
   /** The user's organizations, most recently joined first (the first is the "current" one). */
-  summaries(principal: Principal): Promise<{ id: string; name: string; slug: string; membership_level: number }[]> {
+  summaries(
+    principal: Principal,
+  ): Promise<{ id: string; name: string; slug: string; membership_level: number }[]> {
     const onlyIds = principal.scopedOrganizations?.length ? principal.scopedOrganizations : null;
     return this.organizations.summariesForUser(principal.userId, onlyIds);
   }
@@ -48,7 +50,9 @@ export class OrganizationsService {
   /** Creates the organization, the caller's owner membership and the default project in one transaction. */
   async create(principal: Principal, input: CreateOrganizationDto): Promise<OrganizationDto> {
     if (principal.scopedOrganizations?.length) {
-      throw ApiError.permissionDenied('An API key restricted to some organizations cannot create organizations.');
+      throw ApiError.permissionDenied(
+        'An API key restricted to some organizations cannot create organizations.',
+      );
     }
     const id = await this.dataSource.transaction(async (manager) => {
       const base = slugify(input.name);
@@ -65,7 +69,8 @@ export class OrganizationsService {
           manager,
         );
       }
-      if (!organizationId) throw ApiError.conflict('Could not find a free slug for this name; try another name.', 'name');
+      if (!organizationId)
+        throw ApiError.conflict('Could not find a free slug for this name; try another name.', 'name');
       await this.memberships.addMember(organizationId, principal.userId, MembershipLevel.OWNER, manager);
       await this.projects.createDefault(organizationId, manager);
       return organizationId;
@@ -73,8 +78,16 @@ export class OrganizationsService {
     return this.view(principal, id);
   }
 
-  async update(principal: Principal, organizationId: string, input: UpdateOrganizationDto): Promise<OrganizationDto> {
-    const { organizationId: id } = await this.memberships.requireAccess(principal, organizationId, MembershipLevel.ADMIN);
+  async update(
+    principal: Principal,
+    organizationId: string,
+    input: UpdateOrganizationDto,
+  ): Promise<OrganizationDto> {
+    const { organizationId: id } = await this.memberships.requireAccess(
+      principal,
+      organizationId,
+      MembershipLevel.ADMIN,
+    );
     await this.organizations.update(id, {
       name: input.name,
       logoMediaId: input.logo_media_id,
@@ -86,7 +99,11 @@ export class OrganizationsService {
 
   /** Owner only. Everything the organization owns goes with it, atomically. */
   async delete(principal: Principal, organizationId: string): Promise<void> {
-    const { organizationId: id } = await this.memberships.requireAccess(principal, organizationId, MembershipLevel.OWNER);
+    const { organizationId: id } = await this.memberships.requireAccess(
+      principal,
+      organizationId,
+      MembershipLevel.OWNER,
+    );
     await this.dataSource.transaction(async (manager) => {
       if (!(await this.organizations.delete(id, manager))) throw ApiError.notFound();
     });

@@ -57,7 +57,9 @@ export class PersonalApiKeysService implements ApiKeyVerifier {
    * Creates a key for the user with this e-mail (creating the user when missing). The secret is returned once
    * and never stored: only its SHA-256 digest is.
    */
-  async create(input: CreateKeyInput): Promise<{ key: PersonalApiKeyEntity; secret: string; userCreated: boolean }> {
+  async create(
+    input: CreateKeyInput,
+  ): Promise<{ key: PersonalApiKeyEntity; secret: string; userCreated: boolean }> {
     const scopes = parseScopeList(input.scopes);
     const label = (input.label ?? '').trim();
     if (label.length > 40) throw new Error('label: at most 40 characters');
@@ -77,7 +79,9 @@ export class PersonalApiKeysService implements ApiKeyVerifier {
           secureValue: sha256Hex(secret),
           maskValue: maskSecret(secret),
           scopes,
-          scopedOrganizations: input.organizations?.length ? input.organizations.map((o) => o.toLowerCase()) : null,
+          scopedOrganizations: input.organizations?.length
+            ? input.organizations.map((o) => o.toLowerCase())
+            : null,
           scopedTeams: input.projects?.length ? input.projects : null,
         },
         manager,

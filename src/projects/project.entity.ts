@@ -1,4 +1,13 @@
-import { Column, Generated, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import {
+  Column,
+  Generated,
+  CreateDateColumn,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryGeneratedColumn,
+} from 'typeorm';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 
 /** A project (PostHog's "team"): the unit recordings belong to. */

@@ -9,14 +9,20 @@ import { ProjectDto, toProjectDto } from './dto/project.dto.js';
 import { ProjectsService } from './projects.service.js';
 
 @ApiTags('projects')
-@ApiNotFoundResponse({ description: 'No such organization or project visible to the caller.', type: ErrorBodyDto })
+@ApiNotFoundResponse({
+  description: 'No such organization or project visible to the caller.',
+  type: ErrorBodyDto,
+})
 @Controller()
 export class ProjectsController {
   constructor(private readonly projects: ProjectsService) {}
 
   @Get('api/organizations/:organization_id/projects')
   @RequireScopes('project:read')
-  @ApiOperation({ summary: "List an organization's projects", description: 'Ordered by id; the first is the default project.' })
+  @ApiOperation({
+    summary: "List an organization's projects",
+    description: 'Ordered by id; the first is the default project.',
+  })
   @ApiParam({ name: 'organization_id', format: 'uuid' })
   @Paginated(ProjectDto)
   async list(

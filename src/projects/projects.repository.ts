@@ -36,6 +36,8 @@ export class ProjectsRepository {
 
   /** The organization's default project: its first. */
   findDefault(organizationId: string): Promise<ProjectEntity | null> {
-    return this.dataSource.getRepository(ProjectEntity).findOne({ where: { organizationId }, order: { id: 'ASC' } });
+    return this.dataSource
+      .getRepository(ProjectEntity)
+      .findOne({ where: { organizationId }, order: { id: 'ASC' } });
   }
 }

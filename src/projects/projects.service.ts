@@ -27,7 +27,11 @@ export class ProjectsService {
     );
   }
 
-  async pageForOrganization(principal: Principal, organizationId: string, page: PageParams): Promise<Page<ProjectEntity>> {
+  async pageForOrganization(
+    principal: Principal,
+    organizationId: string,
+    page: PageParams,
+  ): Promise<Page<ProjectEntity>> {
     const access = await this.memberships.requireAccess(principal, organizationId);
     // A key restricted to some projects lists only those.
     const onlyIds = principal.scopedTeams?.length ? principal.scopedTeams : null;

@@ -42,7 +42,8 @@ export class ApiKeyGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<Request & { principal?: Principal }>();
     const secret = bearerSecret(request.headers.authorization);
     if (secret === undefined) throw ApiError.notAuthenticated();
-    if (secret === null) throw ApiError.authenticationFailed('Invalid Authorization header: expected "Bearer <key>".');
+    if (secret === null)
+      throw ApiError.authenticationFailed('Invalid Authorization header: expected "Bearer <key>".');
     const principal = await this.verifier.verify(secret);
     if (!principal) throw ApiError.authenticationFailed();
 

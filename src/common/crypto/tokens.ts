@@ -25,5 +25,7 @@ export function sha256Hex(value: string): string {
 
 /** A URL-safe random string of at least `length` characters. */
 export function randomUrlSafe(length: number): string {
-  return randomBytes(Math.ceil((length * 3) / 4)).toString('base64url').slice(0, length);
+  return randomBytes(Math.ceil((length * 3) / 4))
+    .toString('base64url')
+    .slice(0, length);
 }

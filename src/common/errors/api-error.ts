@@ -1,11 +1,7 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
 
 export type ErrorType =
-  | 'validation_error'
-  | 'authentication_error'
-  | 'invalid_request'
-  | 'throttled_error'
-  | 'server_error';
+  'validation_error' | 'authentication_error' | 'invalid_request' | 'throttled_error' | 'server_error';
 
 /** The error body of every non-2xx response (decisions §1). */
 export interface ErrorBody {
@@ -50,13 +46,22 @@ export class ApiError extends HttpException {
   }
 
   static notAuthenticated(): ApiError {
-    return new ApiError(401, 'not_authenticated', 'Authentication credentials were not provided.', null, undefined, {
-      'WWW-Authenticate': 'Bearer',
-    });
+    return new ApiError(
+      401,
+      'not_authenticated',
+      'Authentication credentials were not provided.',
+      null,
+      undefined,
+      {
+        'WWW-Authenticate': 'Bearer',
+      },
+    );
   }
 
   static authenticationFailed(detail = 'Invalid personal API key.'): ApiError {
-    return new ApiError(401, 'authentication_failed', detail, null, undefined, { 'WWW-Authenticate': 'Bearer' });
+    return new ApiError(401, 'authentication_failed', detail, null, undefined, {
+      'WWW-Authenticate': 'Bearer',
+    });
   }
 
   static permissionDenied(detail = 'You do not have permission to perform this action.'): ApiError {

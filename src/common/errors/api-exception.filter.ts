@@ -71,7 +71,11 @@ export class ApiExceptionFilter implements ExceptionFilter {
       }
       const cause = (exception as { cause?: { type?: string } }).cause;
       if (cause?.type === 'entity.parse.failed') {
-        return { status: 400, body: body(400, 'Malformed request body: not valid JSON.', 'parse_error'), headers: {} };
+        return {
+          status: 400,
+          body: body(400, 'Malformed request body: not valid JSON.', 'parse_error'),
+          headers: {},
+        };
       }
       if (status === 413) {
         return { status, body: body(413, 'Request body is too large.'), headers: {} };
@@ -87,7 +91,11 @@ export class ApiExceptionFilter implements ExceptionFilter {
     }
     if (isDatabaseUnavailable(exception)) {
       this.logger.error({ err: exception, path: req.originalUrl }, 'database unavailable');
-      return { status: 503, body: body(503, 'The service is temporarily unavailable. Try again shortly.'), headers: {} };
+      return {
+        status: 503,
+        body: body(503, 'The service is temporarily unavailable. Try again shortly.'),
+        headers: {},
+      };
     }
     this.logger.error({ err: exception, path: req.originalUrl }, 'unhandled error');
     return { status: 500, body: body(500, 'A server error occurred.'), headers: {} };

@@ -4,7 +4,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const e = error as { code?: string; message?: string; driverError?: unknown };
   if (e.driverError && isDatabaseUnavailable(e.driverError)) return true;
   const code = e.code ?? '';
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE'].includes(code)) return true;
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE'].includes(code))
+    return true;
   // 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, 53300 too_many_connections
   if (['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08006'].includes(code)) return true;
   const message = e.message ?? '';

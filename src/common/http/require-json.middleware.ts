@@ -18,7 +18,13 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 /** 415 for a POST/PUT/PATCH to the JSON API whose body is not declared as JSON (decisions §1). */
 export function requireJsonBody(req: Request, _res: Response, next: NextFunction): void {
   if (BODY_METHODS.has(req.method) && hasBody(req) && !isJsonContentType(req.headers['content-type'])) {
-    next(new ApiError(415, 'unsupported_media_type', 'Unsupported media type: send the body as application/json.'));
+    next(
+      new ApiError(
+        415,
+        'unsupported_media_type',
+        'Unsupported media type: send the body as application/json.',
+      ),
+    );
     return;
   }
   next();

@@ -33,7 +33,8 @@ export function loggerOptions(config: AppConfig): Params {
         ],
         censor: '[redacted]',
       },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+      customLogLevel: (_req, res, err) =>
+        err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
       serializers: {
         req: (req: { id: string; method: string; url: string; headers: Record<string, unknown> }) => ({
           id: req.id,

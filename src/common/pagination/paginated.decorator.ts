@@ -5,7 +5,13 @@ import {
   SetMetadata,
   type Type,
 } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiExtraModels, ApiOkResponse, ApiQuery, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiExtraModels,
+  ApiOkResponse,
+  ApiQuery,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { ErrorBodyDto } from '../errors/error-body.dto.js';
 import type { PageParams } from './page.js';
 

@@ -11,7 +11,10 @@ import { readOnlyFieldsOf } from './read-only-fields.decorator.js';
 const REQUIRED_CONSTRAINTS = new Set(['isDefined', 'isNotEmpty']);
 
 /** The first failing constraint of a (possibly nested) validation error, with its `__`-joined path. */
-function firstFailure(error: ValidationError, path: string[] = []): { error: ValidationError; path: string[] } {
+function firstFailure(
+  error: ValidationError,
+  path: string[] = [],
+): { error: ValidationError; path: string[] } {
   const here = [...path, error.property];
   if (error.constraints && Object.keys(error.constraints).length) return { error, path: here };
   const child = error.children?.[0];
@@ -81,5 +84,7 @@ export class ApiValidationPipe implements PipeTransform {
 }
 
 function isDtoClass(metatype: unknown): boolean {
-  return typeof metatype === 'function' && ![String, Boolean, Number, Array, Object].includes(metatype as never);
+  return (
+    typeof metatype === 'function' && ![String, Boolean, Number, Array, Object].includes(metatype as never)
+  );
 }

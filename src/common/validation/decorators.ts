@@ -10,4 +10,6 @@ export const IsOmittable = (): PropertyDecorator => ValidateIf((_object, value) 
 
 /** Trims surrounding white space of string values before validation. */
 export const Trim = (): PropertyDecorator =>
-  applyDecorators(Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value)));
+  applyDecorators(
+    Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value)),
+  );

@@ -29,7 +29,12 @@ const Name = () =>
 
 /** The optional writable fields, shared by create and update. */
 abstract class OrganizationOptionsDto {
-  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, description: 'Id of the uploaded logo.' })
+  @ApiPropertyOptional({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'Id of the uploaded logo.',
+  })
   @IsOptional()
   @IsUUID('all', { message: 'Must be a valid UUID.' })
   logo_media_id?: string | null;
@@ -39,7 +44,11 @@ abstract class OrganizationOptionsDto {
   @IsBoolean({ message: 'Must be a boolean.' })
   is_member_join_email_enabled?: boolean;
 
-  @ApiPropertyOptional({ type: Boolean, description: 'Require two-factor authentication of members.', default: false })
+  @ApiPropertyOptional({
+    type: Boolean,
+    description: 'Require two-factor authentication of members.',
+    default: false,
+  })
   @IsOmittable()
   @IsBoolean({ message: 'Must be a boolean.' })
   enforce_2fa?: boolean;
@@ -55,7 +64,12 @@ export class CreateOrganizationDto extends OrganizationOptionsDto {
 
 @ReadOnlyFields(...READ_ONLY)
 export class UpdateOrganizationDto extends OrganizationOptionsDto {
-  @ApiPropertyOptional({ minLength: 1, maxLength: 64, example: 'Acme', description: 'Trimmed; 1 to 64 characters.' })
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 64,
+    example: 'Acme',
+    description: 'Trimmed; 1 to 64 characters.',
+  })
   @IsOmittable()
   @Name()
   name?: string;

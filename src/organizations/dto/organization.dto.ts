@@ -34,7 +34,11 @@ export class OrganizationDto {
   @ApiProperty({ format: 'date-time' })
   updated_at: string;
 
-  @ApiProperty({ type: 'integer', enum: [1, 8, 15], description: "The caller's level: 1 member, 8 admin, 15 owner." })
+  @ApiProperty({
+    type: 'integer',
+    enum: [1, 8, 15],
+    description: "The caller's level: 1 member, 8 admin, 15 owner.",
+  })
   membership_level: number;
 
   @ApiProperty({ type: 'integer', enum: [0, 3, 6, 9], example: 9 })

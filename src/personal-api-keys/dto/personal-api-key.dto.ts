@@ -7,12 +7,25 @@ export class PersonalApiKeyDto {
   @ApiProperty({ example: 'ci' }) label: string;
   @ApiProperty({ example: 'phx_...a1b2' }) mask_value: string;
   @ApiProperty({ type: [String], example: ['organization:read'] }) scopes: string[];
-  @ApiProperty({ type: [String], nullable: true, description: 'Organization ids the key is limited to; null: all.' })
+  @ApiProperty({
+    type: [String],
+    nullable: true,
+    description: 'Organization ids the key is limited to; null: all.',
+  })
   scoped_organizations: string[] | null;
-  @ApiProperty({ type: [Number], nullable: true, description: 'Project ids the key is limited to; null: all.' })
+  @ApiProperty({
+    type: [Number],
+    nullable: true,
+    description: 'Project ids the key is limited to; null: all.',
+  })
   scoped_teams: number[] | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Updated at most once an hour.' })
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Updated at most once an hour.',
+  })
   last_used_at: string | null;
 }
 

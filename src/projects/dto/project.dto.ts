@@ -15,7 +15,10 @@ export class ProjectDto {
   @ApiProperty({ example: 'Default project' })
   name: string;
 
-  @ApiProperty({ example: 'phc_0123456789abcdefghijABCDEFGHIJ0123456789abc', description: 'Public project token used by capture clients.' })
+  @ApiProperty({
+    example: 'phc_0123456789abcdefghijABCDEFGHIJ0123456789abc',
+    description: 'Public project token used by capture clients.',
+  })
   api_token: string;
 
   @ApiProperty({ example: 'UTC' })

@@ -11,7 +11,10 @@ export class UserDto {
   @ApiProperty() last_name: string;
   @ApiProperty({ format: 'email' }) email: string;
   @ApiProperty() is_email_verified: boolean;
-  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) hedgehog_config: Record<string, unknown> | null;
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) hedgehog_config: Record<
+    string,
+    unknown
+  > | null;
 }
 
 export function toUserDto(u: UserEntity): UserDto {
@@ -46,6 +49,10 @@ export class CurrentUserDto extends UserDto {
   @ApiProperty({ type: [OrganizationSummaryDto] })
   organizations: OrganizationSummaryDto[];
 
-  @ApiProperty({ type: ProjectDto, nullable: true, description: "The current organization's default project." })
+  @ApiProperty({
+    type: ProjectDto,
+    nullable: true,
+    description: "The current organization's default project.",
+  })
   team: ProjectDto | null;
 }

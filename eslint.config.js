@@ -1,0 +1,27 @@
+import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  {
+    ignores: ['dist/', 'node_modules/', 'coverage/', '.data/', 'openapi/', 'src/database/migrations/*-*.ts'],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node }, ecmaVersion: 2023, sourceType: 'module' },
+    // No consistent-type-imports: Nest resolves constructor parameters by their runtime type, so a class used
+    // only as a parameter type must stay a value import.
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': 'error',
+      eqeqeq: ['error', 'smart'],
+    },
+  },
+  {
+    files: ['tools/**', 'bench/**'],
+    rules: { 'no-console': 'off' },
+  },
+  prettier,
+);

@@ -1,0 +1,55 @@
+import 'reflect-metadata';
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import type TestAgent from 'supertest/lib/agent.js';
+import { DataSource } from 'typeorm';
+import { AppModule } from '../../src/app.module.js';
+import { APP_OPTIONS, configureApp } from '../../src/app.setup.js';
+import { Clock, FixedClock } from '../../src/common/time/clock.js';
+import { AppConfig } from '../../src/config/config.js';
+import { Factories } from './factories.js';
+import { cloneTemplate, dropDatabase } from './test-database.js';
+
+export interface TestApp {
+  app: NestExpressApplication;
+  http: TestAgent;
+  dataSource: DataSource;
+  clock: FixedClock;
+  factories: Factories;
+  config: AppConfig;
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Boots the real AppModule through the same `configureApp` as main.ts, on its own database cloned from the
+ * migrated template. Only the clock is replaced (tests set time instead of sleeping).
+ */
+export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const db = await cloneTemplate();
+  const config = AppConfig.fromEnv({ LOG_LEVEL: 'silent', NODE_ENV: 'test', ...env, DATABASE_URL: db.url });
+  const clock = new FixedClock(new Date());
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] })
+    .overrideProvider(Clock)
+    .useValue(clock)
+    .compile();
+  const app = configureApp(moduleRef.createNestApplication<NestExpressApplication>(APP_OPTIONS));
+  await app.init();
+  const http = request(app.getHttpServer());
+  const dataSource = app.get(DataSource);
+  return {
+    app,
+    http,
+    dataSource,
+    clock,
+    config,
+    databaseUrl: db.url,
+    factories: new Factories(app as INestApplication, http),
+    close: async () => {
+      await app.close();
+      await dropDatabase(db.name);
+    },
+  };
+}

@@ -1,0 +1,81 @@
+import type { INestApplication } from '@nestjs/common';
+import type TestAgent from 'supertest/lib/agent.js';
+import { MembershipsService } from '../../src/memberships/memberships.service.js';
+import type { MembershipLevel } from '../../src/memberships/organization-membership.entity.js';
+import { PersonalApiKeysService } from '../../src/personal-api-keys/personal-api-keys.service.js';
+
+let sequence = 0;
+
+export interface TestUser {
+  id: number;
+  uuid: string;
+  email: string;
+  /** The key's secret: send as `Authorization: Bearer <secret>`. */
+  key: string;
+  keyId: string;
+  auth: { Authorization: string };
+}
+
+/** Builds test data through the real services and the real API: keys are minted, not faked. */
+export class Factories {
+  constructor(
+    private readonly app: INestApplication,
+    private readonly http: TestAgent,
+  ) {}
+
+  /** A user with a real personal API key (default: every scope). */
+  async user(
+    options: {
+      email?: string;
+      scopes?: string;
+      organizations?: string[];
+      projects?: number[];
+      label?: string;
+    } = {},
+  ): Promise<TestUser> {
+    const email = options.email ?? `user${++sequence}-${process.pid}@example.com`;
+    const { key, secret } = await this.app.get(PersonalApiKeysService).create({
+      email,
+      scopes: options.scopes ?? '*',
+      label: options.label,
+      organizations: options.organizations,
+      projects: options.projects,
+    });
+    const user = (await this.http.get('/api/users/@me').set('Authorization', `Bearer ${secret}`).expect(200))
+      .body as { id: number; uuid: string };
+    return {
+      id: user.id,
+      uuid: user.uuid,
+      email,
+      key: secret,
+      keyId: key.id,
+      auth: { Authorization: `Bearer ${secret}` },
+    };
+  }
+
+  /** Another key for an existing user. */
+  async keyFor(
+    user: TestUser,
+    scopes: string,
+    restrictions: { organizations?: string[]; projects?: number[] } = {},
+  ) {
+    const { secret } = await this.app
+      .get(PersonalApiKeysService)
+      .create({ email: user.email, scopes, ...restrictions });
+    return { Authorization: `Bearer ${secret}` };
+  }
+
+  /** An organization created through the API by `owner` (who becomes its owner). */
+  async organization(
+    owner: TestUser,
+    name = `Org ${++sequence}`,
+  ): Promise<{ id: string; teams: { id: number }[] }> {
+    const res = await this.http.post('/api/organizations').set(owner.auth).send({ name }).expect(201);
+    return res.body as { id: string; teams: { id: number }[] };
+  }
+
+  /** Adds `user` to the organization at `level`. */
+  async member(organizationId: string, user: TestUser, level: MembershipLevel): Promise<void> {
+    await this.app.get(MembershipsService).addMember(organizationId, user.id, level);
+  }
+}
