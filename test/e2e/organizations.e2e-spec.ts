@@ -1,0 +1,441 @@
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import pg from 'pg';
+import { MembershipLevel } from '../../src/memberships/organization-membership.entity.js';
+import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import type { TestUser } from '../support/factories.js';
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const NOT_FOUND = { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null };
+const INSUFFICIENT = {
+  type: 'authentication_error',
+  code: 'permission_denied',
+  detail: 'Your organization access level is insufficient.',
+  attr: null,
+};
+
+describe('organizations', () => {
+  let t: TestApp;
+  let owner: TestUser;
+
+  beforeAll(async () => {
+    t = await createTestApp({ MAX_PAGE_LIMIT: '50', INSTANCE_TAG: 'e2e' });
+    owner = await t.factories.user();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  describe('create', () => {
+    it('returns the organization field by field; the creator is owner; a default project exists', async () => {
+      const logo = '0b6f1c1e-6f0a-4a55-9d0e-3c5a0c8d2b11';
+      const before = Date.now();
+      const res = await t.http
+        .post('/api/organizations')
+        .set(owner.auth)
+        .send({
+          name: '  Ünïcode & Co.  ',
+          logo_media_id: logo,
+          is_member_join_email_enabled: false,
+          enforce_2fa: true,
+        })
+        .expect(201);
+      const org = res.body;
+      expect(Object.keys(org).sort()).toEqual(
+        [
+          'available_product_features',
+          'created_at',
+          'customer_id',
+          'enforce_2fa',
+          'id',
+          'is_member_join_email_enabled',
+          'logo_media_id',
+          'member_count',
+          'membership_level',
+          'metadata',
+          'name',
+          'plugins_access_level',
+          'projects',
+          'slug',
+          'teams',
+          'updated_at',
+        ].sort(),
+      );
+      expect(org.id).toMatch(UUID);
+      expect(org.name).toBe('Ünïcode & Co.');
+      expect(org.slug).toBe('unicode-co');
+      expect(org.logo_media_id).toBe(logo);
+      expect(org.created_at).toMatch(ISO);
+      expect(org.updated_at).toMatch(ISO);
+      expect(new Date(org.created_at).getTime()).toBeGreaterThanOrEqual(before - 5000);
+      expect(org.membership_level).toBe(15);
+      expect(org.plugins_access_level).toBe(9);
+      expect(org.available_product_features).toEqual([]);
+      expect(org.is_member_join_email_enabled).toBe(false);
+      expect(org.enforce_2fa).toBe(true);
+      expect(org.metadata).toBe('{"instance_tag":"e2e"}');
+      expect(org.customer_id).toBeNull();
+      expect(org.member_count).toBe('1');
+      expect(org.teams).toHaveLength(1);
+      const [team] = org.teams;
+      expect(team).toEqual({
+        id: expect.any(Number),
+        uuid: expect.stringMatching(UUID),
+        organization: org.id,
+        api_token: expect.stringMatching(/^phc_[0-9A-Za-z]{43}$/),
+        name: 'Default project',
+        timezone: 'UTC',
+      });
+      expect(org.projects).toEqual([{ id: team.id, organization_id: org.id, name: 'Default project' }]);
+
+      const rows = await t.dataSource.query(
+        'SELECT user_id, level FROM organization_memberships WHERE organization_id = $1',
+        [org.id],
+      );
+      expect(rows).toEqual([{ user_id: owner.id, level: 15 }]);
+    });
+
+    it('applies defaults for the optional fields', async () => {
+      const org = (
+        await t.http.post('/api/organizations').set(owner.auth).send({ name: 'Defaults' }).expect(201)
+      ).body;
+      expect(org).toMatchObject({
+        name: 'Defaults',
+        slug: 'defaults',
+        logo_media_id: null,
+        is_member_join_email_enabled: true,
+        enforce_2fa: false,
+      });
+    });
+
+    it('keeps slugs unique with a random suffix on a clash', async () => {
+      const a = (await t.http.post('/api/organizations').set(owner.auth).send({ name: 'Clash' }).expect(201))
+        .body;
+      const b = (await t.http.post('/api/organizations').set(owner.auth).send({ name: 'clash!' }).expect(201))
+        .body;
+      expect(a.slug).toBe('clash');
+      expect(b.slug).toMatch(/^clash-[a-z0-9]{4}$/);
+    });
+
+    it('limits slugs to 48 characters and names to 64', async () => {
+      const name = 'x'.repeat(64);
+      const org = (await t.http.post('/api/organizations').set(owner.auth).send({ name }).expect(201)).body;
+      expect(org.name).toBe(name);
+      expect(org.slug).toBe('x'.repeat(48));
+      const tooLong = await t.http
+        .post('/api/organizations')
+        .set(owner.auth)
+        .send({ name: 'y'.repeat(65) })
+        .expect(400);
+      expect(tooLong.body).toEqual({
+        type: 'validation_error',
+        code: 'invalid_input',
+        detail: 'Name must be 1 to 64 characters long.',
+        attr: 'name',
+      });
+    });
+
+    it.each([
+      [{}, 'required', 'name'],
+      [{ name: '   ' }, 'invalid_input', 'name'],
+      [{ name: 42 }, 'invalid_input', 'name'],
+      [{ name: null }, 'invalid_input', 'name'],
+      [{ name: 'ok', logo_media_id: 'not-a-uuid' }, 'invalid_input', 'logo_media_id'],
+      [{ name: 'ok', enforce_2fa: 'yes' }, 'invalid_input', 'enforce_2fa'],
+      [{ name: 'ok', is_member_join_email_enabled: null }, 'invalid_input', 'is_member_join_email_enabled'],
+      [{ name: 'ok', slug: 'mine' }, 'read_only_field', 'slug'],
+      [{ name: 'ok', id: '0b6f1c1e-6f0a-4a55-9d0e-3c5a0c8d2b11' }, 'read_only_field', 'id'],
+      [{ name: 'ok', member_count: '9' }, 'read_only_field', 'member_count'],
+      [{ name: 'ok', plugins_access_level: 0 }, 'read_only_field', 'plugins_access_level'],
+      [{ name: 'ok', colour: 'red' }, 'unknown_field', 'colour'],
+    ])('rejects %j with 400 %s on %s and stores nothing', async (body, code, attr) => {
+      const before = await t.dataSource.query('SELECT count(*)::int AS n FROM organizations');
+      const res = await t.http.post('/api/organizations').set(owner.auth).send(body).expect(400);
+      expect(res.body).toMatchObject({ type: 'validation_error', code, attr });
+      expect(typeof res.body.detail).toBe('string');
+      const after = await t.dataSource.query('SELECT count(*)::int AS n FROM organizations');
+      expect(after[0].n).toBe(before[0].n);
+    });
+
+    it('needs organization:write', async () => {
+      const readOnly = await t.factories.keyFor(owner, 'organization:read');
+      const res = await t.http.post('/api/organizations').set(readOnly).send({ name: 'Nope' }).expect(403);
+      expect(res.body).toEqual({
+        type: 'authentication_error',
+        code: 'permission_denied',
+        detail: "API key missing required scope 'organization:write'",
+        attr: null,
+      });
+      await t.http.post('/api/organizations').send({ name: 'Nope' }).expect(401);
+    });
+
+    it('refuses a key restricted to some organizations', async () => {
+      const org = await t.factories.organization(owner);
+      const scoped = await t.factories.keyFor(owner, '*', { organizations: [org.id] });
+      const res = await t.http.post('/api/organizations').set(scoped).send({ name: 'Scoped' }).expect(403);
+      expect(res.body.code).toBe('permission_denied');
+    });
+  });
+
+  describe('list', () => {
+    let user: TestUser;
+    let ids: string[];
+
+    beforeAll(async () => {
+      user = await t.factories.user();
+      ids = [];
+      for (const name of ['L1', 'L2', 'L3', 'L4', 'L5'])
+        ids.push((await t.factories.organization(user, name)).id);
+      // An organization the user does not belong to never shows.
+      await t.factories.organization(owner, 'Not yours');
+    });
+
+    it('returns only the caller’s organizations, oldest first, in the envelope', async () => {
+      const res = await t.http.get('/api/organizations').set(user.auth).expect(200);
+      expect(res.body.count).toBe(5);
+      expect(res.body.next).toBeNull();
+      expect(res.body.previous).toBeNull();
+      expect(res.body.results.map((o: { id: string }) => o.id)).toEqual(ids);
+      expect(res.body.results[0]).toMatchObject({ name: 'L1', membership_level: 15, member_count: '1' });
+    });
+
+    it('pages with absolute links that keep other query parameters', async () => {
+      const first = await t.http.get('/api/organizations?limit=2&search=x').set(user.auth).expect(200);
+      expect(first.body.count).toBe(5);
+      expect(first.body.results.map((o: { id: string }) => o.id)).toEqual(ids.slice(0, 2));
+      expect(first.body.previous).toBeNull();
+      const next = new URL(first.body.next);
+      expect(next.pathname).toBe('/api/organizations');
+      expect(Object.fromEntries(next.searchParams)).toEqual({ limit: '2', offset: '2', search: 'x' });
+
+      const second = await t.http.get(`${next.pathname}${next.search}`).set(user.auth).expect(200);
+      expect(second.body.results.map((o: { id: string }) => o.id)).toEqual(ids.slice(2, 4));
+      expect(Object.fromEntries(new URL(second.body.previous).searchParams)).toEqual({
+        limit: '2',
+        offset: '0',
+        search: 'x',
+      });
+
+      const last = await t.http.get('/api/organizations?limit=2&offset=4').set(user.auth).expect(200);
+      expect(last.body.results.map((o: { id: string }) => o.id)).toEqual(ids.slice(4));
+      expect(last.body.next).toBeNull();
+      expect(new URL(last.body.previous).searchParams.get('offset')).toBe('2');
+    });
+
+    it.each([
+      ['limit=0', 'limit'],
+      ['limit=51', 'limit'],
+      ['limit=abc', 'limit'],
+      ['limit=1.5', 'limit'],
+      ['offset=-1', 'offset'],
+      ['offset=x', 'offset'],
+    ])('rejects %s with 400 naming %s', async (query, attr) => {
+      const res = await t.http.get(`/api/organizations?${query}`).set(user.auth).expect(400);
+      expect(res.body).toMatchObject({ type: 'validation_error', code: 'invalid_input', attr });
+    });
+
+    it('accepts limit up to MAX_PAGE_LIMIT', async () => {
+      const res = await t.http.get('/api/organizations?limit=50').set(user.auth).expect(200);
+      expect(res.body.results).toHaveLength(5);
+    });
+
+    it('issues the same number of queries for 1 and for 5 organizations (no query per row)', async () => {
+      const single = await t.factories.user();
+      await t.factories.organization(single, 'Only one');
+      // Warm both keys (first use writes last_used_at).
+      await t.http.get('/api/organizations').set(single.auth).expect(200);
+      await t.http.get('/api/organizations').set(user.auth).expect(200);
+      const spy = jest.spyOn(pg.Client.prototype, 'query');
+      try {
+        spy.mockClear();
+        await t.http.get('/api/organizations').set(single.auth).expect(200);
+        const forOne = spy.mock.calls.length;
+        spy.mockClear();
+        await t.http.get('/api/organizations').set(user.auth).expect(200);
+        const forFive = spy.mock.calls.length;
+        expect(forOne).toBeGreaterThan(0);
+        expect(forFive).toBe(forOne);
+      } finally {
+        spy.mockRestore();
+      }
+    });
+
+    it('needs organization:read (write grants it)', async () => {
+      const projectOnly = await t.factories.keyFor(user, 'project:read');
+      const denied = await t.http.get('/api/organizations').set(projectOnly).expect(403);
+      expect(denied.body.detail).toBe("API key missing required scope 'organization:read'");
+      const writeOnly = await t.factories.keyFor(user, 'organization:write');
+      const ok = await t.http.get('/api/organizations').set(writeOnly).expect(200);
+      expect(ok.body.count).toBe(5);
+    });
+
+    it('a key restricted to some organizations lists only those', async () => {
+      const scoped = await t.factories.keyFor(user, 'organization:read', { organizations: [ids[1], ids[3]] });
+      const res = await t.http.get('/api/organizations').set(scoped).expect(200);
+      expect(res.body.count).toBe(2);
+      expect(res.body.results.map((o: { id: string }) => o.id)).toEqual([ids[1], ids[3]]);
+      await t.http.get(`/api/organizations/${ids[0]}`).set(scoped).expect(403);
+      await t.http.get(`/api/organizations/${ids[1]}`).set(scoped).expect(200);
+    });
+  });
+
+  describe('retrieve', () => {
+    it('shows the caller’s own level and the member count', async () => {
+      const org = await t.factories.organization(owner, 'Team');
+      const member = await t.factories.user();
+      await t.factories.member(org.id, member, MembershipLevel.MEMBER);
+      const asMember = await t.http.get(`/api/organizations/${org.id}`).set(member.auth).expect(200);
+      expect(asMember.body).toMatchObject({
+        id: org.id,
+        name: 'Team',
+        membership_level: 1,
+        member_count: '2',
+      });
+      const asOwner = await t.http.get(`/api/organizations/${org.id}/`).set(owner.auth).expect(200);
+      expect(asOwner.body.membership_level).toBe(15);
+      expect(asOwner.body).toEqual({ ...asMember.body, membership_level: 15 });
+    });
+
+    it('answers 404 alike for another organization, a missing one and a malformed id', async () => {
+      const stranger = await t.factories.user();
+      const org = await t.factories.organization(owner, 'Private');
+      const other = await t.http.get(`/api/organizations/${org.id}`).set(stranger.auth).expect(404);
+      const missing = await t.http
+        .get('/api/organizations/3f1a2b4c-0000-4000-8000-000000000000')
+        .set(stranger.auth)
+        .expect(404);
+      const malformed = await t.http.get('/api/organizations/not-a-uuid').set(stranger.auth).expect(404);
+      expect(other.body).toEqual(NOT_FOUND);
+      expect(missing.body).toEqual(NOT_FOUND);
+      expect(malformed.body).toEqual(NOT_FOUND);
+    });
+  });
+
+  describe('update', () => {
+    it('lets admins change writable fields; slug stays; updated_at moves', async () => {
+      const org = (
+        await t.http.post('/api/organizations').set(owner.auth).send({ name: 'Before' }).expect(201)
+      ).body;
+      const admin = await t.factories.user();
+      await t.factories.member(org.id, admin, MembershipLevel.ADMIN);
+      await new Promise((r) => setTimeout(r, 10));
+      const res = await t.http
+        .patch(`/api/organizations/${org.id}`)
+        .set(admin.auth)
+        .send({ name: ' After ', enforce_2fa: true, logo_media_id: null })
+        .expect(200);
+      expect(res.body).toMatchObject({
+        id: org.id,
+        name: 'After',
+        slug: 'before',
+        enforce_2fa: true,
+        logo_media_id: null,
+        is_member_join_email_enabled: true,
+        membership_level: 8,
+        member_count: '2',
+        created_at: org.created_at,
+      });
+      expect(new Date(res.body.updated_at).getTime()).toBeGreaterThan(new Date(org.updated_at).getTime());
+      const reread = await t.http.get(`/api/organizations/${org.id}`).set(owner.auth).expect(200);
+      expect(reread.body.name).toBe('After');
+    });
+
+    it('an empty body changes nothing', async () => {
+      const org = (await t.http.post('/api/organizations').set(owner.auth).send({ name: 'Same' }).expect(201))
+        .body;
+      const res = await t.http.patch(`/api/organizations/${org.id}`).set(owner.auth).send({}).expect(200);
+      expect(res.body).toEqual(org);
+    });
+
+    it('is refused to members (403) and strangers (404)', async () => {
+      const org = await t.factories.organization(owner, 'Guarded');
+      const member = await t.factories.user();
+      await t.factories.member(org.id, member, MembershipLevel.MEMBER);
+      const denied = await t.http
+        .patch(`/api/organizations/${org.id}`)
+        .set(member.auth)
+        .send({ name: 'X' })
+        .expect(403);
+      expect(denied.body).toEqual(INSUFFICIENT);
+      const stranger = await t.factories.user();
+      const hidden = await t.http
+        .patch(`/api/organizations/${org.id}`)
+        .set(stranger.auth)
+        .send({ name: 'X' })
+        .expect(404);
+      expect(hidden.body).toEqual(NOT_FOUND);
+      const reread = await t.http.get(`/api/organizations/${org.id}`).set(owner.auth).expect(200);
+      expect(reread.body.name).toBe('Guarded');
+    });
+
+    it.each([
+      [{ name: '' }, 'invalid_input', 'name'],
+      [{ name: null }, 'invalid_input', 'name'],
+      [{ slug: 'new' }, 'read_only_field', 'slug'],
+      [{ membership_level: 15 }, 'read_only_field', 'membership_level'],
+      [{ teams: [] }, 'read_only_field', 'teams'],
+      [{ whatever: 1 }, 'unknown_field', 'whatever'],
+    ])('rejects %j with 400 %s on %s', async (body, code, attr) => {
+      const org = await t.factories.organization(owner);
+      const res = await t.http.patch(`/api/organizations/${org.id}`).set(owner.auth).send(body).expect(400);
+      expect(res.body).toMatchObject({ type: 'validation_error', code, attr });
+    });
+
+    it('needs organization:write', async () => {
+      const org = await t.factories.organization(owner);
+      const readOnly = await t.factories.keyFor(owner, 'organization:read');
+      const res = await t.http
+        .patch(`/api/organizations/${org.id}`)
+        .set(readOnly)
+        .send({ name: 'X' })
+        .expect(403);
+      expect(res.body.detail).toBe("API key missing required scope 'organization:write'");
+    });
+  });
+
+  describe('delete', () => {
+    it('only the owner may delete; admins and members get 403', async () => {
+      const org = await t.factories.organization(owner, 'Doomed');
+      const admin = await t.factories.user();
+      const member = await t.factories.user();
+      await t.factories.member(org.id, admin, MembershipLevel.ADMIN);
+      await t.factories.member(org.id, member, MembershipLevel.MEMBER);
+      expect((await t.http.delete(`/api/organizations/${org.id}`).set(admin.auth).expect(403)).body).toEqual(
+        INSUFFICIENT,
+      );
+      expect((await t.http.delete(`/api/organizations/${org.id}`).set(member.auth).expect(403)).body).toEqual(
+        INSUFFICIENT,
+      );
+      await t.http.get(`/api/organizations/${org.id}`).set(owner.auth).expect(200);
+    });
+
+    it('removes the organization and everything it owns, and nothing else', async () => {
+      const doomed = await t.factories.organization(owner, 'Gone');
+      const kept = await t.factories.organization(owner, 'Kept');
+      const member = await t.factories.user();
+      await t.factories.member(doomed.id, member, MembershipLevel.MEMBER);
+      const res = await t.http.delete(`/api/organizations/${doomed.id}`).set(owner.auth).expect(204);
+      expect(res.text).toBe('');
+      await t.http.get(`/api/organizations/${doomed.id}`).set(owner.auth).expect(404);
+      await t.http.delete(`/api/organizations/${doomed.id}`).set(owner.auth).expect(404);
+      const count = async (table: string, id: string) =>
+        (
+          await t.dataSource.query(`SELECT count(*)::int AS n FROM ${table} WHERE organization_id = $1`, [id])
+        )[0].n;
+      expect(await count('organization_memberships', doomed.id)).toBe(0);
+      expect(await count('projects', doomed.id)).toBe(0);
+      expect(await count('organization_memberships', kept.id)).toBe(1);
+      expect(await count('projects', kept.id)).toBe(1);
+      // The members themselves (users) are kept; only their access went.
+      await t.http.get('/api/users/@me').set(member.auth).expect(200);
+    });
+
+    it('needs organization:write', async () => {
+      const org = await t.factories.organization(owner);
+      const readOnly = await t.factories.keyFor(owner, 'organization:read');
+      await t.http.delete(`/api/organizations/${org.id}`).set(readOnly).expect(403);
+      await t.http.delete(`/api/organizations/${org.id}`).expect(401);
+      await t.http.get(`/api/organizations/${org.id}`).set(owner.auth).expect(200);
+    });
+  });
+});
