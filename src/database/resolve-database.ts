@@ -28,7 +28,12 @@ export async function resolveDatabase(
     return { config: config.withEmbeddedDatabase(running), stop: async () => undefined };
   }
   log(`DATABASE_URL is not set: starting the embedded PostgreSQL (data in ${dataDir}, port ${port})`);
-  const db = await startEmbeddedPostgres({ dataDir, port, log: (m) => (m ? log(m) : undefined) });
+  // The server's own chatter (initdb progress, checkpoints) is left out; problems are passed on.
+  const db = await startEmbeddedPostgres({
+    dataDir,
+    port,
+    log: (m) => (/\b(ERROR|FATAL|PANIC|WARNING)\b|^initialising|^embedded/.test(m) ? log(m) : undefined),
+  });
   return { config: config.withEmbeddedDatabase(db.url), stop: db.stop };
 }
 

@@ -1,0 +1,75 @@
+// Migration drift check (CI): applies every migration to an empty database, reverts them all and applies
+// them again (so `down` works too), then asks TypeORM which SQL would bring the schema in line with the
+// entities. Any pending SQL means the entities and the committed migrations disagree: exit 1.
+// Database: the server of DRIFT_DATABASE_URL when set (a throwaway database is created on it), else a
+// throwaway embedded PostgreSQL. Needs `npm run build` first (it loads dist/).
+import 'reflect-metadata';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { startEmbeddedPostgres } from '../dist/database/embedded-postgres.js';
+import { runMigrations } from '../dist/database/migrate.js';
+import { typeormOptions } from '../dist/database/typeorm-options.js';
+
+const admin = async (url, sql) => {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+};
+
+let adminUrl = process.env.DRIFT_DATABASE_URL;
+let stop = async () => undefined;
+if (!adminUrl) {
+  const dir = await mkdtemp(join(tmpdir(), 'drift-pg-'));
+  const db = await startEmbeddedPostgres({
+    dataDir: join(dir, 'data'),
+    port: 20000 + Math.floor(Math.random() * 20000),
+    database: 'postgres',
+    ephemeral: true,
+  });
+  adminUrl = db.url;
+  stop = db.stop;
+}
+const name = `drift_${process.pid}`;
+const url = new URL(adminUrl);
+url.pathname = `/${name}`;
+let failed = false;
+try {
+  await admin(adminUrl, `DROP DATABASE IF EXISTS "${name}"`);
+  await admin(adminUrl, `CREATE DATABASE "${name}"`);
+  const ds = await new DataSource(typeormOptions({ url: url.href, poolSize: 2 })).initialize();
+  try {
+    const applied = await runMigrations(ds);
+    console.log(`applied ${applied.length} migration(s) to an empty database`);
+    for (let i = 0; i < applied.length; i++) await ds.undoLastMigration({ transaction: 'each' });
+    const [{ n }] = await ds.query(
+      "SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'migrations'",
+    );
+    if (n !== 0) throw new Error(`reverting every migration left ${n} table(s)`);
+    await runMigrations(ds);
+    console.log('reverted them all and applied them again');
+    const sql = await ds.driver.createSchemaBuilder().log();
+    if (sql.upQueries.length) {
+      failed = true;
+      console.error('Entities and migrations have drifted. A new migration would run:');
+      for (const q of sql.upQueries) console.error(`  ${q.query};`);
+      console.error(
+        'Generate one: npm run migration:generate -- src/database/migrations/<Name> (see README).',
+      );
+    } else {
+      console.log('no drift: the migrations produce exactly the schema the entities describe');
+    }
+  } finally {
+    await ds.destroy();
+  }
+} finally {
+  await admin(adminUrl, `DROP DATABASE IF EXISTS "${name}"`).catch(() => undefined);
+  await stop();
+}
+process.exit(failed ? 1 : 0);
