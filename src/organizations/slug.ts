@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 
 export const SLUG_MAX_LENGTH = 48;
 const SUFFIX_LENGTH = 4;
+const FOLDED: Record<string, string> = { ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', ł: 'l', đ: 'd', þ: 'th' };
 const SUFFIX_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
 /**
@@ -13,6 +14,9 @@ export function slugify(name: string): string {
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
     .toLowerCase()
+    .replace(/[ßæœøłđþ]/g, (c) => FOLDED[c])
+    // Letters and digits of other scripts have no ASCII form: dropped, not turned into separators.
+    .replace(/[^\x00-\x7f]/gu, (c) => (/[\p{L}\p{N}\p{M}]/u.test(c) ? '' : '-'))
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
     .slice(0, SLUG_MAX_LENGTH)

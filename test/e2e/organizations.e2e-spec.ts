@@ -129,15 +129,15 @@ describe('organizations', () => {
         .expect(400);
       expect(tooLong.body).toEqual({
         type: 'validation_error',
-        code: 'invalid_input',
-        detail: 'Name must be 1 to 64 characters long.',
+        code: 'max_length',
+        detail: 'Name must be at most 64 characters long.',
         attr: 'name',
       });
     });
 
     it.each([
       [{}, 'required', 'name'],
-      [{ name: '   ' }, 'invalid_input', 'name'],
+      [{ name: '   ' }, 'min_length', 'name'],
       [{ name: 42 }, 'invalid_input', 'name'],
       [{ name: null }, 'invalid_input', 'name'],
       [{ name: 'ok', logo_media_id: 'not-a-uuid' }, 'invalid_input', 'logo_media_id'],
@@ -369,7 +369,7 @@ describe('organizations', () => {
     });
 
     it.each([
-      [{ name: '' }, 'invalid_input', 'name'],
+      [{ name: '' }, 'min_length', 'name'],
       [{ name: null }, 'invalid_input', 'name'],
       [{ slug: 'new' }, 'read_only_field', 'slug'],
       [{ membership_level: 15 }, 'read_only_field', 'membership_level'],

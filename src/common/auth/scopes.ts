@@ -49,7 +49,7 @@ export function parseScopeList(input: string): string[] {
     .filter(Boolean);
   if (!items.length) throw new Error('at least one scope is required');
   if (items.includes(ALL_SCOPES)) {
-    if (items.length > 1) throw new Error("'*' cannot be combined with other scopes");
+    if (new Set(items).size > 1) throw new Error("'*' cannot be combined with other scopes");
     return [ALL_SCOPES];
   }
   for (const item of items) {

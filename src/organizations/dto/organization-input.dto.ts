@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsDefined, IsOptional, IsString, IsUUID, Length } from 'class-validator';
+import { IsBoolean, IsDefined, IsOptional, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
 import { IsOmittable, Trim } from '../../common/validation/decorators.js';
 import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
 
@@ -24,7 +24,8 @@ const Name = () =>
   applyDecorators(
     Trim(),
     IsString({ message: 'Name must be a string.' }),
-    Length(1, 64, { message: 'Name must be 1 to 64 characters long.' }),
+    MinLength(1, { message: 'Name may not be blank.' }),
+    MaxLength(64, { message: 'Name must be at most 64 characters long.' }),
   );
 
 /** The optional writable fields, shared by create and update. */

@@ -1,0 +1,360 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  AppConfig,
+  bool,
+  byteSize,
+  ConfigError,
+  email,
+  int,
+  oneOf,
+  parseConfig,
+  postgresUrl,
+  SETTINGS,
+  trustProxy,
+} from './config.js';
+
+/** The ConfigError thrown by parseConfig for `env`, failing the test when nothing is thrown. */
+function configError(env: Record<string, string | undefined>): ConfigError {
+  try {
+    parseConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error('parseConfig did not throw');
+}
+
+describe('parseConfig', () => {
+  it('returns the documented default of every setting for an empty environment', () => {
+    expect(parseConfig({})).toEqual({
+      NODE_ENV: 'development',
+      HOST: '0.0.0.0',
+      PORT: 3000,
+      LOG_LEVEL: 'info',
+      DATABASE_URL: null,
+      DATABASE_POOL_SIZE: 10,
+      DATABASE_CONNECT_TIMEOUT_MS: 5000,
+      DATABASE_STATEMENT_TIMEOUT_MS: 30000,
+      EMBEDDED_PG_DATA_DIR: '.data/postgres',
+      EMBEDDED_PG_PORT: 54329,
+      MIGRATIONS_RUN: null,
+      BODY_LIMIT: 1048576,
+      MAX_PAGE_LIMIT: 1000,
+      TRUST_PROXY: false,
+      BOOTSTRAP_EMAIL: 'admin@localhost',
+      INSTANCE_TAG: 'none',
+      SHUTDOWN_TIMEOUT_MS: 10000,
+      SWAGGER_ENABLED: true,
+    });
+  });
+
+  it('has a value for every declared setting and nothing else', () => {
+    expect(Object.keys(parseConfig({})).sort()).toEqual(Object.keys(SETTINGS).sort());
+  });
+
+  it('treats an empty variable as unset (the default applies)', () => {
+    const config = parseConfig({ PORT: '', BODY_LIMIT: '', DATABASE_URL: '', SWAGGER_ENABLED: '' });
+    expect(config.PORT).toBe(3000);
+    expect(config.BODY_LIMIT).toBe(1024 * 1024);
+    expect(config.DATABASE_URL).toBeNull();
+    expect(config.SWAGGER_ENABLED).toBe(true);
+  });
+
+  it('ignores variables it does not know', () => {
+    expect(parseConfig({ PATH: '/usr/bin', HOME: '/root', PORT: '8080' }).PORT).toBe(8080);
+  });
+
+  it('parses every kind of setting from the environment', () => {
+    const config = parseConfig({
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: '8080',
+      LOG_LEVEL: 'debug',
+      DATABASE_URL: 'postgres://app:secret@db:5432/app',
+      DATABASE_POOL_SIZE: '25',
+      MIGRATIONS_RUN: 'yes',
+      BODY_LIMIT: '512kb',
+      MAX_PAGE_LIMIT: '50',
+      TRUST_PROXY: '2',
+      BOOTSTRAP_EMAIL: 'ops@example.com',
+      INSTANCE_TAG: 'eu-1',
+      SWAGGER_ENABLED: 'off',
+    });
+    expect(config).toMatchObject({
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: 8080,
+      LOG_LEVEL: 'debug',
+      DATABASE_URL: 'postgres://app:secret@db:5432/app',
+      DATABASE_POOL_SIZE: 25,
+      MIGRATIONS_RUN: true,
+      BODY_LIMIT: 512 * 1024,
+      MAX_PAGE_LIMIT: 50,
+      TRUST_PROXY: 2,
+      BOOTSTRAP_EMAIL: 'ops@example.com',
+      INSTANCE_TAG: 'eu-1',
+      SWAGGER_ENABLED: false,
+    });
+  });
+
+  it('reports one bad variable, naming it and its value', () => {
+    const error = configError({ PORT: 'eighty' });
+    expect(error.problems).toEqual(['PORT="eighty" is invalid: expected an integer between 0 and 65535']);
+    expect(error.name).toBe('ConfigError');
+    expect(error.message).toBe(
+      'Invalid configuration:\n  - PORT="eighty" is invalid: expected an integer between 0 and 65535',
+    );
+  });
+
+  it('reports EVERY bad variable, not only the first, and none of the good ones', () => {
+    const error = configError({
+      NODE_ENV: 'prod',
+      PORT: '70000',
+      DATABASE_URL: 'mysql://db/app',
+      DATABASE_POOL_SIZE: '8',
+      BODY_LIMIT: 'lots',
+      MAX_PAGE_LIMIT: '0',
+      BOOTSTRAP_EMAIL: 'nobody',
+      SWAGGER_ENABLED: 'maybe',
+      HOST: 'localhost',
+    });
+    expect(error.problems).toHaveLength(7);
+    const named = error.problems.map((p) => p.split('=')[0]).sort();
+    expect(named).toEqual([
+      'BODY_LIMIT',
+      'BOOTSTRAP_EMAIL',
+      'DATABASE_URL',
+      'MAX_PAGE_LIMIT',
+      'NODE_ENV',
+      'PORT',
+      'SWAGGER_ENABLED',
+    ]);
+    for (const name of named) expect(error.message).toContain(`  - ${name}=`);
+    expect(error.message).not.toContain('DATABASE_POOL_SIZE');
+    expect(error.message).not.toContain('HOST');
+  });
+});
+
+describe('int', () => {
+  const port = int(0, 65535);
+
+  it.each([
+    ['0', 0],
+    ['65535', 65535],
+    ['8080', 8080],
+    [' 8080 ', 8080],
+    ['007', 7],
+  ])('accepts %j as %d', (raw, expected) => {
+    expect(port(raw, 'PORT')).toBe(expected);
+  });
+
+  it.each(['-1', '65536', '80.5', '1e3', '0x10', 'abc', '8080a', ' ', '--1'])('rejects %j', (raw) => {
+    expect(() => port(raw, 'PORT')).toThrow(
+      `PORT=${JSON.stringify(raw)} is invalid: expected an integer between 0 and 65535`,
+    );
+  });
+
+  it('accepts negative integers when the range allows them', () => {
+    expect(int(-10, 10)('-10', 'X')).toBe(-10);
+    expect(() => int(-10, 10)('-11', 'X')).toThrow('X="-11"');
+  });
+
+  it('enforces the bounds of each setting through parseConfig', () => {
+    expect(parseConfig({ DATABASE_POOL_SIZE: '200' }).DATABASE_POOL_SIZE).toBe(200);
+    expect(configError({ DATABASE_POOL_SIZE: '201' }).problems[0]).toContain('between 1 and 200');
+    expect(configError({ DATABASE_POOL_SIZE: '0' }).problems[0]).toContain('DATABASE_POOL_SIZE="0"');
+    expect(parseConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' }).DATABASE_STATEMENT_TIMEOUT_MS).toBe(0);
+    expect(configError({ DATABASE_CONNECT_TIMEOUT_MS: '99' }).problems[0]).toContain(
+      'between 100 and 600000',
+    );
+    expect(parseConfig({ MAX_PAGE_LIMIT: '100000' }).MAX_PAGE_LIMIT).toBe(100000);
+    expect(configError({ MAX_PAGE_LIMIT: '100001' }).problems[0]).toContain('MAX_PAGE_LIMIT');
+  });
+});
+
+describe('bool', () => {
+  it.each(['true', '1', 'yes', 'on', 'TRUE', 'Yes', ' On '])('reads %j as true', (raw) => {
+    expect(bool(raw, 'FLAG')).toBe(true);
+  });
+
+  it.each(['false', '0', 'no', 'off', 'FALSE', 'No', ' off '])('reads %j as false', (raw) => {
+    expect(bool(raw, 'FLAG')).toBe(false);
+  });
+
+  it.each(['maybe', '2', 'y', 'n', 'enabled', 'truthy'])('rejects %j', (raw) => {
+    expect(() => bool(raw, 'FLAG')).toThrow(`FLAG=${JSON.stringify(raw)} is invalid: expected true or false`);
+  });
+
+  it('keeps MIGRATIONS_RUN null (unset) apart from an explicit false', () => {
+    expect(parseConfig({}).MIGRATIONS_RUN).toBeNull();
+    expect(parseConfig({ MIGRATIONS_RUN: 'false' }).MIGRATIONS_RUN).toBe(false);
+    expect(parseConfig({ MIGRATIONS_RUN: '1' }).MIGRATIONS_RUN).toBe(true);
+  });
+});
+
+describe('byteSize', () => {
+  it.each([
+    ['1mb', 1048576],
+    ['512kb', 524288],
+    ['100', 100],
+    ['100b', 100],
+    ['1gb', 1073741824],
+    ['1MB', 1048576],
+    ['2 KB', 2048],
+    ['1.5kb', 1536],
+    ['0.5mb', 524288],
+    [' 10kb ', 10240],
+  ])('reads %j as %d bytes', (raw, expected) => {
+    expect(byteSize(raw, 'BODY_LIMIT')).toBe(expected);
+  });
+
+  it.each(['lots', 'mb', '1tb', '-1mb', '1 m b', '1,5kb', 'kb1', '1e3'])('rejects %j', (raw) => {
+    expect(() => byteSize(raw, 'BODY_LIMIT')).toThrow(
+      `BODY_LIMIT=${JSON.stringify(raw)} is invalid: expected a size such as 1mb, 512kb or a number of bytes`,
+    );
+  });
+
+  it.each(['0', '0kb', '0.5', '0.0001kb'])('rejects the size %j that rounds to no bytes', (raw) => {
+    expect(() => byteSize(raw, 'BODY_LIMIT')).toThrow('expected a positive size');
+  });
+});
+
+describe('postgresUrl', () => {
+  it.each(['postgres://user:pw@localhost:5432/app', 'postgresql://db.internal/app?sslmode=require'])(
+    'accepts %j unchanged',
+    (raw) => {
+      expect(postgresUrl(raw, 'DATABASE_URL')).toBe(raw);
+    },
+  );
+
+  it.each(['mysql://user@localhost/app', 'http://db/app', 'localhost:5432/app'])(
+    'rejects %j, whose scheme is not postgres',
+    (raw) => {
+      expect(() => postgresUrl(raw, 'DATABASE_URL')).toThrow(
+        `DATABASE_URL=${JSON.stringify(raw)} is invalid: expected a postgres:// or postgresql:// URL`,
+      );
+    },
+  );
+
+  it.each(['not a url', '//host/db', 'db :5432'])('rejects %j, which is not a URL', (raw) => {
+    expect(() => postgresUrl(raw, 'DATABASE_URL')).toThrow(
+      `DATABASE_URL=${JSON.stringify(raw)} is invalid: expected a postgres://user:password@host:port/database URL`,
+    );
+  });
+});
+
+describe('email', () => {
+  it('accepts an address and trims it', () => {
+    expect(email('ops@example.com', 'BOOTSTRAP_EMAIL')).toBe('ops@example.com');
+    expect(email('  ops@example.com\n', 'BOOTSTRAP_EMAIL')).toBe('ops@example.com');
+    expect(email('admin@localhost', 'BOOTSTRAP_EMAIL')).toBe('admin@localhost');
+  });
+
+  it.each(['nobody', '@example.com', 'ops@', 'a@b@c', 'a b@example.com'])('rejects %j', (raw) => {
+    expect(() => email(raw, 'BOOTSTRAP_EMAIL')).toThrow(
+      `BOOTSTRAP_EMAIL=${JSON.stringify(raw)} is invalid: expected an e-mail address`,
+    );
+  });
+});
+
+describe('trustProxy', () => {
+  it.each([
+    ['false', false],
+    ['0', false],
+    ['no', false],
+    ['OFF', false],
+    ['   ', false],
+    ['true', true],
+    ['Yes', true],
+    ['on', true],
+    ['1', 1],
+    ['2', 2],
+    [' 3 ', 3],
+    ['loopback', 'loopback'],
+    ['10.0.0.0/8, 127.0.0.1', '10.0.0.0/8, 127.0.0.1'],
+  ])('reads %j as %j', (raw, expected) => {
+    expect(trustProxy(raw, 'TRUST_PROXY')).toBe(expected);
+  });
+
+  it('is parsed by parseConfig', () => {
+    expect(parseConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+    expect(parseConfig({ TRUST_PROXY: 'uniquelocal' }).TRUST_PROXY).toBe('uniquelocal');
+  });
+});
+
+describe('oneOf', () => {
+  const mode = oneOf('development', 'production', 'test');
+
+  it('accepts each listed value', () => {
+    expect(mode('development', 'NODE_ENV')).toBe('development');
+    expect(mode('production', 'NODE_ENV')).toBe('production');
+    expect(mode('test', 'NODE_ENV')).toBe('test');
+  });
+
+  it.each(['prod', 'Production', 'TEST', 'staging'])('rejects %j, listing the allowed values', (raw) => {
+    expect(() => mode(raw, 'NODE_ENV')).toThrow(
+      `NODE_ENV=${JSON.stringify(raw)} is invalid: expected one of development, production, test`,
+    );
+  });
+
+  it('validates LOG_LEVEL through parseConfig', () => {
+    expect(parseConfig({ LOG_LEVEL: 'silent' }).LOG_LEVEL).toBe('silent');
+    expect(configError({ LOG_LEVEL: 'verbose' }).problems).toEqual([
+      'LOG_LEVEL="verbose" is invalid: expected one of fatal, error, warn, info, debug, trace, silent',
+    ]);
+  });
+});
+
+describe('AppConfig', () => {
+  it('reads settings by name', () => {
+    const config = AppConfig.fromEnv({ PORT: '4000', INSTANCE_TAG: 'x' });
+    expect(config.get('PORT')).toBe(4000);
+    expect(config.get('INSTANCE_TAG')).toBe('x');
+    expect(config.embeddedDatabase).toBe(false);
+  });
+
+  it('throws the ConfigError of an invalid environment', () => {
+    expect(() => AppConfig.fromEnv({ PORT: 'x', SWAGGER_ENABLED: 'x' })).toThrow(ConfigError);
+  });
+
+  it('has no database URL before the embedded database is started', () => {
+    expect(() => AppConfig.fromEnv({}).databaseUrl).toThrow('DATABASE_URL is not resolved');
+  });
+
+  it('returns the configured database URL', () => {
+    expect(AppConfig.fromEnv({ DATABASE_URL: 'postgresql://h/db' }).databaseUrl).toBe('postgresql://h/db');
+  });
+
+  it('withEmbeddedDatabase returns a new config with the URL, flagged embedded, leaving the original alone', () => {
+    const original = AppConfig.fromEnv({ PORT: '4000' });
+    const embedded = original.withEmbeddedDatabase('postgres://postgres@127.0.0.1:54329/app');
+    expect(embedded).not.toBe(original);
+    expect(embedded.embeddedDatabase).toBe(true);
+    expect(embedded.databaseUrl).toBe('postgres://postgres@127.0.0.1:54329/app');
+    expect(embedded.get('PORT')).toBe(4000);
+    expect(original.embeddedDatabase).toBe(false);
+    expect(original.get('DATABASE_URL')).toBeNull();
+  });
+
+  describe('runMigrationsAtBoot', () => {
+    const embeddedUrl = 'postgres://postgres@127.0.0.1:54329/app';
+
+    it('is off by default for an external database', () => {
+      expect(AppConfig.fromEnv({ DATABASE_URL: 'postgres://db/app' }).runMigrationsAtBoot).toBe(false);
+    });
+
+    it('is on by default for the embedded database', () => {
+      expect(AppConfig.fromEnv({}).withEmbeddedDatabase(embeddedUrl).runMigrationsAtBoot).toBe(true);
+    });
+
+    it('follows an explicit MIGRATIONS_RUN=true for an external database', () => {
+      const config = AppConfig.fromEnv({ DATABASE_URL: 'postgres://db/app', MIGRATIONS_RUN: 'true' });
+      expect(config.runMigrationsAtBoot).toBe(true);
+    });
+
+    it('follows an explicit MIGRATIONS_RUN=false for the embedded database', () => {
+      const config = AppConfig.fromEnv({ MIGRATIONS_RUN: 'false' }).withEmbeddedDatabase(embeddedUrl);
+      expect(config.runMigrationsAtBoot).toBe(false);
+    });
+  });
+});
