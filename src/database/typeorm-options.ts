@@ -29,7 +29,8 @@ export function typeormOptions(settings: DatabaseSettings): DataSourceOptions {
     uuidExtension: 'pgcrypto',
     // gen_random_uuid() is built into PostgreSQL 13+; no extension needs installing.
     installExtensions: false,
-    logging: ['error'],
+    // Failed queries are logged by the exception filter through the JSON logger, not printed by TypeORM.
+    logging: false,
     applicationName: settings.applicationName ?? 'org-admin-service',
     connectTimeoutMS: settings.connectTimeoutMs ?? 5000,
     extra: {

@@ -1,0 +1,317 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sha256Hex } from '../../src/common/crypto/tokens.js';
+import { MembershipLevel } from '../../src/memberships/organization-membership.entity.js';
+import { PersonalApiKeysService } from '../../src/personal-api-keys/personal-api-keys.service.js';
+import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import type { TestUser } from '../support/factories.js';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const ISO_MS_Z_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const PROJECT_TOKEN_RE = /^phc_[0-9A-Za-z]{43}$/;
+
+const NOT_FOUND = { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null };
+
+interface Org {
+  id: string;
+  name: string;
+  slug: string;
+  teams: { id: number; uuid: string; api_token: string; name: string; timezone: string }[];
+}
+
+function scopeDenied(scope: string) {
+  return {
+    type: 'authentication_error',
+    code: 'permission_denied',
+    detail: `API key missing required scope '${scope}'`,
+    attr: null,
+  };
+}
+
+describe('users, keys and projects', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  /** The project of an organization as GET /api/projects/:id returns it, checked field by field. */
+  async function expectProject(body: Record<string, unknown>, org: Org): Promise<void> {
+    const team = org.teams[0];
+    expect(Object.keys(body).sort()).toEqual(
+      ['api_token', 'created_at', 'id', 'name', 'organization', 'timezone', 'uuid'].sort(),
+    );
+    expect(body.id).toBe(team.id);
+    expect(body.uuid).toBe(team.uuid);
+    expect(body.uuid).toMatch(UUID_RE);
+    expect(body.organization).toBe(org.id);
+    expect(body.name).toBe('Default project');
+    expect(body.api_token).toBe(team.api_token);
+    expect(body.api_token).toMatch(PROJECT_TOKEN_RE);
+    expect(body.timezone).toBe('UTC');
+    expect(body.created_at).toMatch(ISO_MS_Z_RE);
+    const [row] = await t.dataSource.query<{ created_at: Date }[]>(
+      'SELECT created_at FROM projects WHERE id = $1',
+      [team.id],
+    );
+    expect(body.created_at).toBe(row.created_at.toISOString());
+  }
+
+  describe('GET /api/users/@me', () => {
+    it('a user without organizations: every field, organization and team null', async () => {
+      const email = `Mixed.Case-${process.pid}@Example.com`;
+      const user = await t.factories.user({ email, scopes: 'organization:read' });
+      const res = await t.http.get('/api/users/@me').set(user.auth).expect(200);
+      const [row] = await t.dataSource.query<{ id: number; uuid: string; distinct_id: string }[]>(
+        'SELECT id, uuid, distinct_id FROM users WHERE lower(email) = lower($1)',
+        [email],
+      );
+      expect(res.body).toEqual({
+        id: row.id,
+        uuid: row.uuid,
+        distinct_id: row.distinct_id,
+        first_name: '',
+        last_name: '',
+        email,
+        is_email_verified: false,
+        hedgehog_config: null,
+        organization: null,
+        organizations: [],
+        team: null,
+      });
+      expect(typeof res.body.id).toBe('number');
+      expect(res.body.uuid).toMatch(UUID_RE);
+      expect(res.body.distinct_id.length).toBeGreaterThan(0);
+      expect(res.body.distinct_id).not.toBe(res.body.uuid);
+    });
+
+    it('works with any valid key, whatever its scopes (here only project:read)', async () => {
+      const user = await t.factories.user({ scopes: 'project:read' });
+      const res = await t.http.get('/api/users/@me').set(user.auth).expect(200);
+      expect(res.body.id).toBe(user.id);
+      expect(res.body.email).toBe(user.email);
+    });
+
+    it('organization is the most recently joined one, organizations lists all, team is its default project', async () => {
+      const user = await t.factories.user();
+      const older = (await t.factories.organization(user, 'Me Older')) as Org;
+      const newer = (await t.factories.organization(user, 'Me Newer')) as Org;
+
+      const res = await t.http.get('/api/users/@me').set(user.auth).expect(200);
+      expect(res.body.organization).toEqual({
+        id: newer.id,
+        name: 'Me Newer',
+        slug: 'me-newer',
+        membership_level: 15,
+      });
+      expect(res.body.organizations).toEqual([
+        { id: newer.id, name: 'Me Newer', slug: 'me-newer', membership_level: 15 },
+        { id: older.id, name: 'Me Older', slug: 'me-older', membership_level: 15 },
+      ]);
+      await expectProject(res.body.team, newer);
+      expect(res.body.team.id).not.toBe(older.teams[0].id);
+    });
+
+    it('joining another organization as a member makes it current, with the member level', async () => {
+      const user = await t.factories.user();
+      const own = (await t.factories.organization(user, 'Me Own')) as Org;
+      const boss = await t.factories.user();
+      const joined = (await t.factories.organization(boss, 'Me Joined')) as Org;
+      await t.factories.member(joined.id, user, MembershipLevel.MEMBER);
+
+      const res = await t.http.get('/api/users/@me').set(user.auth).expect(200);
+      expect(res.body.organization).toEqual({
+        id: joined.id,
+        name: 'Me Joined',
+        slug: 'me-joined',
+        membership_level: 1,
+      });
+      expect(res.body.organizations.map((o: { id: string }) => o.id)).toEqual([joined.id, own.id]);
+      expect(res.body.organizations[1].membership_level).toBe(15);
+      await expectProject(res.body.team, joined);
+    });
+
+    it('after deleting the current organization the previous one becomes current', async () => {
+      const user = await t.factories.user();
+      const first = (await t.factories.organization(user, 'Me First')) as Org;
+      const second = (await t.factories.organization(user, 'Me Second')) as Org;
+      await t.http.delete(`/api/organizations/${second.id}`).set(user.auth).expect(204);
+      const res = await t.http.get('/api/users/@me').set(user.auth).expect(200);
+      expect(res.body.organization.id).toBe(first.id);
+      expect(res.body.organizations.map((o: { id: string }) => o.id)).toEqual([first.id]);
+      expect(res.body.team.id).toBe(first.teams[0].id);
+    });
+
+    it('needs a key', async () => {
+      const res = await t.http.get('/api/users/@me').expect(401);
+      expect(res.body.code).toBe('not_authenticated');
+    });
+  });
+
+  describe('GET /api/personal_api_keys/@current', () => {
+    it('returns exactly the key fields, with the masked value and never the secret', async () => {
+      const user = await t.factories.user({ scopes: 'organization:read' });
+      const keys = t.app.get(PersonalApiKeysService);
+      const { key, secret } = await keys.create({
+        email: user.email,
+        scopes: 'project:read,organization:write',
+        label: '  deploy bot  ',
+      });
+      const usedAt = t.clock.now();
+      const res = await t.http
+        .get('/api/personal_api_keys/@current')
+        .set('Authorization', `Bearer ${secret}`)
+        .expect(200);
+
+      expect(Object.keys(res.body).sort()).toEqual(
+        [
+          'created_at',
+          'id',
+          'label',
+          'last_used_at',
+          'mask_value',
+          'scoped_organizations',
+          'scoped_teams',
+          'scopes',
+        ].sort(),
+      );
+      expect(res.body.id).toBe(key.id);
+      expect(res.body.id).toMatch(UUID_RE);
+      expect(res.body.label).toBe('deploy bot');
+      expect(res.body.mask_value).toBe(`phx_...${secret.slice(-4)}`);
+      expect(res.body.scopes).toEqual(['organization:write', 'project:read']);
+      expect(res.body.scoped_organizations).toBeNull();
+      expect(res.body.scoped_teams).toBeNull();
+      expect(res.body.created_at).toBe(key.createdAt.toISOString());
+      expect(res.body.created_at).toMatch(ISO_MS_Z_RE);
+      expect(res.body.last_used_at).toBe(usedAt.toISOString());
+
+      expect(res.text).not.toContain(secret);
+      expect(res.text).not.toContain(secret.slice(4, 20));
+      expect(res.text).not.toContain(sha256Hex(secret));
+    });
+
+    it('shows the restrictions of a restricted key', async () => {
+      const user = await t.factories.user();
+      const org = (await t.factories.organization(user, 'Key Scoped')) as Org;
+      const { secret } = await t.app.get(PersonalApiKeysService).create({
+        email: user.email,
+        scopes: '*',
+        organizations: [org.id.toUpperCase()],
+        projects: [org.teams[0].id],
+      });
+      const res = await t.http
+        .get('/api/personal_api_keys/@current')
+        .set('Authorization', `Bearer ${secret}`)
+        .expect(200);
+      expect(res.body.scopes).toEqual(['*']);
+      expect(res.body.label).toBe('');
+      expect(res.body.scoped_organizations).toEqual([org.id]);
+      expect(res.body.scoped_teams).toEqual([org.teams[0].id]);
+    });
+
+    it('describes the calling key, not another key of the same user', async () => {
+      const user = await t.factories.user({ scopes: 'organization:read', label: 'first' });
+      const second = await t.factories.keyFor(user, 'project:read');
+      const a = await t.http.get('/api/personal_api_keys/@current').set(user.auth).expect(200);
+      const b = await t.http.get('/api/personal_api_keys/@current').set(second).expect(200);
+      expect(a.body.id).toBe(user.keyId);
+      expect(a.body.label).toBe('first');
+      expect(a.body.scopes).toEqual(['organization:read']);
+      expect(b.body.id).not.toBe(user.keyId);
+      expect(b.body.scopes).toEqual(['project:read']);
+    });
+  });
+
+  describe('projects', () => {
+    let owner: TestUser;
+    let mine: Org;
+    let theirs: Org;
+
+    beforeAll(async () => {
+      owner = await t.factories.user();
+      mine = (await t.factories.organization(owner, 'Projects Mine')) as Org;
+      const stranger = await t.factories.user();
+      theirs = (await t.factories.organization(stranger, 'Projects Theirs')) as Org;
+    });
+
+    it("lists an organization's projects in the envelope", async () => {
+      const res = await t.http.get(`/api/organizations/${mine.id}/projects`).set(owner.auth).expect(200);
+      expect(Object.keys(res.body).sort()).toEqual(['count', 'next', 'previous', 'results']);
+      expect(res.body.count).toBe(1);
+      expect(res.body.next).toBeNull();
+      expect(res.body.previous).toBeNull();
+      expect(res.body.results).toHaveLength(1);
+      await expectProject(res.body.results[0], mine);
+    });
+
+    it('the list works with a trailing slash and paginates', async () => {
+      const res = await t.http
+        .get(`/api/organizations/${mine.id}/projects/?limit=1&offset=1`)
+        .set(owner.auth)
+        .expect(200);
+      expect(res.body.count).toBe(1);
+      expect(res.body.results).toEqual([]);
+      expect(res.body.next).toBeNull();
+      expect(new URL(res.body.previous).search).toBe('?limit=1&offset=0');
+    });
+
+    it("another organization's id is 404", async () => {
+      const res = await t.http.get(`/api/organizations/${theirs.id}/projects`).set(owner.auth).expect(404);
+      expect(res.body).toEqual(NOT_FOUND);
+    });
+
+    it('an organization id that does not exist, or is not a uuid, is 404', async () => {
+      const missing = await t.http
+        .get('/api/organizations/00000000-0000-4000-8000-000000000000/projects')
+        .set(owner.auth)
+        .expect(404);
+      expect(missing.body).toEqual(NOT_FOUND);
+      const bad = await t.http.get('/api/organizations/abc/projects').set(owner.auth).expect(404);
+      expect(bad.body).toEqual(NOT_FOUND);
+    });
+
+    it('GET /api/projects/:id returns an own project', async () => {
+      const res = await t.http.get(`/api/projects/${mine.teams[0].id}`).set(owner.auth).expect(200);
+      await expectProject(res.body, mine);
+    });
+
+    it("GET /api/projects/:id of another organization's project is 404", async () => {
+      const res = await t.http.get(`/api/projects/${theirs.teams[0].id}`).set(owner.auth).expect(404);
+      expect(res.body).toEqual(NOT_FOUND);
+    });
+
+    it('GET /api/projects/:id with a non-numeric, zero or unknown id is 404', async () => {
+      for (const id of ['abc', '0', '1.5', '99999999999999999999', '2147483647']) {
+        const res = await t.http.get(`/api/projects/${id}`).set(owner.auth).expect(404);
+        expect(res.body).toEqual(NOT_FOUND);
+      }
+    });
+
+    it('needs project:read: a key with only organization:read is 403', async () => {
+      const auth = await t.factories.keyFor(owner, 'organization:read');
+      const one = await t.http.get(`/api/projects/${mine.teams[0].id}`).set(auth).expect(403);
+      expect(one.body).toEqual(scopeDenied('project:read'));
+      const list = await t.http.get(`/api/organizations/${mine.id}/projects`).set(auth).expect(403);
+      expect(list.body).toEqual(scopeDenied('project:read'));
+    });
+
+    it('project:write grants project:read', async () => {
+      const auth = await t.factories.keyFor(owner, 'project:write');
+      const one = await t.http.get(`/api/projects/${mine.teams[0].id}`).set(auth).expect(200);
+      expect(one.body.id).toBe(mine.teams[0].id);
+      const list = await t.http.get(`/api/organizations/${mine.id}/projects`).set(auth).expect(200);
+      expect(list.body.count).toBe(1);
+    });
+
+    it('a member (not only the owner) can read the projects', async () => {
+      const member = await t.factories.user({ scopes: 'project:read' });
+      await t.factories.member(mine.id, member, MembershipLevel.MEMBER);
+      const res = await t.http.get(`/api/projects/${mine.teams[0].id}`).set(member.auth).expect(200);
+      expect(res.body.organization).toBe(mine.id);
+    });
+  });
+});
