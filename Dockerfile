@@ -1,0 +1,44 @@
+# syntax=docker/dockerfile:1
+#
+# Production image of the service. Two stages:
+#   build   - installs every dependency (dev ones included) and compiles TypeScript into dist/
+#   runtime - production dependencies only (no embedded-postgres, no compilers) and the compiled dist/
+#
+# The container never migrates at start: a Job runs `node dist/cli.js migrate` with the same image first.
+# Configuration comes from the environment (see .env.example); DATABASE_URL is required in production.
+
+# ---------------------------------------------------------------------------------------------------------
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+
+# Dependencies first, so this layer is cached until package.json or the lockfile changes. Install scripts are
+# skipped: the build (tsc through the Nest CLI) needs none of them, and npm before 12 would ignore the
+# package.json `allowScripts` policy and run them all.
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+
+COPY . .
+RUN npm run build
+
+# ---------------------------------------------------------------------------------------------------------
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+
+# Production dependencies only. No runtime dependency needs an install script (the only one with a script
+# is @scarf/scarf, download analytics).
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+    && npm cache clean --force
+
+# The application files stay owned by root: the service never writes to /app.
+COPY --from=build /app/dist ./dist
+
+USER node
+EXPOSE 3000
+
+# Liveness only (/healthz checks no dependency); node's own fetch, as slim images have no curl.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+    CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1)).catch(() => process.exit(1))"]
+
+CMD ["node", "dist/main.js"]
