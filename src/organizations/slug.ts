@@ -16,7 +16,7 @@ export function slugify(name: string): string {
     .toLowerCase()
     .replace(/[ßæœøłđþ]/g, (c) => FOLDED[c])
     // Letters and digits of other scripts have no ASCII form: dropped, not turned into separators.
-    .replace(/[^\x00-\x7f]/gu, (c) => (/[\p{L}\p{N}\p{M}]/u.test(c) ? '' : '-'))
+    .replace(/[^\p{ASCII}]/gu, (c) => (/[\p{L}\p{N}\p{M}]/u.test(c) ? '' : '-'))
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
     .slice(0, SLUG_MAX_LENGTH)
