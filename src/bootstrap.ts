@@ -34,7 +34,7 @@ export async function prepareDatabase(config: AppConfig): Promise<ResolvedDataba
 }
 
 /** On an empty database, creates the bootstrap user and key and prints the secret once. */
-export async function printBootstrapKey(app: INestApplication): Promise<void> {
+export async function printBootstrapKey(app: INestApplication, port: number): Promise<void> {
   const created = await app.get(BootstrapKeyService).createIfEmpty();
   if (!created) return;
   process.stdout.write(
@@ -45,7 +45,7 @@ export async function printBootstrapKey(app: INestApplication): Promise<void> {
       '',
       `  ${created.secret}`,
       '',
-      'Open http://localhost:3000/docs, press "Authorize" and paste the key (without "Bearer").',
+      `Open http://localhost:${port}/docs, press "Authorize" and paste the key (without "Bearer").`,
       '',
     ].join('\n') + '\n',
   );

@@ -9,7 +9,7 @@ async function main(): Promise<void> {
   const database = await prepareDatabase(AppConfig.fromEnv());
   const app = configureApp(await NestFactory.create(AppModule.forRoot(database.config), APP_OPTIONS));
   await app.init();
-  await printBootstrapKey(app);
+  await printBootstrapKey(app, database.config.get('PORT'));
   await app.listen(database.config.get('PORT'), database.config.get('HOST'));
   shutdownGracefully(app, database);
   bootLog(`listening on http://localhost:${database.config.get('PORT')} (Swagger UI at /docs)`);
