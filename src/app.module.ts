@@ -9,6 +9,7 @@ import { ApiValidationPipe } from './common/validation/api-validation.pipe.js';
 import type { AppConfig } from './config/config.js';
 import { CoreModule } from './config/core.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { DomainsModule } from './domains/domains.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MembershipsModule } from './memberships/memberships.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
@@ -24,6 +25,7 @@ export const FEATURE_MODULES = [
   MembershipsModule,
   OrganizationsModule,
   ProjectsModule,
+  DomainsModule,
 ];
 
 /**

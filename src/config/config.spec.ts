@@ -4,6 +4,7 @@ import {
   bool,
   byteSize,
   ConfigError,
+  dnsServers,
   email,
   int,
   oneOf,
@@ -45,6 +46,8 @@ describe('parseConfig', () => {
       INSTANCE_TAG: 'none',
       SHUTDOWN_TIMEOUT_MS: 10000,
       SWAGGER_ENABLED: true,
+      DNS_SERVERS: null,
+      DNS_TIMEOUT_MS: 3000,
     });
   });
 
@@ -356,5 +359,47 @@ describe('AppConfig', () => {
       const config = AppConfig.fromEnv({ MIGRATIONS_RUN: 'false' }).withEmbeddedDatabase(embeddedUrl);
       expect(config.runMigrationsAtBoot).toBe(false);
     });
+  });
+});
+
+describe('dnsServers', () => {
+  it.each([
+    ['127.0.0.1', ['127.0.0.1']],
+    ['127.0.0.1:5353', ['127.0.0.1:5353']],
+    [' 1.1.1.1 , 8.8.8.8:53 ', ['1.1.1.1', '8.8.8.8:53']],
+    ['::1', ['::1']],
+    ['[2001:db8::1]:5353', ['[2001:db8::1]:5353']],
+    ['[::1]', ['::1']],
+    ['10.0.0.1:053', ['10.0.0.1:53']],
+  ])('reads %j as %j', (raw, expected) => {
+    expect(dnsServers(raw, 'DNS_SERVERS')).toEqual(expected);
+  });
+
+  it('treats a list of nothing as unset (the system resolvers)', () => {
+    expect(dnsServers(' , ', 'DNS_SERVERS')).toBeNull();
+    expect(parseConfig({}).DNS_SERVERS).toBeNull();
+  });
+
+  it.each([
+    'dns.google',
+    '1.2.3',
+    '1.2.3.4:',
+    '1.2.3.4:0',
+    '1.2.3.4:65536',
+    '1.2.3.4:53:53',
+    '[::1',
+    '8.8.8.8,x',
+  ])('rejects %j', (raw) => {
+    expect(() => dnsServers(raw, 'DNS_SERVERS')).toThrow(
+      `DNS_SERVERS=${JSON.stringify(raw)} is invalid: expected a comma list of ip or ip:port (IPv6 as [ip]:port)`,
+    );
+  });
+
+  it('is parsed by parseConfig, with DNS_TIMEOUT_MS bounded', () => {
+    expect(parseConfig({ DNS_SERVERS: '127.0.0.1:53', DNS_TIMEOUT_MS: '500' })).toMatchObject({
+      DNS_SERVERS: ['127.0.0.1:53'],
+      DNS_TIMEOUT_MS: 500,
+    });
+    expect(configError({ DNS_TIMEOUT_MS: '99' }).problems[0]).toContain('between 100 and 60000');
   });
 });

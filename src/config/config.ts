@@ -6,6 +6,7 @@
  * To add a setting: add it to `SETTINGS` (with a parser and a default), to `.env.example` and to the README's
  * configuration table. The type of `AppConfig` follows from `SETTINGS`.
  */
+import { isIP } from 'node:net';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -78,6 +79,28 @@ export const trustProxy: Parser<boolean | number | string> = (raw) => {
   return v;
 };
 
+/**
+ * DNS servers for domain verification: a comma list of `ip` or `ip:port` (IPv6 as `[ip]:port` or bare), returned
+ * in the form `dns.Resolver#setServers` takes; null (unset) means the system's servers.
+ */
+export const dnsServers: Parser<string[] | null> = (raw, name) => {
+  const expected = 'a comma list of ip or ip:port (IPv6 as [ip]:port)';
+  const servers = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (!servers.length) return null;
+  return servers.map((server) => {
+    const m = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(server) ?? /^([^:]+)(?::(\d{1,5}))?$/.exec(server);
+    const host = m ? m[1] : server;
+    const port = m?.[2];
+    if (isIP(host) === 0) return fail(name, raw, expected);
+    if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return fail(name, raw, expected);
+    if (isIP(host) === 6) return port ? `[${host}]:${Number(port)}` : host;
+    return port ? `${host}:${Number(port)}` : host;
+  });
+};
+
 interface Setting<T> {
   parse: Parser<T>;
   default: T;
@@ -132,6 +155,16 @@ export const SETTINGS = {
   INSTANCE_TAG: setting(str, 'none', 'Instance tag reported in Organization.metadata.'),
   SHUTDOWN_TIMEOUT_MS: setting(int(0, 600000), 10000, 'How long in-flight requests may run after SIGTERM.'),
   SWAGGER_ENABLED: setting(bool, true, 'Serve Swagger UI at /docs and the OpenAPI document at /docs-json.'),
+  DNS_SERVERS: setting<string[] | null>(
+    dnsServers,
+    null,
+    'DNS servers that domain verification asks for TXT records: a comma list of ip or ip:port. Unset: the system resolvers.',
+  ),
+  DNS_TIMEOUT_MS: setting(
+    int(100, 60000),
+    3000,
+    'How long one domain verification waits for DNS answers in total.',
+  ),
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;

@@ -1,3 +1,4 @@
+import { DomainEntity } from '../domains/domain.entity.js';
 import { OrganizationMembershipEntity } from '../memberships/organization-membership.entity.js';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 import { PersonalApiKeyEntity } from '../personal-api-keys/personal-api-key.entity.js';
@@ -14,4 +15,5 @@ export const ENTITIES = [
   OrganizationMembershipEntity,
   ProjectEntity,
   PersonalApiKeyEntity,
+  DomainEntity,
 ];

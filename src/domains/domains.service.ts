@@ -1,0 +1,156 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { Principal } from '../common/auth/principal.js';
+import { randomUrlSafe } from '../common/crypto/tokens.js';
+import { ApiError } from '../common/errors/api-error.js';
+import { isUniqueViolation } from '../common/errors/database-errors.js';
+import type { Page, PageParams } from '../common/pagination/page.js';
+import { Clock } from '../common/time/clock.js';
+import { isUuid } from '../common/validation/ids.js';
+import { MembershipLevel } from '../memberships/organization-membership.entity.js';
+import { MembershipsService } from '../memberships/memberships.service.js';
+import {
+  CHALLENGE_LENGTH,
+  challengeRecordName,
+  DEFAULT_SETTINGS,
+  type DomainSettings,
+  settingsViolation,
+} from './domain-rules.js';
+import { DOMAIN_UNIQUE_CONSTRAINT, type DomainEntity } from './domain.entity.js';
+import { DomainsRepository } from './domains.repository.js';
+import type { CreateDomainDto, UpdateDomainDto } from './dto/domain-input.dto.js';
+import { type DomainDto, toDomainDto } from './dto/domain.dto.js';
+import { TxtResolver } from './txt-resolver.js';
+
+/** The settings of `current` with the fields present in `input` applied. */
+function applySettings(current: DomainSettings, input: UpdateDomainDto): DomainSettings {
+  return {
+    jitProvisioningEnabled: input.jit_provisioning_enabled ?? current.jitProvisioningEnabled,
+    ssoEnforcement: input.sso_enforcement ?? current.ssoEnforcement,
+    samlEntityId: input.saml_entity_id ?? current.samlEntityId,
+    samlAcsUrl: input.saml_acs_url ?? current.samlAcsUrl,
+    samlX509Cert: input.saml_x509_cert ?? current.samlX509Cert,
+  };
+}
+
+function assertSettings(current: DomainSettings, next: DomainSettings, verified: boolean): void {
+  const violation = settingsViolation(current, next, verified);
+  if (violation) throw ApiError.validation(violation.detail, violation.attr, violation.code);
+}
+
+/**
+ * Domains of an organization (decisions §7): any member reads them; admins and owners create, change, delete
+ * and verify them. Verification looks up the challenge in DNS through TxtResolver.
+ */
+@Injectable()
+export class DomainsService {
+  private readonly logger = new Logger(DomainsService.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly domains: DomainsRepository,
+    private readonly memberships: MembershipsService,
+    private readonly txt: TxtResolver,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(principal: Principal, organizationId: string, page: PageParams): Promise<Page<DomainDto>> {
+    const access = await this.memberships.requireAccess(principal, organizationId);
+    const { items, total } = await this.domains.pageForOrganization(access.organizationId, page);
+    return { items: items.map(toDomainDto), total };
+  }
+
+  async retrieve(principal: Principal, organizationId: string, id: string): Promise<DomainDto> {
+    const access = await this.memberships.requireAccess(principal, organizationId);
+    return toDomainDto(await this.find(access.organizationId, id));
+  }
+
+  async create(principal: Principal, organizationId: string, input: CreateDomainDto): Promise<DomainDto> {
+    const access = await this.memberships.requireAccess(principal, organizationId, MembershipLevel.ADMIN);
+    const settings = applySettings(DEFAULT_SETTINGS, input);
+    assertSettings(DEFAULT_SETTINGS, settings, false);
+    try {
+      const entity = await this.domains.insert({
+        ...settings,
+        organizationId: access.organizationId,
+        domain: input.domain,
+        verificationChallenge: randomUrlSafe(CHALLENGE_LENGTH),
+      });
+      return toDomainDto(entity);
+    } catch (err) {
+      if (isUniqueViolation(err, DOMAIN_UNIQUE_CONSTRAINT)) {
+        throw ApiError.validation('This domain is already registered.', 'domain', 'unique');
+      }
+      throw err;
+    }
+  }
+
+  /** Applies the changes under a row lock, so the rules hold against concurrent updates. */
+  async update(
+    principal: Principal,
+    organizationId: string,
+    id: string,
+    input: UpdateDomainDto,
+  ): Promise<DomainDto> {
+    const access = await this.memberships.requireAccess(principal, organizationId, MembershipLevel.ADMIN);
+    if (!isUuid(id)) throw ApiError.notFound();
+    return this.dataSource.transaction(async (manager) => {
+      const current = await this.domains.findInOrganization(access.organizationId, id, {
+        manager,
+        lock: true,
+      });
+      if (!current) throw ApiError.notFound();
+      const next = applySettings(current, input);
+      assertSettings(current, next, current.verifiedAt !== null);
+      const changed = (Object.keys(next) as (keyof DomainSettings)[]).filter((k) => next[k] !== current[k]);
+      if (!changed.length) return toDomainDto(current);
+      await this.domains.update(id, Object.fromEntries(changed.map((k) => [k, next[k]])), manager);
+      const updated = await this.domains.findInOrganization(access.organizationId, id, { manager });
+      return toDomainDto(updated!);
+    });
+  }
+
+  async delete(principal: Principal, organizationId: string, id: string): Promise<void> {
+    const access = await this.memberships.requireAccess(principal, organizationId, MembershipLevel.ADMIN);
+    if (!isUuid(id) || !(await this.domains.delete(access.organizationId, id))) throw ApiError.notFound();
+  }
+
+  /**
+   * Looks up the TXT records of `_posthog-challenge.<domain>`; a record equal to the challenge verifies the
+   * domain (verified_at = now). No match, no record, or a DNS failure leaves it unverified: still 200, and
+   * the outcome is logged (a failure as a warning).
+   */
+  async verify(principal: Principal, organizationId: string, id: string): Promise<DomainDto> {
+    const access = await this.memberships.requireAccess(principal, organizationId, MembershipLevel.ADMIN);
+    const domain = await this.find(access.organizationId, id);
+    if (domain.verifiedAt) {
+      throw ApiError.validation('This domain has already been verified.', null, 'already_verified');
+    }
+    const name = challengeRecordName(domain.domain);
+    const result = await this.txt.lookup(name);
+    const context = { domainId: domain.id, organizationId: access.organizationId, record: name };
+    if (result.outcome === 'failed') {
+      this.logger.warn(
+        { ...context, code: result.code, error: result.message },
+        'domain verification: DNS lookup failed; the domain stays unverified',
+      );
+      return toDomainDto(domain);
+    }
+    if (result.outcome === 'absent' || !result.records.includes(domain.verificationChallenge)) {
+      this.logger.log(
+        { ...context, code: result.outcome === 'absent' ? result.code : 'NO_MATCH' },
+        'domain verification: no TXT record matches the challenge; the domain stays unverified',
+      );
+      return toDomainDto(domain);
+    }
+    await this.domains.markVerified(domain.id, this.clock.now());
+    this.logger.log(context, 'domain verified');
+    return toDomainDto(await this.find(access.organizationId, id));
+  }
+
+  private async find(organizationId: string, id: string): Promise<DomainEntity> {
+    const domain = isUuid(id) ? await this.domains.findInOrganization(organizationId, id) : null;
+    if (!domain) throw ApiError.notFound();
+    return domain;
+  }
+}
