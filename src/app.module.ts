@@ -11,6 +11,8 @@ import { CoreModule } from './config/core.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { DomainsModule } from './domains/domains.module.js';
 import { HealthModule } from './health/health.module.js';
+import { InvitesModule } from './invites/invites.module.js';
+import { MembersModule } from './members/members.module.js';
 import { MembershipsModule } from './memberships/memberships.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
 import { PersonalApiKeysModule } from './personal-api-keys/personal-api-keys.module.js';
@@ -26,6 +28,8 @@ export const FEATURE_MODULES = [
   OrganizationsModule,
   ProjectsModule,
   DomainsModule,
+  MembersModule,
+  InvitesModule,
 ];
 
 /**

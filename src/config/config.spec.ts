@@ -6,11 +6,14 @@ import {
   ConfigError,
   dnsServers,
   email,
+  httpUrl,
   int,
+  mailbox,
   oneOf,
   parseConfig,
   postgresUrl,
   SETTINGS,
+  smtpUrl,
   trustProxy,
 } from './config.js';
 
@@ -48,6 +51,11 @@ describe('parseConfig', () => {
       SWAGGER_ENABLED: true,
       DNS_SERVERS: null,
       DNS_TIMEOUT_MS: 3000,
+      INVITE_DAYS_VALIDITY: 3,
+      SMTP_URL: null,
+      SMTP_FROM: 'noreply@localhost',
+      SMTP_TIMEOUT_MS: 10000,
+      PUBLIC_URL: 'http://localhost:3000',
     });
   });
 
@@ -401,5 +409,57 @@ describe('dnsServers', () => {
       DNS_TIMEOUT_MS: 500,
     });
     expect(configError({ DNS_TIMEOUT_MS: '99' }).problems[0]).toContain('between 100 and 60000');
+  });
+});
+
+describe('invite and e-mail settings', () => {
+  it.each([
+    ['smtp://mail.example.com:587', 'smtp://mail.example.com:587'],
+    [' smtps://user:p%40ss@mail.example.com ', 'smtps://user:p%40ss@mail.example.com'],
+    ['smtp://127.0.0.1:2525', 'smtp://127.0.0.1:2525'],
+  ])('SMTP_URL reads %j', (raw, expected) => {
+    expect(smtpUrl(raw, 'SMTP_URL')).toBe(expected);
+  });
+
+  it.each(['mail.example.com', 'http://mail.example.com', 'smtp://', 'nonsense'])(
+    'SMTP_URL rejects %j',
+    (raw) => {
+      expect(() => smtpUrl(raw, 'SMTP_URL')).toThrow(`SMTP_URL=${JSON.stringify(raw)} is invalid`);
+    },
+  );
+
+  it.each(['noreply@example.com', 'Acme Invites <invites@acme.com>', '<a@b>'])(
+    'SMTP_FROM accepts %j',
+    (raw) => {
+      expect(mailbox(raw, 'SMTP_FROM')).toBe(raw);
+    },
+  );
+
+  it.each(['noreply', 'a b@c', 'Name <noreply>', 'Name <a@b'])('SMTP_FROM rejects %j', (raw) => {
+    expect(() => mailbox(raw, 'SMTP_FROM')).toThrow('expected an address or "Name <address>"');
+  });
+
+  it.each([
+    ['https://posthog.example.com/', 'https://posthog.example.com'],
+    ['http://localhost:3000', 'http://localhost:3000'],
+    ['https://example.com/base//', 'https://example.com/base'],
+  ])('PUBLIC_URL reads %j as %j', (raw, expected) => {
+    expect(httpUrl(raw, 'PUBLIC_URL')).toBe(expected);
+  });
+
+  it.each(['example.com', 'ftp://example.com', 'https://example.com/?a=1', 'https://example.com/#x'])(
+    'PUBLIC_URL rejects %j',
+    (raw) => {
+      expect(() => httpUrl(raw, 'PUBLIC_URL')).toThrow(`PUBLIC_URL=${JSON.stringify(raw)} is invalid`);
+    },
+  );
+
+  it('bounds INVITE_DAYS_VALIDITY and SMTP_TIMEOUT_MS', () => {
+    expect(parseConfig({ INVITE_DAYS_VALIDITY: '7', SMTP_TIMEOUT_MS: '500' })).toMatchObject({
+      INVITE_DAYS_VALIDITY: 7,
+      SMTP_TIMEOUT_MS: 500,
+    });
+    expect(configError({ INVITE_DAYS_VALIDITY: '0' }).problems[0]).toContain('between 1 and 365');
+    expect(configError({ SMTP_TIMEOUT_MS: '99' }).problems[0]).toContain('between 100 and 600000');
   });
 });

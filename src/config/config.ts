@@ -101,6 +101,40 @@ export const dnsServers: Parser<string[] | null> = (raw, name) => {
   });
 };
 
+/** An `smtp://` or `smtps://` URL (credentials, if any, in the user-info part). */
+export const smtpUrl: Parser<string> = (raw, name) => {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    return fail(name, raw, 'an smtp://user:password@host:port or smtps://… URL');
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') fail(name, raw, 'an smtp:// or smtps:// URL');
+  if (!url.hostname) fail(name, raw, 'an SMTP URL with a host');
+  return raw.trim();
+};
+
+/** A sender: `address@host` or `Display Name <address@host>`. */
+export const mailbox: Parser<string> = (raw, name) => {
+  const v = raw.trim();
+  const address = /^[^\s@<>]+@[^\s@<>]+$/;
+  const named = /^[^<>\r\n]*<([^\s@<>]+@[^\s@<>]+)>$/;
+  return address.test(v) || named.test(v) ? v : fail(name, raw, 'an address or "Name <address>"');
+};
+
+/** An absolute http(s) URL without a trailing slash (links are built by appending paths). */
+export const httpUrl: Parser<string> = (raw, name) => {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    return fail(name, raw, 'an http:// or https:// URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(name, raw, 'an http:// or https:// URL');
+  if (url.search || url.hash) fail(name, raw, 'a URL without query or fragment');
+  return url.href.replace(/\/+$/, '');
+};
+
 interface Setting<T> {
   parse: Parser<T>;
   default: T;
@@ -164,6 +198,31 @@ export const SETTINGS = {
     int(100, 60000),
     3000,
     'How long one domain verification waits for DNS answers in total.',
+  ),
+  INVITE_DAYS_VALIDITY: setting(
+    int(1, 365),
+    3,
+    'Days after which an invite expires (`is_expired`); an expired invite can no longer be accepted.',
+  ),
+  SMTP_URL: setting<string | null>(
+    smtpUrl,
+    null,
+    'SMTP server for invitation e-mails (smtp://user:password@host:587, or smtps:// for implicit TLS). Unset: no e-mail is sent.',
+  ),
+  SMTP_FROM: setting(
+    mailbox,
+    'noreply@localhost',
+    'Sender of invitation e-mails: an address or "Name <address>".',
+  ),
+  SMTP_TIMEOUT_MS: setting(
+    int(100, 600000),
+    10000,
+    'Connection, greeting and socket timeout of one SMTP delivery; a request sending invitations waits at most about this long.',
+  ),
+  PUBLIC_URL: setting(
+    httpUrl,
+    'http://localhost:3000',
+    "The service's public base URL, used in the accept instructions of invitation e-mails.",
   ),
 } satisfies Record<string, Setting<unknown>>;
 

@@ -1,4 +1,6 @@
 import { DomainEntity } from '../domains/domain.entity.js';
+import { InviteEntity } from '../invites/invite.entity.js';
+import { MembershipProjectAccessEntity } from '../memberships/membership-project-access.entity.js';
 import { OrganizationMembershipEntity } from '../memberships/organization-membership.entity.js';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 import { PersonalApiKeyEntity } from '../personal-api-keys/personal-api-key.entity.js';
@@ -16,4 +18,6 @@ export const ENTITIES = [
   ProjectEntity,
   PersonalApiKeyEntity,
   DomainEntity,
+  MembershipProjectAccessEntity,
+  InviteEntity,
 ];

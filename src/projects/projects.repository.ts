@@ -34,6 +34,16 @@ export class ProjectsRepository {
     return { items, total };
   }
 
+  /** Which of these project ids belong to the organization. */
+  async idsInOrganization(organizationId: string, ids: readonly number[]): Promise<Set<number>> {
+    if (!ids.length) return new Set();
+    const rows = await this.dataSource.getRepository(ProjectEntity).find({
+      select: { id: true },
+      where: { organizationId, id: In([...ids]) },
+    });
+    return new Set(rows.map((r) => r.id));
+  }
+
   /** The organization's default project: its first. */
   findDefault(organizationId: string): Promise<ProjectEntity | null> {
     return this.dataSource

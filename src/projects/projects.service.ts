@@ -53,6 +53,14 @@ export class ProjectsService {
     return project;
   }
 
+  /** Which of these project ids belong to the organization (ids out of the integer range never do). */
+  idsInOrganization(organizationId: string, ids: readonly number[]): Promise<Set<number>> {
+    return this.projects.idsInOrganization(
+      organizationId,
+      ids.filter((id) => Number.isInteger(id) && id >= 1 && id <= 2147483647),
+    );
+  }
+
   findDefault(organizationId: string): Promise<ProjectEntity | null> {
     return this.projects.findDefault(organizationId);
   }

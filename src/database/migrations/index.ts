@@ -1,8 +1,13 @@
 import { Init1795240522298 } from './1795240522298-Init.js';
 import { Domains1795241288204 } from './1795241288204-Domains.js';
+import { MembersInvites1795241523230 } from './1795241523230-MembersInvites.js';
 
 /**
  * Migrations in the order they apply. `npm run migration:generate -- <Name>` writes a new file beside this one;
  * add its class at the end of this list (CI's drift check fails until the entities and this list agree).
  */
-export const MIGRATIONS: (new () => unknown)[] = [Init1795240522298, Domains1795241288204];
+export const MIGRATIONS: (new () => unknown)[] = [
+  Init1795240522298,
+  Domains1795241288204,
+  MembersInvites1795241523230,
+];

@@ -1,0 +1,106 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { Principal } from '../common/auth/principal.js';
+import { ApiError } from '../common/errors/api-error.js';
+import type { Page, PageParams } from '../common/pagination/page.js';
+import { MembershipsService } from '../memberships/memberships.service.js';
+import type { MembershipLevel } from '../memberships/organization-membership.entity.js';
+import { type MemberDto, toMemberDto } from './dto/member.dto.js';
+import { type MemberChangeRefusal, memberChangeRefusal } from './member-rules.js';
+
+/** Throws the refusal: 403 `permission_denied`, or 400 `last_owner` naming `attr`. */
+function refuse(refusal: MemberChangeRefusal | null, attr: string | null): void {
+  if (!refusal) return;
+  if (refusal.status === 403) throw ApiError.permissionDenied(refusal.detail);
+  throw ApiError.validation(refusal.detail, attr, 'last_owner');
+}
+
+/** The path segment that names the caller instead of a user uuid. */
+export const ME = '@me';
+
+/**
+ * Members of an organization (decisions §5): any member lists them; level changes and removals follow the
+ * rules of member-rules.ts. Membership rows are read and written through MembershipsService, the table's one
+ * owner. Changes run in a transaction that first locks the organization's owners, so concurrent changes cannot
+ * leave it without an owner; the rules are checked inside it against the levels as they are then.
+ */
+@Injectable()
+export class MembersService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly memberships: MembershipsService,
+  ) {}
+
+  async list(principal: Principal, organizationId: string, page: PageParams): Promise<Page<MemberDto>> {
+    const access = await this.memberships.requireAccess(principal, organizationId);
+    const { items, total } = await this.memberships.pageWithUsers(access.organizationId, page);
+    return { items: items.map(toMemberDto), total };
+  }
+
+  async updateLevel(
+    principal: Principal,
+    organizationId: string,
+    userUuid: string,
+    level: MembershipLevel,
+  ): Promise<MemberDto> {
+    const access = await this.memberships.requireAccess(principal, organizationId);
+    return this.dataSource.transaction(async (manager) => {
+      const { actor, target, ownerIds } = await this.lockedSides(
+        principal,
+        access.organizationId,
+        userUuid,
+        manager,
+      );
+      refuse(memberChangeRefusal(actor, target, level, ownerIds), 'level');
+      if (target.level === level) return toMemberDto(target);
+      await this.memberships.setLevel(target.id, level, manager);
+      const updated = await this.memberships.findWithUser(
+        access.organizationId,
+        { id: target.userId },
+        manager,
+      );
+      return toMemberDto(updated!);
+    });
+  }
+
+  /**
+   * Removes a member, or the caller itself (leaving). Only the membership goes: the user and its keys remain,
+   * and the keys see this organization no more from the next request on (access is checked on every request).
+   */
+  async remove(principal: Principal, organizationId: string, userUuid: string): Promise<void> {
+    const access = await this.memberships.requireAccess(principal, organizationId);
+    await this.dataSource.transaction(async (manager) => {
+      const { actor, target, ownerIds } = await this.lockedSides(
+        principal,
+        access.organizationId,
+        userUuid,
+        manager,
+      );
+      refuse(memberChangeRefusal(actor, target, null, ownerIds), null);
+      await this.memberships.remove(target.id, manager);
+    });
+  }
+
+  /** The Member view of a user's membership (after an invite is accepted). */
+  async describe(organizationId: string, userId: number): Promise<MemberDto> {
+    const membership = await this.memberships.findWithUser(organizationId, { id: userId });
+    if (!membership) throw ApiError.notFound();
+    return toMemberDto(membership);
+  }
+
+  /** Locks the owners, then reads the caller's level and the target membership as they are under the lock. */
+  private async lockedSides(
+    principal: Principal,
+    organizationId: string,
+    userUuid: string,
+    manager: EntityManager,
+  ) {
+    const ownerIds = await this.memberships.lockOwners(organizationId, manager);
+    const actorLevel = await this.memberships.levelOf(principal.userId, organizationId, manager);
+    if (actorLevel === null) throw ApiError.notFound();
+    const uuid = userUuid === ME ? principal.userUuid : userUuid;
+    const target = await this.memberships.findWithUser(organizationId, { uuid }, manager);
+    if (!target) throw ApiError.notFound();
+    return { actor: { userId: principal.userId, level: actorLevel }, target, ownerIds };
+  }
+}
