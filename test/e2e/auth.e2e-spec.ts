@@ -3,6 +3,7 @@ import { MembershipLevel } from '../../src/memberships/organization-membership.e
 import { PersonalApiKeysService } from '../../src/personal-api-keys/personal-api-keys.service.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
+import { NOT_FOUND } from '../support/expectations.js';
 
 const HOUR = 3600_000;
 const MINUTE = 60_000;
@@ -18,8 +19,6 @@ function scopeDenied(scope: string) {
     attr: null,
   };
 }
-
-const NOT_FOUND = { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null };
 
 describe('authentication and scopes', () => {
   let t: TestApp;

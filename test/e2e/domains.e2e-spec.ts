@@ -10,29 +10,16 @@ import {
   type TestDnsServer,
 } from '../support/dns-server.js';
 import type { TestUser } from '../support/factories.js';
+import {
+  ISO,
+  UUID,
+  NOT_FOUND,
+  NOT_AUTHENTICATED,
+  INSUFFICIENT,
+  missingScope,
+} from '../support/expectations.js';
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
-const NOT_FOUND = { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null };
-const INSUFFICIENT = {
-  type: 'authentication_error',
-  code: 'permission_denied',
-  detail: 'Your organization access level is insufficient.',
-  attr: null,
-};
-const NOT_AUTHENTICATED = {
-  type: 'authentication_error',
-  code: 'not_authenticated',
-  detail: 'Authentication credentials were not provided.',
-  attr: null,
-};
-const missingScope = (scope: string) => ({
-  type: 'authentication_error',
-  code: 'permission_denied',
-  detail: `API key missing required scope '${scope}'`,
-  attr: null,
-});
 const DOMAIN_FIELDS = [
   'domain',
   'has_saml',

@@ -3,16 +3,7 @@ import pg from 'pg';
 import { MembershipLevel } from '../../src/memberships/organization-membership.entity.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
-
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const NOT_FOUND = { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null };
-const INSUFFICIENT = {
-  type: 'authentication_error',
-  code: 'permission_denied',
-  detail: 'Your organization access level is insufficient.',
-  attr: null,
-};
+import { ISO, UUID, NOT_FOUND, INSUFFICIENT } from '../support/expectations.js';
 
 describe('organizations', () => {
   let t: TestApp;

@@ -4,12 +4,11 @@ import { MembershipLevel } from '../../src/memberships/organization-membership.e
 import { PersonalApiKeysService } from '../../src/personal-api-keys/personal-api-keys.service.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
+import { NOT_FOUND } from '../support/expectations.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_MS_Z_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const PROJECT_TOKEN_RE = /^phc_[0-9A-Za-z]{43}$/;
-
-const NOT_FOUND = { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null };
 
 interface Org {
   id: string;
