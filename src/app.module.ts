@@ -1,6 +1,8 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
 import { LoggerModule } from 'nestjs-pino';
+import { BatchExportsModule } from './batch-exports/batch-exports.module.js';
 import { ApiKeyGuard } from './common/auth/api-key.guard.js';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter.js';
 import { loggerOptions } from './common/logging/logger-options.js';
@@ -30,6 +32,7 @@ export const FEATURE_MODULES = [
   DomainsModule,
   MembersModule,
   InvitesModule,
+  BatchExportsModule,
 ];
 
 /**
@@ -45,6 +48,8 @@ export class AppModule {
         CoreModule.forRoot(config),
         LoggerModule.forRoot(loggerOptions(config)),
         DatabaseModule.forRoot(config),
+        // Timers of the batch export scheduler (cleared on shutdown).
+        ScheduleModule.forRoot(),
         ...FEATURE_MODULES,
       ],
       providers: [

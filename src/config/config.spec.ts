@@ -56,6 +56,10 @@ describe('parseConfig', () => {
       SMTP_FROM: 'noreply@localhost',
       SMTP_TIMEOUT_MS: 10000,
       PUBLIC_URL: 'http://localhost:3000',
+      SCHEDULER_ENABLED: true,
+      SCHEDULER_TICK_SECONDS: 60,
+      SCHEDULER_MAX_CATCHUP: 100,
+      BACKFILL_MAX_RUNS: 10000,
     });
   });
 
@@ -461,5 +465,27 @@ describe('invite and e-mail settings', () => {
     });
     expect(configError({ INVITE_DAYS_VALIDITY: '0' }).problems[0]).toContain('between 1 and 365');
     expect(configError({ SMTP_TIMEOUT_MS: '99' }).problems[0]).toContain('between 100 and 600000');
+  });
+});
+
+describe('batch export scheduler settings', () => {
+  it('reads and bounds them', () => {
+    expect(
+      parseConfig({
+        SCHEDULER_ENABLED: 'false',
+        SCHEDULER_TICK_SECONDS: '5',
+        SCHEDULER_MAX_CATCHUP: '7',
+        BACKFILL_MAX_RUNS: '50',
+      }),
+    ).toMatchObject({
+      SCHEDULER_ENABLED: false,
+      SCHEDULER_TICK_SECONDS: 5,
+      SCHEDULER_MAX_CATCHUP: 7,
+      BACKFILL_MAX_RUNS: 50,
+    });
+    expect(configError({ SCHEDULER_TICK_SECONDS: '0' }).problems[0]).toContain('between 1 and 3600');
+    expect(configError({ SCHEDULER_MAX_CATCHUP: '0' }).problems[0]).toContain('between 1 and 100000');
+    expect(configError({ BACKFILL_MAX_RUNS: '-1' }).problems[0]).toContain('between 1 and 1000000');
+    expect(configError({ SCHEDULER_ENABLED: 'maybe' }).problems[0]).toContain('true or false');
   });
 });

@@ -224,6 +224,26 @@ export const SETTINGS = {
     'http://localhost:3000',
     "The service's public base URL, used in the accept instructions of invitation e-mails.",
   ),
+  SCHEDULER_ENABLED: setting(
+    bool,
+    true,
+    'Run the batch export scheduler in this process (safe on every replica: each run is created once).',
+  ),
+  SCHEDULER_TICK_SECONDS: setting(
+    int(1, 3600),
+    60,
+    'Seconds between two ticks of the batch export scheduler, each creating the runs that have fallen due.',
+  ),
+  SCHEDULER_MAX_CATCHUP: setting(
+    int(1, 100000),
+    100,
+    'Most runs one scheduler tick creates per batch export when catching up missed intervals after downtime.',
+  ),
+  BACKFILL_MAX_RUNS: setting(
+    int(1, 1000000),
+    10000,
+    'Most runs (intervals) one batch export backfill may create.',
+  ),
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;

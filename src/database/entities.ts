@@ -1,3 +1,8 @@
+import { BatchExportBackfillEntity } from '../batch-exports/batch-export-backfill.entity.js';
+import { BatchExportLogEntity } from '../batch-exports/batch-export-log.entity.js';
+import { BatchExportPauseEntity } from '../batch-exports/batch-export-pause.entity.js';
+import { BatchExportRunEntity } from '../batch-exports/batch-export-run.entity.js';
+import { BatchExportEntity } from '../batch-exports/batch-export.entity.js';
 import { DomainEntity } from '../domains/domain.entity.js';
 import { InviteEntity } from '../invites/invite.entity.js';
 import { MembershipProjectAccessEntity } from '../memberships/membership-project-access.entity.js';
@@ -20,4 +25,9 @@ export const ENTITIES = [
   DomainEntity,
   MembershipProjectAccessEntity,
   InviteEntity,
+  BatchExportEntity,
+  BatchExportBackfillEntity,
+  BatchExportRunEntity,
+  BatchExportPauseEntity,
+  BatchExportLogEntity,
 ];

@@ -23,13 +23,31 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+export interface TestAppOptions {
+  /**
+   * Boot on this existing database (e.g. another test app's `databaseUrl`, for several app instances sharing
+   * one database) instead of a fresh clone; `close()` then leaves the database in place.
+   */
+  databaseUrl?: string;
+}
+
 /**
  * Boots the real AppModule through the same `configureApp` as main.ts, on its own database cloned from the
- * migrated template. Only the clock is replaced (tests set time instead of sleeping).
+ * migrated template. Only the clock is replaced (tests set time instead of sleeping). The batch export
+ * scheduler is off unless the test's `env` turns it on (`SCHEDULER_ENABLED: 'true'`).
  */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const db = await cloneTemplate();
-  const config = AppConfig.fromEnv({ LOG_LEVEL: 'silent', NODE_ENV: 'test', ...env, DATABASE_URL: db.url });
+export async function createTestApp(
+  env: Record<string, string> = {},
+  options: TestAppOptions = {},
+): Promise<TestApp> {
+  const db = options.databaseUrl ? { name: null, url: options.databaseUrl } : await cloneTemplate();
+  const config = AppConfig.fromEnv({
+    LOG_LEVEL: 'silent',
+    NODE_ENV: 'test',
+    SCHEDULER_ENABLED: 'false',
+    ...env,
+    DATABASE_URL: db.url,
+  });
   const clock = new FixedClock(new Date());
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] })
     .overrideProvider(Clock)
@@ -49,7 +67,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     factories: new Factories(app as INestApplication, http),
     close: async () => {
       await app.close();
-      await dropDatabase(db.name);
+      if (db.name) await dropDatabase(db.name);
     },
   };
 }

@@ -1,0 +1,87 @@
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { BatchExportBackfillEntity } from './batch-export-backfill.entity.js';
+import { BatchExportEntity } from './batch-export.entity.js';
+
+/** Every status of a run (decisions §8). New runs start as `Starting`. */
+export const RUN_STATUSES = [
+  'Starting',
+  'Running',
+  'Completed',
+  'Failed',
+  'FailedRetryable',
+  'Cancelled',
+  'Terminated',
+  'TimedOut',
+  'ContinuedAsNew',
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+/** The statuses a run can be cancelled from. */
+export const CANCELLABLE_STATUSES: readonly RunStatus[] = ['Starting', 'Running'];
+
+/** The unique key that makes the scheduler create each interval's run exactly once. */
+export const SCHEDULED_RUN_UNIQUE_INDEX = 'batch_export_runs_scheduled_interval_key';
+
+/**
+ * One run of a batch export over `[data_interval_start, data_interval_end)`. Scheduled runs (no backfill) are
+ * unique per export and interval; backfill runs are not tied to that key.
+ */
+@Entity('batch_export_runs')
+@Index(SCHEDULED_RUN_UNIQUE_INDEX, ['batchExportId', 'dataIntervalStart', 'dataIntervalEnd'], {
+  unique: true,
+  where: '"backfill_id" IS NULL',
+})
+@Index('batch_export_runs_export_created_idx', ['batchExportId', 'createdAt'])
+@Index('batch_export_runs_backfill_idx', ['backfillId'])
+@Check(
+  'batch_export_runs_status_check',
+  `"status" IN ('Starting', 'Running', 'Completed', 'Failed', 'FailedRetryable', 'Cancelled', 'Terminated', 'TimedOut', 'ContinuedAsNew')`,
+)
+export class BatchExportRunEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'uuid' })
+  batchExportId: string;
+
+  @ManyToOne(() => BatchExportEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'batch_export_id' })
+  batchExport?: BatchExportEntity;
+
+  /** The backfill that created the run; null for scheduled runs. */
+  @Column({ type: 'uuid', nullable: true })
+  backfillId: string | null;
+
+  @ManyToOne(() => BatchExportBackfillEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'backfill_id' })
+  backfill?: BatchExportBackfillEntity;
+
+  @Column({ type: 'varchar', length: 16, default: 'Starting' })
+  status: RunStatus;
+
+  @Column({ type: 'integer', nullable: true })
+  recordsCompleted: number | null;
+
+  @Column({ type: 'integer', nullable: true })
+  recordsTotalCount: number | null;
+
+  @Column({ type: 'text', nullable: true })
+  latestError: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  cursor: string | null;
+
+  @Column({ type: 'timestamptz' })
+  dataIntervalStart: Date;
+
+  @Column({ type: 'timestamptz' })
+  dataIntervalEnd: Date;
+
+  @Column({ type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  finishedAt: Date | null;
+
+  @Column({ type: 'timestamptz' })
+  lastUpdatedAt: Date;
+}

@@ -1,0 +1,99 @@
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { OrganizationEntity } from '../organizations/organization.entity.js';
+import { ProjectEntity } from '../projects/project.entity.js';
+import type { Config, DestinationType } from './destinations.js';
+import type { Interval } from './schedule.js';
+
+export const BATCH_EXPORT_MODELS = ['events', 'persons'] as const;
+export type BatchExportModel = (typeof BATCH_EXPORT_MODELS)[number];
+
+/**
+ * A batch export: sends a model of a project to a destination every interval. Deleting is soft (`deleted_at`):
+ * the row stays for its runs and logs but is hidden from every read and never scheduled again.
+ */
+@Entity('batch_exports')
+@Index('batch_exports_organization_idx', ['organizationId', 'createdAt', 'id'])
+@Check('batch_exports_model_check', `"model" IN ('events', 'persons')`)
+@Check(
+  'batch_exports_interval_check',
+  `"interval" IN ('hour', 'day', 'week', 'every 5 minutes', 'every 15 minutes')`,
+)
+@Check(
+  'batch_exports_destination_type_check',
+  `"destination_type" IN ('S3', 'Snowflake', 'Postgres', 'Redshift', 'BigQuery', 'HTTP', 'NoOp')`,
+)
+@Check(
+  'batch_exports_start_before_end_check',
+  '"start_at" IS NULL OR "end_at" IS NULL OR "start_at" < "end_at"',
+)
+export class BatchExportEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'uuid' })
+  organizationId: string;
+
+  @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'organization_id' })
+  organization?: OrganizationEntity;
+
+  /** The project exported: the organization's default project at creation. */
+  @Column({ type: 'integer' })
+  teamId: number;
+
+  @ManyToOne(() => ProjectEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'team_id' })
+  team?: ProjectEntity;
+
+  @Column({ type: 'varchar', length: 255 })
+  name: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  model: BatchExportModel;
+
+  @Column({ type: 'varchar', length: 16 })
+  destinationType: DestinationType;
+
+  /** The destination's config without its secrets: what responses show. */
+  @Column({ type: 'jsonb', default: {} })
+  destinationConfig: Config;
+
+  /** The secret keys of the config. Never selected unless asked for (`select: false`), never returned. */
+  @Column({ type: 'jsonb', default: {}, select: false })
+  destinationSecrets?: Config;
+
+  @Column({ type: 'varchar', length: 32 })
+  interval: Interval;
+
+  @Column({ type: 'boolean', default: false })
+  paused: boolean;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  lastPausedAt: Date | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  startAt: Date | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  endAt: Date | null;
+
+  @Column({ type: 'text', default: '' })
+  hogqlQuery: string;
+
+  /**
+   * The scheduler's watermark: every interval ending at or before it has been handled (run created, or skipped
+   * as it fell while paused). Null until the first tick that considers the export.
+   */
+  @Column({ type: 'timestamptz', nullable: true })
+  scheduledThrough: Date | null;
+
+  @Column({ type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ type: 'timestamptz' })
+  lastUpdatedAt: Date;
+
+  /** Set by DELETE (soft delete). */
+  @Column({ type: 'timestamptz', nullable: true })
+  deletedAt: Date | null;
+}

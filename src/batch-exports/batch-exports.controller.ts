@@ -1,0 +1,256 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
+import { CurrentPrincipal, RequireScopes } from '../common/auth/auth.decorators.js';
+import type { Principal } from '../common/auth/principal.js';
+import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
+import type { Page, PageParams } from '../common/pagination/page.js';
+import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
+import { BatchExportsService } from './batch-exports.service.js';
+import {
+  BackfillInputDto,
+  CreateBatchExportDto,
+  UpdateBatchExportDto,
+} from './dto/batch-export-input.dto.js';
+import { BatchExportLogDto, LogsQueryDto } from './dto/batch-export-log.dto.js';
+import { BatchExportRunDto } from './dto/batch-export-run.dto.js';
+import { BackfillCreatedDto, BatchExportDto, PausedDto } from './dto/batch-export.dto.js';
+
+const NOT_FOUND = {
+  description: "No such organization or batch export among the caller's (deleted exports included).",
+  type: ErrorBodyDto,
+};
+const BAD_BODY = {
+  description:
+    'Invalid body: bad value, unknown or read-only field, a destination config that does not fit its type ' +
+    '(`attr` `destination__config__<key>`), a changed destination type, or `start_at` not before `end_at`.',
+  type: ErrorBodyDto,
+};
+
+@ApiTags('batch exports')
+@ApiParam({ name: 'organization_id', format: 'uuid' })
+@ApiNotFoundResponse(NOT_FOUND)
+@Controller('api/organizations/:organization_id/batch_exports')
+export class BatchExportsController {
+  constructor(private readonly batchExports: BatchExportsService) {}
+
+  @Get()
+  @RequireScopes('batch_export:read')
+  @ApiOperation({ summary: "List an organization's batch exports", description: 'Any member; newest first.' })
+  @Paginated(BatchExportDto)
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id') organizationId: string,
+    @PageQuery() page: PageParams,
+  ): Promise<Page<BatchExportDto>> {
+    return this.batchExports.list(principal, organizationId, page);
+  }
+
+  @Post()
+  @RequireScopes('batch_export:write')
+  @ApiOperation({
+    summary: 'Create a batch export',
+    description:
+      "Any member. Exports the organization's default project. The scheduler creates a run for every " +
+      'aligned interval that ends from then on (not before `start_at`, not after `end_at`).',
+  })
+  @ApiCreatedResponse({ type: BatchExportDto })
+  @ApiBadRequestResponse(BAD_BODY)
+  create(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id') organizationId: string,
+    @Body() body: CreateBatchExportDto,
+  ): Promise<BatchExportDto> {
+    return this.batchExports.create(principal, organizationId, body);
+  }
+
+  @Get(':id')
+  @RequireScopes('batch_export:read')
+  @ApiOperation({
+    summary: 'Retrieve a batch export',
+    description: 'Any member. Secrets are never returned.',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiOkResponse({ type: BatchExportDto })
+  retrieve(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id') organizationId: string,
+    @Param('id') id: string,
+  ): Promise<BatchExportDto> {
+    return this.batchExports.retrieve(principal, organizationId, id);
+  }
+
+  @Patch(':id')
+  @RequireScopes('batch_export:write')
+  @ApiOperation({
+    summary: 'Update a batch export',
+    description:
+      'Any member. `destination.config` is deep-merged into the current config (omitted secrets are kept); ' +
+      'the destination type cannot change. `paused` has the effect of pause/unpause.',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiOkResponse({ type: BatchExportDto })
+  @ApiBadRequestResponse(BAD_BODY)
+  update(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id') organizationId: string,
+    @Param('id') id: string,
+    @Body() body: UpdateBatchExportDto,
+  ): Promise<BatchExportDto> {
+    return this.batchExports.update(principal, organizationId, id, body);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @RequireScopes('batch_export:write')
+  @ApiOperation({
+    summary: 'Delete a batch export',
+    description:
+      'Any member. Soft delete: the export disappears from every read, gets no further runs, and its ' +
+      'Starting and Running runs are cancelled.',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiNoContentResponse({ description: 'Deleted.' })
+  async delete(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id') organizationId: string,
+    @Param('id') id: string,
+  ): Promise<void> {
+    await this.batchExports.delete(principal, organizationId, id);
+  }
+
+  @Post(':id/pause')
+  @HttpCode(200)
+  @RequireScopes('batch_export:write')
+  @ApiOperation({
+    summary: 'Pause a batch export',
+    description:
+      'Any member. Sets `paused` and `last_paused_at`; no run is ever created for an interval that ends while ' +
+      'paused. Idempotent. Takes no body (one sent is ignored).',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiOkResponse({ type: PausedDto })
+  pause(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id') organizationId: string,
+    @Param('id') id: string,
+  ): Promise<PausedDto> {
+    return this.batchExports.setPaused(principal, organizationId, id, true);
+  }
+
+  @Post(':id/unpause')
+  @HttpCode(200)
+  @RequireScopes('batch_export:write')
+  @ApiOperation({
+    summary: 'Unpause a batch export',
+    description:
+      'Any member. Runs resume with the first interval ending from now on; intervals that ended while paused ' +
+      'are skipped (backfill them if needed). Idempotent. Takes no body (one sent is ignored).',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiOkResponse({ type: PausedDto })
+  unpause(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id') organizationId: string,
+    @Param('id') id: string,
+  ): Promise<PausedDto> {
+    return this.batchExports.setPaused(principal, organizationId, id, false);
+  }
+
+  @Post(':id/backfill')
+  @HttpCode(200)
+  @RequireScopes('batch_export:write')
+  @ApiOperation({
+    summary: 'Backfill a batch export',
+    description:
+      'Any member. Creates, in one transaction, a `Starting` run for every aligned interval whose end lies in ' +
+      '(start_at, end_at] — at most BACKFILL_MAX_RUNS — whether or not the schedule already ran it.',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiOkResponse({ type: BackfillCreatedDto })
+  @ApiBadRequestResponse({
+    description:
+      'Missing or unzoned timestamps, `start_at` not before `end_at`, `end_at` in the future, no interval in ' +
+      'the range, or more than BACKFILL_MAX_RUNS intervals.',
+    type: ErrorBodyDto,
+  })
+  backfill(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id') organizationId: string,
+    @Param('id') id: string,
+    @Body() body: BackfillInputDto,
+  ): Promise<BackfillCreatedDto> {
+    return this.batchExports.backfill(principal, organizationId, id, body);
+  }
+
+  @Get(':id/runs')
+  @RequireScopes('batch_export:read')
+  @ApiOperation({
+    summary: "List a batch export's runs",
+    description: 'Any member. Newest first (`created_at`, then `data_interval_end`, descending).',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @Paginated(BatchExportRunDto)
+  listRuns(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id') organizationId: string,
+    @Param('id') id: string,
+    @PageQuery() page: PageParams,
+  ): Promise<Page<BatchExportRunDto>> {
+    return this.batchExports.listRuns(principal, organizationId, id, page);
+  }
+
+  @Post(':id/runs/:run_id/cancel')
+  @HttpCode(200)
+  @RequireScopes('batch_export:write')
+  @ApiOperation({
+    summary: 'Cancel a run',
+    description:
+      'Any member. Only a `Starting` or `Running` run: it becomes `Cancelled` with `finished_at` set. ' +
+      'Takes no body (one sent is ignored).',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiParam({ name: 'run_id', format: 'uuid' })
+  @ApiOkResponse({ type: BatchExportRunDto, description: 'The cancelled run.' })
+  @ApiBadRequestResponse({ description: '`invalid_state`: the run has another status.', type: ErrorBodyDto })
+  cancelRun(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id') organizationId: string,
+    @Param('id') id: string,
+    @Param('run_id') runId: string,
+  ): Promise<BatchExportRunDto> {
+    return this.batchExports.cancelRun(principal, organizationId, id, runId);
+  }
+
+  @Get(':id/logs')
+  @RequireScopes('batch_export:read')
+  @ApiOperation({
+    summary: "List a batch export's log",
+    description:
+      'Any member. Entries for create, update, pause, unpause, backfill, run created and run cancelled; ' +
+      'newest first.',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @Paginated(BatchExportLogDto)
+  @ApiBadRequestResponse({
+    description: 'Invalid `level`, `search`, `limit` or `offset`.',
+    type: ErrorBodyDto,
+  })
+  listLogs(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id') organizationId: string,
+    @Param('id') id: string,
+    @Query() query: LogsQueryDto,
+    @PageQuery() page: PageParams,
+  ): Promise<Page<BatchExportLogDto>> {
+    return this.batchExports.listLogs(principal, organizationId, id, query, page);
+  }
+}

@@ -1,0 +1,64 @@
+import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { Clock } from '../common/time/clock.js';
+import { AppConfig } from '../config/config.js';
+import { BatchExportsService } from './batch-exports.service.js';
+
+/**
+ * The batch export scheduler: every SCHEDULER_TICK_SECONDS (when SCHEDULER_ENABLED) it calls
+ * `createDueRuns(now)`. Thin on purpose: the rules and the exactly-once guarantee live in that one statement,
+ * so every replica may run this and a failed tick is simply retried by the next one.
+ */
+@Injectable()
+export class BatchExportsScheduler implements OnApplicationBootstrap, OnModuleDestroy {
+  static readonly INTERVAL_NAME = 'batch-exports-scheduler';
+  private readonly logger = new Logger(BatchExportsScheduler.name);
+  private inFlight: Promise<void> | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly batchExports: BatchExportsService,
+    private readonly registry: SchedulerRegistry,
+    private readonly config: AppConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.config.get('SCHEDULER_ENABLED')) return;
+    const handle = setInterval(() => void this.tick(), this.config.get('SCHEDULER_TICK_SECONDS') * 1000);
+    this.registry.addInterval(BatchExportsScheduler.INTERVAL_NAME, handle);
+  }
+
+  /** On shutdown: no new tick, and the one in flight finishes before the pool closes. */
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    if (this.registry.doesExist('interval', BatchExportsScheduler.INTERVAL_NAME)) {
+      this.registry.deleteInterval(BatchExportsScheduler.INTERVAL_NAME);
+    }
+    await this.inFlight;
+  }
+
+  /** One tick at the clock's now. Skipped while the previous tick still runs; never throws. */
+  tick(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    this.inFlight ??= this.run().finally(() => {
+      this.inFlight = null;
+    });
+    return this.inFlight;
+  }
+
+  private async run(): Promise<void> {
+    const now = this.clock.now();
+    try {
+      const { created, exports } = await this.batchExports.createDueRuns(now);
+      if (created) {
+        this.logger.log({ created, exports, now: now.toISOString() }, 'batch export runs created');
+      }
+    } catch (err) {
+      this.logger.error(
+        { err, now: now.toISOString() },
+        'batch export scheduler tick failed; the next tick retries',
+      );
+    }
+  }
+}

@@ -1,0 +1,217 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsObject,
+  IsOptional,
+  IsString,
+  MaxLength,
+  MinLength,
+  ValidateNested,
+} from 'class-validator';
+import { IsOmittable, Trim } from '../../common/validation/decorators.js';
+import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
+import { IsZonedTimestamp } from '../../common/validation/timestamps.js';
+import { BATCH_EXPORT_MODELS, type BatchExportModel } from '../batch-export.entity.js';
+import { DESTINATION_TYPES, type Config, type DestinationType } from '../destinations.js';
+import { INTERVALS, type Interval } from '../schedule.js';
+
+/** Fields of a batch export that clients read but never write. */
+const READ_ONLY = ['id', 'team_id', 'created_at', 'last_updated_at', 'latest_runs', 'schema'];
+
+const oneOf = (values: readonly string[]) =>
+  IsIn(values as string[], { message: `Must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}.` });
+
+/** A string of at most `max` characters (checked in this order: a non-string is not "too long"). */
+const Text = (max: number) =>
+  applyDecorators(
+    IsString({ message: 'Must be a string.' }),
+    MaxLength(max, { message: `Ensure this field has no more than ${max} characters.` }),
+  );
+
+const Name = () =>
+  applyDecorators(
+    Trim(),
+    IsString({ message: 'Must be a string.' }),
+    MinLength(1, { message: 'This field may not be blank.' }),
+    MaxLength(255, { message: 'Ensure this field has no more than 255 characters.' }),
+  );
+
+const CONFIG_DESCRIPTION =
+  'Keys per type (unknown keys are refused). Secret keys — `aws_access_key_id`, `aws_secret_access_key` (S3), ' +
+  '`password`, `private_key`, `private_key_passphrase` (Snowflake), `password` (Postgres, Redshift), ' +
+  '`private_key`, `private_key_id` (BigQuery), `token` (HTTP) — are stored but never returned. S3: bucket_name*, ' +
+  'region*, aws_access_key_id*, aws_secret_access_key*, prefix, endpoint_url, compression, encryption, ' +
+  'kms_key_id, file_format, max_file_size_mb, use_virtual_style_addressing. Snowflake: account*, user*, ' +
+  'authentication_type (password|keypair), password (* for password), private_key (* for keypair), ' +
+  'private_key_passphrase, database*, warehouse*, schema*, table_name*, role. Postgres and Redshift: host*, ' +
+  'port, database*, schema, table_name*, user*, password*, has_self_signed_cert (Redshift also ' +
+  'properties_data_type). BigQuery: project_id*, dataset_id*, table_id*, private_key*, private_key_id*, ' +
+  'client_email*, token_uri*, use_json_type. HTTP: url*, token*. NoOp: none. Every type but NoOp also takes ' +
+  'include_events and exclude_events (lists of event names). * required.';
+
+export class CreateDestinationDto {
+  @ApiProperty({ enum: DESTINATION_TYPES, example: 'S3', description: 'Cannot be changed after creation.' })
+  @IsDefined()
+  @oneOf(DESTINATION_TYPES)
+  type: DestinationType;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: {
+      bucket_name: 'my-bucket',
+      region: 'eu-west-1',
+      prefix: 'events/',
+      aws_access_key_id: 'AKIA…',
+      aws_secret_access_key: '…',
+    },
+    description: `${CONFIG_DESCRIPTION} Default: {}.`,
+  })
+  @IsOmittable()
+  @IsObject({ message: 'Must be an object.' })
+  config?: Config;
+}
+
+export class UpdateDestinationDto {
+  @ApiPropertyOptional({
+    enum: DESTINATION_TYPES,
+    description: 'Optional; when sent it must be the current type (changing the type is refused).',
+  })
+  @IsOmittable()
+  @oneOf(DESTINATION_TYPES)
+  type?: DestinationType;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: `Deep-merged into the current config: keys left out (secrets included) keep their value. ${CONFIG_DESCRIPTION}`,
+  })
+  @IsOmittable()
+  @IsObject({ message: 'Must be an object.' })
+  config?: Config;
+}
+
+/** The optional writable fields, shared by create and update. */
+abstract class BatchExportOptionsDto {
+  @ApiPropertyOptional({ enum: BATCH_EXPORT_MODELS, default: 'events' })
+  @IsOmittable()
+  @oneOf(BATCH_EXPORT_MODELS)
+  model?: BatchExportModel;
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    default: false,
+    description: 'Same effect as pause/unpause. Intervals ending while paused never get a run.',
+  })
+  @IsOmittable()
+  @IsBoolean({ message: 'Must be a boolean.' })
+  paused?: boolean;
+
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Set to the current time by a pause; may also be written (informational only).',
+  })
+  @IsOptional()
+  @IsZonedTimestamp()
+  last_paused_at?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'No scheduled run has a data_interval_end before it. Must have a time zone.',
+  })
+  @IsOptional()
+  @IsZonedTimestamp()
+  start_at?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'No scheduled run has a data_interval_end after it; after start_at. Must have a time zone.',
+  })
+  @IsOptional()
+  @IsZonedTimestamp()
+  end_at?: string | null;
+
+  @ApiPropertyOptional({ type: String, default: '', maxLength: 100000 })
+  @IsOmittable()
+  @Text(100000)
+  hogql_query?: string;
+}
+
+@ReadOnlyFields(...READ_ONLY)
+export class CreateBatchExportDto extends BatchExportOptionsDto {
+  @ApiProperty({ example: 'Events to S3', maxLength: 255, description: 'Trimmed; 1 to 255 characters.' })
+  @IsDefined()
+  @Name()
+  name: string;
+
+  @ApiProperty({ type: CreateDestinationDto })
+  @IsDefined()
+  @IsObject({ message: 'Must be an object.' })
+  @ValidateNested()
+  @Type(() => CreateDestinationDto)
+  destination: CreateDestinationDto;
+
+  @ApiProperty({
+    enum: INTERVALS,
+    example: 'hour',
+    description:
+      'Aligned in UTC: hour on the hour, day at 00:00, week on Monday 00:00, N minutes on multiples of N.',
+  })
+  @IsDefined()
+  @oneOf(INTERVALS)
+  interval: Interval;
+}
+
+@ReadOnlyFields(...READ_ONLY)
+export class UpdateBatchExportDto extends BatchExportOptionsDto {
+  @ApiPropertyOptional({ maxLength: 255, description: 'Trimmed; 1 to 255 characters.' })
+  @IsOmittable()
+  @Name()
+  name?: string;
+
+  @ApiPropertyOptional({ type: UpdateDestinationDto })
+  @IsOmittable()
+  @IsObject({ message: 'Must be an object.' })
+  @ValidateNested()
+  @Type(() => UpdateDestinationDto)
+  destination?: UpdateDestinationDto;
+
+  @ApiPropertyOptional({ enum: INTERVALS })
+  @IsOmittable()
+  @oneOf(INTERVALS)
+  interval?: Interval;
+}
+
+/** POST …/backfill. */
+@ReadOnlyFields('id', 'backfill_id')
+export class BackfillInputDto {
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    example: '2026-11-20T00:00:00Z',
+    description: 'Start of the range, with a time zone; the interval holding it is the first backfilled.',
+  })
+  @IsDefined()
+  @IsZonedTimestamp()
+  start_at: string;
+
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    example: '2026-11-21T00:00:00Z',
+    description: 'End of the range, with a time zone; after start_at and not in the future.',
+  })
+  @IsDefined()
+  @IsZonedTimestamp()
+  end_at: string;
+}

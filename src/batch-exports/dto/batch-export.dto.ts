@@ -1,0 +1,98 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { DESTINATION_TYPES, type Config } from '../destinations.js';
+import { BATCH_EXPORT_MODELS, type BatchExportEntity } from '../batch-export.entity.js';
+import { INTERVALS } from '../schedule.js';
+import { BatchExportRunDto } from './batch-export-run.dto.js';
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+export class DestinationDto {
+  @ApiProperty({ enum: DESTINATION_TYPES, example: 'S3' })
+  type: string;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    example: { bucket_name: 'my-bucket', region: 'eu-west-1', prefix: 'events/' },
+    description: 'The config as sent, without its secret keys (never returned).',
+  })
+  config: Config;
+}
+
+/** A batch export (interface §2.3). */
+export class BatchExportDto {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ example: 1, description: "The organization's default project." })
+  team_id: number;
+
+  @ApiProperty({ example: 'Events to S3' })
+  name: string;
+
+  @ApiProperty({ enum: BATCH_EXPORT_MODELS })
+  model: string;
+
+  @ApiProperty({ type: DestinationDto })
+  destination: DestinationDto;
+
+  @ApiProperty({ enum: INTERVALS })
+  interval: string;
+
+  @ApiProperty()
+  paused: boolean;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  created_at: string;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  last_updated_at: string;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  last_paused_at: string | null;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  start_at: string | null;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  end_at: string | null;
+
+  @ApiProperty({ type: [BatchExportRunDto], description: 'The 10 newest runs, newest first.' })
+  latest_runs: BatchExportRunDto[];
+
+  @ApiProperty({ example: '' })
+  hogql_query: string;
+
+  @ApiProperty({ nullable: true, example: null, description: 'Always null: no custom schema.' })
+  schema: unknown;
+}
+
+export function toBatchExportDto(entity: BatchExportEntity, latestRuns: BatchExportRunDto[]): BatchExportDto {
+  return {
+    id: entity.id,
+    team_id: entity.teamId,
+    name: entity.name,
+    model: entity.model,
+    destination: { type: entity.destinationType, config: entity.destinationConfig },
+    interval: entity.interval,
+    paused: entity.paused,
+    created_at: entity.createdAt.toISOString(),
+    last_updated_at: entity.lastUpdatedAt.toISOString(),
+    last_paused_at: iso(entity.lastPausedAt),
+    start_at: iso(entity.startAt),
+    end_at: iso(entity.endAt),
+    latest_runs: latestRuns,
+    hogql_query: entity.hogqlQuery,
+    schema: null,
+  };
+}
+
+export class PausedDto {
+  @ApiProperty({ description: 'Whether the export is now paused.' })
+  paused: boolean;
+}
+
+export class BackfillCreatedDto {
+  @ApiProperty({ format: 'uuid' })
+  backfill_id: string;
+}

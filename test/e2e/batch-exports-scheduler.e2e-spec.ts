@@ -1,0 +1,468 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { BatchExportsRepository } from '../../src/batch-exports/batch-exports.repository.js';
+import { BatchExportsScheduler } from '../../src/batch-exports/batch-exports.scheduler.js';
+import { BatchExportsService } from '../../src/batch-exports/batch-exports.service.js';
+import {
+  dueRuns,
+  type DataInterval,
+  type Interval,
+  INTERVALS,
+  type PauseWindow,
+} from '../../src/batch-exports/schedule.js';
+import { typeormOptions } from '../../src/database/typeorm-options.js';
+import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import type { TestUser } from '../support/factories.js';
+
+const NOOP = { type: 'NoOp', config: {} };
+
+/** A small deterministic random generator (mulberry32), so a failure can be replayed. */
+function random(seed: number) {
+  let a = seed;
+  const next = () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let x = Math.imul(a ^ (a >>> 15), 1 | a);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    int: (max: number) => Math.floor(next() * max),
+    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)],
+  };
+}
+
+/** What the test knows an export should be, kept apart from the database. */
+interface Model {
+  id: string;
+  interval: Interval;
+  createdAt: Date;
+  startAt: Date | null;
+  endAt: Date | null;
+  paused: boolean;
+  deleted: boolean;
+  pauses: PauseWindow[];
+  scheduledThrough: Date | null;
+  runs: DataInterval[];
+}
+
+const key = (r: DataInterval) => `${r.start.toISOString()}/${r.end.toISOString()}`;
+
+/** Scheduled runs per export, oldest first. */
+async function scheduledRuns(dataSource: DataSource): Promise<Map<string, string[]>> {
+  const rows: { batch_export_id: string; data_interval_start: Date; data_interval_end: Date }[] =
+    await dataSource.query(
+      `SELECT batch_export_id, data_interval_start, data_interval_end FROM batch_export_runs
+        WHERE backfill_id IS NULL ORDER BY batch_export_id, data_interval_end`,
+    );
+  const out = new Map<string, string[]>();
+  for (const r of rows) {
+    const list = out.get(r.batch_export_id) ?? [];
+    list.push(key({ start: r.data_interval_start, end: r.data_interval_end }));
+    out.set(r.batch_export_id, list);
+  }
+  return out;
+}
+
+async function counts(dataSource: DataSource) {
+  const [row] = await dataSource.query(
+    `SELECT (SELECT count(*) FROM batch_export_runs)::int AS runs,
+            (SELECT count(*) FROM (SELECT 1 FROM batch_export_runs GROUP BY batch_export_id, data_interval_start,
+                                    data_interval_end, backfill_id HAVING count(*) > 1) d)::int AS duplicates,
+            (SELECT count(*) FROM batch_export_logs WHERE message LIKE 'Run created %')::int AS run_logs`,
+  );
+  return row as { runs: number; duplicates: number; run_logs: number };
+}
+
+describe('batch export scheduler', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let orgId: string;
+  let service: BatchExportsService;
+
+  const path = (rest = '') => `/api/organizations/${orgId}/batch_exports${rest}`;
+  const createExport = async (fields: Record<string, unknown>) =>
+    (
+      await t.http
+        .post(path())
+        .set(owner.auth)
+        .send({ name: 'e', destination: NOOP, ...fields })
+        .expect(201)
+    ).body as { id: string; interval: Interval };
+
+  beforeAll(async () => {
+    t = await createTestApp({ SCHEDULER_MAX_CATCHUP: '3' });
+    service = t.app.get(BatchExportsService);
+    owner = await t.factories.user();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
+
+  describe('createDueRuns agrees with the rules of schedule.ts', () => {
+    it.each([1, 2, 3])(
+      'over random creates, pauses, unpauses, interval changes, deletes and late ticks (seed %i)',
+      async (seed) => {
+        orgId = (await t.factories.organization(owner, `Random ${seed}`)).id;
+        await t.dataSource.query('UPDATE batch_exports SET deleted_at = now() WHERE deleted_at IS NULL');
+        const rnd = random(seed);
+        const models: Model[] = [];
+        let time = new Date('2026-11-01T00:00:00Z').getTime() + rnd.int(3600_000);
+        const live = () => models.filter((m) => !m.deleted);
+
+        for (let step = 0; step < 70; step++) {
+          time += rnd.int(150) * 60_000 + rnd.int(60_000);
+          const now = new Date(time);
+          t.clock.set(now);
+          const roll = rnd.next();
+          if (models.length < 4 || (roll < 0.15 && models.length < 14)) {
+            const interval = rnd.pick(INTERVALS);
+            const paused = rnd.next() < 0.2;
+            const startAt = rnd.next() < 0.3 ? new Date(time + rnd.int(10) * 3600_000 - 3 * 3600_000) : null;
+            const endAt =
+              rnd.next() < 0.3 ? new Date((startAt?.getTime() ?? time) + (1 + rnd.int(30)) * 3600_000) : null;
+            const created = await createExport({
+              interval,
+              paused,
+              start_at: startAt?.toISOString() ?? null,
+              end_at: endAt?.toISOString() ?? null,
+            });
+            models.push({
+              id: created.id,
+              interval,
+              createdAt: now,
+              startAt,
+              endAt,
+              paused,
+              deleted: false,
+              pauses: paused ? [{ pausedAt: now, unpausedAt: null }] : [],
+              scheduledThrough: null,
+              runs: [],
+            });
+          } else if (roll < 0.35 && live().length) {
+            const m = rnd.pick(live());
+            await t.http
+              .post(path(`/${m.id}/pause`))
+              .set(owner.auth)
+              .expect(200);
+            if (!m.paused) m.pauses.push({ pausedAt: now, unpausedAt: null });
+            m.paused = true;
+          } else if (roll < 0.55 && live().length) {
+            const m = rnd.pick(live());
+            // Unpause through the action or through PATCH: the same effect.
+            if (rnd.next() < 0.5) {
+              await t.http
+                .post(path(`/${m.id}/unpause`))
+                .set(owner.auth)
+                .expect(200);
+            } else {
+              await t.http
+                .patch(path(`/${m.id}`))
+                .set(owner.auth)
+                .send({ paused: false })
+                .expect(200);
+            }
+            if (m.paused) m.pauses[m.pauses.length - 1].unpausedAt = now;
+            m.paused = false;
+          } else if (roll < 0.6 && live().length) {
+            const m = rnd.pick(live());
+            m.interval = rnd.pick(INTERVALS);
+            await t.http
+              .patch(path(`/${m.id}`))
+              .set(owner.auth)
+              .send({ interval: m.interval })
+              .expect(200);
+          } else if (roll < 0.63 && live().length > 4) {
+            const m = rnd.pick(live());
+            await t.http
+              .delete(path(`/${m.id}`))
+              .set(owner.auth)
+              .expect(204);
+            m.deleted = true;
+          } else {
+            // A tick, late by however long the steps since the last one took (catch-up, capped at 3).
+            for (const m of live().filter((x) => !x.paused)) {
+              const due = dueRuns(m, now, 3);
+              m.runs.push(...due.runs);
+              if (due.scheduledThrough) m.scheduledThrough = due.scheduledThrough;
+            }
+            await service.createDueRuns(now);
+            const actual = await scheduledRuns(t.dataSource);
+            const watermarks = new Map<string, Date | null>(
+              (
+                await t.dataSource.query(
+                  'SELECT id, scheduled_through FROM batch_exports WHERE id = ANY($1)',
+                  [models.map((m) => m.id)],
+                )
+              ).map((r: { id: string; scheduled_through: Date | null }) => [r.id, r.scheduled_through]),
+            );
+            for (const m of models) {
+              expect({ step, id: m.id, runs: actual.get(m.id) ?? [] }).toEqual({
+                step,
+                id: m.id,
+                runs: m.runs.map(key),
+              });
+              expect({ step, id: m.id, through: watermarks.get(m.id) }).toEqual({
+                step,
+                id: m.id,
+                through: m.scheduledThrough,
+              });
+            }
+          }
+        }
+        // The scenario did exercise the rules.
+        const all = models.flatMap((m) => m.runs);
+        expect(all.length).toBeGreaterThan(20);
+        expect(models.some((m) => m.pauses.some((p) => p.unpausedAt))).toBe(true);
+        const { duplicates, runs, run_logs } = await counts(t.dataSource);
+        expect(duplicates).toBe(0);
+        expect(run_logs).toBe(runs);
+        t.clock.set(new Date());
+      },
+    );
+  });
+
+  describe('exactly once', () => {
+    const NOW = new Date('2026-11-20T00:00:00.000Z');
+    let expected: number;
+    /** Exports with at least one due run (weekly ones have none yet). */
+    let dueExports: number;
+    let dataSources: DataSource[] = [];
+
+    beforeAll(async () => {
+      orgId = (await t.factories.organization(owner, 'Concurrent')).id;
+      await t.dataSource.query('UPDATE batch_exports SET deleted_at = now() WHERE deleted_at IS NULL');
+      await t.dataSource.query('DELETE FROM batch_export_logs');
+      await t.dataSource.query('DELETE FROM batch_export_runs');
+      expected = 0;
+      dueExports = 0;
+      const created = new Date('2026-11-18T00:00:30.000Z');
+      t.clock.set(created);
+      for (let i = 0; i < 40; i++) {
+        const interval = INTERVALS[i % INTERVALS.length];
+        await createExport({ interval });
+        const due = dueRuns(
+          { interval, createdAt: created, startAt: null, endAt: null, scheduledThrough: null, pauses: [] },
+          NOW,
+          100000,
+        ).runs.length;
+        expected += due;
+        if (due) dueExports++;
+      }
+      t.clock.set(new Date());
+      // Separate pools, one connection each: each call below runs on its own PostgreSQL session.
+      dataSources = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          new DataSource(typeormOptions({ url: t.databaseUrl, poolSize: 1 })).initialize(),
+        ),
+      );
+    });
+    afterAll(async () => {
+      await Promise.all(dataSources.map((ds) => ds.destroy()));
+    });
+
+    it('several createDueRuns at once on separate connections create every due run once', async () => {
+      expect(expected).toBeGreaterThan(2000);
+      const results = await Promise.all(
+        dataSources.map((ds) => new BatchExportsRepository(ds).createDueRuns(NOW, 100000)),
+      );
+      const after = await counts(t.dataSource);
+      expect(after).toEqual({ runs: expected, duplicates: 0, run_logs: expected });
+      expect(results.reduce((sum, r) => sum + r.created, 0)).toBe(expected);
+    });
+
+    it('the unique key holds even when every watermark is lost (a replayed tick)', async () => {
+      await t.dataSource.query('UPDATE batch_exports SET scheduled_through = NULL');
+      const results = await Promise.all(
+        dataSources.map((ds) => new BatchExportsRepository(ds).createDueRuns(NOW, 100000)),
+      );
+      expect(results.map((r) => r.created)).toEqual(results.map(() => 0));
+      // Each due export was taken by exactly one of the sessions.
+      expect(dueExports).toBe(32);
+      expect(results.reduce((sum, r) => sum + r.exports, 0)).toBe(dueExports);
+      expect(await counts(t.dataSource)).toEqual({ runs: expected, duplicates: 0, run_logs: expected });
+    });
+
+    it('concurrent capped ticks at different times catch up exactly once', async () => {
+      const later = new Date(NOW.getTime() + 6 * 3600_000);
+      const more = (
+        await t.dataSource.query(
+          `SELECT id, interval, created_at, scheduled_through FROM batch_exports WHERE deleted_at IS NULL`,
+        )
+      ).reduce(
+        (sum: number, r: { interval: Interval; created_at: Date; scheduled_through: Date }) =>
+          sum +
+          dueRuns(
+            {
+              interval: r.interval,
+              createdAt: r.created_at,
+              startAt: null,
+              endAt: null,
+              scheduledThrough: r.scheduled_through,
+              pauses: [],
+            },
+            later,
+            100000,
+          ).runs.length,
+        0,
+      );
+      expect(more).toBeGreaterThan(100);
+      for (let round = 0; round < 40; round++) {
+        const results = await Promise.all(
+          dataSources.map((ds, i) =>
+            new BatchExportsRepository(ds).createDueRuns(new Date(later.getTime() - (i % 3) * 600_000), 7),
+          ),
+        );
+        if (results.every((r) => r.created === 0) && round > 3) break;
+      }
+      await new BatchExportsRepository(t.dataSource).createDueRuns(later, 100000);
+      expect(await counts(t.dataSource)).toEqual({
+        runs: expected + more,
+        duplicates: 0,
+        run_logs: expected + more,
+      });
+    });
+
+    it('issues one statement per tick, whatever the number of exports', async () => {
+      const spy = jest.spyOn(pg.Client.prototype, 'query');
+      spy.mockClear();
+      await service.createDueRuns(new Date('2026-11-21T00:00:00.000Z'));
+      const forForty = spy.mock.calls.length;
+      await t.dataSource.query(
+        `UPDATE batch_exports SET deleted_at = now() WHERE id <> (SELECT min(id::text)::uuid FROM batch_exports WHERE deleted_at IS NULL)`,
+      );
+      spy.mockClear();
+      await service.createDueRuns(new Date('2026-11-22T00:00:00.000Z'));
+      const forOne = spy.mock.calls.length;
+      expect(forForty).toBe(1);
+      expect(forOne).toBe(1);
+    });
+  });
+
+  describe('the tick', () => {
+    it('is not registered when SCHEDULER_ENABLED is false (the tests’ default)', () => {
+      expect(t.app.get(SchedulerRegistry).getIntervals()).toEqual([]);
+    });
+
+    it('never throws: a failed tick is logged and the next one runs', async () => {
+      const scheduler = t.app.get(BatchExportsScheduler);
+      const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const spy = jest.spyOn(service, 'createDueRuns').mockRejectedValueOnce(new Error('database away'));
+      await expect(scheduler.tick()).resolves.toBeUndefined();
+      expect(error).toHaveBeenCalledWith(
+        expect.objectContaining({ err: expect.any(Error) }),
+        'batch export scheduler tick failed; the next tick retries',
+      );
+      await scheduler.tick();
+      expect(spy).toHaveBeenCalledTimes(2);
+    });
+
+    it('does not overlap: a tick while one is in flight joins it', async () => {
+      const scheduler = t.app.get(BatchExportsScheduler);
+      let release!: () => void;
+      const spy = jest
+        .spyOn(service, 'createDueRuns')
+        .mockImplementation(
+          () => new Promise((resolve) => (release = () => resolve({ created: 0, exports: 0 }))),
+        );
+      const first = scheduler.tick();
+      const second = scheduler.tick();
+      expect(second).toBe(first);
+      release();
+      await first;
+      expect(spy).toHaveBeenCalledTimes(1);
+    });
+  });
+});
+
+describe('two app instances ticking on one database', () => {
+  const ENV = { SCHEDULER_ENABLED: 'true', SCHEDULER_TICK_SECONDS: '1', SCHEDULER_MAX_CATCHUP: '1000' };
+  const CREATED = new Date('2026-11-19T00:00:30.000Z');
+  let a: TestApp;
+  let b: TestApp;
+
+  beforeAll(async () => {
+    a = await createTestApp(ENV);
+    b = await createTestApp(ENV, { databaseUrl: a.databaseUrl });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  /** Resolves once both apps' interval ticks have called createDueRuns `times` more times. */
+  async function bothTicked(spies: { mock: { calls: unknown[] } }[], times: number): Promise<void> {
+    const start = spies.map((s) => s.mock.calls.length);
+    const deadline = Date.now() + 10_000;
+    while (spies.some((s, i) => s.mock.calls.length < start[i] + times)) {
+      if (Date.now() > deadline) throw new Error('the schedulers did not tick');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    // Let the last ticks finish their statement.
+    await Promise.all([a.app.get(BatchExportsScheduler).tick(), b.app.get(BatchExportsScheduler).tick()]);
+  }
+
+  it('register their tick and together create every due run exactly once', async () => {
+    expect(a.app.get(SchedulerRegistry).getIntervals()).toEqual([BatchExportsScheduler.INTERVAL_NAME]);
+    expect(b.app.get(SchedulerRegistry).getIntervals()).toEqual([BatchExportsScheduler.INTERVAL_NAME]);
+    a.clock.set(CREATED);
+    b.clock.set(CREATED);
+    const owner = await a.factories.user();
+    const org = await a.factories.organization(owner, 'Replicas');
+    const intervals: Interval[] = [];
+    for (let i = 0; i < 15; i++) {
+      const interval = INTERVALS[i % INTERVALS.length];
+      intervals.push(interval);
+      await a.http
+        .post(`/api/organizations/${org.id}/batch_exports`)
+        .set(owner.auth)
+        .send({ name: `Replica ${i}`, destination: NOOP, interval })
+        .expect(201);
+    }
+    const expectedAt = (now: Date) =>
+      intervals.reduce(
+        (sum, interval) =>
+          sum +
+          dueRuns(
+            { interval, createdAt: CREATED, startAt: null, endAt: null, scheduledThrough: null, pauses: [] },
+            now,
+            100000,
+          ).runs.length,
+        0,
+      );
+    const spies = [
+      jest.spyOn(a.app.get(BatchExportsService), 'createDueRuns'),
+      jest.spyOn(b.app.get(BatchExportsService), 'createDueRuns'),
+    ];
+
+    const day = new Date('2026-11-20T00:00:00.000Z');
+    a.clock.set(day);
+    b.clock.set(day);
+    // One pair of ticks started at the same moment, then the apps' own intervals for a while.
+    await Promise.all([a.app.get(BatchExportsScheduler).tick(), b.app.get(BatchExportsScheduler).tick()]);
+    await bothTicked(spies, 2);
+    expect(await counts(a.dataSource)).toEqual({
+      runs: expectedAt(day),
+      duplicates: 0,
+      run_logs: expectedAt(day),
+    });
+    expect(expectedAt(day)).toBeGreaterThan(1000);
+
+    const later = new Date(day.getTime() + 3 * 3600_000 + 60_000);
+    a.clock.set(later);
+    b.clock.set(later);
+    await bothTicked(spies, 2);
+    expect(await counts(b.dataSource)).toEqual({
+      runs: expectedAt(later),
+      duplicates: 0,
+      run_logs: expectedAt(later),
+    });
+    for (const spy of spies) expect(spy.mock.calls.length).toBeGreaterThanOrEqual(4);
+  });
+});
