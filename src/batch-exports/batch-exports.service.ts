@@ -91,7 +91,7 @@ export class BatchExportsService {
 
   async list(principal: Principal, organizationId: string, page: PageParams): Promise<Page<BatchExportDto>> {
     const access = await this.memberships.requireAccess(principal, organizationId);
-    const onlyTeams = principal.scopedTeams?.length ? principal.scopedTeams : null;
+    const onlyTeams = principal.onlyProjects;
     const { items, total } = await this.exports.pageForOrganization(access.organizationId, onlyTeams, page);
     return { items: await this.toDtos(items), total };
   }

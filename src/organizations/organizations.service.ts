@@ -29,7 +29,7 @@ export class OrganizationsService {
   }
 
   async list(principal: Principal, page: PageParams): Promise<Page<OrganizationDto>> {
-    const onlyIds = principal.scopedOrganizations?.length ? principal.scopedOrganizations : null;
+    const onlyIds = principal.onlyOrganizations;
     const { rows, total } = await this.organizations.pageForUser(principal.userId, onlyIds, page);
     return { items: rows.map((r) => this.toDto(r)), total };
   }
@@ -38,7 +38,7 @@ export class OrganizationsService {
   summaries(
     principal: Principal,
   ): Promise<{ id: string; name: string; slug: string; membership_level: number }[]> {
-    const onlyIds = principal.scopedOrganizations?.length ? principal.scopedOrganizations : null;
+    const onlyIds = principal.onlyOrganizations;
     return this.organizations.summariesForUser(principal.userId, onlyIds);
   }
 
@@ -49,7 +49,7 @@ export class OrganizationsService {
 
   /** Creates the organization, the caller's owner membership and the default project in one transaction. */
   async create(principal: Principal, input: CreateOrganizationDto): Promise<OrganizationDto> {
-    if (principal.scopedOrganizations?.length) {
+    if (principal.onlyOrganizations) {
       throw ApiError.permissionDenied(
         'An API key restricted to some organizations cannot create organizations.',
       );

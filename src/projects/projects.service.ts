@@ -34,7 +34,7 @@ export class ProjectsService {
   ): Promise<Page<ProjectEntity>> {
     const access = await this.memberships.requireAccess(principal, organizationId);
     // A key restricted to some projects lists only those.
-    const onlyIds = principal.scopedTeams?.length ? principal.scopedTeams : null;
+    const onlyIds = principal.onlyProjects;
     return this.projects.pageForOrganization(access.organizationId, onlyIds, page);
   }
 

@@ -14,15 +14,25 @@ export class Principal {
     readonly scopedTeams: readonly number[] | null,
   ) {}
 
+  /** The organization ids a list must be limited to, or null when the key is not restricted. */
+  get onlyOrganizations(): readonly string[] | null {
+    return this.scopedOrganizations?.length ? this.scopedOrganizations : null;
+  }
+
+  /** The project ids a list must be limited to, or null when the key is not restricted. */
+  get onlyProjects(): readonly number[] | null {
+    return this.scopedTeams?.length ? this.scopedTeams : null;
+  }
+
   /** Whether the key's restrictions allow the organization (membership is checked separately). */
   allowsOrganization(organizationId: string): boolean {
-    return !this.scopedOrganizations?.length || this.scopedOrganizations.includes(organizationId);
+    return !this.onlyOrganizations || this.onlyOrganizations.includes(organizationId);
   }
 
   /** Whether the key's restrictions allow the project of the given organization. */
   allowsProject(projectId: number, organizationId: string): boolean {
     if (!this.allowsOrganization(organizationId)) return false;
-    return !this.scopedTeams?.length || this.scopedTeams.includes(projectId);
+    return !this.onlyProjects || this.onlyProjects.includes(projectId);
   }
 }
 
