@@ -17,6 +17,7 @@ import { InvitesModule } from './invites/invites.module.js';
 import { MembersModule } from './members/members.module.js';
 import { MembershipsModule } from './memberships/memberships.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
+import { PluginsModule } from './plugins/plugins.module.js';
 import { PersonalApiKeysModule } from './personal-api-keys/personal-api-keys.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { UsersModule } from './users/users.module.js';
@@ -33,6 +34,7 @@ export const FEATURE_MODULES = [
   MembersModule,
   InvitesModule,
   BatchExportsModule,
+  PluginsModule,
 ];
 
 /**

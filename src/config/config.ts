@@ -244,6 +244,21 @@ export const SETTINGS = {
     10000,
     'Most runs (intervals) one batch export backfill may create.',
   ),
+  PLUGIN_REPOSITORY_URL: setting<string | null>(
+    httpUrl,
+    null,
+    'URL of the plugin repository catalog (a JSON list of plugins). Unset: the catalog shipped with the service.',
+  ),
+  PLUGIN_REPOSITORY_TIMEOUT_MS: setting(
+    int(100, 120000),
+    5000,
+    'How long a fetch of PLUGIN_REPOSITORY_URL may take; past it the request answers 504.',
+  ),
+  PLUGIN_REPOSITORY_CACHE_SECONDS: setting(
+    int(0, 86400),
+    300,
+    'Seconds a fetched plugin repository catalog is reused (0: fetched on every use).',
+  ),
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;

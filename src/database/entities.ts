@@ -9,6 +9,10 @@ import { MembershipProjectAccessEntity } from '../memberships/membership-project
 import { OrganizationMembershipEntity } from '../memberships/organization-membership.entity.js';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 import { PersonalApiKeyEntity } from '../personal-api-keys/personal-api-key.entity.js';
+import { PluginActivityEntity } from '../plugins/plugin-activity.entity.js';
+import { PluginConfigEntity } from '../plugins/plugin-config.entity.js';
+import { PluginSourceFileEntity } from '../plugins/plugin-source-file.entity.js';
+import { PluginEntity } from '../plugins/plugin.entity.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { UserEntity } from '../users/user.entity.js';
 
@@ -30,4 +34,8 @@ export const ENTITIES = [
   BatchExportRunEntity,
   BatchExportPauseEntity,
   BatchExportLogEntity,
+  PluginEntity,
+  PluginSourceFileEntity,
+  PluginActivityEntity,
+  PluginConfigEntity,
 ];

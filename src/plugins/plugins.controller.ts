@@ -1,0 +1,376 @@
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Patch,
+  Post,
+  type Type,
+} from '@nestjs/common';
+import {
+  ApiBadGatewayResponse,
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiCreatedResponse,
+  ApiExtraModels,
+  ApiGatewayTimeoutResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiProperty,
+  ApiTags,
+} from '@nestjs/swagger';
+import { CurrentPrincipal, RequireScopes } from '../common/auth/auth.decorators.js';
+import type { Principal } from '../common/auth/principal.js';
+import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
+import type { Page, PageParams } from '../common/pagination/page.js';
+import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
+import { PluginActivityDto } from './dto/plugin-activity.dto.js';
+import { PluginConfigDto } from './dto/plugin-config.dto.js';
+import { CreatePluginDto, UpdatePluginDto } from './dto/plugin-input.dto.js';
+import { PluginDto, PluginUpdateCheckDto } from './dto/plugin.dto.js';
+import type { CatalogEntry } from './plugin-catalog.js';
+import {
+  CATEGORY_NOUNS,
+  CATEGORY_SEGMENTS,
+  PLUGIN_CATEGORIES,
+  type PluginCategory,
+} from './plugin-category.js';
+import { MAX_SOURCE_FILE_BYTES, MAX_SOURCE_FILES } from './plugin-rules.js';
+import { PluginsService } from './plugins.service.js';
+
+/** One plugin of the repository catalog (keys beyond these are passed through as the catalog has them). */
+export class CatalogEntryDto {
+  @ApiProperty({ example: 'Customer.io' })
+  name: string;
+
+  @ApiProperty({ example: 'https://github.com/PostHog/customerio-plugin' })
+  url: string;
+
+  @ApiProperty({ type: String, nullable: true })
+  description: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  icon: string | null;
+
+  @ApiProperty({ type: String, nullable: true, example: '2.3.0' })
+  latest_tag: string | null;
+}
+
+const NOT_FOUND = {
+  description:
+    "No such organization among the caller's, or no record with this id visible to it in this category " +
+    '(its own records and global ones; a record of another category is 404 here).',
+  type: ErrorBodyDto,
+};
+const ACCESS = "Needs the organization's plugins_access_level at least";
+const BAD_BODY = {
+  description:
+    'Invalid body: unknown or read-only field, bad type, a plugin_type/url mismatch or a url already used in the ' +
+    'organization (`unique`), capabilities of another category, or a JSON field of the wrong shape (`attr` ' +
+    'names the nested field, e.g. `capabilities__methods`).',
+  type: ErrorBodyDto,
+};
+const CatalogFailures = () =>
+  applyDecorators(
+    ApiBadGatewayResponse({
+      description:
+        'PLUGIN_REPOSITORY_URL could not be fetched (`repository_unavailable`) or returned an invalid catalog ' +
+        '(`repository_invalid`).',
+      type: ErrorBodyDto,
+    }),
+    ApiGatewayTimeoutResponse({
+      description:
+        'PLUGIN_REPOSITORY_URL did not answer within PLUGIN_REPOSITORY_TIMEOUT_MS (`repository_timeout`).',
+      type: ErrorBodyDto,
+    }),
+  );
+const ID_PARAM = ApiParam({ name: 'id', schema: { type: 'integer' }, description: 'The record id.' });
+
+const pascal = (segment: string) =>
+  segment
+    .split('_')
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('');
+
+/**
+ * The controller of one category path, `/api/organizations/:organization_id/<segment>`. All four categories
+ * share this one definition (and PluginsService); each gets its own class so every route appears in the route
+ * inventory and Swagger under its real path. The static sub-paths are declared before `:id`, so they are never
+ * taken for an id.
+ */
+export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
+  const segment = CATEGORY_SEGMENTS[category];
+  const { one, many } = CATEGORY_NOUNS[category];
+
+  @ApiTags('plugins')
+  @ApiExtraModels(CatalogEntryDto)
+  @ApiParam({ name: 'organization_id', format: 'uuid' })
+  @ApiNotFoundResponse(NOT_FOUND)
+  @Controller(`api/organizations/:organization_id/${segment}`)
+  class PluginsCategoryController {
+    constructor(private readonly plugins: PluginsService) {}
+
+    @Get('activity')
+    @RequireScopes('plugin:read')
+    @ApiOperation({
+      summary: `List the change history of the organization's ${many}`,
+      description:
+        `${ACCESS} 3. Created, updated, source_changed, upgraded and deleted entries (deleted records ` +
+        'included), newest first (`created_at`, then id); who acted and the field-level changes.',
+    })
+    @Paginated(PluginActivityDto)
+    activity(
+      @CurrentPrincipal() principal: Principal,
+      @Param('organization_id') organizationId: string,
+      @PageQuery() page: PageParams,
+    ): Promise<Page<PluginActivityDto>> {
+      return this.plugins.activity(principal, organizationId, category, page);
+    }
+
+    @Get('exports_unsubscribe_configs')
+    @RequireScopes('plugin:read')
+    @ApiOperation({
+      summary: "List the enabled configs of destinations in the organization's projects",
+      description:
+        `${ACCESS} 3. The same list on every category path: enabled plugin configs whose plugin is a ` +
+        'destination, by project, `order`, id (only the key’s projects for a project-restricted key).',
+    })
+    @ApiOkResponse({ type: [PluginConfigDto] })
+    exportsUnsubscribeConfigs(
+      @CurrentPrincipal() principal: Principal,
+      @Param('organization_id') organizationId: string,
+    ): Promise<PluginConfigDto[]> {
+      return this.plugins.exportsUnsubscribeConfigs(principal, organizationId);
+    }
+
+    @Get('repository')
+    @RequireScopes('plugin:read')
+    @ApiOperation({
+      summary: 'List the plugin repository catalog',
+      description:
+        `${ACCESS} 3. The catalog from PLUGIN_REPOSITORY_URL (cached PLUGIN_REPOSITORY_CACHE_SECONDS), or the ` +
+        'one shipped with the service when unset. The same list on every category path.',
+    })
+    @ApiOkResponse({ type: [CatalogEntryDto] })
+    @CatalogFailures()
+    repository(
+      @CurrentPrincipal() principal: Principal,
+      @Param('organization_id') organizationId: string,
+    ): Promise<CatalogEntry[]> {
+      return this.plugins.repository(principal, organizationId);
+    }
+
+    @Get('unused')
+    @RequireScopes('plugin:read')
+    @ApiOperation({
+      summary: `List the ids of ${many} no project uses`,
+      description:
+        `${ACCESS} 3. Ids (ascending) of the ${many} visible to the organization that no project of the ` +
+        'organization has an enabled plugin config for.',
+    })
+    @ApiOkResponse({ schema: { type: 'array', items: { type: 'integer' }, example: [3, 7] } })
+    unused(
+      @CurrentPrincipal() principal: Principal,
+      @Param('organization_id') organizationId: string,
+    ): Promise<number[]> {
+      return this.plugins.unused(principal, organizationId, category);
+    }
+
+    @Get()
+    @RequireScopes('plugin:read')
+    @ApiOperation({
+      summary: `List ${many}`,
+      description:
+        `${ACCESS} 3. The organization's own ${many} by id, then the global ${many} of other ` +
+        'organizations by id.',
+    })
+    @Paginated(PluginDto)
+    list(
+      @CurrentPrincipal() principal: Principal,
+      @Param('organization_id') organizationId: string,
+      @PageQuery() page: PageParams,
+    ): Promise<Page<PluginDto>> {
+      return this.plugins.list(principal, organizationId, category, page);
+    }
+
+    @Post()
+    @RequireScopes('plugin:write')
+    @ApiOperation({
+      summary: `Create a ${one}`,
+      description:
+        `${ACCESS} 6 (9 for \`is_global: true\`). Without \`capabilities\` the record gets the ${one} ` +
+        'default; capabilities of another category are refused.',
+    })
+    @ApiCreatedResponse({ type: PluginDto })
+    @ApiBadRequestResponse(BAD_BODY)
+    create(
+      @CurrentPrincipal() principal: Principal,
+      @Param('organization_id') organizationId: string,
+      @Body() body: CreatePluginDto,
+    ): Promise<PluginDto> {
+      return this.plugins.create(principal, organizationId, category, body);
+    }
+
+    @Get(':id/check_for_updates')
+    @RequireScopes('plugin:read')
+    @ApiOperation({
+      summary: `Check a ${one} for a newer version`,
+      description:
+        `${ACCESS} 6; the organization's own records only (403 for another's global one). Sets ` +
+        "`latest_tag` from the repository catalog's entry for the record's url (null when there is none).",
+    })
+    @ID_PARAM
+    @ApiOkResponse({ type: PluginUpdateCheckDto })
+    @CatalogFailures()
+    checkForUpdates(
+      @CurrentPrincipal() principal: Principal,
+      @Param('organization_id') organizationId: string,
+      @Param('id') id: string,
+    ): Promise<{ plugin: PluginDto }> {
+      return this.plugins.checkForUpdates(principal, organizationId, category, id);
+    }
+
+    @Get(':id/source')
+    @RequireScopes('plugin:read')
+    @ApiOperation({
+      summary: `Read the source files of a ${one}`,
+      description: `${ACCESS} 3. Only for \`plugin_type: source\` (else 400). \`{filename: text}\`.`,
+    })
+    @ID_PARAM
+    @ApiOkResponse({
+      schema: { type: 'object', additionalProperties: { type: 'string' }, example: { 'index.ts': '...' } },
+    })
+    @ApiBadRequestResponse({ description: 'The record is not of type source.', type: ErrorBodyDto })
+    source(
+      @CurrentPrincipal() principal: Principal,
+      @Param('organization_id') organizationId: string,
+      @Param('id') id: string,
+    ): Promise<Record<string, string>> {
+      return this.plugins.source(principal, organizationId, category, id);
+    }
+
+    @Patch(':id/update_source')
+    @RequireScopes('plugin:write')
+    @ApiOperation({
+      summary: `Change the source files of a ${one}`,
+      description:
+        `${ACCESS} 6; own records of \`plugin_type: source\` only. Body \`{filename: text | null}\` (null ` +
+        `deletes); file names are "/"-separated segments of letters, digits, "_", "-", "." (not starting ` +
+        `with "."), at most 200 characters; at most ${MAX_SOURCE_FILE_BYTES} bytes per file and ` +
+        `${MAX_SOURCE_FILES} files. A \`plugin.json\` written here must be a JSON object; its \`name\` and ` +
+        '`config` become the record’s `name` and `config_schema`. One transaction; returns every file.',
+    })
+    @ID_PARAM
+    @ApiBody({
+      schema: {
+        type: 'object',
+        additionalProperties: { type: 'string', nullable: true },
+        example: { 'index.ts': 'export function processEvent(event) { return event }', 'old.ts': null },
+      },
+    })
+    @ApiOkResponse({ schema: { type: 'object', additionalProperties: { type: 'string' } } })
+    @ApiBadRequestResponse({
+      description:
+        'Not a source record, a bad file name, a file too large or too many, a value neither text nor null, ' +
+        'or an invalid plugin.json (`attr` names the file).',
+      type: ErrorBodyDto,
+    })
+    updateSource(
+      @CurrentPrincipal() principal: Principal,
+      @Param('organization_id') organizationId: string,
+      @Param('id') id: string,
+      @Body() body: Record<string, unknown>,
+    ): Promise<Record<string, string>> {
+      return this.plugins.updateSource(principal, organizationId, category, id, body);
+    }
+
+    @Post(':id/upgrade')
+    @HttpCode(200)
+    @RequireScopes('plugin:write')
+    @ApiOperation({
+      summary: `Upgrade a ${one} to its latest version`,
+      description:
+        `${ACCESS} 6; own records only. Sets \`tag\` to \`latest_tag\` (as found by check_for_updates). Not ` +
+        'for `source` or `local` records, nor without a known latest_tag (400). Takes no body (one sent is ' +
+        'ignored).',
+    })
+    @ID_PARAM
+    @ApiOkResponse({ type: PluginDto })
+    @ApiBadRequestResponse({
+      description: 'A source or local record, or no known latest_tag (`invalid_state`).',
+      type: ErrorBodyDto,
+    })
+    upgrade(
+      @CurrentPrincipal() principal: Principal,
+      @Param('organization_id') organizationId: string,
+      @Param('id') id: string,
+    ): Promise<PluginDto> {
+      return this.plugins.upgrade(principal, organizationId, category, id);
+    }
+
+    @Get(':id')
+    @RequireScopes('plugin:read')
+    @ApiOperation({ summary: `Retrieve a ${one}`, description: `${ACCESS} 3. Own and global records.` })
+    @ID_PARAM
+    @ApiOkResponse({ type: PluginDto })
+    retrieve(
+      @CurrentPrincipal() principal: Principal,
+      @Param('organization_id') organizationId: string,
+      @Param('id') id: string,
+    ): Promise<PluginDto> {
+      return this.plugins.retrieve(principal, organizationId, category, id);
+    }
+
+    @Patch(':id')
+    @RequireScopes('plugin:write')
+    @ApiOperation({
+      summary: `Update a ${one}`,
+      description:
+        `${ACCESS} 6 (9 to change \`is_global\`); own records only (403 for another organization's global ` +
+        `one). Capabilities that would make it another category are refused (400).`,
+    })
+    @ID_PARAM
+    @ApiOkResponse({ type: PluginDto })
+    @ApiBadRequestResponse(BAD_BODY)
+    update(
+      @CurrentPrincipal() principal: Principal,
+      @Param('organization_id') organizationId: string,
+      @Param('id') id: string,
+      @Body() body: UpdatePluginDto,
+    ): Promise<PluginDto> {
+      return this.plugins.update(principal, organizationId, category, id, body);
+    }
+
+    @Delete(':id')
+    @HttpCode(204)
+    @RequireScopes('plugin:write')
+    @ApiOperation({
+      summary: `Delete a ${one}`,
+      description:
+        `${ACCESS} 6. Its source files and plugin configs go with it; its history stays. A global record ` +
+        '(of any organization) cannot be deleted: 400.',
+    })
+    @ID_PARAM
+    @ApiNoContentResponse({ description: 'Deleted.' })
+    @ApiBadRequestResponse({ description: 'The record is global.', type: ErrorBodyDto })
+    async delete(
+      @CurrentPrincipal() principal: Principal,
+      @Param('organization_id') organizationId: string,
+      @Param('id') id: string,
+    ): Promise<void> {
+      await this.plugins.delete(principal, organizationId, category, id);
+    }
+  }
+
+  Object.defineProperty(PluginsCategoryController, 'name', { value: `${pascal(segment)}Controller` });
+  return PluginsCategoryController;
+}
+
+/** The four category controllers (pipeline_transformations, …_destinations, …_import_apps, …_frontend_apps). */
+export const PLUGIN_CATEGORY_CONTROLLERS = PLUGIN_CATEGORIES.map(pluginsControllerFor);

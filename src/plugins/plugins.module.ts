@@ -1,0 +1,21 @@
+import { Module } from '@nestjs/common';
+import { MembershipsModule } from '../memberships/memberships.module.js';
+import { ProjectsModule } from '../projects/projects.module.js';
+import { UsersModule } from '../users/users.module.js';
+import { PluginCatalog } from './plugin-catalog.js';
+import { PluginConfigsController } from './plugin-configs.controller.js';
+import { PluginConfigsService } from './plugin-configs.service.js';
+import { PLUGIN_CATEGORY_CONTROLLERS } from './plugins.controller.js';
+import { PluginsRepository } from './plugins.repository.js';
+import { PluginsService } from './plugins.service.js';
+
+/**
+ * Pipeline plugin records in four categories (one controller definition per category path), their source
+ * files, change history, the repository catalog, and per-project plugin configs.
+ */
+@Module({
+  imports: [MembershipsModule, ProjectsModule, UsersModule],
+  controllers: [...PLUGIN_CATEGORY_CONTROLLERS, PluginConfigsController],
+  providers: [PluginsRepository, PluginsService, PluginConfigsService, PluginCatalog],
+})
+export class PluginsModule {}

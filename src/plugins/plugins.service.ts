@@ -1,0 +1,555 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { Principal } from '../common/auth/principal.js';
+import { ApiError } from '../common/errors/api-error.js';
+import { isUniqueViolation } from '../common/errors/database-errors.js';
+import type { Page, PageParams } from '../common/pagination/page.js';
+import { Clock } from '../common/time/clock.js';
+import { parseIntId } from '../common/validation/ids.js';
+import { MembershipsService } from '../memberships/memberships.service.js';
+import { UsersService } from '../users/users.service.js';
+import type { CreatePluginDto, UpdatePluginDto } from './dto/plugin-input.dto.js';
+import { type PluginActivityDto, toPluginActivityDto } from './dto/plugin-activity.dto.js';
+import { type PluginConfigDto } from './dto/plugin-config.dto.js';
+import { type PluginDto, toPluginDto } from './dto/plugin.dto.js';
+import {
+  cannotManageGlobal,
+  insufficientPluginAccess,
+  managedElsewhere,
+  PluginsAccessLevel,
+} from './plugin-access.js';
+import type { PluginActivity, PluginChange } from './plugin-activity.entity.js';
+import { type CatalogEntry, PluginCatalog } from './plugin-catalog.js';
+import {
+  CATEGORY_NOUNS,
+  CATEGORY_SEGMENTS,
+  type Capabilities,
+  categoryOf,
+  defaultCapabilities,
+  type PluginCategory,
+} from './plugin-category.js';
+import { diffFields, trackedFields } from './plugin-changes.js';
+import { toPluginConfigDto } from './plugin-configs.service.js';
+import {
+  capabilitiesViolation,
+  configSchemaViolation,
+  isPlainObject,
+  type JsonObject,
+  metricsViolation,
+  normaliseUrl,
+  parsePluginJson,
+  type PluginType,
+  publicJobsViolation,
+  sourceChangesViolation,
+  toCapabilities,
+  urlViolation,
+  type Violation,
+} from './plugin-rules.js';
+import { PLUGIN_URL_UNIQUE_CONSTRAINT, type PluginEntity } from './plugin.entity.js';
+import { type PluginFields, type PluginRow, PluginsRepository } from './plugins.repository.js';
+
+/** The organization a request acts for, after the membership and plugin access checks. */
+interface PluginAccess {
+  organizationId: string;
+  pluginsAccessLevel: number;
+}
+
+/** Who acted, as the history keeps it. */
+interface Actor {
+  userId: number;
+  userUuid: string;
+  userEmail: string | null;
+}
+
+function assertValid(problem: Violation | null): void {
+  if (problem) throw ApiError.validation(problem.detail, problem.attr, problem.code);
+}
+
+const duplicateUrl = () =>
+  ApiError.validation('A plugin with this url is already installed in this organization.', 'url', 'unique');
+
+/**
+ * Pipeline plugin records of an organization in four categories (decisions §9). Every operation first checks
+ * membership (404 outside) and the organization's `plugins_access_level` (403 below 3 for reads, 6 for writes,
+ * 9 to set `is_global`). Records are the organization's own plus the global records of every organization;
+ * a record outside the path's category is 404. Every change is written to the activity history in the same
+ * transaction.
+ */
+@Injectable()
+export class PluginsService {
+  private readonly logger = new Logger(PluginsService.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly plugins: PluginsRepository,
+    private readonly memberships: MembershipsService,
+    private readonly users: UsersService,
+    private readonly catalog: PluginCatalog,
+    private readonly clock: Clock,
+  ) {}
+
+  // ---- access -----------------------------------------------------------------------------------------------
+
+  private async access(
+    principal: Principal,
+    organizationId: string,
+    minLevel: number,
+  ): Promise<PluginAccess> {
+    const membership = await this.memberships.requireAccess(principal, organizationId);
+    const settings = await this.plugins.organizationSettings(membership.organizationId);
+    if (!settings) throw ApiError.notFound();
+    if (settings.pluginsAccessLevel < minLevel) throw insufficientPluginAccess();
+    return { organizationId: membership.organizationId, pluginsAccessLevel: settings.pluginsAccessLevel };
+  }
+
+  private async actor(principal: Principal): Promise<Actor> {
+    const user = await this.users.findById(principal.userId);
+    return { userId: principal.userId, userUuid: principal.userUuid, userEmail: user?.email ?? null };
+  }
+
+  private static id(raw: string): number {
+    const id = parseIntId(raw);
+    if (id === null) throw ApiError.notFound();
+    return id;
+  }
+
+  /** The record (locked) for a change by the organization: 404 when not visible here, 403 when another's. */
+  private async lockOwned(
+    access: PluginAccess,
+    category: PluginCategory,
+    id: number,
+    manager: EntityManager,
+  ): Promise<PluginRow> {
+    const row = await this.plugins.findVisible(access.organizationId, category, id, { manager, lock: true });
+    if (!row) throw ApiError.notFound();
+    if (row.entity.organizationId !== access.organizationId) throw managedElsewhere();
+    return row;
+  }
+
+  private async addActivity(
+    manager: EntityManager,
+    actor: Actor,
+    entity: Pick<PluginEntity, 'id' | 'organizationId' | 'category' | 'name'>,
+    activity: PluginActivity,
+    changes: PluginChange[],
+  ): Promise<void> {
+    await this.plugins.addActivity(
+      {
+        organizationId: entity.organizationId,
+        category: entity.category,
+        pluginId: entity.id,
+        pluginName: entity.name,
+        activity,
+        ...actor,
+        changes,
+        createdAt: this.clock.now(),
+      },
+      manager,
+    );
+  }
+
+  private async view(access: PluginAccess, category: PluginCategory, id: number): Promise<PluginDto> {
+    const row = await this.plugins.findVisible(access.organizationId, category, id);
+    if (!row) throw ApiError.notFound();
+    return toPluginDto(row.entity, row.organizationName);
+  }
+
+  // ---- records ----------------------------------------------------------------------------------------------
+
+  async list(
+    principal: Principal,
+    organizationId: string,
+    category: PluginCategory,
+    page: PageParams,
+  ): Promise<Page<PluginDto>> {
+    const access = await this.access(principal, organizationId, PluginsAccessLevel.CONFIG);
+    const { items, total } = await this.plugins.pageVisible(access.organizationId, category, page);
+    return { items: items.map((r) => toPluginDto(r.entity, r.organizationName)), total };
+  }
+
+  async retrieve(
+    principal: Principal,
+    organizationId: string,
+    category: PluginCategory,
+    rawId: string,
+  ): Promise<PluginDto> {
+    const access = await this.access(principal, organizationId, PluginsAccessLevel.CONFIG);
+    return this.view(access, category, PluginsService.id(rawId));
+  }
+
+  async create(
+    principal: Principal,
+    organizationId: string,
+    category: PluginCategory,
+    input: CreatePluginDto,
+  ): Promise<PluginDto> {
+    const access = await this.access(principal, organizationId, PluginsAccessLevel.INSTALL);
+    const pluginType: PluginType = input.plugin_type ?? 'custom';
+    assertValid(urlViolation(pluginType, input.url));
+    const capabilities = this.capabilitiesFor(category, input.capabilities);
+    const json = this.jsonFields(input);
+    if (input.is_global === true && access.pluginsAccessLevel < PluginsAccessLevel.ROOT) {
+      throw cannotManageGlobal();
+    }
+    const now = this.clock.now();
+    const fields: PluginFields = {
+      organizationId: access.organizationId,
+      pluginType,
+      category,
+      name: input.name,
+      description: input.description ?? null,
+      url: input.url ? normaliseUrl(input.url) : null,
+      icon: input.icon ?? null,
+      configSchema: json.configSchema ?? {},
+      tag: input.tag ?? null,
+      latestTag: null,
+      latestTagCheckedAt: null,
+      isGlobal: input.is_global ?? false,
+      capabilities,
+      metrics: json.metrics ?? {},
+      publicJobs: json.publicJobs ?? {},
+      createdAt: now,
+      updatedAt: now,
+    };
+    const actor = await this.actor(principal);
+    let id: number;
+    try {
+      id = await this.dataSource.transaction(async (manager) => {
+        const created = await this.plugins.insert(fields, manager);
+        await this.addActivity(
+          manager,
+          actor,
+          { ...fields, id: created },
+          'created',
+          diffFields(null, trackedFields(fields)),
+        );
+        return created;
+      });
+    } catch (err) {
+      if (isUniqueViolation(err, PLUGIN_URL_UNIQUE_CONSTRAINT)) throw duplicateUrl();
+      throw err;
+    }
+    this.logger.log(
+      { pluginId: id, organizationId: access.organizationId, category },
+      'plugin record created',
+    );
+    return this.view(access, category, id);
+  }
+
+  /** PATCH: the fields sent, applied under a row lock; the category cannot change. */
+  async update(
+    principal: Principal,
+    organizationId: string,
+    category: PluginCategory,
+    rawId: string,
+    input: UpdatePluginDto,
+  ): Promise<PluginDto> {
+    const access = await this.access(principal, organizationId, PluginsAccessLevel.INSTALL);
+    const id = PluginsService.id(rawId);
+    const actor = await this.actor(principal);
+    try {
+      await this.dataSource.transaction(async (manager) => {
+        const { entity: current } = await this.lockOwned(access, category, id, manager);
+        const json = this.jsonFields(input);
+        const next: Partial<PluginFields> = {};
+        if (input.plugin_type !== undefined) {
+          if (urlViolation(input.plugin_type, current.url)) {
+            throw ApiError.validation(
+              current.url === null
+                ? "A record without url can only be of type 'source'."
+                : `This record's url does not fit plugins of type '${input.plugin_type}'.`,
+              'plugin_type',
+            );
+          }
+          next.pluginType = input.plugin_type;
+        }
+        if (input.capabilities !== undefined) {
+          next.capabilities = this.capabilitiesFor(category, input.capabilities);
+        }
+        if (input.is_global !== undefined && input.is_global !== current.isGlobal) {
+          if (access.pluginsAccessLevel < PluginsAccessLevel.ROOT) throw cannotManageGlobal();
+          next.isGlobal = input.is_global;
+        }
+        if (input.name !== undefined) next.name = input.name;
+        if (input.description !== undefined) next.description = input.description;
+        if (input.icon !== undefined) next.icon = input.icon;
+        if (input.tag !== undefined) next.tag = input.tag;
+        if (json.configSchema !== undefined) next.configSchema = json.configSchema;
+        if (json.metrics !== undefined) next.metrics = json.metrics;
+        if (json.publicJobs !== undefined) next.publicJobs = json.publicJobs;
+
+        const before = trackedFields(current);
+        const changes = diffFields(before, { ...before, ...trackedFields(next) });
+        if (!changes.length) return;
+        await this.plugins.update(id, { ...next, updatedAt: this.clock.now() }, manager);
+        await this.addActivity(manager, actor, { ...current, ...next }, 'updated', changes);
+      });
+    } catch (err) {
+      if (isUniqueViolation(err, PLUGIN_URL_UNIQUE_CONSTRAINT)) throw duplicateUrl();
+      throw err;
+    }
+    return this.view(access, category, id);
+  }
+
+  /** DELETE: not for global records (400, whoever owns them); source files and configs go with the record. */
+  async delete(
+    principal: Principal,
+    organizationId: string,
+    category: PluginCategory,
+    rawId: string,
+  ): Promise<void> {
+    const access = await this.access(principal, organizationId, PluginsAccessLevel.INSTALL);
+    const id = PluginsService.id(rawId);
+    const actor = await this.actor(principal);
+    await this.dataSource.transaction(async (manager) => {
+      const row = await this.plugins.findVisible(access.organizationId, category, id, {
+        manager,
+        lock: true,
+      });
+      if (!row) throw ApiError.notFound();
+      if (row.entity.isGlobal) {
+        throw ApiError.validation(
+          'This plugin is marked as global. Make it local (is_global false) before deleting it.',
+          'is_global',
+        );
+      }
+      await this.plugins.delete(id, manager);
+      await this.addActivity(
+        manager,
+        actor,
+        row.entity,
+        'deleted',
+        diffFields(trackedFields(row.entity), null),
+      );
+    });
+    this.logger.log(
+      { pluginId: id, organizationId: access.organizationId, category },
+      'plugin record deleted',
+    );
+  }
+
+  // ---- versions ---------------------------------------------------------------------------------------------
+
+  /** Sets `latest_tag` from the catalog entry of the record's url (null when the catalog has none). */
+  async checkForUpdates(
+    principal: Principal,
+    organizationId: string,
+    category: PluginCategory,
+    rawId: string,
+  ): Promise<{ plugin: PluginDto }> {
+    const access = await this.access(principal, organizationId, PluginsAccessLevel.INSTALL);
+    const id = PluginsService.id(rawId);
+    const row = await this.plugins.findVisible(access.organizationId, category, id);
+    if (!row) throw ApiError.notFound();
+    if (row.entity.organizationId !== access.organizationId) throw managedElsewhere();
+    // The catalog is read before the transaction: no row lock is held during a fetch.
+    const entry: CatalogEntry | null = await this.catalog.entryFor(row.entity.url);
+    await this.dataSource.transaction(async (manager) => {
+      await this.lockOwned(access, category, id, manager);
+      await this.plugins.update(
+        id,
+        { latestTag: entry?.latest_tag ?? null, latestTagCheckedAt: this.clock.now() },
+        manager,
+      );
+    });
+    return { plugin: await this.view(access, category, id) };
+  }
+
+  /** Moves `tag` to `latest_tag`. */
+  async upgrade(
+    principal: Principal,
+    organizationId: string,
+    category: PluginCategory,
+    rawId: string,
+  ): Promise<PluginDto> {
+    const access = await this.access(principal, organizationId, PluginsAccessLevel.INSTALL);
+    const id = PluginsService.id(rawId);
+    const actor = await this.actor(principal);
+    await this.dataSource.transaction(async (manager) => {
+      const { entity } = await this.lockOwned(access, category, id, manager);
+      if (entity.pluginType === 'source' || entity.pluginType === 'local') {
+        throw ApiError.validation(
+          `Plugins of type '${entity.pluginType}' have no published versions to upgrade to.`,
+          'plugin_type',
+        );
+      }
+      if (entity.latestTag === null) {
+        throw ApiError.validation(
+          'No version to upgrade to is known: call check_for_updates first.',
+          'latest_tag',
+          'invalid_state',
+        );
+      }
+      if (entity.tag === entity.latestTag) return;
+      await this.plugins.update(id, { tag: entity.latestTag, updatedAt: this.clock.now() }, manager);
+      await this.addActivity(manager, actor, entity, 'upgraded', [
+        { field: 'tag', action: 'changed', before: entity.tag, after: entity.latestTag },
+      ]);
+    });
+    return this.view(access, category, id);
+  }
+
+  // ---- source files -----------------------------------------------------------------------------------------
+
+  async source(
+    principal: Principal,
+    organizationId: string,
+    category: PluginCategory,
+    rawId: string,
+  ): Promise<Record<string, string>> {
+    const access = await this.access(principal, organizationId, PluginsAccessLevel.CONFIG);
+    const row = await this.plugins.findVisible(access.organizationId, category, PluginsService.id(rawId));
+    if (!row) throw ApiError.notFound();
+    assertSourceRecord(row.entity);
+    return toSourceMap(await this.plugins.sourceFiles(row.entity.id));
+  }
+
+  /**
+   * Applies `{filename: text | null}` (null deletes) in one transaction under the record's lock. A `plugin.json`
+   * written by the request must be a JSON object; its `name` and `config` then become the record's `name` and
+   * `config_schema`. Returns every file after the change.
+   */
+  async updateSource(
+    principal: Principal,
+    organizationId: string,
+    category: PluginCategory,
+    rawId: string,
+    body: unknown,
+  ): Promise<Record<string, string>> {
+    const access = await this.access(principal, organizationId, PluginsAccessLevel.INSTALL);
+    const id = PluginsService.id(rawId);
+    if (!isPlainObject(body)) {
+      throw ApiError.validation('Expected a JSON object mapping file names to text or null.');
+    }
+    const actor = await this.actor(principal);
+    return this.dataSource.transaction(async (manager) => {
+      const { entity } = await this.lockOwned(access, category, id, manager);
+      assertSourceRecord(entity);
+      const files = toSourceMap(await this.plugins.sourceFiles(id, manager));
+      assertValid(sourceChangesViolation(body, Object.keys(files)));
+      const changes: PluginChange[] = [];
+      const writes: { filename: string; source: string }[] = [];
+      const deletes: string[] = [];
+      for (const [filename, text] of Object.entries(body as Record<string, string | null>)) {
+        const before = files[filename];
+        const field = `source/${filename}`;
+        if (text === null) {
+          if (before === undefined) continue;
+          deletes.push(filename);
+          delete files[filename];
+          changes.push({ field, action: 'deleted', before: sizeOf(before), after: null });
+        } else if (before !== text) {
+          writes.push({ filename, source: text });
+          files[filename] = text;
+          changes.push({
+            field,
+            action: before === undefined ? 'created' : 'changed',
+            before: before === undefined ? null : sizeOf(before),
+            after: sizeOf(text),
+          });
+        }
+      }
+      const next: Partial<PluginFields> = {};
+      const pluginJson = writes.find((w) => w.filename === 'plugin.json');
+      if (pluginJson) {
+        const parsed = parsePluginJson(pluginJson.source);
+        if ('violation' in parsed) assertValid(parsed.violation);
+        else {
+          if (parsed.value.name !== undefined) next.name = parsed.value.name;
+          if (parsed.value.config !== undefined) next.configSchema = parsed.value.config;
+        }
+      }
+      const before = trackedFields(entity);
+      changes.push(...diffFields(before, { ...before, ...trackedFields(next) }));
+      if (!changes.length) return files;
+      await this.plugins.saveSourceFiles(id, writes, this.clock.now(), manager);
+      await this.plugins.deleteSourceFiles(id, deletes, manager);
+      await this.plugins.update(id, { ...next, updatedAt: this.clock.now() }, manager);
+      await this.addActivity(manager, actor, { ...entity, ...next }, 'source_changed', changes);
+      return files;
+    });
+  }
+
+  // ---- category-wide reads ----------------------------------------------------------------------------------
+
+  async activity(
+    principal: Principal,
+    organizationId: string,
+    category: PluginCategory,
+    page: PageParams,
+  ): Promise<Page<PluginActivityDto>> {
+    const access = await this.access(principal, organizationId, PluginsAccessLevel.CONFIG);
+    const { items, total } = await this.plugins.pageActivity(access.organizationId, category, page);
+    return { items: items.map(toPluginActivityDto), total };
+  }
+
+  async repository(principal: Principal, organizationId: string): Promise<CatalogEntry[]> {
+    await this.access(principal, organizationId, PluginsAccessLevel.CONFIG);
+    return this.catalog.entries();
+  }
+
+  async unused(principal: Principal, organizationId: string, category: PluginCategory): Promise<number[]> {
+    const access = await this.access(principal, organizationId, PluginsAccessLevel.CONFIG);
+    return this.plugins.unusedIds(access.organizationId, category);
+  }
+
+  async exportsUnsubscribeConfigs(principal: Principal, organizationId: string): Promise<PluginConfigDto[]> {
+    const access = await this.access(principal, organizationId, PluginsAccessLevel.CONFIG);
+    const rows = await this.plugins.enabledDestinationConfigs(access.organizationId, principal.onlyProjects);
+    return rows.map(toPluginConfigDto);
+  }
+
+  // ---- validation -------------------------------------------------------------------------------------------
+
+  /** Validated capabilities that put the record in `category`; the category's default when not sent. */
+  private capabilitiesFor(category: PluginCategory, value: unknown): Capabilities {
+    if (value === undefined) return defaultCapabilities(category);
+    assertValid(capabilitiesViolation(value));
+    const capabilities = toCapabilities(value as JsonObject);
+    const actual = categoryOf(capabilities);
+    if (actual !== category) {
+      throw ApiError.validation(
+        `These capabilities make this plugin one of the ${CATEGORY_NOUNS[actual].many} ` +
+          `(${CATEGORY_SEGMENTS[actual]}), not one of the ${CATEGORY_NOUNS[category].many}.`,
+        'capabilities',
+      );
+    }
+    return capabilities;
+  }
+
+  private jsonFields(input: CreatePluginDto | UpdatePluginDto): {
+    configSchema?: unknown;
+    metrics?: JsonObject;
+    publicJobs?: JsonObject;
+  } {
+    const out: { configSchema?: unknown; metrics?: JsonObject; publicJobs?: JsonObject } = {};
+    if (input.config_schema !== undefined) {
+      assertValid(configSchemaViolation(input.config_schema));
+      out.configSchema = input.config_schema;
+    }
+    if (input.metrics !== undefined) {
+      assertValid(metricsViolation(input.metrics));
+      out.metrics = input.metrics as JsonObject;
+    }
+    if (input.public_jobs !== undefined) {
+      assertValid(publicJobsViolation(input.public_jobs));
+      out.publicJobs = input.public_jobs as JsonObject;
+    }
+    return out;
+  }
+}
+
+function assertSourceRecord(entity: PluginEntity): void {
+  if (entity.pluginType !== 'source') {
+    throw ApiError.validation("Only plugins of type 'source' have source files.", 'plugin_type');
+  }
+}
+
+function toSourceMap(files: { filename: string; source: string }[]): Record<string, string> {
+  return Object.fromEntries(files.map((f) => [f.filename, f.source]));
+}
+
+/** What the history keeps of a source file: its size, never its text. */
+function sizeOf(text: string): { bytes: number } {
+  return { bytes: Buffer.byteLength(text, 'utf8') };
+}
