@@ -107,6 +107,7 @@ const pascal = (segment: string) =>
 export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
   const segment = CATEGORY_SEGMENTS[category];
   const { one, many } = CATEGORY_NOUNS[category];
+  const aOne = /^[aeiou]/.test(one) ? `an ${one}` : `a ${one}`;
 
   @ApiTags('plugins')
   @ApiExtraModels(CatalogEntryDto)
@@ -202,7 +203,7 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @Post()
     @RequireScopes('plugin:write')
     @ApiOperation({
-      summary: `Create a ${one}`,
+      summary: `Create ${aOne}`,
       description:
         `${ACCESS} 6 (9 for \`is_global: true\`). Without \`capabilities\` the record gets the ${one} ` +
         'default; capabilities of another category are refused.',
@@ -220,7 +221,7 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @Get(':id/check_for_updates')
     @RequireScopes('plugin:read')
     @ApiOperation({
-      summary: `Check a ${one} for a newer version`,
+      summary: `Check ${aOne} for a newer version`,
       description:
         `${ACCESS} 6; the organization's own records only (403 for another's global one). Sets ` +
         "`latest_tag` from the repository catalog's entry for the record's url (null when there is none).",
@@ -239,7 +240,7 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @Get(':id/source')
     @RequireScopes('plugin:read')
     @ApiOperation({
-      summary: `Read the source files of a ${one}`,
+      summary: `Read the source files of ${aOne}`,
       description: `${ACCESS} 3. Only for \`plugin_type: source\` (else 400). \`{filename: text}\`.`,
     })
     @ID_PARAM
@@ -258,7 +259,7 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @Patch(':id/update_source')
     @RequireScopes('plugin:write')
     @ApiOperation({
-      summary: `Change the source files of a ${one}`,
+      summary: `Change the source files of ${aOne}`,
       description:
         `${ACCESS} 6; own records of \`plugin_type: source\` only. Body \`{filename: text | null}\` (null ` +
         `deletes); file names are "/"-separated segments of letters, digits, "_", "-", "." (not starting ` +
@@ -294,7 +295,7 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @HttpCode(200)
     @RequireScopes('plugin:write')
     @ApiOperation({
-      summary: `Upgrade a ${one} to its latest version`,
+      summary: `Upgrade ${aOne} to its latest version`,
       description:
         `${ACCESS} 6; own records only. Sets \`tag\` to \`latest_tag\` (as found by check_for_updates). Not ` +
         'for `source` or `local` records, nor without a known latest_tag (400). Takes no body (one sent is ' +
@@ -316,7 +317,7 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
 
     @Get(':id')
     @RequireScopes('plugin:read')
-    @ApiOperation({ summary: `Retrieve a ${one}`, description: `${ACCESS} 3. Own and global records.` })
+    @ApiOperation({ summary: `Retrieve ${aOne}`, description: `${ACCESS} 3. Own and global records.` })
     @ID_PARAM
     @ApiOkResponse({ type: PluginDto })
     retrieve(
@@ -330,7 +331,7 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @Patch(':id')
     @RequireScopes('plugin:write')
     @ApiOperation({
-      summary: `Update a ${one}`,
+      summary: `Update ${aOne}`,
       description:
         `${ACCESS} 6 (9 to change \`is_global\`); own records only (403 for another organization's global ` +
         `one). Capabilities that would make it another category are refused (400).`,
@@ -351,7 +352,7 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @HttpCode(204)
     @RequireScopes('plugin:write')
     @ApiOperation({
-      summary: `Delete a ${one}`,
+      summary: `Delete ${aOne}`,
       description:
         `${ACCESS} 6. Its source files and plugin configs go with it; its history stays. A global record ` +
         '(of any organization) cannot be deleted: 400.',

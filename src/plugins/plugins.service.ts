@@ -343,7 +343,7 @@ export class PluginsService {
     if (!row) throw ApiError.notFound();
     if (row.entity.organizationId !== access.organizationId) throw managedElsewhere();
     // The catalog is read before the transaction: no row lock is held during a fetch.
-    const entry: CatalogEntry | null = await this.catalog.entryFor(row.entity.url);
+    const entry: CatalogEntry | null = row.entity.url ? await this.catalog.entryFor(row.entity.url) : null;
     await this.dataSource.transaction(async (manager) => {
       await this.lockOwned(access, category, id, manager);
       await this.plugins.update(
