@@ -317,6 +317,16 @@ describe.each(['base', 'overlays/example'])('deploy/k8s/%s', (dir) => {
     expect(['Never', 'OnFailure']).toContain(job.spec.template.spec.restartPolicy);
   });
 
+  it('the pre-deploy selector of the README picks the migration Job and the ConfigMap it reads, nothing else', () => {
+    const component = (o: K8sObject) =>
+      (o.metadata.labels as Record<string, string>)['app.kubernetes.io/component'];
+    const selected = objects.filter((o) => ['config', 'migrate'].includes(component(o)));
+    expect(selected.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Job']);
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain(
+      "-l 'app.kubernetes.io/component in (config,migrate)'",
+    );
+  });
+
   it('the HorizontalPodAutoscaler scales the Deployment on CPU from two replicas up', () => {
     expect(hpa.spec.scaleTargetRef).toEqual({
       apiVersion: 'apps/v1',
