@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import pg from 'pg';
 import { MIGRATION_LOCK_KEY } from '../../src/database/migrate.js';
 import { MIGRATIONS } from '../../src/database/migrations/index.js';
@@ -68,6 +68,8 @@ const waitersFor = (c: pg.Client) =>
     .then((r) => r.rows[0].n);
 
 describe('migrate run concurrently', () => {
+  // Each test starts two Node processes; leave room on a busy machine.
+  jest.setTimeout(60_000);
   const databases: string[] = [];
   afterEach(async () => {
     for (const name of databases.splice(0)) await dropDatabase(name);
