@@ -34,7 +34,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 # The application files stay owned by root: the service never writes to /app.
 COPY --from=build /app/dist ./dist
 
-USER node
+# The base image's `node` user, by number: Kubernetes' runAsNonRoot can only verify a numeric user.
+USER 1000:1000
 EXPOSE 3000
 
 # Liveness only (/healthz checks no dependency); node's own fetch, as slim images have no curl.

@@ -16,6 +16,7 @@ import { HealthModule } from './health/health.module.js';
 import { InvitesModule } from './invites/invites.module.js';
 import { MembersModule } from './members/members.module.js';
 import { MembershipsModule } from './memberships/memberships.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
 import { PluginsModule } from './plugins/plugins.module.js';
 import { PersonalApiKeysModule } from './personal-api-keys/personal-api-keys.module.js';
@@ -50,6 +51,7 @@ export class AppModule {
         CoreModule.forRoot(config),
         LoggerModule.forRoot(loggerOptions(config)),
         DatabaseModule.forRoot(config),
+        MetricsModule,
         // Timers of the batch export scheduler (cleared on shutdown).
         ScheduleModule.forRoot(),
         ...FEATURE_MODULES,

@@ -3,6 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { requireJsonBody } from './common/http/require-json.middleware.js';
 import { AppConfig } from './config/config.js';
+import { MetricsService } from './metrics/metrics.service.js';
 import { setupSwagger } from './swagger.js';
 
 /** Options for NestFactory.create / createNestApplication: the body parser is installed by configureApp. */
@@ -15,6 +16,9 @@ export const APP_OPTIONS: NestApplicationOptions = { bufferLogs: true, bodyParse
 export function configureApp(app: INestApplication): NestExpressApplication {
   const express = app as NestExpressApplication;
   const config = app.get(AppConfig);
+  // First, so every request is counted, also those refused by later middleware.
+  const metrics = app.get(MetricsService);
+  if (metrics.enabled) express.use(metrics.httpMiddleware);
   express.useLogger(app.get(Logger));
   express.set('trust proxy', config.get('TRUST_PROXY'));
   express.disable('x-powered-by');

@@ -47,6 +47,12 @@ Applies pending migrations under a PostgreSQL advisory lock (safe to run from se
 
 type Out = (line: string) => void;
 
+/** The outcome line of `migrate`: how many migrations this process applied, or that none was pending. */
+export function describeMigrations(applied: string[]): string {
+  if (!applied.length) return 'no pending migrations: the schema is up to date';
+  return `applied ${applied.length} migration${applied.length === 1 ? '' : 's'}: ${applied.join(', ')}`;
+}
+
 @Module({})
 class CliModule {
   static forRoot(config: AppConfig): DynamicModule {
@@ -152,9 +158,10 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
       // The embedded database is migrated on use too, so the CLI works before the first `npm start`.
       const ds = await createDataSource(config, 'cli-migrate').initialize();
       try {
-        const applied = await runMigrations(ds);
-        if (command === 'migrate')
-          out(applied.length ? `applied: ${applied.join(', ')}` : 'no pending migrations');
+        const applied = await runMigrations(ds, {
+          onWait: () => out('waiting for a migration running in another process to finish'),
+        });
+        if (command === 'migrate') out(describeMigrations(applied));
       } finally {
         await ds.destroy();
       }

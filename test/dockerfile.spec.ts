@@ -105,10 +105,11 @@ describe('Dockerfile', () => {
     expect(inRuntime('EXPOSE').some((i) => i.args.split(/\s+/).includes('3000'))).toBe(true);
   });
 
-  it('runs as a non-root user', () => {
+  it('runs as a non-root user, given by number (Kubernetes runAsNonRoot can verify only a numeric user)', () => {
     const user = last('USER')?.args.split(':')[0];
     expect(user).toBeDefined();
     expect(['root', '0']).not.toContain(user);
+    expect(user).toMatch(/^[1-9]\d*$/);
   });
 
   it('has a HEALTHCHECK on /healthz that needs only node', () => {

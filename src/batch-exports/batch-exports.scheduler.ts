@@ -2,6 +2,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy }
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/config.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { BatchExportsService } from './batch-exports.service.js';
 
 /**
@@ -21,6 +22,7 @@ export class BatchExportsScheduler implements OnApplicationBootstrap, OnModuleDe
     private readonly registry: SchedulerRegistry,
     private readonly config: AppConfig,
     private readonly clock: Clock,
+    private readonly metrics: MetricsService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -50,7 +52,9 @@ export class BatchExportsScheduler implements OnApplicationBootstrap, OnModuleDe
   private async run(): Promise<void> {
     const now = this.clock.now();
     try {
-      const { created, exports } = await this.batchExports.createDueRuns(now);
+      const { created, exports } = await this.metrics.recordSchedulerTick(() =>
+        this.batchExports.createDueRuns(now),
+      );
       if (created) {
         this.logger.log({ created, exports, now: now.toISOString() }, 'batch export runs created');
       }

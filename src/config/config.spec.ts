@@ -34,6 +34,7 @@ describe('parseConfig', () => {
       NODE_ENV: 'development',
       HOST: '0.0.0.0',
       PORT: 3000,
+      METRICS_PORT: 0,
       LOG_LEVEL: 'info',
       DATABASE_URL: null,
       DATABASE_POOL_SIZE: 10,
@@ -490,5 +491,18 @@ describe('batch export scheduler settings', () => {
     expect(configError({ SCHEDULER_MAX_CATCHUP: '0' }).problems[0]).toContain('between 1 and 100000');
     expect(configError({ BACKFILL_MAX_RUNS: '-1' }).problems[0]).toContain('between 1 and 1000000');
     expect(configError({ SCHEDULER_ENABLED: 'maybe' }).problems[0]).toContain('true or false');
+  });
+
+  describe('METRICS_PORT', () => {
+    it('is off (0) by default and takes a port', () => {
+      expect(parseConfig({}).METRICS_PORT).toBe(0);
+      expect(parseConfig({ METRICS_PORT: '9464' }).METRICS_PORT).toBe(9464);
+    });
+
+    it.each(['-1', '65536', 'metrics', '94.64'])('rejects %j', (raw) => {
+      expect(() => parseConfig({ METRICS_PORT: raw })).toThrow(
+        `METRICS_PORT=${JSON.stringify(raw)} is invalid: expected an integer between 0 and 65535`,
+      );
+    });
   });
 });

@@ -150,6 +150,11 @@ export const SETTINGS = {
   NODE_ENV: setting(oneOf('development', 'production', 'test'), 'development', 'Runtime environment.'),
   HOST: setting(str, '0.0.0.0', 'Address the HTTP server binds to.'),
   PORT: setting(int(0, 65535), 3000, 'HTTP port.'),
+  METRICS_PORT: setting(
+    int(0, 65535),
+    0,
+    'Port of the Prometheus metrics server (GET /metrics, bound to HOST, apart from the API). 0: no metrics server.',
+  ),
   LOG_LEVEL: setting(
     oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
     'info',

@@ -404,13 +404,17 @@ describe('CLI', () => {
         const first = await cli(['migrate'], { DATABASE_URL: db.url });
         expect(first).toEqual({
           code: 0,
-          out: [`applied: ${MIGRATIONS.map((m) => m.name).join(', ')}`],
+          out: [`applied ${MIGRATIONS.length} migrations: ${MIGRATIONS.map((m) => m.name).join(', ')}`],
           err: [],
         });
-        expect(first.out[0]).toMatch(/^applied: Init1795240522298, /);
+        expect(first.out[0]).toMatch(/^applied \d+ migrations: Init1795240522298, /);
 
         const second = await cli(['migrate'], { DATABASE_URL: db.url });
-        expect(second).toEqual({ code: 0, out: ['no pending migrations'], err: [] });
+        expect(second).toEqual({
+          code: 0,
+          out: ['no pending migrations: the schema is up to date'],
+          err: [],
+        });
 
         // The schema is usable: a key can be created in the migrated database.
         const created = await cli(['keys', 'create', '--email', 'm@example.com', '--scopes', '*'], {
@@ -425,7 +429,7 @@ describe('CLI', () => {
 
     it('migrate on the already migrated test database has nothing pending', async () => {
       const res = await cli(['migrate']);
-      expect(res).toEqual({ code: 0, out: ['no pending migrations'], err: [] });
+      expect(res).toEqual({ code: 0, out: ['no pending migrations: the schema is up to date'], err: [] });
     });
 
     it('an invalid DATABASE_URL is one line', async () => {
