@@ -13,7 +13,15 @@ import { PluginActivityEntity } from '../plugins/plugin-activity.entity.js';
 import { PluginConfigEntity } from '../plugins/plugin-config.entity.js';
 import { PluginSourceFileEntity } from '../plugins/plugin-source-file.entity.js';
 import { PluginEntity } from '../plugins/plugin.entity.js';
+import { PersonDistinctIdEntity } from '../persons/person-distinct-id.entity.js';
+import { PersonEntity } from '../persons/person.entity.js';
 import { ProjectEntity } from '../projects/project.entity.js';
+import { SessionRecordingCountEntity } from '../session-recordings/session-recording-count.entity.js';
+import { SessionRecordingEventKeyEntity } from '../session-recordings/session-recording-event-key.entity.js';
+import { SessionRecordingSharingEntity } from '../session-recordings/session-recording-sharing.entity.js';
+import { SessionRecordingSnapshotEntity } from '../session-recordings/session-recording-snapshot.entity.js';
+import { SessionRecordingViewEntity } from '../session-recordings/session-recording-view.entity.js';
+import { SessionRecordingEntity } from '../session-recordings/session-recording.entity.js';
 import { UserEntity } from '../users/user.entity.js';
 
 /**
@@ -38,4 +46,12 @@ export const ENTITIES = [
   PluginSourceFileEntity,
   PluginActivityEntity,
   PluginConfigEntity,
+  PersonEntity,
+  PersonDistinctIdEntity,
+  SessionRecordingEntity,
+  SessionRecordingCountEntity,
+  SessionRecordingEventKeyEntity,
+  SessionRecordingSnapshotEntity,
+  SessionRecordingViewEntity,
+  SessionRecordingSharingEntity,
 ];
