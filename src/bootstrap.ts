@@ -52,25 +52,38 @@ export async function printBootstrapKey(app: INestApplication, port: number): Pr
 }
 
 /**
- * SIGTERM/SIGINT: readiness fails at once, the server stops accepting and lets in-flight requests finish
- * (up to SHUTDOWN_TIMEOUT_MS), the pool closes, an embedded database stops, and the process exits 0.
+ * SIGTERM/SIGINT: readiness fails at once and every answer from then on closes its connection; for
+ * SHUTDOWN_DELAY_MS the server still accepts (load balancers notice the failing readiness and stop routing);
+ * then the scheduler stops, the listener closes, in-flight requests finish, the pool closes, an embedded database
+ * stops, and the process exits 0. If all that takes longer than SHUTDOWN_TIMEOUT_MS (counted from the signal),
+ * the requests still running are answered 503 and the process exits 1.
  */
 export function shutdownGracefully(app: INestApplication, database: ResolvedDatabase): void {
   let closing = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (closing) return;
     closing = true;
-    bootLog(`${signal} received: draining`);
-    app.get(ShutdownState).draining = true;
+    const shutdown = app.get(ShutdownState);
+    shutdown.startDraining();
+    const delay = database.config.get('SHUTDOWN_DELAY_MS');
     const timeout = database.config.get('SHUTDOWN_TIMEOUT_MS');
+    bootLog(`${signal} received: draining (${shutdown.inFlightCount} requests in flight)`);
+    let forced = false;
     const force = setTimeout(() => {
-      bootLog(`in-flight requests still running after ${timeout} ms: exiting`, 'error');
-      void database.stop().finally(() => process.exit(1));
+      forced = true;
+      bootLog(
+        `drain not finished after ${timeout} ms: answering the ${shutdown.inFlightCount} requests still running with 503 and exiting`,
+        'error',
+      );
+      void shutdown
+        .abortInFlight()
+        .then(() => database.stop())
+        .finally(() => process.exit(1));
     }, timeout);
     force.unref();
-    app
-      .close()
-      .then(() => database.stop())
+    new Promise((resolve) => setTimeout(resolve, delay))
+      .then(() => app.close())
+      .then(() => (forced ? new Promise<never>(() => undefined) : database.stop()))
       .then(() => {
         clearTimeout(force);
         bootLog('shut down cleanly');
