@@ -185,7 +185,7 @@ describe('rate limits in memory (REDIS_URL unset)', () => {
 
 const REDIS_URL = process.env.REDIS_URL;
 if (!REDIS_URL) {
-  console.warn('rate-limits.e2e-spec: REDIS_URL is not set, so the shared-Redis tests are skipped');
+  process.stderr.write('rate-limits.e2e-spec: REDIS_URL is not set, so the shared-Redis tests are skipped\n');
 }
 const describeWithRedis = REDIS_URL ? describe : describe.skip;
 const redisTitle = `rate limits shared through Redis${REDIS_URL ? '' : ' (skipped: REDIS_URL is not set)'}`;
