@@ -54,6 +54,8 @@ export class BatchExportsScheduler implements OnApplicationBootstrap, OnModuleDe
       const { created, exports } = await this.batchExports.createDueRuns(now);
       if (created) {
         this.logger.log({ created, exports, now: now.toISOString() }, 'batch export runs created');
+      } else {
+        this.logger.debug({ now: now.toISOString() }, 'batch export scheduler tick: no run due');
       }
     } catch (err) {
       if (isDatabaseUnavailable(err)) {

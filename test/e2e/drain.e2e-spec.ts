@@ -73,7 +73,7 @@ describe('graceful drain of the built service on SIGTERM', () => {
   async function start(env: Record<string, string>): Promise<ServiceProcess> {
     service = await startService({
       DATABASE_URL: database.url,
-      LOG_LEVEL: 'info',
+      LOG_LEVEL: 'debug',
       SCHEDULER_TICK_SECONDS: '1',
       ...env,
     });
@@ -121,9 +121,12 @@ describe('graceful drain of the built service on SIGTERM', () => {
       'three PATCH requests waiting on the lock',
       async () => (await lockWaiters(database.url)) === 3,
     );
+    const ticks = () => app.logs().filter((l) => l.msg === 'batch export scheduler tick: no run due');
+    await waitFor('a scheduler tick', () => ticks().length > 0);
 
     app.child.kill('SIGTERM');
     await waitFor('the drain to start', () => app.stdout().includes('SIGTERM received: draining'));
+    const drainStarted = app.logs().find((l) => String(l.msg).startsWith('SIGTERM received'))!.time as number;
     expect(app.stdout()).toContain('draining (3 requests in flight)');
 
     // During SHUTDOWN_DELAY_MS the listener still accepts: readiness fails, liveness holds, and every answer
@@ -154,19 +157,22 @@ describe('graceful drain of the built service on SIGTERM', () => {
     expect(app.child.exitCode).toBeNull();
     expect(await lockWaiters(database.url)).toBe(3);
 
+    // Held long enough that a scheduler still ticking every second would have ticked during the drain.
+    await waitFor('two seconds of drain', () => Date.now() - drainStarted > 2500, 5000);
+    expect(app.child.exitCode).toBeNull();
     await lock.release();
     const answers = await Promise.all(patches);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
-    for (const [i, suffix] of ['one', 'two', 'three'].entries()) {
-      expect(answers[i].json<{ id: string }>().id).toBe(organizationId);
-      expect(answers[i].json<{ name: string }>().name).toMatch(/^Drained (one|two|three)$/);
-      expect(answers[i].headers.connection).toBe('close');
-      void suffix;
+    for (const answer of answers) {
+      expect(answer.json<{ id: string }>().id).toBe(organizationId);
+      expect(answer.json<{ name: string }>().name).toMatch(/^Drained (one|two|three)$/);
+      expect(answer.headers.connection).toBe('close');
     }
     expect(await app.exited).toBe(0);
     expect(app.stdout()).toContain('shut down cleanly');
-    // The scheduler was running (ticks every second) and stopped with the rest: no error on the way out
-    // (request lines aside: the 503 of /readyz is logged as such).
+    // The scheduler ticked every second until the signal and never after it.
+    expect(ticks().filter((l) => (l.time as number) > drainStarted)).toEqual([]);
+    // No error on the way out (request lines aside: the 503 of /readyz is logged as such).
     expect(app.logs().filter((l) => l.level === 50 && !l.req)).toEqual([]);
 
     // The last write won and is stored.
