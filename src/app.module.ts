@@ -6,8 +6,11 @@ import { BatchExportsModule } from './batch-exports/batch-exports.module.js';
 import { CaptureModule } from './capture/capture.module.js';
 import { ApiKeyGuard } from './common/auth/api-key.guard.js';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter.js';
+import { RequestTimeoutInterceptor } from './common/http/request-timeout.interceptor.js';
 import { loggerOptions } from './common/logging/logger-options.js';
 import { EnvelopeInterceptor } from './common/pagination/envelope.interceptor.js';
+import { RateLimitGuard } from './common/rate-limit/rate-limit.guard.js';
+import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
 import { ApiValidationPipe } from './common/validation/api-validation.pipe.js';
 import type { AppConfig } from './config/config.js';
 import { CoreModule } from './config/core.module.js';
@@ -46,11 +49,13 @@ export const FEATURE_MODULES = [
 
 /**
  * The application: configuration, logging, database, feature modules, and the global request pipeline —
- * guard (API key + scopes), pipe (validation), interceptor (list envelope) and filter (error body).
+ * guards (API key + scopes, then the per-key rate limit when RATE_LIMIT_ENABLED), pipe (validation),
+ * interceptors (request timeout, list envelope) and filter (error body).
  */
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
+    const rateLimited = config.get('RATE_LIMIT_ENABLED');
     return {
       module: AppModule,
       imports: [
@@ -60,11 +65,15 @@ export class AppModule {
         MetricsModule,
         // Timers of the batch export scheduler (cleared on shutdown).
         ScheduleModule.forRoot(),
+        ...(rateLimited ? [RateLimitModule.forRoot(config)] : []),
         ...FEATURE_MODULES,
       ],
       providers: [
+        // Global guards run in this order: the rate limit counts per key, so it needs the authenticated key.
         { provide: APP_GUARD, useClass: ApiKeyGuard },
+        ...(rateLimited ? [{ provide: APP_GUARD, useClass: RateLimitGuard }] : []),
         { provide: APP_PIPE, useClass: ApiValidationPipe },
+        { provide: APP_INTERCEPTOR, useClass: RequestTimeoutInterceptor },
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
       ],

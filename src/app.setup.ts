@@ -1,14 +1,42 @@
+import type { Server } from 'node:http';
 import type { INestApplication, NestApplicationOptions } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import cors from 'cors';
+import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { rawBody } from './capture/raw-body.middleware.js';
 import { requireJsonBody } from './common/http/require-json.middleware.js';
 import { AppConfig } from './config/config.js';
+import { ShutdownState } from './health/shutdown-state.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { setupSwagger } from './swagger.js';
 
 /** Options for NestFactory.create / createNestApplication: the body parser is installed by configureApp. */
 export const APP_OPTIONS: NestApplicationOptions = { bufferLogs: true, bodyParser: false };
+
+/** Headers a browser client of /api may send, and response headers it may read (CORS). */
+const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Request-Id'];
+const CORS_EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'Retry-After',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'Allow',
+];
+
+/**
+ * Security headers (helmet) for every route. The content security policy is helmet's default, which Swagger UI
+ * at /docs works with (its scripts and styles are files of this origin), minus `upgrade-insecure-requests`, so
+ * /docs also works over plain http inside a cluster. `Cross-Origin-Resource-Policy` is `cross-origin`: the
+ * public SDK routes are loaded by browsers from other sites, and nothing here relies on cookies.
+ */
+export function securityHeaders(): ReturnType<typeof helmet> {
+  return helmet({
+    contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
+    crossOriginResourcePolicy: { policy: 'cross-origin' },
+  });
+}
 
 /**
  * Everything about the HTTP application that is not a module: shared by main.ts, the e2e tests and the
@@ -21,17 +49,40 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   const metrics = app.get(MetricsService);
   if (metrics.enabled) express.use(metrics.httpMiddleware);
   express.useLogger(app.get(Logger));
+  // Before anything that may answer: the drain knows every request in flight.
+  express.use(app.get(ShutdownState).track);
   express.set('trust proxy', config.get('TRUST_PROXY'));
   express.disable('x-powered-by');
+  express.use(securityHeaders());
   // Recording capture reads its body raw (gzip, form, base64 or JSON, up to RECORDING_BODY_LIMIT) before the
   // global JSON parser, which then leaves it alone.
   express.use('/s', rawBody(config.get('RECORDING_BODY_LIMIT')));
+  const origins = config.get('CORS_ORIGINS');
+  if (origins) {
+    // Only the JSON API; other routes (the public SDK endpoints) answer CORS themselves.
+    express.use(
+      '/api',
+      cors({
+        origin: origins[0] === '*' ? '*' : origins,
+        methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+        allowedHeaders: CORS_ALLOWED_HEADERS,
+        exposedHeaders: CORS_EXPOSED_HEADERS,
+        maxAge: 600,
+      }),
+    );
+  }
   // The JSON API refuses other media types (415); routes under other prefixes parse their own bodies.
   express.use('/api', requireJsonBody);
   express.useBodyParser('json', {
     limit: config.get('BODY_LIMIT'),
     type: ['application/json', 'application/*+json'],
   });
+  // A client must send its whole request within REQUEST_TIMEOUT_MS (and its headers within a minute at most).
+  const server = express.getHttpServer() as Server | undefined;
+  if (server) {
+    server.requestTimeout = config.get('REQUEST_TIMEOUT_MS');
+    server.headersTimeout = Math.min(60_000, config.get('REQUEST_TIMEOUT_MS'));
+  }
   if (config.get('SWAGGER_ENABLED')) setupSwagger(express);
   return express;
 }

@@ -1,4 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import type { AppConfig } from './config/config.js';
 import { runMigrations } from './database/migrate.js';
 import { resolveDatabase, type ResolvedDatabase } from './database/resolve-database.js';
@@ -52,25 +53,39 @@ export async function printBootstrapKey(app: INestApplication, port: number): Pr
 }
 
 /**
- * SIGTERM/SIGINT: readiness fails at once, the server stops accepting and lets in-flight requests finish
- * (up to SHUTDOWN_TIMEOUT_MS), the pool closes, an embedded database stops, and the process exits 0.
+ * SIGTERM/SIGINT: readiness fails at once, scheduled jobs take no new tick, and every answer from then on
+ * closes its connection; for SHUTDOWN_DELAY_MS the server still accepts (load balancers notice the failing
+ * readiness and stop routing); then a scheduler tick in flight finishes, the listener closes, in-flight requests finish, the pool closes, an embedded database
+ * stops, and the process exits 0. If all that takes longer than SHUTDOWN_TIMEOUT_MS (counted from the signal),
+ * the requests still running are answered 503 and the process exits 1.
  */
 export function shutdownGracefully(app: INestApplication, database: ResolvedDatabase): void {
   let closing = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (closing) return;
     closing = true;
-    bootLog(`${signal} received: draining`);
-    app.get(ShutdownState).draining = true;
+    const shutdown = app.get(ShutdownState);
+    shutdown.startDraining();
+    stopScheduledJobs(app);
+    const delay = database.config.get('SHUTDOWN_DELAY_MS');
     const timeout = database.config.get('SHUTDOWN_TIMEOUT_MS');
+    bootLog(`${signal} received: draining (${shutdown.inFlightCount} requests in flight)`);
+    let forced = false;
     const force = setTimeout(() => {
-      bootLog(`in-flight requests still running after ${timeout} ms: exiting`, 'error');
-      void database.stop().finally(() => process.exit(1));
+      forced = true;
+      bootLog(
+        `drain not finished after ${timeout} ms: answering the ${shutdown.inFlightCount} requests still running with 503 and exiting`,
+        'error',
+      );
+      void shutdown
+        .abortInFlight()
+        .then(() => database.stop())
+        .finally(() => process.exit(1));
     }, timeout);
     force.unref();
-    app
-      .close()
-      .then(() => database.stop())
+    new Promise((resolve) => setTimeout(resolve, delay))
+      .then(() => app.close())
+      .then(() => (forced ? new Promise<never>(() => undefined) : database.stop()))
       .then(() => {
         clearTimeout(force);
         bootLog('shut down cleanly');
@@ -83,4 +98,11 @@ export function shutdownGracefully(app: INestApplication, database: ResolvedData
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
+}
+
+/** No scheduled job starts a new tick once the drain has begun (a tick in flight finishes during app.close). */
+function stopScheduledJobs(app: INestApplication): void {
+  const registry = app.get(SchedulerRegistry);
+  for (const name of registry.getIntervals()) registry.deleteInterval(name);
+  for (const job of registry.getCronJobs().values()) void job.stop();
 }

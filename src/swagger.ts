@@ -37,10 +37,21 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     description: 'Server error (500) or database unavailable (503); the detail carries no internals.',
     content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBodyDto' } } },
   };
+  // Requests with a key are rate limited per key (when RATE_LIMIT_ENABLED).
+  const throttled = {
+    description:
+      'Rate limit of the API key exceeded (`throttled`); `Retry-After` gives the seconds to wait. Every answer to a keyed request carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`.',
+    headers: {
+      'Retry-After': { description: 'Seconds until a request fits again.', schema: { type: 'integer' } },
+    },
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBodyDto' } } },
+  };
   for (const item of Object.values(document.paths)) {
     for (const operation of Object.values(item)) {
       if (operation && typeof operation === 'object' && 'responses' in operation) {
-        (operation.responses as Record<string, unknown>)['5XX'] ??= serverError;
+        const responses = operation.responses as Record<string, unknown>;
+        if ('x-required-scopes' in operation) responses['429'] ??= throttled;
+        responses['5XX'] ??= serverError;
       }
     }
   }

@@ -1,5 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { isDatabaseUnavailable } from '../common/errors/database-errors.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -57,8 +58,18 @@ export class BatchExportsScheduler implements OnApplicationBootstrap, OnModuleDe
       );
       if (created) {
         this.logger.log({ created, exports, now: now.toISOString() }, 'batch export runs created');
+      } else {
+        this.logger.debug({ now: now.toISOString() }, 'batch export scheduler tick: no run due');
       }
     } catch (err) {
+      if (isDatabaseUnavailable(err)) {
+        // An outage is not a bug: one line per skipped tick, no stack; the next tick catches up.
+        this.logger.warn(
+          { now: now.toISOString(), reason: (err as Error).message },
+          'database unavailable: batch export scheduler tick skipped',
+        );
+        return;
+      }
       this.logger.error(
         { err, now: now.toISOString() },
         'batch export scheduler tick failed; the next tick retries',

@@ -4,6 +4,7 @@ import {
   bool,
   byteSize,
   ConfigError,
+  corsOrigins,
   dnsServers,
   email,
   httpUrl,
@@ -12,6 +13,7 @@ import {
   oneOf,
   parseConfig,
   postgresUrl,
+  redisUrl,
   SETTINGS,
   smtpUrl,
   trustProxy,
@@ -50,6 +52,14 @@ describe('parseConfig', () => {
       BOOTSTRAP_EMAIL: 'admin@localhost',
       INSTANCE_TAG: 'none',
       SHUTDOWN_TIMEOUT_MS: 10000,
+      SHUTDOWN_DELAY_MS: 0,
+      REQUEST_TIMEOUT_MS: 30000,
+      CORS_ORIGINS: null,
+      RATE_LIMIT_ENABLED: true,
+      RATE_LIMIT_BURST: 480,
+      RATE_LIMIT_SUSTAINED: 4800,
+      REDIS_URL: null,
+      REDIS_KEY_PREFIX: 'org-admin:',
       SWAGGER_ENABLED: true,
       DNS_SERVERS: null,
       DNS_TIMEOUT_MS: 3000,
@@ -507,5 +517,63 @@ describe('batch export scheduler settings', () => {
         `METRICS_PORT=${JSON.stringify(raw)} is invalid: expected an integer between 0 and 65535`,
       );
     });
+  });
+});
+
+describe('corsOrigins', () => {
+  it('reads a comma list of origins, normalised', () => {
+    expect(corsOrigins(' https://app.example.com , http://localhost:8080/', 'CORS_ORIGINS')).toEqual([
+      'https://app.example.com',
+      'http://localhost:8080',
+    ]);
+    expect(corsOrigins('*', 'CORS_ORIGINS')).toEqual(['*']);
+    expect(corsOrigins(' , ', 'CORS_ORIGINS')).toBeNull();
+    expect(parseConfig({}).CORS_ORIGINS).toBeNull();
+  });
+
+  it.each([
+    'https://app.example.com/path',
+    'ftp://files.example.com',
+    'app.example.com',
+    '*,https://a.example',
+  ])('rejects %j', (raw) => {
+    expect(() => corsOrigins(raw, 'CORS_ORIGINS')).toThrow(`CORS_ORIGINS=${JSON.stringify(raw)} is invalid`);
+  });
+});
+
+describe('rate limit and Redis settings', () => {
+  it('reads and bounds them', () => {
+    expect(
+      parseConfig({
+        RATE_LIMIT_ENABLED: 'off',
+        RATE_LIMIT_BURST: '5',
+        RATE_LIMIT_SUSTAINED: '50',
+        REDIS_URL: 'redis://:secret@cache.internal:6379/2',
+        REDIS_KEY_PREFIX: 'eu-1:',
+      }),
+    ).toMatchObject({
+      RATE_LIMIT_ENABLED: false,
+      RATE_LIMIT_BURST: 5,
+      RATE_LIMIT_SUSTAINED: 50,
+      REDIS_URL: 'redis://:secret@cache.internal:6379/2',
+      REDIS_KEY_PREFIX: 'eu-1:',
+    });
+    expect(configError({ RATE_LIMIT_BURST: '0' }).problems[0]).toContain('between 1 and 1000000');
+    expect(configError({ RATE_LIMIT_ENABLED: 'sometimes' }).problems[0]).toContain('true or false');
+  });
+
+  it('accepts redis:// and rediss:// URLs only', () => {
+    expect(redisUrl('rediss://cache.example.com:6380', 'REDIS_URL')).toBe('rediss://cache.example.com:6380');
+    expect(() => redisUrl('http://cache:6379', 'REDIS_URL')).toThrow('expected a redis:// or rediss:// URL');
+    expect(() => redisUrl('cache:6379', 'REDIS_URL')).toThrow('REDIS_URL="cache:6379" is invalid');
+  });
+});
+
+describe('request and shutdown timeouts', () => {
+  it('reads and bounds them', () => {
+    expect(
+      parseConfig({ REQUEST_TIMEOUT_MS: '1500', SHUTDOWN_DELAY_MS: '2000', SHUTDOWN_TIMEOUT_MS: '0' }),
+    ).toMatchObject({ REQUEST_TIMEOUT_MS: 1500, SHUTDOWN_DELAY_MS: 2000, SHUTDOWN_TIMEOUT_MS: 0 });
+    expect(configError({ REQUEST_TIMEOUT_MS: '10' }).problems[0]).toContain('between 100 and 3600000');
   });
 });

@@ -135,6 +135,42 @@ export const httpUrl: Parser<string> = (raw, name) => {
   return url.href.replace(/\/+$/, '');
 };
 
+/** `*`, or a comma list of origins (`https://app.example.com`); null when unset. */
+export const corsOrigins: Parser<string[] | null> = (raw, name) => {
+  const origins = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (!origins.length) return null;
+  if (origins.includes('*'))
+    return origins.length === 1 ? ['*'] : fail(name, raw, '* alone or a list of origins');
+  return origins.map((origin) => {
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      return fail(name, raw, 'a comma list of origins such as https://app.example.com, or *');
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin.replace(/\/$/, '')) {
+      return fail(name, raw, 'origins only (scheme://host[:port], no path), or *');
+    }
+    return url.origin;
+  });
+};
+
+/** A `redis://` or `rediss://` URL. */
+export const redisUrl: Parser<string> = (raw, name) => {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    return fail(name, raw, 'a redis://user:password@host:6379/0 or rediss://… URL');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') fail(name, raw, 'a redis:// or rediss:// URL');
+  if (!url.hostname) fail(name, raw, 'a Redis URL with a host');
+  return raw.trim();
+};
+
 interface Setting<T> {
   parse: Parser<T>;
   default: T;
@@ -197,7 +233,39 @@ export const SETTINGS = {
     'E-mail of the user created with a `*` key on an empty database.',
   ),
   INSTANCE_TAG: setting(str, 'none', 'Instance tag reported in Organization.metadata.'),
-  SHUTDOWN_TIMEOUT_MS: setting(int(0, 600000), 10000, 'How long in-flight requests may run after SIGTERM.'),
+  SHUTDOWN_TIMEOUT_MS: setting(
+    int(0, 600000),
+    10000,
+    'How long the whole drain after SIGTERM may take (including SHUTDOWN_DELAY_MS); requests still running then are answered 503 and the process exits 1.',
+  ),
+  SHUTDOWN_DELAY_MS: setting(
+    int(0, 600000),
+    0,
+    'After SIGTERM, keep accepting requests this long while /readyz answers 503, so load balancers stop routing before the listener closes.',
+  ),
+  REQUEST_TIMEOUT_MS: setting(
+    int(100, 3600000),
+    30000,
+    'Longest a request may take, from receiving it to answering; past it the answer is 503 `timeout` (its work may still complete).',
+  ),
+  CORS_ORIGINS: setting<string[] | null>(
+    corsOrigins,
+    null,
+    'Origins allowed to call /api from browsers: a comma list of http(s) origins, or *. Unset: no CORS headers.',
+  ),
+  RATE_LIMIT_ENABLED: setting(
+    bool,
+    true,
+    'Limit requests per personal API key (RATE_LIMIT_BURST per minute and RATE_LIMIT_SUSTAINED per hour); over a limit the answer is 429.',
+  ),
+  RATE_LIMIT_BURST: setting(int(1, 1000000), 480, 'Requests one API key may make per minute.'),
+  RATE_LIMIT_SUSTAINED: setting(int(1, 10000000), 4800, 'Requests one API key may make per hour.'),
+  REDIS_URL: setting<string | null>(
+    redisUrl,
+    null,
+    'Redis holding the rate limit counters, shared by every replica (redis://user:password@host:6379/0 or rediss://). Unset: counters in the memory of each process.',
+  ),
+  REDIS_KEY_PREFIX: setting(str, 'org-admin:', 'Prefix of every Redis key this service writes.'),
   SWAGGER_ENABLED: setting(bool, true, 'Serve Swagger UI at /docs and the OpenAPI document at /docs-json.'),
   DNS_SERVERS: setting<string[] | null>(
     dnsServers,

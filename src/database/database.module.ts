@@ -1,4 +1,4 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AppConfig } from '../config/config.js';
 import { typeormOptions } from './typeorm-options.js';
@@ -16,6 +16,11 @@ export class DatabaseModule {
             poolSize: config.get('DATABASE_POOL_SIZE'),
             connectTimeoutMs: config.get('DATABASE_CONNECT_TIMEOUT_MS'),
             statementTimeoutMs: config.get('DATABASE_STATEMENT_TIMEOUT_MS'),
+            onPoolError: (err) =>
+              new Logger('Database').warn(
+                { err: err.message },
+                'idle database connection lost; it will be replaced',
+              ),
           }),
           // Fail fast at boot instead of retrying for minutes; the orchestrator restarts the process.
           retryAttempts: 2,

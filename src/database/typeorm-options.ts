@@ -9,6 +9,11 @@ export interface DatabaseSettings {
   connectTimeoutMs?: number;
   statementTimeoutMs?: number;
   applicationName?: string;
+  /**
+   * Called when an idle pooled connection fails (the server restarted or went away). The pool drops it and
+   * opens a new one on next use. Default: ignored quietly; either way the process does not crash.
+   */
+  onPoolError?: (err: Error) => void;
 }
 
 /**
@@ -33,6 +38,7 @@ export function typeormOptions(settings: DatabaseSettings): DataSourceOptions {
     logging: false,
     applicationName: settings.applicationName ?? 'org-admin-service',
     connectTimeoutMS: settings.connectTimeoutMs ?? 5000,
+    poolErrorHandler: settings.onPoolError ?? (() => undefined),
     extra: {
       max: settings.poolSize ?? 10,
       ...(settings.statementTimeoutMs ? { statement_timeout: settings.statementTimeoutMs } : {}),

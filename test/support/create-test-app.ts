@@ -34,7 +34,8 @@ export interface TestAppOptions {
 /**
  * Boots the real AppModule through the same `configureApp` as main.ts, on its own database cloned from the
  * migrated template. Only the clock is replaced (tests set time instead of sleeping). The batch export
- * scheduler is off unless the test's `env` turns it on (`SCHEDULER_ENABLED: 'true'`).
+ * scheduler and the per-key rate limits are off unless the test's `env` turns them on
+ * (`SCHEDULER_ENABLED: 'true'`, `RATE_LIMIT_ENABLED: 'true'`).
  */
 export async function createTestApp(
   env: Record<string, string> = {},
@@ -45,6 +46,7 @@ export async function createTestApp(
     LOG_LEVEL: 'silent',
     NODE_ENV: 'test',
     SCHEDULER_ENABLED: 'false',
+    RATE_LIMIT_ENABLED: 'false',
     ...env,
     DATABASE_URL: db.url,
   });

@@ -81,6 +81,28 @@ export class ApiError extends HttpException {
     return new ApiError(HttpStatus.CONFLICT, 'conflict', detail, attr);
   }
 
+  /** 429 with `Retry-After`: the caller's rate limit is used up for `seconds` more. */
+  static throttled(seconds: number): ApiError {
+    const unit = seconds === 1 ? 'second' : 'seconds';
+    return new ApiError(
+      HttpStatus.TOO_MANY_REQUESTS,
+      'throttled',
+      `Request was throttled. Expected available in ${seconds} ${unit}.`,
+      null,
+      'throttled_error',
+      { 'Retry-After': String(seconds) },
+    );
+  }
+
+  /** 503 `timeout`: the request ran past REQUEST_TIMEOUT_MS; its work may still complete. */
+  static timedOut(ms: number): ApiError {
+    return new ApiError(
+      HttpStatus.SERVICE_UNAVAILABLE,
+      'timeout',
+      `The request did not complete within ${ms} ms. Its changes may still take effect; check before retrying.`,
+    );
+  }
+
   static unavailable(detail = 'The service is temporarily unavailable. Try again shortly.'): ApiError {
     return new ApiError(HttpStatus.SERVICE_UNAVAILABLE, 'unavailable', detail);
   }

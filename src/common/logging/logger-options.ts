@@ -6,8 +6,10 @@ import type { AppConfig } from '../../config/config.js';
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
- * JSON logs with a request id (the caller's `X-Request-Id` when well-formed, else a new uuid, echoed in the
- * response). Credentials are redacted wherever they could appear.
+ * JSON logs with a request id (the caller's `X-Request-Id` when well-formed — at most 128 characters of
+ * letters, digits and `._:-` — else a new uuid, echoed in the response). Every line logged while handling a
+ * request carries it (`reqId`, and `req.id` on the request line). Credentials are redacted wherever they could
+ * appear.
  */
 export function loggerOptions(config: AppConfig): Params {
   return {
@@ -36,10 +38,19 @@ export function loggerOptions(config: AppConfig): Params {
       customLogLevel: (_req, res, err) =>
         err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
       serializers: {
-        req: (req: { id: string; method: string; url: string; headers: Record<string, unknown> }) => ({
+        // `ip` is the client address as Express sees it: X-Forwarded-For counts only when TRUST_PROXY says so.
+        req: (req: {
+          id: string;
+          method: string;
+          url: string;
+          headers: Record<string, unknown>;
+          remoteAddress?: string;
+          raw?: { ip?: string };
+        }) => ({
           id: req.id,
           method: req.method,
           url: req.url,
+          ip: req.raw?.ip ?? req.remoteAddress,
           headers: req.headers,
         }),
       },
