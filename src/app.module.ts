@@ -19,6 +19,7 @@ import { MembershipsModule } from './memberships/memberships.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
 import { PersonalApiKeysModule } from './personal-api-keys/personal-api-keys.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
+import { SdkModule } from './sdk/sdk.module.js';
 import { UsersModule } from './users/users.module.js';
 
 /** The feature modules of the HTTP service. A new resource module is added here. */
@@ -33,6 +34,7 @@ export const FEATURE_MODULES = [
   MembersModule,
   InvitesModule,
   BatchExportsModule,
+  SdkModule,
 ];
 
 /**

@@ -3,6 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { requireJsonBody } from './common/http/require-json.middleware.js';
 import { AppConfig } from './config/config.js';
+import { SDK_PUBLIC_PATHS, sdkCors } from './sdk/sdk-cors.middleware.js';
 import { setupSwagger } from './swagger.js';
 
 /** Options for NestFactory.create / createNestApplication: the body parser is installed by configureApp. */
@@ -18,6 +19,8 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   express.useLogger(app.get(Logger));
   express.set('trust proxy', config.get('TRUST_PROXY'));
   express.disable('x-powered-by');
+  // Browsers call the SDK routes from any site (public project token only); /api keeps its own policy.
+  express.use(SDK_PUBLIC_PATHS, sdkCors);
   // The JSON API refuses other media types (415); routes under other prefixes parse their own bodies.
   express.use('/api', requireJsonBody);
   express.useBodyParser('json', {
