@@ -1,6 +1,7 @@
 import type { INestApplication, NestApplicationOptions } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
+import { rawBody } from './capture/raw-body.middleware.js';
 import { requireJsonBody } from './common/http/require-json.middleware.js';
 import { AppConfig } from './config/config.js';
 import { SDK_PUBLIC_PATHS, sdkCors } from './sdk/sdk-cors.middleware.js';
@@ -21,6 +22,11 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   express.disable('x-powered-by');
   // Browsers call the SDK routes from any site (public project token only); /api keeps its own policy.
   express.use(SDK_PUBLIC_PATHS, sdkCors);
+  // Recording capture reads its body raw (gzip, form, base64 or JSON, up to RECORDING_BODY_LIMIT) before the
+  // global JSON parser, which then leaves it alone.
+  express.use('/s', rawBody(config.get('RECORDING_BODY_LIMIT')));
+  // The SDK's flags requests come in the same encodings, decoded the same way.
+  express.use(['/flags', '/decide'], rawBody(config.get('BODY_LIMIT')));
   // The JSON API refuses other media types (415); routes under other prefixes parse their own bodies.
   express.use('/api', requireJsonBody);
   express.useBodyParser('json', {

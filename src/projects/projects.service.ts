@@ -67,20 +67,18 @@ export class ProjectsService {
     return updated;
   }
 
-  /**
-   * The project a public project token (`phc_…`, as browsers send it) belongs to, or null. No principal: the
-   * token is public and grants only what capture clients may do.
-   */
-  findByApiToken(apiToken: string): Promise<ProjectEntity | null> {
-    return this.projects.findByApiToken(apiToken);
-  }
-
   /** Which of these project ids belong to the organization (ids out of the integer range never do). */
   idsInOrganization(organizationId: string, ids: readonly number[]): Promise<Set<number>> {
     return this.projects.idsInOrganization(
       organizationId,
       ids.filter((id) => Number.isInteger(id) && id >= 1 && id <= 2147483647),
     );
+  }
+
+  /** The project of a public project token (`phc_…`), for capture; null when none has it. */
+  findByApiToken(apiToken: string): Promise<ProjectEntity | null> {
+    if (apiToken.length > 64) return Promise.resolve(null);
+    return this.projects.findByApiToken(apiToken);
   }
 
   findDefault(organizationId: string): Promise<ProjectEntity | null> {

@@ -23,12 +23,6 @@ export interface FlagsResponse extends RemoteConfig {
   toolbarParams: Record<string, never>;
 }
 
-/** The protocol version of a request's `v` query parameter (absent or not a number: 1). */
-export function protocolVersion(v: unknown): number {
-  const n = typeof v === 'string' && /^\d{1,3}$/.test(v) ? Number(v) : NaN;
-  return Number.isFinite(n) && n >= 1 ? n : 1;
-}
-
 export function flagsResponse(config: RemoteConfig, route: FlagsRoute, version: number): FlagsResponse {
   const decideV1 = route === 'decide' && version < 2;
   return {

@@ -1,16 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
+import { decodeCaptureBody } from '../capture/capture-body.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { AppConfig } from '../config/config.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
-import { flagsResponse, type FlagsResponse, type FlagsRoute, protocolVersion } from './flags-response.js';
+import { protocolVersion, tokenOf } from './flags-request.js';
+import { flagsResponse, type FlagsResponse, type FlagsRoute } from './flags-response.js';
 import { type RemoteConfig, remoteConfigFor } from './remote-config.js';
-import { decodeSdkBody, tokenOf } from './sdk-payload.js';
-
-/** Longest project token looked up (the column's length); longer ones cannot exist. */
-const MAX_TOKEN_LENGTH = 64;
-
 /**
  * The 401 bodies of `/flags` and `/decide` for a missing or unknown project token, with PostHog's codes:
  * posthog-js records the status (`FeatureFlagError.apiError`) and carries on without flags or config.
@@ -44,8 +41,7 @@ export class SdkService {
   }
 
   private async projectFor(token: string | null): Promise<ProjectEntity | null> {
-    if (!token || token.length > MAX_TOKEN_LENGTH) return null;
-    return this.projects.findByApiToken(token);
+    return token ? this.projects.findByApiToken(token) : null;
   }
 
   /** The remote config of the project the token in the path names; 404 when none does. */
@@ -65,34 +61,22 @@ export class SdkService {
     return flagsResponse(remoteConfigFor(project), route, protocolVersion(req.query.v));
   }
 
-  /** The request's JSON payload: parsed already (an `application/json` body), else read and decoded here. */
+  /**
+   * The request's JSON payload. The body arrives raw (`rawBody`, mounted for these paths by `configureApp`) and
+   * is decoded like a capture body: JSON, gzip, form `data=` with base64 or JSON, or bare base64. No body:
+   * null (the token may still come in the query).
+   */
   private async payloadOf(req: Request): Promise<unknown> {
-    if (req.body !== undefined && !Buffer.isBuffer(req.body)) return req.body as unknown;
-    const raw = Buffer.isBuffer(req.body) ? req.body : await readBody(req, this.bodyLimit);
-    if (!raw.length) return null;
-    const compression = typeof req.query.compression === 'string' ? req.query.compression : undefined;
-    return decodeSdkBody({
-      raw,
-      compression,
-      contentType: req.headers['content-type'],
-      contentEncoding: req.headers['content-encoding'],
-      limit: this.bodyLimit,
-    });
+    const raw: unknown = req.body;
+    if (!Buffer.isBuffer(raw) || !raw.length) return null;
+    return decodeCaptureBody(
+      {
+        bytes: raw,
+        contentType: req.headers['content-type'],
+        contentEncoding: req.headers['content-encoding'],
+        compression: typeof req.query.compression === 'string' ? req.query.compression : undefined,
+      },
+      this.bodyLimit,
+    );
   }
-}
-
-const tooLarge = () => new ApiError(413, 'payload_too_large', 'The request body is too large.');
-
-/** The request body as bytes, at most `limit` of them (413 beyond). */
-async function readBody(req: Request, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw tooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
 }

@@ -3,6 +3,7 @@ import { Domains1795241288204 } from './1795241288204-Domains.js';
 import { MembersInvites1795241523230 } from './1795241523230-MembersInvites.js';
 import { BatchExports1795242232741 } from './1795242232741-BatchExports.js';
 import { ProjectSessionRecordingOptIn1795243816388 } from './1795243816388-ProjectSessionRecordingOptIn.js';
+import { SessionRecordings1795243860032 } from './1795243860032-SessionRecordings.js';
 
 /**
  * Migrations in the order they apply. `npm run migration:generate -- <Name>` writes a new file beside this one;
@@ -14,4 +15,5 @@ export const MIGRATIONS: (new () => unknown)[] = [
   MembersInvites1795241523230,
   BatchExports1795242232741,
   ProjectSessionRecordingOptIn1795243816388,
+  SessionRecordings1795243860032,
 ];
