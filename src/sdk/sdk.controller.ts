@@ -1,4 +1,4 @@
-import { Controller, Get, Header, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import {
   ApiBody,
   ApiConsumes,
@@ -11,7 +11,7 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { Public } from '../common/auth/auth.decorators.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
@@ -60,7 +60,6 @@ export class SdkController {
 
   @Get('array/:token/config')
   @Public()
-  @Header('Cache-Control', CONFIG_CACHE)
   @ApiOperation({
     summary: "The SDK's remote config (JSON)",
     description:
@@ -69,14 +68,17 @@ export class SdkController {
   @ApiParam(TOKEN_PARAM)
   @ApiOkResponse({ description: 'The remote config.', schema: { type: 'object', example: EXAMPLE_CONFIG } })
   @ApiNotFoundResponse(UNKNOWN_TOKEN)
-  config(@Param('token') token: string): Promise<RemoteConfig> {
-    return this.sdk.remoteConfig(token);
+  async config(
+    @Param('token') token: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<RemoteConfig> {
+    const config = await this.sdk.remoteConfig(token);
+    res.setHeader('Cache-Control', CONFIG_CACHE);
+    return config;
   }
 
   @Get('array/:token/config.js')
   @Public()
-  @Header('Content-Type', 'text/javascript; charset=utf-8')
-  @Header('Cache-Control', CONFIG_CACHE)
   @ApiOperation({
     summary: "The SDK's remote config (script)",
     description:
@@ -86,8 +88,15 @@ export class SdkController {
   @ApiProduces('text/javascript')
   @ApiOkResponse({ description: 'The script.', schema: { type: 'string' } })
   @ApiNotFoundResponse(UNKNOWN_TOKEN)
-  async configScript(@Param('token') token: string): Promise<string> {
-    return remoteConfigScript(await this.sdk.remoteConfig(token));
+  async configScript(
+    @Param('token') token: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<string> {
+    const script = remoteConfigScript(await this.sdk.remoteConfig(token));
+    // Set once the token is known to be good: a 404 keeps the JSON error body and is not cached.
+    res.setHeader('Content-Type', 'text/javascript; charset=utf-8');
+    res.setHeader('Cache-Control', CONFIG_CACHE);
+    return script;
   }
 
   @Post('flags')

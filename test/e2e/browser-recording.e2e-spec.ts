@@ -182,37 +182,31 @@ if ('reason' in chromiumFound) {
     it('records clicks, typing, scrolling and console output, readable through the API', async () => {
       await page.goto(site.url);
       // The SDK fetched its config from the service, turned recording on and loaded the recorder from it.
-      await page.waitForFunction(
-        () =>
-          (
-            window as unknown as { posthog?: { sessionRecordingStarted(): boolean } }
-          ).posthog?.sessionRecordingStarted(),
-        undefined,
-        { timeout: 30_000 },
-      );
-      const { distinctId, sessionId } = await page.evaluate(() => {
-        const ph = (window as unknown as { posthog: { get_distinct_id(): string; get_session_id(): string } })
-          .posthog;
-        return { distinctId: ph.get_distinct_id(), sessionId: ph.get_session_id() };
+      // (Code run in the page is passed as text: it runs in the browser, not in this process.)
+      await page.waitForFunction('window.posthog && window.posthog.sessionRecordingStarted()', undefined, {
+        timeout: 30_000,
       });
+      const { distinctId, sessionId } = await page.evaluate<{ distinctId: string; sessionId: string }>(
+        '({ distinctId: posthog.get_distinct_id(), sessionId: posthog.get_session_id() })',
+      );
       expect(distinctId).toMatch(/^[0-9a-f-]{36}$/);
 
       for (let i = 0; i < CLICKS; i++) await page.click('#buy');
       await page.click('#name');
       await page.keyboard.type(TYPED, { delay: 20 });
       await page.mouse.wheel(0, 1500);
-      await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
-      await page.evaluate((logs) => {
-        for (let i = 0; i < logs.log; i++) console.log('test log', i);
-        for (let i = 0; i < logs.warn; i++) console.warn('test warning', i);
-        for (let i = 0; i < logs.error; i++) console.error('test error', i);
-      }, LOGS);
+      await page.evaluate('window.scrollTo(0, document.body.scrollHeight)');
+      await page.evaluate(`
+        for (let i = 0; i < ${LOGS.log}; i++) console.log('test log', i);
+        for (let i = 0; i < ${LOGS.warn}; i++) console.warn('test warning', i);
+        for (let i = 0; i < ${LOGS.error}; i++) console.error('test error', i);
+      `);
 
       // The SDK sends its buffer every few seconds; hiding the page makes it send at once as well.
-      await page.evaluate(() => {
+      await page.evaluate(`
         Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true });
         document.dispatchEvent(new Event('visibilitychange'));
-      });
+      `);
 
       const reader = await t.factories.keyFor(owner, 'session_recording:read');
       const recording = await eventually<Recording>(async () => {
