@@ -212,12 +212,13 @@ export class SessionRecordingsRepository {
   async softDelete(teamId: number, sessionId: string, now: Date): Promise<boolean> {
     return this.dataSource.transaction(async (manager) => {
       await this.lockCounter(manager, teamId);
-      const rows: unknown[] = await manager.query(
+      // TypeORM answers an UPDATE with [rows, affected].
+      const [, affected]: [unknown[], number] = await manager.query(
         `UPDATE session_recordings SET deleted_at = $3
-          WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL RETURNING session_id`,
+          WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL`,
         [teamId, sessionId, now],
       );
-      return rows.length > 0;
+      return affected > 0;
     });
   }
 
@@ -251,7 +252,8 @@ export class SessionRecordingsRepository {
     sessionId: string,
     changes: { enabled?: boolean; accessToken?: string },
   ): Promise<SharingRow | null> {
-    const rows: SharingRow[] = await this.dataSource.query(
+    // TypeORM answers an UPDATE with [rows, affected].
+    const [rows]: [SharingRow[], number] = await this.dataSource.query(
       `UPDATE session_recording_sharing
           SET enabled = coalesce($3, enabled), access_token = coalesce($4, access_token)
         WHERE team_id = $1 AND session_id = $2
