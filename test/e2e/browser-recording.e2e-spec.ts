@@ -15,6 +15,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { findChromium, type HeadlessChromium, launchChromium } from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
@@ -30,6 +31,23 @@ interface SeenRequest {
   method: string;
   url: URL;
   status: number;
+}
+
+interface RrwebEvent {
+  type: number;
+  timestamp: number;
+  data?: unknown;
+}
+
+/**
+ * posthog-js sends large rrweb events packed (`cv: "2024-10"`: a full snapshot's `data`, and a mutation's
+ * `texts`/`attributes`/`removes`/`adds`, as gzip in a latin1 string; `compressEventSync` in
+ * `lib/src/extensions/replay/external/lazy-loaded-session-recorder.js`). The service stores and serves events
+ * as sent, as PostHog does; a player unpacks them. Unpacking here checks the stored bytes are intact.
+ */
+function unpackSdkEvent(event: RrwebEvent & { cv?: string }): RrwebEvent {
+  if (event.cv !== '2024-10' || event.type !== 2 || typeof event.data !== 'string') return event;
+  return { ...event, data: JSON.parse(gunzipSync(Buffer.from(event.data, 'latin1')).toString('utf8')) };
 }
 
 interface Recording {
@@ -119,22 +137,6 @@ async function eventually<T>(fn: () => Promise<T | string>, timeoutMs: number): 
   throw new Error(`timed out after ${timeoutMs} ms: ${last}`);
 }
 
-/** Every rrweb event of a snapshots response, wherever the response nests them. */
-function rrwebEvents(body: unknown): { type: number; data?: unknown }[] {
-  const found: { type: number; data?: unknown }[] = [];
-  const walk = (value: unknown): void => {
-    if (Array.isArray(value)) value.forEach(walk);
-    else if (value && typeof value === 'object') {
-      const v = value as Record<string, unknown>;
-      if (typeof v.type === 'number' && typeof v.timestamp === 'number' && 'data' in v) {
-        found.push(v as { type: number; data?: unknown });
-      } else Object.values(v).forEach(walk);
-    }
-  };
-  walk(body);
-  return found;
-}
-
 if ('reason' in chromiumFound) {
   describe('recording from a real browser', () => {
     it.skip(`posthog-js in Chromium records into the service — skipped: ${chromiumFound.reason}`, () => {});
@@ -217,7 +219,13 @@ if ('reason' in chromiumFound) {
           return `recording not there yet (${res.status}); the page's requests to the service: ${seen.map((s) => `${s.method} ${s.url.pathname} ${s.status}`).join(', ')}`;
         }
         const r = res.body as Recording;
-        if (r.click_count < CLICKS || r.keypress_count < 1 || r.console_error_count < LOGS.error) {
+        const complete =
+          r.click_count >= CLICKS &&
+          r.keypress_count > 0 &&
+          r.console_log_count >= LOGS.log &&
+          r.console_warn_count >= LOGS.warn &&
+          r.console_error_count >= LOGS.error;
+        if (!complete) {
           return `recording incomplete so far: ${JSON.stringify(r)}`;
         }
         return r;
@@ -239,11 +247,16 @@ if ('reason' in chromiumFound) {
         .get(`/api/projects/${project.id}/session_recordings/${sessionId}/snapshots`)
         .set(reader)
         .expect(200);
-      const events = rrwebEvents(snapshots.body);
+      const stored = (snapshots.body as { snapshots: { window_id: string; event: RrwebEvent }[] }).snapshots;
+      const events = stored.map((s) => unpackSdkEvent(s.event));
       const full = events.find((e) => e.type === 2);
       expect(full).toBeDefined();
       // The full snapshot is the page the browser showed: its button is in the serialised DOM.
       expect(JSON.stringify(full?.data)).toContain('"id":"buy"');
+      // The meta event carries the page's address; events are in time order.
+      expect(events.find((e) => e.type === 4)?.data).toMatchObject({ href: site.url });
+      const times = events.map((e) => e.timestamp);
+      expect(times).toEqual([...times].sort((a, b) => a - b));
 
       // What the SDK fetched from the service, cross-origin: config script, recorder, recording batches.
       const calls = seen.map((s) => `${s.method} ${s.url.pathname} ${s.status}`);
