@@ -26,6 +26,7 @@ import { PluginsModule } from './plugins/plugins.module.js';
 import { PersonalApiKeysModule } from './personal-api-keys/personal-api-keys.module.js';
 import { PersonsModule } from './persons/persons.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
+import { SdkModule } from './sdk/sdk.module.js';
 import { SessionRecordingsModule } from './session-recordings/session-recordings.module.js';
 import { UsersModule } from './users/users.module.js';
 
@@ -45,6 +46,7 @@ export const FEATURE_MODULES = [
   PersonsModule,
   SessionRecordingsModule,
   CaptureModule,
+  SdkModule,
 ];
 
 /**

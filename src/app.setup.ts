@@ -9,6 +9,7 @@ import { requireJsonBody } from './common/http/require-json.middleware.js';
 import { AppConfig } from './config/config.js';
 import { ShutdownState } from './health/shutdown-state.js';
 import { MetricsService } from './metrics/metrics.service.js';
+import { SDK_PUBLIC_PATHS, sdkCors } from './sdk/sdk-cors.middleware.js';
 import { setupSwagger } from './swagger.js';
 
 /** Options for NestFactory.create / createNestApplication: the body parser is installed by configureApp. */
@@ -54,9 +55,13 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   express.set('trust proxy', config.get('TRUST_PROXY'));
   express.disable('x-powered-by');
   express.use(securityHeaders());
+  // Browsers call the SDK routes from any site (public project token only); /api keeps its own policy.
+  express.use(SDK_PUBLIC_PATHS, sdkCors);
   // Recording capture reads its body raw (gzip, form, base64 or JSON, up to RECORDING_BODY_LIMIT) before the
   // global JSON parser, which then leaves it alone.
   express.use('/s', rawBody(config.get('RECORDING_BODY_LIMIT')));
+  // The SDK's flags requests come in the same encodings, decoded the same way.
+  express.use(['/flags', '/decide'], rawBody(config.get('BODY_LIMIT')));
   const origins = config.get('CORS_ORIGINS');
   if (origins) {
     // Only the JSON API; other routes (the public SDK endpoints) answer CORS themselves.

@@ -38,6 +38,13 @@ export class ProjectEntity {
   @Column({ type: 'varchar', length: 64, default: 'UTC' })
   timezone: string;
 
+  /**
+   * Whether browsers record sessions for this project: the remote config served to the SDK
+   * (`/array/:token/config`, `/flags`, `/decide`) enables session recording only when this is on.
+   */
+  @Column({ type: 'boolean', default: true })
+  sessionRecordingOptIn: boolean;
+
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;
 }

@@ -1,11 +1,19 @@
-import { Controller, Get, Param } from '@nestjs/common';
-import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Param, Patch } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
 import { CurrentPrincipal, RequireScopes } from '../common/auth/auth.decorators.js';
 import type { Principal } from '../common/auth/principal.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
 import { ProjectDto, toProjectDto } from './dto/project.dto.js';
+import { UpdateProjectDto } from './dto/update-project.dto.js';
 import { ProjectsService } from './projects.service.js';
 
 @ApiTags('projects')
@@ -41,5 +49,26 @@ export class ProjectsController {
   @ApiOkResponse({ type: ProjectDto })
   async retrieve(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<ProjectDto> {
     return toProjectDto(await this.projects.requireAccessible(principal, id));
+  }
+
+  @Patch('api/projects/:id')
+  @RequireScopes('project:write')
+  @ApiOperation({
+    summary: 'Update a project',
+    description:
+      "Admins and owners of the project's organization only. Only the fields sent change; `session_recording_opt_in` switches session recording for the project's SDK clients.",
+  })
+  @ApiParam({ name: 'id', type: 'integer' })
+  @ApiOkResponse({ type: ProjectDto })
+  @ApiBadRequestResponse({
+    description: 'Invalid body: bad value, unknown or read-only field.',
+    type: ErrorBodyDto,
+  })
+  async update(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Body() body: UpdateProjectDto,
+  ): Promise<ProjectDto> {
+    return toProjectDto(await this.projects.update(principal, id, body));
   }
 }

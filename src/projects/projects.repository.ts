@@ -19,8 +19,23 @@ export class ProjectsRepository {
     return this.dataSource.getRepository(ProjectEntity).findOneBy({ id });
   }
 
+  /** The project whose public token (`phc_…`) this is (unique). */
   findByApiToken(apiToken: string): Promise<ProjectEntity | null> {
     return this.dataSource.getRepository(ProjectEntity).findOneBy({ apiToken });
+  }
+
+  /**
+   * Writes only the given columns, in one UPDATE, so concurrent changes of different fields never undo each
+   * other. Returns the row as it is after the update, or null when it no longer exists.
+   */
+  async update(
+    id: number,
+    fields: Partial<Pick<ProjectEntity, 'name' | 'sessionRecordingOptIn'>>,
+  ): Promise<ProjectEntity | null> {
+    const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+    const repo = this.dataSource.getRepository(ProjectEntity);
+    if (Object.keys(changes).length) await repo.update({ id }, changes);
+    return repo.findOneBy({ id });
   }
 
   /** Projects of an organization, by id (the first one is the default project). */

@@ -5,7 +5,9 @@ import { generateToken } from '../common/crypto/tokens.js';
 import { ApiError } from '../common/errors/api-error.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { parseIntId } from '../common/validation/ids.js';
+import { MembershipLevel } from '../memberships/organization-membership.entity.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
+import type { UpdateProjectDto } from './dto/update-project.dto.js';
 import type { ProjectEntity } from './project.entity.js';
 import { ProjectsRepository } from './projects.repository.js';
 
@@ -51,6 +53,18 @@ export class ProjectsService {
       throw ApiError.permissionDenied('This API key is not allowed to access this project.');
     }
     return project;
+  }
+
+  /** Changes a project's settings: admins and owners of its organization only. */
+  async update(principal: Principal, rawId: string, input: UpdateProjectDto): Promise<ProjectEntity> {
+    const project = await this.requireAccessible(principal, rawId);
+    await this.memberships.requireAccess(principal, project.organizationId, MembershipLevel.ADMIN);
+    const updated = await this.projects.update(project.id, {
+      name: input.name,
+      sessionRecordingOptIn: input.session_recording_opt_in,
+    });
+    if (!updated) throw ApiError.notFound();
+    return updated;
   }
 
   /** Which of these project ids belong to the organization (ids out of the integer range never do). */

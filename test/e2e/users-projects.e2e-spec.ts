@@ -41,7 +41,16 @@ describe('users, keys and projects', () => {
   async function expectProject(body: Record<string, unknown>, org: Org): Promise<void> {
     const team = org.teams[0];
     expect(Object.keys(body).sort()).toEqual(
-      ['api_token', 'created_at', 'id', 'name', 'organization', 'timezone', 'uuid'].sort(),
+      [
+        'api_token',
+        'created_at',
+        'id',
+        'name',
+        'organization',
+        'session_recording_opt_in',
+        'timezone',
+        'uuid',
+      ].sort(),
     );
     expect(body.id).toBe(team.id);
     expect(body.uuid).toBe(team.uuid);
@@ -51,6 +60,7 @@ describe('users, keys and projects', () => {
     expect(body.api_token).toBe(team.api_token);
     expect(body.api_token).toMatch(PROJECT_TOKEN_RE);
     expect(body.timezone).toBe('UTC');
+    expect(body.session_recording_opt_in).toBe(true);
     expect(body.created_at).toMatch(ISO_MS_Z_RE);
     const [row] = await t.dataSource.query<{ created_at: Date }[]>(
       'SELECT created_at FROM projects WHERE id = $1',

@@ -26,6 +26,13 @@ export class ProjectDto {
 
   @ApiProperty({ format: 'date-time' })
   created_at: string;
+
+  @ApiProperty({
+    description:
+      'Whether the SDK records sessions on sites using this project token: the remote config it fetches enables session recording only when this is true. Default true.',
+    example: true,
+  })
+  session_recording_opt_in: boolean;
 }
 
 export function toProjectDto(p: ProjectEntity): ProjectDto {
@@ -37,5 +44,6 @@ export function toProjectDto(p: ProjectEntity): ProjectDto {
     api_token: p.apiToken,
     timezone: p.timezone,
     created_at: p.createdAt.toISOString(),
+    session_recording_opt_in: p.sessionRecordingOptIn,
   };
 }

@@ -1,0 +1,37 @@
+import { describe, expect, it } from '@jest/globals';
+import { SDK_SCRIPTS, SdkAssets } from './sdk-assets.js';
+
+describe('SdkAssets', () => {
+  const assets = new SdkAssets();
+
+  it('knows the installed posthog-js version and finds its dist directory', () => {
+    expect(assets.version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(assets.distDir).toMatch(/node_modules\/posthog-js\/dist$/);
+  });
+
+  it('every listed script exists in the installed package (an upgrade that drops one fails here)', () => {
+    for (const name of SDK_SCRIPTS) {
+      expect(assets.find(name)).toEqual({
+        path: `${assets.distDir}/${name}`,
+        contentType: 'text/javascript; charset=utf-8',
+      });
+    }
+    expect(assets.find('lazy-recorder.js.map')?.contentType).toBe('application/json; charset=utf-8');
+  });
+
+  it('finds nothing outside the list, whatever the name looks like', () => {
+    for (const name of [
+      'surveys.js',
+      'module.js',
+      '../package.json',
+      '../../package.json',
+      'lazy-recorder.js/../array.d.ts',
+      './lazy-recorder.js',
+      'LAZY-RECORDER.JS',
+      '',
+      'lazy-recorder.js\0',
+    ]) {
+      expect(assets.find(name)).toBeNull();
+    }
+  });
+});

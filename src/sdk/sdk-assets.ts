@@ -1,0 +1,61 @@
+/**
+ * The browser SDK's own scripts, served from the installed `posthog-js` package (never a copy in this
+ * repository), so the SDK version the service speaks and the recorder it hands out are the same.
+ *
+ * Which files the SDK asks for (posthog-js `lib/src/entrypoints/external-scripts-loader.js`,
+ * `loadExternalDependency`): `<api_host>/static/<kind>.js?v=<sdk version>`, or
+ * `<api_host>/static/<sdk version>/<kind>.js` with `strict_script_versioning`. The recorder's kind is
+ * `lazy-recorder` (`SessionRecording._scriptName` in `extensions/replay/session-recording.js`, unless the
+ * remote config's `scriptConfig.script` names another: `posthog-recorder`); SDK versions before the lazy
+ * recorder load `recorder` or `recorder-v2`. `array.js` / `array.full.js` are the SDK itself, for sites that
+ * load it with a script tag from this service.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+/** The only files `/static/…` serves. Anything else is 404. */
+export const SDK_SCRIPTS = [
+  'array.js',
+  'array.full.js',
+  'lazy-recorder.js',
+  'posthog-recorder.js',
+  'recorder.js',
+  'recorder-v2.js',
+] as const;
+
+const SERVED = new Set<string>([...SDK_SCRIPTS, ...SDK_SCRIPTS.map((name) => `${name}.map`)]);
+
+export interface SdkAsset {
+  path: string;
+  contentType: string;
+}
+
+export class SdkAssets {
+  readonly version: string;
+  readonly distDir: string;
+
+  constructor() {
+    const require = createRequire(import.meta.url);
+    const packageJson = require.resolve('posthog-js/package.json');
+    this.version = (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version;
+    this.distDir = join(dirname(packageJson), 'dist');
+  }
+
+  /**
+   * The file for a requested name, or null when it is not one of the served files (or missing from the
+   * installed package). The name is compared with the list, never joined into a path as given, so `..`,
+   * slashes or encoded separators cannot reach another file.
+   */
+  find(name: string): SdkAsset | null {
+    if (!SERVED.has(name)) return null;
+    const path = join(this.distDir, name);
+    if (!existsSync(path)) return null;
+    return {
+      path,
+      contentType: name.endsWith('.map')
+        ? 'application/json; charset=utf-8'
+        : 'text/javascript; charset=utf-8',
+    };
+  }
+}

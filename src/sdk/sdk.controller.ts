@@ -1,0 +1,170 @@
+import { Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiProduces,
+  ApiQuery,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Public } from '../common/auth/auth.decorators.js';
+import { ApiError } from '../common/errors/api-error.js';
+import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
+import { flagsResponse, type FlagsResponse } from './flags-response.js';
+import { type RemoteConfig, remoteConfigFor, remoteConfigScript } from './remote-config.js';
+import { SdkService } from './sdk.service.js';
+
+const EXAMPLE_TOKEN = 'phc_0123456789abcdefghijABCDEFGHIJ0123456789abc';
+const EXAMPLE_CONFIG = remoteConfigFor({ apiToken: EXAMPLE_TOKEN, sessionRecordingOptIn: true });
+
+/** How long browsers and proxies may keep a remote config: a settings change reaches pages within this. */
+const CONFIG_CACHE = 'public, max-age=60';
+
+const TOKEN_PARAM = {
+  name: 'token',
+  description: "The project's public token (`api_token` of `GET /api/projects/:id`).",
+  example: EXAMPLE_TOKEN,
+};
+const UNKNOWN_TOKEN = { description: 'No project has this token.', type: ErrorBodyDto };
+const BAD_TOKEN = {
+  description:
+    'No token in the body (`no_api_key`) or no project has it (`invalid_api_key`), type `authentication_error`.',
+  type: ErrorBodyDto,
+};
+const FLAGS_BODY = {
+  description:
+    'What the SDK sends: at least the project token (`token`, `api_key` or `$token`), e.g. `{"token": "phc_…", "distinct_id": "…"}`. JSON, gzip (`?compression=gzip-js` or `Content-Encoding: gzip`), a form field `data` holding base64 or JSON (`?compression=base64`), or a bare base64 body.',
+  schema: { type: 'object', example: { token: EXAMPLE_TOKEN, distinct_id: 'user-1' } },
+};
+const FLAGS_VERSION = {
+  name: 'v',
+  required: false,
+  description:
+    'Protocol version the SDK speaks; shapes the (empty) flag fields. Other parameters are ignored.',
+};
+
+/**
+ * Routes the browser SDK (posthog-js) calls before it records: its remote config, and the feature flag
+ * endpoints of older versions. Public — they carry only the project's public token — and answered to any
+ * origin (see `sdkCors`).
+ */
+@ApiTags('sdk')
+@Controller()
+export class SdkController {
+  constructor(private readonly sdk: SdkService) {}
+
+  @Get('array/:token/config')
+  @Public()
+  @ApiOperation({
+    summary: "The SDK's remote config (JSON)",
+    description:
+      'What the SDK fetches at start-up. `sessionRecording` is `{"endpoint": "/s/", …}` while the project records (`session_recording_opt_in`), else `false`; `supportedCompression` is `["gzip", "gzip-js"]`; `hasFeatureFlags` is false (the service has none); autocapture, heatmaps, surveys, exception/log/performance capture are off because the service stores recordings only. Cached for 60 seconds.',
+  })
+  @ApiParam(TOKEN_PARAM)
+  @ApiOkResponse({ description: 'The remote config.', schema: { type: 'object', example: EXAMPLE_CONFIG } })
+  @ApiNotFoundResponse(UNKNOWN_TOKEN)
+  async config(
+    @Param('token') token: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<RemoteConfig> {
+    const config = await this.sdk.remoteConfig(token);
+    res.setHeader('Cache-Control', CONFIG_CACHE);
+    return config;
+  }
+
+  @Get('array/:token/config.js')
+  @Public()
+  @ApiOperation({
+    summary: "The SDK's remote config (script)",
+    description:
+      'The same config as `/array/:token/config`, as a script that stores `{config, siteApps: []}` in `window._POSTHOG_REMOTE_CONFIG[token]`, which is where the SDK looks for it. Cached for 60 seconds.',
+  })
+  @ApiParam(TOKEN_PARAM)
+  @ApiProduces('text/javascript')
+  @ApiOkResponse({ description: 'The script.', schema: { type: 'string' } })
+  @ApiNotFoundResponse(UNKNOWN_TOKEN)
+  async configScript(
+    @Param('token') token: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<string> {
+    const script = remoteConfigScript(await this.sdk.remoteConfig(token));
+    // Set once the token is known to be good: a 404 keeps the JSON error body and is not cached.
+    res.setHeader('Content-Type', 'text/javascript; charset=utf-8');
+    res.setHeader('Cache-Control', CONFIG_CACHE);
+    return script;
+  }
+
+  @Post('flags')
+  @Public()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Feature flags and remote config',
+    description:
+      'Called by SDK versions that read their config from the flags endpoint (`/flags/?v=2&config=true`). Answers the remote config (as `/array/:token/config`) with an empty set of feature flags: `flags`, `featureFlags` and `featureFlagPayloads` are `{}`, `errorsWhileComputingFlags` false — the service has no feature flags.',
+  })
+  @ApiConsumes('application/json', 'text/plain', 'application/x-www-form-urlencoded')
+  @ApiBody(FLAGS_BODY)
+  @ApiQuery(FLAGS_VERSION)
+  @ApiOkResponse({
+    description: 'Remote config and no flags.',
+    schema: { type: 'object', example: flagsResponse(EXAMPLE_CONFIG, 'flags', 2) },
+  })
+  @ApiUnauthorizedResponse(BAD_TOKEN)
+  flags(@Req() req: Request): Promise<FlagsResponse> {
+    return this.sdk.flags('flags', req);
+  }
+
+  @Post('decide')
+  @Public()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Feature flags and remote config (older SDK versions)',
+    description:
+      'The predecessor of `/flags`, as older SDK versions call it (`/decide/?v=3`, `?v=4`): the remote config with an empty set of feature flags. `featureFlags` is `[]` for `v` 1 (or none), `{}` from 2; `featureFlagPayloads` from 3; `flags` from 4.',
+  })
+  @ApiConsumes('application/json', 'text/plain', 'application/x-www-form-urlencoded')
+  @ApiBody(FLAGS_BODY)
+  @ApiQuery(FLAGS_VERSION)
+  @ApiOkResponse({
+    description: 'Remote config and no flags.',
+    schema: { type: 'object', example: flagsResponse(EXAMPLE_CONFIG, 'decide', 4) },
+  })
+  @ApiUnauthorizedResponse(BAD_TOKEN)
+  decide(@Req() req: Request): Promise<FlagsResponse> {
+    return this.sdk.flags('decide', req);
+  }
+}
+
+/** The analytics endpoints of the capture protocol. */
+export const ANALYTICS_PATHS = ['e', 'i/v0/e', 'batch', 'capture', 'track', 'engage'];
+
+/**
+ * The SDK's analytics endpoints, answered with an explicit refusal: the service stores session recordings
+ * only, and accepting events to drop them would pretend otherwise. A 4xx, because posthog-js retries 5xx
+ * and network failures but not 4xx (`RetryQueue` in `lib/src/retry-queue.js`), so refused events are not
+ * re-sent. The README's snippet configures the SDK so that it sends none.
+ */
+@ApiTags('sdk')
+@Controller()
+export class AnalyticsRefusalController {
+  @Post(ANALYTICS_PATHS)
+  @Public()
+  @ApiOperation({
+    summary: 'Analytics events: not accepted',
+    description:
+      'Always 404 `analytics_not_supported`: this service stores session recordings (`POST /s/`) only. Configure the SDK not to send analytics events (see the README\'s "Recording from your site").',
+  })
+  @ApiNotFoundResponse({ description: 'Analytics events are not accepted.', type: ErrorBodyDto })
+  refuse(): never {
+    throw new ApiError(
+      404,
+      'analytics_not_supported',
+      'This service stores session recordings only; analytics events are not accepted. Initialise the SDK with autocapture, page views and page leaves off (see "Recording from your site" in the README).',
+    );
+  }
+}

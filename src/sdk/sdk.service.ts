@@ -1,0 +1,82 @@
+import { Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { decodeCaptureBody } from '../capture/capture-body.js';
+import { ApiError } from '../common/errors/api-error.js';
+import { AppConfig } from '../config/config.js';
+import type { ProjectEntity } from '../projects/project.entity.js';
+import { ProjectsService } from '../projects/projects.service.js';
+import { protocolVersion, tokenOf } from './flags-request.js';
+import { flagsResponse, type FlagsResponse, type FlagsRoute } from './flags-response.js';
+import { type RemoteConfig, remoteConfigFor } from './remote-config.js';
+/**
+ * The 401 bodies of `/flags` and `/decide` for a missing or unknown project token, with PostHog's codes:
+ * posthog-js records the status (`FeatureFlagError.apiError`) and carries on without flags or config.
+ */
+const NO_TOKEN = () =>
+  new ApiError(
+    401,
+    'no_api_key',
+    'No project API key provided. You can find your project API key in the project settings (GET /api/projects/:id, api_token).',
+    null,
+    'authentication_error',
+  );
+const INVALID_TOKEN = () =>
+  new ApiError(
+    401,
+    'invalid_api_key',
+    'Project API key invalid. You can find your project API key in the project settings (GET /api/projects/:id, api_token).',
+    null,
+    'authentication_error',
+  );
+
+@Injectable()
+export class SdkService {
+  private readonly bodyLimit: number;
+
+  constructor(
+    private readonly projects: ProjectsService,
+    config: AppConfig,
+  ) {
+    this.bodyLimit = config.get('BODY_LIMIT');
+  }
+
+  private async projectFor(token: string | null): Promise<ProjectEntity | null> {
+    return token ? this.projects.findByApiToken(token) : null;
+  }
+
+  /** The remote config of the project the token in the path names; 404 when none does. */
+  async remoteConfig(token: string): Promise<RemoteConfig> {
+    const project = await this.projectFor(token);
+    if (!project) throw ApiError.notFound('No project has this token.');
+    return remoteConfigFor(project);
+  }
+
+  /** `/flags` and `/decide`: the token comes in the body (any of the SDK's encodings). */
+  async flags(route: FlagsRoute, req: Request): Promise<FlagsResponse> {
+    const payload = await this.payloadOf(req);
+    const token = tokenOf(payload, req.query.token);
+    if (!token) throw NO_TOKEN();
+    const project = await this.projectFor(token);
+    if (!project) throw INVALID_TOKEN();
+    return flagsResponse(remoteConfigFor(project), route, protocolVersion(req.query.v));
+  }
+
+  /**
+   * The request's JSON payload. The body arrives raw (`rawBody`, mounted for these paths by `configureApp`) and
+   * is decoded like a capture body: JSON, gzip, form `data=` with base64 or JSON, or bare base64. No body:
+   * null (the token may still come in the query).
+   */
+  private async payloadOf(req: Request): Promise<unknown> {
+    const raw: unknown = req.body;
+    if (!Buffer.isBuffer(raw) || !raw.length) return null;
+    return decodeCaptureBody(
+      {
+        bytes: raw,
+        contentType: req.headers['content-type'],
+        contentEncoding: req.headers['content-encoding'],
+        compression: typeof req.query.compression === 'string' ? req.query.compression : undefined,
+      },
+      this.bodyLimit,
+    );
+  }
+}

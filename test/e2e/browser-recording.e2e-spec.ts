@@ -1,0 +1,271 @@
+/**
+ * The real browser SDK records into this service: headless Chromium opens a page served from another origin
+ * (a small HTTP server in this test, on its own port), the page loads posthog-js from node_modules and
+ * initialises it against the service, and the test acts on the page like a user. The SDK fetches its remote
+ * config and lazily loads the recorder from the service, posts rrweb batches to `/s/` cross-origin, and the
+ * recording must then be readable through the public API with a real key: metadata computed from what was
+ * done, snapshots holding a full snapshot.
+ *
+ * Needs a Chromium (the Debian package `chromium`, or `CHROMIUM_PATH`); without one the test is skipped and
+ * its name says why.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import type { Page } from 'playwright-core';
+import { findChromium, type HeadlessChromium, launchChromium } from '../support/browser.js';
+import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import type { TestUser } from '../support/factories.js';
+
+const chromiumFound = findChromium();
+
+const CLICKS = 5;
+const TYPED = 'Ada Lovelace';
+const LOGS = { log: 3, warn: 2, error: 1 };
+
+interface SeenRequest {
+  method: string;
+  url: URL;
+  status: number;
+}
+
+interface RrwebEvent {
+  type: number;
+  timestamp: number;
+  data?: unknown;
+}
+
+/**
+ * posthog-js sends large rrweb events packed (`cv: "2024-10"`: a full snapshot's `data`, and a mutation's
+ * `texts`/`attributes`/`removes`/`adds`, as gzip in a latin1 string; `compressEventSync` in
+ * `lib/src/extensions/replay/external/lazy-loaded-session-recorder.js`). The service stores and serves events
+ * as sent, as PostHog does; a player unpacks them. Unpacking here checks the stored bytes are intact.
+ */
+function unpackSdkEvent(event: RrwebEvent & { cv?: string }): RrwebEvent {
+  if (event.cv !== '2024-10' || event.type !== 2 || typeof event.data !== 'string') return event;
+  return { ...event, data: JSON.parse(gunzipSync(Buffer.from(event.data, 'latin1')).toString('utf8')) };
+}
+
+interface Recording {
+  id: string;
+  distinct_id: string;
+  click_count: number;
+  keypress_count: number;
+  mouse_activity_count: number;
+  console_log_count: number;
+  console_warn_count: number;
+  console_error_count: number;
+  start_url: string;
+  snapshot_source: string;
+  recording_duration: number;
+}
+
+/** posthog-js's browser bundle, straight from the installed package. */
+function sdkBundle(): Buffer {
+  const require = createRequire(import.meta.url);
+  return readFileSync(join(dirname(require.resolve('posthog-js/package.json')), 'dist', 'array.js'));
+}
+
+function sdkVersion(): string {
+  const require = createRequire(import.meta.url);
+  return (require('posthog-js/package.json') as { version: string }).version;
+}
+
+/** The site: one page with a button, an input and a long body, initialising the SDK as the README says. */
+function pageHtml(token: string, apiHost: string): string {
+  return `<!doctype html>
+<html>
+  <head><meta charset="utf-8"><title>Test shop</title></head>
+  <body>
+    <h1>Test shop</h1>
+    <button id="buy" type="button">Buy</button>
+    <label>Name <input id="name" type="text" autocomplete="off"></label>
+    <div style="height: 4000px; background: linear-gradient(#fff, #ccc)">Long content</div>
+    <p id="bottom">The end</p>
+    <script src="/vendor/posthog-array.js"></script>
+    <script>
+      posthog.init(${JSON.stringify(token)}, {
+        api_host: ${JSON.stringify(apiHost)},
+        autocapture: false,
+        capture_pageview: false,
+        capture_pageleave: false,
+        capture_dead_clicks: false,
+        capture_heatmaps: false,
+        capture_performance: false,
+        disable_surveys: true,
+        advanced_disable_feature_flags: true,
+        person_profiles: 'identified_only',
+        // An automated browser reports navigator.webdriver (and "HeadlessChrome"), which the SDK treats as a
+        // bot and drops every event of (posthog-js PostHog.capture, isLikelyBot); a real visitor's is not.
+        opt_out_useragent_filter: true,
+      });
+    </script>
+  </body>
+</html>`;
+}
+
+/** Serves the test site on loopback, on a port of its own (another origin than the service). */
+async function startSite(html: () => string): Promise<{ server: Server; url: string }> {
+  const bundle = sdkBundle();
+  const server = createServer((req, res) => {
+    if (req.url === '/') {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(html());
+    } else if (req.url === '/vendor/posthog-array.js') {
+      res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8' }).end(bundle);
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
+}
+
+/** Polls `fn` until it returns a value, or fails after `timeoutMs` with the last reason. */
+async function eventually<T>(fn: () => Promise<T | string>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    const result = await fn();
+    if (typeof result !== 'string') return result;
+    last = result;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms: ${last}`);
+}
+
+if ('reason' in chromiumFound) {
+  describe('recording from a real browser', () => {
+    it.skip(`posthog-js in Chromium records into the service — skipped: ${chromiumFound.reason}`, () => {});
+  });
+} else {
+  const chromiumPath = chromiumFound.path;
+
+  describe('recording from a real browser (posthog-js in headless Chromium)', () => {
+    let t: TestApp;
+    let service: string;
+    let site: { server: Server; url: string };
+    let browser: HeadlessChromium;
+    let owner: TestUser;
+    let project: { id: number; api_token: string };
+    let page: Page;
+    const seen: SeenRequest[] = [];
+
+    beforeAll(async () => {
+      t = await createTestApp();
+      await t.app.listen(0, '127.0.0.1');
+      service = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
+      owner = await t.factories.user();
+      const org = await t.factories.organization(owner);
+      project = (await t.http.get(`/api/projects/${org.teams[0].id}`).set(owner.auth).expect(200)).body as {
+        id: number;
+        api_token: string;
+      };
+      site = await startSite(() => pageHtml(project.api_token, service));
+      browser = await launchChromium(chromiumPath);
+      page = await browser.context.newPage();
+      page.on('response', (response) => {
+        const url = new URL(response.url());
+        if (url.origin === service) {
+          seen.push({ method: response.request().method(), url, status: response.status() });
+        }
+      });
+    }, 120_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await new Promise((resolve) => site?.server.close(resolve));
+      await t?.close();
+    }, 60_000);
+
+    it('records clicks, typing, scrolling and console output, readable through the API', async () => {
+      await page.goto(site.url);
+      // The SDK fetched its config from the service, turned recording on and loaded the recorder from it.
+      // (Code run in the page is passed as text: it runs in the browser, not in this process.)
+      await page.waitForFunction('window.posthog && window.posthog.sessionRecordingStarted()', undefined, {
+        timeout: 30_000,
+      });
+      const { distinctId, sessionId } = await page.evaluate<{ distinctId: string; sessionId: string }>(
+        '({ distinctId: posthog.get_distinct_id(), sessionId: posthog.get_session_id() })',
+      );
+      expect(distinctId).toMatch(/^[0-9a-f-]{36}$/);
+
+      for (let i = 0; i < CLICKS; i++) await page.click('#buy');
+      await page.click('#name');
+      await page.keyboard.type(TYPED, { delay: 20 });
+      await page.mouse.wheel(0, 1500);
+      await page.evaluate('window.scrollTo(0, document.body.scrollHeight)');
+      await page.evaluate(`
+        for (let i = 0; i < ${LOGS.log}; i++) console.log('test log', i);
+        for (let i = 0; i < ${LOGS.warn}; i++) console.warn('test warning', i);
+        for (let i = 0; i < ${LOGS.error}; i++) console.error('test error', i);
+      `);
+
+      // The SDK sends its buffer every few seconds; hiding the page makes it send at once as well.
+      await page.evaluate(`
+        Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true });
+        document.dispatchEvent(new Event('visibilitychange'));
+      `);
+
+      const reader = await t.factories.keyFor(owner, 'session_recording:read');
+      const recording = await eventually<Recording>(async () => {
+        const res = await t.http
+          .get(`/api/projects/${project.id}/session_recordings/${sessionId}`)
+          .set(reader);
+        if (res.status !== 200) {
+          return `recording not there yet (${res.status}); the page's requests to the service: ${seen.map((s) => `${s.method} ${s.url.pathname} ${s.status}`).join(', ')}`;
+        }
+        const r = res.body as Recording;
+        const complete =
+          r.click_count >= CLICKS &&
+          r.keypress_count > 0 &&
+          r.console_log_count >= LOGS.log &&
+          r.console_warn_count >= LOGS.warn &&
+          r.console_error_count >= LOGS.error;
+        if (!complete) {
+          return `recording incomplete so far: ${JSON.stringify(r)}`;
+        }
+        return r;
+      }, 60_000);
+
+      expect(recording.id).toBe(sessionId);
+      expect(recording.distinct_id).toBe(distinctId);
+      expect(recording.click_count).toBeGreaterThanOrEqual(CLICKS);
+      expect(recording.keypress_count).toBeGreaterThan(0);
+      expect(recording.mouse_activity_count).toBeGreaterThanOrEqual(CLICKS);
+      expect(recording.console_log_count).toBeGreaterThanOrEqual(LOGS.log);
+      expect(recording.console_warn_count).toBeGreaterThanOrEqual(LOGS.warn);
+      expect(recording.console_error_count).toBeGreaterThanOrEqual(LOGS.error);
+      expect(recording.start_url).toBe(site.url);
+      expect(recording.snapshot_source).toBe('web');
+      expect(recording.recording_duration).toBeGreaterThan(0);
+
+      const snapshots = await t.http
+        .get(`/api/projects/${project.id}/session_recordings/${sessionId}/snapshots`)
+        .set(reader)
+        .expect(200);
+      const stored = (snapshots.body as { snapshots: { window_id: string; event: RrwebEvent }[] }).snapshots;
+      const events = stored.map((s) => unpackSdkEvent(s.event));
+      const full = events.find((e) => e.type === 2);
+      expect(full).toBeDefined();
+      // The full snapshot is the page the browser showed: its button is in the serialised DOM.
+      expect(JSON.stringify(full?.data)).toContain('"id":"buy"');
+      // The meta event carries the page's address; events are in time order.
+      expect(events.find((e) => e.type === 4)?.data).toMatchObject({ href: site.url });
+      const times = events.map((e) => e.timestamp);
+      expect(times).toEqual([...times].sort((a, b) => a - b));
+
+      // What the SDK fetched from the service, cross-origin: config script, recorder, recording batches.
+      const calls = seen.map((s) => `${s.method} ${s.url.pathname} ${s.status}`);
+      expect(calls).toContain(`GET /array/${project.api_token}/config.js 200`);
+      // The recorder, at the versioned path this SDK version asks for first (strict_script_versioning).
+      expect(calls).toContain(`GET /static/${sdkVersion()}/lazy-recorder.js 200`);
+      expect(calls.filter((c) => c === 'POST /s/ 200').length).toBeGreaterThan(0);
+      // Configured as the README says, the SDK sent nothing the service does not store.
+      expect(calls.filter((c) => !/^(GET \/array\/|GET \/static\/|POST \/s\/ )/.test(c))).toEqual([]);
+    }, 150_000);
+  });
+}
