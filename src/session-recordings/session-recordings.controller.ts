@@ -117,7 +117,9 @@ export class SessionRecordingsController {
     summary: 'Read the snapshots of a session recording',
     description:
       'Every captured rrweb event of the recording with its window id, all windows merged in time order ' +
-      '(stable for equal timestamps). Feed `snapshots[].event` to an rrweb player.',
+      '(stable for equal timestamps), exactly as captured: events that posthog-js packed (`cv: "2024-10"`, ' +
+      'their large `data` gzip-compressed into a latin1 string) are returned packed, as PostHog returns them, ' +
+      "for a player that unpacks them (PostHog's does).",
   })
   @ApiParam(RECORDING)
   @ApiOkResponse({ type: SnapshotsDto })
