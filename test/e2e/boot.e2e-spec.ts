@@ -1,49 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { MAIN, type ServiceProcess, startService } from '../support/service-process.js';
 import { createEmptyDatabase, dropDatabase } from '../support/test-database.js';
 
-const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
-
-interface Running {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  port: number;
-}
-
-/** Starts the built service (`node dist/main.js`) and waits until it listens. */
-async function startService(env: Record<string, string>): Promise<Running> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const deadline = Date.now() + 20000;
-  while (!out.includes('"listening on')) {
-    if (child.exitCode !== null) throw new Error(`service exited ${child.exitCode}: ${err || out}`);
-    if (Date.now() > deadline) throw new Error(`service did not start: ${err || out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { child, stdout: () => out, stderr: () => err, port };
-}
-
-async function stop(running: Running): Promise<number | null> {
+async function stop(running: ServiceProcess): Promise<number | null> {
   if (running.child.exitCode !== null) return running.child.exitCode;
   running.child.kill('SIGTERM');
   const [code] = (await once(running.child, 'exit')) as [number | null];
@@ -52,7 +13,7 @@ async function stop(running: Running): Promise<number | null> {
 
 describe('booting the built service', () => {
   let db: { name: string; url: string };
-  let first: Running;
+  let first: ServiceProcess;
   let firstExit: number | null;
 
   beforeAll(async () => {

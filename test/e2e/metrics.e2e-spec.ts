@@ -1,26 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { QueryRunner } from 'typeorm';
 import { BatchExportsScheduler } from '../../src/batch-exports/batch-exports.scheduler.js';
 import { MetricsServer } from '../../src/metrics/metrics.server.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import { freePort } from '../support/service-process.js';
 import type { TestUser } from '../support/factories.js';
 
 /**
  * The Prometheus endpoint on METRICS_PORT, scraped over real HTTP while the real app answers real requests:
  * values are compared before and after, so each assertion pins exactly what the requests added.
  */
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
 
 interface Sample {
   name: string;
