@@ -1,0 +1,64 @@
+/**
+ * The statements the service issues for the bench's routes, as text. They are copied, not imported: the
+ * baseline must not depend on the service's code. The bench checks, through pg_stat_statements, that both sides
+ * run the same statements per request, so a change in the service that is not mirrored here is reported.
+ */
+
+export const KEY_BY_DIGEST = `SELECT k.id, k.user_id, u.uuid AS user_uuid, k.scopes, k.scoped_organizations, k.scoped_teams, k.last_used_at
+         FROM personal_api_keys k JOIN users u ON u.id = k.user_id
+        WHERE k.secure_value = $1 AND k.revoked_at IS NULL`;
+
+export const TOUCH_KEY = `WITH k AS (
+         UPDATE personal_api_keys SET last_used_at = $3
+          WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3::timestamptz - interval '1 hour')
+          RETURNING id)
+       UPDATE users SET last_login = $3
+        WHERE id = $2 AND EXISTS (SELECT 1 FROM k)
+          AND (last_login IS NULL OR last_login < $3::timestamptz)`;
+
+export const MEMBERSHIP_LEVEL = 'SELECT level FROM organization_memberships WHERE user_id = $1 AND organization_id = $2';
+
+const ORGANIZATION_SELECT = `
+  SELECT o.id, o.name, o.slug, o.logo_media_id, o.created_at, o.updated_at, o.plugins_access_level,
+         o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id,
+         m.level AS membership_level,
+         (SELECT count(*) FROM organization_memberships c WHERE c.organization_id = o.id)::text AS member_count,
+         COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organization', p.organization_id,
+                                                     'api_token', p.api_token, 'name', p.name, 'timezone', p.timezone)
+                                   ORDER BY p.id)
+                     FROM projects p WHERE p.organization_id = o.id), '[]'::json) AS teams
+    FROM organizations o
+    JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1`;
+
+export const ORGANIZATIONS_PAGE = `${ORGANIZATION_SELECT}
+          WHERE ($2::uuid[] IS NULL OR o.id = ANY($2::uuid[]))
+          ORDER BY o.created_at, o.id
+          LIMIT $3 OFFSET $4`;
+
+export const ORGANIZATIONS_COUNT = `SELECT count(*)::int AS total FROM organization_memberships
+          WHERE user_id = $1 AND ($2::uuid[] IS NULL OR organization_id = ANY($2::uuid[]))`;
+
+export const ORGANIZATION_VIEW = `${ORGANIZATION_SELECT} WHERE o.id = $2`;
+
+export const BATCH_EXPORTS_PAGE = 'TODO';
+export const BATCH_EXPORTS_COUNT = 'TODO';
+
+export const LATEST_RUNS = `SELECT r.*
+         FROM unnest($1::uuid[]) AS x(id)
+         CROSS JOIN LATERAL (
+           SELECT * FROM batch_export_runs
+            WHERE batch_export_id = x.id
+            ORDER BY created_at DESC, data_interval_end DESC, id DESC
+            LIMIT $2
+         ) r`;
+
+export const MEMBER_EMAILS = `SELECT lower(u.email) AS email
+         FROM organization_memberships m JOIN users u ON u.id = m.user_id
+        WHERE m.organization_id = $1 AND lower(u.email) = ANY($2::text[])`;
+
+export const BEGIN = 'START TRANSACTION';
+export const COMMIT = 'COMMIT';
+export const ROLLBACK = 'ROLLBACK';
+export const INVITE_DELETE_FOR_EMAIL = 'TODO';
+export const INVITE_INSERT = 'TODO';
+export const INVITE_WITH_CREATOR = 'TODO';
