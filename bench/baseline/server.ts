@@ -96,7 +96,10 @@ async function authenticate(req: IncomingMessage, scope: string): Promise<Princi
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Membership check of every organization-scoped route: 404 outside, 403 for a restricted key. */
-async function requireAccess(principal: Principal, organizationId: string): Promise<{ id: string; level: number }> {
+async function requireAccess(
+  principal: Principal,
+  organizationId: string,
+): Promise<{ id: string; level: number }> {
   if (!UUID_RE.test(organizationId)) throw notFound();
   const id = organizationId.toLowerCase();
   const { rows } = await pool.query(sql.MEMBERSHIP_LEVEL, [principal.userId, id]);
@@ -131,7 +134,8 @@ function pageParams(url: URL): PageParams {
     return value;
   };
   const limit = read('limit') ?? Math.min(100, MAX_PAGE_LIMIT);
-  if (limit < 1 || limit > MAX_PAGE_LIMIT) throw invalid(`'limit' must be between 1 and ${MAX_PAGE_LIMIT}.`, 'limit');
+  if (limit < 1 || limit > MAX_PAGE_LIMIT)
+    throw invalid(`'limit' must be between 1 and ${MAX_PAGE_LIMIT}.`, 'limit');
   return { limit, offset: read('offset') ?? 0 };
 }
 
@@ -245,7 +249,8 @@ async function listBatchExports(req: IncomingMessage, url: URL, organizationId: 
   const ids = rows.rows.map((e) => e.id);
   const runs = new Map<string, unknown[]>(ids.map((id) => [id, []]));
   if (ids.length) {
-    for (const r of (await pool.query(sql.LATEST_RUNS, [ids, 10])).rows) runs.get(r.batch_export_id)?.push(runDto(r));
+    for (const r of (await pool.query(sql.LATEST_RUNS, [ids, 10])).rows)
+      runs.get(r.batch_export_id)?.push(runDto(r));
   }
   return envelope(
     url,
@@ -257,8 +262,22 @@ async function listBatchExports(req: IncomingMessage, url: URL, organizationId: 
 
 // ---------------------------------------------------------------------------------------------- invites
 
-const INVITE_FIELDS = new Set(['target_email', 'first_name', 'level', 'message', 'private_project_access', 'send_email']);
-const INVITE_READ_ONLY = new Set(['id', 'emailing_attempt_made', 'is_expired', 'created_by', 'created_at', 'updated_at']);
+const INVITE_FIELDS = new Set([
+  'target_email',
+  'first_name',
+  'level',
+  'message',
+  'private_project_access',
+  'send_email',
+]);
+const INVITE_READ_ONLY = new Set([
+  'id',
+  'emailing_attempt_made',
+  'is_expired',
+  'created_by',
+  'created_at',
+  'updated_at',
+]);
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]{2,}$/;
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
@@ -282,15 +301,18 @@ async function createInvite(req: IncomingMessage, organizationId: string) {
     if (INVITE_READ_ONLY.has(key)) throw invalid(`Field '${key}' is read-only.`, key, 'read_only_field');
     if (!INVITE_FIELDS.has(key)) throw invalid(`Unknown field '${key}'.`, key, 'unknown_field');
   }
-  if (typeof input.target_email !== 'string') throw invalid('This field is required.', 'target_email', 'required');
+  if (typeof input.target_email !== 'string')
+    throw invalid('This field is required.', 'target_email', 'required');
   const trimmed = input.target_email.trim();
   const at = trimmed.lastIndexOf('@');
   const email = at < 0 ? trimmed : trimmed.slice(0, at + 1) + trimmed.slice(at + 1).toLowerCase();
-  if (email.length > 254 || !EMAIL_RE.test(email)) throw invalid('Enter a valid email address.', 'target_email');
+  if (email.length > 254 || !EMAIL_RE.test(email))
+    throw invalid('Enter a valid email address.', 'target_email');
   const level = input.level ?? 1;
   if (![1, 8, 15].includes(level)) throw invalid('Must be one of 1, 8, 15.', 'level');
   const firstName = typeof input.first_name === 'string' ? input.first_name.trim() : '';
-  if (firstName.length > 30) throw invalid('Ensure this field has no more than 30 characters.', 'first_name', 'max_length');
+  if (firstName.length > 30)
+    throw invalid('Ensure this field has no more than 30 characters.', 'first_name', 'max_length');
   const access = await requireAccess(principal, organizationId);
   if (level > access.level) {
     throw new HttpError(403, {
@@ -302,7 +324,11 @@ async function createInvite(req: IncomingMessage, organizationId: string) {
   }
   const members = await pool.query(sql.MEMBER_EMAILS, [access.id, [email.toLowerCase()]]);
   if (members.rows.length) {
-    throw invalid('A user with this email address already belongs to the organization.', 'target_email', 'already_member');
+    throw invalid(
+      'A user with this email address already belongs to the organization.',
+      'target_email',
+      'already_member',
+    );
   }
   const now = new Date();
   const client = await pool.connect();
@@ -332,31 +358,33 @@ async function createInvite(req: IncomingMessage, organizationId: string) {
   }
   const { rows } = await pool.query(sql.INVITE_WITH_CREATOR, [id]);
   const r = rows[0];
+  const invite = (c: string) => r[`InviteEntity_${c}`];
+  const creator = (c: string) => r[`InviteEntity__InviteEntity_createdBy_${c}`];
   return {
-    id: r.id,
-    target_email: r.target_email,
-    first_name: r.first_name,
-    emailing_attempt_made: r.emailing_attempt_made,
-    level: r.level,
-    is_expired: Date.now() - r.created_at.getTime() > INVITE_DAYS_VALIDITY * 24 * HOUR_MS,
+    id: invite('id'),
+    target_email: invite('target_email'),
+    first_name: invite('first_name'),
+    emailing_attempt_made: invite('emailing_attempt_made'),
+    level: invite('level'),
+    is_expired: Date.now() - invite('created_at').getTime() > INVITE_DAYS_VALIDITY * 24 * HOUR_MS,
     created_by:
-      r.creator_id === null
+      creator('id') === null
         ? null
         : {
-            id: r.creator_id,
-            uuid: r.creator_uuid,
-            distinct_id: r.creator_distinct_id,
-            first_name: r.creator_first_name,
-            last_name: r.creator_last_name,
-            email: r.creator_email,
-            is_email_verified: r.creator_is_email_verified,
-            hedgehog_config: r.creator_hedgehog_config,
+            id: creator('id'),
+            uuid: creator('uuid'),
+            distinct_id: creator('distinct_id'),
+            first_name: creator('first_name'),
+            last_name: creator('last_name'),
+            email: creator('email'),
+            is_email_verified: creator('is_email_verified'),
+            hedgehog_config: creator('hedgehog_config'),
           },
-    created_at: r.created_at.toISOString(),
-    updated_at: r.updated_at.toISOString(),
-    message: r.message,
-    private_project_access: r.private_project_access.map((g: any) => ({ id: g.id, level: g.level })),
-    send_email: r.send_email,
+    created_at: invite('created_at').toISOString(),
+    updated_at: invite('updated_at').toISOString(),
+    message: invite('message'),
+    private_project_access: invite('private_project_access').map((g: any) => ({ id: g.id, level: g.level })),
+    send_email: invite('send_email'),
   };
 }
 /* eslint-enable @typescript-eslint/no-explicit-any */
@@ -366,7 +394,12 @@ async function createInvite(req: IncomingMessage, organizationId: string) {
 type Handler = (req: IncomingMessage, url: URL, params: string[]) => Promise<unknown>;
 
 const ROUTES: { method: string; pattern: RegExp; status: number; handler: Handler }[] = [
-  { method: 'GET', pattern: /^\/api\/organizations\/?$/, status: 200, handler: (req, url) => listOrganizations(req, url) },
+  {
+    method: 'GET',
+    pattern: /^\/api\/organizations\/?$/,
+    status: 200,
+    handler: (req, url) => listOrganizations(req, url),
+  },
   {
     method: 'GET',
     pattern: /^\/api\/organizations\/([^/]+)\/?$/,
@@ -407,7 +440,12 @@ const server = createServer((req, res) => {
       (err: unknown) => {
         if (err instanceof HttpError) return send(res, err.status, err.body);
         process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
-        send(res, 500, { type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null });
+        send(res, 500, {
+          type: 'server_error',
+          code: 'error',
+          detail: 'A server error occurred.',
+          attr: null,
+        });
       },
     );
     return;

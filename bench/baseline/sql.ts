@@ -16,7 +16,8 @@ export const TOUCH_KEY = `WITH k AS (
         WHERE id = $2 AND EXISTS (SELECT 1 FROM k)
           AND (last_login IS NULL OR last_login < $3::timestamptz)`;
 
-export const MEMBERSHIP_LEVEL = 'SELECT level FROM organization_memberships WHERE user_id = $1 AND organization_id = $2';
+export const MEMBERSHIP_LEVEL =
+  'SELECT level FROM organization_memberships WHERE user_id = $1 AND organization_id = $2';
 
 const ORGANIZATION_SELECT = `
   SELECT o.id, o.name, o.slug, o.logo_media_id, o.created_at, o.updated_at, o.plugins_access_level,
@@ -40,8 +41,15 @@ export const ORGANIZATIONS_COUNT = `SELECT count(*)::int AS total FROM organizat
 
 export const ORGANIZATION_VIEW = `${ORGANIZATION_SELECT} WHERE o.id = $2`;
 
-export const BATCH_EXPORTS_PAGE = 'TODO';
-export const BATCH_EXPORTS_COUNT = 'TODO';
+const BATCH_EXPORTS_FILTER =
+  'organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))';
+
+export const BATCH_EXPORTS_PAGE = `SELECT id, organization_id, team_id, name, model, destination_type, destination_config, interval, paused,
+         last_paused_at, start_at, end_at, hogql_query, scheduled_through, created_at, last_updated_at, deleted_at
+    FROM batch_exports WHERE ${BATCH_EXPORTS_FILTER}
+   ORDER BY created_at DESC, id ASC LIMIT $3 OFFSET $4`;
+
+export const BATCH_EXPORTS_COUNT = `SELECT count(*)::int AS total FROM batch_exports WHERE ${BATCH_EXPORTS_FILTER}`;
 
 export const LATEST_RUNS = `SELECT r.*
          FROM unnest($1::uuid[]) AS x(id)
@@ -59,6 +67,45 @@ export const MEMBER_EMAILS = `SELECT lower(u.email) AS email
 export const BEGIN = 'START TRANSACTION';
 export const COMMIT = 'COMMIT';
 export const ROLLBACK = 'ROLLBACK';
-export const INVITE_DELETE_FOR_EMAIL = 'TODO';
-export const INVITE_INSERT = 'TODO';
-export const INVITE_WITH_CREATOR = 'TODO';
+
+// The invite statements are the ORM's (the service writes invites through TypeORM's query builder/repository).
+export const INVITE_DELETE_FOR_EMAIL =
+  'DELETE FROM "organization_invites" WHERE "organization_id" = $1 AND lower("target_email") = lower($2)';
+
+export const INVITE_INSERT = `INSERT INTO "organization_invites"("id", "organization_id", "target_email", "first_name", "level", "message", "private_project_access", "send_email", "emailing_attempt_made", "created_by_id", "created_at", "updated_at") VALUES (DEFAULT, $1, $2, $3, $4, $5, $6, $7, DEFAULT, $8, $9, $10) RETURNING "id", "first_name", "level", "private_project_access", "send_email", "emailing_attempt_made"`;
+
+const inviteColumn = (c: string) => `"InviteEntity"."${c}" AS "InviteEntity_${c}"`;
+const creatorColumn = (c: string) =>
+  `"InviteEntity__InviteEntity_createdBy"."${c}" AS "InviteEntity__InviteEntity_createdBy_${c}"`;
+
+export const INVITE_WITH_CREATOR = `SELECT ${[
+  'id',
+  'organization_id',
+  'target_email',
+  'first_name',
+  'level',
+  'message',
+  'private_project_access',
+  'send_email',
+  'emailing_attempt_made',
+  'created_by_id',
+  'created_at',
+  'updated_at',
+]
+  .map(inviteColumn)
+  .join(', ')}, ${[
+  'id',
+  'uuid',
+  'email',
+  'distinct_id',
+  'first_name',
+  'last_name',
+  'is_email_verified',
+  'hedgehog_config',
+  'last_login',
+  'created_at',
+]
+  .map(creatorColumn)
+  .join(
+    ', ',
+  )} FROM "organization_invites" "InviteEntity" LEFT JOIN "users" "InviteEntity__InviteEntity_createdBy" ON "InviteEntity__InviteEntity_createdBy"."id"="InviteEntity"."created_by_id" WHERE (("InviteEntity"."id" IN ($1)))`;

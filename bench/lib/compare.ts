@@ -28,7 +28,8 @@ function matches(pattern: readonly string[], path: readonly string[]): boolean {
 /** The path of the first difference between two JSON values (key order included), or null when identical. */
 export function firstDifference(a: unknown, b: unknown, path = '$'): string | null {
   if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b)) return `${path}: array vs ${Array.isArray(a) ? typeof b : typeof a}`;
+    if (!Array.isArray(a) || !Array.isArray(b))
+      return `${path}: array vs ${Array.isArray(a) ? typeof b : typeof a}`;
     if (a.length !== b.length) return `${path}: ${a.length} vs ${b.length} elements`;
     for (let i = 0; i < a.length; i++) {
       const diff = firstDifference(a[i], b[i], `${path}[${i}]`);
@@ -39,7 +40,8 @@ export function firstDifference(a: unknown, b: unknown, path = '$'): string | nu
   if (a !== null && b !== null && typeof a === 'object' && typeof b === 'object') {
     const ka = Object.keys(a);
     const kb = Object.keys(b);
-    if (ka.join('\u0000') !== kb.join('\u0000')) return `${path}: keys [${ka.join(', ')}] vs [${kb.join(', ')}]`;
+    if (ka.join('\u0000') !== kb.join('\u0000'))
+      return `${path}: keys [${ka.join(', ')}] vs [${kb.join(', ')}]`;
     for (const key of ka) {
       const diff = firstDifference(
         (a as Record<string, unknown>)[key],

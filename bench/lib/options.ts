@@ -40,15 +40,20 @@ export const USAGE = `Usage: npm run bench -- [options]
   --out=FILE            results file (default bench/results/<YYYY-MM-DD>.json)
 
 Environment: BENCH_DATABASE_URL (a PostgreSQL server to use instead of the embedded one; the bench creates
-and uses its own database "org_admin_bench" there), BENCH_PG_PORT (embedded server port, default 54398).`;
+and uses its own database "org_admin_bench" there), BENCH_PG_PORT (embedded server port, default 54398), BENCH_SERVICE_NODE_ARGS (extra node flags
+for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").`;
 
 function positiveInt(name: string, raw: string): number {
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new Error(`--${name} must be a positive integer, got '${raw}'`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1)
+    throw new Error(`--${name} must be a positive integer, got '${raw}'`);
   return Number(raw);
 }
 
 /** Parses the command line (and the BENCH_QUICK knob); throws with a readable message on a bad option. */
-export function parseOptions(argv: readonly string[], env: Record<string, string | undefined> = {}): BenchOptions {
+export function parseOptions(
+  argv: readonly string[],
+  env: Record<string, string | undefined> = {},
+): BenchOptions {
   const quick = argv.includes('--quick') || env.BENCH_QUICK === '1';
   const options: BenchOptions = {
     durationSec: quick ? 3 : 10,
@@ -62,7 +67,9 @@ export function parseOptions(argv: readonly string[], env: Record<string, string
     help: false,
   };
   for (const arg of argv) {
-    const [flag, value] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, ''];
+    const [flag, value] = arg.includes('=')
+      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+      : [arg, ''];
     switch (flag) {
       case '--quick':
         break;
@@ -90,10 +97,15 @@ export function parseOptions(argv: readonly string[], env: Record<string, string
         options.out = value;
         break;
       case '--scenario': {
-        const names = value.split(',').map((s) => s.trim()).filter(Boolean);
+        const names = value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
         const unknown = names.filter((n) => !(SCENARIO_NAMES as readonly string[]).includes(n));
         if (!names.length || unknown.length) {
-          throw new Error(`--scenario: unknown '${unknown.join(',') || value}'; known: ${SCENARIO_NAMES.join(', ')}`);
+          throw new Error(
+            `--scenario: unknown '${unknown.join(',') || value}'; known: ${SCENARIO_NAMES.join(', ')}`,
+          );
         }
         options.scenarios = SCENARIO_NAMES.filter((n) => names.includes(n));
         break;

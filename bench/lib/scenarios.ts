@@ -39,7 +39,10 @@ export const HTTP_SCENARIOS: readonly HttpScenario[] = [
     name: 'recordings-list',
     description: 'GET /api/projects/:id/session_recordings?limit=100 — 1,000,000 recordings in the project',
     read: true,
-    request: (f) => ({ method: 'GET', path: `/api/projects/${f.recordings?.projectId}/session_recordings?limit=100` }),
+    request: (f) => ({
+      method: 'GET',
+      path: `/api/projects/${f.recordings?.projectId}/session_recordings?limit=100`,
+    }),
     volatile: [],
     unavailable: NO_RECORDINGS,
   },
@@ -58,7 +61,10 @@ export const HTTP_SCENARIOS: readonly HttpScenario[] = [
     name: 'batch-exports-list',
     description: 'GET /api/organizations/:id/batch_exports?limit=100 — 200 exports × 10 runs (latest_runs)',
     read: true,
-    request: (f) => ({ method: 'GET', path: `/api/organizations/${f.exportsOrganizationId}/batch_exports?limit=100` }),
+    request: (f) => ({
+      method: 'GET',
+      path: `/api/organizations/${f.exportsOrganizationId}/batch_exports?limit=100`,
+    }),
     volatile: [],
   },
   {

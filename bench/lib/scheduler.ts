@@ -2,6 +2,7 @@ import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { DataSource, type DataSourceOptions, type Logger } from 'typeorm';
+import { readCpuMs } from './processes.js';
 import type { SchedulerResult } from './report.js';
 
 /** The parts of the built service the scheduler scenario calls (imported from dist/ at run time). */
@@ -18,7 +19,10 @@ async function loadService(root: string): Promise<ServiceModules> {
     load('database/typeorm-options.js'),
     load('batch-exports/batch-exports.repository.js'),
   ]);
-  return { typeormOptions: options.typeormOptions, BatchExportsRepository: repository.BatchExportsRepository };
+  return {
+    typeormOptions: options.typeormOptions,
+    BatchExportsRepository: repository.BatchExportsRepository,
+  };
 }
 
 /** Counts the statements a DataSource sends (TypeORM's query log hook). */
@@ -99,6 +103,7 @@ export async function benchScheduler(options: {
   };
 
   const tickMs: number[] = [];
+  let tickPostgresCpuMs: number[] | null = [];
   let runsPerTick = 0;
   let statementsPerTick = 0;
   try {
@@ -109,13 +114,28 @@ export async function benchScheduler(options: {
       const ds = await open(logger);
       try {
         const repository = new service.BatchExportsRepository(ds);
+        // The pool has one connection: its backend runs the tick. Its CPU time is readable when it is local.
+        const [{ pid }] = await ds.query<{ pid: number }[]>('SELECT pg_backend_pid() AS pid');
+        const cpu = () => {
+          try {
+            return readCpuMs(pid);
+          } catch {
+            return null;
+          }
+        };
+        const cpuBefore = cpu();
         logger.count = 0;
         const started = performance.now();
         const { created } = await repository.createDueRuns(now, MAX_CATCHUP);
         tickMs.push(performance.now() - started);
+        const cpuAfter = cpu();
+        if (cpuBefore === null || cpuAfter === null) tickPostgresCpuMs = null;
+        else tickPostgresCpuMs?.push(cpuAfter - cpuBefore);
         runsPerTick = created;
         statementsPerTick = logger.count;
-        log(`scheduler: tick ${i + 1}: ${created} runs in ${Math.round(tickMs[i])} ms, ${logger.count} statement(s)`);
+        log(
+          `scheduler: tick ${i + 1}: ${created} runs in ${Math.round(tickMs[i])} ms, ${logger.count} statement(s)`,
+        );
       } finally {
         await ds.destroy();
       }
@@ -133,7 +153,9 @@ export async function benchScheduler(options: {
       );
       wall = performance.now() - started;
       created = results.reduce((sum, r) => sum + r.created, 0);
-      log(`scheduler: ${options.concurrent} concurrent ticks: ${results.map((r) => r.created).join(' + ')} runs in ${Math.round(wall)} ms`);
+      log(
+        `scheduler: ${options.concurrent} concurrent ticks: ${results.map((r) => r.created).join(' + ')} runs in ${Math.round(wall)} ms`,
+      );
     } finally {
       await Promise.all(sources.map((ds) => ds.destroy()));
     }
@@ -151,6 +173,7 @@ export async function benchScheduler(options: {
     return {
       exports,
       tickMs,
+      tickPostgresCpuMs,
       runsPerTick,
       statementsPerTick,
       concurrentTicks: options.concurrent,

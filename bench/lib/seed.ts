@@ -46,13 +46,14 @@ function newSecret(): string {
 const ORG = `(SELECT id, created_at, substr(slug, 11)::int AS n FROM organizations WHERE slug LIKE 'bench-org-%')`;
 
 async function orgId(c: pg.ClientBase, n: number): Promise<string> {
-  return (await c.query<{ id: string }>('SELECT id FROM organizations WHERE slug = $1', [`bench-org-${n}`])).rows[0]
-    .id;
+  return (await c.query<{ id: string }>('SELECT id FROM organizations WHERE slug = $1', [`bench-org-${n}`]))
+    .rows[0].id;
 }
 
 async function projectOf(c: pg.ClientBase, organizationId: string): Promise<number> {
-  return (await c.query<{ id: number }>('SELECT id FROM projects WHERE organization_id = $1', [organizationId]))
-    .rows[0].id;
+  return (
+    await c.query<{ id: number }>('SELECT id FROM projects WHERE organization_id = $1', [organizationId])
+  ).rows[0].id;
 }
 
 /**

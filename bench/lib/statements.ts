@@ -45,7 +45,8 @@ export function statementDifferences(service: StatementProfile, baseline: Statem
   const out: string[] = [];
   for (const [id, s] of service.byQuery) {
     const b = baseline.byQuery.get(id);
-    if (!b || Math.abs(b.calls - s.calls) > 0.01) out.push(`service ${s.calls}× vs baseline ${b?.calls ?? 0}×: ${s.query.slice(0, 160)}`);
+    if (!b || Math.abs(b.calls - s.calls) > 0.01)
+      out.push(`service ${s.calls}× vs baseline ${b?.calls ?? 0}×: ${s.query.slice(0, 160)}`);
   }
   for (const [id, b] of baseline.byQuery) {
     if (!service.byQuery.has(id)) out.push(`baseline only, ${b.calls}×: ${b.query.slice(0, 160)}`);
