@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { LoggerModule } from 'nestjs-pino';
 import { BatchExportsModule } from './batch-exports/batch-exports.module.js';
+import { CaptureModule } from './capture/capture.module.js';
 import { ApiKeyGuard } from './common/auth/api-key.guard.js';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter.js';
 import { loggerOptions } from './common/logging/logger-options.js';
@@ -18,7 +19,9 @@ import { MembersModule } from './members/members.module.js';
 import { MembershipsModule } from './memberships/memberships.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
 import { PersonalApiKeysModule } from './personal-api-keys/personal-api-keys.module.js';
+import { PersonsModule } from './persons/persons.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
+import { SessionRecordingsModule } from './session-recordings/session-recordings.module.js';
 import { UsersModule } from './users/users.module.js';
 
 /** The feature modules of the HTTP service. A new resource module is added here. */
@@ -33,6 +36,9 @@ export const FEATURE_MODULES = [
   MembersModule,
   InvitesModule,
   BatchExportsModule,
+  PersonsModule,
+  SessionRecordingsModule,
+  CaptureModule,
 ];
 
 /**

@@ -1,6 +1,7 @@
 import type { INestApplication, NestApplicationOptions } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
+import { rawBody } from './capture/raw-body.middleware.js';
 import { requireJsonBody } from './common/http/require-json.middleware.js';
 import { AppConfig } from './config/config.js';
 import { setupSwagger } from './swagger.js';
@@ -18,6 +19,9 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   express.useLogger(app.get(Logger));
   express.set('trust proxy', config.get('TRUST_PROXY'));
   express.disable('x-powered-by');
+  // Recording capture reads its body raw (gzip, form, base64 or JSON, up to RECORDING_BODY_LIMIT) before the
+  // global JSON parser, which then leaves it alone.
+  express.use('/s', rawBody(config.get('RECORDING_BODY_LIMIT')));
   // The JSON API refuses other media types (415); routes under other prefixes parse their own bodies.
   express.use('/api', requireJsonBody);
   express.useBodyParser('json', {

@@ -175,6 +175,11 @@ export const SETTINGS = {
     'Apply pending migrations at boot. Default: on for the embedded database, off otherwise (run `node dist/cli.js migrate`).',
   ),
   BODY_LIMIT: setting(byteSize, 1024 * 1024, 'Largest accepted JSON request body (e.g. 1mb); larger is 413.'),
+  RECORDING_BODY_LIMIT: setting(
+    byteSize,
+    25 * 1024 * 1024,
+    'Largest recording capture request (POST /s/, e.g. 25mb): bounds both the bytes received and the decompressed body; larger is 413.',
+  ),
   MAX_PAGE_LIMIT: setting(int(1, 100000), 1000, 'Largest `limit` accepted by list endpoints.'),
   TRUST_PROXY: setting<boolean | number | string>(
     trustProxy,

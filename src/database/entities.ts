@@ -9,7 +9,15 @@ import { MembershipProjectAccessEntity } from '../memberships/membership-project
 import { OrganizationMembershipEntity } from '../memberships/organization-membership.entity.js';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 import { PersonalApiKeyEntity } from '../personal-api-keys/personal-api-key.entity.js';
+import { PersonDistinctIdEntity } from '../persons/person-distinct-id.entity.js';
+import { PersonEntity } from '../persons/person.entity.js';
 import { ProjectEntity } from '../projects/project.entity.js';
+import { SessionRecordingCountEntity } from '../session-recordings/session-recording-count.entity.js';
+import { SessionRecordingEventKeyEntity } from '../session-recordings/session-recording-event-key.entity.js';
+import { SessionRecordingSharingEntity } from '../session-recordings/session-recording-sharing.entity.js';
+import { SessionRecordingSnapshotEntity } from '../session-recordings/session-recording-snapshot.entity.js';
+import { SessionRecordingViewEntity } from '../session-recordings/session-recording-view.entity.js';
+import { SessionRecordingEntity } from '../session-recordings/session-recording.entity.js';
 import { UserEntity } from '../users/user.entity.js';
 
 /**
@@ -30,4 +38,12 @@ export const ENTITIES = [
   BatchExportRunEntity,
   BatchExportPauseEntity,
   BatchExportLogEntity,
+  PersonEntity,
+  PersonDistinctIdEntity,
+  SessionRecordingEntity,
+  SessionRecordingCountEntity,
+  SessionRecordingEventKeyEntity,
+  SessionRecordingSnapshotEntity,
+  SessionRecordingViewEntity,
+  SessionRecordingSharingEntity,
 ];

@@ -19,6 +19,10 @@ export class ProjectsRepository {
     return this.dataSource.getRepository(ProjectEntity).findOneBy({ id });
   }
 
+  findByApiToken(apiToken: string): Promise<ProjectEntity | null> {
+    return this.dataSource.getRepository(ProjectEntity).findOneBy({ apiToken });
+  }
+
   /** Projects of an organization, by id (the first one is the default project). */
   async pageForOrganization(
     organizationId: string,

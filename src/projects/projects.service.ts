@@ -61,6 +61,12 @@ export class ProjectsService {
     );
   }
 
+  /** The project of a public project token (`phc_…`), for capture; null when none has it. */
+  findByApiToken(apiToken: string): Promise<ProjectEntity | null> {
+    if (apiToken.length > 64) return Promise.resolve(null);
+    return this.projects.findByApiToken(apiToken);
+  }
+
   findDefault(organizationId: string): Promise<ProjectEntity | null> {
     return this.projects.findDefault(organizationId);
   }

@@ -2,6 +2,7 @@ import { Init1795240522298 } from './1795240522298-Init.js';
 import { Domains1795241288204 } from './1795241288204-Domains.js';
 import { MembersInvites1795241523230 } from './1795241523230-MembersInvites.js';
 import { BatchExports1795242232741 } from './1795242232741-BatchExports.js';
+import { SessionRecordings1795243860032 } from './1795243860032-SessionRecordings.js';
 import { BatchExportRunIndexes1795244538930 } from './1795244538930-BatchExportRunIndexes.js';
 
 /**
@@ -13,5 +14,6 @@ export const MIGRATIONS: (new () => unknown)[] = [
   Domains1795241288204,
   MembersInvites1795241523230,
   BatchExports1795242232741,
+  SessionRecordings1795243860032,
   BatchExportRunIndexes1795244538930,
 ];

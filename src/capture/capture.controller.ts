@@ -1,0 +1,101 @@
+import { Controller, HttpCode, Post, Req } from '@nestjs/common';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProperty,
+  ApiQuery,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import { Public } from '../common/auth/auth.decorators.js';
+import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
+import type { RequestWithRawBody } from './raw-body.middleware.js';
+import { CaptureService } from './capture.service.js';
+
+export class CaptureResponseDto {
+  @ApiProperty({ example: 'Ok' })
+  status: string;
+}
+
+@ApiTags('capture')
+@Controller()
+export class CaptureController {
+  constructor(private readonly capture: CaptureService) {}
+
+  @Post('s')
+  @HttpCode(200)
+  @Public()
+  @ApiOperation({
+    summary: 'Capture session recording snapshots',
+    description:
+      "PostHog's recording capture endpoint, as the browser SDK (posthog-js) calls it; no API key. The project " +
+      "is found by its `api_token` (`phc_…`) in the first event's `token`, `$token` or `api_key`, else its " +
+      '`properties.token`. The body is a JSON array of events or one event, sent as JSON, gzip (query ' +
+      '`compression=gzip` or `gzip-js`, `Content-Encoding: gzip`, or just the gzip magic bytes), a form with a ' +
+      '`data` field (JSON, or base64 with `compression=base64`), or base64; at most RECORDING_BODY_LIMIT (25mb) ' +
+      'received and decompressed. Each `$snapshot` event needs `properties.$session_id` (≤ 70 of ' +
+      '`[A-Za-z0-9-]`), `properties.$snapshot_data` (an array of rrweb events, each with an integer `type` and a ' +
+      '`timestamp` in epoch milliseconds) and `distinct_id` (top level or in properties, ≤ 200 characters); ' +
+      '`$window_id` defaults to the session id, `$snapshot_source` is `mobile` or else `web`, `$set`/`$set_once` ' +
+      "update the person's properties. Other events are ignored. A malformed event rejects the whole request " +
+      '(nothing is stored). Re-sending an event with the same `uuid` (or, without one, the same window and ' +
+      'snapshot data) changes nothing; snapshots of a deleted recording are dropped (still 200).',
+  })
+  @ApiConsumes(
+    'application/json',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'application/octet-stream',
+  )
+  @ApiQuery({ name: 'compression', required: false, enum: ['gzip', 'gzip-js', 'base64'] })
+  @ApiBody({
+    schema: {
+      type: 'array',
+      items: { type: 'object', additionalProperties: true },
+      example: [
+        {
+          event: '$snapshot',
+          uuid: '0192d6c4-8f8a-7c1e-9d57-2a9d3c1e4b5f',
+          distinct_id: 'user-1',
+          properties: {
+            token: 'phc_…',
+            $session_id: '0192d6c4-8f8a-7c1e-9d57-000000000001',
+            $window_id: '0192d6c4-8f8a-7c1e-9d57-000000000002',
+            $snapshot_data: [
+              {
+                type: 4,
+                timestamp: 1763719200000,
+                data: { href: 'https://example.com/', width: 1280, height: 800 },
+              },
+            ],
+          },
+        },
+      ],
+    },
+  })
+  @ApiOkResponse({ type: CaptureResponseDto, description: 'Accepted (or dropped, for a deleted recording).' })
+  @ApiResponse({
+    status: 400,
+    description: 'Malformed body or event; `attr` names the field.',
+    type: ErrorBodyDto,
+  })
+  @ApiResponse({ status: 401, description: 'Missing or unknown project token.', type: ErrorBodyDto })
+  @ApiResponse({
+    status: 413,
+    description: 'Body over RECORDING_BODY_LIMIT, received or decompressed.',
+    type: ErrorBodyDto,
+  })
+  @ApiResponse({ status: 415, description: 'Unsupported Content-Encoding.', type: ErrorBodyDto })
+  async captureSnapshots(@Req() req: RequestWithRawBody): Promise<CaptureResponseDto> {
+    const compression = req.query.compression;
+    await this.capture.capture({
+      bytes: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+      contentType: req.headers['content-type'],
+      contentEncoding: req.headers['content-encoding'],
+      compression: typeof compression === 'string' ? compression : undefined,
+    });
+    return { status: 'Ok' };
+  }
+}

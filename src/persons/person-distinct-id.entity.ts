@@ -1,0 +1,34 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { ProjectEntity } from '../projects/project.entity.js';
+import { PersonEntity } from './person.entity.js';
+
+export const DISTINCT_ID_MAX_LENGTH = 200;
+
+/**
+ * One distinct id of a person. Unique per project, so concurrent first events of one distinct id create one
+ * person (the loser of the insert race takes the winner's). The id orders a person's distinct ids by age.
+ */
+@Entity('person_distinct_ids')
+@Index('person_distinct_ids_team_distinct_id_key', ['teamId', 'distinctId'], { unique: true })
+@Index('person_distinct_ids_person_idx', ['personId', 'id'])
+export class PersonDistinctIdEntity {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ type: 'integer' })
+  teamId: number;
+
+  @ManyToOne(() => ProjectEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'team_id' })
+  team?: ProjectEntity;
+
+  @Column({ type: 'varchar', length: DISTINCT_ID_MAX_LENGTH })
+  distinctId: string;
+
+  @Column({ type: 'integer' })
+  personId: number;
+
+  @ManyToOne(() => PersonEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'person_id' })
+  person?: PersonEntity;
+}

@@ -1,0 +1,40 @@
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Generated,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryGeneratedColumn,
+} from 'typeorm';
+import { ProjectEntity } from '../projects/project.entity.js';
+
+/**
+ * A person of a project: the people whose browsers send recordings. Identified by any of its distinct ids
+ * (`person_distinct_ids`); created by capture on the first event of an unknown distinct id.
+ */
+@Entity('persons')
+@Index('persons_team_idx', ['teamId', 'id'])
+export class PersonEntity {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  id: number;
+
+  @Column({ type: 'uuid', unique: true })
+  @Generated('uuid')
+  uuid: string;
+
+  @Column({ type: 'integer' })
+  teamId: number;
+
+  @ManyToOne(() => ProjectEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'team_id' })
+  team?: ProjectEntity;
+
+  /** Free-form person properties (`email`, `name`, …). */
+  @Column({ type: 'jsonb', default: {} })
+  properties: Record<string, unknown>;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+}

@@ -1,0 +1,31 @@
+import { Column, Entity, JoinColumn, OneToOne, PrimaryColumn } from 'typeorm';
+import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from './session-recording.entity.js';
+
+/**
+ * The sharing configuration of a recording (decisions §10): created on first read, disabled, with a random
+ * URL-safe token. `GET /api/shared/:access_token` shows the recording while `enabled`.
+ */
+@Entity('session_recording_sharing')
+export class SessionRecordingSharingEntity {
+  @PrimaryColumn({ type: 'integer' })
+  teamId: number;
+
+  @PrimaryColumn({ type: 'varchar', length: SESSION_ID_MAX_LENGTH, collation: 'C' })
+  sessionId: string;
+
+  @OneToOne(() => SessionRecordingEntity, { onDelete: 'CASCADE' })
+  @JoinColumn([
+    { name: 'team_id', referencedColumnName: 'teamId' },
+    { name: 'session_id', referencedColumnName: 'sessionId' },
+  ])
+  recording?: SessionRecordingEntity;
+
+  @Column({ type: 'varchar', length: 64, unique: true })
+  accessToken: string;
+
+  @Column({ type: 'boolean', default: false })
+  enabled: boolean;
+
+  @Column({ type: 'timestamptz' })
+  createdAt: Date;
+}

@@ -1,0 +1,111 @@
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { PersonEntity } from '../persons/person.entity.js';
+import { ProjectEntity } from '../projects/project.entity.js';
+
+export const SNAPSHOT_SOURCES = ['web', 'mobile'] as const;
+export type SnapshotSource = (typeof SNAPSHOT_SOURCES)[number];
+
+/** Longest session and window id accepted by capture (decisions §11). */
+export const SESSION_ID_MAX_LENGTH = 70;
+
+/**
+ * Indexes written by hand in the migration (declared here with `synchronize: false`): TypeORM cannot declare
+ * a descending column. They serve the list order `start_time DESC, session_id` and its filters, over the rows
+ * that are not deleted.
+ */
+export const RECORDINGS_LIST_INDEX = 'session_recordings_team_start_idx';
+export const RECORDINGS_DISTINCT_ID_INDEX = 'session_recordings_team_distinct_id_start_idx';
+export const RECORDINGS_PERSON_INDEX = 'session_recordings_person_start_idx';
+
+/**
+ * The metadata of one session recording (one browser session of a project), kept up to date by capture:
+ * every accepted request adds its counts and widens the time range in one UPDATE (decisions §11). The rrweb
+ * events themselves are in `session_recording_snapshots`. Deleting is soft (`deleted_at`): the row stays, so
+ * later snapshots of the session id are recognised and dropped.
+ */
+@Entity('session_recordings')
+@Index(RECORDINGS_LIST_INDEX, { synchronize: false })
+@Index(RECORDINGS_DISTINCT_ID_INDEX, { synchronize: false })
+@Index(RECORDINGS_PERSON_INDEX, { synchronize: false })
+@Check('session_recordings_snapshot_source_check', `"snapshot_source" IN ('web', 'mobile')`)
+export class SessionRecordingEntity {
+  @PrimaryColumn({ type: 'integer' })
+  teamId: number;
+
+  @ManyToOne(() => ProjectEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'team_id' })
+  team?: ProjectEntity;
+
+  /**
+   * The session id sent by the browser (`$session_id`): the recording's `id`. Collation "C" (byte order): the
+   * list's tie-breaker sorts the same everywhere, and compares fast.
+   */
+  @PrimaryColumn({ type: 'varchar', length: SESSION_ID_MAX_LENGTH, collation: 'C' })
+  sessionId: string;
+
+  /** The distinct id of the first accepted request of the session. */
+  @Column({ type: 'varchar', length: 200 })
+  distinctId: string;
+
+  @Column({ type: 'integer', nullable: true })
+  personId: number | null;
+
+  @ManyToOne(() => PersonEntity, { onDelete: 'SET NULL' })
+  @JoinColumn({ name: 'person_id' })
+  person?: PersonEntity;
+
+  /** Earliest rrweb event timestamp of the session. */
+  @Column({ type: 'timestamptz' })
+  startTime: Date;
+
+  /** Latest rrweb event timestamp of the session. */
+  @Column({ type: 'timestamptz' })
+  endTime: Date;
+
+  @Column({ type: 'integer', default: 0 })
+  clickCount: number;
+
+  @Column({ type: 'integer', default: 0 })
+  keypressCount: number;
+
+  @Column({ type: 'integer', default: 0 })
+  mouseActivityCount: number;
+
+  @Column({ type: 'integer', default: 0 })
+  consoleLogCount: number;
+
+  @Column({ type: 'integer', default: 0 })
+  consoleWarnCount: number;
+
+  @Column({ type: 'integer', default: 0 })
+  consoleErrorCount: number;
+
+  /** Sum of the active segments of every request, in milliseconds (`active_seconds` = this / 1000). */
+  @Column({ type: 'bigint', default: 0 })
+  activeMs: string;
+
+  /** Number of rrweb events stored for the session. */
+  @Column({ type: 'integer', default: 0 })
+  eventCount: number;
+
+  /** `href` of the earliest event carrying one, and that event's timestamp (to compare across requests). */
+  @Column({ type: 'text', nullable: true })
+  startUrl: string | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  startUrlTime: Date | null;
+
+  @Column({ type: 'varchar', length: 8, default: 'web' })
+  snapshotSource: SnapshotSource;
+
+  @Column({ type: 'timestamptz' })
+  createdAt: Date;
+
+  /** When the service last accepted new events of the session: `ongoing` while less than 5 minutes ago. */
+  @Column({ type: 'timestamptz' })
+  lastEventReceivedAt: Date;
+
+  /** Set by DELETE (soft delete). */
+  @Column({ type: 'timestamptz', nullable: true })
+  deletedAt: Date | null;
+}
