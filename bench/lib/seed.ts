@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type pg from 'pg';
 
 /** Bumped whenever the seed below changes, so an older seeded database is rebuilt. */
-export const SEED_VERSION = '1';
+export const SEED_VERSION = '2';
 
 export const SEED = {
   /** Organizations the caller belongs to (the organization list scenario pages through them). */
@@ -163,7 +163,7 @@ export async function seed(
     [schedulerOrganizationId, await projectOf(c, schedulerOrganizationId), SEED.schedulerExports],
   );
 
-  const recordings = hasRecordings ? await seedRecordings(c, await orgId(c, 2), step) : null;
+  const recordings = hasRecordings ? await seedRecordings(c, await orgId(c, 2), step, userId) : null;
 
   const fixture: Fixture = {
     fingerprint,
@@ -184,13 +184,58 @@ export async function seed(
   return fixture;
 }
 
-/** Session recordings: added to the seed when the schema has them (see seedRecordings' callers). */
+/**
+ * 100,000 persons (one distinct id each, an e-mail property) and 1,000,000 recordings of theirs in the default
+ * project of `organizationId`, two seconds apart, newest first from 2026-11-01; the caller has viewed every
+ * third of the newest thousand. The per-project recording counter is kept by the schema's own triggers.
+ */
 async function seedRecordings(
-  _c: pg.ClientBase,
-  _organizationId: string,
-  _step: (what: string, sql: string, params?: unknown[]) => Promise<void>,
+  c: pg.ClientBase,
+  organizationId: string,
+  step: (what: string, sql: string, params?: unknown[]) => Promise<void>,
+  userId: number,
 ): Promise<Fixture['recordings']> {
-  throw new Error('session recordings are not seeded yet');
+  const projectId = await projectOf(c, organizationId);
+  await step(
+    'persons',
+    `INSERT INTO persons (team_id, properties, created_at)
+     SELECT $1, jsonb_build_object('email', format('person-%s@bench.example', g), 'plan', 'free'),
+            timestamptz '2026-01-01T00:00:00Z' + g * interval '1 second'
+       FROM generate_series(1, $2::int) g`,
+    [projectId, SEED.persons],
+  );
+  const first = (
+    await c.query<{ id: number }>('SELECT min(id) AS id FROM persons WHERE team_id = $1', [projectId])
+  ).rows[0].id;
+  await step(
+    'person distinct ids',
+    `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id)
+     SELECT $1, format('person-%s', p.id - $2::int + 1), p.id FROM persons p WHERE p.team_id = $1`,
+    [projectId, first],
+  );
+  await step(
+    'session recordings',
+    `INSERT INTO session_recordings (team_id, session_id, distinct_id, person_id, start_time, end_time,
+                                     click_count, keypress_count, mouse_activity_count, console_log_count,
+                                     console_warn_count, console_error_count, active_ms, event_count, start_url,
+                                     snapshot_source, created_at, last_event_received_at)
+     SELECT $1, format('bench-%s', lpad(g::text, 7, '0')), format('person-%s', 1 + g % $3::int), $2::int + g % $3::int,
+            t.start_time, t.start_time + (10 + g % 600) * interval '1 second',
+            g % 50, g % 30, g % 200, g % 7, g % 3, g % 2, (g % 600) * 700, 100 + g % 400,
+            format('https://app.bench.test/page/%s', g % 1000), 'web', t.start_time,
+            t.start_time + (10 + g % 600) * interval '1 second'
+       FROM generate_series(1, $4::int) g
+       CROSS JOIN LATERAL (SELECT timestamptz '2026-11-01T00:00:00Z' - g * interval '2 seconds' AS start_time) t`,
+    [projectId, first, SEED.persons, SEED.recordings],
+  );
+  await step(
+    'recording views',
+    `INSERT INTO session_recording_views (team_id, session_id, user_id, viewed_at)
+     SELECT $1, format('bench-%s', lpad(g::text, 7, '0')), $2, timestamptz '2026-11-02T00:00:00Z'
+       FROM generate_series(3, 1000, 3) g`,
+    [projectId, userId],
+  );
+  return { projectId, recordingId: 'bench-0000001', count: SEED.recordings };
 }
 
 /** The fixture of an already seeded database, when its fingerprint is the expected one. */
