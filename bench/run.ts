@@ -156,6 +156,7 @@ async function runHttpScenarios(
     log(`${scenario.name}: same answer from both (${service.status}, ${service.body.length} bytes)`);
 
     let statements: HttpScenarioResult['statements'] = null;
+    let serialP50: HttpScenarioResult['serialP50'] = null;
     if (statStatements) {
       const s = await profileStatements(
         db,
@@ -176,6 +177,7 @@ async function runHttpScenarios(
         sameStatements: differences.length === 0,
         note: differences.length ? differences.join(' | ') : null,
       };
+      serialP50 = { service: s.serialP50, baseline: b.serialP50 };
       log(
         `${scenario.name}: ${round(s.perRequest, 1)} statements/request (service), ${round(b.perRequest, 1)} (baseline)` +
           (differences.length ? `; DIFFERENT: ${differences.join(' | ')}` : '; the same statements'),
@@ -219,6 +221,7 @@ async function runHttpScenarios(
       baseline: meanStats(rounds.map((r) => r.baseline)),
       rounds,
       statements,
+      serialP50,
     });
   }
   return { results, skipped };

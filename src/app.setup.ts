@@ -19,6 +19,9 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   express.useLogger(app.get(Logger));
   express.set('trust proxy', config.get('TRUST_PROXY'));
   express.disable('x-powered-by');
+  // No ETag: answers are per caller and never revalidated by API clients, and hashing every body (hundreds of KB
+  // for a page of batch exports) costs CPU on every request.
+  express.disable('etag');
   // Recording capture reads its body raw (gzip, form, base64 or JSON, up to RECORDING_BODY_LIMIT) before the
   // global JSON parser, which then leaves it alone.
   express.use('/s', rawBody(config.get('RECORDING_BODY_LIMIT')));

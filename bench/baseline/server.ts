@@ -394,12 +394,13 @@ const SESSION_ID_RE = /^[A-Za-z0-9-]{1,70}$/;
 
 /** The project when the caller may see it: 404 outside its organizations, 403 for a key restricted elsewhere. */
 async function requireProject(principal: Principal, rawId: string): Promise<{ id: number }> {
-  const id = /^\d{1,15}$/.test(rawId) && Number(rawId) >= 1 && Number(rawId) <= 2147483647 ? Number(rawId) : null;
+  const id =
+    /^\d{1,15}$/.test(rawId) && Number(rawId) >= 1 && Number(rawId) <= 2147483647 ? Number(rawId) : null;
   const project = id === null ? null : (await pool.query(sql.PROJECT_BY_ID, [id])).rows[0];
   if (!project) throw notFound();
-  const organizationId: string = project.ProjectEntity_organization_id;
+  const organizationId: string = project.organization_id;
   await requireAccess(principal, organizationId);
-  if (principal.scopedTeams && !principal.scopedTeams.includes(project.ProjectEntity_id)) {
+  if (principal.scopedTeams && !principal.scopedTeams.includes(project.id)) {
     throw new HttpError(403, {
       type: 'authentication_error',
       code: 'permission_denied',
@@ -407,7 +408,7 @@ async function requireProject(principal: Principal, rawId: string): Promise<{ id
       attr: null,
     });
   }
-  return { id: project.ProjectEntity_id };
+  return { id: project.id };
 }
 
 function personName(properties: Record<string, unknown>, distinctIds: string[]): string {
@@ -463,9 +464,19 @@ async function listRecordings(req: IncomingMessage, url: URL, projectId: string)
   const project = await requireProject(principal, projectId);
   if (RECORDING_FILTERS.some((f) => url.searchParams.has(f))) {
     // The bench lists without filters; the filtered statements are the service's alone.
-    throw new HttpError(501, { type: 'server_error', code: 'error', detail: 'Filters are not implemented here.', attr: null });
+    throw new HttpError(501, {
+      type: 'server_error',
+      code: 'error',
+      detail: 'Filters are not implemented here.',
+      attr: null,
+    });
   }
-  const { rows } = await pool.query(sql.RECORDINGS_PAGE, [project.id, principal.userId, page.limit, page.offset]);
+  const { rows } = await pool.query(sql.RECORDINGS_PAGE, [
+    project.id,
+    principal.userId,
+    page.limit,
+    page.offset,
+  ]);
   const nowMs = Date.now();
   const total = rows.length ? rows[0].total : 0;
   const results = rows.filter((r) => r.session_id !== null).map((r) => recordingDto(r, nowMs));

@@ -112,7 +112,8 @@ export const INVITE_WITH_CREATOR = `SELECT ${[
 
 // ---------------------------------------------------------------------------------------------- recordings
 
-export const PROJECT_BY_ID = `SELECT "ProjectEntity"."id" AS "ProjectEntity_id", "ProjectEntity"."uuid" AS "ProjectEntity_uuid", "ProjectEntity"."organization_id" AS "ProjectEntity_organization_id", "ProjectEntity"."name" AS "ProjectEntity_name", "ProjectEntity"."api_token" AS "ProjectEntity_api_token", "ProjectEntity"."timezone" AS "ProjectEntity_timezone", "ProjectEntity"."created_at" AS "ProjectEntity_created_at" FROM "projects" "ProjectEntity" WHERE (("ProjectEntity"."id" = $1)) LIMIT 1`;
+export const PROJECT_BY_ID =
+  'SELECT id, uuid, organization_id, name, api_token, timezone, created_at FROM projects WHERE id = $1';
 
 const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 

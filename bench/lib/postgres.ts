@@ -108,14 +108,13 @@ export async function recreateDatabase(adminUrl: string): Promise<void> {
 async function describe(base: Omit<BenchPostgres, 'version' | 'statStatements'>): Promise<BenchPostgres> {
   return withClient(base.url, async (c) => {
     const version = (await c.query<{ v: string }>('SELECT version() AS v')).rows[0].v;
-    let statStatements = false;
-    try {
-      await c.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-      await c.query('SELECT 1 FROM pg_stat_statements LIMIT 1');
-      statStatements = true;
-    } catch {
-      statStatements = false;
-    }
+    const statStatements = await c
+      .query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+      .then(() => c.query('SELECT 1 FROM pg_stat_statements LIMIT 1'))
+      .then(
+        () => true,
+        () => false,
+      );
     return { ...base, version, statStatements };
   });
 }

@@ -23,6 +23,8 @@ export interface HttpScenarioResult {
   rounds: { first: 'service' | 'baseline'; service: LoadStats; baseline: LoadStats }[];
   /** SQL statements per request on each side (pg_stat_statements), and whether both ran the same statements. */
   statements: { service: number; baseline: number; sameStatements: boolean; note: string | null } | null;
+  /** Median latency of requests sent one at a time (no queueing: the cost of one request), ms. */
+  serialP50: { service: number; baseline: number } | null;
 }
 
 export interface SchedulerResult {
@@ -177,6 +179,7 @@ export function formatHttpTable(results: readonly HttpScenarioResult[]): string 
       round(p99Ratio(r)),
       r.statements ? round(r.statements.service, 1) : '-',
       round(r.service.cpuMsPerRequest, 2),
+      r.serialP50 ? round(r.serialP50.service, 1) : '-',
     ],
     [
       '',
@@ -189,6 +192,7 @@ export function formatHttpTable(results: readonly HttpScenarioResult[]): string 
       '',
       r.statements ? round(r.statements.baseline, 1) : '-',
       round(r.baseline.cpuMsPerRequest, 2),
+      r.serialP50 ? round(r.serialP50.baseline, 1) : '-',
     ],
   ]);
   return table(
@@ -203,6 +207,7 @@ export function formatHttpTable(results: readonly HttpScenarioResult[]): string 
       'p99 ratio',
       'SQL/req',
       'CPU ms/req',
+      'serial p50 ms',
     ],
     rows,
   );

@@ -6,6 +6,8 @@ export interface StatementProfile {
   perRequest: number;
   /** queryid → calls per request, with the statement's text. */
   byQuery: Map<string, { calls: number; query: string }>;
+  /** Median latency of these requests, sent one at a time (no queueing), ms. */
+  serialP50: number;
 }
 
 /**
@@ -22,10 +24,14 @@ export async function profileStatements(
   offset = 0,
 ): Promise<StatementProfile> {
   await db.query('SELECT pg_stat_statements_reset()');
+  const latencies: number[] = [];
   for (let i = 0; i < n; i++) {
+    const started = performance.now();
     const { status, body } = await fetchOnce(baseUrl, spec, headers, offset + i);
+    latencies.push(performance.now() - started);
     if (status >= 300) throw new Error(`${spec.method} ${spec.path}: ${status} ${body.slice(0, 300)}`);
   }
+  latencies.sort((a, b) => a - b);
   const { rows } = await db.query<{ queryid: string; calls: string; query: string }>(
     `SELECT queryid::text, calls::text, query FROM pg_stat_statements
       WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -37,7 +43,7 @@ export async function profileStatements(
     total += Number(row.calls);
     byQuery.set(row.queryid, { calls: Number(row.calls) / n, query: row.query.replace(/\s+/g, ' ').trim() });
   }
-  return { perRequest: total / n, byQuery };
+  return { perRequest: total / n, byQuery, serialP50: latencies[Math.floor(n / 2)] };
 }
 
 /** Statements one side runs and the other does not (or not as often); empty when both run the same. */

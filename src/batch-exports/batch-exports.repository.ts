@@ -133,23 +133,40 @@ logged AS (
 )
 SELECT (SELECT count(*) FROM inserted)::int AS created, (SELECT count(*) FROM advanced)::int AS exports`;
 
-/** Columns of a run row (raw SQL) → entity. */
-function runFromRow(row: Record<string, unknown>): BatchExportRunEntity {
-  return Object.assign(new BatchExportRunEntity(), {
-    id: row.id,
-    batchExportId: row.batch_export_id,
-    backfillId: row.backfill_id,
-    status: row.status,
-    recordsCompleted: row.records_completed,
-    recordsTotalCount: row.records_total_count,
-    latestError: row.latest_error,
-    cursor: row.cursor,
-    dataIntervalStart: row.data_interval_start,
-    dataIntervalEnd: row.data_interval_end,
-    createdAt: row.created_at,
-    finishedAt: row.finished_at,
-    lastUpdatedAt: row.last_updated_at,
-  });
+/** A `batch_export_runs` row as plain SQL returns it. */
+interface RunRow {
+  id: string;
+  batch_export_id: string;
+  backfill_id: string | null;
+  status: BatchExportRunEntity['status'];
+  records_completed: number | null;
+  records_total_count: number | null;
+  latest_error: string | null;
+  cursor: string | null;
+  data_interval_start: Date;
+  data_interval_end: Date;
+  created_at: Date;
+  finished_at: Date | null;
+  last_updated_at: Date;
+}
+
+/** Columns of a run row (raw SQL) → entity; assigned one by one (pages map a thousand of them). */
+function runFromRow(row: RunRow): BatchExportRunEntity {
+  const run = new BatchExportRunEntity();
+  run.id = row.id;
+  run.batchExportId = row.batch_export_id;
+  run.backfillId = row.backfill_id;
+  run.status = row.status;
+  run.recordsCompleted = row.records_completed;
+  run.recordsTotalCount = row.records_total_count;
+  run.latestError = row.latest_error;
+  run.cursor = row.cursor;
+  run.dataIntervalStart = row.data_interval_start;
+  run.dataIntervalEnd = row.data_interval_end;
+  run.createdAt = row.created_at;
+  run.finishedAt = row.finished_at;
+  run.lastUpdatedAt = row.last_updated_at;
+  return run;
 }
 
 /** The columns of an export row that `exportFromRow` maps (never the secrets). */
@@ -251,7 +268,7 @@ export class BatchExportsRepository {
   ): Promise<Map<string, BatchExportRunEntity[]>> {
     const byExport = new Map<string, BatchExportRunEntity[]>(exportIds.map((id) => [id, []]));
     if (!exportIds.length) return byExport;
-    const rows: Record<string, unknown>[] = await this.dataSource.query(
+    const rows: RunRow[] = await this.dataSource.query(
       `SELECT r.*
          FROM unnest($1::uuid[]) AS x(id)
          CROSS JOIN LATERAL (
@@ -262,7 +279,7 @@ export class BatchExportsRepository {
          ) r`,
       [exportIds, perExport],
     );
-    for (const row of rows) byExport.get(row.batch_export_id as string)?.push(runFromRow(row));
+    for (const row of rows) byExport.get(row.batch_export_id)?.push(runFromRow(row));
     return byExport;
   }
 
@@ -353,7 +370,7 @@ export class BatchExportsRepository {
       this.dataSource.query(
         `SELECT * FROM batch_export_runs WHERE batch_export_id = $1 ORDER BY ${RUN_ORDER} LIMIT $2 OFFSET $3`,
         [batchExportId, limit, offset],
-      ) as Promise<Record<string, unknown>[]>,
+      ) as Promise<RunRow[]>,
       this.dataSource.query(
         'SELECT count(*)::int AS total FROM batch_export_runs WHERE batch_export_id = $1',
         [batchExportId],
