@@ -9,8 +9,13 @@ import { createDataSource } from './database/data-source.js';
 import { DatabaseModule } from './database/database.module.js';
 import { runMigrations } from './database/migrate.js';
 import { resolveDatabase, type ResolvedDatabase } from './database/resolve-database.js';
+import { CaptureModule } from './capture/capture.module.js';
+import { CaptureService } from './capture/capture.service.js';
 import { PersonalApiKeysModule } from './personal-api-keys/personal-api-keys.module.js';
 import { PersonalApiKeysService } from './personal-api-keys/personal-api-keys.service.js';
+import { ProjectsModule } from './projects/projects.module.js';
+import { ProjectsService } from './projects/projects.service.js';
+import { demoCaptureRequests } from './session-recordings/demo/demo-sessions.js';
 
 /** A usage or input error: one line on stderr, exit code 2. */
 export class CliUsageError extends Error {}
@@ -23,6 +28,7 @@ Commands:
   keys list     List a user's keys (masked)
   keys revoke   Revoke a key
   migrate       Apply pending database migrations (under an advisory lock)
+  demo          Fill a project with generated session recordings
 
 Run "node dist/cli.js <command> --help" for a command's options.`,
   'keys create': `Usage: node dist/cli.js keys create --email E --scopes S [--label L] [--organizations uuid,...] [--projects id,...]
@@ -43,9 +49,35 @@ Revokes the key with this id; requests with it get 401 at once.`,
   migrate: `Usage: node dist/cli.js migrate
 
 Applies pending migrations under a PostgreSQL advisory lock (safe to run from several replicas at once).`,
+  demo: `Usage: node dist/cli.js demo --project ID [--sessions N] [--seed S]
+
+  --project   the project (its id) that receives the recordings
+  --sessions  how many sessions to generate (1-1000, default 20)
+  --seed      a number that makes the generated content reproducible (default: random)
+
+Generates realistic browser sessions (page loads, clicks, typing, scrolling, console messages, idle time) of a
+few persons and ingests them through the capture code, as if posthog-js had sent them to POST /s/. Session ids
+are new on every run, so running it again adds more recordings.`,
 };
 
 type Out = (line: string) => void;
+
+/** The capture pipeline for the demo command. */
+@Module({})
+class CliDemoModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: CliDemoModule,
+      imports: [
+        CoreModule.forRoot(config),
+        LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
+        DatabaseModule.forRoot(config),
+        ProjectsModule,
+        CaptureModule,
+      ],
+    };
+  }
+}
 
 @Module({})
 class CliModule {
@@ -101,6 +133,44 @@ async function withKeys<T>(config: AppConfig, fn: (keys: PersonalApiKeysService)
   }
 }
 
+/** Ingests generated sessions into a project through the capture service; returns a summary line. */
+async function runDemo(
+  config: AppConfig,
+  projectId: number,
+  sessions: number,
+  seed: number | undefined,
+): Promise<string> {
+  const app = await NestFactory.createApplicationContext(CliDemoModule.forRoot(config), { logger: false });
+  try {
+    const project = await app.get(ProjectsService).findById(projectId);
+    if (!project) throw new CliUsageError(`demo: no project with id ${projectId}`);
+    const capture = app.get(CaptureService);
+    const requests = demoCaptureRequests({ token: project.apiToken, sessions, now: Date.now(), seed });
+    let stored = 0;
+    for (const body of requests) stored += (await capture.captureJson(body)).stored;
+    return (
+      `created ${sessions} recordings (${stored} rrweb events, ${requests.length} capture requests) in project ` +
+      `${project.id} "${project.name}"; list them: GET /api/projects/${project.id}/session_recordings/`
+    );
+  } finally {
+    await app.close();
+  }
+}
+
+function positiveInt(
+  values: Record<string, unknown>,
+  name: string,
+  command: string,
+  max: number,
+): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > max) {
+    throw new CliUsageError(`${command}: --${name} must be an integer between 1 and ${max}`);
+  }
+  return Number(raw);
+}
+
 /** Runs one CLI command; returns the exit code. Exposed for tests. */
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, err: Out): Promise<number> {
   const [first, second, ...rest] = argv;
@@ -132,6 +202,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
       'keys list': { email: { type: 'string' } },
       'keys revoke': { id: { type: 'string' } },
       migrate: {},
+      demo: { project: { type: 'string' }, sessions: { type: 'string' }, seed: { type: 'string' } },
     } as const;
     const values = parse(command, args, specs[command as keyof typeof specs]);
     // Validate the arguments fully before touching the database.
@@ -145,6 +216,19 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
     }
     if (command === 'keys list') required(values, 'email', command);
     if (command === 'keys revoke') required(values, 'id', command);
+    const demo =
+      command === 'demo'
+        ? {
+            project: positiveInt(
+              { project: required(values, 'project', command) },
+              'project',
+              command,
+              2147483647,
+            ),
+            sessions: positiveInt(values, 'sessions', command, 1000) ?? 20,
+            seed: positiveInt(values, 'seed', command, 2147483647),
+          }
+        : null;
 
     database = await resolveDatabase(AppConfig.fromEnv(env), () => undefined);
     const config = database.config;
@@ -201,6 +285,11 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
               .join('  '),
           );
         }
+        return 0;
+      }
+      case 'demo': {
+        const d = demo as { project: number; sessions: number; seed: number | undefined };
+        out(await runDemo(config, d.project, d.sessions, d.seed));
         return 0;
       }
       case 'keys revoke': {

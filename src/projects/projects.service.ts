@@ -61,6 +61,11 @@ export class ProjectsService {
     );
   }
 
+  /** A project by id, without access checks (operator tools only, such as the CLI's demo data). */
+  findById(id: number): Promise<ProjectEntity | null> {
+    return this.projects.findById(id);
+  }
+
   /** The project of a public project token (`phc_…`), for capture; null when none has it. */
   findByApiToken(apiToken: string): Promise<ProjectEntity | null> {
     if (apiToken.length > 64) return Promise.resolve(null);
