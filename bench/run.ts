@@ -119,6 +119,7 @@ function meanStats(all: LoadStats[]): LoadStats {
     errors: all.reduce((a, s) => a + s.errors, 0),
     requests: all.reduce((a, s) => a + s.requests, 0),
     cpuMsPerRequest: mean(all.map((s) => s.cpuMsPerRequest)),
+    rssMaxMb: Math.max(...all.map((s) => s.rssMaxMb)),
   };
 }
 
@@ -194,7 +195,7 @@ async function runHttpScenarios(
           await runLoad(servers[side].url, warmup, headers, options.connections, options.warmupSec);
         }
         const spec = scenario.request(fixture, side, `${runId}-r${r}`);
-        const sampler = side === 'service' ? sampleRss(servers.service) : null;
+        const sampler = sampleRss(servers[side]);
         const cpuBefore = servers[side].cpuMs();
         const stats = await runLoad(
           servers[side].url,
@@ -204,8 +205,9 @@ async function runHttpScenarios(
           options.durationSec,
         );
         const cpuMs = servers[side].cpuMs() - cpuBefore;
-        figures[side] = { ...stats, cpuMsPerRequest: stats.requests ? cpuMs / stats.requests : 0 };
-        if (sampler) memory.max = Math.max(memory.max, sampler.stop());
+        const rssMaxMb = sampler.stop();
+        figures[side] = { ...stats, cpuMsPerRequest: stats.requests ? cpuMs / stats.requests : 0, rssMaxMb };
+        if (side === 'service') memory.max = Math.max(memory.max, rssMaxMb);
         log(
           `${scenario.name} round ${r + 1} ${side}: ${round(figures[side].rps, 0)} req/s, p50 ${figures[side].p50} ms, ` +
             `p99 ${figures[side].p99} ms, ${figures[side].errors} errors, ${round(figures[side].cpuMsPerRequest, 2)} CPU ms/request`,

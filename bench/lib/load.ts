@@ -29,7 +29,7 @@ export async function runLoad(
   headers: Record<string, string>,
   connections: number,
   durationSec: number,
-): Promise<Omit<LoadStats, 'cpuMsPerRequest'>> {
+): Promise<Omit<LoadStats, 'cpuMsPerRequest' | 'rssMaxMb'>> {
   let n = 0;
   const body = spec.body;
   const result = await autocannon({

@@ -17,6 +17,7 @@ const stats = (rps: number, p50: number, p99: number, errors = 0): LoadStats => 
   errors,
   requests: rps * 10,
   cpuMsPerRequest: 1,
+  rssMaxMb: 100,
 });
 
 function scenario(name: string, service: LoadStats, baseline: LoadStats, read = true): HttpScenarioResult {

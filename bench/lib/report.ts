@@ -10,6 +10,8 @@ export interface LoadStats {
   requests: number;
   /** CPU time of the server process per request (user + system), ms. */
   cpuMsPerRequest: number;
+  /** Largest RSS of the server process during the measured load, MB. */
+  rssMaxMb: number;
 }
 
 export interface HttpScenarioResult {
@@ -210,6 +212,7 @@ export function formatHttpTable(results: readonly HttpScenarioResult[]): string 
       r.statements ? round(r.statements.service, 1) : '-',
       round(r.service.cpuMsPerRequest, 2),
       r.serialP50 ? round(r.serialP50.service, 1) : '-',
+      round(r.service.rssMaxMb, 0),
     ],
     [
       '',
@@ -223,6 +226,7 @@ export function formatHttpTable(results: readonly HttpScenarioResult[]): string 
       r.statements ? round(r.statements.baseline, 1) : '-',
       round(r.baseline.cpuMsPerRequest, 2),
       r.serialP50 ? round(r.serialP50.baseline, 1) : '-',
+      round(r.baseline.rssMaxMb, 0),
     ],
   ]);
   return table(
@@ -238,6 +242,7 @@ export function formatHttpTable(results: readonly HttpScenarioResult[]): string 
       'SQL/req',
       'CPU ms/req',
       'serial p50 ms',
+      'RSS max MB',
     ],
     rows,
   );
