@@ -30,6 +30,7 @@ import {
   type HttpScenarioResult,
   type LoadStats,
   type MemoryResult,
+  replaceReadmeBlock,
   round,
   type SchedulerResult,
 } from './lib/report.js';
@@ -351,17 +352,32 @@ async function main(): Promise<void> {
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
 
-    console.log('');
-    if (http.length) console.log(`${formatHttpTable(http)}\n`);
-    for (const s of skipped) console.log(`${s.name}: skipped — ${s.reason}`);
-    if (scheduler) console.log(`\n${formatSchedulerTable(scheduler)}\n`);
-    if (memory) {
-      console.log(
-        `Service RSS: idle ${round(memory.idleMb, 0)} MB, max under load ${round(memory.maxUnderLoadMb, 0)} MB, ` +
-          `end of load ${round(memory.endOfLoadMb, 0)} MB\n`,
+    const summary = [
+      http.length ? formatHttpTable(http) : '',
+      ...skipped.map((s) => `${s.name}: skipped — ${s.reason}`),
+      scheduler ? formatSchedulerTable(scheduler) : '',
+      memory
+        ? `Service RSS: idle ${round(memory.idleMb, 0)} MB, max under load ${round(memory.maxUnderLoadMb, 0)} MB, ` +
+          `end of load ${round(memory.endOfLoadMb, 0)} MB.`
+        : '',
+      formatTargetsTable(targets),
+    ].filter(Boolean);
+    console.log(`\n${summary.join('\n\n')}\n`);
+    if (options.updateReadme) {
+      const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
+      const heading =
+        `Latest run: ${results.date}, ${results.machine.cores} cores (${results.machine.cpu}), Node ${results.machine.node}, ` +
+        `${results.machine.postgres.split(' on ')[0]}; load average ${load(loadStart)} at the start and ` +
+        `${load(results.machine.loadAverageAtEnd)} at the end (other work shared the machine); ` +
+        `${options.connections} connections, ${options.warmupSec} s warm-up, ${options.durationSec} s × ${options.rounds} ` +
+        `rounds per side; \`${relative(ROOT, out)}\`.`;
+      const readmePath = join(ROOT, 'README.md');
+      writeFileSync(
+        readmePath,
+        replaceReadmeBlock(readFileSync(readmePath, 'utf8'), [heading, ...summary].join('\n\n')),
       );
+      log('README.md: results block updated');
     }
-    console.log(`${formatTargetsTable(targets)}\n`);
     console.log(`Results: ${relative(process.cwd(), out)} (${results.durationSec} s)`);
   } finally {
     await Promise.all(Object.values(servers).map((s) => s.stop()));

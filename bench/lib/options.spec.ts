@@ -38,6 +38,11 @@ describe('parseOptions', () => {
     expect(() => parseOptions(['--duration=1.5'])).toThrow('--duration must be a positive integer');
   });
 
+  it('updates the README only when asked', () => {
+    expect(parseOptions([]).updateReadme).toBe(false);
+    expect(parseOptions(['--update-readme']).updateReadme).toBe(true);
+  });
+
   it('allows no warm-up', () => {
     expect(parseOptions(['--warmup=0']).warmupSec).toBe(0);
   });

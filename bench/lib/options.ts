@@ -24,6 +24,8 @@ export interface BenchOptions {
   reseed: boolean;
   /** Where to write the results file (default: bench/results/<date>.json). */
   out: string | null;
+  /** Replace the results block of README.md with this run's tables. */
+  updateReadme: boolean;
   quick: boolean;
   help: boolean;
 }
@@ -38,6 +40,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --scenario=a,b        only these scenarios: ${SCENARIO_NAMES.join(', ')}
   --reseed              seed the bench database again even when it is current
   --out=FILE            results file (default bench/results/<YYYY-MM-DD>.json)
+  --update-readme       put this run's tables in README.md (section Performance)
 
 Environment: BENCH_DATABASE_URL (a PostgreSQL server to use instead of the embedded one; the bench creates
 and uses its own database "org_admin_bench" there), BENCH_PG_PORT (embedded server port, default 54398), BENCH_SERVICE_NODE_ARGS (extra node flags
@@ -63,6 +66,7 @@ export function parseOptions(
     scenarios: SCENARIO_NAMES,
     reseed: false,
     out: null,
+    updateReadme: false,
     quick,
     help: false,
   };
@@ -79,6 +83,9 @@ export function parseOptions(
         break;
       case '--reseed':
         options.reseed = true;
+        break;
+      case '--update-readme':
+        options.updateReadme = true;
         break;
       case '--duration':
         options.durationSec = positiveInt('duration', value);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   evaluateTargets,
+  replaceReadmeBlock,
   formatHttpTable,
   formatTargetsTable,
   type HttpScenarioResult,
@@ -138,5 +139,19 @@ describe('tables', () => {
   it('marks missed targets', () => {
     const table = formatTargetsTable([{ name: 'x', value: 1, limit: '= 0', met: false, note: 'why' }]);
     expect(table.split('\n')[2]).toBe('| x      | 1     | = 0   | NO  | why  |');
+  });
+});
+
+describe('replaceReadmeBlock', () => {
+  const readme = 'intro\n<!-- bench-results:start -->\nold\n<!-- bench-results:end -->\nrest\n';
+
+  it('replaces what is between the markers and keeps the rest', () => {
+    expect(replaceReadmeBlock(readme, 'new table')).toBe(
+      'intro\n<!-- bench-results:start -->\n\nnew table\n\n<!-- bench-results:end -->\nrest\n',
+    );
+  });
+
+  it('refuses a README without the markers', () => {
+    expect(() => replaceReadmeBlock('no markers', 'x')).toThrow('no <!-- bench-results:start -->');
   });
 });

@@ -283,3 +283,14 @@ export function formatTargetsTable(targets: readonly Target[]): string {
     targets.map((t) => [t.name, t.value, t.limit, t.met ? 'yes' : 'NO', t.note ?? '']),
   );
 }
+
+export const README_START = '<!-- bench-results:start -->';
+export const README_END = '<!-- bench-results:end -->';
+
+/** `readme` with the text between the results markers replaced by `block`; throws when the markers are missing. */
+export function replaceReadmeBlock(readme: string, block: string): string {
+  const start = readme.indexOf(README_START);
+  const end = readme.indexOf(README_END);
+  if (start < 0 || end < start) throw new Error(`README.md has no ${README_START} … ${README_END} block`);
+  return `${readme.slice(0, start + README_START.length)}\n\n${block.trim()}\n\n${readme.slice(end)}`;
+}
