@@ -1,4 +1,6 @@
+import type { Params } from 'nestjs-pino';
 import pino from 'pino';
+import type { Options } from 'pino-http';
 
 /** A write is made once this many bytes of log lines are waiting… */
 export const LOG_BATCH_BYTES = 4096;
@@ -36,4 +38,10 @@ export function batchedStdout(): pino.DestinationStream {
     },
   };
   return destination;
+}
+
+/** The logger params with their lines sent to `batchedStdout` (nothing is set up for the `silent` level). */
+export function withBatchedStdout(params: { pinoHttp: Options }): Params {
+  const options = params.pinoHttp;
+  return { ...params, pinoHttp: options.level === 'silent' ? options : [options, batchedStdout()] };
 }
