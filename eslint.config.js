@@ -5,7 +5,16 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['dist/', 'node_modules/', 'coverage/', '.data/', 'openapi/', 'src/database/migrations/*-*.ts'],
+    ignores: [
+      'dist/',
+      'dist-bench/',
+      'bench/.data/',
+      'node_modules/',
+      'coverage/',
+      '.data/',
+      'openapi/',
+      'src/database/migrations/*-*.ts',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

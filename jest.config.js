@@ -26,7 +26,12 @@ const common = {
 
 export default {
   projects: [
-    { ...common, displayName: 'unit', roots: ['<rootDir>/src'], testMatch: ['**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'unit',
+      roots: ['<rootDir>/src', '<rootDir>/bench'],
+      testMatch: ['**/*.spec.ts'],
+    },
     {
       ...common,
       displayName: 'e2e',

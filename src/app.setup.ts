@@ -54,6 +54,9 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   express.use(app.get(ShutdownState).track);
   express.set('trust proxy', config.get('TRUST_PROXY'));
   express.disable('x-powered-by');
+  // No ETag: answers are per caller and never revalidated by API clients, and hashing every body (hundreds of KB
+  // for a page of batch exports) costs CPU on every request.
+  express.disable('etag');
   express.use(securityHeaders());
   // Browsers call the SDK routes from any site (public project token only); /api keeps its own policy.
   express.use(SDK_PUBLIC_PATHS, sdkCors);

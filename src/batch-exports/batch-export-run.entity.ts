@@ -30,8 +30,10 @@ export const SCHEDULED_RUN_UNIQUE_INDEX = 'batch_export_runs_scheduled_interval_
   unique: true,
   where: '"backfill_id" IS NULL',
 })
-@Index('batch_export_runs_export_created_idx', ['batchExportId', 'createdAt'])
-@Index('batch_export_runs_backfill_idx', ['backfillId'])
+// Newest runs first (`latest_runs`, the runs list): read backwards, this index gives their order without a sort.
+@Index('batch_export_runs_export_created_idx', ['batchExportId', 'createdAt', 'dataIntervalEnd', 'id'])
+// Only backfill runs have a backfill; scheduled runs (most of them) stay out of this index.
+@Index('batch_export_runs_backfill_only_idx', ['backfillId'], { where: '"backfill_id" IS NOT NULL' })
 @Check(
   'batch_export_runs_status_check',
   `"status" IN ('Starting', 'Running', 'Completed', 'Failed', 'FailedRetryable', 'Cancelled', 'Terminated', 'TimedOut', 'ContinuedAsNew')`,

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager, In, IsNull, type Repository } from 'typeorm';
+import { DataSource, type EntityManager, type Repository } from 'typeorm';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { BatchExportLogEntity, type LogLevel } from './batch-export-log.entity.js';
 import { BatchExportPauseEntity } from './batch-export-pause.entity.js';
@@ -31,20 +31,25 @@ const INTERVALS_JSON = JSON.stringify(
 /** `to_char` pattern of the timestamps in log messages (ISO 8601 UTC with milliseconds). */
 const ISO_SQL = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
+/*
+ * Interval-end indexes are computed in double precision (`date_part`), as `schedule.ts` does in TypeScript:
+ * exact for the whole-second boundaries, and several times cheaper per row than `extract`'s numeric.
+ */
 /** Index of the first interval end to consider: at or after max(created_at, start_at), after the watermark. */
 const FIRST_K = `greatest(
-      ceil((extract(epoch FROM greatest(e.created_at, e.start_at)) - iv.anchor) / iv.step),
-      floor((extract(epoch FROM e.scheduled_through) - iv.anchor) / iv.step) + 1
+      ceil((date_part('epoch', greatest(e.created_at, e.start_at)) - iv.anchor) / iv.step),
+      floor((date_part('epoch', e.scheduled_through) - iv.anchor) / iv.step) + 1
     )::bigint`;
 /** Index of the last interval end to consider: at or before min(end_at, now). */
-const LAST_K = `floor((extract(epoch FROM least($1::timestamptz, e.end_at)) - iv.anchor) / iv.step)::bigint`;
+const LAST_K = `floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv.anchor) / iv.step)::bigint`;
 
 /**
  * The scheduler's one statement (decisions §8). For every unpaused, undeleted export with at least one due
  * interval it:
  *
  * 1. `due_exports` — locks the export row (`FOR UPDATE SKIP LOCKED`: replicas ticking at once share the exports
- *    instead of waiting; a PATCH or DELETE in progress keeps its export until the next tick) and computes the
+ *    instead of waiting, so the lock order does not matter and no sort is needed; a PATCH or DELETE in progress
+ *    keeps its export until the next tick) and computes the
  *    range of interval-end indexes k (ends are `anchor + k × step` epoch seconds): from the first end at or
  *    after max(start_at, created_at) and after the watermark `scheduled_through`, to the last end at or before
  *    min(end_at, now);
@@ -73,7 +78,6 @@ due_exports AS MATERIALIZED (
    WHERE e.deleted_at IS NULL
      AND NOT e.paused
      AND ${FIRST_K} <= ${LAST_K}
-   ORDER BY e.id
      FOR UPDATE OF e SKIP LOCKED
 ),
 kept AS MATERIALIZED (
@@ -129,22 +133,66 @@ logged AS (
 )
 SELECT (SELECT count(*) FROM inserted)::int AS created, (SELECT count(*) FROM advanced)::int AS exports`;
 
-/** Columns of a run row (raw SQL) → entity. */
-function runFromRow(row: Record<string, unknown>): BatchExportRunEntity {
-  return Object.assign(new BatchExportRunEntity(), {
+/** A `batch_export_runs` row as plain SQL returns it. */
+interface RunRow {
+  id: string;
+  batch_export_id: string;
+  backfill_id: string | null;
+  status: BatchExportRunEntity['status'];
+  records_completed: number | null;
+  records_total_count: number | null;
+  latest_error: string | null;
+  cursor: string | null;
+  data_interval_start: Date;
+  data_interval_end: Date;
+  created_at: Date;
+  finished_at: Date | null;
+  last_updated_at: Date;
+}
+
+/** Columns of a run row (raw SQL) → entity; assigned one by one (pages map a thousand of them). */
+function runFromRow(row: RunRow): BatchExportRunEntity {
+  const run = new BatchExportRunEntity();
+  run.id = row.id;
+  run.batchExportId = row.batch_export_id;
+  run.backfillId = row.backfill_id;
+  run.status = row.status;
+  run.recordsCompleted = row.records_completed;
+  run.recordsTotalCount = row.records_total_count;
+  run.latestError = row.latest_error;
+  run.cursor = row.cursor;
+  run.dataIntervalStart = row.data_interval_start;
+  run.dataIntervalEnd = row.data_interval_end;
+  run.createdAt = row.created_at;
+  run.finishedAt = row.finished_at;
+  run.lastUpdatedAt = row.last_updated_at;
+  return run;
+}
+
+/** The columns of an export row that `exportFromRow` maps (never the secrets). */
+const EXPORT_COLUMNS = `id, organization_id, team_id, name, model, destination_type, destination_config, interval, paused,
+         last_paused_at, start_at, end_at, hogql_query, scheduled_through, created_at, last_updated_at, deleted_at`;
+
+/** Columns of an export row (raw SQL, EXPORT_COLUMNS) → entity. */
+function exportFromRow(row: Record<string, unknown>): BatchExportEntity {
+  return Object.assign(new BatchExportEntity(), {
     id: row.id,
-    batchExportId: row.batch_export_id,
-    backfillId: row.backfill_id,
-    status: row.status,
-    recordsCompleted: row.records_completed,
-    recordsTotalCount: row.records_total_count,
-    latestError: row.latest_error,
-    cursor: row.cursor,
-    dataIntervalStart: row.data_interval_start,
-    dataIntervalEnd: row.data_interval_end,
+    organizationId: row.organization_id,
+    teamId: row.team_id,
+    name: row.name,
+    model: row.model,
+    destinationType: row.destination_type,
+    destinationConfig: row.destination_config,
+    interval: row.interval,
+    paused: row.paused,
+    lastPausedAt: row.last_paused_at,
+    startAt: row.start_at,
+    endAt: row.end_at,
+    hogqlQuery: row.hogql_query,
+    scheduledThrough: row.scheduled_through,
     createdAt: row.created_at,
-    finishedAt: row.finished_at,
     lastUpdatedAt: row.last_updated_at,
+    deletedAt: row.deleted_at,
   });
 }
 
@@ -164,19 +212,29 @@ export class BatchExportsRepository {
     return manager.getRepository(BatchExportEntity);
   }
 
-  /** A page of the organization's undeleted exports, newest first (then id); optionally only these projects. */
+  /**
+   * A page of the organization's undeleted exports, newest first (then id); optionally only these projects.
+   * A hot read: plain SQL (page and count at once) mapped to entities by `exportFromRow`, without the ORM's
+   * hydration.
+   */
   async pageForOrganization(
     organizationId: string,
     onlyTeams: readonly number[] | null,
     { limit, offset }: PageParams,
   ): Promise<Page<BatchExportEntity>> {
-    const [items, total] = await this.exports().findAndCount({
-      where: { organizationId, deletedAt: IsNull(), ...(onlyTeams ? { teamId: In([...onlyTeams]) } : {}) },
-      order: { createdAt: 'DESC', id: 'ASC' },
-      take: limit,
-      skip: offset,
-    });
-    return { items, total };
+    const filter = `organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))`;
+    const [rows, [{ total }]] = await Promise.all([
+      this.dataSource.query<Record<string, unknown>[]>(
+        `SELECT ${EXPORT_COLUMNS} FROM batch_exports WHERE ${filter}
+          ORDER BY created_at DESC, id ASC LIMIT $3 OFFSET $4`,
+        [organizationId, onlyTeams, limit, offset],
+      ),
+      this.dataSource.query<{ total: number }[]>(
+        `SELECT count(*)::int AS total FROM batch_exports WHERE ${filter}`,
+        [organizationId, onlyTeams],
+      ),
+    ]);
+    return { items: rows.map(exportFromRow), total };
   }
 
   /**
@@ -210,7 +268,7 @@ export class BatchExportsRepository {
   ): Promise<Map<string, BatchExportRunEntity[]>> {
     const byExport = new Map<string, BatchExportRunEntity[]>(exportIds.map((id) => [id, []]));
     if (!exportIds.length) return byExport;
-    const rows: Record<string, unknown>[] = await this.dataSource.query(
+    const rows: RunRow[] = await this.dataSource.query(
       `SELECT r.*
          FROM unnest($1::uuid[]) AS x(id)
          CROSS JOIN LATERAL (
@@ -221,7 +279,7 @@ export class BatchExportsRepository {
          ) r`,
       [exportIds, perExport],
     );
-    for (const row of rows) byExport.get(row.batch_export_id as string)?.push(runFromRow(row));
+    for (const row of rows) byExport.get(row.batch_export_id)?.push(runFromRow(row));
     return byExport;
   }
 
@@ -312,7 +370,7 @@ export class BatchExportsRepository {
       this.dataSource.query(
         `SELECT * FROM batch_export_runs WHERE batch_export_id = $1 ORDER BY ${RUN_ORDER} LIMIT $2 OFFSET $3`,
         [batchExportId, limit, offset],
-      ) as Promise<Record<string, unknown>[]>,
+      ) as Promise<RunRow[]>,
       this.dataSource.query(
         'SELECT count(*)::int AS total FROM batch_export_runs WHERE batch_export_id = $1',
         [batchExportId],

@@ -3,6 +3,30 @@ import { DataSource, type EntityManager, In } from 'typeorm';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { ProjectEntity } from './project.entity.js';
 
+interface ProjectRow {
+  id: number;
+  uuid: string;
+  organization_id: string;
+  name: string;
+  api_token: string;
+  timezone: string;
+  session_recording_opt_in: boolean;
+  created_at: Date;
+}
+
+function projectFromRow(row: ProjectRow): ProjectEntity {
+  const project = new ProjectEntity();
+  project.id = row.id;
+  project.uuid = row.uuid;
+  project.organizationId = row.organization_id;
+  project.name = row.name;
+  project.apiToken = row.api_token;
+  project.timezone = row.timezone;
+  project.sessionRecordingOptIn = row.session_recording_opt_in;
+  project.createdAt = row.created_at;
+  return project;
+}
+
 @Injectable()
 export class ProjectsRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -15,13 +39,23 @@ export class ProjectsRepository {
     return repo.save(repo.create(fields));
   }
 
+  /** Every project-scoped request starts here: plain SQL and a direct mapping, without the ORM's query building. */
   findById(id: number): Promise<ProjectEntity | null> {
-    return this.dataSource.getRepository(ProjectEntity).findOneBy({ id });
+    return this.findOneWhere('id = $1', id);
   }
 
-  /** The project whose public token (`phc_…`) this is (unique). */
+  /** The project of a capture token (every capture request): plain SQL, as `findById`. */
   findByApiToken(apiToken: string): Promise<ProjectEntity | null> {
-    return this.dataSource.getRepository(ProjectEntity).findOneBy({ apiToken });
+    return this.findOneWhere('api_token = $1', apiToken);
+  }
+
+  private async findOneWhere(condition: string, value: unknown): Promise<ProjectEntity | null> {
+    const rows = await this.dataSource.query<ProjectRow[]>(
+      `SELECT id, uuid, organization_id, name, api_token, timezone, session_recording_opt_in, created_at
+       FROM projects WHERE ${condition}`,
+      [value],
+    );
+    return rows.length ? projectFromRow(rows[0]) : null;
   }
 
   /**

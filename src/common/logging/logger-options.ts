@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Params } from 'nestjs-pino';
 import type { AppConfig } from '../../config/config.js';
+import { withBatchedStdout } from './log-destination.js';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -9,10 +10,10 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
  * JSON logs with a request id (the caller's `X-Request-Id` when well-formed — at most 128 characters of
  * letters, digits and `._:-` — else a new uuid, echoed in the response). Every line logged while handling a
  * request carries it (`reqId`, and `req.id` on the request line). Credentials are redacted wherever they could
- * appear.
+ * appear. Lines go to standard output in batches (`withBatchedStdout`).
  */
 export function loggerOptions(config: AppConfig): Params {
-  return {
+  return withBatchedStdout({
     pinoHttp: {
       level: config.get('LOG_LEVEL'),
       genReqId: (req: IncomingMessage, res: ServerResponse) => {
@@ -56,5 +57,5 @@ export function loggerOptions(config: AppConfig): Params {
       },
       quietReqLogger: true,
     },
-  };
+  });
 }

@@ -5,6 +5,7 @@ import { BatchExports1795242232741 } from './1795242232741-BatchExports.js';
 import { ProjectSessionRecordingOptIn1795243816388 } from './1795243816388-ProjectSessionRecordingOptIn.js';
 import { PluginRecords1795243845686 } from './1795243845686-PluginRecords.js';
 import { SessionRecordings1795243860032 } from './1795243860032-SessionRecordings.js';
+import { BatchExportRunIndexes1795244538930 } from './1795244538930-BatchExportRunIndexes.js';
 
 /**
  * Migrations in the order they apply. `npm run migration:generate -- <Name>` writes a new file beside this one;
@@ -18,4 +19,5 @@ export const MIGRATIONS: (new () => unknown)[] = [
   ProjectSessionRecordingOptIn1795243816388,
   PluginRecords1795243845686,
   SessionRecordings1795243860032,
+  BatchExportRunIndexes1795244538930,
 ];

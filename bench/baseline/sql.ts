@@ -1,0 +1,150 @@
+/**
+ * The statements the service issues for the bench's routes, as text. They are copied, not imported: the
+ * baseline must not depend on the service's code. The bench checks, through pg_stat_statements, that both sides
+ * run the same statements per request, so a change in the service that is not mirrored here is reported.
+ */
+
+export const KEY_BY_DIGEST = `SELECT k.id, k.user_id, u.uuid AS user_uuid, k.scopes, k.scoped_organizations, k.scoped_teams, k.last_used_at
+         FROM personal_api_keys k JOIN users u ON u.id = k.user_id
+        WHERE k.secure_value = $1 AND k.revoked_at IS NULL`;
+
+export const TOUCH_KEY = `WITH k AS (
+         UPDATE personal_api_keys SET last_used_at = $3
+          WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3::timestamptz - interval '1 hour')
+          RETURNING id)
+       UPDATE users SET last_login = $3
+        WHERE id = $2 AND EXISTS (SELECT 1 FROM k)
+          AND (last_login IS NULL OR last_login < $3::timestamptz)`;
+
+export const MEMBERSHIP_LEVEL =
+  'SELECT level FROM organization_memberships WHERE user_id = $1 AND organization_id = $2';
+
+const ORGANIZATION_SELECT = `
+  SELECT o.id, o.name, o.slug, o.logo_media_id, o.created_at, o.updated_at, o.plugins_access_level,
+         o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id,
+         m.level AS membership_level,
+         (SELECT count(*) FROM organization_memberships c WHERE c.organization_id = o.id)::text AS member_count,
+         COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organization', p.organization_id,
+                                                     'api_token', p.api_token, 'name', p.name, 'timezone', p.timezone)
+                                   ORDER BY p.id)
+                     FROM projects p WHERE p.organization_id = o.id), '[]'::json) AS teams
+    FROM organizations o
+    JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1`;
+
+export const ORGANIZATIONS_PAGE = `${ORGANIZATION_SELECT}
+          WHERE ($2::uuid[] IS NULL OR o.id = ANY($2::uuid[]))
+          ORDER BY o.created_at, o.id
+          LIMIT $3 OFFSET $4`;
+
+export const ORGANIZATIONS_COUNT = `SELECT count(*)::int AS total FROM organization_memberships
+          WHERE user_id = $1 AND ($2::uuid[] IS NULL OR organization_id = ANY($2::uuid[]))`;
+
+export const ORGANIZATION_VIEW = `${ORGANIZATION_SELECT} WHERE o.id = $2`;
+
+const BATCH_EXPORTS_FILTER =
+  'organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))';
+
+export const BATCH_EXPORTS_PAGE = `SELECT id, organization_id, team_id, name, model, destination_type, destination_config, interval, paused,
+         last_paused_at, start_at, end_at, hogql_query, scheduled_through, created_at, last_updated_at, deleted_at
+    FROM batch_exports WHERE ${BATCH_EXPORTS_FILTER}
+   ORDER BY created_at DESC, id ASC LIMIT $3 OFFSET $4`;
+
+export const BATCH_EXPORTS_COUNT = `SELECT count(*)::int AS total FROM batch_exports WHERE ${BATCH_EXPORTS_FILTER}`;
+
+export const LATEST_RUNS = `SELECT r.*
+         FROM unnest($1::uuid[]) AS x(id)
+         CROSS JOIN LATERAL (
+           SELECT * FROM batch_export_runs
+            WHERE batch_export_id = x.id
+            ORDER BY created_at DESC, data_interval_end DESC, id DESC
+            LIMIT $2
+         ) r`;
+
+export const MEMBER_EMAILS = `SELECT lower(u.email) AS email
+         FROM organization_memberships m JOIN users u ON u.id = m.user_id
+        WHERE m.organization_id = $1 AND lower(u.email) = ANY($2::text[])`;
+
+export const BEGIN = 'START TRANSACTION';
+export const COMMIT = 'COMMIT';
+export const ROLLBACK = 'ROLLBACK';
+
+// The invite statements are the ORM's (the service writes invites through TypeORM's query builder/repository).
+export const INVITE_DELETE_FOR_EMAIL =
+  'DELETE FROM "organization_invites" WHERE "organization_id" = $1 AND lower("target_email") = lower($2)';
+
+export const INVITE_INSERT = `INSERT INTO "organization_invites"("id", "organization_id", "target_email", "first_name", "level", "message", "private_project_access", "send_email", "emailing_attempt_made", "created_by_id", "created_at", "updated_at") VALUES (DEFAULT, $1, $2, $3, $4, $5, $6, $7, DEFAULT, $8, $9, $10) RETURNING "id", "first_name", "level", "private_project_access", "send_email", "emailing_attempt_made"`;
+
+const inviteColumn = (c: string) => `"InviteEntity"."${c}" AS "InviteEntity_${c}"`;
+const creatorColumn = (c: string) =>
+  `"InviteEntity__InviteEntity_createdBy"."${c}" AS "InviteEntity__InviteEntity_createdBy_${c}"`;
+
+export const INVITE_WITH_CREATOR = `SELECT ${[
+  'id',
+  'organization_id',
+  'target_email',
+  'first_name',
+  'level',
+  'message',
+  'private_project_access',
+  'send_email',
+  'emailing_attempt_made',
+  'created_by_id',
+  'created_at',
+  'updated_at',
+]
+  .map(inviteColumn)
+  .join(', ')}, ${[
+  'id',
+  'uuid',
+  'email',
+  'distinct_id',
+  'first_name',
+  'last_name',
+  'is_email_verified',
+  'hedgehog_config',
+  'last_login',
+  'created_at',
+]
+  .map(creatorColumn)
+  .join(
+    ', ',
+  )} FROM "organization_invites" "InviteEntity" LEFT JOIN "users" "InviteEntity__InviteEntity_createdBy" ON "InviteEntity__InviteEntity_createdBy"."id"="InviteEntity"."created_by_id" WHERE (("InviteEntity"."id" IN ($1)))`;
+
+// ---------------------------------------------------------------------------------------------- recordings
+
+export const PROJECT_BY_ID =
+  'SELECT id, uuid, organization_id, name, api_token, timezone, created_at FROM projects WHERE id = $1';
+
+const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
+
+const RECORDING_COLUMNS = `
+  r.session_id, r.distinct_id,
+  ${epochMs('r.start_time')} AS start_ms, ${epochMs('r.end_time')} AS end_ms, r.active_ms::float8 AS active_ms,
+  r.click_count, r.keypress_count, r.mouse_activity_count,
+  r.console_log_count, r.console_warn_count, r.console_error_count,
+  r.start_url, r.snapshot_source, ${epochMs('r.last_event_received_at')} AS last_event_ms,
+  EXISTS (SELECT 1 FROM session_recording_views v
+           WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
+  p.id AS person_id, p.uuid AS person_uuid, p.properties AS person_properties,
+    (extract(epoch FROM p.created_at) * 1000)::float8 AS person_created_ms,
+    (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = p.id)
+      AS person_distinct_ids`;
+
+/** The unfiltered list (the bench sends no filter): page, persons, viewed flags and the counter's total. */
+export const RECORDINGS_PAGE = `
+SELECT coalesce((SELECT c.recordings FROM session_recording_counts c WHERE c.team_id = $1), 0)::float8 AS total, page.*
+  FROM (SELECT 1) AS one
+  LEFT JOIN LATERAL (
+    SELECT ${RECORDING_COLUMNS}
+      FROM session_recordings r
+      LEFT JOIN persons p ON p.id = r.person_id
+     WHERE r.team_id = $1 AND r.deleted_at IS NULL
+     ORDER BY r.start_time DESC, r.session_id
+     LIMIT $3 OFFSET $4
+  ) AS page ON true
+ ORDER BY page.start_ms DESC, page.session_id`;
+
+export const RECORDING_BY_ID = `SELECT ${RECORDING_COLUMNS}
+         FROM session_recordings r
+         LEFT JOIN persons p ON p.id = r.person_id
+        WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL`;

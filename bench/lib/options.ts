@@ -1,0 +1,125 @@
+/** Every scenario the bench knows, in the order it runs them. `scheduler` is not an HTTP scenario. */
+export const SCENARIO_NAMES = [
+  'organizations-list',
+  'organization-retrieve',
+  'recordings-list',
+  'recording-retrieve',
+  'batch-exports-list',
+  'invite-create',
+  'scheduler',
+] as const;
+export type ScenarioName = (typeof SCENARIO_NAMES)[number];
+
+export interface BenchOptions {
+  /** Seconds of measured load per side and round. */
+  durationSec: number;
+  /** Seconds of unmeasured load before each measured one. */
+  warmupSec: number;
+  /** Concurrent connections of the load generator (the same for both sides). */
+  connections: number;
+  /** A/B rounds per scenario: odd rounds start with the service, even ones with the baseline. */
+  rounds: number;
+  scenarios: readonly ScenarioName[];
+  /** Drop and seed the bench database again even when its seed is current. */
+  reseed: boolean;
+  /** Where to write the results file (default: bench/results/<date>.json). */
+  out: string | null;
+  /** Replace the results block of README.md with this run's tables. */
+  updateReadme: boolean;
+  quick: boolean;
+  help: boolean;
+}
+
+export const USAGE = `Usage: npm run bench -- [options]
+
+  --quick               short run: 3 s of load after 1 s of warm-up, 1 round (also BENCH_QUICK=1)
+  --duration=SECONDS    measured load per side and round (default 10)
+  --warmup=SECONDS      warm-up before each measurement (default 3)
+  --connections=N       concurrent connections, the same for both sides (default 10)
+  --rounds=N            A/B rounds per scenario, alternating which side goes first (default 2)
+  --scenario=a,b        only these scenarios: ${SCENARIO_NAMES.join(', ')}
+  --reseed              seed the bench database again even when it is current
+  --out=FILE            results file (default bench/results/<YYYY-MM-DD>.json)
+  --update-readme       put this run's tables in README.md (section Performance)
+
+Environment: BENCH_DATABASE_URL (a PostgreSQL server to use instead of the embedded one; the bench creates
+and uses its own database "org_admin_bench" there), BENCH_PG_PORT (embedded server port, default 54398), BENCH_SERVICE_NODE_ARGS (extra node flags
+for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").`;
+
+function positiveInt(name: string, raw: string): number {
+  if (!/^\d+$/.test(raw) || Number(raw) < 1)
+    throw new Error(`--${name} must be a positive integer, got '${raw}'`);
+  return Number(raw);
+}
+
+/** Parses the command line (and the BENCH_QUICK knob); throws with a readable message on a bad option. */
+export function parseOptions(
+  argv: readonly string[],
+  env: Record<string, string | undefined> = {},
+): BenchOptions {
+  const quick = argv.includes('--quick') || env.BENCH_QUICK === '1';
+  const options: BenchOptions = {
+    durationSec: quick ? 3 : 10,
+    warmupSec: quick ? 1 : 3,
+    connections: 10,
+    rounds: quick ? 1 : 2,
+    scenarios: SCENARIO_NAMES,
+    reseed: false,
+    out: null,
+    updateReadme: false,
+    quick,
+    help: false,
+  };
+  for (const arg of argv) {
+    const [flag, value] = arg.includes('=')
+      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+      : [arg, ''];
+    switch (flag) {
+      case '--quick':
+        break;
+      case '--help':
+      case '-h':
+        options.help = true;
+        break;
+      case '--reseed':
+        options.reseed = true;
+        break;
+      case '--update-readme':
+        options.updateReadme = true;
+        break;
+      case '--duration':
+        options.durationSec = positiveInt('duration', value);
+        break;
+      case '--warmup':
+        options.warmupSec = value === '0' ? 0 : positiveInt('warmup', value);
+        break;
+      case '--connections':
+        options.connections = positiveInt('connections', value);
+        break;
+      case '--rounds':
+        options.rounds = positiveInt('rounds', value);
+        break;
+      case '--out':
+        if (!value) throw new Error('--out needs a file name');
+        options.out = value;
+        break;
+      case '--scenario': {
+        const names = value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+        const unknown = names.filter((n) => !(SCENARIO_NAMES as readonly string[]).includes(n));
+        if (!names.length || unknown.length) {
+          throw new Error(
+            `--scenario: unknown '${unknown.join(',') || value}'; known: ${SCENARIO_NAMES.join(', ')}`,
+          );
+        }
+        options.scenarios = SCENARIO_NAMES.filter((n) => names.includes(n));
+        break;
+      }
+      default:
+        throw new Error(`unknown option '${arg}'\n\n${USAGE}`);
+    }
+  }
+  return options;
+}

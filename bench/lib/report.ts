@@ -1,0 +1,299 @@
+/** Results of a bench run, the targets they are held to, and their rendering as Markdown tables. */
+
+export interface LoadStats {
+  /** Mean requests per second over the measured seconds. */
+  rps: number;
+  p50: number;
+  p99: number;
+  /** Connection errors and timeouts plus non-2xx answers. */
+  errors: number;
+  requests: number;
+  /** CPU time of the server process per request (user + system), ms. */
+  cpuMsPerRequest: number;
+  /** Largest RSS of the server process during the measured load, MB. */
+  rssMaxMb: number;
+}
+
+export interface HttpScenarioResult {
+  name: string;
+  description: string;
+  /** A list or retrieve scenario, held to the ratio targets (the write path is reported only). */
+  read: boolean;
+  service: LoadStats;
+  baseline: LoadStats;
+  /** Each round's figures, in the order they ran. */
+  rounds: { first: 'service' | 'baseline'; service: LoadStats; baseline: LoadStats }[];
+  /** SQL statements per request on each side (pg_stat_statements), and whether both ran the same statements. */
+  statements: { service: number; baseline: number; sameStatements: boolean; note: string | null } | null;
+  /** Median latency of requests sent one at a time (no queueing: the cost of one request), ms. */
+  serialP50: { service: number; baseline: number } | null;
+}
+
+export interface SchedulerResult {
+  exports: number;
+  /** Wall time of each single tick (each on freshly reset due exports), ms. */
+  tickMs: number[];
+  /** CPU time of the PostgreSQL backend running each tick, ms (null when the server is not local). */
+  tickPostgresCpuMs: number[] | null;
+  runsPerTick: number;
+  statementsPerTick: number;
+  concurrentTicks: number;
+  concurrentWallMs: number;
+  concurrentRunsCreated: number;
+  duplicateRuns: number;
+}
+
+export interface MemoryResult {
+  idleMb: number;
+  maxUnderLoadMb: number;
+  endOfLoadMb: number;
+}
+
+export interface Target {
+  name: string;
+  value: number;
+  limit: string;
+  met: boolean;
+  /** By how much it is missed, when it is. */
+  note: string | null;
+  /** Why it is missed (the analysis behind it, see README "Performance"), when it is. */
+  reason?: string;
+}
+
+/**
+ * Why a target can be missed, from the profiles and query plans taken while tuning (README "Performance"). Keyed
+ * by the kind of target; attached to the missed targets of a run.
+ */
+export const MISS_REASONS = {
+  ratio:
+    'Per request the service spends more CPU than the baseline in its framework layers (Express router and ' +
+    'middleware, the Nest guard/interceptor/parameter pipeline on promises, pino-http request logging with ' +
+    "redaction, nestjs-pino's AsyncLocalStorage hooks, a TypeORM query runner per statement): see the CPU ms/req " +
+    'column. On 2 cores shared with PostgreSQL and the load generator that CPU is taken from the others, so small ' +
+    'answers (retrieve) lose the most; the SQL is the same on both sides.',
+  recordingsP50:
+    'At 10 connections on 2 shared cores the p50 is mostly queueing behind CPU (both sides are CPU-bound); one ' +
+    'request alone takes the serial p50 column. The statement reads an index range and the maintained counter, ' +
+    'never the million rows.',
+  scheduler:
+    'The one statement inserts 100,000 runs and 100,000 log rows and moves 100,000 watermarks: run inserts with ' +
+    'their index entries, the foreign-key checks of runs and logs, the watermark updates and the log inserts make ' +
+    'up its PostgreSQL CPU time (column "PostgreSQL CPU ms"); the wall time adds what the machine\'s other ' +
+    'processes take.',
+  rss:
+    'Idle the service holds about 135 MB; under load it reaches about 270 MB in every scenario, 700-byte ' +
+    'answers included, so it is heap growth under allocation between major garbage collections rather than ' +
+    'data held per request (see the RSS max MB column; the baseline stays under 150 MB).',
+} as const;
+
+/** Ratio targets of read scenarios (task: ≥ 0.7× the baseline's req/s, p99 ≤ 2× the baseline's). */
+export const MIN_RPS_RATIO = 0.7;
+export const MAX_P99_RATIO = 2;
+export const RECORDINGS_LIST_P50_MS = 50;
+export const SCHEDULER_TICK_MS = 3000;
+export const RSS_MB = 250;
+
+export const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+export function rpsRatio(r: HttpScenarioResult): number {
+  return r.baseline.rps > 0 ? r.service.rps / r.baseline.rps : 0;
+}
+
+export function p99Ratio(r: HttpScenarioResult): number {
+  return r.baseline.p99 > 0 ? r.service.p99 / r.baseline.p99 : Infinity;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** Every target the run can be judged on, met or not, with the shortfall spelled out. */
+export function evaluateTargets(
+  http: readonly HttpScenarioResult[],
+  scheduler: SchedulerResult | null,
+  memory: MemoryResult | null,
+): Target[] {
+  const targets: Target[] = [];
+  for (const r of http) {
+    const errors = r.service.errors + r.baseline.errors;
+    targets.push({
+      name: `${r.name}: errors`,
+      value: errors,
+      limit: '= 0',
+      met: errors === 0,
+      note: errors ? `${r.service.errors} errors on the service, ${r.baseline.errors} on the baseline` : null,
+    });
+    if (!r.read) continue;
+    const rps = rpsRatio(r);
+    targets.push({
+      name: `${r.name}: req/s ratio`,
+      value: round(rps),
+      limit: `>= ${MIN_RPS_RATIO}`,
+      met: rps >= MIN_RPS_RATIO,
+      note: rps >= MIN_RPS_RATIO ? null : `${round((MIN_RPS_RATIO - rps) * 100, 0)} points short`,
+      ...(rps >= MIN_RPS_RATIO ? {} : { reason: MISS_REASONS.ratio }),
+    });
+    const p99 = p99Ratio(r);
+    targets.push({
+      name: `${r.name}: p99 ratio`,
+      value: round(p99),
+      limit: `<= ${MAX_P99_RATIO}`,
+      met: p99 <= MAX_P99_RATIO,
+      note: p99 <= MAX_P99_RATIO ? null : `${round(p99 - MAX_P99_RATIO)}× over`,
+      ...(p99 <= MAX_P99_RATIO ? {} : { reason: MISS_REASONS.ratio }),
+    });
+    if (r.name === 'recordings-list') {
+      targets.push({
+        name: 'recordings-list: service p50 (ms)',
+        value: r.service.p50,
+        limit: `< ${RECORDINGS_LIST_P50_MS}`,
+        met: r.service.p50 < RECORDINGS_LIST_P50_MS,
+        note:
+          r.service.p50 < RECORDINGS_LIST_P50_MS
+            ? null
+            : `${round(r.service.p50 - RECORDINGS_LIST_P50_MS)} ms over`,
+        ...(r.service.p50 < RECORDINGS_LIST_P50_MS ? {} : { reason: MISS_REASONS.recordingsP50 }),
+      });
+    }
+  }
+  if (scheduler) {
+    const tick = scheduler.tickMs.length ? median(scheduler.tickMs) : Infinity;
+    targets.push({
+      name: `scheduler: tick wall time at ${scheduler.exports} due exports (ms, median)`,
+      value: round(tick, 0),
+      limit: `< ${SCHEDULER_TICK_MS}`,
+      met: tick < SCHEDULER_TICK_MS,
+      note: tick < SCHEDULER_TICK_MS ? null : `${round(tick - SCHEDULER_TICK_MS, 0)} ms over`,
+      ...(tick < SCHEDULER_TICK_MS ? {} : { reason: MISS_REASONS.scheduler }),
+    });
+    targets.push({
+      name: `scheduler: duplicate runs after ${scheduler.concurrentTicks} concurrent ticks`,
+      value: scheduler.duplicateRuns,
+      limit: '= 0',
+      met: scheduler.duplicateRuns === 0,
+      note: scheduler.duplicateRuns ? 'the exactly-once guarantee failed' : null,
+    });
+  }
+  if (memory) {
+    targets.push({
+      name: 'service RSS under load (MB, max)',
+      value: round(memory.maxUnderLoadMb, 0),
+      limit: `< ${RSS_MB}`,
+      met: memory.maxUnderLoadMb < RSS_MB,
+      note: memory.maxUnderLoadMb < RSS_MB ? null : `${round(memory.maxUnderLoadMb - RSS_MB, 0)} MB over`,
+      ...(memory.maxUnderLoadMb < RSS_MB ? {} : { reason: MISS_REASONS.rss }),
+    });
+  }
+  return targets;
+}
+
+function table(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
+  const cells = [header, ...rows].map((row) => row.map(String));
+  const widths = header.map((_, i) => Math.max(3, ...cells.map((row) => row[i].length)));
+  const line = (row: readonly string[]) => `| ${row.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  return [
+    line(cells[0]),
+    `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`,
+    ...cells.slice(1).map(line),
+  ].join('\n');
+}
+
+/** The HTTP scenarios: one row per side, and the service/baseline ratios on the service's row. */
+export function formatHttpTable(results: readonly HttpScenarioResult[]): string {
+  const rows = results.flatMap((r) => [
+    [
+      r.name,
+      'service',
+      round(r.service.rps, 0),
+      round(r.service.p50, 1),
+      round(r.service.p99, 1),
+      r.service.errors,
+      round(rpsRatio(r)),
+      round(p99Ratio(r)),
+      r.statements ? round(r.statements.service, 1) : '-',
+      round(r.service.cpuMsPerRequest, 2),
+      r.serialP50 ? round(r.serialP50.service, 1) : '-',
+      round(r.service.rssMaxMb, 0),
+    ],
+    [
+      '',
+      'baseline',
+      round(r.baseline.rps, 0),
+      round(r.baseline.p50, 1),
+      round(r.baseline.p99, 1),
+      r.baseline.errors,
+      '',
+      '',
+      r.statements ? round(r.statements.baseline, 1) : '-',
+      round(r.baseline.cpuMsPerRequest, 2),
+      r.serialP50 ? round(r.serialP50.baseline, 1) : '-',
+      round(r.baseline.rssMaxMb, 0),
+    ],
+  ]);
+  return table(
+    [
+      'scenario',
+      'side',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'errors',
+      'req/s ratio',
+      'p99 ratio',
+      'SQL/req',
+      'CPU ms/req',
+      'serial p50 ms',
+      'RSS max MB',
+    ],
+    rows,
+  );
+}
+
+export function formatSchedulerTable(s: SchedulerResult): string {
+  return table(
+    [
+      'due exports',
+      'tick ms (each)',
+      'PostgreSQL CPU ms (each)',
+      'runs/tick',
+      'statements/tick',
+      'concurrent ticks',
+      'wall ms',
+      'runs',
+      'duplicates',
+    ],
+    [
+      [
+        s.exports,
+        s.tickMs.map((t) => round(t, 0)).join(', '),
+        s.tickPostgresCpuMs ? s.tickPostgresCpuMs.map((t) => round(t, 0)).join(', ') : '-',
+        s.runsPerTick,
+        s.statementsPerTick,
+        s.concurrentTicks,
+        round(s.concurrentWallMs, 0),
+        s.concurrentRunsCreated,
+        s.duplicateRuns,
+      ],
+    ],
+  );
+}
+
+export function formatTargetsTable(targets: readonly Target[]): string {
+  return table(
+    ['target', 'value', 'limit', 'met', 'note'],
+    targets.map((t) => [t.name, t.value, t.limit, t.met ? 'yes' : 'NO', t.note ?? '']),
+  );
+}
+
+export const README_START = '<!-- bench-results:start -->';
+export const README_END = '<!-- bench-results:end -->';
+
+/** `readme` with the text between the results markers replaced by `block`; throws when the markers are missing. */
+export function replaceReadmeBlock(readme: string, block: string): string {
+  const start = readme.indexOf(README_START);
+  const end = readme.indexOf(README_END);
+  if (start < 0 || end < start) throw new Error(`README.md has no ${README_START} … ${README_END} block`);
+  return `${readme.slice(0, start + README_START.length)}\n\n${block.trim()}\n\n${readme.slice(end)}`;
+}

