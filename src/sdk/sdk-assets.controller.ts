@@ -81,6 +81,8 @@ export class SdkAssetsController {
     res.setHeader('Content-Type', asset.contentType);
     res.setHeader('Cache-Control', cacheControl);
     res.setHeader('X-Content-Type-Options', 'nosniff');
+    // Sent as is by sendFile, which also answers a matching If-None-Match with 304.
+    res.setHeader('ETag', asset.etag);
     res.sendFile(asset.path, { cacheControl: false, dotfiles: 'deny' }, (error) => {
       // The file was checked a moment ago; what remains is a client that went away mid-transfer.
       if (error && !res.headersSent) {

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { SDK_SCRIPTS, SdkAssets } from './sdk-assets.js';
 
@@ -11,9 +12,11 @@ describe('SdkAssets', () => {
 
   it('every listed script exists in the installed package (an upgrade that drops one fails here)', () => {
     for (const name of SDK_SCRIPTS) {
+      const stat = statSync(`${assets.distDir}/${name}`);
       expect(assets.find(name)).toEqual({
         path: `${assets.distDir}/${name}`,
         contentType: 'text/javascript; charset=utf-8',
+        etag: `W/"${stat.size.toString(16)}-${stat.mtime.getTime().toString(16)}"`,
       });
     }
     expect(assets.find('lazy-recorder.js.map')?.contentType).toBe('application/json; charset=utf-8');

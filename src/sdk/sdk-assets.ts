@@ -10,7 +10,7 @@
  * recorder load `recorder` or `recorder-v2`. `array.js` / `array.full.js` are the SDK itself, for sites that
  * load it with a script tag from this service.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync, type Stats, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -29,6 +29,11 @@ const SERVED = new Set<string>([...SDK_SCRIPTS, ...SDK_SCRIPTS.map((name) => `${
 export interface SdkAsset {
   path: string;
   contentType: string;
+  /**
+   * A validator from the file's size and modification time (the form Express's `send` uses), set by the
+   * controller itself because the app's ETag generation is off for API answers.
+   */
+  etag: string;
 }
 
 export class SdkAssets {
@@ -50,9 +55,15 @@ export class SdkAssets {
   find(name: string): SdkAsset | null {
     if (!SERVED.has(name)) return null;
     const path = join(this.distDir, name);
-    if (!existsSync(path)) return null;
+    let stat: Stats;
+    try {
+      stat = statSync(path);
+    } catch {
+      return null;
+    }
     return {
       path,
+      etag: `W/"${stat.size.toString(16)}-${stat.mtime.getTime().toString(16)}"`,
       contentType: name.endsWith('.map')
         ? 'application/json; charset=utf-8'
         : 'text/javascript; charset=utf-8',
