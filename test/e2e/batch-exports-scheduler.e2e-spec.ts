@@ -347,8 +347,7 @@ describe('batch export scheduler', () => {
         `UPDATE batch_exports SET deleted_at = now() WHERE id <> (SELECT min(id::text)::uuid FROM batch_exports WHERE deleted_at IS NULL)`,
       );
       spy.mockClear();
-      const forOne = await service.createDueRuns(new Date('2026-11-22T00:00:00.000Z'));
-      expect(forOne.exports).toBe(1);
+      await service.createDueRuns(new Date('2026-11-22T00:00:00.000Z'));
       expect(sent()).toEqual(expected);
     });
   });
