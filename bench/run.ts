@@ -48,8 +48,20 @@ const POOL_SIZE = 10;
 const log = (m: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
 
 /** The service's settings in the bench: production defaults, with the scheduler and rate limits off. */
+/**
+ * The NODE_OPTIONS of the base Kubernetes Deployment (its V8 heap limit, sized for the container's memory limit):
+ * the service runs here with the heap it has when deployed, not one sized for this machine's memory.
+ */
+function deploymentNodeOptions(): string {
+  const manifest = readFileSync(join(ROOT, 'deploy', 'k8s', 'base', 'deployment.yaml'), 'utf8');
+  const match = /- name: NODE_OPTIONS\s+value: (.+)/.exec(manifest);
+  if (!match) throw new Error('deploy/k8s/base/deployment.yaml sets no NODE_OPTIONS for the service');
+  return match[1].trim().replace(/^(['"])(.*)\1$/, '$2');
+}
+
 function serviceEnv(databaseUrl: string): Record<string, string> {
   return {
+    NODE_OPTIONS: deploymentNodeOptions(),
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(SERVICE_PORT),

@@ -61,7 +61,8 @@ const LAST_K = `floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv
  *    considered (skipped ones included);
  * 5. logs one entry per run actually created.
  *
- * One statement whatever the number of exports; it commits or fails as a whole. `schedule.ts#dueRuns` is the
+ * One statement whatever the number of exports; it commits or fails as a whole (createDueRuns runs it with JIT
+ * off). `schedule.ts#dueRuns` is the
  * same rule in TypeScript (an e2e test checks they agree).
  */
 const CREATE_DUE_RUNS_SQL = `
@@ -459,13 +460,23 @@ export class BatchExportsRepository {
     return rows[0].id;
   }
 
-  /** Creates the due runs of every export (see CREATE_DUE_RUNS_SQL): one statement. */
+  /**
+   * Creates the due runs of every export (see CREATE_DUE_RUNS_SQL): one statement, in a transaction that turns
+   * JIT compilation off for it. The planner cannot know how many intervals `generate_series` yields per export
+   * (it assumes 1,000, usually there is one), so at 100,000 due exports it costs the statement at about 19
+   * million, far above `jit_above_cost`, and a server with JIT spends 0.6 s compiling it (measured with EXPLAIN
+   * ANALYZE on PostgreSQL 15) before running it for 4 s. `SET LOCAL` ends with the transaction, so the pooled
+   * connection goes back with the server's settings.
+   */
   async createDueRuns(now: Date, maxCatchup: number): Promise<{ created: number; exports: number }> {
-    const [row]: { created: number; exports: number }[] = await this.dataSource.query(CREATE_DUE_RUNS_SQL, [
-      now,
-      maxCatchup,
-      INTERVALS_JSON,
-    ]);
-    return row;
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query('SET LOCAL jit = off');
+      const [row]: { created: number; exports: number }[] = await manager.query(CREATE_DUE_RUNS_SQL, [
+        now,
+        maxCatchup,
+        INTERVALS_JSON,
+      ]);
+      return row;
+    });
   }
 }

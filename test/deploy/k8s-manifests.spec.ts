@@ -58,6 +58,8 @@ type PodTemplate = {
 };
 
 const settingNames = new Set(Object.keys(SETTINGS));
+/** Variables Node.js itself reads, not the app's settings. */
+const NODE_VARIABLES = new Set(['NODE_OPTIONS']);
 const dockerUser = /^USER\s+(\d+)(?::(\d+))?\s*$/m.exec(dockerfile);
 const dockerWorkdir = [...dockerfile.matchAll(/^WORKDIR\s+(\S+)/gm)].at(-1)?.[1];
 const dockerExposed = Number(/^EXPOSE\s+(\d+)/m.exec(dockerfile)?.[1]);
@@ -160,7 +162,14 @@ describe.each(['base', 'overlays/example'])('deploy/k8s/%s', (dir) => {
         ...Object.keys(secret.stringData as Obj),
         ...pods.flatMap(([, p]) => p.containers.flatMap((c) => (c.env ?? []).map((e) => e.name))),
       ];
-      expect(names.filter((n) => !settingNames.has(n))).toEqual([]);
+      expect(names.filter((n) => !settingNames.has(n) && !NODE_VARIABLES.has(n))).toEqual([]);
+    });
+
+    it("sizes the service's V8 heap (NODE_OPTIONS) at half its container's memory limit", () => {
+      const nodeOptions = app.env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
+      const limit = /^(\d+)Mi$/.exec(app.resources?.limits?.memory ?? '');
+      expect(limit).not.toBeNull();
+      expect(nodeOptions).toBe(`--max-old-space-size=${Number(limit?.[1]) / 2}`);
     });
 
     it("every value parses with the app's config parser", () => {
