@@ -113,7 +113,8 @@ export const INVITE_WITH_CREATOR = `SELECT ${[
 // ---------------------------------------------------------------------------------------------- recordings
 
 export const PROJECT_BY_ID =
-  'SELECT id, uuid, organization_id, name, api_token, timezone, created_at FROM projects WHERE id = $1';
+  'SELECT id, uuid, organization_id, name, api_token, timezone, session_recording_opt_in, created_at ' +
+  'FROM projects WHERE id = $1';
 
 const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 

@@ -62,8 +62,7 @@ const LAST_K = `floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv
  * 5. logs one entry per run actually created.
  *
  * One statement whatever the number of exports; it commits or fails as a whole (createDueRuns runs it with JIT
- * off). `schedule.ts#dueRuns` is the
- * same rule in TypeScript (an e2e test checks they agree).
+ * off). `schedule.ts#dueRuns` is the same rule in TypeScript (an e2e test checks they agree).
  */
 const CREATE_DUE_RUNS_SQL = `
 WITH iv AS (

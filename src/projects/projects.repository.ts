@@ -51,8 +51,8 @@ export class ProjectsRepository {
 
   private async findOneWhere(condition: string, value: unknown): Promise<ProjectEntity | null> {
     const rows = await this.dataSource.query<ProjectRow[]>(
-      `SELECT id, uuid, organization_id, name, api_token, timezone, session_recording_opt_in, created_at
-       FROM projects WHERE ${condition}`,
+      'SELECT id, uuid, organization_id, name, api_token, timezone, session_recording_opt_in, created_at ' +
+        `FROM projects WHERE ${condition}`,
       [value],
     );
     return rows.length ? projectFromRow(rows[0]) : null;
