@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { compareAnswers } from './lib/compare.js';
 import { fetchOnce, requestHeaders, runLoad } from './lib/load.js';
-import { type BenchOptions, parseOptions, USAGE } from './lib/options.js';
+import { type BenchOptions, parseOptions, SCENARIO_NAMES, USAGE } from './lib/options.js';
 import { recreateDatabase, startPostgres, type BenchPostgres } from './lib/postgres.js';
 import { sampleRss, type Server, startServer } from './lib/processes.js';
 import {
@@ -360,7 +360,9 @@ async function main(): Promise<void> {
       memory,
       targets,
     };
-    const out = options.out ?? join(BENCH_DIR, 'results', `${results.date}.json`);
+    // A partial run (--quick, or a subset of scenarios) never replaces the full run's file of the day.
+    const partial = options.quick || options.scenarios.length !== SCENARIO_NAMES.length;
+    const out = options.out ?? join(BENCH_DIR, 'results', `${results.date}${partial ? '-partial' : ''}.json`);
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
 

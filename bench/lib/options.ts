@@ -39,7 +39,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --rounds=N            A/B rounds per scenario, alternating which side goes first (default 2)
   --scenario=a,b        only these scenarios: ${SCENARIO_NAMES.join(', ')}
   --reseed              seed the bench database again even when it is current
-  --out=FILE            results file (default bench/results/<YYYY-MM-DD>.json)
+  --out=FILE            results file (default bench/results/<YYYY-MM-DD>.json; <YYYY-MM-DD>-partial.json
+                        for --quick or a --scenario subset, git-ignored)
   --update-readme       put this run's tables in README.md (section Performance)
 
 Environment: BENCH_DATABASE_URL (a PostgreSQL server to use instead of the embedded one; the bench creates
