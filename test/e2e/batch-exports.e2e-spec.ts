@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { BatchExportsService } from '../../src/batch-exports/batch-exports.service.js';
 import { MembershipLevel } from '../../src/memberships/organization-membership.entity.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
-import { ISO, missingScope, NOT_AUTHENTICATED, NOT_FOUND, UUID } from '../support/expectations.js';
+import { expectScopeEnforced, ISO, NOT_FOUND, UUID } from '../support/expectations.js';
 import type { TestUser } from '../support/factories.js';
 
 const EXPORT_FIELDS = [
@@ -437,10 +437,11 @@ describe('batch exports', () => {
 
     it('needs batch_export:write; 401 without a key; 403 for keys restricted to other organizations or projects', async () => {
       const readOnly = await t.factories.keyFor(owner, 'batch_export:read');
-      expect((await t.http.post(path()).set(readOnly).send(body()).expect(403)).body).toEqual(
-        missingScope('batch_export:write'),
+      await expectScopeEnforced(
+        (h) => t.http.post(path()).set(h).send(body()),
+        'batch_export:write',
+        readOnly,
       );
-      expect((await t.http.post(path()).send(body()).expect(401)).body).toEqual(NOT_AUTHENTICATED);
       const otherOrg = await t.factories.keyFor(owner, '*', { organizations: [otherOrgId] });
       expect((await t.http.post(path()).set(otherOrg).send(body()).expect(403)).body.code).toBe(
         'permission_denied',
@@ -558,20 +559,22 @@ describe('batch exports', () => {
 
     it('needs batch_export:read (write grants it); 401 without a key', async () => {
       const other = await t.factories.keyFor(member, 'organization:read');
-      expect((await t.http.get(path(listOrg)).set(other).expect(403)).body).toEqual(
-        missingScope('batch_export:read'),
-      );
-      expect(
-        (
-          await t.http
-            .get(path(listOrg, `/${exports[0].id}`))
-            .set(other)
-            .expect(403)
-        ).body,
-      ).toEqual(missingScope('batch_export:read'));
-      expect((await t.http.get(path(listOrg)).expect(401)).body).toEqual(NOT_AUTHENTICATED);
       const write = await t.factories.keyFor(member, 'batch_export:write');
-      expect((await t.http.get(path(listOrg)).set(write).expect(200)).body.count).toBe(4);
+      const list = await expectScopeEnforced(
+        (h) => t.http.get(path(listOrg)).set(h),
+        'batch_export:read',
+        other,
+        {
+          headers: write,
+          status: 200,
+        },
+      );
+      expect(list?.body.count).toBe(4);
+      await expectScopeEnforced(
+        (h) => t.http.get(path(listOrg, `/${exports[0].id}`)).set(h),
+        'batch_export:read',
+        other,
+      );
       const otherProject = await t.factories.keyFor(member, '*', { projects: [teamId] });
       expect((await t.http.get(path(listOrg)).set(otherProject).expect(200)).body.count).toBe(0);
     });
@@ -796,23 +799,15 @@ describe('batch exports', () => {
       await patch(foreign.id, { name: 'x' }).expect(404);
       await patch('not-a-uuid', { name: 'x' }).expect(404);
       const readOnly = await t.factories.keyFor(owner, 'batch_export:read');
-      expect(
-        (
-          await t.http
+      await expectScopeEnforced(
+        (h) =>
+          t.http
             .patch(path(orgId, `/${created.id}`))
-            .set(readOnly)
-            .send({ name: 'x' })
-            .expect(403)
-        ).body,
-      ).toEqual(missingScope('batch_export:write'));
-      expect(
-        (
-          await t.http
-            .patch(path(orgId, `/${created.id}`))
-            .send({ name: 'x' })
-            .expect(401)
-        ).body,
-      ).toEqual(NOT_AUTHENTICATED);
+            .set(h)
+            .send({ name: 'x' }),
+        'batch_export:write',
+        readOnly,
+      );
       expect((await get(created.id)).name).toBe('By member');
     });
   });
@@ -888,14 +883,11 @@ describe('batch exports', () => {
         .expect(404);
       await t.http.delete(path(orgId, '/not-a-uuid')).set(owner.auth).expect(404);
       const readOnly = await t.factories.keyFor(owner, 'batch_export:read');
-      expect(
-        (
-          await t.http
-            .delete(path(orgId, `/${created.id}`))
-            .set(readOnly)
-            .expect(403)
-        ).body,
-      ).toEqual(missingScope('batch_export:write'));
+      await expectScopeEnforced(
+        (h) => t.http.delete(path(orgId, `/${created.id}`)).set(h),
+        'batch_export:write',
+        readOnly,
+      );
       await get(created.id);
     });
 
@@ -1052,14 +1044,11 @@ describe('batch exports', () => {
       await t.http.post(path(orgId, '/nope/unpause')).set(owner.auth).expect(404);
       const readOnly = await t.factories.keyFor(owner, 'batch_export:read');
       for (const action of ['pause', 'unpause']) {
-        expect(
-          (
-            await t.http
-              .post(path(orgId, `/${created.id}/${action}`))
-              .set(readOnly)
-              .expect(403)
-          ).body,
-        ).toEqual(missingScope('batch_export:write'));
+        await expectScopeEnforced(
+          (h) => t.http.post(path(orgId, `/${created.id}/${action}`)).set(h),
+          'batch_export:write',
+          readOnly,
+        );
       }
       expect((await get(created.id)).paused).toBe(false);
     });
@@ -1211,15 +1200,15 @@ describe('batch exports', () => {
       const payload = { start_at: '2026-11-20T00:00:00Z', end_at: '2026-11-21T00:00:00Z' };
       await backfill(created.id, payload, stranger).expect(404);
       const readOnly = await t.factories.keyFor(owner, 'batch_export:read');
-      expect(
-        (
-          await t.http
+      await expectScopeEnforced(
+        (h) =>
+          t.http
             .post(path(orgId, `/${created.id}/backfill`))
-            .set(readOnly)
-            .send(payload)
-            .expect(403)
-        ).body,
-      ).toEqual(missingScope('batch_export:write'));
+            .set(h)
+            .send(payload),
+        'batch_export:write',
+        readOnly,
+      );
       expect(await runsInDb(created.id)).toEqual([]);
     });
   });
@@ -1344,31 +1333,19 @@ describe('batch exports', () => {
         .set(stranger.auth)
         .expect(404);
       const readOnly = await t.factories.keyFor(owner, 'batch_export:read');
-      expect(
-        (
-          await t.http
-            .post(path(orgId, `/${exportId}/runs/${ours.id}/cancel`))
-            .set(readOnly)
-            .expect(403)
-        ).body,
-      ).toEqual(missingScope('batch_export:write'));
-      expect(
-        (
-          await t.http
-            .get(path(orgId, `/${exportId}/runs`))
-            .set(readOnly)
-            .expect(200)
-        ).body.count,
-      ).toBe(4);
+      await expectScopeEnforced(
+        (h) => t.http.post(path(orgId, `/${exportId}/runs/${ours.id}/cancel`)).set(h),
+        'batch_export:write',
+        readOnly,
+      );
       const none = await t.factories.keyFor(owner, 'organization:read');
-      expect(
-        (
-          await t.http
-            .get(path(orgId, `/${exportId}/runs`))
-            .set(none)
-            .expect(403)
-        ).body,
-      ).toEqual(missingScope('batch_export:read'));
+      const runs = await expectScopeEnforced(
+        (h) => t.http.get(path(orgId, `/${exportId}/runs`)).set(h),
+        'batch_export:read',
+        none,
+        { headers: readOnly, status: 200 },
+      );
+      expect(runs?.body.count).toBe(4);
       expect((await runsInDb(other.id)).every((r) => r.status === 'Starting')).toBe(true);
     });
   });
@@ -1470,14 +1447,11 @@ describe('batch exports', () => {
 
     it('needs batch_export:read; strangers get 404', async () => {
       const none = await t.factories.keyFor(owner, 'organization:write');
-      expect(
-        (
-          await t.http
-            .get(path(orgId, `/${exportId}/logs`))
-            .set(none)
-            .expect(403)
-        ).body,
-      ).toEqual(missingScope('batch_export:read'));
+      await expectScopeEnforced(
+        (h) => t.http.get(path(orgId, `/${exportId}/logs`)).set(h),
+        'batch_export:read',
+        none,
+      );
       const read = await t.factories.keyFor(owner, 'batch_export:read');
       await t.http
         .get(path(orgId, `/${exportId}/logs/`))

@@ -684,5 +684,11 @@ describe('capture: RECORDING_BODY_LIMIT', () => {
     const events = Array.from({ length: 100 }, (_, i) => rr.click(T0 + i));
     const body = gzipSync(JSON.stringify([snapshotEvent({ token, sessionId, events })]));
     await t.http.post('/s/?compression=gzip-js').set('Content-Type', 'text/plain').send(body).expect(200, OK);
+    // 200 alone would not tell stored from dropped: the recording holds all 100 clicks.
+    const rows = await t.dataSource.query(
+      'SELECT click_count, event_count FROM session_recordings WHERE session_id = $1',
+      [sessionId],
+    );
+    expect(rows).toEqual([{ click_count: 100, event_count: 100 }]);
   });
 });

@@ -10,14 +10,7 @@ import {
   type TestDnsServer,
 } from '../support/dns-server.js';
 import type { TestUser } from '../support/factories.js';
-import {
-  ISO,
-  UUID,
-  NOT_FOUND,
-  NOT_AUTHENTICATED,
-  INSUFFICIENT,
-  missingScope,
-} from '../support/expectations.js';
+import { ISO, UUID, NOT_FOUND, INSUFFICIENT, expectScopeEnforced } from '../support/expectations.js';
 
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const DOMAIN_FIELDS = [
@@ -329,10 +322,11 @@ describe('domains', () => {
 
     it('needs organization:write (401 without a key, 403 for another organization of a restricted key)', async () => {
       const readOnly = await t.factories.keyFor(owner, 'organization:read');
-      const res = await t.http.post(path()).set(readOnly).send({ domain: uniqueDomain() }).expect(403);
-      expect(res.body).toEqual(missingScope('organization:write'));
-      const none = await t.http.post(path()).send({ domain: uniqueDomain() }).expect(401);
-      expect(none.body).toEqual(NOT_AUTHENTICATED);
+      await expectScopeEnforced(
+        (h) => t.http.post(path()).set(h).send({ domain: uniqueDomain() }),
+        'organization:write',
+        readOnly,
+      );
       const restricted = await t.factories.keyFor(owner, '*', { organizations: [otherOrgId] });
       const outside = await t.http.post(path()).set(restricted).send({ domain: uniqueDomain() }).expect(403);
       expect(outside.body.code).toBe('permission_denied');
@@ -422,12 +416,17 @@ describe('domains', () => {
 
     it('needs organization:read (write grants it)', async () => {
       const projectOnly = await t.factories.keyFor(member, 'project:read');
-      expect((await t.http.get(path(listOrg)).set(projectOnly).expect(403)).body).toEqual(
-        missingScope('organization:read'),
-      );
-      expect((await t.http.get(path(listOrg)).expect(401)).body).toEqual(NOT_AUTHENTICATED);
       const writeOnly = await t.factories.keyFor(member, 'organization:write');
-      expect((await t.http.get(path(listOrg)).set(writeOnly).expect(200)).body.count).toBe(5);
+      const res = await expectScopeEnforced(
+        (h) => t.http.get(path(listOrg)).set(h),
+        'organization:read',
+        projectOnly,
+        {
+          headers: writeOnly,
+          status: 200,
+        },
+      );
+      expect(res?.body.count).toBe(5);
     });
   });
 
@@ -473,15 +472,11 @@ describe('domains', () => {
     it('needs organization:read', async () => {
       const domain = await create({ domain: uniqueDomain() });
       const projectOnly = await t.factories.keyFor(owner, 'project:read');
-      expect(
-        (
-          await t.http
-            .get(path(orgId, `/${domain.id}`))
-            .set(projectOnly)
-            .expect(403)
-        ).body,
-      ).toEqual(missingScope('organization:read'));
-      expect((await t.http.get(path(orgId, `/${domain.id}`)).expect(401)).body).toEqual(NOT_AUTHENTICATED);
+      await expectScopeEnforced(
+        (h) => t.http.get(path(orgId, `/${domain.id}`)).set(h),
+        'organization:read',
+        projectOnly,
+      );
     });
   });
 
@@ -672,23 +667,15 @@ describe('domains', () => {
     it('needs organization:write', async () => {
       const domain = await create({ domain: uniqueDomain() });
       const readOnly = await t.factories.keyFor(owner, 'organization:read');
-      expect(
-        (
-          await t.http
+      await expectScopeEnforced(
+        (h) =>
+          t.http
             .patch(path(orgId, `/${domain.id}`))
-            .set(readOnly)
-            .send({})
-            .expect(403)
-        ).body,
-      ).toEqual(missingScope('organization:write'));
-      expect(
-        (
-          await t.http
-            .patch(path(orgId, `/${domain.id}`))
-            .send({})
-            .expect(401)
-        ).body,
-      ).toEqual(NOT_AUTHENTICATED);
+            .set(h)
+            .send({}),
+        'organization:write',
+        readOnly,
+      );
     });
   });
 
@@ -747,15 +734,11 @@ describe('domains', () => {
     it('needs organization:write', async () => {
       const domain = await create({ domain: uniqueDomain() });
       const readOnly = await t.factories.keyFor(owner, 'organization:read');
-      expect(
-        (
-          await t.http
-            .delete(path(orgId, `/${domain.id}`))
-            .set(readOnly)
-            .expect(403)
-        ).body,
-      ).toEqual(missingScope('organization:write'));
-      expect((await t.http.delete(path(orgId, `/${domain.id}`)).expect(401)).body).toEqual(NOT_AUTHENTICATED);
+      await expectScopeEnforced(
+        (h) => t.http.delete(path(orgId, `/${domain.id}`)).set(h),
+        'organization:write',
+        readOnly,
+      );
       await t.http
         .get(path(orgId, `/${domain.id}`))
         .set(owner.auth)
@@ -910,16 +893,10 @@ describe('domains', () => {
     it('needs organization:write', async () => {
       const domain = await create({ domain: uniqueDomain() });
       const readOnly = await t.factories.keyFor(owner, 'organization:read');
-      expect(
-        (
-          await t.http
-            .post(path(orgId, `/${domain.id}/verify`))
-            .set(readOnly)
-            .expect(403)
-        ).body,
-      ).toEqual(missingScope('organization:write'));
-      expect((await t.http.post(path(orgId, `/${domain.id}/verify`)).expect(401)).body).toEqual(
-        NOT_AUTHENTICATED,
+      await expectScopeEnforced(
+        (h) => t.http.post(path(orgId, `/${domain.id}/verify`)).set(h),
+        'organization:write',
+        readOnly,
       );
     });
   });

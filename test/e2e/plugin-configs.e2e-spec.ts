@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
-import { ISO, missingScope, NOT_AUTHENTICATED, NOT_FOUND } from '../support/expectations.js';
+import { expectScopeEnforced, ISO, missingScope, NOT_FOUND } from '../support/expectations.js';
 import type { TestUser } from '../support/factories.js';
 
 const CONFIG_FIELDS = ['config', 'created_at', 'enabled', 'id', 'order', 'plugin', 'updated_at'];
@@ -249,8 +249,7 @@ describe('plugin configs', () => {
           .expect(404, NOT_FOUND);
       }
       const url = configs(teamId, op.rest.replace(':id', String(mine.body.id)));
-      await t.http[op.method](url).send(op.body).expect(401, NOT_AUTHENTICATED);
-      await t.http[op.method](url).set(noScope).send(op.body).expect(403, missingScope(op.scope));
+      await expectScopeEnforced((h) => t.http[op.method](url).set(h).send(op.body), op.scope, noScope);
       if (op.scope === 'plugin:write') {
         await t.http[op.method](url).set(readOnly).send(op.body).expect(403, missingScope('plugin:write'));
       }

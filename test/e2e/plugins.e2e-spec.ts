@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { MembershipLevel } from '../../src/memberships/organization-membership.entity.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
-import { ISO, missingScope, NOT_AUTHENTICATED, NOT_FOUND, UUID } from '../support/expectations.js';
+import { expectScopeEnforced, ISO, missingScope, NOT_FOUND, UUID } from '../support/expectations.js';
 import type { TestUser } from '../support/factories.js';
 
 const PLUGIN_FIELDS = [
@@ -573,8 +573,7 @@ describe('pipeline plugin records', () => {
       const readOnly = await t.factories.keyFor(owner, 'plugin:read');
       for (const op of OPERATIONS) {
         const url = path(c.segment, op.path.replace(':id', String(created.id)));
-        await t.http[op.method](url).expect(401, NOT_AUTHENTICATED);
-        await t.http[op.method](url).set(none).send({}).expect(403, missingScope(op.scope));
+        await expectScopeEnforced((h) => t.http[op.method](url).set(h).send({}), op.scope, none);
         if (op.scope === 'plugin:write') {
           await t.http[op.method](url).set(readOnly).send({}).expect(403, missingScope('plugin:write'));
         }

@@ -98,7 +98,9 @@ describe('rate limits in memory (REDIS_URL unset)', () => {
 
   it('does not limit requests without a key: health, docs, and unauthenticated calls', async () => {
     const auth = await freshKey(t);
-    for (let i = 0; i < 4; i++) await t.http.get('/api/users/@me').set(auth);
+    // The limiter is on: this key has used its burst, so its next request is refused.
+    for (let i = 0; i < 3; i++) await t.http.get('/api/users/@me').set(auth).expect(200);
+    await t.http.get('/api/users/@me').set(auth).expect(429);
     for (let i = 0; i < 6; i++) {
       const live = await t.http.get('/healthz').expect(200);
       expect(live.headers['x-ratelimit-limit']).toBeUndefined();

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -484,7 +484,9 @@ describe('SDK routes: remote config, flags, recorder scripts, CORS', () => {
       expect(res.headers['cache-control']).toBe('public, max-age=3600');
       expect(res.headers['x-content-type-options']).toBe('nosniff');
       expect(res.headers.etag).toBeDefined();
-      expect(res.headers['last-modified']).toBeDefined();
+      expect(res.headers['last-modified']).toBe(
+        statSync(join(SDK_DIST, 'lazy-recorder.js')).mtime.toUTCString(),
+      );
       expect(sha(res.body as Buffer)).toBe(sha(readFileSync(join(SDK_DIST, 'lazy-recorder.js'))));
       const again = await t.http.get('/static/lazy-recorder.js').set('If-None-Match', res.headers.etag);
       expect(again.status).toBe(304);
