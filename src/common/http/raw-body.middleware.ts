@@ -16,8 +16,7 @@ export function rawBody(limit: number) {
       next();
       return;
     }
-    const tooLarge = () =>
-      new ApiError(413, 'payload_too_large', `Request body is too large: at most ${limit} bytes.`);
+    const tooLarge = () => ApiError.payloadTooLarge(limit);
     const declared = Number(req.headers['content-length'] ?? NaN);
     if (Number.isFinite(declared) && declared > limit) {
       // Discard what the client still sends; the response goes out now.
