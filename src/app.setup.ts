@@ -4,7 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import cors from 'cors';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
-import { rawBody } from './capture/raw-body.middleware.js';
+import { rawBody } from './common/http/raw-body.middleware.js';
 import { requireJsonBody } from './common/http/require-json.middleware.js';
 import { AppConfig } from './config/config.js';
 import { ShutdownState } from './health/shutdown-state.js';

@@ -30,14 +30,6 @@ export interface CaptureBody {
 const GZIP_HINTS = new Set(['gzip', 'gzip-js']);
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
-export function tooLarge(limit: number): ApiError {
-  return new ApiError(
-    413,
-    'payload_too_large',
-    `Request body is too large: at most ${limit} bytes (decompressed).`,
-  );
-}
-
 export function isGzip(bytes: Buffer): boolean {
   return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
 }
@@ -47,7 +39,8 @@ async function decompress(kind: 'gzip' | 'deflate', bytes: Buffer, limit: number
     return await (kind === 'gzip' ? gunzipAsync : inflateAsync)(bytes, { maxOutputLength: limit });
   } catch (error) {
     const e = error as { code?: string };
-    if (e.code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) throw tooLarge(limit);
+    if (e.code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError)
+      throw ApiError.payloadTooLarge(limit, true);
     throw ApiError.validation(
       kind === 'gzip'
         ? 'The request body is not valid gzip data.'
@@ -130,7 +123,7 @@ async function textOf(value: string, compression: string | undefined, limit: num
   const bytes = fromBase64(value);
   if (!bytes) return value; // not base64 either: let JSON.parse say what is wrong
   if (isGzip(bytes)) return utf8(await decompress('gzip', bytes, limit));
-  if (bytes.length > limit) throw tooLarge(limit);
+  if (bytes.length > limit) throw ApiError.payloadTooLarge(limit, true);
   return utf8(bytes);
 }
 

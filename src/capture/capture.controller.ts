@@ -11,7 +11,7 @@ import {
 } from '@nestjs/swagger';
 import { Public } from '../common/auth/auth.decorators.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
-import type { RequestWithRawBody } from './raw-body.middleware.js';
+import type { RequestWithRawBody } from '../common/http/raw-body.middleware.js';
 import { CaptureService } from './capture.service.js';
 
 export class CaptureResponseDto {

@@ -3,6 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } f
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { Public } from '../common/auth/auth.decorators.js';
+import { ApiError } from '../common/errors/api-error.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import { ShutdownState } from './shutdown-state.js';
 
@@ -36,7 +37,7 @@ export class HealthController {
   async readiness(@Res({ passthrough: true }) res: Response): Promise<unknown> {
     if (this.shutdown.draining) {
       res.status(503);
-      return { type: 'server_error', code: 'unavailable', detail: 'Shutting down.', attr: null };
+      return ApiError.unavailable('Shutting down.').body;
     }
     try {
       await Promise.race([
@@ -48,12 +49,7 @@ export class HealthController {
       return { status: 'ok', database: 'up' };
     } catch {
       res.status(503);
-      return {
-        type: 'server_error',
-        code: 'unavailable',
-        detail: 'The database is unreachable.',
-        attr: null,
-      };
+      return ApiError.unavailable('The database is unreachable.').body;
     }
   }
 }

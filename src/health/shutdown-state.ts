@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
+import { ApiError } from '../common/errors/api-error.js';
 
 /**
  * The drain state of the process. Set when shutdown starts, so readiness fails at once and load balancers stop
@@ -43,12 +44,9 @@ export class ShutdownState implements BeforeApplicationShutdown {
    */
   async abortInFlight(maxWaitMs = 1000): Promise<number> {
     const pending = [...this.inFlight];
-    const body = JSON.stringify({
-      type: 'server_error',
-      code: 'unavailable',
-      detail: 'The server is shutting down and could not finish this request. Try again.',
-      attr: null,
-    });
+    const body = JSON.stringify(
+      ApiError.unavailable('The server is shutting down and could not finish this request. Try again.').body,
+    );
     const written = pending.map((res) => {
       if (res.headersSent) {
         res.destroy();

@@ -126,6 +126,14 @@ export class OrganizationsRepository {
     );
   }
 
+  /** The organization's `plugins_access_level` (0, 3, 6 or 9), or null when there is no such organization. */
+  async pluginsAccessLevel(id: string): Promise<number | null> {
+    const org = await this.dataSource
+      .getRepository(OrganizationEntity)
+      .findOne({ where: { id }, select: { id: true, pluginsAccessLevel: true } });
+    return org ? Number(org.pluginsAccessLevel) : null;
+  }
+
   async update(id: string, fields: OrganizationWrite): Promise<void> {
     const set = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
     if (!Object.keys(set).length) return;

@@ -42,6 +42,14 @@ export class OrganizationsService {
     return this.organizations.summariesForUser(principal.userId, onlyIds);
   }
 
+  /**
+   * The organization's `plugins_access_level`, or null when it does not exist. No tenancy check: for callers
+   * that already passed `MembershipsService.requireAccess` (or `ProjectsService.requireAccessible`).
+   */
+  pluginsAccessLevel(organizationId: string): Promise<number | null> {
+    return this.organizations.pluginsAccessLevel(organizationId);
+  }
+
   async retrieve(principal: Principal, organizationId: string): Promise<OrganizationDto> {
     const { organizationId: id } = await this.memberships.requireAccess(principal, organizationId);
     return this.view(principal, id);

@@ -6,6 +6,7 @@ import { isUniqueViolation } from '../common/errors/database-errors.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { Clock } from '../common/time/clock.js';
 import { parseIntId } from '../common/validation/ids.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import {
   type CreatePluginConfigDto,
@@ -61,6 +62,7 @@ export class PluginConfigsService {
     private readonly dataSource: DataSource,
     private readonly plugins: PluginsRepository,
     private readonly projects: ProjectsService,
+    private readonly organizations: OrganizationsService,
     private readonly clock: Clock,
   ) {}
 
@@ -69,9 +71,9 @@ export class PluginConfigsService {
     projectId: string,
   ): Promise<{ teamId: number; organizationId: string }> {
     const project = await this.projects.requireAccessible(principal, projectId);
-    const settings = await this.plugins.organizationSettings(project.organizationId);
-    if (!settings) throw ApiError.notFound();
-    if (settings.pluginsAccessLevel < PluginsAccessLevel.CONFIG) throw insufficientPluginAccess();
+    const level = await this.organizations.pluginsAccessLevel(project.organizationId);
+    if (level === null) throw ApiError.notFound();
+    if (level < PluginsAccessLevel.CONFIG) throw insufficientPluginAccess();
     return { teamId: project.id, organizationId: project.organizationId };
   }
 

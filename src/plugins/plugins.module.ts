@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MembershipsModule } from '../memberships/memberships.module.js';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { PluginCatalog } from './plugin-catalog.js';
@@ -14,7 +15,7 @@ import { PluginsService } from './plugins.service.js';
  * files, change history, the repository catalog, and per-project plugin configs.
  */
 @Module({
-  imports: [MembershipsModule, ProjectsModule, UsersModule],
+  imports: [MembershipsModule, OrganizationsModule, ProjectsModule, UsersModule],
   controllers: [...PLUGIN_CATEGORY_CONTROLLERS, PluginConfigsController],
   providers: [PluginsRepository, PluginsService, PluginConfigsService, PluginCatalog],
 })

@@ -45,19 +45,6 @@ export class PluginsRepository {
     return manager.getRepository(PluginConfigEntity);
   }
 
-  /** The organization's name and plugins access level (0, 3, 6 or 9), or null when there is none. */
-  async organizationSettings(
-    organizationId: string,
-  ): Promise<{ name: string; pluginsAccessLevel: number } | null> {
-    const rows = (await this.dataSource.query(
-      'SELECT name, plugins_access_level FROM organizations WHERE id = $1',
-      [organizationId],
-    )) as { name: string; plugins_access_level: number }[];
-    return rows.length
-      ? { name: rows[0].name, pluginsAccessLevel: Number(rows[0].plugins_access_level) }
-      : null;
-  }
-
   private withOrganization(manager?: EntityManager) {
     return this.plugins(manager)
       .createQueryBuilder('p')

@@ -7,6 +7,7 @@ import type { Page, PageParams } from '../common/pagination/page.js';
 import { Clock } from '../common/time/clock.js';
 import { parseIntId } from '../common/validation/ids.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
 import { UsersService } from '../users/users.service.js';
 import type { CreatePluginDto, UpdatePluginDto } from './dto/plugin-input.dto.js';
 import { type PluginActivityDto, toPluginActivityDto } from './dto/plugin-activity.dto.js';
@@ -83,6 +84,7 @@ export class PluginsService {
     private readonly dataSource: DataSource,
     private readonly plugins: PluginsRepository,
     private readonly memberships: MembershipsService,
+    private readonly organizations: OrganizationsService,
     private readonly users: UsersService,
     private readonly catalog: PluginCatalog,
     private readonly clock: Clock,
@@ -96,10 +98,10 @@ export class PluginsService {
     minLevel: number,
   ): Promise<PluginAccess> {
     const membership = await this.memberships.requireAccess(principal, organizationId);
-    const settings = await this.plugins.organizationSettings(membership.organizationId);
-    if (!settings) throw ApiError.notFound();
-    if (settings.pluginsAccessLevel < minLevel) throw insufficientPluginAccess();
-    return { organizationId: membership.organizationId, pluginsAccessLevel: settings.pluginsAccessLevel };
+    const level = await this.organizations.pluginsAccessLevel(membership.organizationId);
+    if (level === null) throw ApiError.notFound();
+    if (level < minLevel) throw insufficientPluginAccess();
+    return { organizationId: membership.organizationId, pluginsAccessLevel: level };
   }
 
   private async actor(principal: Principal): Promise<Actor> {

@@ -45,20 +45,28 @@ export class ProjectsService {
    * not a member of; 403 when the key is restricted to other projects or organizations.
    */
   async requireAccessible(principal: Principal, rawId: string): Promise<ProjectEntity> {
+    return (await this.accessible(principal, rawId)).project;
+  }
+
+  /** The project and the caller's membership level in its organization, checked as for requireAccessible. */
+  private async accessible(
+    principal: Principal,
+    rawId: string,
+  ): Promise<{ project: ProjectEntity; level: number }> {
     const id = parseIntId(rawId);
     const project = id === null ? null : await this.projects.findById(id);
     if (!project) throw ApiError.notFound();
-    await this.memberships.requireAccess(principal, project.organizationId);
+    const { level } = await this.memberships.requireAccess(principal, project.organizationId);
     if (!principal.allowsProject(project.id, project.organizationId)) {
       throw ApiError.permissionDenied('This API key is not allowed to access this project.');
     }
-    return project;
+    return { project, level };
   }
 
   /** Changes a project's settings: admins and owners of its organization only. */
   async update(principal: Principal, rawId: string, input: UpdateProjectDto): Promise<ProjectEntity> {
-    const project = await this.requireAccessible(principal, rawId);
-    await this.memberships.requireAccess(principal, project.organizationId, MembershipLevel.ADMIN);
+    const { project, level } = await this.accessible(principal, rawId);
+    if (level < MembershipLevel.ADMIN) throw ApiError.insufficientLevel();
     const updated = await this.projects.update(project.id, {
       name: input.name,
       sessionRecordingOptIn: input.session_recording_opt_in,

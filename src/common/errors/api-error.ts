@@ -81,6 +81,16 @@ export class ApiError extends HttpException {
     return new ApiError(HttpStatus.CONFLICT, 'conflict', detail, attr);
   }
 
+  /** 413 `payload_too_large`: the body (as sent, or once decompressed) is over `limit` bytes. */
+  static payloadTooLarge(limit: number, decompressed = false): ApiError {
+    const what = decompressed ? ' (decompressed)' : '';
+    return new ApiError(
+      HttpStatus.PAYLOAD_TOO_LARGE,
+      'payload_too_large',
+      `Request body is too large: at most ${limit} bytes${what}.`,
+    );
+  }
+
   /** 429 with `Retry-After`: the caller's rate limit is used up for `seconds` more. */
   static throttled(seconds: number): ApiError {
     const unit = seconds === 1 ? 'second' : 'seconds';

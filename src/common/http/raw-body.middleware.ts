@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ApiError } from '../common/errors/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 
 /** The raw body a `rawBody` middleware read (a Buffer, possibly empty). */
 export type RequestWithRawBody = Request & { body?: unknown; _body?: boolean };
@@ -7,8 +7,8 @@ export type RequestWithRawBody = Request & { body?: unknown; _body?: boolean };
 /**
  * Reads the request body as raw bytes, at most `limit` of them (413 otherwise: at once when Content-Length says
  * so, else as soon as the stream passes the limit), and leaves it in `req.body` as a Buffer. Marks the body as
- * read, so the global JSON parser leaves it alone. Mounted before that parser for the capture path, whose
- * bodies are gzip, form or text as often as JSON.
+ * read, so the global JSON parser leaves it alone. Mounted before that parser for the recording capture path
+ * and the SDK's flags paths, whose bodies are gzip, form or text as often as JSON.
  */
 export function rawBody(limit: number) {
   return (req: RequestWithRawBody, _res: Response, next: NextFunction): void => {
@@ -16,8 +16,7 @@ export function rawBody(limit: number) {
       next();
       return;
     }
-    const tooLarge = () =>
-      new ApiError(413, 'payload_too_large', `Request body is too large: at most ${limit} bytes.`);
+    const tooLarge = () => ApiError.payloadTooLarge(limit);
     const declared = Number(req.headers['content-length'] ?? NaN);
     if (Number.isFinite(declared) && declared > limit) {
       // Discard what the client still sends; the response goes out now.
