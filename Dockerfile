@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 #
-# Production image of the service. Two stages:
+# Production image of the service, on Node 24 LTS (the base images' own node; package.json `engines`). Two stages:
 #   build   - installs every dependency (dev ones included) and compiles TypeScript into dist/
 #   runtime - production dependencies only (no embedded-postgres, no compilers) and the compiled dist/
 #
@@ -8,12 +8,13 @@
 # Configuration comes from the environment (see .env.example); DATABASE_URL is required in production.
 
 # ---------------------------------------------------------------------------------------------------------
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 
 # Dependencies first, so this layer is cached until package.json or the lockfile changes. Install scripts are
-# skipped: the build (tsc through the Nest CLI) needs none of them, and npm before 12 would ignore the
-# package.json `allowScripts` policy and run them all.
+# skipped: the build (tsc through the Nest CLI) needs none of them. That includes the `node` devDependency's,
+# which would download a second Node 24 for machines whose own Node is older; without it the package links no
+# `node` binary, so `npm run build` runs on the image's Node 24.
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 
@@ -21,7 +22,7 @@ COPY . .
 RUN npm run build
 
 # ---------------------------------------------------------------------------------------------------------
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 

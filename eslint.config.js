@@ -32,5 +32,10 @@ export default tseslint.config(
     files: ['tools/**', 'bench/**'],
     rules: { 'no-console': 'off' },
   },
+  {
+    // The browser code of the replay pages (bundled by tools/build-web.mjs); its specs run in Node.
+    files: ['web/**'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
   prettier,
 );

@@ -1,5 +1,5 @@
 /**
- * Two projects: `unit` (pure logic, beside the code: src/**\/*.spec.ts) and `e2e` (the real app against a real
+ * Two projects: `unit` (pure logic, beside the code: src/**\/*.spec.ts, and the browser code's web/**\/*.spec.ts) and `e2e` (the real app against a real
  * PostgreSQL: test/**). Sources are compiled by SWC with legacy decorators and decorator metadata (Nest's
  * dependency injection needs both); type-checking is a separate step (`npm run typecheck`).
  */
@@ -22,6 +22,7 @@ const common = {
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testEnvironment: 'node',
+  setupFilesAfterEnv: ['<rootDir>/test/support/load-nest-first.js'],
 };
 
 export default {
@@ -29,7 +30,7 @@ export default {
     {
       ...common,
       displayName: 'unit',
-      roots: ['<rootDir>/src', '<rootDir>/bench'],
+      roots: ['<rootDir>/src', '<rootDir>/bench', '<rootDir>/web'],
       testMatch: ['**/*.spec.ts'],
     },
     {

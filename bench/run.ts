@@ -7,7 +7,9 @@
  *    answer every scenario with the same JSON and counts the SQL statements each runs per request;
  * 3. drives both with autocannon, alternating which goes first in each round, sampling the service's RSS;
  * 4. runs the scheduler scenario (`createDueRuns` from dist/ with 100,000 due exports, then concurrent ticks);
- * 5. prints the tables and writes bench/results/<date>.json.
+ * 5. runs the export scenario (1,000,000 persons to a Postgres destination by a worker process, against a plain
+ *    COPY of the same rows);
+ * 6. prints the tables and writes bench/results/<date>.json.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -25,17 +27,21 @@ import { sampleRss, type Server, startServer } from './lib/processes.js';
 import {
   evaluateTargets,
   formatHttpTable,
+  formatCaptureTable,
   formatSchedulerTable,
   formatTargetsTable,
+  type CaptureResult,
   type HttpScenarioResult,
   type LoadStats,
   type MemoryResult,
-  replaceReadmeBlock,
+  replaceResultsBlock,
   round,
   type SchedulerResult,
 } from './lib/report.js';
 import { HTTP_SCENARIOS, type Side } from './lib/scenarios.js';
+import { benchCapture } from './lib/capture.js';
 import { benchScheduler } from './lib/scheduler.js';
+import { benchExport, type ExportResult, formatExportTable, MIN_EXPORT_RATIO } from './lib/export.js';
 import { type Fixture, readFixture, seed, SEED_VERSION } from './lib/seed.js';
 import { profileStatements, statementDifferences } from './lib/statements.js';
 
@@ -52,10 +58,10 @@ const log = (m: string) => console.log(`[bench ${new Date().toISOString().slice(
  * The NODE_OPTIONS of the base Kubernetes Deployment (its V8 heap limit, sized for the container's memory limit):
  * the service runs here with the heap it has when deployed, not one sized for this machine's memory.
  */
-function deploymentNodeOptions(): string {
-  const manifest = readFileSync(join(ROOT, 'deploy', 'k8s', 'base', 'deployment.yaml'), 'utf8');
+function deploymentNodeOptions(file = 'deployment.yaml'): string {
+  const manifest = readFileSync(join(ROOT, 'deploy', 'k8s', 'base', file), 'utf8');
   const match = /- name: NODE_OPTIONS\s+value: (.+)/.exec(manifest);
-  if (!match) throw new Error('deploy/k8s/base/deployment.yaml sets no NODE_OPTIONS for the service');
+  if (!match) throw new Error(`deploy/k8s/base/${file} sets no NODE_OPTIONS for the service`);
   return match[1].trim().replace(/^(['"])(.*)\1$/, '$2');
 }
 
@@ -71,6 +77,7 @@ function serviceEnv(databaseUrl: string): Record<string, string> {
     MIGRATIONS_RUN: 'false',
     SCHEDULER_ENABLED: 'false',
     RATE_LIMIT_ENABLED: 'false',
+    BATCH_EXPORT_WORKERS: 'false',
   };
 }
 
@@ -322,7 +329,52 @@ async function main(): Promise<void> {
       });
     }
 
-    const targets = evaluateTargets(http, scheduler, memory);
+    let capture: CaptureResult | null = null;
+    if (options.scenarios.includes('capture')) {
+      const service = await startServer({
+        name: 'service',
+        script: join(ROOT, 'dist', 'main.js'),
+        port: SERVICE_PORT,
+        env: serviceEnv(postgres.url),
+        logFile: join(logDir, 'service.log'),
+        readyPath: '/readyz',
+        cwd: ROOT,
+        nodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
+      });
+      try {
+        capture = await benchCapture({ service, db, runs: options.quick ? 1 : 3, log });
+      } finally {
+        await service.stop();
+      }
+    }
+
+    let exported: ExportResult | null = null;
+    if (options.scenarios.includes('export')) {
+      exported = await benchExport({
+        root: ROOT,
+        url: postgres.url,
+        adminUrl: postgres.adminUrl,
+        db,
+        apiKey: fixture.apiKey,
+        organizationId: fixture.retrieveOrganizationId,
+        port: SERVICE_PORT,
+        nodeOptions: deploymentNodeOptions('worker-deployment.yaml'),
+        logDir,
+        log,
+      });
+    }
+
+    const targets = evaluateTargets(http, scheduler, memory, capture);
+    if (exported) {
+      const met = exported.ratio >= MIN_EXPORT_RATIO;
+      targets.push({
+        name: 'export: rows/s of a batch export run ÷ rows/s of a plain COPY (1,000,000 persons)',
+        value: exported.ratio,
+        limit: `≥ ${MIN_EXPORT_RATIO}`,
+        met,
+        note: met ? null : `${round((MIN_EXPORT_RATIO - exported.ratio) * 100, 0)} points short`,
+      });
+    }
     const finishedAt = new Date();
     const results = {
       date: startedAt.toISOString().slice(0, 10),
@@ -357,6 +409,8 @@ async function main(): Promise<void> {
       http,
       skipped,
       scheduler,
+      export: exported,
+      capture,
       memory,
       targets,
     };
@@ -370,6 +424,8 @@ async function main(): Promise<void> {
       http.length ? formatHttpTable(http) : '',
       ...skipped.map((s) => `${s.name}: skipped — ${s.reason}`),
       scheduler ? formatSchedulerTable(scheduler) : '',
+      exported ? formatExportTable(exported) : '',
+      capture ? formatCaptureTable(capture) : '',
       memory
         ? `Service RSS: idle ${round(memory.idleMb, 0)} MB, max under load ${round(memory.maxUnderLoadMb, 0)} MB, ` +
           `end of load ${round(memory.endOfLoadMb, 0)} MB.`
@@ -377,7 +433,7 @@ async function main(): Promise<void> {
       formatTargetsTable(targets),
     ].filter(Boolean);
     console.log(`\n${summary.join('\n\n')}\n`);
-    if (options.updateReadme) {
+    if (options.updateDocs) {
       const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
       const heading =
         `Latest run: ${results.date}, ${results.machine.cores} cores (${results.machine.cpu}), Node ${results.machine.node}, ` +
@@ -385,12 +441,12 @@ async function main(): Promise<void> {
         `${load(results.machine.loadAverageAtEnd)} at the end (other work shared the machine); ` +
         `${options.connections} connections, ${options.warmupSec} s warm-up, ${options.durationSec} s × ${options.rounds} ` +
         `rounds per side; \`${relative(ROOT, out)}\`.`;
-      const readmePath = join(ROOT, 'README.md');
+      const docPath = join(ROOT, 'docs', 'performance.md');
       writeFileSync(
-        readmePath,
-        replaceReadmeBlock(readFileSync(readmePath, 'utf8'), [heading, ...summary].join('\n\n')),
+        docPath,
+        replaceResultsBlock(readFileSync(docPath, 'utf8'), [heading, ...summary].join('\n\n')),
       );
-      log('README.md: results block updated');
+      log('docs/performance.md: results block updated');
     }
     console.log(`Results: ${relative(process.cwd(), out)} (${results.durationSec} s)`);
   } finally {

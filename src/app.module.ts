@@ -7,10 +7,17 @@ import { CaptureModule } from './capture/capture.module.js';
 import { ApiKeyGuard } from './common/auth/api-key.guard.js';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter.js';
 import { RequestTimeoutInterceptor } from './common/http/request-timeout.interceptor.js';
+import {
+  CHECKED_PREFIXES,
+  INPUT_CHECK_OPTIONS,
+  InputCheckInterceptor,
+  type InputCheckOptions,
+} from './common/input/input-check.interceptor.js';
 import { loggerOptions } from './common/logging/logger-options.js';
 import { EnvelopeInterceptor } from './common/pagination/envelope.interceptor.js';
-import { RateLimitGuard } from './common/rate-limit/rate-limit.guard.js';
+import { ApiKeyThrottlerGuard } from './common/rate-limit/api-key-throttler.guard.js';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
+import { ClockModule } from './common/time/clock.module.js';
 import { ApiValidationPipe } from './common/validation/api-validation.pipe.js';
 import type { AppConfig } from './config/config.js';
 import { CoreModule } from './config/core.module.js';
@@ -26,15 +33,16 @@ import { PluginsModule } from './plugins/plugins.module.js';
 import { PersonalApiKeysModule } from './personal-api-keys/personal-api-keys.module.js';
 import { PersonsModule } from './persons/persons.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
+import { ReplayModule } from './replay/replay.module.js';
 import { SdkModule } from './sdk/sdk.module.js';
 import { SessionRecordingsModule } from './session-recordings/session-recordings.module.js';
-import { UsersModule } from './users/users.module.js';
+import { CurrentUserModule } from './users/current-user.module.js';
 
 /** The feature modules of the HTTP service. A new resource module is added here. */
 export const FEATURE_MODULES = [
   HealthModule,
   PersonalApiKeysModule,
-  UsersModule,
+  CurrentUserModule,
   MembershipsModule,
   OrganizationsModule,
   ProjectsModule,
@@ -45,14 +53,15 @@ export const FEATURE_MODULES = [
   PluginsModule,
   PersonsModule,
   SessionRecordingsModule,
+  ReplayModule,
   CaptureModule,
   SdkModule,
 ];
 
 /**
  * The application: configuration, logging, database, feature modules, and the global request pipeline —
- * guards (API key + scopes, then the per-key rate limit when RATE_LIMIT_ENABLED), pipe (validation),
- * interceptors (request timeout, list envelope) and filter (error body).
+ * guards (API key + scopes, then the per-key rate limit when RATE_LIMIT_ENABLED), interceptors (input text
+ * and depth check, request timeout, list envelope), pipe (validation) and filter (error body).
  */
 @Module({})
 export class AppModule {
@@ -62,6 +71,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         CoreModule.forRoot(config),
+        ClockModule,
         LoggerModule.forRoot(loggerOptions(config)),
         DatabaseModule.forRoot(config),
         MetricsModule,
@@ -73,7 +83,16 @@ export class AppModule {
       providers: [
         // Global guards run in this order: the rate limit counts per key, so it needs the authenticated key.
         { provide: APP_GUARD, useClass: ApiKeyGuard },
-        ...(rateLimited ? [{ provide: APP_GUARD, useClass: RateLimitGuard }] : []),
+        ...(rateLimited ? [{ provide: APP_GUARD, useClass: ApiKeyThrottlerGuard }] : []),
+        // Interceptors run before the pipe: text and depth checks of every input, then validation.
+        {
+          provide: INPUT_CHECK_OPTIONS,
+          useValue: {
+            maxDepth: config.get('BODY_JSON_MAX_DEPTH'),
+            prefixes: CHECKED_PREFIXES,
+          } satisfies InputCheckOptions,
+        },
+        { provide: APP_INTERCEPTOR, useClass: InputCheckInterceptor },
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         { provide: APP_INTERCEPTOR, useClass: RequestTimeoutInterceptor },
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },

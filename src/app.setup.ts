@@ -4,7 +4,13 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import cors from 'cors';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
+import {
+  CONCURRENCY_LIMITED_PREFIXES,
+  concurrencyLimit,
+} from './common/http/concurrency-limit.middleware.js';
+import { rawBodyRoutes } from './common/http/raw-body.decorator.js';
 import { rawBody } from './common/http/raw-body.middleware.js';
+import { verifyJsonBody } from './common/input/json-body.js';
 import { requireJsonBody } from './common/http/require-json.middleware.js';
 import { AppConfig } from './config/config.js';
 import { ShutdownState } from './health/shutdown-state.js';
@@ -60,11 +66,12 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   express.use(securityHeaders());
   // Browsers call the SDK routes from any site (public project token only); /api keeps its own policy.
   express.use(SDK_PUBLIC_PATHS, sdkCors);
-  // Recording capture reads its body raw (gzip, form, base64 or JSON, up to RECORDING_BODY_LIMIT) before the
-  // global JSON parser, which then leaves it alone.
-  express.use('/s', rawBody(config.get('RECORDING_BODY_LIMIT')));
-  // The SDK's flags requests come in the same encodings, decoded the same way.
-  express.use(['/flags', '/decide'], rawBody(config.get('BODY_LIMIT')));
+  // The public SDK routes take at most PUBLIC_MAX_CONCURRENT_PER_IP requests of one client at a time (429 beyond),
+  // counted before their bodies are read.
+  express.use(CONCURRENCY_LIMITED_PREFIXES, concurrencyLimit(config.get('PUBLIC_MAX_CONCURRENT_PER_IP')));
+  // Routes marked @RawBody (recording capture, the SDK's flags requests: gzip, form, base64 or JSON) read their
+  // body raw before the global JSON parser, which then leaves it alone.
+  for (const route of rawBodyRoutes(app)) express.use(route.path, rawBody(config.get(route.limit)));
   const origins = config.get('CORS_ORIGINS');
   if (origins) {
     // Only the JSON API; other routes (the public SDK endpoints) answer CORS themselves.
@@ -81,10 +88,14 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   }
   // The JSON API refuses other media types (415); routes under other prefixes parse their own bodies.
   express.use('/api', requireJsonBody);
-  express.useBodyParser('json', {
+  // UTF-8 only, and the nesting depth checked on the raw text before JSON.parse recurses into it. Nest reserves
+  // `verify` for its `rawBody` option only, which this application does not use.
+  const jsonOptions = {
     limit: config.get('BODY_LIMIT'),
     type: ['application/json', 'application/*+json'],
-  });
+    verify: verifyJsonBody(config.get('BODY_JSON_MAX_DEPTH')),
+  };
+  express.useBodyParser('json', jsonOptions);
   // A client must send its whole request within REQUEST_TIMEOUT_MS (and its headers within a minute at most).
   const server = express.getHttpServer() as Server | undefined;
   if (server) {

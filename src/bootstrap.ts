@@ -6,11 +6,17 @@ import { resolveDatabase, type ResolvedDatabase } from './database/resolve-datab
 import { ShutdownState } from './health/shutdown-state.js';
 import { BootstrapKeyService } from './personal-api-keys/bootstrap-key.js';
 import { createDataSource } from './database/data-source.js';
+import { bootLogger, writeToLog } from './common/logging/logger-options.js';
 
-/** A one-line JSON log record for the boot phase (before the application logger exists). */
-export function bootLog(msg: string, level: 'info' | 'error' = 'info'): void {
-  process.stdout.write(`${JSON.stringify({ level, time: Date.now(), context: 'Bootstrap', msg })}\n`);
+/** A log line of the boot and shutdown phases (before and after the application logger), `context: "Bootstrap"`. */
+export function bootLog(msg: string, level: 'debug' | 'info' | 'warn' | 'error' = 'info'): void {
+  bootLogger()[level](msg);
 }
+
+/** Logged at each start on an external database that has no user yet. */
+export const NO_BOOTSTRAP_KEY_MESSAGE =
+  'the database has no user yet; with DATABASE_URL no key is created at start (container logs are no place ' +
+  "for a secret): create the first one with node dist/cli.js keys create --email you@example.com --scopes '*'";
 
 /** Resolves the database (embedded when DATABASE_URL is unset) and applies migrations when configured to. */
 export async function prepareDatabase(config: AppConfig): Promise<ResolvedDatabase> {
@@ -20,9 +26,8 @@ export async function prepareDatabase(config: AppConfig): Promise<ResolvedDataba
       const dataSource = await createDataSource(database.config, 'migrations').initialize();
       try {
         const applied = await runMigrations(dataSource);
-        bootLog(
-          applied.length ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date',
-        );
+        if (applied.length) bootLog(`applied migrations: ${applied.join(', ')}`);
+        else bootLog('database schema is up to date', 'debug');
       } finally {
         await dataSource.destroy();
       }
@@ -34,11 +39,22 @@ export async function prepareDatabase(config: AppConfig): Promise<ResolvedDataba
   return database;
 }
 
-/** On an empty database, creates the bootstrap user and key and prints the secret once. */
-export async function printBootstrapKey(app: INestApplication, port: number): Promise<void> {
-  const created = await app.get(BootstrapKeyService).createIfEmpty();
+/**
+ * The first key. On the embedded database (`npm start` on a workstation) an empty database gets the bootstrap user
+ * and a `*` key whose secret is printed once. With an external DATABASE_URL (production) nothing is created or
+ * printed, since standard output ends up in shared container logs: while the database has no user, each start
+ * logs that the operator creates the first key with the CLI.
+ */
+export async function printBootstrapKey(app: INestApplication, config: AppConfig): Promise<void> {
+  const bootstrap = app.get(BootstrapKeyService);
+  if (!config.embeddedDatabase) {
+    if (await bootstrap.hasNoUser()) bootLog(NO_BOOTSTRAP_KEY_MESSAGE, 'warn');
+    return;
+  }
+  const created = await bootstrap.createIfEmpty();
   if (!created) return;
-  process.stdout.write(
+  const port = config.get('PORT');
+  writeToLog(
     [
       '',
       `Created the first user ${created.email} with a personal API key holding every scope ('*').`,

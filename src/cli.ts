@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { type DynamicModule, type INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { LoggerModule } from 'nestjs-pino';
+import { ClockModule } from './common/time/clock.module.js';
 import { AppConfig, ConfigError } from './config/config.js';
 import { CoreModule } from './config/core.module.js';
 import { createDataSource } from './database/data-source.js';
@@ -11,8 +12,12 @@ import { runMigrations } from './database/migrate.js';
 import { resolveDatabase, type ResolvedDatabase } from './database/resolve-database.js';
 import { CaptureModule } from './capture/capture.module.js';
 import { CaptureService } from './capture/capture.service.js';
+import { isUuid } from './common/validation/ids.js';
+import { PLUGINS_ACCESS_LEVELS } from './organizations/organizations.service.js';
 import { PersonalApiKeysModule } from './personal-api-keys/personal-api-keys.module.js';
 import { PersonalApiKeysService } from './personal-api-keys/personal-api-keys.service.js';
+import { PluginsModule } from './plugins/plugins.module.js';
+import { PluginsService } from './plugins/plugins.service.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { ProjectsService } from './projects/projects.service.js';
 import { demoCaptureRequests } from './session-recordings/demo/demo-sessions.js';
@@ -24,13 +29,29 @@ const HELP: Record<string, string> = {
   main: `Usage: node dist/cli.js <command> [options]
 
 Commands:
+  keys create              Create a personal API key (creates the user if missing)
+  keys list                List a user's keys (masked)
+  keys revoke              Revoke a key
+  orgs set-plugins-access  Set an organization's plugins_access_level (9 lets it publish global plugins)
+  migrate                  Apply pending database migrations (under an advisory lock)
+  demo                     Fill a project with generated session recordings
+
+Run "node dist/cli.js <command> --help" (or "node dist/cli.js help <command>") for a command's options;
+"node dist/cli.js keys --help" lists the key commands, "node dist/cli.js orgs --help" the organization ones.`,
+  orgs: `Usage: node dist/cli.js orgs <set-plugins-access> [options]
+
+Organizations (operator actions):
+  orgs set-plugins-access  Set an organization's plugins_access_level (9 lets it publish global plugins)
+
+Run "node dist/cli.js orgs <command> --help" for a command's options.`,
+  keys: `Usage: node dist/cli.js keys <create|list|revoke> [options]
+
+Personal API keys:
   keys create   Create a personal API key (creates the user if missing)
   keys list     List a user's keys (masked)
   keys revoke   Revoke a key
-  migrate       Apply pending database migrations (under an advisory lock)
-  demo          Fill a project with generated session recordings
 
-Run "node dist/cli.js <command> --help" for a command's options.`,
+Run "node dist/cli.js keys <command> --help" for a command's options.`,
   'keys create': `Usage: node dist/cli.js keys create --email E --scopes S [--label L] [--organizations uuid,...] [--projects id,...]
 
   --email          the key owner's e-mail; the user is created if missing
@@ -46,6 +67,15 @@ Lists the user's keys: id, masked secret, scopes, restrictions, last use, revoca
   'keys revoke': `Usage: node dist/cli.js keys revoke --id ID
 
 Revokes the key with this id; requests with it get 401 at once.`,
+  'orgs set-plugins-access': `Usage: node dist/cli.js orgs set-plugins-access --org ID --level N
+
+  --org    the organization's id (uuid)
+  --level  0 (no plugins), 3 (configure: use plugins in projects), 6 (install: manage the organization's own
+           plugin records; the default for new organizations) or 9 (root: also publish global plugin records,
+           visible to every organization)
+
+Raising an organization to 9 is an operator decision: its admins and owners can then publish plugins that
+every tenant sees. Lowering it leaves the records it already published global (the output says how many).`,
   migrate: `Usage: node dist/cli.js migrate
 
 Applies pending migrations under a PostgreSQL advisory lock (safe to run from several replicas at once).`,
@@ -76,6 +106,7 @@ class CliDemoModule {
       module: CliDemoModule,
       imports: [
         CoreModule.forRoot(config),
+        ClockModule,
         LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
         DatabaseModule.forRoot(config),
         ProjectsModule,
@@ -92,9 +123,11 @@ class CliModule {
       module: CliModule,
       imports: [
         CoreModule.forRoot(config),
+        ClockModule,
         LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
         DatabaseModule.forRoot(config),
         PersonalApiKeysModule,
+        PluginsModule,
       ],
     };
   }
@@ -128,15 +161,28 @@ function required(values: Record<string, unknown>, name: string, command: string
   return v.trim();
 }
 
-async function withKeys<T>(config: AppConfig, fn: (keys: PersonalApiKeysService) => Promise<T>): Promise<T> {
+async function withCli<T>(config: AppConfig, fn: (app: INestApplicationContext) => Promise<T>): Promise<T> {
   const app: INestApplicationContext = await NestFactory.createApplicationContext(CliModule.forRoot(config), {
     logger: false,
   });
   try {
-    return await fn(app.get(PersonalApiKeysService));
+    return await fn(app);
   } finally {
     await app.close();
   }
+}
+
+function withKeys<T>(config: AppConfig, fn: (keys: PersonalApiKeysService) => Promise<T>): Promise<T> {
+  return withCli(config, (app) => fn(app.get(PersonalApiKeysService)));
+}
+
+/** `--level` of `orgs set-plugins-access`: one of 0, 3, 6, 9. */
+function pluginsAccessLevel(raw: string, command: string): number {
+  const level = /^\d$/.test(raw) ? Number(raw) : NaN;
+  if (!(PLUGINS_ACCESS_LEVELS as readonly number[]).includes(level)) {
+    throw new CliUsageError(`${command}: --level must be one of ${PLUGINS_ACCESS_LEVELS.join(', ')}`);
+  }
+  return level;
 }
 
 /** Ingests generated sessions into a project through the capture service; returns a summary line. */
@@ -177,20 +223,57 @@ function positiveInt(
   return Number(raw);
 }
 
+/** Command groups: the first word of every two-word command (`keys create` → `keys`). */
+const GROUPS = new Set(
+  Object.keys(HELP)
+    .filter((name) => name.includes(' '))
+    .map((name) => name.split(' ')[0]),
+);
+const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h' || arg === 'help';
+
+/** The command named by the start of `argv` (one word, or a group and its command) and the rest. */
+function splitCommand(argv: string[]): { command: string; args: string[] } {
+  const [first = '', second, ...rest] = argv;
+  if (GROUPS.has(first) && second !== undefined && !second.startsWith('-') && !isHelp(second)) {
+    return { command: `${first} ${second}`, args: rest };
+  }
+  return { command: first, args: argv.slice(1) };
+}
+
 /** Runs one CLI command; returns the exit code. Exposed for tests. */
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, err: Out): Promise<number> {
-  const [first, second, ...rest] = argv;
-  const command = first === 'keys' ? `keys ${second ?? ''}`.trim() : (first ?? '');
-  const args = first === 'keys' ? rest : [second, ...rest].filter((a): a is string => a !== undefined);
-  if (!first || first === '--help' || first === '-h' || first === 'help') {
+  if (!argv.length) {
     out(HELP.main);
-    return first ? 0 : 2;
-  }
-  if (!HELP[command]) {
-    err(`unknown command '${command}' (try --help)`);
     return 2;
   }
-  if (args.includes('--help') || args.includes('-h')) {
+  if (isHelp(argv[0])) {
+    // `--help` alone, or `help <command>`.
+    const topic = argv.length > 1 ? splitCommand(argv.slice(1)).command : 'main';
+    if (!HELP[topic]) {
+      err(`unknown command '${argv.slice(1).join(' ')}' (try --help)`);
+      return 2;
+    }
+    out(HELP[topic]);
+    return 0;
+  }
+  const { command, args } = splitCommand(argv);
+  const asksHelp = args.some((a) => a === '--help' || a === '-h');
+  if (GROUPS.has(command)) {
+    // A group lists its commands: as the answer to `keys --help` (or `keys help`), as a usage error alone.
+    if (asksHelp || isHelp(args[0])) {
+      out(HELP[command]);
+      return 0;
+    }
+    if (!args.length) {
+      out(HELP[command]);
+      return 2;
+    }
+  }
+  if (!HELP[command] || command === 'main' || GROUPS.has(command)) {
+    err(`unknown command '${argv.slice(0, GROUPS.has(argv[0]) ? 2 : 1).join(' ')}' (try --help)`);
+    return 2;
+  }
+  if (asksHelp) {
     out(HELP[command]);
     return 0;
   }
@@ -207,6 +290,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
       },
       'keys list': { email: { type: 'string' } },
       'keys revoke': { id: { type: 'string' } },
+      'orgs set-plugins-access': { org: { type: 'string' }, level: { type: 'string' } },
       migrate: {},
       demo: { project: { type: 'string' }, sessions: { type: 'string' }, seed: { type: 'string' } },
     } as const;
@@ -222,6 +306,12 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
     }
     if (command === 'keys list') required(values, 'email', command);
     if (command === 'keys revoke') required(values, 'id', command);
+    if (command === 'orgs set-plugins-access') {
+      if (!isUuid(required(values, 'org', command))) {
+        throw new CliUsageError(`${command}: --org must be an organization id (a uuid)`);
+      }
+      pluginsAccessLevel(required(values, 'level', command), command);
+    }
     const demo =
       command === 'demo'
         ? {
@@ -297,6 +387,24 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
       case 'demo': {
         const d = demo as { project: number; sessions: number; seed: number | undefined };
         out(await runDemo(config, d.project, d.sessions, d.seed));
+        return 0;
+      }
+      case 'orgs set-plugins-access': {
+        const org = required(values, 'org', command);
+        const level = pluginsAccessLevel(required(values, 'level', command), command);
+        const change = await withCli(config, (app) =>
+          app.get(PluginsService).setOrganizationAccessLevel(org, level),
+        );
+        if (!change) throw new CliUsageError(`${command}: no organization with id ${org}`);
+        out(
+          `organization ${change.id} "${change.name}": plugins_access_level ${change.before} -> ${change.after}`,
+        );
+        if (change.after < 9 && change.globalPlugins > 0) {
+          out(
+            `note: it owns ${change.globalPlugins} global plugin record${change.globalPlugins === 1 ? '' : 's'}; ` +
+              'they stay global (visible to every organization) and it can no longer change that',
+          );
+        }
         return 0;
       }
       case 'keys revoke': {

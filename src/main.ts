@@ -2,22 +2,41 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
 import { APP_OPTIONS, configureApp } from './app.setup.js';
+import { explainListenError, PortInUseError } from './common/http/port-in-use.js';
+import { setBootLogLevel, setUpLogging } from './common/logging/logger-options.js';
 import { AppConfig, ConfigError } from './config/config.js';
 import { bootLog, prepareDatabase, printBootstrapKey, shutdownGracefully } from './bootstrap.js';
+import type { ResolvedDatabase } from './database/resolve-database.js';
 
 async function main(): Promise<void> {
-  const database = await prepareDatabase(AppConfig.fromEnv());
-  const app = configureApp(await NestFactory.create(AppModule.forRoot(database.config), APP_OPTIONS));
-  await app.init();
-  await printBootstrapKey(app, database.config.get('PORT'));
-  await app.listen(database.config.get('PORT'), database.config.get('HOST'));
-  shutdownGracefully(app, database);
-  bootLog(`listening on http://localhost:${database.config.get('PORT')} (Swagger UI at /docs)`);
+  const config = AppConfig.fromEnv();
+  await setUpLogging(config);
+  setBootLogLevel(config.get('LOG_LEVEL'));
+  const database: ResolvedDatabase = await prepareDatabase(config);
+  const port = database.config.get('PORT');
+  const host = database.config.get('HOST');
+  try {
+    const app = configureApp(await NestFactory.create(AppModule.forRoot(database.config), APP_OPTIONS));
+    try {
+      await app.init();
+      await printBootstrapKey(app, database.config);
+      await app.listen(port, host).catch((err: unknown) => {
+        throw explainListenError(err, 'PORT', port, host);
+      });
+    } catch (err) {
+      await app.close().catch(() => undefined);
+      throw err;
+    }
+    shutdownGracefully(app, database);
+  } catch (err) {
+    await database.stop().catch(() => undefined);
+    throw err;
+  }
+  bootLog(`listening on http://localhost:${port} (Swagger UI at /docs)`);
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(
-    `${err instanceof ConfigError ? err.message : ((err as Error)?.stack ?? String(err))}\n`,
-  );
+  const known = err instanceof ConfigError || err instanceof PortInUseError;
+  process.stderr.write(`${known ? (err as Error).message : ((err as Error)?.stack ?? String(err))}\n`);
   process.exit(1);
 });

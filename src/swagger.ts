@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { SECURITY_SCHEME } from './common/auth/auth.decorators.js';
 import { ErrorBodyDto } from './common/errors/error-body.dto.js';
+import { closeResponseSchemas, documentErrors, documentRequestExamples } from './openapi-rules.js';
 
 const DESCRIPTION = `
 Organization administration and session recording API, compatible with PostHog's.
@@ -14,6 +15,9 @@ the read scope of the same object.
 **Errors.** Every error has the body \`{"type", "code", "detail", "attr"}\`; \`attr\` names the offending field.
 
 **Lists.** \`{"count", "next", "previous", "results"}\` with \`limit\` (default 100) and \`offset\`.
+
+**Input.** JSON bodies are UTF-8, nested at most \`BODY_JSON_MAX_DEPTH\` (64) levels deep. Text holding NUL
+(U+0000) or an unpaired UTF-16 surrogate, in a body, query or path, is 400 \`invalid_input\` naming the field.
 `.trim();
 
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
@@ -55,13 +59,22 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       }
     }
   }
+  documentErrors(document);
+  closeResponseSchemas(document);
+  documentRequestExamples(document);
   return document;
 }
 
-/** Swagger UI at /docs and the document at /docs-json. */
+/** Swagger UI at /docs and the document at /docs-json; `GET /` redirects to /docs. */
 export function setupSwagger(app: INestApplication): void {
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), {
     jsonDocumentUrl: 'docs-json',
     swaggerOptions: { persistAuthorization: true },
   });
+  // The service's root has nothing of its own: a browser opening it lands on the API documentation.
+  const http = app.getHttpAdapter();
+  const toDocs = (_req: unknown, res: { redirect(status: number, url: string): void }) =>
+    res.redirect(302, '/docs');
+  http.get('/', toDocs);
+  http.head('/', toDocs);
 }

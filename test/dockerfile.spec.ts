@@ -81,6 +81,23 @@ describe('Dockerfile', () => {
     expect(build.some((i) => i.keyword === 'RUN' && /\bnpm run build\b/.test(i.args))).toBe(true);
   });
 
+  it('builds and runs on the Node major of package.json engines and .nvmrc, slim, and skips install scripts', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      engines: { node: string };
+      devDependencies: Record<string, string>;
+    };
+    const major = /^>=(\d+)\./.exec(pkg.engines.node)![1];
+    expect(readFileSync(new URL('../.nvmrc', import.meta.url), 'utf8').trim()).toBe(major);
+    expect(pkg.devDependencies.node.split('.')[0]).toBe(major);
+    const froms = instructions.filter((i) => i.keyword === 'FROM').map((i) => i.args.split(/\s+/)[0]);
+    expect(froms).toHaveLength(all.length);
+    for (const from of froms) expect(from).toMatch(new RegExp(`^node:${major}-[a-z]+-slim$`));
+    // Without install scripts the pinned `node` devDependency links no binary: the build uses the image's Node.
+    for (const ci of instructions.filter((i) => i.keyword === 'RUN' && /\bnpm ci\b/.test(i.args))) {
+      expect(ci.args).toMatch(/--ignore-scripts\b/);
+    }
+  });
+
   it('installs production dependencies only in the runtime stage', () => {
     const runs = inRuntime('RUN').map((i) => i.args);
     expect(runs.some((r) => /\bnpm ci\b[^&;|]*--omit=dev\b/.test(r))).toBe(true);

@@ -6,7 +6,7 @@
  * database work than the service.
  *
  * Environment: DATABASE_URL, PORT, DATABASE_POOL_SIZE (default 10, as the service), MAX_PAGE_LIMIT (1000),
- * INSTANCE_TAG (none), INVITE_DAYS_VALIDITY (3).
+ * INSTANCE_TAG (none), INVITE_DAYS_VALIDITY (3), RECORDING_RETENTION_DAYS (30).
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -17,6 +17,8 @@ const env = process.env;
 const MAX_PAGE_LIMIT = Number(env.MAX_PAGE_LIMIT ?? 1000);
 const METADATA = JSON.stringify({ instance_tag: env.INSTANCE_TAG ?? 'none' });
 const INVITE_DAYS_VALIDITY = Number(env.INVITE_DAYS_VALIDITY ?? 3);
+const RECORDING_RETENTION_DAYS = Number(env.RECORDING_RETENTION_DAYS ?? 30);
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 const pool = new pg.Pool({
   connectionString: env.DATABASE_URL,
@@ -177,6 +179,13 @@ function organizationDto(row: any) {
     customer_id: row.customer_id,
     enforce_2fa: row.enforce_2fa,
     member_count: row.member_count,
+    members_can_invite: row.members_can_invite,
+    members_can_use_personal_api_keys: row.members_can_use_personal_api_keys,
+    allow_publicly_shared_resources: row.allow_publicly_shared_resources,
+    is_ai_data_processing_approved: row.is_ai_data_processing_approved,
+    default_anonymize_ips: row.default_anonymize_ips,
+    default_experiment_stats_method: row.default_experiment_stats_method,
+    default_role_id: null,
   };
 }
 
@@ -224,7 +233,12 @@ function batchExportDto(e: any, runs: unknown[]) {
     team_id: e.team_id,
     name: e.name,
     model: e.model,
-    destination: { type: e.destination_type, config: e.destination_config },
+    destination: {
+      type: e.destination_type,
+      config: e.destination_config,
+      integration: e.destination_integration_id,
+      integration_id: e.destination_integration_id,
+    },
     interval: e.interval,
     paused: e.paused,
     created_at: e.created_at.toISOString(),
@@ -235,6 +249,7 @@ function batchExportDto(e: any, runs: unknown[]) {
     latest_runs: runs,
     hogql_query: e.hogql_query,
     schema: null,
+    filters: e.filters ?? null,
   };
 }
 
@@ -269,6 +284,7 @@ const INVITE_FIELDS = new Set([
   'message',
   'private_project_access',
   'send_email',
+  'combine_pending_invites',
 ]);
 const INVITE_READ_ONLY = new Set([
   'id',
@@ -298,8 +314,10 @@ async function createInvite(req: IncomingMessage, organizationId: string) {
   }
   const input = body as Record<string, any>;
   for (const key of Object.keys(input)) {
-    if (INVITE_READ_ONLY.has(key)) throw invalid(`Field '${key}' is read-only.`, key, 'read_only_field');
-    if (!INVITE_FIELDS.has(key)) throw invalid(`Unknown field '${key}'.`, key, 'unknown_field');
+    // Read-only fields are ignored, as the service ignores them.
+    if (!INVITE_FIELDS.has(key) && !INVITE_READ_ONLY.has(key)) {
+      throw invalid(`Unknown field '${key}'.`, key, 'unknown_field');
+    }
   }
   if (typeof input.target_email !== 'string')
     throw invalid('This field is required.', 'target_email', 'required');
@@ -335,6 +353,7 @@ async function createInvite(req: IncomingMessage, organizationId: string) {
   let id: string;
   try {
     await client.query(sql.BEGIN);
+    await client.query(sql.INVITE_LOCK_ADDRESSES, [sql.INVITE_LOCK_SPACE, access.id, [email]]);
     await client.query(sql.INVITE_DELETE_FOR_EMAIL, [access.id, email]);
     const inserted = await client.query(sql.INVITE_INSERT, [
       access.id,
@@ -383,8 +402,9 @@ async function createInvite(req: IncomingMessage, organizationId: string) {
     created_at: invite('created_at').toISOString(),
     updated_at: invite('updated_at').toISOString(),
     message: invite('message'),
-    private_project_access: invite('private_project_access').map((g: any) => ({ id: g.id, level: g.level })),
-    send_email: invite('send_email'),
+    private_project_access: invite('private_project_access').length
+      ? invite('private_project_access').map((g: any) => ({ id: g.id, level: g.level }))
+      : null,
   };
 }
 // ---------------------------------------------------------------------------------------------- recordings
@@ -420,16 +440,21 @@ function personName(properties: Record<string, unknown>, distinctIds: string[]):
 }
 
 function recordingDto(r: any, nowMs: number) {
-  const durationMs = Math.max(0, r.end_ms - r.start_ms);
+  const duration = Math.max(0, Math.floor(r.end_ms / 1000) - Math.floor(r.start_ms / 1000));
   const distinctIds: string[] = r.person_distinct_ids ?? [];
   const properties = r.person_properties ?? {};
+  const intent = r.active_ms / 1000 + r.click_count + r.keypress_count + r.console_error_count;
+  const activity =
+    r.mouse_activity_count + duration + r.console_error_count + r.console_log_count + r.console_warn_count;
+  const expiry = Math.floor(r.start_ms / DAY_MS) * DAY_MS + RECORDING_RETENTION_DAYS * DAY_MS;
   return {
     id: r.session_id,
     distinct_id: r.distinct_id,
     viewed: r.viewed,
-    recording_duration: durationMs / 1000,
-    active_seconds: r.active_ms / 1000,
-    inactive_seconds: Math.max(0, durationMs - r.active_ms) / 1000,
+    viewers: r.viewers,
+    recording_duration: duration,
+    active_seconds: Math.floor(r.active_ms / 1000),
+    inactive_seconds: Math.max(0, Math.floor((duration * 1000 - r.active_ms) / 1000)),
     start_time: new Date(r.start_ms).toISOString(),
     end_time: new Date(r.end_ms).toISOString(),
     click_count: r.click_count,
@@ -453,6 +478,11 @@ function recordingDto(r: any, nowMs: number) {
     storage: 'postgres',
     snapshot_source: r.snapshot_source,
     ongoing: nowMs - r.last_event_ms < ONGOING_MS,
+    activity_score:
+      activity <= 0 ? null : Math.round(Math.min(100, Math.max(0, (intent / activity) * 100)) * 100) / 100,
+    retention_period_days: RECORDING_RETENTION_DAYS,
+    expiry_time: new Date(expiry).toISOString(),
+    recording_ttl: Math.round((expiry - Math.floor(nowMs / DAY_MS) * DAY_MS) / DAY_MS),
   };
 }
 

@@ -22,6 +22,8 @@ export const MEMBERSHIP_LEVEL =
 const ORGANIZATION_SELECT = `
   SELECT o.id, o.name, o.slug, o.logo_media_id, o.created_at, o.updated_at, o.plugins_access_level,
          o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id,
+         o.members_can_invite, o.members_can_use_personal_api_keys, o.allow_publicly_shared_resources,
+         o.is_ai_data_processing_approved, o.default_anonymize_ips, o.default_experiment_stats_method,
          m.level AS membership_level,
          (SELECT count(*) FROM organization_memberships c WHERE c.organization_id = o.id)::text AS member_count,
          COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organization', p.organization_id,
@@ -45,7 +47,8 @@ const BATCH_EXPORTS_FILTER =
   'organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))';
 
 export const BATCH_EXPORTS_PAGE = `SELECT id, organization_id, team_id, name, model, destination_type, destination_config, interval, paused,
-         last_paused_at, start_at, end_at, hogql_query, scheduled_through, created_at, last_updated_at, deleted_at
+         last_paused_at, start_at, end_at, hogql_query, filters, destination_integration_id, scheduled_through,
+         created_at, last_updated_at, deleted_at
     FROM batch_exports WHERE ${BATCH_EXPORTS_FILTER}
    ORDER BY created_at DESC, id ASC LIMIT $3 OFFSET $4`;
 
@@ -69,6 +72,13 @@ export const COMMIT = 'COMMIT';
 export const ROLLBACK = 'ROLLBACK';
 
 // The invite statements are the ORM's (the service writes invites through TypeORM's query builder/repository).
+/** Per-address transaction locks in one global order (InvitesRepository#lockAddresses), the same text. */
+export const INVITE_LOCK_SPACE = 727_274_003;
+export const INVITE_LOCK_ADDRESSES = `SELECT pg_advisory_xact_lock($1::int, k)
+         FROM (SELECT DISTINCT hashtext($2::text || '/' || lower(e)) AS k
+                 FROM unnest($3::text[]) AS e
+                ORDER BY k) AS keys`;
+
 export const INVITE_DELETE_FOR_EMAIL =
   'DELETE FROM "organization_invites" WHERE "organization_id" = $1 AND lower("target_email") = lower($2)';
 
@@ -126,6 +136,10 @@ const RECORDING_COLUMNS = `
   r.start_url, r.snapshot_source, ${epochMs('r.last_event_received_at')} AS last_event_ms,
   EXISTS (SELECT 1 FROM session_recording_views v
            WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
+  ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.user_id
+         WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
+           AND v.user_id <> $2::int
+         ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
   p.id AS person_id, p.uuid AS person_uuid, p.properties AS person_properties,
     (extract(epoch FROM p.created_at) * 1000)::float8 AS person_created_ms,
     (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = p.id)

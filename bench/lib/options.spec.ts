@@ -38,9 +38,12 @@ describe('parseOptions', () => {
     expect(() => parseOptions(['--duration=1.5'])).toThrow('--duration must be a positive integer');
   });
 
-  it('updates the README only when asked', () => {
-    expect(parseOptions([]).updateReadme).toBe(false);
-    expect(parseOptions(['--update-readme']).updateReadme).toBe(true);
+  it('updates docs/performance.md after a full run, unless told otherwise', () => {
+    expect(parseOptions([]).updateDocs).toBe(true);
+    expect(parseOptions(['--no-update-docs']).updateDocs).toBe(false);
+    expect(parseOptions(['--quick']).updateDocs).toBe(false);
+    expect(parseOptions(['--scenario=scheduler']).updateDocs).toBe(false);
+    expect(parseOptions(['--quick', '--update-docs']).updateDocs).toBe(true);
   });
 
   it('allows no warm-up', () => {

@@ -1,4 +1,4 @@
-/** Every scenario the bench knows, in the order it runs them. `scheduler` is not an HTTP scenario. */
+/** Every scenario the bench knows, in the order it runs them. `scheduler`, `capture` and `export` are not load scenarios. */
 export const SCENARIO_NAMES = [
   'organizations-list',
   'organization-retrieve',
@@ -7,6 +7,8 @@ export const SCENARIO_NAMES = [
   'batch-exports-list',
   'invite-create',
   'scheduler',
+  'export',
+  'capture',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
@@ -24,8 +26,11 @@ export interface BenchOptions {
   reseed: boolean;
   /** Where to write the results file (default: bench/results/<date>.json). */
   out: string | null;
-  /** Replace the results block of README.md with this run's tables. */
-  updateReadme: boolean;
+  /**
+   * Replace the results block of docs/performance.md with this run's tables: by default on a full run (every
+   * scenario, not --quick); `--update-docs` / `--no-update-docs` decide otherwise.
+   */
+  updateDocs: boolean;
   quick: boolean;
   help: boolean;
 }
@@ -41,7 +46,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --reseed              seed the bench database again even when it is current
   --out=FILE            results file (default bench/results/<YYYY-MM-DD>.json; <YYYY-MM-DD>-partial.json
                         for --quick or a --scenario subset, git-ignored)
-  --update-readme       put this run's tables in README.md (section Performance)
+  --no-update-docs      leave docs/performance.md alone (a full run puts its tables there)
+  --update-docs         put this run's tables in docs/performance.md also after a partial run
 
 Environment: BENCH_DATABASE_URL (a PostgreSQL server to use instead of the embedded one; the bench creates
 and uses its own database "org_admin_bench" there), BENCH_PG_PORT (embedded server port, default 54398), BENCH_SERVICE_NODE_ARGS (extra node flags
@@ -67,10 +73,11 @@ export function parseOptions(
     scenarios: SCENARIO_NAMES,
     reseed: false,
     out: null,
-    updateReadme: false,
+    updateDocs: false,
     quick,
     help: false,
   };
+  let updateDocs: boolean | null = null;
   for (const arg of argv) {
     const [flag, value] = arg.includes('=')
       ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
@@ -85,8 +92,11 @@ export function parseOptions(
       case '--reseed':
         options.reseed = true;
         break;
-      case '--update-readme':
-        options.updateReadme = true;
+      case '--update-docs':
+        updateDocs = true;
+        break;
+      case '--no-update-docs':
+        updateDocs = false;
         break;
       case '--duration':
         options.durationSec = positiveInt('duration', value);
@@ -122,5 +132,6 @@ export function parseOptions(
         throw new Error(`unknown option '${arg}'\n\n${USAGE}`);
     }
   }
+  options.updateDocs = updateDocs ?? (!options.quick && options.scenarios.length === SCENARIO_NAMES.length);
   return options;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   evaluateTargets,
-  replaceReadmeBlock,
+  replaceResultsBlock,
   formatHttpTable,
   formatTargetsTable,
   type HttpScenarioResult,
@@ -117,6 +117,24 @@ describe('evaluateTargets', () => {
     expect(evaluateTargets([], scheduler([4000], 3), null).map((t) => t.met)).toEqual([false, false]);
   });
 
+  it('judges capture on the median wall time of its requests', () => {
+    const capture = (wallMs: number[]) => ({ events: 40000, wallMs, serviceCpuMs: wallMs.map(() => 900) });
+    expect(evaluateTargets([], null, null, capture([1500, 2600, 1800]))).toEqual([
+      {
+        name: 'capture: 40000 events of one session stored (ms, median)',
+        value: 1800,
+        limit: '< 2000',
+        met: true,
+        note: null,
+      },
+    ]);
+    expect(evaluateTargets([], null, null, capture([2100, 2500, 1900]))[0]).toMatchObject({
+      value: 2100,
+      met: false,
+      note: '100 ms over',
+    });
+  });
+
   it('judges memory on the largest RSS under load', () => {
     const [rss] = evaluateTargets([], null, { idleMb: 120, maxUnderLoadMb: 260, endOfLoadMb: 200 });
     expect(rss).toMatchObject({ value: 260, met: false, note: '10 MB over' });
@@ -142,16 +160,16 @@ describe('tables', () => {
   });
 });
 
-describe('replaceReadmeBlock', () => {
-  const readme = 'intro\n<!-- bench-results:start -->\nold\n<!-- bench-results:end -->\nrest\n';
+describe('replaceResultsBlock', () => {
+  const doc = 'intro\n<!-- bench-results:start -->\nold\n<!-- bench-results:end -->\nrest\n';
 
   it('replaces what is between the markers and keeps the rest', () => {
-    expect(replaceReadmeBlock(readme, 'new table')).toBe(
+    expect(replaceResultsBlock(doc, 'new table')).toBe(
       'intro\n<!-- bench-results:start -->\n\nnew table\n\n<!-- bench-results:end -->\nrest\n',
     );
   });
 
-  it('refuses a README without the markers', () => {
-    expect(() => replaceReadmeBlock('no markers', 'x')).toThrow('no <!-- bench-results:start -->');
+  it('refuses a document without the markers', () => {
+    expect(() => replaceResultsBlock('no markers', 'x')).toThrow('no <!-- bench-results:start -->');
   });
 });

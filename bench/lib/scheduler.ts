@@ -6,22 +6,41 @@ import { readCpuMs } from './processes.js';
 import type { SchedulerResult } from './report.js';
 
 /** The parts of the built service the scheduler scenario calls (imported from dist/ at run time). */
+interface RunQueueLike {
+  onModuleInit(): Promise<void>;
+  beforeApplicationShutdown(): Promise<void>;
+}
 interface ServiceModules {
   typeormOptions(settings: { url: string; poolSize?: number; applicationName?: string }): DataSourceOptions;
-  BatchExportsRepository: new (dataSource: DataSource) => {
+  BatchExportsRepository: new (
+    dataSource: DataSource,
+    queue: RunQueueLike,
+  ) => {
     createDueRuns(now: Date, maxCatchup: number): Promise<{ created: number; exports: number }>;
   };
+  /** The job queue the repository sends each created run's job to (started on the DataSource). */
+  runQueue(dataSource: DataSource): Promise<RunQueueLike>;
 }
 
 async function loadService(root: string): Promise<ServiceModules> {
   const load = (path: string) => import(pathToFileURL(join(root, 'dist', path)).href);
-  const [options, repository] = await Promise.all([
+  const [options, repository, queue, config] = await Promise.all([
     load('database/typeorm-options.js'),
     load('batch-exports/batch-exports.repository.js'),
+    load('batch-exports/runs/run-queue.js'),
+    load('config/config.js'),
   ]);
   return {
     typeormOptions: options.typeormOptions,
     BatchExportsRepository: repository.BatchExportsRepository,
+    runQueue: async (dataSource) => {
+      const runQueue = new queue.RunQueue(
+        dataSource,
+        config.AppConfig.fromEnv({ BATCH_EXPORT_WORKERS: 'false' }),
+      ) as RunQueueLike;
+      await runQueue.onModuleInit();
+      return runQueue;
+    },
   };
 }
 
@@ -52,6 +71,10 @@ async function resetDueExports(db: pg.Client, organizationId: string, now: Date)
   await db.query(
     `DELETE FROM batch_export_runs r USING batch_exports e WHERE r.batch_export_id = e.id AND e.organization_id = $1`,
     [organizationId],
+  );
+  // Their jobs too (the bench has no workers: they were never run).
+  await db.query(
+    `DELETE FROM pgboss.job j WHERE j.name = 'batch-export-runs' AND NOT EXISTS (SELECT 1 FROM batch_export_runs r WHERE r.id = j.id)`,
   );
   await db.query(
     `UPDATE batch_exports
@@ -113,7 +136,8 @@ export async function benchScheduler(options: {
       const logger = new CountingLogger();
       const ds = await open(logger);
       try {
-        const repository = new service.BatchExportsRepository(ds);
+        const queue = await service.runQueue(ds);
+        const repository = new service.BatchExportsRepository(ds, queue);
         // The pool has one connection: its backend runs the tick. Its CPU time is readable when it is local.
         const [{ pid }] = await ds.query<{ pid: number }[]>('SELECT pg_backend_pid() AS pid');
         const cpu = () => {
@@ -128,6 +152,7 @@ export async function benchScheduler(options: {
         const started = performance.now();
         const { created } = await repository.createDueRuns(now, MAX_CATCHUP);
         tickMs.push(performance.now() - started);
+        await queue.beforeApplicationShutdown();
         const cpuAfter = cpu();
         if (cpuBefore === null || cpuAfter === null) tickPostgresCpuMs = null;
         else tickPostgresCpuMs?.push(cpuAfter - cpuBefore);
@@ -144,12 +169,15 @@ export async function benchScheduler(options: {
     const now = new Date();
     await resetDueExports(db, organizationId, now);
     const sources = await Promise.all(Array.from({ length: options.concurrent }, () => open()));
+    const queues = await Promise.all(sources.map((ds) => service.runQueue(ds)));
     let created = 0;
     let wall = 0;
     try {
       const started = performance.now();
       const results = await Promise.all(
-        sources.map((ds) => new service.BatchExportsRepository(ds).createDueRuns(now, MAX_CATCHUP)),
+        sources.map((ds, i) =>
+          new service.BatchExportsRepository(ds, queues[i]).createDueRuns(now, MAX_CATCHUP),
+        ),
       );
       wall = performance.now() - started;
       created = results.reduce((sum, r) => sum + r.created, 0);
@@ -157,6 +185,7 @@ export async function benchScheduler(options: {
         `scheduler: ${options.concurrent} concurrent ticks: ${results.map((r) => r.created).join(' + ')} runs in ${Math.round(wall)} ms`,
       );
     } finally {
+      await Promise.all(queues.map((q) => q.beforeApplicationShutdown()));
       await Promise.all(sources.map((ds) => ds.destroy()));
     }
     const { duplicates, runs } = (

@@ -2,7 +2,7 @@ import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedCo
 import { BatchExportBackfillEntity } from './batch-export-backfill.entity.js';
 import { BatchExportEntity } from './batch-export.entity.js';
 
-/** Every status of a run (decisions §8). New runs start as `Starting`. */
+/** Every status of a run (docs/decisions.md §8). New runs start as `Starting`. */
 export const RUN_STATUSES = [
   'Starting',
   'Running',
@@ -65,6 +65,10 @@ export class BatchExportRunEntity {
 
   @Column({ type: 'integer', nullable: true })
   recordsTotalCount: number | null;
+
+  /** Bytes the run delivered to its destination (as written: compressed files, COPY text, request bodies). */
+  @Column({ type: 'bigint', nullable: true })
+  bytesExported: string | null;
 
   @Column({ type: 'text', nullable: true })
   latestError: string | null;

@@ -4,7 +4,7 @@ import { ProjectEntity } from '../projects/project.entity.js';
 import type { Config, DestinationType } from './destinations.js';
 import type { Interval } from './schedule.js';
 
-export const BATCH_EXPORT_MODELS = ['events', 'persons'] as const;
+export const BATCH_EXPORT_MODELS = ['events', 'persons', 'sessions'] as const;
 export type BatchExportModel = (typeof BATCH_EXPORT_MODELS)[number];
 
 /**
@@ -13,14 +13,14 @@ export type BatchExportModel = (typeof BATCH_EXPORT_MODELS)[number];
  */
 @Entity('batch_exports')
 @Index('batch_exports_organization_idx', ['organizationId', 'createdAt', 'id'])
-@Check('batch_exports_model_check', `"model" IN ('events', 'persons')`)
+@Check('batch_exports_model_check', `"model" IN ('events', 'persons', 'sessions')`)
 @Check(
   'batch_exports_interval_check',
   `"interval" IN ('hour', 'day', 'week', 'every 5 minutes', 'every 15 minutes')`,
 )
 @Check(
   'batch_exports_destination_type_check',
-  `"destination_type" IN ('S3', 'Snowflake', 'Postgres', 'Redshift', 'BigQuery', 'HTTP', 'NoOp')`,
+  `"destination_type" IN ('S3', 'Snowflake', 'Postgres', 'Redshift', 'BigQuery', 'Databricks', 'HTTP', 'NoOp')`,
 )
 @Check(
   'batch_exports_start_before_end_check',
@@ -79,6 +79,14 @@ export class BatchExportEntity {
 
   @Column({ type: 'text', default: '' })
   hogqlQuery: string;
+
+  /** PostHog's event filters of the export (JSON, stored and returned); null when none. */
+  @Column({ type: 'jsonb', nullable: true })
+  filters: unknown;
+
+  /** PostHog's `destination.integration_id` (stored and returned; integrations are not managed here). */
+  @Column({ type: 'integer', nullable: true })
+  destinationIntegrationId: number | null;
 
   /**
    * The scheduler's watermark: every interval ending at or before it has been handled (run created, or skipped

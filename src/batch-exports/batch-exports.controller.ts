@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiCreatedResponse,
@@ -14,10 +14,12 @@ import type { Principal } from '../common/auth/principal.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
+import { UuidPipe } from '../common/validation/id.pipe.js';
 import { BatchExportsService } from './batch-exports.service.js';
 import {
   BackfillInputDto,
   CreateBatchExportDto,
+  ReplaceBatchExportDto,
   UpdateBatchExportDto,
 } from './dto/batch-export-input.dto.js';
 import { BatchExportLogDto, LogsQueryDto } from './dto/batch-export-log.dto.js';
@@ -30,8 +32,9 @@ const NOT_FOUND = {
 };
 const BAD_BODY = {
   description:
-    'Invalid body: bad value, unknown or read-only field, a destination config that does not fit its type ' +
-    '(`attr` `destination__config__<key>`), a changed destination type, or `start_at` not before `end_at`.',
+    'Invalid body: a bad value or an unknown field, a destination config that does not fit its type ' +
+    '(`attr` `destination__config__<key>`), a changed destination type, or `start_at` not before `end_at`. ' +
+    'Read-only fields sent are ignored.',
   type: ErrorBodyDto,
 };
 
@@ -48,7 +51,7 @@ export class BatchExportsController {
   @Paginated(BatchExportDto)
   list(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
     @PageQuery() page: PageParams,
   ): Promise<Page<BatchExportDto>> {
     return this.batchExports.list(principal, organizationId, page);
@@ -66,7 +69,7 @@ export class BatchExportsController {
   @ApiBadRequestResponse(BAD_BODY)
   create(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
     @Body() body: CreateBatchExportDto,
   ): Promise<BatchExportDto> {
     return this.batchExports.create(principal, organizationId, body);
@@ -82,8 +85,8 @@ export class BatchExportsController {
   @ApiOkResponse({ type: BatchExportDto })
   retrieve(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
-    @Param('id') id: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
   ): Promise<BatchExportDto> {
     return this.batchExports.retrieve(principal, organizationId, id);
   }
@@ -101,9 +104,30 @@ export class BatchExportsController {
   @ApiBadRequestResponse(BAD_BODY)
   update(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
-    @Param('id') id: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
     @Body() body: UpdateBatchExportDto,
+  ): Promise<BatchExportDto> {
+    return this.batchExports.update(principal, organizationId, id, body);
+  }
+
+  @Put(':id')
+  @RequireScopes('batch_export:write')
+  @ApiOperation({
+    summary: 'Replace a batch export',
+    description:
+      'Any member. A full update: `name`, `destination` (with its current `type`) and `interval` are required; ' +
+      'fields left out keep their value; `destination.config` is deep-merged as for PATCH (omitted secrets are ' +
+      'kept); read-only fields sent are ignored.',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiOkResponse({ type: BatchExportDto })
+  @ApiBadRequestResponse(BAD_BODY)
+  replace(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
+    @Body() body: ReplaceBatchExportDto,
   ): Promise<BatchExportDto> {
     return this.batchExports.update(principal, organizationId, id, body);
   }
@@ -121,8 +145,8 @@ export class BatchExportsController {
   @ApiNoContentResponse({ description: 'Deleted.' })
   async delete(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
-    @Param('id') id: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
   ): Promise<void> {
     await this.batchExports.delete(principal, organizationId, id);
   }
@@ -140,8 +164,8 @@ export class BatchExportsController {
   @ApiOkResponse({ type: PausedDto })
   pause(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
-    @Param('id') id: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
   ): Promise<PausedDto> {
     return this.batchExports.setPaused(principal, organizationId, id, true);
   }
@@ -159,8 +183,8 @@ export class BatchExportsController {
   @ApiOkResponse({ type: PausedDto })
   unpause(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
-    @Param('id') id: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
   ): Promise<PausedDto> {
     return this.batchExports.setPaused(principal, organizationId, id, false);
   }
@@ -184,8 +208,8 @@ export class BatchExportsController {
   })
   backfill(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
-    @Param('id') id: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
     @Body() body: BackfillInputDto,
   ): Promise<BackfillCreatedDto> {
     return this.batchExports.backfill(principal, organizationId, id, body);
@@ -201,8 +225,8 @@ export class BatchExportsController {
   @Paginated(BatchExportRunDto)
   listRuns(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
-    @Param('id') id: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
     @PageQuery() page: PageParams,
   ): Promise<Page<BatchExportRunDto>> {
     return this.batchExports.listRuns(principal, organizationId, id, page);
@@ -223,9 +247,9 @@ export class BatchExportsController {
   @ApiBadRequestResponse({ description: '`invalid_state`: the run has another status.', type: ErrorBodyDto })
   cancelRun(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
-    @Param('id') id: string,
-    @Param('run_id') runId: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
+    @Param('run_id', UuidPipe) runId: string,
   ): Promise<BatchExportRunDto> {
     return this.batchExports.cancelRun(principal, organizationId, id, runId);
   }
@@ -246,8 +270,8 @@ export class BatchExportsController {
   })
   listLogs(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
-    @Param('id') id: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
     @Query() query: LogsQueryDto,
     @PageQuery() page: PageParams,
   ): Promise<Page<BatchExportLogDto>> {

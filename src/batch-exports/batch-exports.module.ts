@@ -1,15 +1,33 @@
 import { Module } from '@nestjs/common';
+import { Mailer } from '../common/mail/mailer.js';
 import { MembershipsModule } from '../memberships/memberships.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { BatchExportsController } from './batch-exports.controller.js';
 import { BatchExportsRepository } from './batch-exports.repository.js';
 import { BatchExportsScheduler } from './batch-exports.scheduler.js';
 import { BatchExportsService } from './batch-exports.service.js';
+import { BatchExportRunsRepository } from './runs/batch-export-runs.repository.js';
+import { BatchExportWorker } from './runs/batch-export-worker.js';
+import { ExportSourceRepository } from './runs/export-source.repository.js';
+import { RunQueue } from './runs/run-queue.js';
 
-/** Batch exports of an organization: CRUD, runs, pause/unpause, backfill, logs, and the run scheduler. */
+/**
+ * Batch exports of an organization: CRUD, runs, pause/unpause, backfill, logs, the run scheduler, the job
+ * queue of runs (pg-boss) and the workers that execute them.
+ */
 @Module({
   imports: [MembershipsModule, ProjectsModule],
   controllers: [BatchExportsController],
-  providers: [BatchExportsRepository, BatchExportsService, BatchExportsScheduler],
+  providers: [
+    RunQueue,
+    BatchExportsRepository,
+    BatchExportsService,
+    BatchExportsScheduler,
+    BatchExportRunsRepository,
+    ExportSourceRepository,
+    BatchExportWorker,
+    Mailer,
+  ],
+  exports: [BatchExportWorker],
 })
 export class BatchExportsModule {}

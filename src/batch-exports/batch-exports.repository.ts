@@ -1,10 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager, type Repository } from 'typeorm';
+import { DataSource, type Repository } from 'typeorm';
 import type { Page, PageParams } from '../common/pagination/page.js';
+import { EntityColumns } from '../database/entity-columns.js';
+import { GenerateSql } from '../database/generate-sql.js';
+import { transactionExecutor } from '../database/job-queue.js';
+import { RepositoryBase } from '../database/repository-base.js';
 import { BatchExportLogEntity, type LogLevel } from './batch-export-log.entity.js';
 import { BatchExportPauseEntity } from './batch-export-pause.entity.js';
 import { BatchExportRunEntity, CANCELLABLE_STATUSES } from './batch-export-run.entity.js';
 import { BatchExportEntity } from './batch-export.entity.js';
+import { RunQueue } from './runs/run-queue.js';
 import { INTERVAL_SPECS, type IntervalSpec } from './schedule.js';
 
 export interface LogEntry {
@@ -31,6 +36,17 @@ const INTERVALS_JSON = JSON.stringify(
 /** `to_char` pattern of the timestamps in log messages (ISO 8601 UTC with milliseconds). */
 const ISO_SQL = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
+/**
+ * A new run's id: a UUID version 7 whose time is the interval's start (then random bits). The job queue
+ * starts an export's jobs created together in id order, so this makes them run in interval order.
+ */
+const RUN_ID_SQL = (start: string) =>
+  `encode(set_byte(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send((extract(epoch FROM ${start}) * 1000)::int8) FROM 3) FROM 1 FOR 6), 6,
+     (get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid`;
+
+/** Exports one scheduler statement takes at most (their runs and jobs are committed together). */
+const DUE_EXPORTS_PER_STATEMENT = 500;
+
 /*
  * Interval-end indexes are computed in double precision (`date_part`), as `schedule.ts` does in TypeScript:
  * exact for the whole-second boundaries, and several times cheaper per row than `extract`'s numeric.
@@ -44,7 +60,7 @@ const FIRST_K = `greatest(
 const LAST_K = `floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv.anchor) / iv.step)::bigint`;
 
 /**
- * The scheduler's one statement (decisions §8). For every unpaused, undeleted export with at least one due
+ * The scheduler's one statement (docs/decisions.md §8). For every unpaused, undeleted export with at least one due
  * interval it:
  *
  * 1. `due_exports` — locks the export row (`FOR UPDATE SKIP LOCKED`: replicas ticking at once share the exports
@@ -59,10 +75,11 @@ const LAST_K = `floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv
  *    once even when the watermark is behind (a retried or concurrent tick);
  * 4. `advanced` — moves the watermark to the last run created when the cap was hit, else to the last end
  *    considered (skipped ones included);
- * 5. logs one entry per run actually created.
+ * 5. logs one entry per run actually created, and returns the runs created (their jobs are sent in the same
+ *    transaction).
  *
- * One statement whatever the number of exports; it commits or fails as a whole (createDueRuns runs it with JIT
- * off). `schedule.ts#dueRuns` is the same rule in TypeScript (an e2e test checks they agree).
+ * One statement for up to DUE_EXPORTS_PER_STATEMENT exports (createDueRuns repeats it until none is left); each
+ * commits or fails as a whole with its runs' jobs (createDueRuns runs it with JIT off). `schedule.ts#dueRuns` is the same rule in TypeScript (an e2e test checks they agree).
  */
 const CREATE_DUE_RUNS_SQL = `
 WITH iv AS (
@@ -78,6 +95,7 @@ due_exports AS MATERIALIZED (
    WHERE e.deleted_at IS NULL
      AND NOT e.paused
      AND ${FIRST_K} <= ${LAST_K}
+   LIMIT $4
      FOR UPDATE OF e SKIP LOCKED
 ),
 kept AS MATERIALIZED (
@@ -99,8 +117,8 @@ kept AS MATERIALIZED (
 ),
 inserted AS (
   INSERT INTO batch_export_runs
-         (batch_export_id, status, data_interval_start, data_interval_end, created_at, last_updated_at)
-  SELECT batch_export_id, 'Starting', data_interval_start, data_interval_end, $1, $1
+         (id, batch_export_id, status, data_interval_start, data_interval_end, created_at, last_updated_at)
+  SELECT ${RUN_ID_SQL('data_interval_start')}, batch_export_id, 'Starting', data_interval_start, data_interval_end, $1, $1
     FROM kept
    WHERE n <= $2
    ORDER BY batch_export_id, k
@@ -131,70 +149,9 @@ logged AS (
     FROM inserted i
    ORDER BY i.batch_export_id, i.data_interval_end
 )
-SELECT (SELECT count(*) FROM inserted)::int AS created, (SELECT count(*) FROM advanced)::int AS exports`;
-
-/** A `batch_export_runs` row as plain SQL returns it. */
-interface RunRow {
-  id: string;
-  batch_export_id: string;
-  backfill_id: string | null;
-  status: BatchExportRunEntity['status'];
-  records_completed: number | null;
-  records_total_count: number | null;
-  latest_error: string | null;
-  cursor: string | null;
-  data_interval_start: Date;
-  data_interval_end: Date;
-  created_at: Date;
-  finished_at: Date | null;
-  last_updated_at: Date;
-}
-
-/** Columns of a run row (raw SQL) → entity; assigned one by one (pages map a thousand of them). */
-function runFromRow(row: RunRow): BatchExportRunEntity {
-  const run = new BatchExportRunEntity();
-  run.id = row.id;
-  run.batchExportId = row.batch_export_id;
-  run.backfillId = row.backfill_id;
-  run.status = row.status;
-  run.recordsCompleted = row.records_completed;
-  run.recordsTotalCount = row.records_total_count;
-  run.latestError = row.latest_error;
-  run.cursor = row.cursor;
-  run.dataIntervalStart = row.data_interval_start;
-  run.dataIntervalEnd = row.data_interval_end;
-  run.createdAt = row.created_at;
-  run.finishedAt = row.finished_at;
-  run.lastUpdatedAt = row.last_updated_at;
-  return run;
-}
-
-/** The columns of an export row that `exportFromRow` maps (never the secrets). */
-const EXPORT_COLUMNS = `id, organization_id, team_id, name, model, destination_type, destination_config, interval, paused,
-         last_paused_at, start_at, end_at, hogql_query, scheduled_through, created_at, last_updated_at, deleted_at`;
-
-/** Columns of an export row (raw SQL, EXPORT_COLUMNS) → entity. */
-function exportFromRow(row: Record<string, unknown>): BatchExportEntity {
-  return Object.assign(new BatchExportEntity(), {
-    id: row.id,
-    organizationId: row.organization_id,
-    teamId: row.team_id,
-    name: row.name,
-    model: row.model,
-    destinationType: row.destination_type,
-    destinationConfig: row.destination_config,
-    interval: row.interval,
-    paused: row.paused,
-    lastPausedAt: row.last_paused_at,
-    startAt: row.start_at,
-    endAt: row.end_at,
-    hogqlQuery: row.hogql_query,
-    scheduledThrough: row.scheduled_through,
-    createdAt: row.created_at,
-    lastUpdatedAt: row.last_updated_at,
-    deletedAt: row.deleted_at,
-  });
-}
+SELECT (SELECT count(*) FROM advanced)::int AS exports,
+       (SELECT coalesce(json_agg(json_build_object('id', id, 'batchExportId', batch_export_id)), '[]') FROM inserted)
+         AS runs`;
 
 /** `value` as a literal ILIKE pattern matching it anywhere. */
 function containsPattern(value: string): string {
@@ -204,53 +161,75 @@ function containsPattern(value: string): string {
 /** Run order everywhere (runs list, latest_runs): newest first. */
 const RUN_ORDER = 'created_at DESC, data_interval_end DESC, id DESC';
 
-@Injectable()
-export class BatchExportsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+const ORGANIZATION = '00000000-0000-4000-8000-000000000001';
+const EXPORT = '00000000-0000-4000-8000-000000000002';
+const AT = new Date('2026-11-21T10:00:00.000Z');
 
-  private exports(manager: EntityManager = this.dataSource.manager) {
-    return manager.getRepository(BatchExportEntity);
+/**
+ * Batch exports, their pause windows, runs and logs. The hot reads (the list, latest runs) and the set-based
+ * writes (scheduler, backfill, cancellations) are plain SQL, pinned in test/sql; their columns and mappings
+ * come from the entities (EntityColumns). Writes join the caller's transaction, whose connection also carries
+ * the job queue's statements (`transactionExecutor`), so runs and their jobs commit together.
+ */
+@Injectable()
+export class BatchExportsRepository extends RepositoryBase {
+  constructor(
+    dataSource: DataSource,
+    private readonly queue: RunQueue,
+  ) {
+    super(dataSource);
+  }
+
+  private exports() {
+    return this.repository(BatchExportEntity);
+  }
+
+  private get exportColumns(): EntityColumns<BatchExportEntity> {
+    return EntityColumns.of(this.dataSource, BatchExportEntity);
+  }
+
+  private get runColumns(): EntityColumns<BatchExportRunEntity> {
+    return EntityColumns.of(this.dataSource, BatchExportRunEntity);
   }
 
   /**
    * A page of the organization's undeleted exports, newest first (then id); optionally only these projects.
-   * A hot read: plain SQL (page and count at once) mapped to entities by `exportFromRow`, without the ORM's
+   * A hot read: plain SQL (page and count at once) mapped to entities through EntityColumns, without the ORM's
    * hydration.
    */
+  @GenerateSql({ params: [ORGANIZATION, null, { limit: 100, offset: 0 }] })
   async pageForOrganization(
     organizationId: string,
     onlyTeams: readonly number[] | null,
     { limit, offset }: PageParams,
   ): Promise<Page<BatchExportEntity>> {
     const filter = `organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))`;
+    const columns = this.exportColumns;
     const [rows, [{ total }]] = await Promise.all([
-      this.dataSource.query<Record<string, unknown>[]>(
-        `SELECT ${EXPORT_COLUMNS} FROM batch_exports WHERE ${filter}
+      this.query<Record<string, unknown>>(
+        `SELECT ${columns.select('batch_exports')} FROM batch_exports WHERE ${filter}
           ORDER BY created_at DESC, id ASC LIMIT $3 OFFSET $4`,
         [organizationId, onlyTeams, limit, offset],
       ),
-      this.dataSource.query<{ total: number }[]>(
-        `SELECT count(*)::int AS total FROM batch_exports WHERE ${filter}`,
-        [organizationId, onlyTeams],
-      ),
+      this.query<{ total: number }>(`SELECT count(*)::int AS total FROM batch_exports WHERE ${filter}`, [
+        organizationId,
+        onlyTeams,
+      ]),
     ]);
-    return { items: rows.map(exportFromRow), total };
+    return { items: rows.map((row) => columns.hydrate(row)), total };
   }
 
   /**
-   * The undeleted export when it belongs to the organization. `lock` takes a row lock (inside a transaction);
-   * `withSecrets` also loads the secret part of the config (only for merging a PATCH; never mapped out).
+   * The undeleted export when it belongs to the organization. `lock` takes a row lock held until the caller's
+   * transaction ends; `withSecrets` also loads the secret part of the config (only for merging a PATCH; never
+   * mapped out).
    */
   async findInOrganization(
     organizationId: string,
     id: string,
-    {
-      manager,
-      lock = false,
-      withSecrets = false,
-    }: { manager?: EntityManager; lock?: boolean; withSecrets?: boolean } = {},
+    { lock = false, withSecrets = false }: { lock?: boolean; withSecrets?: boolean } = {},
   ): Promise<BatchExportEntity | null> {
-    const qb = this.exports(manager)
+    const qb = this.exports()
       .createQueryBuilder('e')
       .where('e.id = :id AND e.organization_id = :organizationId AND e.deleted_at IS NULL', {
         id,
@@ -262,14 +241,16 @@ export class BatchExportsRepository {
   }
 
   /** The 10 (`perExport`) newest runs of each export, newest first, by export id. */
+  @GenerateSql({ params: [[EXPORT]] })
   async latestRuns(
     exportIds: readonly string[],
     perExport = 10,
   ): Promise<Map<string, BatchExportRunEntity[]>> {
     const byExport = new Map<string, BatchExportRunEntity[]>(exportIds.map((id) => [id, []]));
     if (!exportIds.length) return byExport;
-    const rows: RunRow[] = await this.dataSource.query(
-      `SELECT r.*
+    const columns = this.runColumns;
+    const rows = await this.query<Record<string, unknown>>(
+      `SELECT ${columns.select('r')}
          FROM unnest($1::uuid[]) AS x(id)
          CROSS JOIN LATERAL (
            SELECT * FROM batch_export_runs
@@ -279,39 +260,43 @@ export class BatchExportsRepository {
          ) r`,
       [exportIds, perExport],
     );
-    for (const row of rows) byExport.get(row.batch_export_id)?.push(runFromRow(row));
+    for (const row of rows) {
+      const run = columns.hydrate(row);
+      byExport.get(run.batchExportId)?.push(run);
+    }
     return byExport;
   }
 
-  async insert(
-    fields: BatchExportFields & { destinationSecrets: Record<string, unknown> },
-    manager: EntityManager,
-  ): Promise<string> {
-    const result = await this.exports(manager).insert(fields as Writable);
+  async insert(fields: BatchExportFields & { destinationSecrets: Record<string, unknown> }): Promise<string> {
+    const result = await this.exports().insert(fields as Writable);
     return (result.identifiers[0] as { id: string }).id;
   }
 
-  async update(id: string, fields: Partial<BatchExportFields>, manager: EntityManager): Promise<void> {
-    await this.exports(manager).update({ id }, fields as Writable);
-  }
-
-  /** Opens a pause window at `at`. */
-  async openPause(batchExportId: string, at: Date, manager: EntityManager): Promise<void> {
-    await manager
-      .getRepository(BatchExportPauseEntity)
-      .insert({ batchExportId, pausedAt: at, unpausedAt: null });
+  async update(id: string, fields: Partial<BatchExportFields>): Promise<void> {
+    await this.exports().update({ id }, fields as Writable);
   }
 
   /**
-   * Closes the open pause window at `at`, and forgets the windows the scheduler's watermark has passed (no
+   * Opens a pause window at `at`, and holds the export's queued run jobs (a run in progress finishes). Runs in
+   * the caller's transaction.
+   */
+  async openPause(batchExportId: string, at: Date): Promise<void> {
+    await this.repository(BatchExportPauseEntity).insert({ batchExportId, pausedAt: at, unpausedAt: null });
+    await this.queue.park(await transactionExecutor(this.manager), batchExportId);
+  }
+
+  /**
+   * Closes the open pause window at `at` (the export's queued run jobs may start again), and forgets the windows the scheduler's watermark has passed (no
    * interval they hold can be considered again).
    */
-  async closePause(batchExportId: string, at: Date, manager: EntityManager): Promise<void> {
-    await manager.query(
+  @GenerateSql({ params: [EXPORT, AT] })
+  async closePause(batchExportId: string, at: Date): Promise<void> {
+    await this.queue.release(await transactionExecutor(this.manager), batchExportId);
+    await this.query(
       `UPDATE batch_export_pauses SET unpaused_at = $2 WHERE batch_export_id = $1 AND unpaused_at IS NULL`,
       [batchExportId, at],
     );
-    await manager.query(
+    await this.query(
       `DELETE FROM batch_export_pauses p
         USING batch_exports e
         WHERE e.id = $1 AND p.batch_export_id = e.id AND p.unpaused_at <= e.scheduled_through`,
@@ -319,28 +304,41 @@ export class BatchExportsRepository {
     );
   }
 
-  /** Soft-deletes the export and cancels its Starting and Running runs (each logged). */
-  async softDelete(id: string, at: Date, manager: EntityManager): Promise<void> {
-    await this.exports(manager).update({ id }, { deletedAt: at, lastUpdatedAt: at });
-    await manager.query(
-      `WITH cancelled AS (
-         UPDATE batch_export_runs
-            SET status = 'Cancelled', finished_at = $2, last_updated_at = $2
-          WHERE batch_export_id = $1 AND status = ANY($3::text[])
-          RETURNING id
-       )
-       INSERT INTO batch_export_logs (batch_export_id, run_id, timestamp, level, message)
-       SELECT $1, id, $2, 'INFO', 'Run cancelled: the batch export was deleted.' FROM cancelled`,
-      [id, at, CANCELLABLE_STATUSES],
-    );
+  /**
+   * Soft-deletes the export and cancels its Starting and Running runs (each logged) and their jobs, a thousand
+   * at a time. A run in progress notices its cancellation and stops.
+   */
+  @GenerateSql({ params: [EXPORT, AT] })
+  async softDelete(id: string, at: Date): Promise<void> {
+    await this.exports().update({ id }, { deletedAt: at, lastUpdatedAt: at });
+    const db = await transactionExecutor(this.manager);
+    for (;;) {
+      const cancelled = await this.query<{ id: string }>(
+        `WITH cancelled AS (
+           UPDATE batch_export_runs
+              SET status = 'Cancelled', finished_at = $2, last_updated_at = $2
+            WHERE id IN (SELECT id FROM batch_export_runs
+                          WHERE batch_export_id = $1 AND status = ANY($3::text[]) LIMIT 1000)
+            RETURNING id
+         ),
+         logged AS (
+           INSERT INTO batch_export_logs (batch_export_id, run_id, timestamp, level, message)
+           SELECT $1, id, $2, 'INFO', 'Run cancelled: the batch export was deleted.' FROM cancelled
+         )
+         SELECT id FROM cancelled`,
+        [id, at, CANCELLABLE_STATUSES],
+      );
+      await this.queue.cancel(
+        db,
+        cancelled.map((r) => r.id),
+      );
+      if (cancelled.length < 1000) return;
+    }
   }
 
-  async addLogs(
-    entries: readonly LogEntry[],
-    manager: EntityManager = this.dataSource.manager,
-  ): Promise<void> {
+  async addLogs(entries: readonly LogEntry[]): Promise<void> {
     if (!entries.length) return;
-    await manager.getRepository(BatchExportLogEntity).insert(entries.map((e) => ({ runId: null, ...e })));
+    await this.repository(BatchExportLogEntity).insert(entries.map((e) => ({ runId: null, ...e })));
   }
 
   /** A page of the export's log, newest first (then the later-inserted first); optional level and text filters. */
@@ -349,8 +347,7 @@ export class BatchExportsRepository {
     filters: { levels: string[] | null; search: string | null },
     { limit, offset }: PageParams,
   ): Promise<Page<BatchExportLogEntity>> {
-    const qb = this.dataSource
-      .getRepository(BatchExportLogEntity)
+    const qb = this.repository(BatchExportLogEntity)
       .createQueryBuilder('l')
       .where('l.batch_export_id = :batchExportId', { batchExportId });
     if (filters.levels) qb.andWhere('l.level IN (:...levels)', { levels: filters.levels });
@@ -365,31 +362,34 @@ export class BatchExportsRepository {
   }
 
   /** A page of the export's runs, newest first. */
+  @GenerateSql({ params: [EXPORT, { limit: 100, offset: 0 }] })
   async pageRuns(batchExportId: string, { limit, offset }: PageParams): Promise<Page<BatchExportRunEntity>> {
+    const columns = this.runColumns;
     const [rows, [{ total }]] = await Promise.all([
-      this.dataSource.query(
-        `SELECT * FROM batch_export_runs WHERE batch_export_id = $1 ORDER BY ${RUN_ORDER} LIMIT $2 OFFSET $3`,
+      this.query<Record<string, unknown>>(
+        `SELECT ${columns.select('batch_export_runs')} FROM batch_export_runs
+          WHERE batch_export_id = $1 ORDER BY ${RUN_ORDER} LIMIT $2 OFFSET $3`,
         [batchExportId, limit, offset],
-      ) as Promise<RunRow[]>,
-      this.dataSource.query(
+      ),
+      this.query<{ total: number }>(
         'SELECT count(*)::int AS total FROM batch_export_runs WHERE batch_export_id = $1',
         [batchExportId],
-      ) as Promise<{ total: number }[]>,
+      ),
     ]);
-    return { items: rows.map(runFromRow), total };
+    return { items: rows.map((row) => columns.hydrate(row)), total };
   }
 
   /**
    * Cancels the run when it is Starting or Running (under a row lock) and logs it. Returns the run after the
    * change, the unchanged run when its status does not allow it, or null when it is not a run of the export.
+   * Runs in the caller's transaction.
    */
   async cancelRun(
     batchExportId: string,
     runId: string,
     at: Date,
-    manager: EntityManager,
   ): Promise<{ run: BatchExportRunEntity; cancelled: boolean } | null> {
-    const runs = manager.getRepository(BatchExportRunEntity);
+    const runs = this.repository(BatchExportRunEntity);
     const run = await runs.findOne({
       where: { id: runId, batchExportId },
       lock: { mode: 'pessimistic_write' },
@@ -397,16 +397,17 @@ export class BatchExportsRepository {
     if (!run) return null;
     if (!CANCELLABLE_STATUSES.includes(run.status)) return { run, cancelled: false };
     await runs.update({ id: runId }, { status: 'Cancelled', finishedAt: at, lastUpdatedAt: at });
-    await this.addLogs(
-      [{ batchExportId, runId, timestamp: at, level: 'INFO', message: `Run cancelled (was ${run.status}).` }],
-      manager,
-    );
+    await this.queue.cancel(await transactionExecutor(this.manager), [runId]);
+    await this.addLogs([
+      { batchExportId, runId, timestamp: at, level: 'INFO', message: `Run cancelled (was ${run.status}).` },
+    ]);
     return { run: (await runs.findOneBy({ id: runId }))!, cancelled: true };
   }
 
   /**
    * Records a backfill and creates its runs — one per interval end `anchor + k × step` for k in
-   * `[firstK, firstK + count)` — each logged, in one statement (inside the caller's transaction).
+   * `[firstK, firstK + count)` — each logged, in one statement, and sends their jobs (inside the caller's
+   * transaction).
    */
   async insertBackfill(
     input: {
@@ -416,11 +417,12 @@ export class BatchExportsRepository {
       spec: IntervalSpec;
       firstK: number;
       count: number;
+      /** The export is paused: its runs' jobs wait for the unpause. */
+      paused: boolean;
     },
     at: Date,
-    manager: EntityManager,
   ): Promise<string> {
-    const rows: { id: string }[] = await manager.query(
+    const rows = await this.query<{ id: string; runs: { id: string; batchExportId: string }[] }>(
       `WITH backfill AS (
          INSERT INTO batch_export_backfills (batch_export_id, start_at, end_at, run_count, created_at)
          VALUES ($1, $2, $3, $6, $8)
@@ -428,11 +430,11 @@ export class BatchExportsRepository {
        ),
        runs AS (
          INSERT INTO batch_export_runs
-                (batch_export_id, backfill_id, status, data_interval_start, data_interval_end, created_at,
+                (id, batch_export_id, backfill_id, status, data_interval_start, data_interval_end, created_at,
                  last_updated_at)
-         SELECT $1, b.id, 'Starting', to_timestamp($4::bigint + (k - 1) * $5::bigint),
-                to_timestamp($4::bigint + k * $5::bigint), $8, $8
-           FROM backfill b, generate_series($7::bigint, $7::bigint + $6::bigint - 1) AS k
+         SELECT ${RUN_ID_SQL('s')}, $1, b.id, 'Starting', s, s + $5::bigint * interval '1 second', $8, $8
+           FROM backfill b, generate_series($7::bigint, $7::bigint + $6::bigint - 1) AS k,
+                LATERAL to_timestamp($4::bigint + (k - 1) * $5::bigint) AS s
           ORDER BY k
          RETURNING id, data_interval_start, data_interval_end
        ),
@@ -444,7 +446,10 @@ export class BatchExportsRepository {
            FROM runs r
           ORDER BY r.data_interval_end
        )
-       SELECT id FROM backfill`,
+       SELECT b.id,
+              (SELECT coalesce(json_agg(json_build_object('id', r.id, 'batchExportId', $1::uuid)), '[]') FROM runs r)
+                AS runs
+         FROM backfill b`,
       [
         input.batchExportId,
         input.startAt,
@@ -456,26 +461,35 @@ export class BatchExportsRepository {
         at,
       ],
     );
+    await this.queue.enqueue(await transactionExecutor(this.manager), rows[0].runs, input.paused);
     return rows[0].id;
   }
 
   /**
-   * Creates the due runs of every export (see CREATE_DUE_RUNS_SQL): one statement, in a transaction that turns
+   * Creates the due runs of every export (see CREATE_DUE_RUNS_SQL) and their jobs: one statement per
+   * DUE_EXPORTS_PER_STATEMENT exports, each in a transaction (with the jobs of the runs it created) that turns
    * JIT compilation off for it. The planner cannot know how many intervals `generate_series` yields per export
    * (it assumes 1,000, usually there is one), so at 100,000 due exports it costs the statement at about 19
    * million, far above `jit_above_cost`, and a server with JIT spends 0.6 s compiling it (measured with EXPLAIN
    * ANALYZE on PostgreSQL 15) before running it for 4 s. `SET LOCAL` ends with the transaction, so the pooled
    * connection goes back with the server's settings.
    */
+  @GenerateSql({ params: [AT, 100] })
   async createDueRuns(now: Date, maxCatchup: number): Promise<{ created: number; exports: number }> {
-    return this.dataSource.transaction(async (manager) => {
-      await manager.query('SET LOCAL jit = off');
-      const [row]: { created: number; exports: number }[] = await manager.query(CREATE_DUE_RUNS_SQL, [
-        now,
-        maxCatchup,
-        INTERVALS_JSON,
-      ]);
-      return row;
-    });
+    const total = { created: 0, exports: 0 };
+    for (;;) {
+      const chunk = await this.transaction(async () => {
+        await this.query('SET LOCAL jit = off');
+        const [row] = await this.query<{ exports: number; runs: { id: string; batchExportId: string }[] }>(
+          CREATE_DUE_RUNS_SQL,
+          [now, maxCatchup, INTERVALS_JSON, DUE_EXPORTS_PER_STATEMENT],
+        );
+        await this.queue.enqueue(await transactionExecutor(this.manager), row.runs);
+        return { created: row.runs.length, exports: row.exports };
+      });
+      total.created += chunk.created;
+      total.exports += chunk.exports;
+      if (chunk.exports < DUE_EXPORTS_PER_STATEMENT) return total;
+    }
   }
 }

@@ -1,12 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource, type EntityManager, QueryFailedError } from 'typeorm';
+import { QueryFailedError } from 'typeorm';
 import type { Principal } from '../common/auth/principal.js';
 import { ApiError } from '../common/errors/api-error.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { Clock } from '../common/time/clock.js';
-import { isUuid } from '../common/validation/ids.js';
 import { parseZonedTimestamp } from '../common/validation/timestamps.js';
+import { throwIfViolated } from '../common/validation/violation.js';
 import { AppConfig } from '../config/config.js';
+import { TransactionHost } from '../database/transactions.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import type { BatchExportEntity } from './batch-export.entity.js';
@@ -21,12 +22,13 @@ import {
 import type {
   BackfillInputDto,
   CreateBatchExportDto,
+  ReplaceBatchExportDto,
   UpdateBatchExportDto,
 } from './dto/batch-export-input.dto.js';
 import { parseLevels, type BatchExportLogDto, toBatchExportLogDto } from './dto/batch-export-log.dto.js';
 import { type BatchExportRunDto, toBatchExportRunDto } from './dto/batch-export-run.dto.js';
 import { type BatchExportDto, toBatchExportDto } from './dto/batch-export.dto.js';
-import { backfillRange, INTERVAL_SPECS } from './schedule.js';
+import { backfillRange, cadenceOf, INTERVAL_SPECS } from './schedule.js';
 
 /** A timestamp field of a request, already validated by the DTO: undefined (absent), null or a Date. */
 function timestampOf(value: string | null | undefined): Date | null | undefined {
@@ -35,8 +37,7 @@ function timestampOf(value: string | null | undefined): Date | null | undefined 
 }
 
 function assertConfig(type: DestinationType, config: Config): void {
-  const violation = configViolation(type, config);
-  if (violation) throw ApiError.validation(violation.detail, violation.attr, violation.code);
+  throwIfViolated(configViolation(type, config));
 }
 
 function assertStartBeforeEnd(startAt: Date | null, endAt: Date | null): void {
@@ -69,10 +70,11 @@ const VISIBLE_FIELDS = [
   'start_at',
   'end_at',
   'hogql_query',
+  'filters',
 ] as const;
 
 /**
- * Batch exports of an organization (decisions §8): any member reads and writes them. Configs are validated per
+ * Batch exports of an organization (docs/decisions.md §8): any member reads and writes them. Configs are validated per
  * destination type; secret keys are stored apart and never returned, logged or echoed. Every change is logged
  * in the export's log. Run creation is the scheduler's (`createDueRuns`) and backfill's.
  */
@@ -81,7 +83,7 @@ export class BatchExportsService {
   private readonly logger = new Logger(BatchExportsService.name);
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionHost,
     private readonly exports: BatchExportsRepository,
     private readonly memberships: MembershipsService,
     private readonly projects: ProjectsService,
@@ -134,24 +136,23 @@ export class BatchExportsService {
       startAt,
       endAt,
       hogqlQuery: input.hogql_query ?? '',
+      filters: input.filters ?? null,
+      destinationIntegrationId: input.destination.integration_id ?? null,
       createdAt: now,
       lastUpdatedAt: now,
     };
-    const id = await this.dataSource
-      .transaction(async (manager) => {
-        const created = await this.exports.insert(fields, manager);
-        if (paused) await this.exports.openPause(created, now, manager);
-        await this.exports.addLogs(
-          [
-            this.entry(
-              created,
-              now,
-              `Batch export created: ${input.model ?? 'events'} to ${type} every ${input.interval}` +
-                `${paused ? ', paused' : ''}.`,
-            ),
-          ],
-          manager,
-        );
+    const id = await this.transactions
+      .withTransaction(async () => {
+        const created = await this.exports.insert(fields);
+        if (paused) await this.exports.openPause(created, now);
+        await this.exports.addLogs([
+          this.entry(
+            created,
+            now,
+            `Batch export created: ${input.model ?? 'events'} to ${type} ${cadenceOf(input.interval)}` +
+              `${paused ? ', paused' : ''}.`,
+          ),
+        ]);
         return created;
       })
       .catch((err: unknown) => {
@@ -165,35 +166,32 @@ export class BatchExportsService {
   }
 
   /**
-   * PATCH: the fields sent, applied under a row lock. `destination.config` is deep-merged into the current one
-   * (secrets included) and the result validated as a whole; the type cannot change. `paused` has the effect of
-   * pause/unpause.
+   * PATCH, and PUT (whose body has the required fields): the fields sent, applied under a row lock; fields left
+   * out keep their value. `destination.config` is deep-merged into the current one (secrets included) and the
+   * result validated as a whole; the type cannot change. `paused` has the effect of pause/unpause.
    */
   async update(
     principal: Principal,
     organizationId: string,
     id: string,
-    input: UpdateBatchExportDto,
+    input: UpdateBatchExportDto | ReplaceBatchExportDto,
   ): Promise<BatchExportDto> {
-    const access = await this.memberships.requireAccess(principal, organizationId);
-    if (!isUuid(id)) throw ApiError.notFound();
-    await this.dataSource
-      .transaction(async (manager) => {
-        const current = await this.exports.findInOrganization(access.organizationId, id, {
-          manager,
-          lock: true,
-          withSecrets: input.destination?.config !== undefined,
-        });
-        if (!current) throw ApiError.notFound();
-        this.assertProjectAllowed(principal, current.teamId, access.organizationId);
+    const organization = await this.writeLocked(
+      principal,
+      organizationId,
+      id,
+      { withSecrets: input.destination?.config !== undefined },
+      async (current) => {
         const now = this.clock.now();
         const changes: Partial<BatchExportFields> = {};
         if (input.name !== undefined) changes.name = input.name;
         if (input.model !== undefined) changes.model = input.model;
         if (input.interval !== undefined) changes.interval = input.interval;
         if (input.hogql_query !== undefined) changes.hogqlQuery = input.hogql_query;
+        if (input.filters !== undefined) changes.filters = input.filters;
         if (input.destination) {
-          const { type, config } = input.destination;
+          const { type, config, integration_id: integrationId } = input.destination;
+          if (integrationId !== undefined) changes.destinationIntegrationId = integrationId;
           if (type !== undefined && type !== current.destinationType) {
             throw ApiError.validation(
               'The destination type cannot be changed; create another batch export instead.',
@@ -222,32 +220,26 @@ export class BatchExportsService {
         const logs: LogEntry[] = [];
         if (sent.length) logs.push(this.entry(id, now, `Batch export updated: ${sent.join(', ')}.`));
         if (input.paused !== undefined && input.paused !== current.paused) {
-          await this.applyPause(current, input.paused, now, manager, changes, lastPausedAt !== undefined);
+          await this.applyPause(current, input.paused, now, changes, lastPausedAt !== undefined);
           logs.push(this.entry(id, now, input.paused ? 'Batch export paused.' : 'Batch export unpaused.'));
         }
-        if (!Object.keys(changes).length && !logs.length) return;
-        await this.exports.update(id, { ...changes, lastUpdatedAt: now }, manager);
-        await this.exports.addLogs(logs, manager);
-      })
-      .catch((err: unknown) => {
-        throw withoutParameters(err);
-      });
-    return this.retrieveUnchecked(access.organizationId, id);
+        if (Object.keys(changes).length || logs.length) {
+          await this.exports.update(id, { ...changes, lastUpdatedAt: now });
+          await this.exports.addLogs(logs);
+        }
+        return current.organizationId;
+      },
+    ).catch((err: unknown) => {
+      throw withoutParameters(err);
+    });
+    return this.retrieveUnchecked(organization, id);
   }
 
   /** Soft delete: hidden from every read, never scheduled again, its Starting and Running runs cancelled. */
   async delete(principal: Principal, organizationId: string, id: string): Promise<void> {
-    const access = await this.memberships.requireAccess(principal, organizationId);
-    if (!isUuid(id)) throw ApiError.notFound();
-    await this.dataSource.transaction(async (manager) => {
-      const current = await this.exports.findInOrganization(access.organizationId, id, {
-        manager,
-        lock: true,
-      });
-      if (!current) throw ApiError.notFound();
-      this.assertProjectAllowed(principal, current.teamId, access.organizationId);
-      await this.exports.softDelete(id, this.clock.now(), manager);
-    });
+    await this.writeLocked(principal, organizationId, id, {}, () =>
+      this.exports.softDelete(id, this.clock.now()),
+    );
   }
 
   /** pause (`paused` true) and unpause (false): idempotent; returns the state. */
@@ -257,24 +249,15 @@ export class BatchExportsService {
     id: string,
     paused: boolean,
   ): Promise<{ paused: boolean }> {
-    const access = await this.memberships.requireAccess(principal, organizationId);
-    if (!isUuid(id)) throw ApiError.notFound();
-    await this.dataSource.transaction(async (manager) => {
-      const current = await this.exports.findInOrganization(access.organizationId, id, {
-        manager,
-        lock: true,
-      });
-      if (!current) throw ApiError.notFound();
-      this.assertProjectAllowed(principal, current.teamId, access.organizationId);
+    await this.writeLocked(principal, organizationId, id, {}, async (current) => {
       if (current.paused === paused) return;
       const now = this.clock.now();
       const changes: Partial<BatchExportFields> = {};
-      await this.applyPause(current, paused, now, manager, changes, false);
-      await this.exports.update(id, { ...changes, lastUpdatedAt: now }, manager);
-      await this.exports.addLogs(
-        [this.entry(id, now, paused ? 'Batch export paused.' : 'Batch export unpaused.')],
-        manager,
-      );
+      await this.applyPause(current, paused, now, changes, false);
+      await this.exports.update(id, { ...changes, lastUpdatedAt: now });
+      await this.exports.addLogs([
+        this.entry(id, now, paused ? 'Batch export paused.' : 'Batch export unpaused.'),
+      ]);
     });
     return { paused };
   }
@@ -289,18 +272,10 @@ export class BatchExportsService {
     id: string,
     input: BackfillInputDto,
   ): Promise<{ backfill_id: string }> {
-    const access = await this.memberships.requireAccess(principal, organizationId);
-    if (!isUuid(id)) throw ApiError.notFound();
     const startAt = parseZonedTimestamp(input.start_at)!;
     const endAt = parseZonedTimestamp(input.end_at)!;
-    const now = this.clock.now();
-    return this.dataSource.transaction(async (manager) => {
-      const current = await this.exports.findInOrganization(access.organizationId, id, {
-        manager,
-        lock: true,
-      });
-      if (!current) throw ApiError.notFound();
-      this.assertProjectAllowed(principal, current.teamId, access.organizationId);
+    return this.writeLocked(principal, organizationId, id, {}, async (current) => {
+      const now = this.clock.now();
       if (startAt.getTime() >= endAt.getTime()) {
         throw ApiError.validation('end_at must be later than start_at.', 'end_at');
       }
@@ -329,20 +304,17 @@ export class BatchExportsService {
           spec: INTERVAL_SPECS[current.interval],
           firstK: first,
           count,
+          paused: current.paused,
         },
         now,
-        manager,
       );
-      await this.exports.addLogs(
-        [
-          this.entry(
-            id,
-            now,
-            `Backfill ${backfillId} from ${startAt.toISOString()} to ${endAt.toISOString()}: ${count} run${count === 1 ? '' : 's'}.`,
-          ),
-        ],
-        manager,
-      );
+      await this.exports.addLogs([
+        this.entry(
+          id,
+          now,
+          `Backfill ${backfillId} from ${startAt.toISOString()} to ${endAt.toISOString()}: ${count} run${count === 1 ? '' : 's'}.`,
+        ),
+      ]);
       return { backfill_id: backfillId };
     });
   }
@@ -365,13 +337,9 @@ export class BatchExportsService {
     id: string,
     runId: string,
   ): Promise<BatchExportRunDto> {
-    const access = await this.memberships.requireAccess(principal, organizationId);
-    if (!isUuid(id) || !isUuid(runId)) throw ApiError.notFound();
-    return this.dataSource.transaction(async (manager) => {
-      const current = await this.exports.findInOrganization(access.organizationId, id, { manager });
-      if (!current) throw ApiError.notFound();
-      this.assertProjectAllowed(principal, current.teamId, access.organizationId);
-      const result = await this.exports.cancelRun(id, runId, this.clock.now(), manager);
+    // The run is locked (by cancelRun), not the export.
+    return this.writeLocked(principal, organizationId, id, { lock: false }, async () => {
+      const result = await this.exports.cancelRun(id, runId, this.clock.now());
       if (!result) throw ApiError.notFound();
       if (!result.cancelled) {
         throw ApiError.validation(
@@ -401,7 +369,7 @@ export class BatchExportsService {
   }
 
   /**
-   * Creates every due run of every export at `now` (decisions §8), in one statement; safe to run at once on any
+   * Creates every due run of every export at `now` (docs/decisions.md §8), in one statement; safe to run at once on any
    * number of replicas and to retry. Called by the scheduler's tick; tests call it with a fixed `now`.
    */
   createDueRuns(now: Date): Promise<{ created: number; exports: number }> {
@@ -413,16 +381,15 @@ export class BatchExportsService {
     current: BatchExportEntity,
     paused: boolean,
     now: Date,
-    manager: EntityManager,
     changes: Partial<BatchExportFields>,
     lastPausedAtSent: boolean,
   ): Promise<void> {
     changes.paused = paused;
     if (paused) {
       if (!lastPausedAtSent) changes.lastPausedAt = now;
-      await this.exports.openPause(current.id, now, manager);
+      await this.exports.openPause(current.id, now);
     } else {
-      await this.exports.closePause(current.id, now, manager);
+      await this.exports.closePause(current.id, now);
     }
   }
 
@@ -431,8 +398,7 @@ export class BatchExportsService {
     const type = current.destinationType;
     // Unknown keys of the patch first, so nothing it holds is dropped by the merge.
     const unknown = configViolation(type, patch);
-    if (unknown?.code === 'unknown_field')
-      throw ApiError.validation(unknown.detail, unknown.attr, unknown.code);
+    if (unknown?.code === 'unknown_field') throwIfViolated(unknown);
     const merged = deepMerge({ ...current.destinationConfig, ...current.destinationSecrets }, patch);
     assertConfig(type, merged);
     return merged;
@@ -448,9 +414,31 @@ export class BatchExportsService {
     return { batchExportId, timestamp, level, message } satisfies LogEntry;
   }
 
+  /**
+   * The load-for-write preamble of every change, in one place: the caller's access to the organization, then
+   * a transaction in which the export is loaded (locked until the end unless `lock: false`; its secrets with
+   * `withSecrets`), 404 when it is not the organization's (or deleted), 403 outside the key's projects; then
+   * `work` runs in the same transaction.
+   */
+  private async writeLocked<T>(
+    principal: Principal,
+    organizationId: string,
+    id: string,
+    { lock = true, withSecrets = false }: { lock?: boolean; withSecrets?: boolean },
+    work: (current: BatchExportEntity) => Promise<T>,
+  ): Promise<T> {
+    const access = await this.memberships.requireAccess(principal, organizationId);
+    return this.transactions.withTransaction(async () => {
+      const current = await this.exports.findInOrganization(access.organizationId, id, { lock, withSecrets });
+      if (!current) throw ApiError.notFound();
+      this.assertProjectAllowed(principal, current.teamId, access.organizationId);
+      return work(current);
+    });
+  }
+
   private async find(principal: Principal, organizationId: string, id: string): Promise<BatchExportEntity> {
     const access = await this.memberships.requireAccess(principal, organizationId);
-    const entity = isUuid(id) ? await this.exports.findInOrganization(access.organizationId, id) : null;
+    const entity = await this.exports.findInOrganization(access.organizationId, id);
     if (!entity) throw ApiError.notFound();
     this.assertProjectAllowed(principal, entity.teamId, access.organizationId);
     return entity;

@@ -32,6 +32,12 @@ const MINIMAL: Record<DestinationType, Config> = {
     client_email: 'sa@p.iam.gserviceaccount.com',
     token_uri: 'https://oauth2.googleapis.com/token',
   },
+  Databricks: {
+    http_path: '/sql/1.0/warehouses/abc',
+    catalog: 'main',
+    schema: 'posthog',
+    table_name: 'persons',
+  },
   HTTP: { url: 'https://ingest.example.com/batch', token: 'SECRET' },
   NoOp: {},
 };
@@ -204,6 +210,7 @@ describe('secrets', () => {
       Postgres: ['password'],
       Redshift: ['password'],
       BigQuery: ['private_key', 'private_key_id'],
+      Databricks: [],
       HTTP: ['token'],
       NoOp: [],
     });

@@ -1,10 +1,11 @@
 /**
- * Destinations of batch exports (decisions §8): the allowed types and, per type, the keys of `config` with their
+ * Destinations of batch exports (docs/decisions.md §8): the allowed types and, per type, the keys of `config` with their
  * value types, which are required and which are secret. Pure and unit-tested.
  *
  * Secret keys (credentials: passwords, private keys, AWS keys, tokens) are stored apart from the rest of the
  * config and never returned, logged or echoed in an error. Error details name keys, never values.
  */
+import { isPlainObject, type Violation } from '../common/validation/violation.js';
 
 export const DESTINATION_TYPES = [
   'S3',
@@ -12,6 +13,7 @@ export const DESTINATION_TYPES = [
   'Postgres',
   'Redshift',
   'BigQuery',
+  'Databricks',
   'HTTP',
   'NoOp',
 ] as const;
@@ -120,6 +122,16 @@ export const DESTINATION_FIELDS: Readonly<Record<DestinationType, Readonly<Recor
     use_json_type: optional({ type: 'boolean' }),
     ...EVENT_FILTERS,
   },
+  // PostHog keeps Databricks credentials in an integration (`destination.integration_id`), not in the config.
+  Databricks: {
+    http_path: required(text(1024)),
+    catalog: required(text(255)),
+    schema: required(text(255)),
+    table_name: required(text(255)),
+    use_variant_type: optional({ type: 'boolean' }),
+    use_automatic_schema_evolution: optional({ type: 'boolean' }),
+    ...EVENT_FILTERS,
+  },
   HTTP: {
     url: required({ type: 'url' }),
     token: secret(text()),
@@ -135,12 +147,11 @@ export function secretKeys(type: DestinationType): string[] {
     .map(([key]) => key);
 }
 
-export interface ConfigViolation {
+/** A Violation of a destination config: its detail names the problem, never the value. */
+export interface ConfigViolation extends Violation {
   code: 'required' | 'unknown_field' | 'invalid_input' | 'max_length';
   /** `destination__config__<key>`. */
   attr: string;
-  /** Names the problem, never the value. */
-  detail: string;
 }
 
 const attrOf = (key: string) => `destination__config__${key}`;
@@ -248,9 +259,6 @@ export function splitSecrets(type: DestinationType, config: Config): { visible: 
   for (const [key, value] of Object.entries(config)) (secret.has(key) ? secrets : visible)[key] = value;
   return { visible, secrets };
 }
-
-const isPlainObject = (value: unknown): value is Config =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * `patch` merged into `base`, recursively for nested objects; arrays and other values replace. Keys left out of

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import {
   alignedEndAtOrBefore,
   backfillRange,
+  cadenceOf,
   dueRuns,
   fellWhilePaused,
   INTERVAL_SPECS,
@@ -28,6 +29,18 @@ const state = (interval: Interval, createdAt: string, extra: Partial<ScheduleSta
 });
 
 const ends = (result: { runs: { end: Date }[] }) => result.runs.map((r) => iso(r.end));
+
+describe('cadenceOf', () => {
+  it('reads every interval once as a cadence', () => {
+    expect(INTERVALS.map(cadenceOf)).toEqual([
+      'every hour',
+      'every day',
+      'every week',
+      'every 5 minutes',
+      'every 15 minutes',
+    ]);
+  });
+});
 
 describe('interval alignment (UTC)', () => {
   it.each([

@@ -1,5 +1,5 @@
 /**
- * Schedule maths of batch exports (decisions §8), pure and unit-tested. The scheduler's SQL
+ * Schedule maths of batch exports (docs/decisions.md §8), pure and unit-tested. The scheduler's SQL
  * (BatchExportsRepository.createDueRuns) applies exactly these rules set-based; an e2e test checks the two agree.
  *
  * Every interval is a fixed number of seconds, aligned in UTC on the Unix epoch: interval ends are the instants
@@ -31,6 +31,11 @@ export const INTERVAL_SPECS: Readonly<Record<Interval, IntervalSpec>> = {
   'every 5 minutes': { step: 300, anchor: 0 },
   'every 15 minutes': { step: 900, anchor: 0 },
 };
+
+/** The interval as a cadence in a sentence: `every hour`, `every 5 minutes` (never `every every 5 minutes`). */
+export function cadenceOf(interval: string): string {
+  return interval.startsWith('every ') ? interval : `every ${interval}`;
+}
 
 export function isInterval(value: unknown): value is Interval {
   return typeof value === 'string' && (INTERVALS as readonly string[]).includes(value);
@@ -101,7 +106,7 @@ export interface DueRuns {
 }
 
 /**
- * The runs one tick at `now` creates for an unpaused, undeleted export (decisions §8):
+ * The runs one tick at `now` creates for an unpaused, undeleted export (docs/decisions.md §8):
  *
  * - candidates are the aligned intervals whose end lies in `[max(start_at, created_at), min(end_at, now)]` and
  *   after the watermark;

@@ -4,6 +4,7 @@ import { ApiError } from '../common/errors/api-error.js';
 import { decodeCaptureBody } from './capture-body.js';
 
 const LIMIT = 64 * 1024;
+const LIMITS = { maxBytes: LIMIT, maxDepth: 100, maxValues: 100_000 };
 const payload = [{ event: '$snapshot', properties: { $session_id: 's1', text: 'héllo' } }];
 const json = JSON.stringify(payload);
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
@@ -21,40 +22,40 @@ async function rejection(promise: Promise<unknown>): Promise<ApiError> {
 describe('decodeCaptureBody', () => {
   it('reads plain JSON whatever the content type', async () => {
     for (const contentType of ['application/json', 'text/plain;charset=UTF-8', undefined]) {
-      expect(await decodeCaptureBody({ bytes: Buffer.from(json), contentType }, LIMIT)).toEqual(payload);
+      expect(await decodeCaptureBody({ bytes: Buffer.from(json), contentType }, LIMITS)).toEqual(payload);
     }
   });
 
   it('strips a UTF-8 byte order mark', async () => {
-    expect(await decodeCaptureBody({ bytes: Buffer.from(`\ufeff${json}`) }, LIMIT)).toEqual(payload);
+    expect(await decodeCaptureBody({ bytes: Buffer.from(`\ufeff${json}`) }, LIMITS)).toEqual(payload);
   });
 
   it.each(['gzip', 'gzip-js', 'GZIP-JS'])('gunzips with compression=%s', async (compression) => {
     const bytes = gzipSync(json);
-    expect(await decodeCaptureBody({ bytes, compression, contentType: 'text/plain' }, LIMIT)).toEqual(
+    expect(await decodeCaptureBody({ bytes, compression, contentType: 'text/plain' }, LIMITS)).toEqual(
       payload,
     );
   });
 
   it.each(['gzip', 'x-gzip'])('gunzips with Content-Encoding %s', async (contentEncoding) => {
-    expect(await decodeCaptureBody({ bytes: gzipSync(json), contentEncoding }, LIMIT)).toEqual(payload);
+    expect(await decodeCaptureBody({ bytes: gzipSync(json), contentEncoding }, LIMITS)).toEqual(payload);
   });
 
   it('inflates Content-Encoding deflate', async () => {
-    expect(await decodeCaptureBody({ bytes: deflateSync(json), contentEncoding: 'deflate' }, LIMIT)).toEqual(
+    expect(await decodeCaptureBody({ bytes: deflateSync(json), contentEncoding: 'deflate' }, LIMITS)).toEqual(
       payload,
     );
   });
 
   it('recognises gzip by its magic bytes alone', async () => {
-    expect(await decodeCaptureBody({ bytes: gzipSync(json), contentType: 'text/plain' }, LIMIT)).toEqual(
+    expect(await decodeCaptureBody({ bytes: gzipSync(json), contentType: 'text/plain' }, LIMITS)).toEqual(
       payload,
     );
   });
 
   it('refuses another Content-Encoding with 415', async () => {
     const error = await rejection(
-      decodeCaptureBody({ bytes: Buffer.from(json), contentEncoding: 'br' }, LIMIT),
+      decodeCaptureBody({ bytes: Buffer.from(json), contentEncoding: 'br' }, LIMITS),
     );
     expect(error.getStatus()).toBe(415);
     expect(error.code).toBe('unsupported_media_type');
@@ -63,21 +64,21 @@ describe('decodeCaptureBody', () => {
   it('reads a form body: JSON, base64 and base64 of gzip in data', async () => {
     const form = (data: string, extra = '') => Buffer.from(`data=${encodeURIComponent(data)}${extra}`);
     const contentType = 'application/x-www-form-urlencoded';
-    expect(await decodeCaptureBody({ bytes: form(json), contentType }, LIMIT)).toEqual(payload);
+    expect(await decodeCaptureBody({ bytes: form(json), contentType }, LIMITS)).toEqual(payload);
     expect(
-      await decodeCaptureBody({ bytes: form(b64(json)), contentType, compression: 'base64' }, LIMIT),
+      await decodeCaptureBody({ bytes: form(b64(json)), contentType, compression: 'base64' }, LIMITS),
     ).toEqual(payload);
-    expect(await decodeCaptureBody({ bytes: form(b64(gzipSync(json))), contentType }, LIMIT)).toEqual(
+    expect(await decodeCaptureBody({ bytes: form(b64(gzipSync(json))), contentType }, LIMITS)).toEqual(
       payload,
     );
     expect(
       await decodeCaptureBody(
         { bytes: form(b64(gzipSync(json)), '&compression=gzip-js'), contentType },
-        LIMIT,
+        LIMITS,
       ),
     ).toEqual(payload);
     // A body starting with data= is a form whatever its content type (sendBeacon sends text/plain).
-    expect(await decodeCaptureBody({ bytes: form(b64(json)), contentType: 'text/plain' }, LIMIT)).toEqual(
+    expect(await decodeCaptureBody({ bytes: form(b64(json)), contentType: 'text/plain' }, LIMITS)).toEqual(
       payload,
     );
   });
@@ -86,19 +87,19 @@ describe('decodeCaptureBody', () => {
     const data = b64(JSON.stringify([{ x: '>>>???' }]));
     expect(data).toContain('+');
     const bytes = Buffer.from(`data=${data}`); // not URL-encoded: + reads as a space
-    expect(await decodeCaptureBody({ bytes }, LIMIT)).toEqual([{ x: '>>>???' }]);
+    expect(await decodeCaptureBody({ bytes }, LIMITS)).toEqual([{ x: '>>>???' }]);
   });
 
   it('reads an all-base64 body', async () => {
-    expect(await decodeCaptureBody({ bytes: Buffer.from(b64(json)) }, LIMIT)).toEqual(payload);
-    expect(await decodeCaptureBody({ bytes: Buffer.from(b64(gzipSync(json))) }, LIMIT)).toEqual(payload);
+    expect(await decodeCaptureBody({ bytes: Buffer.from(b64(json)) }, LIMITS)).toEqual(payload);
+    expect(await decodeCaptureBody({ bytes: Buffer.from(b64(gzipSync(json))) }, LIMITS)).toEqual(payload);
   });
 
   it('answers a form without data with 400 attr data', async () => {
     const error = await rejection(
       decodeCaptureBody(
         { bytes: Buffer.from('foo=1'), contentType: 'application/x-www-form-urlencoded' },
-        LIMIT,
+        LIMITS,
       ),
     );
     expect(error.body).toEqual({
@@ -110,11 +111,11 @@ describe('decodeCaptureBody', () => {
   });
 
   it('answers an empty body with 400', async () => {
-    expect((await rejection(decodeCaptureBody({ bytes: Buffer.alloc(0) }, LIMIT))).getStatus()).toBe(400);
+    expect((await rejection(decodeCaptureBody({ bytes: Buffer.alloc(0) }, LIMITS))).getStatus()).toBe(400);
   });
 
   it('answers invalid JSON with 400 parse_error', async () => {
-    const error = await rejection(decodeCaptureBody({ bytes: Buffer.from('[{"event": ') }, LIMIT));
+    const error = await rejection(decodeCaptureBody({ bytes: Buffer.from('[{"event": ') }, LIMITS));
     expect(error.body).toEqual({
       type: 'validation_error',
       code: 'parse_error',
@@ -130,7 +131,7 @@ describe('decodeCaptureBody', () => {
       { bytes: truncated },
       { bytes: Buffer.from(json), contentEncoding: 'gzip' },
     ]) {
-      const error = await rejection(decodeCaptureBody(body, LIMIT));
+      const error = await rejection(decodeCaptureBody(body, LIMITS));
       expect(error.body).toEqual({
         type: 'validation_error',
         code: 'invalid_input',
@@ -143,17 +144,89 @@ describe('decodeCaptureBody', () => {
   it('answers a gzip bomb with 413 without inflating it beyond the limit', async () => {
     const bomb = gzipSync(Buffer.alloc(50 * 1024 * 1024, 0x20));
     expect(bomb.length).toBeLessThan(LIMIT);
-    const error = await rejection(decodeCaptureBody({ bytes: bomb, compression: 'gzip-js' }, LIMIT));
+    const error = await rejection(decodeCaptureBody({ bytes: bomb, compression: 'gzip-js' }, LIMITS));
     expect(error.getStatus()).toBe(413);
     expect(error.code).toBe('payload_too_large');
     // The same inside base64 in a form.
     const form = Buffer.from(`data=${encodeURIComponent(b64(gzipSync(Buffer.alloc(1024 * 1024, 0x20))))}`);
-    expect((await rejection(decodeCaptureBody({ bytes: form }, LIMIT))).getStatus()).toBe(413);
+    expect((await rejection(decodeCaptureBody({ bytes: form }, LIMITS))).getStatus()).toBe(413);
   });
 
   it('accepts a decompressed body of exactly the limit', async () => {
     const text = JSON.stringify(['x'.repeat(LIMIT - 4)]);
     expect(Buffer.byteLength(text)).toBe(LIMIT);
-    expect(await decodeCaptureBody({ bytes: gzipSync(text) }, LIMIT)).toEqual(['x'.repeat(LIMIT - 4)]);
+    expect(await decodeCaptureBody({ bytes: gzipSync(text) }, LIMITS)).toEqual(['x'.repeat(LIMIT - 4)]);
+  });
+
+  it('stops the [{},{},…] bomb at the events limit after a few kilobytes of output', async () => {
+    // 8.4 million empty objects: about 25 MB of JSON in about 24 KB of gzip.
+    const bomb = gzipSync(`[${'{},'.repeat(8_400_000)}{}]`, { level: 9 });
+    expect(bomb.length).toBeLessThan(40 * 1024);
+    const limits = { maxBytes: 25 * 1024 * 1024, maxDepth: 1000, maxValues: 1_000_000, maxEvents: 1000 };
+    let slices = 0;
+    let values = 0;
+    const error = await rejection(
+      decodeCaptureBody({ bytes: bomb, compression: 'gzip-js' }, limits, {
+        onSlice: (parser) => {
+          slices++;
+          values = parser.values;
+        },
+      }),
+    );
+    expect(error.body).toEqual({
+      type: 'invalid_request',
+      code: 'payload_too_large',
+      detail: 'Too many events in one request: at most 1000.',
+      attr: null,
+    });
+    // The first 16 KB slice already holds more than 1000 events: nothing after it was decoded.
+    expect(slices).toBe(0);
+    expect(values).toBe(0);
+  });
+
+  it('stops the same bomb at the values limit when it hides inside one event', async () => {
+    const bomb = gzipSync(`{"properties":{"x":[${'{},'.repeat(2_000_000)}{}]}}`);
+    const limits = { maxBytes: 25 * 1024 * 1024, maxDepth: 1000, maxValues: 50_000 };
+    let decoded = 0;
+    const error = await rejection(
+      decodeCaptureBody({ bytes: bomb }, limits, { onSlice: (parser) => void (decoded = parser.byteCount) }),
+    );
+    expect(error.detail).toBe('Request body has too many JSON values: at most 50000.');
+    expect(decoded).toBeLessThan(200 * 1024);
+  });
+
+  it('answers JSON nested deeper than the limit with 400, also inside base64 in a form', async () => {
+    const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+    const limits = { ...LIMITS, maxDepth: 64 };
+    for (const body of [
+      { bytes: Buffer.from(deep) },
+      { bytes: gzipSync(deep), compression: 'gzip-js' },
+      { bytes: Buffer.from(`data=${encodeURIComponent(b64(gzipSync(deep)))}`) },
+    ]) {
+      const error = await rejection(decodeCaptureBody(body, limits));
+      expect(error.getStatus()).toBe(400);
+      expect(error.detail).toBe(
+        'The request body is nested too deeply: at most 64 levels of arrays and objects.',
+      );
+    }
+  });
+
+  it('gives the event loop back while parsing a large body', async () => {
+    const text = JSON.stringify(
+      Array.from({ length: 60_000 }, (_, i) => ({ type: 3, timestamp: i, data: { source: 1, x: i, y: i } })),
+    );
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    try {
+      const value = (await decodeCaptureBody(
+        { bytes: gzipSync(text), compression: 'gzip-js' },
+        { maxBytes: 25 * 1024 * 1024, maxDepth: 100, maxValues: 1e7 },
+      )) as unknown[];
+      expect(value).toHaveLength(60_000);
+    } finally {
+      clearInterval(timer);
+    }
+    // A parse that held the loop throughout would let no timer fire.
+    expect(ticks).toBeGreaterThan(2);
   });
 });

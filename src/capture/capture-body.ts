@@ -1,5 +1,5 @@
 /**
- * Decoding of capture request bodies (decisions §11), the way PostHog's SDKs send them:
+ * Decoding of capture request bodies (docs/decisions.md §11), the way PostHog's SDKs send them:
  *
  * - plain JSON (`application/json`, or `text/plain` from `sendBeacon`);
  * - gzip, recognised from the `compression` query or form parameter (`gzip`, `gzip-js`), a `Content-Encoding`
@@ -8,15 +8,15 @@
  *   the JSON, base64 of it (`compression=base64`), or base64 of gzip;
  * - a body that is all base64.
  *
- * Every decompression is bounded by the same byte limit as the body itself, so a small gzip bomb is a 413, not
- * an out-of-memory.
+ * The work is bounded whatever the client sends: decompression streams, and the decoded JSON is parsed as it
+ * comes out of the decompressor by `BoundedJsonParser`, which stops at the first exceeded limit (decoded bytes,
+ * depth, values, events, rrweb events per `$snapshot`). So a small gzip bomb is a 413 after a few kilobytes of
+ * output, not an out-of-memory. The parse gives the event loop back every few milliseconds (`Yielder`).
  */
-import { promisify } from 'node:util';
-import { gunzip, inflate, type InputType, type ZlibOptions } from 'node:zlib';
+import { createGunzip, createInflate } from 'node:zlib';
 import { ApiError } from '../common/errors/api-error.js';
-
-const gunzipAsync = promisify<InputType, ZlibOptions, Buffer>(gunzip);
-const inflateAsync = promisify<InputType, ZlibOptions, Buffer>(inflate);
+import { Yielder } from '../common/time/yielder.js';
+import { BoundedJsonParser, type JsonHooks, type JsonLimits } from './bounded-json.js';
 
 export interface CaptureBody {
   /** The raw request body. */
@@ -27,6 +27,14 @@ export interface CaptureBody {
   compression?: string;
 }
 
+export interface DecodeHooks extends JsonHooks {
+  /** Called after each slice of parsing (a few tens of kilobytes); may throw to stop. */
+  onSlice?(parser: BoundedJsonParser): void;
+}
+
+/** Bytes handed to the parser at a time: small enough that one slice takes a few milliseconds. */
+const SLICE_BYTES = 16 * 1024;
+
 const GZIP_HINTS = new Set(['gzip', 'gzip-js']);
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
@@ -34,21 +42,40 @@ export function isGzip(bytes: Buffer): boolean {
   return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
 }
 
-async function decompress(kind: 'gzip' | 'deflate', bytes: Buffer, limit: number): Promise<Buffer> {
+const invalidCompressed = (kind: 'gzip' | 'deflate') =>
+  ApiError.validation(
+    kind === 'gzip'
+      ? 'The request body is not valid gzip data.'
+      : 'The request body is not valid deflate data.',
+    null,
+    'invalid_input',
+  );
+
+/** The decompressed bytes of `input`, chunk by chunk, at most `limit` of them (413 beyond). */
+async function* decompressed(kind: 'gzip' | 'deflate', input: Buffer, limit: number): AsyncGenerator<Buffer> {
+  const options = { chunkSize: 64 * 1024 };
+  const stream = kind === 'gzip' ? createGunzip(options) : createInflate(options);
+  stream.on('error', () => undefined);
+  stream.end(input);
+  let total = 0;
   try {
-    return await (kind === 'gzip' ? gunzipAsync : inflateAsync)(bytes, { maxOutputLength: limit });
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > limit) throw ApiError.payloadTooLarge(limit, true);
+      yield chunk;
+    }
   } catch (error) {
-    const e = error as { code?: string };
-    if (e.code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError)
-      throw ApiError.payloadTooLarge(limit, true);
-    throw ApiError.validation(
-      kind === 'gzip'
-        ? 'The request body is not valid gzip data.'
-        : 'The request body is not valid deflate data.',
-      null,
-      'invalid_input',
-    );
+    if (error instanceof ApiError) throw error;
+    throw invalidCompressed(kind);
+  } finally {
+    stream.destroy();
   }
+}
+
+async function collect(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunk of chunks) parts.push(chunk);
+  return parts.length === 1 ? parts[0] : Buffer.concat(parts);
 }
 
 /** Applies the `Content-Encoding` header (outermost last in the header, so undone first). */
@@ -63,8 +90,8 @@ async function undoContentEncoding(
     .filter((c) => c && c !== 'identity');
   let out = bytes;
   for (const coding of codings.reverse()) {
-    if (coding === 'gzip' || coding === 'x-gzip') out = await decompress('gzip', out, limit);
-    else if (coding === 'deflate') out = await decompress('deflate', out, limit);
+    if (coding === 'gzip' || coding === 'x-gzip') out = await collect(decompressed('gzip', out, limit));
+    else if (coding === 'deflate') out = await collect(decompressed('deflate', out, limit));
     else
       throw new ApiError(
         415,
@@ -92,39 +119,16 @@ function fromBase64(text: string): Buffer | null {
   return Buffer.from(compact, compact.includes('-') || compact.includes('_') ? 'base64url' : 'base64');
 }
 
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw ApiError.validation('Malformed request body: not valid JSON.', null, 'parse_error');
-  }
-}
-
 /**
- * The JSON text of a value that may be JSON, base64 of JSON, or base64 of gzip (`compression` says which when
- * the client said so).
+ * The JSON value of a text that does not start with `[` or `{`: only a scalar (number, string, literal),
+ * which `JSON.parse` reads in linear time without building any structure. Undefined when it is not JSON.
  */
-async function textOf(value: string, compression: string | undefined, limit: number): Promise<string> {
-  if (compression && GZIP_HINTS.has(compression) && !looksLikeJson(value)) {
-    const bytes = fromBase64(value);
-    if (!bytes) throw ApiError.validation('The data field is not base64-encoded gzip.', 'data');
-    return utf8(await decompress('gzip', bytes, limit));
+function scalarJson(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return undefined;
   }
-  if (looksLikeJson(value) || isJson(value)) return value;
-  const bytes = fromBase64(value);
-  if (!bytes) return value; // not base64 either: let JSON.parse say what is wrong
-  if (isGzip(bytes)) return utf8(await decompress('gzip', bytes, limit));
-  if (bytes.length > limit) throw ApiError.payloadTooLarge(limit, true);
-  return utf8(bytes);
 }
 
 function isForm(contentType: string | undefined, text: string): boolean {
@@ -132,23 +136,129 @@ function isForm(contentType: string | undefined, text: string): boolean {
   return type === 'application/x-www-form-urlencoded' || /^\s*data=/.test(text);
 }
 
-/** Decodes a capture body into its JSON value; throws 400 (bad encoding or JSON), 413 or 415 as ApiError. */
-export async function decodeCaptureBody(body: CaptureBody, limit: number): Promise<unknown> {
-  if (!body.bytes.length) throw ApiError.validation('The request body is empty.', null, 'required');
-  let bytes = await undoContentEncoding(body.bytes, body.contentEncoding, limit);
-  const compression = body.compression?.trim().toLowerCase();
-  if ((compression && GZIP_HINTS.has(compression)) || isGzip(bytes)) {
-    bytes = await decompress('gzip', bytes, limit);
+function isFormType(contentType: string | undefined): boolean {
+  return (contentType ?? '').split(';')[0].trim().toLowerCase() === 'application/x-www-form-urlencoded';
+}
+
+/** The first byte that is not white space (or a byte order mark at the very start); -1 when there is none. */
+function firstSignificant(chunk: Buffer, atStart: boolean): number {
+  let i = atStart && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0;
+  for (; i < chunk.length; i++) {
+    const c = chunk[i];
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return c;
   }
-  const text = utf8(bytes);
-  if (isForm(body.contentType, text)) {
-    const form = new URLSearchParams(text);
-    const data = form.get('data');
-    if (data === null || data === '') {
-      throw ApiError.validation("The form body has no 'data' field.", 'data', 'required');
+  return -1;
+}
+
+async function* chunksOf(bytes: Buffer): AsyncGenerator<Buffer> {
+  yield bytes;
+}
+
+class BodyDecoder {
+  constructor(
+    private readonly body: CaptureBody,
+    private readonly limits: JsonLimits,
+    private readonly hooks: DecodeHooks,
+  ) {}
+
+  private get limit(): number {
+    return this.limits.maxBytes;
+  }
+
+  async decode(): Promise<unknown> {
+    const { body } = this;
+    if (!body.bytes.length) throw ApiError.validation('The request body is empty.', null, 'required');
+    const bytes = await undoContentEncoding(body.bytes, body.contentEncoding, this.limit);
+    const compression = body.compression?.trim().toLowerCase();
+    if ((compression && GZIP_HINTS.has(compression)) || isGzip(bytes)) {
+      return this.consume(decompressed('gzip', bytes, this.limit), false);
     }
-    const formCompression = form.get('compression')?.trim().toLowerCase() ?? undefined;
-    return parseJson(await textOf(data, formCompression, limit));
+    return this.consume(chunksOf(bytes), false);
   }
-  return parseJson(await textOf(text, undefined, limit));
+
+  /**
+   * Reads decoded bytes: JSON (starting with `[` or `{`, and not declared a form) is parsed as it streams;
+   * anything else (a form, base64) is collected, bounded by the byte limit, and decoded further. With
+   * `jsonOnly` (the content of a form or base64 field), whatever it is goes to the parser.
+   */
+  private async consume(chunks: AsyncIterable<Buffer>, jsonOnly: boolean): Promise<unknown> {
+    const iterator = chunks[Symbol.asyncIterator]();
+    const head: Buffer[] = [];
+    let first = -1;
+    let received = 0;
+    while (first < 0) {
+      const next = await iterator.next();
+      if (next.done) break;
+      head.push(next.value);
+      received += next.value.length;
+      if (received > this.limit) throw ApiError.payloadTooLarge(this.limit, true);
+      first = firstSignificant(next.value, head.length === 1);
+    }
+    const rest: AsyncIterable<Buffer> = { [Symbol.asyncIterator]: () => iterator };
+    if (jsonOnly || ((first === 0x5b || first === 0x7b) && !isFormType(this.body.contentType))) {
+      return this.parse(head, rest);
+    }
+    for await (const chunk of rest) {
+      received += chunk.length;
+      if (received > this.limit) throw ApiError.payloadTooLarge(this.limit, true);
+      head.push(chunk);
+    }
+    const text = utf8(Buffer.concat(head));
+    if (isForm(this.body.contentType, text)) {
+      const form = new URLSearchParams(text);
+      const data = form.get('data');
+      if (data === null || data === '') {
+        throw ApiError.validation("The form body has no 'data' field.", 'data', 'required');
+      }
+      const formCompression = form.get('compression')?.trim().toLowerCase() ?? undefined;
+      return this.fromText(data, formCompression);
+    }
+    return this.fromText(text, undefined);
+  }
+
+  /** A text that is JSON, base64 of JSON, or base64 of gzip (`compression` says which when the client said so). */
+  private async fromText(value: string, compression: string | undefined): Promise<unknown> {
+    if (compression && GZIP_HINTS.has(compression) && !looksLikeJson(value)) {
+      const bytes = fromBase64(value);
+      if (!bytes) throw ApiError.validation('The data field is not base64-encoded gzip.', 'data');
+      return this.consume(decompressed('gzip', bytes, this.limit), true);
+    }
+    if (looksLikeJson(value)) return this.parse([Buffer.from(value)], chunksOf(Buffer.alloc(0)));
+    const scalar = scalarJson(value);
+    if (scalar) return scalar.value;
+    const bytes = fromBase64(value);
+    // Neither JSON nor base64: the parser says what is wrong.
+    if (!bytes) return this.parse([Buffer.from(value)], chunksOf(Buffer.alloc(0)));
+    if (isGzip(bytes)) return this.consume(decompressed('gzip', bytes, this.limit), true);
+    if (bytes.length > this.limit) throw ApiError.payloadTooLarge(this.limit, true);
+    return this.parse([bytes], chunksOf(Buffer.alloc(0)));
+  }
+
+  /** Parses the chunks in small slices, giving the event loop back between them. */
+  private async parse(head: Buffer[], rest: AsyncIterable<Buffer>): Promise<unknown> {
+    const parser = new BoundedJsonParser(this.limits, this.hooks);
+    const yielder = new Yielder();
+    const feed = async (chunk: Buffer) => {
+      for (let offset = 0; offset < chunk.length; offset += SLICE_BYTES) {
+        parser.write(chunk.subarray(offset, offset + SLICE_BYTES));
+        this.hooks.onSlice?.(parser);
+        await yielder.tick();
+      }
+    };
+    for (const chunk of head) await feed(chunk);
+    for await (const chunk of rest) await feed(chunk);
+    return parser.end();
+  }
+}
+
+/**
+ * Decodes a capture body into its JSON value within `limits`; throws 400 (bad encoding or JSON, too deep),
+ * 413 (too many bytes, values or events) or 415 as ApiError, or what a hook throws.
+ */
+export function decodeCaptureBody(
+  body: CaptureBody,
+  limits: JsonLimits,
+  hooks: DecodeHooks = {},
+): Promise<unknown> {
+  return new BodyDecoder(body, limits, hooks).decode();
 }

@@ -1,17 +1,17 @@
 /**
- * Validation of capture events (decisions §11): finds the project token, keeps the `$snapshot` events (other
+ * Validation of capture events (docs/decisions.md §11): finds the project token, keeps the `$snapshot` events (other
  * events of a mixed batch are ignored) and turns each into a `SnapshotBatch` — or rejects the whole request
  * with a 400 naming the field (`<index>__properties__$session_id` for an array body).
  */
 import { createHash } from 'node:crypto';
 import { ApiError } from '../common/errors/api-error.js';
+import { Yielder } from '../common/time/yielder.js';
 import { DISTINCT_ID_MAX_LENGTH } from '../persons/person-distinct-id.entity.js';
 import type { RrwebEvent } from '../session-recordings/recording-metadata.js';
+import type { SnapshotBatch } from '../session-recordings/snapshot-batch.js';
+import { DroppedValues, textProblem, withoutBadText } from './capture-text.js';
 import { EVENT_KEY_MAX_LENGTH } from '../session-recordings/session-recording-event-key.entity.js';
-import {
-  SESSION_ID_MAX_LENGTH,
-  type SnapshotSource,
-} from '../session-recordings/session-recording.entity.js';
+import { SESSION_ID_MAX_LENGTH } from '../session-recordings/session-recording.entity.js';
 
 export const SNAPSHOT_EVENT = '$snapshot';
 const SESSION_ID = /^[A-Za-z0-9-]+$/;
@@ -20,24 +20,27 @@ const MAX_TIMESTAMP = 253402300799999;
 
 type Json = Record<string, unknown>;
 
-/** The `$snapshot` event of one session and window, validated. */
-export interface SnapshotBatch {
-  /** Idempotency key: the event's `uuid`, else `sha256:` + digest of window id and snapshot data. */
-  key: string;
-  sessionId: string;
-  windowId: string;
-  distinctId: string;
-  snapshotSource: SnapshotSource;
-  events: RrwebEvent[];
-  /** Person properties from `$set` / `$set_once`. */
-  set: Json;
-  setOnce: Json;
+/** The `$snapshot` event of one session and window, validated (the recordings module's type). */
+export type { SnapshotBatch };
+
+/** One event of a batch and where it stands, for the `attr` of its errors. */
+export class CaptureEvent {
+  constructor(
+    readonly event: Json,
+    private readonly index: number,
+    private readonly container: 'array' | 'batch' | 'single',
+  ) {}
+
+  /** The prefix of its `attr`: `3__` in an array body, `batch__3__` in a batch, empty for a single event. */
+  get attrPrefix(): string {
+    if (this.container === 'single') return '';
+    return this.container === 'batch' ? `batch__${this.index}__` : `${this.index}__`;
+  }
 }
 
 export interface CaptureBatch {
   token: string | null;
-  /** The events with the prefix of their `attr` (`3__` in an array body, empty for a single event). */
-  events: { event: Json; attrPrefix: string }[];
+  events: CaptureEvent[];
 }
 
 const isObject = (value: unknown): value is Json =>
@@ -54,34 +57,52 @@ const nonEmptyString = (value: unknown): string | null =>
 export function readCaptureBatch(payload: unknown): CaptureBatch {
   let list: unknown[];
   let batchToken: string | null = null;
-  let prefix = (i: number) => `${i}__`;
+  let container: 'array' | 'batch' | 'single' = 'array';
   if (Array.isArray(payload)) {
     list = payload;
   } else if (isObject(payload) && Array.isArray(payload.batch)) {
     list = payload.batch;
-    batchToken = nonEmptyString(payload.api_key) ?? nonEmptyString(payload.token);
-    prefix = (i) => `batch__${i}__`;
+    batchToken = batchTokenOf(payload);
+    container = 'batch';
   } else if (isObject(payload)) {
     list = [payload];
-    prefix = () => '';
+    container = 'single';
   } else {
     throw ApiError.validation('Expected a JSON array of events or one event object.', null, 'invalid_input');
   }
   if (!list.length) throw ApiError.validation('The request contains no events.', null, 'required');
-  const events = list.map((event, i) => {
+  const events = new Array<CaptureEvent>(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const event = list[i];
+    events[i] = new CaptureEvent(event as Json, i, container);
     if (!isObject(event)) {
-      throw ApiError.validation(`Event ${i} is not a JSON object.`, prefix(i).replace(/__$/, '') || null);
+      throw ApiError.validation(
+        `Event ${i} is not a JSON object.`,
+        events[i].attrPrefix.replace(/__$/, '') || null,
+      );
     }
-    return { event, attrPrefix: prefix(i) };
-  });
-  const first = events[0].event;
-  const token =
-    batchToken ??
+  }
+  return { token: tokenOf(events[0].event, batchToken), events };
+}
+
+/** The batch-level token of a `{"api_key", "batch": [...]}` body. */
+export function batchTokenOf(root: Json): string | null {
+  return nonEmptyString(root.api_key) ?? nonEmptyString(root.token);
+}
+
+/**
+ * The project token of a request: the batch's, else the first event's `token`, `$token` or `api_key`, else its
+ * `properties.token`. Capture calls it as soon as the first event is parsed, before the rest of the body.
+ */
+export function tokenOf(first: unknown, batchToken: string | null = null): string | null {
+  if (batchToken) return batchToken;
+  if (!isObject(first)) return null;
+  return (
     nonEmptyString(first.token) ??
     nonEmptyString(first.$token) ??
     nonEmptyString(first.api_key) ??
-    (isObject(first.properties) ? nonEmptyString(first.properties.token) : null);
-  return { token, events };
+    (isObject(first.properties) ? nonEmptyString(first.properties.token) : null)
+  );
 }
 
 function idField(value: unknown, attr: string, label: string): string {
@@ -112,20 +133,20 @@ function rrwebEvents(value: unknown, attr: string): RrwebEvent[] {
     throw ApiError.validation('$snapshot_data must be an array of rrweb events.', attr);
   if (!list.length)
     throw ApiError.validation('$snapshot_data must contain at least one event.', attr, 'required');
-  list.forEach((item, j) => {
-    const at = `${attr}__${j}`;
-    if (!isObject(item)) throw ApiError.validation('An rrweb event must be a JSON object.', at);
+  for (let j = 0; j < list.length; j++) {
+    const item: unknown = list[j];
+    if (!isObject(item)) throw ApiError.validation('An rrweb event must be a JSON object.', `${attr}__${j}`);
     if (typeof item.type !== 'number' || !Number.isInteger(item.type)) {
-      throw ApiError.validation('An rrweb event needs an integer type.', `${at}__type`);
+      throw ApiError.validation('An rrweb event needs an integer type.', `${attr}__${j}__type`);
     }
     const ts = item.timestamp;
     if (typeof ts !== 'number' || !Number.isFinite(ts) || ts < 0 || ts > MAX_TIMESTAMP) {
       throw ApiError.validation(
         'An rrweb event needs a timestamp in milliseconds since the epoch.',
-        `${at}__timestamp`,
+        `${attr}__${j}__timestamp`,
       );
     }
-  });
+  }
   return list as RrwebEvent[];
 }
 
@@ -147,12 +168,14 @@ function distinctIdOf(event: Json, properties: Json, prefix: string): string {
   return value;
 }
 
-function keyOf(event: Json, windowId: string, events: RrwebEvent[], prefix: string): string {
-  const uuid = event.uuid;
-  if (uuid === undefined || uuid === null) {
-    const digest = createHash('sha256').update(windowId).update('\n').update(JSON.stringify(events));
-    return `sha256:${digest.digest('hex')}`;
-  }
+/** The sha256 key of an event without a uuid: its window id and snapshot data. */
+function contentKey(windowId: string, events: RrwebEvent[]): string {
+  const digest = createHash('sha256').update(windowId).update('\n').update(JSON.stringify(events));
+  return `sha256:${digest.digest('hex')}`;
+}
+
+function keyOf(uuid: unknown, windowId: string, events: RrwebEvent[], prefix: string): string {
+  if (uuid === undefined || uuid === null) return contentKey(windowId, events);
   if (typeof uuid !== 'string' || uuid.trim() === '' || uuid.length > EVENT_KEY_MAX_LENGTH) {
     throw ApiError.validation(
       `uuid must be a non-empty string of at most ${EVENT_KEY_MAX_LENGTH} characters.`,
@@ -162,8 +185,25 @@ function keyOf(event: Json, windowId: string, events: RrwebEvent[], prefix: stri
   return uuid;
 }
 
-/** Validates one `$snapshot` event. */
-export function readSnapshotEvent(event: Json, prefix = ''): SnapshotBatch {
+/** A string value of the event that would be stored, checked for NUL and lone surrogates. */
+function storable(value: unknown, attr: string, dropped: DroppedValues): boolean {
+  const problem = typeof value === 'string' ? textProblem(value) : null;
+  if (problem) dropped.add(attr, problem);
+  return !problem;
+}
+
+/**
+ * Validates one `$snapshot` event (400 for a malformed one). Values that cannot be stored as sent (NUL, lone
+ * UTF-16 surrogates; see `textProblem`) are dropped and noted in `dropped`: such a `uuid` (the content then
+ * keys the event) or `$window_id` (the session id then stands for it), such properties of `$set`/`$set_once`,
+ * and the whole event when its `distinct_id` or `$session_id` has one (null is returned). The rrweb events are
+ * kept exactly as captured: they are stored compressed, never in a text column.
+ */
+export function readSnapshotEvent(
+  event: Json,
+  prefix = '',
+  dropped: DroppedValues = new DroppedValues(),
+): SnapshotBatch | null {
   const properties = event.properties;
   if (!isObject(properties)) {
     throw ApiError.validation(
@@ -173,34 +213,55 @@ export function readSnapshotEvent(event: Json, prefix = ''): SnapshotBatch {
     );
   }
   const at = (name: string) => `${prefix}properties__${name}`;
+  if (!storable(properties.$session_id, at('$session_id'), dropped)) return null;
   const sessionId = idField(properties.$session_id, at('$session_id'), '$session_id');
+  const rawWindowId = storable(properties.$window_id, at('$window_id'), dropped)
+    ? properties.$window_id
+    : undefined;
   const windowId =
-    properties.$window_id === undefined || properties.$window_id === null
+    rawWindowId === undefined || rawWindowId === null
       ? sessionId
-      : idField(properties.$window_id, at('$window_id'), '$window_id');
+      : idField(rawWindowId, at('$window_id'), '$window_id');
   const events = rrwebEvents(properties.$snapshot_data, at('$snapshot_data'));
+  const distinctAttr = `${prefix}distinct_id`;
+  if (!storable(event.distinct_id ?? properties.distinct_id, distinctAttr, dropped)) return null;
   const distinctId = distinctIdOf(event, properties, prefix);
-  const set = isObject(properties.$set) ? properties.$set : isObject(event.$set) ? event.$set : {};
-  const setOnce = isObject(properties.$set_once)
-    ? properties.$set_once
-    : isObject(event.$set_once)
-      ? event.$set_once
-      : {};
+  const uuid = storable(event.uuid, `${prefix}uuid`, dropped) ? event.uuid : undefined;
+  const personProperties = (name: '$set' | '$set_once'): Json => {
+    const [value, attr] = isObject(properties[name])
+      ? [properties[name], at(name)]
+      : isObject(event[name])
+        ? [event[name], `${prefix}${name}`]
+        : [{}, ''];
+    return withoutBadText(value, attr, dropped) as Json;
+  };
   return {
-    key: keyOf(event, windowId, events, prefix),
+    key: keyOf(uuid, windowId, events, prefix),
     sessionId,
     windowId,
     distinctId,
     snapshotSource: properties.$snapshot_source === 'mobile' ? 'mobile' : 'web',
     events,
-    set,
-    setOnce,
+    set: personProperties('$set'),
+    setOnce: personProperties('$set_once'),
   };
 }
 
-/** The validated `$snapshot` events of a batch; every other event is ignored. */
-export function readSnapshotEvents(batch: CaptureBatch): SnapshotBatch[] {
-  return batch.events
-    .filter(({ event }) => event.event === SNAPSHOT_EVENT)
-    .map(({ event, attrPrefix }) => readSnapshotEvent(event, attrPrefix));
+/**
+ * The validated `$snapshot` events of a batch; every other event is ignored, and so is an event dropped for a
+ * value that cannot be stored (noted in `dropped`). Gives the event loop back between events.
+ */
+export async function readSnapshotEvents(
+  batch: CaptureBatch,
+  dropped: DroppedValues = new DroppedValues(),
+): Promise<SnapshotBatch[]> {
+  const yielder = new Yielder();
+  const out: SnapshotBatch[] = [];
+  for (const entry of batch.events) {
+    if (entry.event.event !== SNAPSHOT_EVENT) continue;
+    const snapshot = readSnapshotEvent(entry.event, entry.attrPrefix, dropped);
+    if (snapshot) out.push(snapshot);
+    if (yielder.due) await yielder.tick();
+  }
+  return out;
 }

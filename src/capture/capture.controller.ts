@@ -1,4 +1,4 @@
-import { Controller, HttpCode, Post, Req } from '@nestjs/common';
+import { Controller, HttpCode, Post, Query, Req } from '@nestjs/common';
 import {
   ApiBody,
   ApiConsumes,
@@ -11,8 +11,10 @@ import {
 } from '@nestjs/swagger';
 import { Public } from '../common/auth/auth.decorators.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
+import { RawBody } from '../common/http/raw-body.decorator.js';
 import type { RequestWithRawBody } from '../common/http/raw-body.middleware.js';
 import { CaptureService } from './capture.service.js';
+import { CaptureQueryDto } from './dto/capture-query.dto.js';
 
 export class CaptureResponseDto {
   @ApiProperty({ example: 'Ok' })
@@ -27,21 +29,31 @@ export class CaptureController {
   @Post('s')
   @HttpCode(200)
   @Public()
+  @RawBody('RECORDING_BODY_LIMIT')
   @ApiOperation({
     summary: 'Capture session recording snapshots',
     description:
       "PostHog's recording capture endpoint, as the browser SDK (posthog-js) calls it; no API key. The project " +
       "is found by its `api_token` (`phc_…`) in the first event's `token`, `$token` or `api_key`, else its " +
-      '`properties.token`. The body is a JSON array of events or one event, sent as JSON, gzip (query ' +
+      '`properties.token` — checked as soon as the first event is decoded, so the rest of a body with a missing ' +
+      'or unknown token is not read. The body is a JSON array of events or one event, sent as JSON, gzip (query ' +
       '`compression=gzip` or `gzip-js`, `Content-Encoding: gzip`, or just the gzip magic bytes), a form with a ' +
-      '`data` field (JSON, or base64 with `compression=base64`), or base64; at most RECORDING_BODY_LIMIT (25mb) ' +
-      'received and decompressed. Each `$snapshot` event needs `properties.$session_id` (≤ 70 of ' +
-      '`[A-Za-z0-9-]`), `properties.$snapshot_data` (an array of rrweb events, each with an integer `type` and a ' +
-      '`timestamp` in epoch milliseconds) and `distinct_id` (top level or in properties, ≤ 200 characters); ' +
-      '`$window_id` defaults to the session id, `$snapshot_source` is `mobile` or else `web`, `$set`/`$set_once` ' +
-      "update the person's properties. Other events are ignored. A malformed event rejects the whole request " +
-      '(nothing is stored). Re-sending an event with the same `uuid` (or, without one, the same window and ' +
-      'snapshot data) changes nothing; snapshots of a deleted recording are dropped (still 200).',
+      '`data` field (JSON, or base64 with `compression=base64`), or base64. Limits, checked while the body is ' +
+      'decoded (docs/limits.md): RECORDING_BODY_LIMIT (25mb) received and decoded bytes, CAPTURE_MAX_EVENTS ' +
+      '(50,000) events, CAPTURE_MAX_SNAPSHOT_EVENTS (100,000) rrweb events per `$snapshot`, ' +
+      'PUBLIC_JSON_MAX_VALUES (1,000,000) JSON values — 413 — and PUBLIC_JSON_MAX_DEPTH (1,000) levels — 400; ' +
+      'at most PUBLIC_MAX_CONCURRENT_PER_IP (8) requests of one address at a time — 429. Each `$snapshot` event ' +
+      'needs `properties.$session_id` (≤ 70 of `[A-Za-z0-9-]`), `properties.$snapshot_data` (an array of rrweb ' +
+      'events, each with an integer `type` and a `timestamp` in epoch milliseconds) and `distinct_id` (top level ' +
+      'or in properties, ≤ 200 characters); `$window_id` defaults to the session id, `$snapshot_source` is ' +
+      "`mobile` or else `web`, `$set`/`$set_once` update the person's properties. Other events are ignored. A " +
+      'malformed event rejects the whole request (nothing is stored). Values that cannot be stored — NUL or a ' +
+      'lone UTF-16 surrogate — are dropped instead, with one warning in the log: the event when its ' +
+      '`distinct_id` or `$session_id` has one, else just the value (`uuid`, `$window_id`, a `$set`/`$set_once` ' +
+      'property); the rest of the batch is stored, and rrweb events are stored exactly as captured. Re-sending an ' +
+      'event with the same `uuid` (or, without one, the same window and snapshot data) changes nothing; ' +
+      'snapshots of a deleted recording, or past RECORDING_SESSION_MAX_EVENTS / _BYTES of a recording, are ' +
+      'dropped (still 200).',
   })
   @ApiConsumes(
     'application/json',
@@ -78,18 +90,35 @@ export class CaptureController {
   @ApiOkResponse({ type: CaptureResponseDto, description: 'Accepted (or dropped, for a deleted recording).' })
   @ApiResponse({
     status: 400,
-    description: 'Malformed body or event; `attr` names the field.',
+    description:
+      'Malformed body or event (`attr` names the field), or JSON nested deeper than PUBLIC_JSON_MAX_DEPTH.',
     type: ErrorBodyDto,
   })
   @ApiResponse({ status: 401, description: 'Missing or unknown project token.', type: ErrorBodyDto })
   @ApiResponse({
     status: 413,
-    description: 'Body over RECORDING_BODY_LIMIT, received or decompressed.',
+    description:
+      'Body over RECORDING_BODY_LIMIT (received or decoded), or more events, rrweb events per `$snapshot` or JSON values than allowed; also a body too large to decode within CAPTURE_MEMORY_BUDGET.',
     type: ErrorBodyDto,
   })
   @ApiResponse({ status: 415, description: 'Unsupported Content-Encoding.', type: ErrorBodyDto })
-  async captureSnapshots(@Req() req: RequestWithRawBody): Promise<CaptureResponseDto> {
-    const compression = req.query.compression;
+  @ApiResponse({
+    status: 429,
+    description:
+      'More than PUBLIC_MAX_CONCURRENT_PER_IP requests of this address in flight on the SDK routes; `Retry-After: 1`.',
+    type: ErrorBodyDto,
+  })
+  @ApiResponse({
+    status: 503,
+    description:
+      'The capture requests in progress hold CAPTURE_MEMORY_BUDGET; `Retry-After: 1` (the SDK retries).',
+    type: ErrorBodyDto,
+  })
+  async captureSnapshots(
+    @Req() req: RequestWithRawBody,
+    @Query() query: CaptureQueryDto,
+  ): Promise<CaptureResponseDto> {
+    const compression = query.compression;
     await this.capture.capture({
       bytes: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
       contentType: req.headers['content-type'],

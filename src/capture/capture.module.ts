@@ -5,8 +5,8 @@ import { CaptureController } from './capture.controller.js';
 import { CaptureService } from './capture.service.js';
 
 /**
- * `POST /s/`: recording capture from browsers (PostHog's protocol). Its body is read raw by the `rawBody`
- * middleware that `configureApp` mounts on `/s` before the global JSON parser.
+ * `POST /s/`: recording capture from browsers (PostHog's protocol). Its body is read raw (`@RawBody` on the
+ * route, up to RECORDING_BODY_LIMIT), before the global JSON parser.
  */
 @Module({
   imports: [ProjectsModule, SessionRecordingsModule],

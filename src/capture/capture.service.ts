@@ -1,50 +1,144 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { ApiError } from '../common/errors/api-error.js';
 import { AppConfig } from '../config/config.js';
+import type { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import {
   type IngestResult,
   RecordingIngestionService,
 } from '../session-recordings/recording-ingestion.service.js';
-import { type CaptureBody, decodeCaptureBody } from './capture-body.js';
-import { readCaptureBatch, readSnapshotEvents } from './capture-events.js';
+import type { JsonLimits } from './bounded-json.js';
+import { type CaptureBody, decodeCaptureBody, type DecodeHooks } from './capture-body.js';
+import {
+  batchTokenOf,
+  type CaptureBatch,
+  readCaptureBatch,
+  readSnapshotEvents,
+  tokenOf,
+} from './capture-events.js';
+import { CaptureMemoryBudget, weightOf } from './capture-memory-budget.js';
+import { DroppedValues, isLookupableToken } from './capture-text.js';
+
+const noToken = () =>
+  new ApiError(
+    401,
+    'not_authenticated',
+    "No project API key found: send the project's token as the event's 'token' (or '$token', 'api_key', 'properties.token').",
+    'token',
+  );
+const invalidToken = () =>
+  new ApiError(
+    401,
+    'authentication_failed',
+    'Project API key invalid. You can find your project API key in your project settings.',
+    'token',
+  );
+
+/** The project lookup started as soon as the token is known, settled without ever rejecting. */
+interface EarlyLookup {
+  token: string;
+  result: Promise<{ project: ProjectEntity | null } | { error: unknown }>;
+  settled: { project: ProjectEntity | null } | { error: unknown } | null;
+}
 
 /**
- * The capture protocol: decodes a request body, finds the project by its token, validates the `$snapshot`
- * events and hands them to recording ingestion.
+ * The capture protocol: decodes a request body within the public path's limits, checks the project token as
+ * soon as the first event is decoded (the rest of the body is then not read for an unknown one), validates the
+ * `$snapshot` events and hands them to recording ingestion.
  */
 @Injectable()
 export class CaptureService {
+  private readonly logger = new Logger(CaptureService.name);
+  private readonly limits: JsonLimits;
+  private readonly budget: CaptureMemoryBudget;
+
   constructor(
-    private readonly config: AppConfig,
+    config: AppConfig,
     private readonly projects: ProjectsService,
     private readonly ingestion: RecordingIngestionService,
-  ) {}
-
-  async capture(body: CaptureBody): Promise<IngestResult> {
-    return this.captureJson(await decodeCaptureBody(body, this.config.get('RECORDING_BODY_LIMIT')));
+  ) {
+    this.limits = {
+      maxBytes: config.get('RECORDING_BODY_LIMIT'),
+      maxDepth: config.get('PUBLIC_JSON_MAX_DEPTH'),
+      maxValues: config.get('PUBLIC_JSON_MAX_VALUES'),
+      maxEvents: config.get('CAPTURE_MAX_EVENTS'),
+      maxSnapshotEvents: config.get('CAPTURE_MAX_SNAPSHOT_EVENTS'),
+    };
+    this.budget = new CaptureMemoryBudget(config.get('CAPTURE_MEMORY_BUDGET'));
   }
 
-  /** Capture of an already decoded body (the demo data generator calls this directly). */
-  async captureJson(payload: unknown): Promise<IngestResult> {
-    const batch = readCaptureBatch(payload);
-    if (!batch.token) {
-      throw new ApiError(
-        401,
-        'not_authenticated',
-        "No project API key found: send the project's token as the event's 'token' (or '$token', 'api_key', 'properties.token').",
-        'token',
+  async capture(body: CaptureBody): Promise<IngestResult> {
+    const reservation = this.budget.open();
+    let early: EarlyLookup | null = null;
+    try {
+      const hooks: DecodeHooks = {
+        onFirstEvent: (event, batchRoot) => {
+          const batchToken = batchRoot ? batchTokenOf(batchRoot) : null;
+          // In a `{"batch": [...], "api_key"}` body the key may still follow the events: wait for it.
+          if (batchRoot && !batchToken) return;
+          const token = tokenOf(event, batchToken);
+          if (!token) throw noToken();
+          early = this.lookUpEarly(token);
+        },
+        onSlice: async (parser) => {
+          const settled = (early as EarlyLookup | null)?.settled;
+          if (settled && 'project' in settled && !settled.project) throw invalidToken();
+          await reservation.chargeUpTo(weightOf(parser.byteCount, parser.values));
+        },
+      };
+      // Decoded within the call, so that no variable here keeps the decoded body alive while it is stored.
+      return await this.captureJson(await decodeCaptureBody(body, this.limits, hooks), early);
+    } finally {
+      reservation.release();
+    }
+  }
+
+  /**
+   * Capture of an already decoded body (the demo data generator calls this directly). Not async itself, so that
+   * only the batch read from the body refers to it while it is stored.
+   */
+  captureJson(payload: unknown, early: EarlyLookup | null = null): Promise<IngestResult> {
+    try {
+      return this.captureBatch(readCaptureBatch(payload), early);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+  }
+
+  private async captureBatch(batch: CaptureBatch, early: EarlyLookup | null): Promise<IngestResult> {
+    if (!batch.token) throw noToken();
+    let project: ProjectEntity | null;
+    if (early && early.token === batch.token) {
+      const result = await early.result;
+      if ('error' in result) throw result.error;
+      project = result.project;
+    } else {
+      project = await this.findProject(batch.token);
+    }
+    if (!project) throw invalidToken();
+    const dropped = new DroppedValues();
+    const snapshots = await readSnapshotEvents(batch, dropped);
+    // From here on only the snapshots are needed: the rest of the decoded body can be collected.
+    batch.events.length = 0;
+    if (dropped.count) {
+      this.logger.warn(
+        { teamId: project.id, droppedCount: dropped.count, dropped: dropped.listed },
+        `capture dropped ${dropped.count} value(s) that cannot be stored (NUL or lone UTF-16 surrogate) and stored the rest of the batch`,
       );
     }
-    const project = await this.projects.findByApiToken(batch.token);
-    if (!project) {
-      throw new ApiError(
-        401,
-        'authentication_failed',
-        'Project API key invalid. You can find your project API key in your project settings.',
-        'token',
-      );
-    }
-    return this.ingestion.ingest(project.id, readSnapshotEvents(batch));
+    return this.ingestion.ingest(project.id, snapshots);
+  }
+
+  private findProject(token: string): Promise<ProjectEntity | null> {
+    return isLookupableToken(token) ? this.projects.findByApiToken(token) : Promise.resolve(null);
+  }
+
+  private lookUpEarly(token: string): EarlyLookup {
+    const lookup: EarlyLookup = { token, result: Promise.resolve({ project: null }), settled: null };
+    lookup.result = this.findProject(token).then(
+      (project) => (lookup.settled = { project }),
+      (error: unknown) => (lookup.settled = { error }),
+    );
+    return lookup;
   }
 }

@@ -38,6 +38,7 @@ describe('parseConfig', () => {
       PORT: 3000,
       METRICS_PORT: 0,
       LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
       DATABASE_URL: null,
       DATABASE_POOL_SIZE: 10,
       DATABASE_CONNECT_TIMEOUT_MS: 5000,
@@ -46,7 +47,19 @@ describe('parseConfig', () => {
       EMBEDDED_PG_PORT: 54329,
       MIGRATIONS_RUN: null,
       BODY_LIMIT: 1048576,
+      BODY_JSON_MAX_DEPTH: 64,
       RECORDING_BODY_LIMIT: 25 * 1024 * 1024,
+      CAPTURE_MAX_EVENTS: 50000,
+      CAPTURE_MAX_SNAPSHOT_EVENTS: 100000,
+      PUBLIC_JSON_MAX_DEPTH: 1000,
+      PUBLIC_JSON_MAX_VALUES: 1000000,
+      PUBLIC_MAX_CONCURRENT_PER_IP: 8,
+      CAPTURE_MEMORY_BUDGET: 96 * 1024 * 1024,
+      RECORDING_CHUNK_MAX_EVENTS: 10000,
+      RECORDING_CHUNK_MAX_BYTES: 2 * 1024 * 1024,
+      RECORDING_SESSION_MAX_EVENTS: 2000000,
+      RECORDING_SESSION_MAX_BYTES: 1024 * 1024 * 1024,
+      RECORDING_RETENTION_DAYS: 30,
       MAX_PAGE_LIMIT: 1000,
       TRUST_PROXY: false,
       BOOTSTRAP_EMAIL: 'admin@localhost',
@@ -60,6 +73,8 @@ describe('parseConfig', () => {
       RATE_LIMIT_SUSTAINED: 4800,
       REDIS_URL: null,
       REDIS_KEY_PREFIX: 'org-admin:',
+      REDIS_TIMEOUT_MS: 500,
+      REDIS_FAIL_OPEN_MS: 30000,
       SWAGGER_ENABLED: true,
       DNS_SERVERS: null,
       DNS_TIMEOUT_MS: 3000,
@@ -72,6 +87,18 @@ describe('parseConfig', () => {
       SCHEDULER_TICK_SECONDS: 60,
       SCHEDULER_MAX_CATCHUP: 100,
       BACKFILL_MAX_RUNS: 10000,
+      BATCH_EXPORT_WORKERS: true,
+      BATCH_EXPORT_WORKER_CONCURRENCY: 2,
+      BATCH_EXPORT_POLL_INTERVAL_MS: 2000,
+      BATCH_EXPORT_MAX_ATTEMPTS: 5,
+      BATCH_EXPORT_RETRY_DELAY_SECONDS: 30,
+      BATCH_EXPORT_HEARTBEAT_SECONDS: 30,
+      BATCH_EXPORT_SUPERVISE_SECONDS: 10,
+      BATCH_EXPORT_DRAIN_TIMEOUT_MS: 8000,
+      BATCH_EXPORT_PAGE_SIZE: 5000,
+      BATCH_EXPORT_HTTP_MAX_RETRIES: 5,
+      BATCH_EXPORT_HTTP_RETRY_DELAY_MS: 1000,
+      BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: null,
       PLUGIN_REPOSITORY_URL: null,
       PLUGIN_REPOSITORY_TIMEOUT_MS: 5000,
       PLUGIN_REPOSITORY_CACHE_SECONDS: 300,
@@ -503,6 +530,19 @@ describe('batch export scheduler settings', () => {
     expect(configError({ SCHEDULER_TICK_SECONDS: '0' }).problems[0]).toContain('between 1 and 3600');
     expect(configError({ SCHEDULER_MAX_CATCHUP: '0' }).problems[0]).toContain('between 1 and 100000');
     expect(configError({ BACKFILL_MAX_RUNS: '-1' }).problems[0]).toContain('between 1 and 1000000');
+  });
+
+  it('allows private batch export destinations outside production unless told otherwise', () => {
+    expect(AppConfig.fromEnv({}).allowPrivateDestinations).toBe(true);
+    expect(AppConfig.fromEnv({ NODE_ENV: 'production' }).allowPrivateDestinations).toBe(false);
+    expect(
+      AppConfig.fromEnv({ NODE_ENV: 'production', BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: 'true' })
+        .allowPrivateDestinations,
+    ).toBe(true);
+    expect(
+      AppConfig.fromEnv({ BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: 'false' }).allowPrivateDestinations,
+    ).toBe(false);
+    expect(configError({ BATCH_EXPORT_HEARTBEAT_SECONDS: '5' }).problems[0]).toContain('between 10 and 3600');
     expect(configError({ SCHEDULER_ENABLED: 'maybe' }).problems[0]).toContain('true or false');
   });
 

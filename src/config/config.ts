@@ -3,8 +3,9 @@
  * `parseConfig` is pure (it takes the environment as an argument) so it can be unit-tested; it collects every
  * bad variable before failing, so an operator fixes them all in one go.
  *
- * To add a setting: add it to `SETTINGS` (with a parser and a default), to `.env.example` and to the README's
- * configuration table. The type of `AppConfig` follows from `SETTINGS`.
+ * To add a setting: add it to `SETTINGS` (with a parser and a default) and to `.env.example`, then regenerate
+ * docs/configuration.md (`npm run build && npm run docs:config`); unit tests fail while either is out of step.
+ * The type of `AppConfig` follows from `SETTINGS`.
  */
 import { isIP } from 'node:net';
 
@@ -15,46 +16,49 @@ export class ConfigError extends Error {
   }
 }
 
-type Parser<T> = (raw: string, name: string) => T;
+/** Parses one variable's value; `accepts` says what it takes (shown in docs/configuration.md). */
+type Parser<T> = ((raw: string, name: string) => T) & { accepts?: string };
+
+const accepting = <T>(accepts: string, parse: (raw: string, name: string) => T): Parser<T> =>
+  Object.assign(parse, { accepts });
 
 const fail = (name: string, raw: string, expected: string): never => {
   throw new Error(`${name}=${JSON.stringify(raw)} is invalid: expected ${expected}`);
 };
 
-export const int =
-  (min: number, max: number): Parser<number> =>
-  (raw, name) => {
+export const int = (min: number, max: number): Parser<number> =>
+  accepting(`integer ${min}–${max}`, (raw, name) => {
     if (!/^-?\d+$/.test(raw.trim())) fail(name, raw, `an integer between ${min} and ${max}`);
     const value = Number(raw);
     if (value < min || value > max) fail(name, raw, `an integer between ${min} and ${max}`);
     return value;
-  };
+  });
 
-export const bool: Parser<boolean> = (raw, name) => {
+export const bool: Parser<boolean> = accepting('true or false', (raw, name) => {
   const v = raw.trim().toLowerCase();
   if (['true', '1', 'yes', 'on'].includes(v)) return true;
   if (['false', '0', 'no', 'off'].includes(v)) return false;
   return fail(name, raw, 'true or false');
-};
+});
 
-export const str: Parser<string> = (raw) => raw;
+export const str: Parser<string> = accepting('text', (raw) => raw);
 
-export const oneOf =
-  <T extends string>(...values: T[]): Parser<T> =>
-  (raw, name) =>
-    (values as string[]).includes(raw) ? (raw as T) : fail(name, raw, `one of ${values.join(', ')}`);
+export const oneOf = <T extends string>(...values: T[]): Parser<T> =>
+  accepting(values.join(', '), (raw, name) =>
+    (values as string[]).includes(raw) ? (raw as T) : fail(name, raw, `one of ${values.join(', ')}`),
+  );
 
 const SIZE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
 /** A byte size such as `1mb`, `512kb` or `1048576`; returned in bytes. */
-export const byteSize: Parser<number> = (raw, name) => {
+export const byteSize: Parser<number> = accepting('size: 512kb, 1mb, bytes', (raw, name) => {
   const m = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i.exec(raw.trim());
   if (!m) return fail(name, raw, 'a size such as 1mb, 512kb or a number of bytes');
   const bytes = Math.floor(Number(m[1]) * SIZE_UNITS[(m[2] ?? 'b').toLowerCase()]);
   if (bytes < 1) fail(name, raw, 'a positive size');
   return bytes;
-};
+});
 
-export const postgresUrl: Parser<string> = (raw, name) => {
+export const postgresUrl: Parser<string> = accepting('postgres:// URL', (raw, name) => {
   let url: URL;
   try {
     url = new URL(raw);
@@ -65,25 +69,29 @@ export const postgresUrl: Parser<string> = (raw, name) => {
     fail(name, raw, 'a postgres:// or postgresql:// URL');
   }
   return raw;
-};
+});
 
-export const email: Parser<string> = (raw, name) =>
-  /^[^\s@]+@[^\s@]+$/.test(raw.trim()) ? raw.trim() : fail(name, raw, 'an e-mail address');
+export const email: Parser<string> = accepting('e-mail address', (raw, name) =>
+  /^[^\s@]+@[^\s@]+$/.test(raw.trim()) ? raw.trim() : fail(name, raw, 'an e-mail address'),
+);
 
 /** `false`, `true`, a hop count, or a comma list of trusted addresses/subnets (Express `trust proxy`). */
-export const trustProxy: Parser<boolean | number | string> = (raw) => {
-  const v = raw.trim();
-  if (v === '' || /^(false|0|no|off)$/i.test(v)) return false;
-  if (/^(true|yes|on)$/i.test(v)) return true;
-  if (/^\d+$/.test(v)) return Number(v);
-  return v;
-};
+export const trustProxy: Parser<boolean | number | string> = accepting(
+  'false, true, hop count or addresses',
+  (raw) => {
+    const v = raw.trim();
+    if (v === '' || /^(false|0|no|off)$/i.test(v)) return false;
+    if (/^(true|yes|on)$/i.test(v)) return true;
+    if (/^\d+$/.test(v)) return Number(v);
+    return v;
+  },
+);
 
 /**
  * DNS servers for domain verification: a comma list of `ip` or `ip:port` (IPv6 as `[ip]:port` or bare), returned
  * in the form `dns.Resolver#setServers` takes; null (unset) means the system's servers.
  */
-export const dnsServers: Parser<string[] | null> = (raw, name) => {
+export const dnsServers: Parser<string[] | null> = accepting('ip[:port] list', (raw, name) => {
   const expected = 'a comma list of ip or ip:port (IPv6 as [ip]:port)';
   const servers = raw
     .split(',')
@@ -99,10 +107,10 @@ export const dnsServers: Parser<string[] | null> = (raw, name) => {
     if (isIP(host) === 6) return port ? `[${host}]:${Number(port)}` : host;
     return port ? `${host}:${Number(port)}` : host;
   });
-};
+});
 
 /** An `smtp://` or `smtps://` URL (credentials, if any, in the user-info part). */
-export const smtpUrl: Parser<string> = (raw, name) => {
+export const smtpUrl: Parser<string> = accepting('smtp:// or smtps:// URL', (raw, name) => {
   let url: URL;
   try {
     url = new URL(raw.trim());
@@ -112,18 +120,18 @@ export const smtpUrl: Parser<string> = (raw, name) => {
   if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') fail(name, raw, 'an smtp:// or smtps:// URL');
   if (!url.hostname) fail(name, raw, 'an SMTP URL with a host');
   return raw.trim();
-};
+});
 
 /** A sender: `address@host` or `Display Name <address@host>`. */
-export const mailbox: Parser<string> = (raw, name) => {
+export const mailbox: Parser<string> = accepting('address or Name <address>', (raw, name) => {
   const v = raw.trim();
   const address = /^[^\s@<>]+@[^\s@<>]+$/;
   const named = /^[^<>\r\n]*<([^\s@<>]+@[^\s@<>]+)>$/;
   return address.test(v) || named.test(v) ? v : fail(name, raw, 'an address or "Name <address>"');
-};
+});
 
 /** An absolute http(s) URL without a trailing slash (links are built by appending paths). */
-export const httpUrl: Parser<string> = (raw, name) => {
+export const httpUrl: Parser<string> = accepting('http(s) URL', (raw, name) => {
   let url: URL;
   try {
     url = new URL(raw.trim());
@@ -133,10 +141,10 @@ export const httpUrl: Parser<string> = (raw, name) => {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(name, raw, 'an http:// or https:// URL');
   if (url.search || url.hash) fail(name, raw, 'a URL without query or fragment');
   return url.href.replace(/\/+$/, '');
-};
+});
 
 /** `*`, or a comma list of origins (`https://app.example.com`); null when unset. */
-export const corsOrigins: Parser<string[] | null> = (raw, name) => {
+export const corsOrigins: Parser<string[] | null> = accepting('origin list or *', (raw, name) => {
   const origins = raw
     .split(',')
     .map((s) => s.trim())
@@ -156,10 +164,10 @@ export const corsOrigins: Parser<string[] | null> = (raw, name) => {
     }
     return url.origin;
   });
-};
+});
 
 /** A `redis://` or `rediss://` URL. */
-export const redisUrl: Parser<string> = (raw, name) => {
+export const redisUrl: Parser<string> = accepting('redis:// or rediss:// URL', (raw, name) => {
   let url: URL;
   try {
     url = new URL(raw.trim());
@@ -169,7 +177,7 @@ export const redisUrl: Parser<string> = (raw, name) => {
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') fail(name, raw, 'a redis:// or rediss:// URL');
   if (!url.hostname) fail(name, raw, 'a Redis URL with a host');
   return raw.trim();
-};
+});
 
 interface Setting<T> {
   parse: Parser<T>;
@@ -194,7 +202,12 @@ export const SETTINGS = {
   LOG_LEVEL: setting(
     oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
     'info',
-    'Minimum level of the JSON logs.',
+    'Minimum level of the logs; debug also shows the framework start-up lines.',
+  ),
+  LOG_FORMAT: setting(
+    oneOf('json', 'pretty'),
+    'json',
+    'json: one JSON object per line; pretty: human-readable lines (development; needs the pino-pretty development dependency).',
   ),
   DATABASE_URL: setting<string | null>(
     postgresUrl,
@@ -216,10 +229,70 @@ export const SETTINGS = {
     'Apply pending migrations at boot. Default: on for the embedded database, off otherwise (run `node dist/cli.js migrate`).',
   ),
   BODY_LIMIT: setting(byteSize, 1024 * 1024, 'Largest accepted JSON request body (e.g. 1mb); larger is 413.'),
+  BODY_JSON_MAX_DEPTH: setting(
+    int(1, 1000),
+    64,
+    'Deepest nesting of objects and arrays accepted in a JSON request body; deeper is 400 (checked before parsing).',
+  ),
   RECORDING_BODY_LIMIT: setting(
     byteSize,
     25 * 1024 * 1024,
     'Largest recording capture request (POST /s/, e.g. 25mb): bounds both the bytes received and the decompressed body; larger is 413.',
+  ),
+  CAPTURE_MAX_EVENTS: setting(
+    int(1, 10000000),
+    50000,
+    'Most events in one capture request (POST /s/); more is 413, found while decoding.',
+  ),
+  CAPTURE_MAX_SNAPSHOT_EVENTS: setting(
+    int(1, 10000000),
+    100000,
+    'Most rrweb events in the $snapshot_data of one $snapshot event; more is 413, found while decoding.',
+  ),
+  PUBLIC_JSON_MAX_DEPTH: setting(
+    int(2, 10000),
+    1000,
+    'Deepest nesting of arrays and objects in a body of POST /s/, /flags or /decide; deeper is 400.',
+  ),
+  PUBLIC_JSON_MAX_VALUES: setting(
+    int(1, 100000000),
+    1000000,
+    'Most JSON values (objects, arrays, strings, numbers, literals) in a body of POST /s/, /flags or /decide; more is 413, found while decoding.',
+  ),
+  PUBLIC_MAX_CONCURRENT_PER_IP: setting(
+    int(0, 100000),
+    8,
+    'Requests one client address may have in flight on /s/, /flags, /decide and /array/:token/config; one more is 429 with Retry-After. 0: no cap.',
+  ),
+  CAPTURE_MEMORY_BUDGET: setting(
+    byteSize,
+    96 * 1024 * 1024,
+    'Memory the capture requests of one process may hold at once, as estimated while decoding (2 bytes per decoded byte plus 64 per JSON value); past it the oldest request waits and the others get 503 with Retry-After.',
+  ),
+  RECORDING_CHUNK_MAX_EVENTS: setting(
+    int(1, 1000000),
+    10000,
+    'Most rrweb events in one stored snapshot chunk (one source of the snapshots API); a request is split into as many chunks as needed.',
+  ),
+  RECORDING_CHUNK_MAX_BYTES: setting(
+    byteSize,
+    2 * 1024 * 1024,
+    'Most bytes (uncompressed JSON lines) in one stored snapshot chunk; a single larger rrweb event is a chunk of its own.',
+  ),
+  RECORDING_SESSION_MAX_EVENTS: setting(
+    int(1, 1000000000),
+    2000000,
+    'Most rrweb events stored for one recording; snapshots past it are dropped (the request still answers 200) and a warning is logged.',
+  ),
+  RECORDING_SESSION_MAX_BYTES: setting(
+    byteSize,
+    1024 * 1024 * 1024,
+    'Most bytes (uncompressed JSON lines) stored for one recording; snapshots past it are dropped (the request still answers 200) and a warning is logged.',
+  ),
+  RECORDING_RETENTION_DAYS: setting(
+    int(1, 3650),
+    30,
+    'Days a recording is kept, counted from the day it started: gives recordings their `retention_period_days`, `expiry_time` and `recording_ttl`.',
   ),
   MAX_PAGE_LIMIT: setting(int(1, 100000), 1000, 'Largest `limit` accepted by list endpoints.'),
   TRUST_PROXY: setting<boolean | number | string>(
@@ -230,7 +303,7 @@ export const SETTINGS = {
   BOOTSTRAP_EMAIL: setting(
     email,
     'admin@localhost',
-    'E-mail of the user created with a `*` key on an empty database.',
+    'E-mail of the user created with a `*` key on an empty embedded database (with DATABASE_URL no key is created: use `node dist/cli.js keys create`).',
   ),
   INSTANCE_TAG: setting(str, 'none', 'Instance tag reported in Organization.metadata.'),
   SHUTDOWN_TIMEOUT_MS: setting(
@@ -266,6 +339,16 @@ export const SETTINGS = {
     'Redis holding the rate limit counters, shared by every replica (redis://user:password@host:6379/0 or rediss://). Unset: counters in the memory of each process.',
   ),
   REDIS_KEY_PREFIX: setting(str, 'org-admin:', 'Prefix of every Redis key this service writes.'),
+  REDIS_TIMEOUT_MS: setting(
+    int(10, 60000),
+    500,
+    'Longest wait for one Redis command; past it (or at once when Redis is unreachable) the request is not rate limited.',
+  ),
+  REDIS_FAIL_OPEN_MS: setting(
+    int(100, 3600000),
+    30000,
+    'After a Redis failure, how long requests skip Redis (not rate limited, no waiting); then one background probe checks whether it answers again.',
+  ),
   SWAGGER_ENABLED: setting(bool, true, 'Serve Swagger UI at /docs and the OpenAPI document at /docs-json.'),
   DNS_SERVERS: setting<string[] | null>(
     dnsServers,
@@ -321,6 +404,66 @@ export const SETTINGS = {
     int(1, 1000000),
     10000,
     'Most runs (intervals) one batch export backfill may create.',
+  ),
+  BATCH_EXPORT_WORKERS: setting(
+    bool,
+    true,
+    'Run batch export workers in this process: they claim the runs waiting in the job queue (pg-boss, on this database) and deliver their data. Any number of processes may run them; false leaves the runs to other processes.',
+  ),
+  BATCH_EXPORT_WORKER_CONCURRENCY: setting(
+    int(1, 64),
+    2,
+    'Most batch export runs one process executes at a time (runs of one export always execute one after the other).',
+  ),
+  BATCH_EXPORT_POLL_INTERVAL_MS: setting(
+    int(100, 600000),
+    2000,
+    'How often an idle batch export worker looks for a run to claim.',
+  ),
+  BATCH_EXPORT_MAX_ATTEMPTS: setting(
+    int(1, 100),
+    5,
+    'Attempts of a batch export run that fails with a retryable error (destination unreachable, server error) before it ends FailedRetryable.',
+  ),
+  BATCH_EXPORT_RETRY_DELAY_SECONDS: setting(
+    int(1, 86400),
+    30,
+    'Base delay before a failed batch export run is tried again; it doubles with each attempt (with jitter), up to an hour.',
+  ),
+  BATCH_EXPORT_HEARTBEAT_SECONDS: setting(
+    int(10, 3600),
+    30,
+    'A running batch export run reports to the queue several times within this period; a run whose worker stopped reporting (killed, lost its database) is taken up again by another worker after it.',
+  ),
+  BATCH_EXPORT_SUPERVISE_SECONDS: setting(
+    int(1, 3600),
+    10,
+    'How often worker processes look for runs whose worker stopped reporting, and do the queue upkeep.',
+  ),
+  BATCH_EXPORT_DRAIN_TIMEOUT_MS: setting(
+    int(0, 86400000),
+    8000,
+    'On shutdown, how long the runs in progress may take to finish; runs still going then are stopped and handed back to the queue for another worker. Keep it below SHUTDOWN_TIMEOUT_MS.',
+  ),
+  BATCH_EXPORT_PAGE_SIZE: setting(
+    int(1, 100000),
+    5000,
+    'Rows a batch export run reads from the database at a time (memory per run grows with it).',
+  ),
+  BATCH_EXPORT_HTTP_MAX_RETRIES: setting(
+    int(0, 20),
+    5,
+    'Retries of one batch POSTed by an HTTP batch export when the receiver answers 429 or 5xx or cannot be reached.',
+  ),
+  BATCH_EXPORT_HTTP_RETRY_DELAY_MS: setting(
+    int(1, 600000),
+    1000,
+    'First delay before retrying an HTTP batch export POST; it doubles with each retry (Retry-After is honoured when longer, up to a minute).',
+  ),
+  BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: setting<boolean | null>(
+    bool,
+    null,
+    'Let batch exports deliver to hosts that resolve to loopback, private, link-local or cloud metadata addresses. Default: false when NODE_ENV=production, true otherwise.',
   ),
   PLUGIN_REPOSITORY_URL: setting<string | null>(
     httpUrl,
@@ -392,6 +535,11 @@ export class AppConfig {
     const url = this.values.DATABASE_URL;
     if (!url) throw new Error('DATABASE_URL is not resolved: start the embedded database first');
     return url;
+  }
+
+  /** Whether batch exports may deliver to private addresses: explicit setting, else only outside production. */
+  get allowPrivateDestinations(): boolean {
+    return this.values.BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS ?? this.values.NODE_ENV !== 'production';
   }
 
   /** Migrations at boot: explicit MIGRATIONS_RUN, else only for the embedded database. */

@@ -1,14 +1,22 @@
 import { type DynamicModule, Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AppConfig } from '../config/config.js';
+import { DatabaseProbe } from './database-probe.js';
+import { TransactionHost } from './transactions.js';
 import { typeormOptions } from './typeorm-options.js';
 
-/** The TypeORM connection pool, from the one options function. */
+/**
+ * The TypeORM connection pool, from the one options function; the TransactionHost services open their
+ * transactions with, and the DatabaseProbe of readiness and metrics (global: every module may inject them).
+ */
 @Module({})
 export class DatabaseModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: DatabaseModule,
+      global: true,
+      providers: [TransactionHost, DatabaseProbe],
+      exports: [TransactionHost, DatabaseProbe],
       imports: [
         TypeOrmModule.forRoot({
           ...typeormOptions({

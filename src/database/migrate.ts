@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { installJobQueueSchema } from './job-queue.js';
 
 /** Arbitrary constant identifying this service's migration lock among all advisory locks of the database. */
 export const MIGRATION_LOCK_KEY = 727_274_001;
@@ -15,7 +16,8 @@ export interface RunMigrationsOptions {
  * The lock is a session lock on a connection of its own, held from before TypeORM reads the migrations table
  * until after the last migration committed: the list of pending migrations is read under the lock, so a
  * process that waited sees the other's work. Each migration runs in its own transaction on another
- * connection of the pool (TypeORM's `transaction: 'each'`).
+ * connection of the pool (TypeORM's `transaction: 'each'`). Then the job queue's schema is installed or upgraded
+ * (`installJobQueueSchema`).
  */
 export async function runMigrations(
   dataSource: DataSource,
@@ -34,6 +36,8 @@ export async function runMigrations(
     }
     locked = true;
     const applied = await dataSource.runMigrations({ transaction: 'each' });
+    // The job queue's tables (pg-boss, schema `pgboss`) are created or upgraded by pg-boss itself.
+    await installJobQueueSchema(dataSource);
     return applied.map((m) => m.name);
   } finally {
     if (locked) {

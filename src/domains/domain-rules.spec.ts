@@ -47,7 +47,7 @@ describe('isDomainName', () => {
     '*.example.com',
     '192.168.0.1',
     'bücher.example',
-    // Punycode (IDN) labels hold a double hyphen, which the pattern of decisions §7 does not allow.
+    // Punycode (IDN) labels hold a double hyphen, which the pattern of docs/decisions.md §7 does not allow.
     'xn--bcher-kva.example',
     `${'a'.repeat(64)}.com`,
     `${'a.'.repeat(126)}com`,

@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
+import type { Violation } from '../common/validation/violation.js';
 
-/** Domain syntax (decisions §7), applied after lower-casing: dot-separated labels and an alphabetic TLD. */
+/** Domain syntax (docs/decisions.md §7), applied after lower-casing: dot-separated labels and an alphabetic TLD. */
 export const DOMAIN_PATTERN = /^([a-z0-9]+(-[a-z0-9]+)*\.)+[a-z]{2,}$/;
 /** Longest domain name DNS allows (RFC 1035), and longest label. */
 export const DOMAIN_MAX_LENGTH = 253;
@@ -19,7 +20,7 @@ export function challengeRecordName(domain: string): string {
 }
 
 /**
- * Whether `value` (already lower-cased) is a domain name we accept: the pattern of decisions §7, and labels of
+ * Whether `value` (already lower-cased) is a domain name we accept: the pattern of docs/decisions.md §7, and labels of
  * at most 63 characters (DNS could not resolve a longer one). The total length is checked apart (max_length).
  */
 export function isDomainName(value: unknown): boolean {
@@ -74,14 +75,8 @@ export const DEFAULT_SETTINGS: DomainSettings = {
   samlX509Cert: '',
 };
 
-export interface SettingsViolation {
-  code: string;
-  attr: string;
-  detail: string;
-}
-
 /**
- * The first rule of decisions §7 that moving from `current` to `next` breaks, or null: JIT provisioning and SSO
+ * The first rule of docs/decisions.md §7 that moving from `current` to `next` breaks, or null: JIT provisioning and SSO
  * enforcement change only on a verified domain (sending the current value is no change), and SAML enforcement
  * needs every SAML field — also when a change clears a SAML field under it.
  */
@@ -89,7 +84,7 @@ export function settingsViolation(
   current: DomainSettings,
   next: DomainSettings,
   verified: boolean,
-): SettingsViolation | null {
+): Violation | null {
   if (!verified && next.jitProvisioningEnabled !== current.jitProvisioningEnabled) {
     return {
       code: 'verification_required',

@@ -12,7 +12,7 @@ import {
 } from 'typeorm';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 
-/** The unique constraint that keeps a domain name to one organization (decisions §7). */
+/** The unique constraint that keeps a domain name to one organization (docs/decisions.md §7). */
 export const DOMAIN_UNIQUE_CONSTRAINT = 'organization_domains_domain_key';
 
 /** A domain an organization claims, with its verification state and SSO/SAML settings. */

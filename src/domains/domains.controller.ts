@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiCreatedResponse,
@@ -14,16 +14,18 @@ import type { Principal } from '../common/auth/principal.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
+import { UuidPipe } from '../common/validation/id.pipe.js';
 import { DomainsService } from './domains.service.js';
-import { CreateDomainDto, UpdateDomainDto } from './dto/domain-input.dto.js';
+import { CreateDomainDto, ReplaceDomainDto, UpdateDomainDto } from './dto/domain-input.dto.js';
 import { DomainDto } from './dto/domain.dto.js';
 
 const NOT_FOUND = { description: "No such organization or domain among the caller's.", type: ErrorBodyDto };
 const BAD_BODY = {
   description:
-    'Invalid body: bad value, unknown or read-only field (`domain` after creation), `unique` (domain taken), ' +
-    '`verification_required` (JIT provisioning or SSO enforcement on an unverified domain), or SAML ' +
-    'enforcement without every SAML field.',
+    'Invalid body: a bad value or an unknown field, `read_only_field` (another `domain` after creation), ' +
+    '`unique` (domain taken), `verification_required` (JIT provisioning or SSO enforcement on an unverified ' +
+    'domain), SAML enforcement without every SAML field, or `scim_enabled: true` (SCIM is not supported). ' +
+    'Read-only fields sent are ignored.',
   type: ErrorBodyDto,
 };
 
@@ -40,7 +42,7 @@ export class DomainsController {
   @Paginated(DomainDto)
   list(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
     @PageQuery() page: PageParams,
   ): Promise<Page<DomainDto>> {
     return this.domains.list(principal, organizationId, page);
@@ -58,7 +60,7 @@ export class DomainsController {
   @ApiBadRequestResponse(BAD_BODY)
   create(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
     @Body() body: CreateDomainDto,
   ): Promise<DomainDto> {
     return this.domains.create(principal, organizationId, body);
@@ -71,23 +73,48 @@ export class DomainsController {
   @ApiOkResponse({ type: DomainDto })
   retrieve(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
-    @Param('id') id: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
   ): Promise<DomainDto> {
     return this.domains.retrieve(principal, organizationId, id);
   }
 
   @Patch(':id')
   @RequireScopes('organization:write')
-  @ApiOperation({ summary: "Update a domain's SSO and SAML settings", description: 'Admins and owners.' })
+  @ApiOperation({
+    summary: "Update a domain's SSO and SAML settings",
+    description:
+      'Admins and owners. Only the settings sent change; `domain` may be sent back unchanged (another value is ' +
+      '400 `read_only_field`); read-only fields sent are ignored.',
+  })
   @ApiParam({ name: 'id', format: 'uuid' })
   @ApiOkResponse({ type: DomainDto })
   @ApiBadRequestResponse(BAD_BODY)
   update(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
-    @Param('id') id: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
     @Body() body: UpdateDomainDto,
+  ): Promise<DomainDto> {
+    return this.domains.update(principal, organizationId, id, body);
+  }
+
+  @Put(':id')
+  @RequireScopes('organization:write')
+  @ApiOperation({
+    summary: 'Replace a domain',
+    description:
+      'Admins and owners. A full update: `domain` is required and must be the current one (it is immutable); ' +
+      'settings left out keep their value; read-only fields sent are ignored.',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiOkResponse({ type: DomainDto })
+  @ApiBadRequestResponse(BAD_BODY)
+  replace(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
+    @Body() body: ReplaceDomainDto,
   ): Promise<DomainDto> {
     return this.domains.update(principal, organizationId, id, body);
   }
@@ -100,8 +127,8 @@ export class DomainsController {
   @ApiNoContentResponse({ description: 'Deleted.' })
   async delete(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
-    @Param('id') id: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
   ): Promise<void> {
     await this.domains.delete(principal, organizationId, id);
   }
@@ -121,8 +148,8 @@ export class DomainsController {
   @ApiBadRequestResponse({ description: '`already_verified`.', type: ErrorBodyDto })
   verify(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
-    @Param('id') id: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
   ): Promise<DomainDto> {
     return this.domains.verify(principal, organizationId, id);
   }

@@ -1,23 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager, IsNull } from 'typeorm';
+import { IsNull } from 'typeorm';
 import type { Page, PageParams } from '../common/pagination/page.js';
+import { RepositoryBase } from '../database/repository-base.js';
 import type { DomainSettings } from './domain-rules.js';
 import { DomainEntity } from './domain.entity.js';
 
 @Injectable()
-export class DomainsRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
-  private repo(manager: EntityManager = this.dataSource.manager) {
-    return manager.getRepository(DomainEntity);
-  }
-
+export class DomainsRepository extends RepositoryBase {
   /** A page of the organization's domains, ordered by domain then id. */
   async pageForOrganization(
     organizationId: string,
     { limit, offset }: PageParams,
   ): Promise<Page<DomainEntity>> {
-    const [items, total] = await this.repo().findAndCount({
+    const [items, total] = await this.repository(DomainEntity).findAndCount({
       where: { organizationId },
       order: { domain: 'ASC', id: 'ASC' },
       take: limit,
@@ -26,15 +21,19 @@ export class DomainsRepository {
     return { items, total };
   }
 
-  /** The domain when it belongs to the organization; optionally locked for update (inside a transaction). */
-  findInOrganization(
-    organizationId: string,
-    id: string,
-    { manager, lock = false }: { manager?: EntityManager; lock?: boolean } = {},
-  ): Promise<DomainEntity | null> {
-    return this.repo(manager).findOne({
+  /** The domain when it belongs to the organization. */
+  findInOrganization(organizationId: string, id: string): Promise<DomainEntity | null> {
+    return this.repository(DomainEntity).findOne({ where: { id, organizationId } });
+  }
+
+  /**
+   * The domain when it belongs to the organization, locked for update until the caller's transaction ends
+   * (the caller runs in one).
+   */
+  lockInOrganization(organizationId: string, id: string): Promise<DomainEntity | null> {
+    return this.repository(DomainEntity).findOne({
       where: { id, organizationId },
-      ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
+      lock: { mode: 'pessimistic_write' },
     });
   }
 
@@ -42,24 +41,27 @@ export class DomainsRepository {
   async insert(
     fields: DomainSettings & { organizationId: string; domain: string; verificationChallenge: string },
   ): Promise<DomainEntity> {
-    const repo = this.repo();
+    const repo = this.repository(DomainEntity);
     return repo.save(repo.create(fields), { transaction: false, reload: true });
   }
 
-  async update(id: string, fields: Partial<DomainSettings>, manager: EntityManager): Promise<void> {
+  async update(id: string, fields: Partial<DomainSettings>): Promise<void> {
     const set = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
     if (!Object.keys(set).length) return;
-    await this.repo(manager).update({ id }, set);
+    await this.repository(DomainEntity).update({ id }, set);
   }
 
   /** Sets verified_at unless already set (a concurrent verify may have won); returns whether it did. */
   async markVerified(id: string, at: Date): Promise<boolean> {
-    const result = await this.repo().update({ id, verifiedAt: IsNull() }, { verifiedAt: at });
+    const result = await this.repository(DomainEntity).update(
+      { id, verifiedAt: IsNull() },
+      { verifiedAt: at },
+    );
     return (result.affected ?? 0) > 0;
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {
-    const result = await this.repo().delete({ id, organizationId });
+    const result = await this.repository(DomainEntity).delete({ id, organizationId });
     return (result.affected ?? 0) > 0;
   }
 }

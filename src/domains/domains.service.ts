@@ -1,12 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { Principal } from '../common/auth/principal.js';
 import { randomUrlSafe } from '../common/crypto/tokens.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { Clock } from '../common/time/clock.js';
-import { isUuid } from '../common/validation/ids.js';
+import { throwIfViolated } from '../common/validation/violation.js';
+import { TransactionHost } from '../database/transactions.js';
 import { MembershipLevel } from '../memberships/organization-membership.entity.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
 import {
@@ -18,7 +18,7 @@ import {
 } from './domain-rules.js';
 import { DOMAIN_UNIQUE_CONSTRAINT, type DomainEntity } from './domain.entity.js';
 import { DomainsRepository } from './domains.repository.js';
-import type { CreateDomainDto, UpdateDomainDto } from './dto/domain-input.dto.js';
+import type { CreateDomainDto, ReplaceDomainDto, UpdateDomainDto } from './dto/domain-input.dto.js';
 import { type DomainDto, toDomainDto } from './dto/domain.dto.js';
 import { TxtResolver } from './txt-resolver.js';
 
@@ -33,13 +33,19 @@ function applySettings(current: DomainSettings, input: UpdateDomainDto): DomainS
   };
 }
 
-function assertSettings(current: DomainSettings, next: DomainSettings, verified: boolean): void {
-  const violation = settingsViolation(current, next, verified);
-  if (violation) throw ApiError.validation(violation.detail, violation.attr, violation.code);
+/** SCIM provisioning is not supported: `scim_enabled` may only be false. */
+function assertNoScim(input: { scim_enabled?: boolean }): void {
+  if (input.scim_enabled === true) {
+    throw ApiError.validation(
+      'SCIM provisioning is not supported by this service; scim_enabled can only be false.',
+      'scim_enabled',
+      'invalid_input',
+    );
+  }
 }
 
 /**
- * Domains of an organization (decisions §7): any member reads them; admins and owners create, change, delete
+ * Domains of an organization (docs/decisions.md §7): any member reads them; admins and owners create, change, delete
  * and verify them. Verification looks up the challenge in DNS through TxtResolver.
  */
 @Injectable()
@@ -47,7 +53,7 @@ export class DomainsService {
   private readonly logger = new Logger(DomainsService.name);
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionHost,
     private readonly domains: DomainsRepository,
     private readonly memberships: MembershipsService,
     private readonly txt: TxtResolver,
@@ -67,8 +73,9 @@ export class DomainsService {
 
   async create(principal: Principal, organizationId: string, input: CreateDomainDto): Promise<DomainDto> {
     const access = await this.memberships.requireAccess(principal, organizationId, MembershipLevel.ADMIN);
+    assertNoScim(input);
     const settings = applySettings(DEFAULT_SETTINGS, input);
-    assertSettings(DEFAULT_SETTINGS, settings, false);
+    throwIfViolated(settingsViolation(DEFAULT_SETTINGS, settings, false));
     try {
       const entity = await this.domains.insert({
         ...settings,
@@ -85,34 +92,38 @@ export class DomainsService {
     }
   }
 
-  /** Applies the changes under a row lock, so the rules hold against concurrent updates. */
+  /**
+   * PATCH, and PUT (whose body has `domain`): applies the settings sent under a row lock, so the rules hold
+   * against concurrent updates; settings left out keep their value. `domain`, when sent, must be the current
+   * one (it is immutable).
+   */
   async update(
     principal: Principal,
     organizationId: string,
     id: string,
-    input: UpdateDomainDto,
+    input: UpdateDomainDto | ReplaceDomainDto,
   ): Promise<DomainDto> {
     const access = await this.memberships.requireAccess(principal, organizationId, MembershipLevel.ADMIN);
-    if (!isUuid(id)) throw ApiError.notFound();
-    return this.dataSource.transaction(async (manager) => {
-      const current = await this.domains.findInOrganization(access.organizationId, id, {
-        manager,
-        lock: true,
-      });
+    assertNoScim(input);
+    return this.transactions.withTransaction(async () => {
+      const current = await this.domains.lockInOrganization(access.organizationId, id);
       if (!current) throw ApiError.notFound();
+      if (input.domain !== undefined && input.domain.trim() !== current.domain) {
+        throw ApiError.validation("Field 'domain' is read-only.", 'domain', 'read_only_field');
+      }
       const next = applySettings(current, input);
-      assertSettings(current, next, current.verifiedAt !== null);
+      throwIfViolated(settingsViolation(current, next, current.verifiedAt !== null));
       const changed = (Object.keys(next) as (keyof DomainSettings)[]).filter((k) => next[k] !== current[k]);
       if (!changed.length) return toDomainDto(current);
-      await this.domains.update(id, Object.fromEntries(changed.map((k) => [k, next[k]])), manager);
-      const updated = await this.domains.findInOrganization(access.organizationId, id, { manager });
+      await this.domains.update(id, Object.fromEntries(changed.map((k) => [k, next[k]])));
+      const updated = await this.domains.findInOrganization(access.organizationId, id);
       return toDomainDto(updated!);
     });
   }
 
   async delete(principal: Principal, organizationId: string, id: string): Promise<void> {
     const access = await this.memberships.requireAccess(principal, organizationId, MembershipLevel.ADMIN);
-    if (!isUuid(id) || !(await this.domains.delete(access.organizationId, id))) throw ApiError.notFound();
+    if (!(await this.domains.delete(access.organizationId, id))) throw ApiError.notFound();
   }
 
   /**
@@ -149,7 +160,7 @@ export class DomainsService {
   }
 
   private async find(organizationId: string, id: string): Promise<DomainEntity> {
-    const domain = isUuid(id) ? await this.domains.findInOrganization(organizationId, id) : null;
+    const domain = await this.domains.findInOrganization(organizationId, id);
     if (!domain) throw ApiError.notFound();
     return domain;
   }

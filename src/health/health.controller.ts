@@ -1,10 +1,10 @@
 import { Controller, Get, HttpCode, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { DataSource } from 'typeorm';
 import { Public } from '../common/auth/auth.decorators.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
+import { DatabaseProbe } from '../database/database-probe.js';
 import { ShutdownState } from './shutdown-state.js';
 
 const READINESS_TIMEOUT_MS = 2000;
@@ -13,7 +13,7 @@ const READINESS_TIMEOUT_MS = 2000;
 @Controller()
 export class HealthController {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly database: DatabaseProbe,
     private readonly shutdown: ShutdownState,
   ) {}
 
@@ -41,7 +41,7 @@ export class HealthController {
     }
     try {
       await Promise.race([
-        this.dataSource.query('SELECT 1'),
+        this.database.ping(),
         new Promise((_, reject) =>
           setTimeout(() => reject(new Error('timeout')), READINESS_TIMEOUT_MS).unref(),
         ),

@@ -62,7 +62,6 @@ describe('parseBulkInvites', () => {
     [[{ target_email: 'a@x.com', first_name: 'x'.repeat(31) }], '0__first_name', 'max_length'],
     [[{ target_email: 'a@x.com', message: 'x'.repeat(1001) }], '0__message', 'max_length'],
     [[{ target_email: 'a@x.com', level: 3 }], '0__level', 'invalid_input'],
-    [[{ target_email: 'a@x.com', id: 'x' }], '0__id', 'read_only_field'],
     [[{ target_email: 'a@x.com', colour: 'red' }], '0__colour', 'unknown_field'],
     [
       [
@@ -80,6 +79,11 @@ describe('parseBulkInvites', () => {
   ])('names the item and field of the first error: %j → %s', async (body, attr, code) => {
     const error = await errorOf(body);
     expect(error.body).toMatchObject({ type: 'validation_error', code, attr });
+  });
+
+  it('drops the read-only fields of the items', async () => {
+    const [item] = await parseBulkInvites([{ target_email: 'a@x.com', id: 'x', is_expired: true }]);
+    expect(item).toEqual({ target_email: 'a@x.com' });
   });
 
   it('builds item attrs', () => {

@@ -1,7 +1,9 @@
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
 import { ApiError } from '../common/errors/api-error.js';
+import { escapeReservedKeys, restoreReservedKeys } from '../common/input/reserved-keys.js';
 import { validationErrorToApiError } from '../common/validation/api-validation.pipe.js';
+import { stripReadOnlyFields } from '../common/validation/read-only-fields.decorator.js';
 import { CreateInviteDto } from './dto/invite-input.dto.js';
 import { BULK_MAX_INVITES } from './invite-rules.js';
 
@@ -12,7 +14,7 @@ export function itemAttr(index: number, attr: string | null): string {
 
 /**
  * Validates a bulk invite body: a JSON array of 1 to BULK_MAX_INVITES invite bodies, each validated exactly
- * as the body of a single invite (same DTO, same rules for unknown and read-only fields, same error mapping),
+ * as the body of a single invite (same DTO, unknown fields refused and read-only ones ignored, same errors),
  * the error's `attr` prefixed with the item's index. Throws the first error; returns the transformed items.
  */
 export async function parseBulkInvites(body: unknown): Promise<CreateInviteDto[]> {
@@ -35,7 +37,8 @@ export async function parseBulkInvites(body: unknown): Promise<CreateInviteDto[]
     if (item === null || typeof item !== 'object' || Array.isArray(item)) {
       throw ApiError.validation('Expected a JSON object (an invite body).', itemAttr(index, null));
     }
-    const dto = plainToInstance(CreateInviteDto, item as object);
+    const dto = plainToInstance(CreateInviteDto, escapeReservedKeys(item as object));
+    stripReadOnlyFields(dto);
     const errors = await validate(dto, {
       whitelist: true,
       forbidNonWhitelisted: true,
@@ -45,7 +48,7 @@ export async function parseBulkInvites(body: unknown): Promise<CreateInviteDto[]
       const error = validationErrorToApiError(errors);
       throw ApiError.validation(error.detail, itemAttr(index, error.attr), error.code);
     }
-    items.push(dto);
+    items.push(restoreReservedKeys(dto));
   }
   return items;
 }

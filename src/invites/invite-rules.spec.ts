@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { expiresAt, isExpired, isValidEmail, normalizeEmail } from './invite-rules.js';
+import { combineInvites, expiresAt, isExpired, isValidEmail, normalizeEmail } from './invite-rules.js';
 
 describe('normalizeEmail', () => {
   it.each([
@@ -45,5 +45,51 @@ describe('expiry', () => {
     expect(isExpired(created, new Date('2026-11-24T10:00:00.001Z'), 3)).toBe(true);
     expect(isExpired(created, created, 3)).toBe(false);
     expect(isExpired(created, new Date('2026-11-22T10:00:00.001Z'), 1)).toBe(true);
+  });
+});
+
+describe('combineInvites', () => {
+  it('keeps the request as it is when nothing is pending', () => {
+    const requested = { level: 8, privateProjectAccess: [{ id: 3, level: 'member' as const }] };
+    expect(combineInvites(requested, [])).toEqual(requested);
+  });
+
+  it('takes the highest level and the union of projects at their highest level, the new ones first', () => {
+    const combined = combineInvites(
+      {
+        level: 1,
+        privateProjectAccess: [
+          { id: 5, level: 'member' },
+          { id: 2, level: 'admin' },
+        ],
+      },
+      [
+        { level: 8, privateProjectAccess: [{ id: 2, level: 'member' }] },
+        {
+          level: 1,
+          privateProjectAccess: [
+            { id: 5, level: 'admin' },
+            { id: 9, level: 'member' },
+          ],
+        },
+      ],
+    );
+    expect(combined).toEqual({
+      level: 8,
+      privateProjectAccess: [
+        { id: 5, level: 'admin' },
+        { id: 2, level: 'admin' },
+        { id: 9, level: 'member' },
+      ],
+    });
+  });
+
+  it('never lowers the requested level', () => {
+    expect(
+      combineInvites({ level: 15, privateProjectAccess: [] }, [{ level: 8, privateProjectAccess: [] }]),
+    ).toEqual({
+      level: 15,
+      privateProjectAccess: [],
+    });
   });
 });

@@ -25,7 +25,34 @@ export function expiresAt(createdAt: Date, validityDays: number): Date {
   return new Date(createdAt.getTime() + validityDays * DAY_MS);
 }
 
-/** Expired once `created_at` is more than `validityDays` days before `now` (decisions §6). */
+/** Expired once `created_at` is more than `validityDays` days before `now` (docs/decisions.md §6). */
 export function isExpired(createdAt: Date, now: Date, validityDays: number): boolean {
   return now.getTime() > expiresAt(createdAt, validityDays).getTime();
+}
+
+/** What an invite grants: its membership level and its project access. */
+export interface InviteGrant {
+  level: number;
+  privateProjectAccess: { id: number; level: 'member' | 'admin' }[];
+}
+
+const PROJECT_LEVEL_RANK = { member: 1, admin: 2 } as const;
+
+/**
+ * `combine_pending_invites` (PostHog's rule): the new invite takes the highest level among itself and the
+ * address's pending invites, and the union of their project access, each project at the highest level granted
+ * (the new invite's projects first, in its order, then the others' in theirs).
+ */
+export function combineInvites(requested: InviteGrant, pending: readonly InviteGrant[]): InviteGrant {
+  const access = new Map<number, 'member' | 'admin'>();
+  for (const grant of [requested, ...pending]) {
+    for (const { id, level } of grant.privateProjectAccess) {
+      const current = access.get(id);
+      if (!current || PROJECT_LEVEL_RANK[level] > PROJECT_LEVEL_RANK[current]) access.set(id, level);
+    }
+  }
+  return {
+    level: Math.max(requested.level, ...pending.map((p) => p.level)),
+    privateProjectAccess: [...access].map(([id, level]) => ({ id, level })),
+  };
 }

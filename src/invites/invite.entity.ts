@@ -14,7 +14,7 @@ export interface ProjectAccessGrant {
   level: ProjectAccessLevel;
 }
 
-/** An invitation to join an organization (interface §2.7, decisions §6). */
+/** An invitation to join an organization (docs/interface.md §2.7, docs/decisions.md §6). */
 @Entity('organization_invites')
 @Index(INVITE_EMAIL_UNIQUE_INDEX, { synchronize: false })
 @Index('organization_invites_organization_created_idx', ['organizationId', 'createdAt'])

@@ -1,30 +1,36 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { Principal } from '../common/auth/principal.js';
 import { ApiError } from '../common/errors/api-error.js';
-import { isUniqueViolation } from '../common/errors/database-errors.js';
+import { isTransactionConflict, isUniqueViolation } from '../common/errors/database-errors.js';
 import { Mailer } from '../common/mail/mailer.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { Clock } from '../common/time/clock.js';
-import { isUuid } from '../common/validation/ids.js';
 import { AppConfig } from '../config/config.js';
+import { TransactionHost } from '../database/transactions.js';
 import type { MemberDto } from '../members/dto/member.dto.js';
 import { MembersService } from '../members/members.service.js';
-import { MEMBERSHIP_UNIQUE_CONSTRAINT, MembershipsService } from '../memberships/memberships.service.js';
-import { MembershipLevel } from '../memberships/organization-membership.entity.js';
+import { MembershipsRepository } from '../memberships/memberships.repository.js';
+import { MembershipsService } from '../memberships/memberships.service.js';
+import {
+  MEMBERSHIP_UNIQUE_CONSTRAINT,
+  MembershipLevel,
+} from '../memberships/organization-membership.entity.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { ProjectsService } from '../projects/projects.service.js';
-import { UsersService } from '../users/users.service.js';
+import { UsersRepository } from '../users/users.repository.js';
 import { itemAttr } from './bulk-invites.js';
 import type { CreateInviteDto } from './dto/invite-input.dto.js';
 import { type InviteDto, toInviteDto } from './dto/invite.dto.js';
 import { invitationEmail } from './invitation-email.js';
 import { INVITE_EMAIL_UNIQUE_INDEX, type InviteEntity } from './invite.entity.js';
-import { expiresAt, isExpired } from './invite-rules.js';
+import { combineInvites, expiresAt, type InviteGrant, isExpired } from './invite-rules.js';
 import { InvitesRepository } from './invites.repository.js';
 
-/** How often the creation transaction is retried after losing a race for the same address. */
-const CREATE_ATTEMPTS = 3;
+/**
+ * How often the creation transaction is run at most. The address locks already serialise writers of one address;
+ * the retries cover what they cannot (a deadlock or unique violation caused by another writer of the table).
+ */
+const CREATE_ATTEMPTS = 5;
 
 export const INVITE_ERRORS = {
   LEVEL_ABOVE_OWN: 'You cannot invite someone at a level above your own.',
@@ -32,10 +38,12 @@ export const INVITE_ERRORS = {
   DUPLICATE_EMAIL: 'This address is already invited earlier in this request.',
   EXPIRED: 'This invite has expired; ask for a new one.',
   ACCEPTER_ALREADY_MEMBER: 'You are already a member of this organization.',
+  MEMBERS_CANNOT_INVITE:
+    'Only admins and owners can invite people to this organization (members_can_invite is off).',
 } as const;
 
 /**
- * Invites of an organization (decisions §6). Any member lists and creates invites (at a level not above its
+ * Invites of an organization (docs/decisions.md §6). Any member lists and creates invites (at a level not above its
  * own); admins and the invite's creator delete them; the invitee accepts with its own key. Creation validates
  * every invite first, writes them in one transaction (replacing earlier invites to the same addresses), and
  * only after the commit sends the invitation e-mails, whose failures are logged and never fail the request.
@@ -47,13 +55,14 @@ export class InvitesService {
   private readonly publicUrl: string;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionHost,
     private readonly invites: InvitesRepository,
-    private readonly memberships: MembershipsService,
+    private readonly access: MembershipsService,
+    private readonly memberships: MembershipsRepository,
     private readonly members: MembersService,
     private readonly projects: ProjectsService,
     private readonly organizations: OrganizationsService,
-    private readonly users: UsersService,
+    private readonly users: UsersRepository,
     private readonly mailer: Mailer,
     private readonly clock: Clock,
     config: AppConfig,
@@ -63,7 +72,7 @@ export class InvitesService {
   }
 
   async list(principal: Principal, organizationId: string, page: PageParams): Promise<Page<InviteDto>> {
-    const access = await this.memberships.requireAccess(principal, organizationId);
+    const access = await this.access.requireAccess(principal, organizationId);
     const { items, total } = await this.invites.pageForOrganization(access.organizationId, page);
     const now = this.clock.now();
     return { items: items.map((i) => this.toDto(i, now)), total };
@@ -81,8 +90,8 @@ export class InvitesService {
 
   /** Admins and owners delete any invite of the organization; other members only those they created. */
   async delete(principal: Principal, organizationId: string, id: string): Promise<void> {
-    const access = await this.memberships.requireAccess(principal, organizationId);
-    const invite = isUuid(id) ? await this.invites.findInOrganization(access.organizationId, id) : null;
+    const access = await this.access.requireAccess(principal, organizationId);
+    const invite = await this.invites.findInOrganization(access.organizationId, id);
     if (!invite) throw ApiError.notFound();
     if (access.level < MembershipLevel.ADMIN && invite.createdById !== principal.userId) {
       throw ApiError.insufficientLevel();
@@ -96,7 +105,6 @@ export class InvitesService {
    * deleted. Someone else's or an unknown invite: 404; expired: 400; already a member: 400.
    */
   async accept(principal: Principal, inviteId: string): Promise<MemberDto> {
-    if (!isUuid(inviteId)) throw ApiError.notFound();
     const user = await this.users.findById(principal.userId);
     if (!user) throw ApiError.authenticationFailed();
     const organizationId = await this.runAcceptance(principal, inviteId, user.id, user.email);
@@ -110,31 +118,27 @@ export class InvitesService {
     email: string,
   ): Promise<string> {
     try {
-      return await this.dataSource.transaction(async (manager) => {
-        const invite = await this.invites.findForUpdate(inviteId.toLowerCase(), manager);
+      return await this.transactions.withTransaction(async () => {
+        const invite = await this.invites.findForUpdate(inviteId);
         if (!invite || invite.targetEmail.toLowerCase() !== email.toLowerCase()) throw ApiError.notFound();
-        if (!principal.allowsOrganization(invite.organizationId)) {
-          throw ApiError.permissionDenied('This API key is not allowed to access this organization.');
-        }
+        await this.access.requireKeyReaches(principal, invite.organizationId);
         if (isExpired(invite.createdAt, this.clock.now(), this.validityDays)) {
           throw ApiError.validation(INVITE_ERRORS.EXPIRED, null, 'expired');
         }
-        if ((await this.memberships.levelOf(userId, invite.organizationId, manager)) !== null) {
+        if ((await this.memberships.levelOf(userId, invite.organizationId)) !== null) {
           throw ApiError.validation(INVITE_ERRORS.ACCEPTER_ALREADY_MEMBER, null, 'already_member');
         }
-        const membership = await this.memberships.addMember(
-          invite.organizationId,
+        const membership = await this.memberships.add({
+          organizationId: invite.organizationId,
           userId,
-          invite.level as MembershipLevel,
-          manager,
-        );
+          level: invite.level as MembershipLevel,
+        });
         await this.memberships.grantProjectAccess(
           membership.id,
           invite.organizationId,
           invite.privateProjectAccess,
-          manager,
         );
-        await this.invites.deleteForEmail(invite.organizationId, invite.targetEmail, manager);
+        await this.invites.deleteForEmail(invite.organizationId, invite.targetEmail);
         return invite.organizationId;
       });
     } catch (err) {
@@ -152,18 +156,22 @@ export class InvitesService {
     inputs: CreateInviteDto[],
     bulk: boolean,
   ): Promise<InviteDto[]> {
-    const access = await this.memberships.requireAccess(principal, organizationId);
+    const access = await this.access.requireAccess(principal, organizationId);
+    if (access.level < MembershipLevel.ADMIN) {
+      const policies = await this.organizations.policies(access.organizationId);
+      if (!policies) throw ApiError.notFound();
+      if (!policies.membersCanInvite) throw ApiError.permissionDenied(INVITE_ERRORS.MEMBERS_CANNOT_INVITE);
+    }
     const attr = (index: number, field: string) => (bulk ? itemAttr(index, field) : field);
     await this.check(access, inputs, attr);
 
     const now = this.clock.now();
-    const ids = await this.write(access.organizationId, principal.userId, inputs, now);
-    const created = await this.invites.findWithCreators(ids);
+    const created = await this.write(access.organizationId, principal.userId, inputs, now);
     await this.sendInvitations(principal, access.organizationId, created);
     return created.map((invite) => this.toDto(invite, this.clock.now()));
   }
 
-  /** Every rule of decisions §6 that needs the database, for every item, before anything is written. */
+  /** Every rule of docs/decisions.md §6 that needs the database, for every item, before anything is written. */
   private async check(
     access: { organizationId: string; level: number },
     inputs: CreateInviteDto[],
@@ -208,48 +216,72 @@ export class InvitesService {
   }
 
   /**
-   * One transaction: each address's earlier invites are deleted and the new invite inserted. A concurrent
-   * request inviting the same address makes the unique index fail one of them; it is retried (and then replaces
-   * the other's invite), so the last writer wins as with sequential requests.
+   * One transaction: the addresses are locked (in one global order, see `InvitesRepository#lockAddresses`), then
+   * each address's earlier invites are deleted and the new invite inserted (with `combine_pending_invites`,
+   * merged with the pending ones first: PostHog's rule). Concurrent requests naming the same addresses, single or
+   * bulk and in any order, therefore run one after the other and the last writer wins, as with sequential
+   * requests. Should a deadlock or a unique violation still end the transaction, it is rolled back whole and run
+   * again.
    */
   private async write(
     organizationId: string,
     createdById: number,
     inputs: CreateInviteDto[],
     now: Date,
-  ): Promise<string[]> {
+  ): Promise<InviteEntity[]> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.dataSource.transaction(async (manager) => {
+        return await this.transactions.withTransaction(async () => {
           const ids: string[] = [];
+          await this.invites.lockAddresses(
+            organizationId,
+            inputs.map((input) => input.target_email),
+          );
           for (const input of inputs) {
-            await this.invites.deleteForEmail(organizationId, input.target_email, manager);
+            let grant: InviteGrant = {
+              level: input.level ?? MembershipLevel.MEMBER,
+              privateProjectAccess: (input.private_project_access ?? []).map((g) => ({
+                id: g.id,
+                level: g.level,
+              })),
+            };
+            if (input.combine_pending_invites) {
+              const pendingSince = new Date(now.getTime() - this.validityDays * 24 * 60 * 60 * 1000);
+              const pending = await this.invites.findPendingForEmail(
+                organizationId,
+                input.target_email,
+                pendingSince,
+              );
+              grant = combineInvites(grant, pending);
+            }
+            await this.invites.deleteForEmail(organizationId, input.target_email);
             ids.push(
-              await this.invites.insert(
-                {
-                  organizationId,
-                  targetEmail: input.target_email,
-                  firstName: input.first_name ?? '',
-                  level: input.level ?? MembershipLevel.MEMBER,
-                  message: input.message ?? null,
-                  privateProjectAccess: (input.private_project_access ?? []).map((g) => ({
-                    id: g.id,
-                    level: g.level,
-                  })),
-                  sendEmail: input.send_email ?? true,
-                  createdById,
-                  createdAt: now,
-                  updatedAt: now,
-                },
-                manager,
-              ),
+              await this.invites.insert({
+                organizationId,
+                targetEmail: input.target_email,
+                firstName: input.first_name ?? '',
+                level: grant.level,
+                message: input.message ?? null,
+                privateProjectAccess: grant.privateProjectAccess,
+                sendEmail: input.send_email ?? true,
+                createdById,
+                createdAt: now,
+                updatedAt: now,
+              }),
             );
           }
-          return ids;
+          // Read back in the same transaction: a concurrent request replacing these invites right after the
+          // commit must not take them out of this answer.
+          return this.invites.findWithCreators(ids);
         });
       } catch (err) {
-        if (attempt < CREATE_ATTEMPTS && isUniqueViolation(err, INVITE_EMAIL_UNIQUE_INDEX)) continue;
-        throw err;
+        const lostRace = isUniqueViolation(err, INVITE_EMAIL_UNIQUE_INDEX) || isTransactionConflict(err);
+        if (!lostRace || attempt >= CREATE_ATTEMPTS) throw err;
+        this.logger.warn(
+          { organizationId, attempt, code: (err as { code?: string }).code },
+          'invite creation lost a race; retried',
+        );
+        await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.floor(Math.random() * 10)));
       }
     }
   }

@@ -42,7 +42,7 @@ describe('levelChangeViolation', () => {
     }
   });
 
-  it('checks the rules in the order of decisions §5', () => {
+  it('checks the rules in the order of docs/decisions.md §5', () => {
     // Making someone owner as an admin who cannot edit that target either: the owner rule speaks first.
     expect(levelChangeViolation(side(1, A), side(2, O), O)).toBe(MEMBER_RULES.OWNER_ONLY_BY_OWNER);
     // A member raising someone above itself: "lower or equal" speaks before "only admins edit".

@@ -1,6 +1,6 @@
 import { MembershipLevel } from '../memberships/organization-membership.entity.js';
 
-/** The 403 details of decisions §5, word for word (PostHog's). */
+/** The 403 details of docs/decisions.md §5, word for word (PostHog's). */
 export const MEMBER_RULES = {
   OWN_LEVEL: "You can't change your own access level.",
   OWNER_ONLY_BY_OWNER: "You can only make another member owner if you're this organization's owner.",
@@ -22,7 +22,7 @@ export interface MemberSide {
 }
 
 /**
- * Why `actor` may not set `target`'s level to `newLevel` (decisions §5, checked in this order), or null when it
+ * Why `actor` may not set `target`'s level to `newLevel` (docs/decisions.md §5, checked in this order), or null when it
  * may. The last-owner rule is separate ({@link lastOwnerViolation}).
  */
 export function levelChangeViolation(actor: MemberSide, target: MemberSide, newLevel: number): string | null {

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Put } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiNoContentResponse,
@@ -13,9 +13,11 @@ import type { Principal } from '../common/auth/principal.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
+import { UuidPipe } from '../common/validation/id.pipe.js';
 import { UpdateMemberDto } from './dto/member-input.dto.js';
 import { MemberDto } from './dto/member.dto.js';
 import { MembersService } from './members.service.js';
+import { UserRefPipe } from './user-ref.pipe.js';
 
 const USER_PARAM = {
   name: 'user__uuid',
@@ -50,7 +52,7 @@ export class MembersController {
   @Paginated(MemberDto)
   list(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
     @PageQuery() page: PageParams,
   ): Promise<Page<MemberDto>> {
     return this.members.list(principal, organizationId, page);
@@ -65,16 +67,43 @@ export class MembersController {
   @ApiParam(USER_PARAM)
   @ApiOkResponse({ type: MemberDto })
   @ApiBadRequestResponse({
-    description: 'Invalid body (`level` not 1, 8 or 15; other fields), or `last_owner`.',
+    description:
+      'Invalid body (`level` missing or not 1, 8 or 15; an unknown field), or `last_owner`. Read-only fields ' +
+      'sent are ignored.',
     type: ErrorBodyDto,
   })
   update(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
-    @Param('user__uuid') userUuid: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('user__uuid', UserRefPipe) userRef: string,
     @Body() body: UpdateMemberDto,
   ): Promise<MemberDto> {
-    return this.members.updateLevel(principal, organizationId, userUuid, body.level);
+    return this.members.updateLevel(principal, organizationId, userRef, body.level);
+  }
+
+  @Put(':user__uuid')
+  @RequireScopes('organization_member:write')
+  @ApiOperation({
+    summary: 'Replace a member (change its level)',
+    description:
+      `A full update; \`level\` is the only writable field, so it is the same as PATCH. ${LEVEL_RULES} The ` +
+      "organization's last owner cannot be demoted (400 `last_owner`).",
+  })
+  @ApiParam(USER_PARAM)
+  @ApiOkResponse({ type: MemberDto })
+  @ApiBadRequestResponse({
+    description:
+      'Invalid body (`level` missing or not 1, 8 or 15; an unknown field), or `last_owner`. Read-only fields ' +
+      'sent are ignored.',
+    type: ErrorBodyDto,
+  })
+  replace(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('user__uuid', UserRefPipe) userRef: string,
+    @Body() body: UpdateMemberDto,
+  ): Promise<MemberDto> {
+    return this.members.updateLevel(principal, organizationId, userRef, body.level);
   }
 
   @Delete(':user__uuid')
@@ -93,9 +122,9 @@ export class MembersController {
   @ApiBadRequestResponse({ description: '`last_owner`.', type: ErrorBodyDto })
   async remove(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
-    @Param('user__uuid') userUuid: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('user__uuid', UserRefPipe) userRef: string,
   ): Promise<void> {
-    await this.members.remove(principal, organizationId, userUuid);
+    await this.members.remove(principal, organizationId, userRef);
   }
 }

@@ -1,12 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { Principal } from '../common/auth/principal.js';
 import { ApiError } from '../common/errors/api-error.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
+import { TransactionHost } from '../database/transactions.js';
+import { MembershipsRepository } from '../memberships/memberships.repository.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
 import type { MembershipLevel } from '../memberships/organization-membership.entity.js';
 import { type MemberDto, toMemberDto } from './dto/member.dto.js';
 import { type MemberChangeRefusal, memberChangeRefusal } from './member-rules.js';
+import { ME } from './user-ref.pipe.js';
 
 /** Throws the refusal: 403 `permission_denied`, or 400 `last_owner` naming `attr`. */
 function refuse(refusal: MemberChangeRefusal | null, attr: string | null): void {
@@ -15,24 +17,22 @@ function refuse(refusal: MemberChangeRefusal | null, attr: string | null): void 
   throw ApiError.validation(refusal.detail, attr, 'last_owner');
 }
 
-/** The path segment that names the caller instead of a user uuid. */
-export const ME = '@me';
-
 /**
- * Members of an organization (decisions §5): any member lists them; level changes and removals follow the
- * rules of member-rules.ts. Membership rows are read and written through MembershipsService, the table's one
- * owner. Changes run in a transaction that first locks the organization's owners, so concurrent changes cannot
- * leave it without an owner; the rules are checked inside it against the levels as they are then.
+ * Members of an organization (docs/decisions.md §5): any member lists them; level changes and removals follow the
+ * rules of member-rules.ts. The rows are MembershipsModule's (MembershipsRepository). Changes run in a
+ * transaction that first locks the organization's owners, so concurrent changes cannot leave it without an
+ * owner; the rules are checked inside it against the levels as they are then.
  */
 @Injectable()
 export class MembersService {
   constructor(
-    private readonly dataSource: DataSource,
-    private readonly memberships: MembershipsService,
+    private readonly transactions: TransactionHost,
+    private readonly access: MembershipsService,
+    private readonly memberships: MembershipsRepository,
   ) {}
 
   async list(principal: Principal, organizationId: string, page: PageParams): Promise<Page<MemberDto>> {
-    const access = await this.memberships.requireAccess(principal, organizationId);
+    const access = await this.access.requireAccess(principal, organizationId);
     const { items, total } = await this.memberships.pageWithUsers(access.organizationId, page);
     return { items: items.map(toMemberDto), total };
   }
@@ -40,25 +40,16 @@ export class MembersService {
   async updateLevel(
     principal: Principal,
     organizationId: string,
-    userUuid: string,
+    userRef: string,
     level: MembershipLevel,
   ): Promise<MemberDto> {
-    const access = await this.memberships.requireAccess(principal, organizationId);
-    return this.dataSource.transaction(async (manager) => {
-      const { actor, target, ownerIds } = await this.lockedSides(
-        principal,
-        access.organizationId,
-        userUuid,
-        manager,
-      );
+    const access = await this.access.requireAccess(principal, organizationId);
+    return this.transactions.withTransaction(async () => {
+      const { actor, target, ownerIds } = await this.lockedSides(principal, access.organizationId, userRef);
       refuse(memberChangeRefusal(actor, target, level, ownerIds), 'level');
       if (target.level === level) return toMemberDto(target);
-      await this.memberships.setLevel(target.id, level, manager);
-      const updated = await this.memberships.findWithUser(
-        access.organizationId,
-        { id: target.userId },
-        manager,
-      );
+      await this.memberships.setLevel(target.id, level);
+      const updated = await this.memberships.findWithUser(access.organizationId, { id: target.userId });
       return toMemberDto(updated!);
     });
   }
@@ -67,17 +58,12 @@ export class MembersService {
    * Removes a member, or the caller itself (leaving). Only the membership goes: the user and its keys remain,
    * and the keys see this organization no more from the next request on (access is checked on every request).
    */
-  async remove(principal: Principal, organizationId: string, userUuid: string): Promise<void> {
-    const access = await this.memberships.requireAccess(principal, organizationId);
-    await this.dataSource.transaction(async (manager) => {
-      const { actor, target, ownerIds } = await this.lockedSides(
-        principal,
-        access.organizationId,
-        userUuid,
-        manager,
-      );
+  async remove(principal: Principal, organizationId: string, userRef: string): Promise<void> {
+    const access = await this.access.requireAccess(principal, organizationId);
+    await this.transactions.withTransaction(async () => {
+      const { actor, target, ownerIds } = await this.lockedSides(principal, access.organizationId, userRef);
       refuse(memberChangeRefusal(actor, target, null, ownerIds), null);
-      await this.memberships.remove(target.id, manager);
+      await this.memberships.remove(target.id);
     });
   }
 
@@ -88,18 +74,16 @@ export class MembersService {
     return toMemberDto(membership);
   }
 
-  /** Locks the owners, then reads the caller's level and the target membership as they are under the lock. */
-  private async lockedSides(
-    principal: Principal,
-    organizationId: string,
-    userUuid: string,
-    manager: EntityManager,
-  ) {
-    const ownerIds = await this.memberships.lockOwners(organizationId, manager);
-    const actorLevel = await this.memberships.levelOf(principal.userId, organizationId, manager);
+  /**
+   * Locks the owners, then reads the caller's level and the target membership as they are under the lock
+   * (inside the caller's transaction).
+   */
+  private async lockedSides(principal: Principal, organizationId: string, userRef: string) {
+    const ownerIds = await this.memberships.lockOwners(organizationId);
+    const actorLevel = await this.memberships.levelOf(principal.userId, organizationId);
     if (actorLevel === null) throw ApiError.notFound();
-    const uuid = userUuid === ME ? principal.userUuid : userUuid;
-    const target = await this.memberships.findWithUser(organizationId, { uuid }, manager);
+    const uuid = userRef === ME ? principal.userUuid : userRef;
+    const target = await this.memberships.findWithUser(organizationId, { uuid });
     if (!target) throw ApiError.notFound();
     return { actor: { userId: principal.userId, level: actorLevel }, target, ownerIds };
   }

@@ -1,44 +1,129 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { Page, PageParams } from '../common/pagination/page.js';
+import { GenerateSql } from '../database/generate-sql.js';
+import { RepositoryBase } from '../database/repository-base.js';
 import type { ProjectAccessLevel } from './membership-project-access.entity.js';
 import { MembershipLevel, OrganizationMembershipEntity } from './organization-membership.entity.js';
 
+const ORGANIZATION = '00000000-0000-4000-8000-000000000001';
+
+/**
+ * SQL fragment for queries of other modules that list organizations as one user sees them: joins the user's
+ * membership of `organization` (an SQL expression) as `alias`, whose `level` is the user's level. `userId` is
+ * the SQL placeholder of the user's id.
+ */
+export function membershipOfUserJoinSql(alias: string, organization: string, userId: string): string {
+  return `JOIN organization_memberships ${alias} ON ${alias}.organization_id = ${organization} AND ${alias}.user_id = ${userId}`;
+}
+
+/** Which of a user's organizations a key reaches: null lists mean no restriction. */
+export interface OrganizationReach {
+  onlyIds: readonly string[] | null;
+  /** Only organizations holding one of these project ids. */
+  onlyHoldingProjects: readonly number[] | null;
+}
+
+/**
+ * SQL condition on an organization id column (qualified by its table alias) for an `OrganizationReach` given
+ * as parameters number `a` (uuids) and `b` (project ids).
+ */
+export function reachSql(column: string, a: number, b: number): string {
+  return `($${a}::uuid[] IS NULL OR ${column} = ANY($${a}::uuid[]))
+   AND ($${b}::bigint[] IS NULL OR EXISTS (
+         SELECT 1 FROM projects rp WHERE rp.organization_id = ${column} AND rp.id = ANY($${b}::bigint[])))`;
+}
+
+/** SQL fragment: the number of members of `organization` (an SQL expression), as text. */
+export function memberCountSql(organization: string): string {
+  return `(SELECT count(*) FROM organization_memberships c WHERE c.organization_id = ${organization})::text`;
+}
+const MEMBERSHIP = '00000000-0000-4000-8000-000000000002';
+const USER_UUID = '00000000-0000-4000-8000-000000000003';
+
+/**
+ * The memberships table: who belongs to which organization, at which level. Reads and writes other modules
+ * need (members, invites, organizations) come here directly; the tenancy rule is MembershipsService's.
+ */
 @Injectable()
-export class MembershipsRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
-  private repo(manager: EntityManager = this.dataSource.manager) {
-    return manager.getRepository(OrganizationMembershipEntity);
-  }
-
-  /** The user's level in the organization, or null when not a member (or no such organization). */
-  async levelOf(
-    userId: number,
-    organizationId: string,
-    manager: EntityManager = this.dataSource.manager,
-  ): Promise<number | null> {
-    const rows: { level: number }[] = await manager.query(
+export class MembershipsRepository extends RepositoryBase {
+  /**
+   * The user's level in the organization, or null when not a member (or no such organization). Plain SQL: every
+   * organization-scoped request starts with it.
+   */
+  @GenerateSql({ params: [1, ORGANIZATION] })
+  async levelOf(userId: number, organizationId: string): Promise<number | null> {
+    const rows = await this.query<{ level: number }>(
       'SELECT level FROM organization_memberships WHERE user_id = $1 AND organization_id = $2',
       [userId, organizationId],
     );
     return rows[0]?.level ?? null;
   }
 
-  async add(
-    fields: Pick<OrganizationMembershipEntity, 'organizationId' | 'userId' | 'level'>,
-    manager: EntityManager = this.dataSource.manager,
-  ): Promise<OrganizationMembershipEntity> {
-    const repo = manager.getRepository(OrganizationMembershipEntity);
+  /** How many organizations the user belongs to, among those the key reaches. */
+  @GenerateSql(
+    { params: [1, { onlyIds: null, onlyHoldingProjects: null }] },
+    { name: 'restricted', params: [1, { onlyIds: [ORGANIZATION], onlyHoldingProjects: [1] }] },
+  )
+  async countOrganizationsOf(
+    userId: number,
+    { onlyIds, onlyHoldingProjects }: OrganizationReach,
+  ): Promise<number> {
+    const rows = await this.query<{ total: number }>(
+      `SELECT count(*)::int AS total FROM organization_memberships m
+        WHERE m.user_id = $1 AND ${reachSql('m.organization_id', 2, 3)}`,
+      [userId, onlyIds, onlyHoldingProjects],
+    );
+    return rows[0].total;
+  }
+
+  /**
+   * The user's level in the organization (null when not a member or no such organization) and whether the
+   * organization holds one of `onlyProjects` (always true when that list is null): one statement, run by every
+   * organization-scoped request.
+   */
+  @GenerateSql(
+    { params: [1, ORGANIZATION, null] },
+    { name: 'restricted to projects', params: [1, ORGANIZATION, [1, 2]] },
+  )
+  async accessOf(
+    userId: number,
+    organizationId: string,
+    onlyProjects: readonly number[] | null,
+  ): Promise<{ level: number; holdsProject: boolean } | null> {
+    const rows = await this.query<{ level: number; holds_project: boolean }>(
+      `SELECT m.level,
+              ($3::bigint[] IS NULL OR EXISTS (
+                 SELECT 1 FROM projects p WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[])
+              )) AS holds_project
+         FROM organization_memberships m
+        WHERE m.user_id = $1 AND m.organization_id = $2`,
+      [userId, organizationId, onlyProjects],
+    );
+    return rows[0] ? { level: rows[0].level, holdsProject: rows[0].holds_project } : null;
+  }
+
+  /** Whether the organization holds one of these projects. */
+  @GenerateSql({ params: [ORGANIZATION, [1, 2]] })
+  async holdsAnyProject(organizationId: string, projectIds: readonly number[]): Promise<boolean> {
+    const rows = await this.query<unknown>(
+      'SELECT 1 FROM projects WHERE organization_id = $1 AND id = ANY($2::bigint[]) LIMIT 1',
+      [organizationId, projectIds],
+    );
+    return rows.length > 0;
+  }
+
+  add(fields: Pick<OrganizationMembershipEntity, 'organizationId' | 'userId' | 'level'>) {
+    const repo = this.repository(OrganizationMembershipEntity);
     return repo.save(repo.create(fields));
   }
 
   /** A page of the organization's memberships with their users, most recently joined first, then by id. */
+  @GenerateSql({ params: [ORGANIZATION, { limit: 100, offset: 0 }] })
   async pageWithUsers(
     organizationId: string,
     { limit, offset }: PageParams,
   ): Promise<Page<OrganizationMembershipEntity>> {
-    const [items, total] = await this.repo()
+    const [items, total] = await this.repository(OrganizationMembershipEntity)
       .createQueryBuilder('m')
       .innerJoinAndSelect('m.user', 'u')
       .where('m.organization_id = :organizationId', { organizationId })
@@ -51,12 +136,15 @@ export class MembershipsRepository {
   }
 
   /** The membership (with its user) of the user with this uuid or id, when a member of the organization. */
+  @GenerateSql(
+    { name: 'by uuid', params: [ORGANIZATION, { uuid: USER_UUID }] },
+    { name: 'by id', params: [ORGANIZATION, { id: 1 }] },
+  )
   findWithUser(
     organizationId: string,
     user: { uuid: string } | { id: number },
-    manager: EntityManager = this.dataSource.manager,
   ): Promise<OrganizationMembershipEntity | null> {
-    const qb = this.repo(manager)
+    const qb = this.repository(OrganizationMembershipEntity)
       .createQueryBuilder('m')
       .innerJoinAndSelect('m.user', 'u')
       .where('m.organization_id = :organizationId', { organizationId });
@@ -68,12 +156,14 @@ export class MembershipsRepository {
   }
 
   /**
-   * Locks the organization's owner memberships (FOR UPDATE) and returns their user ids. Every change of levels
-   * or members takes this lock first, so such changes in one organization are serialised and the last-owner
-   * rule holds under concurrency (an organization always has at least one owner).
+   * Locks the organization's owner memberships (FOR UPDATE) and returns their user ids; the caller runs in a
+   * transaction, which holds the locks. Every change of levels or members takes this lock first, so such
+   * changes in one organization are serialised and the last-owner rule holds under concurrency (an
+   * organization always has at least one owner).
    */
-  async lockOwners(organizationId: string, manager: EntityManager): Promise<number[]> {
-    const rows: { user_id: number }[] = await manager.query(
+  @GenerateSql({ params: [ORGANIZATION] })
+  async lockOwners(organizationId: string): Promise<number[]> {
+    const rows = await this.query<{ user_id: number }>(
       `SELECT user_id FROM organization_memberships
         WHERE organization_id = $1 AND level = $2
         ORDER BY id
@@ -83,19 +173,33 @@ export class MembershipsRepository {
     return rows.map((r) => r.user_id);
   }
 
-  async setLevel(id: string, level: number, manager: EntityManager): Promise<void> {
-    await this.repo(manager).update({ id }, { level });
+  async setLevel(id: string, level: MembershipLevel): Promise<void> {
+    await this.repository(OrganizationMembershipEntity).update({ id }, { level });
   }
 
-  async remove(id: string, manager: EntityManager): Promise<boolean> {
-    const result = await this.repo(manager).delete({ id });
+  /** Deletes the membership (and its project access); the user's keys stop seeing the organization at once. */
+  async remove(id: string): Promise<boolean> {
+    const result = await this.repository(OrganizationMembershipEntity).delete({ id });
     return (result.affected ?? 0) > 0;
   }
 
+  /** The e-mail addresses of the organization's admins and owners (level 8 and above), oldest member first. */
+  @GenerateSql({ params: [ORGANIZATION] })
+  async adminEmails(organizationId: string): Promise<string[]> {
+    const rows = await this.query<{ email: string }>(
+      `SELECT u.email FROM organization_memberships m JOIN users u ON u.id = m.user_id
+        WHERE m.organization_id = $1 AND m.level >= 8
+        ORDER BY m.joined_at, m.id LIMIT 100`,
+      [organizationId],
+    );
+    return rows.map((r) => r.email);
+  }
+
   /** Which of these e-mail addresses (any case) belong to members of the organization; lower-cased. */
+  @GenerateSql({ params: [ORGANIZATION, ['Ada@Example.com']] })
   async memberEmails(organizationId: string, emails: readonly string[]): Promise<Set<string>> {
     if (!emails.length) return new Set();
-    const rows: { email: string }[] = await this.dataSource.query(
+    const rows = await this.query<{ email: string }>(
       `SELECT lower(u.email) AS email
          FROM organization_memberships m JOIN users u ON u.id = m.user_id
         WHERE m.organization_id = $1 AND lower(u.email) = ANY($2::text[])`,
@@ -106,16 +210,16 @@ export class MembershipsRepository {
 
   /**
    * Records the member's access to projects of its organization; projects that are not (or no longer) in the
-   * organization are skipped.
+   * organization are skipped. One statement for the whole list.
    */
+  @GenerateSql({ params: [MEMBERSHIP, ORGANIZATION, [{ id: 1, level: 'admin' }]] })
   async grantProjectAccess(
     membershipId: string,
     organizationId: string,
     grants: readonly { id: number; level: ProjectAccessLevel }[],
-    manager: EntityManager,
   ): Promise<void> {
     if (!grants.length) return;
-    await manager.query(
+    await this.query(
       `INSERT INTO membership_project_access (membership_id, project_id, level)
        SELECT $1, p.id, g.level
          FROM jsonb_to_recordset($3::jsonb) AS g(id integer, level text)

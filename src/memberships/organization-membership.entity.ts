@@ -13,13 +13,16 @@ import {
 import { UserEntity } from '../users/user.entity.js';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 
-/** Membership levels (decisions §3). */
+/** Membership levels (docs/decisions.md §3). */
 export const MembershipLevel = { MEMBER: 1, ADMIN: 8, OWNER: 15 } as const;
 export type MembershipLevel = (typeof MembershipLevel)[keyof typeof MembershipLevel];
 export const MEMBERSHIP_LEVELS: readonly number[] = Object.values(MembershipLevel);
 
+/** The unique constraint that makes a user a member of an organization at most once. */
+export const MEMBERSHIP_UNIQUE_CONSTRAINT = 'organization_memberships_organization_user_key';
+
 @Entity('organization_memberships')
-@Unique('organization_memberships_organization_user_key', ['organizationId', 'userId'])
+@Unique(MEMBERSHIP_UNIQUE_CONSTRAINT, ['organizationId', 'userId'])
 @Check('organization_memberships_level_check', '"level" IN (1, 8, 15)')
 @Index('organization_memberships_user_idx', ['userId'])
 export class OrganizationMembershipEntity {

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { explainListenError } from '../common/http/port-in-use.js';
 import { AppConfig } from '../config/config.js';
 import { MetricsService } from './metrics.service.js';
 
@@ -40,10 +41,12 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
         },
       );
     });
+    const port = this.config.get('METRICS_PORT');
+    const host = this.config.get('HOST');
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.config.get('METRICS_PORT'), this.config.get('HOST'), () => {
-        server.off('error', reject);
+      server.once('error', (err) => reject(explainListenError(err, 'METRICS_PORT', port, host)));
+      server.listen(port, host, () => {
+        server.removeAllListeners('error');
         resolve();
       });
     });

@@ -1,20 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/config.js';
+import { DatabaseProbe, type PoolCounts } from '../database/database-probe.js';
 
 /** The `route` label of requests that matched no route (unknown paths, 405s, body errors before routing). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
-/** The part of node-postgres' Pool the gauges read. */
-interface PoolCounts {
-  totalCount: number;
-  idleCount: number;
-  waitingCount: number;
-  options?: { max?: number };
+const QUEUE_DEPTH_MAX_AGE_MS = 5000;
+const QUEUE_DEPTH_WAIT_MS = 500;
+
+/** The batch export queue's depth, as the queue gauges report it. */
+export interface BatchExportQueueDepth {
+  ready: number;
+  deferred: number;
+  active: number;
+  oldestReadySeconds: number;
 }
 
 /**
@@ -64,16 +67,46 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  private readonly runsFinished = new Counter({
+    name: 'batch_export_runs_finished_total',
+    help: 'Batch export runs ended by workers of this process, by final status (Completed, Failed, FailedRetryable, Cancelled).',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly recordsExported = new Counter({
+    name: 'batch_export_records_exported_total',
+    help: 'Records delivered by completed batch export runs of this process.',
+    registers: [this.registry],
+  });
+
+  private readonly bytesExported = new Counter({
+    name: 'batch_export_bytes_exported_total',
+    help: 'Bytes delivered by completed batch export runs of this process (as written to the destination).',
+    registers: [this.registry],
+  });
+
+  private readonly runDuration = new Histogram({
+    name: 'batch_export_run_duration_seconds',
+    help: 'Duration of the last attempt of batch export runs ended by this process, by final status.',
+    labelNames: ['status'] as const,
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600],
+    registers: [this.registry],
+  });
+
+  /** Reads the batch export job queue (set by the batch export module); null until then. */
+  private queueReader: (() => Promise<BatchExportQueueDepth>) | null = null;
+
   constructor(
     config: AppConfig,
-    private readonly dataSource: DataSource,
+    private readonly database: DatabaseProbe,
   ) {
     this.enabled = config.get('METRICS_PORT') > 0;
     // Known outcomes start at 0, so a rate() over them is defined before the first failure.
     for (const outcome of ['success', 'failure']) this.schedulerTicks.labels(outcome).inc(0);
     this.runsCreated.inc(0);
 
-    const pool = () => (this.dataSource.driver as unknown as { master?: PoolCounts }).master;
+    const pool = () => this.database.poolCounts();
     const poolGauge = (name: string, help: string, read: (p: PoolCounts) => number | undefined) =>
       new Gauge({
         name,
@@ -106,7 +139,76 @@ export class MetricsService {
       (p) => p.options?.max,
     );
 
+    for (const status of ['Completed', 'Failed', 'FailedRetryable', 'Cancelled']) {
+      this.runsFinished.labels(status).inc(0);
+    }
+    this.recordsExported.inc(0);
+    this.bytesExported.inc(0);
+    const read = () => this.readQueueDepth();
+    new Gauge({
+      name: 'batch_export_queue_jobs',
+      help: 'Batch export run jobs in the queue (all processes), by state: ready (could start now), deferred (a retry backoff or a paused export), active.',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      async collect() {
+        const depth = await read().catch(() => null);
+        if (!depth) return;
+        this.labels('ready').set(depth.ready);
+        this.labels('deferred').set(depth.deferred);
+        this.labels('active').set(depth.active);
+      },
+    });
+    new Gauge({
+      name: 'batch_export_queue_oldest_ready_seconds',
+      help: 'How long the oldest batch export run job that could start has been waiting (0 when none waits).',
+      registers: [this.registry],
+      async collect() {
+        const depth = await read().catch(() => null);
+        if (depth) this.set(depth.oldestReadySeconds);
+      },
+    });
+
     if (this.enabled) collectDefaultMetrics({ register: this.registry });
+  }
+
+  private queueDepth: { value: BatchExportQueueDepth; at: number } | null = null;
+  private queueDepthRefresh: Promise<void> | null = null;
+
+  /**
+   * The queue's depth for the gauges: read at most every QUEUE_DEPTH_MAX_AGE_MS, and a scrape waits for a read
+   * at most QUEUE_DEPTH_WAIT_MS (an exhausted pool must not stall the scrape: it then reports the last value).
+   */
+  private async readQueueDepth(): Promise<BatchExportQueueDepth | null> {
+    const reader = this.queueReader;
+    if (!reader) return null;
+    if (!this.queueDepth || Date.now() - this.queueDepth.at > QUEUE_DEPTH_MAX_AGE_MS) {
+      this.queueDepthRefresh ??= reader()
+        .then((value) => {
+          this.queueDepth = { value, at: Date.now() };
+        })
+        .catch(() => undefined)
+        .finally(() => {
+          this.queueDepthRefresh = null;
+        });
+      await Promise.race([
+        this.queueDepthRefresh,
+        new Promise((r) => setTimeout(r, QUEUE_DEPTH_WAIT_MS).unref()),
+      ]);
+    }
+    return this.queueDepth?.value ?? null;
+  }
+
+  /** Where the queue gauges read from (the batch export module's queue). */
+  setBatchExportQueueReader(reader: () => Promise<BatchExportQueueDepth>): void {
+    this.queueReader = reader;
+  }
+
+  /** Counts a batch export run that ended: its status, what it delivered and its last attempt's duration. */
+  recordBatchExportRun(status: string, records: number, bytes: number, seconds: number | null): void {
+    this.runsFinished.labels(status).inc();
+    if (records) this.recordsExported.inc(records);
+    if (bytes) this.bytesExported.inc(bytes);
+    if (seconds !== null) this.runDuration.labels(status).observe(seconds);
   }
 
   /**

@@ -2,6 +2,10 @@ import { Check, Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, Update
 
 @Entity('organizations')
 @Check('organizations_plugins_access_level_check', '"plugins_access_level" IN (0, 3, 6, 9)')
+@Check(
+  'organizations_default_experiment_stats_method_check',
+  `"default_experiment_stats_method" IN ('bayesian', 'frequentist')`,
+)
 export class OrganizationEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -15,7 +19,11 @@ export class OrganizationEntity {
   @Column({ type: 'uuid', nullable: true })
   logoMediaId: string | null;
 
-  @Column({ type: 'smallint', default: 9 })
+  /**
+   * 0 none, 3 configure, 6 install (the default), 9 root: may publish global plugins. Only the operator raises
+   * an organization to 9 (`node dist/cli.js orgs set-plugins-access`).
+   */
+  @Column({ type: 'smallint', default: 6 })
   pluginsAccessLevel: number;
 
   @Column({ type: 'jsonb', default: [] })
@@ -29,6 +37,27 @@ export class OrganizationEntity {
 
   @Column({ type: 'varchar', length: 200, nullable: true })
   customerId: string | null;
+
+  /** Members below admin may invite people (checked when an invite is created). */
+  @Column({ type: 'boolean', default: true })
+  membersCanInvite: boolean;
+
+  /** Stored and returned (PostHog's setting); keys are managed by the operator here. */
+  @Column({ type: 'boolean', default: true })
+  membersCanUsePersonalApiKeys: boolean;
+
+  /** Sharing configurations of the organization's recordings can be enabled (checked when enabling one). */
+  @Column({ type: 'boolean', default: true })
+  allowPubliclySharedResources: boolean;
+
+  @Column({ type: 'boolean', nullable: true })
+  isAiDataProcessingApproved: boolean | null;
+
+  @Column({ type: 'boolean', default: false })
+  defaultAnonymizeIps: boolean;
+
+  @Column({ type: 'varchar', length: 20, nullable: true, default: 'bayesian' })
+  defaultExperimentStatsMethod: string | null;
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;

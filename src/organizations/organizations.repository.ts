@@ -1,151 +1,225 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { PageParams } from '../common/pagination/page.js';
+import { EntityColumns } from '../database/entity-columns.js';
+import { GenerateSql } from '../database/generate-sql.js';
+import { RepositoryBase } from '../database/repository-base.js';
+import {
+  memberCountSql,
+  membershipOfUserJoinSql,
+  type OrganizationReach,
+  reachSql,
+} from '../memberships/memberships.repository.js';
+import { projectSummariesJsonSql, type ProjectSummary } from '../projects/projects.repository.js';
 import { OrganizationEntity } from './organization.entity.js';
 
-/** An organization as a member sees it: the row plus the caller's level, member count and projects. */
-export interface OrganizationViewRow {
+/** An organization as one member sees it: the row, the member's level, the member count and the projects. */
+export interface OrganizationView {
+  organization: OrganizationEntity;
+  membershipLevel: number;
+  /** As text (the interface's type). */
+  memberCount: string;
+  projects: ProjectSummary[];
+}
+
+/** An organization in the current user's list (`/api/users/@me`). */
+export interface OrganizationSummary {
   id: string;
   name: string;
   slug: string;
-  logo_media_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-  plugins_access_level: number;
-  available_product_features: unknown[];
-  is_member_join_email_enabled: boolean;
-  enforce_2fa: boolean;
-  customer_id: string | null;
-  membership_level: number;
-  member_count: string;
-  teams: {
-    id: number;
-    uuid: string;
-    organization: string;
-    api_token: string;
-    name: string;
-    timezone: string;
-  }[];
+  logoMediaId: string | null;
+  membershipLevel: number;
+  membersCanUsePersonalApiKeys: boolean;
 }
 
-/**
- * One statement per page, whatever its size: member counts and projects come from correlated subqueries
- * (index scans on organization_id), never from a query per row. This read model joins the memberships and
- * projects tables on purpose; writes to those tables stay with their own modules.
- */
-const VIEW_SELECT = `
-  SELECT o.id, o.name, o.slug, o.logo_media_id, o.created_at, o.updated_at, o.plugins_access_level,
-         o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id,
-         m.level AS membership_level,
-         (SELECT count(*) FROM organization_memberships c WHERE c.organization_id = o.id)::text AS member_count,
-         COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organization', p.organization_id,
-                                                     'api_token', p.api_token, 'name', p.name, 'timezone', p.timezone)
-                                   ORDER BY p.id)
-                     FROM projects p WHERE p.organization_id = o.id), '[]'::json) AS teams
-    FROM organizations o
-    JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1`;
-
-export interface OrganizationWrite {
-  name?: string;
-  logoMediaId?: string | null;
-  isMemberJoinEmailEnabled?: boolean;
-  enforce2fa?: boolean;
+/** The settings other modules enforce. */
+export interface OrganizationPolicies {
+  membersCanInvite: boolean;
+  allowPubliclySharedResources: boolean;
 }
+
+/** The fields a client may write. */
+export type OrganizationWrite = Partial<
+  Pick<
+    OrganizationEntity,
+    | 'name'
+    | 'logoMediaId'
+    | 'isMemberJoinEmailEnabled'
+    | 'enforce2fa'
+    | 'membersCanInvite'
+    | 'membersCanUsePersonalApiKeys'
+    | 'allowPubliclySharedResources'
+    | 'isAiDataProcessingApproved'
+    | 'defaultAnonymizeIps'
+    | 'defaultExperimentStatsMethod'
+  >
+>;
+
+const USER = 1;
+const ORGANIZATION = '00000000-0000-4000-8000-000000000001';
 
 @Injectable()
-export class OrganizationsRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
-  /** A page of the user's organizations in creation order, optionally limited to some ids. */
-  async pageForUser(
-    userId: number,
-    onlyIds: readonly string[] | null,
-    { limit, offset }: PageParams,
-  ): Promise<{ rows: OrganizationViewRow[]; total: number }> {
-    const [rows, counted] = await Promise.all([
-      this.dataSource.query<OrganizationViewRow[]>(
-        `${VIEW_SELECT}
-          WHERE ($2::uuid[] IS NULL OR o.id = ANY($2::uuid[]))
-          ORDER BY o.created_at, o.id
-          LIMIT $3 OFFSET $4`,
-        [userId, onlyIds, limit, offset],
-      ),
-      this.dataSource.query<{ total: number }[]>(
-        `SELECT count(*)::int AS total FROM organization_memberships
-          WHERE user_id = $1 AND ($2::uuid[] IS NULL OR organization_id = ANY($2::uuid[]))`,
-        [userId, onlyIds],
-      ),
-    ]);
-    return { rows, total: counted[0].total };
+export class OrganizationsRepository extends RepositoryBase {
+  private get columns(): EntityColumns<OrganizationEntity> {
+    return EntityColumns.of(this.dataSource, OrganizationEntity);
   }
 
-  async findViewForUser(
+  /**
+   * One statement per page, whatever its size: the organization's columns (from the entity), the member's
+   * level, and member counts and projects from correlated subqueries of the memberships and projects modules
+   * (index scans on organization_id), never a query per row.
+   */
+  private viewSql(where: string): string {
+    return `SELECT ${this.columns.select('o')}, m.level AS membership_level,
+         ${memberCountSql('o.id')} AS member_count,
+         ${projectSummariesJsonSql('o.id')} AS projects
+    FROM organizations o
+    ${membershipOfUserJoinSql('m', 'o.id', '$1')}
+   ${where}`;
+  }
+
+  private viewOf(row: Record<string, unknown>): OrganizationView {
+    return {
+      organization: this.columns.hydrate(row),
+      membershipLevel: row.membership_level as number,
+      memberCount: row.member_count as string,
+      projects: row.projects as ProjectSummary[],
+    };
+  }
+
+  /** A page of the user's organizations in creation order, limited to those the key reaches. */
+  @GenerateSql(
+    { params: [USER, { onlyIds: null, onlyHoldingProjects: null }, { limit: 100, offset: 0 }] },
+    {
+      name: 'restricted to projects',
+      params: [USER, { onlyIds: null, onlyHoldingProjects: [1] }, { limit: 100, offset: 0 }],
+    },
+  )
+  async pageViewsForUser(
     userId: number,
-    organizationId: string,
-    manager: EntityManager = this.dataSource.manager,
-  ): Promise<OrganizationViewRow | null> {
-    const rows = await manager.query<OrganizationViewRow[]>(`${VIEW_SELECT} WHERE o.id = $2`, [
+    { onlyIds, onlyHoldingProjects }: OrganizationReach,
+    { limit, offset }: PageParams,
+  ): Promise<OrganizationView[]> {
+    const rows = await this.query<Record<string, unknown>>(
+      this.viewSql(`WHERE ${reachSql('o.id', 2, 3)}
+   ORDER BY o.created_at, o.id
+   LIMIT $4 OFFSET $5`),
+      [userId, onlyIds, onlyHoldingProjects, limit, offset],
+    );
+    return rows.map((row) => this.viewOf(row));
+  }
+
+  @GenerateSql({ params: [USER, ORGANIZATION] })
+  async findViewForUser(userId: number, organizationId: string): Promise<OrganizationView | null> {
+    const rows = await this.query<Record<string, unknown>>(this.viewSql('WHERE o.id = $2'), [
       userId,
       organizationId,
     ]);
-    return rows[0] ?? null;
+    return rows.length ? this.viewOf(rows[0]) : null;
   }
 
-  /** Inserts unless the slug is taken; returns the new id, or null on a slug clash (no error, no aborted transaction). */
-  async insertIfSlugFree(
-    fields: Required<Pick<OrganizationWrite, 'name'>> & OrganizationWrite & { slug: string },
-    manager: EntityManager,
-  ): Promise<string | null> {
-    const rows = await manager.query<{ id: string }[]>(
-      `INSERT INTO organizations (name, slug, logo_media_id, is_member_join_email_enabled, enforce_2fa)
-       VALUES ($1, $2, $3, COALESCE($4, true), COALESCE($5, false))
-       ON CONFLICT (slug) DO NOTHING
-       RETURNING id`,
-      [
-        fields.name,
-        fields.slug,
-        fields.logoMediaId ?? null,
-        fields.isMemberJoinEmailEnabled ?? null,
-        fields.enforce2fa ?? null,
-      ],
-    );
-    return rows[0]?.id ?? null;
+  /**
+   * Inserts unless the slug is taken; returns the new id, or null on a slug clash (no error, no aborted
+   * transaction). Fields left undefined take the column defaults.
+   */
+  @GenerateSql({ params: [{ name: 'Acme', slug: 'acme' }] })
+  async insertIfSlugFree(fields: OrganizationWrite & { name: string; slug: string }): Promise<string | null> {
+    const result = await this.repository(OrganizationEntity)
+      .createQueryBuilder()
+      .insert()
+      .values(fields)
+      .orIgnore()
+      .returning(['id'])
+      .updateEntity(false)
+      .execute();
+    return (result.raw as { id: string }[])[0]?.id ?? null;
   }
 
-  /** Every organization of the user with the user's level, most recently joined first. */
-  summariesForUser(
+  /** Every organization of the user that the key reaches, with the user's level, most recently joined first. */
+  @GenerateSql({ params: [USER, { onlyIds: null, onlyHoldingProjects: null }] })
+  async summariesForUser(
     userId: number,
-    onlyIds: readonly string[] | null,
-  ): Promise<{ id: string; name: string; slug: string; membership_level: number }[]> {
-    return this.dataSource.query(
-      `SELECT o.id, o.name, o.slug, m.level AS membership_level
-         FROM organization_memberships m JOIN organizations o ON o.id = m.organization_id
-        WHERE m.user_id = $1 AND ($2::uuid[] IS NULL OR o.id = ANY($2::uuid[]))
+    { onlyIds, onlyHoldingProjects }: OrganizationReach,
+  ): Promise<OrganizationSummary[]> {
+    const rows = await this.query<{
+      id: string;
+      name: string;
+      slug: string;
+      logo_media_id: string | null;
+      level: number;
+      members_can_use_personal_api_keys: boolean;
+    }>(
+      `SELECT o.id, o.name, o.slug, o.logo_media_id, m.level, o.members_can_use_personal_api_keys
+         FROM organizations o ${membershipOfUserJoinSql('m', 'o.id', '$1')}
+        WHERE ${reachSql('o.id', 2, 3)}
         ORDER BY m.joined_at DESC, m.id DESC`,
-      [userId, onlyIds],
+      [userId, onlyIds, onlyHoldingProjects],
     );
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      slug: r.slug,
+      logoMediaId: r.logo_media_id,
+      membershipLevel: r.level,
+      membersCanUsePersonalApiKeys: r.members_can_use_personal_api_keys,
+    }));
   }
 
   /** The organization's `plugins_access_level` (0, 3, 6 or 9), or null when there is no such organization. */
   async pluginsAccessLevel(id: string): Promise<number | null> {
-    const org = await this.dataSource
-      .getRepository(OrganizationEntity)
-      .findOne({ where: { id }, select: { id: true, pluginsAccessLevel: true } });
+    const org = await this.repository(OrganizationEntity).findOne({
+      where: { id },
+      select: { id: true, pluginsAccessLevel: true },
+    });
     return org ? Number(org.pluginsAccessLevel) : null;
+  }
+
+  /** The settings of an organization other modules enforce, or null when there is no such organization. */
+  async policies(id: string): Promise<OrganizationPolicies | null> {
+    const organization = await this.repository(OrganizationEntity).findOne({
+      where: { id },
+      select: { id: true, membersCanInvite: true, allowPubliclySharedResources: true },
+    });
+    return organization
+      ? {
+          membersCanInvite: organization.membersCanInvite,
+          allowPubliclySharedResources: organization.allowPubliclySharedResources,
+        }
+      : null;
+  }
+
+  /** Sets the level under the row lock (held until the caller's transaction ends); returns it before and after. */
+  @GenerateSql({ params: (f) => [f.organizationId, 9] })
+  async setPluginsAccessLevel(
+    id: string,
+    level: number,
+  ): Promise<{ id: string; name: string; before: number; after: number } | null> {
+    return this.transaction(async () => {
+      const rows = await this.query<{ id: string; name: string; before: number }>(
+        'SELECT id, name, plugins_access_level AS before FROM organizations WHERE id = $1 FOR UPDATE',
+        [id],
+      );
+      if (!rows.length) return null;
+      await this.query(
+        'UPDATE organizations SET plugins_access_level = $2, updated_at = now() WHERE id = $1',
+        [id, level],
+      );
+      const [row] = rows;
+      return { id: row.id, name: row.name, before: Number(row.before), after: level };
+    });
   }
 
   async update(id: string, fields: OrganizationWrite): Promise<void> {
     const set = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
     if (!Object.keys(set).length) return;
-    await this.dataSource.getRepository(OrganizationEntity).update({ id }, set);
+    await this.repository(OrganizationEntity).update({ id }, set);
   }
 
   /**
    * Deletes the organization and, through ON DELETE CASCADE foreign keys, everything it owns (memberships,
    * projects and every project- or organization-owned row of later modules) in one statement.
    */
-  async delete(id: string, manager: EntityManager): Promise<boolean> {
-    const result = await manager.getRepository(OrganizationEntity).delete({ id });
+  async delete(id: string): Promise<boolean> {
+    const result = await this.repository(OrganizationEntity).delete({ id });
     return (result.affected ?? 0) > 0;
   }
 }

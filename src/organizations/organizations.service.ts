@@ -1,45 +1,99 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { Principal } from '../common/auth/principal.js';
 import { ApiError } from '../common/errors/api-error.js';
+import { isForeignKeyViolation } from '../common/errors/database-errors.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
+import { isUuid } from '../common/validation/ids.js';
 import { AppConfig } from '../config/config.js';
-import { MembershipLevel } from '../memberships/organization-membership.entity.js';
+import { TransactionHost } from '../database/transactions.js';
+import { MembershipsRepository, type OrganizationReach } from '../memberships/memberships.repository.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
+import { MembershipLevel } from '../memberships/organization-membership.entity.js';
+import { PLUGIN_CONFIG_PLUGIN_FOREIGN_KEY } from '../plugins/plugin-config.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
-import type { CreateOrganizationDto, UpdateOrganizationDto } from './dto/organization-input.dto.js';
-import type { OrganizationDto } from './dto/organization.dto.js';
-import { OrganizationsRepository, type OrganizationViewRow } from './organizations.repository.js';
+import type {
+  CreateOrganizationDto,
+  ReplaceOrganizationDto,
+  UpdateOrganizationDto,
+} from './dto/organization-input.dto.js';
+import type { OrganizationDto, OrganizationSummaryDto } from './dto/organization.dto.js';
+import {
+  type OrganizationPolicies,
+  OrganizationsRepository,
+  type OrganizationView,
+  type OrganizationWrite,
+} from './organizations.repository.js';
 import { slugify, withRandomSuffix } from './slug.js';
 
 const SLUG_ATTEMPTS = 10;
+
+/** The writable fields present in a create, update or replace body. */
+function writeOf(input: UpdateOrganizationDto | CreateOrganizationDto): OrganizationWrite {
+  return {
+    name: input.name,
+    logoMediaId: input.logo_media_id,
+    isMemberJoinEmailEnabled: input.is_member_join_email_enabled,
+    enforce2fa: input.enforce_2fa,
+    membersCanInvite: input.members_can_invite,
+    membersCanUsePersonalApiKeys: input.members_can_use_personal_api_keys,
+    allowPubliclySharedResources: input.allow_publicly_shared_resources,
+    isAiDataProcessingApproved: input.is_ai_data_processing_approved,
+    defaultAnonymizeIps: input.default_anonymize_ips,
+    defaultExperimentStatsMethod: input.default_experiment_stats_method,
+  };
+}
+
+/** The restrictions of the caller's key that limit which organizations it sees. */
+function reach(principal: Principal): OrganizationReach {
+  return { onlyIds: principal.onlyOrganizations, onlyHoldingProjects: principal.onlyProjects };
+}
+
+/** The values of `plugins_access_level`: 0 none, 3 configure, 6 install, 9 root (may publish global plugins). */
+export const PLUGINS_ACCESS_LEVELS = [0, 3, 6, 9] as const;
+
+/** What `setPluginsAccessLevel` did, for the operator. */
+export interface PluginsAccessChange {
+  id: string;
+  name: string;
+  before: number;
+  after: number;
+}
 
 @Injectable()
 export class OrganizationsService {
   private readonly metadata: string;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionHost,
     private readonly organizations: OrganizationsRepository,
-    private readonly memberships: MembershipsService,
+    private readonly access: MembershipsService,
+    private readonly memberships: MembershipsRepository,
     private readonly projects: ProjectsService,
     config: AppConfig,
   ) {
     this.metadata = JSON.stringify({ instance_tag: config.get('INSTANCE_TAG') });
   }
 
+  /** The caller's organizations that the key reaches (its organizations, or those holding its projects). */
   async list(principal: Principal, page: PageParams): Promise<Page<OrganizationDto>> {
-    const onlyIds = principal.onlyOrganizations;
-    const { rows, total } = await this.organizations.pageForUser(principal.userId, onlyIds, page);
-    return { items: rows.map((r) => this.toDto(r)), total };
+    const [views, total] = await Promise.all([
+      this.organizations.pageViewsForUser(principal.userId, reach(principal), page),
+      this.memberships.countOrganizationsOf(principal.userId, reach(principal)),
+    ]);
+    return { items: views.map((v) => this.toDto(v)), total };
   }
 
   /** The user's organizations, most recently joined first (the first is the "current" one). */
-  summaries(
-    principal: Principal,
-  ): Promise<{ id: string; name: string; slug: string; membership_level: number }[]> {
-    const onlyIds = principal.onlyOrganizations;
-    return this.organizations.summariesForUser(principal.userId, onlyIds);
+  async summaries(principal: Principal): Promise<OrganizationSummaryDto[]> {
+    const summaries = await this.organizations.summariesForUser(principal.userId, reach(principal));
+    return summaries.map((o) => ({
+      id: o.id,
+      name: o.name,
+      slug: o.slug,
+      logo_media_id: o.logoMediaId,
+      membership_level: o.membershipLevel,
+      members_can_use_personal_api_keys: o.membersCanUsePersonalApiKeys,
+    }));
   }
 
   /**
@@ -50,97 +104,148 @@ export class OrganizationsService {
     return this.organizations.pluginsAccessLevel(organizationId);
   }
 
+  /**
+   * Operator action (CLI), not reachable through the API: sets the organization's `plugins_access_level`. 9 is the
+   * only level that may publish global plugin records. Null when there is no such organization. Runs in the
+   * caller's transaction when there is one (the row stays locked until it ends).
+   */
+  async setPluginsAccessLevel(organizationId: string, level: number): Promise<PluginsAccessChange | null> {
+    if (!(PLUGINS_ACCESS_LEVELS as readonly number[]).includes(level)) {
+      throw new RangeError(`plugins_access_level must be one of ${PLUGINS_ACCESS_LEVELS.join(', ')}`);
+    }
+    if (!isUuid(organizationId)) return null;
+    return this.organizations.setPluginsAccessLevel(organizationId.toLowerCase(), level);
+  }
+
   async retrieve(principal: Principal, organizationId: string): Promise<OrganizationDto> {
-    const { organizationId: id } = await this.memberships.requireAccess(principal, organizationId);
+    const { organizationId: id } = await this.access.requireAccess(principal, organizationId);
     return this.view(principal, id);
   }
 
-  /** Creates the organization, the caller's owner membership and the default project in one transaction. */
+  /**
+   * Creates the organization, the caller's owner membership and the default project in one transaction. A key
+   * restricted to some organizations or projects cannot: the new organization would lie outside them.
+   */
   async create(principal: Principal, input: CreateOrganizationDto): Promise<OrganizationDto> {
-    if (principal.onlyOrganizations) {
+    if (principal.isRestricted) {
       throw ApiError.permissionDenied(
-        'An API key restricted to some organizations cannot create organizations.',
+        'An API key restricted to some organizations or projects cannot create organizations.',
       );
     }
-    const id = await this.dataSource.transaction(async (manager) => {
+    const id = await this.transactions.withTransaction(async () => {
       const base = slugify(input.name);
       let organizationId: string | null = null;
       for (let attempt = 0; attempt < SLUG_ATTEMPTS && !organizationId; attempt++) {
-        organizationId = await this.organizations.insertIfSlugFree(
-          {
-            name: input.name,
-            slug: attempt === 0 ? base : withRandomSuffix(base),
-            logoMediaId: input.logo_media_id,
-            isMemberJoinEmailEnabled: input.is_member_join_email_enabled,
-            enforce2fa: input.enforce_2fa,
-          },
-          manager,
-        );
+        organizationId = await this.organizations.insertIfSlugFree({
+          ...writeOf(input),
+          name: input.name,
+          slug: attempt === 0 ? base : withRandomSuffix(base),
+        });
       }
       if (!organizationId)
         throw ApiError.conflict('Could not find a free slug for this name; try another name.', 'name');
-      await this.memberships.addMember(organizationId, principal.userId, MembershipLevel.OWNER, manager);
-      await this.projects.createDefault(organizationId, manager);
+      await this.memberships.add({ organizationId, userId: principal.userId, level: MembershipLevel.OWNER });
+      await this.projects.createDefault(organizationId);
       return organizationId;
     });
     return this.view(principal, id);
   }
 
+  /**
+   * PATCH, and PUT (whose body has the required fields): the fields present are written, those left out keep
+   * their value.
+   */
   async update(
     principal: Principal,
     organizationId: string,
-    input: UpdateOrganizationDto,
+    input: UpdateOrganizationDto | ReplaceOrganizationDto,
   ): Promise<OrganizationDto> {
-    const { organizationId: id } = await this.memberships.requireAccess(
+    const { organizationId: id } = await this.access.requireAccess(
       principal,
       organizationId,
       MembershipLevel.ADMIN,
     );
-    await this.organizations.update(id, {
-      name: input.name,
-      logoMediaId: input.logo_media_id,
-      isMemberJoinEmailEnabled: input.is_member_join_email_enabled,
-      enforce2fa: input.enforce_2fa,
-    });
+    await this.organizations.update(id, writeOf(input));
     return this.view(principal, id);
   }
 
-  /** Owner only. Everything the organization owns goes with it, atomically. */
+  /**
+   * The settings other modules enforce (`members_can_invite`, `allow_publicly_shared_resources`). No tenancy
+   * check: for callers that already passed `MembershipsService.requireAccess`. Null: no such organization.
+   */
+  policies(organizationId: string): Promise<OrganizationPolicies | null> {
+    return this.organizations.policies(organizationId);
+  }
+
+  /**
+   * Owner only. Everything the organization owns goes with it, atomically, except that it never takes other
+   * organizations' plugin configs with it: while another organization's project uses one of its global plugin
+   * records, the deletion is refused (400) and nothing is deleted.
+   */
   async delete(principal: Principal, organizationId: string): Promise<void> {
-    const { organizationId: id } = await this.memberships.requireAccess(
+    const { organizationId: id } = await this.access.requireAccess(
       principal,
       organizationId,
       MembershipLevel.OWNER,
     );
-    await this.dataSource.transaction(async (manager) => {
-      if (!(await this.organizations.delete(id, manager))) throw ApiError.notFound();
-    });
+    try {
+      if (!(await this.organizations.delete(id))) throw ApiError.notFound();
+    } catch (err) {
+      if (isForeignKeyViolation(err, PLUGIN_CONFIG_PLUGIN_FOREIGN_KEY)) {
+        throw ApiError.validation(
+          "This organization's global plugins are used by projects of other organizations (plugin configs): " +
+            'it cannot be deleted while they are.',
+          null,
+          'in_use',
+        );
+      }
+      throw err;
+    }
   }
 
   private async view(principal: Principal, organizationId: string): Promise<OrganizationDto> {
-    const row = await this.organizations.findViewForUser(principal.userId, organizationId);
-    if (!row) throw ApiError.notFound();
-    return this.toDto(row);
+    const view = await this.organizations.findViewForUser(principal.userId, organizationId);
+    if (!view) throw ApiError.notFound();
+    return this.toDto(view);
   }
 
-  private toDto(row: OrganizationViewRow): OrganizationDto {
+  private toDto({
+    organization: o,
+    membershipLevel,
+    memberCount,
+    projects,
+  }: OrganizationView): OrganizationDto {
     return {
-      id: row.id,
-      name: row.name,
-      slug: row.slug,
-      logo_media_id: row.logo_media_id,
-      created_at: row.created_at.toISOString(),
-      updated_at: row.updated_at.toISOString(),
-      membership_level: row.membership_level,
-      plugins_access_level: row.plugins_access_level,
-      teams: row.teams,
-      projects: row.teams.map((t) => ({ id: t.id, organization_id: t.organization, name: t.name })),
-      available_product_features: row.available_product_features,
-      is_member_join_email_enabled: row.is_member_join_email_enabled,
+      id: o.id,
+      name: o.name,
+      slug: o.slug,
+      logo_media_id: o.logoMediaId,
+      created_at: o.createdAt.toISOString(),
+      updated_at: o.updatedAt.toISOString(),
+      membership_level: membershipLevel,
+      plugins_access_level: o.pluginsAccessLevel,
+      teams: projects.map((p) => ({
+        id: p.id,
+        uuid: p.uuid,
+        organization: p.organizationId,
+        api_token: p.apiToken,
+        name: p.name,
+        timezone: p.timezone,
+      })),
+      projects: projects.map((p) => ({ id: p.id, organization_id: p.organizationId, name: p.name })),
+      available_product_features: o.availableProductFeatures,
+      is_member_join_email_enabled: o.isMemberJoinEmailEnabled,
       metadata: this.metadata,
-      customer_id: row.customer_id,
-      enforce_2fa: row.enforce_2fa,
-      member_count: row.member_count,
+      customer_id: o.customerId,
+      enforce_2fa: o.enforce2fa,
+      member_count: memberCount,
+      members_can_invite: o.membersCanInvite,
+      members_can_use_personal_api_keys: o.membersCanUsePersonalApiKeys,
+      allow_publicly_shared_resources: o.allowPubliclySharedResources,
+      is_ai_data_processing_approved: o.isAiDataProcessingApproved,
+      default_anonymize_ips: o.defaultAnonymizeIps,
+      default_experiment_stats_method: o.defaultExperimentStatsMethod,
+      default_role_id: null,
     };
   }
 }

@@ -6,7 +6,7 @@ const FOLDED: Record<string, string> = { ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', 
 const SUFFIX_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
 /**
- * The slug of an organization name (decisions §4): lower-case ASCII letters and digits joined by single
+ * The slug of an organization name (docs/decisions.md §4): lower-case ASCII letters and digits joined by single
  * hyphens, accents folded, at most 48 characters; "organization" when nothing usable is left.
  */
 export function slugify(name: string): string {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/config.js';
+import { TransactionHost } from '../database/transactions.js';
+import { UsersRepository } from '../users/users.repository.js';
 import { PersonalApiKeysService } from './personal-api-keys.service.js';
 
 /** Lock id serialising the first-start check across replicas starting together. */
@@ -9,28 +10,27 @@ const BOOTSTRAP_LOCK_KEY = 727_274_002;
 @Injectable()
 export class BootstrapKeyService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionHost,
+    private readonly users: UsersRepository,
     private readonly keys: PersonalApiKeysService,
     private readonly config: AppConfig,
   ) {}
 
+  /** True while the database has no user at all (nobody can call the API yet). */
+  async hasNoUser(): Promise<boolean> {
+    return !(await this.users.anyExists());
+  }
+
   /**
-   * On a database with no user at all, creates BOOTSTRAP_EMAIL with a `*` key and returns its secret; returns
+   * Only for the embedded database (see bootstrap.ts#printBootstrapKey). On a database with no user at all, creates BOOTSTRAP_EMAIL with a `*` key and returns its secret; returns
    * null as soon as any user exists, so it happens once in the life of a database.
    */
-  async createIfEmpty(): Promise<{ email: string; secret: string } | null> {
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
-    try {
-      await runner.query('SELECT pg_advisory_lock($1)', [BOOTSTRAP_LOCK_KEY]);
-      const [{ any }] = await runner.query('SELECT EXISTS (SELECT 1 FROM users) AS any');
-      if (any) return null;
+  createIfEmpty(): Promise<{ email: string; secret: string } | null> {
+    return this.transactions.withAdvisoryLock(BOOTSTRAP_LOCK_KEY, async () => {
+      if (await this.users.anyExists()) return null;
       const email = this.config.get('BOOTSTRAP_EMAIL');
       const { secret } = await this.keys.create({ email, scopes: '*', label: 'bootstrap' });
       return { email, secret };
-    } finally {
-      await runner.query('SELECT pg_advisory_unlock($1)', [BOOTSTRAP_LOCK_KEY]).catch(() => undefined);
-      await runner.release();
-    }
+    });
   }
 }

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { type ApiKeyVerifier, Principal } from '../common/auth/principal.js';
 import { parseScopeList } from '../common/auth/scopes.js';
 import { generateToken, sha256Hex } from '../common/crypto/tokens.js';
 import { Clock } from '../common/time/clock.js';
 import { isUuid } from '../common/validation/ids.js';
-import { UsersService } from '../users/users.service.js';
+import { TransactionHost } from '../database/transactions.js';
+import { UsersRepository } from '../users/users.repository.js';
 import type { PersonalApiKeyEntity } from './personal-api-key.entity.js';
 import { PersonalApiKeysRepository } from './personal-api-keys.repository.js';
 
@@ -29,27 +29,27 @@ export const maskSecret = (secret: string): string => `${KEY_PREFIX}...${secret.
 @Injectable()
 export class PersonalApiKeysService implements ApiKeyVerifier {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionHost,
     private readonly keys: PersonalApiKeysRepository,
-    private readonly users: UsersService,
+    private readonly users: UsersRepository,
     private readonly clock: Clock,
   ) {}
 
   async verify(secret: string): Promise<Principal | null> {
     if (!SECRET_RE.test(secret)) return null;
-    const row = await this.keys.findActiveByDigest(sha256Hex(secret));
-    if (!row) return null;
+    const key = await this.keys.findActiveByDigest(sha256Hex(secret));
+    if (!key) return null;
     const now = this.clock.now();
-    if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() >= 3600_000) {
-      await this.keys.touch(row.id, row.user_id, now);
+    if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() >= 3600_000) {
+      await this.keys.touch(key.id, key.userId, now);
     }
     return new Principal(
-      row.user_id,
-      row.user_uuid,
-      row.id,
-      row.scopes,
-      row.scoped_organizations,
-      row.scoped_teams,
+      key.userId,
+      key.userUuid,
+      key.id,
+      key.scopes,
+      key.scopedOrganizations,
+      key.scopedTeams,
     );
   }
 
@@ -70,22 +70,19 @@ export class PersonalApiKeysService implements ApiKeyVerifier {
       if (!Number.isSafeInteger(id) || id < 1) throw new Error(`projects: '${id}' is not a project id`);
     }
     const secret = generateToken(KEY_PREFIX);
-    return this.dataSource.transaction(async (manager) => {
-      const { user, created } = await this.users.findOrCreate(input.email, manager);
-      const key = await this.keys.create(
-        {
-          userId: user.id,
-          label,
-          secureValue: sha256Hex(secret),
-          maskValue: maskSecret(secret),
-          scopes,
-          scopedOrganizations: input.organizations?.length
-            ? input.organizations.map((o) => o.toLowerCase())
-            : null,
-          scopedTeams: input.projects?.length ? input.projects : null,
-        },
-        manager,
-      );
+    return this.transactions.withTransaction(async () => {
+      const { user, created } = await this.users.findOrCreate({ email: input.email });
+      const key = await this.keys.create({
+        userId: user.id,
+        label,
+        secureValue: sha256Hex(secret),
+        maskValue: maskSecret(secret),
+        scopes,
+        scopedOrganizations: input.organizations?.length
+          ? input.organizations.map((o) => o.toLowerCase())
+          : null,
+        scopedTeams: input.projects?.length ? input.projects : null,
+      });
       return { key, secret, userCreated: created };
     });
   }

@@ -11,6 +11,8 @@ export const DISTINCT_ID_MAX_LENGTH = 200;
 @Entity('person_distinct_ids')
 @Index('person_distinct_ids_team_distinct_id_key', ['teamId', 'distinctId'], { unique: true })
 @Index('person_distinct_ids_person_idx', ['personId', 'id'])
+// Batch exports of persons read the distinct ids added or moved within an interval.
+@Index('person_distinct_ids_team_updated_idx', ['teamId', 'updatedAt'])
 export class PersonDistinctIdEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
@@ -31,4 +33,12 @@ export class PersonDistinctIdEntity {
   @ManyToOne(() => PersonEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'person_id' })
   person?: PersonEntity;
+
+  /** Raised by one each time the distinct id moves to another person (trigger): PostHog's `person_distinct_id_version`. */
+  @Column({ type: 'bigint', default: 0 })
+  version: string;
+
+  /** When the distinct id was added or last moved (set by the same trigger). */
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  updatedAt: Date;
 }

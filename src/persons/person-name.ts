@@ -1,5 +1,5 @@
 /**
- * The display name of a person (decisions §10): `properties.email`, else `properties.name`, else the person's
+ * The display name of a person (docs/decisions.md §10): `properties.email`, else `properties.name`, else the person's
  * first distinct id. Only non-empty strings count as an e-mail or a name; a person with none of them and no
  * distinct id is named by the empty string.
  */

@@ -16,6 +16,8 @@ import { ProjectEntity } from '../projects/project.entity.js';
  */
 @Entity('persons')
 @Index('persons_team_idx', ['teamId', 'id'])
+// Batch exports of persons read the persons changed within an interval.
+@Index('persons_team_updated_idx', ['teamId', 'updatedAt'])
 export class PersonEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id: number;
@@ -37,4 +39,15 @@ export class PersonEntity {
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;
+
+  /**
+   * Raised by one each time `properties` change (a database trigger, `persons_touch`, whoever writes them):
+   * PostHog's `person_version`, which batch exports merge on.
+   */
+  @Column({ type: 'bigint', default: 0 })
+  version: string;
+
+  /** When the person was created or its properties last changed (set by the same trigger). */
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  updatedAt: Date;
 }

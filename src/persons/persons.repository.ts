@@ -1,21 +1,64 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
+import { GenerateSql } from '../database/generate-sql.js';
+import { RepositoryBase } from '../database/repository-base.js';
 
 /** Unique (team_id, distinct_id): the guard that makes person creation race-safe. */
 export const DISTINCT_ID_KEY = 'person_distinct_ids_team_distinct_id_key';
 
-/** Queries on persons and their distinct ids; every method runs on the caller's transaction manager. */
+/** A person as other resources embed it (a recording's `person`). */
+export interface PersonSummary {
+  id: number;
+  uuid: string;
+  properties: Record<string, unknown>;
+  createdAt: Date;
+  /** Oldest first. */
+  distinctIds: string[];
+}
+
+/** The columns `personSelectSql` adds to a row (null when the joined person is missing). */
+export interface PersonColumns {
+  personId: number | null;
+  personUuid: string | null;
+  personProperties: Record<string, unknown> | null;
+  personCreatedMs: number | null;
+  personDistinctIds: string[] | null;
+}
+
+/**
+ * SQL fragment for queries of other modules joining `persons` as `alias`: the person's columns and its distinct
+ * ids (oldest first), named as PersonColumns and read back with `personFromColumns`. Hot list queries embed it,
+ * so a page of recordings reads its persons in the same statement.
+ */
+export function personSelectSql(alias: string): string {
+  return `${alias}.id AS "personId", ${alias}.uuid AS "personUuid", ${alias}.properties AS "personProperties",
+    (extract(epoch FROM ${alias}.created_at) * 1000)::float8 AS "personCreatedMs",
+    (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = ${alias}.id)
+      AS "personDistinctIds"`;
+}
+
+/** The person selected by `personSelectSql`, or null when the row has none. */
+export function personFromColumns(row: PersonColumns): PersonSummary | null {
+  if (row.personId === null || row.personUuid === null) return null;
+  return {
+    id: row.personId,
+    uuid: row.personUuid,
+    properties: row.personProperties ?? {},
+    createdAt: new Date(row.personCreatedMs ?? 0),
+    distinctIds: row.personDistinctIds ?? [],
+  };
+}
+
+const AT = new Date('2026-11-21T10:00:00.000Z');
+
+/** Queries on persons and their distinct ids. Writes run inside the caller's transaction (capture's). */
 @Injectable()
-export class PersonsRepository {
+export class PersonsRepository extends RepositoryBase {
   /** The person id of each of these distinct ids that has one in the project. */
-  async personIdsByDistinctId(
-    manager: EntityManager,
-    teamId: number,
-    distinctIds: readonly string[],
-  ): Promise<Map<string, number>> {
+  @GenerateSql({ params: [1, ['user-1', 'user-2']] })
+  async personIdsByDistinctId(teamId: number, distinctIds: readonly string[]): Promise<Map<string, number>> {
     if (!distinctIds.length) return new Map();
-    const rows: { distinct_id: string; person_id: number }[] = await manager.query(
+    const rows = await this.query<{ distinct_id: string; person_id: number }>(
       `SELECT distinct_id, person_id FROM person_distinct_ids WHERE team_id = $1 AND distinct_id = ANY($2::text[])`,
       [teamId, distinctIds],
     );
@@ -27,28 +70,24 @@ export class PersonsRepository {
    * the distinct id insert runs in a savepoint, and when it hits the unique key (the other transaction
    * committed first) the savepoint is rolled back and that person is read. Must run inside a transaction.
    */
-  async createForDistinctId(
-    manager: EntityManager,
-    teamId: number,
-    distinctId: string,
-    now: Date,
-  ): Promise<number> {
-    await manager.query('SAVEPOINT person_create');
+  @GenerateSql({ params: (f) => [f.projectId, 'user-1', AT] })
+  async createForDistinctId(teamId: number, distinctId: string, now: Date): Promise<number> {
+    await this.query('SAVEPOINT person_create');
     try {
-      const [person]: { id: number }[] = await manager.query(
+      const [person] = await this.query<{ id: number }>(
         `INSERT INTO persons (team_id, properties, created_at) VALUES ($1, '{}'::jsonb, $2) RETURNING id`,
         [teamId, now],
       );
-      await manager.query(
+      await this.query(
         `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2, $3)`,
         [teamId, distinctId, person.id],
       );
-      await manager.query('RELEASE SAVEPOINT person_create');
+      await this.query('RELEASE SAVEPOINT person_create');
       return person.id;
     } catch (error) {
       if (!isUniqueViolation(error, DISTINCT_ID_KEY)) throw error;
-      await manager.query('ROLLBACK TO SAVEPOINT person_create');
-      const existing = await this.personIdsByDistinctId(manager, teamId, [distinctId]);
+      await this.query('ROLLBACK TO SAVEPOINT person_create');
+      const existing = await this.personIdsByDistinctId(teamId, [distinctId]);
       const id = existing.get(distinctId);
       if (id === undefined) throw error;
       return id;
@@ -59,15 +98,16 @@ export class PersonsRepository {
    * Shallow-merges properties into a person in one statement (no lost update under concurrency): keys of
    * `setOnce` only where the person has none, then every key of `set`.
    */
+  @GenerateSql({ params: [1, { plan: 'pro' }, { email: 'ada@example.com' }] })
   async mergeProperties(
-    manager: EntityManager,
     personId: number,
     set: Record<string, unknown>,
     setOnce: Record<string, unknown> = {},
   ): Promise<void> {
-    await manager.query(
-      `UPDATE persons SET properties = ($2::jsonb || properties) || $3::jsonb WHERE id = $1`,
-      [personId, JSON.stringify(setOnce), JSON.stringify(set)],
-    );
+    await this.query(`UPDATE persons SET properties = ($2::jsonb || properties) || $3::jsonb WHERE id = $1`, [
+      personId,
+      JSON.stringify(setOnce),
+      JSON.stringify(set),
+    ]);
   }
 }

@@ -2,8 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { ApiError } from '../common/errors/api-error.js';
 import { Clock } from '../common/time/clock.js';
+import { isPlainObject } from '../common/validation/violation.js';
 import { AppConfig } from '../config/config.js';
-import { isPlainObject, normaliseUrl, urlViolation } from './plugin-rules.js';
+import { normaliseUrl, urlViolation } from './plugin-rules.js';
 
 /** One plugin of the repository catalog. Keys beyond these are kept as the catalog has them. */
 export interface CatalogEntry {
@@ -71,7 +72,7 @@ const unavailable = (detail: string, code = 'repository_unavailable') =>
   new CatalogError(502, code, detail, null, 'server_error');
 
 /**
- * The plugin repository catalog (decisions §9): fetched from PLUGIN_REPOSITORY_URL with a timeout
+ * The plugin repository catalog (docs/decisions.md §9): fetched from PLUGIN_REPOSITORY_URL with a timeout
  * (PLUGIN_REPOSITORY_TIMEOUT_MS) and kept for PLUGIN_REPOSITORY_CACHE_SECONDS, or, when unset, the catalog
  * shipped with the service. A catalog that cannot be fetched in time or does not validate is answered 502
  * (`repository_unavailable`, `repository_invalid`) or 504 (`repository_timeout`) and is not cached; concurrent

@@ -1,5 +1,5 @@
 /**
- * The four categories of pipeline plugin records (decisions §9) and how a record's `capabilities` put it in
+ * The four categories of pipeline plugin records (docs/decisions.md §9) and how a record's `capabilities` put it in
  * exactly one of them. Pure functions, unit-tested beside this file.
  */
 

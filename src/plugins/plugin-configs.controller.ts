@@ -14,6 +14,7 @@ import type { Principal } from '../common/auth/principal.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
+import { IntIdPipe } from '../common/validation/id.pipe.js';
 import { CreatePluginConfigDto, PluginConfigDto, UpdatePluginConfigDto } from './dto/plugin-config.dto.js';
 import { PluginConfigsService } from './plugin-configs.service.js';
 
@@ -39,7 +40,7 @@ export class PluginConfigsController {
   @Paginated(PluginConfigDto)
   list(
     @CurrentPrincipal() principal: Principal,
-    @Param('project_id') projectId: string,
+    @Param('project_id', IntIdPipe) projectId: number,
     @PageQuery() page: PageParams,
   ): Promise<Page<PluginConfigDto>> {
     return this.configs.list(principal, projectId, page);
@@ -59,7 +60,7 @@ export class PluginConfigsController {
   })
   create(
     @CurrentPrincipal() principal: Principal,
-    @Param('project_id') projectId: string,
+    @Param('project_id', IntIdPipe) projectId: number,
     @Body() body: CreatePluginConfigDto,
   ): Promise<PluginConfigDto> {
     return this.configs.create(principal, projectId, body);
@@ -72,8 +73,8 @@ export class PluginConfigsController {
   @ApiOkResponse({ type: PluginConfigDto })
   retrieve(
     @CurrentPrincipal() principal: Principal,
-    @Param('project_id') projectId: string,
-    @Param('id') id: string,
+    @Param('project_id', IntIdPipe) projectId: number,
+    @Param('id', IntIdPipe) id: number,
   ): Promise<PluginConfigDto> {
     return this.configs.retrieve(principal, projectId, id);
   }
@@ -89,8 +90,8 @@ export class PluginConfigsController {
   @ApiBadRequestResponse({ description: 'Invalid body.', type: ErrorBodyDto })
   update(
     @CurrentPrincipal() principal: Principal,
-    @Param('project_id') projectId: string,
-    @Param('id') id: string,
+    @Param('project_id', IntIdPipe) projectId: number,
+    @Param('id', IntIdPipe) id: number,
     @Body() body: UpdatePluginConfigDto,
   ): Promise<PluginConfigDto> {
     return this.configs.update(principal, projectId, id, body);
@@ -104,8 +105,8 @@ export class PluginConfigsController {
   @ApiNoContentResponse({ description: 'Deleted.' })
   async delete(
     @CurrentPrincipal() principal: Principal,
-    @Param('project_id') projectId: string,
-    @Param('id') id: string,
+    @Param('project_id', IntIdPipe) projectId: number,
+    @Param('id', IntIdPipe) id: number,
   ): Promise<void> {
     await this.configs.delete(principal, projectId, id);
   }

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { Principal } from '../common/auth/principal.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { Clock } from '../common/time/clock.js';
 import { parseIntId } from '../common/validation/ids.js';
+import { TransactionHost } from '../database/transactions.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import {
@@ -14,6 +14,7 @@ import {
   SECRET_MASK,
   type UpdatePluginConfigDto,
 } from './dto/plugin-config.dto.js';
+import { type PluginDto, toPluginDto } from './dto/plugin.dto.js';
 import { insufficientPluginAccess, PluginsAccessLevel } from './plugin-access.js';
 import { PLUGIN_CONFIG_UNIQUE_CONSTRAINT } from './plugin-config.entity.js';
 import { type JsonObject, secretKeys } from './plugin-rules.js';
@@ -39,7 +40,11 @@ export function mergedConfig(current: JsonObject, sent: JsonObject, configSchema
   return next;
 }
 
-export function toPluginConfigDto({ entity, configSchema }: PluginConfigRow): PluginConfigDto {
+/** `pluginInfo`: the plugin record, shown on a single config (null in lists, as PostHog does). */
+export function toPluginConfigDto(
+  { entity, configSchema, pluginName, pluginDescription }: PluginConfigRow,
+  pluginInfo: PluginDto | null = null,
+): PluginConfigDto {
   return {
     id: entity.id,
     plugin: entity.pluginId,
@@ -48,6 +53,13 @@ export function toPluginConfigDto({ entity, configSchema }: PluginConfigRow): Pl
     config: maskedConfig(entity.config, configSchema),
     created_at: entity.createdAt.toISOString(),
     updated_at: entity.updatedAt.toISOString(),
+    team_id: entity.teamId,
+    name: entity.name || pluginName || null,
+    description: entity.description || pluginDescription || null,
+    plugin_info: pluginInfo,
+    error: null,
+    delivery_rate_24h: null,
+    deleted: false,
   };
 }
 
@@ -59,7 +71,7 @@ export function toPluginConfigDto({ entity, configSchema }: PluginConfigRow): Pl
 @Injectable()
 export class PluginConfigsService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionHost,
     private readonly plugins: PluginsRepository,
     private readonly projects: ProjectsService,
     private readonly organizations: OrganizationsService,
@@ -68,7 +80,7 @@ export class PluginConfigsService {
 
   private async access(
     principal: Principal,
-    projectId: string,
+    projectId: number,
   ): Promise<{ teamId: number; organizationId: string }> {
     const project = await this.projects.requireAccessible(principal, projectId);
     const level = await this.organizations.pluginsAccessLevel(project.organizationId);
@@ -80,49 +92,54 @@ export class PluginConfigsService {
   private async view(teamId: number, id: number): Promise<PluginConfigDto> {
     const row = await this.plugins.findConfig(teamId, id);
     if (!row) throw ApiError.notFound();
-    return toPluginConfigDto(row);
+    const plugin = await this.plugins.findWithOrganization(row.entity.pluginId);
+    return toPluginConfigDto(row, plugin ? toPluginDto(plugin.entity, plugin.organizationName) : null);
   }
 
-  async list(principal: Principal, projectId: string, page: PageParams): Promise<Page<PluginConfigDto>> {
+  async list(principal: Principal, projectId: number, page: PageParams): Promise<Page<PluginConfigDto>> {
     const { teamId } = await this.access(principal, projectId);
     const { items, total } = await this.plugins.pageConfigs(teamId, page);
-    return { items: items.map(toPluginConfigDto), total };
+    return { items: items.map((row) => toPluginConfigDto(row)), total };
   }
 
-  async retrieve(principal: Principal, projectId: string, rawId: string): Promise<PluginConfigDto> {
+  async retrieve(principal: Principal, projectId: number, id: number): Promise<PluginConfigDto> {
     const { teamId } = await this.access(principal, projectId);
-    const id = parseIntId(rawId);
-    if (id === null) throw ApiError.notFound();
     return this.view(teamId, id);
   }
 
   async create(
     principal: Principal,
-    projectId: string,
+    projectId: number,
     input: CreatePluginConfigDto,
   ): Promise<PluginConfigDto> {
     const { teamId, organizationId } = await this.access(principal, projectId);
     const pluginId = parseIntId(String(input.plugin));
-    const plugin =
-      pluginId === null ? null : await this.plugins.findVisibleAnyCategory(organizationId, pluginId);
-    if (!plugin) {
-      throw ApiError.validation(
-        `Invalid plugin ${input.plugin}: no such plugin record is visible to this organization.`,
-        'plugin',
-        'does_not_exist',
-      );
-    }
     const now = this.clock.now();
     let id: number;
     try {
-      id = await this.plugins.insertConfig({
-        teamId,
-        pluginId: plugin.id,
-        enabled: input.enabled ?? false,
-        order: input.order ?? 0,
-        config: input.config ?? {},
-        createdAt: now,
-        updatedAt: now,
+      // The record is share-locked while the config is written: its owner cannot make it private or delete it
+      // in between (that waits, then sees this config and refuses).
+      id = await this.transactions.withTransaction(async () => {
+        const plugin =
+          pluginId === null ? null : await this.plugins.shareLockVisibleAnyCategory(organizationId, pluginId);
+        if (!plugin) {
+          throw ApiError.validation(
+            `Invalid plugin ${input.plugin}: no such plugin record is visible to this organization.`,
+            'plugin',
+            'does_not_exist',
+          );
+        }
+        return this.plugins.insertConfig({
+          teamId,
+          pluginId: plugin.id,
+          enabled: input.enabled ?? false,
+          order: input.order ?? 0,
+          config: input.config ?? {},
+          name: input.name ?? null,
+          description: input.description ?? null,
+          createdAt: now,
+          updatedAt: now,
+        });
       });
     } catch (err) {
       if (isUniqueViolation(err, PLUGIN_CONFIG_UNIQUE_CONSTRAINT)) {
@@ -136,35 +153,33 @@ export class PluginConfigsService {
   /** PATCH under a row lock: the fields sent; `config` replaces the current one except for kept secrets. */
   async update(
     principal: Principal,
-    projectId: string,
-    rawId: string,
+    projectId: number,
+    id: number,
     input: UpdatePluginConfigDto,
   ): Promise<PluginConfigDto> {
     const { teamId } = await this.access(principal, projectId);
-    const id = parseIntId(rawId);
-    if (id === null) throw ApiError.notFound();
-    await this.dataSource.transaction(async (manager) => {
-      const row = await this.plugins.findConfig(teamId, id, { manager, lock: true });
+    await this.transactions.withTransaction(async () => {
+      const row = await this.plugins.lockConfig(teamId, id);
       if (!row) throw ApiError.notFound();
-      await this.plugins.updateConfig(
-        id,
-        {
-          ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
-          ...(input.order !== undefined ? { order: input.order } : {}),
-          ...(input.config !== undefined
-            ? { config: mergedConfig(row.entity.config, input.config, row.configSchema) }
-            : {}),
-          updatedAt: this.clock.now(),
-        },
-        manager,
-      );
+      if (input.plugin !== undefined && input.plugin !== row.entity.pluginId) {
+        throw ApiError.validation("Field 'plugin' is read-only.", 'plugin', 'read_only_field');
+      }
+      await this.plugins.updateConfig(id, {
+        ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+        ...(input.order !== undefined ? { order: input.order } : {}),
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(input.config !== undefined
+          ? { config: mergedConfig(row.entity.config, input.config, row.configSchema) }
+          : {}),
+        updatedAt: this.clock.now(),
+      });
     });
     return this.view(teamId, id);
   }
 
-  async delete(principal: Principal, projectId: string, rawId: string): Promise<void> {
+  async delete(principal: Principal, projectId: number, id: number): Promise<void> {
     const { teamId } = await this.access(principal, projectId);
-    const id = parseIntId(rawId);
-    if (id === null || !(await this.plugins.deleteConfig(teamId, id))) throw ApiError.notFound();
+    if (!(await this.plugins.deleteConfig(teamId, id))) throw ApiError.notFound();
   }
 }

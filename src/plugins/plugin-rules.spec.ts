@@ -57,6 +57,27 @@ describe('urlViolation', () => {
       code: 'max_length',
     });
   });
+
+  it('applies the limit to the stored (percent-encoded) spelling', () => {
+    const base = 'https://example.com/';
+    // 300 characters as sent, 20 + 300 × 6 = 1820 once "é" is percent-encoded.
+    const encoded = `${base}${'é'.repeat(300)}`;
+    expect(encoded.length).toBeLessThan(800);
+    expect(urlViolation('custom', encoded)).toEqual({
+      attr: 'url',
+      code: 'max_length',
+      detail: 'Ensure this field has no more than 800 characters once normalised (percent-encoded: 1820).',
+    });
+    // Exactly 800 once encoded is accepted: 20 + 130 × 6 = 800.
+    const longest = `${base}${'é'.repeat(130)}`;
+    expect(normaliseUrl(longest)).toHaveLength(800);
+    expect(urlViolation('custom', longest)).toBeNull();
+    // An internationalised host grows too (punycode).
+    const idn = `https://${'ü'.repeat(60)}.example/${'a'.repeat(720)}`; // 797 as sent, 803 stored
+    expect(urlViolation('custom', idn)).toMatchObject({
+      code: 'max_length',
+    });
+  });
 });
 
 describe('normaliseUrl', () => {

@@ -3,16 +3,11 @@
  * of the JSON fields, and source file maps. Pure functions returning the first violation (or null), so the
  * service turns it into a 400 with `attr` naming the nested field; unit-tested beside this file.
  */
+import { isPlainObject, type Violation, violation } from '../common/validation/violation.js';
 import type { Capabilities } from './plugin-category.js';
 
 export const PLUGIN_TYPES = ['local', 'custom', 'repository', 'source', 'inline'] as const;
 export type PluginType = (typeof PLUGIN_TYPES)[number];
-
-export interface Violation {
-  detail: string;
-  attr: string | null;
-  code?: string;
-}
 
 export const MAX_URL_LENGTH = 800;
 /** Most files one source record may hold, largest file name and largest file (UTF-8 bytes). */
@@ -25,15 +20,12 @@ const MAX_CAPABILITY_NAME = 200;
 
 export type JsonObject = Record<string, unknown>;
 
-export function isPlainObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-const violation = (detail: string, attr: string | null, code = 'invalid_input'): Violation => ({
-  detail,
-  attr,
-  code,
-});
+/**
+ * The body of `update_source`: a JSON object mapping file names to text or null (null deletes). Its object shape
+ * is checked by SourceChangesPipe; names and values by `sourceChangesViolation`, which also needs the current
+ * files.
+ */
+export type SourceChanges = Readonly<Record<string, unknown>>;
 
 /** `inline://<name>`: plugins built into the service. */
 const INLINE_URL = /^inline:\/\/[a-z0-9][a-z0-9._-]{0,199}$/;
@@ -41,7 +33,7 @@ const INLINE_URL = /^inline:\/\/[a-z0-9][a-z0-9._-]{0,199}$/;
 const FILE_URL = /^file:[^\s]+$/;
 
 /**
- * The URL rules (decisions §9 and stricter than PostHog): required except for `source` records; `local` records
+ * The URL rules (docs/decisions.md §9 and stricter than PostHog): required except for `source` records; `local` records
  * take `file:<path>`, `inline` ones `inline://<name>`, the others an http(s) URL with a host and without
  * credentials, query or fragment (so a URL never carries a secret, and the same plugin has one spelling).
  */
@@ -77,6 +69,16 @@ export function urlViolation(pluginType: PluginType, url: string | null | undefi
   }
   if (parsed.search || parsed.hash || url.includes('?') || url.includes('#')) {
     return violation('The url must not carry a query or a fragment.', 'url');
+  }
+  // The limit is on the stored spelling: percent-encoding and IDNA can make it several times longer.
+  const stored = normaliseUrl(url).length;
+  if (stored > MAX_URL_LENGTH) {
+    return violation(
+      `Ensure this field has no more than ${MAX_URL_LENGTH} characters once normalised ` +
+        `(percent-encoded: ${stored}).`,
+      'url',
+      'max_length',
+    );
   }
   return null;
 }

@@ -7,7 +7,7 @@ import type { JsonObject, PluginType } from './plugin-rules.js';
 export const PLUGIN_URL_UNIQUE_CONSTRAINT = 'plugins_organization_url_key';
 
 /**
- * A pipeline plugin record (interface §2.9). `category` is derived from `capabilities` on every write
+ * A pipeline plugin record (docs/interface.md §2.9). `category` is derived from `capabilities` on every write
  * (plugin-category.ts) and stored, so each category's list and lookups are served by an index:
  * `plugins_organization_category_idx` for the organization's own records, `plugins_global_category_idx` for
  * the global records of other organizations.

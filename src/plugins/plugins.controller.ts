@@ -8,6 +8,7 @@ import {
   Param,
   Patch,
   Post,
+  Put,
   type Type,
 } from '@nestjs/common';
 import {
@@ -29,11 +30,13 @@ import { CurrentPrincipal, RequireScopes } from '../common/auth/auth.decorators.
 import type { Principal } from '../common/auth/principal.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
-import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
+import { PageNumberPaginated, PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
+import { IntIdPipe, UuidPipe } from '../common/validation/id.pipe.js';
 import { PluginActivityDto } from './dto/plugin-activity.dto.js';
 import { PluginConfigDto } from './dto/plugin-config.dto.js';
-import { CreatePluginDto, UpdatePluginDto } from './dto/plugin-input.dto.js';
+import { CreatePluginDto, ReplacePluginDto, UpdatePluginDto } from './dto/plugin-input.dto.js';
 import { PluginDto, PluginUpdateCheckDto } from './dto/plugin.dto.js';
+import { SourceChangesPipe } from './dto/source-changes.pipe.js';
 import type { CatalogEntry } from './plugin-catalog.js';
 import {
   CATEGORY_NOUNS,
@@ -41,7 +44,7 @@ import {
   PLUGIN_CATEGORIES,
   type PluginCategory,
 } from './plugin-category.js';
-import { MAX_SOURCE_FILE_BYTES, MAX_SOURCE_FILES } from './plugin-rules.js';
+import { MAX_SOURCE_FILE_BYTES, MAX_SOURCE_FILES, type SourceChanges } from './plugin-rules.js';
 import { PluginsService } from './plugins.service.js';
 
 /** One plugin of the repository catalog (keys beyond these are passed through as the catalog has them). */
@@ -71,9 +74,10 @@ const NOT_FOUND = {
 const ACCESS = "Needs the organization's plugins_access_level at least";
 const BAD_BODY = {
   description:
-    'Invalid body: unknown or read-only field, bad type, a plugin_type/url mismatch or a url already used in the ' +
-    'organization (`unique`), capabilities of another category, or a JSON field of the wrong shape (`attr` ' +
-    'names the nested field, e.g. `capabilities__methods`).',
+    'Invalid body: an unknown field, a bad type, a plugin_type/url mismatch or a url already used in the ' +
+    'organization (`unique`), another url than the record’s (`read_only_field`), capabilities of another ' +
+    'category, or a JSON field of the wrong shape (`attr` names the nested field, e.g. ' +
+    '`capabilities__methods`). Read-only fields sent are ignored.',
   type: ErrorBodyDto,
 };
 const CatalogFailures = () =>
@@ -91,6 +95,49 @@ const CatalogFailures = () =>
     }),
   );
 const ID_PARAM = ApiParam({ name: 'id', schema: { type: 'integer' }, description: 'The record id.' });
+
+/** Request examples per category: each with capabilities of its own category, and a url of its own. */
+const EXAMPLES: Record<PluginCategory, { create: Record<string, unknown>; change: Record<string, unknown> }> =
+  {
+    transformations: {
+      create: {
+        plugin_type: 'custom',
+        name: 'Property filter',
+        url: 'https://github.com/PostHog/posthog-filter-out-plugin',
+        tag: '1.0.0',
+        capabilities: { methods: ['processEvent'] },
+      },
+      change: { name: 'Property filter', description: 'Drops events of internal users.', tag: '1.0.1' },
+    },
+    destinations: {
+      create: {
+        plugin_type: 'custom',
+        name: 'Customer.io',
+        url: 'https://github.com/PostHog/customerio-plugin',
+        tag: '2.3.0',
+        capabilities: { methods: ['onEvent'] },
+      },
+      change: { name: 'Customer.io', description: 'Sends events to Customer.io.', tag: '2.4.0' },
+    },
+    import_apps: {
+      create: {
+        plugin_type: 'custom',
+        name: 'GitHub star sync',
+        url: 'https://github.com/PostHog/github-star-sync-plugin',
+        capabilities: { scheduled_tasks: ['runEveryHour'] },
+      },
+      change: { name: 'GitHub star sync', description: 'Imports stars as events, hourly.' },
+    },
+    frontend_apps: {
+      create: {
+        plugin_type: 'custom',
+        name: 'Notification bar',
+        url: 'https://github.com/PostHog/notification-bar-app',
+        capabilities: {},
+      },
+      change: { name: 'Notification bar', description: 'Shows a banner on the site.' },
+    },
+  };
 
 const pascal = (segment: string) =>
   segment
@@ -123,12 +170,14 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
       summary: `List the change history of the organization's ${many}`,
       description:
         `${ACCESS} 3. Created, updated, source_changed, upgraded and deleted entries (deleted records ` +
-        'included), newest first (`created_at`, then id); who acted and the field-level changes.',
+        'included), newest first (`created_at`, then id); who acted and the field-level changes. In the shape ' +
+        "of PostHog's activity log: pages by `page` (from 1) and `limit` (default 10), " +
+        '`{results, next, previous, total_count}`.',
     })
-    @Paginated(PluginActivityDto)
+    @PageNumberPaginated(PluginActivityDto, 10)
     activity(
       @CurrentPrincipal() principal: Principal,
-      @Param('organization_id') organizationId: string,
+      @Param('organization_id', UuidPipe) organizationId: string,
       @PageQuery() page: PageParams,
     ): Promise<Page<PluginActivityDto>> {
       return this.plugins.activity(principal, organizationId, category, page);
@@ -145,7 +194,7 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @ApiOkResponse({ type: [PluginConfigDto] })
     exportsUnsubscribeConfigs(
       @CurrentPrincipal() principal: Principal,
-      @Param('organization_id') organizationId: string,
+      @Param('organization_id', UuidPipe) organizationId: string,
     ): Promise<PluginConfigDto[]> {
       return this.plugins.exportsUnsubscribeConfigs(principal, organizationId);
     }
@@ -162,7 +211,7 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @CatalogFailures()
     repository(
       @CurrentPrincipal() principal: Principal,
-      @Param('organization_id') organizationId: string,
+      @Param('organization_id', UuidPipe) organizationId: string,
     ): Promise<CatalogEntry[]> {
       return this.plugins.repository(principal, organizationId);
     }
@@ -178,7 +227,7 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @ApiOkResponse({ schema: { type: 'array', items: { type: 'integer' }, example: [3, 7] } })
     unused(
       @CurrentPrincipal() principal: Principal,
-      @Param('organization_id') organizationId: string,
+      @Param('organization_id', UuidPipe) organizationId: string,
     ): Promise<number[]> {
       return this.plugins.unused(principal, organizationId, category);
     }
@@ -194,7 +243,7 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @Paginated(PluginDto)
     list(
       @CurrentPrincipal() principal: Principal,
-      @Param('organization_id') organizationId: string,
+      @Param('organization_id', UuidPipe) organizationId: string,
       @PageQuery() page: PageParams,
     ): Promise<Page<PluginDto>> {
       return this.plugins.list(principal, organizationId, category, page);
@@ -205,14 +254,18 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @ApiOperation({
       summary: `Create ${aOne}`,
       description:
-        `${ACCESS} 6 (9 for \`is_global: true\`). Without \`capabilities\` the record gets the ${one} ` +
+        `${ACCESS} 6 (\`is_global: true\` needs 9, granted by the operator, and an admin or owner caller). Without \`capabilities\` the record gets the ${one} ` +
         'default; capabilities of another category are refused.',
+    })
+    @ApiBody({
+      type: CreatePluginDto,
+      examples: { [category]: { summary: aOne, value: EXAMPLES[category].create } },
     })
     @ApiCreatedResponse({ type: PluginDto })
     @ApiBadRequestResponse(BAD_BODY)
     create(
       @CurrentPrincipal() principal: Principal,
-      @Param('organization_id') organizationId: string,
+      @Param('organization_id', UuidPipe) organizationId: string,
       @Body() body: CreatePluginDto,
     ): Promise<PluginDto> {
       return this.plugins.create(principal, organizationId, category, body);
@@ -231,8 +284,8 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @CatalogFailures()
     checkForUpdates(
       @CurrentPrincipal() principal: Principal,
-      @Param('organization_id') organizationId: string,
-      @Param('id') id: string,
+      @Param('organization_id', UuidPipe) organizationId: string,
+      @Param('id', IntIdPipe) id: number,
     ): Promise<{ plugin: PluginDto }> {
       return this.plugins.checkForUpdates(principal, organizationId, category, id);
     }
@@ -250,8 +303,8 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @ApiBadRequestResponse({ description: 'The record is not of type source.', type: ErrorBodyDto })
     source(
       @CurrentPrincipal() principal: Principal,
-      @Param('organization_id') organizationId: string,
-      @Param('id') id: string,
+      @Param('organization_id', UuidPipe) organizationId: string,
+      @Param('id', IntIdPipe) id: number,
     ): Promise<Record<string, string>> {
       return this.plugins.source(principal, organizationId, category, id);
     }
@@ -284,9 +337,9 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     })
     updateSource(
       @CurrentPrincipal() principal: Principal,
-      @Param('organization_id') organizationId: string,
-      @Param('id') id: string,
-      @Body() body: Record<string, unknown>,
+      @Param('organization_id', UuidPipe) organizationId: string,
+      @Param('id', IntIdPipe) id: number,
+      @Body(SourceChangesPipe) body: SourceChanges,
     ): Promise<Record<string, string>> {
       return this.plugins.updateSource(principal, organizationId, category, id, body);
     }
@@ -297,20 +350,20 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @ApiOperation({
       summary: `Upgrade ${aOne} to its latest version`,
       description:
-        `${ACCESS} 6; own records only. Sets \`tag\` to \`latest_tag\` (as found by check_for_updates). Not ` +
-        'for `source` or `local` records, nor without a known latest_tag (400). Takes no body (one sent is ' +
-        'ignored).',
+        `${ACCESS} 6; own records only. Sets \`tag\` to \`latest_tag\` (as found by check_for_updates). A ` +
+        '`source` record is answered unchanged (its versions are its source files); a `local` record, or one ' +
+        'without a known latest_tag, is 400. Takes no body (one sent is ignored).',
     })
     @ID_PARAM
     @ApiOkResponse({ type: PluginDto })
     @ApiBadRequestResponse({
-      description: 'A source or local record, or no known latest_tag (`invalid_state`).',
+      description: 'A local record, or no known latest_tag (`invalid_state`).',
       type: ErrorBodyDto,
     })
     upgrade(
       @CurrentPrincipal() principal: Principal,
-      @Param('organization_id') organizationId: string,
-      @Param('id') id: string,
+      @Param('organization_id', UuidPipe) organizationId: string,
+      @Param('id', IntIdPipe) id: number,
     ): Promise<PluginDto> {
       return this.plugins.upgrade(principal, organizationId, category, id);
     }
@@ -322,8 +375,8 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @ApiOkResponse({ type: PluginDto })
     retrieve(
       @CurrentPrincipal() principal: Principal,
-      @Param('organization_id') organizationId: string,
-      @Param('id') id: string,
+      @Param('organization_id', UuidPipe) organizationId: string,
+      @Param('id', IntIdPipe) id: number,
     ): Promise<PluginDto> {
       return this.plugins.retrieve(principal, organizationId, category, id);
     }
@@ -333,17 +386,48 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @ApiOperation({
       summary: `Update ${aOne}`,
       description:
-        `${ACCESS} 6 (9 to change \`is_global\`); own records only (403 for another organization's global ` +
-        `one). Capabilities that would make it another category are refused (400).`,
+        `${ACCESS} 6; changing \`is_global\` needs 9 (granted by the operator) and an admin or owner caller ` +
+        "(403 otherwise). Own records only (403 for another organization's global one). Capabilities that would " +
+        'make it another category are refused (400). A global record that projects of other organizations use ' +
+        'cannot be made private (400 `in_use`).',
     })
     @ID_PARAM
+    @ApiBody({
+      type: UpdatePluginDto,
+      examples: { [category]: { summary: aOne, value: EXAMPLES[category].change } },
+    })
     @ApiOkResponse({ type: PluginDto })
     @ApiBadRequestResponse(BAD_BODY)
     update(
       @CurrentPrincipal() principal: Principal,
-      @Param('organization_id') organizationId: string,
-      @Param('id') id: string,
+      @Param('organization_id', UuidPipe) organizationId: string,
+      @Param('id', IntIdPipe) id: number,
       @Body() body: UpdatePluginDto,
+    ): Promise<PluginDto> {
+      return this.plugins.update(principal, organizationId, category, id, body);
+    }
+
+    @Put(':id')
+    @RequireScopes('plugin:write')
+    @ApiOperation({
+      summary: `Replace ${aOne}`,
+      description:
+        `${ACCESS} 6 (9 to change \`is_global\`); own records only. A full update: \`name\` is required, ` +
+        'fields left out keep their value, `url` may only be sent back unchanged (400 `read_only_field`), ' +
+        'read-only fields sent are ignored.',
+    })
+    @ID_PARAM
+    @ApiBody({
+      type: ReplacePluginDto,
+      examples: { [category]: { summary: aOne, value: EXAMPLES[category].change } },
+    })
+    @ApiOkResponse({ type: PluginDto })
+    @ApiBadRequestResponse(BAD_BODY)
+    replace(
+      @CurrentPrincipal() principal: Principal,
+      @Param('organization_id', UuidPipe) organizationId: string,
+      @Param('id', IntIdPipe) id: number,
+      @Body() body: ReplacePluginDto,
     ): Promise<PluginDto> {
       return this.plugins.update(principal, organizationId, category, id, body);
     }
@@ -354,16 +438,20 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @ApiOperation({
       summary: `Delete ${aOne}`,
       description:
-        `${ACCESS} 6. Its source files and plugin configs go with it; its history stays. A global record ` +
-        '(of any organization) cannot be deleted: 400.',
+        `${ACCESS} 6. Its source files and the plugin configs of the organization's own projects go with it; ` +
+        'its history stays. A global record (of any organization) cannot be deleted, nor one that projects of ' +
+        'other organizations still use (400 `in_use`).',
     })
     @ID_PARAM
     @ApiNoContentResponse({ description: 'Deleted.' })
-    @ApiBadRequestResponse({ description: 'The record is global.', type: ErrorBodyDto })
+    @ApiBadRequestResponse({
+      description: 'The record is global, or other organizations use it (`in_use`).',
+      type: ErrorBodyDto,
+    })
     async delete(
       @CurrentPrincipal() principal: Principal,
-      @Param('organization_id') organizationId: string,
-      @Param('id') id: string,
+      @Param('organization_id', UuidPipe) organizationId: string,
+      @Param('id', IntIdPipe) id: number,
     ): Promise<void> {
       await this.plugins.delete(principal, organizationId, category, id);
     }

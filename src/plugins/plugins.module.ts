@@ -18,5 +18,6 @@ import { PluginsService } from './plugins.service.js';
   imports: [MembershipsModule, OrganizationsModule, ProjectsModule, UsersModule],
   controllers: [...PLUGIN_CATEGORY_CONTROLLERS, PluginConfigsController],
   providers: [PluginsRepository, PluginsService, PluginConfigsService, PluginCatalog],
+  exports: [PluginsService],
 })
 export class PluginsModule {}

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { Brackets, DataSource, type EntityManager, In, type Repository } from 'typeorm';
+import { Brackets, In, type Repository } from 'typeorm';
 import type { Page, PageParams } from '../common/pagination/page.js';
+import { GenerateSql } from '../database/generate-sql.js';
+import { RepositoryBase } from '../database/repository-base.js';
 import { PluginActivityEntity } from './plugin-activity.entity.js';
 import { type PluginCategory } from './plugin-category.js';
 import { PluginConfigEntity } from './plugin-config.entity.js';
@@ -17,6 +19,8 @@ export interface PluginRow {
 export interface PluginConfigRow {
   entity: PluginConfigEntity;
   configSchema: unknown;
+  pluginName: string;
+  pluginDescription: string | null;
 }
 
 export type PluginFields = Omit<PluginEntity, 'id' | 'organization'>;
@@ -34,19 +38,17 @@ type ConfigWrite = Parameters<Repository<PluginConfigEntity>['update']>[1];
  * `plugin_configs_team_order_idx`.
  */
 @Injectable()
-export class PluginsRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
-  private plugins(manager: EntityManager = this.dataSource.manager) {
-    return manager.getRepository(PluginEntity);
+export class PluginsRepository extends RepositoryBase {
+  private plugins() {
+    return this.repository(PluginEntity);
   }
 
-  private configs(manager: EntityManager = this.dataSource.manager) {
-    return manager.getRepository(PluginConfigEntity);
+  private configs() {
+    return this.repository(PluginConfigEntity);
   }
 
-  private withOrganization(manager?: EntityManager) {
-    return this.plugins(manager)
+  private withOrganization() {
+    return this.plugins()
       .createQueryBuilder('p')
       .innerJoin('p.organization', 'o')
       .addSelect(['o.id', 'o.name']);
@@ -95,17 +97,23 @@ export class PluginsRepository {
     return { items: items.map((e) => PluginsRepository.row(e)), total: ownTotal + globalTotal };
   }
 
-  /**
-   * A record of the category visible to the organization (its own, or global), or null. With `lock`, the
-   * record's row is locked for the transaction of `manager`.
-   */
-  async findVisible(
+  /** A record of the category visible to the organization (its own, or global), or null. */
+  findVisible(organizationId: string, category: PluginCategory, id: number): Promise<PluginRow | null> {
+    return this.visible(organizationId, category, id, false);
+  }
+
+  /** As `findVisible`, the record's row locked (FOR UPDATE) until the caller's transaction ends. */
+  lockVisible(organizationId: string, category: PluginCategory, id: number): Promise<PluginRow | null> {
+    return this.visible(organizationId, category, id, true);
+  }
+
+  private async visible(
     organizationId: string,
     category: PluginCategory,
     id: number,
-    { manager, lock = false }: { manager?: EntityManager; lock?: boolean } = {},
+    lock: boolean,
   ): Promise<PluginRow | null> {
-    const qb = this.withOrganization(manager)
+    const qb = this.withOrganization()
       .where('p.id = :id', { id })
       .andWhere('p.category = :category', { category })
       .andWhere(
@@ -118,8 +126,12 @@ export class PluginsRepository {
     return entity ? PluginsRepository.row(entity) : null;
   }
 
-  /** A record of any category visible to the organization (its own, or global), or null. */
-  async findVisibleAnyCategory(organizationId: string, id: number): Promise<PluginEntity | null> {
+  /**
+   * A record of any category visible to the organization (its own, or global), or null, its row share-locked
+   * until the caller's transaction ends: the record stays visible (its owner cannot make it private or delete
+   * it) meanwhile.
+   */
+  shareLockVisibleAnyCategory(organizationId: string, id: number): Promise<PluginEntity | null> {
     return this.plugins()
       .createQueryBuilder('p')
       .where('p.id = :id', { id })
@@ -128,50 +140,78 @@ export class PluginsRepository {
           w.where('p.organizationId = :organizationId', { organizationId }).orWhere('p.isGlobal'),
         ),
       )
+      .setLock('pessimistic_read')
       .getOne();
   }
 
+  /** How many global records the organization owns. */
+  countGlobalOwnedBy(organizationId: string): Promise<number> {
+    return this.plugins().countBy({ organizationId, isGlobal: true });
+  }
+
   /** Inserts a record; a url already used fails with a unique violation on PLUGIN_URL_UNIQUE_CONSTRAINT. */
-  async insert(fields: PluginFields, manager: EntityManager): Promise<number> {
-    const result = await this.plugins(manager).insert(fields as PluginWrite);
+  async insert(fields: PluginFields): Promise<number> {
+    const result = await this.plugins().insert(fields as PluginWrite);
     return (result.identifiers[0] as { id: number }).id;
   }
 
-  async update(id: number, fields: Partial<PluginFields>, manager: EntityManager): Promise<void> {
-    await this.plugins(manager).update({ id }, fields as PluginWrite);
+  async update(id: number, fields: Partial<PluginFields>): Promise<void> {
+    await this.plugins().update({ id }, fields as PluginWrite);
   }
 
-  /** Deletes the record; its source files and configs go with it (foreign keys), its activity stays. */
-  async delete(id: number, manager: EntityManager): Promise<void> {
-    await this.plugins(manager).delete({ id });
+  /**
+   * How many configs of the record projects of other organizations than `organizationId` hold. Run under the
+   * record's row lock, which config creation must share, so the answer holds until the transaction ends.
+   */
+  @GenerateSql({ params: (f) => [1, f.organizationId] })
+  async countConfigsElsewhere(pluginId: number, organizationId: string): Promise<number> {
+    const [{ n }] = await this.query<{ n: number }>(
+      `SELECT count(*)::int AS n
+         FROM plugin_configs c JOIN projects t ON t.id = c.team_id
+        WHERE c.plugin_id = $1 AND t.organization_id <> $2`,
+      [pluginId, organizationId],
+    );
+    return n;
   }
 
-  sourceFiles(pluginId: number, manager?: EntityManager): Promise<PluginSourceFileEntity[]> {
-    return (manager ?? this.dataSource.manager)
-      .getRepository(PluginSourceFileEntity)
-      .find({ where: { pluginId }, order: { filename: 'ASC' } });
+  /**
+   * Deletes the record with the configs of the organization's own projects; its source files go with it (foreign
+   * key), its activity stays. Configs of other organizations are never deleted here: while any remains, the
+   * foreign key fails the transaction at commit (PLUGIN_CONFIG_PLUGIN_FOREIGN_KEY).
+   */
+  @GenerateSql({ params: (f) => [1, f.organizationId] })
+  async delete(id: number, organizationId: string): Promise<void> {
+    await this.query(
+      `DELETE FROM plugin_configs c USING projects t
+        WHERE c.plugin_id = $1 AND t.id = c.team_id AND t.organization_id = $2`,
+      [id, organizationId],
+    );
+    await this.plugins().delete({ id });
+  }
+
+  sourceFiles(pluginId: number): Promise<PluginSourceFileEntity[]> {
+    return this.repository(PluginSourceFileEntity).find({ where: { pluginId }, order: { filename: 'ASC' } });
   }
 
   async saveSourceFiles(
     pluginId: number,
     files: { filename: string; source: string }[],
     at: Date,
-    manager: EntityManager,
   ): Promise<void> {
     if (!files.length) return;
-    await manager.getRepository(PluginSourceFileEntity).upsert(
+    await this.repository(PluginSourceFileEntity).upsert(
       files.map((f) => ({ pluginId, filename: f.filename, source: f.source, updatedAt: at })),
       ['pluginId', 'filename'],
     );
   }
 
-  async deleteSourceFiles(pluginId: number, filenames: string[], manager: EntityManager): Promise<void> {
+  async deleteSourceFiles(pluginId: number, filenames: string[]): Promise<void> {
     if (!filenames.length) return;
-    await manager.getRepository(PluginSourceFileEntity).delete({ pluginId, filename: In(filenames) });
+    await this.repository(PluginSourceFileEntity).delete({ pluginId, filename: In(filenames) });
   }
 
-  async addActivity(entry: ActivityFields, manager: EntityManager): Promise<void> {
-    await manager.getRepository(PluginActivityEntity).insert(entry as never);
+  async addActivity(entry: ActivityFields): Promise<void> {
+    await this.repository(PluginActivityEntity).insert(entry as never);
   }
 
   /** The activity of the organization's records of a category, newest first (`created_at`, then id). */
@@ -180,7 +220,7 @@ export class PluginsRepository {
     category: PluginCategory,
     { limit, offset }: PageParams,
   ): Promise<Page<PluginActivityEntity>> {
-    const [items, total] = await this.dataSource.getRepository(PluginActivityEntity).findAndCount({
+    const [items, total] = await this.repository(PluginActivityEntity).findAndCount({
       where: { organizationId, category },
       order: { createdAt: 'DESC', id: 'DESC' },
       take: limit,
@@ -193,8 +233,9 @@ export class PluginsRepository {
    * Ids of the category's records visible to the organization that no project of the organization has
    * enabled, ascending.
    */
+  @GenerateSql({ params: (f) => [f.organizationId, 'transformations'] })
   async unusedIds(organizationId: string, category: PluginCategory): Promise<number[]> {
-    const rows = (await this.dataSource.query(
+    const rows = await this.query<{ id: number }>(
       `SELECT p.id
          FROM plugins p
         WHERE p.category = $2
@@ -207,23 +248,29 @@ export class PluginsRepository {
               )
         ORDER BY p.id`,
       [organizationId, category],
-    )) as { id: number }[];
+    );
     return rows.map((r) => Number(r.id));
   }
 
   // ---- plugin configs ---------------------------------------------------------------------------------------
 
-  private configsWithSchema(manager?: EntityManager) {
-    return this.configs(manager)
+  private configsWithSchema() {
+    return this.configs()
       .createQueryBuilder('c')
       .innerJoin('c.plugin', 'p')
-      .addSelect(['p.id', 'p.configSchema']);
+      .addSelect(['p.id', 'p.configSchema', 'p.name', 'p.description']);
   }
 
   private static configRow(entity: PluginConfigEntity): PluginConfigRow {
-    const configSchema = entity.plugin?.configSchema;
+    const { configSchema, name = '', description = null } = entity.plugin ?? {};
     delete entity.plugin;
-    return { entity, configSchema };
+    return { entity, configSchema, pluginName: name, pluginDescription: description };
+  }
+
+  /** A record by id with its organization's name, whatever the category (for a config's `plugin_info`). */
+  async findWithOrganization(id: number): Promise<PluginRow | null> {
+    const entity = await this.withOrganization().where('p.id = :id', { id }).getOne();
+    return entity ? PluginsRepository.row(entity) : null;
   }
 
   /** A page of a project's configs, by `order` then id. */
@@ -238,12 +285,17 @@ export class PluginsRepository {
     return { items: items.map((e) => PluginsRepository.configRow(e)), total };
   }
 
-  async findConfig(
-    teamId: number,
-    id: number,
-    { manager, lock = false }: { manager?: EntityManager; lock?: boolean } = {},
-  ): Promise<PluginConfigRow | null> {
-    const qb = this.configsWithSchema(manager)
+  findConfig(teamId: number, id: number): Promise<PluginConfigRow | null> {
+    return this.config(teamId, id, false);
+  }
+
+  /** As `findConfig`, the config's row locked (FOR UPDATE) until the caller's transaction ends. */
+  lockConfig(teamId: number, id: number): Promise<PluginConfigRow | null> {
+    return this.config(teamId, id, true);
+  }
+
+  private async config(teamId: number, id: number, lock: boolean): Promise<PluginConfigRow | null> {
+    const qb = this.configsWithSchema()
       .where('c.id = :id', { id })
       .andWhere('c.teamId = :teamId', { teamId });
     if (lock) qb.setLock('pessimistic_write', undefined, ['c']);
@@ -257,8 +309,8 @@ export class PluginsRepository {
     return (result.identifiers[0] as { id: number }).id;
   }
 
-  async updateConfig(id: number, fields: Partial<PluginConfigFields>, manager: EntityManager): Promise<void> {
-    await this.configs(manager).update({ id }, fields as ConfigWrite);
+  async updateConfig(id: number, fields: Partial<PluginConfigFields>): Promise<void> {
+    await this.configs().update({ id }, fields as ConfigWrite);
   }
 
   async deleteConfig(teamId: number, id: number): Promise<boolean> {

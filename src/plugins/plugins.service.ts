@@ -1,15 +1,16 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { Principal } from '../common/auth/principal.js';
 import { ApiError } from '../common/errors/api-error.js';
-import { isUniqueViolation } from '../common/errors/database-errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/database-errors.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { Clock } from '../common/time/clock.js';
-import { parseIntId } from '../common/validation/ids.js';
+import { throwIfViolated } from '../common/validation/violation.js';
+import { TransactionHost } from '../database/transactions.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
-import { OrganizationsService } from '../organizations/organizations.service.js';
-import { UsersService } from '../users/users.service.js';
-import type { CreatePluginDto, UpdatePluginDto } from './dto/plugin-input.dto.js';
+import { MembershipLevel } from '../memberships/organization-membership.entity.js';
+import { OrganizationsService, type PluginsAccessChange } from '../organizations/organizations.service.js';
+import { UsersRepository } from '../users/users.repository.js';
+import type { CreatePluginDto, ReplacePluginDto, UpdatePluginDto } from './dto/plugin-input.dto.js';
 import { type PluginActivityDto, toPluginActivityDto } from './dto/plugin-activity.dto.js';
 import { type PluginConfigDto } from './dto/plugin-config.dto.js';
 import { type PluginDto, toPluginDto } from './dto/plugin.dto.js';
@@ -34,7 +35,6 @@ import { toPluginConfigDto } from './plugin-configs.service.js';
 import {
   capabilitiesViolation,
   configSchemaViolation,
-  isPlainObject,
   type JsonObject,
   metricsViolation,
   normaliseUrl,
@@ -43,9 +43,10 @@ import {
   publicJobsViolation,
   sourceChangesViolation,
   toCapabilities,
+  type SourceChanges,
   urlViolation,
-  type Violation,
 } from './plugin-rules.js';
+import { PLUGIN_CONFIG_PLUGIN_FOREIGN_KEY } from './plugin-config.entity.js';
 import { PLUGIN_URL_UNIQUE_CONSTRAINT, type PluginEntity } from './plugin.entity.js';
 import { type PluginFields, type PluginRow, PluginsRepository } from './plugins.repository.js';
 
@@ -53,6 +54,8 @@ import { type PluginFields, type PluginRow, PluginsRepository } from './plugins.
 interface PluginAccess {
   organizationId: string;
   pluginsAccessLevel: number;
+  /** The caller's membership level in the organization. */
+  memberLevel: number;
 }
 
 /** Who acted, as the history keeps it. */
@@ -62,15 +65,21 @@ interface Actor {
   userEmail: string | null;
 }
 
-function assertValid(problem: Violation | null): void {
-  if (problem) throw ApiError.validation(problem.detail, problem.attr, problem.code);
-}
-
 const duplicateUrl = () =>
   ApiError.validation('A plugin with this url is already installed in this organization.', 'url', 'unique');
 
+const projects = (n: number | null) => (n === null ? 'projects' : `${n} project${n === 1 ? '' : 's'}`);
+
+/** 400 for making private or deleting a record that projects of other organizations use (`n`, when known). */
+const usedElsewhere = (n: number | null, action: string) =>
+  ApiError.validation(
+    `This plugin is used by ${projects(n)} of other organizations (plugin configs): it cannot be ${action}.`,
+    'is_global',
+    'in_use',
+  );
+
 /**
- * Pipeline plugin records of an organization in four categories (decisions §9). Every operation first checks
+ * Pipeline plugin records of an organization in four categories (docs/decisions.md §9). Every operation first checks
  * membership (404 outside) and the organization's `plugins_access_level` (403 below 3 for reads, 6 for writes,
  * 9 to set `is_global`). Records are the organization's own plus the global records of every organization;
  * a record outside the path's category is 404. Every change is written to the activity history in the same
@@ -81,11 +90,11 @@ export class PluginsService {
   private readonly logger = new Logger(PluginsService.name);
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionHost,
     private readonly plugins: PluginsRepository,
     private readonly memberships: MembershipsService,
     private readonly organizations: OrganizationsService,
-    private readonly users: UsersService,
+    private readonly users: UsersRepository,
     private readonly catalog: PluginCatalog,
     private readonly clock: Clock,
   ) {}
@@ -101,7 +110,20 @@ export class PluginsService {
     const level = await this.organizations.pluginsAccessLevel(membership.organizationId);
     if (level === null) throw ApiError.notFound();
     if (level < minLevel) throw insufficientPluginAccess();
-    return { organizationId: membership.organizationId, pluginsAccessLevel: level };
+    return {
+      organizationId: membership.organizationId,
+      pluginsAccessLevel: level,
+      memberLevel: membership.level,
+    };
+  }
+
+  /**
+   * Changing `is_global` (publishing a record to every organization, or withdrawing it): the organization needs
+   * `plugins_access_level` 9 (granted by the operator) and the caller must be an admin or owner of it.
+   */
+  private static assertMayManageGlobal(access: PluginAccess): void {
+    if (access.pluginsAccessLevel < PluginsAccessLevel.ROOT) throw cannotManageGlobal();
+    if (access.memberLevel < MembershipLevel.ADMIN) throw ApiError.insufficientLevel();
   }
 
   private async actor(principal: Principal): Promise<Actor> {
@@ -109,51 +131,57 @@ export class PluginsService {
     return { userId: principal.userId, userUuid: principal.userUuid, userEmail: user?.email ?? null };
   }
 
-  private static id(raw: string): number {
-    const id = parseIntId(raw);
-    if (id === null) throw ApiError.notFound();
-    return id;
-  }
-
-  /** The record (locked) for a change by the organization: 404 when not visible here, 403 when another's. */
-  private async lockOwned(
-    access: PluginAccess,
-    category: PluginCategory,
-    id: number,
-    manager: EntityManager,
-  ): Promise<PluginRow> {
-    const row = await this.plugins.findVisible(access.organizationId, category, id, { manager, lock: true });
+  /**
+   * The record, locked until the caller's transaction ends, for a change by the organization: 404 when not
+   * visible here, 403 when another's.
+   */
+  private async lockOwned(access: PluginAccess, category: PluginCategory, id: number): Promise<PluginRow> {
+    const row = await this.plugins.lockVisible(access.organizationId, category, id);
     if (!row) throw ApiError.notFound();
     if (row.entity.organizationId !== access.organizationId) throw managedElsewhere();
     return row;
   }
 
   private async addActivity(
-    manager: EntityManager,
     actor: Actor,
     entity: Pick<PluginEntity, 'id' | 'organizationId' | 'category' | 'name'>,
     activity: PluginActivity,
     changes: PluginChange[],
   ): Promise<void> {
-    await this.plugins.addActivity(
-      {
-        organizationId: entity.organizationId,
-        category: entity.category,
-        pluginId: entity.id,
-        pluginName: entity.name,
-        activity,
-        ...actor,
-        changes,
-        createdAt: this.clock.now(),
-      },
-      manager,
-    );
+    await this.plugins.addActivity({
+      organizationId: entity.organizationId,
+      category: entity.category,
+      pluginId: entity.id,
+      pluginName: entity.name,
+      activity,
+      ...actor,
+      changes,
+      createdAt: this.clock.now(),
+    });
   }
 
   private async view(access: PluginAccess, category: PluginCategory, id: number): Promise<PluginDto> {
     const row = await this.plugins.findVisible(access.organizationId, category, id);
     if (!row) throw ApiError.notFound();
     return toPluginDto(row.entity, row.organizationName);
+  }
+
+  // ---- operator ---------------------------------------------------------------------------------------------
+
+  /**
+   * Operator action (CLI): sets the organization's `plugins_access_level` and reports how many global records
+   * it owns (they stay global whatever its level), read under the organization's row lock. Null when there is
+   * no such organization.
+   */
+  setOrganizationAccessLevel(
+    organizationId: string,
+    level: number,
+  ): Promise<(PluginsAccessChange & { globalPlugins: number }) | null> {
+    return this.transactions.withTransaction(async () => {
+      const change = await this.organizations.setPluginsAccessLevel(organizationId, level);
+      if (!change) return null;
+      return { ...change, globalPlugins: await this.plugins.countGlobalOwnedBy(change.id) };
+    });
   }
 
   // ---- records ----------------------------------------------------------------------------------------------
@@ -173,10 +201,10 @@ export class PluginsService {
     principal: Principal,
     organizationId: string,
     category: PluginCategory,
-    rawId: string,
+    id: number,
   ): Promise<PluginDto> {
     const access = await this.access(principal, organizationId, PluginsAccessLevel.CONFIG);
-    return this.view(access, category, PluginsService.id(rawId));
+    return this.view(access, category, id);
   }
 
   async create(
@@ -187,12 +215,10 @@ export class PluginsService {
   ): Promise<PluginDto> {
     const access = await this.access(principal, organizationId, PluginsAccessLevel.INSTALL);
     const pluginType: PluginType = input.plugin_type ?? 'custom';
-    assertValid(urlViolation(pluginType, input.url));
+    throwIfViolated(urlViolation(pluginType, input.url));
     const capabilities = this.capabilitiesFor(category, input.capabilities);
     const json = this.jsonFields(input);
-    if (input.is_global === true && access.pluginsAccessLevel < PluginsAccessLevel.ROOT) {
-      throw cannotManageGlobal();
-    }
+    if (input.is_global === true) PluginsService.assertMayManageGlobal(access);
     const now = this.clock.now();
     const fields: PluginFields = {
       organizationId: access.organizationId,
@@ -216,10 +242,9 @@ export class PluginsService {
     const actor = await this.actor(principal);
     let id: number;
     try {
-      id = await this.dataSource.transaction(async (manager) => {
-        const created = await this.plugins.insert(fields, manager);
+      id = await this.transactions.withTransaction(async () => {
+        const created = await this.plugins.insert(fields);
         await this.addActivity(
-          manager,
           actor,
           { ...fields, id: created },
           'created',
@@ -238,20 +263,25 @@ export class PluginsService {
     return this.view(access, category, id);
   }
 
-  /** PATCH: the fields sent, applied under a row lock; the category cannot change. */
+  /**
+   * PATCH, and PUT (whose body has the required fields): the fields sent, applied under a row lock; the category
+   * cannot change, and `url` may only be sent back as it is.
+   */
   async update(
     principal: Principal,
     organizationId: string,
     category: PluginCategory,
-    rawId: string,
-    input: UpdatePluginDto,
+    id: number,
+    input: UpdatePluginDto | ReplacePluginDto,
   ): Promise<PluginDto> {
     const access = await this.access(principal, organizationId, PluginsAccessLevel.INSTALL);
-    const id = PluginsService.id(rawId);
     const actor = await this.actor(principal);
     try {
-      await this.dataSource.transaction(async (manager) => {
-        const { entity: current } = await this.lockOwned(access, category, id, manager);
+      await this.transactions.withTransaction(async () => {
+        const { entity: current } = await this.lockOwned(access, category, id);
+        if (input.url !== undefined && !sameUrl(input.url, current.url)) {
+          throw ApiError.validation("Field 'url' is read-only.", 'url', 'read_only_field');
+        }
         const json = this.jsonFields(input);
         const next: Partial<PluginFields> = {};
         if (input.plugin_type !== undefined) {
@@ -269,7 +299,11 @@ export class PluginsService {
           next.capabilities = this.capabilitiesFor(category, input.capabilities);
         }
         if (input.is_global !== undefined && input.is_global !== current.isGlobal) {
-          if (access.pluginsAccessLevel < PluginsAccessLevel.ROOT) throw cannotManageGlobal();
+          PluginsService.assertMayManageGlobal(access);
+          if (!input.is_global) {
+            const elsewhere = await this.plugins.countConfigsElsewhere(id, access.organizationId);
+            if (elsewhere) throw usedElsewhere(elsewhere, 'made private');
+          }
           next.isGlobal = input.is_global;
         }
         if (input.name !== undefined) next.name = input.name;
@@ -283,8 +317,8 @@ export class PluginsService {
         const before = trackedFields(current);
         const changes = diffFields(before, { ...before, ...trackedFields(next) });
         if (!changes.length) return;
-        await this.plugins.update(id, { ...next, updatedAt: this.clock.now() }, manager);
-        await this.addActivity(manager, actor, { ...current, ...next }, 'updated', changes);
+        await this.plugins.update(id, { ...next, updatedAt: this.clock.now() });
+        await this.addActivity(actor, { ...current, ...next }, 'updated', changes);
       });
     } catch (err) {
       if (isUniqueViolation(err, PLUGIN_URL_UNIQUE_CONSTRAINT)) throw duplicateUrl();
@@ -293,37 +327,39 @@ export class PluginsService {
     return this.view(access, category, id);
   }
 
-  /** DELETE: not for global records (400, whoever owns them); source files and configs go with the record. */
+  /**
+   * DELETE: not for global records (400, whoever owns them), nor for a record projects of other organizations
+   * still use (400). Its source files and the configs of the organization's own projects go with it.
+   */
   async delete(
     principal: Principal,
     organizationId: string,
     category: PluginCategory,
-    rawId: string,
+    id: number,
   ): Promise<void> {
     const access = await this.access(principal, organizationId, PluginsAccessLevel.INSTALL);
-    const id = PluginsService.id(rawId);
     const actor = await this.actor(principal);
-    await this.dataSource.transaction(async (manager) => {
-      const row = await this.plugins.findVisible(access.organizationId, category, id, {
-        manager,
-        lock: true,
+    try {
+      await this.transactions.withTransaction(async () => {
+        const row = await this.plugins.lockVisible(access.organizationId, category, id);
+        if (!row) throw ApiError.notFound();
+        const elsewhere = await this.plugins.countConfigsElsewhere(id, row.entity.organizationId);
+        if (row.entity.isGlobal && elsewhere) throw usedElsewhere(elsewhere, 'deleted');
+        if (row.entity.isGlobal) {
+          throw ApiError.validation(
+            'This plugin is marked as global. Make it local (is_global false) before deleting it.',
+            'is_global',
+          );
+        }
+        if (elsewhere) throw usedElsewhere(elsewhere, 'deleted');
+        await this.plugins.delete(id, access.organizationId);
+        await this.addActivity(actor, row.entity, 'deleted', diffFields(trackedFields(row.entity), null));
       });
-      if (!row) throw ApiError.notFound();
-      if (row.entity.isGlobal) {
-        throw ApiError.validation(
-          'This plugin is marked as global. Make it local (is_global false) before deleting it.',
-          'is_global',
-        );
-      }
-      await this.plugins.delete(id, manager);
-      await this.addActivity(
-        manager,
-        actor,
-        row.entity,
-        'deleted',
-        diffFields(trackedFields(row.entity), null),
-      );
-    });
+    } catch (err) {
+      // The foreign key is the last word (checked at commit): another organization's config appeared anyway.
+      if (isForeignKeyViolation(err, PLUGIN_CONFIG_PLUGIN_FOREIGN_KEY)) throw usedElsewhere(null, 'deleted');
+      throw err;
+    }
     this.logger.log(
       { pluginId: id, organizationId: access.organizationId, category },
       'plugin record deleted',
@@ -337,22 +373,20 @@ export class PluginsService {
     principal: Principal,
     organizationId: string,
     category: PluginCategory,
-    rawId: string,
+    id: number,
   ): Promise<{ plugin: PluginDto }> {
     const access = await this.access(principal, organizationId, PluginsAccessLevel.INSTALL);
-    const id = PluginsService.id(rawId);
     const row = await this.plugins.findVisible(access.organizationId, category, id);
     if (!row) throw ApiError.notFound();
     if (row.entity.organizationId !== access.organizationId) throw managedElsewhere();
     // The catalog is read before the transaction: no row lock is held during a fetch.
     const entry: CatalogEntry | null = row.entity.url ? await this.catalog.entryFor(row.entity.url) : null;
-    await this.dataSource.transaction(async (manager) => {
-      await this.lockOwned(access, category, id, manager);
-      await this.plugins.update(
-        id,
-        { latestTag: entry?.latest_tag ?? null, latestTagCheckedAt: this.clock.now() },
-        manager,
-      );
+    await this.transactions.withTransaction(async () => {
+      await this.lockOwned(access, category, id);
+      await this.plugins.update(id, {
+        latestTag: entry?.latest_tag ?? null,
+        latestTagCheckedAt: this.clock.now(),
+      });
     });
     return { plugin: await this.view(access, category, id) };
   }
@@ -362,14 +396,15 @@ export class PluginsService {
     principal: Principal,
     organizationId: string,
     category: PluginCategory,
-    rawId: string,
+    id: number,
   ): Promise<PluginDto> {
     const access = await this.access(principal, organizationId, PluginsAccessLevel.INSTALL);
-    const id = PluginsService.id(rawId);
     const actor = await this.actor(principal);
-    await this.dataSource.transaction(async (manager) => {
-      const { entity } = await this.lockOwned(access, category, id, manager);
-      if (entity.pluginType === 'source' || entity.pluginType === 'local') {
+    await this.transactions.withTransaction(async () => {
+      const { entity } = await this.lockOwned(access, category, id);
+      // A source record is its own version (edited through update_source): as PostHog, answered unchanged.
+      if (entity.pluginType === 'source') return;
+      if (entity.pluginType === 'local') {
         throw ApiError.validation(
           `Plugins of type '${entity.pluginType}' have no published versions to upgrade to.`,
           'plugin_type',
@@ -383,8 +418,8 @@ export class PluginsService {
         );
       }
       if (entity.tag === entity.latestTag) return;
-      await this.plugins.update(id, { tag: entity.latestTag, updatedAt: this.clock.now() }, manager);
-      await this.addActivity(manager, actor, entity, 'upgraded', [
+      await this.plugins.update(id, { tag: entity.latestTag, updatedAt: this.clock.now() });
+      await this.addActivity(actor, entity, 'upgraded', [
         { field: 'tag', action: 'changed', before: entity.tag, after: entity.latestTag },
       ]);
     });
@@ -397,10 +432,10 @@ export class PluginsService {
     principal: Principal,
     organizationId: string,
     category: PluginCategory,
-    rawId: string,
+    id: number,
   ): Promise<Record<string, string>> {
     const access = await this.access(principal, organizationId, PluginsAccessLevel.CONFIG);
-    const row = await this.plugins.findVisible(access.organizationId, category, PluginsService.id(rawId));
+    const row = await this.plugins.findVisible(access.organizationId, category, id);
     if (!row) throw ApiError.notFound();
     assertSourceRecord(row.entity);
     return toSourceMap(await this.plugins.sourceFiles(row.entity.id));
@@ -415,34 +450,31 @@ export class PluginsService {
     principal: Principal,
     organizationId: string,
     category: PluginCategory,
-    rawId: string,
-    body: unknown,
+    id: number,
+    body: SourceChanges,
   ): Promise<Record<string, string>> {
     const access = await this.access(principal, organizationId, PluginsAccessLevel.INSTALL);
-    const id = PluginsService.id(rawId);
-    if (!isPlainObject(body)) {
-      throw ApiError.validation('Expected a JSON object mapping file names to text or null.');
-    }
     const actor = await this.actor(principal);
-    return this.dataSource.transaction(async (manager) => {
-      const { entity } = await this.lockOwned(access, category, id, manager);
+    return this.transactions.withTransaction(async () => {
+      const { entity } = await this.lockOwned(access, category, id);
       assertSourceRecord(entity);
-      const files = toSourceMap(await this.plugins.sourceFiles(id, manager));
-      assertValid(sourceChangesViolation(body, Object.keys(files)));
+      // File names are data: kept in a Map, so `constructor`, `toString` or `__proto__` are names like any other.
+      const files = new Map((await this.plugins.sourceFiles(id)).map((f) => [f.filename, f.source] as const));
+      throwIfViolated(sourceChangesViolation(body, [...files.keys()]));
       const changes: PluginChange[] = [];
       const writes: { filename: string; source: string }[] = [];
       const deletes: string[] = [];
       for (const [filename, text] of Object.entries(body as Record<string, string | null>)) {
-        const before = files[filename];
+        const before = files.get(filename);
         const field = `source/${filename}`;
         if (text === null) {
           if (before === undefined) continue;
           deletes.push(filename);
-          delete files[filename];
+          files.delete(filename);
           changes.push({ field, action: 'deleted', before: sizeOf(before), after: null });
         } else if (before !== text) {
           writes.push({ filename, source: text });
-          files[filename] = text;
+          files.set(filename, text);
           changes.push({
             field,
             action: before === undefined ? 'created' : 'changed',
@@ -455,7 +487,7 @@ export class PluginsService {
       const pluginJson = writes.find((w) => w.filename === 'plugin.json');
       if (pluginJson) {
         const parsed = parsePluginJson(pluginJson.source);
-        if ('violation' in parsed) assertValid(parsed.violation);
+        if ('violation' in parsed) throwIfViolated(parsed.violation);
         else {
           if (parsed.value.name !== undefined) next.name = parsed.value.name;
           if (parsed.value.config !== undefined) next.configSchema = parsed.value.config;
@@ -463,12 +495,13 @@ export class PluginsService {
       }
       const before = trackedFields(entity);
       changes.push(...diffFields(before, { ...before, ...trackedFields(next) }));
-      if (!changes.length) return files;
-      await this.plugins.saveSourceFiles(id, writes, this.clock.now(), manager);
-      await this.plugins.deleteSourceFiles(id, deletes, manager);
-      await this.plugins.update(id, { ...next, updatedAt: this.clock.now() }, manager);
-      await this.addActivity(manager, actor, { ...entity, ...next }, 'source_changed', changes);
-      return files;
+      if (changes.length) {
+        await this.plugins.saveSourceFiles(id, writes, this.clock.now());
+        await this.plugins.deleteSourceFiles(id, deletes);
+        await this.plugins.update(id, { ...next, updatedAt: this.clock.now() });
+        await this.addActivity(actor, { ...entity, ...next }, 'source_changed', changes);
+      }
+      return toSourceMap([...files].map(([filename, source]) => ({ filename, source })));
     });
   }
 
@@ -482,7 +515,9 @@ export class PluginsService {
   ): Promise<Page<PluginActivityDto>> {
     const access = await this.access(principal, organizationId, PluginsAccessLevel.CONFIG);
     const { items, total } = await this.plugins.pageActivity(access.organizationId, category, page);
-    return { items: items.map(toPluginActivityDto), total };
+    const userIds = [...new Set(items.flatMap((i) => (i.userId === null ? [] : [i.userId])))];
+    const users = new Map((await this.users.findByIds(userIds)).map((u) => [u.id, u]));
+    return { items: items.map((i) => toPluginActivityDto(i, users)), total };
   }
 
   async repository(principal: Principal, organizationId: string): Promise<CatalogEntry[]> {
@@ -498,7 +533,7 @@ export class PluginsService {
   async exportsUnsubscribeConfigs(principal: Principal, organizationId: string): Promise<PluginConfigDto[]> {
     const access = await this.access(principal, organizationId, PluginsAccessLevel.CONFIG);
     const rows = await this.plugins.enabledDestinationConfigs(access.organizationId, principal.onlyProjects);
-    return rows.map(toPluginConfigDto);
+    return rows.map((row) => toPluginConfigDto(row));
   }
 
   // ---- validation -------------------------------------------------------------------------------------------
@@ -506,7 +541,7 @@ export class PluginsService {
   /** Validated capabilities that put the record in `category`; the category's default when not sent. */
   private capabilitiesFor(category: PluginCategory, value: unknown): Capabilities {
     if (value === undefined) return defaultCapabilities(category);
-    assertValid(capabilitiesViolation(value));
+    throwIfViolated(capabilitiesViolation(value));
     const capabilities = toCapabilities(value as JsonObject);
     const actual = categoryOf(capabilities);
     if (actual !== category) {
@@ -519,25 +554,36 @@ export class PluginsService {
     return capabilities;
   }
 
-  private jsonFields(input: CreatePluginDto | UpdatePluginDto): {
+  private jsonFields(input: CreatePluginDto | UpdatePluginDto | ReplacePluginDto): {
     configSchema?: unknown;
     metrics?: JsonObject;
     publicJobs?: JsonObject;
   } {
     const out: { configSchema?: unknown; metrics?: JsonObject; publicJobs?: JsonObject } = {};
     if (input.config_schema !== undefined) {
-      assertValid(configSchemaViolation(input.config_schema));
+      throwIfViolated(configSchemaViolation(input.config_schema));
       out.configSchema = input.config_schema;
     }
     if (input.metrics !== undefined) {
-      assertValid(metricsViolation(input.metrics));
+      throwIfViolated(metricsViolation(input.metrics));
       out.metrics = input.metrics as JsonObject;
     }
     if (input.public_jobs !== undefined) {
-      assertValid(publicJobsViolation(input.public_jobs));
+      throwIfViolated(publicJobsViolation(input.public_jobs));
       out.publicJobs = input.public_jobs as JsonObject;
     }
     return out;
+  }
+}
+
+/** Whether a url sent back is the record's url (as stored, or as it normalises). */
+function sameUrl(sent: string | null, current: string | null): boolean {
+  if (sent === current) return true;
+  if (sent === null || current === null) return false;
+  try {
+    return normaliseUrl(sent.trim()) === current;
+  } catch {
+    return false;
   }
 }
 
@@ -547,8 +593,20 @@ function assertSourceRecord(entity: PluginEntity): void {
   }
 }
 
+/**
+ * `{filename: text}` in the order given. A null-prototype object with every name an own data property, so a file
+ * named `__proto__`, `constructor` or `toString` is a key like any other (and serialises as one).
+ */
 function toSourceMap(files: { filename: string; source: string }[]): Record<string, string> {
-  return Object.fromEntries(files.map((f) => [f.filename, f.source]));
+  const map = Object.create(null) as Record<string, string>;
+  for (const f of files)
+    Object.defineProperty(map, f.filename, {
+      value: f.source,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  return map;
 }
 
 /** What the history keeps of a source file: its size, never its text. */

@@ -12,6 +12,7 @@ import type { Principal } from '../common/auth/principal.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
+import { IntIdPipe, UuidPipe } from '../common/validation/id.pipe.js';
 import { ProjectDto, toProjectDto } from './dto/project.dto.js';
 import { UpdateProjectDto } from './dto/update-project.dto.js';
 import { ProjectsService } from './projects.service.js';
@@ -35,7 +36,7 @@ export class ProjectsController {
   @Paginated(ProjectDto)
   async list(
     @CurrentPrincipal() principal: Principal,
-    @Param('organization_id') organizationId: string,
+    @Param('organization_id', UuidPipe) organizationId: string,
     @PageQuery() page: PageParams,
   ): Promise<Page<ProjectDto>> {
     const result = await this.projects.pageForOrganization(principal, organizationId, page);
@@ -47,7 +48,10 @@ export class ProjectsController {
   @ApiOperation({ summary: 'Retrieve a project' })
   @ApiParam({ name: 'id', type: 'integer' })
   @ApiOkResponse({ type: ProjectDto })
-  async retrieve(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<ProjectDto> {
+  async retrieve(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', IntIdPipe) id: number,
+  ): Promise<ProjectDto> {
     return toProjectDto(await this.projects.requireAccessible(principal, id));
   }
 
@@ -66,7 +70,7 @@ export class ProjectsController {
   })
   async update(
     @CurrentPrincipal() principal: Principal,
-    @Param('id') id: string,
+    @Param('id', IntIdPipe) id: number,
     @Body() body: UpdateProjectDto,
   ): Promise<ProjectDto> {
     return toProjectDto(await this.projects.update(principal, id, body));

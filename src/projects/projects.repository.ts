@@ -1,61 +1,74 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager, In } from 'typeorm';
+import { In, Raw } from 'typeorm';
 import type { Page, PageParams } from '../common/pagination/page.js';
+import { EntityColumns } from '../database/entity-columns.js';
+import { GenerateSql } from '../database/generate-sql.js';
+import { RepositoryBase } from '../database/repository-base.js';
 import { ProjectEntity } from './project.entity.js';
 
-interface ProjectRow {
+const ORGANIZATION = '00000000-0000-4000-8000-000000000001';
+
+/** A project as listed inside its organization (an Organization's `teams`). */
+export interface ProjectSummary {
   id: number;
   uuid: string;
-  organization_id: string;
+  organizationId: string;
+  apiToken: string;
   name: string;
-  api_token: string;
   timezone: string;
-  session_recording_opt_in: boolean;
-  created_at: Date;
 }
 
-function projectFromRow(row: ProjectRow): ProjectEntity {
-  const project = new ProjectEntity();
-  project.id = row.id;
-  project.uuid = row.uuid;
-  project.organizationId = row.organization_id;
-  project.name = row.name;
-  project.apiToken = row.api_token;
-  project.timezone = row.timezone;
-  project.sessionRecordingOptIn = row.session_recording_opt_in;
-  project.createdAt = row.created_at;
-  return project;
+/**
+ * SQL fragment for queries of other modules: the projects of `organization` (an SQL expression) as a JSON
+ * array of ProjectSummary, by id; `[]` when none. A correlated subquery (an index scan on organization_id), so
+ * a page of organizations reads its projects in the same statement.
+ */
+export function projectSummariesJsonSql(organization: string): string {
+  return `COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organizationId', p.organization_id,
+                                      'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
+                    ORDER BY p.id)
+                FROM projects p WHERE p.organization_id = ${organization}), '[]'::json)`;
 }
+
+/**
+ * `id` among these ids, compared as bigint: a key may name ids beyond the integer range, which match nothing
+ * (an `IN` list of integer parameters would fail on them).
+ */
+const anyOf = (ids: readonly number[]) =>
+  Raw((column) => `${column} = ANY(CAST(:ids AS bigint[]))`, { ids: [...ids] });
 
 @Injectable()
-export class ProjectsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+export class ProjectsRepository extends RepositoryBase {
+  private get columns(): EntityColumns<ProjectEntity> {
+    return EntityColumns.of(this.dataSource, ProjectEntity);
+  }
 
-  create(
-    fields: Pick<ProjectEntity, 'organizationId' | 'name' | 'apiToken'>,
-    manager: EntityManager = this.dataSource.manager,
-  ): Promise<ProjectEntity> {
-    const repo = manager.getRepository(ProjectEntity);
+  create(fields: Pick<ProjectEntity, 'organizationId' | 'name' | 'apiToken'>): Promise<ProjectEntity> {
+    const repo = this.repository(ProjectEntity);
     return repo.save(repo.create(fields));
   }
 
-  /** Every project-scoped request starts here: plain SQL and a direct mapping, without the ORM's query building. */
+  /**
+   * Every project-scoped request starts here: plain SQL (the columns and the mapping come from the entity),
+   * without the ORM's query building.
+   */
+  @GenerateSql({ params: [1] })
   findById(id: number): Promise<ProjectEntity | null> {
     return this.findOneWhere('id = $1', id);
   }
 
   /** The project of a capture token (every capture request): plain SQL, as `findById`. */
+  @GenerateSql({ params: ['phc_example'] })
   findByApiToken(apiToken: string): Promise<ProjectEntity | null> {
     return this.findOneWhere('api_token = $1', apiToken);
   }
 
   private async findOneWhere(condition: string, value: unknown): Promise<ProjectEntity | null> {
-    const rows = await this.dataSource.query<ProjectRow[]>(
-      'SELECT id, uuid, organization_id, name, api_token, timezone, session_recording_opt_in, created_at ' +
-        `FROM projects WHERE ${condition}`,
+    const rows = await this.query<Record<string, unknown>>(
+      `SELECT ${this.columns.select('projects')} FROM projects WHERE ${condition}`,
       [value],
     );
-    return rows.length ? projectFromRow(rows[0]) : null;
+    return rows.length ? this.columns.hydrate(rows[0]) : null;
   }
 
   /**
@@ -67,19 +80,23 @@ export class ProjectsRepository {
     fields: Partial<Pick<ProjectEntity, 'name' | 'sessionRecordingOptIn'>>,
   ): Promise<ProjectEntity | null> {
     const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
-    const repo = this.dataSource.getRepository(ProjectEntity);
+    const repo = this.repository(ProjectEntity);
     if (Object.keys(changes).length) await repo.update({ id }, changes);
     return repo.findOneBy({ id });
   }
 
   /** Projects of an organization, by id (the first one is the default project). */
+  @GenerateSql(
+    { name: 'all', params: [ORGANIZATION, null, { limit: 100, offset: 0 }] },
+    { name: 'some', params: [ORGANIZATION, [1, 2], { limit: 100, offset: 0 }] },
+  )
   async pageForOrganization(
     organizationId: string,
     onlyIds: readonly number[] | null,
     { limit, offset }: PageParams,
   ): Promise<Page<ProjectEntity>> {
-    const [items, total] = await this.dataSource.getRepository(ProjectEntity).findAndCount({
-      where: onlyIds ? { organizationId, id: In([...onlyIds]) } : { organizationId },
+    const [items, total] = await this.repository(ProjectEntity).findAndCount({
+      where: onlyIds ? { organizationId, id: anyOf(onlyIds) } : { organizationId },
       order: { id: 'ASC' },
       take: limit,
       skip: offset,
@@ -90,17 +107,23 @@ export class ProjectsRepository {
   /** Which of these project ids belong to the organization. */
   async idsInOrganization(organizationId: string, ids: readonly number[]): Promise<Set<number>> {
     if (!ids.length) return new Set();
-    const rows = await this.dataSource.getRepository(ProjectEntity).find({
+    const rows = await this.repository(ProjectEntity).find({
       select: { id: true },
       where: { organizationId, id: In([...ids]) },
     });
     return new Set(rows.map((r) => r.id));
   }
 
-  /** The organization's default project: its first. */
-  findDefault(organizationId: string): Promise<ProjectEntity | null> {
-    return this.dataSource
-      .getRepository(ProjectEntity)
-      .findOne({ where: { organizationId }, order: { id: 'ASC' } });
+  /** The organization's first project (lowest id), optionally among some ids only. */
+  @GenerateSql({ params: [ORGANIZATION] }, { name: 'among some', params: [ORGANIZATION, [1, 2]] })
+  findDefault(
+    organizationId: string,
+    onlyIds: readonly number[] | null = null,
+  ): Promise<ProjectEntity | null> {
+    const qb = this.repository(ProjectEntity)
+      .createQueryBuilder('p')
+      .where('p.organizationId = :organizationId', { organizationId });
+    if (onlyIds) qb.andWhere('p.id = ANY(CAST(:onlyIds AS bigint[]))', { onlyIds: [...onlyIds] });
+    return qb.orderBy('p.id', 'ASC').getOne();
   }
 }

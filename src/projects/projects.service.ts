@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import type { Principal } from '../common/auth/principal.js';
 import { generateToken } from '../common/crypto/tokens.js';
 import { ApiError } from '../common/errors/api-error.js';
+import { textProblem } from '../common/input/text-input.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
-import { parseIntId } from '../common/validation/ids.js';
 import { MembershipLevel } from '../memberships/organization-membership.entity.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
 import type { UpdateProjectDto } from './dto/update-project.dto.js';
@@ -22,11 +21,12 @@ export class ProjectsService {
   ) {}
 
   /** Creates the first project of a new organization (inside the organization's creation transaction). */
-  createDefault(organizationId: string, manager: EntityManager): Promise<ProjectEntity> {
-    return this.projects.create(
-      { organizationId, name: DEFAULT_PROJECT_NAME, apiToken: generateToken(PROJECT_TOKEN_PREFIX) },
-      manager,
-    );
+  createDefault(organizationId: string): Promise<ProjectEntity> {
+    return this.projects.create({
+      organizationId,
+      name: DEFAULT_PROJECT_NAME,
+      apiToken: generateToken(PROJECT_TOKEN_PREFIX),
+    });
   }
 
   async pageForOrganization(
@@ -44,28 +44,28 @@ export class ProjectsService {
    * A project the caller may access: 404 when it does not exist or belongs to an organization the caller is
    * not a member of; 403 when the key is restricted to other projects or organizations.
    */
-  async requireAccessible(principal: Principal, rawId: string): Promise<ProjectEntity> {
-    return (await this.accessible(principal, rawId)).project;
+  async requireAccessible(principal: Principal, id: number): Promise<ProjectEntity> {
+    return (await this.accessible(principal, id)).project;
   }
 
   /** The project and the caller's membership level in its organization, checked as for requireAccessible. */
   private async accessible(
     principal: Principal,
-    rawId: string,
+    id: number,
   ): Promise<{ project: ProjectEntity; level: number }> {
-    const id = parseIntId(rawId);
-    const project = id === null ? null : await this.projects.findById(id);
+    const project = await this.projects.findById(id);
     if (!project) throw ApiError.notFound();
-    const { level } = await this.memberships.requireAccess(principal, project.organizationId);
-    if (!principal.allowsProject(project.id, project.organizationId)) {
-      throw ApiError.permissionDenied('This API key is not allowed to access this project.');
-    }
+    const { level } = await this.memberships.requireProjectAccess(
+      principal,
+      project.organizationId,
+      project.id,
+    );
     return { project, level };
   }
 
   /** Changes a project's settings: admins and owners of its organization only. */
-  async update(principal: Principal, rawId: string, input: UpdateProjectDto): Promise<ProjectEntity> {
-    const { project, level } = await this.accessible(principal, rawId);
+  async update(principal: Principal, id: number, input: UpdateProjectDto): Promise<ProjectEntity> {
+    const { project, level } = await this.accessible(principal, id);
     if (level < MembershipLevel.ADMIN) throw ApiError.insufficientLevel();
     const updated = await this.projects.update(project.id, {
       name: input.name,
@@ -88,13 +88,22 @@ export class ProjectsService {
     return this.projects.findById(id);
   }
 
-  /** The project of a public project token (`phc_…`), for capture; null when none has it. */
+  /**
+   * The project of a public project token (`phc_…`), for capture; null when none has it (a token no project
+   * can have, too long or holding text PostgreSQL cannot compare, is not looked up).
+   */
   findByApiToken(apiToken: string): Promise<ProjectEntity | null> {
-    if (apiToken.length > 64) return Promise.resolve(null);
+    if (apiToken.length > 64 || textProblem(apiToken)) return Promise.resolve(null);
     return this.projects.findByApiToken(apiToken);
   }
 
   findDefault(organizationId: string): Promise<ProjectEntity | null> {
     return this.projects.findDefault(organizationId);
+  }
+
+  /** The organization's first project that the caller's key reaches (the default one when unrestricted). */
+  findDefaultFor(principal: Principal, organizationId: string): Promise<ProjectEntity | null> {
+    if (!principal.allowsOrganization(organizationId)) return Promise.resolve(null);
+    return this.projects.findDefault(organizationId, principal.onlyProjects);
   }
 }

@@ -6,6 +6,7 @@ import {
   ApiParam,
   ApiProduces,
   ApiQuery,
+  ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -45,6 +46,7 @@ export class SdkAssetsController {
   @ApiQuery({ name: 'v', required: false, description: 'SDK version the page runs (sent by the SDK).' })
   @ApiProduces('text/javascript')
   @ApiOkResponse({ description: 'The script.', schema: { type: 'string' } })
+  @ApiResponse({ status: 304, description: 'Not modified: the ETag or date the browser sent is current.' })
   @ApiNotFoundResponse({ description: 'Not one of the served files.', type: ErrorBodyDto })
   script(@Param('file') file: string, @Query('v') v: unknown, @Res() res: Response): void {
     this.send(res, file, v === this.assets.version ? IMMUTABLE : SHORT);
@@ -61,6 +63,7 @@ export class SdkAssetsController {
   @ApiParam(FILE_PARAM)
   @ApiProduces('text/javascript')
   @ApiOkResponse({ description: 'The script.', schema: { type: 'string' } })
+  @ApiResponse({ status: 304, description: 'Not modified: the ETag or date the browser sent is current.' })
   @ApiNotFoundResponse({
     description: 'Another version, or not one of the served files.',
     type: ErrorBodyDto,

@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiBody,
   ApiConsumes,
@@ -8,6 +8,7 @@ import {
   ApiParam,
   ApiProduces,
   ApiQuery,
+  ApiResponse,
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
@@ -15,8 +16,10 @@ import type { Request, Response } from 'express';
 import { Public } from '../common/auth/auth.decorators.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
+import { RawBody } from '../common/http/raw-body.decorator.js';
 import { flagsResponse, type FlagsResponse } from './flags-response.js';
 import { type RemoteConfig, remoteConfigFor, remoteConfigScript } from './remote-config.js';
+import { FlagsQueryDto } from './dto/flags-query.dto.js';
 import { SdkService } from './sdk.service.js';
 
 const EXAMPLE_TOKEN = 'phc_0123456789abcdefghijABCDEFGHIJ0123456789abc';
@@ -40,6 +43,24 @@ const FLAGS_BODY = {
   description:
     'What the SDK sends: at least the project token (`token`, `api_key` or `$token`), e.g. `{"token": "phc_…", "distinct_id": "…"}`. JSON, gzip (`?compression=gzip-js` or `Content-Encoding: gzip`), a form field `data` holding base64 or JSON (`?compression=base64`), or a bare base64 body.',
   schema: { type: 'object', example: { token: EXAMPLE_TOKEN, distinct_id: 'user-1' } },
+};
+const CONCURRENCY = {
+  status: 429,
+  description:
+    'More than PUBLIC_MAX_CONCURRENT_PER_IP requests of this address in flight on the SDK routes; `Retry-After: 1`.',
+  type: ErrorBodyDto,
+};
+const BAD_BODY = {
+  status: 400,
+  description:
+    'A body that is not valid JSON (in any of the encodings), or nested deeper than PUBLIC_JSON_MAX_DEPTH.',
+  type: ErrorBodyDto,
+};
+const LARGE_BODY = {
+  status: 413,
+  description:
+    'A body over BODY_LIMIT (received or decoded) or with more than PUBLIC_JSON_MAX_VALUES JSON values.',
+  type: ErrorBodyDto,
 };
 const FLAGS_VERSION = {
   name: 'v',
@@ -68,6 +89,7 @@ export class SdkController {
   @ApiParam(TOKEN_PARAM)
   @ApiOkResponse({ description: 'The remote config.', schema: { type: 'object', example: EXAMPLE_CONFIG } })
   @ApiNotFoundResponse(UNKNOWN_TOKEN)
+  @ApiResponse(CONCURRENCY)
   async config(
     @Param('token') token: string,
     @Res({ passthrough: true }) res: Response,
@@ -88,6 +110,7 @@ export class SdkController {
   @ApiProduces('text/javascript')
   @ApiOkResponse({ description: 'The script.', schema: { type: 'string' } })
   @ApiNotFoundResponse(UNKNOWN_TOKEN)
+  @ApiResponse(CONCURRENCY)
   async configScript(
     @Param('token') token: string,
     @Res({ passthrough: true }) res: Response,
@@ -102,6 +125,7 @@ export class SdkController {
   @Post('flags')
   @Public()
   @HttpCode(200)
+  @RawBody('BODY_LIMIT')
   @ApiOperation({
     summary: 'Feature flags and remote config',
     description:
@@ -115,13 +139,17 @@ export class SdkController {
     schema: { type: 'object', example: flagsResponse(EXAMPLE_CONFIG, 'flags', 2) },
   })
   @ApiUnauthorizedResponse(BAD_TOKEN)
-  flags(@Req() req: Request): Promise<FlagsResponse> {
-    return this.sdk.flags('flags', req);
+  @ApiResponse(BAD_BODY)
+  @ApiResponse(LARGE_BODY)
+  @ApiResponse(CONCURRENCY)
+  flags(@Req() req: Request, @Query() query: FlagsQueryDto): Promise<FlagsResponse> {
+    return this.sdk.flags('flags', req, query);
   }
 
   @Post('decide')
   @Public()
   @HttpCode(200)
+  @RawBody('BODY_LIMIT')
   @ApiOperation({
     summary: 'Feature flags and remote config (older SDK versions)',
     description:
@@ -135,8 +163,11 @@ export class SdkController {
     schema: { type: 'object', example: flagsResponse(EXAMPLE_CONFIG, 'decide', 4) },
   })
   @ApiUnauthorizedResponse(BAD_TOKEN)
-  decide(@Req() req: Request): Promise<FlagsResponse> {
-    return this.sdk.flags('decide', req);
+  @ApiResponse(BAD_BODY)
+  @ApiResponse(LARGE_BODY)
+  @ApiResponse(CONCURRENCY)
+  decide(@Req() req: Request, @Query() query: FlagsQueryDto): Promise<FlagsResponse> {
+    return this.sdk.flags('decide', req, query);
   }
 }
 
@@ -147,7 +178,7 @@ export const ANALYTICS_PATHS = ['e', 'i/v0/e', 'batch', 'capture', 'track', 'eng
  * The SDK's analytics endpoints, answered with an explicit refusal: the service stores session recordings
  * only, and accepting events to drop them would pretend otherwise. A 4xx, because posthog-js retries 5xx
  * and network failures but not 4xx (`RetryQueue` in `lib/src/retry-queue.js`), so refused events are not
- * re-sent. The README's snippet configures the SDK so that it sends none.
+ * re-sent. The snippet of docs/recordings.md configures the SDK so that it sends none.
  */
 @ApiTags('sdk')
 @Controller()
@@ -157,14 +188,14 @@ export class AnalyticsRefusalController {
   @ApiOperation({
     summary: 'Analytics events: not accepted',
     description:
-      'Always 404 `analytics_not_supported`: this service stores session recordings (`POST /s/`) only. Configure the SDK not to send analytics events (see the README\'s "Recording from your site").',
+      'Always 404 `analytics_not_supported`: this service stores session recordings (`POST /s/`) only. Configure the SDK not to send analytics events (see "Recording from your site" in docs/recordings.md).',
   })
   @ApiNotFoundResponse({ description: 'Analytics events are not accepted.', type: ErrorBodyDto })
   refuse(): never {
     throw new ApiError(
       404,
       'analytics_not_supported',
-      'This service stores session recordings only; analytics events are not accepted. Initialise the SDK with autocapture, page views and page leaves off (see "Recording from your site" in the README).',
+      'This service stores session recordings only; analytics events are not accepted. Initialise the SDK with autocapture, page views and page leaves off (see "Recording from your site" in docs/recordings.md).',
     );
   }
 }

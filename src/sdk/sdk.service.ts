@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
+import type { JsonLimits } from '../capture/bounded-json.js';
 import { decodeCaptureBody } from '../capture/capture-body.js';
+import { isLookupableToken } from '../capture/capture-text.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { AppConfig } from '../config/config.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
@@ -8,6 +10,7 @@ import { ProjectsService } from '../projects/projects.service.js';
 import { protocolVersion, tokenOf } from './flags-request.js';
 import { flagsResponse, type FlagsResponse, type FlagsRoute } from './flags-response.js';
 import { type RemoteConfig, remoteConfigFor } from './remote-config.js';
+import type { FlagsQueryDto } from './dto/flags-query.dto.js';
 /**
  * The 401 bodies of `/flags` and `/decide` for a missing or unknown project token, with PostHog's codes:
  * posthog-js records the status (`FeatureFlagError.apiError`) and carries on without flags or config.
@@ -31,17 +34,22 @@ const INVALID_TOKEN = () =>
 
 @Injectable()
 export class SdkService {
-  private readonly bodyLimit: number;
+  private readonly limits: JsonLimits;
 
   constructor(
     private readonly projects: ProjectsService,
     config: AppConfig,
   ) {
-    this.bodyLimit = config.get('BODY_LIMIT');
+    this.limits = {
+      maxBytes: config.get('BODY_LIMIT'),
+      maxDepth: config.get('PUBLIC_JSON_MAX_DEPTH'),
+      maxValues: config.get('PUBLIC_JSON_MAX_VALUES'),
+    };
   }
 
+  /** The project of a public token; null for none, also for a token no project could have (NUL, too long). */
   private async projectFor(token: string | null): Promise<ProjectEntity | null> {
-    return token ? this.projects.findByApiToken(token) : null;
+    return token && isLookupableToken(token) ? this.projects.findByApiToken(token) : null;
   }
 
   /** The remote config of the project the token in the path names; 404 when none does. */
@@ -52,21 +60,22 @@ export class SdkService {
   }
 
   /** `/flags` and `/decide`: the token comes in the body (any of the SDK's encodings). */
-  async flags(route: FlagsRoute, req: Request): Promise<FlagsResponse> {
-    const payload = await this.payloadOf(req);
-    const token = tokenOf(payload, req.query.token);
+  async flags(route: FlagsRoute, req: Request, query: FlagsQueryDto): Promise<FlagsResponse> {
+    const payload = await this.payloadOf(req, query);
+    const token = tokenOf(payload, query.token);
     if (!token) throw NO_TOKEN();
     const project = await this.projectFor(token);
     if (!project) throw INVALID_TOKEN();
-    return flagsResponse(remoteConfigFor(project), route, protocolVersion(req.query.v));
+    return flagsResponse(remoteConfigFor(project), route, protocolVersion(query.v));
   }
 
   /**
-   * The request's JSON payload. The body arrives raw (`rawBody`, mounted for these paths by `configureApp`) and
+   * The request's JSON payload. The body arrives raw (the routes are marked `@RawBody`) and
    * is decoded like a capture body: JSON, gzip, form `data=` with base64 or JSON, or bare base64. No body:
-   * null (the token may still come in the query).
+   * null (the token may still come in the query). Decoding is bounded like capture's: BODY_LIMIT decoded
+   * bytes, PUBLIC_JSON_MAX_DEPTH and PUBLIC_JSON_MAX_VALUES.
    */
-  private async payloadOf(req: Request): Promise<unknown> {
+  private async payloadOf(req: Request, query: FlagsQueryDto): Promise<unknown> {
     const raw: unknown = req.body;
     if (!Buffer.isBuffer(raw) || !raw.length) return null;
     return decodeCaptureBody(
@@ -74,9 +83,9 @@ export class SdkService {
         bytes: raw,
         contentType: req.headers['content-type'],
         contentEncoding: req.headers['content-encoding'],
-        compression: typeof req.query.compression === 'string' ? req.query.compression : undefined,
+        compression: typeof query.compression === 'string' ? query.compression : undefined,
       },
-      this.bodyLimit,
+      this.limits,
     );
   }
 }

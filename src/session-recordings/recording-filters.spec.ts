@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../common/errors/api-error.js';
 import { parseFilterDate, parseRecordingFilters } from './recording-filters.js';
+import type { RecordingListQueryDto } from './dto/recording-list-query.dto.js';
 
 const NOW = new Date('2026-03-31T12:00:00.000Z');
 
@@ -41,7 +42,7 @@ describe('parseRecordingFilters', () => {
           person_uuid: '0192D6C4-8F8A-7C1E-9D57-2A9D3C1E4B5F',
           limit: '5',
           utm: 'x',
-        },
+        } as RecordingListQueryDto,
         NOW,
       ),
     ).toEqual({
@@ -65,5 +66,99 @@ describe('parseRecordingFilters', () => {
     const e = error(() => parseRecordingFilters(query, NOW));
     expect(e.getStatus()).toBe(400);
     expect(e.attr).toBe(attr);
+  });
+});
+
+describe('parseRecordingFilters: PostHog query filters', () => {
+  const json = (value: unknown) => JSON.stringify(value);
+
+  it('reads having_predicates as PostHog sends them (value as number or numeric text)', () => {
+    expect(
+      parseRecordingFilters(
+        {
+          having_predicates: json([
+            { type: 'recording', key: 'duration', operator: 'gt', value: 60 },
+            { key: 'console_error_count', operator: 'gte', value: '2' },
+            { key: 'active_seconds', value: 5 },
+          ]),
+        },
+        NOW,
+      ),
+    ).toEqual({
+      predicates: [
+        { key: 'duration', operator: 'gt', value: 60 },
+        { key: 'console_error_count', operator: 'gte', value: 2 },
+        { key: 'active_seconds', operator: 'exact', value: 5 },
+      ],
+    });
+  });
+
+  it('reads console_log_filters levels (log is info), and an AND operand', () => {
+    expect(
+      parseRecordingFilters(
+        {
+          console_log_filters: json([
+            { type: 'log_entry', key: 'level', operator: 'exact', value: ['error', 'warn'] },
+            { key: 'level', value: ['log', 'info'] },
+          ]),
+          operand: 'AND',
+        },
+        NOW,
+      ),
+    ).toEqual({ consoleLevels: [['error', 'warn'], ['info']] });
+    expect(parseRecordingFilters({ having_predicates: '[]', console_log_filters: '[]' }, NOW)).toEqual({});
+  });
+
+  it.each([
+    [{ having_predicates: 'duration>60' }, 'having_predicates', /JSON array/],
+    [{ having_predicates: json({ key: 'duration' }) }, 'having_predicates', /JSON array/],
+    [{ having_predicates: json(['duration']) }, 'having_predicates', /must be an object/],
+    [
+      { having_predicates: json([{ key: 'start_url', operator: 'exact', value: 1 }]) },
+      'having_predicates',
+      /not supported/,
+    ],
+    [
+      { having_predicates: json([{ key: 'duration', operator: 'icontains', value: 1 }]) },
+      'having_predicates',
+      /operator/,
+    ],
+    [
+      { having_predicates: json([{ key: 'duration', operator: 'gt', value: 'long' }]) },
+      'having_predicates',
+      /numbers/,
+    ],
+    [
+      { having_predicates: json([{ type: 'event', key: 'duration', value: 1 }]) },
+      'having_predicates',
+      /type 'recording'/,
+    ],
+    [
+      { having_predicates: json(Array(21).fill({ key: 'duration', value: 1 })) },
+      'having_predicates',
+      /at most 20/,
+    ],
+    [
+      { console_log_filters: json([{ key: 'message', operator: 'icontains', value: 'boom' }]) },
+      'console_log_filters',
+      /message text is not supported/,
+    ],
+    [
+      { console_log_filters: json([{ key: 'level', value: ['fatal'] }]) },
+      'console_log_filters',
+      /levels must be/,
+    ],
+    [{ console_log_filters: json([{ key: 'level', value: [] }]) }, 'console_log_filters', /levels must be/],
+    [
+      { console_log_filters: json([{ key: 'level', operator: 'icontains', value: ['error'] }]) },
+      'console_log_filters',
+      /operator/,
+    ],
+    [{ operand: 'OR' }, 'operand', /Only 'AND'/],
+  ])('rejects %j naming %s', (query, attr, detail) => {
+    const e = error(() => parseRecordingFilters(query, NOW));
+    expect(e.getStatus()).toBe(400);
+    expect(e.attr).toBe(attr);
+    expect(e.detail).toMatch(detail);
   });
 });

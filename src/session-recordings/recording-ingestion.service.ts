@@ -1,22 +1,33 @@
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
-import type { SnapshotBatch } from '../capture/capture-events.js';
 import { Clock } from '../common/time/clock.js';
+import { Yielder } from '../common/time/yielder.js';
+import { AppConfig } from '../config/config.js';
+import { TransactionHost } from '../database/transactions.js';
 import { type PersonPropertyUpdate, PersonsService } from '../persons/persons.service.js';
-import { computeMetadata, sortByTime } from './recording-metadata.js';
+import { computeMetadataSliced, type RrwebEvent } from './recording-metadata.js';
+import type { SnapshotBatch } from './snapshot-batch.js';
 import {
   type NewRecording,
   type SnapshotChunk,
   SessionRecordingsRepository,
 } from './session-recordings.repository.js';
+import {
+  appendLines,
+  type ChunkLimits,
+  chunkText,
+  splitIntoChunks,
+  type WindowLines,
+} from './snapshot-chunks.js';
 
 const gzipAsync = promisify(gzip);
 
 /** PostgreSQL deadlock_detected and serialization_failure: the transaction is retried. */
 const RETRYABLE = new Set(['40P01', '40001']);
 const MAX_ATTEMPTS = 3;
+/** Compressed bytes of snapshot chunks inserted per statement. */
+const INSERT_BYTES = 4 * 1024 * 1024;
 
 export interface IngestResult {
   /** rrweb events stored. */
@@ -25,10 +36,26 @@ export interface IngestResult {
   duplicates: number;
   /** Capture events dropped because their recording is deleted. */
   dropped: number;
+  /** Capture events dropped because their recording reached RECORDING_SESSION_MAX_EVENTS or _BYTES. */
+  capped: number;
+}
+
+/** Copies `source`'s own properties onto `target` (later values win), `__proto__` as a plain key. */
+function assignOwn(target: Record<string, unknown>, source: Record<string, unknown>, keepExisting: boolean) {
+  for (const key of Object.keys(source)) {
+    if (keepExisting && Object.prototype.hasOwnProperty.call(target, key)) continue;
+    Object.defineProperty(target, key, {
+      value: source[key],
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
 }
 
 /**
- * Ingests validated `$snapshot` events of one capture request (decisions §11), in one transaction:
+ * Ingests validated `$snapshot` events of one capture request (docs/decisions.md §11), in one transaction, in time
+ * linear in the number of events, giving the event loop back between slices of work:
  *
  * 1. persons: the person of every distinct id is found or created (sorted, race-safe), `$set`/`$set_once`
  *    applied;
@@ -36,8 +63,11 @@ export interface IngestResult {
  *    the request is locked in session id order; deleted ones are dropped;
  * 3. idempotency: the events' keys are inserted per session with ON CONFLICT DO NOTHING; only events with a new
  *    key count;
- * 4. metadata: the new events of each session are summarised and added to the recording in one UPDATE;
- * 5. snapshots: the new events of each (session, window) are stored as one gzip chunk.
+ * 4. cap: a recording stores at most RECORDING_SESSION_MAX_EVENTS rrweb events and RECORDING_SESSION_MAX_BYTES
+ *    bytes; the `$snapshot` events past it are dropped (logged once per request and session);
+ * 5. metadata: the new events of each session are summarised and added to the recording in one UPDATE;
+ * 6. snapshots: the new events of each (session, window) are stored as gzip chunks of snapshot lines in time
+ *    order, each bounded by RECORDING_CHUNK_MAX_EVENTS and RECORDING_CHUNK_MAX_BYTES.
  *
  * Locks are always taken in the order persons → counter → recordings, so concurrent requests wait rather than
  * deadlock; a deadlock or serialization failure nonetheless retries the whole transaction.
@@ -45,19 +75,30 @@ export interface IngestResult {
 @Injectable()
 export class RecordingIngestionService {
   private readonly logger = new Logger(RecordingIngestionService.name);
+  private readonly chunkLimits: ChunkLimits;
+  private readonly sessionMaxEvents: number;
+  private readonly sessionMaxBytes: number;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionHost,
     private readonly recordings: SessionRecordingsRepository,
     private readonly persons: PersonsService,
     private readonly clock: Clock,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.chunkLimits = {
+      maxEvents: config.get('RECORDING_CHUNK_MAX_EVENTS'),
+      maxBytes: config.get('RECORDING_CHUNK_MAX_BYTES'),
+    };
+    this.sessionMaxEvents = config.get('RECORDING_SESSION_MAX_EVENTS');
+    this.sessionMaxBytes = config.get('RECORDING_SESSION_MAX_BYTES');
+  }
 
   async ingest(teamId: number, batches: readonly SnapshotBatch[]): Promise<IngestResult> {
-    if (!batches.length) return { stored: 0, duplicates: 0, dropped: 0 };
+    if (!batches.length) return { stored: 0, duplicates: 0, dropped: 0, capped: 0 };
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.dataSource.transaction((manager) => this.ingestIn(manager, teamId, batches));
+        return await this.transactions.withTransaction(() => this.ingestIn(teamId, batches));
       } catch (error) {
         const code =
           (error as { driverError?: { code?: string }; code?: string }).driverError?.code ??
@@ -68,17 +109,15 @@ export class RecordingIngestionService {
     }
   }
 
-  private async ingestIn(
-    manager: EntityManager,
-    teamId: number,
-    all: readonly SnapshotBatch[],
-  ): Promise<IngestResult> {
+  /** The work of one attempt, inside its transaction. */
+  private async ingestIn(teamId: number, all: readonly SnapshotBatch[]): Promise<IngestResult> {
     const now = this.clock.now();
-    const result: IngestResult = { stored: 0, duplicates: 0, dropped: 0 };
+    const yielder = new Yielder();
+    const result: IngestResult = { stored: 0, duplicates: 0, dropped: 0, capped: 0 };
 
-    // The same key twice in one request counts once.
+    // The same key twice in one request counts once; the batches are grouped by session, in request order.
+    const bySession = new Map<string, SnapshotBatch[]>();
     const seen = new Set<string>();
-    const unique: SnapshotBatch[] = [];
     for (const b of all) {
       const id = `${b.sessionId}\n${b.key}`;
       if (seen.has(id)) {
@@ -86,47 +125,51 @@ export class RecordingIngestionService {
         continue;
       }
       seen.add(id);
-      unique.push(b);
+      const list = bySession.get(b.sessionId);
+      if (list) list.push(b);
+      else bySession.set(b.sessionId, [b]);
+      if (yielder.step()) await yielder.tick();
     }
 
-    const sessionIds = [...new Set(unique.map((b) => b.sessionId))].sort();
-    const existing = await this.recordings.existingSessions(manager, teamId, sessionIds);
-    const live = unique.filter((b) => {
-      if (existing.get(b.sessionId) === true) {
-        result.dropped++;
-        return false;
+    const existing = await this.recordings.existingSessions(teamId, [...bySession.keys()].sort());
+    for (const [sessionId, batches] of bySession) {
+      if (existing.get(sessionId) === true) {
+        result.dropped += batches.length;
+        bySession.delete(sessionId);
       }
-      return true;
-    });
-    if (!live.length) return result;
+    }
+    if (!bySession.size) return result;
 
     // 1. Persons.
-    const personIds = await this.persons.resolveDistinctIds(
-      manager,
-      teamId,
-      live.map((b) => b.distinctId),
-      now,
-    );
+    const distinctIds = new Set<string>();
+    for (const batches of bySession.values()) for (const b of batches) distinctIds.add(b.distinctId);
+    const personIds = await this.persons.resolveDistinctIds(teamId, distinctIds, now);
     const updates = new Map<number, PersonPropertyUpdate>();
-    for (const b of live) {
-      const personId = personIds.get(b.distinctId) as number;
-      const u = updates.get(personId) ?? { set: {}, setOnce: {} };
-      // Later `$set` values win; the first `$set_once` value of a key wins.
-      updates.set(personId, { set: { ...u.set, ...b.set }, setOnce: { ...b.setOnce, ...u.setOnce } });
+    for (const batches of bySession.values()) {
+      for (const b of batches) {
+        const personId = personIds.get(b.distinctId) as number;
+        let u = updates.get(personId);
+        if (!u) updates.set(personId, (u = { set: {}, setOnce: {} }));
+        // Later `$set` values win; the first `$set_once` value of a key wins.
+        assignOwn(u.set, b.set, false);
+        assignOwn(u.setOnce, b.setOnce, true);
+        if (yielder.step()) await yielder.tick();
+      }
     }
-    await this.persons.applyPropertyUpdates(manager, updates);
+    await this.persons.applyPropertyUpdates(updates);
 
     // 2. Recordings: insert the new ones, then lock them all.
-    const bySession = new Map<string, SnapshotBatch[]>();
-    for (const b of live) bySession.set(b.sessionId, [...(bySession.get(b.sessionId) ?? []), b]);
     const newRecordings: NewRecording[] = [];
     for (const [sessionId, batches] of bySession) {
       if (existing.has(sessionId)) continue;
       let start = Infinity;
       let end = -Infinity;
-      for (const e of batches.flatMap((b) => b.events)) {
-        start = Math.min(start, e.timestamp);
-        end = Math.max(end, e.timestamp);
+      for (const b of batches) {
+        for (const e of b.events) {
+          if (e.timestamp < start) start = e.timestamp;
+          if (e.timestamp > end) end = e.timestamp;
+        }
+        if (yielder.step()) await yielder.tick();
       }
       newRecordings.push({
         sessionId,
@@ -138,22 +181,22 @@ export class RecordingIngestionService {
       });
     }
     if (newRecordings.length) {
-      await this.recordings.lockCounter(manager, teamId);
-      await this.recordings.insertRecordings(manager, teamId, newRecordings, now);
+      await this.recordings.lockCounter(teamId);
+      await this.recordings.insertRecordings(teamId, newRecordings, now);
     }
-    const locked = await this.recordings.lockSessions(manager, teamId, [...bySession.keys()].sort());
+    const locked = await this.recordings.lockSessions(teamId, [...bySession.keys()].sort());
 
-    // 3-5. Per session: new keys, metadata, snapshots.
+    // 3-6. Per session: new keys, cap, metadata, snapshots.
     const chunks: SnapshotChunk[] = [];
     for (const sessionId of [...bySession.keys()].sort()) {
       const batches = bySession.get(sessionId) as SnapshotBatch[];
-      if (locked.get(sessionId) !== false) {
+      const state = locked.get(sessionId);
+      if (!state || state.deleted) {
         // Deleted meanwhile (or, impossibly, missing): nothing of it is stored.
         result.dropped += batches.length;
         continue;
       }
       const fresh = await this.recordings.insertEventKeys(
-        manager,
         teamId,
         sessionId,
         batches.map((b) => b.key),
@@ -161,24 +204,88 @@ export class RecordingIngestionService {
       const accepted = batches.filter((b) => fresh.has(b.key));
       result.duplicates += batches.length - accepted.length;
       if (!accepted.length) continue;
-      const events = accepted.flatMap((b) => b.events);
-      await this.recordings.addMetadata(manager, teamId, sessionId, computeMetadata(events), now);
-      result.stored += events.length;
-      const byWindow = new Map<string, SnapshotBatch['events']>();
-      for (const b of accepted) byWindow.set(b.windowId, [...(byWindow.get(b.windowId) ?? []), ...b.events]);
-      for (const [windowId, windowEvents] of byWindow) {
-        const sorted = sortByTime(windowEvents);
-        chunks.push({
-          sessionId,
-          windowId,
-          firstTimestamp: new Date(sorted[0].timestamp),
-          lastTimestamp: new Date(sorted[sorted.length - 1].timestamp),
-          eventCount: sorted.length,
-          data: await gzipAsync(JSON.stringify(sorted)),
-        });
+
+      const windows = new Map<string, WindowLines>();
+      const kept: RrwebEvent[] = [];
+      let events = state.eventCount;
+      let bytes = state.snapshotBytes;
+      let capped = 0;
+      let cappedEvents = 0;
+      for (const b of accepted) {
+        if (capped || events + b.events.length > this.sessionMaxEvents) {
+          capped++;
+          cappedEvents += b.events.length;
+          continue;
+        }
+        let window = windows.get(b.windowId);
+        if (!window) {
+          window = { windowId: b.windowId, timestamps: [], lines: [], sizes: [] };
+          windows.set(b.windowId, window);
+        }
+        const mark = window.lines.length;
+        const size = await appendLines(window, b.events, yielder);
+        if (bytes + size > this.sessionMaxBytes) {
+          // Undo this event's lines: it does not fit.
+          window.timestamps.length = window.lines.length = window.sizes.length = mark;
+          capped++;
+          cappedEvents += b.events.length;
+          continue;
+        }
+        events += b.events.length;
+        bytes += size;
+        for (const e of b.events) {
+          kept.push(e);
+          if (yielder.step()) await yielder.tick();
+        }
+      }
+      if (capped) {
+        result.capped += capped;
+        this.logger.warn(
+          {
+            teamId,
+            sessionId,
+            storedEvents: events,
+            storedBytes: bytes,
+            droppedSnapshots: capped,
+            droppedEvents: cappedEvents,
+            maxEvents: this.sessionMaxEvents,
+            maxBytes: this.sessionMaxBytes,
+          },
+          `recording ${sessionId} reached its size limit (RECORDING_SESSION_MAX_EVENTS ${this.sessionMaxEvents}, RECORDING_SESSION_MAX_BYTES ${this.sessionMaxBytes}): ${capped} $snapshot events (${cappedEvents} rrweb events) dropped`,
+        );
+      }
+      if (!kept.length) continue;
+      await this.recordings.addMetadata(
+        teamId,
+        sessionId,
+        await computeMetadataSliced(kept, yielder),
+        bytes - state.snapshotBytes,
+        now,
+      );
+      result.stored += kept.length;
+      for (const window of windows.values()) {
+        for (const chunk of await splitIntoChunks(window, this.chunkLimits, yielder)) {
+          await yielder.tick();
+          chunks.push({
+            sessionId,
+            windowId: chunk.windowId,
+            firstTimestamp: new Date(chunk.firstTimestamp),
+            lastTimestamp: new Date(chunk.lastTimestamp),
+            eventCount: chunk.lines.length,
+            data: await gzipAsync(chunkText(chunk)),
+          });
+        }
       }
     }
-    await this.recordings.insertSnapshots(manager, teamId, chunks, now);
+    for (let i = 0; i < chunks.length;) {
+      const group: SnapshotChunk[] = [];
+      let size = 0;
+      while (i < chunks.length && (!group.length || size + chunks[i].data.length <= INSERT_BYTES)) {
+        size += chunks[i].data.length;
+        group.push(chunks[i++]);
+      }
+      await this.recordings.insertSnapshots(teamId, group, now);
+    }
     return result;
   }
 }

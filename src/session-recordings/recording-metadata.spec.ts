@@ -3,7 +3,6 @@ import {
   activeMilliseconds,
   computeMetadata,
   consoleLevel,
-  durations,
   hrefOf,
   isActive,
   isClick,
@@ -238,22 +237,5 @@ describe('sortByTime', () => {
     const b = { timestamp: 0, n: 'b' };
     const c = { timestamp: 1, n: 'c' };
     expect(sortByTime([a, b, c]).map((x) => x.n)).toEqual(['b', 'a', 'c']);
-  });
-});
-
-describe('durations', () => {
-  it('computes seconds from milliseconds without float drift', () => {
-    expect(durations(1_000, 13_345, 3_200)).toEqual({
-      recording_duration: 12.345,
-      active_seconds: 3.2,
-      inactive_seconds: 9.145,
-    });
-  });
-  it('never reports negative inactive time', () => {
-    expect(durations(1_000, 1_000, 1)).toEqual({
-      recording_duration: 0,
-      active_seconds: 0.001,
-      inactive_seconds: 0,
-    });
   });
 });

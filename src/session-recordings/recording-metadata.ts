@@ -1,7 +1,8 @@
 /**
- * The metadata rules of session recordings (decisions §11), as pure functions over rrweb events. Capture
+ * The metadata rules of session recordings (docs/decisions.md §11), as pure functions over rrweb events. Capture
  * computes a `RecordingMetadata` from the new events of each request and adds it to the recording.
  */
+import { textProblem } from '../common/input/text-input.js';
 
 /** rrweb event types. */
 export const EventType = { FullSnapshot: 2, IncrementalSnapshot: 3, Meta: 4, Custom: 5, Plugin: 6 } as const;
@@ -119,15 +120,21 @@ export function consoleLevel(event: RrwebEvent): 'log' | 'warn' | 'error' | null
   return 'log';
 }
 
-/** `data.href`, else `data.payload.href`, when it is a non-empty string. */
+/**
+ * `data.href`, else `data.payload.href`, when it is a non-empty string that can be stored (no NUL, no lone
+ * UTF-16 surrogate: such a URL is not taken as the start URL; the event itself is stored as captured).
+ */
 export function hrefOf(event: RrwebEvent): string | null {
   const data = record(event.data);
   const href = data?.href ?? record(data?.payload)?.href;
-  return typeof href === 'string' && href !== '' ? href : null;
+  return typeof href === 'string' && href !== '' && textProblem(href) === null ? href : null;
 }
 
-/** Events sorted by timestamp; events of equal timestamp keep their order. */
+/** Events sorted by timestamp; events of equal timestamp keep their order. Linear when already in order. */
 export function sortByTime<T extends { timestamp: number }>(events: readonly T[]): T[] {
+  let sorted = true;
+  for (let i = 1; i < events.length && sorted; i++) sorted = events[i].timestamp >= events[i - 1].timestamp;
+  if (sorted) return [...events];
   return events
     .map((event, index) => ({ event, index }))
     .sort((a, b) => a.event.timestamp - b.event.timestamp || a.index - b.index)
@@ -135,43 +142,57 @@ export function sortByTime<T extends { timestamp: number }>(events: readonly T[]
 }
 
 /**
- * Active time of one batch of events, in milliseconds. Over the events sorted by time, a new segment starts at
- * the first event, at an active event when the current segment is inactive, and at an active event more than
- * ACTIVITY_THRESHOLD_MS after the previous active event; every other event extends the current segment. The
- * result is the sum over active segments of max(1 ms, end − start).
+ * Active time over events fed in time order. A new segment starts at the first event, at an active event when
+ * the current segment is inactive, and at an active event more than ACTIVITY_THRESHOLD_MS after the previous
+ * active event; every other event extends the current segment. The result is the sum over active segments of
+ * max(1 ms, end − start).
  */
-export function activeMilliseconds(events: readonly RrwebEvent[]): number {
-  let total = 0;
-  let segment: { start: number; end: number; active: boolean } | null = null;
-  let lastActive: number | null = null;
-  const close = () => {
-    if (segment?.active) total += Math.max(1, segment.end - segment.start);
-  };
-  for (const event of sortByTime(events)) {
+class ActiveTime {
+  private total = 0;
+  private segment: { start: number; end: number; active: boolean } | null = null;
+  private lastActive: number | null = null;
+
+  add(event: RrwebEvent): void {
     const active = isActive(event);
     const ts = event.timestamp;
+    const segment = this.segment;
     if (!segment) {
-      segment = { start: ts, end: ts, active };
+      this.segment = { start: ts, end: ts, active };
     } else if (
       active &&
-      (!segment.active || (lastActive !== null && ts - lastActive > ACTIVITY_THRESHOLD_MS))
+      (!segment.active || (this.lastActive !== null && ts - this.lastActive > ACTIVITY_THRESHOLD_MS))
     ) {
-      close();
-      segment = { start: ts, end: ts, active: true };
+      this.close();
+      this.segment = { start: ts, end: ts, active: true };
     } else {
       segment.end = ts;
     }
-    if (active) lastActive = ts;
+    if (active) this.lastActive = ts;
   }
-  close();
-  return total;
+
+  result(): number {
+    this.close();
+    this.segment = null;
+    return this.total;
+  }
+
+  private close(): void {
+    if (this.segment?.active) this.total += Math.max(1, this.segment.end - this.segment.start);
+  }
 }
 
-/** The metadata of one batch of events (at least one). */
-export function computeMetadata(events: readonly RrwebEvent[]): RecordingMetadata {
-  if (!events.length) throw new Error('computeMetadata needs at least one event');
-  const meta: RecordingMetadata = {
-    eventCount: events.length,
+/** Active time of one batch of events, in milliseconds (see `ActiveTime`); the events in any order. */
+export function activeMilliseconds(events: readonly RrwebEvent[]): number {
+  const active = new ActiveTime();
+  for (const event of sortByTime(events)) active.add(event);
+  return active.result();
+}
+
+/** The metadata of events fed in time order. */
+class MetadataAccumulator {
+  private readonly active = new ActiveTime();
+  private readonly meta: RecordingMetadata = {
+    eventCount: 0,
     firstTimestamp: Infinity,
     lastTimestamp: -Infinity,
     clickCount: 0,
@@ -180,10 +201,13 @@ export function computeMetadata(events: readonly RrwebEvent[]): RecordingMetadat
     consoleLogCount: 0,
     consoleWarnCount: 0,
     consoleErrorCount: 0,
-    activeMs: activeMilliseconds(events),
+    activeMs: 0,
     startUrl: null,
   };
-  for (const event of events) {
+
+  add(event: RrwebEvent): void {
+    const meta = this.meta;
+    meta.eventCount++;
     meta.firstTimestamp = Math.min(meta.firstTimestamp, event.timestamp);
     meta.lastTimestamp = Math.max(meta.lastTimestamp, event.timestamp);
     if (isClick(event)) meta.clickCount++;
@@ -193,26 +217,43 @@ export function computeMetadata(events: readonly RrwebEvent[]): RecordingMetadat
     if (level === 'log') meta.consoleLogCount++;
     if (level === 'warn') meta.consoleWarnCount++;
     if (level === 'error') meta.consoleErrorCount++;
-    const href = hrefOf(event);
-    if (href !== null && (meta.startUrl === null || event.timestamp < meta.startUrl.timestamp)) {
-      meta.startUrl = { url: href, timestamp: event.timestamp };
+    // In time order (stable), the first event with an address is the earliest.
+    if (meta.startUrl === null) {
+      const href = hrefOf(event);
+      if (href !== null) meta.startUrl = { url: href, timestamp: event.timestamp };
     }
+    this.active.add(event);
   }
-  return meta;
+
+  result(): RecordingMetadata {
+    if (!this.meta.eventCount) throw new Error('computeMetadata needs at least one event');
+    return { ...this.meta, activeMs: this.active.result() };
+  }
 }
 
-/** Durations of a recording as the API shows them, in seconds (from milliseconds, so no float drift). */
-export function durations(
-  startMs: number,
-  endMs: number,
-  activeMs: number,
-): { recording_duration: number; active_seconds: number; inactive_seconds: number } {
-  const durationMs = Math.max(0, endMs - startMs);
-  return {
-    recording_duration: durationMs / 1000,
-    active_seconds: activeMs / 1000,
-    // Active segments are at least 1 ms each, so a (near) instant recording can count more active time than its
-    // duration; inactive time never goes below zero.
-    inactive_seconds: Math.max(0, durationMs - activeMs) / 1000,
-  };
+/** The metadata of one batch of events (at least one). */
+export function computeMetadata(events: readonly RrwebEvent[]): RecordingMetadata {
+  const accumulator = new MetadataAccumulator();
+  for (const event of sortByTime(events)) accumulator.add(event);
+  return accumulator.result();
+}
+
+/** `computeMetadata`, giving the event loop back between slices of a large batch. */
+export async function computeMetadataSliced(
+  events: readonly RrwebEvent[],
+  yielder: { step(): boolean; tick(): Promise<void> },
+): Promise<RecordingMetadata> {
+  let ordered = true;
+  for (let i = 1; i < events.length && ordered; i++) {
+    ordered = events[i].timestamp >= events[i - 1].timestamp;
+    if (yielder.step()) await yielder.tick();
+  }
+  const sorted = ordered ? events : sortByTime(events);
+  await yielder.tick();
+  const accumulator = new MetadataAccumulator();
+  for (let i = 0; i < sorted.length; i++) {
+    accumulator.add(sorted[i]);
+    if (yielder.step()) await yielder.tick();
+  }
+  return accumulator.result();
 }

@@ -2,7 +2,7 @@ import { Column, Entity, JoinColumn, OneToOne, PrimaryColumn } from 'typeorm';
 import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from './session-recording.entity.js';
 
 /**
- * The sharing configuration of a recording (decisions §10): created on first read, disabled, with a random
+ * The sharing configuration of a recording (docs/decisions.md §10): created on first read, disabled, with a random
  * URL-safe token. `GET /api/shared/:access_token` shows the recording while `enabled`.
  */
 @Entity('session_recording_sharing')
@@ -25,6 +25,10 @@ export class SessionRecordingSharingEntity {
 
   @Column({ type: 'boolean', default: false })
   enabled: boolean;
+
+  /** Display options of the shared view (PostHog's `settings`); null until set. */
+  @Column({ type: 'jsonb', nullable: true })
+  settings: Record<string, boolean> | null;
 
   @Column({ type: 'timestamptz' })
   createdAt: Date;

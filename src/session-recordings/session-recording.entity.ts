@@ -5,7 +5,7 @@ import { ProjectEntity } from '../projects/project.entity.js';
 export const SNAPSHOT_SOURCES = ['web', 'mobile'] as const;
 export type SnapshotSource = (typeof SNAPSHOT_SOURCES)[number];
 
-/** Longest session and window id accepted by capture (decisions §11). */
+/** Longest session and window id accepted by capture (docs/decisions.md §11). */
 export const SESSION_ID_MAX_LENGTH = 70;
 
 /**
@@ -19,7 +19,7 @@ export const RECORDINGS_PERSON_INDEX = 'session_recordings_person_start_idx';
 
 /**
  * The metadata of one session recording (one browser session of a project), kept up to date by capture:
- * every accepted request adds its counts and widens the time range in one UPDATE (decisions §11). The rrweb
+ * every accepted request adds its counts and widens the time range in one UPDATE (docs/decisions.md §11). The rrweb
  * events themselves are in `session_recording_snapshots`. Deleting is soft (`deleted_at`): the row stays, so
  * later snapshots of the session id are recognised and dropped.
  */
@@ -27,6 +27,8 @@ export const RECORDINGS_PERSON_INDEX = 'session_recordings_person_start_idx';
 @Index(RECORDINGS_LIST_INDEX, { synchronize: false })
 @Index(RECORDINGS_DISTINCT_ID_INDEX, { synchronize: false })
 @Index(RECORDINGS_PERSON_INDEX, { synchronize: false })
+// Batch exports of sessions read the recordings that received events within an interval, in this order.
+@Index('session_recordings_team_received_idx', ['teamId', 'lastEventReceivedAt', 'sessionId'])
 @Check('session_recordings_snapshot_source_check', `"snapshot_source" IN ('web', 'mobile')`)
 export class SessionRecordingEntity {
   @PrimaryColumn({ type: 'integer' })
@@ -87,6 +89,10 @@ export class SessionRecordingEntity {
   /** Number of rrweb events stored for the session. */
   @Column({ type: 'integer', default: 0 })
   eventCount: number;
+
+  /** Bytes of the stored snapshots (their uncompressed JSON lines), held under RECORDING_SESSION_MAX_BYTES. */
+  @Column({ type: 'bigint', default: 0 })
+  snapshotBytes: string;
 
   /** `href` of the earliest event carrying one, and that event's timestamp (to compare across requests). */
   @Column({ type: 'text', nullable: true })

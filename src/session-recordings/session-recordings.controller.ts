@@ -1,6 +1,7 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
+  ApiExtraModels,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
@@ -8,15 +9,23 @@ import {
   ApiParam,
   ApiQuery,
   ApiTags,
+  getSchemaPath,
 } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { CurrentPrincipal, Public, RequireScopes } from '../common/auth/auth.decorators.js';
 import type { Principal } from '../common/auth/principal.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
-import { UpdateSessionRecordingDto } from './dto/session-recording-input.dto.js';
-import { SessionRecordingDto, SnapshotsDto } from './dto/session-recording.dto.js';
+import { IntIdPipe } from '../common/validation/id.pipe.js';
+import { ReplaceSessionRecordingDto, UpdateSessionRecordingDto } from './dto/session-recording-input.dto.js';
+import { writeStream } from '../common/http/write-stream.js';
+import { SessionRecordingDto } from './dto/session-recording.dto.js';
+import { SharedSessionRecordingDto } from './dto/shared-session-recording.dto.js';
+import { SnapshotSourcesDto, type SnapshotsQuery } from './dto/snapshots.dto.js';
 import { SharingConfigurationDto, UpdateSharingDto } from './dto/sharing.dto.js';
+import { RecordingListQueryDto } from './dto/recording-list-query.dto.js';
+import { SessionIdPipe } from './session-id.pipe.js';
 import { SessionRecordingsService } from './session-recordings.service.js';
 
 const NOT_FOUND = {
@@ -25,8 +34,77 @@ const NOT_FOUND = {
 };
 const PROJECT = { name: 'project_id', type: 'integer', description: 'The id of the project.' } as const;
 const RECORDING = { name: 'id', description: 'The session id of the recording.' } as const;
+const UPDATE_RULES =
+  '`person.properties` is shallow-merged into the linked person’s properties; `viewed` marks (true) or ' +
+  'unmarks (false) the recording as viewed by the caller’s user; `analyzed` and `player_metadata` (PostHog’s ' +
+  'player telemetry) are accepted and not stored. The other fields of a recording are read-only: sent back, ' +
+  'they are ignored.';
+
+const SNAPSHOTS_OPERATION = {
+  summary: 'Read the snapshots of a session recording',
+  description:
+    'In PostHog\'s shape, in two steps. Without `source`: the list of the recording\'s sources, `{"sources": ' +
+    '[{"source": "blob_v2", "blob_key", "start_timestamp", "end_timestamp"}]}`, one per stored chunk, in time ' +
+    'order (`start_timestamp`, then `blob_key`). With `source=blob_v2&blob_key=K`: that chunk as JSON lines ' +
+    '(`application/jsonl`, streamed), one `["<window_id>", <rrweb event>]` per line, in time order; with ' +
+    '`start_blob_key=A&end_blob_key=B` instead, the chunks from A to B inclusive, in list order. A chunk holds ' +
+    'the events of one window, at most RECORDING_CHUNK_MAX_EVENTS events and RECORDING_CHUNK_MAX_BYTES bytes ' +
+    '(a larger single event is a chunk of its own); a player merges the windows by timestamp. Events are ' +
+    'exactly as captured: events that posthog-js packed (`cv: "2024-10"`, their large `data` gzip-compressed ' +
+    'into a latin1 string) are returned packed, as PostHog returns them, for a player that unpacks them ' +
+    "(PostHog's does). An unknown blob key is 404.",
+};
+const SNAPSHOTS_OK = {
+  description:
+    'Without `source`: the list of sources (`application/json`). With `source=blob_v2`: JSON lines ' +
+    '(`application/jsonl`), each `["<window_id>", <rrweb event>]`.',
+  content: {
+    'application/json': { schema: { $ref: getSchemaPath(SnapshotSourcesDto) } },
+    'application/jsonl': {
+      schema: {
+        type: 'string',
+        example:
+          '["w-1",{"type":4,"timestamp":1763719200000,"data":{"href":"https://example.com/","width":1280,"height":800}}]\n' +
+          '["w-1",{"type":3,"timestamp":1763719200500,"data":{"source":2,"type":2,"id":7,"x":10,"y":20}}]\n',
+      },
+    },
+  },
+};
+const SNAPSHOTS_BAD_REQUEST = {
+  description:
+    'An unknown `source`, a blob key without `source=blob_v2`, `blob_key` together with a range, a range ' +
+    'missing one end, or a range whose start comes after its end; `attr` names the parameter.',
+  type: ErrorBodyDto,
+};
+
+/** The query parameters of both snapshots routes. */
+function SnapshotsQueries(): MethodDecorator {
+  const decorators = [
+    ApiQuery({
+      name: 'source',
+      required: false,
+      enum: ['blob_v2'],
+      description: 'Omit it for the list of sources; `blob_v2` to read one or a range of them.',
+    }),
+    ApiQuery({
+      name: 'blob_key',
+      required: false,
+      description: 'The source to read (with `source=blob_v2`).',
+    }),
+    ApiQuery({
+      name: 'start_blob_key',
+      required: false,
+      description: 'First source of a range (with `end_blob_key`).',
+    }),
+    ApiQuery({ name: 'end_blob_key', required: false, description: 'Last source of a range, inclusive.' }),
+  ];
+  return (target, key, descriptor) => {
+    for (const decorate of decorators) decorate(target, key, descriptor);
+  };
+}
 
 @ApiTags('session recordings')
+@ApiExtraModels(SnapshotSourcesDto)
 @ApiParam(PROJECT)
 @ApiNotFoundResponse(NOT_FOUND)
 @Controller('api/projects/:project_id/session_recordings')
@@ -38,19 +116,45 @@ export class SessionRecordingsController {
   @ApiOperation({
     summary: "List a project's session recordings",
     description:
-      'Newest first (`start_time` descending), then by id. Optional filters, combined: `date_from` and ' +
+      'Newest first (`start_time` descending), then by id. Optional filters, all of which must hold: `date_from` and ' +
       '`date_to` (on `start_time`, inclusive; an ISO 8601 timestamp with a zone, or a relative date `-<n>` ' +
-      'with h, d, w, m (months) or y, such as `-7d`), `distinct_id` (the recording’s) and `person_uuid`.',
+      'with h, d, w, m (months) or y, such as `-7d`), `distinct_id` (the recording’s), `person_uuid`, and ' +
+      'PostHog’s `having_predicates` and `console_log_filters` (JSON arrays, see each parameter).',
   })
   @ApiQuery({ name: 'date_from', required: false, example: '-7d' })
   @ApiQuery({ name: 'date_to', required: false, example: '2026-11-21T10:00:00Z' })
   @ApiQuery({ name: 'distinct_id', required: false })
   @ApiQuery({ name: 'person_uuid', required: false, schema: { type: 'string', format: 'uuid' } })
+  @ApiQuery({
+    name: 'having_predicates',
+    required: false,
+    description:
+      'JSON array of recording property filters, every one must hold: `{"type": "recording", "key", "operator", ' +
+      '"value"}` with `key` one of duration, active_seconds, inactive_seconds (seconds), click_count, ' +
+      'keypress_count, mouse_activity_count, console_log_count, console_warn_count, console_error_count; ' +
+      '`operator` one of exact (default), is_not, gt, gte, lt, lte; `value` a number.',
+    example: '[{"type":"recording","key":"duration","operator":"gt","value":60}]',
+  })
+  @ApiQuery({
+    name: 'console_log_filters',
+    required: false,
+    description:
+      'JSON array of console level filters, every one must hold: `{"type": "log_entry", "key": "level", ' +
+      '"operator": "exact", "value": [levels]}`, recordings with messages of any of the levels (info or log, warn, ' +
+      'error). Message text is not kept, so `key: "message"` is 400.',
+    example: '[{"type":"log_entry","key":"level","operator":"exact","value":["error"]}]',
+  })
+  @ApiQuery({
+    name: 'operand',
+    required: false,
+    description: 'How the filters combine: only `AND` (the default) is supported.',
+    enum: ['AND'],
+  })
   @Paginated(SessionRecordingDto)
   list(
     @CurrentPrincipal() principal: Principal,
-    @Param('project_id') projectId: string,
-    @Query() query: Record<string, unknown>,
+    @Param('project_id', IntIdPipe) projectId: number,
+    @Query() query: RecordingListQueryDto,
     @PageQuery() page: PageParams,
   ): Promise<Page<SessionRecordingDto>> {
     return this.recordings.list(principal, projectId, query, page);
@@ -63,8 +167,8 @@ export class SessionRecordingsController {
   @ApiOkResponse({ type: SessionRecordingDto })
   retrieve(
     @CurrentPrincipal() principal: Principal,
-    @Param('project_id') projectId: string,
-    @Param('id') id: string,
+    @Param('project_id', IntIdPipe) projectId: number,
+    @Param('id', SessionIdPipe) id: string,
   ): Promise<SessionRecordingDto> {
     return this.recordings.retrieve(principal, projectId, id);
   }
@@ -73,21 +177,40 @@ export class SessionRecordingsController {
   @RequireScopes('session_recording:write')
   @ApiOperation({
     summary: 'Update a session recording',
-    description:
-      '`person.properties` is shallow-merged into the linked person’s properties; `viewed` marks (true) or ' +
-      'unmarks (false) the recording as viewed by the caller’s user. Every other field is read-only (400).',
+    description: UPDATE_RULES,
   })
   @ApiParam(RECORDING)
   @ApiOkResponse({ type: SessionRecordingDto })
   @ApiBadRequestResponse({
-    description: 'A read-only or unknown field, or a value of the wrong type; `attr` names it.',
+    description: 'An unknown field, or a value of the wrong type; `attr` names it.',
     type: ErrorBodyDto,
   })
   update(
     @CurrentPrincipal() principal: Principal,
-    @Param('project_id') projectId: string,
-    @Param('id') id: string,
+    @Param('project_id', IntIdPipe) projectId: number,
+    @Param('id', SessionIdPipe) id: string,
     @Body() body: UpdateSessionRecordingDto,
+  ): Promise<SessionRecordingDto> {
+    return this.recordings.update(principal, projectId, id, body);
+  }
+
+  @Put(':id')
+  @RequireScopes('session_recording:write')
+  @ApiOperation({
+    summary: 'Replace a session recording',
+    description: `A full update; no writable field is required, so it behaves as PATCH. ${UPDATE_RULES}`,
+  })
+  @ApiParam(RECORDING)
+  @ApiOkResponse({ type: SessionRecordingDto })
+  @ApiBadRequestResponse({
+    description: 'An unknown field, or a value of the wrong type; `attr` names it.',
+    type: ErrorBodyDto,
+  })
+  replace(
+    @CurrentPrincipal() principal: Principal,
+    @Param('project_id', IntIdPipe) projectId: number,
+    @Param('id', SessionIdPipe) id: string,
+    @Body() body: ReplaceSessionRecordingDto,
   ): Promise<SessionRecordingDto> {
     return this.recordings.update(principal, projectId, id, body);
   }
@@ -105,30 +228,28 @@ export class SessionRecordingsController {
   @ApiNoContentResponse({ description: 'Deleted.' })
   async delete(
     @CurrentPrincipal() principal: Principal,
-    @Param('project_id') projectId: string,
-    @Param('id') id: string,
+    @Param('project_id', IntIdPipe) projectId: number,
+    @Param('id', SessionIdPipe) id: string,
   ): Promise<void> {
     await this.recordings.delete(principal, projectId, id);
   }
 
   @Get(':id/snapshots')
   @RequireScopes('session_recording:read')
-  @ApiOperation({
-    summary: 'Read the snapshots of a session recording',
-    description:
-      'Every captured rrweb event of the recording with its window id, all windows merged in time order ' +
-      '(stable for equal timestamps), exactly as captured: events that posthog-js packed (`cv: "2024-10"`, ' +
-      'their large `data` gzip-compressed into a latin1 string) are returned packed, as PostHog returns them, ' +
-      "for a player that unpacks them (PostHog's does).",
-  })
+  @ApiOperation(SNAPSHOTS_OPERATION)
   @ApiParam(RECORDING)
-  @ApiOkResponse({ type: SnapshotsDto })
-  snapshots(
+  @SnapshotsQueries()
+  @ApiOkResponse(SNAPSHOTS_OK)
+  @ApiBadRequestResponse(SNAPSHOTS_BAD_REQUEST)
+  async snapshots(
     @CurrentPrincipal() principal: Principal,
-    @Param('project_id') projectId: string,
-    @Param('id') id: string,
-  ): Promise<SnapshotsDto> {
-    return this.recordings.snapshots(principal, projectId, id);
+    @Param('project_id', IntIdPipe) projectId: number,
+    @Param('id', SessionIdPipe) id: string,
+    @Query() query: SnapshotsQuery,
+    @Res() res: Response,
+  ): Promise<void> {
+    const out = await this.recordings.snapshots(principal, projectId, id, query);
+    await writeStream(res, out.contentType, out.body);
   }
 
   @Get(':recording_id/sharing')
@@ -142,8 +263,8 @@ export class SessionRecordingsController {
   @ApiOkResponse({ type: SharingConfigurationDto })
   sharing(
     @CurrentPrincipal() principal: Principal,
-    @Param('project_id') projectId: string,
-    @Param('recording_id') id: string,
+    @Param('project_id', IntIdPipe) projectId: number,
+    @Param('recording_id', SessionIdPipe) id: string,
   ): Promise<SharingConfigurationDto> {
     return this.recordings.sharing(principal, projectId, id);
   }
@@ -153,15 +274,22 @@ export class SessionRecordingsController {
   @ApiOperation({
     summary: 'Switch sharing of a recording on or off',
     description:
-      'While enabled, `GET /api/shared/{access_token}` shows the recording to anyone with the token.',
+      'While enabled, `GET /api/shared/{access_token}` shows the recording to anyone with the token. Enabling ' +
+      "it needs the organization's `allow_publicly_shared_resources` (else 403). `settings` replaces the " +
+      'display options.',
   })
   @ApiParam({ name: 'recording_id', description: 'The session id of the recording.' })
   @ApiOkResponse({ type: SharingConfigurationDto })
-  @ApiBadRequestResponse({ description: 'A read-only, unknown or non-boolean field.', type: ErrorBodyDto })
+  @ApiBadRequestResponse({
+    description:
+      'An unknown or non-boolean field, settings that are not an object of booleans, or `password_required: ' +
+      'true` (password-protected sharing is not supported). Read-only fields sent are ignored.',
+    type: ErrorBodyDto,
+  })
   updateSharing(
     @CurrentPrincipal() principal: Principal,
-    @Param('project_id') projectId: string,
-    @Param('recording_id') id: string,
+    @Param('project_id', IntIdPipe) projectId: number,
+    @Param('recording_id', SessionIdPipe) id: string,
     @Body() body: UpdateSharingDto,
   ): Promise<SharingConfigurationDto> {
     return this.recordings.updateSharing(principal, projectId, id, body);
@@ -178,14 +306,15 @@ export class SessionRecordingsController {
   @ApiOkResponse({ type: SharingConfigurationDto })
   refreshSharing(
     @CurrentPrincipal() principal: Principal,
-    @Param('project_id') projectId: string,
-    @Param('recording_id') id: string,
+    @Param('project_id', IntIdPipe) projectId: number,
+    @Param('recording_id', SessionIdPipe) id: string,
   ): Promise<SharingConfigurationDto> {
     return this.recordings.refreshSharing(principal, projectId, id);
   }
 }
 
 @ApiTags('session recordings')
+@ApiExtraModels(SnapshotSourcesDto)
 @ApiParam({ name: 'access_token', description: 'The access token of an enabled sharing configuration.' })
 @ApiNotFoundResponse({
   description: 'No recording is shared with this token (unknown, refreshed or disabled).',
@@ -199,18 +328,31 @@ export class SharedRecordingsController {
   @Public()
   @ApiOperation({
     summary: 'A shared recording',
-    description: 'No API key: the access token is the credential.',
+    description:
+      'No API key: the access token is the credential. The recording without anything about who was ' +
+      'recorded: no `person` (properties, e-mail, name), no `distinct_id`, no `viewed`.',
   })
-  @ApiOkResponse({ type: SessionRecordingDto })
-  shared(@Param('access_token') accessToken: string): Promise<SessionRecordingDto> {
+  @ApiOkResponse({ type: SharedSessionRecordingDto })
+  shared(@Param('access_token') accessToken: string): Promise<SharedSessionRecordingDto> {
     return this.recordings.shared(accessToken);
   }
 
   @Get('snapshots')
   @Public()
-  @ApiOperation({ summary: 'The snapshots of a shared recording', description: 'As for the project route.' })
-  @ApiOkResponse({ type: SnapshotsDto })
-  sharedSnapshots(@Param('access_token') accessToken: string): Promise<SnapshotsDto> {
-    return this.recordings.sharedSnapshots(accessToken);
+  @ApiOperation({
+    summary: 'The snapshots of a shared recording',
+    description:
+      'As for the project route: the list of sources, or the JSON lines of one or a range of them.',
+  })
+  @SnapshotsQueries()
+  @ApiOkResponse(SNAPSHOTS_OK)
+  @ApiBadRequestResponse(SNAPSHOTS_BAD_REQUEST)
+  async sharedSnapshots(
+    @Param('access_token') accessToken: string,
+    @Query() query: SnapshotsQuery,
+    @Res() res: Response,
+  ): Promise<void> {
+    const out = await this.recordings.sharedSnapshots(accessToken, query);
+    await writeStream(res, out.contentType, out.body);
   }
 }

@@ -1,35 +1,86 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
-import { type PersonRow, personSelectSql } from '../persons/dto/person.dto.js';
+import { GenerateSql } from '../database/generate-sql.js';
+import { RepositoryBase } from '../database/repository-base.js';
+import { type PersonColumns, personSelectSql } from '../persons/persons.repository.js';
 import type { RecordingMetadata } from './recording-metadata.js';
 import type { SnapshotSource } from './session-recording.entity.js';
 
 /** Filters of the recordings list (all optional, combined with AND). */
+export type PredicateKey =
+  | 'duration'
+  | 'active_seconds'
+  | 'inactive_seconds'
+  | 'click_count'
+  | 'keypress_count'
+  | 'mouse_activity_count'
+  | 'console_log_count'
+  | 'console_warn_count'
+  | 'console_error_count';
+export type PredicateOperator = 'exact' | 'is_not' | 'gt' | 'gte' | 'lt' | 'lte';
+export type ConsoleLevel = 'info' | 'warn' | 'error';
+
 export interface RecordingFilters {
   dateFrom?: Date;
   dateTo?: Date;
   distinctId?: string;
   personUuid?: string;
+  /** Every predicate must hold. */
+  predicates?: { key: PredicateKey; operator: PredicateOperator; value: number }[];
+  /** Per entry, messages of any of its levels; every entry must hold. */
+  consoleLevels?: ConsoleLevel[][];
 }
 
-/** One recording as the list and retrieve queries return it: raw columns, mapped by `toRecordingDto`. */
-export interface RecordingRow extends PersonRow {
-  session_id: string;
-  distinct_id: string;
-  start_ms: number;
-  end_ms: number;
-  active_ms: number;
-  click_count: number;
-  keypress_count: number;
-  mouse_activity_count: number;
-  console_log_count: number;
-  console_warn_count: number;
-  console_error_count: number;
-  start_url: string | null;
-  snapshot_source: SnapshotSource;
-  last_event_ms: number;
+const DURATION_SECONDS = 'extract(epoch FROM (r.end_time - r.start_time))';
+/** The SQL of each predicate key (fixed expressions; only values are parameters). */
+const PREDICATE_SQL: Record<PredicateKey, string> = {
+  duration: DURATION_SECONDS,
+  active_seconds: '(r.active_ms / 1000.0)',
+  inactive_seconds: `greatest(0, ${DURATION_SECONDS} - r.active_ms / 1000.0)`,
+  click_count: 'r.click_count',
+  keypress_count: 'r.keypress_count',
+  mouse_activity_count: 'r.mouse_activity_count',
+  console_log_count: 'r.console_log_count',
+  console_warn_count: 'r.console_warn_count',
+  console_error_count: 'r.console_error_count',
+};
+const OPERATOR_SQL: Record<PredicateOperator, string> = {
+  exact: '=',
+  is_not: '<>',
+  gt: '>',
+  gte: '>=',
+  lt: '<',
+  lte: '<=',
+};
+const CONSOLE_LEVEL_SQL: Record<ConsoleLevel, string> = {
+  info: 'r.console_log_count > 0',
+  warn: 'r.console_warn_count > 0',
+  error: 'r.console_error_count > 0',
+};
+
+/** A recording as the list and retrieve queries read it, with its person's columns; `toRecordingDto` maps it. */
+export interface RecordingView extends PersonColumns {
+  sessionId: string;
+  distinctId: string;
+  startMs: number;
+  endMs: number;
+  activeMs: number;
+  clickCount: number;
+  keypressCount: number;
+  mouseActivityCount: number;
+  consoleLogCount: number;
+  consoleWarnCount: number;
+  consoleErrorCount: number;
+  startUrl: string | null;
+  snapshotSource: SnapshotSource;
+  lastEventMs: number;
+  /** Whether the asking user has marked it viewed. */
   viewed: boolean;
+  /** E-mails of the other users who viewed it (none when there is no caller). */
+  viewers: string[];
 }
+
+/** Most viewers listed per recording. */
+export const MAX_VIEWERS = 100;
 
 /** A new recording row (its counts start at zero; `addMetadata` adds the request's). */
 export interface NewRecording {
@@ -50,25 +101,63 @@ export interface SnapshotChunk {
   data: Buffer;
 }
 
-export interface SharingRow {
-  team_id: number;
-  session_id: string;
-  access_token: string;
-  enabled: boolean;
-  created_at: Date;
+/** A stored snapshot chunk, without its data. */
+export interface SnapshotChunkSource {
+  id: string;
+  firstTimestamp: Date;
+  lastTimestamp: Date;
 }
+
+/** A chunk's place in the time order of a session's snapshots. */
+export interface SnapshotPosition {
+  firstTimestamp: Date;
+  id: string;
+}
+
+/** A locked recording: whether it is deleted, and what it stores so far. */
+export interface LockedRecording {
+  deleted: boolean;
+  eventCount: number;
+  snapshotBytes: number;
+}
+
+/** The sharing configuration of a recording. */
+export interface RecordingSharing {
+  teamId: number;
+  sessionId: string;
+  accessToken: string;
+  enabled: boolean;
+  settings: Record<string, boolean> | null;
+  createdAt: Date;
+}
+
+/** The select list of RecordingSharing (the table's columns, aliased to the read model's names). */
+const SHARING_COLUMNS =
+  'team_id AS "teamId", session_id AS "sessionId", access_token AS "accessToken", enabled, settings, ' +
+  'created_at AS "createdAt"';
+
+const AT = new Date('2026-11-21T10:00:00.000Z');
+
+/** Event keys inserted per statement: bounds the parameters one statement serialises at once. */
+const EVENT_KEYS_PER_STATEMENT = 5000;
 
 const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 
-/** The select list of RecordingRow; `$2` is the caller's user id (for `viewed`), null for none. */
+/** The select list of RecordingView; `$2` is the caller's user id (for `viewed`, `viewers`), null for none. */
 const RECORDING_COLUMNS = `
-  r.session_id, r.distinct_id,
-  ${epochMs('r.start_time')} AS start_ms, ${epochMs('r.end_time')} AS end_ms, r.active_ms::float8 AS active_ms,
-  r.click_count, r.keypress_count, r.mouse_activity_count,
-  r.console_log_count, r.console_warn_count, r.console_error_count,
-  r.start_url, r.snapshot_source, ${epochMs('r.last_event_received_at')} AS last_event_ms,
+  r.session_id AS "sessionId", r.distinct_id AS "distinctId",
+  ${epochMs('r.start_time')} AS "startMs", ${epochMs('r.end_time')} AS "endMs", r.active_ms::float8 AS "activeMs",
+  r.click_count AS "clickCount", r.keypress_count AS "keypressCount", r.mouse_activity_count AS "mouseActivityCount",
+  r.console_log_count AS "consoleLogCount", r.console_warn_count AS "consoleWarnCount",
+  r.console_error_count AS "consoleErrorCount",
+  r.start_url AS "startUrl", r.snapshot_source AS "snapshotSource",
+  ${epochMs('r.last_event_received_at')} AS "lastEventMs",
   EXISTS (SELECT 1 FROM session_recording_views v
            WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
+  ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.user_id
+         WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
+           AND v.user_id <> $2::int
+         ORDER BY v.viewed_at, v.user_id LIMIT ${MAX_VIEWERS}) AS viewers,
   ${personSelectSql('p')}`;
 
 /** The list order: newest first, the session id as tie-breaker (served by the partial index on it). */
@@ -101,6 +190,12 @@ export function buildListQuery(
       filters.personUuid,
     );
   }
+  for (const { key, operator, value } of filters.predicates ?? []) {
+    add((p) => `${PREDICATE_SQL[key]} ${OPERATOR_SQL[operator]} ${p}::float8`, value);
+  }
+  for (const levels of filters.consoleLevels ?? []) {
+    where.push(`(${levels.map((level) => CONSOLE_LEVEL_SQL[level]).join(' OR ')})`);
+  }
   const condition = where.join(' AND ');
   const filtered = where.length > 2;
   const total = filtered
@@ -117,38 +212,52 @@ SELECT coalesce(${total}, 0)::float8 AS total, page.*
      ORDER BY ${LIST_ORDER}
      LIMIT $3 OFFSET $4
   ) AS page ON true
- ORDER BY page.start_ms DESC, page.session_id`;
+ ORDER BY page."startMs" DESC, page."sessionId"`;
   return { sql, params };
 }
 
-/** Queries of the recordings module. Ingestion methods take the caller's transaction manager. */
+/**
+ * Queries of the recordings module: plain SQL throughout (the list is the hot read, ingestion the hot write),
+ * pinned in test/sql. Ingestion methods run inside capture's transaction.
+ */
 @Injectable()
-export class SessionRecordingsRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
+export class SessionRecordingsRepository extends RepositoryBase {
   // ---- reads ---------------------------------------------------------------------------------------------
 
   /** One page and the total, by `buildListQuery`. */
+  @GenerateSql(
+    { name: 'unfiltered', params: (f) => [f.projectId, f.userId, {}, { limit: 100, offset: 0 }] },
+    {
+      name: 'filtered',
+      params: (f) => [
+        f.projectId,
+        f.userId,
+        {
+          dateFrom: AT,
+          distinctId: 'user-1',
+          predicates: [{ key: 'duration', operator: 'gt', value: 60 }],
+          consoleLevels: [['warn', 'error']],
+        },
+        { limit: 100, offset: 0 },
+      ],
+    },
+  )
   async list(
     teamId: number,
     userId: number | null,
     filters: RecordingFilters,
     page: { limit: number; offset: number },
-  ): Promise<{ rows: RecordingRow[]; total: number }> {
+  ): Promise<{ rows: RecordingView[]; total: number }> {
     const { sql, params } = buildListQuery(teamId, userId, filters, page);
-    const result: (RecordingRow & { total: number })[] = await this.dataSource.query(sql, params);
+    const result = await this.query<RecordingView & { total: number }>(sql, params);
     const total = result.length ? result[0].total : 0;
-    return { rows: result.filter((r) => r.session_id !== null), total };
+    return { rows: result.filter((r) => r.sessionId !== null), total };
   }
 
   /** A recording that is not deleted, or null. */
-  async findOne(
-    teamId: number,
-    sessionId: string,
-    userId: number | null,
-    manager?: EntityManager,
-  ): Promise<RecordingRow | null> {
-    const rows: RecordingRow[] = await (manager ?? this.dataSource.manager).query(
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, f.userId] })
+  async findOne(teamId: number, sessionId: string, userId: number | null): Promise<RecordingView | null> {
+    const rows = await this.query<RecordingView>(
       `SELECT ${RECORDING_COLUMNS}
          FROM session_recordings r
          LEFT JOIN persons p ON p.id = r.person_id
@@ -158,13 +267,10 @@ export class SessionRecordingsRepository {
     return rows[0] ?? null;
   }
 
-  /** Whether a recording that is not deleted exists, locking it against deletion when in a transaction. */
-  async lockLive(
-    manager: EntityManager,
-    teamId: number,
-    sessionId: string,
-  ): Promise<{ personId: number | null } | null> {
-    const rows: { person_id: number | null }[] = await manager.query(
+  /** Whether a recording that is not deleted exists, locking it against deletion until the caller's transaction ends. */
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId] })
+  async lockLive(teamId: number, sessionId: string): Promise<{ personId: number | null } | null> {
+    const rows = await this.query<{ person_id: number | null }>(
       `SELECT person_id FROM session_recordings
         WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL FOR NO KEY UPDATE`,
       [teamId, sessionId],
@@ -172,19 +278,67 @@ export class SessionRecordingsRepository {
     return rows.length ? { personId: rows[0].person_id } : null;
   }
 
-  /** The stored snapshot chunks of a session, in time order. */
-  async snapshotChunks(teamId: number, sessionId: string): Promise<{ window_id: string; data: Buffer }[]> {
-    return this.dataSource.query(
-      `SELECT window_id, data FROM session_recording_snapshots
-        WHERE team_id = $1 AND session_id = $2 ORDER BY first_timestamp, id`,
-      [teamId, sessionId],
+  /**
+   * Up to `limit` snapshot chunks of a session (without their data) in time order — `first_timestamp`, then id —
+   * after the chunk at `after` (keyset paging, served by the session index).
+   */
+  @GenerateSql(
+    { name: 'first page', params: (f) => [f.projectId, f.sessionId, null, 100] },
+    {
+      name: 'after a chunk',
+      params: (f) => [f.projectId, f.sessionId, { firstTimestamp: AT, id: '1' }, 100],
+    },
+  )
+  snapshotSources(
+    teamId: number,
+    sessionId: string,
+    after: SnapshotPosition | null,
+    limit: number,
+  ): Promise<SnapshotChunkSource[]> {
+    return this.query<SnapshotChunkSource>(
+      `SELECT id::text AS id, first_timestamp AS "firstTimestamp", last_timestamp AS "lastTimestamp"
+         FROM session_recording_snapshots
+        WHERE team_id = $1 AND session_id = $2
+          AND ($3::timestamptz IS NULL OR (first_timestamp, id) > ($3::timestamptz, $4::bigint))
+        ORDER BY first_timestamp, id
+        LIMIT $5`,
+      [teamId, sessionId, after?.firstTimestamp ?? null, after?.id ?? null, limit],
     );
+  }
+
+  /** Where a chunk of the session stands in the time order, or null when the session has no such chunk. */
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, '1'] })
+  async snapshotPosition(teamId: number, sessionId: string, id: string): Promise<SnapshotPosition | null> {
+    const rows = await this.query<SnapshotPosition>(
+      `SELECT id::text AS id, first_timestamp AS "firstTimestamp" FROM session_recording_snapshots
+        WHERE team_id = $1 AND session_id = $2 AND id = $3::bigint`,
+      [teamId, sessionId, id],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** One chunk's window and data (gzip), or null. */
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, '1'] })
+  async snapshotData(
+    teamId: number,
+    sessionId: string,
+    id: string,
+  ): Promise<{ windowId: string; data: Buffer } | null> {
+    const rows = await this.query<{ windowId: string; data: Buffer }>(
+      `SELECT window_id AS "windowId", data FROM session_recording_snapshots
+        WHERE team_id = $1 AND session_id = $2 AND id = $3::bigint`,
+      [teamId, sessionId, id],
+    );
+    return rows[0] ?? null;
   }
 
   // ---- viewed, delete -------------------------------------------------------------------------------------
 
+  @GenerateSql(
+    { name: 'viewed', params: (f) => [f.projectId, f.sessionId, f.userId, true, AT] },
+    { name: 'not viewed', params: (f) => [f.projectId, f.sessionId, f.userId, false, AT] },
+  )
   async setViewed(
-    manager: EntityManager,
     teamId: number,
     sessionId: string,
     userId: number,
@@ -192,13 +346,13 @@ export class SessionRecordingsRepository {
     now: Date,
   ): Promise<void> {
     if (viewed) {
-      await manager.query(
+      await this.query(
         `INSERT INTO session_recording_views (team_id, session_id, user_id, viewed_at) VALUES ($1, $2, $3, $4)
          ON CONFLICT (team_id, session_id, user_id) DO NOTHING`,
         [teamId, sessionId, userId, now],
       );
     } else {
-      await manager.query(
+      await this.query(
         `DELETE FROM session_recording_views WHERE team_id = $1 AND session_id = $2 AND user_id = $3`,
         [teamId, sessionId, userId],
       );
@@ -209,15 +363,16 @@ export class SessionRecordingsRepository {
    * Soft-deletes a recording; false when there is none (or it was already deleted). Takes the project's counter
    * row first, in the same order as capture (counter, then recordings), so the two never deadlock.
    */
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, AT] })
   async softDelete(teamId: number, sessionId: string, now: Date): Promise<boolean> {
-    return this.dataSource.transaction(async (manager) => {
-      await this.lockCounter(manager, teamId);
+    return this.transaction(async () => {
+      await this.lockCounter(teamId);
       // TypeORM answers an UPDATE with [rows, affected].
-      const [, affected]: [unknown[], number] = await manager.query(
+      const [, affected] = (await this.manager.query(
         `UPDATE session_recordings SET deleted_at = $3
           WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL`,
         [teamId, sessionId, now],
-      );
+      )) as [unknown[], number];
       return affected > 0;
     });
   }
@@ -225,48 +380,59 @@ export class SessionRecordingsRepository {
   // ---- sharing --------------------------------------------------------------------------------------------
 
   /** The sharing row of a recording, created (disabled, with `token`) when missing; race-safe. */
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, 'token', AT] })
   async findOrCreateSharing(
     teamId: number,
     sessionId: string,
     token: string,
     now: Date,
-  ): Promise<SharingRow> {
-    const inserted: SharingRow[] = await this.dataSource.query(
+  ): Promise<RecordingSharing> {
+    const inserted = await this.query<RecordingSharing>(
       `INSERT INTO session_recording_sharing (team_id, session_id, access_token, enabled, created_at)
        VALUES ($1, $2, $3, false, $4)
        ON CONFLICT (team_id, session_id) DO NOTHING
-       RETURNING team_id, session_id, access_token, enabled, created_at`,
+       RETURNING ${SHARING_COLUMNS}`,
       [teamId, sessionId, token, now],
     );
     if (inserted.length) return inserted[0];
-    const rows: SharingRow[] = await this.dataSource.query(
-      `SELECT team_id, session_id, access_token, enabled, created_at FROM session_recording_sharing
+    const rows = await this.query<RecordingSharing>(
+      `SELECT ${SHARING_COLUMNS} FROM session_recording_sharing
         WHERE team_id = $1 AND session_id = $2`,
       [teamId, sessionId],
     );
     return rows[0];
   }
 
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, { enabled: true }] })
   async updateSharing(
     teamId: number,
     sessionId: string,
-    changes: { enabled?: boolean; accessToken?: string },
-  ): Promise<SharingRow | null> {
+    changes: { enabled?: boolean; accessToken?: string; settings?: Record<string, boolean> | null },
+  ): Promise<RecordingSharing | null> {
     // TypeORM answers an UPDATE with [rows, affected].
-    const [rows]: [SharingRow[], number] = await this.dataSource.query(
+    const [rows] = (await this.manager.query(
       `UPDATE session_recording_sharing
-          SET enabled = coalesce($3, enabled), access_token = coalesce($4, access_token)
+          SET enabled = coalesce($3, enabled), access_token = coalesce($4, access_token),
+              settings = CASE WHEN $5 THEN $6::jsonb ELSE settings END
         WHERE team_id = $1 AND session_id = $2
-        RETURNING team_id, session_id, access_token, enabled, created_at`,
-      [teamId, sessionId, changes.enabled ?? null, changes.accessToken ?? null],
-    );
+        RETURNING ${SHARING_COLUMNS}`,
+      [
+        teamId,
+        sessionId,
+        changes.enabled ?? null,
+        changes.accessToken ?? null,
+        changes.settings !== undefined,
+        changes.settings === undefined || changes.settings === null ? null : JSON.stringify(changes.settings),
+      ],
+    )) as [RecordingSharing[], number];
     return rows[0] ?? null;
   }
 
   /** The enabled sharing of a recording that is not deleted, by its token. */
-  async findEnabledSharing(accessToken: string): Promise<{ team_id: number; session_id: string } | null> {
-    const rows: { team_id: number; session_id: string }[] = await this.dataSource.query(
-      `SELECT s.team_id, s.session_id FROM session_recording_sharing s
+  @GenerateSql({ params: ['token'] })
+  async findEnabledSharing(accessToken: string): Promise<{ teamId: number; sessionId: string } | null> {
+    const rows = await this.query<{ teamId: number; sessionId: string }>(
+      `SELECT s.team_id AS "teamId", s.session_id AS "sessionId" FROM session_recording_sharing s
          JOIN session_recordings r ON r.team_id = s.team_id AND r.session_id = s.session_id
         WHERE s.access_token = $1 AND s.enabled AND r.deleted_at IS NULL`,
       [accessToken],
@@ -277,12 +443,9 @@ export class SessionRecordingsRepository {
   // ---- ingestion ------------------------------------------------------------------------------------------
 
   /** Of these session ids, those with a recording, and whether it is deleted. */
-  async existingSessions(
-    manager: EntityManager,
-    teamId: number,
-    sessionIds: readonly string[],
-  ): Promise<Map<string, boolean>> {
-    const rows: { session_id: string; deleted: boolean }[] = await manager.query(
+  @GenerateSql({ params: (f) => [f.projectId, [f.sessionId]] })
+  async existingSessions(teamId: number, sessionIds: readonly string[]): Promise<Map<string, boolean>> {
+    const rows = await this.query<{ session_id: string; deleted: boolean }>(
       `SELECT session_id, deleted_at IS NOT NULL AS deleted FROM session_recordings
         WHERE team_id = $1 AND session_id = ANY($2::varchar[])`,
       [teamId, sessionIds],
@@ -294,8 +457,9 @@ export class SessionRecordingsRepository {
    * Locks the project's recording counter (creating it at 0). Capture takes it before inserting recordings,
    * and DELETE before soft-deleting one, so every transaction takes counter then recordings, in that order.
    */
-  async lockCounter(manager: EntityManager, teamId: number): Promise<void> {
-    await manager.query(
+  @GenerateSql({ params: (f) => [f.projectId] })
+  async lockCounter(teamId: number): Promise<void> {
+    await this.query(
       `INSERT INTO session_recording_counts (team_id, recordings) VALUES ($1, 0)
        ON CONFLICT (team_id) DO UPDATE SET recordings = session_recording_counts.recordings`,
       [teamId],
@@ -303,17 +467,28 @@ export class SessionRecordingsRepository {
   }
 
   /** Inserts recordings that do not exist yet (a concurrent insert of the same session wins quietly). */
-  async insertRecordings(
-    manager: EntityManager,
-    teamId: number,
-    rows: readonly NewRecording[],
-    now: Date,
-  ): Promise<void> {
+  @GenerateSql({
+    params: (f) => [
+      f.projectId,
+      [
+        {
+          sessionId: f.sessionId,
+          distinctId: 'user-1',
+          personId: null,
+          startTime: AT,
+          endTime: AT,
+          snapshotSource: 'web',
+        },
+      ],
+      AT,
+    ],
+  })
+  async insertRecordings(teamId: number, rows: readonly NewRecording[], now: Date): Promise<void> {
     if (!rows.length) return;
     const sorted = [...rows].sort((a, b) =>
       a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0,
     );
-    await manager.query(
+    await this.query(
       `INSERT INTO session_recordings
               (team_id, session_id, distinct_id, person_id, start_time, end_time, snapshot_source,
                created_at, last_event_received_at)
@@ -337,38 +512,46 @@ export class SessionRecordingsRepository {
 
   /**
    * Locks the recordings of these sessions in session id order (FOR NO KEY UPDATE: views and sharing rows
-   * referencing them are not blocked) and says which are deleted.
+   * referencing them are not blocked) and says which are deleted and what each stores so far.
    */
-  async lockSessions(
-    manager: EntityManager,
-    teamId: number,
-    sessionIds: readonly string[],
-  ): Promise<Map<string, boolean>> {
-    const rows: { session_id: string; deleted: boolean }[] = await manager.query(
-      `SELECT session_id, deleted_at IS NOT NULL AS deleted FROM session_recordings
-        WHERE team_id = $1 AND session_id = ANY($2::varchar[])
-        ORDER BY session_id
-          FOR NO KEY UPDATE`,
+  @GenerateSql({ params: (f) => [f.projectId, [f.sessionId]] })
+  async lockSessions(teamId: number, sessionIds: readonly string[]): Promise<Map<string, LockedRecording>> {
+    const rows = await this.query<{
+      session_id: string;
+      deleted: boolean;
+      event_count: number;
+      snapshot_bytes: string;
+    }>(
+      `SELECT session_id, deleted_at IS NOT NULL AS deleted, event_count, snapshot_bytes
+           FROM session_recordings
+          WHERE team_id = $1 AND session_id = ANY($2::varchar[])
+          ORDER BY session_id
+            FOR NO KEY UPDATE`,
       [teamId, sessionIds],
     );
-    return new Map(rows.map((r) => [r.session_id, r.deleted]));
+    return new Map(
+      rows.map((r) => [
+        r.session_id,
+        { deleted: r.deleted, eventCount: r.event_count, snapshotBytes: Number(r.snapshot_bytes) },
+      ]),
+    );
   }
 
-  /** Records the event keys of a session; returns those that were new. */
-  async insertEventKeys(
-    manager: EntityManager,
-    teamId: number,
-    sessionId: string,
-    keys: readonly string[],
-  ): Promise<Set<string>> {
-    const rows: { event_key: string }[] = await manager.query(
-      `INSERT INTO session_recording_event_keys (team_id, session_id, event_key)
-       SELECT $1, $2, k FROM unnest($3::varchar[]) AS k
-       ON CONFLICT DO NOTHING
-       RETURNING event_key`,
-      [teamId, sessionId, keys],
-    );
-    return new Set(rows.map((r) => r.event_key));
+  /** Records the event keys of a session; returns those that were new. Large sets go in several statements. */
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, ['key-1']] })
+  async insertEventKeys(teamId: number, sessionId: string, keys: readonly string[]): Promise<Set<string>> {
+    const fresh = new Set<string>();
+    for (let i = 0; i < keys.length; i += EVENT_KEYS_PER_STATEMENT) {
+      const rows = await this.query<{ event_key: string }>(
+        `INSERT INTO session_recording_event_keys (team_id, session_id, event_key)
+         SELECT $1, $2, k FROM unnest($3::varchar[]) AS k
+         ON CONFLICT DO NOTHING
+         RETURNING event_key`,
+        [teamId, sessionId, keys.slice(i, i + EVENT_KEYS_PER_STATEMENT)],
+      );
+      for (const r of rows) fresh.add(r.event_key);
+    }
+    return fresh;
   }
 
   /**
@@ -376,14 +559,35 @@ export class SessionRecordingsRepository {
    * and the start URL replaced only by an earlier one, all relative to the row's current values — concurrent
    * requests cannot lose each other's updates.
    */
+  @GenerateSql({
+    params: (f) => [
+      f.projectId,
+      f.sessionId,
+      {
+        firstTimestamp: AT.getTime(),
+        lastTimestamp: AT.getTime(),
+        clickCount: 1,
+        keypressCount: 0,
+        mouseActivityCount: 0,
+        consoleLogCount: 0,
+        consoleWarnCount: 0,
+        consoleErrorCount: 0,
+        activeMs: 0,
+        eventCount: 1,
+        startUrl: { url: 'https://example.com/', timestamp: AT.getTime() },
+      },
+      100,
+      AT,
+    ],
+  })
   async addMetadata(
-    manager: EntityManager,
     teamId: number,
     sessionId: string,
     meta: RecordingMetadata,
+    snapshotBytes: number,
     now: Date,
   ): Promise<void> {
-    await manager.query(
+    await this.query(
       `UPDATE session_recordings SET
               start_time = least(start_time, $3),
               end_time = greatest(end_time, $4),
@@ -399,7 +603,8 @@ export class SessionRecordingsRepository {
                                THEN $13 ELSE start_url END,
               start_url_time = CASE WHEN $13::text IS NOT NULL AND (start_url_time IS NULL OR $14 < start_url_time)
                                     THEN $14 ELSE start_url_time END,
-              last_event_received_at = greatest(last_event_received_at, $15)
+              last_event_received_at = greatest(last_event_received_at, $15),
+              snapshot_bytes = snapshot_bytes + $16
         WHERE team_id = $1 AND session_id = $2`,
       [
         teamId,
@@ -417,18 +622,30 @@ export class SessionRecordingsRepository {
         meta.startUrl?.url ?? null,
         meta.startUrl ? new Date(meta.startUrl.timestamp) : null,
         now,
+        snapshotBytes,
       ],
     );
   }
 
-  async insertSnapshots(
-    manager: EntityManager,
-    teamId: number,
-    chunks: readonly SnapshotChunk[],
-    now: Date,
-  ): Promise<void> {
+  @GenerateSql({
+    params: (f) => [
+      f.projectId,
+      [
+        {
+          sessionId: f.sessionId,
+          windowId: 'w',
+          firstTimestamp: AT,
+          lastTimestamp: AT,
+          eventCount: 1,
+          data: Buffer.alloc(1),
+        },
+      ],
+      AT,
+    ],
+  })
+  async insertSnapshots(teamId: number, chunks: readonly SnapshotChunk[], now: Date): Promise<void> {
     if (!chunks.length) return;
-    await manager.query(
+    await this.query(
       `INSERT INTO session_recording_snapshots
               (team_id, session_id, window_id, first_timestamp, last_timestamp, event_count, data, created_at)
        SELECT $1, c.session_id, c.window_id, c.first_timestamp, c.last_timestamp, c.event_count, c.data, $2

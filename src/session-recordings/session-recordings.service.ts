@@ -1,49 +1,59 @@
-import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { Principal } from '../common/auth/principal.js';
 import { randomUrlSafe } from '../common/crypto/tokens.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { Clock } from '../common/time/clock.js';
+import { AppConfig } from '../config/config.js';
+import { TransactionHost } from '../database/transactions.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
 import { PersonsService } from '../persons/persons.service.js';
 import { ProjectsService } from '../projects/projects.service.js';
-import type { UpdateSessionRecordingDto } from './dto/session-recording-input.dto.js';
-import { type SessionRecordingDto, type SnapshotsDto, toRecordingDto } from './dto/session-recording.dto.js';
+import type { RecordingListQueryDto } from './dto/recording-list-query.dto.js';
+import type {
+  ReplaceSessionRecordingDto,
+  UpdateSessionRecordingDto,
+} from './dto/session-recording-input.dto.js';
+import { type SessionRecordingDto, toRecordingDto } from './dto/session-recording.dto.js';
+import { type SharedSessionRecordingDto, toSharedRecordingDto } from './dto/shared-session-recording.dto.js';
+import type { SnapshotsQuery } from './dto/snapshots.dto.js';
 import { type SharingConfigurationDto, toSharingDto, type UpdateSharingDto } from './dto/sharing.dto.js';
 import { parseRecordingFilters } from './recording-filters.js';
-import { type RrwebEvent, sortByTime } from './recording-metadata.js';
-import { SESSION_ID_MAX_LENGTH } from './session-recording.entity.js';
 import { SessionRecordingsRepository } from './session-recordings.repository.js';
+import { SnapshotReader, type StreamedBody } from './snapshot-reader.js';
 
-const gunzipAsync = promisify(gunzip);
-const SESSION_ID = /^[A-Za-z0-9-]+$/;
+/** Sharing access tokens are URL-safe base64; anything else is no token of ours. */
+const ACCESS_TOKEN = /^[A-Za-z0-9_-]+$/;
 /** Length of sharing access tokens (32 random bytes, base64url). */
 export const ACCESS_TOKEN_LENGTH = 43;
 
-const isSessionId = (id: string) => id.length <= SESSION_ID_MAX_LENGTH && SESSION_ID.test(id);
-
 /**
- * The recordings API of a project (decisions §10): list, retrieve, update (person properties, viewed), soft
+ * The recordings API of a project (docs/decisions.md §10): list, retrieve, update (person properties, viewed), soft
  * delete, snapshots, and sharing. Every operation starts with `ProjectsService.requireAccessible` (404 for a
  * project of another organization, 403 for keys restricted to other projects).
  */
 @Injectable()
 export class SessionRecordingsService {
+  private readonly retentionDays: number;
+
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionHost,
     private readonly recordings: SessionRecordingsRepository,
     private readonly projects: ProjectsService,
     private readonly persons: PersonsService,
+    private readonly organizations: OrganizationsService,
     private readonly clock: Clock,
-  ) {}
+    private readonly snapshotReader: SnapshotReader,
+    config: AppConfig,
+  ) {
+    this.retentionDays = config.get('RECORDING_RETENTION_DAYS');
+  }
 
   async list(
     principal: Principal,
-    projectId: string,
-    query: Record<string, unknown>,
+    projectId: number,
+    query: RecordingListQueryDto,
     page: PageParams,
   ): Promise<Page<SessionRecordingDto>> {
     const project = await this.projects.requireAccessible(principal, projectId);
@@ -52,62 +62,61 @@ export class SessionRecordingsService {
     const { rows, total } = await this.recordings.list(project.id, principal.userId, filters, page);
     const nowMs = now.getTime();
     const items = new Array<SessionRecordingDto>(rows.length);
-    for (let i = 0; i < rows.length; i++) items[i] = toRecordingDto(rows[i], nowMs);
+    for (let i = 0; i < rows.length; i++) items[i] = toRecordingDto(rows[i], nowMs, this.retentionDays);
     return { items, total };
   }
 
-  async retrieve(principal: Principal, projectId: string, id: string): Promise<SessionRecordingDto> {
+  async retrieve(principal: Principal, projectId: number, id: string): Promise<SessionRecordingDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
     return this.requireRecording(project.id, id, principal.userId);
   }
 
   async update(
     principal: Principal,
-    projectId: string,
+    projectId: number,
     id: string,
-    body: UpdateSessionRecordingDto,
+    body: UpdateSessionRecordingDto | ReplaceSessionRecordingDto,
   ): Promise<SessionRecordingDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
-    if (!isSessionId(id)) throw ApiError.notFound();
-    await this.dataSource.transaction(async (manager) => {
-      const recording = await this.recordings.lockLive(manager, project.id, id);
+    // `analyzed` and `player_metadata` are PostHog's player telemetry: accepted (validated) and not stored.
+    await this.transactions.withTransaction(async () => {
+      const recording = await this.recordings.lockLive(project.id, id);
       if (!recording) throw ApiError.notFound();
       if (body.person?.properties !== undefined) {
         if (recording.personId === null) {
           throw ApiError.validation('This recording has no person to update.', 'person');
         }
-        await this.persons.mergeProperties(manager, recording.personId, body.person.properties);
+        await this.persons.mergeProperties(recording.personId, body.person.properties);
       }
       if (body.viewed !== undefined) {
-        await this.recordings.setViewed(
-          manager,
-          project.id,
-          id,
-          principal.userId,
-          body.viewed,
-          this.clock.now(),
-        );
+        await this.recordings.setViewed(project.id, id, principal.userId, body.viewed, this.clock.now());
       }
     });
     return this.requireRecording(project.id, id, principal.userId);
   }
 
-  async delete(principal: Principal, projectId: string, id: string): Promise<void> {
+  async delete(principal: Principal, projectId: number, id: string): Promise<void> {
     const project = await this.projects.requireAccessible(principal, projectId);
-    if (!isSessionId(id) || !(await this.recordings.softDelete(project.id, id, this.clock.now()))) {
+    if (!(await this.recordings.softDelete(project.id, id, this.clock.now()))) {
       throw ApiError.notFound();
     }
   }
 
-  async snapshots(principal: Principal, projectId: string, id: string): Promise<SnapshotsDto> {
+  /** The recording's snapshot sources, or the lines of one or a range of them (see `SnapshotReader`). */
+  async snapshots(
+    principal: Principal,
+    projectId: number,
+    id: string,
+    query: SnapshotsQuery,
+  ): Promise<StreamedBody> {
     const project = await this.projects.requireAccessible(principal, projectId);
     await this.requireRecording(project.id, id, null);
-    return this.readSnapshots(project.id, id);
+    return this.snapshotReader.read(project.id, id, query);
   }
 
   // ---- sharing ----------------------------------------------------------------------------------------------
 
-  async sharing(principal: Principal, projectId: string, id: string): Promise<SharingConfigurationDto> {
+  async sharing(principal: Principal, projectId: number, id: string): Promise<SharingConfigurationDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
     await this.requireRecording(project.id, id, null);
     return toSharingDto(await this.findOrCreateSharing(project.id, id));
@@ -115,21 +124,37 @@ export class SessionRecordingsService {
 
   async updateSharing(
     principal: Principal,
-    projectId: string,
+    projectId: number,
     id: string,
     body: UpdateSharingDto,
   ): Promise<SharingConfigurationDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
     await this.requireRecording(project.id, id, null);
+    if (body.password_required === true) {
+      throw ApiError.validation(
+        'Password-protected sharing is not supported by this service; password_required can only be false.',
+        'password_required',
+      );
+    }
+    if (body.enabled === true) {
+      const policies = await this.organizations.policies(project.organizationId);
+      if (!policies) throw ApiError.notFound();
+      if (!policies.allowPubliclySharedResources) {
+        throw ApiError.permissionDenied('Public sharing is disabled for this organization.');
+      }
+    }
     await this.findOrCreateSharing(project.id, id);
-    const row = await this.recordings.updateSharing(project.id, id, { enabled: body.enabled });
+    const row = await this.recordings.updateSharing(project.id, id, {
+      enabled: body.enabled,
+      settings: body.settings,
+    });
     if (!row) throw ApiError.notFound();
     return toSharingDto(row);
   }
 
   async refreshSharing(
     principal: Principal,
-    projectId: string,
+    projectId: number,
     id: string,
   ): Promise<SharingConfigurationDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
@@ -142,15 +167,18 @@ export class SessionRecordingsService {
     return toSharingDto(row);
   }
 
-  /** The recording behind an enabled sharing token (no API key); 404 for any other token. */
-  async shared(accessToken: string): Promise<SessionRecordingDto> {
+  /**
+   * The recording behind an enabled sharing token (no API key), without anything about its person; 404 for any
+   * other token.
+   */
+  async shared(accessToken: string): Promise<SharedSessionRecordingDto> {
     const shared = await this.requireShared(accessToken);
-    return this.requireRecording(shared.team_id, shared.session_id, null);
+    return toSharedRecordingDto(await this.requireRecording(shared.teamId, shared.sessionId, null));
   }
 
-  async sharedSnapshots(accessToken: string): Promise<SnapshotsDto> {
+  async sharedSnapshots(accessToken: string, query: SnapshotsQuery): Promise<StreamedBody> {
     const shared = await this.requireShared(accessToken);
-    return this.readSnapshots(shared.team_id, shared.session_id);
+    return this.snapshotReader.read(shared.teamId, shared.sessionId, query);
   }
 
   // ---- helpers ------------------------------------------------------------------------------------------------
@@ -160,13 +188,16 @@ export class SessionRecordingsService {
     id: string,
     userId: number | null,
   ): Promise<SessionRecordingDto> {
-    const row = isSessionId(id) ? await this.recordings.findOne(teamId, id, userId) : null;
+    const row = await this.recordings.findOne(teamId, id, userId);
     if (!row) throw ApiError.notFound();
-    return toRecordingDto(row, this.clock.now().getTime());
+    return toRecordingDto(row, this.clock.now().getTime(), this.retentionDays);
   }
 
   private async requireShared(accessToken: string) {
-    const shared = accessToken.length <= 64 ? await this.recordings.findEnabledSharing(accessToken) : null;
+    const shared =
+      accessToken.length <= 64 && ACCESS_TOKEN.test(accessToken)
+        ? await this.recordings.findEnabledSharing(accessToken)
+        : null;
     if (!shared) throw ApiError.notFound();
     return shared;
   }
@@ -186,15 +217,5 @@ export class SessionRecordingsService {
         if (!isUniqueViolation(error) || attempt >= 3) throw error;
       }
     }
-  }
-
-  private async readSnapshots(teamId: number, id: string): Promise<SnapshotsDto> {
-    const chunks = await this.recordings.snapshotChunks(teamId, id);
-    const all: { window_id: string; event: RrwebEvent; timestamp: number }[] = [];
-    for (const chunk of chunks) {
-      const events = JSON.parse((await gunzipAsync(chunk.data)).toString('utf8')) as RrwebEvent[];
-      for (const event of events) all.push({ window_id: chunk.window_id, event, timestamp: event.timestamp });
-    }
-    return { snapshots: sortByTime(all).map(({ window_id, event }) => ({ window_id, event })) };
   }
 }

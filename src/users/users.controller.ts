@@ -2,40 +2,25 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireScopes } from '../common/auth/auth.decorators.js';
 import type { Principal } from '../common/auth/principal.js';
-import { ApiError } from '../common/errors/api-error.js';
-import { OrganizationsService } from '../organizations/organizations.service.js';
-import { toProjectDto } from '../projects/dto/project.dto.js';
-import { ProjectsService } from '../projects/projects.service.js';
-import { CurrentUserDto, toUserDto } from './dto/user.dto.js';
-import { UsersService } from './users.service.js';
+import { CurrentUserService } from './current-user.service.js';
+import { CurrentUserDto } from './dto/user.dto.js';
 
 @ApiTags('users')
 @Controller('api/users')
 export class UsersController {
-  constructor(
-    private readonly users: UsersService,
-    private readonly organizations: OrganizationsService,
-    private readonly projects: ProjectsService,
-  ) {}
+  constructor(private readonly currentUser: CurrentUserService) {}
 
   @Get('@me')
   @RequireScopes()
   @ApiOperation({
     summary: 'The calling user',
-    description: 'Any valid key, no scope needed. Includes the organizations visible to the key.',
+    description:
+      "Any valid key, no scope needed. In the shape of PostHog's user: the current organization in full (the " +
+      'one created or joined most recently among those visible to the key), every organization visible to the ' +
+      "key, and the current organization's default project as `team`.",
   })
   @ApiOkResponse({ type: CurrentUserDto })
-  async me(@CurrentPrincipal() principal: Principal): Promise<CurrentUserDto> {
-    const user = await this.users.findById(principal.userId);
-    if (!user) throw ApiError.authenticationFailed();
-    const organizations = await this.organizations.summaries(principal);
-    const current = organizations[0] ?? null;
-    const project = current ? await this.projects.findDefault(current.id) : null;
-    return {
-      ...toUserDto(user),
-      organization: current,
-      organizations,
-      team: project ? toProjectDto(project) : null,
-    };
+  me(@CurrentPrincipal() principal: Principal): Promise<CurrentUserDto> {
+    return this.currentUser.describe(principal);
   }
 }

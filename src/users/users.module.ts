@@ -1,14 +1,9 @@
 import { Module } from '@nestjs/common';
-import { OrganizationsModule } from '../organizations/organizations.module.js';
-import { ProjectsModule } from '../projects/projects.module.js';
-import { UsersController } from './users.controller.js';
 import { UsersRepository } from './users.repository.js';
-import { UsersService } from './users.service.js';
 
+/** The users table, for the modules above it (keys, invites, plugins, the current user). */
 @Module({
-  imports: [OrganizationsModule, ProjectsModule],
-  controllers: [UsersController],
-  providers: [UsersRepository, UsersService],
-  exports: [UsersService],
+  providers: [UsersRepository],
+  exports: [UsersRepository],
 })
 export class UsersModule {}

@@ -1,43 +1,62 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
+import { In } from 'typeorm';
+import { GenerateSql } from '../database/generate-sql.js';
+import { RepositoryBase } from '../database/repository-base.js';
 import { UserEntity } from './user.entity.js';
 
-@Injectable()
-export class UsersRepository {
-  constructor(private readonly dataSource: DataSource) {}
+const EMAIL = 'ada@example.com';
 
+/**
+ * The users table. Users have no rules of their own (they are created with a key or by accepting an invite),
+ * so other modules use this repository directly: UsersModule exports it instead of a forwarding service.
+ */
+@Injectable()
+export class UsersRepository extends RepositoryBase {
+  @GenerateSql({ params: [1] })
   findById(id: number): Promise<UserEntity | null> {
-    return this.dataSource.getRepository(UserEntity).findOneBy({ id });
+    return this.repository(UserEntity).findOneBy({ id });
   }
 
-  findByEmail(email: string, manager: EntityManager = this.dataSource.manager): Promise<UserEntity | null> {
-    return manager
-      .getRepository(UserEntity)
+  /** The users with these ids that exist (any order). */
+  findByIds(ids: readonly number[]): Promise<UserEntity[]> {
+    if (!ids.length) return Promise.resolve([]);
+    return this.repository(UserEntity).findBy({ id: In([...ids]) });
+  }
+
+  /** The user with this e-mail address, compared case-insensitively (the unique index is on lower(email)). */
+  @GenerateSql({ params: [EMAIL] })
+  findByEmail(email: string): Promise<UserEntity | null> {
+    return this.repository(UserEntity)
       .createQueryBuilder('u')
       .where('lower(u.email) = lower(:email)', { email })
       .getOne();
   }
 
-  /** Inserts the user unless one with the same e-mail (any case) exists; returns the stored user either way. */
+  /**
+   * Inserts the user unless one with the same e-mail (any case) exists; returns the stored user either way.
+   * Plain SQL: the conflict target is the expression index on lower(email), which the query builder cannot name.
+   */
+  @GenerateSql({ params: [{ email: EMAIL }] })
   async findOrCreate(
     fields: Pick<UserEntity, 'email'> & Partial<Pick<UserEntity, 'firstName' | 'lastName'>>,
-    manager: EntityManager = this.dataSource.manager,
   ): Promise<{ user: UserEntity; created: boolean }> {
-    const existing = await this.findByEmail(fields.email, manager);
+    const existing = await this.findByEmail(fields.email);
     if (existing) return { user: existing, created: false };
-    const rows: { id: number }[] = await manager.query(
+    const rows = await this.query<{ id: number }>(
       `INSERT INTO users (email, distinct_id, first_name, last_name)
        VALUES ($1, gen_random_uuid()::text, $2, $3)
        ON CONFLICT (lower(email)) DO NOTHING
        RETURNING id`,
       [fields.email, fields.firstName ?? '', fields.lastName ?? ''],
     );
-    const user = await this.findByEmail(fields.email, manager);
+    const user = await this.findByEmail(fields.email);
     if (!user) throw new Error(`user ${fields.email} vanished during creation`);
     return { user, created: rows.length > 0 };
   }
 
-  async count(manager: EntityManager = this.dataSource.manager): Promise<number> {
-    return manager.getRepository(UserEntity).count();
+  /** Whether the database has any user at all (a first start has none). */
+  @GenerateSql()
+  anyExists(): Promise<boolean> {
+    return this.repository(UserEntity).exists();
   }
 }

@@ -90,10 +90,18 @@ describe.each(['base', 'overlays/example'])('deploy/k8s/%s', (dir) => {
     expect(found.map((o) => o.kind)).toEqual([kind]);
     return found[0] as T & K8sObject;
   };
-  const configMap = find<{ data: Record<string, string> }>('ConfigMap');
-  const deployment = find<{
+  /** The object of `kind` named `name` (exactly one). */
+  const named = <T = Obj>(kind: string, name: string): T & K8sObject => {
+    const found = objects.filter((o) => o.kind === kind && o.metadata.name === name);
+    expect(found.map((o) => `${o.kind} ${o.metadata.name}`)).toEqual([`${kind} ${name}`]);
+    return found[0] as T & K8sObject;
+  };
+  type DeploymentObj = {
     spec: { replicas: number; selector: { matchLabels: Record<string, string> }; template: PodTemplate };
-  }>('Deployment');
+  };
+  const configMap = find<{ data: Record<string, string> }>('ConfigMap');
+  const deployment = named<DeploymentObj>('Deployment', 'org-admin-service');
+  const workers = named<DeploymentObj>('Deployment', 'org-admin-service-worker');
   const job = find<{ spec: { template: PodTemplate; backoffLimit?: number } }>('Job');
   const service = find<{
     spec: {
@@ -108,16 +116,20 @@ describe.each(['base', 'overlays/example'])('deploy/k8s/%s', (dir) => {
       maxReplicas: number;
     };
   }>('HorizontalPodAutoscaler');
-  const pdb = find<{
+  type PdbObj = {
     spec: {
       selector: { matchLabels: Record<string, string> };
       maxUnavailable?: number;
       minAvailable?: number;
     };
-  }>('PodDisruptionBudget');
+  };
+  const pdb = named<PdbObj>('PodDisruptionBudget', 'org-admin-service');
+  const workerPdb = named<PdbObj>('PodDisruptionBudget', 'org-admin-service-worker');
   const app = deployment.spec.template.spec.containers.find((c) => c.name === 'app')!;
+  const worker = workers.spec.template.spec.containers.find((c) => c.name === 'worker')!;
   const pods: [string, PodSpec][] = [
     ['Deployment', deployment.spec.template.spec],
+    ['worker Deployment', workers.spec.template.spec],
     ['Job', job.spec.template.spec],
   ];
   /** The environment a pod of the Deployment gets: ConfigMap, then Secret (template values), then `env`. */
@@ -138,7 +150,16 @@ describe.each(['base', 'overlays/example'])('deploy/k8s/%s', (dir) => {
 
   it('holds exactly the service objects, and never the Secret template', () => {
     expect(objects.map((o) => o.kind).sort()).toEqual(
-      ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Job', 'PodDisruptionBudget', 'Service'].sort(),
+      [
+        'ConfigMap',
+        'Deployment',
+        'Deployment',
+        'HorizontalPodAutoscaler',
+        'Job',
+        'PodDisruptionBudget',
+        'PodDisruptionBudget',
+        'Service',
+      ].sort(),
     );
   });
 
@@ -165,11 +186,12 @@ describe.each(['base', 'overlays/example'])('deploy/k8s/%s', (dir) => {
       expect(names.filter((n) => !settingNames.has(n) && !NODE_VARIABLES.has(n))).toEqual([]);
     });
 
-    it("sizes the service's V8 heap (NODE_OPTIONS) at half its container's memory limit", () => {
+    it("sizes the service's V8 heap (NODE_OPTIONS) at half its container's memory limit, young generation held", () => {
       const nodeOptions = app.env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
       const limit = /^(\d+)Mi$/.exec(app.resources?.limits?.memory ?? '');
       expect(limit).not.toBeNull();
-      expect(nodeOptions).toBe(`--max-old-space-size=${Number(limit?.[1]) / 2}`);
+      // Old generation: half the limit. Young generation: three semi-spaces of 16 MB, not Node 24's 64 MB default.
+      expect(nodeOptions).toBe(`--max-old-space-size=${Number(limit?.[1]) / 2} --max-semi-space-size=16`);
     });
 
     it("every value parses with the app's config parser", () => {
@@ -326,12 +348,12 @@ describe.each(['base', 'overlays/example'])('deploy/k8s/%s', (dir) => {
     expect(['Never', 'OnFailure']).toContain(job.spec.template.spec.restartPolicy);
   });
 
-  it('the pre-deploy selector of the README picks the migration Job and the ConfigMap it reads, nothing else', () => {
+  it('the pre-deploy selector of docs/operations.md picks the migration Job and the ConfigMap it reads, nothing else', () => {
     const component = (o: K8sObject) =>
       (o.metadata.labels as Record<string, string>)['app.kubernetes.io/component'];
     const selected = objects.filter((o) => ['config', 'migrate'].includes(component(o)));
     expect(selected.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Job']);
-    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain(
+    expect(readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8')).toContain(
       "-l 'app.kubernetes.io/component in (config,migrate)'",
     );
   });
@@ -350,6 +372,52 @@ describe.each(['base', 'overlays/example'])('deploy/k8s/%s', (dir) => {
     expect(app.resources?.requests?.cpu).toBeDefined();
   });
 
+  describe('the worker Deployment', () => {
+    const workerSettings = () => parseConfig(podEnv(worker));
+
+    it('runs the batch export workers, which the API pods do not', () => {
+      expect(settings().BATCH_EXPORT_WORKERS).toBe(false);
+      expect(workerSettings().BATCH_EXPORT_WORKERS).toBe(true);
+      expect(workerSettings().BATCH_EXPORT_WORKER_CONCURRENCY).toBeGreaterThanOrEqual(1);
+      expect(worker.image).toBe(app.image);
+      expect(worker.command ?? null).toBeNull();
+    });
+
+    it('is selected by its own labels, by no Service, and by its own PodDisruptionBudget', () => {
+      expect(workers.spec.replicas).toBeGreaterThanOrEqual(2);
+      const labels = workers.spec.template.metadata.labels;
+      expect(labels).toMatchObject(workers.spec.selector.matchLabels);
+      expect(labels).not.toMatchObject(service.spec.selector);
+      expect(labels).not.toMatchObject(deployment.spec.selector.matchLabels);
+      expect(deployment.spec.template.metadata.labels).not.toMatchObject(workers.spec.selector.matchLabels);
+      expect(labels).toMatchObject(workerPdb.spec.selector.matchLabels);
+      expect(labels).not.toMatchObject(pdb.spec.selector.matchLabels);
+      expect(workerPdb.spec.maxUnavailable).toBe(1);
+    });
+
+    it('probes startup and readiness on /readyz and liveness on /healthz', () => {
+      expect(worker.startupProbe?.httpGet?.path).toBe('/readyz');
+      expect(worker.readinessProbe?.httpGet?.path).toBe('/readyz');
+      expect(worker.livenessProbe?.httpGet?.path).toBe('/healthz');
+      for (const probe of [worker.startupProbe, worker.readinessProbe, worker.livenessProbe]) {
+        expect(portNumber(worker, probe!.httpGet!.port)).toBe(workerSettings().PORT);
+      }
+    });
+
+    it('drains: runs get BATCH_EXPORT_DRAIN_TIMEOUT_MS within SHUTDOWN_TIMEOUT_MS, within the grace period', () => {
+      const s = workerSettings();
+      expect(s.BATCH_EXPORT_DRAIN_TIMEOUT_MS).toBeGreaterThanOrEqual(60000);
+      expect(s.BATCH_EXPORT_DRAIN_TIMEOUT_MS).toBeLessThan(s.SHUTDOWN_TIMEOUT_MS);
+      expect(workers.spec.template.spec.terminationGracePeriodSeconds!).toBeGreaterThan(
+        s.SHUTDOWN_TIMEOUT_MS / 1000,
+      );
+      const nodeOptions = worker.env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
+      expect(nodeOptions).toBe(
+        `--max-old-space-size=${quantity(worker.resources!.limits!.memory) / 2 ** 20 / 2} --max-semi-space-size=16`,
+      );
+    });
+  });
+
   it('the PodDisruptionBudget keeps a replica up at the smallest size', () => {
     const available =
       pdb.spec.minAvailable ?? hpa.spec.minReplicas - (pdb.spec.maxUnavailable ?? hpa.spec.minReplicas);
@@ -362,11 +430,12 @@ describe('deploy/k8s/overlays/example over the base', () => {
   const base = render(join(K8S, 'base'));
   const overlay = render(join(K8S, 'overlays', 'example'));
 
-  it('puts every object in its namespace and uses its image for the service and the migration', () => {
+  it('puts every object in its namespace and uses its image for the service, the workers and the migration', () => {
     expect(base.every((o) => o.metadata.namespace === undefined)).toBe(true);
     expect(overlay.every((o) => o.metadata.namespace === 'org-admin')).toBe(true);
     const images = JSON.stringify(overlay).match(/"image":"[^"]+"/g);
     expect(images).toEqual([
+      '"image":"registry.example.com/org-admin-service:0.1.0"',
       '"image":"registry.example.com/org-admin-service:0.1.0"',
       '"image":"registry.example.com/org-admin-service:0.1.0"',
     ]);

@@ -333,12 +333,17 @@ describe('authentication and scopes', () => {
       });
     });
 
-    it('project lists only show the allowed projects', async () => {
+    it('project lists only show the allowed projects; an organization without one is out of reach (403)', async () => {
       const listA = await t.http.get(`/api/organizations/${a.id}/projects`).set(restricted).expect(200);
       expect(listA.body.count).toBe(1);
       expect(listA.body.results.map((p: { id: number }) => p.id)).toEqual([a.teams[0].id]);
-      const listB = await t.http.get(`/api/organizations/${b.id}/projects`).set(restricted).expect(200);
-      expect(listB.body).toEqual({ count: 0, next: null, previous: null, results: [] });
+      const listB = await t.http.get(`/api/organizations/${b.id}/projects`).set(restricted).expect(403);
+      expect(listB.body).toEqual({
+        type: 'authentication_error',
+        code: 'permission_denied',
+        detail: 'This API key is not allowed to access this organization.',
+        attr: null,
+      });
     });
 
     it('a project id that does not exist is still 404', async () => {

@@ -13,6 +13,7 @@ import {
   INTERVALS,
   type PauseWindow,
 } from '../../src/batch-exports/schedule.js';
+import { RunQueue } from '../../src/batch-exports/runs/run-queue.js';
 import { typeormOptions } from '../../src/database/typeorm-options.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
@@ -75,6 +76,20 @@ async function counts(dataSource: DataSource) {
             (SELECT count(*) FROM batch_export_logs WHERE message LIKE 'Run created %')::int AS run_logs`,
   );
   return row as { runs: number; duplicates: number; run_logs: number };
+}
+
+/** Runs without a job of the run queue, and jobs without a run: both must be 0. */
+async function unmatchedJobs(dataSource: DataSource) {
+  const [row] = await dataSource.query(
+    `SELECT (SELECT count(*) FROM batch_export_runs r
+              WHERE NOT EXISTS (SELECT 1 FROM pgboss.job j WHERE j.id = r.id AND j.name = 'batch-export-runs'))::int
+              AS runs_without_job,
+            (SELECT count(*) FROM pgboss.job j
+              WHERE j.name = 'batch-export-runs'
+                AND NOT EXISTS (SELECT 1 FROM batch_export_runs r WHERE r.id = j.id))::int AS jobs_without_run,
+            (SELECT count(*) FROM pgboss.job WHERE name = 'batch-export-runs')::int AS jobs`,
+  );
+  return row as { runs_without_job: number; jobs_without_run: number; jobs: number };
 }
 
 describe('batch export scheduler', () => {
@@ -240,6 +255,7 @@ describe('batch export scheduler', () => {
       await t.dataSource.query('UPDATE batch_exports SET deleted_at = now() WHERE deleted_at IS NULL');
       await t.dataSource.query('DELETE FROM batch_export_logs');
       await t.dataSource.query('DELETE FROM batch_export_runs');
+      await t.dataSource.query("DELETE FROM pgboss.job WHERE name = 'batch-export-runs'");
       expected = 0;
       dueExports = 0;
       const created = new Date('2026-11-18T00:00:30.000Z');
@@ -270,17 +286,27 @@ describe('batch export scheduler', () => {
     it('several createDueRuns at once on separate connections create every due run once', async () => {
       expect(expected).toBeGreaterThan(2000);
       const results = await Promise.all(
-        dataSources.map((ds) => new BatchExportsRepository(ds).createDueRuns(NOW, 100000)),
+        dataSources.map((ds) =>
+          new BatchExportsRepository(ds, t.app.get(RunQueue)).createDueRuns(NOW, 100000),
+        ),
       );
       const after = await counts(t.dataSource);
       expect(after).toEqual({ runs: expected, duplicates: 0, run_logs: expected });
       expect(results.reduce((sum, r) => sum + r.created, 0)).toBe(expected);
+      // Each run got exactly one job of the run queue, in the same transaction.
+      expect(await unmatchedJobs(t.dataSource)).toEqual({
+        runs_without_job: 0,
+        jobs_without_run: 0,
+        jobs: expected,
+      });
     });
 
     it('the unique key holds even when every watermark is lost (a replayed tick)', async () => {
       await t.dataSource.query('UPDATE batch_exports SET scheduled_through = NULL');
       const results = await Promise.all(
-        dataSources.map((ds) => new BatchExportsRepository(ds).createDueRuns(NOW, 100000)),
+        dataSources.map((ds) =>
+          new BatchExportsRepository(ds, t.app.get(RunQueue)).createDueRuns(NOW, 100000),
+        ),
       );
       expect(results.map((r) => r.created)).toEqual(results.map(() => 0));
       // Each due export was taken by exactly one of the sessions.
@@ -316,12 +342,15 @@ describe('batch export scheduler', () => {
       for (let round = 0; round < 40; round++) {
         const results = await Promise.all(
           dataSources.map((ds, i) =>
-            new BatchExportsRepository(ds).createDueRuns(new Date(later.getTime() - (i % 3) * 600_000), 7),
+            new BatchExportsRepository(ds, t.app.get(RunQueue)).createDueRuns(
+              new Date(later.getTime() - (i % 3) * 600_000),
+              7,
+            ),
           ),
         );
         if (results.every((r) => r.created === 0) && round > 3) break;
       }
-      await new BatchExportsRepository(t.dataSource).createDueRuns(later, 100000);
+      await new BatchExportsRepository(t.dataSource, t.app.get(RunQueue)).createDueRuns(later, 100000);
       expect(await counts(t.dataSource)).toEqual({
         runs: expected + more,
         duplicates: 0,
@@ -329,7 +358,7 @@ describe('batch export scheduler', () => {
       });
     });
 
-    it('issues one statement per tick (in a transaction with JIT off), whatever the number of exports', async () => {
+    it("issues one statement per tick and one for its runs' jobs (in a transaction with JIT off), whatever the number of exports", async () => {
       const spy = jest.spyOn(pg.Client.prototype, 'query');
       const sent = () =>
         spy.mock.calls.map(([sql]) => (typeof sql === 'string' ? sql.trim().slice(0, 40) : sql));
@@ -337,17 +366,22 @@ describe('batch export scheduler', () => {
         'START TRANSACTION',
         'SET LOCAL jit = off',
         expect.stringMatching(/^WITH iv AS/),
+        expect.stringMatching(/^INSERT INTO pgboss\.job/),
         'COMMIT',
       ];
       spy.mockClear();
       const forForty = await service.createDueRuns(new Date('2026-11-21T00:00:00.000Z'));
       expect(forForty.exports).toBeGreaterThan(1);
+      expect(forForty.created).toBeGreaterThan(1);
       expect(sent()).toEqual(expected);
       await t.dataSource.query(
-        `UPDATE batch_exports SET deleted_at = now() WHERE id <> (SELECT min(id::text)::uuid FROM batch_exports WHERE deleted_at IS NULL)`,
+        // Keep one hourly export, so the second tick has due runs (and therefore jobs) whatever the random ids.
+        `UPDATE batch_exports SET deleted_at = now() WHERE id <> (SELECT id FROM batch_exports WHERE deleted_at IS NULL AND interval = 'hour' ORDER BY id LIMIT 1)`,
       );
       spy.mockClear();
-      await service.createDueRuns(new Date('2026-11-22T00:00:00.000Z'));
+      const forOne = await service.createDueRuns(new Date('2026-11-22T00:00:00.000Z'));
+      expect(forOne.exports).toBe(1);
+      expect(forOne.created).toBeGreaterThan(0);
       expect(sent()).toEqual(expected);
     });
   });

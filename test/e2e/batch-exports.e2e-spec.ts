@@ -10,6 +10,7 @@ const EXPORT_FIELDS = [
   'created_at',
   'destination',
   'end_at',
+  'filters',
   'hogql_query',
   'id',
   'interval',
@@ -24,7 +25,9 @@ const EXPORT_FIELDS = [
   'team_id',
 ];
 const RUN_FIELDS = [
+  'backfill',
   'batch_export',
+  'bytes_exported',
   'created_at',
   'cursor',
   'data_interval_end',
@@ -203,7 +206,7 @@ describe('batch exports', () => {
         team_id: teamId,
         name: 'Events to S3',
         model: 'events',
-        destination: { type: 'S3', config: S3_VISIBLE },
+        destination: { type: 'S3', config: S3_VISIBLE, integration: null, integration_id: null },
         interval: 'hour',
         paused: false,
         created_at: T0.toISOString(),
@@ -214,6 +217,7 @@ describe('batch exports', () => {
         latest_runs: [],
         hogql_query: '',
         schema: null,
+        filters: null,
       });
       expectNoSecret(res.text);
       // Stored: the secrets apart from the visible config.
@@ -255,6 +259,33 @@ describe('batch exports', () => {
         hogql_query: 'SELECT event FROM events',
       });
       expect(await get(created.id)).toEqual(created);
+    });
+
+    it('takes the sessions model and a Databricks destination (PostHog contract)', async () => {
+      const created = await create({
+        model: 'sessions',
+        destination: {
+          type: 'Databricks',
+          config: {
+            http_path: '/sql/1.0/warehouses/abc',
+            catalog: 'main',
+            schema: 'posthog',
+            table_name: 'sessions',
+          },
+        },
+      });
+      expect(created.model).toBe('sessions');
+      expect(created.destination).toEqual({
+        type: 'Databricks',
+        config: {
+          http_path: '/sql/1.0/warehouses/abc',
+          catalog: 'main',
+          schema: 'posthog',
+          table_name: 'sessions',
+        },
+        integration: null,
+        integration_id: null,
+      });
     });
 
     it.each([
@@ -310,14 +341,28 @@ describe('batch exports', () => {
         const visible = Object.fromEntries(
           Object.entries(config).filter(([, v]) => !SECRETS.includes(v as string)),
         );
-        expect(created.destination).toEqual({ type, config: visible });
+        expect(created.destination).toEqual({
+          type,
+          config: visible,
+          integration: null,
+          integration_id: null,
+        });
         expect(created.interval).toBe(interval);
+        const cadence = interval.startsWith('every ') ? interval : `every ${interval}`;
+        expect((await logsOf(created.id)).map((l) => l.message)).toEqual([
+          `Batch export created: events to ${type} ${cadence}.`,
+        ]);
       },
     );
 
     it('accepts a NoOp destination without config', async () => {
       const created = await create({ destination: { type: 'NoOp' } });
-      expect(created.destination).toEqual({ type: 'NoOp', config: {} });
+      expect(created.destination).toEqual({
+        type: 'NoOp',
+        config: {},
+        integration: null,
+        integration_id: null,
+      });
     });
 
     it.each([
@@ -328,7 +373,7 @@ describe('batch exports', () => {
       [{ interval: undefined }, 'required', 'interval'],
       [{ interval: 'minute' }, 'invalid_input', 'interval'],
       [{ interval: 'Hour' }, 'invalid_input', 'interval'],
-      [{ model: 'sessions' }, 'invalid_input', 'model'],
+      [{ model: 'session_recordings' }, 'invalid_input', 'model'],
       [{ model: null }, 'invalid_input', 'model'],
       [{ paused: 'no' }, 'invalid_input', 'paused'],
       [{ destination: undefined }, 'required', 'destination'],
@@ -377,12 +422,17 @@ describe('batch exports', () => {
       [{ start_at: '2026-12-01T00:00:00Z', end_at: '2026-12-01T01:00:00+01:00' }, 'invalid_input', 'end_at'],
       [{ last_paused_at: 'yesterday' }, 'invalid_input', 'last_paused_at'],
       [{ hogql_query: 3 }, 'invalid_input', 'hogql_query'],
-      [{ id: '3f1a2b4c-0000-4000-8000-000000000000' }, 'read_only_field', 'id'],
-      [{ team_id: 7 }, 'read_only_field', 'team_id'],
-      [{ created_at: '2026-01-01T00:00:00Z' }, 'read_only_field', 'created_at'],
-      [{ last_updated_at: '2026-01-01T00:00:00Z' }, 'read_only_field', 'last_updated_at'],
-      [{ latest_runs: [] }, 'read_only_field', 'latest_runs'],
-      [{ schema: {} }, 'read_only_field', 'schema'],
+      [{ filters: 'x' }, 'invalid_input', 'filters'],
+      [
+        { destination: { type: 'S3', config: S3_CONFIG, integration_id: 'x' } },
+        'invalid_input',
+        'destination__integration_id',
+      ],
+      [
+        { destination: { type: 'S3', config: S3_CONFIG, integration_id: 0 } },
+        'invalid_input',
+        'destination__integration_id',
+      ],
       [{ colour: 'red' }, 'unknown_field', 'colour'],
     ])('rejects %j with 400 %s on %s and stores nothing', async (extra, code, attr) => {
       const before = await exportCount();
@@ -575,8 +625,11 @@ describe('batch exports', () => {
         'batch_export:read',
         other,
       );
+      // A key restricted to a project of another organization does not reach this one at all.
       const otherProject = await t.factories.keyFor(member, '*', { projects: [teamId] });
-      expect((await t.http.get(path(listOrg)).set(otherProject).expect(200)).body.count).toBe(0);
+      expect((await t.http.get(path(listOrg)).set(otherProject).expect(403)).body.code).toBe(
+        'permission_denied',
+      );
     });
 
     it('shows the 10 newest runs as latest_runs, newest first', async () => {
@@ -644,6 +697,8 @@ describe('batch exports', () => {
       expect(res.body.destination).toEqual({
         type: 'S3',
         config: { bucket_name: 'exports', region: 'us-east-1', prefix: 'v2/' },
+        integration: null,
+        integration_id: null,
       });
       expectNoSecret(res.text);
       expect(await secretsInDb(created.id)).toEqual({
@@ -738,12 +793,76 @@ describe('batch exports', () => {
       await patch(created.id, { start_at: '2027-01-01T00:00:00Z', end_at: null }).expect(200);
     });
 
+    it('takes back the export as read with changes; read-only fields are ignored', async () => {
+      const created = await create();
+      const res = await patch(created.id, {
+        ...created,
+        id: '3f1a2b4c-0000-4000-8000-000000000000',
+        team_id: 1,
+        latest_runs: [{ id: 'x' }],
+        schema: { x: 1 },
+        name: 'Round tripped',
+        destination: { ...created.destination, integration: 99 },
+      }).expect(200);
+      expect(res.body).toEqual({
+        ...created,
+        name: 'Round tripped',
+        last_updated_at: res.body.last_updated_at,
+      });
+    });
+
+    it('stores and returns filters and destination.integration_id', async () => {
+      const filters = [{ key: '$browser', operator: 'exact', type: 'event', value: ['Chrome'] }];
+      const created = await create({
+        filters,
+        destination: { type: 'S3', config: S3_CONFIG, integration_id: 42 },
+      });
+      expect(created).toMatchObject({ filters, destination: { integration: 42, integration_id: 42 } });
+      const changed = await patch(created.id, {
+        filters: { events: ['$pageview'] },
+        destination: { integration_id: null },
+      }).expect(200);
+      expect(changed.body).toMatchObject({
+        filters: { events: ['$pageview'] },
+        destination: { type: 'S3', config: S3_VISIBLE, integration: null, integration_id: null },
+      });
+      expect(await get(created.id)).toEqual(changed.body);
+    });
+
+    it('PUT requires name, destination (its current type) and interval; fields left out keep their value', async () => {
+      const created = await create({ hogql_query: 'SELECT 1', filters: [] });
+      const put = (payload: Record<string, unknown>, auth: Record<string, string> = owner.auth) =>
+        t.http
+          .put(path(orgId, `/${created.id}/`))
+          .set(auth)
+          .send(payload);
+      for (const [missing, attr] of [
+        [{ destination: { type: 'S3' }, interval: 'day' }, 'name'],
+        [{ name: 'x', interval: 'day' }, 'destination'],
+        [{ name: 'x', destination: {}, interval: 'day' }, 'destination__type'],
+        [{ name: 'x', destination: { type: 'S3' } }, 'interval'],
+      ] as const) {
+        expect((await put(missing).expect(400)).body).toMatchObject({ code: 'required', attr });
+      }
+      expect(
+        (await put({ name: 'x', destination: { type: 'HTTP' }, interval: 'day' }).expect(400)).body.attr,
+      ).toBe('destination__type');
+      const res = await put({ ...created, name: 'Replaced', interval: 'day' }, member.auth).expect(200);
+      expect(res.body).toEqual({
+        ...created,
+        name: 'Replaced',
+        interval: 'day',
+        last_updated_at: res.body.last_updated_at,
+      });
+      expect(await secretsInDb(created.id)).toEqual({
+        aws_access_key_id: SECRET_ID,
+        aws_secret_access_key: SECRET_KEY,
+      });
+      const readOnly = await t.factories.keyFor(owner, 'batch_export:read');
+      await put({ name: 'x', destination: { type: 'S3' }, interval: 'day' }, readOnly).expect(403);
+    });
+
     it.each([
-      [{ id: '3f1a2b4c-0000-4000-8000-000000000000' }, 'read_only_field', 'id'],
-      [{ team_id: 1 }, 'read_only_field', 'team_id'],
-      [{ created_at: '2026-01-01T00:00:00Z' }, 'read_only_field', 'created_at'],
-      [{ latest_runs: [] }, 'read_only_field', 'latest_runs'],
-      [{ schema: null }, 'read_only_field', 'schema'],
       [{ colour: 'red' }, 'unknown_field', 'colour'],
       [{ name: null }, 'invalid_input', 'name'],
       [{ interval: 'year' }, 'invalid_input', 'interval'],
@@ -1081,6 +1200,18 @@ describe('batch exports', () => {
       ]);
       expect(new Set(runs.map((r) => r.status))).toEqual(new Set(['Starting']));
       expect(new Set(runs.map((r) => r.backfill_id))).toEqual(new Set([res.body.backfill_id]));
+      // The runs show the backfill that created them.
+      const listed = (
+        await t.http
+          .get(path(orgId, `/${created.id}/runs`))
+          .set(owner.auth)
+          .expect(200)
+      ).body.results as Run[];
+      expect(listed.map((r) => r.backfill)).toEqual([
+        res.body.backfill_id,
+        res.body.backfill_id,
+        res.body.backfill_id,
+      ]);
       const [row] = await t.dataSource.query(
         'SELECT batch_export_id, start_at, end_at, run_count, created_at FROM batch_export_backfills WHERE id = $1',
         [res.body.backfill_id],
@@ -1249,7 +1380,9 @@ describe('batch exports', () => {
         finished_at: null,
         last_updated_at: '2026-11-21T11:30:00.000Z',
         records_total_count: null,
+        bytes_exported: null,
         batch_export: exportId,
+        backfill: null,
       });
       for (const run of runs) expect(run.created_at).toMatch(ISO);
       const page = await t.http

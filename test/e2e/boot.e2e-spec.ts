@@ -1,8 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { MAIN, type ServiceProcess, startService } from '../support/service-process.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NO_BOOTSTRAP_KEY_MESSAGE } from '../../src/bootstrap.js';
+import {
+  bootstrapKey,
+  freePort,
+  MAIN,
+  printedKey,
+  type ServiceProcess,
+  startService,
+} from '../support/service-process.js';
 import { createEmptyDatabase, dropDatabase } from '../support/test-database.js';
+
+const KEY_RE = /phx_[0-9A-Za-z]{43}/;
 
 async function stop(running: ServiceProcess): Promise<number | null> {
   if (running.child.exitCode !== null) return running.child.exitCode;
@@ -15,35 +28,42 @@ describe('booting the built service', () => {
   let db: { name: string; url: string };
   let first: ServiceProcess;
   let firstExit: number | null;
+  /** The key the operator created with the CLI (first test). */
+  let key: string;
 
   beforeAll(async () => {
     db = await createEmptyDatabase('app');
-    first = await startService({ DATABASE_URL: db.url, MIGRATIONS_RUN: 'true', LOG_LEVEL: 'info' });
-  });
+    first = await startService(
+      { DATABASE_URL: db.url, MIGRATIONS_RUN: 'true', LOG_LEVEL: 'info' },
+      { timeoutMs: 50000 },
+    );
+  }, 60000);
   afterAll(async () => {
     if (first.child.exitCode === null) first.child.kill('SIGKILL');
     await dropDatabase(db.name);
   });
 
-  it('migrates an empty database and prints a working bootstrap key once', async () => {
-    const keys = first.stdout().match(/^\s+(phx_[0-9A-Za-z]{43})$/gm);
-    expect(keys).toHaveLength(1);
-    const key = keys![0].trim();
-    expect(first.stdout()).toContain('admin@localhost');
-    expect(first.stdout()).toContain('Authorize');
+  it('migrates an empty external database and creates no key: it logs that the CLI makes the first one', async () => {
+    expect(first.stdout()).not.toMatch(KEY_RE);
+    expect(first.stdout()).not.toContain('Authorize');
+    const notice = first.logs().filter((l) => l.msg === NO_BOOTSTRAP_KEY_MESSAGE);
+    expect(notice).toEqual([expect.objectContaining({ level: 'warn', context: 'Bootstrap' })]);
+    expect(NO_BOOTSTRAP_KEY_MESSAGE).toContain(
+      "node dist/cli.js keys create --email you@example.com --scopes '*'",
+    );
+    const users = await fetch(`http://127.0.0.1:${first.port}/api/users/@me`);
+    expect(users.status).toBe(401);
+
+    // The operator's way: the CLI's key works at once.
+    key = bootstrapKey(first);
     const me = await fetch(`http://127.0.0.1:${first.port}/api/users/@me`, {
       headers: { Authorization: `Bearer ${key}` },
     });
     expect(me.status).toBe(200);
     expect(((await me.json()) as { email: string }).email).toBe('admin@localhost');
-    const current = await fetch(`http://127.0.0.1:${first.port}/api/personal_api_keys/@current`, {
-      headers: { Authorization: `Bearer ${key}` },
-    });
-    expect(((await current.json()) as { scopes: string[] }).scopes).toEqual(['*']);
-  });
+  }, 60000);
 
   it('logs JSON lines with a request id and never the key', async () => {
-    const key = first.stdout().match(/phx_[0-9A-Za-z]{43}/)![0];
     const res = await fetch(`http://127.0.0.1:${first.port}/api/organizations?probe=1`, {
       headers: { Authorization: `Bearer ${key}`, 'X-Request-Id': 'probe-request-1' },
     });
@@ -55,12 +75,19 @@ describe('booting the built service', () => {
       .split('\n')
       .find((l) => l.includes('probe-request-1'));
     expect(line).toBeDefined();
-    const record = JSON.parse(line!) as { req: { id: string; headers: Record<string, string> } };
-    expect(record.req.id).toBe('probe-request-1');
-    expect(record.req.headers.authorization).toBe('[redacted]');
-    // The key was printed once at boot; no log line after that carries it.
-    const afterBoot = first.stdout().slice(first.stdout().indexOf('"listening on'));
-    expect(afterBoot).not.toContain(key);
+    const record = JSON.parse(line!) as Record<string, unknown>;
+    // One line for the request, without headers (the Authorization header is not logged at all).
+    expect(record).toMatchObject({
+      level: 'info',
+      reqId: 'probe-request-1',
+      req: { id: 'probe-request-1', method: 'GET', url: '/api/organizations?probe=1', ip: '127.0.0.1' },
+      res: { statusCode: 200 },
+      msg: 'request completed',
+    });
+    expect(Object.keys(record.req as object).sort()).toEqual(['id', 'ip', 'method', 'url']);
+    expect(Object.keys(record.res as object)).toEqual(['statusCode']);
+    // No log line carries the key.
+    expect(first.stdout()).not.toContain(key);
   });
 
   it('shuts down cleanly on SIGTERM with exit code 0', async () => {
@@ -69,16 +96,58 @@ describe('booting the built service', () => {
     expect(first.stdout()).toContain('shut down cleanly');
   });
 
-  it('prints no key on a later start: the database has a user', async () => {
-    const second = await startService({ DATABASE_URL: db.url, LOG_LEVEL: 'warn' });
+  it('prints no key and no notice on a later start: the database has a user', async () => {
+    const second = await startService({ DATABASE_URL: db.url, LOG_LEVEL: 'warn' }, { timeoutMs: 50000 });
     try {
-      expect(second.stdout()).not.toMatch(/phx_[0-9A-Za-z]{43}/);
+      expect(second.stdout()).not.toMatch(KEY_RE);
+      expect(second.stdout()).not.toContain(NO_BOOTSTRAP_KEY_MESSAGE);
       const ready = await fetch(`http://127.0.0.1:${second.port}/readyz`);
       expect(ready.status).toBe(200);
     } finally {
       expect(await stop(second)).toBe(0);
     }
-  });
+  }, 60000);
+
+  it('on the embedded database, prints a working bootstrap key once, on the first start only', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'boot-embedded-'));
+    const env = {
+      EMBEDDED_PG_DATA_DIR: join(dir, 'postgres'),
+      EMBEDDED_PG_PORT: String(await freePort()),
+      LOG_LEVEL: 'info',
+      SCHEDULER_ENABLED: 'false',
+    };
+    try {
+      const embedded = await startService(env, { timeoutMs: 90000 });
+      let key: string | null;
+      try {
+        key = printedKey(embedded);
+        expect(key).toMatch(KEY_RE);
+        expect(embedded.stdout().match(new RegExp(KEY_RE.source, 'g'))).toHaveLength(1);
+        expect(embedded.stdout()).toContain('admin@localhost');
+        expect(embedded.stdout()).toContain('Authorize');
+        expect(embedded.stdout()).not.toContain(NO_BOOTSTRAP_KEY_MESSAGE);
+        const current = await fetch(`${embedded.base}/api/personal_api_keys/@current`, {
+          headers: { Authorization: `Bearer ${key}` },
+        });
+        expect(current.status).toBe(200);
+        expect(((await current.json()) as { scopes: string[] }).scopes).toEqual(['*']);
+      } finally {
+        expect(await stop(embedded)).toBe(0);
+      }
+      const again = await startService(env, { timeoutMs: 90000 });
+      try {
+        expect(again.stdout()).not.toMatch(KEY_RE);
+        const me = await fetch(`${again.base}/api/users/@me`, {
+          headers: { Authorization: `Bearer ${key}` },
+        });
+        expect(me.status).toBe(200);
+      } finally {
+        expect(await stop(again)).toBe(0);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 240000);
 
   it('refuses to boot on bad settings, naming every bad variable', async () => {
     const child = spawn(process.execPath, [MAIN], {

@@ -20,6 +20,7 @@ import type { Page } from 'playwright-core';
 import { findChromium, type HeadlessChromium, launchChromium } from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
+import { readAllSnapshots } from '../support/recordings.js';
 
 const chromiumFound = findChromium();
 
@@ -75,7 +76,7 @@ function sdkVersion(): string {
   return (require('posthog-js/package.json') as { version: string }).version;
 }
 
-/** The site: one page with a button, an input and a long body, initialising the SDK as the README says. */
+/** The site: one page with a button, an input and a long body, initialising the SDK as docs/recordings.md says. */
 function pageHtml(token: string, apiHost: string): string {
   return `<!doctype html>
 <html>
@@ -241,14 +242,18 @@ if ('reason' in chromiumFound) {
       expect(recording.console_error_count).toBeGreaterThanOrEqual(LOGS.error);
       expect(recording.start_url).toBe(site.url);
       expect(recording.snapshot_source).toBe('web');
-      expect(recording.recording_duration).toBeGreaterThan(0);
+      // Whole seconds, as PostHog sends them.
+      expect(Number.isInteger(recording.recording_duration)).toBe(true);
+      expect(recording.recording_duration).toBeGreaterThanOrEqual(0);
 
-      const snapshots = await t.http
-        .get(`/api/projects/${project.id}/session_recordings/${sessionId}/snapshots`)
-        .set(reader)
-        .expect(200);
-      const stored = (snapshots.body as { snapshots: { window_id: string; event: RrwebEvent }[] }).snapshots;
-      const events = stored.map((s) => unpackSdkEvent(s.event));
+      // Read as a player reads it: the list of sources, then each source's JSON lines, windows merged by time.
+      const stored = await readAllSnapshots(
+        t.http,
+        `/api/projects/${project.id}/session_recordings/${sessionId}/snapshots`,
+        reader,
+      );
+      expect(stored.sources.length).toBeGreaterThan(0);
+      const events = stored.events.map((s) => unpackSdkEvent(s.event as RrwebEvent));
       const full = events.find((e) => e.type === 2);
       expect(full).toBeDefined();
       // The full snapshot is the page the browser showed: its button is in the serialised DOM.
@@ -264,7 +269,7 @@ if ('reason' in chromiumFound) {
       // The recorder, at the versioned path this SDK version asks for first (strict_script_versioning).
       expect(calls).toContain(`GET /static/${sdkVersion()}/lazy-recorder.js 200`);
       expect(calls.filter((c) => c === 'POST /s/ 200').length).toBeGreaterThan(0);
-      // Configured as the README says, the SDK sent nothing the service does not store.
+      // Configured as docs/recordings.md says, the SDK sent nothing the service does not store.
       expect(calls.filter((c) => !/^(GET \/array\/|GET \/static\/|POST \/s\/ )/.test(c))).toEqual([]);
     }, 150_000);
   });

@@ -51,7 +51,8 @@ describe('capture: POST /s/', () => {
   const post = (body: unknown, path = '/s/') => t.http.post(path).send(body as object);
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // Many parallel requests from one address below: no per-address cap here (its own test covers it).
+    t = await createTestApp({ PUBLIC_MAX_CONCURRENT_PER_IP: '0' });
     owner = await t.factories.user();
     const org = (
       await t.http.post('/api/organizations').set(owner.auth).send({ name: 'Capture' }).expect(201)

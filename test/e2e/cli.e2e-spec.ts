@@ -85,8 +85,8 @@ describe('CLI', () => {
       expect(current.body.scopes).toEqual(['organization:read', 'project:read']);
       expect(current.body.label).toBe('ci');
       expect(current.body.mask_value).toBe(`phx_...${secret.slice(-4)}`);
-      expect(current.body.scoped_organizations).toBeNull();
-      expect(current.body.scoped_teams).toBeNull();
+      expect(current.body.scoped_organizations).toEqual([]);
+      expect(current.body.scoped_teams).toEqual([]);
       expect(result.out[0]).toContain(current.body.id);
 
       // The granted scopes work, the others do not.
@@ -386,7 +386,48 @@ describe('CLI', () => {
       expect(res.out[0]).toMatch(/^Usage: /);
     });
 
-    it.each([['frobnicate'], ['keys'], ['keys delete']])(
+    it('every command and group of the main usage answers --help with its own usage', async () => {
+      const main = (await cli(['--help'])).out[0];
+      const commands = [...main.matchAll(/^ {2}(\S+(?: [a-z-]+)?) {2,}/gm)].map((m) => m[1]);
+      const groups = [...new Set(commands.filter((c) => c.includes(' ')).map((c) => c.split(' ')[0]))];
+      expect(commands).toEqual(
+        expect.arrayContaining(['keys create', 'keys list', 'keys revoke', 'migrate', 'demo']),
+      );
+      expect(groups).toEqual(expect.arrayContaining(['keys']));
+      for (const name of [...commands, ...groups]) {
+        for (const ask of [
+          [...name.split(' '), '--help'],
+          [...name.split(' '), '-h'],
+          ['help', ...name.split(' ')],
+        ]) {
+          const res = await cli(ask);
+          expect({ ask, code: res.code, err: res.err }).toEqual({ ask, code: 0, err: [] });
+          expect(res.out).toHaveLength(1);
+          expect(res.out[0].startsWith(`Usage: node dist/cli.js ${name}`)).toBe(true);
+        }
+      }
+    });
+
+    it('a group lists its commands: as the answer to --help, as a usage error alone', async () => {
+      const help = await cli(['keys', '--help']);
+      expect(help.code).toBe(0);
+      expect(help.out[0]).toMatch(/^Usage: node dist\/cli\.js keys <create\|list\|revoke>/);
+      for (const command of ['keys create', 'keys list', 'keys revoke'])
+        expect(help.out[0]).toContain(command);
+      expect(await cli(['keys', 'help'])).toEqual(help);
+      const alone = await cli(['keys']);
+      expect(alone).toEqual({ code: 2, out: help.out, err: [] });
+    });
+
+    it('help names an unknown command', async () => {
+      expect(await cli(['help', 'frobnicate'])).toEqual({
+        code: 2,
+        out: [],
+        err: [`unknown command 'frobnicate' (try --help)`],
+      });
+    });
+
+    it.each([['frobnicate'], ['keys delete'], ['keys --verbose']])(
       'unknown command %p exits non-zero with one line',
       async (command) => {
         const res = await cli(command.split(' '));

@@ -16,12 +16,16 @@ const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const DOMAIN_FIELDS = [
   'domain',
   'has_saml',
+  'has_scim',
   'id',
   'is_verified',
   'jit_provisioning_enabled',
   'saml_acs_url',
   'saml_entity_id',
   'saml_x509_cert',
+  'scim_base_url',
+  'scim_bearer_token',
+  'scim_enabled',
   'sso_enforcement',
   'verification_challenge',
   'verified_at',
@@ -43,9 +47,13 @@ interface Domain {
   jit_provisioning_enabled: boolean;
   sso_enforcement: string;
   has_saml: boolean;
-  saml_entity_id: string;
-  saml_acs_url: string;
-  saml_x509_cert: string;
+  saml_entity_id: string | null;
+  saml_acs_url: string | null;
+  saml_x509_cert: string | null;
+  has_scim: boolean;
+  scim_enabled: boolean;
+  scim_base_url: string | null;
+  scim_bearer_token: string | null;
 }
 
 let sequence = 0;
@@ -119,9 +127,13 @@ describe('domains', () => {
         jit_provisioning_enabled: false,
         sso_enforcement: '',
         has_saml: false,
-        saml_entity_id: '',
-        saml_acs_url: '',
-        saml_x509_cert: '',
+        saml_entity_id: null,
+        saml_acs_url: null,
+        saml_x509_cert: null,
+        has_scim: false,
+        scim_enabled: false,
+        scim_base_url: null,
+        scim_bearer_token: null,
       });
       const rows = await t.dataSource.query(
         'SELECT organization_id, domain, verification_challenge FROM organization_domains WHERE id = $1',
@@ -139,10 +151,43 @@ describe('domains', () => {
       expect(challenges.size).toBe(5);
     });
 
-    it('trims and lower-cases the domain (upper case is folded, not rejected)', async () => {
+    it("trims the domain, and refuses upper case as PostHog's pattern does", async () => {
       const name = uniqueDomain('mixed');
-      const domain = await create({ domain: `  ${name.toUpperCase()}\n` });
+      const domain = await create({ domain: `  ${name}\n` });
       expect(domain.domain).toBe(name);
+      const upper = await t.http
+        .post(path())
+        .set(admin.auth)
+        .send({ domain: uniqueDomain('Mixed') })
+        .expect(400);
+      expect(upper.body).toEqual({
+        type: 'validation_error',
+        code: 'invalid_input',
+        detail: 'Enter a valid domain name, such as example.com.',
+        attr: 'domain',
+      });
+    });
+
+    it('refuses scim_enabled: true (SCIM is not supported) and takes false', async () => {
+      const res = await t.http
+        .post(path())
+        .set(admin.auth)
+        .send({ domain: uniqueDomain(), scim_enabled: true })
+        .expect(400);
+      expect(res.body).toEqual({
+        type: 'validation_error',
+        code: 'invalid_input',
+        detail: 'SCIM provisioning is not supported by this service; scim_enabled can only be false.',
+        attr: 'scim_enabled',
+      });
+      const domain = await create({ domain: uniqueDomain(), scim_enabled: false });
+      expect(domain).toMatchObject({ has_scim: false, scim_enabled: false });
+      const patched = await t.http
+        .patch(path(orgId, `/${domain.id}`))
+        .set(admin.auth)
+        .send({ scim_enabled: true })
+        .expect(400);
+      expect(patched.body.attr).toBe('scim_enabled');
     });
 
     it('takes the SAML settings at creation and computes has_saml; jit false and sso "" are no change', async () => {
@@ -154,7 +199,7 @@ describe('domains', () => {
       });
       expect(domain).toMatchObject({ ...SAML, has_saml: true, is_verified: false, sso_enforcement: '' });
       const partial = await create({ domain: uniqueDomain(), saml_entity_id: 'idp', saml_acs_url: null });
-      expect(partial).toMatchObject({ saml_entity_id: 'idp', saml_acs_url: '', has_saml: false });
+      expect(partial).toMatchObject({ saml_entity_id: 'idp', saml_acs_url: null, has_saml: false });
     });
 
     it.each([
@@ -214,19 +259,7 @@ describe('domains', () => {
         'saml_x509_cert',
       ],
       [{ domain: 'ok.example.com', saml_entity_id: 'x'.repeat(513) }, 'max_length', 'saml_entity_id'],
-      [{ domain: 'ok.example.com', id: '0b6f1c1e-6f0a-4a55-9d0e-3c5a0c8d2b11' }, 'read_only_field', 'id'],
-      [
-        { domain: 'ok.example.com', verification_challenge: 'mine' },
-        'read_only_field',
-        'verification_challenge',
-      ],
-      [{ domain: 'ok.example.com', is_verified: true }, 'read_only_field', 'is_verified'],
-      [
-        { domain: 'ok.example.com', verified_at: '2026-01-01T00:00:00.000Z' },
-        'read_only_field',
-        'verified_at',
-      ],
-      [{ domain: 'ok.example.com', has_saml: true }, 'read_only_field', 'has_saml'],
+      [{ domain: 'ok.example.com', scim_enabled: 'yes' }, 'invalid_input', 'scim_enabled'],
       [{ domain: 'ok.example.com', colour: 'red' }, 'unknown_field', 'colour'],
     ])('rejects %j with 400 %s on %s and stores nothing', async (body, code, attr) => {
       const before = await domainCount();
@@ -260,13 +293,13 @@ describe('domains', () => {
       expect((await bad({ saml_x509_cert: 'x' })).detail).toBe('Enter a PEM-encoded X.509 certificate.');
     });
 
-    it('keeps a domain to one organization: 400 unique on the domain, whatever the case', async () => {
+    it('keeps a domain to one organization: 400 unique on the domain', async () => {
       const name = uniqueDomain('taken');
       await create({ domain: name });
       const elsewhere = await t.http
         .post(path(otherOrgId))
         .set(stranger.auth)
-        .send({ domain: name.toUpperCase() })
+        .send({ domain: name })
         .expect(400);
       expect(elsewhere.body).toEqual({
         type: 'validation_error',
@@ -503,7 +536,7 @@ describe('domains', () => {
       const full = await patch(domain, { saml_x509_cert: `${CERT}\n` }).expect(200);
       expect(full.body).toMatchObject({ saml_x509_cert: CERT, has_saml: true });
       const cleared = await patch(domain, { saml_entity_id: null }).expect(200);
-      expect(cleared.body).toMatchObject({ saml_entity_id: '', has_saml: false });
+      expect(cleared.body).toMatchObject({ saml_entity_id: null, has_saml: false });
       expect(
         (
           await t.http
@@ -522,25 +555,15 @@ describe('domains', () => {
       ).toEqual(domain);
     });
 
-    it('refuses the domain itself (immutable) and every other read-only field, changing nothing', async () => {
+    it('refuses another domain (immutable, 400 read_only_field) and changes nothing', async () => {
       const domain = await create({ domain: uniqueDomain() });
-      for (const [body, attr] of [
-        [{ domain: uniqueDomain() }, 'domain'],
-        [{ domain: domain.domain }, 'domain'],
-        [{ verification_challenge: 'x'.repeat(43) }, 'verification_challenge'],
-        [{ verified_at: new Date().toISOString() }, 'verified_at'],
-        [{ is_verified: true }, 'is_verified'],
-        [{ has_saml: true }, 'has_saml'],
-        [{ id: domain.id }, 'id'],
-      ] as const) {
-        const res = await patch(domain, { ...body, saml_entity_id: 'changed' }).expect(400);
-        expect(res.body).toEqual({
-          type: 'validation_error',
-          code: 'read_only_field',
-          detail: `Field '${attr}' is read-only.`,
-          attr,
-        });
-      }
+      const res = await patch(domain, { domain: uniqueDomain(), saml_entity_id: 'changed' }).expect(400);
+      expect(res.body).toEqual({
+        type: 'validation_error',
+        code: 'read_only_field',
+        detail: "Field 'domain' is read-only.",
+        attr: 'domain',
+      });
       expect(
         (
           await t.http
@@ -549,6 +572,45 @@ describe('domains', () => {
             .expect(200)
         ).body,
       ).toEqual(domain);
+    });
+
+    it('takes back the domain as read with a setting changed: read-only fields and the same domain are ignored', async () => {
+      const domain = await create({ domain: uniqueDomain() });
+      const res = await patch(domain, {
+        ...domain,
+        saml_entity_id: 'changed',
+        verification_challenge: 'x'.repeat(43),
+        verified_at: new Date().toISOString(),
+        is_verified: true,
+        has_saml: true,
+        has_scim: true,
+        scim_bearer_token: 'x',
+        id: '0b6f1c1e-6f0a-4a55-9d0e-3c5a0c8d2b11',
+      }).expect(200);
+      expect(res.body).toEqual({ ...domain, saml_entity_id: 'changed' });
+    });
+
+    it('PUT requires the (current) domain; settings left out keep their value', async () => {
+      const domain = await create({ domain: uniqueDomain(), saml_entity_id: 'kept' });
+      const put = (body: object, who = admin) =>
+        t.http
+          .put(path(orgId, `/${domain.id}/`))
+          .set(who.auth)
+          .send(body);
+      expect((await put({ saml_acs_url: SAML.saml_acs_url }).expect(400)).body).toMatchObject({
+        code: 'required',
+        attr: 'domain',
+      });
+      expect((await put({ domain: uniqueDomain() }).expect(400)).body).toMatchObject({
+        code: 'read_only_field',
+        attr: 'domain',
+      });
+      const res = await put({ ...domain, saml_acs_url: SAML.saml_acs_url }).expect(200);
+      expect(res.body).toEqual({ ...domain, saml_entity_id: 'kept', saml_acs_url: SAML.saml_acs_url });
+      expect(
+        (await put({ domain: domain.domain, jit_provisioning_enabled: true }).expect(400)).body.code,
+      ).toBe('verification_required');
+      expect((await put({ domain: domain.domain }, member).expect(403)).body).toEqual(INSUFFICIENT);
     });
 
     it.each([
@@ -619,7 +681,7 @@ describe('domains', () => {
       const clearing = await patch(domain, { saml_x509_cert: '' }).expect(400);
       expect(clearing.body).toMatchObject({ code: 'invalid_input', attr: 'sso_enforcement' });
       const both = await patch(domain, { sso_enforcement: '', saml_x509_cert: null }).expect(200);
-      expect(both.body).toMatchObject({ sso_enforcement: '', saml_x509_cert: '', has_saml: false });
+      expect(both.body).toMatchObject({ sso_enforcement: '', saml_x509_cert: null, has_saml: false });
 
       for (const value of ['github', 'gitlab', '']) {
         expect((await patch(domain, { sso_enforcement: value }).expect(200)).body.sso_enforcement).toBe(

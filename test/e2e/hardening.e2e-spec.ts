@@ -251,8 +251,8 @@ describe('client address and request ids in the logs of the built service', () =
     }
     await waitFor('the request line', () => !!requestLine(direct, 'broken-1'));
     const error = direct.logs().find((l) => l.msg === 'unhandled error' && l.reqId === 'broken-1');
-    expect(error).toMatchObject({ level: 50, context: 'ExceptionFilter', reqId: 'broken-1' });
+    expect(error).toMatchObject({ level: 'error', context: 'ExceptionFilter', reqId: 'broken-1' });
     expect(JSON.stringify(error)).toContain('projects');
-    expect(requestLine(direct, 'broken-1')).toMatchObject({ level: 50, res: { statusCode: 500 } });
+    expect(requestLine(direct, 'broken-1')).toMatchObject({ level: 'error', res: { statusCode: 500 } });
   });
 });

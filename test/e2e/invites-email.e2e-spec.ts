@@ -123,7 +123,7 @@ describe('invitation e-mails', () => {
         { target_email: 'b2@example.com', send_email: false },
         { target_email: 'b3@example.com', message: 'Third' },
       ])
-      .expect(200);
+      .expect(201);
     expect(res.body.map((i: { emailing_attempt_made: boolean }) => i.emailing_attempt_made)).toEqual([
       true,
       false,
@@ -201,7 +201,7 @@ describe('invitation e-mails', () => {
         .post(`/api/organizations/${org.id}/invites/bulk`)
         .set(owner.auth)
         .send([{ target_email: 'r1@example.com' }, { target_email: 'r2@example.com' }])
-        .expect(200);
+        .expect(201);
       expect(bulk.body).toHaveLength(2);
     } finally {
       await dead.close();

@@ -15,7 +15,6 @@ const INVITE_KEYS = [
   'level',
   'message',
   'private_project_access',
-  'send_email',
   'target_email',
   'updated_at',
 ];
@@ -44,13 +43,20 @@ describe('invites', () => {
   let t: TestApp;
   let owner: TestUser;
 
+  /** The user as invites embed it: the User fields of @me. */
   async function userOf(user: TestUser) {
     const me = (await t.http.get('/api/users/@me').set(user.auth).expect(200)).body;
-    const { organization, organizations, team, ...fields } = me;
-    void organization;
-    void organizations;
-    void team;
-    return fields;
+    const fields = [
+      'id',
+      'uuid',
+      'distinct_id',
+      'first_name',
+      'last_name',
+      'email',
+      'is_email_verified',
+      'hedgehog_config',
+    ];
+    return Object.fromEntries(fields.map((f) => [f, me[f]]));
   }
 
   async function team(...levels: MembershipLevel[]) {
@@ -114,7 +120,6 @@ describe('invites', () => {
         updated_at: now.toISOString(),
         message: 'Welcome aboard!',
         private_project_access: [{ id: project, level: 'admin' }],
-        send_email: true,
       });
       expect(Object.keys(res.body.created_by).sort()).toEqual(
         [
@@ -143,8 +148,7 @@ describe('invites', () => {
         first_name: '',
         level: 1,
         message: null,
-        private_project_access: [],
-        send_email: true,
+        private_project_access: null,
         emailing_attempt_made: false,
         is_expired: false,
       });
@@ -155,7 +159,13 @@ describe('invites', () => {
         private_project_access: null,
         send_email: false,
       });
-      expect(explicit).toMatchObject({ message: null, private_project_access: [], send_email: false });
+      expect(explicit).toMatchObject({ message: null, private_project_access: null });
+      expect(explicit).not.toHaveProperty('send_email');
+      const empty = await invite(org.id, owner, {
+        target_email: 'empty@example.com',
+        private_project_access: [],
+      });
+      expect(empty.private_project_access).toBeNull();
     });
 
     it.each([
@@ -238,26 +248,11 @@ describe('invites', () => {
         'private_project_access__0__extra',
         "Unknown field 'private_project_access__0__extra'.",
       ],
-      [{ target_email: 'a@example.com', id: 'x' }, 'read_only_field', 'id', "Field 'id' is read-only."],
-      [{ target_email: 'a@example.com', is_expired: false }, 'read_only_field', 'is_expired', null],
-      [{ target_email: 'a@example.com', created_by: 1 }, 'read_only_field', 'created_by', null],
       [
-        { target_email: 'a@example.com', emailing_attempt_made: true },
-        'read_only_field',
-        'emailing_attempt_made',
-        null,
-      ],
-      [
-        { target_email: 'a@example.com', created_at: '2026-01-01T00:00:00Z' },
-        'read_only_field',
-        'created_at',
-        null,
-      ],
-      [
-        { target_email: 'a@example.com', updated_at: '2026-01-01T00:00:00Z' },
-        'read_only_field',
-        'updated_at',
-        null,
+        { target_email: 'a@example.com', combine_pending_invites: 'yes' },
+        'invalid_input',
+        'combine_pending_invites',
+        'Must be a boolean.',
       ],
       [{ target_email: 'a@example.com', role: 'x' }, 'unknown_field', 'role', "Unknown field 'role'."],
     ])('rejects %j with 400 %s on %s and stores nothing', async (body, code, attr, detail) => {
@@ -384,6 +379,102 @@ describe('invites', () => {
         await t.http.get(`/api/organizations/${other.id}/invites`).set(owner.auth).expect(200)
       ).body;
       expect(otherList.results.map((i: Invite) => i.id)).toEqual([elsewhere.id]);
+    });
+
+    it('ignores read-only fields (an invite sent back as read) and never assigns them', async () => {
+      const org = await t.factories.organization(owner);
+      const res = await invite(org.id, owner, {
+        target_email: 'readonly@example.com',
+        id: 'x',
+        is_expired: true,
+        created_by: 1,
+        emailing_attempt_made: true,
+        created_at: '2020-01-01T00:00:00Z',
+        updated_at: '2020-01-01T00:00:00Z',
+      });
+      expect(res).toMatchObject({ is_expired: false, emailing_attempt_made: false });
+      expect(res.id).toMatch(UUID);
+      expect(res.created_at).not.toBe('2020-01-01T00:00:00.000Z');
+    });
+
+    it('combine_pending_invites merges the pending invites to the address: highest level, union of projects', async () => {
+      const { org, users } = await team(A);
+      const [p1] = org.teams;
+      const p2 = (
+        await t.dataSource.query(
+          `INSERT INTO projects (organization_id, name, api_token) VALUES ($1, 'Second', $2) RETURNING id`,
+          [org.id, `phc_merge_${org.id}`],
+        )
+      )[0].id as number;
+      await invite(org.id, owner, {
+        target_email: 'Merge@example.com',
+        level: 8,
+        private_project_access: [{ id: p1.id, level: 'admin' }],
+      });
+      const combined = await invite(org.id, users[0], {
+        target_email: 'merge@example.com',
+        level: 1,
+        private_project_access: [
+          { id: p2, level: 'member' },
+          { id: p1.id, level: 'member' },
+        ],
+        combine_pending_invites: true,
+      });
+      expect(combined).toMatchObject({
+        target_email: 'merge@example.com',
+        level: 8,
+        private_project_access: [
+          { id: p2, level: 'member' },
+          { id: p1.id, level: 'admin' },
+        ],
+      });
+      expect(combined).not.toHaveProperty('combine_pending_invites');
+      expect(await countInvites(org.id)).toBe(1);
+
+      // Without the flag the earlier invite is replaced, not merged; an expired one is never merged.
+      const replaced = await invite(org.id, owner, { target_email: 'merge@example.com' });
+      expect(replaced).toMatchObject({ level: 1, private_project_access: null });
+      t.clock.advance(4 * DAY);
+      const fresh = await invite(org.id, owner, {
+        target_email: 'merge@example.com',
+        private_project_access: [{ id: p2, level: 'member' }],
+        combine_pending_invites: true,
+      });
+      expect(fresh).toMatchObject({ level: 1, private_project_access: [{ id: p2, level: 'member' }] });
+      expect(await countInvites(org.id)).toBe(1);
+    });
+
+    it('members_can_invite off: members get 403, admins and owners still invite', async () => {
+      const { org, users } = await team(M, A);
+      await t.http
+        .patch(`/api/organizations/${org.id}`)
+        .set(owner.auth)
+        .send({ members_can_invite: false })
+        .expect(200);
+      const body = { target_email: address() };
+      const refused = await t.http
+        .post(`/api/organizations/${org.id}/invites`)
+        .set(users[0].auth)
+        .send(body)
+        .expect(403);
+      expect(refused.body).toEqual(
+        denied('Only admins and owners can invite people to this organization (members_can_invite is off).'),
+      );
+      const bulk = await t.http
+        .post(`/api/organizations/${org.id}/invites/bulk`)
+        .set(users[0].auth)
+        .send([body])
+        .expect(403);
+      expect(bulk.body.code).toBe('permission_denied');
+      expect(await countInvites(org.id)).toBe(0);
+      await invite(org.id, users[1], { target_email: address() });
+      await invite(org.id, owner, { target_email: address() });
+      await t.http
+        .patch(`/api/organizations/${org.id}`)
+        .set(owner.auth)
+        .send({ members_can_invite: true })
+        .expect(200);
+      await invite(org.id, users[0], body);
     });
 
     it('404 for a stranger, an unknown or malformed organization; 403 for a key of other organizations', async () => {
@@ -573,7 +664,7 @@ describe('invites', () => {
   });
 
   describe('bulk', () => {
-    it('creates every invite in one go: 200 with the invites in request order', async () => {
+    it('creates every invite in one go: 201 with the invites in request order', async () => {
       const now = new Date('2026-11-10T12:00:00.000Z');
       t.clock.set(now);
       const org = await t.factories.organization(owner);
@@ -587,7 +678,7 @@ describe('invites', () => {
         .post(`/api/organizations/${org.id}/invites/bulk/`)
         .set(owner.auth)
         .send(body)
-        .expect(200);
+        .expect(201);
       expect(Array.isArray(res.body)).toBe(true);
       expect(res.body).toHaveLength(3);
       for (const item of res.body) expect(Object.keys(item).sort()).toEqual(INVITE_KEYS);
@@ -604,14 +695,12 @@ describe('invites', () => {
           created_at: now.toISOString(),
           updated_at: now.toISOString(),
           message: null,
-          private_project_access: [],
-          send_email: true,
+          private_project_access: null,
         },
         expect.objectContaining({
           target_email: 'two@example.com',
           level: 8,
           message: 'Hi',
-          send_email: false,
         }),
         expect.objectContaining({
           target_email: 'three@example.com',
@@ -632,7 +721,7 @@ describe('invites', () => {
         .post(`/api/organizations/${org.id}/invites/bulk`)
         .set(owner.auth)
         .send(body)
-        .expect(200);
+        .expect(201);
       expect(res.body).toHaveLength(20);
       expect(await countInvites(org.id)).toBe(20);
       const ids = (
@@ -706,12 +795,6 @@ describe('invites', () => {
         { code: 'max_length', attr: '0__first_name' },
       ],
       [
-        'a read-only field',
-        [{ target_email: 'ok@example.com', is_expired: true }],
-        400,
-        { code: 'read_only_field', attr: '0__is_expired' },
-      ],
-      [
         'an unknown field',
         [{ target_email: 'ok@example.com' }, { target_email: 'b@example.com', x: 1 }],
         400,
@@ -745,6 +828,18 @@ describe('invites', () => {
         .expect(status);
       expect(res.body).toMatchObject({ type: 'validation_error', ...error });
       expect(await countInvites(org.id)).toBe(0);
+    });
+
+    it('ignores read-only fields of the items', async () => {
+      const org = await t.factories.organization(owner);
+      const res = await t.http
+        .post(`/api/organizations/${org.id}/invites/bulk`)
+        .set(owner.auth)
+        .send([{ target_email: 'ro@example.com', is_expired: true, id: 'x' }])
+        .expect(201);
+      expect(res.body).toEqual([
+        expect.objectContaining({ target_email: 'ro@example.com', is_expired: false }),
+      ]);
     });
 
     it('refuses a level above the inviter’s (403) and an existing member (400), naming the item; creates nothing', async () => {

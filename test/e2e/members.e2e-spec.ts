@@ -41,7 +41,7 @@ describe('members', () => {
   let t: TestApp;
   let owner: TestUser;
 
-  /** The User object (interface §2.6) of a test user, as /api/users/@me shows it. */
+  /** The User object (docs/interface.md §2.6) of a test user, as /api/users/@me shows it. */
   async function userOf(user: TestUser) {
     const me = (await t.http.get('/api/users/@me').set(user.auth).expect(200)).body;
     return {
@@ -364,10 +364,7 @@ describe('members', () => {
       [{ level: '8' }, 'invalid_input', 'level'],
       [{ level: null }, 'invalid_input', 'level'],
       [{}, 'required', 'level'],
-      [{ level: 8, user: {} }, 'read_only_field', 'user'],
-      [{ level: 8, joined_at: '2026-01-01T00:00:00Z' }, 'read_only_field', 'joined_at'],
-      [{ level: 8, last_login: null }, 'read_only_field', 'last_login'],
-      [{ level: 8, is_2fa_enabled: true }, 'read_only_field', 'is_2fa_enabled'],
+      [{ user: {}, joined_at: '2026-01-01T00:00:00Z' }, 'required', 'level'],
       [{ level: 8, role: 'x' }, 'unknown_field', 'role'],
     ])('rejects %j with 400 %s on %s', async (body, code, attr) => {
       const { org, users } = await team(M);
@@ -379,6 +376,37 @@ describe('members', () => {
       expect(res.body).toMatchObject({ type: 'validation_error', code, attr });
       if (code === 'invalid_input') expect(res.body.detail).toBe('Must be one of 1, 8, 15.');
       expect(await levelOf(org.id, users[0])).toBe(1);
+    });
+
+    it('takes back the member as listed, with the level changed (read-only fields ignored)', async () => {
+      const { org, users } = await team(M);
+      const listed = (await t.http.get(`/api/organizations/${org.id}/members`).set(owner.auth).expect(200))
+        .body;
+      const member = listed.results.find((m: { user: { uuid: string } }) => m.user.uuid === users[0].uuid);
+      const res = await t.http
+        .patch(`/api/organizations/${org.id}/members/${users[0].uuid}`)
+        .set(owner.auth)
+        .send({ ...member, level: 8, id: 'ignored', is_2fa_enabled: true })
+        .expect(200);
+      expect(res.body).toEqual({ ...member, level: 8, updated_at: res.body.updated_at });
+      expect(await levelOf(org.id, users[0])).toBe(8);
+    });
+
+    it('PUT is a full update of the level, under the same rules', async () => {
+      const { org, users } = await team(M, M);
+      const put = (uuid: string, body: object, auth = owner.auth) =>
+        t.http.put(`/api/organizations/${org.id}/members/${uuid}/`).set(auth).send(body);
+      const missing = await put(users[0].uuid, { user: {} }).expect(400);
+      expect(missing.body).toMatchObject({ code: 'required', attr: 'level' });
+      const res = await put(users[0].uuid, { level: 8, joined_at: 'ignored' }).expect(200);
+      expect(res.body).toMatchObject({ level: 8, user: { uuid: users[0].uuid } });
+      expect(await levelOf(org.id, users[0])).toBe(8);
+      // The same level rules as PATCH: a member cannot edit others.
+      const denied = await put(users[0].uuid, { level: 1 }, users[1].auth).expect(403);
+      expect(denied.body.code).toBe('permission_denied');
+      expect(await levelOf(org.id, users[0])).toBe(8);
+      const readOnly = await t.factories.keyFor(owner, 'organization_member:read');
+      await put(users[0].uuid, { level: 1 }, readOnly).expect(403);
     });
 
     it('404 for a user who is not a member, another organization and malformed ids', async () => {

@@ -34,14 +34,21 @@ describe('organizations', () => {
       const org = res.body;
       expect(Object.keys(org).sort()).toEqual(
         [
+          'allow_publicly_shared_resources',
           'available_product_features',
           'created_at',
           'customer_id',
+          'default_anonymize_ips',
+          'default_experiment_stats_method',
+          'default_role_id',
           'enforce_2fa',
           'id',
+          'is_ai_data_processing_approved',
           'is_member_join_email_enabled',
           'logo_media_id',
           'member_count',
+          'members_can_invite',
+          'members_can_use_personal_api_keys',
           'membership_level',
           'metadata',
           'name',
@@ -60,7 +67,7 @@ describe('organizations', () => {
       expect(org.updated_at).toMatch(ISO);
       expect(new Date(org.created_at).getTime()).toBeGreaterThanOrEqual(before - 5000);
       expect(org.membership_level).toBe(15);
-      expect(org.plugins_access_level).toBe(9);
+      expect(org.plugins_access_level).toBe(6); // install; 9 is the operator's grant
       expect(org.available_product_features).toEqual([]);
       expect(org.is_member_join_email_enabled).toBe(false);
       expect(org.enforce_2fa).toBe(true);
@@ -96,7 +103,35 @@ describe('organizations', () => {
         logo_media_id: null,
         is_member_join_email_enabled: true,
         enforce_2fa: false,
+        members_can_invite: true,
+        members_can_use_personal_api_keys: true,
+        allow_publicly_shared_resources: true,
+        is_ai_data_processing_approved: null,
+        default_anonymize_ips: false,
+        default_experiment_stats_method: 'bayesian',
+        default_role_id: null,
       });
+    });
+
+    it("stores and returns PostHog's other writable settings", async () => {
+      const settings = {
+        members_can_invite: false,
+        members_can_use_personal_api_keys: false,
+        allow_publicly_shared_resources: false,
+        is_ai_data_processing_approved: true,
+        default_anonymize_ips: true,
+        default_experiment_stats_method: 'frequentist',
+      };
+      const org = (
+        await t.http
+          .post('/api/organizations')
+          .set(owner.auth)
+          .send({ name: 'Settings', ...settings })
+          .expect(201)
+      ).body;
+      expect(org).toMatchObject(settings);
+      const reread = await t.http.get(`/api/organizations/${org.id}`).set(owner.auth).expect(200);
+      expect(reread.body).toMatchObject(settings);
     });
 
     it('keeps slugs unique with a random suffix on a clash', async () => {
@@ -134,10 +169,17 @@ describe('organizations', () => {
       [{ name: 'ok', logo_media_id: 'not-a-uuid' }, 'invalid_input', 'logo_media_id'],
       [{ name: 'ok', enforce_2fa: 'yes' }, 'invalid_input', 'enforce_2fa'],
       [{ name: 'ok', is_member_join_email_enabled: null }, 'invalid_input', 'is_member_join_email_enabled'],
-      [{ name: 'ok', slug: 'mine' }, 'read_only_field', 'slug'],
-      [{ name: 'ok', id: '0b6f1c1e-6f0a-4a55-9d0e-3c5a0c8d2b11' }, 'read_only_field', 'id'],
-      [{ name: 'ok', member_count: '9' }, 'read_only_field', 'member_count'],
-      [{ name: 'ok', plugins_access_level: 0 }, 'read_only_field', 'plugins_access_level'],
+      [{ name: 'ok', members_can_invite: 'no' }, 'invalid_input', 'members_can_invite'],
+      [
+        { name: 'ok', default_experiment_stats_method: 'vibes' },
+        'invalid_input',
+        'default_experiment_stats_method',
+      ],
+      [
+        { name: 'ok', is_ai_data_processing_approved: 'maybe' },
+        'invalid_input',
+        'is_ai_data_processing_approved',
+      ],
       [{ name: 'ok', colour: 'red' }, 'unknown_field', 'colour'],
     ])('rejects %j with 400 %s on %s and stores nothing', async (body, code, attr) => {
       const before = await t.dataSource.query('SELECT count(*)::int AS n FROM organizations');
@@ -146,6 +188,33 @@ describe('organizations', () => {
       expect(typeof res.body.detail).toBe('string');
       const after = await t.dataSource.query('SELECT count(*)::int AS n FROM organizations');
       expect(after[0].n).toBe(before[0].n);
+    });
+
+    it('ignores read-only fields, whatever their value, and never assigns them', async () => {
+      const res = await t.http
+        .post('/api/organizations')
+        .set(owner.auth)
+        .send({
+          name: 'Ignored',
+          slug: 'mine',
+          id: '0b6f1c1e-6f0a-4a55-9d0e-3c5a0c8d2b11',
+          member_count: '9',
+          plugins_access_level: 0,
+          membership_level: 1,
+          customer_id: 'cus_1',
+          default_role_id: 'r',
+        })
+        .expect(201);
+      expect(res.body).toMatchObject({
+        name: 'Ignored',
+        slug: 'ignored',
+        member_count: '1',
+        plugins_access_level: 6,
+        membership_level: 15,
+        customer_id: null,
+        default_role_id: null,
+      });
+      expect(res.body.id).not.toBe('0b6f1c1e-6f0a-4a55-9d0e-3c5a0c8d2b11');
     });
 
     it('needs organization:write', async () => {
@@ -359,12 +428,26 @@ describe('organizations', () => {
       expect(reread.body.name).toBe('Guarded');
     });
 
+    it('takes back what GET returned with one field changed (read-only fields ignored)', async () => {
+      const org = await t.factories.organization(owner, 'Round trip');
+      const read = (await t.http.get(`/api/organizations/${org.id}`).set(owner.auth).expect(200)).body;
+      const res = await t.http
+        .patch(`/api/organizations/${org.id}`)
+        .set(owner.auth)
+        .send({ ...read, name: 'Round tripped', slug: 'other', members_can_invite: false })
+        .expect(200);
+      expect(res.body).toEqual({
+        ...read,
+        name: 'Round tripped',
+        members_can_invite: false,
+        updated_at: res.body.updated_at,
+      });
+    });
+
     it.each([
       [{ name: '' }, 'min_length', 'name'],
       [{ name: null }, 'invalid_input', 'name'],
-      [{ slug: 'new' }, 'read_only_field', 'slug'],
-      [{ membership_level: 15 }, 'read_only_field', 'membership_level'],
-      [{ teams: [] }, 'read_only_field', 'teams'],
+      [{ members_can_invite: null }, 'invalid_input', 'members_can_invite'],
       [{ whatever: 1 }, 'unknown_field', 'whatever'],
     ])('rejects %j with 400 %s on %s', async (body, code, attr) => {
       const org = await t.factories.organization(owner);
@@ -381,6 +464,67 @@ describe('organizations', () => {
         .send({ name: 'X' })
         .expect(403);
       expect(res.body.detail).toBe("API key missing required scope 'organization:write'");
+    });
+  });
+
+  describe('replace (PUT)', () => {
+    it('requires name; fields left out keep their value; read-only fields are ignored', async () => {
+      const org = (
+        await t.http
+          .post('/api/organizations')
+          .set(owner.auth)
+          .send({ name: 'Put me', enforce_2fa: true, default_anonymize_ips: true })
+          .expect(201)
+      ).body;
+      const missing = await t.http
+        .put(`/api/organizations/${org.id}`)
+        .set(owner.auth)
+        .send({ enforce_2fa: false })
+        .expect(400);
+      expect(missing.body).toEqual({
+        type: 'validation_error',
+        code: 'required',
+        detail: 'This field is required.',
+        attr: 'name',
+      });
+      const res = await t.http
+        .put(`/api/organizations/${org.id}/`)
+        .set(owner.auth)
+        .send({ ...org, name: 'Put', members_can_invite: false, slug: 'ignored', id: 'ignored' })
+        .expect(200);
+      expect(res.body).toMatchObject({
+        id: org.id,
+        slug: 'put-me',
+        name: 'Put',
+        enforce_2fa: true,
+        default_anonymize_ips: true,
+        members_can_invite: false,
+      });
+      const minimal = await t.http
+        .put(`/api/organizations/${org.id}`)
+        .set(owner.auth)
+        .send({ name: 'Put again' })
+        .expect(200);
+      expect(minimal.body).toMatchObject({ name: 'Put again', enforce_2fa: true, members_can_invite: false });
+    });
+
+    it('is refused to members (403), strangers (404) and keys without organization:write', async () => {
+      const org = await t.factories.organization(owner, 'Put guarded');
+      const member = await t.factories.user();
+      await t.factories.member(org.id, member, MembershipLevel.MEMBER);
+      const body = { name: 'X' };
+      expect(
+        (await t.http.put(`/api/organizations/${org.id}`).set(member.auth).send(body).expect(403)).body,
+      ).toEqual(INSUFFICIENT);
+      const stranger = await t.factories.user();
+      expect(
+        (await t.http.put(`/api/organizations/${org.id}`).set(stranger.auth).send(body).expect(404)).body,
+      ).toEqual(NOT_FOUND);
+      const readOnly = await t.factories.keyFor(owner, 'organization:read');
+      await t.http.put(`/api/organizations/${org.id}`).set(readOnly).send(body).expect(403);
+      expect((await t.http.get(`/api/organizations/${org.id}`).set(owner.auth).expect(200)).body.name).toBe(
+        'Put guarded',
+      );
     });
   });
 

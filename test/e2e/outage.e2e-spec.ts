@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import pg from 'pg';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/database/embedded-postgres.js';
 import {
   bootstrapKey,
@@ -59,6 +60,129 @@ describe('database outage and recovery', () => {
     expect((await rawRequest(service.base, '/readyz')).status).toBe(200);
   });
 
+  /**
+   * Runs `request` while the test holds an exclusive lock on table `locked`, waits until a service connection
+   * waits on that lock (mid-request; with `written` set, after that table got a row in the same transaction),
+   * then terminates that connection with pg_terminate_backend, as an operator or a failover would.
+   *
+   * `between: true` terminates it between two statements instead: the service process is frozen (SIGSTOP),
+   * the lock released so the waiting statement completes, and the connection, now idle in its transaction, is
+   * terminated before the service resumes (SIGCONT). The service then finds its transaction's connection gone
+   * when it sends its next statement, which TypeORM reports as a released query runner.
+   */
+  async function terminateDuring<T>(
+    locked: string,
+    written: string | null,
+    request: () => Promise<T>,
+    between = false,
+  ): Promise<T> {
+    const admin = new pg.Client({ connectionString: postgres!.url });
+    await admin.connect();
+    let frozen = false;
+    try {
+      await admin.query('BEGIN');
+      await admin.query(`LOCK TABLE ${locked} IN ACCESS EXCLUSIVE MODE`);
+      const pending = request();
+      let pid = 0;
+      await waitFor('a service connection to wait on the lock', async () => {
+        const { rows } = await admin.query<{ pid: number }>(
+          `SELECT w.pid FROM pg_locks w JOIN pg_class c ON c.oid = w.relation
+            WHERE c.relname = $1 AND NOT w.granted
+              AND ($2::text IS NULL OR EXISTS (
+                    SELECT 1 FROM pg_locks h JOIN pg_class hc ON hc.oid = h.relation
+                     WHERE h.pid = w.pid AND hc.relname = $2 AND h.mode = 'RowExclusiveLock' AND h.granted))`,
+          [locked, written],
+        );
+        pid = rows[0]?.pid ?? 0;
+        return pid !== 0;
+      });
+      if (between) {
+        frozen = service.child.kill('SIGSTOP');
+        await admin.query('ROLLBACK');
+        await waitFor('the connection to be idle in its transaction', async () => {
+          const { rows } = await admin.query<{ state: string }>(
+            'SELECT state FROM pg_stat_activity WHERE pid = $1',
+            [pid],
+          );
+          return rows[0]?.state === 'idle in transaction';
+        });
+      }
+      const { rows } = await admin.query<{ done: boolean }>('SELECT pg_terminate_backend($1) AS done', [pid]);
+      expect(rows).toEqual([{ done: true }]);
+      // The backend has sent its goodbye and gone before the service reads anything.
+      await waitFor('the terminated backend to exit', async () => {
+        const { rows: left } = await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid]);
+        return left.length === 0;
+      });
+      if (frozen) {
+        service.child.kill('SIGCONT');
+        frozen = false;
+      }
+      const result = await pending;
+      if (!between) await admin.query('ROLLBACK');
+      return result;
+    } finally {
+      if (frozen) service.child.kill('SIGCONT');
+      await admin.end();
+    }
+  }
+
+  const UNAVAILABLE = {
+    type: 'server_error',
+    code: 'unavailable',
+    detail: 'The service is temporarily unavailable. Try again shortly.',
+    attr: null,
+  };
+
+  const createOrganization = (name: string) => () =>
+    rawRequest(service.base, '/api/organizations', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}` },
+      body: { name },
+    });
+  const organizationNames = async () =>
+    (await list()).json<{ results: { name: string }[] }>().results.map((o) => o.name);
+
+  // Creating an organization inserts the organization, then the owner's membership, then the default project
+  // (one transaction): a lock on the membership or project table holds it after its first writes.
+  it.each([
+    ['while a statement runs', 'projects', false],
+    ['between two statements', 'organization_memberships', true],
+    ['between the last statement and the commit', 'projects', true],
+  ])(
+    'answers 503 when its connection is terminated in a transaction %s, and stores nothing',
+    async (label, locked, between) => {
+      const name = `Terminated ${label}`;
+      const logsBefore = service.logs().length;
+      const res = await terminateDuring(locked, 'organizations', createOrganization(name), between);
+      expect(res.status).toBe(503);
+      expect(res.json()).toEqual(UNAVAILABLE);
+      // The pool replaces the dead connection; nothing of the request was kept.
+      await waitFor('the API to answer again', async () => (await list()).status === 200);
+      expect(await organizationNames()).not.toContain(name);
+      const find = () =>
+        service
+          .logs()
+          .slice(logsBefore)
+          .find((l) => l.msg === 'database unavailable');
+      // Log lines reach standard output in batches, within LOG_FLUSH_MS.
+      await waitFor('the error line', () => find() !== undefined);
+      const logged = find();
+      // The error as the driver reported it, logged in full: the statement failed, or the runner was released.
+      expect((logged?.err as { type?: string } | undefined)?.type).toBe(
+        between ? 'QueryRunnerAlreadyReleasedError' : 'QueryFailedError',
+      );
+      expect(service.child.exitCode).toBeNull();
+    },
+  );
+
+  it('answers 503 when its connection is terminated during a plain read', async () => {
+    const res = await terminateDuring('organizations', null, () => list('terminated-read'));
+    expect(res.status).toBe(503);
+    expect(res.json()).toEqual(UNAVAILABLE);
+    await waitFor('the API to answer again', async () => (await list()).status === 200);
+  });
+
   it('answers 503 unavailable within the connect timeout while the database is down', async () => {
     const logsBefore = service.logs().length;
     await postgres!.stop();
@@ -110,7 +234,7 @@ describe('database outage and recovery', () => {
     );
     const recent = service.logs().slice(logsBefore);
     const skip = recent.find((l) => l.msg === 'database unavailable: batch export scheduler tick skipped')!;
-    expect(skip.level).toBe(40);
+    expect(skip.level).toBe('warn');
     expect(skip.context).toBe('BatchExportsScheduler');
     expect(recent.filter((l) => String(l.msg).startsWith('batch export scheduler tick failed'))).toEqual([]);
 

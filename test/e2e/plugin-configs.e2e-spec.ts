@@ -3,8 +3,23 @@ import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { expectScopeEnforced, ISO, missingScope, NOT_FOUND } from '../support/expectations.js';
 import type { TestUser } from '../support/factories.js';
 
-const CONFIG_FIELDS = ['config', 'created_at', 'enabled', 'id', 'order', 'plugin', 'updated_at'];
-const MASK = '**************** SECRET ****************';
+const CONFIG_FIELDS = [
+  'config',
+  'created_at',
+  'deleted',
+  'delivery_rate_24h',
+  'description',
+  'enabled',
+  'error',
+  'id',
+  'name',
+  'order',
+  'plugin',
+  'plugin_info',
+  'team_id',
+  'updated_at',
+];
+const MASK = '**************** POSTHOG SECRET FIELD ****************';
 
 interface PluginConfig {
   id: number;
@@ -57,6 +72,7 @@ describe('plugin configs', () => {
     const other = await t.factories.organization(stranger, 'Other Org');
     otherOrgId = other.id;
     otherTeamId = other.teams[0].id;
+    await t.factories.pluginsAccessLevel(otherOrgId, 9); // publishes a global record below
   });
   afterAll(async () => {
     await t?.close();
@@ -72,6 +88,12 @@ describe('plugin configs', () => {
       .send({ plugin: first, enabled: true, order: 5, config: { host: 'example.com', port: 443 } })
       .expect(201);
     expect(Object.keys(created.body).sort()).toEqual(CONFIG_FIELDS);
+    const pluginRecord = (
+      await t.http
+        .get(`/api/organizations/${orgId}/pipeline_destinations/${first}`)
+        .set(owner.auth)
+        .expect(200)
+    ).body;
     expect(created.body).toEqual({
       id: expect.any(Number),
       plugin: first,
@@ -80,6 +102,15 @@ describe('plugin configs', () => {
       config: { host: 'example.com', port: 443 },
       created_at: t0,
       updated_at: t0,
+      team_id: teamId,
+      // Without its own name and description, the plugin's show.
+      name: 'Destination',
+      description: null,
+      // The plugin record, on a single config.
+      plugin_info: pluginRecord,
+      error: null,
+      delivery_rate_24h: null,
+      deleted: false,
     });
     const defaults = await t.http.post(configs()).set(owner.auth).send({ plugin: second }).expect(201);
     expect(defaults.body).toMatchObject({ plugin: second, enabled: false, order: 0, config: {} });
@@ -89,7 +120,11 @@ describe('plugin configs', () => {
       count: 2,
       next: null,
       previous: null,
-      results: [defaults.body, created.body],
+      // Lists carry no plugin_info (as PostHog's).
+      results: [
+        { ...defaults.body, plugin_info: null },
+        { ...created.body, plugin_info: null },
+      ],
     });
     await t.http
       .get(configs(teamId, `/${created.body.id}`))
@@ -108,6 +143,24 @@ describe('plugin configs', () => {
       order: -1,
       updated_at: new Date(Date.parse(t0) + 5000).toISOString(),
     });
+
+    // Its own name and description; sent back as read (read-only fields, the same plugin) is accepted.
+    const renamed = await t.http
+      .patch(configs(teamId, `/${created.body.id}`))
+      .set(owner.auth)
+      .send({ ...patched.body, name: 'EU destination', description: 'Events of the EU site.', deleted: true })
+      .expect(200);
+    expect(renamed.body).toEqual({
+      ...patched.body,
+      name: 'EU destination',
+      description: 'Events of the EU site.',
+    });
+    const unnamed = await t.http
+      .patch(configs(teamId, `/${created.body.id}`))
+      .set(owner.auth)
+      .send({ name: null })
+      .expect(200);
+    expect(unnamed.body.name).toBe('Destination');
     expect(patched.body.updated_at).toMatch(ISO);
     const reordered = await t.http.get(configs()).set(owner.auth).expect(200);
     expect(reordered.body.results.map((c: PluginConfig) => c.id)).toEqual([
@@ -194,8 +247,9 @@ describe('plugin configs', () => {
     [{ plugin: 1, order: 1.5 }, 'order', 'invalid_input'],
     [{ plugin: 1, order: 10000000 }, 'order', 'invalid_input'],
     [{ plugin: 1, config: [] }, 'config', 'invalid_input'],
-    [{ plugin: 1, id: 3 }, 'id', 'read_only_field'],
-    [{ plugin: 1, team_id: 3 }, 'team_id', 'unknown_field'],
+    [{ plugin: 1, name: 7 }, 'name', 'invalid_input'],
+    [{ plugin: 1, description: 'x'.repeat(1001) }, 'description', 'max_length'],
+    [{ plugin: 1, colour: 3 }, 'colour', 'unknown_field'],
   ])('create refuses %j', async (body, attr, code) => {
     const res = await t.http.post(configs()).set(owner.auth).send(body).expect(400);
     expect(res.body).toMatchObject({ type: 'validation_error', attr, code });

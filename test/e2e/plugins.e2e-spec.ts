@@ -43,15 +43,41 @@ interface Plugin {
   hog_function_migration_available: string;
 }
 
+/** An activity entry as the API sends it (PostHog's activity log shape). */
+interface ActivityEntry {
+  user: { id: number; uuid: string; email: string; [field: string]: unknown } | null;
+  activity: string;
+  scope: string;
+  item_id: string;
+  detail: {
+    changes: { type: string; field: string; action: string; before: unknown; after: unknown }[];
+    merge: null;
+    trigger: null;
+    name: string;
+    short_id: null;
+    type: null;
+  };
+  created_at: string;
+}
+
+/** An entry flattened for the assertions below (the shape itself is asserted once, in full). */
 interface Activity {
-  id: number;
   activity: string;
   plugin_id: number;
   plugin_name: string;
-  user: { id: number | null; uuid: string | null; email: string | null };
+  user: ActivityEntry['user'];
   created_at: string;
   changes: { field: string; action: string; before: unknown; after: unknown }[];
 }
+
+const flatten = (entry: ActivityEntry): Activity => ({
+  activity: entry.activity,
+  plugin_id: Number(entry.item_id),
+  plugin_name: entry.detail.name,
+  user: entry.user,
+  created_at: entry.created_at,
+  changes: entry.detail.changes.map(({ field, action, before, after }) => ({ field, action, before, after })),
+});
 
 interface Category {
   segment: string;
@@ -196,7 +222,7 @@ describe('pipeline plugin records', () => {
         .get(path(segment, `/activity${query}`))
         .set(owner.auth)
         .expect(200)
-    ).body.results as Activity[];
+    ).body.results.map(flatten) as Activity[];
   const pluginRow = async (id: number) =>
     ((await t.dataSource.query('SELECT * FROM plugins WHERE id = $1', [id])) as Record<string, unknown>[])[0];
 
@@ -212,6 +238,9 @@ describe('pipeline plugin records', () => {
     otherOrgId = other.id;
     otherTeamId = other.teams[0].id;
     await t.factories.member(orgId, member, MembershipLevel.MEMBER);
+    // Both publish global records below: level 9 is the operator's grant.
+    await t.factories.pluginsAccessLevel(orgId, 9);
+    await t.factories.pluginsAccessLevel(otherOrgId, 9);
   });
   afterAll(async () => {
     await t?.close();
@@ -503,16 +532,15 @@ describe('pipeline plugin records', () => {
       expect(mine.map((a) => a.activity)).toEqual(['deleted', 'updated', 'created']);
       const [deleted, updated, made] = mine;
       expect(updated).toEqual({
-        id: expect.any(Number),
         activity: 'updated',
         plugin_id: created.id,
         plugin_name: 'Short-lived',
-        user: { id: member.id, uuid: member.uuid, email: member.email },
+        user: expect.objectContaining({ id: member.id, uuid: member.uuid, email: member.email }),
         created_at: expect.stringMatching(ISO),
         changes: [{ field: 'tag', action: 'changed', before: '1.0.0', after: '1.0.1' }],
       });
       expect(Date.parse(deleted.created_at) - Date.parse(updated.created_at)).toBe(1000);
-      expect(deleted.user).toEqual({ id: owner.id, uuid: owner.uuid, email: owner.email });
+      expect(deleted.user).toMatchObject({ id: owner.id, uuid: owner.uuid, email: owner.email });
       expect(deleted.changes).toEqual(
         expect.arrayContaining([{ field: 'name', action: 'deleted', before: 'Short-lived', after: null }]),
       );
@@ -522,20 +550,60 @@ describe('pipeline plugin records', () => {
           { field: 'capabilities', action: 'created', before: null, after: c.defaults },
         ]),
       );
-      expect(deleted.user.uuid).toMatch(UUID);
+      expect(deleted.user?.uuid).toMatch(UUID);
     });
 
-    it('pages the history in the envelope', async () => {
+    it("answers entries in PostHog's activity log shape", async () => {
+      const created = await create(c.segment, { name: 'Shaped', tag: '2.0.0' });
+      await t.http
+        .patch(path(c.segment, `/${created.id}`))
+        .set(member.auth)
+        .send({ tag: '2.0.1' })
+        .expect(200);
+      const res = await t.http.get(path(c.segment, '/activity')).set(owner.auth).expect(200);
+      expect(Object.keys(res.body).sort()).toEqual(['next', 'previous', 'results', 'total_count']);
+      const [entry] = res.body.results as ActivityEntry[];
+      expect(entry).toEqual({
+        user: {
+          id: member.id,
+          uuid: member.uuid,
+          distinct_id: expect.any(String),
+          first_name: expect.any(String),
+          last_name: expect.any(String),
+          email: member.email,
+          is_email_verified: expect.any(Boolean),
+          hedgehog_config: null,
+        },
+        activity: 'updated',
+        scope: 'Plugin',
+        item_id: String(created.id),
+        detail: {
+          changes: [{ type: 'Plugin', field: 'tag', action: 'changed', before: '2.0.0', after: '2.0.1' }],
+          merge: null,
+          trigger: null,
+          name: 'Shaped',
+          short_id: null,
+          type: null,
+        },
+        created_at: expect.stringMatching(ISO),
+      });
+    });
+
+    it('pages the history by page and limit (default 10), as PostHog does', async () => {
       const all = await activities(c.segment, '?limit=50');
-      expect(all.length).toBeGreaterThan(3);
+      expect(all.length).toBeGreaterThan(4);
       const res = await t.http
-        .get(path(c.segment, '/activity?limit=2&offset=1&cache=1'))
+        .get(path(c.segment, '/activity?limit=2&page=2&cache=1'))
         .set(owner.auth)
         .expect(200);
-      expect(res.body.count).toBe(all.length);
-      expect(res.body.results).toEqual(all.slice(1, 3));
-      expect(res.body.next).toMatch(/\/activity\?limit=2&offset=3&cache=1$/);
-      expect(res.body.previous).toMatch(/\/activity\?limit=2&offset=0&cache=1$/);
+      expect(res.body.total_count).toBe(all.length);
+      expect(res.body.results.map(flatten)).toEqual(all.slice(2, 4));
+      expect(res.body.next).toMatch(/\/activity\?limit=2&page=3&cache=1$/);
+      expect(res.body.previous).toMatch(/\/activity\?limit=2&page=1&cache=1$/);
+      const first = await t.http.get(path(c.segment, '/activity')).set(owner.auth).expect(200);
+      expect(first.body.results.map(flatten)).toEqual(all.slice(0, 10));
+      expect(first.body.previous).toBeNull();
+      await t.http.get(path(c.segment, '/activity?page=0')).set(owner.auth).expect(400);
     });
 
     it('returns the bundled repository catalog', async () => {
@@ -837,19 +905,6 @@ describe('pipeline plugin records', () => {
       ],
       [{ name: 'n', url: 'https://x.y/a', metrics: [1] }, 'metrics', 'invalid_input'],
       [{ name: 'n', url: 'https://x.y/a', public_jobs: { job: 1 } }, 'public_jobs__job', 'invalid_input'],
-      [{ name: 'n', url: 'https://x.y/a', id: 5 }, 'id', 'read_only_field'],
-      [{ name: 'n', url: 'https://x.y/a', latest_tag: '9' }, 'latest_tag', 'read_only_field'],
-      [
-        { name: 'n', url: 'https://x.y/a', organization_id: '00000000-0000-4000-8000-000000000000' },
-        'organization_id',
-        'read_only_field',
-      ],
-      [{ name: 'n', url: 'https://x.y/a', organization_name: 'x' }, 'organization_name', 'read_only_field'],
-      [
-        { name: 'n', url: 'https://x.y/a', hog_function_migration_available: 'true' },
-        'hog_function_migration_available',
-        'read_only_field',
-      ],
       [{ name: 'n', url: 'https://x.y/a', source: 'x' }, 'source', 'unknown_field'],
     ])('create refuses %j (attr %s, %s)', async (body, attr, code) => {
       const res = await post(body).expect(400);
@@ -857,7 +912,65 @@ describe('pipeline plugin records', () => {
       expect(typeof res.body.detail).toBe('string');
     });
 
-    it('refuses read-only and invalid fields on update, changing nothing', async () => {
+    it('ignores read-only fields on create, whatever their value', async () => {
+      const created = await create('pipeline_destinations', {
+        name: 'Read-only ignored',
+        id: 5,
+        latest_tag: '9',
+        organization_id: '00000000-0000-4000-8000-000000000000',
+        organization_name: 'x',
+        hog_function_migration_available: 'true',
+      });
+      expect(created).toMatchObject({
+        latest_tag: null,
+        organization_id: orgId,
+        hog_function_migration_available: 'false',
+      });
+      expect(created.id).not.toBe(5);
+    });
+
+    it('takes back a record as read with a change (PATCH and PUT); PUT needs name', async () => {
+      const created = await create('pipeline_destinations', { name: 'Round trip', tag: '1.0.0' });
+      const patched = await t.http
+        .patch(path('pipeline_destinations', `/${created.id}`))
+        .set(owner.auth)
+        .send({ ...created, tag: '1.0.1', latest_tag: 'x', organization_name: 'y' })
+        .expect(200);
+      expect(patched.body).toEqual({ ...created, tag: '1.0.1' });
+      const put = (body: Record<string, unknown>) =>
+        t.http
+          .put(path('pipeline_destinations', `/${created.id}/`))
+          .set(owner.auth)
+          .send(body);
+      expect((await put({ tag: '2' }).expect(400)).body).toMatchObject({ code: 'required', attr: 'name' });
+      const replaced = await put({ ...patched.body, name: 'Replaced' }).expect(200);
+      expect(replaced.body).toEqual({ ...patched.body, name: 'Replaced' });
+      // Fields left out keep their value.
+      expect((await put({ name: 'Minimal' }).expect(200)).body).toEqual({
+        ...replaced.body,
+        name: 'Minimal',
+      });
+      expect((await put({ name: 'X', url: 'https://x.y/other' }).expect(400)).body).toMatchObject({
+        code: 'read_only_field',
+        attr: 'url',
+      });
+      expect(
+        (await put({ name: 'X', capabilities: { methods: ['processEvent'] } }).expect(400)).body.attr,
+      ).toBe('capabilities');
+      await t.http
+        .put(path('pipeline_destinations', `/${created.id}`))
+        .set(member.auth)
+        .send({ name: 'By a member' })
+        .expect(200);
+      const readOnly = await t.factories.keyFor(owner, 'plugin:read');
+      await t.http
+        .put(path('pipeline_destinations', `/${created.id}`))
+        .set(readOnly)
+        .send({ name: 'X' })
+        .expect(403);
+    });
+
+    it('refuses invalid fields and another url on update, changing nothing', async () => {
       const created = await create('pipeline_destinations', { name: 'Stays' });
       const patch = (body: Record<string, unknown>) =>
         t.http
@@ -916,7 +1029,13 @@ describe('pipeline plugin records', () => {
         .expect(200, {});
     });
 
-    it('refuses to upgrade source and local records', async () => {
+    it('answers upgrade on a source record unchanged (200) and refuses a local record', async () => {
+      const source = await create('pipeline_import_apps', { plugin_type: 'source', url: undefined });
+      const upgraded = await t.http
+        .post(path('pipeline_import_apps', `/${source.id}/upgrade`))
+        .set(owner.auth)
+        .expect(200);
+      expect(upgraded.body).toEqual(source);
       const local = await create('pipeline_import_apps', {
         plugin_type: 'local',
         url: 'file:/srv/plugins/x',
@@ -956,7 +1075,8 @@ describe('pipeline plugin records', () => {
           .get(path(c.segment, '/exports_unsubscribe_configs', org.id))
           .set(owner.auth)
           .expect(200);
-        expect(res.body).toEqual([enabled]);
+        // As in lists, without plugin_info.
+        expect(res.body).toEqual([{ ...enabled, plugin_info: null }]);
       }
       expect(enabled).toEqual({
         id: expect.any(Number),
@@ -966,6 +1086,13 @@ describe('pipeline plugin records', () => {
         config: { host: 'h' },
         created_at: expect.stringMatching(ISO),
         updated_at: expect.stringMatching(ISO),
+        team_id: project,
+        name: destination.name,
+        description: destination.description,
+        plugin_info: destination,
+        error: null,
+        delivery_rate_24h: null,
+        deleted: false,
       });
     });
   });
@@ -1000,21 +1127,39 @@ describe('pipeline plugin records', () => {
       });
     });
 
-    it('deleting the organization removes its records, their configs and its history', async () => {
+    it("deleting the organization removes its records, their configs and its history, never others' configs", async () => {
       const doomed = await t.factories.organization(owner, 'Doomed');
+      await t.factories.pluginsAccessLevel(doomed.id, 9);
       const record = await create('pipeline_destinations', {}, owner, doomed.id);
       await t.http
         .post(`/api/projects/${doomed.teams[0].id}/plugin_configs`)
         .set(owner.auth)
         .send({ plugin: record.id })
         .expect(201);
-      // A config in another organization's project for a global record goes with the record.
+      // While another organization's project uses its global record, the organization cannot be deleted.
       const global = await create('pipeline_destinations', { is_global: true }, owner, doomed.id);
-      await t.http
+      const theirs = await t.http
         .post(`/api/projects/${otherTeamId}/plugin_configs`)
         .set(stranger.auth)
         .send({ plugin: global.id, enabled: true })
         .expect(201);
+      await t.http
+        .delete(`/api/organizations/${doomed.id}`)
+        .set(owner.auth)
+        .expect(400, {
+          type: 'validation_error',
+          code: 'in_use',
+          detail:
+            "This organization's global plugins are used by projects of other organizations (plugin configs): " +
+            'it cannot be deleted while they are.',
+          attr: null,
+        });
+      expect(await pluginRow(global.id)).toBeDefined();
+      expect(await pluginRow(record.id)).toBeDefined();
+      await t.http
+        .delete(`/api/projects/${otherTeamId}/plugin_configs/${theirs.body.id}`)
+        .set(stranger.auth)
+        .expect(204);
       await t.http.delete(`/api/organizations/${doomed.id}`).set(owner.auth).expect(204);
       const count = async (sql: string) => (await t.dataSource.query(sql, [doomed.id]))[0].n as number;
       expect(await count('SELECT count(*)::int AS n FROM plugins WHERE organization_id = $1')).toBe(0);

@@ -1,12 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { RedisRateLimitStore } from '../../src/common/rate-limit/redis-rate-limit-store.js';
+import { RedisSlidingWindowStorage } from '../../src/common/rate-limit/redis-sliding-window-storage.js';
+import { RATE_LIMIT_STORAGE } from '../../src/common/rate-limit/rate-limit.module.js';
+import type { SlidingWindowStorage } from '../../src/common/rate-limit/sliding-window-storage.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { NOT_AUTHENTICATED } from '../support/expectations.js';
-import { freePort, sleep } from '../support/service-process.js';
+import {
+  pausableRedisUnavailable,
+  startPausableRedis,
+  type PausableRedis,
+} from '../support/pausable-redis.js';
+import { freePort, sleep, waitFor } from '../support/service-process.js';
 
-/** Per-key rate limits (decisions §3), with small limits so a test can reach them. */
+/** Per-key rate limits (docs/decisions.md §3), with small limits so a test can reach them. */
 
 const throttled = (seconds: number) => ({
   type: 'throttled_error',
@@ -133,6 +140,32 @@ describe('rate limits in memory (REDIS_URL unset)', () => {
     }
   });
 
+  it('takes back the minute window hit of a request the hourly window refuses', async () => {
+    const s = await createTestApp(
+      { RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_BURST: '3', RATE_LIMIT_SUSTAINED: '4' },
+      { databaseUrl: t.databaseUrl },
+    );
+    try {
+      const auth = await t.factories.keyFor(await t.factories.user(), '*');
+      const keyId = (await s.http.get('/api/personal_api_keys/@current').set(auth).expect(200)).body.id;
+      for (let i = 0; i < 2; i++) await s.http.get('/api/users/@me').set(auth).expect(200);
+      s.clock.advance(61_000);
+      // The minute window is empty again; the hour holds 3 of 4.
+      const last = await s.http.get('/api/users/@me').set(auth).expect(200);
+      expect([last.headers['x-ratelimit-limit'], last.headers['x-ratelimit-remaining']]).toEqual(['4', '0']);
+      // The minute window lets this one in, the hour refuses it: it must count in neither.
+      const refused = await s.http.get('/api/users/@me').set(auth).expect(429);
+      expect(refused.headers['x-ratelimit-limit']).toBe('4');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(3000);
+      const storage = s.app.get<SlidingWindowStorage>(RATE_LIMIT_STORAGE);
+      // One more hit on the minute window: 2 (the request above and this one), not 3.
+      const probe = await storage.increment(keyId, 60_000, 100, 60_000, 'burst');
+      expect(probe.totalHits).toBe(2);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('counts in each process separately without Redis: two instances do not share counters', async () => {
     const other = await createTestApp(
       { RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_BURST: '3', RATE_LIMIT_SUSTAINED: '100' },
@@ -243,29 +276,112 @@ describeWithRedis(redisTitle, () => {
     expect(await redis.pttl(burst)).toBeLessThanOrEqual(60_000);
   });
 
-  it('the Redis windows slide, and a refused hit counts in no window', async () => {
-    const store = new RedisRateLimitStore(REDIS_URL!, prefix);
-    await store.onModuleInit();
+  it('the Redis windows slide, a refused hit is not recorded, and a recorded hit can be taken back', async () => {
+    const storage = new RedisSlidingWindowStorage({
+      url: REDIS_URL!,
+      keyPrefix: prefix,
+      timeoutMs: 1000,
+      failOpenMs: 30_000,
+    });
+    await storage.onModuleInit();
     try {
-      const windows = [
-        { name: 'short', ms: 1000, limit: 2 },
-        { name: 'long', ms: 60_000, limit: 3 },
-      ];
-      const hit = () => store.hit('window-test', windows);
-      expect((await hit()).windows.map((w) => w.count)).toEqual([1, 1]);
-      expect(await hit()).toMatchObject({ allowed: true, windows: [{ count: 2 }, { count: 2 }] });
-      const refused = await hit();
-      expect(refused.allowed).toBe(false);
-      expect(refused.windows[0]).toMatchObject({ name: 'short', count: 2, retryAfterSeconds: 1 });
-      expect(refused.windows[1]).toMatchObject({ name: 'long', count: 2, retryAfterSeconds: 0 });
+      const short = () => storage.increment('window-test', 1000, 2, 1000, 'short');
+      const long = () => storage.increment('window-test', 60_000, 3, 60_000, 'long');
+      expect(await short()).toMatchObject({ totalHits: 1, isBlocked: false, timeToBlockExpire: 0 });
+      expect(await short()).toMatchObject({ totalHits: 2, isBlocked: false });
+      const refused = await short();
+      expect(refused).toMatchObject({ totalHits: 2, isBlocked: true, timeToBlockExpire: 1, hitId: null });
+      expect(refused.timeToExpire).toBe(1);
       await sleep(1100);
-      // The short window emptied; the long one holds 2 (the refused hit was not recorded) and takes one more.
-      expect(await hit()).toMatchObject({ allowed: true, windows: [{ count: 1 }, { count: 3 }] });
-      const full = await hit();
-      expect(full.allowed).toBe(false);
-      expect(full.windows[1].retryAfterSeconds).toBeGreaterThan(55);
+      // The short window emptied (the refused hit was never recorded).
+      expect(await short()).toMatchObject({ totalHits: 1, isBlocked: false });
+
+      const first = await long();
+      expect(first).toMatchObject({ totalHits: 1, isBlocked: false });
+      expect(first.timeToExpire).toBeGreaterThan(55);
+      const second = await long();
+      // Taken back (as the guard does when a later window refuses the request): the window holds 1 again.
+      await storage.release('window-test', 'long', second.hitId!);
+      expect(await redis.zcard(`${prefix}ratelimit:{window-test}:long`)).toBe(1);
+      expect(await long()).toMatchObject({ totalHits: 2, isBlocked: false });
+      expect(await long()).toMatchObject({ totalHits: 3, isBlocked: false });
+      const full = await long();
+      expect(full).toMatchObject({ totalHits: 3, isBlocked: true });
+      expect(full.timeToBlockExpire).toBeGreaterThan(55);
     } finally {
-      await store.onApplicationShutdown();
+      await storage.onApplicationShutdown();
     }
   });
 });
+
+const noPausableRedis = pausableRedisUnavailable();
+if (noPausableRedis) {
+  process.stderr.write(`rate-limits.e2e-spec: ${noPausableRedis}, so the hung-Redis test is skipped\n`);
+}
+const describeWithPausableRedis = noPausableRedis ? describe.skip : describe;
+
+describeWithPausableRedis(
+  `a Redis that stops answering${noPausableRedis ? ` (skipped: ${noPausableRedis})` : ''}`,
+  () => {
+    const TIMEOUT_MS = 3000;
+    let redis: PausableRedis;
+    let t: TestApp;
+
+    beforeAll(async () => {
+      redis = (await startPausableRedis())!;
+      t = await createTestApp({
+        RATE_LIMIT_ENABLED: 'true',
+        RATE_LIMIT_BURST: '30',
+        RATE_LIMIT_SUSTAINED: '1000',
+        REDIS_URL: redis.url,
+        REDIS_KEY_PREFIX: `test-${randomBytes(6).toString('hex')}:`,
+        REDIS_TIMEOUT_MS: String(TIMEOUT_MS),
+        REDIS_FAIL_OPEN_MS: '2000',
+      });
+    });
+    afterAll(async () => {
+      redis.resume();
+      await t?.close();
+      await redis?.close();
+    });
+
+    it('costs one timeout, then is skipped (fail open) until it answers again, and limiting resumes', async () => {
+      const auth = await freshKey(t);
+      const counted = await t.http.get('/api/users/@me').set(auth).expect(200);
+      expect(counted.headers['x-ratelimit-remaining']).toBe('29');
+
+      redis.pause();
+      // The first request waits for the command to time out, then goes through unlimited.
+      let started = Date.now();
+      const first = await t.http.get('/api/users/@me').set(auth).expect(200);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(TIMEOUT_MS - 100);
+      expect(first.headers['x-ratelimit-limit']).toBeUndefined();
+      // The next ones do not ask the hung Redis at all: ten of them take less than one timeout together.
+      started = Date.now();
+      for (let i = 0; i < 10; i++) {
+        const res = await t.http.get('/api/users/@me').set(auth).expect(200);
+        expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+      }
+      expect(Date.now() - started).toBeLessThan(TIMEOUT_MS);
+
+      redis.resume();
+      // After the fail-open period a background probe finds it answering; requests are counted again.
+      let remaining: string | undefined;
+      await waitFor(
+        'rate limit headers to come back',
+        async () => {
+          remaining = (await t.http.get('/api/users/@me').set(auth).expect(200)).headers[
+            'x-ratelimit-remaining'
+          ];
+          return remaining !== undefined;
+        },
+        15_000,
+      );
+      // Only the hits Redis received count: the one before the pause, the one that timed out (Redis ran it when it
+      // woke up) and this one; none of the ten skipped requests.
+      expect(remaining).toBe('27');
+      for (let i = 0; i < 27; i++) await t.http.get('/api/users/@me').set(auth).expect(200);
+      await t.http.get('/api/users/@me').set(auth).expect(429);
+    });
+  },
+);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runCli } from '../../src/cli.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
+import { readAllSnapshots } from '../support/recordings.js';
 
 describe('CLI demo', () => {
   let t: TestApp;
@@ -63,11 +64,14 @@ describe('CLI demo', () => {
     expect(names).toContain('demo-anonymous-7f3a');
     const ada = recordings.find((r) => r.person.name === 'ada@example.com');
     expect(ada?.person.properties).toMatchObject({ email: 'ada@example.com', plan: 'pro' });
-    const snapshots = await t.http
-      .get(`/api/projects/${projectId}/session_recordings/${recordings[0].id}/snapshots`)
-      .set(owner.auth)
-      .expect(200);
-    expect(snapshots.body.snapshots[0].event.type).toBe(4);
+    const snapshots = await readAllSnapshots(
+      t.http,
+      `/api/projects/${projectId}/session_recordings/${recordings[0].id}/snapshots`,
+      owner.auth,
+    );
+    // A page load starts with a Meta event carrying the address.
+    expect(snapshots.events[0].event.type).toBe(4);
+    expect(snapshots.events[0].event.data?.href).toMatch(/^https:\/\/shop\.example\.com\//);
     // Running it again adds new sessions; persons are reused.
     expect((await cli(['demo', '--project', String(projectId), '--sessions', '2'])).code).toBe(0);
     const again = await t.http
@@ -102,8 +106,8 @@ describe('CLI demo', () => {
     const help = await cli(['demo', '--help']);
     expect(help.code).toBe(0);
     expect(help.out[0]).toMatch(/^Usage: node dist\/cli\.js demo --project ID/);
-    expect((await cli(['--help'])).out[0]).toContain(
-      'demo          Fill a project with generated session recordings',
+    expect((await cli(['--help'])).out[0]).toMatch(
+      /\n {2}demo +Fill a project with generated session recordings\n/,
     );
   });
 });

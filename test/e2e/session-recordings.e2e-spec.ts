@@ -1,18 +1,31 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { gzipSync } from 'node:zlib';
 import { MembershipLevel } from '../../src/memberships/organization-membership.entity.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { ISO, missingScope, NOT_AUTHENTICATED, NOT_FOUND, UUID } from '../support/expectations.js';
 import type { TestUser } from '../support/factories.js';
-import { captureTableCounts, newSessionId, rr, type Rrweb, snapshotEvent } from '../support/recordings.js';
+import {
+  captureTableCounts,
+  newSessionId,
+  parseSnapshotLines,
+  readAllSnapshots,
+  rr,
+  type Rrweb,
+  snapshotEvent,
+  type SnapshotSource,
+  textParser,
+} from '../support/recordings.js';
 
 const RECORDING_FIELDS = [
   'active_seconds',
+  'activity_score',
   'click_count',
   'console_error_count',
   'console_log_count',
   'console_warn_count',
   'distinct_id',
   'end_time',
+  'expiry_time',
   'id',
   'inactive_seconds',
   'keypress_count',
@@ -20,11 +33,14 @@ const RECORDING_FIELDS = [
   'ongoing',
   'person',
   'recording_duration',
+  'recording_ttl',
+  'retention_period_days',
   'snapshot_source',
   'start_time',
   'start_url',
   'storage',
   'viewed',
+  'viewers',
 ];
 const PERSON_FIELDS = ['created_at', 'distinct_ids', 'id', 'name', 'properties', 'uuid'];
 /** When the test's clock stands unless a test moves it. */
@@ -154,10 +170,12 @@ describe('session recordings', () => {
         id: sessionId,
         distinct_id: 'ada-anon',
         viewed: false,
+        viewers: [],
         recording_duration: 60,
-        // Inactive [T0]; active [T0+1000, T0+30000] (the mutation extends it); [T0+60000] 1 ms.
-        active_seconds: 29.001,
-        inactive_seconds: 30.999,
+        // Inactive [T0]; active [T0+1000, T0+30000] (the mutation extends it); [T0+60000] 1 ms: 29.001 s,
+        // sent in whole seconds as PostHog does (truncated); inactive 60 − 29.001 = 30.999 → 30.
+        active_seconds: 29,
+        inactive_seconds: 30,
         start_time: new Date(T0).toISOString(),
         end_time: new Date(T0 + 60_000).toISOString(),
         click_count: 3,
@@ -178,8 +196,23 @@ describe('session recordings', () => {
         storage: 'postgres',
         snapshot_source: 'web',
         ongoing: true,
+        // (29.001 + 3 clicks + 2 keys + 1 error) / (4 mouse + 60 s + 1 error + 1 log + 1 warn) = 52.24 %
+        activity_score: 52.24,
+        retention_period_days: 30,
+        // T0 is 2026-11-20: its day + 30 days; the clock says 2026-11-21, 29 days before.
+        expiry_time: '2026-12-20T00:00:00.000Z',
+        recording_ttl: 29,
       });
       expect(body.start_time).toMatch(ISO);
+      for (const field of [
+        'recording_duration',
+        'active_seconds',
+        'inactive_seconds',
+        'recording_ttl',
+        'retention_period_days',
+      ] as const) {
+        expect(Number.isInteger(body[field])).toBe(true);
+      }
     });
 
     it('names a person by its name, else its first distinct id; start_url null without pages', async () => {
@@ -408,14 +441,117 @@ describe('session recordings', () => {
       expect((await get(sessionId, member)).viewed).toBe(false);
     });
 
+    it('lists the other users who viewed it in viewers, first viewer first, never the caller', async () => {
+      const sessionId = newSessionId();
+      await record(sessionId, [rr.click(T0)]);
+      const emails = async (user: TestUser) =>
+        (await t.dataSource.query('SELECT email FROM users WHERE id = $1', [user.id]))[0].email as string;
+      t.clock.set(new Date(NOW.getTime() + 1_000));
+      await t.http
+        .patch(path(`/${sessionId}`))
+        .set(member.auth)
+        .send({ viewed: true })
+        .expect(200);
+      t.clock.set(new Date(NOW.getTime() + 2_000));
+      const own = await t.http
+        .patch(path(`/${sessionId}`))
+        .set(owner.auth)
+        .send({ viewed: true })
+        .expect(200);
+      t.clock.set(NOW);
+      expect(own.body.viewers).toEqual([await emails(member)]);
+      expect((await get(sessionId, member)).viewers).toEqual([await emails(owner)]);
+      const list = await t.http.get(`${path()}?limit=50`).set(member.auth).expect(200);
+      expect((list.body.results as Recording[]).find((r) => r.id === sessionId)?.viewers).toEqual([
+        await emails(owner),
+      ]);
+      await t.http
+        .patch(path(`/${sessionId}`))
+        .set(owner.auth)
+        .send({ viewed: false })
+        .expect(200);
+      expect((await get(sessionId, member)).viewers).toEqual([]);
+    });
+
+    it('takes back the recording as read, with its changes; read-only fields are ignored', async () => {
+      const sessionId = newSessionId();
+      await record(sessionId, [rr.click(T0)], {
+        distinctId: `rt-${sessionId}`,
+        properties: { $set: { a: 1 } },
+      });
+      const before = await get(sessionId);
+      const res = await t.http
+        .patch(path(`/${sessionId}/`))
+        .set(owner.auth)
+        .send({
+          ...before,
+          id: 'other',
+          click_count: 99,
+          start_time: '2020-01-01T00:00:00Z',
+          viewed: true,
+          person: { ...before.person, name: 'ignored', properties: { b: 2 } },
+          analyzed: true,
+          player_metadata: { recording_duration: 1, snapshot_source: 'web' },
+        })
+        .expect(200);
+      expect(res.body).toEqual({
+        ...before,
+        viewed: true,
+        person: { ...before.person, properties: { a: 1, b: 2 } },
+      });
+    });
+
+    it('PUT is a full update with no required field: the same as PATCH', async () => {
+      const sessionId = newSessionId();
+      await record(sessionId, [rr.click(T0)], {
+        distinctId: `put-${sessionId}`,
+        properties: { $set: { a: 1 } },
+      });
+      const before = await get(sessionId);
+      const res = await t.http
+        .put(path(`/${sessionId}`))
+        .set(owner.auth)
+        .send({ ...before, viewed: true })
+        .expect(200);
+      expect(res.body).toEqual({ ...before, viewed: true });
+      expect(
+        (
+          await t.http
+            .put(path(`/${sessionId}`))
+            .set(owner.auth)
+            .send({})
+            .expect(200)
+        ).body,
+      ).toEqual({
+        ...before,
+        viewed: true,
+      });
+      expect(
+        (
+          await t.http
+            .put(path(`/${sessionId}`))
+            .set(owner.auth)
+            .send({ colour: 1 })
+            .expect(400)
+        ).body.code,
+      ).toBe('unknown_field');
+      await t.http
+        .put(path(`/nope-${sessionId}`))
+        .set(owner.auth)
+        .send({})
+        .expect(404);
+      const readOnly = await t.factories.keyFor(owner, 'session_recording:read');
+      await t.http
+        .put(path(`/${sessionId}`))
+        .set(readOnly)
+        .send({})
+        .expect(403);
+    });
+
     it.each([
-      [{ id: 'x' }, 'read_only_field', 'id'],
-      [{ start_time: '2026-01-01T00:00:00Z' }, 'read_only_field', 'start_time'],
-      [{ click_count: 5 }, 'read_only_field', 'click_count'],
-      [{ ongoing: false }, 'read_only_field', 'ongoing'],
-      [{ person: { name: 'x' } }, 'read_only_field', 'person__name'],
-      [{ person: { distinct_ids: '[]' } }, 'read_only_field', 'person__distinct_ids'],
       [{ person: { nickname: 'x' } }, 'unknown_field', 'person__nickname'],
+      [{ analyzed: 'yes' }, 'invalid_input', 'analyzed'],
+      [{ player_metadata: [1] }, 'invalid_input', 'player_metadata'],
       [{ colour: 'red' }, 'unknown_field', 'colour'],
       [{ viewed: 'yes' }, 'invalid_input', 'viewed'],
       [{ viewed: null }, 'invalid_input', 'viewed'],
@@ -491,29 +627,192 @@ describe('session recordings', () => {
   });
 
   describe('snapshots', () => {
-    it('returns every stored rrweb event, all windows, in time order', async () => {
+    const BLOB_KEY = /^\d{19}$/;
+    const lines = (res: { body: unknown }) => parseSnapshotLines(res.body as string);
+    const blob = (sessionId: string, query: string) =>
+      t.http
+        .get(path(`/${sessionId}/snapshots?${query}`))
+        .set(owner.auth)
+        .buffer(true)
+        .parse(textParser);
+
+    /** Two windows in two requests: w-b's chunk starts first. */
+    const twoWindows = async () => {
       const sessionId = newSessionId();
       await record(sessionId, [rr.meta(T0 + 10, 'https://a/'), rr.click(T0 + 30)], { windowId: 'w-a' });
-      await record(sessionId, [rr.meta(T0, 'https://b/'), rr.click(T0 + 20), rr.click(T0 + 40)], {
+      await record(sessionId, [rr.meta(T0, 'https://b/'), rr.click(T0 + 40), rr.click(T0 + 20)], {
         windowId: 'w-b',
       });
+      return sessionId;
+    };
+
+    it('lists one blob_v2 source per stored chunk, in time order', async () => {
+      const sessionId = await twoWindows();
       const res = await t.http
         .get(path(`/${sessionId}/snapshots`))
         .set(owner.auth)
         .expect(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.body).toEqual({
-        snapshots: [
-          { window_id: 'w-b', event: rr.meta(T0, 'https://b/') },
-          { window_id: 'w-a', event: rr.meta(T0 + 10, 'https://a/') },
-          { window_id: 'w-b', event: rr.click(T0 + 20) },
-          { window_id: 'w-a', event: rr.click(T0 + 30) },
-          { window_id: 'w-b', event: rr.click(T0 + 40) },
+        sources: [
+          {
+            source: 'blob_v2',
+            blob_key: expect.stringMatching(BLOB_KEY),
+            start_timestamp: new Date(T0).toISOString(),
+            end_timestamp: new Date(T0 + 40).toISOString(),
+          },
+          {
+            source: 'blob_v2',
+            blob_key: expect.stringMatching(BLOB_KEY),
+            start_timestamp: new Date(T0 + 10).toISOString(),
+            end_timestamp: new Date(T0 + 30).toISOString(),
+          },
         ],
       });
     });
 
+    it('streams a source as JSON lines of [window_id, event] in time order, events exactly as captured', async () => {
+      const sessionId = await twoWindows();
+      const { sources } = (await t.http.get(path(`/${sessionId}/snapshots`)).set(owner.auth)).body as {
+        sources: SnapshotSource[];
+      };
+      const first = await blob(sessionId, `source=blob_v2&blob_key=${sources[0].blob_key}`).expect(200);
+      expect(first.headers['content-type']).toBe('application/jsonl');
+      expect(first.body).toBe(
+        [
+          JSON.stringify(['w-b', rr.meta(T0, 'https://b/')]),
+          JSON.stringify(['w-b', rr.click(T0 + 20)]),
+          JSON.stringify(['w-b', rr.click(T0 + 40)]),
+          '',
+        ].join('\n'),
+      );
+      expect(
+        lines(await blob(sessionId, `source=blob_v2&blob_key=${sources[1].blob_key}`).expect(200)),
+      ).toEqual([
+        ['w-a', rr.meta(T0 + 10, 'https://a/')],
+        ['w-a', rr.click(T0 + 30)],
+      ]);
+      // What a player does: read every source and merge the windows by time.
+      const all = await readAllSnapshots(t.http, path(`/${sessionId}/snapshots`), owner.auth);
+      expect(all.events).toEqual([
+        { window_id: 'w-b', event: rr.meta(T0, 'https://b/') },
+        { window_id: 'w-a', event: rr.meta(T0 + 10, 'https://a/') },
+        { window_id: 'w-b', event: rr.click(T0 + 20) },
+        { window_id: 'w-a', event: rr.click(T0 + 30) },
+        { window_id: 'w-b', event: rr.click(T0 + 40) },
+      ]);
+    });
+
+    it('streams a key range inclusive, in list order', async () => {
+      const sessionId = newSessionId();
+      for (let i = 0; i < 4; i++) await record(sessionId, [rr.click(T0 + i * 1000)], { windowId: 'w' });
+      const { sources } = (await t.http.get(path(`/${sessionId}/snapshots`)).set(owner.auth)).body as {
+        sources: SnapshotSource[];
+      };
+      expect(sources).toHaveLength(4);
+      const range = await blob(
+        sessionId,
+        `source=blob_v2&start_blob_key=${sources[1].blob_key}&end_blob_key=${sources[3].blob_key}`,
+      ).expect(200);
+      expect(range.headers['content-type']).toBe('application/jsonl');
+      expect(lines(range)).toEqual([
+        ['w', rr.click(T0 + 1000)],
+        ['w', rr.click(T0 + 2000)],
+        ['w', rr.click(T0 + 3000)],
+      ]);
+      const one = await blob(
+        sessionId,
+        `source=blob_v2&start_blob_key=${sources[2].blob_key}&end_blob_key=${sources[2].blob_key}`,
+      ).expect(200);
+      expect(lines(one)).toEqual([['w', rr.click(T0 + 2000)]]);
+    });
+
+    it('reads chunks stored in the older format (a JSON array of events)', async () => {
+      const sessionId = newSessionId();
+      await record(sessionId, [rr.click(T0)], { windowId: 'w-new' });
+      const events = [rr.meta(T0 - 100, 'https://old/'), rr.click(T0 - 50)];
+      await t.dataSource.query(
+        `INSERT INTO session_recording_snapshots
+                (team_id, session_id, window_id, first_timestamp, last_timestamp, event_count, data, created_at)
+         VALUES ($1, $2, 'w-old', $3, $4, 2, $5, now())`,
+        [projectId, sessionId, new Date(T0 - 100), new Date(T0 - 50), gzipSync(JSON.stringify(events))],
+      );
+      const all = await readAllSnapshots(t.http, path(`/${sessionId}/snapshots`), owner.auth);
+      expect(all.sources).toHaveLength(2);
+      expect(all.events).toEqual([
+        { window_id: 'w-old', event: events[0] },
+        { window_id: 'w-old', event: events[1] },
+        { window_id: 'w-new', event: rr.click(T0) },
+      ]);
+    });
+
+    it('answers a bad query with 400 naming the parameter', async () => {
+      const sessionId = await twoWindows();
+      const { sources } = (await t.http.get(path(`/${sessionId}/snapshots`)).set(owner.auth)).body as {
+        sources: SnapshotSource[];
+      };
+      const [a, b] = sources.map((x) => x.blob_key);
+      const bad = async (query: string, attr: string, code = 'invalid_input') => {
+        const res = await t.http
+          .get(path(`/${sessionId}/snapshots?${query}`))
+          .set(owner.auth)
+          .expect(400);
+        expect({ type: res.body.type, code: res.body.code, attr: res.body.attr }).toEqual({
+          type: 'validation_error',
+          code,
+          attr,
+        });
+      };
+      await bad('source=blob', 'source');
+      await bad('source=realtime', 'source');
+      await bad(`blob_key=${a}`, 'source', 'required');
+      await bad('source=blob_v2', 'blob_key', 'required');
+      await bad(`source=blob_v2&blob_key=${a}&start_blob_key=${a}&end_blob_key=${b}`, 'blob_key');
+      await bad(`source=blob_v2&start_blob_key=${a}`, 'end_blob_key', 'required');
+      await bad(`source=blob_v2&start_blob_key=${b}&end_blob_key=${a}`, 'start_blob_key');
+      await bad(`source=blob_v2&blob_key=${a}&blob_key=${b}`, 'blob_key');
+    });
+
+    it('answers 404 for an unknown blob key, and for a key of another recording', async () => {
+      const sessionId = await twoWindows();
+      const other = await twoWindows();
+      const { sources } = (await t.http.get(path(`/${other}/snapshots`)).set(owner.auth)).body as {
+        sources: SnapshotSource[];
+      };
+      for (const key of [sources[0].blob_key, '0', '99999999999999999999', 'abc', '9223372036854775807']) {
+        const res = await t.http
+          .get(path(`/${sessionId}/snapshots?source=blob_v2&blob_key=${key}`))
+          .set(owner.auth)
+          .expect(404);
+        expect(res.body).toEqual({ ...NOT_FOUND, detail: 'No such snapshot source in this recording.' });
+      }
+      await t.http
+        .get(
+          path(`/${sessionId}/snapshots?source=blob_v2&start_blob_key=${sources[0].blob_key}&end_blob_key=1`),
+        )
+        .set(owner.auth)
+        .expect(404);
+    });
+
+    it('lists no sources for a recording whose snapshots were all dropped', async () => {
+      const sessionId = await twoWindows();
+      await t.dataSource.query('DELETE FROM session_recording_snapshots WHERE session_id = $1', [sessionId]);
+      expect(
+        (
+          await t.http
+            .get(path(`/${sessionId}/snapshots`))
+            .set(owner.auth)
+            .expect(200)
+        ).body,
+      ).toEqual({ sources: [] });
+    });
+
     it('answers 404 for an unknown recording', async () => {
       expect((await t.http.get(path('/nope/snapshots')).set(owner.auth).expect(404)).body).toEqual(NOT_FOUND);
+      expect(
+        (await t.http.get(path('/nope/snapshots?source=blob_v2&blob_key=1')).set(owner.auth).expect(404))
+          .body,
+      ).toEqual(NOT_FOUND);
     });
   });
 
@@ -531,6 +830,9 @@ describe('session recordings', () => {
         created_at: NOW.toISOString(),
         enabled: false,
         access_token: expect.stringMatching(TOKEN),
+        settings: null,
+        password_required: false,
+        share_passwords: [],
       });
       const accessToken = first.body.access_token as string;
       // Stable across reads, whoever reads.
@@ -550,9 +852,27 @@ describe('session recordings', () => {
         .expect(200);
       expect(enabled.body).toEqual({ ...first.body, enabled: true });
       const shared = await t.http.get(`/api/shared/${accessToken}/`).expect(200);
-      expect(shared.body).toEqual({ ...(await get(sessionId)), viewed: false });
-      const sharedSnapshots = await t.http.get(`/api/shared/${accessToken}/snapshots`).expect(200);
-      expect(sharedSnapshots.body.snapshots).toHaveLength(2);
+      // The recording without its person, distinct id, viewed flag or viewers (see shared-recordings.e2e-spec.ts).
+      const { person, distinct_id, viewed, viewers, ...publicFields } = await get(sessionId);
+      void [person, distinct_id, viewed, viewers];
+      expect(shared.body).toEqual(publicFields);
+      // The shared snapshots: the same sources and lines as the project route.
+      const sharedSnapshots = await readAllSnapshots(t.http, `/api/shared/${accessToken}/snapshots`);
+      const projectSnapshots = await readAllSnapshots(t.http, path(`/${sessionId}/snapshots`), owner.auth);
+      expect(sharedSnapshots).toEqual(projectSnapshots);
+      expect(sharedSnapshots.events.map((e) => e.event)).toEqual([
+        rr.meta(T0, 'https://shared.example.com/'),
+        rr.click(T0 + 1),
+      ]);
+      const sharedRange = await t.http
+        .get(
+          `/api/shared/${accessToken}/snapshots?source=blob_v2&start_blob_key=${sharedSnapshots.sources[0].blob_key}&end_blob_key=${sharedSnapshots.sources[0].blob_key}`,
+        )
+        .buffer(true)
+        .parse(textParser)
+        .expect(200);
+      expect(parseSnapshotLines(sharedRange.body as string)).toHaveLength(2);
+      await t.http.get(`/api/shared/${accessToken}/snapshots?source=blob_v2&blob_key=1`).expect(404);
 
       const refreshed = await t.http
         .post(path(`/${sessionId}/sharing/refresh`))
@@ -562,6 +882,9 @@ describe('session recordings', () => {
         created_at: NOW.toISOString(),
         enabled: true,
         access_token: expect.stringMatching(TOKEN),
+        settings: null,
+        password_required: false,
+        share_passwords: [],
       });
       expect(refreshed.body.access_token).not.toBe(accessToken);
       await t.http.get(`/api/shared/${accessToken}`).expect(404);
@@ -613,10 +936,90 @@ describe('session recordings', () => {
       await t.http.get(`/api/shared/${body.access_token}`).expect(404);
     });
 
+    it('stores settings (known keys, booleans), takes back the configuration as read, refuses password_required', async () => {
+      const sessionId = newSessionId();
+      await record(sessionId, [rr.click(T0)]);
+      const read = (
+        await t.http
+          .get(path(`/${sessionId}/sharing`))
+          .set(owner.auth)
+          .expect(200)
+      ).body;
+      const res = await t.http
+        .patch(path(`/${sessionId}/sharing`))
+        .set(owner.auth)
+        .send({
+          ...read,
+          access_token: 'mine',
+          created_at: '2020-01-01T00:00:00Z',
+          share_passwords: [{ id: 'x' }],
+          settings: { noHeader: true, whitelabel: false, somethingElse: 3 },
+        })
+        .expect(200);
+      expect(res.body).toEqual({ ...read, settings: { noHeader: true, whitelabel: false } });
+      const reread = await t.http
+        .get(path(`/${sessionId}/sharing`))
+        .set(member.auth)
+        .expect(200);
+      expect(reread.body.settings).toEqual({ noHeader: true, whitelabel: false });
+      const cleared = await t.http
+        .patch(path(`/${sessionId}/sharing`))
+        .set(owner.auth)
+        .send({ settings: null, enabled: true })
+        .expect(200);
+      expect(cleared.body).toMatchObject({ settings: null, enabled: true });
+      const password = await t.http
+        .patch(path(`/${sessionId}/sharing`))
+        .set(owner.auth)
+        .send({ password_required: true })
+        .expect(400);
+      expect(password.body).toEqual({
+        type: 'validation_error',
+        code: 'invalid_input',
+        detail:
+          'Password-protected sharing is not supported by this service; password_required can only be false.',
+        attr: 'password_required',
+      });
+    });
+
+    it('allow_publicly_shared_resources off: enabling is 403, disabling and settings still work', async () => {
+      const org = (await t.factories.organization(owner, 'No sharing')) as {
+        id: string;
+        teams: { id: number; api_token: string }[];
+      };
+      const project = org.teams[0];
+      const sessionId = newSessionId();
+      await record(sessionId, [rr.click(T0)], { tokenOverride: project.api_token });
+      const sharing = (p: string) =>
+        `/api/projects/${project.id}/session_recordings/${sessionId}/sharing${p}`;
+      const enabled = await t.http.patch(sharing('')).set(owner.auth).send({ enabled: true }).expect(200);
+      await t.http
+        .patch(`/api/organizations/${org.id}`)
+        .set(owner.auth)
+        .send({ allow_publicly_shared_resources: false })
+        .expect(200);
+      const refused = await t.http.patch(sharing('/')).set(owner.auth).send({ enabled: true }).expect(403);
+      expect(refused.body).toEqual({
+        type: 'authentication_error',
+        code: 'permission_denied',
+        detail: 'Public sharing is disabled for this organization.',
+        attr: null,
+      });
+      // Sharing enabled before stays on until switched off; switching off and the settings still work.
+      await t.http.get(`/api/shared/${enabled.body.access_token}`).expect(200);
+      await t.http
+        .patch(sharing(''))
+        .set(owner.auth)
+        .send({ enabled: false, settings: { legend: true } })
+        .expect(200);
+      await t.http.get(`/api/shared/${enabled.body.access_token}`).expect(404);
+    });
+
     it.each([
-      [{ access_token: 'mine' }, 'read_only_field', 'access_token'],
-      [{ created_at: '2026-01-01T00:00:00Z' }, 'read_only_field', 'created_at'],
       [{ enabled: 'yes' }, 'invalid_input', 'enabled'],
+      [{ settings: { noHeader: 'yes' } }, 'invalid_input', 'settings'],
+      [{ settings: [true] }, 'invalid_input', 'settings'],
+      [{ password_required: 'no' }, 'invalid_input', 'password_required'],
       [{ shared: true }, 'unknown_field', 'shared'],
     ])('rejects %j with 400', async (body, code, attr) => {
       const sessionId = newSessionId();

@@ -74,10 +74,9 @@ describe('users, keys and projects', () => {
       const email = `Mixed.Case-${process.pid}@Example.com`;
       const user = await t.factories.user({ email, scopes: 'organization:read' });
       const res = await t.http.get('/api/users/@me').set(user.auth).expect(200);
-      const [row] = await t.dataSource.query<{ id: number; uuid: string; distinct_id: string }[]>(
-        'SELECT id, uuid, distinct_id FROM users WHERE lower(email) = lower($1)',
-        [email],
-      );
+      const [row] = await t.dataSource.query<
+        { id: number; uuid: string; distinct_id: string; created_at: Date }[]
+      >('SELECT id, uuid, distinct_id, created_at FROM users WHERE lower(email) = lower($1)', [email]);
       expect(res.body).toEqual({
         id: row.id,
         uuid: row.uuid,
@@ -87,6 +86,15 @@ describe('users, keys and projects', () => {
         email,
         is_email_verified: false,
         hedgehog_config: null,
+        date_joined: row.created_at.toISOString(),
+        pending_email: null,
+        has_password: false,
+        is_staff: false,
+        is_impersonated: false,
+        is_impersonated_until: null,
+        is_2fa_enabled: false,
+        has_social_auth: false,
+        has_sso_enforcement: false,
         organization: null,
         organizations: [],
         team: null,
@@ -110,17 +118,46 @@ describe('users, keys and projects', () => {
       const newer = (await t.factories.organization(user, 'Me Newer')) as Org;
 
       const res = await t.http.get('/api/users/@me').set(user.auth).expect(200);
-      expect(res.body.organization).toEqual({
-        id: newer.id,
-        name: 'Me Newer',
-        slug: 'me-newer',
+      // The current organization in full: exactly what GET /api/organizations/:id answers.
+      const full = await t.http.get(`/api/organizations/${newer.id}`).set(user.auth).expect(200);
+      expect(res.body.organization).toEqual(full.body);
+      const basic = (id: string, name: string, slug: string) => ({
+        id,
+        name,
+        slug,
+        logo_media_id: null,
         membership_level: 15,
+        members_can_use_personal_api_keys: true,
       });
       expect(res.body.organizations).toEqual([
-        { id: newer.id, name: 'Me Newer', slug: 'me-newer', membership_level: 15 },
-        { id: older.id, name: 'Me Older', slug: 'me-older', membership_level: 15 },
+        basic(newer.id, 'Me Newer', 'me-newer'),
+        basic(older.id, 'Me Older', 'me-older'),
       ]);
-      await expectProject(res.body.team, newer);
+      const {
+        project_id,
+        ingested_event,
+        completed_snippet_onboarding,
+        is_demo,
+        access_control,
+        effective_membership_level,
+        ...project
+      } = res.body.team;
+      await expectProject(project, newer);
+      expect({
+        project_id,
+        ingested_event,
+        completed_snippet_onboarding,
+        is_demo,
+        access_control,
+        effective_membership_level,
+      }).toEqual({
+        project_id: newer.teams[0].id,
+        ingested_event: false,
+        completed_snippet_onboarding: false,
+        is_demo: false,
+        access_control: false,
+        effective_membership_level: 15,
+      });
       expect(res.body.team.id).not.toBe(older.teams[0].id);
     });
 
@@ -132,15 +169,16 @@ describe('users, keys and projects', () => {
       await t.factories.member(joined.id, user, MembershipLevel.MEMBER);
 
       const res = await t.http.get('/api/users/@me').set(user.auth).expect(200);
-      expect(res.body.organization).toEqual({
+      expect(res.body.organization).toMatchObject({
         id: joined.id,
         name: 'Me Joined',
         slug: 'me-joined',
         membership_level: 1,
+        member_count: '2',
       });
       expect(res.body.organizations.map((o: { id: string }) => o.id)).toEqual([joined.id, own.id]);
       expect(res.body.organizations[1].membership_level).toBe(15);
-      await expectProject(res.body.team, joined);
+      expect(res.body.team).toMatchObject({ id: joined.teams[0].id, effective_membership_level: 1 });
     });
 
     it('after deleting the current organization the previous one becomes current', async () => {
@@ -192,8 +230,8 @@ describe('users, keys and projects', () => {
       expect(res.body.label).toBe('deploy bot');
       expect(res.body.mask_value).toBe(`phx_...${secret.slice(-4)}`);
       expect(res.body.scopes).toEqual(['organization:write', 'project:read']);
-      expect(res.body.scoped_organizations).toBeNull();
-      expect(res.body.scoped_teams).toBeNull();
+      expect(res.body.scoped_organizations).toEqual([]);
+      expect(res.body.scoped_teams).toEqual([]);
       expect(res.body.created_at).toBe(key.createdAt.toISOString());
       expect(res.body.created_at).toMatch(ISO_MS_Z_RE);
       expect(res.body.last_used_at).toBe(usedAt.toISOString());

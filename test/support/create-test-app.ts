@@ -9,6 +9,7 @@ import { AppModule } from '../../src/app.module.js';
 import { APP_OPTIONS, configureApp } from '../../src/app.setup.js';
 import { Clock, FixedClock } from '../../src/common/time/clock.js';
 import { AppConfig } from '../../src/config/config.js';
+import { ContractRecorder } from './contract.js';
 import { Factories } from './factories.js';
 import { cloneTemplate, dropDatabase } from './test-database.js';
 
@@ -20,6 +21,8 @@ export interface TestApp {
   factories: Factories;
   config: AppConfig;
   databaseUrl: string;
+  /** Every response of this app, checked against openapi/openapi.json (violations fail `close()`). */
+  contract: ContractRecorder;
   close(): Promise<void>;
 }
 
@@ -29,13 +32,18 @@ export interface TestAppOptions {
    * one database) instead of a fresh clone; `close()` then leaves the database in place.
    */
   databaseUrl?: string;
+  /**
+   * Check every response against openapi/openapi.json (default true). Only for tests that provoke answers the
+   * contract cannot describe on purpose.
+   */
+  contract?: boolean;
 }
 
 /**
  * Boots the real AppModule through the same `configureApp` as main.ts, on its own database cloned from the
  * migrated template. Only the clock is replaced (tests set time instead of sleeping). The batch export
- * scheduler and the per-key rate limits are off unless the test's `env` turns them on
- * (`SCHEDULER_ENABLED: 'true'`, `RATE_LIMIT_ENABLED: 'true'`).
+ * scheduler, the batch export workers and the per-key rate limits are off unless the test's `env` turns them on
+ * (`SCHEDULER_ENABLED: 'true'`, `BATCH_EXPORT_WORKERS: 'true'`, `RATE_LIMIT_ENABLED: 'true'`).
  */
 export async function createTestApp(
   env: Record<string, string> = {},
@@ -46,6 +54,7 @@ export async function createTestApp(
     LOG_LEVEL: 'silent',
     NODE_ENV: 'test',
     SCHEDULER_ENABLED: 'false',
+    BATCH_EXPORT_WORKERS: 'false',
     RATE_LIMIT_ENABLED: 'false',
     ...env,
     DATABASE_URL: db.url,
@@ -55,7 +64,11 @@ export async function createTestApp(
     .overrideProvider(Clock)
     .useValue(clock)
     .compile();
-  const app = configureApp(moduleRef.createNestApplication<NestExpressApplication>(APP_OPTIONS));
+  const nestApp = moduleRef.createNestApplication<NestExpressApplication>(APP_OPTIONS);
+  // First of all middleware, so that every response is seen, also those of middleware answering early.
+  const contract = new ContractRecorder();
+  nestApp.use(contract.middleware);
+  const app = configureApp(nestApp);
   await app.init();
   const http = request(app.getHttpServer());
   const dataSource = app.get(DataSource);
@@ -67,9 +80,11 @@ export async function createTestApp(
     config,
     databaseUrl: db.url,
     factories: new Factories(app as INestApplication, http),
+    contract,
     close: async () => {
       await app.close();
       if (db.name) await dropDatabase(db.name);
+      if (options.contract !== false) contract.assertClean();
     },
   };
 }

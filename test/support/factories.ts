@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import type TestAgent from 'supertest/lib/agent.js';
-import { MembershipsService } from '../../src/memberships/memberships.service.js';
+import { MembershipsRepository } from '../../src/memberships/memberships.repository.js';
+import { OrganizationsService } from '../../src/organizations/organizations.service.js';
 import type { MembershipLevel } from '../../src/memberships/organization-membership.entity.js';
 import { PersonalApiKeysService } from '../../src/personal-api-keys/personal-api-keys.service.js';
 
@@ -74,8 +75,14 @@ export class Factories {
     return res.body as { id: string; teams: { id: number }[] };
   }
 
+  /** Sets the organization's `plugins_access_level` as the operator's CLI does (9 may publish global plugins). */
+  async pluginsAccessLevel(organizationId: string, level: number): Promise<void> {
+    const change = await this.app.get(OrganizationsService).setPluginsAccessLevel(organizationId, level);
+    if (!change) throw new Error(`no organization ${organizationId}`);
+  }
+
   /** Adds `user` to the organization at `level`. */
   async member(organizationId: string, user: TestUser, level: MembershipLevel): Promise<void> {
-    await this.app.get(MembershipsService).addMember(organizationId, user.id, level);
+    await this.app.get(MembershipsRepository).add({ organizationId, userId: user.id, level });
   }
 }

@@ -1,6 +1,9 @@
 /** Builders of capture requests and rrweb events for the recording specs. */
 import { randomUUID } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
+import { expect } from '@jest/globals';
+import type { Response } from 'superagent';
+import type TestAgent from 'supertest/lib/agent.js';
 import type { DataSource } from 'typeorm';
 
 export type Rrweb = { type: number; timestamp: number; data?: Record<string, unknown> };
@@ -89,7 +92,7 @@ export async function captureTableCounts(dataSource: DataSource): Promise<Record
   return row as Record<string, number>;
 }
 
-/** The stored rrweb events of a session, chunk by chunk (decompressed). */
+/** The stored rrweb events of a session, chunk by chunk (decompressed from their JSON lines). */
 export async function storedChunks(
   dataSource: DataSource,
   sessionId: string,
@@ -105,6 +108,67 @@ export async function storedChunks(
     event_count: r.event_count,
     first: r.first.toISOString(),
     last: r.last.toISOString(),
-    events: JSON.parse(gunzipSync(r.data).toString('utf8')) as Rrweb[],
+    events: parseSnapshotLines(gunzipSync(r.data).toString('utf8')).map(([windowId, event]) => {
+      expect(windowId).toBe(r.window_id);
+      return event;
+    }),
   }));
+}
+
+/** The `[window_id, event]` pairs of a JSON lines snapshot body; every line must be one such pair. */
+export function parseSnapshotLines(text: string): [string, Rrweb][] {
+  expect(text === '' || text.endsWith('\n')).toBe(true);
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => {
+      const pair = JSON.parse(line) as [string, Rrweb];
+      expect(Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string').toBe(true);
+      return pair;
+    });
+}
+
+export interface SnapshotSource {
+  source: string;
+  blob_key: string;
+  start_timestamp: string;
+  end_timestamp: string;
+}
+
+/**
+ * Every event of a recording through the snapshots API, as a player reads it: the list of sources, then each
+ * source's lines; returns the sources and the events of all windows merged in time order.
+ */
+export async function readAllSnapshots(
+  http: TestAgent,
+  path: string,
+  auth: Record<string, string> = {},
+): Promise<{ sources: SnapshotSource[]; events: { window_id: string; event: Rrweb }[] }> {
+  const list = await http.get(path).set(auth).expect(200);
+  expect(list.headers['content-type']).toMatch(/^application\/json/);
+  const sources = (list.body as { sources: SnapshotSource[] }).sources;
+  const events: { window_id: string; event: Rrweb; n: number }[] = [];
+  for (const source of sources) {
+    const res = await http
+      .get(`${path}?source=blob_v2&blob_key=${source.blob_key}`)
+      .set(auth)
+      .buffer(true)
+      .parse(textParser)
+      .expect(200);
+    expect(res.headers['content-type']).toBe('application/jsonl');
+    for (const [window_id, event] of parseSnapshotLines(res.body as string)) {
+      events.push({ window_id, event, n: events.length });
+    }
+  }
+  events.sort((a, b) => a.event.timestamp - b.event.timestamp || a.n - b.n);
+  return { sources, events: events.map(({ window_id, event }) => ({ window_id, event })) };
+}
+
+/** A supertest parser that keeps the body as text (JSON lines are not one JSON document). */
+export function textParser(res: Response, done: (err: Error | null, body: string) => void): void {
+  const stream = res as unknown as NodeJS.ReadableStream;
+  let text = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => (text += chunk));
+  stream.on('end', () => done(null, text));
 }

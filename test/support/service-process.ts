@@ -1,11 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 
 /** The built service, as production starts it. */
 export const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+/** The built operator CLI. */
+export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -18,6 +21,8 @@ export async function freePort(): Promise<number> {
 
 export interface ServiceProcess {
   child: ChildProcess;
+  /** The environment it was started with (besides PATH, PORT and HOST). */
+  env: Record<string, string>;
   port: number;
   base: string;
   stdout(): string;
@@ -28,8 +33,11 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `node dist/main.js` on a free port with only the given environment, and waits until it listens. */
-export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
+/** Starts `node dist/main.js` on a free port with only the given environment, and waits until it answers. */
+export async function startService(
+  env: Record<string, string>,
+  { timeoutMs = 20000 }: { timeoutMs?: number } = {},
+): Promise<ServiceProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [MAIN], {
     env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', ...env },
@@ -40,8 +48,14 @@ export async function startService(env: Record<string, string>): Promise<Service
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 20000;
-  while (!out.includes('"listening on')) {
+  const deadline = Date.now() + timeoutMs;
+  // Listening once /healthz answers (the "listening on" line is not printed when LOG_LEVEL is above info).
+  const answers = () =>
+    fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+  while (!(await answers())) {
     if (child.exitCode !== null) throw new Error(`service exited ${child.exitCode}: ${err || out}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
@@ -49,8 +63,20 @@ export async function startService(env: Record<string, string>): Promise<Service
     }
     await sleep(50);
   }
+  // Then the boot lines: the "listening on" line is logged (batched, within LOG_FLUSH_MS) once the process has
+  // set up its shutdown handling; at a level above info it is not logged, and a flush interval is waited instead.
+  if (['trace', 'debug', 'info', undefined].includes(env.LOG_LEVEL)) {
+    while (!out.includes('listening on')) {
+      if (child.exitCode !== null) throw new Error(`service exited ${child.exitCode}: ${err || out}`);
+      if (Date.now() > deadline) throw new Error(`service logged no "listening on" line: ${err || out}`);
+      await sleep(20);
+    }
+  } else {
+    await sleep(250);
+  }
   return {
     child,
+    env,
     port,
     base: `http://127.0.0.1:${port}`,
     stdout: () => out,
@@ -70,11 +96,25 @@ export async function startService(env: Record<string, string>): Promise<Service
   };
 }
 
-/** The bootstrap key the service printed on its first start. */
+/** The bootstrap key a service on the embedded database printed on its first start, or null. */
+export function printedKey(service: ServiceProcess): string | null {
+  return /^\s+(phx_[0-9A-Za-z]{43})$/m.exec(service.stdout())?.[1] ?? null;
+}
+
+/**
+ * A `*` key of admin@localhost for the service's database: the one it printed (embedded database), else one
+ * created as an operator does on an external DATABASE_URL, with the built CLI (synchronously: a test's setup).
+ */
 export function bootstrapKey(service: ServiceProcess): string {
-  const match = /^\s+(phx_[0-9A-Za-z]{43})$/m.exec(service.stdout());
-  if (!match) throw new Error(`no bootstrap key in the output:\n${service.stdout()}`);
-  return match[1];
+  const printed = printedKey(service);
+  if (printed) return printed;
+  if (!service.env.DATABASE_URL) throw new Error(`no bootstrap key in the output:\n${service.stdout()}`);
+  const out = execFileSync(
+    process.execPath,
+    [CLI, 'keys', 'create', '--email', 'admin@localhost', '--scopes', '*', '--label', 'test'],
+    { env: { PATH: process.env.PATH ?? '', DATABASE_URL: service.env.DATABASE_URL }, encoding: 'utf8' },
+  );
+  return out.trimEnd().split('\n').pop()!;
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -102,9 +142,9 @@ export interface RawResponse {
 export function rawRequest(
   base: string,
   path: string,
-  options: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
+  options: { method?: string; headers?: Record<string, string>; body?: unknown; raw?: Buffer } = {},
 ): Promise<RawResponse> {
-  const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       `${base}${path}`,
@@ -112,7 +152,9 @@ export function rawRequest(
         method: options.method ?? 'GET',
         agent: false,
         headers: {
-          ...(body ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } : {}),
+          ...(body
+            ? { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) }
+            : {}),
           ...options.headers,
         },
       },
@@ -134,4 +176,47 @@ export function rawRequest(
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** The resident set size of a process, in bytes (Linux: /proc/<pid>/status). */
+export function rssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(status);
+  if (!match) throw new Error(`no VmRSS for process ${pid}`);
+  return Number(match[1]) * 1024;
+}
+
+/** Samples a process's RSS every few milliseconds until stopped; `max` is the highest seen. */
+export function sampleRss(pid: number, everyMs = 5): { stop(): number; readonly max: number } {
+  let max = rssBytes(pid);
+  const timer = setInterval(() => {
+    try {
+      max = Math.max(max, rssBytes(pid));
+    } catch {
+      // The process has ended.
+    }
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return max;
+    },
+    get max() {
+      return max;
+    },
+  };
+}
+
+/**
+ * The NODE_OPTIONS of the base Kubernetes Deployment (its V8 heap limits), so a test runs the service with the
+ * heap it has when deployed.
+ */
+export function deploymentNodeOptions(): string {
+  const manifest = readFileSync(new URL('../../deploy/k8s/base/deployment.yaml', import.meta.url), 'utf8');
+  const match = /- name: NODE_OPTIONS\s+value: (.+)/.exec(manifest);
+  if (!match) throw new Error('deploy/k8s/base/deployment.yaml sets no NODE_OPTIONS');
+  const options = match[1].trim().replace(/^(['"])(.*)\1$/, '$2');
+  // The tests below measure what this heap allows; they must not silently measure another.
+  if (!options.includes('--max-old-space-size=256')) throw new Error(`unexpected NODE_OPTIONS: ${options}`);
+  return options;
 }

@@ -2,14 +2,18 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
+  Allow,
   IsBoolean,
   IsDefined,
   IsIn,
+  IsInt,
   IsObject,
   IsOptional,
   IsString,
   MaxLength,
+  Min,
   MinLength,
+  ValidateBy,
   ValidateNested,
 } from 'class-validator';
 import { IsOmittable, Trim } from '../../common/validation/decorators.js';
@@ -50,9 +54,28 @@ const CONFIG_DESCRIPTION =
   'private_key_passphrase, database*, warehouse*, schema*, table_name*, role. Postgres and Redshift: host*, ' +
   'port, database*, schema, table_name*, user*, password*, has_self_signed_cert (Redshift also ' +
   'properties_data_type). BigQuery: project_id*, dataset_id*, table_id*, private_key*, private_key_id*, ' +
-  'client_email*, token_uri*, use_json_type. HTTP: url*, token*. NoOp: none. Every type but NoOp also takes ' +
+  'client_email*, token_uri*, use_json_type. Databricks (credentials live in an integration; runs to Databricks ' +
+  'fail: this service does not deliver there yet): http_path*, catalog*, schema*, table_name*, use_variant_type, ' +
+  'use_automatic_schema_evolution. HTTP: url*, token*. NoOp: none. Every type but NoOp also takes ' +
   'include_events and exclude_events (lists of event names). * required.';
 
+/** PostHog's `destination.integration_id`: stored and returned (integrations are not managed here). */
+const IntegrationId = () =>
+  applyDecorators(
+    ApiPropertyOptional({
+      type: 'integer',
+      nullable: true,
+      description:
+        "PostHog's integration id of the destination (write-only there): stored and returned as " +
+        '`integration_id` and `integration`; integrations themselves are not managed by this service.',
+    }),
+    IsOptional(),
+    IsInt({ message: 'Must be an integer.' }),
+    Min(1, { message: 'Must be a positive integer.' }),
+  );
+
+/** `integration` is what PostHog returns for the destination's integration: read-only here (use integration_id). */
+@ReadOnlyFields('integration')
 export class CreateDestinationDto {
   @ApiProperty({ enum: DESTINATION_TYPES, example: 'S3', description: 'Cannot be changed after creation.' })
   @IsDefined()
@@ -74,8 +97,12 @@ export class CreateDestinationDto {
   @IsOmittable()
   @IsObject({ message: 'Must be an object.' })
   config?: Config;
+
+  @IntegrationId()
+  integration_id?: number | null;
 }
 
+@ReadOnlyFields('integration')
 export class UpdateDestinationDto {
   @ApiPropertyOptional({
     enum: DESTINATION_TYPES,
@@ -93,11 +120,41 @@ export class UpdateDestinationDto {
   @IsOmittable()
   @IsObject({ message: 'Must be an object.' })
   config?: Config;
+
+  @IntegrationId()
+  integration_id?: number | null;
+}
+
+/** PUT's destination: the type is required (and must be the current one); the config is deep-merged. */
+@ReadOnlyFields('integration')
+export class ReplaceDestinationDto {
+  @ApiProperty({ enum: DESTINATION_TYPES, example: 'S3', description: 'Must be the current type.' })
+  @IsDefined()
+  @oneOf(DESTINATION_TYPES)
+  type: DestinationType;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: `Deep-merged into the current config: keys left out (secrets included) keep their value. ${CONFIG_DESCRIPTION}`,
+  })
+  @IsOmittable()
+  @IsObject({ message: 'Must be an object.' })
+  config?: Config;
+
+  @IntegrationId()
+  integration_id?: number | null;
 }
 
 /** The optional writable fields, shared by create and update. */
 abstract class BatchExportOptionsDto {
-  @ApiPropertyOptional({ enum: BATCH_EXPORT_MODELS, default: 'events' })
+  @ApiPropertyOptional({
+    enum: BATCH_EXPORT_MODELS,
+    default: 'events',
+    description:
+      '`persons`: the persons changed in each interval; `sessions`: one row per session recording that received ' +
+      'events in the interval; `events`: runs complete with no records (this service stores no analytics events).',
+  })
   @IsOmittable()
   @oneOf(BATCH_EXPORT_MODELS)
   model?: BatchExportModel;
@@ -145,6 +202,28 @@ abstract class BatchExportOptionsDto {
   @IsOmittable()
   @Text(100000)
   hogql_query?: string;
+
+  @ApiPropertyOptional({
+    oneOf: [
+      { type: 'array', items: {} },
+      { type: 'object', additionalProperties: true },
+    ],
+    nullable: true,
+    example: [{ key: '$browser', operator: 'exact', type: 'event', value: ['Chrome'] }],
+    description:
+      "PostHog's event filters of the export (a list of property filters, or an object): stored and returned, " +
+      'not applied by this service. null: none.',
+  })
+  @Allow()
+  @ValidateBy({
+    name: 'jsonFilters',
+    validator: {
+      validate: (value: unknown) =>
+        value === undefined || value === null || (typeof value === 'object' && value !== null),
+      defaultMessage: () => 'Must be a list or an object of filters, or null.',
+    },
+  })
+  filters?: unknown;
 }
 
 @ReadOnlyFields(...READ_ONLY)
@@ -172,9 +251,34 @@ export class CreateBatchExportDto extends BatchExportOptionsDto {
   interval: Interval;
 }
 
+/** PUT body: a full update; name, destination (with its current type) and interval are required. */
+@ReadOnlyFields(...READ_ONLY)
+export class ReplaceBatchExportDto extends BatchExportOptionsDto {
+  @ApiProperty({ example: 'Events to S3', maxLength: 255, description: 'Trimmed; 1 to 255 characters.' })
+  @IsDefined()
+  @Name()
+  name: string;
+
+  @ApiProperty({ type: ReplaceDestinationDto })
+  @IsDefined()
+  @IsObject({ message: 'Must be an object.' })
+  @ValidateNested()
+  @Type(() => ReplaceDestinationDto)
+  destination: ReplaceDestinationDto;
+
+  @ApiProperty({ enum: INTERVALS, example: 'hour' })
+  @IsDefined()
+  @oneOf(INTERVALS)
+  interval: Interval;
+}
+
 @ReadOnlyFields(...READ_ONLY)
 export class UpdateBatchExportDto extends BatchExportOptionsDto {
-  @ApiPropertyOptional({ maxLength: 255, description: 'Trimmed; 1 to 255 characters.' })
+  @ApiPropertyOptional({
+    maxLength: 255,
+    example: 'Events to S3 (daily)',
+    description: 'Trimmed; 1 to 255 characters.',
+  })
   @IsOmittable()
   @Name()
   name?: string;
@@ -186,7 +290,7 @@ export class UpdateBatchExportDto extends BatchExportOptionsDto {
   @Type(() => UpdateDestinationDto)
   destination?: UpdateDestinationDto;
 
-  @ApiPropertyOptional({ enum: INTERVALS })
+  @ApiPropertyOptional({ enum: INTERVALS, example: 'day' })
   @IsOmittable()
   @oneOf(INTERVALS)
   interval?: Interval;

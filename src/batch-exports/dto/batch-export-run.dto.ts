@@ -3,7 +3,7 @@ import { RUN_STATUSES, type BatchExportRunEntity } from '../batch-export-run.ent
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
-/** A batch export run (interface §2.4). */
+/** A batch export run (docs/interface.md §2.4). */
 export class BatchExportRunDto {
   @ApiProperty({ format: 'uuid' })
   id: string;
@@ -38,8 +38,27 @@ export class BatchExportRunDto {
   @ApiProperty({ type: Number, nullable: true, example: null })
   records_total_count: number | null;
 
+  @ApiProperty({
+    type: Number,
+    format: 'int64',
+    nullable: true,
+    example: null,
+    description:
+      'Bytes delivered to the destination (compressed files, COPY text, request bodies); set when the run completes.',
+  })
+  bytes_exported: number | null;
+
   @ApiProperty({ format: 'uuid', description: 'Id of the batch export.' })
   batch_export: string;
+
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    example: null,
+    description: 'The backfill that created the run; null for scheduled runs.',
+  })
+  backfill: string | null;
 }
 
 export function toBatchExportRunDto(run: BatchExportRunEntity): BatchExportRunDto {
@@ -55,6 +74,8 @@ export function toBatchExportRunDto(run: BatchExportRunEntity): BatchExportRunDt
     finished_at: iso(run.finishedAt),
     last_updated_at: run.lastUpdatedAt.toISOString(),
     records_total_count: run.recordsTotalCount,
+    bytes_exported: run.bytesExported === null ? null : Number(run.bytesExported),
     batch_export: run.batchExportId,
+    backfill: run.backfillId,
   };
 }

@@ -17,14 +17,25 @@ export class DestinationDto {
     description: 'The config as sent, without its secret keys (never returned).',
   })
   config: Config;
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: null,
+    description: 'The integration id sent as `integration_id` (stored and returned).',
+  })
+  integration: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, example: null, description: 'The same as `integration`.' })
+  integration_id: number | null;
 }
 
-/** A batch export (interface §2.3). */
+/** A batch export (docs/interface.md §2.3). */
 export class BatchExportDto {
   @ApiProperty({ format: 'uuid' })
   id: string;
 
-  @ApiProperty({ example: 1, description: "The organization's default project." })
+  @ApiProperty({ type: 'integer', example: 1, description: "The organization's default project." })
   team_id: number;
 
   @ApiProperty({ example: 'Events to S3' })
@@ -65,6 +76,17 @@ export class BatchExportDto {
 
   @ApiProperty({ nullable: true, example: null, description: 'Always null: no custom schema.' })
   schema: unknown;
+
+  @ApiProperty({
+    oneOf: [
+      { type: 'array', items: {} },
+      { type: 'object', additionalProperties: true },
+    ],
+    nullable: true,
+    example: null,
+    description: 'The filters as sent (stored and returned, not applied); null when none.',
+  })
+  filters: unknown;
 }
 
 export function toBatchExportDto(entity: BatchExportEntity, latestRuns: BatchExportRunDto[]): BatchExportDto {
@@ -73,7 +95,12 @@ export function toBatchExportDto(entity: BatchExportEntity, latestRuns: BatchExp
     team_id: entity.teamId,
     name: entity.name,
     model: entity.model,
-    destination: { type: entity.destinationType, config: entity.destinationConfig },
+    destination: {
+      type: entity.destinationType,
+      config: entity.destinationConfig,
+      integration: entity.destinationIntegrationId,
+      integration_id: entity.destinationIntegrationId,
+    },
     interval: entity.interval,
     paused: entity.paused,
     created_at: entity.createdAt.toISOString(),
@@ -84,6 +111,7 @@ export function toBatchExportDto(entity: BatchExportEntity, latestRuns: BatchExp
     latest_runs: latestRuns,
     hogql_query: entity.hogqlQuery,
     schema: null,
+    filters: entity.filters ?? null,
   };
 }
 

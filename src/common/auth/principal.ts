@@ -24,7 +24,15 @@ export class Principal {
     return this.scopedTeams?.length ? this.scopedTeams : null;
   }
 
-  /** Whether the key's restrictions allow the organization (membership is checked separately). */
+  /** Whether the key is restricted to some organizations or projects. */
+  get isRestricted(): boolean {
+    return this.onlyOrganizations !== null || this.onlyProjects !== null;
+  }
+
+  /**
+   * Whether the key's organization restriction allows the organization (membership, and for a key restricted
+   * to projects whether the organization holds one of them, are checked by `MembershipsService`).
+   */
   allowsOrganization(organizationId: string): boolean {
     return !this.onlyOrganizations || this.onlyOrganizations.includes(organizationId);
   }

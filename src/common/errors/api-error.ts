@@ -3,7 +3,7 @@ import { HttpException, HttpStatus } from '@nestjs/common';
 export type ErrorType =
   'validation_error' | 'authentication_error' | 'invalid_request' | 'throttled_error' | 'server_error';
 
-/** The error body of every non-2xx response (decisions §1). */
+/** The error body of every non-2xx response (docs/decisions.md §1). */
 export interface ErrorBody {
   type: ErrorType;
   code: string;

@@ -9,6 +9,8 @@ import {
 import type { Request, Response } from 'express';
 import { ApiError, type ErrorBody, errorTypeFor } from './api-error.js';
 import { allowedMethodsFor } from '../http/allowed-methods.js';
+import { JsonBodyError } from '../input/json-body.js';
+import { redactUrl } from '../logging/redact-url.js';
 import { isDatabaseUnavailable } from './database-errors.js';
 
 const CODE_BY_STATUS: Record<number, string> = {
@@ -27,7 +29,7 @@ const CODE_BY_STATUS: Record<number, string> = {
 };
 
 /**
- * Renders every error as `{type, code, detail, attr}` (decisions §1): errors thrown by services (ApiError),
+ * Renders every error as `{type, code, detail, attr}` (docs/decisions.md §1): errors thrown by services (ApiError),
  * Nest's own HTTP exceptions, body parser failures, unknown routes (404) and known paths called with another
  * method (405). Anything unexpected becomes a 500 (503 when the database is unreachable) whose detail never
  * carries internals; the full error goes to the log.
@@ -70,6 +72,9 @@ export class ApiExceptionFilter implements ExceptionFilter {
         return { status, body: body(404, 'Not found.'), headers: {} };
       }
       const cause = (exception as { cause?: { type?: string } }).cause;
+      if (cause instanceof JsonBodyError) {
+        return { status: cause.status, body: body(cause.status, cause.message), headers: {} };
+      }
       if (cause?.type === 'entity.parse.failed') {
         return {
           status: 400,
@@ -83,22 +88,31 @@ export class ApiExceptionFilter implements ExceptionFilter {
       if (status === 415 || cause?.type === 'encoding.unsupported' || cause?.type === 'charset.unsupported') {
         return { status: 415, body: body(415, 'Unsupported media type in request.'), headers: {} };
       }
+      if (status >= 500 && !(exception instanceof ApiError) && isDatabaseUnavailable(exception.cause)) {
+        return this.unavailable(exception, req);
+      }
       if (status >= 500) {
-        this.logger.error({ err: exception, path: req.originalUrl }, 'request failed');
+        this.logger.error({ err: exception, path: redactUrl(req.originalUrl) }, 'request failed');
         return { status, body: body(status, 'A server error occurred.'), headers: {} };
       }
       return { status, body: body(status, messageOf(exception)), headers: {} };
     }
-    if (isDatabaseUnavailable(exception)) {
-      this.logger.error({ err: exception, path: req.originalUrl }, 'database unavailable');
-      return {
-        status: 503,
-        body: body(503, 'The service is temporarily unavailable. Try again shortly.'),
-        headers: {},
-      };
-    }
-    this.logger.error({ err: exception, path: req.originalUrl }, 'unhandled error');
+    if (isDatabaseUnavailable(exception)) return this.unavailable(exception, req);
+    this.logger.error({ err: exception, path: redactUrl(req.originalUrl) }, 'unhandled error');
     return { status: 500, body: body(500, 'A server error occurred.'), headers: {} };
+  }
+
+  /** 503 `unavailable` for a lost database connection, logged with the full error (never sent). */
+  private unavailable(
+    exception: unknown,
+    req: Request,
+  ): { status: number; body: ErrorBody; headers: Record<string, string> } {
+    this.logger.error({ err: exception, path: redactUrl(req.originalUrl) }, 'database unavailable');
+    return {
+      status: 503,
+      body: body(503, 'The service is temporarily unavailable. Try again shortly.'),
+      headers: {},
+    };
   }
 }
 

@@ -1,5 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { isDatabaseUnavailable, isUniqueViolation } from './database-errors.js';
+import {
+  isDatabaseUnavailable,
+  isForeignKeyViolation,
+  isTransactionConflict,
+  isUniqueViolation,
+} from './database-errors.js';
 
 /** An error shaped like node-postgres' DatabaseError. */
 const pgError = (code: string, extra: Record<string, unknown> = {}) =>
@@ -36,6 +41,37 @@ describe('isDatabaseUnavailable', () => {
   it('looks inside a wrapped driver error', () => {
     expect(isDatabaseUnavailable(queryFailed(pgError('57P01')))).toBe(true);
     expect(isDatabaseUnavailable(queryFailed(new Error('Connection terminated')))).toBe(true);
+  });
+
+  it("recognises TypeORM's released query runner errors, thrown or wrapped", async () => {
+    const { QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } =
+      await import('typeorm');
+    expect(isDatabaseUnavailable(new QueryRunnerAlreadyReleasedError())).toBe(true);
+    expect(isDatabaseUnavailable(new QueryRunnerProviderAlreadyReleasedError())).toBe(true);
+    expect(
+      isDatabaseUnavailable(new Error('commit failed', { cause: new QueryRunnerAlreadyReleasedError() })),
+    ).toBe(true);
+  });
+
+  it('follows cause chains, driver errors and aggregated errors', () => {
+    const deep = new Error('outer', { cause: new Error('middle', { cause: queryFailed(pgError('57P01')) }) });
+    expect(isDatabaseUnavailable(deep)).toBe(true);
+    expect(
+      isDatabaseUnavailable(new AggregateError([new Error('x'), pgError('ECONNREFUSED')], 'all failed')),
+    ).toBe(true);
+    expect(
+      isDatabaseUnavailable(new Error('outer', { cause: new Error('inner', { cause: pgError('23505') }) })),
+    ).toBe(false);
+  });
+
+  it('stops on a cycle and on very long chains', () => {
+    const a = new Error('a') as Error & { cause?: unknown };
+    const b = new Error('b', { cause: a });
+    a.cause = b;
+    expect(isDatabaseUnavailable(a)).toBe(false);
+    let chain: Error = pgError('57P01');
+    for (let i = 0; i < 100; i++) chain = new Error(`wrap ${i}`, { cause: chain });
+    expect(isDatabaseUnavailable(chain)).toBe(false);
   });
 
   it.each([
@@ -75,5 +111,39 @@ describe('isUniqueViolation', () => {
     ['undefined', undefined],
   ])('is false for %s', (_label, error) => {
     expect(isUniqueViolation(error)).toBe(false);
+  });
+});
+
+describe('isTransactionConflict', () => {
+  it.each(['40P01', '40001'])('recognises SQLSTATE %s, bare or wrapped by TypeORM', (code) => {
+    expect(isTransactionConflict(pgError(code))).toBe(true);
+    expect(isTransactionConflict(queryFailed(pgError(code)))).toBe(true);
+  });
+
+  it.each([
+    ['a unique violation', pgError('23505')],
+    ['a lock timeout', pgError('55P03')],
+    ['a plain error', new Error('deadlock detected')],
+    ['null', null],
+  ])('is false for %s', (_label, error) => {
+    expect(isTransactionConflict(error)).toBe(false);
+  });
+});
+
+describe('isForeignKeyViolation', () => {
+  it('recognises SQLSTATE 23503 on the named constraint, bare or wrapped by TypeORM', () => {
+    const error = queryFailed(pgError('23503', { constraint: 'plugin_configs_plugin_id_fkey' }));
+    expect(isForeignKeyViolation(error)).toBe(true);
+    expect(isForeignKeyViolation(error, 'plugin_configs_plugin_id_fkey')).toBe(true);
+    expect(isForeignKeyViolation(error, 'other_fkey')).toBe(false);
+    expect(isForeignKeyViolation(pgError('23503'))).toBe(true);
+  });
+
+  it.each([
+    ['a unique violation', pgError('23505')],
+    ['a plain error', new Error('violates foreign key constraint')],
+    ['null', null],
+  ])('is false for %s', (_label, error) => {
+    expect(isForeignKeyViolation(error)).toBe(false);
   });
 });

@@ -1,17 +1,62 @@
-/** Recognises errors that mean "the database cannot be reached right now" (answered 503, not 500). */
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+]);
+
+/**
+ * SQLSTATEs of a lost or refused connection: 57P01 admin_shutdown (pg_terminate_backend, a fast shutdown),
+ * 57P02 crash_shutdown, 57P03 cannot_connect_now, 53300 too_many_connections, class 08 connection exceptions.
+ */
+const CONNECTION_STATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08006']);
+
+/**
+ * TypeORM's errors for a query runner used after its connection was released, which happens when the
+ * connection dies inside a transaction (the driver releases the runner on the connection's error) and the
+ * transaction then sends its next statement or its COMMIT.
+ */
+const RELEASED_RUNNER_ERRORS = new Set([
+  'QueryRunnerAlreadyReleasedError',
+  'QueryRunnerProviderAlreadyReleasedError',
+]);
+
+const CONNECTION_MESSAGES =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i;
+
+/** How many wrapped errors (`driverError`, `cause`, `errors`) are followed; the chains are short in practice. */
+const MAX_CHAIN = 16;
+
+/**
+ * Recognises errors that mean "the database cannot be reached right now" (answered 503, not 500): socket
+ * errors, PostgreSQL's connection SQLSTATEs, the pg driver's connection messages, and TypeORM's released query
+ * runner errors, found on the error itself or anywhere in what it wraps (TypeORM's `driverError`, the standard
+ * `cause`, an AggregateError's `errors`).
+ */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  if (!error || typeof error !== 'object') return false;
-  const e = error as { code?: string; message?: string; driverError?: unknown };
-  if (e.driverError && isDatabaseUnavailable(e.driverError)) return true;
-  const code = e.code ?? '';
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE'].includes(code))
-    return true;
-  // 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, 53300 too_many_connections
-  if (['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08006'].includes(code)) return true;
-  const message = e.message ?? '';
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
-    message,
-  );
+  const pending: unknown[] = [error];
+  const seen = new Set<unknown>();
+  while (pending.length && seen.size < MAX_CHAIN) {
+    const current = pending.shift();
+    if (!current || typeof current !== 'object' || seen.has(current)) continue;
+    seen.add(current);
+    const e = current as {
+      code?: unknown;
+      message?: unknown;
+      name?: unknown;
+      driverError?: unknown;
+      cause?: unknown;
+      errors?: unknown;
+    };
+    if (typeof e.name === 'string' && RELEASED_RUNNER_ERRORS.has(e.name)) return true;
+    if (typeof e.code === 'string' && (SOCKET_CODES.has(e.code) || CONNECTION_STATES.has(e.code)))
+      return true;
+    if (typeof e.message === 'string' && CONNECTION_MESSAGES.test(e.message)) return true;
+    pending.push(e.driverError, e.cause, ...(Array.isArray(e.errors) ? (e.errors as unknown[]) : []));
+  }
+  return false;
 }
 
 /** PostgreSQL unique_violation, optionally on a given constraint. */
@@ -19,4 +64,21 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   const e = (error as { driverError?: unknown })?.driverError ?? error;
   const pgError = e as { code?: string; constraint?: string };
   return pgError?.code === '23505' && (!constraint || pgError.constraint === constraint);
+}
+
+/**
+ * PostgreSQL deadlock_detected (40P01) or serialization_failure (40001): the transaction lost a race and was
+ * rolled back as a whole, so running it again is safe.
+ */
+export function isTransactionConflict(error: unknown): boolean {
+  const e = (error as { driverError?: unknown })?.driverError ?? error;
+  const code = (e as { code?: string })?.code;
+  return code === '40P01' || code === '40001';
+}
+
+/** PostgreSQL foreign_key_violation (23503), optionally on a given constraint; also when raised at commit. */
+export function isForeignKeyViolation(error: unknown, constraint?: string): boolean {
+  const e = (error as { driverError?: unknown })?.driverError ?? error;
+  const pgError = e as { code?: string; constraint?: string };
+  return pgError?.code === '23503' && (!constraint || pgError.constraint === constraint);
 }

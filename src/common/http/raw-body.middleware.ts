@@ -7,8 +7,9 @@ export type RequestWithRawBody = Request & { body?: unknown; _body?: boolean };
 /**
  * Reads the request body as raw bytes, at most `limit` of them (413 otherwise: at once when Content-Length says
  * so, else as soon as the stream passes the limit), and leaves it in `req.body` as a Buffer. Marks the body as
- * read, so the global JSON parser leaves it alone. Mounted before that parser for the recording capture path
- * and the SDK's flags paths, whose bodies are gzip, form or text as often as JSON.
+ * read, so the global JSON parser leaves it alone. `configureApp` mounts it before that parser on the routes
+ * marked `@RawBody` (recording capture, the SDK's flags paths), whose bodies are gzip, form or text as often as
+ * JSON.
  */
 export function rawBody(limit: number) {
   return (req: RequestWithRawBody, _res: Response, next: NextFunction): void => {

@@ -15,7 +15,7 @@ export function isJsonContentType(contentType: string | undefined): boolean {
   return type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }
 
-/** 415 for a POST/PUT/PATCH to the JSON API whose body is not declared as JSON (decisions §1). */
+/** 415 for a POST/PUT/PATCH to the JSON API whose body is not declared as JSON (docs/decisions.md §1). */
 export function requireJsonBody(req: Request, _res: Response, next: NextFunction): void {
   if (BODY_METHODS.has(req.method) && hasBody(req) && !isJsonContentType(req.headers['content-type'])) {
     next(

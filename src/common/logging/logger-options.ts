@@ -1,61 +1,133 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Params } from 'nestjs-pino';
+import pino from 'pino';
+import type { Options } from 'pino-http';
 import type { AppConfig } from '../../config/config.js';
-import { withBatchedStdout } from './log-destination.js';
+import { batchedStdout, loadPrettyStdout } from './log-destination.js';
+import { redactUrl } from './redact-url.js';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** Nest's own start-up chatter (modules initialised, every route mapped): logged at debug, not info. */
+const FRAMEWORK_CONTEXTS = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+]);
+
+type Level = AppConfig['values']['LOG_LEVEL'];
+
+let destination: pino.DestinationStream | undefined;
+
 /**
- * JSON logs with a request id (the caller's `X-Request-Id` when well-formed — at most 128 characters of
- * letters, digits and `._:-` — else a new uuid, echoed in the response). Every line logged while handling a
- * request carries it (`reqId`, and `req.id` on the request line). Credentials are redacted wherever they could
- * appear. Lines go to standard output in batches (`withBatchedStdout`).
+ * Chooses where log lines go, once per process, before anything is logged: standard output as JSON lines
+ * (`LOG_FORMAT=json`, batched, see `batchedStdout`) or as human-readable lines (`LOG_FORMAT=pretty`, for
+ * development). Until it is called (tests, the CLI) loggers write JSON.
+ */
+export async function setUpLogging(config: AppConfig): Promise<void> {
+  destination = config.get('LOG_FORMAT') === 'pretty' ? await loadPrettyStdout() : batchedStdout();
+}
+
+const logDestination = () => (destination ??= batchedStdout());
+
+/**
+ * What every logger of the process shares: the level, level names as strings (`"level":"info"`, the one
+ * format of every line, boot lines included), credentials redacted wherever they could appear, and Nest's
+ * start-up lines moved down to debug (the boot is quiet unless LOG_LEVEL=debug).
+ */
+export function baseLoggerOptions(level: Level): pino.LoggerOptions {
+  return {
+    level,
+    formatters: { level: (label) => ({ level: label }) },
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'req.headers["x-api-key"]',
+        '*.secret',
+        '*.password',
+        '*.token',
+        '*.api_key',
+        '*.personal_api_key',
+      ],
+      censor: '[redacted]',
+    },
+    hooks: {
+      logMethod(args, method, levelValue) {
+        const first: unknown = args[0];
+        if (
+          levelValue === 30 &&
+          typeof first === 'object' &&
+          first !== null &&
+          FRAMEWORK_CONTEXTS.has((first as { context?: string }).context ?? '')
+        ) {
+          (this.debug as (...a: unknown[]) => void)(...args);
+          return;
+        }
+        method.apply(this, args);
+      },
+    },
+  };
+}
+
+/** Writes text as it is (the bootstrap key banner) to the log destination at once, in order with the log lines. */
+export function writeToLog(text: string): void {
+  const out = logDestination() as pino.DestinationStream & { flush?: () => void };
+  out.write(text);
+  out.flush?.();
+}
+
+let boot: pino.Logger | undefined;
+
+/** The logger of the boot and shutdown phases (`context: "Bootstrap"`), before and after the application's. */
+export function bootLogger(level: Level = 'info'): pino.Logger {
+  boot ??= pino(baseLoggerOptions(level), logDestination()).child({ context: 'Bootstrap' });
+  return boot;
+}
+
+/** Sets the level of the boot logger (main.ts, once the configuration is read). */
+export function setBootLogLevel(level: Level): void {
+  bootLogger(level).level = level;
+}
+
+type LoggedRequest = IncomingMessage & { id: string; ip?: string; originalUrl?: string };
+
+/**
+ * The application's logs (nestjs-pino): one line per request when its answer is finished — `req` (id, method,
+ * url, client address), `res` (status code) and `responseTime` in ms; no headers — at `info` for every status
+ * below 500 (a 4xx is the client's business) and `error` for a 5xx or a failed response. Every line logged
+ * while handling a request carries its id (`reqId`): the caller's `X-Request-Id` when well-formed — at most 128
+ * characters of letters, digits and `._:-` — else a new uuid, echoed in the response.
  */
 export function loggerOptions(config: AppConfig): Params {
-  return withBatchedStdout({
-    pinoHttp: {
-      level: config.get('LOG_LEVEL'),
-      genReqId: (req: IncomingMessage, res: ServerResponse) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      redact: {
-        paths: [
-          'req.headers.authorization',
-          'req.headers.cookie',
-          'req.headers["x-api-key"]',
-          'res.headers["set-cookie"]',
-          '*.secret',
-          '*.password',
-          '*.token',
-          '*.api_key',
-          '*.personal_api_key',
-        ],
-        censor: '[redacted]',
-      },
-      customLogLevel: (_req, res, err) =>
-        err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
-      serializers: {
-        // `ip` is the client address as Express sees it: X-Forwarded-For counts only when TRUST_PROXY says so.
-        req: (req: {
-          id: string;
-          method: string;
-          url: string;
-          headers: Record<string, unknown>;
-          remoteAddress?: string;
-          raw?: { ip?: string };
-        }) => ({
-          id: req.id,
-          method: req.method,
-          url: req.url,
-          ip: req.raw?.ip ?? req.remoteAddress,
-          headers: req.headers,
-        }),
-      },
-      quietReqLogger: true,
+  const level = config.get('LOG_LEVEL');
+  const options: Options = {
+    ...(baseLoggerOptions(level) as Options),
+    genReqId: (req: IncomingMessage, res: ServerResponse) => {
+      const incoming = req.headers['x-request-id'];
+      const id = typeof incoming === 'string' && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
     },
-  });
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    // The serializers get the raw request and response: no copy of every header per request.
+    wrapSerializers: false,
+    serializers: {
+      // `ip` is the client address as Express sees it: X-Forwarded-For counts only when TRUST_PROXY says so.
+      req: (req: LoggedRequest) => ({
+        id: req.id,
+        method: req.method,
+        // Share tokens in the path or query are credentials: redacted (redact-url.ts).
+        url: redactUrl(req.originalUrl ?? req.url),
+        ip: req.ip ?? req.socket?.remoteAddress,
+      }),
+      res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
+      err: pino.stdSerializers.err,
+    },
+    quietReqLogger: true,
+  };
+  return { pinoHttp: level === 'silent' ? options : [options, logDestination()] };
 }

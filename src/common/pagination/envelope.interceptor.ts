@@ -3,8 +3,15 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { map, type Observable } from 'rxjs';
 import { AppConfig } from '../../config/config.js';
-import { type Page, type PageParams, parsePageParams, toEnvelope } from './page.js';
-import { PAGINATED_KEY } from './paginated.decorator.js';
+import {
+  type Page,
+  type PageParams,
+  parsePageNumberParams,
+  parsePageParams,
+  toEnvelope,
+  toPageNumberEnvelope,
+} from './page.js';
+import { PAGE_NUMBER_PAGINATED_KEY, PAGINATED_KEY } from './paginated.decorator.js';
 
 /** The absolute URL of a request; scheme and host honour X-Forwarded-* only when TRUST_PROXY is set. */
 export function requestUrl(req: Request): URL {
@@ -13,7 +20,8 @@ export function requestUrl(req: Request): URL {
 
 /**
  * For handlers marked `@Paginated`: validates `limit`/`offset` before the handler runs (400 with `attr`), then
- * wraps the returned `Page<T>` in the list envelope with absolute `next`/`previous` links.
+ * wraps the returned `Page<T>` in the list envelope with absolute `next`/`previous` links. For handlers marked
+ * `@PageNumberPaginated`: the same with `page`/`limit` and PostHog's `{results, next, previous, total_count}`.
  */
 @Injectable()
 export class EnvelopeInterceptor implements NestInterceptor {
@@ -23,6 +31,22 @@ export class EnvelopeInterceptor implements NestInterceptor {
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const pageNumberDefault = this.reflector.get<number | undefined>(
+      PAGE_NUMBER_PAGINATED_KEY,
+      context.getHandler(),
+    );
+    if (pageNumberDefault !== undefined) {
+      const req = context.switchToHttp().getRequest<Request & { pageParams?: PageParams }>();
+      const params = parsePageNumberParams(
+        req.query as Record<string, unknown>,
+        this.config.get('MAX_PAGE_LIMIT'),
+        pageNumberDefault,
+      );
+      req.pageParams = params;
+      return next
+        .handle()
+        .pipe(map((page: Page<unknown>) => toPageNumberEnvelope(page, params, requestUrl(req))));
+    }
     if (!this.reflector.get<boolean>(PAGINATED_KEY, context.getHandler())) return next.handle();
     const req = context.switchToHttp().getRequest<Request & { pageParams?: PageParams }>();
     const params = parsePageParams(req.query as Record<string, unknown>, this.config.get('MAX_PAGE_LIMIT'));

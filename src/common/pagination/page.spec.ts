@@ -1,6 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../errors/api-error.js';
-import { DEFAULT_PAGE_LIMIT, pageLinks, parsePageParams, toEnvelope } from './page.js';
+import {
+  DEFAULT_PAGE_LIMIT,
+  pageLinks,
+  parsePageNumberParams,
+  parsePageParams,
+  toEnvelope,
+  toPageNumberEnvelope,
+} from './page.js';
 
 /** The ApiError thrown by `fn`, failing the test when nothing (or something else) is thrown. */
 function apiError(fn: () => unknown): ApiError {
@@ -221,5 +228,55 @@ describe('toEnvelope', () => {
       new URL('http://h/api/x'),
     );
     expect(envelope).toEqual({ count: 0, next: null, previous: null, results: [] });
+  });
+});
+
+describe('parsePageNumberParams', () => {
+  it('defaults to the first page and the default limit (never above the maximum)', () => {
+    expect(parsePageNumberParams({}, 1000, 10)).toEqual({ page: 1, limit: 10, offset: 0 });
+    expect(parsePageNumberParams({}, 5, 10)).toEqual({ page: 1, limit: 5, offset: 0 });
+  });
+
+  it('turns page and limit into the offset', () => {
+    expect(parsePageNumberParams({ page: '3', limit: '25' }, 1000, 10)).toEqual({
+      page: 3,
+      limit: 25,
+      offset: 50,
+    });
+  });
+
+  it.each([
+    [{ page: '0' }, 'page'],
+    [{ page: '-1' }, 'page'],
+    [{ page: 'x' }, 'page'],
+    [{ limit: '0' }, 'limit'],
+    [{ limit: '1001' }, 'limit'],
+    [{ limit: '2.5' }, 'limit'],
+  ])('refuses %j naming %s', (query, attr) => {
+    let error: unknown;
+    try {
+      parsePageNumberParams(query, 1000, 10);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).attr).toBe(attr);
+  });
+});
+
+describe('toPageNumberEnvelope', () => {
+  const url = new URL('https://api.example.com/api/x/activity?page=2&limit=2&scope=Plugin');
+  it('links the neighbouring pages, keeping other parameters', () => {
+    expect(toPageNumberEnvelope({ items: [3, 4], total: 5 }, { page: 2, limit: 2, offset: 2 }, url)).toEqual({
+      results: [3, 4],
+      next: 'https://api.example.com/api/x/activity?page=3&limit=2&scope=Plugin',
+      previous: 'https://api.example.com/api/x/activity?page=1&limit=2&scope=Plugin',
+      total_count: 5,
+    });
+  });
+
+  it('has no next on the last page and no previous on the first', () => {
+    const first = toPageNumberEnvelope({ items: [1], total: 1 }, { page: 1, limit: 2, offset: 0 }, url);
+    expect(first).toEqual({ results: [1], next: null, previous: null, total_count: 1 });
   });
 });

@@ -30,7 +30,7 @@ function parseNonNegativeInt(raw: unknown, name: 'limit' | 'offset'): number | u
   return value;
 }
 
-/** Validates `limit`/`offset` from a query string (decisions §2); throws 400 naming the parameter. */
+/** Validates `limit`/`offset` from a query string (docs/decisions.md §2); throws 400 naming the parameter. */
 export function parsePageParams(query: Record<string, unknown>, maxLimit: number): PageParams {
   const limit = parseNonNegativeInt(query.limit, 'limit') ?? Math.min(DEFAULT_PAGE_LIMIT, maxLimit);
   if (limit < 1 || limit > maxLimit) {
@@ -63,4 +63,61 @@ export function pageLinks(
 
 export function toEnvelope<T>(page: Page<T>, params: PageParams, requestUrl: URL): Envelope<T> {
   return { count: page.total, ...pageLinks(requestUrl, params, page.total), results: page.items };
+}
+
+/** PostHog's page-number envelope (activity logs): `{results, next, previous, total_count}`. */
+export interface PageNumberEnvelope<T> {
+  results: T[];
+  next: string | null;
+  previous: string | null;
+  total_count: number;
+}
+
+function parsePositiveInt(raw: unknown, name: 'limit' | 'page'): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw.trim())) {
+    throw ApiError.validation(`'${name}' must be a positive integer.`, name);
+  }
+  const value = Number(raw.trim());
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw ApiError.validation(`'${name}' must be a positive integer.`, name);
+  }
+  return value;
+}
+
+/**
+ * Validates PostHog's page-number parameters: `page` (from 1, default 1) and `limit` (1 to `maxLimit`, default
+ * `defaultLimit`); returns them as the limit/offset a service takes. Throws 400 naming the parameter.
+ */
+export function parsePageNumberParams(
+  query: Record<string, unknown>,
+  maxLimit: number,
+  defaultLimit: number,
+): PageParams & { page: number } {
+  const limit = parsePositiveInt(query.limit, 'limit') ?? Math.min(defaultLimit, maxLimit);
+  if (limit > maxLimit) throw ApiError.validation(`'limit' must be between 1 and ${maxLimit}.`, 'limit');
+  const page = parsePositiveInt(query.page, 'page') ?? 1;
+  const offset = (page - 1) * limit;
+  if (!Number.isSafeInteger(offset)) throw ApiError.validation(`'page' is too large.`, 'page');
+  return { limit, offset, page };
+}
+
+/** The page-number envelope of a page: links to `page ± 1` (other parameters kept), null past either end. */
+export function toPageNumberEnvelope<T>(
+  page: Page<T>,
+  params: PageParams & { page: number },
+  requestUrl: URL,
+): PageNumberEnvelope<T> {
+  const at = (n: number): string => {
+    const url = new URL(requestUrl.href);
+    url.searchParams.set('page', String(n));
+    url.searchParams.set('limit', String(params.limit));
+    return url.href;
+  };
+  return {
+    results: page.items,
+    next: params.offset + params.limit < page.total ? at(params.page + 1) : null,
+    previous: params.page > 1 ? at(params.page - 1) : null,
+    total_count: page.total,
+  };
 }

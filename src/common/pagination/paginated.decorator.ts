@@ -16,6 +16,7 @@ import { ErrorBodyDto } from '../errors/error-body.dto.js';
 import type { PageParams } from './page.js';
 
 export const PAGINATED_KEY = 'pagination:paginated';
+export const PAGE_NUMBER_PAGINATED_KEY = 'pagination:pageNumber';
 
 /**
  * Marks a list handler: it returns `Page<T>` and the envelope interceptor wraps it as
@@ -54,9 +55,53 @@ export function Paginated(item: Type<unknown>, description = 'One page of result
   );
 }
 
-/** The validated `limit`/`offset` of a `@Paginated` handler. */
+/**
+ * Marks a list handler answering PostHog's page-number envelope `{results, next, previous, total_count}`
+ * (PostHog's activity logs): `page` from 1 and `limit` (default `defaultLimit`). The handler gets the matching
+ * limit/offset through `@PageQuery()` and returns `Page<T>`, as for `@Paginated`.
+ */
+export function PageNumberPaginated(
+  item: Type<unknown>,
+  defaultLimit: number,
+  description = 'One page of results.',
+): MethodDecorator {
+  return applyDecorators(
+    SetMetadata(PAGE_NUMBER_PAGINATED_KEY, defaultLimit),
+    ApiExtraModels(item),
+    ApiQuery({
+      name: 'page',
+      required: false,
+      schema: { type: 'integer', minimum: 1, default: 1 },
+      description: 'The page, from 1.',
+    }),
+    ApiQuery({
+      name: 'limit',
+      required: false,
+      schema: { type: 'integer', minimum: 1, default: defaultLimit },
+      description: 'Number of results per page (at most MAX_PAGE_LIMIT, 1000 by default).',
+    }),
+    ApiOkResponse({
+      description,
+      schema: {
+        type: 'object',
+        required: ['results', 'next', 'previous', 'total_count'],
+        additionalProperties: false,
+        properties: {
+          results: { type: 'array', items: { $ref: getSchemaPath(item) } },
+          next: { type: 'string', format: 'uri', nullable: true, example: null },
+          previous: { type: 'string', format: 'uri', nullable: true, example: null },
+          total_count: { type: 'integer', example: 1 },
+        },
+      },
+    }),
+    ApiBadRequestResponse({ description: 'Invalid `page` or `limit`.', type: ErrorBodyDto }),
+  );
+}
+
+/** The validated `limit`/`offset` of a `@Paginated` (or `@PageNumberPaginated`) handler. */
 export const PageQuery = createParamDecorator((_: unknown, ctx: ExecutionContext): PageParams => {
   const params = ctx.switchToHttp().getRequest<{ pageParams?: PageParams }>().pageParams;
-  if (!params) throw new Error('@PageQuery() used on a handler without @Paginated()');
+  if (!params)
+    throw new Error('@PageQuery() used on a handler without @Paginated() or @PageNumberPaginated()');
   return params;
 });

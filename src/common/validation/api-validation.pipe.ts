@@ -6,7 +6,13 @@ import {
   type ValidationError,
 } from '@nestjs/common';
 import { ApiError } from '../errors/api-error.js';
-import { readOnlyFieldsOf } from './read-only-fields.decorator.js';
+import {
+  escapeReservedKeys,
+  restoreReservedKeys,
+  unescapeReservedKey,
+  unescapeReservedKeysIn,
+} from '../input/reserved-keys.js';
+import { readOnlyFieldsOf, stripReadOnlyFields } from './read-only-fields.decorator.js';
 
 const REQUIRED_CONSTRAINTS = new Set(['isDefined', 'isNotEmpty']);
 
@@ -24,12 +30,12 @@ function firstFailure(
 /** Maps class-validator errors to the service's error body: one field, one code, one sentence. */
 export function validationErrorToApiError(errors: ValidationError[]): ApiError {
   const { error, path } = firstFailure(errors[0]);
-  const attr = path.join('__');
+  const attr = path.map(unescapeReservedKey).join('__');
   const constraints = error.constraints ?? {};
   const names = Object.keys(constraints);
   if (names.includes('whitelistValidation')) {
     const readOnly = readOnlyFieldsOf(error.target?.constructor);
-    return readOnly.has(error.property)
+    return readOnly.has(unescapeReservedKey(error.property))
       ? ApiError.validation(`Field '${attr}' is read-only.`, attr, 'read_only_field')
       : ApiError.validation(`Unknown field '${attr}'.`, attr, 'unknown_field');
   }
@@ -38,7 +44,11 @@ export function validationErrorToApiError(errors: ValidationError[]): ApiError {
   }
   const first = names[0];
   const code = first === 'maxLength' ? 'max_length' : first === 'minLength' ? 'min_length' : 'invalid_input';
-  return ApiError.validation(capitalise(constraints[first] ?? 'Invalid value.'), attr, code);
+  return ApiError.validation(
+    capitalise(unescapeReservedKeysIn(constraints[first] ?? 'Invalid value.')),
+    attr,
+    code,
+  );
 }
 
 function capitalise(sentence: string): string {
@@ -47,13 +57,29 @@ function capitalise(sentence: string): string {
 }
 
 /**
- * The global validation pipe. Bodies are validated strictly (unknown and read-only fields rejected, decisions
- * §1) and must be JSON objects; query strings are validated but extra parameters are ignored, because clients
- * add their own (cache busters, tracking).
+ * Nest's ValidationPipe, with the read-only fields of the DTO (and of the DTOs nested in it) dropped from the
+ * transformed value before class-validator sees it: a body carrying them validates as if they were absent, and
+ * the handler never receives them.
+ */
+class ReadOnlyIgnoringValidationPipe extends ValidationPipe {
+  protected override validate(
+    object: object,
+    validatorOptions?: Parameters<ValidationPipe['validate']>[1],
+  ): ReturnType<ValidationPipe['validate']> {
+    stripReadOnlyFields(object);
+    return super.validate(object, validatorOptions);
+  }
+}
+
+/**
+ * The global validation pipe. Bodies must be JSON objects and are validated strictly: a field in neither the
+ * writable nor the read-only fields of the DTO is 400 `unknown_field`; read-only fields are ignored, as Django
+ * REST framework ignores them, so a client can send back what it read (docs/decisions.md §1). Query strings are
+ * validated but extra parameters are ignored, because clients add their own (cache busters, tracking).
  */
 @Injectable()
 export class ApiValidationPipe implements PipeTransform {
-  private readonly strict = new ValidationPipe({
+  private readonly strict = new ReadOnlyIgnoringValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,
@@ -70,7 +96,12 @@ export class ApiValidationPipe implements PipeTransform {
     validationError: { target: true, value: true },
   });
 
-  transform(value: unknown, metadata: ArgumentMetadata): unknown {
+  /** Reserved object keys (`__proto__`, `constructor`, …) pass the transformation as plain names. */
+  async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    return restoreReservedKeys(await this.transformEscaped(escapeReservedKeys(value), metadata));
+  }
+
+  private transformEscaped(value: unknown, metadata: ArgumentMetadata): unknown {
     if (metadata.type === 'body' && isDtoClass(metadata.metatype)) {
       if (value === undefined || value === null) value = {};
       if (typeof value !== 'object' || Array.isArray(value)) {

@@ -5,7 +5,7 @@ const ZONED_TIMESTAMP =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|z|[+-]\d{2}:?\d{2})$/;
 
 /**
- * Parses an ISO 8601 timestamp that carries a zone (decisions §1: inputs must) into a Date; null when it is not
+ * Parses an ISO 8601 timestamp that carries a zone (docs/decisions.md §1: inputs must) into a Date; null when it is not
  * one or names an impossible date (2026-02-30, 24:00…), which `Date.parse` would roll over instead.
  */
 export function parseZonedTimestamp(value: unknown): Date | null {

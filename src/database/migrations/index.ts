@@ -6,6 +6,13 @@ import { ProjectSessionRecordingOptIn1795243816388 } from './1795243816388-Proje
 import { PluginRecords1795243845686 } from './1795243845686-PluginRecords.js';
 import { SessionRecordings1795243860032 } from './1795243860032-SessionRecordings.js';
 import { BatchExportRunIndexes1795244538930 } from './1795244538930-BatchExportRunIndexes.js';
+import { PluginTenancy1795467468180 } from './1795467468180-PluginTenancy.js';
+import { OrganizationSettings1795467478000 } from './1795467478000-OrganizationSettings.js';
+import { SharingSettings1795467478434 } from './1795467478434-SharingSettings.js';
+import { PluginConfigNames1795467752796 } from './1795467752796-PluginConfigNames.js';
+import { BatchExportFilters1795467963056 } from './1795467963056-BatchExportFilters.js';
+import { SessionSnapshotBytes1795469021029 } from './1795469021029-SessionSnapshotBytes.js';
+import { BatchExportRuns1795473000000 } from './1795473000000-BatchExportRuns.js';
 
 /**
  * Migrations in the order they apply. `npm run migration:generate -- <Name>` writes a new file beside this one;
@@ -20,4 +27,11 @@ export const MIGRATIONS: (new () => unknown)[] = [
   PluginRecords1795243845686,
   SessionRecordings1795243860032,
   BatchExportRunIndexes1795244538930,
+  PluginTenancy1795467468180,
+  OrganizationSettings1795467478000,
+  SharingSettings1795467478434,
+  PluginConfigNames1795467752796,
+  BatchExportFilters1795467963056,
+  SessionSnapshotBytes1795469021029,
+  BatchExportRuns1795473000000,
 ];

@@ -14,7 +14,16 @@ import {
 } from '../domain-rules.js';
 
 /** Fields of a Domain that clients read but never write. */
-const READ_ONLY = ['id', 'is_verified', 'verified_at', 'verification_challenge', 'has_saml'];
+const READ_ONLY = [
+  'id',
+  'is_verified',
+  'verified_at',
+  'verification_challenge',
+  'has_saml',
+  'has_scim',
+  'scim_base_url',
+  'scim_bearer_token',
+];
 
 /** Trimmed; `null` is taken as "" (unset), as PostHog clients send it for the nullable SAML fields. */
 const EmptyIfNull = () =>
@@ -42,12 +51,10 @@ const SamlField = (max: number, check: ((value: string) => boolean) | null, mess
       : []),
   );
 
-/** Trimmed and lower-cased (upper case is folded, not rejected), then checked in this order. */
+/** Trimmed, then checked in this order (upper case is refused, as PostHog's pattern refuses it). */
 const DomainName = () =>
   applyDecorators(
-    Transform(({ value }: { value: unknown }) =>
-      typeof value === 'string' ? value.trim().toLowerCase() : value,
-    ),
+    Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value)),
     IsString({ message: 'Must be a string.' }),
     MaxLength(DOMAIN_MAX_LENGTH, {
       message: `Ensure this field has no more than ${DOMAIN_MAX_LENGTH} characters.`,
@@ -117,6 +124,15 @@ abstract class DomainSettingsDto {
   })
   @SamlField(16384, isPemCertificate, 'Enter a PEM-encoded X.509 certificate.')
   saml_x509_cert?: string;
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    default: false,
+    description: 'SCIM provisioning is not supported: only false is accepted (true is 400).',
+  })
+  @IsOmittable()
+  @IsBoolean({ message: 'Must be a boolean.' })
+  scim_enabled?: boolean;
 }
 
 @ReadOnlyFields(...READ_ONLY)
@@ -125,7 +141,7 @@ export class CreateDomainDto extends DomainSettingsDto {
     example: 'acme.com',
     maxLength: DOMAIN_MAX_LENGTH,
     description:
-      'Trimmed and lower-cased, then it must match ^([a-z0-9]+(-[a-z0-9]+)*\\.)+[a-z]{2,}$ (labels of at most ' +
+      'Trimmed, then it must match ^([a-z0-9]+(-[a-z0-9]+)*\\.)+[a-z]{2,}$ (lower case; labels of at most ' +
       '63 characters). Unique across all organizations; immutable.',
   })
   @IsDefined()
@@ -133,6 +149,26 @@ export class CreateDomainDto extends DomainSettingsDto {
   domain: string;
 }
 
-/** PATCH body: the settings; `domain` is immutable (read-only). */
-@ReadOnlyFields(...READ_ONLY, 'domain')
-export class UpdateDomainDto extends DomainSettingsDto {}
+/**
+ * PATCH body: the settings. `domain` is immutable: it may be sent back as it is (ignored); another value is
+ * 400 `read_only_field`.
+ */
+@ReadOnlyFields(...READ_ONLY)
+export class UpdateDomainDto extends DomainSettingsDto {
+  @ApiPropertyOptional({
+    description:
+      'Immutable: accepted only when equal to the current domain (a client sending back what it read).',
+  })
+  @IsOmittable()
+  @IsString({ message: 'Must be a string.' })
+  domain?: string;
+}
+
+/** PUT body: a full update; `domain` is required (and must be the current one), settings left out keep their value. */
+@ReadOnlyFields(...READ_ONLY)
+export class ReplaceDomainDto extends DomainSettingsDto {
+  @ApiProperty({ example: 'acme.com', description: 'Immutable: must be the current domain.' })
+  @IsDefined()
+  @IsString({ message: 'Must be a string.' })
+  domain: string;
+}

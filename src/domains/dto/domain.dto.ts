@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { hasSaml, SSO_ENFORCEMENT_VALUES } from '../domain-rules.js';
 import type { DomainEntity } from '../domain.entity.js';
 
-/** A Domain (interface §2.5). */
+/** A Domain (docs/interface.md §2.5). */
 export class DomainDto {
   @ApiProperty({ format: 'uuid' })
   id: string;
@@ -31,14 +31,36 @@ export class DomainDto {
   @ApiProperty({ description: 'Whether saml_entity_id, saml_acs_url and saml_x509_cert are all set.' })
   has_saml: boolean;
 
-  @ApiProperty({ example: '', description: '"" when unset.' })
-  saml_entity_id: string;
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'null when unset.' })
+  saml_entity_id: string | null;
 
-  @ApiProperty({ example: '', description: 'An https URL, or "" when unset.' })
-  saml_acs_url: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description: 'An https URL, or null when unset.',
+  })
+  saml_acs_url: string | null;
 
-  @ApiProperty({ example: '', description: 'A PEM X.509 certificate, or "" when unset.' })
-  saml_x509_cert: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description: 'A PEM X.509 certificate, or null when unset.',
+  })
+  saml_x509_cert: string | null;
+
+  @ApiProperty({ example: false, description: 'Always false: SCIM provisioning is not supported.' })
+  has_scim: boolean;
+
+  @ApiProperty({ example: false, description: 'Always false: SCIM provisioning is not supported.' })
+  scim_enabled: boolean;
+
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'Always null (no SCIM).' })
+  scim_base_url: string | null;
+
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'Always null (no SCIM).' })
+  scim_bearer_token: string | null;
 }
 
 export function toDomainDto(entity: DomainEntity): DomainDto {
@@ -51,8 +73,12 @@ export function toDomainDto(entity: DomainEntity): DomainDto {
     jit_provisioning_enabled: entity.jitProvisioningEnabled,
     sso_enforcement: entity.ssoEnforcement,
     has_saml: hasSaml(entity),
-    saml_entity_id: entity.samlEntityId,
-    saml_acs_url: entity.samlAcsUrl,
-    saml_x509_cert: entity.samlX509Cert,
+    saml_entity_id: entity.samlEntityId || null,
+    saml_acs_url: entity.samlAcsUrl || null,
+    saml_x509_cert: entity.samlX509Cert || null,
+    has_scim: false,
+    scim_enabled: false,
+    scim_base_url: null,
+    scim_bearer_token: null,
   };
 }

@@ -66,7 +66,7 @@ export class ProjectAccessDto {
   level: ProjectAccessLevel;
 }
 
-/** The writable fields of an Invite (interface §2.7); also each element of a bulk request. */
+/** The writable fields of an Invite (docs/interface.md §2.7); also each element of a bulk request. */
 @ReadOnlyFields(...READ_ONLY)
 export class CreateInviteDto {
   @ApiProperty({
@@ -119,8 +119,8 @@ export class CreateInviteDto {
     nullable: true,
     default: [],
     description:
-      'Projects of this organization the invitee gets access to, each with "member" or "admin" (null: none). ' +
-      'Recorded on the membership when the invite is accepted.',
+      'Projects of this organization the invitee gets access to, each with "member" or "admin" (null or []: ' +
+      'none). Recorded on the membership when the invite is accepted.',
   })
   @IsOptional()
   @Type(() => ProjectAccessDto)
@@ -130,9 +130,21 @@ export class CreateInviteDto {
   @ApiPropertyOptional({
     type: Boolean,
     default: true,
-    description: 'Send the invitation e-mail (only when the service has SMTP configured).',
+    description: 'Write-only. Send the invitation e-mail (only when the service has SMTP configured).',
   })
   @IsOmittable()
   @IsBoolean({ message: 'Must be a boolean.' })
   send_email?: boolean;
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    default: false,
+    description:
+      'Write-only. Merge with the pending (unexpired) invites to the same address: the new invite takes the ' +
+      'highest of their levels and the union of their project access (each project at its highest level). ' +
+      'Without it the earlier invites are simply replaced.',
+  })
+  @IsOmittable()
+  @IsBoolean({ message: 'Must be a boolean.' })
+  combine_pending_invites?: boolean;
 }

@@ -8,7 +8,7 @@ export class ProjectAccessGrantDto {
   @ApiProperty({ enum: PROJECT_ACCESS_LEVELS }) level: 'member' | 'admin';
 }
 
-/** An invitation to an organization (interface §2.7). */
+/** An invitation to an organization (docs/interface.md §2.7). */
 export class InviteDto {
   @ApiProperty({ format: 'uuid', description: 'What the invitee accepts: `POST /api/invites/{id}/accept`.' })
   id: string;
@@ -46,11 +46,12 @@ export class InviteDto {
   @ApiProperty({ type: String, nullable: true })
   message: string | null;
 
-  @ApiProperty({ type: [ProjectAccessGrantDto] })
-  private_project_access: ProjectAccessGrantDto[];
-
-  @ApiProperty()
-  send_email: boolean;
+  @ApiProperty({
+    type: [ProjectAccessGrantDto],
+    nullable: true,
+    description: 'Projects granted on acceptance; null when none were given.',
+  })
+  private_project_access: ProjectAccessGrantDto[] | null;
 }
 
 /** The invite must have `createdBy` loaded (null when the inviter is gone). */
@@ -66,7 +67,8 @@ export function toInviteDto(invite: InviteEntity, isExpired: boolean): InviteDto
     created_at: invite.createdAt.toISOString(),
     updated_at: invite.updatedAt.toISOString(),
     message: invite.message,
-    private_project_access: invite.privateProjectAccess.map((g) => ({ id: g.id, level: g.level })),
-    send_email: invite.sendEmail,
+    private_project_access: invite.privateProjectAccess.length
+      ? invite.privateProjectAccess.map((g) => ({ id: g.id, level: g.level }))
+      : null,
   };
 }

@@ -8,6 +8,7 @@ export class UpdateMemberDto {
   @ApiProperty({
     type: 'integer',
     enum: [1, 8, 15],
+    example: 8,
     description: 'The new level: 1 member, 8 admin, 15 owner (the only writable field, so required).',
   })
   @IsDefined({ message: 'Must be one of 1, 8, 15.' })

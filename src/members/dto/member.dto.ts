@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import type { OrganizationMembershipEntity } from '../../memberships/organization-membership.entity.js';
 import { toUserDto, UserDto } from '../../users/dto/user.dto.js';
 
-/** A member of an organization (interface §2.8). */
+/** A member of an organization (docs/interface.md §2.8). */
 export class MemberDto {
   @ApiProperty({ format: 'uuid', description: 'Id of the membership (not of the user).' })
   id: string;

@@ -1,6 +1,15 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsDefined, IsOptional, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
+import {
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsOptional,
+  IsString,
+  IsUUID,
+  MaxLength,
+  MinLength,
+} from 'class-validator';
 import { IsOmittable, Trim } from '../../common/validation/decorators.js';
 import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
 
@@ -18,7 +27,10 @@ const READ_ONLY = [
   'metadata',
   'customer_id',
   'member_count',
+  'default_role_id',
 ];
+
+export const EXPERIMENT_STATS_METHODS = ['bayesian', 'frequentist'] as const;
 
 const Name = () =>
   applyDecorators(
@@ -53,10 +65,72 @@ abstract class OrganizationOptionsDto {
   @IsOmittable()
   @IsBoolean({ message: 'Must be a boolean.' })
   enforce_2fa?: boolean;
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    default: true,
+    description: 'Members below admin may invite people. When false only admins and owners can (403).',
+  })
+  @IsOmittable()
+  @IsBoolean({ message: 'Must be a boolean.' })
+  members_can_invite?: boolean;
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    default: true,
+    description: "Stored and returned (PostHog's setting); keys are managed with the operator CLI here.",
+  })
+  @IsOmittable()
+  @IsBoolean({ message: 'Must be a boolean.' })
+  members_can_use_personal_api_keys?: boolean;
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    default: true,
+    description:
+      "Recordings may be shared publicly. When false, enabling a recording's sharing is refused (403); " +
+      'sharing already enabled stays on.',
+  })
+  @IsOmittable()
+  @IsBoolean({ message: 'Must be a boolean.' })
+  allow_publicly_shared_resources?: boolean;
+
+  @ApiPropertyOptional({ type: Boolean, nullable: true, default: null, description: 'Stored and returned.' })
+  @IsOptional()
+  @IsBoolean({ message: 'Must be a boolean.' })
+  is_ai_data_processing_approved?: boolean | null;
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    default: false,
+    description: "Stored and returned (PostHog's default for new projects' IP discarding).",
+  })
+  @IsOmittable()
+  @IsBoolean({ message: 'Must be a boolean.' })
+  default_anonymize_ips?: boolean;
+
+  @ApiPropertyOptional({
+    enum: EXPERIMENT_STATS_METHODS,
+    nullable: true,
+    default: 'bayesian',
+    description: 'Stored and returned.',
+  })
+  @IsOptional()
+  @IsIn(EXPERIMENT_STATS_METHODS, { message: 'Must be "bayesian", "frequentist" or null.' })
+  default_experiment_stats_method?: (typeof EXPERIMENT_STATS_METHODS)[number] | null;
 }
 
 @ReadOnlyFields(...READ_ONLY)
 export class CreateOrganizationDto extends OrganizationOptionsDto {
+  @ApiProperty({ minLength: 1, maxLength: 64, example: 'Acme', description: 'Trimmed; 1 to 64 characters.' })
+  @IsDefined()
+  @Name()
+  name: string;
+}
+
+/** PUT body: a full update; `name` is required, optional fields left out keep their value. */
+@ReadOnlyFields(...READ_ONLY)
+export class ReplaceOrganizationDto extends OrganizationOptionsDto {
   @ApiProperty({ minLength: 1, maxLength: 64, example: 'Acme', description: 'Trimmed; 1 to 64 characters.' })
   @IsDefined()
   @Name()

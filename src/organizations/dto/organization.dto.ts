@@ -41,7 +41,14 @@ export class OrganizationDto {
   })
   membership_level: number;
 
-  @ApiProperty({ type: 'integer', enum: [0, 3, 6, 9], example: 9 })
+  @ApiProperty({
+    type: 'integer',
+    enum: [0, 3, 6, 9],
+    example: 6,
+    description:
+      'Plugin access: 0 none, 3 configure, 6 install (new organizations), 9 also publish global plugins. ' +
+      'Read-only; set by the operator (`node dist/cli.js orgs set-plugins-access`).',
+  })
   plugins_access_level: number;
 
   @ApiProperty({ type: [OrganizationTeamDto] })
@@ -67,4 +74,48 @@ export class OrganizationDto {
 
   @ApiProperty({ example: '1', description: 'Number of members, as a string.' })
   member_count: string;
+
+  @ApiProperty({ description: 'Members below admin may invite people (else only admins and owners).' })
+  members_can_invite: boolean;
+
+  @ApiProperty({ description: "Stored and returned (PostHog's setting)." })
+  members_can_use_personal_api_keys: boolean;
+
+  @ApiProperty({
+    description: "Recordings may be shared publicly (enabling a recording's sharing needs it).",
+  })
+  allow_publicly_shared_resources: boolean;
+
+  @ApiProperty({ type: Boolean, nullable: true, description: 'Stored and returned.' })
+  is_ai_data_processing_approved: boolean | null;
+
+  @ApiProperty({ description: 'Stored and returned.' })
+  default_anonymize_ips: boolean;
+
+  @ApiProperty({
+    type: String,
+    enum: ['bayesian', 'frequentist'],
+    nullable: true,
+    example: 'bayesian',
+    description: 'Stored and returned.',
+  })
+  default_experiment_stats_method: string | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description: 'Always null: roles are not supported.',
+  })
+  default_role_id: string | null;
+}
+
+/** An organization of the caller as listed in `organizations` of `/api/users/@me` (PostHog's basic organization). */
+export class OrganizationSummaryDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty() slug: string;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true }) logo_media_id: string | null;
+  @ApiProperty({ type: 'integer', enum: [1, 8, 15] }) membership_level: number;
+  @ApiProperty() members_can_use_personal_api_keys: boolean;
 }

@@ -8,17 +8,19 @@ export class PersonalApiKeyDto {
   @ApiProperty({ example: 'phx_...a1b2' }) mask_value: string;
   @ApiProperty({ type: [String], example: ['organization:read'] }) scopes: string[];
   @ApiProperty({
-    type: [String],
-    nullable: true,
-    description: 'Organization ids the key is limited to; null: all.',
+    type: 'array',
+    items: { type: 'string', format: 'uuid' },
+    example: [],
+    description: 'Organization ids the key is limited to; [] when it is not limited to organizations.',
   })
-  scoped_organizations: string[] | null;
+  scoped_organizations: string[];
   @ApiProperty({
-    type: [Number],
-    nullable: true,
-    description: 'Project ids the key is limited to; null: all.',
+    type: 'array',
+    items: { type: 'integer' },
+    example: [],
+    description: 'Project ids the key is limited to; [] when it is not limited to projects.',
   })
-  scoped_teams: number[] | null;
+  scoped_teams: number[];
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({
     type: String,
@@ -35,8 +37,8 @@ export function toPersonalApiKeyDto(k: PersonalApiKeyEntity): PersonalApiKeyDto 
     label: k.label,
     mask_value: k.maskValue,
     scopes: k.scopes,
-    scoped_organizations: k.scopedOrganizations,
-    scoped_teams: k.scopedTeams,
+    scoped_organizations: k.scopedOrganizations ?? [],
+    scoped_teams: k.scopedTeams ?? [],
     created_at: k.createdAt.toISOString(),
     last_used_at: k.lastUsedAt?.toISOString() ?? null,
   };

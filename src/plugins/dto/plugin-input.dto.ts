@@ -72,7 +72,9 @@ abstract class PluginOptionsDto {
   @ApiPropertyOptional({
     type: Boolean,
     description:
-      'Visible to every organization. Setting it (to a new value) needs plugins_access_level 9. Default false.',
+      'Visible to every organization. Setting it (to a new value) needs plugins_access_level 9 and an admin or ' +
+      'owner caller (403 otherwise); making it false is refused while other organizations use it (400 ' +
+      '`in_use`). Default false.',
   })
   @IsOmittable()
   @IsBoolean({ message: 'Must be a boolean.' })
@@ -131,8 +133,17 @@ export class CreatePluginDto extends PluginOptionsDto {
   url?: string | null;
 }
 
-@ReadOnlyFields(...READ_ONLY, 'url')
-export class UpdatePluginDto extends PluginOptionsDto {
+/** What PATCH and PUT share: the options, the type, and `url` (immutable, so only its current value is taken). */
+abstract class PluginChangeDto extends PluginOptionsDto {
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: 'Immutable: accepted only when equal to the current url (400 `read_only_field` otherwise).',
+  })
+  @IsOptional()
+  @IsString({ message: 'Must be a string.' })
+  url?: string | null;
+
   @ApiPropertyOptional({
     enum: PLUGIN_TYPES,
     description: 'A record without url can only be `source`.',
@@ -142,9 +153,22 @@ export class UpdatePluginDto extends PluginOptionsDto {
     message: `Must be one of ${PLUGIN_TYPES.map((t) => JSON.stringify(t)).join(', ')}.`,
   })
   plugin_type?: PluginType;
+}
 
+/** PATCH body: the fields sent change. */
+@ReadOnlyFields(...READ_ONLY)
+export class UpdatePluginDto extends PluginChangeDto {
   @ApiPropertyOptional({ maxLength: 200, description: 'Trimmed; 1 to 200 characters.' })
   @IsOmittable()
   @Name()
   name?: string;
+}
+
+/** PUT body: a full update; `name` is required, fields left out keep their value. */
+@ReadOnlyFields(...READ_ONLY)
+export class ReplacePluginDto extends PluginChangeDto {
+  @ApiProperty({ example: 'Customer.io', maxLength: 200, description: 'Trimmed; 1 to 200 characters.' })
+  @IsDefined()
+  @Name()
+  name: string;
 }

@@ -5,7 +5,7 @@ import type { PluginEntity } from '../plugin.entity.js';
 
 const FREE_FORM_OBJECT = { type: 'object', additionalProperties: true } as const;
 
-/** A pipeline plugin record (interface §2.9); the same shape in all four categories. */
+/** A pipeline plugin record (docs/interface.md §2.9); the same shape in all four categories. */
 export class PluginDto {
   @ApiProperty({ example: 7 })
   id: number;
@@ -57,8 +57,8 @@ export class PluginDto {
 
   @ApiProperty({
     description:
-      'Visible (read-only) to every organization. Setting it needs plugins_access_level 9; a global record ' +
-      'cannot be deleted.',
+      'Visible (read-only) to every organization. Changing it needs plugins_access_level 9 and an admin or ' +
+      'owner caller; a global record cannot be deleted, nor made private while other organizations use it.',
   })
   is_global: boolean;
 

@@ -32,18 +32,22 @@ describe('demo sessions', () => {
     expect(meta.consoleErrorCount).toBeGreaterThan(0);
   });
 
-  it('builds capture requests that pass capture validation, one person per persona', () => {
+  it('builds capture requests that pass capture validation, one person per persona', async () => {
     const requests = demoCaptureRequests({
       token: 'phc_demo',
       sessions: 6,
       now: Date.UTC(2026, 0, 8),
       seed: 1,
     });
-    const batches = requests.flatMap((body) => {
-      const batch = readCaptureBatch(body);
-      expect(batch.token).toBe('phc_demo');
-      return readSnapshotEvents(batch);
-    });
+    const batches = (
+      await Promise.all(
+        requests.map((body) => {
+          const batch = readCaptureBatch(body);
+          expect(batch.token).toBe('phc_demo');
+          return readSnapshotEvents(batch);
+        }),
+      )
+    ).flat();
     expect(new Set(batches.map((b) => b.sessionId)).size).toBe(6);
     expect(new Set(batches.map((b) => b.distinctId))).toEqual(
       new Set(DEMO_PERSONAS.map((p) => p.distinctId)),

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsObject, ValidateNested } from 'class-validator';
+import { IsBoolean, IsObject, IsOptional, ValidateNested } from 'class-validator';
 import { IsOmittable } from '../../common/validation/decorators.js';
 import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
 
@@ -17,10 +17,10 @@ export class UpdatePersonDto {
   properties?: Record<string, unknown>;
 }
 
-/** PATCH body of a recording: only `person` and `viewed` are writable. */
-@ReadOnlyFields(
+const RECORDING_READ_ONLY = [
   'id',
   'distinct_id',
+  'viewers',
   'recording_duration',
   'active_seconds',
   'inactive_seconds',
@@ -36,7 +36,17 @@ export class UpdatePersonDto {
   'storage',
   'snapshot_source',
   'ongoing',
-)
+  'activity_score',
+  'retention_period_days',
+  'expiry_time',
+  'recording_ttl',
+];
+
+/**
+ * PATCH body of a recording: `person` and `viewed` are written; PostHog's player telemetry (`analyzed`,
+ * `player_metadata`) is accepted and not stored; the other fields of a recording are read-only (ignored).
+ */
+@ReadOnlyFields(...RECORDING_READ_ONLY)
 export class UpdateSessionRecordingDto {
   @ApiPropertyOptional({ type: UpdatePersonDto, description: 'Changes to the linked person.' })
   @IsOmittable()
@@ -51,4 +61,27 @@ export class UpdateSessionRecordingDto {
   @IsOmittable()
   @IsBoolean({ message: 'Must be a boolean.' })
   viewed?: boolean;
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    description: "PostHog's player telemetry (the recording was analyzed): accepted, not stored.",
+  })
+  @IsOmittable()
+  @IsBoolean({ message: 'Must be a boolean.' })
+  analyzed?: boolean;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    description:
+      "PostHog's player telemetry (what the player showed): any JSON object, accepted, not stored.",
+  })
+  @IsOptional()
+  @IsObject({ message: 'Must be a JSON object.' })
+  player_metadata?: Record<string, unknown> | null;
 }
+
+/** PUT body: a full update; every writable field is optional, so it behaves as PATCH. */
+@ReadOnlyFields(...RECORDING_READ_ONLY)
+export class ReplaceSessionRecordingDto extends UpdateSessionRecordingDto {}

@@ -1,13 +1,14 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { PersonDto, toPersonDto } from '../../persons/dto/person.dto.js';
-import { durations } from '../recording-metadata.js';
+import { personFromColumns } from '../../persons/persons.repository.js';
+import { activityScore, retention, wholeSeconds } from '../recording-figures.js';
 import { SNAPSHOT_SOURCES } from '../session-recording.entity.js';
-import type { RecordingRow } from '../session-recordings.repository.js';
+import { MAX_VIEWERS, type RecordingView } from '../session-recordings.repository.js';
 
 /** A recording is ongoing while its last events arrived less than this long ago. */
 export const ONGOING_MS = 5 * 60 * 1000;
 
-/** A session recording (interface §2.10). */
+/** A session recording (docs/interface.md §2.10). */
 export class SessionRecordingDto {
   @ApiProperty({ example: '0192d6c4-8f8a-7c1e-9d57-2a9d3c1e4b5f', description: 'The session id.' })
   id: string;
@@ -18,18 +19,36 @@ export class SessionRecordingDto {
   @ApiProperty({ description: "Whether the caller's user marked the recording as viewed (PATCH `viewed`)." })
   viewed: boolean;
 
-  @ApiProperty({ example: 312.5, description: 'end_time − start_time, in seconds (millisecond precision).' })
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'string', format: 'email' },
+    example: ['ada@example.com'],
+    description: `E-mails of the other users who marked it viewed, first viewer first (at most ${MAX_VIEWERS}).`,
+  })
+  viewers: string[];
+
+  @ApiProperty({
+    type: 'integer',
+    example: 312,
+    description:
+      'Whole seconds from start_time to end_time (the second boundaries between them, as PostHog counts).',
+  })
   recording_duration: number;
 
   @ApiProperty({
-    example: 87.25,
+    type: 'integer',
+    example: 87,
     description:
-      'Seconds of activity: per capture request, segments of user activity (mouse, scroll, input, …) no more than ' +
-      '5 s apart, each at least 1 ms, summed over all requests.',
+      'Whole seconds of activity (truncated): per capture request, segments of user activity (mouse, scroll, ' +
+      'input, …) no more than 5 s apart, each at least 1 ms, summed over all requests.',
   })
   active_seconds: number;
 
-  @ApiProperty({ example: 225.25, description: 'recording_duration − active_seconds, never below 0.' })
+  @ApiProperty({
+    type: 'integer',
+    example: 224,
+    description: 'recording_duration − the active time, truncated to whole seconds, never below 0.',
+  })
   inactive_seconds: number;
 
   @ApiProperty({ type: String, format: 'date-time', description: 'Earliest event of the session.' })
@@ -38,22 +57,34 @@ export class SessionRecordingDto {
   @ApiProperty({ type: String, format: 'date-time', description: 'Latest event of the session.' })
   end_time: string;
 
-  @ApiProperty({ example: 12, description: 'Clicks, double clicks, touch ends and context menus.' })
+  @ApiProperty({
+    type: 'integer',
+    example: 12,
+    description: 'Clicks, double clicks, touch ends and context menus.',
+  })
   click_count: number;
 
-  @ApiProperty({ example: 40, description: 'Input events.' })
+  @ApiProperty({ type: 'integer', example: 40, description: 'Input events.' })
   keypress_count: number;
 
-  @ApiProperty({ example: 300, description: 'Mouse moves, mouse interactions and touch moves.' })
+  @ApiProperty({
+    type: 'integer',
+    example: 300,
+    description: 'Mouse moves, mouse interactions and touch moves.',
+  })
   mouse_activity_count: number;
 
-  @ApiProperty({ example: 3, description: 'Console messages other than warnings and errors.' })
+  @ApiProperty({
+    type: 'integer',
+    example: 3,
+    description: 'Console messages other than warnings and errors.',
+  })
   console_log_count: number;
 
-  @ApiProperty({ example: 1, description: 'console.warn and console.countReset.' })
+  @ApiProperty({ type: 'integer', example: 1, description: 'console.warn and console.countReset.' })
   console_warn_count: number;
 
-  @ApiProperty({ example: 0, description: 'console.error and console.assert.' })
+  @ApiProperty({ type: 'integer', example: 0, description: 'console.error and console.assert.' })
   console_error_count: number;
 
   @ApiProperty({
@@ -80,51 +111,73 @@ export class SessionRecordingDto {
 
   @ApiProperty({ description: 'Whether new events arrived less than 5 minutes ago.' })
   ongoing: boolean;
+
+  @ApiProperty({
+    type: 'number',
+    nullable: true,
+    minimum: 0,
+    maximum: 100,
+    example: 18.97,
+    description:
+      "PostHog's activity score: (active seconds + clicks + key presses + console errors) / (mouse activity + " +
+      'duration + console messages) in percent, clamped to 0–100, two decimals; null when there is nothing to ' +
+      'divide by.',
+  })
+  activity_score: number | null;
+
+  @ApiProperty({
+    type: 'integer',
+    example: 30,
+    description: 'Days recordings are kept (RECORDING_RETENTION_DAYS).',
+  })
+  retention_period_days: number;
+
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    description: 'The start of the (UTC) day the recording started, plus retention_period_days.',
+  })
+  expiry_time: string;
+
+  @ApiProperty({
+    type: 'integer',
+    example: 29,
+    description: 'Days from today (UTC) to expiry_time; negative once it has passed.',
+  })
+  recording_ttl: number;
 }
 
-export function toRecordingDto(row: RecordingRow, nowMs: number): SessionRecordingDto {
+export function toRecordingDto(r: RecordingView, nowMs: number, retentionDays: number): SessionRecordingDto {
+  const seconds = wholeSeconds(r.startMs, r.endMs, r.activeMs);
   return {
-    id: row.session_id,
-    distinct_id: row.distinct_id,
-    viewed: row.viewed,
-    ...durations(row.start_ms, row.end_ms, row.active_ms),
-    start_time: new Date(row.start_ms).toISOString(),
-    end_time: new Date(row.end_ms).toISOString(),
-    click_count: row.click_count,
-    keypress_count: row.keypress_count,
-    mouse_activity_count: row.mouse_activity_count,
-    console_log_count: row.console_log_count,
-    console_warn_count: row.console_warn_count,
-    console_error_count: row.console_error_count,
-    start_url: row.start_url,
-    person: toPersonDto(row),
+    id: r.sessionId,
+    distinct_id: r.distinctId,
+    viewed: r.viewed,
+    viewers: r.viewers,
+    ...seconds,
+    start_time: new Date(r.startMs).toISOString(),
+    end_time: new Date(r.endMs).toISOString(),
+    click_count: r.clickCount,
+    keypress_count: r.keypressCount,
+    mouse_activity_count: r.mouseActivityCount,
+    console_log_count: r.consoleLogCount,
+    console_warn_count: r.consoleWarnCount,
+    console_error_count: r.consoleErrorCount,
+    start_url: r.startUrl,
+    person: toPersonDto(personFromColumns(r)),
     storage: 'postgres',
-    snapshot_source: row.snapshot_source,
-    ongoing: nowMs - row.last_event_ms < ONGOING_MS,
+    snapshot_source: r.snapshotSource,
+    ongoing: nowMs - r.lastEventMs < ONGOING_MS,
+    activity_score: activityScore({
+      activeMs: r.activeMs,
+      durationSeconds: seconds.recording_duration,
+      clickCount: r.clickCount,
+      keypressCount: r.keypressCount,
+      mouseActivityCount: r.mouseActivityCount,
+      consoleLogCount: r.consoleLogCount,
+      consoleWarnCount: r.consoleWarnCount,
+      consoleErrorCount: r.consoleErrorCount,
+    }),
+    ...retention(r.startMs, nowMs, retentionDays),
   };
-}
-
-export class SnapshotDto {
-  @ApiProperty({ example: '0192d6c4-8f8a-7c1e-9d57-000000000002', description: 'The browser window (tab).' })
-  window_id: string;
-
-  @ApiProperty({
-    type: 'object',
-    additionalProperties: true,
-    example: {
-      type: 4,
-      timestamp: 1763719200000,
-      data: { href: 'https://example.com/', width: 1280, height: 800 },
-    },
-    description: 'The rrweb event as captured.',
-  })
-  event: Record<string, unknown>;
-}
-
-export class SnapshotsDto {
-  @ApiProperty({
-    type: [SnapshotDto],
-    description: 'Every stored rrweb event of the recording, all windows, in time order.',
-  })
-  snapshots: SnapshotDto[];
 }

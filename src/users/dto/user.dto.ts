@@ -1,8 +1,9 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { OrganizationDto, OrganizationSummaryDto } from '../../organizations/dto/organization.dto.js';
 import { ProjectDto } from '../../projects/dto/project.dto.js';
 import type { UserEntity } from '../user.entity.js';
 
-/** The User embedded in invites and members (interface §2.6). */
+/** The User embedded in invites and members (docs/interface.md §2.6). */
 export class UserDto {
   @ApiProperty({ type: 'integer' }) id: number;
   @ApiProperty({ format: 'uuid' }) uuid: string;
@@ -30,29 +31,95 @@ export function toUserDto(u: UserEntity): UserDto {
   };
 }
 
-export class OrganizationSummaryDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty() name: string;
-  @ApiProperty() slug: string;
-  @ApiProperty({ type: 'integer', enum: [1, 8, 15] }) membership_level: number;
+/** The current project as `team` (PostHog's basic team fields on top of the Project). */
+export class CurrentTeamDto extends ProjectDto {
+  @ApiProperty({
+    type: 'integer',
+    example: 1,
+    description: 'The same as `id` (projects and teams are one here).',
+  })
+  project_id: number;
+
+  @ApiProperty({
+    example: false,
+    description: 'Always false: this service stores no analytics events (only session recordings).',
+  })
+  ingested_event: boolean;
+
+  @ApiProperty({ example: false, description: 'Always false: there is no onboarding here.' })
+  completed_snippet_onboarding: boolean;
+
+  @ApiProperty({ example: false, description: 'Always false: no demo projects.' })
+  is_demo: boolean;
+
+  @ApiProperty({ example: false, description: 'Always false: projects have no private mode.' })
+  access_control: boolean;
+
+  @ApiProperty({
+    type: 'integer',
+    enum: [1, 8, 15],
+    description: "The caller's level in the project's organization.",
+  })
+  effective_membership_level: number;
 }
 
-/** `GET /api/users/@me`: the caller with its organizations and current project. */
+/**
+ * `GET /api/users/@me`: the caller in the shape of PostHog's user, with its current organization (in full), its
+ * organizations and its current project. Access is by personal API key only, hence the constant login fields.
+ */
 export class CurrentUserDto extends UserDto {
-  @ApiProperty({
-    type: OrganizationSummaryDto,
-    nullable: true,
-    description: 'The organization the caller created or joined most recently.',
-  })
-  organization: OrganizationSummaryDto | null;
+  @ApiProperty({ type: String, format: 'date-time', description: 'When the user was created.' })
+  date_joined: string;
 
-  @ApiProperty({ type: [OrganizationSummaryDto] })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description: 'Always null: no e-mail change flow.',
+  })
+  pending_email: string | null;
+
+  @ApiProperty({
+    example: false,
+    description: 'Always false: users authenticate with personal API keys only.',
+  })
+  has_password: boolean;
+
+  @ApiProperty({ example: false, description: 'Always false: there are no staff users.' })
+  is_staff: boolean;
+
+  @ApiProperty({ example: false, description: 'Always false: there is no impersonation.' })
+  is_impersonated: boolean;
+
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'Always null.' })
+  is_impersonated_until: string | null;
+
+  @ApiProperty({ example: false, description: 'Always false: no interactive login, hence no second factor.' })
+  is_2fa_enabled: boolean;
+
+  @ApiProperty({ example: false, description: 'Always false: no social (OAuth) login.' })
+  has_social_auth: boolean;
+
+  @ApiProperty({ example: false, description: 'Always false: no interactive login to enforce SSO on.' })
+  has_sso_enforcement: boolean;
+
+  @ApiProperty({
+    type: OrganizationDto,
+    nullable: true,
+    description: 'The current organization (the one the caller created or joined most recently), in full.',
+  })
+  organization: OrganizationDto | null;
+
+  @ApiProperty({
+    type: [OrganizationSummaryDto],
+    description: "The caller's organizations, newest membership first.",
+  })
   organizations: OrganizationSummaryDto[];
 
   @ApiProperty({
-    type: ProjectDto,
+    type: CurrentTeamDto,
     nullable: true,
     description: "The current organization's default project.",
   })
-  team: ProjectDto | null;
+  team: CurrentTeamDto | null;
 }

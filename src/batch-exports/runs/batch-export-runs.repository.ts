@@ -1,0 +1,404 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { transactionExecutor } from '../../database/job-queue.js';
+import { RepositoryBase } from '../../database/repository-base.js';
+import type { LogLevel } from '../batch-export-log.entity.js';
+import type { RunStatus } from '../batch-export-run.entity.js';
+import type { BatchExportModel } from '../batch-export.entity.js';
+import { BatchExportsRepository } from '../batch-exports.repository.js';
+import type { Config, DestinationType } from '../destinations.js';
+import { RunQueue, type RunAttempt } from './run-queue.js';
+
+/** Statuses a run never leaves. */
+export const FINAL_STATUSES: readonly RunStatus[] = [
+  'Completed',
+  'Failed',
+  'FailedRetryable',
+  'Cancelled',
+  'Terminated',
+  'TimedOut',
+  'ContinuedAsNew',
+];
+
+/** PostHog's rule: an export whose last 50 runs hold 10 non-retryable failures is paused. */
+export const AUTO_PAUSE_WINDOW = 50;
+export const AUTO_PAUSE_FAILURES = 10;
+
+/** A run claimed by a worker, with what delivering it needs (the config with its secrets). */
+export interface ClaimedRun {
+  attempt: RunAttempt;
+  /** 1 for the first attempt. */
+  attemptNumber: number;
+  run: {
+    id: string;
+    batchExportId: string;
+    backfillId: string | null;
+    dataIntervalStart: Date;
+    dataIntervalEnd: Date;
+  };
+  batchExport: {
+    id: string;
+    organizationId: string;
+    teamId: number;
+    name: string;
+    model: BatchExportModel;
+    destinationType: DestinationType;
+    config: Config;
+  };
+}
+
+export type ClaimResult =
+  | { kind: 'none' }
+  /** A job whose run had ended (or whose export is gone): settled, nothing to deliver. */
+  | { kind: 'settled' }
+  /** The export is paused: the job went back to the queue. */
+  | { kind: 'paused'; batchExportId: string }
+  /** The run had used its attempts (its workers were lost): recorded FailedRetryable. */
+  | { kind: 'gave-up'; runId: string }
+  | { kind: 'claimed'; claim: ClaimedRun };
+
+export type RunOutcome =
+  | { kind: 'completed'; records: number; bytes: number }
+  | { kind: 'failed'; message: string; retryable: boolean }
+  | { kind: 'stopped'; reason: 'cancelled' | 'shutdown' | 'lost' };
+
+export interface FinishResult {
+  /** The run's status afterwards (Running while a retry is pending). */
+  status: RunStatus;
+  /** Set when this failure paused the export (PostHog's auto-pause). */
+  autoPaused: { failures: number } | null;
+}
+
+interface ClaimRow {
+  id: string;
+  status: RunStatus;
+  batch_export_id: string;
+  backfill_id: string | null;
+  data_interval_start: Date;
+  data_interval_end: Date;
+  organization_id: string;
+  team_id: number;
+  name: string;
+  model: BatchExportModel;
+  destination_type: DestinationType;
+  destination_config: Config;
+  destination_secrets: Config;
+  paused: boolean;
+  deleted_at: Date | null;
+}
+
+class Paused extends Error {
+  constructor(readonly batchExportId: string) {
+    super('paused');
+  }
+}
+
+/**
+ * The lifecycle of runs as workers drive it: claim (job and run in one transaction), progress checks, and the
+ * end of an attempt (run status, log lines and the job's settlement in one transaction, so the run and its job
+ * never disagree). Every transaction of this lifecycle lives here.
+ */
+@Injectable()
+export class BatchExportRunsRepository extends RepositoryBase {
+  constructor(
+    dataSource: DataSource,
+    private readonly queue: RunQueue,
+    private readonly exports: BatchExportsRepository,
+  ) {
+    super(dataSource);
+  }
+
+  /**
+   * Claims the next runnable job and marks its run Running, in one transaction. A job whose run has ended is
+   * settled; a job of a paused export goes back to the queue parked (`paused`); a run whose attempts are used
+   * up (its workers were lost) is recorded FailedRetryable.
+   */
+  async claimNext(now: Date, maxAttempts: number): Promise<ClaimResult> {
+    try {
+      return await this.transaction(async () => {
+        const db = await transactionExecutor(this.manager);
+        const job = await this.queue.fetch(db);
+        if (!job) return { kind: 'none' } as const;
+        const attempt = { id: job.id, retryCount: job.retryCount };
+        const [row] = await this.query<ClaimRow>(
+          `SELECT r.id, r.status, r.batch_export_id, r.backfill_id, r.data_interval_start, r.data_interval_end,
+                  e.organization_id, e.team_id, e.name, e.model, e.destination_type, e.destination_config,
+                  e.destination_secrets, e.paused, e.deleted_at
+             FROM batch_export_runs r
+             JOIN batch_exports e ON e.id = r.batch_export_id
+            WHERE r.id = $1
+              FOR UPDATE OF r`,
+          [job.id],
+        );
+        if (!row || FINAL_STATUSES.includes(row.status)) {
+          await this.queue.complete(db, attempt, { settled: row?.status ?? 'missing' });
+          return { kind: 'settled' } as const;
+        }
+        if (row.deleted_at) {
+          await this.setStatus(row.id, 'Cancelled', now, { finished: true });
+          await this.log(row, now, 'INFO', 'Run cancelled: the batch export was deleted.');
+          await this.queue.complete(db, attempt, { settled: 'deleted' });
+          return { kind: 'settled' } as const;
+        }
+        // Rolls the fetch back: the job stays queued, and is parked below.
+        if (row.paused) throw new Paused(row.batch_export_id);
+        if (job.retryCount >= maxAttempts) {
+          await this.query(
+            `UPDATE batch_export_runs
+                SET status = 'FailedRetryable', finished_at = $2, last_updated_at = $2,
+                    latest_error = coalesce(latest_error, 'The worker running it stopped reporting.')
+              WHERE id = $1`,
+            [row.id, now],
+          );
+          await this.log(
+            row,
+            now,
+            'ERROR',
+            `Run failed after ${maxAttempts} attempts: the workers running it stopped reporting.`,
+          );
+          await this.queue.complete(db, attempt, { status: 'FailedRetryable' });
+          return { kind: 'gave-up', runId: row.id } as const;
+        }
+        await this.setStatus(row.id, 'Running', now);
+        await this.log(
+          row,
+          now,
+          'INFO',
+          `Run started: ${row.model} from ${row.data_interval_start.toISOString()} to ` +
+            `${row.data_interval_end.toISOString()} to ${row.destination_type} (attempt ${job.retryCount + 1} of ${maxAttempts}).`,
+        );
+        return {
+          kind: 'claimed',
+          claim: {
+            attempt,
+            attemptNumber: job.retryCount + 1,
+            run: {
+              id: row.id,
+              batchExportId: row.batch_export_id,
+              backfillId: row.backfill_id,
+              dataIntervalStart: row.data_interval_start,
+              dataIntervalEnd: row.data_interval_end,
+            },
+            batchExport: {
+              id: row.batch_export_id,
+              organizationId: row.organization_id,
+              teamId: row.team_id,
+              name: row.name,
+              model: row.model,
+              destinationType: row.destination_type,
+              config: { ...row.destination_config, ...row.destination_secrets },
+            },
+          },
+        } as const;
+      });
+    } catch (err) {
+      if (!(err instanceof Paused)) throw err;
+      await this.parkIfPaused(err.batchExportId);
+      return { kind: 'paused', batchExportId: err.batchExportId };
+    }
+  }
+
+  /** Parks the export's queued jobs when it is (still) paused: under its row lock, so an unpause cannot interleave. */
+  async parkIfPaused(batchExportId: string): Promise<void> {
+    await this.transaction(async () => {
+      const [row] = await this.query<{ paused: boolean }>(
+        'SELECT paused FROM batch_exports WHERE id = $1 FOR SHARE',
+        [batchExportId],
+      );
+      if (row?.paused) await this.queue.park(await transactionExecutor(this.manager), batchExportId);
+    });
+  }
+
+  /** The run's status now (a worker checks it to notice a cancellation). */
+  async statusOf(runId: string): Promise<RunStatus | null> {
+    const [row] = await this.query<{ status: RunStatus }>(
+      'SELECT status FROM batch_export_runs WHERE id = $1',
+      [runId],
+    );
+    return row?.status ?? null;
+  }
+
+  /** A line of the run's log, outside any transaction (progress reported while it runs). */
+  async addRunLog(claim: ClaimedRun, at: Date, level: LogLevel, message: string): Promise<void> {
+    await this.exports.addLogs([
+      { batchExportId: claim.run.batchExportId, runId: claim.run.id, timestamp: at, level, message },
+    ]);
+  }
+
+  /**
+   * Ends the attempt: the run's status, counts and error, its log lines and the job's settlement in one
+   * transaction. A run cancelled meanwhile keeps its status. A non-retryable failure may pause the export
+   * (AUTO_PAUSE_FAILURES of its last AUTO_PAUSE_WINDOW runs failed).
+   */
+  async finish(
+    claim: ClaimedRun,
+    outcome: RunOutcome,
+    now: Date,
+    maxAttempts: number,
+  ): Promise<FinishResult> {
+    return this.transaction(async () => {
+      const db = await transactionExecutor(this.manager);
+      const [current] = await this.query<{ status: RunStatus }>(
+        'SELECT status FROM batch_export_runs WHERE id = $1 FOR UPDATE',
+        [claim.run.id],
+      );
+      const ref = { id: claim.run.id, batch_export_id: claim.run.batchExportId };
+      const status = current?.status ?? 'Cancelled';
+      if (outcome.kind === 'stopped') {
+        if (outcome.reason === 'cancelled') {
+          await this.log(ref, now, 'INFO', 'Run stopped: it was cancelled.');
+          await this.queue.complete(db, claim.attempt, { status: 'Cancelled' });
+        } else if (outcome.reason === 'shutdown') {
+          await this.log(
+            ref,
+            now,
+            'WARNING',
+            'The worker stopped before the run ended: it will be taken up again.',
+          );
+          await this.queue.retry(db, claim.attempt, { message: 'worker shutting down' });
+        }
+        return { status, autoPaused: null };
+      }
+      if (status !== 'Running') {
+        // Cancelled (or otherwise ended) while the attempt ran: the status stays, the job ends.
+        await this.queue.complete(db, claim.attempt, { status });
+        return { status, autoPaused: null };
+      }
+      if (outcome.kind === 'completed') {
+        await this.query(
+          `UPDATE batch_export_runs
+              SET status = 'Completed', records_completed = $2, bytes_exported = $3, latest_error = NULL,
+                  finished_at = $4, last_updated_at = $4
+            WHERE id = $1`,
+          [claim.run.id, outcome.records, outcome.bytes, now],
+        );
+        await this.log(
+          ref,
+          now,
+          'INFO',
+          `Run completed: ${outcome.records} record${outcome.records === 1 ? '' : 's'}, ${outcome.bytes} bytes exported.`,
+        );
+        await this.queue.complete(db, claim.attempt, { status: 'Completed', records: outcome.records });
+        return { status: 'Completed', autoPaused: null };
+      }
+      if (outcome.retryable && claim.attemptNumber < maxAttempts) {
+        await this.query(
+          'UPDATE batch_export_runs SET latest_error = $2, last_updated_at = $3 WHERE id = $1',
+          [claim.run.id, outcome.message, now],
+        );
+        await this.log(
+          ref,
+          now,
+          'WARNING',
+          `Attempt ${claim.attemptNumber} of ${maxAttempts} failed: ${outcome.message} It will be retried.`,
+        );
+        await this.queue.retry(db, claim.attempt, { message: outcome.message });
+        return { status: 'Running', autoPaused: null };
+      }
+      const final: RunStatus = outcome.retryable ? 'FailedRetryable' : 'Failed';
+      await this.query(
+        `UPDATE batch_export_runs
+            SET status = $2, latest_error = $3, finished_at = $4, last_updated_at = $4
+          WHERE id = $1`,
+        [claim.run.id, final, outcome.message, now],
+      );
+      await this.log(
+        ref,
+        now,
+        'ERROR',
+        outcome.retryable
+          ? `Run failed after ${maxAttempts} attempts: ${outcome.message}`
+          : `Run failed: ${outcome.message}`,
+      );
+      await this.queue.complete(db, claim.attempt, { status: final });
+      const autoPaused = final === 'Failed' ? await this.autoPause(claim.run.batchExportId, now) : null;
+      return { status: final, autoPaused };
+    });
+  }
+
+  /** Pauses the export when AUTO_PAUSE_FAILURES of its last AUTO_PAUSE_WINDOW runs failed (in the caller's transaction). */
+  private async autoPause(batchExportId: string, now: Date): Promise<{ failures: number } | null> {
+    const [{ failures }] = await this.query<{ failures: number }>(
+      `SELECT count(*) FILTER (WHERE status = 'Failed')::int AS failures
+         FROM (SELECT status FROM batch_export_runs WHERE batch_export_id = $1
+                ORDER BY created_at DESC, data_interval_end DESC, id DESC LIMIT $2) latest`,
+      [batchExportId, AUTO_PAUSE_WINDOW],
+    );
+    if (failures < AUTO_PAUSE_FAILURES) return null;
+    const [exportRow] = await this.query<{ paused: boolean; deleted_at: Date | null }>(
+      'SELECT paused, deleted_at FROM batch_exports WHERE id = $1 FOR UPDATE',
+      [batchExportId],
+    );
+    if (!exportRow || exportRow.paused || exportRow.deleted_at) return null;
+    await this.exports.update(batchExportId, { paused: true, lastPausedAt: now, lastUpdatedAt: now });
+    await this.exports.openPause(batchExportId, now);
+    await this.exports.addLogs([
+      {
+        batchExportId,
+        timestamp: now,
+        level: 'WARNING',
+        message:
+          `Batch export paused automatically: ${failures} of its last ${AUTO_PAUSE_WINDOW} runs failed. ` +
+          'Fix the destination, then unpause it (and backfill the intervals it missed).',
+      },
+    ]);
+    return { failures };
+  }
+
+  /**
+   * Settles one dead letter (a run's job pg-boss failed for good: its worker was lost on the last attempt): the
+   * run is recorded FailedRetryable unless it had ended, and the failed job is removed so the export's next
+   * runs may start. False when there was none.
+   */
+  async settleDeadLetter(now: Date): Promise<boolean> {
+    return this.transaction(async () => {
+      const db = await transactionExecutor(this.manager);
+      const dead = await this.queue.fetchDead(db);
+      if (!dead) return false;
+      const sourceId = (dead as { sourceId?: string | null }).sourceId ?? null;
+      if (sourceId) {
+        const updated = await this.query<{ id: string; batch_export_id: string }>(
+          `UPDATE batch_export_runs
+              SET status = 'FailedRetryable', finished_at = $2, last_updated_at = $2,
+                  latest_error = coalesce(latest_error, 'The worker running it stopped reporting.')
+            WHERE id = $1 AND status IN ('Starting', 'Running')
+            RETURNING id, batch_export_id`,
+          [sourceId, now],
+        );
+        if (updated[0]) {
+          await this.log(
+            updated[0],
+            now,
+            'ERROR',
+            'Run failed: the worker running its last attempt stopped reporting.',
+          );
+        }
+      }
+      await this.queue.settleDead(db, dead.id, sourceId);
+      return true;
+    });
+  }
+
+  private async setStatus(
+    runId: string,
+    status: RunStatus,
+    now: Date,
+    { finished = false }: { finished?: boolean } = {},
+  ): Promise<void> {
+    await this.query(
+      `UPDATE batch_export_runs SET status = $2, last_updated_at = $3${finished ? ', finished_at = $3' : ''} WHERE id = $1`,
+      [runId, status, now],
+    );
+  }
+
+  private async log(
+    run: { id: string; batch_export_id: string },
+    at: Date,
+    level: LogLevel,
+    message: string,
+  ): Promise<void> {
+    await this.exports.addLogs([
+      { batchExportId: run.batch_export_id, runId: run.id, timestamp: at, level, message },
+    ]);
+  }
+}

@@ -1,0 +1,358 @@
+import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { isDatabaseUnavailable } from '../../common/errors/database-errors.js';
+import { Mailer } from '../../common/mail/mailer.js';
+import { Clock } from '../../common/time/clock.js';
+import { AppConfig } from '../../config/config.js';
+import { MembershipsRepository } from '../../memberships/memberships.repository.js';
+import { MetricsService } from '../../metrics/metrics.service.js';
+import { secretKeys } from '../destinations.js';
+import {
+  BatchExportRunsRepository,
+  type ClaimedRun,
+  type RunOutcome,
+} from './batch-export-runs.repository.js';
+import { createWriter } from './destinations/index.js';
+import type { DeliveryContext, RunLogLevel } from './destinations/destination.js';
+import { EgressPolicy } from './egress.js';
+import { AttemptStopped, ExportError, scrubSecrets } from './export-errors.js';
+import { EXPORT_MODELS } from './export-models.js';
+import { ExportSourceRepository } from './export-source.repository.js';
+import { RunQueue } from './run-queue.js';
+
+/** How often a running attempt checks whether its run was cancelled. */
+const CANCEL_CHECK_MS = 1000;
+/** How often the dead letters of the queue are looked at (runs whose last attempt lost its worker). */
+const DEAD_LETTER_CHECK_MS = 30_000;
+
+const sleep = (ms: number, wake: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (wake.aborted) return resolve();
+    const timer = setTimeout(resolve, ms);
+    wake.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+
+/**
+ * The batch export workers of this process (unless BATCH_EXPORT_WORKERS=false): BATCH_EXPORT_WORKER_CONCURRENCY
+ * loops, each claiming the next runnable run from the job queue, delivering it and recording the outcome.
+ *
+ * While a run executes, its attempt reports to the queue (heartbeat: a killed worker's run is taken up again
+ * by another one after BATCH_EXPORT_HEARTBEAT_SECONDS) and checks every second whether the run was cancelled
+ * (a cancelled run stops within about a second). On shutdown the loops stop claiming, the runs in progress
+ * get BATCH_EXPORT_DRAIN_TIMEOUT_MS to finish, and those still going are stopped and handed back.
+ */
+@Injectable()
+export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(BatchExportWorker.name);
+  private readonly stopping = new AbortController();
+  private readonly loops: Promise<void>[] = [];
+  private readonly running = new Map<string, AbortController>();
+  private readonly egress: EgressPolicy;
+
+  constructor(
+    private readonly runs: BatchExportRunsRepository,
+    private readonly source: ExportSourceRepository,
+    private readonly queue: RunQueue,
+    private readonly config: AppConfig,
+    private readonly clock: Clock,
+    private readonly metrics: MetricsService,
+    private readonly mailer: Mailer,
+    private readonly memberships: MembershipsRepository,
+  ) {
+    this.egress = new EgressPolicy(config.allowPrivateDestinations);
+  }
+
+  get enabled(): boolean {
+    return this.config.get('BATCH_EXPORT_WORKERS');
+  }
+
+  /** Runs executing in this process now. */
+  get inFlight(): number {
+    return this.running.size;
+  }
+
+  onApplicationBootstrap(): void {
+    this.metrics.setBatchExportQueueReader(() => this.queue.depth());
+    if (!this.enabled) return;
+    const concurrency = this.config.get('BATCH_EXPORT_WORKER_CONCURRENCY');
+    for (let slot = 0; slot < concurrency; slot++) this.loops.push(this.loop());
+    this.loops.push(this.deadLetterLoop());
+    this.logger.log({ concurrency }, 'batch export workers started');
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (this.stopping.signal.aborted) return;
+    this.stopping.abort();
+    if (!this.loops.length) return;
+    const drained = Promise.all(this.loops);
+    const timeout = this.config.get('BATCH_EXPORT_DRAIN_TIMEOUT_MS');
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([
+      drained.then(() => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeout))),
+    ]);
+    clearTimeout(timer);
+    if (late) {
+      this.logger.warn(
+        { runs: [...this.running.keys()] },
+        'batch export runs still in progress at the drain deadline: stopping them; they will be taken up again',
+      );
+      for (const controller of this.running.values()) controller.abort(new AttemptStopped('shutdown'));
+      await drained;
+    }
+    this.logger.log('batch export workers stopped');
+  }
+
+  private async loop(): Promise<void> {
+    const poll = this.config.get('BATCH_EXPORT_POLL_INTERVAL_MS');
+    while (!this.stopping.signal.aborted) {
+      try {
+        const result = await this.runs.claimNext(
+          this.clock.now(),
+          this.config.get('BATCH_EXPORT_MAX_ATTEMPTS'),
+        );
+        if (result.kind === 'claimed') {
+          await this.execute(result.claim);
+          continue;
+        }
+        if (result.kind === 'gave-up') this.metrics.recordBatchExportRun('FailedRetryable', 0, 0, null);
+        if (result.kind === 'none') await sleep(poll, this.stopping.signal);
+      } catch (err) {
+        this.reportLoopError(err, 'claiming a batch export run failed');
+        await sleep(poll * 5, this.stopping.signal);
+      }
+    }
+  }
+
+  private async deadLetterLoop(): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      try {
+        while (!this.stopping.signal.aborted && (await this.runs.settleDeadLetter(this.clock.now()))) {
+          this.metrics.recordBatchExportRun('FailedRetryable', 0, 0, null);
+        }
+      } catch (err) {
+        this.reportLoopError(err, 'settling lost batch export runs failed');
+      }
+      await sleep(DEAD_LETTER_CHECK_MS, this.stopping.signal);
+    }
+  }
+
+  private reportLoopError(err: unknown, message: string): void {
+    if (isDatabaseUnavailable(err)) {
+      this.logger.warn({ reason: (err as Error).message }, `database unavailable: ${message}`);
+    } else {
+      this.logger.error({ err }, message);
+    }
+  }
+
+  /** Executes one claimed attempt to its end and records the outcome. */
+  async execute(claim: ClaimedRun): Promise<void> {
+    const controller = new AbortController();
+    this.running.set(claim.run.id, controller);
+    const started = performance.now();
+    const secrets = secretKeys(claim.batchExport.destinationType).map((k) => claim.batchExport.config[k]);
+    const stop = (reason: AttemptStopped['reason']) => {
+      if (!controller.signal.aborted) controller.abort(new AttemptStopped(reason));
+    };
+    const cancelCheck = setInterval(() => {
+      void this.runs
+        .statusOf(claim.run.id)
+        .then((status) => {
+          if (status !== 'Running') stop('cancelled');
+        })
+        .catch(() => undefined);
+    }, CANCEL_CHECK_MS);
+    const heartbeat = setInterval(
+      () => {
+        void this.queue
+          .touch(claim.attempt)
+          .then((held) => {
+            if (!held) stop('lost');
+          })
+          .catch(() => undefined);
+      },
+      (this.config.get('BATCH_EXPORT_HEARTBEAT_SECONDS') * 1000) / 3,
+    );
+    let outcome: RunOutcome;
+    try {
+      const { records, bytes } = await this.deliver(claim, controller.signal, secrets);
+      if (controller.signal.aborted) throw controller.signal.reason;
+      outcome = { kind: 'completed', records, bytes };
+    } catch (err) {
+      if (controller.signal.aborted) {
+        outcome = { kind: 'stopped', reason: (controller.signal.reason as AttemptStopped).reason };
+      } else if (err instanceof ExportError) {
+        outcome = { kind: 'failed', message: scrubSecrets(err.message, secrets), retryable: err.retryable };
+      } else {
+        // Anything else (this service's own database, a bug) is worth another attempt.
+        outcome = {
+          kind: 'failed',
+          message: scrubSecrets(`Unexpected error: ${(err as Error)?.message ?? String(err)}`, secrets),
+          retryable: true,
+        };
+        this.logger.warn(
+          { runId: claim.run.id, reason: outcome.message },
+          'batch export attempt failed unexpectedly',
+        );
+      }
+    } finally {
+      clearInterval(cancelCheck);
+      clearInterval(heartbeat);
+      this.running.delete(claim.run.id);
+    }
+    const maxAttempts = this.config.get('BATCH_EXPORT_MAX_ATTEMPTS');
+    const result = await this.runs.finish(claim, outcome, this.clock.now(), maxAttempts);
+    const seconds = (performance.now() - started) / 1000;
+    if (result.status !== 'Running') {
+      this.metrics.recordBatchExportRun(
+        result.status,
+        outcome.kind === 'completed' ? outcome.records : 0,
+        outcome.kind === 'completed' ? outcome.bytes : 0,
+        seconds,
+      );
+    }
+    this.logger.log(
+      {
+        runId: claim.run.id,
+        batchExportId: claim.run.batchExportId,
+        attempt: claim.attemptNumber,
+        status: result.status,
+        ...(outcome.kind === 'completed' ? { records: outcome.records, bytes: outcome.bytes } : {}),
+        ...(outcome.kind === 'failed' ? { error: outcome.message } : {}),
+        seconds: Math.round(seconds * 1000) / 1000,
+      },
+      'batch export attempt ended',
+    );
+    if (result.autoPaused) await this.notifyAutoPause(claim, result.autoPaused.failures);
+  }
+
+  private async deliver(
+    claim: ClaimedRun,
+    signal: AbortSignal,
+    secrets: unknown[],
+  ): Promise<{ records: number; bytes: number }> {
+    const log = async (level: RunLogLevel, message: string) =>
+      this.runs.addRunLog(claim, this.clock.now(), level, scrubSecrets(message, secrets));
+    const { model: modelName, destinationType, config, teamId } = claim.batchExport;
+    const model = modelName === 'events' ? null : EXPORT_MODELS[modelName];
+    const ctx: DeliveryContext = {
+      runId: claim.run.id,
+      teamId,
+      dataIntervalStart: claim.run.dataIntervalStart,
+      dataIntervalEnd: claim.run.dataIntervalEnd,
+      // events never reach a writer (see below); the persons model stands in for the type.
+      model: model ?? EXPORT_MODELS.persons,
+      type: destinationType,
+      config,
+      egress: this.egress,
+      signal,
+      log,
+      http: {
+        maxRetries: this.config.get('BATCH_EXPORT_HTTP_MAX_RETRIES'),
+        retryDelayMs: this.config.get('BATCH_EXPORT_HTTP_RETRY_DELAY_MS'),
+      },
+      production: this.config.get('NODE_ENV') === 'production',
+    };
+    const writer = createWriter(ctx);
+    if (!model) {
+      await log(
+        'WARNING',
+        'This service does not ingest analytics events, so an events export has no records to deliver; ' +
+          'export persons or sessions instead.',
+      );
+      return { records: 0, bytes: 0 };
+    }
+    let records = 0;
+    const timing = { read: 0, write: 0, finish: 0 };
+    let mark = performance.now();
+    const lap = (phase: keyof typeof timing) => {
+      const now = performance.now();
+      timing[phase] += now - mark;
+      mark = now;
+    };
+    try {
+      await writer.open();
+      if (writer.copyStream) {
+        // Rows that need no conversion (PostgreSQL to PostgreSQL) go through as COPY text.
+        const source = await this.source.copyRows(model, {
+          teamId,
+          start: claim.run.dataIntervalStart,
+          end: claim.run.dataIntervalEnd,
+        });
+        try {
+          ({ records } = await writer.copyStream(source.stream));
+        } finally {
+          await source.close();
+        }
+        lap('write');
+        if (signal.aborted) throw signal.reason;
+        const { bytes } = await writer.finish();
+        lap('finish');
+        this.logTiming(claim, timing);
+        return { records, bytes };
+      }
+      const pages = this.source.pages(
+        model,
+        { teamId, start: claim.run.dataIntervalStart, end: claim.run.dataIntervalEnd },
+        this.config.get('BATCH_EXPORT_PAGE_SIZE'),
+      );
+      mark = performance.now();
+      for await (const page of pages) {
+        lap('read');
+        if (signal.aborted) throw signal.reason;
+        await writer.write(page);
+        lap('write');
+        records += page.length;
+      }
+      lap('read');
+      if (signal.aborted) throw signal.reason;
+      const { bytes } = await writer.finish();
+      lap('finish');
+      this.logTiming(claim, timing);
+      return { records, bytes };
+    } finally {
+      await writer.close();
+    }
+  }
+
+  private logTiming(claim: ClaimedRun, timing: { read: number; write: number; finish: number }): void {
+    this.logger.debug(
+      {
+        runId: claim.run.id,
+        readSeconds: timing.read / 1000,
+        writeSeconds: timing.write / 1000,
+        finishSeconds: timing.finish / 1000,
+      },
+      'batch export attempt timing',
+    );
+  }
+
+  /** The log line and, when SMTP is configured, the e-mail to the organization's admins about an auto-pause. */
+  private async notifyAutoPause(claim: ClaimedRun, failures: number): Promise<void> {
+    const { id, name, organizationId, destinationType } = claim.batchExport;
+    this.logger.warn(
+      { batchExportId: id, organizationId, failures },
+      'batch export paused automatically after repeated failures',
+    );
+    if (!this.mailer.enabled) return;
+    try {
+      const admins = await this.memberships.adminEmails(organizationId);
+      const text =
+        `The batch export "${name}" (${id}) to ${destinationType} was paused automatically: ${failures} of its ` +
+        `last 50 runs failed. Its latest error is in the export's runs and logs.\n\n` +
+        `Fix the destination's configuration, then unpause the export ` +
+        `(POST /api/organizations/${organizationId}/batch_exports/${id}/unpause) and backfill the intervals it missed.\n`;
+      for (const to of admins) {
+        await this.mailer.send({ to, subject: `Batch export paused after repeated failures: ${name}`, text });
+      }
+    } catch (err) {
+      this.logger.warn({ batchExportId: id, reason: (err as Error).message }, 'auto-pause e-mail not sent');
+    }
+  }
+}

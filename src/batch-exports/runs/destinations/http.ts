@@ -1,0 +1,160 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { rowToJson, type ExportRow } from '../export-models.js';
+import { AttemptStopped, isTransientNetworkError, nonRetryable, retryable } from '../export-errors.js';
+import type { DeliveryContext, DestinationWriter } from './destination.js';
+
+/** Most records and bytes (before the envelope) in one POST. */
+const MAX_BATCH_RECORDS = 1000;
+const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+const MAX_RETRY_AFTER_MS = 60_000;
+
+interface Response {
+  status: number;
+  retryAfterMs: number | null;
+  body: string;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(new AttemptStopped('cancelled'));
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new AttemptStopped('cancelled'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+
+/**
+ * HTTP: PostHog's HTTP batch export. Records are POSTed as JSON in batches of at most 1,000 records (and
+ * about 4 MB), in PostHog's capture batch format `{"api_key": <token>, "historical_migration": true,
+ * "batch": [...]}`. A 429, a 5xx or a failed connection is retried with a doubling delay (Retry-After when
+ * longer) up to BATCH_EXPORT_HTTP_MAX_RETRIES times, then the attempt fails and the run is retried; another
+ * 4xx fails the run. Redirects are not followed.
+ */
+export class HttpWriter implements DestinationWriter {
+  private readonly url: URL;
+  private batch: string[] = [];
+  private batchBytes = 0;
+  private bytes = 0;
+
+  constructor(private readonly ctx: DeliveryContext) {
+    this.url = new URL(ctx.config.url as string);
+  }
+
+  async open(): Promise<void> {
+    // Resolve once up front, so a refused or unknown host fails the run before any data is read.
+    await this.ctx.egress.resolve(this.url.hostname.replace(/^\[|\]$/g, ''));
+  }
+
+  async write(rows: readonly ExportRow[]): Promise<void> {
+    for (const row of rows) {
+      const json = JSON.stringify(rowToJson(this.ctx.model, row));
+      if (
+        this.batch.length &&
+        (this.batch.length >= MAX_BATCH_RECORDS || this.batchBytes + json.length > MAX_BATCH_BYTES)
+      ) {
+        await this.flush();
+      }
+      this.batch.push(json);
+      this.batchBytes += json.length + 1;
+    }
+  }
+
+  async finish(): Promise<{ bytes: number }> {
+    if (this.batch.length) await this.flush();
+    return { bytes: this.bytes };
+  }
+
+  async close(): Promise<void> {
+    this.batch = [];
+  }
+
+  private async flush(): Promise<void> {
+    const body = Buffer.from(
+      `{"api_key":${JSON.stringify(this.ctx.config.token)},"historical_migration":true,"batch":[${this.batch.join(',')}]}`,
+      'utf8',
+    );
+    const records = this.batch.length;
+    this.batch = [];
+    this.batchBytes = 0;
+    const { maxRetries, retryDelayMs } = this.ctx.http;
+    for (let attempt = 0; ; attempt++) {
+      let problem: string;
+      let waitMs = retryDelayMs * 2 ** attempt;
+      try {
+        const response = await this.post(body);
+        if (response.status >= 200 && response.status < 300) {
+          this.bytes += body.length;
+          return;
+        }
+        if (response.status !== 429 && response.status < 500) {
+          throw nonRetryable(
+            `The HTTP destination answered ${response.status} to a batch of ${records} records: ${response.body.slice(0, 300)}`,
+          );
+        }
+        problem = `answered ${response.status}`;
+        if (response.retryAfterMs !== null)
+          waitMs = Math.max(waitMs, Math.min(response.retryAfterMs, MAX_RETRY_AFTER_MS));
+      } catch (err) {
+        if (!isTransientNetworkError(err)) throw err;
+        problem = `could not be reached (${(err as NodeJS.ErrnoException).code})`;
+      }
+      if (attempt >= maxRetries) {
+        throw retryable(
+          `The HTTP destination ${problem} after ${maxRetries + 1} tries of a batch of ${records} records.`,
+        );
+      }
+      await this.ctx.log(
+        'WARNING',
+        `The HTTP destination ${problem}; retrying the batch of ${records} records in ${Math.round(waitMs)} ms.`,
+      );
+      await sleep(waitMs, this.ctx.signal);
+    }
+  }
+
+  private post(body: Buffer): Promise<Response> {
+    const request = this.url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise<Response>((resolve, reject) => {
+      const req = request(
+        this.url,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': body.length },
+          lookup: this.ctx.egress.lookup,
+          signal: this.ctx.signal,
+          timeout: 60_000,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            // Only the start of an answer is kept (for an error message).
+            if (size < 4096) chunks.push(chunk);
+            size += chunk.length;
+          });
+          res.on('end', () => {
+            const retryAfter = res.headers['retry-after'];
+            const seconds = retryAfter !== undefined ? Number(retryAfter) : NaN;
+            resolve({
+              status: res.statusCode ?? 0,
+              retryAfterMs: Number.isFinite(seconds) ? seconds * 1000 : null,
+              body: Buffer.concat(chunks).toString('utf8'),
+            });
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+      req.on('error', (err) => {
+        if (this.ctx.signal.aborted) reject(new AttemptStopped('cancelled'));
+        else reject(err);
+      });
+      req.end(body);
+    });
+  }
+}

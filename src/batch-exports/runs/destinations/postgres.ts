@@ -1,0 +1,316 @@
+import { Transform, type Readable, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { ColumnKind, ExportRow } from '../export-models.js';
+import { isTransientNetworkError, nonRetryable, retryable, type ExportError } from '../export-errors.js';
+import { isPrivateAddress } from '../egress.js';
+import type { DeliveryContext, DestinationWriter } from './destination.js';
+
+const PG_TYPES: Record<ColumnKind, string> = {
+  text: 'TEXT',
+  json: 'JSONB',
+  integer: 'INTEGER',
+  bigint: 'BIGINT',
+  float: 'DOUBLE PRECISION',
+  boolean: 'BOOLEAN',
+  timestamp: 'TIMESTAMP WITH TIME ZONE',
+};
+const REDSHIFT_TYPES: Record<ColumnKind, string> = {
+  ...PG_TYPES,
+  text: 'VARCHAR(65535)',
+  json: 'VARCHAR(65535)',
+};
+
+/** Rows per INSERT for Redshift (PostgreSQL's wire allows 65,535 parameters per statement). */
+const INSERT_PARAMETERS = 60000;
+
+export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** A value in COPY's text format. */
+function copyField(kind: ColumnKind, value: unknown): string {
+  if (value === null || value === undefined) return '\\N';
+  let text: string;
+  if (value instanceof Date) text = value.toISOString();
+  else if (kind === 'json') text = JSON.stringify(value);
+  else text = String(value);
+  return text.replace(/[\\\t\n\r]/g, (c) =>
+    c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r',
+  );
+}
+
+function sqlValue(kind: ColumnKind, value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (kind === 'json') return JSON.stringify(value);
+  if (value instanceof Date) return value.toISOString();
+  return value;
+}
+
+/** The run's error for a failed statement or connection: retryable only when a later attempt may succeed. */
+export function classifyPgError(err: unknown, where: string): ExportError {
+  const e = err as { code?: string; message?: string };
+  const message = `${where}: ${e.message ?? String(err)}`;
+  if (isTransientNetworkError(err)) return retryable(message);
+  const code = e.code ?? '';
+  if (/^(08|57P|40|53[^1])/.test(code) || code === '53000' || code === '53200' || code === '53300') {
+    return retryable(message);
+  }
+  if (code === '') {
+    // No SQLSTATE: the connection broke (or timed out) mid-way.
+    return /terminat|timeout|closed|ended/i.test(message) ? retryable(message) : nonRetryable(message);
+  }
+  if (code === '42P10') {
+    return nonRetryable(
+      `${where}: the destination table has no primary key or unique constraint on the merge key; ` +
+        'batch exports merge rows on it (create the table with one, or let the export create it).',
+    );
+  }
+  return nonRetryable(message);
+}
+
+/**
+ * PostgreSQL and Redshift (PostgreSQL's wire): the table is created when missing with the model's columns
+ * (PostgreSQL: primary key on the merge key); each attempt loads the run's rows into a staging table
+ * (`stage_<table>_<run>`: temporary on PostgreSQL, a table dropped and recreated by a retry on Redshift) with
+ * COPY (PostgreSQL) or multi-row INSERTs (Redshift, which has no COPY from a client), then merges them into the table in one transaction:
+ * a row replaces the stored one of its key only when a version column is greater, so a retried or repeated
+ * run never duplicates or regresses a row.
+ */
+export class PostgresWriter implements DestinationWriter {
+  private client: pg.Client | null = null;
+  private copy: Writable | null = null;
+  private copyDone: Promise<void> | null = null;
+  private bytes = 0;
+  private readonly redshift: boolean;
+  private readonly table: string;
+  private readonly stage: string;
+  private readonly columns: string;
+
+  constructor(private readonly ctx: DeliveryContext) {
+    this.redshift = ctx.type === 'Redshift';
+    const schema = (ctx.config.schema as string | undefined) || 'public';
+    const tableName = ctx.config.table_name as string;
+    this.table = `${ident(schema)}.${ident(tableName)}`;
+    const stageName = `stage_${tableName.slice(0, 32)}_${ctx.runId.replace(/-/g, '').slice(-16)}`;
+    // PostgreSQL: a temporary table (no WAL, gone with the connection if the attempt dies); Redshift: a table
+    // in the destination's schema, dropped and recreated by a retry.
+    this.stage = this.redshift ? `${ident(schema)}.${ident(stageName)}` : ident(stageName);
+    this.columns = ctx.model.columns.map((c) => ident(c.name)).join(', ');
+  }
+
+  async open(): Promise<void> {
+    const host = this.ctx.config.host as string;
+    const address = await this.ctx.egress.resolve(host);
+    this.client = await this.connect(host, address);
+    const types = this.redshift ? REDSHIFT_TYPES : PG_TYPES;
+    const definition = this.ctx.model.columns.map((c) => `${ident(c.name)} ${types[c.kind]}`).join(', ');
+    const key = this.ctx.model.key.map(ident).join(', ');
+    await this.query(
+      `CREATE TABLE IF NOT EXISTS ${this.table} (${definition}${this.redshift ? '' : `, PRIMARY KEY (${key})`})`,
+      'creating the destination table',
+    );
+    await this.query(`DROP TABLE IF EXISTS ${this.stage}`, 'dropping an earlier staging table');
+    await this.query(
+      `CREATE ${this.redshift ? '' : 'TEMPORARY '}TABLE ${this.stage} (${definition})`,
+      'creating the staging table',
+    );
+  }
+
+  /** The COPY into the staging table (PostgreSQL), started on first use. */
+  private startCopy(): Writable {
+    const stream = this.client!.query(copyFrom(`COPY ${this.stage} (${this.columns}) FROM STDIN`));
+    this.copy = stream;
+    this.copyDone = new Promise<void>((resolve, reject) => {
+      stream.on('finish', () => resolve());
+      stream.on('error', reject);
+    });
+    this.copyDone.catch(() => undefined);
+    return stream;
+  }
+
+  /** PostgreSQL: the source's COPY text straight into the staging table (rows are counted by their line ends). */
+  get copyStream(): ((rows: Readable) => Promise<{ records: number }>) | undefined {
+    if (this.redshift) return undefined;
+    return async (rows: Readable) => {
+      const target = this.client!.query(copyFrom(`COPY ${this.stage} (${this.columns}) FROM STDIN`));
+      let records = 0;
+      const count = new Transform({
+        transform: (chunk: Buffer, _encoding, done) => {
+          this.bytes += chunk.length;
+          for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) records++;
+          done(null, chunk);
+        },
+      });
+      try {
+        await pipeline(rows, count, target, { signal: this.ctx.signal });
+      } catch (err) {
+        if (this.ctx.signal.aborted) throw this.ctx.signal.reason;
+        throw classifyPgError(err, 'loading the staging table');
+      }
+      return { records };
+    };
+  }
+
+  async write(rows: readonly ExportRow[]): Promise<void> {
+    if (!rows.length) return;
+    if (!this.redshift) {
+      this.copy ??= this.startCopy();
+      const columns = this.ctx.model.columns;
+      let text = '';
+      for (const row of rows) {
+        text += columns.map((c) => copyField(c.kind, row[c.name])).join('\t') + '\n';
+      }
+      const chunk = Buffer.from(text, 'utf8');
+      this.bytes += chunk.length;
+      if (!this.copy.write(chunk)) {
+        await Promise.race([
+          new Promise<void>((resolve) => this.copy!.once('drain', resolve)),
+          this.copyDone!.then(() => undefined),
+        ]);
+      }
+      return;
+    }
+    await this.insertRows(rows);
+  }
+
+  private async insertRows(rows: readonly ExportRow[]): Promise<void> {
+    const columns = this.ctx.model.columns;
+    const perStatement = Math.max(1, Math.floor(INSERT_PARAMETERS / columns.length));
+    for (let start = 0; start < rows.length; start += perStatement) {
+      const slice = rows.slice(start, start + perStatement);
+      const values: unknown[] = [];
+      const tuples = slice.map((row) => {
+        const placeholders = columns.map((c) => {
+          const value = sqlValue(c.kind, row[c.name]);
+          values.push(value);
+          if (value !== null) this.bytes += Buffer.byteLength(String(value));
+          return `$${values.length}`;
+        });
+        return `(${placeholders.join(', ')})`;
+      });
+      await this.query(
+        `INSERT INTO ${this.stage} (${this.columns}) VALUES ${tuples.join(', ')}`,
+        'loading the staging table',
+        values,
+      );
+    }
+  }
+
+  async finish(): Promise<{ bytes: number }> {
+    if (this.copy) {
+      this.copy.end();
+      try {
+        await this.copyDone;
+      } catch (err) {
+        throw classifyPgError(err, 'loading the staging table');
+      }
+      this.copy = null;
+    }
+    const key = this.ctx.model.key;
+    const versions = this.ctx.model.versionColumns;
+    await this.query('BEGIN', 'merging');
+    try {
+      if (this.redshift) {
+        const match = key.map((k) => `f.${ident(k)} = s.${ident(k)}`).join(' AND ');
+        const newer = versions.map((v) => `s.${ident(v)} > f.${ident(v)}`).join(' OR ');
+        await this.query(
+          `DELETE FROM ${this.table} AS f USING ${this.stage} AS s WHERE ${match} AND (${newer})`,
+          'merging into the destination table',
+        );
+        await this.query(
+          `INSERT INTO ${this.table} (${this.columns})
+           SELECT ${this.ctx.model.columns.map((c) => `s.${ident(c.name)}`).join(', ')} FROM ${this.stage} AS s
+            WHERE NOT EXISTS (SELECT 1 FROM ${this.table} AS f WHERE ${match})`,
+          'merging into the destination table',
+        );
+      } else {
+        const updates = this.ctx.model.columns
+          .filter((c) => !key.includes(c.name))
+          .map((c) => `${ident(c.name)} = EXCLUDED.${ident(c.name)}`)
+          .join(', ');
+        const newer = versions.map((v) => `EXCLUDED.${ident(v)} > f.${ident(v)}`).join(' OR ');
+        await this.query(
+          `INSERT INTO ${this.table} AS f (${this.columns}) SELECT ${this.columns} FROM ${this.stage}
+           ON CONFLICT (${key.map(ident).join(', ')}) DO UPDATE SET ${updates} WHERE ${newer}`,
+          'merging into the destination table',
+        );
+      }
+      await this.query(`DROP TABLE ${this.stage}`, 'dropping the staging table');
+      await this.query('COMMIT', 'merging');
+    } catch (err) {
+      await this.client?.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+    return { bytes: this.bytes };
+  }
+
+  async close(): Promise<void> {
+    const client = this.client;
+    this.client = null;
+    if (!client) return;
+    if (this.copy) {
+      // A failed or stopped attempt: abandon the COPY, then the staging table (a retry drops it anyway).
+      this.copy.destroy();
+      this.copy = null;
+    }
+    await client.end().catch(() => undefined);
+  }
+
+  private async connect(host: string, address: string): Promise<pg.Client> {
+    const base: pg.ClientConfig = {
+      host: address,
+      port: (this.ctx.config.port as number | undefined) ?? 5432,
+      user: this.ctx.config.user as string,
+      password: this.ctx.config.password as string,
+      database: this.ctx.config.database as string,
+      connectionTimeoutMillis: 10000,
+      application_name: 'posthog-batch-export',
+    };
+    const tls = {
+      servername: host,
+      rejectUnauthorized: !this.ctx.config.has_self_signed_cert,
+    };
+    const attempt = async (ssl: pg.ClientConfig['ssl']) => {
+      const client = new pg.Client({ ...base, ssl });
+      client.on('error', () => undefined);
+      const onAbort = () => void client.end().catch(() => undefined);
+      this.ctx.signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        await client.connect();
+        return client;
+      } catch (err) {
+        this.ctx.signal.removeEventListener('abort', onAbort);
+        await client.end().catch(() => undefined);
+        throw err;
+      }
+    };
+    try {
+      return await attempt(tls);
+    } catch (err) {
+      const noTls = /does not support SSL/i.test((err as Error).message ?? '');
+      if (!noTls) throw classifyPgError(err, `connecting to ${host}`);
+      // Only a server in a private network (reachable at all only with BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS)
+      // may be used without TLS in production.
+      if (this.ctx.production && !isPrivateAddress(address)) {
+        throw nonRetryable(`connecting to ${host}: the server does not support TLS connections.`);
+      }
+      await this.ctx.log(
+        'WARNING',
+        `The PostgreSQL server ${host} does not support TLS; connected without it.`,
+      );
+      try {
+        return await attempt(false);
+      } catch (plainErr) {
+        throw classifyPgError(plainErr, `connecting to ${host}`);
+      }
+    }
+  }
+
+  private async query(sql: string, where: string, values?: unknown[]): Promise<void> {
+    try {
+      await this.client!.query(sql, values);
+    } catch (err) {
+      throw classifyPgError(err, where);
+    }
+  }
+}

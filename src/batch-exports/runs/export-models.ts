@@ -1,0 +1,88 @@
+import type { BatchExportModel } from '../batch-export.entity.js';
+
+/** How a column's values are typed, for each destination's schema. */
+export type ColumnKind = 'text' | 'json' | 'integer' | 'bigint' | 'float' | 'boolean' | 'timestamp';
+
+export interface ModelColumn {
+  name: string;
+  kind: ColumnKind;
+}
+
+/** One exported row: column name → value (string, number, boolean, Date, object for json, or null). */
+export type ExportRow = Record<string, unknown>;
+
+export interface ExportModel {
+  name: Exclude<BatchExportModel, 'events'>;
+  columns: readonly ModelColumn[];
+  /** The merge key of table destinations: one row per key. */
+  key: readonly string[];
+  /** A row replaces the stored one of its key only when one of these is greater (PostHog's update keys). */
+  versionColumns: readonly string[];
+}
+
+/**
+ * PostHog's persons export: one row per distinct id of a person changed within the interval (the person's
+ * properties, or the distinct id added or moved), with both versions; merged on (team_id, distinct_id).
+ */
+export const PERSONS_MODEL: ExportModel = {
+  name: 'persons',
+  columns: [
+    { name: 'team_id', kind: 'integer' },
+    { name: 'distinct_id', kind: 'text' },
+    { name: 'person_id', kind: 'text' },
+    { name: 'properties', kind: 'json' },
+    { name: 'person_distinct_id_version', kind: 'bigint' },
+    { name: 'person_version', kind: 'bigint' },
+    { name: 'created_at', kind: 'timestamp' },
+    { name: '_inserted_at', kind: 'timestamp' },
+    { name: 'is_deleted', kind: 'boolean' },
+  ],
+  key: ['team_id', 'distinct_id'],
+  versionColumns: ['person_version', 'person_distinct_id_version'],
+};
+
+/**
+ * Sessions: one row per session recording that received events within the interval, with its metadata
+ * (PostHog's session column names where they mean the same); merged on (team_id, session_id), the later end
+ * winning.
+ */
+export const SESSIONS_MODEL: ExportModel = {
+  name: 'sessions',
+  columns: [
+    { name: 'session_id', kind: 'text' },
+    { name: 'team_id', kind: 'integer' },
+    { name: 'distinct_id', kind: 'text' },
+    { name: 'person_id', kind: 'text' },
+    { name: 'start_timestamp', kind: 'timestamp' },
+    { name: 'end_timestamp', kind: 'timestamp' },
+    { name: 'duration', kind: 'integer' },
+    { name: 'active_seconds', kind: 'integer' },
+    { name: 'click_count', kind: 'integer' },
+    { name: 'keypress_count', kind: 'integer' },
+    { name: 'mouse_activity_count', kind: 'integer' },
+    { name: 'console_log_count', kind: 'integer' },
+    { name: 'console_warn_count', kind: 'integer' },
+    { name: 'console_error_count', kind: 'integer' },
+    { name: 'event_count', kind: 'integer' },
+    { name: 'entry_current_url', kind: 'text' },
+    { name: 'snapshot_source', kind: 'text' },
+    { name: '_inserted_at', kind: 'timestamp' },
+  ],
+  key: ['team_id', 'session_id'],
+  versionColumns: ['end_timestamp'],
+};
+
+export const EXPORT_MODELS: Readonly<Record<ExportModel['name'], ExportModel>> = {
+  persons: PERSONS_MODEL,
+  sessions: SESSIONS_MODEL,
+};
+
+/** A row as JSON for JSON Lines and HTTP bodies: timestamps as ISO strings, json columns as objects. */
+export function rowToJson(model: ExportModel, row: ExportRow): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const column of model.columns) {
+    const value = row[column.name];
+    out[column.name] = value instanceof Date ? value.toISOString() : (value ?? null);
+  }
+  return out;
+}

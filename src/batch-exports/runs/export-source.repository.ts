@@ -1,0 +1,161 @@
+import type { Readable } from 'node:stream';
+import { Injectable } from '@nestjs/common';
+import { to as copyTo } from 'pg-copy-streams';
+import { DataSource } from 'typeorm';
+import type { ExportModel, ExportRow } from './export-models.js';
+
+export interface SourceRange {
+  teamId: number;
+  start: Date;
+  end: Date;
+}
+
+/**
+ * The rows a batch export run reads. Each run reads its rows with one query through a server-side cursor (in a
+ * read-only REPEATABLE READ transaction on a connection of its own: one consistent snapshot, one plan),
+ * fetching `pageSize` rows at a time, so memory is bounded by the page size whatever the interval holds. The
+ * persons and session recordings tables are read here as the export models describe them.
+ */
+@Injectable()
+export class ExportSourceRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** The rows of `model` changed within `[start, end)` as one COPY text stream (see `copyRows`). */
+  copyRows(model: ExportModel, range: SourceRange): Promise<CopyRows> {
+    return copyRows(this.dataSource, model, range);
+  }
+
+  /** The rows of `model` changed within `[start, end)`, in pages of at most `pageSize`. */
+  async *pages(model: ExportModel, range: SourceRange, pageSize: number): AsyncGenerator<ExportRow[]> {
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    let open = false;
+    try {
+      await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      open = true;
+      // The whole result is read: plan the cursor for total time (hash joins), not for its first rows.
+      await runner.query('SET LOCAL cursor_tuple_fraction = 1.0');
+      const sql = model.name === 'persons' ? PERSONS_SQL : SESSIONS_SQL;
+      await runner.query(`DECLARE export_rows NO SCROLL CURSOR FOR ${sql}`, [
+        range.teamId,
+        range.start,
+        range.end,
+      ]);
+      // The next page is fetched while the caller writes this one (reading and writing overlap).
+      const fetchPage = () => {
+        const page = runner.query(`FETCH ${Math.floor(pageSize)} FROM export_rows`) as Promise<ExportRow[]>;
+        // Awaited below, or abandoned when the reader stops early (its failure then does not matter).
+        page.catch(() => undefined);
+        return page;
+      };
+      let next = fetchPage();
+      for (;;) {
+        const rows = await next;
+        if (!rows.length) break;
+        const last = rows.length < pageSize;
+        if (!last) next = fetchPage();
+        yield model.name === 'persons' ? rows.map(personRow) : rows;
+        if (last) break;
+      }
+      await runner.query('COMMIT');
+      open = false;
+    } finally {
+      // An abandoned read (a failed or stopped attempt) ends its transaction before the connection is reused.
+      if (open) await runner.query('ROLLBACK').catch(() => undefined);
+      await runner.release();
+    }
+  }
+}
+
+export interface CopyRows {
+  /** The rows in COPY's text format, the model's columns in order, one line per row. */
+  stream: Readable;
+  /** Ends the read (after the stream ended, or to abandon it) and gives the connection back. */
+  close(): Promise<void>;
+}
+
+/**
+ * The same rows as `pages`, as one `COPY (…) TO STDOUT` stream in the model's column order: for destinations
+ * that load COPY text (PostgreSQL), the rows then go through without being parsed and serialised again. The
+ * stream applies backpressure, so memory stays bounded.
+ */
+export async function copyRows(
+  dataSource: DataSource,
+  model: ExportModel,
+  range: SourceRange,
+): Promise<CopyRows> {
+  const runner = dataSource.createQueryRunner();
+  const client = (await runner.connect()) as { query<T>(submittable: T): T };
+  let open = false;
+  try {
+    await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    open = true;
+    // COPY takes no parameters: the values are an integer and two timestamps, written as literals.
+    const sql = (model.name === 'persons' ? PERSONS_SQL : SESSIONS_SQL)
+      .replaceAll('$1', String(Math.trunc(range.teamId)))
+      .replaceAll('$2', `'${range.start.toISOString()}'::timestamptz`)
+      .replaceAll('$3', `'${range.end.toISOString()}'::timestamptz`);
+    const stream = client.query(copyTo(`COPY (${sql}) TO STDOUT`));
+    return {
+      stream,
+      close: async () => {
+        if (!stream.readableEnded) stream.destroy();
+        if (open) {
+          await runner.query(stream.readableEnded ? 'COMMIT' : 'ROLLBACK').catch(() => undefined);
+          open = false;
+        }
+        await runner.release();
+      },
+    };
+  } catch (err) {
+    if (open) await runner.query('ROLLBACK').catch(() => undefined);
+    await runner.release();
+    throw err;
+  }
+}
+
+/**
+ * Persons: every distinct id whose person changed (properties, version) or which was added or moved within the
+ * interval, in distinct id row order. `_inserted_at` is the change that put the row in the interval (the
+ * earlier of both when both did), as PostHog computes it.
+ */
+const PERSONS_SQL = `
+  SELECT d.team_id, d.distinct_id, p.uuid::text AS person_id, p.properties,
+         d.version AS person_distinct_id_version, p.version AS person_version, p.created_at,
+         CASE
+           WHEN d.updated_at >= $2 AND d.updated_at < $3 AND NOT (p.updated_at >= $2 AND p.updated_at < $3)
+             THEN d.updated_at
+           WHEN p.updated_at >= $2 AND p.updated_at < $3 AND NOT (d.updated_at >= $2 AND d.updated_at < $3)
+             THEN p.updated_at
+           ELSE least(p.updated_at, d.updated_at)
+         END AS _inserted_at,
+         false AS is_deleted
+    FROM person_distinct_ids d
+    JOIN persons p ON p.id = d.person_id
+   WHERE d.team_id = $1
+     AND ((p.updated_at >= $2 AND p.updated_at < $3) OR (d.updated_at >= $2 AND d.updated_at < $3))
+   ORDER BY d.id`;
+
+/** Sessions: every undeleted recording that received events within the interval, in that order. */
+const SESSIONS_SQL = `
+  SELECT r.session_id, r.team_id, r.distinct_id, p.uuid::text AS person_id,
+         r.start_time AS start_timestamp, r.end_time AS end_timestamp,
+         round(extract(epoch FROM r.end_time - r.start_time))::int AS duration,
+         round(r.active_ms / 1000.0)::int AS active_seconds,
+         r.click_count, r.keypress_count, r.mouse_activity_count,
+         r.console_log_count, r.console_warn_count, r.console_error_count, r.event_count,
+         r.start_url AS entry_current_url, r.snapshot_source, r.last_event_received_at AS _inserted_at
+    FROM session_recordings r
+    LEFT JOIN persons p ON p.id = r.person_id
+   WHERE r.team_id = $1 AND r.deleted_at IS NULL
+     AND r.last_event_received_at >= $2 AND r.last_event_received_at < $3
+   ORDER BY r.last_event_received_at, r.session_id`;
+
+/** bigint versions arrive as strings: numbers for every format (they stay far below 2^53). */
+function personRow(row: ExportRow): ExportRow {
+  return {
+    ...row,
+    person_distinct_id_version: Number(row.person_distinct_id_version),
+    person_version: Number(row.person_version),
+  };
+}

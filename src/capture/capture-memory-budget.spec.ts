@@ -1,0 +1,77 @@
+import { describe, expect, it } from '@jest/globals';
+import { ApiError } from '../common/errors/api-error.js';
+import { CaptureMemoryBudget, weightOf } from './capture-memory-budget.js';
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('CaptureMemoryBudget', () => {
+  it('estimates 2 bytes per decoded byte and 64 per value', () => {
+    expect(weightOf(1000, 10)).toBe(2640);
+  });
+
+  it('lets requests hold memory up to the capacity and frees it on release', async () => {
+    const budget = new CaptureMemoryBudget(100);
+    const a = budget.open();
+    const b = budget.open();
+    await a.charge(60);
+    await b.chargeUpTo(40);
+    expect(budget.inUse).toBe(100);
+    await b.chargeUpTo(40); // nothing more
+    expect(budget.inUse).toBe(100);
+    a.release();
+    a.release(); // twice is harmless
+    expect(budget.inUse).toBe(40);
+    b.release();
+    expect(budget.inUse).toBe(0);
+  });
+
+  it('answers a younger request 503 with Retry-After when the budget is used up', async () => {
+    const budget = new CaptureMemoryBudget(100);
+    const old = budget.open();
+    await old.charge(80);
+    const young = budget.open();
+    const error = (await young.charge(30).then(
+      () => null,
+      (e: unknown) => e,
+    )) as ApiError;
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.getStatus()).toBe(503);
+    expect(error.headers).toEqual({ 'Retry-After': '1' });
+    expect(error.body.code).toBe('unavailable');
+    young.release();
+    expect(budget.inUse).toBe(80);
+  });
+
+  it('makes the oldest request wait for the others instead, and refuses newcomers while it waits', async () => {
+    const budget = new CaptureMemoryBudget(100);
+    const oldest = budget.open();
+    await oldest.charge(10);
+    const other = budget.open();
+    await other.charge(70);
+    let done = false;
+    const waiting = oldest.charge(50).then(() => (done = true));
+    await settle();
+    expect(done).toBe(false);
+    // While the oldest waits, a newcomer is refused even though 20 bytes are free.
+    const newcomer = budget.open();
+    await expect(newcomer.charge(10)).rejects.toBeInstanceOf(ApiError);
+    newcomer.release();
+    other.release();
+    await waiting;
+    expect(done).toBe(true);
+    expect(budget.inUse).toBe(60);
+    oldest.release();
+    expect(budget.inUse).toBe(0);
+  });
+
+  it('answers 413 for a request that could not fit even alone', async () => {
+    const budget = new CaptureMemoryBudget(100);
+    const r = budget.open();
+    await r.charge(90);
+    const error = (await r.charge(20).catch((e: unknown) => e)) as ApiError;
+    expect(error.getStatus()).toBe(413);
+    expect(error.detail).toBe(
+      'Request body is too large to decode within CAPTURE_MEMORY_BUDGET (100 bytes).',
+    );
+  });
+});

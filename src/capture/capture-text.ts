@@ -1,0 +1,74 @@
+/**
+ * Text that PostgreSQL cannot store as sent: NUL (`\u0000`, refused in text and jsonb) and lone UTF-16
+ * surrogates (refused in jsonb, silently replaced in text, which would merge two distinct ids into one). On the
+ * public capture path such a value is dropped — never a 500, never the whole batch lost — and noted in
+ * `DroppedValues`, which capture logs once per request.
+ */
+
+type WellFormed = { isWellFormed(): boolean; toWellFormed(): string };
+
+/** The text with NUL and lone surrogates shown as U+FFFD (for log lines). */
+const printable = (text: string): string =>
+  (text.replaceAll('\u0000', '\ufffd') as unknown as WellFormed).toWellFormed();
+
+/** What is wrong with a string for storage, or null when nothing is. */
+export function textProblem(text: string): string | null {
+  if (text.includes('\u0000')) return 'NUL character';
+  if (!(text as unknown as WellFormed).isWellFormed()) return 'lone UTF-16 surrogate';
+  return null;
+}
+
+/** Whether a project token from a public request can be looked up at all (longer ones, or with NUL, match none). */
+export function isLookupableToken(token: string): boolean {
+  return token.length <= 64 && textProblem(token) === null;
+}
+
+/** The values dropped from one capture request, for one log line. */
+export class DroppedValues {
+  /** Most entries kept for the log line; the count covers them all. */
+  static readonly MAX_LISTED = 20;
+  readonly listed: { attr: string; problem: string }[] = [];
+  count = 0;
+
+  add(attr: string, problem: string): void {
+    this.count++;
+    if (this.listed.length < DroppedValues.MAX_LISTED) this.listed.push({ attr, problem });
+  }
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * A copy of a JSON value without the strings (values or keys) that have a `textProblem`: an object loses the
+ * offending property, an array the offending element. Keys such as `__proto__` stay plain own properties.
+ */
+export function withoutBadText(value: unknown, attr: string, dropped: DroppedValues): unknown {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    value.forEach((item, i) => {
+      const problem = typeof item === 'string' ? textProblem(item) : null;
+      if (problem) dropped.add(`${attr}__${i}`, problem);
+      else out.push(withoutBadText(item, `${attr}__${i}`, dropped));
+    });
+    return out;
+  }
+  if (!isPlainObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const item = value[key];
+    const problem = textProblem(key) ?? (typeof item === 'string' ? textProblem(item) : null);
+    if (problem) {
+      dropped.add(`${attr}__${printable(key)}`, problem);
+      continue;
+    }
+    Object.defineProperty(out, key, {
+      value: withoutBadText(item, `${attr}__${key}`, dropped),
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,63 @@
+import { SETTINGS } from './config.js';
+
+interface DocumentedSetting {
+  default: unknown;
+  description: string;
+  parse: { accepts?: string };
+}
+
+const BYTE_UNITS: [string, number][] = [
+  ['gb', 1024 ** 3],
+  ['mb', 1024 ** 2],
+  ['kb', 1024],
+];
+
+/** A default as an operator would write it: `unset`, `1mb`, `true`, `a,b`. */
+export function formatDefault(value: unknown, accepts = ''): string {
+  if (value === null || value === undefined) return 'unset';
+  if (value === '') return 'empty';
+  if (typeof value === 'number' && accepts.startsWith('size')) {
+    const unit = BYTE_UNITS.find(([, n]) => value % n === 0);
+    return unit ? `${value / unit[1]}${unit[0]}` : String(value);
+  }
+  if (Array.isArray(value)) return value.join(',');
+  return String(value);
+}
+
+const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+/** A Markdown table with its columns padded to the widest cell. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, 3, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+/**
+ * docs/configuration.md, rendered from SETTINGS: every variable with its default, what it accepts and its
+ * description, in the order of SETTINGS. Written by `npm run docs:config`; a unit test compares it with the
+ * committed file, so the page cannot drift from the code.
+ */
+export function renderConfigurationDoc(settings: Record<string, DocumentedSetting> = SETTINGS): string {
+  const rows = Object.entries(settings).map(([name, s]) => [
+    `\`${name}\``,
+    `\`${cell(formatDefault(s.default, s.parse.accepts))}\``,
+    cell(s.parse.accepts ?? ''),
+    cell(s.description),
+  ]);
+  return `# Configuration
+
+<!-- Generated from SETTINGS in src/config/config.ts by \`npm run docs:config\` (after \`npm run build\`).
+     Do not edit: src/config/config-docs.spec.ts fails when this file differs from the settings. -->
+
+Every setting is an environment variable, read and validated once at boot: a bad value stops the boot with one
+line per bad variable, so all of them can be fixed at once. An empty or unset variable takes its default.
+\`.env.example\` lists the same settings with their defaults, ready to copy to \`.env\`; the service reads the
+environment only, so load that file with your process manager or \`set -a; . ./.env; set +a\`.
+
+The Kubernetes manifests (\`deploy/k8s\`) set these variables in a ConfigMap and a Secret; see
+[operations.md](operations.md).
+
+${table(['Variable', 'Default', 'Accepts', 'Meaning'], rows)}
+`;
+}

@@ -1,0 +1,41 @@
+import { Injectable } from '@nestjs/common';
+import {
+  DataSource,
+  type EntityManager,
+  type EntityTarget,
+  type ObjectLiteral,
+  type Repository,
+} from 'typeorm';
+import { currentManager, runInTransaction } from './transactions.js';
+
+/**
+ * What every repository extends. Its queries go through `manager`, which is the manager of the transaction the
+ * caller runs in (`TransactionHost.withTransaction` / `@Transactional()`), else the pool's: a repository method
+ * never takes an EntityManager argument, and a call inside a transaction cannot run outside it by mistake.
+ * Statements that must commit together and belong to one table stay in one repository method and use
+ * `transaction()`; transactions spanning several repositories are opened by the service.
+ */
+@Injectable()
+export abstract class RepositoryBase {
+  constructor(protected readonly dataSource: DataSource) {}
+
+  /** The current transaction's manager, else the pool's. */
+  protected get manager(): EntityManager {
+    return currentManager(this.dataSource);
+  }
+
+  /** TypeORM's repository of an entity, on the current manager. */
+  protected repository<E extends ObjectLiteral>(entity: EntityTarget<E>): Repository<E> {
+    return this.manager.getRepository(entity);
+  }
+
+  /** Plain SQL on the current manager: for hand-tuned statements, which `@GenerateSql` pins. */
+  protected query<R>(sql: string, parameters?: unknown[]): Promise<R[]> {
+    return this.manager.query<R[]>(sql, parameters);
+  }
+
+  /** Runs `work` in a transaction (joining the caller's when there is one). */
+  protected transaction<T>(work: () => Promise<T>): Promise<T> {
+    return runInTransaction(this.dataSource, work);
+  }
+}

@@ -1,0 +1,116 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+
+/** The transaction a piece of code runs in: its data source (several apps may share a process) and manager. */
+interface ActiveTransaction {
+  dataSource: DataSource;
+  manager: EntityManager;
+}
+
+const storage = new AsyncLocalStorage<ActiveTransaction>();
+
+/**
+ * The entity manager every query of `dataSource` should use right now: the one of the transaction the calling
+ * code runs in (opened by `TransactionHost.withTransaction` or `@Transactional()` further up the call chain),
+ * else the pool's. Repositories read it through `RepositoryBase.manager`, so no signature passes a manager and
+ * none can be forgotten. Code running in a transaction never falls back to the pool: once the transaction's
+ * connection is gone (lost mid-transaction, or the transaction ended while work started inside it still runs),
+ * its statements fail (TypeORM's QueryRunnerAlreadyReleasedError) instead of being committed on their own.
+ */
+export function currentManager(dataSource: DataSource): EntityManager {
+  const active = storage.getStore();
+  return active && active.dataSource === dataSource ? active.manager : dataSource.manager;
+}
+
+/**
+ * Runs `work` in a transaction of `dataSource`: a new one, or the one the caller already runs in (the work then
+ * joins it, and its commit or rollback is the outer transaction's). A thrown error rolls the new transaction
+ * back and propagates.
+ */
+export function runInTransaction<T>(dataSource: DataSource, work: () => Promise<T>): Promise<T> {
+  const active = storage.getStore();
+  if (active && active.dataSource === dataSource) return work();
+  return dataSource.transaction((manager) => storage.run({ dataSource, manager }, work));
+}
+
+/**
+ * The one way services open a transaction. Inject it and wrap the statements that must commit together:
+ *
+ *     await this.transactions.withTransaction(async () => {
+ *       await this.memberships.add(...);
+ *       await this.projects.createDefault(...);
+ *     });
+ *
+ * or put `@Transactional()` on a method of a class that injects it. Every repository call inside runs on the
+ * transaction's connection without being told (see `currentManager`). Services never inject `DataSource`.
+ */
+@Injectable()
+export class TransactionHost {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Runs `work` in a transaction (joining the caller's when there is one). */
+  withTransaction<T>(work: () => Promise<T>): Promise<T> {
+    return runInTransaction(this.dataSource, work);
+  }
+
+  /**
+   * Runs `work` while this process holds the PostgreSQL advisory lock `key` (waiting for it when another
+   * process holds it): a session lock on a connection of its own, so `work` may open its own transactions.
+   * For once-per-database work that replicas starting together must not do twice.
+   */
+  async withAdvisoryLock<T>(key: number, work: () => Promise<T>): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.query('SELECT pg_advisory_lock($1)', [key]);
+      return await work();
+    } finally {
+      await runner.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => undefined);
+      await runner.release();
+    }
+  }
+
+  /** Whether the calling code runs inside a transaction of this data source. */
+  get isActive(): boolean {
+    return currentManager(this.dataSource) !== this.dataSource.manager;
+  }
+}
+
+const hosts = new WeakMap<object, TransactionHost>();
+
+function hostOf(instance: object, method: string): TransactionHost {
+  let host = hosts.get(instance);
+  if (!host) {
+    host = Object.values(instance).find(
+      (value): value is TransactionHost => value instanceof TransactionHost,
+    );
+    if (!host) {
+      throw new Error(
+        `@Transactional() on ${instance.constructor.name}.${method}: the class must inject TransactionHost.`,
+      );
+    }
+    hosts.set(instance, host);
+  }
+  return host;
+}
+
+/**
+ * Runs the decorated method in a transaction (joining the caller's when there is one), through the
+ * `TransactionHost` its class injects: a thrown error rolls everything the method wrote back.
+ */
+export function Transactional(): MethodDecorator {
+  return (_target, propertyKey, descriptor: PropertyDescriptor) => {
+    const original = descriptor.value as (...args: unknown[]) => Promise<unknown>;
+    if (typeof original !== 'function') throw new Error('@Transactional() decorates methods only.');
+    const name = String(propertyKey);
+    const wrapped = async function (this: object, ...args: unknown[]) {
+      return hostOf(this, name).withTransaction(() => original.apply(this, args));
+    };
+    Object.defineProperty(wrapped, 'name', { value: original.name });
+    for (const key of Reflect.getMetadataKeys(original)) {
+      Reflect.defineMetadata(key, Reflect.getMetadata(key, original), wrapped);
+    }
+    descriptor.value = wrapped;
+  };
+}

@@ -1,0 +1,19 @@
+import type { RrwebEvent } from './recording-metadata.js';
+import type { SnapshotSource } from './session-recording.entity.js';
+
+/**
+ * What ingestion stores: the validated `$snapshot` event of one session and window. Capture builds these from a
+ * request body; this module, which stores them, owns the type.
+ */
+export interface SnapshotBatch {
+  /** Idempotency key: the event's `uuid`, else `sha256:` + digest of window id and snapshot data. */
+  key: string;
+  sessionId: string;
+  windowId: string;
+  distinctId: string;
+  snapshotSource: SnapshotSource;
+  events: RrwebEvent[];
+  /** Person properties from `$set` / `$set_once`. */
+  set: Record<string, unknown>;
+  setOnce: Record<string, unknown>;
+}

@@ -1,0 +1,153 @@
+import { Injectable } from '@nestjs/common';
+import { ApiError } from '../common/errors/api-error.js';
+import { BLOB_V2, type SnapshotsQuery } from './dto/snapshots.dto.js';
+import { type SnapshotPosition, SessionRecordingsRepository } from './session-recordings.repository.js';
+import { readChunkLines } from './snapshot-chunks.js';
+
+/** A response body written piece by piece (see `writeStream`). */
+export interface StreamedBody {
+  contentType: string;
+  body: AsyncIterable<Buffer | string>;
+}
+
+/** Sources listed per query while streaming the list. */
+const SOURCES_PAGE = 500;
+const BLOB_KEY_WIDTH = 19;
+const MAX_BIGINT = 9223372036854775807n;
+
+/** The blob key of a chunk id: fixed width, so that string order is id order. */
+export const blobKeyOf = (id: string): string => id.padStart(BLOB_KEY_WIDTH, '0');
+
+/** The chunk id of a blob key, or null when it cannot be one. */
+export function chunkIdOf(key: unknown): string | null {
+  if (typeof key !== 'string' || !/^\d{1,19}$/.test(key)) return null;
+  const id = BigInt(key);
+  return id > 0n && id <= MAX_BIGINT ? id.toString() : null;
+}
+
+const optionalString = (query: SnapshotsQuery, name: keyof SnapshotsQuery): string | undefined => {
+  const value = query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw ApiError.validation(`${name} must be given once, as a string.`, name);
+  return value;
+};
+
+/**
+ * Reads a recording's snapshots in PostHog's shape, never holding more than one stored chunk: the list of its
+ * sources (one per chunk, streamed from keyset pages), or the JSON lines of one chunk or of a range of them,
+ * decompressed into the response as they are read. Access to the recording is checked by the caller.
+ */
+@Injectable()
+export class SnapshotReader {
+  constructor(private readonly recordings: SessionRecordingsRepository) {}
+
+  /**
+   * What `GET …/snapshots` answers for this query: 400 for a bad query, 404 for an unknown blob key — both
+   * before anything is written.
+   */
+  async read(teamId: number, sessionId: string, query: SnapshotsQuery): Promise<StreamedBody> {
+    const source = optionalString(query, 'source');
+    const blobKey = optionalString(query, 'blob_key');
+    const startKey = optionalString(query, 'start_blob_key');
+    const endKey = optionalString(query, 'end_blob_key');
+    if (source === undefined) {
+      if (blobKey !== undefined || startKey !== undefined || endKey !== undefined) {
+        throw ApiError.validation(`Name the source of the blob: source=${BLOB_V2}.`, 'source', 'required');
+      }
+      return { contentType: 'application/json; charset=utf-8', body: this.sources(teamId, sessionId) };
+    }
+    if (source !== BLOB_V2) {
+      throw ApiError.validation(`Unknown source '${source}': this service stores ${BLOB_V2} only.`, 'source');
+    }
+    if (blobKey !== undefined) {
+      if (startKey !== undefined || endKey !== undefined) {
+        throw ApiError.validation('Give either blob_key or start_blob_key and end_blob_key.', 'blob_key');
+      }
+      const start = await this.position(teamId, sessionId, blobKey);
+      return { contentType: 'application/jsonl', body: this.lines(teamId, sessionId, start, start) };
+    }
+    if (startKey === undefined) {
+      throw ApiError.validation(
+        'blob_key (or start_blob_key and end_blob_key) is required.',
+        'blob_key',
+        'required',
+      );
+    }
+    if (endKey === undefined) {
+      throw ApiError.validation('end_blob_key is required with start_blob_key.', 'end_blob_key', 'required');
+    }
+    const start = await this.position(teamId, sessionId, startKey);
+    const end = await this.position(teamId, sessionId, endKey);
+    if (compare(start, end) > 0) {
+      throw ApiError.validation(
+        'start_blob_key comes after end_blob_key in the list of sources.',
+        'start_blob_key',
+      );
+    }
+    return { contentType: 'application/jsonl', body: this.lines(teamId, sessionId, start, end) };
+  }
+
+  private async position(teamId: number, sessionId: string, key: string): Promise<SnapshotPosition> {
+    const id = chunkIdOf(key);
+    const position = id ? await this.recordings.snapshotPosition(teamId, sessionId, id) : null;
+    if (!position) throw ApiError.notFound('No such snapshot source in this recording.');
+    return position;
+  }
+
+  /** `{"sources": [...]}`, written page by page. */
+  private async *sources(teamId: number, sessionId: string): AsyncGenerator<string> {
+    yield '{"sources":[';
+    let after: SnapshotPosition | null = null;
+    let first = true;
+    for (;;) {
+      const rows = await this.recordings.snapshotSources(teamId, sessionId, after, SOURCES_PAGE);
+      if (!rows.length) break;
+      const items = rows.map((r) =>
+        JSON.stringify({
+          source: BLOB_V2,
+          blob_key: blobKeyOf(r.id),
+          start_timestamp: r.firstTimestamp.toISOString(),
+          end_timestamp: r.lastTimestamp.toISOString(),
+        }),
+      );
+      yield (first ? '' : ',') + items.join(',');
+      first = false;
+      const last = rows[rows.length - 1];
+      after = { firstTimestamp: last.firstTimestamp, id: last.id };
+      if (rows.length < SOURCES_PAGE) break;
+    }
+    yield ']}';
+  }
+
+  /** The lines of the chunks from `start` to `end` inclusive, in list order, one chunk read at a time. */
+  private async *lines(
+    teamId: number,
+    sessionId: string,
+    start: SnapshotPosition,
+    end: SnapshotPosition,
+  ): AsyncGenerator<Buffer | string> {
+    let id: string | null = start.id;
+    let after: SnapshotPosition = start;
+    while (id !== null) {
+      const chunk = await this.recordings.snapshotData(teamId, sessionId, id);
+      // A chunk deleted meanwhile (its recording's organization deleted) is skipped.
+      if (chunk) yield* readChunkLines(chunk.data, chunk.windowId);
+      if (id === end.id) break;
+      const [next] = await this.recordings.snapshotSources(teamId, sessionId, after, 1);
+      const position: SnapshotPosition | null = next
+        ? { firstTimestamp: next.firstTimestamp, id: next.id }
+        : null;
+      if (!position || compare(position, end) > 0) break;
+      id = position.id;
+      after = position;
+    }
+  }
+}
+
+function compare(a: SnapshotPosition, b: SnapshotPosition): number {
+  const time = a.firstTimestamp.getTime() - b.firstTimestamp.getTime();
+  if (time) return time;
+  const x = BigInt(a.id);
+  const y = BigInt(b.id);
+  return x < y ? -1 : x > y ? 1 : 0;
+}

@@ -1,0 +1,57 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '../common/auth/principal.js';
+import { ApiError } from '../common/errors/api-error.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
+import { toProjectDto } from '../projects/dto/project.dto.js';
+import { ProjectsService } from '../projects/projects.service.js';
+import { type CurrentUserDto, toUserDto } from './dto/user.dto.js';
+import { UsersRepository } from './users.repository.js';
+
+/** `GET /api/users/@me`: the caller, its organizations and its current project. */
+@Injectable()
+export class CurrentUserService {
+  constructor(
+    private readonly users: UsersRepository,
+    private readonly organizations: OrganizationsService,
+    private readonly projects: ProjectsService,
+  ) {}
+
+  async describe(principal: Principal): Promise<CurrentUserDto> {
+    const user = await this.users.findById(principal.userId);
+    if (!user) throw ApiError.authenticationFailed();
+    const organizations = await this.organizations.summaries(principal);
+    const current = organizations[0] ?? null;
+    const [organization, project] = current
+      ? await Promise.all([
+          this.organizations.retrieve(principal, current.id),
+          this.projects.findDefaultFor(principal, current.id),
+        ])
+      : [null, null];
+    return {
+      ...toUserDto(user),
+      date_joined: user.createdAt.toISOString(),
+      pending_email: null,
+      has_password: false,
+      is_staff: false,
+      is_impersonated: false,
+      is_impersonated_until: null,
+      is_2fa_enabled: false,
+      has_social_auth: false,
+      has_sso_enforcement: false,
+      organization,
+      organizations,
+      team:
+        project && current
+          ? {
+              ...toProjectDto(project),
+              project_id: project.id,
+              ingested_event: false,
+              completed_snippet_onboarding: false,
+              is_demo: false,
+              access_control: false,
+              effective_membership_level: current.membership_level,
+            }
+          : null,
+    };
+  }
+}

@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
+import { EntityColumns } from '../../src/database/entity-columns.js';
+import { typeormOptions } from '../../src/database/typeorm-options.js';
+import { OrganizationEntity } from '../../src/organizations/organization.entity.js';
+import { ProjectEntity } from '../../src/projects/project.entity.js';
+import { cloneTemplate, dropDatabase } from '../support/test-database.js';
+
+describe('EntityColumns', () => {
+  let db: { name: string; url: string };
+  let dataSource: DataSource;
+
+  beforeAll(async () => {
+    db = await cloneTemplate();
+    dataSource = await new DataSource(typeormOptions({ url: db.url, poolSize: 2 })).initialize();
+  });
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    if (db) await dropDatabase(db.name);
+  });
+
+  it('selects every column of the entity and hydrates the same entity TypeORM loads', async () => {
+    const organization = await dataSource.getRepository(OrganizationEntity).save({
+      name: 'Acme',
+      slug: `acme-${Date.now()}`,
+      logoMediaId: null,
+    });
+    const saved = await dataSource.getRepository(ProjectEntity).save({
+      organizationId: organization.id,
+      name: 'Web',
+      apiToken: `phc_${Date.now()}`,
+    });
+    const columns = EntityColumns.of(dataSource, ProjectEntity);
+    expect(columns.select('p')).toBe(
+      'p.id, p.uuid, p.organization_id, p.name, p.api_token, p.timezone, p.session_recording_opt_in, p.created_at',
+    );
+    const [row] = await dataSource.query(`SELECT ${columns.select('p')} FROM projects p WHERE p.id = $1`, [
+      saved.id,
+    ]);
+    const hydrated = columns.hydrate(row);
+    const loaded = await dataSource.getRepository(ProjectEntity).findOneByOrFail({ id: saved.id });
+    expect(hydrated).toBeInstanceOf(ProjectEntity);
+    expect(hydrated).toEqual(loaded);
+    expect(hydrated.createdAt).toBeInstanceOf(Date);
+    expect(hydrated.sessionRecordingOptIn).toBe(true);
+
+    const org = EntityColumns.of(dataSource, OrganizationEntity);
+    const [orgRow] = await dataSource.query(
+      `SELECT ${org.select('o')} FROM organizations o WHERE o.id = $1`,
+      [organization.id],
+    );
+    expect(org.hydrate(orgRow)).toEqual(
+      await dataSource.getRepository(OrganizationEntity).findOneByOrFail({ id: organization.id }),
+    );
+  });
+
+  it('is built once per entity', () => {
+    expect(EntityColumns.of(dataSource, ProjectEntity)).toBe(EntityColumns.of(dataSource, ProjectEntity));
+  });
+});

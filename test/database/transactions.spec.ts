@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { RepositoryBase } from '../../src/database/repository-base.js';
+import { TransactionHost, Transactional } from '../../src/database/transactions.js';
+import { typeormOptions } from '../../src/database/typeorm-options.js';
+import { cloneTemplate, dropDatabase } from '../support/test-database.js';
+
+/** A repository of a scratch table, written the way the service's repositories are. */
+@Injectable()
+class NotesRepository extends RepositoryBase {
+  async add(text: string): Promise<void> {
+    await this.query('INSERT INTO notes (text) VALUES ($1)', [text]);
+  }
+
+  async texts(): Promise<string[]> {
+    const rows = await this.query<{ text: string }>('SELECT text FROM notes ORDER BY id');
+    return rows.map((r) => r.text);
+  }
+
+  /** The server process of the connection the repository's statements run on. */
+  async backend(): Promise<number> {
+    const [{ pid }] = await this.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    return pid;
+  }
+
+  /** Two inserts that must commit together, kept in the repository. */
+  addPair(a: string, b: string, fail = false): Promise<void> {
+    return this.transaction(async () => {
+      await this.add(a);
+      if (fail) throw new Error('second insert refused');
+      await this.add(b);
+    });
+  }
+}
+
+class NotesService {
+  constructor(
+    readonly transactions: TransactionHost,
+    readonly notes: NotesRepository,
+  ) {}
+
+  @Transactional()
+  async addAll(texts: string[], failAfter?: number): Promise<number[]> {
+    const backends: number[] = [];
+    for (const [i, text] of texts.entries()) {
+      if (i === failAfter) throw new Error('refused');
+      await this.notes.add(text);
+      backends.push(await this.notes.backend());
+    }
+    return backends;
+  }
+}
+
+class WithoutHost {
+  @Transactional()
+  async run(): Promise<void> {}
+}
+
+describe('transactions (TransactionHost, @Transactional, RepositoryBase)', () => {
+  let db: { name: string; url: string };
+  let dataSource: DataSource;
+  let other: DataSource;
+  let host: TransactionHost;
+  let notes: NotesRepository;
+
+  beforeAll(async () => {
+    db = await cloneTemplate();
+    dataSource = await new DataSource(typeormOptions({ url: db.url, poolSize: 4 })).initialize();
+    other = await new DataSource(typeormOptions({ url: db.url, poolSize: 2 })).initialize();
+    await dataSource.query('CREATE TABLE notes (id serial PRIMARY KEY, text text NOT NULL)');
+    host = new TransactionHost(dataSource);
+    notes = new NotesRepository(dataSource);
+  });
+
+  afterAll(async () => {
+    await other?.destroy();
+    await dataSource?.destroy();
+    if (db) await dropDatabase(db.name);
+  });
+
+  const reset = () => dataSource.query('TRUNCATE notes');
+
+  it('runs every repository call inside withTransaction on the transaction connection, and commits', async () => {
+    await reset();
+    const outside = await notes.backend();
+    const [first, second] = await host.withTransaction(async () => {
+      expect(host.isActive).toBe(true);
+      await notes.add('a');
+      // Not visible to another connection before the commit.
+      expect(await other.query('SELECT count(*)::int AS n FROM notes')).toEqual([{ n: 0 }]);
+      return [await notes.backend(), await notes.backend()];
+    });
+    expect(first).toBe(second);
+    expect(host.isActive).toBe(false);
+    expect(await notes.texts()).toEqual(['a']);
+    expect(typeof outside).toBe('number');
+  });
+
+  it('rolls back everything when the work throws', async () => {
+    await reset();
+    await expect(
+      host.withTransaction(async () => {
+        await notes.add('a');
+        await notes.add('b');
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    expect(await notes.texts()).toEqual([]);
+  });
+
+  it('@Transactional() wraps the method: one connection, all or nothing', async () => {
+    await reset();
+    const service = new NotesService(host, notes);
+    const backends = await service.addAll(['a', 'b', 'c']);
+    expect(new Set(backends).size).toBe(1);
+    expect(await notes.texts()).toEqual(['a', 'b', 'c']);
+    await expect(service.addAll(['d', 'e', 'f'], 2)).rejects.toThrow('refused');
+    expect(await notes.texts()).toEqual(['a', 'b', 'c']);
+  });
+
+  it('a nested transaction joins the outer one: the outer rollback undoes the inner work', async () => {
+    await reset();
+    await expect(
+      host.withTransaction(async () => {
+        await notes.addPair('a', 'b');
+        await host.withTransaction(() => notes.add('c'));
+        throw new Error('outer fails');
+      }),
+    ).rejects.toThrow('outer fails');
+    expect(await notes.texts()).toEqual([]);
+    await notes.addPair('x', 'y', true).catch(() => undefined);
+    expect(await notes.texts()).toEqual([]);
+    await notes.addPair('x', 'y');
+    expect(await notes.texts()).toEqual(['x', 'y']);
+  });
+
+  it('keeps concurrent transactions apart', async () => {
+    await reset();
+    const service = new NotesService(host, notes);
+    const results = await Promise.allSettled([
+      service.addAll(['a1', 'a2']),
+      service.addAll(['b1', 'b2'], 1),
+      service.addAll(['c1', 'c2']),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const [a, , c] = results.map((r) => (r.status === 'fulfilled' ? r.value : []));
+    expect(a[0]).toBe(a[1]);
+    expect(c[0]).toBe(c[1]);
+    expect(a[0]).not.toBe(c[0]);
+    expect((await notes.texts()).sort()).toEqual(['a1', 'a2', 'c1', 'c2']);
+  });
+
+  it("does not lend a transaction to another data source's repositories", async () => {
+    await reset();
+    const otherNotes = new NotesRepository(other);
+    await expect(
+      host.withTransaction(async () => {
+        await notes.add('mine');
+        await otherNotes.add('theirs');
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await notes.texts()).toEqual(['theirs']);
+  });
+
+  it('never runs a statement of a transaction outside it once its connection is gone', async () => {
+    await reset();
+    let late: Promise<void> = Promise.resolve();
+    await host.withTransaction(async () => {
+      await notes.add('inside');
+      late = new Promise<void>((resolve) => setTimeout(resolve, 20)).then(() => notes.add('after'));
+    });
+    await expect(late).rejects.toThrow(/released/i);
+    expect(await notes.texts()).toEqual(['inside']);
+  });
+
+  it('@Transactional() on a class without a TransactionHost fails clearly', async () => {
+    await expect(new WithoutHost().run()).rejects.toThrow(
+      '@Transactional() on WithoutHost.run: the class must inject TransactionHost.',
+    );
+  });
+});

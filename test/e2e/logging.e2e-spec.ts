@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { MAIN, rawRequest, type ServiceProcess, startService, waitFor } from '../support/service-process.js';
+import { cloneTemplate, dropDatabase } from '../support/test-database.js';
+
+/** What the built service logs, as production runs it: quiet boot, one light JSON line per request. */
+
+async function stop(service: ServiceProcess): Promise<void> {
+  if (service.child.exitCode !== null) return;
+  service.child.kill('SIGTERM');
+  await service.exited;
+}
+
+/** Nest's start-up lines (modules initialised, routes mapped). */
+const FRAMEWORK = ['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication'];
+
+describe('logs of the built service', () => {
+  let database: { name: string; url: string };
+  let service: ServiceProcess;
+
+  beforeAll(async () => {
+    database = await cloneTemplate('logging');
+    service = await startService({
+      DATABASE_URL: database.url,
+      LOG_LEVEL: 'info',
+      SCHEDULER_ENABLED: 'false',
+    });
+  });
+  afterAll(async () => {
+    if (service) await stop(service);
+    await dropDatabase(database.name);
+  });
+
+  const lineOf = (id: string) => service.logs().filter((l) => l.reqId === id);
+
+  it('boots quietly: no framework lines at info, every line a JSON object with a level name', async () => {
+    await waitFor('the listening line', () => service.stdout().includes('listening on'));
+    // (startService polls /healthz until it answers: those are request lines.)
+    const boot = service.logs().filter((l) => !l.req);
+    expect(boot.filter((l) => FRAMEWORK.includes(l.context as string))).toEqual([]);
+    expect(boot.length).toBeLessThanOrEqual(3);
+    expect(boot.at(-1)).toMatchObject({
+      level: 'info',
+      context: 'Bootstrap',
+      msg: expect.stringMatching(/^listening on/),
+    });
+    // Apart from the bootstrap key banner (plain text, on this empty database), every line is JSON, and every
+    // level is a name: boot lines and application lines share one format.
+    const banner = /^(Created the first user |It is shown only|\s+phx_|Open http)/;
+    const lines = service
+      .stdout()
+      .split('\n')
+      .filter((l) => l && !banner.test(l));
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(typeof (JSON.parse(line) as { level: unknown }).level).toBe('string');
+  });
+
+  it('logs one line per request at info for 2xx and 4xx, without headers', async () => {
+    const cases: [string, string, number][] = [
+      ['log-ok', '/healthz', 200],
+      ['log-401', '/api/organizations', 401],
+      ['log-404', '/no/such/route', 404],
+    ];
+    for (const [id, path, status] of cases) {
+      const res = await rawRequest(service.base, path, { headers: { 'X-Request-Id': id } });
+      expect(res.status).toBe(status);
+    }
+    await waitFor('three request lines', () => cases.every(([id]) => lineOf(id).length > 0));
+    for (const [id, path, status] of cases) {
+      const lines = lineOf(id);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toEqual({
+        level: 'info',
+        time: expect.any(Number),
+        pid: service.child.pid,
+        hostname: expect.any(String),
+        reqId: id,
+        req: { id, method: 'GET', url: path, ip: '127.0.0.1' },
+        res: { statusCode: status },
+        responseTime: expect.any(Number),
+        msg: 'request completed',
+      });
+    }
+    // None of the response headers (security headers, request id) is in any line.
+    expect(service.stdout()).not.toContain('content-security-policy');
+    expect(service.stdout()).not.toContain('x-request-id');
+  });
+
+  it('redirects GET / to the API documentation', async () => {
+    const res = await rawRequest(service.base, '/');
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toBe('/docs');
+    expect((await rawRequest(service.base, res.headers.location!)).status).toBe(200);
+  });
+
+  it('says which variable to set when the port is taken, and exits 1 without a stack', async () => {
+    const child = spawn(process.execPath, [MAIN], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URL: database.url,
+        PORT: String(service.port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'silent',
+        SCHEDULER_ENABLED: 'false',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const [code] = (await once(child, 'exit')) as [number];
+    expect(code).toBe(1);
+    expect(err.trim()).toBe(
+      `Port ${service.port} (127.0.0.1) is already in use by another process. Stop that process, or set PORT ` +
+        `to a free port (for example PORT=${service.port + 1}).`,
+    );
+  });
+});
+
+describe('LOG_LEVEL=debug', () => {
+  it('shows the framework start-up lines, at debug', async () => {
+    const database = await cloneTemplate('logging-debug');
+    const service = await startService({
+      DATABASE_URL: database.url,
+      LOG_LEVEL: 'debug',
+      SCHEDULER_ENABLED: 'false',
+    });
+    try {
+      await waitFor('the listening line', () => service.stdout().includes('listening on'));
+      const framework = service.logs().filter((l) => FRAMEWORK.includes(l.context as string));
+      expect(framework.length).toBeGreaterThan(20);
+      expect(new Set(framework.map((l) => l.level))).toEqual(new Set(['debug']));
+      expect(framework.some((l) => String(l.msg).startsWith('Mapped {/api/organizations'))).toBe(true);
+    } finally {
+      await stop(service);
+      await dropDatabase(database.name);
+    }
+  });
+});

@@ -1,0 +1,174 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { MembershipLevel } from '../../src/memberships/organization-membership.entity.js';
+import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import type { TestUser } from '../support/factories.js';
+
+/**
+ * Every request example of the committed openapi/openapi.json (what Swagger UI's "Try it out" sends) is sent as
+ * it is, and must succeed. Only what an example cannot know is filled in: path parameters, the project token
+ * (examples show a placeholder `phc_…`) and, for a plugin config, the id of a plugin record.
+ */
+
+type Json = Record<string, unknown>;
+interface Example {
+  method: string;
+  template: string;
+  name: string;
+  body: unknown;
+}
+
+const document = JSON.parse(readFileSync(new URL('../../openapi/openapi.json', import.meta.url), 'utf8')) as {
+  paths: Record<string, Record<string, Json>>;
+};
+
+function examplesOf(): Example[] {
+  const out: Example[] = [];
+  for (const [template, item] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const content = (operation.requestBody as Json | undefined)?.content as
+        Record<string, Json> | undefined;
+      const json = content?.['application/json'];
+      if (!json) continue;
+      if (json.example !== undefined) out.push({ method, template, name: 'example', body: json.example });
+      for (const [name, example] of Object.entries((json.examples ?? {}) as Record<string, Json>)) {
+        out.push({ method, template, name, body: example.value });
+      }
+    }
+  }
+  return out;
+}
+
+/** Replaces every project-token placeholder (`phc_…`) in an example by the real token. */
+function withToken(value: unknown, token: string): unknown {
+  if (typeof value === 'string') return value.startsWith('phc_') ? token : value;
+  if (Array.isArray(value)) return value.map((v) => withToken(v, token));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withToken(v, token)]));
+  }
+  return value;
+}
+
+/**
+ * The order examples are sent in (creates before the changes of what they created), by path template. Every
+ * template with an example must be listed: a new one fails the test until it is placed here.
+ */
+const ORDER = [
+  'POST /s',
+  'POST /flags',
+  'POST /decide',
+  'POST /api/organizations',
+  'PATCH /api/organizations/{id}',
+  'PUT /api/organizations/{id}',
+  'PATCH /api/projects/{id}',
+  'POST /api/organizations/{organization_id}/batch_exports',
+  'PATCH /api/organizations/{organization_id}/batch_exports/{id}',
+  'PUT /api/organizations/{organization_id}/batch_exports/{id}',
+  'POST /api/organizations/{organization_id}/batch_exports/{id}/backfill',
+  'POST /api/organizations/{organization_id}/domains',
+  'PATCH /api/organizations/{organization_id}/domains/{id}',
+  'PUT /api/organizations/{organization_id}/domains/{id}',
+  'POST /api/organizations/{organization_id}/invites',
+  'POST /api/organizations/{organization_id}/invites/bulk',
+  'PATCH /api/organizations/{organization_id}/members/{user__uuid}',
+  'PUT /api/organizations/{organization_id}/members/{user__uuid}',
+  ...['transformations', 'destinations', 'import_apps', 'frontend_apps'].flatMap((c) => [
+    `POST /api/organizations/{organization_id}/pipeline_${c}`,
+    `PATCH /api/organizations/{organization_id}/pipeline_${c}/{id}`,
+    `PUT /api/organizations/{organization_id}/pipeline_${c}/{id}`,
+    `PATCH /api/organizations/{organization_id}/pipeline_${c}/{id}/update_source`,
+  ]),
+  'POST /api/projects/{project_id}/plugin_configs',
+  'PATCH /api/projects/{project_id}/plugin_configs/{id}',
+  'PATCH /api/projects/{project_id}/session_recordings/{id}',
+  'PUT /api/projects/{project_id}/session_recordings/{id}',
+  'PATCH /api/projects/{project_id}/session_recordings/{recording_id}/sharing',
+];
+
+describe('OpenAPI request examples', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let member: TestUser;
+  let org: { id: string; teams: { id: number; api_token: string }[] };
+  /** Ids of records the examples created, by the path template that created them. */
+  const created = new Map<string, string | number>();
+  /** A source plugin record per category path (update_source needs one). */
+  const sources = new Map<string, number>();
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    // After the examples' dates (the backfill's range must have ended).
+    t.clock.set(new Date('2026-12-01T00:00:00.000Z'));
+    owner = await t.factories.user();
+    member = await t.factories.user();
+    org = (await t.factories.organization(owner, 'Examples')) as typeof org;
+    await t.factories.member(org.id, member, MembershipLevel.MEMBER);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const examples = examplesOf();
+
+  it('covers every operation with a request example (a new one must be added to ORDER)', () => {
+    const templates = new Set(examples.map((e) => `${e.method.toUpperCase()} ${e.template}`));
+    expect([...templates].sort()).toEqual([...ORDER].sort());
+    expect(examples.length).toBeGreaterThanOrEqual(ORDER.length);
+  });
+
+  function pathFor(method: string, template: string): string {
+    const project = org.teams[0];
+    const collection = template.replace(/\/\{[^}]+\}(\/[a-z_]+)?$/, '');
+    return template
+      .replace('{organization_id}', org.id)
+      .replace('{project_id}', String(project.id))
+      .replace('{user__uuid}', member.uuid)
+      .replace('{recording_id}', '0192d6c4-8f8a-7c1e-9d57-000000000001')
+      .replace(/\{id\}(\/update_source)$/, () => `${sources.get(collection)}/update_source`)
+      .replace('{id}', () => {
+        if (template === '/api/organizations/{id}') return org.id;
+        if (template === '/api/projects/{id}') return String(project.id);
+        if (template.includes('/session_recordings/')) return '0192d6c4-8f8a-7c1e-9d57-000000000001';
+        const id = created.get(collection);
+        if (id === undefined) throw new Error(`${method} ${template}: nothing created at ${collection} yet`);
+        return String(id);
+      });
+  }
+
+  it.each(ORDER)('%s: every example succeeds', async (key) => {
+    const [method, template] = key.split(' ');
+    const own = examples.filter((e) => e.method.toUpperCase() === method && e.template === template);
+    expect(own.length).toBeGreaterThan(0);
+    if (template.endsWith('/update_source')) {
+      const collection = template.replace('/{id}/update_source', '');
+      const path = collection.replace('{organization_id}', org.id);
+      const source = await t.http
+        .post(path)
+        .set(owner.auth)
+        .send({ plugin_type: 'source', name: 'Inline source' })
+        .expect(201);
+      sources.set(collection, source.body.id as number);
+    }
+    for (const example of own) {
+      let body = withToken(example.body, org.teams[0].api_token);
+      if (template === '/api/projects/{project_id}/plugin_configs' && method === 'POST') {
+        body = {
+          ...(body as Json),
+          plugin: created.get('/api/organizations/{organization_id}/pipeline_destinations'),
+        };
+      }
+      const path = pathFor(method, template);
+      const res = await t.http[method.toLowerCase() as 'post' | 'patch' | 'put'](path)
+        .set(owner.auth)
+        .send(body as object);
+      // On failure the message shows the example and the whole answer, not just the status.
+      if (res.status >= 300) {
+        throw new Error(`${key} (${example.name}) answered ${res.status}: ${JSON.stringify(res.body)}`);
+      }
+      expect([200, 201, 204]).toContain(res.status);
+      if (method === 'POST' && res.body && typeof res.body === 'object' && 'id' in res.body) {
+        created.set(template, res.body.id as string | number);
+      }
+    }
+  });
+});

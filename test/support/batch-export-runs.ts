@@ -1,0 +1,202 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import S3rver from 's3rver';
+import type { DataSource } from 'typeorm';
+import type TestAgent from 'supertest/lib/agent.js';
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `check` until it returns a value (not undefined) or `timeoutMs` passes. */
+export async function waitFor<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 20000,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+export interface ApiRun {
+  id: string;
+  status: string;
+  records_completed: number | null;
+  bytes_exported: number | null;
+  latest_error: string | null;
+  data_interval_start: string;
+  data_interval_end: string;
+  finished_at: string | null;
+  backfill: string | null;
+}
+
+/** The export's runs (API), oldest interval first. */
+export async function runsOf(
+  http: TestAgent,
+  auth: object,
+  orgId: string,
+  exportId: string,
+): Promise<ApiRun[]> {
+  const res = await http
+    .get(`/api/organizations/${orgId}/batch_exports/${exportId}/runs?limit=1000`)
+    .set(auth as Record<string, string>)
+    .expect(200);
+  return (res.body.results as ApiRun[]).sort((a, b) =>
+    a.data_interval_start.localeCompare(b.data_interval_start),
+  );
+}
+
+export const FINAL = ['Completed', 'Failed', 'FailedRetryable', 'Cancelled'];
+
+/** Waits until the export has `count` runs and all of them ended. */
+export async function waitForRunsToEnd(
+  http: TestAgent,
+  auth: object,
+  orgId: string,
+  exportId: string,
+  count: number,
+  timeoutMs = 30000,
+): Promise<ApiRun[]> {
+  return waitFor(
+    async () => {
+      const runs = await runsOf(http, auth, orgId, exportId);
+      return runs.length === count && runs.every((r) => FINAL.includes(r.status)) ? runs : undefined;
+    },
+    timeoutMs,
+    `${count} runs of ${exportId} to end`,
+  );
+}
+
+/** Persons with their distinct ids, changed at `updatedAt` (what the persons export reads). */
+export async function seedPersons(
+  ds: DataSource,
+  teamId: number,
+  persons: { distinctIds: string[]; properties: Record<string, unknown>; updatedAt: Date }[],
+): Promise<{ uuid: string; distinctIds: string[]; properties: Record<string, unknown> }[]> {
+  const out = [];
+  for (const p of persons) {
+    const [row]: { id: number; uuid: string }[] = await ds.query(
+      `INSERT INTO persons (team_id, properties, created_at, updated_at) VALUES ($1, $2, $3, $3) RETURNING id, uuid`,
+      [teamId, JSON.stringify(p.properties), p.updatedAt],
+    );
+    for (const d of p.distinctIds) {
+      await ds.query(
+        `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, updated_at) VALUES ($1, $2, $3, $4)`,
+        [teamId, d, row.id, p.updatedAt],
+      );
+    }
+    out.push({ uuid: row.uuid, distinctIds: p.distinctIds, properties: p.properties });
+  }
+  return out;
+}
+
+/** Session recordings that received their last events at `receivedAt`. */
+export async function seedSessions(
+  ds: DataSource,
+  teamId: number,
+  sessions: {
+    sessionId: string;
+    distinctId: string;
+    start: Date;
+    end: Date;
+    receivedAt: Date;
+    clicks: number;
+  }[],
+): Promise<void> {
+  for (const s of sessions) {
+    await ds.query(
+      `INSERT INTO session_recordings (team_id, session_id, distinct_id, start_time, end_time, click_count,
+                                       active_ms, event_count, start_url, created_at, last_event_received_at)
+       VALUES ($1, $2, $3, $4, $5, $6, 4000, 12, 'https://example.com/', $4, $7)`,
+      [teamId, s.sessionId, s.distinctId, s.start, s.end, s.clicks, s.receivedAt],
+    );
+  }
+}
+
+/** A request the HTTP receiver got. */
+export interface ReceivedBody {
+  path: string;
+  bytes: number;
+  body: { api_key: string; historical_migration: boolean; batch: Record<string, unknown>[] };
+}
+
+/** An HTTP receiver on loopback: records JSON bodies; `respond` decides each answer (default 200). */
+export async function startHttpReceiver(): Promise<{
+  url: string;
+  received: ReceivedBody[];
+  /** Status codes to answer next, in order (then 200). */
+  queue: number[];
+  /** While true, requests are held unanswered. */
+  hold: boolean;
+  /** Delay before answering each request. */
+  delayMs: number;
+  close(): Promise<void>;
+  server: Server;
+}> {
+  const state = {
+    received: [] as ReceivedBody[],
+    queue: [] as number[],
+    hold: false,
+    delayMs: 0,
+  };
+  const server = createServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      if (state.hold) return;
+      if (state.delayMs) await sleep(state.delayMs);
+      const status = state.queue.shift() ?? 200;
+      if (status === 200) {
+        const raw = Buffer.concat(chunks);
+        state.received.push({
+          path: req.url ?? '',
+          bytes: raw.length,
+          body: JSON.parse(raw.toString('utf8')),
+        });
+      }
+      res.writeHead(status, {
+        'content-type': 'application/json',
+        ...(status === 429 ? { 'retry-after': '0' } : {}),
+      });
+      res.end(status === 200 ? '{"status":1}' : '{"error":"try later"}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${port}/batch/`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  });
+}
+
+/** A real S3-protocol server (s3rver) on loopback with the given buckets. */
+export async function startS3Server(
+  buckets: string[],
+): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const directory = await mkdtemp(join(tmpdir(), 's3rver-'));
+  const server = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory,
+    configureBuckets: buckets.map((name) => ({ name, configs: [] })),
+  });
+  const { port } = (await server.run()) as unknown as { port: number };
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    close: async () => {
+      await server.close();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}

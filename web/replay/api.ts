@@ -1,0 +1,136 @@
+/** The few API calls the recordings browser makes, with the personal API key typed into the page. */
+
+export interface OrganizationSummary {
+  id: string;
+  name: string;
+  slug: string;
+  membership_level: number | null;
+}
+
+export interface Project {
+  id: number;
+  uuid: string;
+  organization: string;
+  name: string;
+}
+
+export interface CurrentUser {
+  email: string;
+  first_name: string;
+  organization: OrganizationSummary | null;
+  organizations: OrganizationSummary[];
+  team: Project | null;
+}
+
+export interface PersonSummary {
+  name?: string | null;
+  distinct_ids?: string | string[];
+}
+
+export interface Recording {
+  id: string;
+  distinct_id: string;
+  viewed: boolean;
+  recording_duration: number;
+  active_seconds: number;
+  start_time: string;
+  end_time: string;
+  click_count: number;
+  keypress_count: number;
+  console_log_count: number;
+  console_warn_count: number;
+  console_error_count: number;
+  start_url: string | null;
+  person?: PersonSummary | null;
+  ongoing: boolean;
+}
+
+export interface Sharing {
+  enabled: boolean;
+  access_token: string;
+  created_at: string;
+}
+
+export interface ListPage<T> {
+  count: number;
+  next: string | null;
+  previous: string | null;
+  results: T[];
+}
+
+/** An answer other than 2xx, with the service's error body when there was one. */
+export class ApiRequestError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export class ApiClient {
+  constructor(readonly key: string) {}
+
+  get headers(): Record<string, string> {
+    return { Authorization: `Bearer ${this.key}` };
+  }
+
+  async request<T>(method: 'GET' | 'PATCH', path: string, body?: unknown): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(path, {
+        method,
+        headers: body === undefined ? this.headers : { ...this.headers, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        cache: 'no-store',
+      });
+    } catch (error) {
+      throw new ApiRequestError(0, `The service could not be reached (${(error as Error).message}).`);
+    }
+    if (!response.ok) {
+      let detail = `HTTP ${response.status}`;
+      let code: string | null = null;
+      try {
+        const error = (await response.json()) as { detail?: unknown; code?: unknown };
+        if (typeof error.detail === 'string') detail = error.detail;
+        if (typeof error.code === 'string') code = error.code;
+      } catch {
+        // not a JSON error body
+      }
+      throw new ApiRequestError(response.status, detail, code);
+    }
+    return (await response.json()) as T;
+  }
+
+  me(): Promise<CurrentUser> {
+    return this.request('GET', '/api/users/@me');
+  }
+
+  projects(organizationId: string): Promise<ListPage<Project>> {
+    return this.request(
+      'GET',
+      `/api/organizations/${encodeURIComponent(organizationId)}/projects?limit=1000`,
+    );
+  }
+
+  recordings(projectId: number, query: URLSearchParams): Promise<ListPage<Recording>> {
+    return this.request('GET', `/api/projects/${projectId}/session_recordings?${query.toString()}`);
+  }
+
+  markViewed(projectId: number, id: string): Promise<Recording> {
+    return this.request('PATCH', recordingPath(projectId, id), { viewed: true });
+  }
+
+  sharing(projectId: number, id: string): Promise<Sharing> {
+    return this.request('GET', `${recordingPath(projectId, id)}/sharing`);
+  }
+
+  setSharing(projectId: number, id: string, enabled: boolean): Promise<Sharing> {
+    return this.request('PATCH', `${recordingPath(projectId, id)}/sharing`, { enabled });
+  }
+}
+
+export function recordingPath(projectId: number, id: string): string {
+  return `/api/projects/${projectId}/session_recordings/${encodeURIComponent(id)}`;
+}

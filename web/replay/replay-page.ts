@@ -1,0 +1,493 @@
+/**
+ * The recordings browser (`/replay`): for people holding a personal API key. The key is typed into the page and
+ * kept in `sessionStorage` only (gone when the tab closes; never in a cookie, the URL or `localStorage`). Pick an
+ * organization and a project, filter and list the recordings, play one (which marks it viewed), share it.
+ *
+ * Scopes the key needs: none for `@me`; `project:read` (organization projects), `session_recording:read` (list,
+ * play); `session_recording:write` (mark viewed) and `sharing_configuration:read`/`:write` (share) for those
+ * actions only — without them the page says so and the rest works.
+ */
+import 'rrweb/dist/style.css';
+import '../player/player.css';
+import './replay.css';
+import { h, replaceChildren } from '../lib/dom.js';
+import { formatClock } from '../lib/format.js';
+import { Player } from '../player/player.js';
+import { ApiClient, ApiRequestError, type CurrentUser, type Recording, recordingPath } from './api.js';
+import { DATE_RANGES, type DateRange, DEFAULT_FILTERS, type FilterValues, filterQuery } from './filters.js';
+
+const KEY_STORAGE = 'replay.personal_api_key';
+const PAGE_SIZE = 20;
+
+class RecordingsBrowser {
+  private api: ApiClient | null = null;
+  private user: CurrentUser | null = null;
+  private projectId: number | null = null;
+  private filters: FilterValues = { ...DEFAULT_FILTERS };
+  private offset = 0;
+  private player: Player | null = null;
+  private rows = new Map<string, HTMLTableRowElement>();
+
+  private readonly root: HTMLElement;
+  private readonly status = h('p', { class: 'replay-status', role: 'status', 'aria-live': 'polite' });
+  private readonly main = h('div', { class: 'replay-main' });
+
+  constructor(root: HTMLElement) {
+    this.root = root;
+    const forget = h('button', { type: 'button', class: 'replay-forget', hidden: true }, 'Forget key');
+    forget.addEventListener('click', () => this.forgetKey());
+    replaceChildren(
+      root,
+      h('header', { class: 'replay-header' }, h('h1', {}, 'Session recordings'), forget),
+      this.status,
+      this.main,
+    );
+    const key = sessionStorage.getItem(KEY_STORAGE);
+    if (key) void this.signIn(key);
+    else this.showKeyForm();
+  }
+
+  // ---- key ----------------------------------------------------------------------------------------------------
+
+  private showKeyForm(error?: string): void {
+    this.root.querySelector<HTMLButtonElement>('.replay-forget')!.hidden = true;
+    const input = h('input', {
+      id: 'replay-key',
+      name: 'key',
+      type: 'password',
+      autocomplete: 'off',
+      spellcheck: 'false',
+      required: true,
+      'aria-describedby': 'replay-key-help',
+    });
+    const form = h(
+      'form',
+      { class: 'replay-key-form', 'aria-labelledby': 'replay-key-title' },
+      h('h2', { id: 'replay-key-title' }, 'Sign in with a personal API key'),
+      h('label', { for: 'replay-key' }, 'Personal API key'),
+      input,
+      h(
+        'p',
+        { id: 'replay-key-help', class: 'replay-help' },
+        'The key stays in this browser tab only (session storage) and is sent to this service alone. ' +
+          'It needs the scopes project:read and session_recording:read; session_recording:write marks recordings ' +
+          'viewed, sharing_configuration:write shares them.',
+      ),
+      error ? h('p', { class: 'replay-error', role: 'alert' }, error) : null,
+      h('button', { type: 'submit' }, 'Continue'),
+    );
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      void this.signIn(input.value.trim());
+    });
+    replaceChildren(this.main, form);
+    this.setStatus('');
+    input.focus();
+  }
+
+  private async signIn(key: string): Promise<void> {
+    if (!key) return this.showKeyForm('Enter a key.');
+    const api = new ApiClient(key);
+    this.setStatus('Checking the key…');
+    try {
+      this.user = await api.me();
+    } catch (error) {
+      sessionStorage.removeItem(KEY_STORAGE);
+      return this.showKeyForm(
+        error instanceof ApiRequestError && error.status === 401
+          ? 'This key is not valid (unknown or revoked).'
+          : `The key could not be checked: ${(error as Error).message}`,
+      );
+    }
+    sessionStorage.setItem(KEY_STORAGE, key);
+    this.api = api;
+    this.root.querySelector<HTMLButtonElement>('.replay-forget')!.hidden = false;
+    this.showBrowser();
+  }
+
+  private forgetKey(): void {
+    sessionStorage.removeItem(KEY_STORAGE);
+    this.player?.destroy();
+    this.player = null;
+    this.api = null;
+    this.user = null;
+    this.projectId = null;
+    this.showKeyForm();
+  }
+
+  // ---- organization, project, filters --------------------------------------------------------------------
+
+  private showBrowser(): void {
+    const user = this.user!;
+    const orgSelect = h(
+      'select',
+      { id: 'replay-org' },
+      ...user.organizations.map((o) =>
+        h('option', { value: o.id, selected: o.id === user.organization?.id }, o.name),
+      ),
+    );
+    const projectSelect = h('select', { id: 'replay-project' });
+    const scope = h(
+      'form',
+      { class: 'replay-scope', 'aria-label': 'Organization and project' },
+      h('label', { for: 'replay-org' }, 'Organization'),
+      orgSelect,
+      h('label', { for: 'replay-project' }, 'Project'),
+      projectSelect,
+    );
+    scope.addEventListener('submit', (e) => e.preventDefault());
+
+    const table = h('table', { class: 'replay-list' });
+    const pager = h('nav', { class: 'replay-pager', 'aria-label': 'Pages' });
+    const viewer = h('section', {
+      class: 'replay-viewer',
+      'aria-labelledby': 'replay-viewer-title',
+      hidden: true,
+    });
+    replaceChildren(
+      this.main,
+      scope,
+      this.filtersForm(),
+      h('div', { class: 'replay-columns' }, h('div', { class: 'replay-list-column' }, table, pager), viewer),
+    );
+    orgSelect.addEventListener('change', () => void this.loadProjects(orgSelect.value, projectSelect));
+    projectSelect.addEventListener('change', () => {
+      this.projectId = Number(projectSelect.value);
+      this.offset = 0;
+      void this.loadRecordings();
+    });
+    if (user.organizations.length === 0) {
+      this.setStatus('This key’s user belongs to no organization.');
+      return;
+    }
+    void this.loadProjects(orgSelect.value, projectSelect);
+  }
+
+  private async loadProjects(organizationId: string, select: HTMLSelectElement): Promise<void> {
+    this.setStatus('Loading projects…');
+    let projects: { id: number; name: string }[];
+    try {
+      projects = (await this.api!.projects(organizationId)).results;
+    } catch (error) {
+      // Without project:read the current project is still known from @me.
+      const team = this.user?.team;
+      if (
+        error instanceof ApiRequestError &&
+        error.status === 403 &&
+        team &&
+        team.organization === organizationId
+      ) {
+        projects = [team];
+      } else {
+        return this.fail(error);
+      }
+    }
+    replaceChildren(select, ...projects.map((p) => h('option', { value: p.id }, p.name)));
+    const current = projects.find((p) => p.id === this.user?.team?.id) ?? projects[0];
+    if (!current) {
+      this.projectId = null;
+      this.setStatus('This organization has no projects.');
+      return;
+    }
+    select.value = String(current.id);
+    this.projectId = current.id;
+    this.offset = 0;
+    await this.loadRecordings();
+  }
+
+  private filtersForm(): HTMLFormElement {
+    const f = this.filters;
+    const range = h(
+      'select',
+      { id: 'filter-date', name: 'date' },
+      ...DATE_RANGES.map((r) => h('option', { value: r.value, selected: r.value === f.dateRange }, r.label)),
+    );
+    const from = h('input', { id: 'filter-from', type: 'datetime-local', value: f.customFrom });
+    const to = h('input', { id: 'filter-to', type: 'datetime-local', value: f.customTo });
+    const custom = h(
+      'span',
+      { class: 'replay-custom-range', hidden: f.dateRange !== 'custom' },
+      h('label', { for: 'filter-from' }, 'From'),
+      from,
+      h('label', { for: 'filter-to' }, 'To'),
+      to,
+    );
+    const operator = h(
+      'select',
+      { id: 'filter-duration', 'aria-label': 'Duration' },
+      h('option', { value: 'any' }, 'Any duration'),
+      h('option', { value: 'gt' }, 'Longer than'),
+      h('option', { value: 'lt' }, 'Shorter than'),
+    );
+    const amount = h('input', {
+      id: 'filter-duration-value',
+      type: 'number',
+      min: 0,
+      step: 1,
+      value: f.durationValue,
+      'aria-label': 'Duration amount',
+    });
+    const unit = h(
+      'select',
+      { id: 'filter-duration-unit', 'aria-label': 'Duration unit' },
+      h('option', { value: 'seconds' }, 'seconds'),
+      h('option', { value: 'minutes', selected: true }, 'minutes'),
+    );
+    const person = h('input', {
+      id: 'filter-person',
+      type: 'search',
+      value: f.person,
+      placeholder: 'distinct id or person UUID',
+      autocomplete: 'off',
+    });
+    const errors = h('input', { id: 'filter-errors', type: 'checkbox', checked: f.consoleErrors });
+    const form = h(
+      'form',
+      { class: 'replay-filters', 'aria-label': 'Filters' },
+      h('span', {}, h('label', { for: 'filter-date' }, 'Date'), range),
+      custom,
+      h('span', {}, h('label', { for: 'filter-duration' }, 'Duration'), operator, amount, unit),
+      h('span', {}, h('label', { for: 'filter-person' }, 'Person'), person),
+      h('span', {}, errors, h('label', { for: 'filter-errors' }, 'With console errors')),
+      h('button', { type: 'submit' }, 'Apply filters'),
+    );
+    range.addEventListener('change', () => {
+      custom.hidden = range.value !== 'custom';
+    });
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      this.filters = {
+        dateRange: range.value as DateRange,
+        customFrom: from.value,
+        customTo: to.value,
+        durationOperator: operator.value as FilterValues['durationOperator'],
+        durationValue: Number(amount.value),
+        durationUnit: unit.value as FilterValues['durationUnit'],
+        person: person.value,
+        consoleErrors: errors.checked,
+      };
+      this.offset = 0;
+      void this.loadRecordings();
+    });
+    return form;
+  }
+
+  // ---- list ---------------------------------------------------------------------------------------------------
+
+  private async loadRecordings(): Promise<void> {
+    if (this.projectId === null) return;
+    this.setStatus('Loading recordings…');
+    let page;
+    try {
+      page = await this.api!.recordings(this.projectId, filterQuery(this.filters, PAGE_SIZE, this.offset));
+    } catch (error) {
+      return this.fail(error);
+    }
+    const table = this.main.querySelector<HTMLTableElement>('.replay-list')!;
+    this.rows.clear();
+    const body = h('tbody');
+    for (const recording of page.results) {
+      const row = this.recordingRow(recording);
+      this.rows.set(recording.id, row);
+      body.appendChild(row);
+    }
+    const first = page.count === 0 ? 0 : this.offset + 1;
+    const last = this.offset + page.results.length;
+    replaceChildren(
+      table,
+      h('caption', {}, `Recordings ${first}–${last} of ${page.count}`),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ...['Started', 'Duration', 'Person', 'Start URL', 'Activity', 'Console errors', ''].map((c) =>
+            h('th', { scope: 'col' }, c),
+          ),
+        ),
+      ),
+      body,
+    );
+    this.renderPager(page.count, page.results.length);
+    this.setStatus(page.count === 0 ? 'No recordings match these filters.' : '');
+  }
+
+  private recordingRow(r: Recording): HTMLTableRowElement {
+    const started = new Date(r.start_time);
+    const person = r.person?.name || r.distinct_id;
+    const play = h(
+      'button',
+      {
+        type: 'button',
+        class: 'replay-play',
+        'aria-label': `Play the recording started ${started.toLocaleString()}`,
+      },
+      'Play',
+    );
+    play.addEventListener('click', () => this.open(r));
+    return h(
+      'tr',
+      { 'data-recording': r.id, class: r.viewed ? 'replay-viewed' : 'replay-unviewed' },
+      h(
+        'td',
+        {},
+        h('time', { datetime: r.start_time }, started.toLocaleString()),
+        r.viewed ? null : h('span', { class: 'replay-badge' }, 'new'),
+        r.ongoing ? h('span', { class: 'replay-badge' }, 'ongoing') : null,
+      ),
+      h('td', {}, formatClock(r.recording_duration * 1000)),
+      h('td', { class: 'replay-person' }, person),
+      h('td', { class: 'replay-url', title: r.start_url ?? '' }, r.start_url ?? '—'),
+      h('td', {}, `${r.click_count} clicks, ${r.keypress_count} keys`),
+      h('td', {}, String(r.console_error_count)),
+      h('td', {}, play),
+    );
+  }
+
+  private renderPager(count: number, shown: number): void {
+    const pager = this.main.querySelector<HTMLElement>('.replay-pager')!;
+    const previous = h('button', { type: 'button', disabled: this.offset === 0 }, 'Previous page');
+    const next = h('button', { type: 'button', disabled: this.offset + shown >= count }, 'Next page');
+    previous.addEventListener('click', () => {
+      this.offset = Math.max(0, this.offset - PAGE_SIZE);
+      void this.loadRecordings();
+    });
+    next.addEventListener('click', () => {
+      this.offset += PAGE_SIZE;
+      void this.loadRecordings();
+    });
+    replaceChildren(pager, previous, next);
+  }
+
+  // ---- one recording ------------------------------------------------------------------------------------------
+
+  private open(recording: Recording): void {
+    const projectId = this.projectId!;
+    const api = this.api!;
+    this.player?.destroy();
+    const viewer = this.main.querySelector<HTMLElement>('.replay-viewer')!;
+    viewer.hidden = false;
+    const title = h('h2', { id: 'replay-viewer-title', tabindex: -1 }, 'Recording');
+    const viewed = h(
+      'p',
+      { class: 'replay-viewed-state', role: 'status' },
+      recording.viewed ? 'Viewed' : 'Not viewed yet',
+    );
+    const sharePanel = h('div', { class: 'replay-share' });
+    const shareButton = h('button', { type: 'button', class: 'replay-share-button' }, 'Share');
+    shareButton.addEventListener('click', () => void this.share(recording, sharePanel));
+    const player = new Player({
+      info: recording,
+      snapshotsUrl: `${recordingPath(projectId, recording.id)}/snapshots`,
+      headers: api.headers,
+      chrome: true,
+      keyboardTarget: viewer,
+      onFirstPlay: () => {
+        if (recording.viewed) return;
+        api.markViewed(projectId, recording.id).then(
+          () => {
+            recording.viewed = true;
+            viewed.textContent = 'Viewed';
+            const row = this.rows.get(recording.id);
+            row?.classList.replace('replay-unviewed', 'replay-viewed');
+            row?.querySelector('.replay-badge')?.remove();
+          },
+          (error: Error) => {
+            viewed.textContent = `Could not mark it viewed: ${error.message}`;
+          },
+        );
+      },
+    });
+    this.player = player;
+    replaceChildren(
+      viewer,
+      title,
+      h('p', { class: 'replay-viewer-facts' }, `Person: ${recording.person?.name || recording.distinct_id}`),
+      h('div', { class: 'replay-viewer-actions' }, viewed, shareButton),
+      sharePanel,
+      player.element,
+    );
+    title.focus();
+    void player.load();
+  }
+
+  private async share(recording: Recording, panel: HTMLElement): Promise<void> {
+    const api = this.api!;
+    const projectId = this.projectId!;
+    replaceChildren(panel, h('p', { role: 'status' }, 'Turning sharing on…'));
+    let sharing;
+    try {
+      sharing = await api.sharing(projectId, recording.id);
+      if (!sharing.enabled) sharing = await api.setSharing(projectId, recording.id, true);
+    } catch (error) {
+      replaceChildren(
+        panel,
+        h('p', { class: 'replay-error', role: 'alert' }, `Sharing failed: ${(error as Error).message}`),
+      );
+      return;
+    }
+    const link = `${location.origin}/shared/${encodeURIComponent(sharing.access_token)}`;
+    const embed = `<iframe src="${location.origin}/embedded/${encodeURIComponent(sharing.access_token)}" width="960" height="600" frameborder="0" allowfullscreen title="Session recording"></iframe>`;
+    const linkInput = h('input', { id: 'replay-share-link', type: 'text', readonly: true, value: link });
+    const embedInput = h('input', { id: 'replay-share-embed', type: 'text', readonly: true, value: embed });
+    const copied = h('span', { role: 'status', class: 'replay-copied' });
+    const copy = h('button', { type: 'button' }, 'Copy link');
+    copy.addEventListener('click', () => void copyText(linkInput, copied));
+    const copyEmbed = h('button', { type: 'button' }, 'Copy embed code');
+    copyEmbed.addEventListener('click', () => void copyText(embedInput, copied));
+    const stop = h('button', { type: 'button' }, 'Stop sharing');
+    stop.addEventListener('click', async () => {
+      try {
+        await api.setSharing(projectId, recording.id, false);
+        replaceChildren(panel, h('p', { role: 'status' }, 'Sharing is off: the link no longer works.'));
+      } catch (error) {
+        copied.textContent = `Could not turn sharing off: ${(error as Error).message}`;
+      }
+    });
+    replaceChildren(
+      panel,
+      h('p', {}, 'Anyone with this link can watch the recording (without its person):'),
+      h('label', { for: 'replay-share-link' }, 'Share link'),
+      h('span', { class: 'replay-copy-row' }, linkInput, copy),
+      h('label', { for: 'replay-share-embed' }, 'Embed code'),
+      h('span', { class: 'replay-copy-row' }, embedInput, copyEmbed),
+      h('span', { class: 'replay-copy-row' }, stop, copied),
+    );
+    linkInput.select();
+  }
+
+  // ---- status -------------------------------------------------------------------------------------------------
+
+  private setStatus(text: string): void {
+    this.status.textContent = text;
+    this.status.classList.remove('replay-error');
+  }
+
+  private fail(error: unknown): void {
+    if (error instanceof ApiRequestError && error.status === 401) {
+      sessionStorage.removeItem(KEY_STORAGE);
+      this.showKeyForm('The key is no longer valid.');
+      return;
+    }
+    this.status.textContent =
+      error instanceof ApiRequestError && error.status === 403
+        ? `Not allowed with this key: ${error.message}`
+        : `Something went wrong: ${(error as Error).message}`;
+    this.status.classList.add('replay-error');
+  }
+}
+
+async function copyText(input: HTMLInputElement, status: HTMLElement): Promise<void> {
+  input.select();
+  try {
+    await navigator.clipboard.writeText(input.value);
+    status.textContent = 'Copied.';
+  } catch {
+    // The clipboard API needs a secure context; the text is selected for copying by hand.
+    status.textContent = 'Press Ctrl+C (⌘C) to copy the selected text.';
+  }
+}
+
+const app = document.getElementById('app');
+if (app) new RecordingsBrowser(app);
