@@ -14,7 +14,7 @@ import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { freePort, startService, type ServiceProcess } from '../support/service-process.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
-import { createEmptyDatabase, dropDatabase } from '../support/test-database.js';
+import { createDestinationDatabase, dropDestinationDatabase } from '../support/test-database.js';
 
 const H0 = new Date('2026-01-01T00:00:00.000Z');
 const hours = (n: number) => new Date(H0.getTime() + n * 3600_000);
@@ -60,7 +60,7 @@ describe('batch export runs under faults', () => {
   let owner: TestUser;
   let orgId: string;
   let teamId: number;
-  let dest: { name: string; url: string };
+  let dest: { name: string; url: string; user: string; password: string };
   const path = (rest = '') => `/api/organizations/${orgId}/batch_exports${rest}`;
   const create = async (body: Record<string, unknown>) =>
     (
@@ -97,8 +97,8 @@ describe('batch export runs under faults', () => {
     host: '127.0.0.1',
     port,
     database: dest.name,
-    user: new URL(dest.url).username || 'postgres',
-    password: 'unused',
+    user: dest.user,
+    password: dest.password,
     table_name: table,
   });
 
@@ -110,7 +110,7 @@ describe('batch export runs under faults', () => {
     const org = await t.factories.organization(owner);
     orgId = org.id;
     teamId = org.teams[0].id;
-    dest = await createEmptyDatabase('faultdest');
+    dest = await createDestinationDatabase('faultdest', 'fault-destination-password');
     // One recording per hour of the first day.
     await seedSessions(
       t.dataSource,
@@ -129,7 +129,7 @@ describe('batch export runs under faults', () => {
   afterAll(async () => {
     await t?.close();
     await smtp?.close();
-    if (dest) await dropDatabase(dest.name);
+    if (dest) await dropDestinationDatabase(dest.name);
   });
 
   it('a destination that is down: retried with backoff, FailedRetryable, then a later run succeeds', async () => {
@@ -325,7 +325,7 @@ describe('batch export worker processes', () => {
   let owner: TestUser;
   let orgId: string;
   let teamId: number;
-  let dest: { name: string; url: string };
+  let dest: { name: string; url: string; user: string; password: string };
   let destination: pg.Client;
   const children: ServiceProcess[] = [];
   const path = (rest = '') => `/api/organizations/${orgId}/batch_exports${rest}`;
@@ -347,7 +347,7 @@ describe('batch export worker processes', () => {
     const org = await t.factories.organization(owner);
     orgId = org.id;
     teamId = org.teams[0].id;
-    dest = await createEmptyDatabase('killdest');
+    dest = await createDestinationDatabase('killdest', 'kill-destination-password');
     destination = new pg.Client({ connectionString: dest.url });
     await destination.connect();
   });
@@ -356,7 +356,7 @@ describe('batch export worker processes', () => {
     for (const child of children) if (child.child.exitCode === null) child.child.kill('SIGKILL');
     await destination?.end();
     await t?.close();
-    if (dest) await dropDatabase(dest.name);
+    if (dest) await dropDestinationDatabase(dest.name);
   });
 
   it('a worker killed mid-run: another takes the run up again and the destination holds every row once', async () => {
@@ -384,8 +384,8 @@ describe('batch export worker processes', () => {
               host: '127.0.0.1',
               port: Number(url.port || 5432),
               database: dest.name,
-              user: url.username || 'postgres',
-              password: 'x',
+              user: dest.user,
+              password: dest.password,
               table_name: 'killed',
             },
           },

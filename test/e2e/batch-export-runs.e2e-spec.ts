@@ -15,7 +15,7 @@ import {
 import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
-import { createEmptyDatabase, dropDatabase } from '../support/test-database.js';
+import { createDestinationDatabase, dropDestinationDatabase } from '../support/test-database.js';
 
 /** The first two hours of 2026: the backfills below cover them. */
 const H0 = new Date('2026-01-01T00:00:00.000Z');
@@ -30,7 +30,7 @@ describe('batch export runs deliver data', () => {
   let owner: TestUser;
   let orgId: string;
   let teamId: number;
-  let dest: { name: string; url: string };
+  let dest: { name: string; url: string; user: string };
   let destination: pg.Client;
   const path = (rest = '') => `/api/organizations/${orgId}/batch_exports${rest}`;
 
@@ -69,7 +69,7 @@ describe('batch export runs deliver data', () => {
       host: url.hostname,
       port: Number(url.port || 5432),
       database: dest.name,
-      user: decodeURIComponent(url.username) || 'postgres',
+      user: dest.user,
       password: DEST_PASSWORD,
       table_name: table,
     };
@@ -91,7 +91,7 @@ describe('batch export runs deliver data', () => {
     const org = await t.factories.organization(owner);
     orgId = org.id;
     teamId = org.teams[0].id;
-    dest = await createEmptyDatabase('dest');
+    dest = await createDestinationDatabase('dest', DEST_PASSWORD);
     destination = new pg.Client({ connectionString: dest.url });
     await destination.connect();
   });
@@ -99,7 +99,7 @@ describe('batch export runs deliver data', () => {
   afterAll(async () => {
     await destination?.end();
     await t?.close();
-    if (dest) await dropDatabase(dest.name);
+    if (dest) await dropDestinationDatabase(dest.name);
   });
 
   describe('persons to Postgres', () => {

@@ -51,3 +51,33 @@ export async function createEmptyDatabase(prefix = 'empty'): Promise<{ name: str
 export async function dropDatabase(name: string): Promise<void> {
   await withAdmin(adminUrl(), (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
 }
+
+/**
+ * An empty database owned by its own login role with a password, for tests where the service connects as a
+ * destination would: the password is checked on servers that ask for one (the embedded PostgreSQL does) and
+ * ignored under trust authentication. `url` connects as that role, so what the test creates there is the role's.
+ */
+export async function createDestinationDatabase(
+  prefix: string,
+  password: string,
+): Promise<{ name: string; url: string; user: string; password: string }> {
+  const admin = adminUrl();
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  const user = `${name}_writer`;
+  await withAdmin(admin, async (c) => {
+    await c.query(`CREATE ROLE "${user}" LOGIN PASSWORD ${pg.escapeLiteral(password)}`);
+    await c.query(`CREATE DATABASE "${name}" OWNER "${user}"`);
+  });
+  const url = new URL(databaseUrl(admin, name));
+  url.username = encodeURIComponent(user);
+  url.password = encodeURIComponent(password);
+  return { name, url: url.href, user, password };
+}
+
+/** Drops a database made by `createDestinationDatabase`, then its role. */
+export async function dropDestinationDatabase(name: string): Promise<void> {
+  await withAdmin(adminUrl(), async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await c.query(`DROP ROLE IF EXISTS "${name}_writer"`);
+  });
+}
