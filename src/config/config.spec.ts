@@ -59,6 +59,12 @@ describe('parseConfig', () => {
       RECORDING_CHUNK_MAX_BYTES: 2 * 1024 * 1024,
       RECORDING_SESSION_MAX_EVENTS: 2000000,
       RECORDING_SESSION_MAX_BYTES: 1024 * 1024 * 1024,
+      RECORDING_STORAGE: 'postgres',
+      RECORDING_S3_BUCKET: '',
+      RECORDING_S3_PREFIX: 'session_recordings/',
+      RECORDING_S3_ENDPOINT: '',
+      RECORDING_S3_TIMEOUT_MS: 15000,
+      RECORDING_ORPHAN_GRACE_MINUTES: 60,
       RECORDING_RETENTION_DAYS: 30,
       MAX_PAGE_LIMIT: 1000,
       TRUST_PROXY: false,
@@ -615,5 +621,16 @@ describe('request and shutdown timeouts', () => {
       parseConfig({ REQUEST_TIMEOUT_MS: '1500', SHUTDOWN_DELAY_MS: '2000', SHUTDOWN_TIMEOUT_MS: '0' }),
     ).toMatchObject({ REQUEST_TIMEOUT_MS: 1500, SHUTDOWN_DELAY_MS: 2000, SHUTDOWN_TIMEOUT_MS: 0 });
     expect(configError({ REQUEST_TIMEOUT_MS: '10' }).problems[0]).toContain('between 100 and 3600000');
+  });
+});
+
+describe('recording storage settings', () => {
+  it('takes postgres or s3, and s3 only with a bucket', () => {
+    expect(parseConfig({ RECORDING_STORAGE: 's3', RECORDING_S3_BUCKET: 'rec' }).RECORDING_STORAGE).toBe('s3');
+    expect(() => parseConfig({ RECORDING_STORAGE: 's3' })).toThrow(
+      'RECORDING_S3_BUCKET is required when RECORDING_STORAGE=s3',
+    );
+    expect(() => parseConfig({ RECORDING_STORAGE: 's3', RECORDING_S3_BUCKET: '  ' })).toThrow(ConfigError);
+    expect(() => parseConfig({ RECORDING_STORAGE: 'gcs' })).toThrow('RECORDING_STORAGE="gcs" is invalid');
   });
 });

@@ -289,6 +289,36 @@ export const SETTINGS = {
     1024 * 1024 * 1024,
     'Most bytes (uncompressed JSON lines) stored for one recording; snapshots past it are dropped (the request still answers 200) and a warning is logged.',
   ),
+  RECORDING_STORAGE: setting(
+    oneOf('postgres', 's3'),
+    'postgres',
+    'Where snapshot chunks are written: `postgres` (gzip rows in the database) or `s3` (one object per chunk in RECORDING_S3_BUCKET; metadata and the chunk index stay in the database). Chunks already stored are read from wherever they are; `node dist/cli.js recordings migrate-storage` moves them.',
+  ),
+  RECORDING_S3_BUCKET: setting(
+    str,
+    '',
+    'Bucket of the snapshot objects; required when RECORDING_STORAGE=s3 or when migrating to or from it. Region and credentials come from the usual AWS variables (AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, or an instance/IRSA role).',
+  ),
+  RECORDING_S3_PREFIX: setting(
+    str,
+    'session_recordings/',
+    'Key prefix of the snapshot objects in the bucket; the orphan sweep lists and deletes only under it.',
+  ),
+  RECORDING_S3_ENDPOINT: setting(
+    str,
+    '',
+    'Endpoint of an S3-compatible store (MinIO, Ceph, R2…), e.g. http://minio:9000; empty for AWS S3. Path-style addressing is used with an endpoint.',
+  ),
+  RECORDING_S3_TIMEOUT_MS: setting(
+    int(100, 600000),
+    15000,
+    'Time allowed for one object store request (connect plus response); past it the request is retried (3 attempts) and then the capture answers 503.',
+  ),
+  RECORDING_ORPHAN_GRACE_MINUTES: setting(
+    int(1, 100000),
+    60,
+    'Age after which an object in the bucket that no snapshot row points at (its capture failed after the upload, or its recording was deleted) is removed by the orphan sweep.',
+  ),
   RECORDING_RETENTION_DAYS: setting(
     int(1, 3650),
     30,
@@ -501,6 +531,9 @@ export function parseConfig(env: Record<string, string | undefined>): AppConfigV
     } catch (err) {
       problems.push((err as Error).message);
     }
+  }
+  if (!problems.length && out.RECORDING_STORAGE === 's3' && !String(out.RECORDING_S3_BUCKET).trim()) {
+    problems.push('RECORDING_S3_BUCKET is required when RECORDING_STORAGE=s3');
   }
   if (problems.length) throw new ConfigError(problems);
   return out as AppConfigValues;

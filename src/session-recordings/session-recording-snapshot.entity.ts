@@ -1,4 +1,4 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from './session-recording.entity.js';
 
 /**
@@ -6,6 +6,7 @@ import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from './session-recordi
  * time, stored as gzip-compressed JSON (an array of rrweb events) with their time range.
  */
 @Entity('session_recording_snapshots')
+@Check('session_recording_snapshots_stored_check', `"data" IS NOT NULL OR "object_key" IS NOT NULL`)
 @Index('session_recording_snapshots_session_idx', ['teamId', 'sessionId', 'firstTimestamp', 'id'])
 export class SessionRecordingSnapshotEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' })
@@ -37,9 +38,16 @@ export class SessionRecordingSnapshotEntity {
   @Column({ type: 'integer' })
   eventCount: number;
 
-  /** gzip of the JSON array of the chunk's rrweb events. */
-  @Column({ type: 'bytea' })
-  data: Buffer;
+  /**
+   * gzip of the chunk's snapshot lines (JSON lines, one rrweb event each), when the chunk is stored in the
+   * database; null when it is an object in the store (`objectKey`).
+   */
+  @Column({ type: 'bytea', nullable: true })
+  data: Buffer | null;
+
+  /** Key of the chunk's object in RECORDING_S3_BUCKET (the same gzip bytes), when it is stored there. */
+  @Column({ type: 'varchar', length: 1024, nullable: true })
+  objectKey: string | null;
 
   @Column({ type: 'timestamptz' })
   createdAt: Date;

@@ -7,6 +7,8 @@ import { SessionRecordingsController, SharedRecordingsController } from './sessi
 import { SessionRecordingsRepository } from './session-recordings.repository.js';
 import { SessionRecordingsService } from './session-recordings.service.js';
 import { SnapshotReader } from './snapshot-reader.js';
+import { S3SnapshotObjectStore } from './storage/s3-snapshot-object-store.js';
+import { SnapshotObjectStore } from './storage/snapshot-object-store.js';
 
 /** Session recordings of a project: ingestion (used by capture), the recordings API and sharing. */
 @Module({
@@ -17,6 +19,7 @@ import { SnapshotReader } from './snapshot-reader.js';
     RecordingIngestionService,
     SessionRecordingsService,
     SnapshotReader,
+    { provide: SnapshotObjectStore, useClass: S3SnapshotObjectStore },
   ],
   exports: [RecordingIngestionService, SessionRecordingsService],
 })

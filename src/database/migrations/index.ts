@@ -13,6 +13,7 @@ import { PluginConfigNames1795467752796 } from './1795467752796-PluginConfigName
 import { BatchExportFilters1795467963056 } from './1795467963056-BatchExportFilters.js';
 import { SessionSnapshotBytes1795469021029 } from './1795469021029-SessionSnapshotBytes.js';
 import { BatchExportRuns1795473000000 } from './1795473000000-BatchExportRuns.js';
+import { RecordingObjectStorage1795480000000 } from './1795480000000-RecordingObjectStorage.js';
 
 /**
  * Migrations in the order they apply. `npm run migration:generate -- <Name>` writes a new file beside this one;
@@ -34,4 +35,5 @@ export const MIGRATIONS: (new () => unknown)[] = [
   BatchExportFilters1795467963056,
   SessionSnapshotBytes1795469021029,
   BatchExportRuns1795473000000,
+  RecordingObjectStorage1795480000000,
 ];

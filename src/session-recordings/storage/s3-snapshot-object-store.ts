@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  NoSuchKey,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { AppConfig } from '../../config/config.js';
+import { ObjectStoreUnavailableError, SnapshotObjectStore } from './snapshot-object-store.js';
+
+const DELETE_BATCH = 1000;
+/** Characters of a session id kept verbatim in an object key; others are percent-encoded. */
+const KEY_SAFE = /[^A-Za-z0-9._-]/g;
+
+/**
+ * Snapshot chunks as objects in an S3-compatible store, through the AWS SDK: `<prefix><team>/<session>/<uuid>`.
+ * Keys are never reused, so a retried capture that uploads again can never overwrite a chunk a row points at.
+ */
+@Injectable()
+export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModuleDestroy {
+  readonly configured: boolean;
+  private readonly bucket: string;
+  private readonly prefix: string;
+  private client: S3Client | null = null;
+
+  constructor(private readonly config: AppConfig) {
+    super();
+    this.bucket = config.get('RECORDING_S3_BUCKET').trim();
+    this.prefix = config.get('RECORDING_S3_PREFIX');
+    this.configured = this.bucket !== '';
+  }
+
+  private get s3(): S3Client {
+    if (!this.configured) {
+      throw new Error('RECORDING_S3_BUCKET is not set: the recording object store is not configured');
+    }
+    if (!this.client) {
+      const endpoint = this.config.get('RECORDING_S3_ENDPOINT').trim() || undefined;
+      const timeout = this.config.get('RECORDING_S3_TIMEOUT_MS');
+      this.client = new S3Client({
+        endpoint,
+        forcePathStyle: Boolean(endpoint),
+        // The SDK reads AWS_REGION; a store behind an endpoint often has none.
+        region: process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1',
+        maxAttempts: 3,
+        requestHandler: {
+          httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 50 }),
+          httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 50 }),
+          connectionTimeout: timeout,
+          requestTimeout: timeout,
+        },
+      });
+    }
+    return this.client;
+  }
+
+  newKey(teamId: number, sessionId: string): string {
+    const session = sessionId.replace(KEY_SAFE, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+    return `${this.prefix}${teamId}/${session}/${randomUUID()}`;
+  }
+
+  async put(key: string, data: Buffer): Promise<void> {
+    try {
+      await this.s3.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: data,
+          ContentType: 'application/jsonl',
+          ContentEncoding: 'gzip',
+        }),
+      );
+    } catch (error) {
+      throw new ObjectStoreUnavailableError('store a snapshot chunk', error);
+    }
+  }
+
+  async get(key: string): Promise<Buffer | null> {
+    try {
+      const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      if (!out.Body) return Buffer.alloc(0);
+      return Buffer.from(await out.Body.transformToByteArray());
+    } catch (error) {
+      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
+      throw new ObjectStoreUnavailableError('read a snapshot chunk', error);
+    }
+  }
+
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += DELETE_BATCH) {
+      const batch = keys.slice(i, i + DELETE_BATCH);
+      let out;
+      try {
+        out = await this.s3.send(
+          new DeleteObjectsCommand({
+            Bucket: this.bucket,
+            Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+          }),
+        );
+      } catch (error) {
+        throw new ObjectStoreUnavailableError('delete snapshot chunks', error);
+      }
+      const failed = (out.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
+      if (failed.length) {
+        throw new ObjectStoreUnavailableError(
+          'delete snapshot chunks',
+          new Error(`${failed.length} objects not deleted, first: ${failed[0].Key} (${failed[0].Code})`),
+        );
+      }
+    }
+  }
+
+  async list(
+    after: string | null,
+    limit: number,
+  ): Promise<{ objects: { key: string; lastModified: Date }[]; more: boolean }> {
+    try {
+      const out = await this.s3.send(
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: this.prefix,
+          MaxKeys: limit,
+          ...(after ? { StartAfter: after } : {}),
+        }),
+      );
+      return {
+        objects: (out.Contents ?? [])
+          .filter((o) => o.Key)
+          .map((o) => ({ key: o.Key as string, lastModified: o.LastModified ?? new Date(0) })),
+        more: Boolean(out.IsTruncated),
+      };
+    } catch (error) {
+      throw new ObjectStoreUnavailableError('list snapshot chunks', error);
+    }
+  }
+
+  onModuleDestroy(): void {
+    this.client?.destroy();
+    this.client = null;
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * The object store of snapshot chunks (RECORDING_STORAGE=s3). A chunk stored there is one object holding the
+ * same gzip bytes a database chunk holds in `session_recording_snapshots.data`; its row keeps `object_key`.
+ */
+export abstract class SnapshotObjectStore {
+  /** Whether a bucket is configured (RECORDING_S3_BUCKET); every other method throws when it is not. */
+  abstract readonly configured: boolean;
+
+  /** A new, unique key for a chunk of this recording, under RECORDING_S3_PREFIX. */
+  abstract newKey(teamId: number, sessionId: string): string;
+
+  /** Writes the object; resolves once the store has acknowledged it (durable). */
+  abstract put(key: string, data: Buffer): Promise<void>;
+
+  /** The object's bytes, or null when it does not exist. */
+  abstract get(key: string): Promise<Buffer | null>;
+
+  /** Deletes the objects (missing ones are not an error), in requests of at most 1,000 keys. */
+  abstract deleteMany(keys: readonly string[]): Promise<void>;
+
+  /**
+   * One page of the objects under RECORDING_S3_PREFIX, in key order after `after`, with their last
+   * modification time: what the orphan sweep walks.
+   */
+  abstract list(
+    after: string | null,
+    limit: number,
+  ): Promise<{ objects: { key: string; lastModified: Date }[]; more: boolean }>;
+}
+
+/** The store is down or refused the request: capture answers 503, reads 503. */
+export class ObjectStoreUnavailableError extends Error {
+  constructor(
+    readonly operation: string,
+    cause: unknown,
+  ) {
+    super(
+      `the recording object store failed to ${operation}: ${(cause as Error)?.message ?? String(cause)}`,
+      {
+        cause,
+      },
+    );
+    this.name = 'ObjectStoreUnavailableError';
+  }
+}
