@@ -409,6 +409,20 @@ export class BatchExportsRepository extends RepositoryBase {
    * `[firstK, firstK + count)` — each logged, in one statement, and sends their jobs (inside the caller's
    * transaction).
    */
+  @GenerateSql({
+    params: (f) => [
+      {
+        batchExportId: f.batchExportId,
+        startAt: AT,
+        endAt: new Date(AT.getTime() + 2 * 3600_000),
+        spec: INTERVAL_SPECS.hour,
+        firstK: AT.getTime() / 3600_000 + 1,
+        count: 2,
+        paused: false,
+      },
+      AT,
+    ],
+  })
   async insertBackfill(
     input: {
       batchExportId: string;

@@ -7,6 +7,10 @@ export interface SqlFixture {
   projectId: number;
   /** The session id of a recording of that project. */
   sessionId: string;
+  /** An hourly batch export of that project (NoOp destination). */
+  batchExportId: string;
+  /** A run of that export, `Running`, whose job is queued (claimable). */
+  runId: string;
 }
 
 /** One call of a repository method whose SQL is rendered and pinned (`test/sql/*.sql`). */

@@ -61,12 +61,36 @@ describe('SQL of the @GenerateSql repository methods', () => {
         snapshotEvent({ token: project.api_token, sessionId, events: [rr.meta(at, 'https://example.com/')] }),
       ])
       .expect(200);
+    const batchExport = (
+      await t.http
+        .post(`/api/organizations/${organization.id}/batch_exports`)
+        .set(owner.auth)
+        .send({
+          name: 'SQL',
+          model: 'persons',
+          interval: 'hour',
+          destination: { type: 'NoOp', config: {} },
+        })
+        .expect(201)
+    ).body as { id: string };
+    await t.http
+      .post(`/api/organizations/${organization.id}/batch_exports/${batchExport.id}/backfill`)
+      .set(owner.auth)
+      .send({ start_at: '2026-11-21T08:00:00.000Z', end_at: '2026-11-21T09:00:00.000Z' })
+      .expect(200);
+    // The run is taken as running (its job stays queued), so the run lifecycle's statements find it.
+    const [run] = await t.dataSource.query(
+      `UPDATE batch_export_runs SET status = 'Running' WHERE batch_export_id = $1 RETURNING id`,
+      [batchExport.id],
+    );
     fixture = {
       userId: owner.id,
       userUuid: owner.uuid,
       organizationId: organization.id,
       projectId: project.id,
       sessionId,
+      batchExportId: batchExport.id,
+      runId: (run as { id: string }[])[0].id,
     };
     const original = t.dataSource.logger;
     const recorder: Logger = {

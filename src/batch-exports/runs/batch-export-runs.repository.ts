@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import type { SqlFixture } from '../../database/generate-sql.js';
+import { GenerateSql } from '../../database/generate-sql.js';
 import { transactionExecutor } from '../../database/job-queue.js';
 import { RepositoryBase } from '../../database/repository-base.js';
 import type { LogLevel } from '../batch-export-log.entity.js';
@@ -93,6 +95,30 @@ class Paused extends Error {
   }
 }
 
+const AT = new Date('2026-11-21T10:00:00.000Z');
+
+/** The fixture's running run as a worker holds it (its job's id is the run's id), for the pinned SQL. */
+const fixtureClaim = (f: SqlFixture, attemptNumber = 1): ClaimedRun => ({
+  attempt: { id: f.runId, retryCount: attemptNumber - 1 },
+  attemptNumber,
+  run: {
+    id: f.runId,
+    batchExportId: f.batchExportId,
+    backfillId: null,
+    dataIntervalStart: new Date('2026-11-21T08:00:00.000Z'),
+    dataIntervalEnd: new Date('2026-11-21T09:00:00.000Z'),
+  },
+  batchExport: {
+    id: f.batchExportId,
+    organizationId: f.organizationId,
+    teamId: f.projectId,
+    name: 'SQL',
+    model: 'persons',
+    destinationType: 'NoOp',
+    config: {},
+  },
+});
+
 /**
  * The lifecycle of runs as workers drive it: claim (job and run in one transaction), progress checks, and the
  * end of an attempt (run status, log lines and the job's settlement in one transaction, so the run and its job
@@ -113,6 +139,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
    * settled; a job of a paused export goes back to the queue parked (`paused`); a run whose attempts are used
    * up (its workers were lost) is recorded FailedRetryable.
    */
+  @GenerateSql({ params: [AT, 3] })
   async claimNext(now: Date, maxAttempts: number): Promise<ClaimResult> {
     try {
       return await this.transaction(async () => {
@@ -199,6 +226,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
   }
 
   /** Parks the export's queued jobs when it is (still) paused: under its row lock, so an unpause cannot interleave. */
+  @GenerateSql({ params: (f) => [f.batchExportId] })
   async parkIfPaused(batchExportId: string): Promise<void> {
     await this.transaction(async () => {
       const [row] = await this.query<{ paused: boolean }>(
@@ -210,6 +238,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
   }
 
   /** The run's status now (a worker checks it to notice a cancellation). */
+  @GenerateSql({ params: (f) => [f.runId] })
   async statusOf(runId: string): Promise<RunStatus | null> {
     const [row] = await this.query<{ status: RunStatus }>(
       'SELECT status FROM batch_export_runs WHERE id = $1',
@@ -230,6 +259,24 @@ export class BatchExportRunsRepository extends RepositoryBase {
    * transaction. A run cancelled meanwhile keeps its status. A non-retryable failure may pause the export
    * (AUTO_PAUSE_FAILURES of its last AUTO_PAUSE_WINDOW runs failed).
    */
+  @GenerateSql(
+    {
+      name: 'completed',
+      params: (f) => [fixtureClaim(f), { kind: 'completed', records: 7, bytes: 700 }, AT, 3],
+    },
+    {
+      name: 'failed, to be retried',
+      params: (f) => [fixtureClaim(f), { kind: 'failed', message: 'refused', retryable: true }, AT, 3],
+    },
+    {
+      name: 'failed for good',
+      params: (f) => [fixtureClaim(f, 3), { kind: 'failed', message: 'refused', retryable: false }, AT, 3],
+    },
+    {
+      name: 'stopped by a shutdown',
+      params: (f) => [fixtureClaim(f), { kind: 'stopped', reason: 'shutdown' }, AT, 3],
+    },
+  )
   async finish(
     claim: ClaimedRun,
     outcome: RunOutcome,
