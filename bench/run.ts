@@ -25,11 +25,14 @@ import { type BenchOptions, parseOptions, SCENARIO_NAMES, USAGE } from './lib/op
 import { recreateDatabase, startPostgres, type BenchPostgres } from './lib/postgres.js';
 import { sampleRss, type Server, startServer } from './lib/processes.js';
 import {
+  captureLoadTargets,
   evaluateTargets,
+  formatCaptureLoadTable,
   formatHttpTable,
   formatCaptureTable,
   formatSchedulerTable,
   formatTargetsTable,
+  type CaptureLoadResult,
   type CaptureResult,
   type HttpScenarioResult,
   type LoadStats,
@@ -40,6 +43,7 @@ import {
 } from './lib/report.js';
 import { HTTP_SCENARIOS, type Side } from './lib/scenarios.js';
 import { benchCapture } from './lib/capture.js';
+import { runCaptureLoadScenarios } from './lib/capture-scenarios.js';
 import { benchScheduler } from './lib/scheduler.js';
 import { benchExport, type ExportResult, formatExportTable, MIN_EXPORT_RATIO } from './lib/export.js';
 import { type Fixture, readFixture, seed, SEED_VERSION } from './lib/seed.js';
@@ -329,6 +333,29 @@ async function main(): Promise<void> {
       });
     }
 
+    let captureLoad: CaptureLoadResult[] = [];
+    if (options.scenarios.some((s) => s === 'capture-postgres' || s === 'capture-s3')) {
+      const out = await runCaptureLoadScenarios({
+        bench: options,
+        db,
+        postgresUrl: postgres.url,
+        statStatements: postgres.statStatements,
+        organizationId: fixture.retrieveOrganizationId,
+        serviceEnv: () => serviceEnv(postgres.url),
+        start: {
+          root: ROOT,
+          logDir,
+          servicePort: SERVICE_PORT,
+          baselinePort: BASELINE_PORT,
+          poolSize: POOL_SIZE,
+          serviceNodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
+        },
+        log,
+      });
+      captureLoad = out.results;
+      skipped = [...skipped, ...out.skipped];
+    }
+
     let capture: CaptureResult | null = null;
     if (options.scenarios.includes('capture')) {
       const service = await startServer({
@@ -364,7 +391,10 @@ async function main(): Promise<void> {
       });
     }
 
-    const targets = evaluateTargets(http, scheduler, memory, capture);
+    const targets = [
+      ...evaluateTargets(http, scheduler, memory, capture),
+      ...captureLoadTargets(captureLoad),
+    ];
     if (exported) {
       const met = exported.ratio >= MIN_EXPORT_RATIO;
       targets.push({
@@ -410,6 +440,7 @@ async function main(): Promise<void> {
       skipped,
       scheduler,
       export: exported,
+      captureLoad,
       capture,
       memory,
       targets,
@@ -425,6 +456,7 @@ async function main(): Promise<void> {
       ...skipped.map((s) => `${s.name}: skipped — ${s.reason}`),
       scheduler ? formatSchedulerTable(scheduler) : '',
       exported ? formatExportTable(exported) : '',
+      captureLoad.length ? formatCaptureLoadTable(captureLoad) : '',
       capture ? formatCaptureTable(capture) : '',
       memory
         ? `Service RSS: idle ${round(memory.idleMb, 0)} MB, max under load ${round(memory.maxUnderLoadMb, 0)} MB, ` +
