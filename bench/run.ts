@@ -9,7 +9,9 @@
  * 4. runs the scheduler scenario (`createDueRuns` from dist/ with 100,000 due exports, then concurrent ticks);
  * 5. runs the export scenario (1,000,000 persons to a Postgres destination by a worker process, against a plain
  *    COPY of the same rows);
- * 6. prints the tables and writes bench/results/<date>.json.
+ * 6. runs the capture load scenarios (posthog-js batches of new sessions to POST /s/ of both sides, chunks in
+ *    PostgreSQL or, with an S3-protocol server started for it, in a bucket);
+ * 7. prints the tables and writes bench/results/<date>.json.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';

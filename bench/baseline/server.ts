@@ -3,7 +3,7 @@
  * request it does what the service does — authenticates the bearer key by its SHA-256 digest, checks membership
  * with the same SQL, runs the same page and count SQL — and answers the same JSON, byte for byte. It is the
  * yardstick the service's framework, ORM and serialisation overhead is measured against; it must never do less
- * database work than the service.
+ * database work than the service. POST /s/ (recording capture) lives in capture.ts.
  *
  * Environment: DATABASE_URL, PORT, DATABASE_POOL_SIZE (default 10, as the service), MAX_PAGE_LIMIT (1000),
  * INSTANCE_TAG (none), INVITE_DAYS_VALIDITY (3), RECORDING_RETENTION_DAYS (30).

@@ -110,11 +110,11 @@ function meanCapture(all: CaptureLoadStats[]): CaptureLoadStats {
   };
 }
 
-/** rrweb events the recordings of one load store (session ids under `prefix`). */
+/** rrweb events the recordings of one load store (session ids `<prefix>-c…`; the warm-up's prefix is another). */
 async function storedEvents(db: pg.Client, teamId: number, prefix: string): Promise<number> {
   const { rows } = await db.query<{ n: string | null }>(
     `SELECT sum(event_count)::text AS n FROM session_recordings WHERE team_id = $1 AND session_id LIKE $2`,
-    [teamId, `${prefix}-%`],
+    [teamId, `${prefix}-c%`],
   );
   return Number(rows[0].n ?? 0);
 }
@@ -183,11 +183,24 @@ export async function benchCaptureLoad(options: {
     );
     if (!stored[side]) throw new Error(`${name}: the ${side} stored no recording for the check session`);
   }
-  if (options.storage === 's3' && stored.service!.chunks.some((c) => c.storedIn === 'data')) {
-    throw new CaptureScenarioSkipped(
-      'the service started with RECORDING_STORAGE=s3 but capture still wrote the chunks into PostgreSQL ' +
-        '(object_key null): capture does not upload to the object store yet',
-    );
+  if (options.storage === 's3') {
+    const inData = stored.baseline!.chunks.filter((c) => c.storedIn === 'data').length;
+    if (inData)
+      throw new Error(`${name}: the baseline wrote ${inData} chunks into PostgreSQL instead of the bucket`);
+    if (stored.service!.chunks.some((c) => c.storedIn === 'data')) {
+      const asRows = {
+        ...stored.baseline!,
+        chunks: stored.baseline!.chunks.map((c) => ({ ...c, storedIn: 'data' as const })),
+      };
+      const differs = storedDifference(stored.service!, asRows);
+      if (differs)
+        throw new Error(`${name}: the service and the baseline stored different things (${differs})`);
+      throw new CaptureScenarioSkipped(
+        'the service started with RECORDING_STORAGE=s3 but capture still wrote the chunks into PostgreSQL ' +
+          `(object_key null; the baseline uploaded its ${stored.baseline!.chunks.length} chunks and read back ` +
+          'the same lines): capture does not upload to the object store yet',
+      );
+    }
   }
   const difference = storedDifference(stored.service!, stored.baseline!);
   if (difference)
@@ -240,7 +253,7 @@ export async function benchCaptureLoad(options: {
       let rate = WARMUP_BUDGET_PER_CONNECTION * bench.connections;
       if (bench.warmupSec > 0) {
         const warm = connectionQueues(
-          plan(`bench-cap-${runId}-r${r}-${side}-warmup`),
+          plan(`bench-cap-${runId}-w${r}-${side}`),
           bench.connections,
           WARMUP_BUDGET_PER_CONNECTION * bench.warmupSec,
         );
