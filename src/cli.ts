@@ -21,6 +21,11 @@ import { PluginsService } from './plugins/plugins.service.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { ProjectsService } from './projects/projects.service.js';
 import { demoCaptureRequests } from './session-recordings/demo/demo-sessions.js';
+import { SessionRecordingsModule } from './session-recordings/session-recordings.module.js';
+import {
+  type MigrationReport,
+  SnapshotStorageMaintenance,
+} from './session-recordings/storage/snapshot-storage-maintenance.js';
 
 /** A usage or input error: one line on stderr, exit code 2. */
 export class CliUsageError extends Error {}
@@ -35,9 +40,34 @@ Commands:
   orgs set-plugins-access  Set an organization's plugins_access_level (9 lets it publish global plugins)
   migrate                  Apply pending database migrations (under an advisory lock)
   demo                     Fill a project with generated session recordings
+  recordings migrate-storage  Move snapshot chunks between the database and the object store
+  recordings sweep-orphans    Delete objects of the recording store that no snapshot chunk points at
 
 Run "node dist/cli.js <command> --help" (or "node dist/cli.js help <command>") for a command's options;
 "node dist/cli.js keys --help" lists the key commands, "node dist/cli.js orgs --help" the organization ones.`,
+  recordings: `Usage: node dist/cli.js recordings <migrate-storage|sweep-orphans> [options]
+
+Session recording storage (operator actions):
+  recordings migrate-storage  Move snapshot chunks between the database and the object store
+  recordings sweep-orphans    Delete objects of the recording store that no snapshot chunk points at
+
+Run "node dist/cli.js recordings <command> --help" for a command's options.`,
+  'recordings migrate-storage': `Usage: node dist/cli.js recordings migrate-storage --to s3|postgres [--max-chunks N]
+
+  --to          s3: move every chunk stored in the database into RECORDING_S3_BUCKET;
+                postgres: move every chunk stored as an object back into the database
+  --max-chunks  stop after this many chunks (the rest stay where they are; run again to go on)
+
+Moves one chunk at a time, each verified before its source is dropped: the SHA-256 of what was written, read
+back, must equal the source's. Progress is kept in the chunks themselves, so an interrupted run (Ctrl-C stops
+after the current chunk) resumes when started again. Prints how many chunks each backend holds at the end.
+Capture may run meanwhile; set RECORDING_STORAGE to the new backend first so new chunks go there.
+Needs RECORDING_S3_BUCKET (and the store's AWS_* variables) in both directions.`,
+  'recordings sweep-orphans': `Usage: node dist/cli.js recordings sweep-orphans
+
+Deletes the objects under RECORDING_S3_PREFIX that no snapshot chunk points at and that are older than
+RECORDING_ORPHAN_GRACE_MINUTES (left by captures that failed after their upload, or by deleted organizations).
+The service does the same every RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS.`,
   orgs: `Usage: node dist/cli.js orgs <set-plugins-access> [options]
 
 Organizations (operator actions):
@@ -99,6 +129,23 @@ export function describeMigrations(applied: string[]): string {
 }
 
 /** The capture pipeline for the demo command. */
+/** Recording storage maintenance for the recordings commands. */
+@Module({})
+class CliRecordingsModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: CliRecordingsModule,
+      imports: [
+        CoreModule.forRoot(config),
+        ClockModule,
+        LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
+        DatabaseModule.forRoot(config),
+        SessionRecordingsModule,
+      ],
+    };
+  }
+}
+
 @Module({})
 class CliDemoModule {
   static forRoot(config: AppConfig): DynamicModule {
@@ -161,10 +208,11 @@ function required(values: Record<string, unknown>, name: string, command: string
   return v.trim();
 }
 
-async function withCli<T>(config: AppConfig, fn: (app: INestApplicationContext) => Promise<T>): Promise<T> {
-  const app: INestApplicationContext = await NestFactory.createApplicationContext(CliModule.forRoot(config), {
-    logger: false,
-  });
+async function withApp<T>(
+  module: DynamicModule,
+  fn: (app: INestApplicationContext) => Promise<T>,
+): Promise<T> {
+  const app: INestApplicationContext = await NestFactory.createApplicationContext(module, { logger: false });
   try {
     return await fn(app);
   } finally {
@@ -172,8 +220,33 @@ async function withCli<T>(config: AppConfig, fn: (app: INestApplicationContext) 
   }
 }
 
+function withCli<T>(config: AppConfig, fn: (app: INestApplicationContext) => Promise<T>): Promise<T> {
+  return withApp(CliModule.forRoot(config), fn);
+}
+
 function withKeys<T>(config: AppConfig, fn: (keys: PersonalApiKeysService) => Promise<T>): Promise<T> {
   return withCli(config, (app) => fn(app.get(PersonalApiKeysService)));
+}
+
+function withRecordingStorage<T>(
+  config: AppConfig,
+  fn: (maintenance: SnapshotStorageMaintenance) => Promise<T>,
+): Promise<T> {
+  return withApp(CliRecordingsModule.forRoot(config), (app) => fn(app.get(SnapshotStorageMaintenance)));
+}
+
+/** The outcome lines of `recordings migrate-storage`. */
+export function describeMigration(r: MigrationReport): string {
+  const where = `now ${r.counts.inDatabase} chunks in the database, ${r.counts.inObjectStore} in the object store`;
+  const head = `moved ${r.moved} chunks (${r.bytes} bytes) to ${r.to === 's3' ? 'the object store' : 'the database'}, each verified by checksum`;
+  const skipped = r.skipped ? `; ${r.skipped} skipped (their source was gone)` : '';
+  const left = r.to === 's3' ? r.counts.inDatabase : r.counts.inObjectStore;
+  const end = r.stopped
+    ? `stopped before the end: ${left} left to move; run the command again to go on`
+    : left
+      ? `${left} chunks were added to the old backend meanwhile (is RECORDING_STORAGE still the old one?); run again to move them`
+      : 'done: every chunk is there';
+  return `${head}${skipped}\n${where}\n${end}`;
 }
 
 /** `--level` of `orgs set-plugins-access`: one of 0, 3, 6, 9. */
@@ -293,6 +366,8 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
       'orgs set-plugins-access': { org: { type: 'string' }, level: { type: 'string' } },
       migrate: {},
       demo: { project: { type: 'string' }, sessions: { type: 'string' }, seed: { type: 'string' } },
+      'recordings migrate-storage': { to: { type: 'string' }, 'max-chunks': { type: 'string' } },
+      'recordings sweep-orphans': {},
     } as const;
     const values = parse(command, args, specs[command as keyof typeof specs]);
     // Validate the arguments fully before touching the database.
@@ -312,6 +387,14 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
       }
       pluginsAccessLevel(required(values, 'level', command), command);
     }
+    const migrateTo = command === 'recordings migrate-storage' ? required(values, 'to', command) : null;
+    if (migrateTo !== null && migrateTo !== 's3' && migrateTo !== 'postgres') {
+      throw new CliUsageError(`${command}: --to must be s3 or postgres`);
+    }
+    const maxChunks =
+      command === 'recordings migrate-storage'
+        ? positiveInt(values, 'max-chunks', command, Number.MAX_SAFE_INTEGER)
+        : undefined;
     const demo =
       command === 'demo'
         ? {
@@ -405,6 +488,38 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
               'they stay global (visible to every organization) and it can no longer change that',
           );
         }
+        return 0;
+      }
+      case 'recordings migrate-storage': {
+        let interrupted = false;
+        const onSignal = () => {
+          interrupted = true;
+          err('interrupted: stopping after the current chunk');
+        };
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
+        try {
+          const report = await withRecordingStorage(config, (m) =>
+            m.migrate(migrateTo as 's3' | 'postgres', {
+              maxChunks,
+              shouldStop: () => interrupted,
+              progress: (r) => out(`... ${r.moved} chunks moved (${r.bytes} bytes), ${r.skipped} skipped`),
+            }),
+          );
+          out(describeMigration(report));
+          return 0;
+        } finally {
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+        }
+      }
+      case 'recordings sweep-orphans': {
+        const report = await withRecordingStorage(config, (m) => m.sweepOrphans());
+        out(
+          report
+            ? `looked at ${report.scanned} objects; deleted ${report.deleted} that no chunk points at`
+            : 'another process is sweeping: nothing done',
+        );
         return 0;
       }
       case 'keys revoke': {

@@ -319,6 +319,11 @@ export const SETTINGS = {
     60,
     'Age after which an object in the bucket that no snapshot row points at (its capture failed after the upload, or its recording was deleted) is removed by the orphan sweep.',
   ),
+  RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS: setting(
+    int(0, 604800),
+    3600,
+    'Seconds between two orphan sweeps of the recording object store (only with RECORDING_S3_BUCKET set; one replica sweeps at a time). 0: no sweep.',
+  ),
   RECORDING_RETENTION_DAYS: setting(
     int(1, 3650),
     30,

@@ -34,6 +34,18 @@ export abstract class RepositoryBase {
     return this.manager.query<R[]>(sql, parameters);
   }
 
+  /**
+   * A plain SQL UPDATE or DELETE: the rows of its RETURNING clause and how many rows it changed (TypeORM answers
+   * these statements with `[rows, affected]`, not with the rows as `query` returns them for a SELECT).
+   */
+  protected async modify<R = never>(
+    sql: string,
+    parameters?: unknown[],
+  ): Promise<{ rows: R[]; affected: number }> {
+    const [rows, affected] = (await this.manager.query(sql, parameters)) as [R[], number];
+    return { rows, affected };
+  }
+
   /** Runs `work` in a transaction (joining the caller's when there is one). */
   protected transaction<T>(work: () => Promise<T>): Promise<T> {
     return runInTransaction(this.dataSource, work);

@@ -13,6 +13,7 @@ import {
   type SnapshotChunk,
   SessionRecordingsRepository,
 } from './session-recordings.repository.js';
+import { SnapshotStorage, unavailable } from './storage/snapshot-storage.js';
 import {
   appendLines,
   type ChunkLimits,
@@ -84,6 +85,7 @@ export class RecordingIngestionService {
     private readonly recordings: SessionRecordingsRepository,
     private readonly persons: PersonsService,
     private readonly clock: Clock,
+    private readonly storage: SnapshotStorage,
     config: AppConfig,
   ) {
     this.chunkLimits = {
@@ -97,20 +99,37 @@ export class RecordingIngestionService {
   async ingest(teamId: number, batches: readonly SnapshotBatch[]): Promise<IngestResult> {
     if (!batches.length) return { stored: 0, duplicates: 0, dropped: 0, capped: 0 };
     for (let attempt = 1; ; attempt++) {
+      // Objects uploaded by this attempt (RECORDING_STORAGE=s3), removed again if it fails before committing.
+      const uploaded: string[] = [];
+      let beforeCommit = false;
       try {
-        return await this.transactions.withTransaction(() => this.ingestIn(teamId, batches));
+        return await this.transactions.withTransaction(async () => {
+          try {
+            return await this.ingestIn(teamId, batches, uploaded);
+          } catch (error) {
+            beforeCommit = true;
+            throw error;
+          }
+        });
       } catch (error) {
+        // A failed COMMIT may still have committed: its objects are left for the orphan sweep, which deletes
+        // only objects no row points at.
+        if (beforeCommit) await this.storage.discard(uploaded);
         const code =
           (error as { driverError?: { code?: string }; code?: string }).driverError?.code ??
           (error as { code?: string }).code;
-        if (!code || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw error;
+        if (!code || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw unavailable(this.logger, error);
         this.logger.warn({ code, attempt }, 'capture transaction retried');
       }
     }
   }
 
   /** The work of one attempt, inside its transaction. */
-  private async ingestIn(teamId: number, all: readonly SnapshotBatch[]): Promise<IngestResult> {
+  private async ingestIn(
+    teamId: number,
+    all: readonly SnapshotBatch[],
+    uploaded: string[],
+  ): Promise<IngestResult> {
     const now = this.clock.now();
     const yielder = new Yielder();
     const result: IngestResult = { stored: 0, duplicates: 0, dropped: 0, capped: 0 };
@@ -273,15 +292,25 @@ export class RecordingIngestionService {
             lastTimestamp: new Date(chunk.lastTimestamp),
             eventCount: chunk.lines.length,
             data: await gzipAsync(chunkText(chunk)),
+            objectKey: null,
           });
         }
       }
     }
+    // Durable in the object store (RECORDING_STORAGE=s3) before the rows that point at them are inserted.
+    const stored = await this.storage.store(
+      chunks.map((c) => ({ teamId, sessionId: c.sessionId, data: c.data as Buffer })),
+      uploaded,
+    );
+    for (let i = 0; i < chunks.length; i++) {
+      chunks[i].data = stored[i].data;
+      chunks[i].objectKey = stored[i].objectKey;
+    }
     for (let i = 0; i < chunks.length;) {
       const group: SnapshotChunk[] = [];
       let size = 0;
-      while (i < chunks.length && (!group.length || size + chunks[i].data.length <= INSERT_BYTES)) {
-        size += chunks[i].data.length;
+      while (i < chunks.length && (!group.length || size + (chunks[i].data?.length ?? 0) <= INSERT_BYTES)) {
+        size += chunks[i].data?.length ?? 0;
         group.push(chunks[i++]);
       }
       await this.recordings.insertSnapshots(teamId, group, now);

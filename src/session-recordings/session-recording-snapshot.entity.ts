@@ -8,6 +8,10 @@ import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from './session-recordi
 @Entity('session_recording_snapshots')
 @Check('session_recording_snapshots_stored_check', `"data" IS NOT NULL OR "object_key" IS NOT NULL`)
 @Index('session_recording_snapshots_session_idx', ['teamId', 'sessionId', 'firstTimestamp', 'id'])
+@Index('session_recording_snapshots_object_key_idx', ['objectKey'], {
+  unique: true,
+  where: '"object_key" IS NOT NULL',
+})
 export class SessionRecordingSnapshotEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;

@@ -9,6 +9,9 @@ import { SessionRecordingsService } from './session-recordings.service.js';
 import { SnapshotReader } from './snapshot-reader.js';
 import { S3SnapshotObjectStore } from './storage/s3-snapshot-object-store.js';
 import { SnapshotObjectStore } from './storage/snapshot-object-store.js';
+import { SnapshotStorage } from './storage/snapshot-storage.js';
+import { SnapshotStorageMaintenance } from './storage/snapshot-storage-maintenance.js';
+import { SnapshotStorageRepository } from './storage/snapshot-storage.repository.js';
 
 /** Session recordings of a project: ingestion (used by capture), the recordings API and sharing. */
 @Module({
@@ -20,7 +23,10 @@ import { SnapshotObjectStore } from './storage/snapshot-object-store.js';
     SessionRecordingsService,
     SnapshotReader,
     { provide: SnapshotObjectStore, useClass: S3SnapshotObjectStore },
+    SnapshotStorage,
+    SnapshotStorageRepository,
+    SnapshotStorageMaintenance,
   ],
-  exports: [RecordingIngestionService, SessionRecordingsService],
+  exports: [RecordingIngestionService, SessionRecordingsService, SnapshotStorageMaintenance],
 })
 export class SessionRecordingsModule {}

@@ -98,7 +98,9 @@ export interface SnapshotChunk {
   firstTimestamp: Date;
   lastTimestamp: Date;
   eventCount: number;
-  data: Buffer;
+  /** gzip of the chunk's lines, when stored in the database; null when it is an object (`objectKey`). */
+  data: Buffer | null;
+  objectKey: string | null;
 }
 
 /** A stored snapshot chunk, without its data. */
@@ -106,6 +108,13 @@ export interface SnapshotChunkSource {
   id: string;
   firstTimestamp: Date;
   lastTimestamp: Date;
+}
+
+/** A stored chunk's window and where its bytes are. */
+export interface StoredChunk {
+  windowId: string;
+  data: Buffer | null;
+  objectKey: string | null;
 }
 
 /** A chunk's place in the time order of a session's snapshots. */
@@ -317,15 +326,11 @@ export class SessionRecordingsRepository extends RepositoryBase {
     return rows[0] ?? null;
   }
 
-  /** One chunk's window and data (gzip), or null. */
+  /** One chunk's window and where its bytes are (gzip in `data`, or the object `objectKey`), or null. */
   @GenerateSql({ params: (f) => [f.projectId, f.sessionId, '1'] })
-  async snapshotData(
-    teamId: number,
-    sessionId: string,
-    id: string,
-  ): Promise<{ windowId: string; data: Buffer } | null> {
-    const rows = await this.query<{ windowId: string; data: Buffer }>(
-      `SELECT window_id AS "windowId", data FROM session_recording_snapshots
+  async snapshotData(teamId: number, sessionId: string, id: string): Promise<StoredChunk | null> {
+    const rows = await this.query<StoredChunk>(
+      `SELECT window_id AS "windowId", data, object_key AS "objectKey" FROM session_recording_snapshots
         WHERE team_id = $1 AND session_id = $2 AND id = $3::bigint`,
       [teamId, sessionId, id],
     );
@@ -367,12 +372,11 @@ export class SessionRecordingsRepository extends RepositoryBase {
   async softDelete(teamId: number, sessionId: string, now: Date): Promise<boolean> {
     return this.transaction(async () => {
       await this.lockCounter(teamId);
-      // TypeORM answers an UPDATE with [rows, affected].
-      const [, affected] = (await this.manager.query(
+      const { affected } = await this.modify(
         `UPDATE session_recordings SET deleted_at = $3
           WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL`,
         [teamId, sessionId, now],
-      )) as [unknown[], number];
+      );
       return affected > 0;
     });
   }
@@ -409,8 +413,7 @@ export class SessionRecordingsRepository extends RepositoryBase {
     sessionId: string,
     changes: { enabled?: boolean; accessToken?: string; settings?: Record<string, boolean> | null },
   ): Promise<RecordingSharing | null> {
-    // TypeORM answers an UPDATE with [rows, affected].
-    const [rows] = (await this.manager.query(
+    const { rows } = await this.modify<RecordingSharing>(
       `UPDATE session_recording_sharing
           SET enabled = coalesce($3, enabled), access_token = coalesce($4, access_token),
               settings = CASE WHEN $5 THEN $6::jsonb ELSE settings END
@@ -424,7 +427,7 @@ export class SessionRecordingsRepository extends RepositoryBase {
         changes.settings !== undefined,
         changes.settings === undefined || changes.settings === null ? null : JSON.stringify(changes.settings),
       ],
-    )) as [RecordingSharing[], number];
+    );
     return rows[0] ?? null;
   }
 
@@ -638,6 +641,7 @@ export class SessionRecordingsRepository extends RepositoryBase {
           lastTimestamp: AT,
           eventCount: 1,
           data: Buffer.alloc(1),
+          objectKey: null,
         },
       ],
       AT,
@@ -647,10 +651,13 @@ export class SessionRecordingsRepository extends RepositoryBase {
     if (!chunks.length) return;
     await this.query(
       `INSERT INTO session_recording_snapshots
-              (team_id, session_id, window_id, first_timestamp, last_timestamp, event_count, data, created_at)
-       SELECT $1, c.session_id, c.window_id, c.first_timestamp, c.last_timestamp, c.event_count, c.data, $2
-         FROM unnest($3::varchar[], $4::varchar[], $5::timestamptz[], $6::timestamptz[], $7::int[], $8::bytea[])
-              AS c(session_id, window_id, first_timestamp, last_timestamp, event_count, data)`,
+              (team_id, session_id, window_id, first_timestamp, last_timestamp, event_count, data, object_key,
+               created_at)
+       SELECT $1, c.session_id, c.window_id, c.first_timestamp, c.last_timestamp, c.event_count, c.data,
+              c.object_key, $2
+         FROM unnest($3::varchar[], $4::varchar[], $5::timestamptz[], $6::timestamptz[], $7::int[], $8::bytea[],
+                     $9::varchar[])
+              AS c(session_id, window_id, first_timestamp, last_timestamp, event_count, data, object_key)`,
       [
         teamId,
         now,
@@ -660,6 +667,7 @@ export class SessionRecordingsRepository extends RepositoryBase {
         chunks.map((c) => c.lastTimestamp),
         chunks.map((c) => c.eventCount),
         chunks.map((c) => c.data),
+        chunks.map((c) => c.objectKey),
       ],
     );
   }

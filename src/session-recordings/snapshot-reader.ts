@@ -3,6 +3,7 @@ import { ApiError } from '../common/errors/api-error.js';
 import { BLOB_V2, type SnapshotsQuery } from './dto/snapshots.dto.js';
 import { type SnapshotPosition, SessionRecordingsRepository } from './session-recordings.repository.js';
 import { readChunkLines } from './snapshot-chunks.js';
+import { SnapshotStorage } from './storage/snapshot-storage.js';
 
 /** A response body written piece by piece (see `writeStream`). */
 export interface StreamedBody {
@@ -35,11 +36,14 @@ const optionalString = (query: SnapshotsQuery, name: keyof SnapshotsQuery): stri
 /**
  * Reads a recording's snapshots in PostHog's shape, never holding more than one stored chunk: the list of its
  * sources (one per chunk, streamed from keyset pages), or the JSON lines of one chunk or of a range of them,
- * decompressed into the response as they are read. Access to the recording is checked by the caller.
+ * decompressed into the response as they are read, from the chunk's row or its object in the store. Access to the recording is checked by the caller.
  */
 @Injectable()
 export class SnapshotReader {
-  constructor(private readonly recordings: SessionRecordingsRepository) {}
+  constructor(
+    private readonly recordings: SessionRecordingsRepository,
+    private readonly storage: SnapshotStorage,
+  ) {}
 
   /**
    * What `GET …/snapshots` answers for this query: 400 for a bad query, 404 for an unknown blob key — both
@@ -130,8 +134,9 @@ export class SnapshotReader {
     let after: SnapshotPosition = start;
     while (id !== null) {
       const chunk = await this.recordings.snapshotData(teamId, sessionId, id);
-      // A chunk deleted meanwhile (its recording's organization deleted) is skipped.
-      if (chunk) yield* readChunkLines(chunk.data, chunk.windowId);
+      // A chunk deleted meanwhile (its recording's organization deleted, or purged) is skipped.
+      const data = chunk && (await this.storage.read(chunk));
+      if (chunk && data) yield* readChunkLines(data, chunk.windowId);
       if (id === end.id) break;
       const [next] = await this.recordings.snapshotSources(teamId, sessionId, after, 1);
       const position: SnapshotPosition | null = next

@@ -109,7 +109,7 @@ SELECT id::text AS id, first_timestamp AS "firstTimestamp" FROM session_recordin
 WHERE team_id = $1 AND session_id = $2 AND id = $3::bigint;
 
 -- SessionRecordingsRepository.snapshotData
-SELECT window_id AS "windowId", data FROM session_recording_snapshots
+SELECT window_id AS "windowId", data, object_key AS "objectKey" FROM session_recording_snapshots
 WHERE team_id = $1 AND session_id = $2 AND id = $3::bigint;
 
 -- SessionRecordingsRepository.setViewed (viewed)
@@ -197,7 +197,10 @@ WHERE team_id = $1 AND session_id = $2;
 
 -- SessionRecordingsRepository.insertSnapshots
 INSERT INTO session_recording_snapshots
-       (team_id, session_id, window_id, first_timestamp, last_timestamp, event_count, data, created_at)
-SELECT $1, c.session_id, c.window_id, c.first_timestamp, c.last_timestamp, c.event_count, c.data, $2
-  FROM unnest($3::varchar[], $4::varchar[], $5::timestamptz[], $6::timestamptz[], $7::int[], $8::bytea[])
-       AS c(session_id, window_id, first_timestamp, last_timestamp, event_count, data);
+       (team_id, session_id, window_id, first_timestamp, last_timestamp, event_count, data, object_key,
+        created_at)
+SELECT $1, c.session_id, c.window_id, c.first_timestamp, c.last_timestamp, c.event_count, c.data,
+       c.object_key, $2
+  FROM unnest($3::varchar[], $4::varchar[], $5::timestamptz[], $6::timestamptz[], $7::int[], $8::bytea[],
+              $9::varchar[])
+       AS c(session_id, window_id, first_timestamp, last_timestamp, event_count, data, object_key);

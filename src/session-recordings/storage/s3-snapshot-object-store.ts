@@ -60,8 +60,16 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
   }
 
   newKey(teamId: number, sessionId: string): string {
+    return this.keyOf(teamId, sessionId, randomUUID());
+  }
+
+  chunkKey(teamId: number, sessionId: string, id: string): string {
+    return this.keyOf(teamId, sessionId, `chunk-${id}`);
+  }
+
+  private keyOf(teamId: number, sessionId: string, name: string): string {
     const session = sessionId.replace(KEY_SAFE, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-    return `${this.prefix}${teamId}/${session}/${randomUUID()}`;
+    return `${this.prefix}${teamId}/${session}/${name}`;
   }
 
   async put(key: string, data: Buffer): Promise<void> {

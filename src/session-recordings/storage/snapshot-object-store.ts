@@ -9,6 +9,9 @@ export abstract class SnapshotObjectStore {
   /** A new, unique key for a chunk of this recording, under RECORDING_S3_PREFIX. */
   abstract newKey(teamId: number, sessionId: string): string;
 
+  /** The key of the stored chunk `id` of this recording when it is moved into the store (one key per chunk). */
+  abstract chunkKey(teamId: number, sessionId: string, id: string): string;
+
   /** Writes the object; resolves once the store has acknowledged it (durable). */
   abstract put(key: string, data: Buffer): Promise<void>;
 

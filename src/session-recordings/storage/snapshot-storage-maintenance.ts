@@ -1,0 +1,214 @@
+import { createHash } from 'node:crypto';
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+  Optional,
+} from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { isDatabaseUnavailable } from '../../common/errors/database-errors.js';
+import { Clock } from '../../common/time/clock.js';
+import { AppConfig } from '../../config/config.js';
+import { TransactionHost } from '../../database/transactions.js';
+import { SnapshotObjectStore } from './snapshot-object-store.js';
+import { SnapshotStorageRepository, type StorageCounts } from './snapshot-storage.repository.js';
+
+/** Chunks listed per query while migrating (their bytes are read one chunk at a time). */
+const MIGRATE_PAGE = 200;
+/** Objects listed per request by the orphan sweep. */
+const SWEEP_PAGE = 1000;
+
+const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
+
+export interface MigrationReport {
+  to: 's3' | 'postgres';
+  /** Chunks moved and verified (checksum of what was written, read back, equal to the source's). */
+  moved: number;
+  /** Bytes (gzip) moved. */
+  bytes: number;
+  /** Chunks left where they were: their source was gone (object missing, row deleted or changed meanwhile). */
+  skipped: number;
+  /** Whether the run stopped before the end (--max-chunks reached or interrupted); running again resumes. */
+  stopped: boolean;
+  /** How many chunks each backend holds afterwards. */
+  counts: StorageCounts;
+}
+
+export interface SweepReport {
+  /** Objects under RECORDING_S3_PREFIX looked at. */
+  scanned: number;
+  /** Objects deleted: older than the grace period, and no chunk points at them. */
+  deleted: number;
+}
+
+/**
+ * Moving chunks between the database and the object store (`recordings migrate-storage`), and the orphan sweep:
+ * objects that no chunk points at, left by a capture whose transaction failed after its upload or by recordings
+ * deleted with their organization or project, are deleted once older than RECORDING_ORPHAN_GRACE_MINUTES (every
+ * RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS, by one replica at a time).
+ */
+@Injectable()
+export class SnapshotStorageMaintenance implements OnApplicationBootstrap, OnModuleDestroy {
+  static readonly INTERVAL_NAME = 'recording-orphan-sweep';
+  private readonly logger = new Logger(SnapshotStorageMaintenance.name);
+  private inFlight: Promise<SweepReport | null> | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly chunks: SnapshotStorageRepository,
+    private readonly objects: SnapshotObjectStore,
+    private readonly transactions: TransactionHost,
+    private readonly clock: Clock,
+    private readonly config: AppConfig,
+    /** Absent in the CLI, which never sweeps on a timer. */
+    @Optional() private readonly registry?: SchedulerRegistry,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const seconds = this.config.get('RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS');
+    if (!seconds || !this.objects.configured || !this.registry) return;
+    const handle = setInterval(() => void this.scheduledSweep(), seconds * 1000);
+    this.registry.addInterval(SnapshotStorageMaintenance.INTERVAL_NAME, handle);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    if (this.registry?.doesExist('interval', SnapshotStorageMaintenance.INTERVAL_NAME)) {
+      this.registry.deleteInterval(SnapshotStorageMaintenance.INTERVAL_NAME);
+    }
+    await this.inFlight?.catch(() => undefined);
+  }
+
+  private async scheduledSweep(): Promise<void> {
+    if (this.stopped || this.inFlight) return;
+    try {
+      const report = await this.sweepOrphans();
+      if (report?.deleted) this.logger.log(report, 'orphaned snapshot objects deleted');
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) {
+        this.logger.warn({ reason: (err as Error).message }, 'database unavailable: orphan sweep skipped');
+        return;
+      }
+      this.logger.error({ err }, 'orphan sweep failed; the next one retries');
+    }
+  }
+
+  /**
+   * One pass over the objects under the prefix: deletes those older than the grace period that no chunk points
+   * at. Null when another replica is sweeping. Memory holds one page of keys.
+   */
+  sweepOrphans(): Promise<SweepReport | null> {
+    this.inFlight ??= this.chunks
+      .withSweepLock(async () => {
+        const cutoff =
+          this.clock.now().getTime() - this.config.get('RECORDING_ORPHAN_GRACE_MINUTES') * 60_000;
+        const report: SweepReport = { scanned: 0, deleted: 0 };
+        let after: string | null = null;
+        for (;;) {
+          const page = await this.objects.list(after, SWEEP_PAGE);
+          report.scanned += page.objects.length;
+          const old = page.objects.filter((o) => o.lastModified.getTime() < cutoff).map((o) => o.key);
+          if (old.length) {
+            const referenced = await this.chunks.referencedKeys(old);
+            const orphans = old.filter((k) => !referenced.has(k));
+            await this.objects.deleteMany(orphans);
+            report.deleted += orphans.length;
+          }
+          if (!page.more || !page.objects.length || this.stopped) break;
+          after = page.objects[page.objects.length - 1].key;
+        }
+        return report;
+      })
+      .finally(() => {
+        this.inFlight = null;
+      });
+    return this.inFlight;
+  }
+
+  /**
+   * Moves every chunk to `to`, one at a time, each verified before its source is dropped: into the store, the
+   * object is read back and its SHA-256 compared with the row's bytes (and the row only changes if it still
+   * holds those bytes); into the database, the SHA-256 of what the row holds after the update is compared with
+   * the object's, in the update's transaction, and the object is deleted after it commits. Progress is the
+   * rows themselves, so an interrupted run resumes where it stopped when started again.
+   */
+  async migrate(
+    to: 's3' | 'postgres',
+    options: { maxChunks?: number; shouldStop?: () => boolean; progress?: (r: MigrationReport) => void } = {},
+  ): Promise<MigrationReport> {
+    if (!this.objects.configured) {
+      throw new Error('RECORDING_S3_BUCKET is not set: there is no object store to migrate to or from');
+    }
+    const report: MigrationReport = {
+      to,
+      moved: 0,
+      bytes: 0,
+      skipped: 0,
+      stopped: false,
+      counts: { inDatabase: 0, inObjectStore: 0 },
+    };
+    const limit = options.maxChunks ?? Infinity;
+    let after = '0';
+    outer: for (;;) {
+      const page = await this.chunks.chunksToMove(to === 's3', after, MIGRATE_PAGE);
+      if (!page.length) break;
+      for (const chunk of page) {
+        if (report.moved + report.skipped >= limit || options.shouldStop?.()) {
+          report.stopped = true;
+          break outer;
+        }
+        after = chunk.id;
+        const bytes = to === 's3' ? await this.toObject(chunk) : await this.toDatabase(chunk);
+        if (bytes === null) report.skipped++;
+        else {
+          report.moved++;
+          report.bytes += bytes;
+        }
+        if ((report.moved + report.skipped) % 100 === 0) options.progress?.(report);
+      }
+    }
+    report.counts = await this.chunks.counts();
+    return report;
+  }
+
+  /** Moves one chunk into the store; its byte count, or null when the row no longer held its bytes. */
+  private async toObject(chunk: { id: string; teamId: number; sessionId: string }): Promise<number | null> {
+    const data = await this.chunks.chunkData(chunk.id);
+    if (!data) return null;
+    const key = this.objects.chunkKey(chunk.teamId, chunk.sessionId, chunk.id);
+    const digest = sha256(data);
+    await this.objects.put(key, data);
+    const written = await this.objects.get(key);
+    if (!written || sha256(written) !== digest) {
+      throw new Error(`chunk ${chunk.id}: the object ${key} read back differs from the chunk's bytes`);
+    }
+    if (await this.chunks.movedToObject(chunk.id, key, digest)) return data.length;
+    // The row changed or went away meanwhile: the object is nobody's.
+    await this.objects.deleteMany([key]);
+    return null;
+  }
+
+  /** Moves one chunk into the database; its byte count, or null when its object (or row) was gone. */
+  private async toDatabase(chunk: { id: string; objectKey: string | null }): Promise<number | null> {
+    if (!chunk.objectKey) return null;
+    const key = chunk.objectKey;
+    const data = await this.objects.get(key);
+    if (!data) {
+      this.logger.warn({ chunk: chunk.id, objectKey: key }, 'snapshot object missing: chunk not moved');
+      return null;
+    }
+    const digest = sha256(data);
+    const moved = await this.transactions.withTransaction(async () => {
+      const stored = await this.chunks.movedToDatabase(chunk.id, key, data);
+      if (stored === null) return false;
+      if (stored !== digest) {
+        throw new Error(`chunk ${chunk.id}: the bytes written to the database differ from the object ${key}`);
+      }
+      return true;
+    });
+    if (!moved) return null;
+    await this.objects.deleteMany([key]);
+    return data.length;
+  }
+}
