@@ -15,7 +15,7 @@ import { Agent as HttpAgent, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type pg from 'pg';
 import * as sql from './sql.js';
 
@@ -256,7 +256,7 @@ interface Chunk {
   first: Date;
   last: Date;
   count: number;
-  data: Buffer;
+  data: Buffer | null;
   objectKey?: string;
 }
 
@@ -331,22 +331,29 @@ function objectKey(teamId: number, sessionId: string): string {
   return `${S3_PREFIX}${teamId}/${session}/${randomUUID()}`;
 }
 
+/** Object uploads of one request in flight at once (as the service). */
+const UPLOAD_CONCURRENCY = 8;
+
+/** Uploads the chunks (RECORDING_STORAGE=s3), noting each acknowledged key in `uploaded`; then inserts the rows. */
 async function insertChunks(
   client: pg.PoolClient,
   teamId: number,
   chunks: Chunk[],
   now: Date,
+  uploaded: string[],
 ): Promise<void> {
   if (s3) {
-    await Promise.all(
-      chunks.map(async (c) => {
-        c.objectKey = objectKey(teamId, c.sessionId);
+    let next = 0;
+    const worker = async () => {
+      while (next < chunks.length) {
+        const c = chunks[next++];
+        const key = objectKey(teamId, c.sessionId);
         try {
           await s3.send(
             new PutObjectCommand({
               Bucket: BUCKET,
-              Key: c.objectKey,
-              Body: c.data,
+              Key: key,
+              Body: c.data as Buffer,
               ContentType: 'application/jsonl',
               ContentEncoding: 'gzip',
             }),
@@ -355,21 +362,25 @@ async function insertChunks(
           throw new CaptureError(503, {
             type: 'server_error',
             code: 'unavailable',
-            detail: `object store: ${String(error)}`,
+            detail: `The recording store is temporarily unavailable (${String(error)}).`,
             attr: null,
           });
         }
-      }),
-    );
+        uploaded.push(key);
+        c.objectKey = key;
+        c.data = null;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(UPLOAD_CONCURRENCY, chunks.length) }, worker));
   }
   for (let i = 0; i < chunks.length;) {
     const group: Chunk[] = [];
     let size = 0;
-    while (i < chunks.length && (!group.length || size + chunks[i].data.length <= INSERT_BYTES)) {
-      size += chunks[i].data.length;
+    while (i < chunks.length && (!group.length || size + (chunks[i].data?.length ?? 0) <= INSERT_BYTES)) {
+      size += chunks[i].data?.length ?? 0;
       group.push(chunks[i++]);
     }
-    await client.query(s3 ? sql.INSERT_SNAPSHOT_OBJECTS : sql.INSERT_SNAPSHOTS, [
+    await client.query(sql.INSERT_SNAPSHOTS, [
       teamId,
       now,
       group.map((c) => c.sessionId),
@@ -377,14 +388,33 @@ async function insertChunks(
       group.map((c) => c.first),
       group.map((c) => c.last),
       group.map((c) => c.count),
-      s3 ? group.map((c) => c.objectKey) : group.map((c) => c.data),
+      group.map((c) => c.data),
+      group.map((c) => c.objectKey ?? null),
     ]);
   }
 }
 
+/** Removes the objects of a write that did not commit (best effort, as the service). */
+async function discard(keys: string[]): Promise<void> {
+  if (!s3 || !keys.length) return;
+  await s3
+    .send(
+      new DeleteObjectsCommand({
+        Bucket: BUCKET,
+        Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
+      }),
+    )
+    .catch(() => undefined);
+}
+
 // ---------------------------------------------------------------------------------------------- ingestion
 
-async function ingestIn(client: pg.PoolClient, teamId: number, all: Snapshot[]): Promise<void> {
+async function ingestIn(
+  client: pg.PoolClient,
+  teamId: number,
+  all: Snapshot[],
+  uploaded: string[],
+): Promise<void> {
   const now = new Date();
   const bySession = new Map<string, Snapshot[]>();
   const seen = new Set<string>();
@@ -547,7 +577,7 @@ async function ingestIn(client: pg.PoolClient, teamId: number, all: Snapshot[]):
     ]);
     for (const w of windows.values()) chunks.push(...(await chunksOf(sessionId, w)));
   }
-  await insertChunks(client, teamId, chunks, now);
+  await insertChunks(client, teamId, chunks, now, uploaded);
 }
 
 /** POST /s/: 200 `{"status":"Ok"}`, or a CaptureError. */
@@ -606,13 +636,21 @@ export async function capture(pool: pg.Pool, req: IncomingMessage, url: URL): Pr
   if (!snapshots.length) return { status: 'Ok' };
   for (let attempt = 1; ; attempt++) {
     const client = await pool.connect();
+    const uploaded: string[] = [];
+    let beforeCommit = false;
     try {
       await client.query('START TRANSACTION');
-      await ingestIn(client, project.id, snapshots);
+      try {
+        await ingestIn(client, project.id, snapshots, uploaded);
+      } catch (error) {
+        beforeCommit = true;
+        throw error;
+      }
       await client.query('COMMIT');
       return { status: 'Ok' };
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
+      if (beforeCommit) await discard(uploaded);
       const code = (error as { code?: string }).code;
       if (!code || !RETRYABLE.has(code) || attempt >= 3) throw error;
     } finally {

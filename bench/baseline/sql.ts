@@ -222,15 +222,12 @@ export const ADD_METADATA = `UPDATE session_recordings SET
               snapshot_bytes = snapshot_bytes + $16
         WHERE team_id = $1 AND session_id = $2`;
 
+/** Chunk rows: gzip bytes in `data` (RECORDING_STORAGE=postgres), or the key of their object in the bucket (s3). */
 export const INSERT_SNAPSHOTS = `INSERT INTO session_recording_snapshots
-              (team_id, session_id, window_id, first_timestamp, last_timestamp, event_count, data, created_at)
-       SELECT $1, c.session_id, c.window_id, c.first_timestamp, c.last_timestamp, c.event_count, c.data, $2
-         FROM unnest($3::varchar[], $4::varchar[], $5::timestamptz[], $6::timestamptz[], $7::int[], $8::bytea[])
-              AS c(session_id, window_id, first_timestamp, last_timestamp, event_count, data)`;
-
-/** Chunk rows whose gzip bytes are an object in the bucket (RECORDING_STORAGE=s3): object_key instead of data. */
-export const INSERT_SNAPSHOT_OBJECTS = `INSERT INTO session_recording_snapshots
-              (team_id, session_id, window_id, first_timestamp, last_timestamp, event_count, object_key, created_at)
-       SELECT $1, c.session_id, c.window_id, c.first_timestamp, c.last_timestamp, c.event_count, c.object_key, $2
-         FROM unnest($3::varchar[], $4::varchar[], $5::timestamptz[], $6::timestamptz[], $7::int[], $8::varchar[])
-              AS c(session_id, window_id, first_timestamp, last_timestamp, event_count, object_key)`;
+              (team_id, session_id, window_id, first_timestamp, last_timestamp, event_count, data, object_key,
+               created_at)
+       SELECT $1, c.session_id, c.window_id, c.first_timestamp, c.last_timestamp, c.event_count, c.data,
+              c.object_key, $2
+         FROM unnest($3::varchar[], $4::varchar[], $5::timestamptz[], $6::timestamptz[], $7::int[], $8::bytea[],
+                     $9::varchar[])
+              AS c(session_id, window_id, first_timestamp, last_timestamp, event_count, data, object_key)`;
