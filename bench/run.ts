@@ -343,6 +343,7 @@ async function main(): Promise<void> {
         postgresUrl: postgres.url,
         statStatements: postgres.statStatements,
         organizationId: fixture.retrieveOrganizationId,
+        seededRecordingsProjectId: fixture.recordings?.projectId ?? null,
         serviceEnv: () => serviceEnv(postgres.url),
         start: {
           root: ROOT,

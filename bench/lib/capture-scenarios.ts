@@ -82,6 +82,7 @@ export async function runCaptureLoadScenarios(options: {
   postgresUrl: string;
   statStatements: boolean;
   organizationId: string;
+  seededRecordingsProjectId: number | null;
   serviceEnv: () => Record<string, string>;
   start: {
     root: string;
@@ -97,6 +98,9 @@ export async function runCaptureLoadScenarios(options: {
   const results: CaptureLoadResult[] = [];
   const skipped: { name: string; reason: string }[] = [];
   const project = await captureProject(db, options.organizationId);
+  // The project is emptied before and after: never the one holding the seeded recordings.
+  if (project.id === options.seededRecordingsProjectId)
+    throw new Error(`project ${project.id} holds the seeded recordings: the capture load needs another`);
   for (const scenario of CAPTURE_LOAD_SCENARIOS) {
     if (!bench.scenarios.includes(scenario.name)) continue;
     await emptyCaptureProject(db, project.id);
