@@ -9,7 +9,9 @@
  * 4. runs the scheduler scenario (`createDueRuns` from dist/ with 100,000 due exports, then concurrent ticks);
  * 5. runs the export scenario (1,000,000 persons to a Postgres destination by a worker process, against a plain
  *    COPY of the same rows);
- * 6. prints the tables and writes bench/results/<date>.json.
+ * 6. runs the capture load scenarios (posthog-js batches of new sessions to POST /s/ of both sides, chunks in
+ *    PostgreSQL or, with an S3-protocol server started for it, in a bucket);
+ * 7. prints the tables and writes bench/results/<date>.json.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -25,11 +27,14 @@ import { type BenchOptions, parseOptions, SCENARIO_NAMES, USAGE } from './lib/op
 import { recreateDatabase, startPostgres, type BenchPostgres } from './lib/postgres.js';
 import { sampleRss, type Server, startServer } from './lib/processes.js';
 import {
+  captureLoadTargets,
   evaluateTargets,
+  formatCaptureLoadTable,
   formatHttpTable,
   formatCaptureTable,
   formatSchedulerTable,
   formatTargetsTable,
+  type CaptureLoadResult,
   type CaptureResult,
   type HttpScenarioResult,
   type LoadStats,
@@ -40,6 +45,7 @@ import {
 } from './lib/report.js';
 import { HTTP_SCENARIOS, type Side } from './lib/scenarios.js';
 import { benchCapture } from './lib/capture.js';
+import { runCaptureLoadScenarios } from './lib/capture-scenarios.js';
 import { benchScheduler } from './lib/scheduler.js';
 import { benchExport, type ExportResult, formatExportTable, MIN_EXPORT_RATIO } from './lib/export.js';
 import { type Fixture, readFixture, seed, SEED_VERSION } from './lib/seed.js';
@@ -329,6 +335,30 @@ async function main(): Promise<void> {
       });
     }
 
+    let captureLoad: CaptureLoadResult[] = [];
+    if (options.scenarios.some((s) => s === 'capture-postgres' || s === 'capture-s3')) {
+      const out = await runCaptureLoadScenarios({
+        bench: options,
+        db,
+        postgresUrl: postgres.url,
+        statStatements: postgres.statStatements,
+        organizationId: fixture.retrieveOrganizationId,
+        seededRecordingsProjectId: fixture.recordings?.projectId ?? null,
+        serviceEnv: () => serviceEnv(postgres.url),
+        start: {
+          root: ROOT,
+          logDir,
+          servicePort: SERVICE_PORT,
+          baselinePort: BASELINE_PORT,
+          poolSize: POOL_SIZE,
+          serviceNodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
+        },
+        log,
+      });
+      captureLoad = out.results;
+      skipped = [...skipped, ...out.skipped];
+    }
+
     let capture: CaptureResult | null = null;
     if (options.scenarios.includes('capture')) {
       const service = await startServer({
@@ -364,7 +394,10 @@ async function main(): Promise<void> {
       });
     }
 
-    const targets = evaluateTargets(http, scheduler, memory, capture);
+    const targets = [
+      ...evaluateTargets(http, scheduler, memory, capture),
+      ...captureLoadTargets(captureLoad),
+    ];
     if (exported) {
       const met = exported.ratio >= MIN_EXPORT_RATIO;
       targets.push({
@@ -410,6 +443,7 @@ async function main(): Promise<void> {
       skipped,
       scheduler,
       export: exported,
+      captureLoad,
       capture,
       memory,
       targets,
@@ -425,6 +459,7 @@ async function main(): Promise<void> {
       ...skipped.map((s) => `${s.name}: skipped — ${s.reason}`),
       scheduler ? formatSchedulerTable(scheduler) : '',
       exported ? formatExportTable(exported) : '',
+      captureLoad.length ? formatCaptureLoadTable(captureLoad) : '',
       capture ? formatCaptureTable(capture) : '',
       memory
         ? `Service RSS: idle ${round(memory.idleMb, 0)} MB, max under load ${round(memory.maxUnderLoadMb, 0)} MB, ` +

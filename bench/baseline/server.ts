@@ -3,7 +3,7 @@
  * request it does what the service does — authenticates the bearer key by its SHA-256 digest, checks membership
  * with the same SQL, runs the same page and count SQL — and answers the same JSON, byte for byte. It is the
  * yardstick the service's framework, ORM and serialisation overhead is measured against; it must never do less
- * database work than the service.
+ * database work than the service. POST /s/ (recording capture) lives in capture.ts.
  *
  * Environment: DATABASE_URL, PORT, DATABASE_POOL_SIZE (default 10, as the service), MAX_PAGE_LIMIT (1000),
  * INSTANCE_TAG (none), INVITE_DAYS_VALIDITY (3), RECORDING_RETENTION_DAYS (30).
@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import pg from 'pg';
+import { capture, CaptureError } from './capture.js';
 import * as sql from './sql.js';
 
 const env = process.env;
@@ -565,6 +566,12 @@ const ROUTES: { method: string; pattern: RegExp; status: number; handler: Handle
     status: 201,
     handler: (req, _url, [id]) => createInvite(req, id),
   },
+  {
+    method: 'POST',
+    pattern: /^\/s\/?$/,
+    status: 200,
+    handler: (req, url) => capture(pool, req, url),
+  },
 ];
 
 function send(res: ServerResponse, status: number, body: unknown): void {
@@ -585,7 +592,7 @@ const server = createServer((req, res) => {
     route.handler(req, url, match.slice(1)).then(
       (body) => send(res, route.status, body),
       (err: unknown) => {
-        if (err instanceof HttpError) return send(res, err.status, err.body);
+        if (err instanceof HttpError || err instanceof CaptureError) return send(res, err.status, err.body);
         process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
         send(res, 500, {
           type: 'server_error',

@@ -163,3 +163,71 @@ export const RECORDING_BY_ID = `SELECT ${RECORDING_COLUMNS}
          FROM session_recordings r
          LEFT JOIN persons p ON p.id = r.person_id
         WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL`;
+
+// ---- capture (POST /s/) ------------------------------------------------------------------------------------
+
+export const PROJECT_BY_TOKEN =
+  'SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.timezone, projects.session_recording_opt_in, projects.created_at FROM projects WHERE api_token = $1';
+
+export const EXISTING_SESSIONS = `SELECT session_id, deleted_at IS NOT NULL AS deleted FROM session_recordings
+        WHERE team_id = $1 AND session_id = ANY($2::varchar[])`;
+
+export const PERSON_IDS_BY_DISTINCT_ID =
+  'SELECT distinct_id, person_id FROM person_distinct_ids WHERE team_id = $1 AND distinct_id = ANY($2::text[])';
+
+export const INSERT_PERSON = `INSERT INTO persons (team_id, properties, created_at) VALUES ($1, '{}'::jsonb, $2) RETURNING id`;
+
+export const INSERT_DISTINCT_ID =
+  'INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2, $3)';
+
+export const LOCK_COUNTER = `INSERT INTO session_recording_counts (team_id, recordings) VALUES ($1, 0)
+       ON CONFLICT (team_id) DO UPDATE SET recordings = session_recording_counts.recordings`;
+
+export const INSERT_RECORDINGS = `INSERT INTO session_recordings
+              (team_id, session_id, distinct_id, person_id, start_time, end_time, snapshot_source,
+               created_at, last_event_received_at)
+       SELECT $1, s.session_id, s.distinct_id, s.person_id, s.start_time, s.end_time, s.snapshot_source, $2, $2
+         FROM unnest($3::varchar[], $4::varchar[], $5::int[], $6::timestamptz[], $7::timestamptz[], $8::varchar[])
+              WITH ORDINALITY AS s(session_id, distinct_id, person_id, start_time, end_time, snapshot_source, n)
+        ORDER BY s.n
+       ON CONFLICT (team_id, session_id) DO NOTHING`;
+
+export const LOCK_SESSIONS = `SELECT session_id, deleted_at IS NOT NULL AS deleted, event_count, snapshot_bytes
+           FROM session_recordings
+          WHERE team_id = $1 AND session_id = ANY($2::varchar[])
+          ORDER BY session_id
+            FOR NO KEY UPDATE`;
+
+export const INSERT_EVENT_KEYS = `INSERT INTO session_recording_event_keys (team_id, session_id, event_key)
+         SELECT $1, $2, k FROM unnest($3::varchar[]) AS k
+         ON CONFLICT DO NOTHING
+         RETURNING event_key`;
+
+export const ADD_METADATA = `UPDATE session_recordings SET
+              start_time = least(start_time, $3),
+              end_time = greatest(end_time, $4),
+              click_count = click_count + $5,
+              keypress_count = keypress_count + $6,
+              mouse_activity_count = mouse_activity_count + $7,
+              console_log_count = console_log_count + $8,
+              console_warn_count = console_warn_count + $9,
+              console_error_count = console_error_count + $10,
+              active_ms = active_ms + $11,
+              event_count = event_count + $12,
+              start_url = CASE WHEN $13::text IS NOT NULL AND (start_url_time IS NULL OR $14 < start_url_time)
+                               THEN $13 ELSE start_url END,
+              start_url_time = CASE WHEN $13::text IS NOT NULL AND (start_url_time IS NULL OR $14 < start_url_time)
+                                    THEN $14 ELSE start_url_time END,
+              last_event_received_at = greatest(last_event_received_at, $15),
+              snapshot_bytes = snapshot_bytes + $16
+        WHERE team_id = $1 AND session_id = $2`;
+
+/** Chunk rows: gzip bytes in `data` (RECORDING_STORAGE=postgres), or the key of their object in the bucket (s3). */
+export const INSERT_SNAPSHOTS = `INSERT INTO session_recording_snapshots
+              (team_id, session_id, window_id, first_timestamp, last_timestamp, event_count, data, object_key,
+               created_at)
+       SELECT $1, c.session_id, c.window_id, c.first_timestamp, c.last_timestamp, c.event_count, c.data,
+              c.object_key, $2
+         FROM unnest($3::varchar[], $4::varchar[], $5::timestamptz[], $6::timestamptz[], $7::int[], $8::bytea[],
+                     $9::varchar[])
+              AS c(session_id, window_id, first_timestamp, last_timestamp, event_count, data, object_key)`;

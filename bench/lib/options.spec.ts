@@ -31,6 +31,13 @@ describe('parseOptions', () => {
     ]);
   });
 
+  it('selects the capture load scenarios alone', () => {
+    expect(parseOptions(['--scenario=capture-s3,capture-postgres', '--quick']).scenarios).toEqual([
+      'capture-postgres',
+      'capture-s3',
+    ]);
+  });
+
   it('refuses unknown options, scenarios and bad numbers', () => {
     expect(() => parseOptions(['--fast'])).toThrow("unknown option '--fast'");
     expect(() => parseOptions(['--scenario=orgs'])).toThrow("--scenario: unknown 'orgs'");

@@ -1,4 +1,7 @@
-/** Every scenario the bench knows, in the order it runs them. `scheduler`, `capture` and `export` are not load scenarios. */
+/**
+ * Every scenario the bench knows, in the order it runs them. `scheduler`, `capture` and `export` are not load
+ * scenarios; `capture-postgres` and `capture-s3` drive POST /s/ with their own load generator.
+ */
 export const SCENARIO_NAMES = [
   'organizations-list',
   'organization-retrieve',
@@ -8,6 +11,8 @@ export const SCENARIO_NAMES = [
   'invite-create',
   'scheduler',
   'export',
+  'capture-postgres',
+  'capture-s3',
   'capture',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];

@@ -1,6 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import {
+  type CaptureLoadResult,
+  type CaptureLoadStats,
+  captureLoadTargets,
+  eventsRatio,
   evaluateTargets,
+  formatCaptureLoadTable,
   replaceResultsBlock,
   formatHttpTable,
   formatTargetsTable,
@@ -157,6 +162,68 @@ describe('tables', () => {
   it('marks missed targets', () => {
     const table = formatTargetsTable([{ name: 'x', value: 1, limit: '= 0', met: false, note: 'why' }]);
     expect(table.split('\n')[2]).toBe('| x      | 1     | = 0   | NO  | why  |');
+  });
+});
+
+const captureStats = (eventsPerSec: number, errors = 0, stored = 1000): CaptureLoadStats => ({
+  requests: 100,
+  rps: eventsPerSec / 50,
+  eventsPerSec,
+  mbPerSec: 1.5,
+  p50: 40,
+  p99: 120,
+  errors,
+  cpuMsPerRequest: 8,
+  rssMaxMb: 180,
+  eventsSent: 1000,
+  eventsStored: stored,
+});
+
+const captureLoad = (service: CaptureLoadStats, baseline: CaptureLoadStats): CaptureLoadResult => ({
+  name: 'capture-postgres',
+  description: 'x',
+  storage: 'postgres',
+  service,
+  baseline,
+  rounds: [],
+  statements: { service: 9.2, baseline: 9.2, sameStatements: true, note: null },
+  serialP50: { service: 12, baseline: 8 },
+  sameStored: true,
+});
+
+describe('capture load', () => {
+  it('divides events/s of the service by the baseline', () => {
+    expect(eventsRatio(captureLoad(captureStats(1400), captureStats(2000)))).toBeCloseTo(0.7);
+    expect(eventsRatio(captureLoad(captureStats(1400), captureStats(0)))).toBe(0);
+  });
+
+  it('holds it to no errors, every answered event stored, and 0.7× the baseline', () => {
+    expect(
+      captureLoadTargets([captureLoad(captureStats(1400), captureStats(2000))]).map((t) => [
+        t.name,
+        t.value,
+        t.met,
+      ]),
+    ).toEqual([
+      ['capture-postgres: errors', 0, true],
+      ['capture-postgres: rrweb events stored ÷ answered', 1, true],
+      ['capture-postgres: events/s ratio', 0.7, true],
+    ]);
+    const missed = captureLoadTargets([captureLoad(captureStats(1000, 2, 990), captureStats(2000))]);
+    expect(missed[0]).toMatchObject({ met: false, note: '2 errors on the service, 0 on the baseline' });
+    expect(missed[1]).toMatchObject({ value: 0.99, met: false, note: 'service: 990 of 1000' });
+    expect(missed[2]).toMatchObject({ value: 0.5, met: false, note: '20 points short' });
+    expect(missed[2].reason).toBeDefined();
+  });
+
+  it('renders one row per side with the ratio on the service row', () => {
+    const lines = formatCaptureLoadTable([captureLoad(captureStats(1400), captureStats(2000))]).split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(/^\| scenario +\| side +\| req\/s +\| events\/s +\| MB\/s/);
+    expect(lines[2]).toMatch(/^\| capture-postgres \| service +\| 28 +\| 1400 +\| 1.5 /);
+    expect(lines[2]).toContain('| 0.7 ');
+    expect(lines[3]).toMatch(/^\| +\| baseline \| 40 +\| 2000 /);
+    expect(new Set(lines.map((l) => l.length)).size).toBe(1);
   });
 });
 

@@ -52,6 +52,40 @@ export interface CaptureResult {
   serviceCpuMs: number[];
 }
 
+/** One side's figures under the capture load (posthog-js batches to POST /s/). */
+export interface CaptureLoadStats {
+  requests: number;
+  rps: number;
+  /** rrweb events of the answered requests per second. */
+  eventsPerSec: number;
+  /** Compressed request bytes received per second, MB (10^6 bytes). */
+  mbPerSec: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  /** CPU time of the server process per request (user + system), ms. */
+  cpuMsPerRequest: number;
+  rssMaxMb: number;
+  /** rrweb events sent in answered requests, and the events the recordings of the load count afterwards. */
+  eventsSent: number;
+  eventsStored: number;
+}
+
+export interface CaptureLoadResult {
+  name: string;
+  description: string;
+  storage: 'postgres' | 's3';
+  service: CaptureLoadStats;
+  baseline: CaptureLoadStats;
+  rounds: { first: 'service' | 'baseline'; service: CaptureLoadStats; baseline: CaptureLoadStats }[];
+  /** SQL statements per request on each side (pg_stat_statements), and whether both ran the same statements. */
+  statements: { service: number; baseline: number; sameStatements: boolean; note: string | null } | null;
+  /** Median latency of capture requests sent one at a time, ms. */
+  serialP50: { service: number; baseline: number } | null;
+  /** What the check session stored on each side was compared and found equal (fields, keys, chunk lines). */
+  sameStored: boolean;
+}
+
 export interface MemoryResult {
   idleMb: number;
   maxUnderLoadMb: number;
@@ -90,6 +124,10 @@ export const MISS_REASONS = {
     'their index entries, the foreign-key checks of runs and logs, the watermark updates and the log inserts make ' +
     'up its PostgreSQL CPU time (column "PostgreSQL CPU ms"); the wall time adds what the machine\'s other ' +
     'processes take.',
+  capture:
+    'Per request the service spends more CPU than the baseline (CPU ms/req): the same statements, gzip and ' +
+    'JSON work, plus Nest and Express, the streaming bounded JSON parser (which yields to the event loop), ' +
+    "TypeORM's query runner and the request log. The cores are shared with the load generator and PostgreSQL.",
   rss:
     "The resident set is the V8 heap as sized by the Deployment's NODE_OPTIONS (old generation and semi-spaces) " +
     'plus code and buffers; above the target, check that the bench read both flags from deploy/k8s/base/' +
@@ -105,6 +143,88 @@ export const RSS_MB = 250;
 export const CAPTURE_MS = 2000;
 
 export const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** Events per second of the service ÷ the baseline's under the capture load. */
+export function eventsRatio(r: CaptureLoadResult): number {
+  return r.baseline.eventsPerSec > 0 ? r.service.eventsPerSec / r.baseline.eventsPerSec : 0;
+}
+
+/** The capture load's targets: no errors, every answered event stored once, events/s ≥ 0.7× the baseline's. */
+export function captureLoadTargets(results: readonly CaptureLoadResult[]): Target[] {
+  const targets: Target[] = [];
+  for (const r of results) {
+    const errors = r.service.errors + r.baseline.errors;
+    targets.push({
+      name: `${r.name}: errors`,
+      value: errors,
+      limit: '= 0',
+      met: errors === 0,
+      note: errors ? `${r.service.errors} errors on the service, ${r.baseline.errors} on the baseline` : null,
+    });
+    const missing = (['service', 'baseline'] as const).filter(
+      (side) => r[side].eventsStored !== r[side].eventsSent,
+    );
+    targets.push({
+      name: `${r.name}: rrweb events stored ÷ answered`,
+      value: round(r.service.eventsSent ? r.service.eventsStored / r.service.eventsSent : 0, 3),
+      limit: '= 1',
+      met: missing.length === 0,
+      note: missing.length
+        ? missing.map((side) => `${side}: ${r[side].eventsStored} of ${r[side].eventsSent}`).join('; ')
+        : null,
+    });
+    const ratio = eventsRatio(r);
+    targets.push({
+      name: `${r.name}: events/s ratio`,
+      value: round(ratio),
+      limit: `>= ${MIN_RPS_RATIO}`,
+      met: ratio >= MIN_RPS_RATIO,
+      note: ratio >= MIN_RPS_RATIO ? null : `${round((MIN_RPS_RATIO - ratio) * 100, 0)} points short`,
+      ...(ratio >= MIN_RPS_RATIO ? {} : { reason: MISS_REASONS.capture }),
+    });
+  }
+  return targets;
+}
+
+/** The capture load scenarios: one row per side, the events/s ratio on the service's row. */
+export function formatCaptureLoadTable(results: readonly CaptureLoadResult[]): string {
+  const row = (r: CaptureLoadResult, side: 'service' | 'baseline') => {
+    const s = r[side];
+    return [
+      side === 'service' ? r.name : '',
+      side,
+      round(s.rps, 0),
+      round(s.eventsPerSec, 0),
+      round(s.mbPerSec, 2),
+      round(s.p50, 1),
+      round(s.p99, 1),
+      s.errors,
+      side === 'service' ? round(eventsRatio(r)) : '',
+      r.statements ? round(side === 'service' ? r.statements.service : r.statements.baseline, 1) : '-',
+      round(s.cpuMsPerRequest, 2),
+      r.serialP50 ? round(r.serialP50[side], 1) : '-',
+      round(s.rssMaxMb, 0),
+    ];
+  };
+  return table(
+    [
+      'scenario',
+      'side',
+      'req/s',
+      'events/s',
+      'MB/s',
+      'p50 ms',
+      'p99 ms',
+      'errors',
+      'events/s ratio',
+      'SQL/req',
+      'CPU ms/req',
+      'serial p50 ms',
+      'RSS max MB',
+    ],
+    results.flatMap((r) => [row(r, 'service'), row(r, 'baseline')]),
+  );
+}
 
 export function rpsRatio(r: HttpScenarioResult): number {
   return r.baseline.rps > 0 ? r.service.rps / r.baseline.rps : 0;
