@@ -21,6 +21,13 @@ import { PluginsService } from './plugins/plugins.service.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { ProjectsService } from './projects/projects.service.js';
 import { demoCaptureRequests } from './session-recordings/demo/demo-sessions.js';
+import {
+  addPurgeResults,
+  NOTHING_PURGED,
+  type PurgeResult,
+  RecordingRetentionService,
+} from './session-recordings/recording-retention.service.js';
+import { SessionRecordingsModule } from './session-recordings/session-recordings.module.js';
 
 /** A usage or input error: one line on stderr, exit code 2. */
 export class CliUsageError extends Error {}
@@ -35,6 +42,7 @@ Commands:
   orgs set-plugins-access  Set an organization's plugins_access_level (9 lets it publish global plugins)
   migrate                  Apply pending database migrations (under an advisory lock)
   demo                     Fill a project with generated session recordings
+  recordings purge         Delete expired session recordings now
 
 Run "node dist/cli.js <command> --help" (or "node dist/cli.js help <command>") for a command's options;
 "node dist/cli.js keys --help" lists the key commands, "node dist/cli.js orgs --help" the organization ones.`,
@@ -88,9 +96,33 @@ Applies pending migrations under a PostgreSQL advisory lock (safe to run from se
 Generates realistic browser sessions (page loads, clicks, typing, scrolling, console messages, idle time) of a
 few persons and ingests them through the capture code, as if posthog-js had sent them to POST /s/. Session ids
 are new on every run, so running it again adds more recordings.`,
+  recordings: `Usage: node dist/cli.js recordings <purge>
+
+Session recordings (operator actions):
+  recordings purge  Delete expired session recordings now
+
+Run "node dist/cli.js recordings <command> --help" for a command's options.`,
+  'recordings purge': `Usage: node dist/cli.js recordings purge
+
+Deletes every recording that has expired (started before its project's retention cutoff: the start of today,
+UTC, minus session_recording_retention_period_days - 1, or RECORDING_RETENTION_DAYS - 1 when the project sets
+none), soft-deleted ones included, with its snapshot chunks (rows and objects in the store), event keys, views
+and sharing, in transactions of RECORDING_PURGE_BATCH_SIZE recordings, until none is left; then prints what it
+deleted. Safe while the service runs and purges too: each recording is deleted once.`,
 };
 
 type Out = (line: string) => void;
+
+/** The outcome line of `recordings purge`. */
+export function describePurge(r: PurgeResult): string {
+  if (!r.recordings) return 'nothing to purge: no recording has expired';
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const left = r.objectsLeft ? ` (${plural(r.objectsLeft, 'object')} left to the orphan sweep)` : '';
+  return (
+    `purged ${plural(r.recordings, 'expired recording')}: ${plural(r.snapshotChunks, 'snapshot chunk')}, ` +
+    `${plural(r.objects, 'stored object')}${left}, in ${plural(r.batches, 'transaction')}`
+  );
+}
 
 /** The outcome line of `migrate`: how many migrations this process applied, or that none was pending. */
 export function describeMigrations(applied: string[]): string {
@@ -113,6 +145,41 @@ class CliDemoModule {
         CaptureModule,
       ],
     };
+  }
+}
+
+/** The recordings module (the purge) for `recordings purge`. */
+@Module({})
+class CliRecordingsModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: CliRecordingsModule,
+      imports: [
+        CoreModule.forRoot(config),
+        ClockModule,
+        LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
+        DatabaseModule.forRoot(config),
+        SessionRecordingsModule,
+      ],
+    };
+  }
+}
+
+/** Purge batches until one deletes nothing. */
+async function runPurge(config: AppConfig): Promise<PurgeResult> {
+  const app = await NestFactory.createApplicationContext(CliRecordingsModule.forRoot(config), {
+    logger: false,
+  });
+  try {
+    const retention = app.get(RecordingRetentionService);
+    let total: PurgeResult = { ...NOTHING_PURGED };
+    for (;;) {
+      const batch = await retention.purgeBatch();
+      if (!batch.recordings) return total;
+      total = addPurgeResults(total, batch);
+    }
+  } finally {
+    await app.close();
   }
 }
 
@@ -292,6 +359,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
       'keys revoke': { id: { type: 'string' } },
       'orgs set-plugins-access': { org: { type: 'string' }, level: { type: 'string' } },
       migrate: {},
+      'recordings purge': {},
       demo: { project: { type: 'string' }, sessions: { type: 'string' }, seed: { type: 'string' } },
     } as const;
     const values = parse(command, args, specs[command as keyof typeof specs]);
@@ -384,6 +452,9 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
         }
         return 0;
       }
+      case 'recordings purge':
+        out(describePurge(await runPurge(config)));
+        return 0;
       case 'demo': {
         const d = demo as { project: number; sessions: number; seed: number | undefined };
         out(await runDemo(config, d.project, d.sessions, d.seed));

@@ -3,6 +3,7 @@ import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { PersonsModule } from '../persons/persons.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { RecordingIngestionService } from './recording-ingestion.service.js';
+import { RecordingRetentionService } from './recording-retention.service.js';
 import { SessionRecordingsController, SharedRecordingsController } from './session-recordings.controller.js';
 import { SessionRecordingsRepository } from './session-recordings.repository.js';
 import { SessionRecordingsService } from './session-recordings.service.js';
@@ -10,7 +11,10 @@ import { SnapshotReader } from './snapshot-reader.js';
 import { S3SnapshotObjectStore } from './storage/s3-snapshot-object-store.js';
 import { SnapshotObjectStore } from './storage/snapshot-object-store.js';
 
-/** Session recordings of a project: ingestion (used by capture), the recordings API and sharing. */
+/**
+ * Session recordings of a project: ingestion (used by capture), the recordings API and sharing, and the purge
+ * of expired recordings (its timer: RecordingPurgeModule).
+ */
 @Module({
   imports: [OrganizationsModule, PersonsModule, ProjectsModule],
   controllers: [SessionRecordingsController, SharedRecordingsController],
@@ -18,9 +22,10 @@ import { SnapshotObjectStore } from './storage/snapshot-object-store.js';
     SessionRecordingsRepository,
     RecordingIngestionService,
     SessionRecordingsService,
+    RecordingRetentionService,
     SnapshotReader,
     { provide: SnapshotObjectStore, useClass: S3SnapshotObjectStore },
   ],
-  exports: [RecordingIngestionService, SessionRecordingsService],
+  exports: [RecordingIngestionService, SessionRecordingsService, RecordingRetentionService],
 })
 export class SessionRecordingsModule {}
