@@ -57,10 +57,7 @@ export class RecordingPurgeScheduler implements OnApplicationBootstrap, OnModule
       }
     } catch (err) {
       if (isDatabaseUnavailable(err)) {
-        this.logger.warn(
-          { reason: (err as Error).message },
-          'database unavailable: recording purge skipped',
-        );
+        this.logger.warn({ reason: (err as Error).message }, 'database unavailable: recording purge skipped');
         return;
       }
       this.logger.error({ err }, 'recording purge failed; the next one retries');

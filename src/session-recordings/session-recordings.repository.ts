@@ -492,7 +492,11 @@ export class SessionRecordingsRepository extends RepositoryBase {
    * `defaultDays` when the project sets none), by its token, with the project's retention in days.
    */
   @GenerateSql({ params: ['token', AT, 30] })
-  async findEnabledSharing(accessToken: string, now: Date, defaultDays: number): Promise<SharedRecording | null> {
+  async findEnabledSharing(
+    accessToken: string,
+    now: Date,
+    defaultDays: number,
+  ): Promise<SharedRecording | null> {
     const rows = await this.query<SharedRecording>(
       `SELECT s.team_id AS "teamId", s.session_id AS "sessionId", ${RETENTION_DAYS} AS "retentionDays"
          FROM session_recording_sharing s

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { runCli } from '../../src/cli.js';
+import { RecordingPurgeScheduler } from '../../src/session-recordings/recording-purge.scheduler.js';
 import { RecordingRetentionService } from '../../src/session-recordings/recording-retention.service.js';
 import { SnapshotObjectStore } from '../../src/session-recordings/storage/snapshot-object-store.js';
 import { startS3Server } from '../support/batch-export-runs.js';
@@ -545,7 +547,7 @@ describe('recording retention', () => {
       const old = await record(project, CUTOFF_7 - DAY, 'counter');
       const runner = t.dataSource.createQueryRunner();
       await runner.connect();
-      let purge: Promise<unknown> | null = null;
+      let purge: Promise<unknown> | undefined;
       try {
         await runner.startTransaction();
         // A capture of a new session and of an existing one: the counter, then the recordings, in that order.
@@ -580,15 +582,13 @@ describe('recording retention', () => {
       const at = NOW.getTime() - 60_000;
       const [purged, ...captures] = await Promise.all([
         retention.purgeExpired(),
-        t.http
-          .post('/s/')
-          .send([
-            snapshotEvent({
-              token: project.token,
-              sessionId: live,
-              events: [rr.click(CUTOFF_7 + DAY + 5000)],
-            }),
-          ]),
+        t.http.post('/s/').send([
+          snapshotEvent({
+            token: project.token,
+            sessionId: live,
+            events: [rr.click(CUTOFF_7 + DAY + 5000)],
+          }),
+        ]),
         t.http
           .post('/s/')
           .send([snapshotEvent({ token: project.token, sessionId: newSession, events: [rr.click(at)] })]),
@@ -600,6 +600,37 @@ describe('recording retention', () => {
       const list = await listOf(project);
       expect([list.count, list.results.map((r) => r.id).sort()]).toEqual([2, [live, newSession].sort()]);
       expect(await counter(project)).toBe(2);
+    });
+  });
+
+  describe('the purge timer', () => {
+    it('is not registered with RECORDING_PURGE_INTERVAL_SECONDS=0 (the tests’ default)', () => {
+      expect(t.app.get(SchedulerRegistry).getIntervals()).toEqual([]);
+    });
+
+    it('is registered with an interval; a tick purges, and ticks do not overlap', async () => {
+      const timed = await createTestApp(
+        { RECORDING_PURGE_INTERVAL_SECONDS: '3600' },
+        { databaseUrl: t.databaseUrl },
+      );
+      try {
+        timed.clock.set(NOW);
+        expect(timed.app.get(SchedulerRegistry).getIntervals()).toEqual([
+          RecordingPurgeScheduler.INTERVAL_NAME,
+        ]);
+        await retention.purgeExpired();
+        const project = await newProject();
+        await setRetention(project, 7).expect(200);
+        const old = await record(project, CUTOFF_7 - DAY, 'tick');
+        const scheduler = timed.app.get(RecordingPurgeScheduler);
+        const first = scheduler.tick();
+        expect(scheduler.tick()).toBe(first);
+        await first;
+        expect((await rowsOf(old)).recordings).toBe(0);
+      } finally {
+        await timed.close();
+      }
+      expect(t.app.get(SchedulerRegistry).getIntervals()).toEqual([]);
     });
   });
 
