@@ -35,6 +35,7 @@ import { PersonsModule } from './persons/persons.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { ReplayModule } from './replay/replay.module.js';
 import { SdkModule } from './sdk/sdk.module.js';
+import { RecordingPurgeModule } from './session-recordings/recording-purge.module.js';
 import { SessionRecordingsModule } from './session-recordings/session-recordings.module.js';
 import { CurrentUserModule } from './users/current-user.module.js';
 
@@ -53,6 +54,7 @@ export const FEATURE_MODULES = [
   PluginsModule,
   PersonsModule,
   SessionRecordingsModule,
+  RecordingPurgeModule,
   ReplayModule,
   CaptureModule,
   SdkModule,
@@ -75,7 +77,7 @@ export class AppModule {
         LoggerModule.forRoot(loggerOptions(config)),
         DatabaseModule.forRoot(config),
         MetricsModule,
-        // Timers of the batch export scheduler (cleared on shutdown).
+        // Timers of the batch export scheduler and the recording purge (cleared on shutdown).
         ScheduleModule.forRoot(),
         ...(rateLimited ? [RateLimitModule.forRoot(config)] : []),
         ...FEATURE_MODULES,

@@ -21,6 +21,12 @@ import { PluginsService } from './plugins/plugins.service.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { ProjectsService } from './projects/projects.service.js';
 import { demoCaptureRequests } from './session-recordings/demo/demo-sessions.js';
+import {
+  addPurgeResults,
+  NOTHING_PURGED,
+  type PurgeResult,
+  RecordingRetentionService,
+} from './session-recordings/recording-retention.service.js';
 import { SessionRecordingsModule } from './session-recordings/session-recordings.module.js';
 import {
   type MigrationReport,
@@ -40,14 +46,16 @@ Commands:
   orgs set-plugins-access  Set an organization's plugins_access_level (9 lets it publish global plugins)
   migrate                  Apply pending database migrations (under an advisory lock)
   demo                     Fill a project with generated session recordings
+  recordings purge            Delete expired session recordings now
   recordings migrate-storage  Move snapshot chunks between the database and the object store
   recordings sweep-orphans    Delete objects of the recording store that no snapshot chunk points at
 
 Run "node dist/cli.js <command> --help" (or "node dist/cli.js help <command>") for a command's options;
 "node dist/cli.js keys --help" lists the key commands, "node dist/cli.js orgs --help" the organization ones.`,
-  recordings: `Usage: node dist/cli.js recordings <migrate-storage|sweep-orphans> [options]
+  recordings: `Usage: node dist/cli.js recordings <purge|migrate-storage|sweep-orphans> [options]
 
-Session recording storage (operator actions):
+Session recordings (operator actions):
+  recordings purge            Delete expired session recordings now
   recordings migrate-storage  Move snapshot chunks between the database and the object store
   recordings sweep-orphans    Delete objects of the recording store that no snapshot chunk points at
 
@@ -118,9 +126,27 @@ Applies pending migrations under a PostgreSQL advisory lock (safe to run from se
 Generates realistic browser sessions (page loads, clicks, typing, scrolling, console messages, idle time) of a
 few persons and ingests them through the capture code, as if posthog-js had sent them to POST /s/. Session ids
 are new on every run, so running it again adds more recordings.`,
+  'recordings purge': `Usage: node dist/cli.js recordings purge
+
+Deletes every recording that has expired (started before its project's retention cutoff: the start of today,
+UTC, minus session_recording_retention_period_days - 1, or RECORDING_RETENTION_DAYS - 1 when the project sets
+none), soft-deleted ones included, with its snapshot chunks (rows and objects in the store), event keys, views
+and sharing, in transactions of RECORDING_PURGE_BATCH_SIZE recordings, until none is left; then prints what it
+deleted. Safe while the service runs and purges too: each recording is deleted once.`,
 };
 
 type Out = (line: string) => void;
+
+/** The outcome line of `recordings purge`. */
+export function describePurge(r: PurgeResult): string {
+  if (!r.recordings) return 'nothing to purge: no recording has expired';
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const left = r.objectsLeft ? ` (${plural(r.objectsLeft, 'object')} left to the orphan sweep)` : '';
+  return (
+    `purged ${plural(r.recordings, 'expired recording')}: ${plural(r.snapshotChunks, 'snapshot chunk')}, ` +
+    `${plural(r.objects, 'stored object')}${left}, in ${plural(r.batches, 'transaction')}`
+  );
+}
 
 /** The outcome line of `migrate`: how many migrations this process applied, or that none was pending. */
 export function describeMigrations(applied: string[]): string {
@@ -128,8 +154,7 @@ export function describeMigrations(applied: string[]): string {
   return `applied ${applied.length} migration${applied.length === 1 ? '' : 's'}: ${applied.join(', ')}`;
 }
 
-/** The capture pipeline for the demo command. */
-/** Recording storage maintenance for the recordings commands. */
+/** The recordings module for the `recordings` commands (purge, storage maintenance). */
 @Module({})
 class CliRecordingsModule {
   static forRoot(config: AppConfig): DynamicModule {
@@ -146,6 +171,7 @@ class CliRecordingsModule {
   }
 }
 
+/** The capture pipeline for the demo command. */
 @Module({})
 class CliDemoModule {
   static forRoot(config: AppConfig): DynamicModule {
@@ -161,6 +187,19 @@ class CliDemoModule {
       ],
     };
   }
+}
+
+/** Purge batches until one deletes nothing. */
+function runPurge(config: AppConfig): Promise<PurgeResult> {
+  return withApp(CliRecordingsModule.forRoot(config), async (app) => {
+    const retention = app.get(RecordingRetentionService);
+    let total: PurgeResult = { ...NOTHING_PURGED };
+    for (;;) {
+      const batch = await retention.purgeBatch();
+      if (!batch.recordings) return total;
+      total = addPurgeResults(total, batch);
+    }
+  });
 }
 
 @Module({})
@@ -365,6 +404,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
       'keys revoke': { id: { type: 'string' } },
       'orgs set-plugins-access': { org: { type: 'string' }, level: { type: 'string' } },
       migrate: {},
+      'recordings purge': {},
       demo: { project: { type: 'string' }, sessions: { type: 'string' }, seed: { type: 'string' } },
       'recordings migrate-storage': { to: { type: 'string' }, 'max-chunks': { type: 'string' } },
       'recordings sweep-orphans': {},
@@ -467,6 +507,9 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
         }
         return 0;
       }
+      case 'recordings purge':
+        out(describePurge(await runPurge(config)));
+        return 0;
       case 'demo': {
         const d = demo as { project: number; sessions: number; seed: number | undefined };
         out(await runDemo(config, d.project, d.sessions, d.seed));

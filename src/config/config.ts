@@ -327,7 +327,17 @@ export const SETTINGS = {
   RECORDING_RETENTION_DAYS: setting(
     int(1, 3650),
     30,
-    'Days a recording is kept, counted from the day it started: gives recordings their `retention_period_days`, `expiry_time` and `recording_ttl`.',
+    'Days a recording is kept, from the start of the (UTC) day it started, unless its project sets `session_recording_retention_period_days`: its `expiry_time` and `recording_ttl`. Expired recordings leave the API at once and are purged.',
+  ),
+  RECORDING_PURGE_INTERVAL_SECONDS: setting(
+    int(0, 604800),
+    3600,
+    'Seconds between two purges of expired recordings (with their snapshots, stored objects, views and sharing) in this process; 0: no purge here. Safe on every replica: each recording is deleted once.',
+  ),
+  RECORDING_PURGE_BATCH_SIZE: setting(
+    int(1, 100000),
+    500,
+    'Most expired recordings one purge transaction deletes; a purge runs transactions until none is left.',
   ),
   MAX_PAGE_LIMIT: setting(int(1, 100000), 1000, 'Largest `limit` accepted by list endpoints.'),
   TRUST_PROXY: setting<boolean | number | string>(

@@ -1,4 +1,5 @@
 import {
+  Check,
   Column,
   Generated,
   CreateDateColumn,
@@ -10,9 +11,17 @@ import {
 } from 'typeorm';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 
+/** Bounds of a project's `session_recording_retention_period_days`. */
+export const RECORDING_RETENTION_MIN_DAYS = 1;
+export const RECORDING_RETENTION_MAX_DAYS = 3650;
+
 /** A project (PostHog's "team"): the unit recordings belong to. */
 @Entity('projects')
 @Index('projects_organization_idx', ['organizationId', 'id'])
+@Check(
+  'projects_recording_retention_check',
+  `"session_recording_retention_period_days" BETWEEN ${RECORDING_RETENTION_MIN_DAYS} AND ${RECORDING_RETENTION_MAX_DAYS}`,
+)
 export class ProjectEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id: number;
@@ -44,6 +53,13 @@ export class ProjectEntity {
    */
   @Column({ type: 'boolean', default: true })
   sessionRecordingOptIn: boolean;
+
+  /**
+   * Days this project's recordings are kept (from the start of the UTC day each started); null: the service's
+   * RECORDING_RETENTION_DAYS. Recordings past it disappear from the API and are purged.
+   */
+  @Column({ type: 'integer', nullable: true })
+  sessionRecordingRetentionPeriodDays: number | null;
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;

@@ -31,6 +31,15 @@ export function projectSummariesJsonSql(organization: string): string {
 }
 
 /**
+ * SQL fragment for queries of other modules: the days the recordings of `project` (an alias of `projects`) are
+ * kept, its own `session_recording_retention_period_days` or else `defaultDays` (an SQL expression, such as a
+ * parameter carrying RECORDING_RETENTION_DAYS).
+ */
+export function recordingRetentionDaysSql(project: string, defaultDays: string): string {
+  return `coalesce(${project}.session_recording_retention_period_days, ${defaultDays})`;
+}
+
+/**
  * `id` among these ids, compared as bigint: a key may name ids beyond the integer range, which match nothing
  * (an `IN` list of integer parameters would fail on them).
  */
@@ -72,12 +81,15 @@ export class ProjectsRepository extends RepositoryBase {
   }
 
   /**
-   * Writes only the given columns, in one UPDATE, so concurrent changes of different fields never undo each
-   * other. Returns the row as it is after the update, or null when it no longer exists.
+   * Writes only the given columns (undefined: left alone; null is written), in one UPDATE, so concurrent changes
+   * of different fields never undo each other. Returns the row as it is after the update, or null when it no
+   * longer exists.
    */
   async update(
     id: number,
-    fields: Partial<Pick<ProjectEntity, 'name' | 'sessionRecordingOptIn'>>,
+    fields: Partial<
+      Pick<ProjectEntity, 'name' | 'sessionRecordingOptIn' | 'sessionRecordingRetentionPeriodDays'>
+    >,
   ): Promise<ProjectEntity | null> {
     const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
     const repo = this.repository(ProjectEntity);

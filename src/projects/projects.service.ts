@@ -70,6 +70,7 @@ export class ProjectsService {
     const updated = await this.projects.update(project.id, {
       name: input.name,
       sessionRecordingOptIn: input.session_recording_opt_in,
+      sessionRecordingRetentionPeriodDays: input.session_recording_retention_period_days,
     });
     if (!updated) throw ApiError.notFound();
     return updated;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { activityScore, retention, wholeSeconds } from './recording-figures.js';
+import { activityScore, isExpired, retention, retentionCutoff, wholeSeconds } from './recording-figures.js';
 
 describe('wholeSeconds', () => {
   it('counts second boundaries for the duration and truncates the active and inactive seconds', () => {
@@ -86,5 +86,53 @@ describe('retention', () => {
   it('goes negative once expired', () => {
     const start = Date.parse('2026-01-01T12:00:00.000Z');
     expect(retention(start, Date.parse('2026-01-05T00:00:00.000Z'), 1).recording_ttl).toBe(-3);
+  });
+});
+
+describe('retentionCutoff and isExpired', () => {
+  const DAY = 24 * 60 * 60 * 1000;
+
+  it('is the start of today (UTC) minus retention days - 1', () => {
+    const now = Date.parse('2026-11-21T12:00:00.000Z');
+    expect(retentionCutoff(now, 1).toISOString()).toBe('2026-11-21T00:00:00.000Z');
+    expect(retentionCutoff(now, 30).toISOString()).toBe('2026-10-23T00:00:00.000Z');
+    expect(retentionCutoff(Date.parse('2026-11-21T00:00:00.000Z'), 2).toISOString()).toBe(
+      '2026-11-20T00:00:00.000Z',
+    );
+  });
+
+  it('agrees with expiry_time: expired exactly when expiry_time <= now', () => {
+    const starts = [
+      Date.parse('2026-10-22T23:59:59.999Z'),
+      Date.parse('2026-10-23T00:00:00.000Z'),
+      Date.parse('2026-10-23T12:00:00.000Z'),
+      Date.parse('2026-11-20T23:59:59.999Z'),
+      Date.parse('2026-11-21T00:00:00.000Z'),
+    ];
+    const nows = [
+      Date.parse('2026-11-21T00:00:00.000Z'),
+      Date.parse('2026-11-21T23:59:59.999Z'),
+      Date.parse('2026-11-22T00:00:00.000Z'),
+    ];
+    for (const days of [1, 2, 30]) {
+      for (const start of starts) {
+        for (const now of nows) {
+          const expiry = Date.parse(retention(start, now, days).expiry_time);
+          expect({ days, start, now, expired: isExpired(start, now, days) }).toEqual({
+            days,
+            start,
+            now,
+            expired: expiry <= now,
+          });
+        }
+      }
+    }
+  });
+
+  it('keeps a recording of today with 1 day, and expires it at the next midnight', () => {
+    const start = Date.parse('2026-11-21T23:00:00.000Z');
+    expect(isExpired(start, start + 59 * 60 * 1000, 1)).toBe(false);
+    expect(isExpired(start, Date.parse('2026-11-22T00:00:00.000Z'), 1)).toBe(true);
+    expect(isExpired(start, start + 29 * DAY, 30)).toBe(false);
   });
 });

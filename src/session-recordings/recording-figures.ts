@@ -67,3 +67,19 @@ export function retention(
     recording_ttl: Math.round((expiry - today) / DAY_MS),
   };
 }
+
+/**
+ * The earliest start time a recording kept `retentionDays` may have at `nowMs`: the start of today (UTC) minus
+ * `retentionDays - 1` days. A recording that started before it has expired (its `expiry_time`, as `retention`
+ * computes it, is at or before now); one that started at or after it has not. The API hides recordings
+ * before it and the purge deletes them.
+ */
+export function retentionCutoff(nowMs: number, retentionDays: number): Date {
+  const today = Math.floor(nowMs / DAY_MS) * DAY_MS;
+  return new Date(today - (retentionDays - 1) * DAY_MS);
+}
+
+/** Whether a recording that started at `startMs`, kept `retentionDays`, has expired at `nowMs`. */
+export function isExpired(startMs: number, nowMs: number, retentionDays: number): boolean {
+  return startMs < retentionCutoff(nowMs, retentionDays).getTime();
+}

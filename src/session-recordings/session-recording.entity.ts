@@ -16,6 +16,8 @@ export const SESSION_ID_MAX_LENGTH = 70;
 export const RECORDINGS_LIST_INDEX = 'session_recordings_team_start_idx';
 export const RECORDINGS_DISTINCT_ID_INDEX = 'session_recordings_team_distinct_id_start_idx';
 export const RECORDINGS_PERSON_INDEX = 'session_recordings_person_start_idx';
+/** Soft-deleted recordings by project and start: where the purge finds the expired ones. */
+export const RECORDINGS_DELETED_INDEX = 'session_recordings_deleted_start_idx';
 
 /**
  * The metadata of one session recording (one browser session of a project), kept up to date by capture:
@@ -27,6 +29,7 @@ export const RECORDINGS_PERSON_INDEX = 'session_recordings_person_start_idx';
 @Index(RECORDINGS_LIST_INDEX, { synchronize: false })
 @Index(RECORDINGS_DISTINCT_ID_INDEX, { synchronize: false })
 @Index(RECORDINGS_PERSON_INDEX, { synchronize: false })
+@Index(RECORDINGS_DELETED_INDEX, { synchronize: false })
 // Batch exports of sessions read the recordings that received events within an interval, in this order.
 @Index('session_recordings_team_received_idx', ['teamId', 'lastEventReceivedAt', 'sessionId'])
 @Check('session_recordings_snapshot_source_check', `"snapshot_source" IN ('web', 'mobile')`)
@@ -111,7 +114,7 @@ export class SessionRecordingEntity {
   @Column({ type: 'timestamptz' })
   lastEventReceivedAt: Date;
 
-  /** Set by DELETE (soft delete). */
+  /** Set by DELETE (soft delete). Soft-deleted rows are purged with the others once expired. */
   @Column({ type: 'timestamptz', nullable: true })
   deletedAt: Date | null;
 }

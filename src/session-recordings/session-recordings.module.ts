@@ -3,6 +3,7 @@ import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { PersonsModule } from '../persons/persons.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { RecordingIngestionService } from './recording-ingestion.service.js';
+import { RecordingRetentionService } from './recording-retention.service.js';
 import { SessionRecordingsController, SharedRecordingsController } from './session-recordings.controller.js';
 import { SessionRecordingsRepository } from './session-recordings.repository.js';
 import { SessionRecordingsService } from './session-recordings.service.js';
@@ -13,7 +14,10 @@ import { SnapshotStorage } from './storage/snapshot-storage.js';
 import { SnapshotStorageMaintenance } from './storage/snapshot-storage-maintenance.js';
 import { SnapshotStorageRepository } from './storage/snapshot-storage.repository.js';
 
-/** Session recordings of a project: ingestion (used by capture), the recordings API and sharing. */
+/**
+ * Session recordings of a project: ingestion (used by capture), the recordings API and sharing, and the purge
+ * of expired recordings (its timer: RecordingPurgeModule).
+ */
 @Module({
   imports: [OrganizationsModule, PersonsModule, ProjectsModule],
   controllers: [SessionRecordingsController, SharedRecordingsController],
@@ -21,12 +25,18 @@ import { SnapshotStorageRepository } from './storage/snapshot-storage.repository
     SessionRecordingsRepository,
     RecordingIngestionService,
     SessionRecordingsService,
+    RecordingRetentionService,
     SnapshotReader,
     { provide: SnapshotObjectStore, useClass: S3SnapshotObjectStore },
     SnapshotStorage,
     SnapshotStorageRepository,
     SnapshotStorageMaintenance,
   ],
-  exports: [RecordingIngestionService, SessionRecordingsService, SnapshotStorageMaintenance],
+  exports: [
+    RecordingIngestionService,
+    SessionRecordingsService,
+    RecordingRetentionService,
+    SnapshotStorageMaintenance,
+  ],
 })
 export class SessionRecordingsModule {}

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
 import { type PersonColumns, personSelectSql } from '../persons/persons.repository.js';
+import { recordingRetentionDaysSql } from '../projects/projects.repository.js';
 import type { RecordingMetadata } from './recording-metadata.js';
 import type { SnapshotSource } from './session-recording.entity.js';
 
@@ -146,6 +147,34 @@ const SHARING_COLUMNS =
   'created_at AS "createdAt"';
 
 const AT = new Date('2026-11-21T10:00:00.000Z');
+const CUTOFF = new Date('2026-10-23T00:00:00.000Z');
+
+/** A recording shared by an enabled token, with its project's retention in days. */
+export interface SharedRecording {
+  teamId: number;
+  sessionId: string;
+  retentionDays: number;
+}
+
+/** A recording's key. */
+export interface RecordingKey {
+  teamId: number;
+  sessionId: string;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const startOfUtcDay = (now: Date) => new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
+
+/**
+ * The retention of recording `r` of project `p`, in statements whose $2 is the start of today (UTC, as
+ * `startOfUtcDay`) and $3 the default days (RECORDING_RETENTION_DAYS). `NOT_EXPIRED` / `EXPIRED` compare the
+ * start with the cutoff of `retentionCutoff` (recording-figures.ts): today minus days - 1, in whole hours so the
+ * session's time zone cannot shift it.
+ */
+const RETENTION_DAYS = recordingRetentionDaysSql('p', '$3::int');
+const RETENTION_CUTOFF = `($2::timestamptz - (${RETENTION_DAYS} - 1) * interval '24 hours')`;
+const NOT_EXPIRED = `r.start_time >= ${RETENTION_CUTOFF}`;
+const EXPIRED = `r.start_time < ${RETENTION_CUTOFF}`;
 
 /** Event keys inserted per statement: bounds the parameters one statement serialises at once. */
 const EVENT_KEYS_PER_STATEMENT = 5000;
@@ -175,14 +204,18 @@ export const LIST_ORDER = 'r.start_time DESC, r.session_id';
 /**
  * The list statement: one page of recordings with their persons, viewed flags and the total, in one round trip.
  * The total comes from the maintained per-project counter when there is no filter (an exact count without
- * reading a million index entries), else from a count over the same conditions, which the partial indexes
- * answer with an index-only scan. Parameters: $1 project, $2 user, $3 limit, $4 offset, then the filters.
+ * reading a million index entries), minus the expired recordings the purge has not deleted yet (a range of the
+ * list index below `retainedFrom`, short while the purge runs), else from a count over the same conditions,
+ * which the partial indexes answer with an index-only scan. `retainedFrom` is the project's retention cutoff
+ * (`retentionCutoff`): recordings that started before it have expired and are left out. Parameters: $1 project,
+ * $2 user, $3 limit, $4 offset, $5 the cutoff when there is one, then the filters.
  */
 export function buildListQuery(
   teamId: number,
   userId: number | null,
   filters: RecordingFilters,
   page: { limit: number; offset: number },
+  retainedFrom: Date | null = null,
 ): { sql: string; params: unknown[] } {
   const params: unknown[] = [teamId, userId, page.limit, page.offset];
   const where = ['r.team_id = $1', 'r.deleted_at IS NULL'];
@@ -190,6 +223,9 @@ export function buildListQuery(
     params.push(value);
     where.push(condition(`$${params.length}`));
   };
+  const retained = where.length;
+  if (retainedFrom) add((p) => `r.start_time >= ${p}::timestamptz`, retainedFrom);
+  const base = where.length;
   if (filters.dateFrom) add((p) => `r.start_time >= ${p}::timestamptz`, filters.dateFrom);
   if (filters.dateTo) add((p) => `r.start_time <= ${p}::timestamptz`, filters.dateTo);
   if (filters.distinctId !== undefined) add((p) => `r.distinct_id = ${p}::text`, filters.distinctId);
@@ -206,10 +242,14 @@ export function buildListQuery(
     where.push(`(${levels.map((level) => CONSOLE_LEVEL_SQL[level]).join(' OR ')})`);
   }
   const condition = where.join(' AND ');
-  const filtered = where.length > 2;
+  const filtered = where.length > base;
+  const counter = '(SELECT c.recordings FROM session_recording_counts c WHERE c.team_id = $1)';
+  const expired = `(SELECT count(*) FROM session_recordings r WHERE ${where.slice(0, retained).join(' AND ')} AND r.start_time < $5::timestamptz)`;
   const total = filtered
     ? `(SELECT count(*) FROM session_recordings r WHERE ${condition})`
-    : '(SELECT c.recordings FROM session_recording_counts c WHERE c.team_id = $1)';
+    : retainedFrom
+      ? `greatest(${counter} - ${expired}, 0)`
+      : counter;
   const sql = `
 SELECT coalesce(${total}, 0)::float8 AS total, page.*
   FROM (SELECT 1) AS one
@@ -235,7 +275,10 @@ export class SessionRecordingsRepository extends RepositoryBase {
 
   /** One page and the total, by `buildListQuery`. */
   @GenerateSql(
-    { name: 'unfiltered', params: (f) => [f.projectId, f.userId, {}, { limit: 100, offset: 0 }] },
+    {
+      name: 'unfiltered',
+      params: (f) => [f.projectId, f.userId, {}, { limit: 100, offset: 0 }, CUTOFF],
+    },
     {
       name: 'filtered',
       params: (f) => [
@@ -248,6 +291,7 @@ export class SessionRecordingsRepository extends RepositoryBase {
           consoleLevels: [['warn', 'error']],
         },
         { limit: 100, offset: 0 },
+        CUTOFF,
       ],
     },
   )
@@ -256,33 +300,47 @@ export class SessionRecordingsRepository extends RepositoryBase {
     userId: number | null,
     filters: RecordingFilters,
     page: { limit: number; offset: number },
+    retainedFrom: Date,
   ): Promise<{ rows: RecordingView[]; total: number }> {
-    const { sql, params } = buildListQuery(teamId, userId, filters, page);
+    const { sql, params } = buildListQuery(teamId, userId, filters, page, retainedFrom);
     const result = await this.query<RecordingView & { total: number }>(sql, params);
     const total = result.length ? result[0].total : 0;
     return { rows: result.filter((r) => r.sessionId !== null), total };
   }
 
-  /** A recording that is not deleted, or null. */
-  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, f.userId] })
-  async findOne(teamId: number, sessionId: string, userId: number | null): Promise<RecordingView | null> {
+  /** A recording that is neither deleted nor expired (started before `retainedFrom`), or null. */
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, f.userId, CUTOFF] })
+  async findOne(
+    teamId: number,
+    sessionId: string,
+    userId: number | null,
+    retainedFrom: Date,
+  ): Promise<RecordingView | null> {
     const rows = await this.query<RecordingView>(
       `SELECT ${RECORDING_COLUMNS}
          FROM session_recordings r
          LEFT JOIN persons p ON p.id = r.person_id
-        WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL`,
-      [teamId, userId, sessionId],
+        WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4`,
+      [teamId, userId, sessionId, retainedFrom],
     );
     return rows[0] ?? null;
   }
 
-  /** Whether a recording that is not deleted exists, locking it against deletion until the caller's transaction ends. */
-  @GenerateSql({ params: (f) => [f.projectId, f.sessionId] })
-  async lockLive(teamId: number, sessionId: string): Promise<{ personId: number | null } | null> {
+  /**
+   * Whether a recording that is neither deleted nor expired exists, locking it against deletion (and the purge)
+   * until the caller's transaction ends.
+   */
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, CUTOFF] })
+  async lockLive(
+    teamId: number,
+    sessionId: string,
+    retainedFrom: Date,
+  ): Promise<{ personId: number | null } | null> {
     const rows = await this.query<{ person_id: number | null }>(
       `SELECT person_id FROM session_recordings
-        WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL FOR NO KEY UPDATE`,
-      [teamId, sessionId],
+        WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL AND start_time >= $3
+          FOR NO KEY UPDATE`,
+      [teamId, sessionId, retainedFrom],
     );
     return rows.length ? { personId: rows[0].person_id } : null;
   }
@@ -365,17 +423,18 @@ export class SessionRecordingsRepository extends RepositoryBase {
   }
 
   /**
-   * Soft-deletes a recording; false when there is none (or it was already deleted). Takes the project's counter
-   * row first, in the same order as capture (counter, then recordings), so the two never deadlock.
+   * Soft-deletes a recording; false when there is none (or it was already deleted, or has expired). Takes the
+   * project's counter row first, in the same order as capture (counter, then recordings), so the two never
+   * deadlock.
    */
-  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, AT] })
-  async softDelete(teamId: number, sessionId: string, now: Date): Promise<boolean> {
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, AT, CUTOFF] })
+  async softDelete(teamId: number, sessionId: string, now: Date, retainedFrom: Date): Promise<boolean> {
     return this.transaction(async () => {
       await this.lockCounter(teamId);
       const { affected } = await this.modify(
         `UPDATE session_recordings SET deleted_at = $3
-          WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL`,
-        [teamId, sessionId, now],
+          WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL AND start_time >= $4`,
+        [teamId, sessionId, now, retainedFrom],
       );
       return affected > 0;
     });
@@ -431,16 +490,117 @@ export class SessionRecordingsRepository extends RepositoryBase {
     return rows[0] ?? null;
   }
 
-  /** The enabled sharing of a recording that is not deleted, by its token. */
-  @GenerateSql({ params: ['token'] })
-  async findEnabledSharing(accessToken: string): Promise<{ teamId: number; sessionId: string } | null> {
-    const rows = await this.query<{ teamId: number; sessionId: string }>(
-      `SELECT s.team_id AS "teamId", s.session_id AS "sessionId" FROM session_recording_sharing s
+  /**
+   * The enabled sharing of a recording that is neither deleted nor expired at `now` (by its project's retention,
+   * `defaultDays` when the project sets none), by its token, with the project's retention in days.
+   */
+  @GenerateSql({ params: ['token', AT, 30] })
+  async findEnabledSharing(
+    accessToken: string,
+    now: Date,
+    defaultDays: number,
+  ): Promise<SharedRecording | null> {
+    const rows = await this.query<SharedRecording>(
+      `SELECT s.team_id AS "teamId", s.session_id AS "sessionId", ${RETENTION_DAYS} AS "retentionDays"
+         FROM session_recording_sharing s
          JOIN session_recordings r ON r.team_id = s.team_id AND r.session_id = s.session_id
-        WHERE s.access_token = $1 AND s.enabled AND r.deleted_at IS NULL`,
-      [accessToken],
+         JOIN projects p ON p.id = s.team_id
+        WHERE s.access_token = $1 AND s.enabled AND r.deleted_at IS NULL AND ${NOT_EXPIRED}`,
+      [accessToken, startOfUtcDay(now), defaultDays],
     );
     return rows[0] ?? null;
+  }
+
+  // ---- retention purge ------------------------------------------------------------------------------------
+  // One purge transaction (RecordingRetentionService.purgeBatch): candidates, then the projects' counters, then
+  // the recordings with SKIP LOCKED, then their chunks and the recordings themselves.
+
+  /**
+   * Up to `limit` expired recordings at `now`, soft-deleted or not, unlocked: for every project, a range of the
+   * list index (live recordings) and of the soft-deleted index below its retention cutoff.
+   */
+  @GenerateSql({ params: [AT, 30, 500] })
+  expiredCandidates(now: Date, defaultDays: number, limit: number): Promise<RecordingKey[]> {
+    return this.query<RecordingKey>(
+      `SELECT c.team_id AS "teamId", c.session_id AS "sessionId"
+         FROM projects p
+        CROSS JOIN LATERAL (
+              (SELECT r.team_id, r.session_id FROM session_recordings r
+                WHERE r.team_id = p.id AND r.deleted_at IS NULL AND ${EXPIRED}
+                LIMIT $1)
+              UNION ALL
+              (SELECT r.team_id, r.session_id FROM session_recordings r
+                WHERE r.team_id = p.id AND r.deleted_at IS NOT NULL AND ${EXPIRED}
+                LIMIT $1)
+        ) c
+        LIMIT $1`,
+      [limit, startOfUtcDay(now), defaultDays],
+    );
+  }
+
+  /**
+   * Locks the recording counters of these projects, in project order, until the transaction ends: the purge
+   * takes them before any recording, as capture and DELETE do (counter, then recordings), because deleting
+   * recordings updates the counter (a trigger) and the other order could deadlock with a capture.
+   */
+  @GenerateSql({ params: (f) => [[f.projectId]] })
+  async lockCounters(teamIds: readonly number[]): Promise<void> {
+    await this.query(
+      `SELECT team_id FROM session_recording_counts
+        WHERE team_id = ANY($1::int[])
+        ORDER BY team_id
+          FOR UPDATE`,
+      [teamIds],
+    );
+  }
+
+  /**
+   * Of these recordings, those still expired at `now`, locked FOR UPDATE; recordings another transaction holds
+   * (a capture writing into them, a concurrent purge) are skipped, never waited for.
+   */
+  @GenerateSql({ params: (f) => [[{ teamId: f.projectId, sessionId: f.sessionId }], AT, 30] })
+  lockExpired(keys: readonly RecordingKey[], now: Date, defaultDays: number): Promise<RecordingKey[]> {
+    return this.query<RecordingKey>(
+      `SELECT r.team_id AS "teamId", r.session_id AS "sessionId"
+         FROM session_recordings r
+         JOIN projects p ON p.id = r.team_id
+        WHERE (r.team_id, r.session_id) IN (SELECT * FROM unnest($1::int[], $4::varchar[]))
+          AND ${EXPIRED}
+        ORDER BY r.team_id, r.session_id
+          FOR UPDATE OF r SKIP LOCKED`,
+      [keys.map((k) => k.teamId), startOfUtcDay(now), defaultDays, keys.map((k) => k.sessionId)],
+    );
+  }
+
+  /** Deletes the snapshot chunks of these recordings; returns how many, and the keys of those in the object store. */
+  @GenerateSql({ params: (f) => [[{ teamId: f.projectId, sessionId: f.sessionId }]] })
+  async deleteSnapshotsOf(keys: readonly RecordingKey[]): Promise<{ chunks: number; objectKeys: string[] }> {
+    // TypeORM answers a DELETE with [rows, affected].
+    const [rows, affected] = (await this.manager.query(
+      `DELETE FROM session_recording_snapshots s
+        USING unnest($1::int[], $2::varchar[]) AS d(team_id, session_id)
+        WHERE s.team_id = d.team_id AND s.session_id = d.session_id
+       RETURNING s.object_key AS "objectKey"`,
+      [keys.map((k) => k.teamId), keys.map((k) => k.sessionId)],
+    )) as [{ objectKey: string | null }[], number];
+    const objectKeys: string[] = [];
+    for (const r of rows) if (r.objectKey !== null) objectKeys.push(r.objectKey);
+    return { chunks: affected, objectKeys };
+  }
+
+  /**
+   * Deletes these recordings; their event keys, views and sharing go with them (ON DELETE CASCADE) and the
+   * project counters follow (trigger). Returns how many were deleted.
+   */
+  @GenerateSql({ params: (f) => [[{ teamId: f.projectId, sessionId: f.sessionId }]] })
+  async deleteRecordings(keys: readonly RecordingKey[]): Promise<number> {
+    const [, affected] = (await this.manager.query(
+      `DELETE FROM session_recordings r
+        USING unnest($1::int[], $2::varchar[]) AS d(team_id, session_id)
+        WHERE r.team_id = d.team_id AND r.session_id = d.session_id`,
+      [keys.map((k) => k.teamId), keys.map((k) => k.sessionId)],
+    )) as [unknown[], number];
+    return affected;
   }
 
   // ---- ingestion ------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import { type SessionRecordingDto, toRecordingDto } from './dto/session-recordin
 import { type SharedSessionRecordingDto, toSharedRecordingDto } from './dto/shared-session-recording.dto.js';
 import type { SnapshotsQuery } from './dto/snapshots.dto.js';
 import { type SharingConfigurationDto, toSharingDto, type UpdateSharingDto } from './dto/sharing.dto.js';
+import { retentionCutoff } from './recording-figures.js';
 import { parseRecordingFilters } from './recording-filters.js';
 import { SessionRecordingsRepository } from './session-recordings.repository.js';
 import { SnapshotReader, type StreamedBody } from './snapshot-reader.js';
@@ -59,16 +60,23 @@ export class SessionRecordingsService {
     const project = await this.projects.requireAccessible(principal, projectId);
     const now = this.clock.now();
     const filters = parseRecordingFilters(query, now);
-    const { rows, total } = await this.recordings.list(project.id, principal.userId, filters, page);
     const nowMs = now.getTime();
+    const days = this.retentionOf(project);
+    const { rows, total } = await this.recordings.list(
+      project.id,
+      principal.userId,
+      filters,
+      page,
+      retentionCutoff(nowMs, days),
+    );
     const items = new Array<SessionRecordingDto>(rows.length);
-    for (let i = 0; i < rows.length; i++) items[i] = toRecordingDto(rows[i], nowMs, this.retentionDays);
+    for (let i = 0; i < rows.length; i++) items[i] = toRecordingDto(rows[i], nowMs, days);
     return { items, total };
   }
 
   async retrieve(principal: Principal, projectId: number, id: string): Promise<SessionRecordingDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
-    return this.requireRecording(project.id, id, principal.userId);
+    return this.requireRecording(project.id, id, principal.userId, this.retentionOf(project));
   }
 
   async update(
@@ -79,8 +87,9 @@ export class SessionRecordingsService {
   ): Promise<SessionRecordingDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
     // `analyzed` and `player_metadata` are PostHog's player telemetry: accepted (validated) and not stored.
+    const days = this.retentionOf(project);
     await this.transactions.withTransaction(async () => {
-      const recording = await this.recordings.lockLive(project.id, id);
+      const recording = await this.recordings.lockLive(project.id, id, this.cutoff(days));
       if (!recording) throw ApiError.notFound();
       if (body.person?.properties !== undefined) {
         if (recording.personId === null) {
@@ -92,12 +101,14 @@ export class SessionRecordingsService {
         await this.recordings.setViewed(project.id, id, principal.userId, body.viewed, this.clock.now());
       }
     });
-    return this.requireRecording(project.id, id, principal.userId);
+    return this.requireRecording(project.id, id, principal.userId, days);
   }
 
   async delete(principal: Principal, projectId: number, id: string): Promise<void> {
     const project = await this.projects.requireAccessible(principal, projectId);
-    if (!(await this.recordings.softDelete(project.id, id, this.clock.now()))) {
+    const now = this.clock.now();
+    const cutoff = retentionCutoff(now.getTime(), this.retentionOf(project));
+    if (!(await this.recordings.softDelete(project.id, id, now, cutoff))) {
       throw ApiError.notFound();
     }
   }
@@ -110,7 +121,7 @@ export class SessionRecordingsService {
     query: SnapshotsQuery,
   ): Promise<StreamedBody> {
     const project = await this.projects.requireAccessible(principal, projectId);
-    await this.requireRecording(project.id, id, null);
+    await this.requireRecording(project.id, id, null, this.retentionOf(project));
     return this.snapshotReader.read(project.id, id, query);
   }
 
@@ -118,7 +129,7 @@ export class SessionRecordingsService {
 
   async sharing(principal: Principal, projectId: number, id: string): Promise<SharingConfigurationDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
-    await this.requireRecording(project.id, id, null);
+    await this.requireRecording(project.id, id, null, this.retentionOf(project));
     return toSharingDto(await this.findOrCreateSharing(project.id, id));
   }
 
@@ -129,7 +140,7 @@ export class SessionRecordingsService {
     body: UpdateSharingDto,
   ): Promise<SharingConfigurationDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
-    await this.requireRecording(project.id, id, null);
+    await this.requireRecording(project.id, id, null, this.retentionOf(project));
     if (body.password_required === true) {
       throw ApiError.validation(
         'Password-protected sharing is not supported by this service; password_required can only be false.',
@@ -158,7 +169,7 @@ export class SessionRecordingsService {
     id: string,
   ): Promise<SharingConfigurationDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
-    await this.requireRecording(project.id, id, null);
+    await this.requireRecording(project.id, id, null, this.retentionOf(project));
     await this.findOrCreateSharing(project.id, id);
     const row = await this.withFreshToken((accessToken) =>
       this.recordings.updateSharing(project.id, id, { accessToken }),
@@ -173,7 +184,9 @@ export class SessionRecordingsService {
    */
   async shared(accessToken: string): Promise<SharedSessionRecordingDto> {
     const shared = await this.requireShared(accessToken);
-    return toSharedRecordingDto(await this.requireRecording(shared.teamId, shared.sessionId, null));
+    return toSharedRecordingDto(
+      await this.requireRecording(shared.teamId, shared.sessionId, null, shared.retentionDays),
+    );
   }
 
   async sharedSnapshots(accessToken: string, query: SnapshotsQuery): Promise<StreamedBody> {
@@ -183,20 +196,33 @@ export class SessionRecordingsService {
 
   // ---- helpers ------------------------------------------------------------------------------------------------
 
+  /** Days the project's recordings are kept: its own setting, else RECORDING_RETENTION_DAYS. */
+  private retentionOf(project: { sessionRecordingRetentionPeriodDays: number | null }): number {
+    return project.sessionRecordingRetentionPeriodDays ?? this.retentionDays;
+  }
+
+  /** The earliest start a recording kept `days` may have now (older ones have expired: 404, not listed). */
+  private cutoff(days: number): Date {
+    return retentionCutoff(this.clock.now().getTime(), days);
+  }
+
+  /** The recording as the API shows it; 404 when it does not exist, is deleted, or has expired. */
   private async requireRecording(
     teamId: number,
     id: string,
     userId: number | null,
+    retentionDays: number,
   ): Promise<SessionRecordingDto> {
-    const row = await this.recordings.findOne(teamId, id, userId);
+    const nowMs = this.clock.now().getTime();
+    const row = await this.recordings.findOne(teamId, id, userId, retentionCutoff(nowMs, retentionDays));
     if (!row) throw ApiError.notFound();
-    return toRecordingDto(row, this.clock.now().getTime(), this.retentionDays);
+    return toRecordingDto(row, nowMs, retentionDays);
   }
 
   private async requireShared(accessToken: string) {
     const shared =
       accessToken.length <= 64 && ACCESS_TOKEN.test(accessToken)
-        ? await this.recordings.findEnabledSharing(accessToken)
+        ? await this.recordings.findEnabledSharing(accessToken, this.clock.now(), this.retentionDays)
         : null;
     if (!shared) throw ApiError.notFound();
     return shared;

@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { runCli } from '../../src/cli.js';
 import { SnapshotStorageMaintenance } from '../../src/session-recordings/storage/snapshot-storage-maintenance.js';
@@ -352,5 +353,25 @@ describe('recording snapshots in an S3-compatible object store', () => {
     } finally {
       await pgApp.close();
     }
+  });
+
+  it('the orphan sweep runs on a timer only with a bucket and an interval', async () => {
+    const intervals = async (env: Record<string, string>) => {
+      const app = await createTestApp(env);
+      try {
+        return app.app.get(SchedulerRegistry).getIntervals();
+      } finally {
+        await app.close();
+      }
+    };
+    expect(await intervals({ ...storageEnv(), RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS: '60' })).toContain(
+      SnapshotStorageMaintenance.INTERVAL_NAME,
+    );
+    expect(await intervals({ ...storageEnv(), RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS: '0' })).not.toContain(
+      SnapshotStorageMaintenance.INTERVAL_NAME,
+    );
+    expect(await intervals({ RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS: '60' })).not.toContain(
+      SnapshotStorageMaintenance.INTERVAL_NAME,
+    );
   });
 });

@@ -316,6 +316,7 @@ describe('SDK routes: remote config, flags, recorder scripts, CORS', () => {
         timezone: 'UTC',
         created_at: expect.any(String),
         session_recording_opt_in: false,
+        session_recording_retention_period_days: null,
       });
       const got = await t.http.get(`/api/projects/${project.id}`).set(owner.auth).expect(200);
       expect(got.body).toEqual(res.body);

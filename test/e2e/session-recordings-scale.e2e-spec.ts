@@ -3,12 +3,14 @@ import {
   buildListQuery,
   type RecordingFilters,
 } from '../../src/session-recordings/session-recordings.repository.js';
+import { retentionCutoff } from '../../src/session-recordings/recording-figures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 
 const ROWS = 1_000_000;
 const PERSONS = 1_000;
 const START = Date.UTC(2026, 0, 1);
+const NOW = new Date(START + ROWS * 1000 + 60_000);
 
 interface PlanNode {
   'Node Type': string;
@@ -35,7 +37,13 @@ describe('session recordings at 1,000,000 rows', () => {
   let personUuid: string;
 
   const explain = async (filters: RecordingFilters, offset = 0): Promise<PlanNode[]> => {
-    const { sql, params } = buildListQuery(projectId, owner.id, filters, { limit: 100, offset });
+    const { sql, params } = buildListQuery(
+      projectId,
+      owner.id,
+      filters,
+      { limit: 100, offset },
+      retentionCutoff(NOW.getTime(), 30),
+    );
     const [row] = await t.dataSource.query(`EXPLAIN (FORMAT JSON) ${sql}`, params);
     return nodes((row['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan);
   };
@@ -43,6 +51,8 @@ describe('session recordings at 1,000,000 rows', () => {
   beforeAll(async () => {
     // The bulk insert takes longer than the default statement timeout on a busy machine.
     t = await createTestApp({ DATABASE_STATEMENT_TIMEOUT_MS: '0' });
+    // Just after the last recording: every one is within the 30 days kept.
+    t.clock.set(NOW);
     owner = await t.factories.user();
     projectId = (await t.factories.organization(owner, 'Scale')).teams[0].id;
     const started = Date.now();

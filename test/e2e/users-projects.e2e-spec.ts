@@ -48,6 +48,7 @@ describe('users, keys and projects', () => {
         'name',
         'organization',
         'session_recording_opt_in',
+        'session_recording_retention_period_days',
         'timezone',
         'uuid',
       ].sort(),
@@ -61,6 +62,7 @@ describe('users, keys and projects', () => {
     expect(body.api_token).toMatch(PROJECT_TOKEN_RE);
     expect(body.timezone).toBe('UTC');
     expect(body.session_recording_opt_in).toBe(true);
+    expect(body.session_recording_retention_period_days).toBeNull();
     expect(body.created_at).toMatch(ISO_MS_Z_RE);
     const [row] = await t.dataSource.query<{ created_at: Date }[]>(
       'SELECT created_at FROM projects WHERE id = $1',

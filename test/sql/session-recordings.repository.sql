@@ -2,7 +2,7 @@
 -- After a deliberate query change, rerun that test with UPDATE_SQL=1 and review the diff.
 
 -- SessionRecordingsRepository.list (unfiltered)
-SELECT coalesce((SELECT c.recordings FROM session_recording_counts c WHERE c.team_id = $1), 0)::float8 AS total, page.*
+SELECT coalesce(greatest((SELECT c.recordings FROM session_recording_counts c WHERE c.team_id = $1) - (SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time < $5::timestamptz), 0), 0)::float8 AS total, page.*
  FROM (SELECT 1) AS one
  LEFT JOIN LATERAL (
    SELECT
@@ -25,14 +25,14 @@ SELECT coalesce((SELECT c.recordings FROM session_recording_counts c WHERE c.tea
      AS "personDistinctIds"
      FROM session_recordings r
      LEFT JOIN persons p ON p.id = r.person_id
-    WHERE r.team_id = $1 AND r.deleted_at IS NULL
+    WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz
     ORDER BY r.start_time DESC, r.session_id
     LIMIT $3 OFFSET $4
  ) AS page ON true
 ORDER BY page."startMs" DESC, page."sessionId";
 
 -- SessionRecordingsRepository.list (filtered)
-SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND r.distinct_id = $6::text AND extract(epoch FROM (r.end_time - r.start_time)) > $7::float8 AND (r.console_warn_count > 0 OR r.console_error_count > 0)), 0)::float8 AS total, page.*
+SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND r.start_time >= $6::timestamptz AND r.distinct_id = $7::text AND extract(epoch FROM (r.end_time - r.start_time)) > $8::float8 AND (r.console_warn_count > 0 OR r.console_error_count > 0)), 0)::float8 AS total, page.*
  FROM (SELECT 1) AS one
  LEFT JOIN LATERAL (
    SELECT
@@ -55,7 +55,7 @@ SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 
      AS "personDistinctIds"
      FROM session_recordings r
      LEFT JOIN persons p ON p.id = r.person_id
-    WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND r.distinct_id = $6::text AND extract(epoch FROM (r.end_time - r.start_time)) > $7::float8 AND (r.console_warn_count > 0 OR r.console_error_count > 0)
+    WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND r.start_time >= $6::timestamptz AND r.distinct_id = $7::text AND extract(epoch FROM (r.end_time - r.start_time)) > $8::float8 AND (r.console_warn_count > 0 OR r.console_error_count > 0)
     ORDER BY r.start_time DESC, r.session_id
     LIMIT $3 OFFSET $4
  ) AS page ON true
@@ -82,11 +82,12 @@ p.id AS "personId", p.uuid AS "personUuid", p.properties AS "personProperties",
     AS "personDistinctIds"
        FROM session_recordings r
        LEFT JOIN persons p ON p.id = r.person_id
-      WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL;
+      WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4;
 
 -- SessionRecordingsRepository.lockLive
 SELECT person_id FROM session_recordings
-WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL FOR NO KEY UPDATE;
+WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL AND start_time >= $3
+  FOR NO KEY UPDATE;
 
 -- SessionRecordingsRepository.snapshotSources (first page)
 SELECT id::text AS id, first_timestamp AS "firstTimestamp", last_timestamp AS "lastTimestamp"
@@ -124,7 +125,7 @@ INSERT INTO session_recording_counts (team_id, recordings) VALUES ($1, 0)
 ON CONFLICT (team_id) DO UPDATE SET recordings = session_recording_counts.recordings;
 
 UPDATE session_recordings SET deleted_at = $3
-WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL;
+WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL AND start_time >= $4;
 
 -- SessionRecordingsRepository.findOrCreateSharing
 INSERT INTO session_recording_sharing (team_id, session_id, access_token, enabled, created_at)
@@ -140,9 +141,51 @@ WHERE team_id = $1 AND session_id = $2
 RETURNING team_id AS "teamId", session_id AS "sessionId", access_token AS "accessToken", enabled, settings, created_at AS "createdAt";
 
 -- SessionRecordingsRepository.findEnabledSharing
-SELECT s.team_id AS "teamId", s.session_id AS "sessionId" FROM session_recording_sharing s
+SELECT s.team_id AS "teamId", s.session_id AS "sessionId", coalesce(p.session_recording_retention_period_days, $3::int) AS "retentionDays"
+ FROM session_recording_sharing s
  JOIN session_recordings r ON r.team_id = s.team_id AND r.session_id = s.session_id
-WHERE s.access_token = $1 AND s.enabled AND r.deleted_at IS NULL;
+ JOIN projects p ON p.id = s.team_id
+WHERE s.access_token = $1 AND s.enabled AND r.deleted_at IS NULL AND r.start_time >= ($2::timestamptz - (coalesce(p.session_recording_retention_period_days, $3::int) - 1) * interval '24 hours');
+
+-- SessionRecordingsRepository.expiredCandidates
+SELECT c.team_id AS "teamId", c.session_id AS "sessionId"
+ FROM projects p
+CROSS JOIN LATERAL (
+      (SELECT r.team_id, r.session_id FROM session_recordings r
+        WHERE r.team_id = p.id AND r.deleted_at IS NULL AND r.start_time < ($2::timestamptz - (coalesce(p.session_recording_retention_period_days, $3::int) - 1) * interval '24 hours')
+        LIMIT $1)
+      UNION ALL
+      (SELECT r.team_id, r.session_id FROM session_recordings r
+        WHERE r.team_id = p.id AND r.deleted_at IS NOT NULL AND r.start_time < ($2::timestamptz - (coalesce(p.session_recording_retention_period_days, $3::int) - 1) * interval '24 hours')
+        LIMIT $1)
+) c
+LIMIT $1;
+
+-- SessionRecordingsRepository.lockCounters
+SELECT team_id FROM session_recording_counts
+WHERE team_id = ANY($1::int[])
+ORDER BY team_id
+  FOR UPDATE;
+
+-- SessionRecordingsRepository.lockExpired
+SELECT r.team_id AS "teamId", r.session_id AS "sessionId"
+ FROM session_recordings r
+ JOIN projects p ON p.id = r.team_id
+WHERE (r.team_id, r.session_id) IN (SELECT * FROM unnest($1::int[], $4::varchar[]))
+  AND r.start_time < ($2::timestamptz - (coalesce(p.session_recording_retention_period_days, $3::int) - 1) * interval '24 hours')
+ORDER BY r.team_id, r.session_id
+  FOR UPDATE OF r SKIP LOCKED;
+
+-- SessionRecordingsRepository.deleteSnapshotsOf
+DELETE FROM session_recording_snapshots s
+ USING unnest($1::int[], $2::varchar[]) AS d(team_id, session_id)
+ WHERE s.team_id = d.team_id AND s.session_id = d.session_id
+RETURNING s.object_key AS "objectKey";
+
+-- SessionRecordingsRepository.deleteRecordings
+DELETE FROM session_recordings r
+USING unnest($1::int[], $2::varchar[]) AS d(team_id, session_id)
+WHERE r.team_id = d.team_id AND r.session_id = d.session_id;
 
 -- SessionRecordingsRepository.existingSessions
 SELECT session_id, deleted_at IS NOT NULL AS deleted FROM session_recordings

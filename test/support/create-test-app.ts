@@ -42,8 +42,10 @@ export interface TestAppOptions {
 /**
  * Boots the real AppModule through the same `configureApp` as main.ts, on its own database cloned from the
  * migrated template. Only the clock is replaced (tests set time instead of sleeping). The batch export
- * scheduler, the batch export workers and the per-key rate limits are off unless the test's `env` turns them on
- * (`SCHEDULER_ENABLED: 'true'`, `BATCH_EXPORT_WORKERS: 'true'`, `RATE_LIMIT_ENABLED: 'true'`).
+ * scheduler, the batch export workers, the recording purge timer and the per-key rate limits are off unless the
+ * test's `env` turns them on (`SCHEDULER_ENABLED: 'true'`, `BATCH_EXPORT_WORKERS: 'true'`,
+ * `RECORDING_PURGE_INTERVAL_SECONDS: '60'`, `RATE_LIMIT_ENABLED: 'true'`); tests run a purge directly
+ * (`RecordingRetentionService`).
  */
 export async function createTestApp(
   env: Record<string, string> = {},
@@ -54,6 +56,8 @@ export async function createTestApp(
     LOG_LEVEL: 'silent',
     NODE_ENV: 'test',
     SCHEDULER_ENABLED: 'false',
+    RECORDING_PURGE_INTERVAL_SECONDS: '0',
+    RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS: '0',
     BATCH_EXPORT_WORKERS: 'false',
     RATE_LIMIT_ENABLED: 'false',
     ...env,

@@ -14,6 +14,7 @@ import { BatchExportFilters1795467963056 } from './1795467963056-BatchExportFilt
 import { SessionSnapshotBytes1795469021029 } from './1795469021029-SessionSnapshotBytes.js';
 import { BatchExportRuns1795473000000 } from './1795473000000-BatchExportRuns.js';
 import { RecordingObjectStorage1795480000000 } from './1795480000000-RecordingObjectStorage.js';
+import { RecordingRetention1795490000000 } from './1795490000000-RecordingRetention.js';
 
 /**
  * Migrations in the order they apply. `npm run migration:generate -- <Name>` writes a new file beside this one;
@@ -36,4 +37,5 @@ export const MIGRATIONS: (new () => unknown)[] = [
   SessionSnapshotBytes1795469021029,
   BatchExportRuns1795473000000,
   RecordingObjectStorage1795480000000,
+  RecordingRetention1795490000000,
 ];

@@ -33,6 +33,16 @@ export class ProjectDto {
     example: true,
   })
   session_recording_opt_in: boolean;
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: null,
+    description:
+      "Days this project's session recordings are kept, from the start of the (UTC) day each started; null: " +
+      "the service's default (RECORDING_RETENTION_DAYS). Recordings past it disappear from the API and are purged.",
+  })
+  session_recording_retention_period_days: number | null;
 }
 
 export function toProjectDto(p: ProjectEntity): ProjectDto {
@@ -45,5 +55,6 @@ export function toProjectDto(p: ProjectEntity): ProjectDto {
     timezone: p.timezone,
     created_at: p.createdAt.toISOString(),
     session_recording_opt_in: p.sessionRecordingOptIn,
+    session_recording_retention_period_days: p.sessionRecordingRetentionPeriodDays,
   };
 }

@@ -1,7 +1,10 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsBoolean, IsInt, IsString, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
 import { IsOmittable, Trim } from '../../common/validation/decorators.js';
 import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
+import { RECORDING_RETENTION_MAX_DAYS, RECORDING_RETENTION_MIN_DAYS } from '../project.entity.js';
+
+const RETENTION_RANGE = `Must be an integer between ${RECORDING_RETENTION_MIN_DAYS} and ${RECORDING_RETENTION_MAX_DAYS}, or null.`;
 
 /** Body of `PATCH /api/projects/:id`: every field optional; the fields a Project shows but never takes. */
 @ReadOnlyFields('id', 'uuid', 'organization', 'api_token', 'timezone', 'created_at')
@@ -27,4 +30,22 @@ export class UpdateProjectDto {
   @IsOmittable()
   @IsBoolean({ message: 'Must be a boolean.' })
   session_recording_opt_in?: boolean;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    nullable: true,
+    minimum: RECORDING_RETENTION_MIN_DAYS,
+    maximum: RECORDING_RETENTION_MAX_DAYS,
+    example: 90,
+    description:
+      "Days this project's session recordings are kept, counted from the start of the (UTC) day each started; " +
+      "null: the service's default (RECORDING_RETENTION_DAYS). Applies at once to every recording of the " +
+      'project, old ones included: a shorter period makes recordings past it disappear from the API right away ' +
+      '(and the purge deletes them), a longer one keeps those not yet purged.',
+  })
+  @ValidateIf((_object, value) => value !== undefined && value !== null)
+  @IsInt({ message: RETENTION_RANGE })
+  @Min(RECORDING_RETENTION_MIN_DAYS, { message: RETENTION_RANGE })
+  @Max(RECORDING_RETENTION_MAX_DAYS, { message: RETENTION_RANGE })
+  session_recording_retention_period_days?: number | null;
 }

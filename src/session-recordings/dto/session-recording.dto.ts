@@ -128,14 +128,18 @@ export class SessionRecordingDto {
   @ApiProperty({
     type: 'integer',
     example: 30,
-    description: 'Days recordings are kept (RECORDING_RETENTION_DAYS).',
+    description:
+      "Days the project's recordings are kept: its session_recording_retention_period_days, else " +
+      'RECORDING_RETENTION_DAYS.',
   })
   retention_period_days: number;
 
   @ApiProperty({
     type: String,
     format: 'date-time',
-    description: 'The start of the (UTC) day the recording started, plus retention_period_days.',
+    description:
+      'The start of the (UTC) day the recording started, plus retention_period_days. From then on the ' +
+      'recording is gone from the API (404, not listed) and the purge deletes it.',
   })
   expiry_time: string;
 
