@@ -363,3 +363,48 @@ export class BoundedJsonParser {
     return new ApiError(413, 'payload_too_large', detail);
   }
 }
+
+/**
+ * The number of JSON values of `root` (an already parsed JSON value) when it is within `limits` — the same
+ * depth, value and element limits the streaming parser enforces — or -1 when it is not (the streaming parser
+ * then says which limit, with its own error). Iterative, so any depth is safe.
+ */
+export function valuesWithinLimits(root: unknown, limits: JsonLimits): number {
+  const maxEvents = limits.maxEvents ?? Infinity;
+  const maxSnapshotEvents = limits.maxSnapshotEvents ?? Infinity;
+  let values = 0;
+  // Values still to visit, their depth (1 for the root) and the limit on their elements if they are arrays.
+  const pending: unknown[] = [root];
+  const depths: number[] = [1];
+  const limitsOf: number[] = [maxEvents];
+  while (pending.length) {
+    const value = pending.pop();
+    const depth = depths.pop() as number;
+    const limit = limitsOf.pop() as number;
+    if (++values > limits.maxValues) return -1;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > limits.maxDepth) return -1;
+    if (Array.isArray(value)) {
+      if (value.length > limit) return -1;
+      for (let i = 0; i < value.length; i++) {
+        pending.push(value[i]);
+        depths.push(depth + 1);
+        limitsOf.push(Infinity);
+      }
+    } else {
+      for (const key in value) {
+        if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+        pending.push((value as Record<string, unknown>)[key]);
+        depths.push(depth + 1);
+        limitsOf.push(
+          depth === 1 && key === 'batch'
+            ? maxEvents
+            : key === '$snapshot_data'
+              ? maxSnapshotEvents
+              : Infinity,
+        );
+      }
+    }
+  }
+  return values;
+}

@@ -230,3 +230,102 @@ describe('decodeCaptureBody', () => {
     expect(ticks).toBeGreaterThan(2);
   });
 });
+
+describe('decodeCaptureBody: small bodies parsed at once, large ones streamed, the same answers', () => {
+  const limits = {
+    maxBytes: 1024 * 1024,
+    maxDepth: 10,
+    maxValues: 50_000,
+    maxEvents: 3,
+    maxSnapshotEvents: 4,
+  };
+  const event = (n: number) => ({ event: '$snapshot', properties: { $snapshot_data: Array(n).fill(0) } });
+  /** The same events, padded past the whole-parse size with a long string so they are streamed. */
+  const padded = (body: unknown[]) => [
+    ...body.slice(0, -1),
+    { ...(body.at(-1) as object), pad: 'x'.repeat(200_000) },
+  ];
+
+  async function outcome(body: unknown): Promise<unknown> {
+    try {
+      return {
+        value: await decodeCaptureBody(
+          { bytes: gzipSync(JSON.stringify(body)), compression: 'gzip-js' },
+          limits,
+        ),
+      };
+    } catch (error) {
+      const e = error as ApiError;
+      return { status: e.getStatus(), detail: (e.getResponse() as { detail: string }).detail };
+    }
+  }
+
+  it.each([
+    [
+      'too many events',
+      [event(1), event(1), event(1), event(1)],
+      413,
+      'Too many events in one request: at most 3.',
+    ],
+    [
+      'too many rrweb events in one $snapshot',
+      [event(5)],
+      413,
+      'Too many rrweb events in one $snapshot event: at most 4.',
+    ],
+    [
+      'nested too deeply',
+      [{ a: [[[[[[[[[[1]]]]]]]]]] }],
+      400,
+      'The request body is nested too deeply: at most 10 levels of arrays and objects.',
+    ],
+  ])('%s: the same error either way', async (_name, body, status, detail) => {
+    expect(await outcome(body)).toEqual({ status, detail });
+    expect(await outcome(padded(body))).toEqual({ status, detail });
+  });
+
+  it('too many values: 413 either way', async () => {
+    const body = [{ properties: { $snapshot_data: [], many: Array(60_000).fill(1) } }];
+    expect(await outcome(body)).toMatchObject({ status: 413 });
+    expect(await outcome(padded(body))).toMatchObject({ status: 413 });
+  });
+
+  it('within the limits: the value, the first event and the values counted, either way', async () => {
+    for (const body of [
+      [event(2), event(4), event(0)],
+      padded([event(2), event(4), event(0)]),
+      { api_key: 'phc_k', batch: [event(1)] },
+    ]) {
+      const seen: unknown[] = [];
+      let values = 0;
+      const value = await decodeCaptureBody({ bytes: Buffer.from(JSON.stringify(body)) }, limits, {
+        onFirstEvent: (first, root) => seen.push(first, root),
+        onSlice: (progress) => {
+          values = progress.values;
+        },
+      });
+      expect(value).toEqual(body);
+      type Ev = { properties: { $snapshot_data: unknown[] }; pad?: string };
+      const events = (Array.isArray(body) ? body : body.batch) as Ev[];
+      expect(seen).toEqual([events[0], Array.isArray(body) ? null : body]);
+      // root, events, per event: object, properties, $snapshot_data array and its zeros, 'event' string (+ pad).
+      const expected = Array.isArray(body)
+        ? 1 +
+          events.reduce(
+            (n, e) => n + 4 + e.properties.$snapshot_data.length + (e.pad === undefined ? 0 : 1),
+            0,
+          )
+        : 1 + 1 + 1 + 4 + 1;
+      expect(values).toBe(expected);
+    }
+  });
+
+  it('a __proto__ key stays an own property when parsed at once', async () => {
+    const value = (await decodeCaptureBody(
+      { bytes: Buffer.from('[{"__proto__":{"polluted":1}}]') },
+      limits,
+    )) as object[];
+    expect(Object.getOwnPropertyNames(value[0])).toEqual(['__proto__']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});

@@ -13,10 +13,10 @@
  * depth, values, events, rrweb events per `$snapshot`). So a small gzip bomb is a 413 after a few kilobytes of
  * output, not an out-of-memory. The parse gives the event loop back every few milliseconds (`Yielder`).
  */
-import { createGunzip, createInflate } from 'node:zlib';
+import { createGunzip, createInflate, gunzipSync } from 'node:zlib';
 import { ApiError } from '../common/errors/api-error.js';
 import { Yielder } from '../common/time/yielder.js';
-import { BoundedJsonParser, type JsonHooks, type JsonLimits } from './bounded-json.js';
+import { BoundedJsonParser, type JsonHooks, type JsonLimits, valuesWithinLimits } from './bounded-json.js';
 
 export interface CaptureBody {
   /** The raw request body. */
@@ -27,13 +27,29 @@ export interface CaptureBody {
   compression?: string;
 }
 
+/** How much of the body has been decoded so far. */
+export interface DecodeProgress {
+  /** Decoded bytes read. */
+  byteCount: number;
+  /** JSON values built. */
+  values: number;
+}
+
 export interface DecodeHooks extends JsonHooks {
   /** Called after each slice of parsing (a few tens of kilobytes); may throw to stop. */
-  onSlice?(parser: BoundedJsonParser): void;
+  onSlice?(progress: DecodeProgress): void;
 }
 
 /** Bytes handed to the parser at a time: small enough that one slice takes a few milliseconds. */
 const SLICE_BYTES = 16 * 1024;
+
+/**
+ * Decoded JSON bodies up to this size are parsed by `JSON.parse` (native, several times faster than the
+ * streaming parser) and then checked against the limits, which a body this small can exceed only in values it
+ * already holds (at most half as many values as bytes, a few megabytes of memory); larger bodies, and any body
+ * that exceeds a limit, go through the streaming parser, which stops at the limit and says which.
+ */
+const WHOLE_PARSE_BYTES = 128 * 1024;
 
 const GZIP_HINTS = new Set(['gzip', 'gzip-js']);
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
@@ -171,6 +187,8 @@ class BodyDecoder {
     const bytes = await undoContentEncoding(body.bytes, body.contentEncoding, this.limit);
     const compression = body.compression?.trim().toLowerCase();
     if ((compression && GZIP_HINTS.has(compression)) || isGzip(bytes)) {
+      const small = this.smallGzipJson(bytes);
+      if (small) return small.value;
       return this.consume(decompressed('gzip', bytes, this.limit), false);
     }
     return this.consume(chunksOf(bytes), false);
@@ -234,8 +252,76 @@ class BodyDecoder {
     return this.parse([bytes], chunksOf(Buffer.alloc(0)));
   }
 
-  /** Parses the chunks in small slices, giving the event loop back between them. */
+  /**
+   * Parses the chunks: a small body at once (`WHOLE_PARSE_BYTES`), else in small slices, giving the event loop
+   * back between them.
+   */
   private async parse(head: Buffer[], rest: AsyncIterable<Buffer>): Promise<unknown> {
+    const iterator = rest[Symbol.asyncIterator]();
+    let size = head.reduce((n, c) => n + c.length, 0);
+    let ended = false;
+    while (size <= WHOLE_PARSE_BYTES) {
+      const next = await iterator.next();
+      if (next.done) {
+        ended = true;
+        break;
+      }
+      head.push(next.value);
+      size += next.value.length;
+    }
+    if (ended) {
+      const whole = this.parseWhole(head.length === 1 ? head[0] : Buffer.concat(head));
+      if (whole) return whole.value;
+    }
+    return this.parseStreaming(head, { [Symbol.asyncIterator]: () => iterator });
+  }
+
+  /**
+   * The common case at once: gzip that inflates to a small JSON body (what posthog-js sends), inflated in one
+   * call bounded to `WHOLE_PARSE_BYTES` and parsed whole. Undefined for anything else (larger, not JSON, a form,
+   * corrupt), which then takes the general path and gets its exact answer there.
+   */
+  private smallGzipJson(bytes: Buffer): { value: unknown } | undefined {
+    if (bytes.length > WHOLE_PARSE_BYTES || isFormType(this.body.contentType)) return undefined;
+    let inflated: Buffer;
+    try {
+      inflated = gunzipSync(bytes, { maxOutputLength: Math.min(WHOLE_PARSE_BYTES, this.limit) });
+    } catch {
+      return undefined;
+    }
+    const first = firstSignificant(inflated, true);
+    if (first !== 0x5b && first !== 0x7b) return undefined;
+    return this.parseWhole(inflated);
+  }
+
+  /**
+   * A small body parsed by `JSON.parse`, when it is valid JSON within the limits; undefined otherwise (the
+   * streaming parser then reads it and reports the exact error).
+   */
+  private parseWhole(bytes: Buffer): { value: unknown } | undefined {
+    if (bytes.length > this.limits.maxBytes) return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(utf8(bytes));
+    } catch {
+      return undefined;
+    }
+    const values = valuesWithinLimits(value, this.limits);
+    if (values < 0) return undefined;
+    const { onFirstEvent, onSlice } = this.hooks;
+    if (onFirstEvent) {
+      const batchRoot =
+        value !== null && typeof value === 'object' && !Array.isArray(value)
+          ? (value as Record<string, unknown>)
+          : null;
+      const events = batchRoot ? batchRoot.batch : value;
+      if (Array.isArray(events) && events.length) onFirstEvent(events[0], batchRoot);
+    }
+    onSlice?.({ byteCount: bytes.length, values });
+    return { value };
+  }
+
+  private async parseStreaming(head: Buffer[], rest: AsyncIterable<Buffer>): Promise<unknown> {
     const parser = new BoundedJsonParser(this.limits, this.hooks);
     const yielder = new Yielder();
     const feed = async (chunk: Buffer) => {
