@@ -78,7 +78,7 @@ export class CaptureController {
             $snapshot_data: [
               {
                 type: 4,
-                timestamp: 1763719200000,
+                timestamp: 1795255200000,
                 data: { href: 'https://example.com/', width: 1280, height: 800 },
               },
             ],

@@ -64,8 +64,8 @@ const SNAPSHOTS_OK = {
       schema: {
         type: 'string',
         example:
-          '["w-1",{"type":4,"timestamp":1763719200000,"data":{"href":"https://example.com/","width":1280,"height":800}}]\n' +
-          '["w-1",{"type":3,"timestamp":1763719200500,"data":{"source":2,"type":2,"id":7,"x":10,"y":20}}]\n',
+          '["w-1",{"type":4,"timestamp":1795255200000,"data":{"href":"https://example.com/","width":1280,"height":800}}]\n' +
+          '["w-1",{"type":3,"timestamp":1795255200500,"data":{"source":2,"type":2,"id":7,"x":10,"y":20}}]\n',
       },
     },
   },

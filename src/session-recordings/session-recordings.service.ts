@@ -15,7 +15,11 @@ import type {
   ReplaceSessionRecordingDto,
   UpdateSessionRecordingDto,
 } from './dto/session-recording-input.dto.js';
-import { type SessionRecordingDto, toRecordingDto } from './dto/session-recording.dto.js';
+import {
+  type RecordingStorageName,
+  type SessionRecordingDto,
+  toRecordingDto,
+} from './dto/session-recording.dto.js';
 import { type SharedSessionRecordingDto, toSharedRecordingDto } from './dto/shared-session-recording.dto.js';
 import type { SnapshotsQuery } from './dto/snapshots.dto.js';
 import { type SharingConfigurationDto, toSharingDto, type UpdateSharingDto } from './dto/sharing.dto.js';
@@ -37,6 +41,7 @@ export const ACCESS_TOKEN_LENGTH = 43;
 @Injectable()
 export class SessionRecordingsService {
   private readonly retentionDays: number;
+  private readonly storage: RecordingStorageName;
 
   constructor(
     private readonly transactions: TransactionHost,
@@ -49,6 +54,7 @@ export class SessionRecordingsService {
     config: AppConfig,
   ) {
     this.retentionDays = config.get('RECORDING_RETENTION_DAYS');
+    this.storage = config.get('RECORDING_STORAGE') === 's3' ? 'object_storage' : 'postgres';
   }
 
   async list(
@@ -70,7 +76,7 @@ export class SessionRecordingsService {
       retentionCutoff(nowMs, days),
     );
     const items = new Array<SessionRecordingDto>(rows.length);
-    for (let i = 0; i < rows.length; i++) items[i] = toRecordingDto(rows[i], nowMs, days);
+    for (let i = 0; i < rows.length; i++) items[i] = toRecordingDto(rows[i], nowMs, days, this.storage);
     return { items, total };
   }
 
@@ -216,7 +222,7 @@ export class SessionRecordingsService {
     const nowMs = this.clock.now().getTime();
     const row = await this.recordings.findOne(teamId, id, userId, retentionCutoff(nowMs, retentionDays));
     if (!row) throw ApiError.notFound();
-    return toRecordingDto(row, nowMs, retentionDays);
+    return toRecordingDto(row, nowMs, retentionDays, this.storage);
   }
 
   private async requireShared(accessToken: string) {

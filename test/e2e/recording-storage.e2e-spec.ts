@@ -138,6 +138,11 @@ describe('recording snapshots in an S3-compatible object store', () => {
     for (const r of rows) expect(keys.has(r.object_key as string)).toBe(true);
 
     expect(await snapshotsOf(t, sessionId)).toEqual(events);
+    const recording = await t.http
+      .get(path(`/${sessionId}`))
+      .set(owner.auth)
+      .expect(200);
+    expect(recording.body.storage).toBe('object_storage');
     // The object holds the chunk's gzip JSON lines.
     const { Body } = await client.send(
       new GetObjectCommand({ Bucket: BUCKET, Key: rows[0].object_key as string }),

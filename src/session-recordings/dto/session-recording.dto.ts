@@ -103,8 +103,13 @@ export class SessionRecordingDto {
   })
   person: PersonDto | null;
 
-  @ApiProperty({ example: 'postgres', enum: ['postgres'], description: 'Where the snapshots are kept.' })
-  storage: string;
+  @ApiProperty({
+    example: 'postgres',
+    enum: ['postgres', 'object_storage'],
+    description:
+      'Where the service writes snapshots (RECORDING_STORAGE): `postgres`, or `object_storage` for an S3-compatible store (as PostHog names it). Chunks written before a change of backend are read from where they are.',
+  })
+  storage: RecordingStorageName;
 
   @ApiProperty({ enum: SNAPSHOT_SOURCES, example: 'web' })
   snapshot_source: string;
@@ -151,7 +156,14 @@ export class SessionRecordingDto {
   recording_ttl: number;
 }
 
-export function toRecordingDto(r: RecordingView, nowMs: number, retentionDays: number): SessionRecordingDto {
+export type RecordingStorageName = 'postgres' | 'object_storage';
+
+export function toRecordingDto(
+  r: RecordingView,
+  nowMs: number,
+  retentionDays: number,
+  storage: RecordingStorageName,
+): SessionRecordingDto {
   const seconds = wholeSeconds(r.startMs, r.endMs, r.activeMs);
   return {
     id: r.sessionId,
@@ -169,7 +181,7 @@ export function toRecordingDto(r: RecordingView, nowMs: number, retentionDays: n
     console_error_count: r.consoleErrorCount,
     start_url: r.startUrl,
     person: toPersonDto(personFromColumns(r)),
-    storage: 'postgres',
+    storage,
     snapshot_source: r.snapshotSource,
     ongoing: nowMs - r.lastEventMs < ONGOING_MS,
     activity_score: activityScore({
