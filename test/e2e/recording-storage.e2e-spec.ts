@@ -318,7 +318,17 @@ describe('recording snapshots in an S3-compatible object store', () => {
       expect((await chunkRows(pgApp)).map((r) => r.in_db)).toEqual([false, false, false, false, true, true]);
       expect(await Promise.all(sessions.map(read))).toEqual(original);
 
-      // Resumed: the rest moves.
+      // Interrupted half-way through the next chunk: its object was being written when the process died.
+      const next = (await chunkRows(pgApp)).find((r) => r.in_db);
+      await client.send(
+        new PutObjectCommand({
+          Bucket: BUCKET,
+          Key: `${PREFIX}${pgProject}/${next!.session_id}/chunk-${next!.id}`,
+          Body: Buffer.from('half-written'),
+        }),
+      );
+
+      // Resumed: the rest moves (that object is written again, then verified).
       const second = await cli(['recordings', 'migrate-storage', '--to', 's3']);
       expect(second.out.slice(1)).toEqual([
         'now 0 chunks in the database, 6 in the object store',
