@@ -6,7 +6,9 @@
  * 2. starts the built service (`node dist/main.js`, production settings) and the baseline, checks that both
  *    answer every scenario with the same JSON and counts the SQL statements each runs per request;
  * 3. drives both with autocannon, alternating which goes first in each round, sampling the service's RSS;
- * 4. runs the scheduler scenario (`createDueRuns` from dist/ with 100,000 due exports, then concurrent ticks);
+ * 4. runs the scheduler scenario (`createDueRuns` from dist/ with 100,000 due exports, then concurrent ticks)
+ *    and the recordings purge (`purgeBatch` from dist/ over 100,000 expired recordings of a project of its own,
+ *    with capture requests to the running service meanwhile);
  * 5. runs the export scenario (1,000,000 persons to a Postgres destination by a worker process, against a plain
  *    COPY of the same rows);
  * 6. runs the capture load scenarios (posthog-js batches of new sessions to POST /s/ of both sides, chunks in
@@ -34,12 +36,15 @@ import {
   formatCaptureTable,
   formatSchedulerTable,
   formatTargetsTable,
+  formatPurgeTable,
+  purgeTargets,
   type CaptureLoadResult,
   type CaptureResult,
   type HttpScenarioResult,
   type LoadStats,
   type MemoryResult,
   replaceResultsBlock,
+  type RecordingsPurgeResult,
   round,
   type SchedulerResult,
 } from './lib/report.js';
@@ -47,6 +52,7 @@ import { HTTP_SCENARIOS, type Side } from './lib/scenarios.js';
 import { benchCapture } from './lib/capture.js';
 import { runCaptureLoadScenarios } from './lib/capture-scenarios.js';
 import { benchScheduler } from './lib/scheduler.js';
+import { benchRecordingsPurge } from './lib/recordings-purge.js';
 import { benchExport, type ExportResult, formatExportTable, MIN_EXPORT_RATIO } from './lib/export.js';
 import { type Fixture, readFixture, seed, SEED_VERSION } from './lib/seed.js';
 import { profileStatements, statementDifferences } from './lib/statements.js';
@@ -335,6 +341,35 @@ async function main(): Promise<void> {
       });
     }
 
+    let recordingsPurge: RecordingsPurgeResult | null = null;
+    if (options.scenarios.includes('recordings-purge')) {
+      recordingsPurge = await benchRecordingsPurge({
+        root: ROOT,
+        url: postgres.url,
+        db,
+        userId: fixture.userId,
+        seededRecordingsProjectId: fixture.recordings?.projectId ?? null,
+        startService: () =>
+          startServer({
+            name: 'service',
+            script: join(ROOT, 'dist', 'main.js'),
+            port: SERVICE_PORT,
+            // Capture from one address, chunks in PostgreSQL; this process never purges on its own timer.
+            env: {
+              ...serviceEnv(postgres.url),
+              RECORDING_STORAGE: 'postgres',
+              PUBLIC_MAX_CONCURRENT_PER_IP: '0',
+              RECORDING_PURGE_INTERVAL_SECONDS: '0',
+            },
+            logFile: join(logDir, 'service.log'),
+            readyPath: '/readyz',
+            cwd: ROOT,
+            nodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
+          }),
+        log,
+      });
+    }
+
     let captureLoad: CaptureLoadResult[] = [];
     if (options.scenarios.some((s) => s === 'capture-postgres' || s === 'capture-s3')) {
       const out = await runCaptureLoadScenarios({
@@ -397,6 +432,7 @@ async function main(): Promise<void> {
     const targets = [
       ...evaluateTargets(http, scheduler, memory, capture),
       ...captureLoadTargets(captureLoad),
+      ...(recordingsPurge ? purgeTargets(recordingsPurge) : []),
     ];
     if (exported) {
       const met = exported.ratio >= MIN_EXPORT_RATIO;
@@ -442,6 +478,7 @@ async function main(): Promise<void> {
       http,
       skipped,
       scheduler,
+      recordingsPurge,
       export: exported,
       captureLoad,
       capture,
@@ -458,6 +495,7 @@ async function main(): Promise<void> {
       http.length ? formatHttpTable(http) : '',
       ...skipped.map((s) => `${s.name}: skipped — ${s.reason}`),
       scheduler ? formatSchedulerTable(scheduler) : '',
+      recordingsPurge ? formatPurgeTable(recordingsPurge) : '',
       exported ? formatExportTable(exported) : '',
       captureLoad.length ? formatCaptureLoadTable(captureLoad) : '',
       capture ? formatCaptureTable(capture) : '',

@@ -38,6 +38,13 @@ describe('parseOptions', () => {
     ]);
   });
 
+  it('selects the recordings purge alone, a partial run that leaves the docs alone', () => {
+    const options = parseOptions(['--scenario=recordings-purge', '--quick']);
+    expect(options.scenarios).toEqual(['recordings-purge']);
+    expect(options.updateDocs).toBe(false);
+    expect(SCENARIO_NAMES.indexOf('recordings-purge')).toBe(SCENARIO_NAMES.indexOf('scheduler') + 1);
+  });
+
   it('refuses unknown options, scenarios and bad numbers', () => {
     expect(() => parseOptions(['--fast'])).toThrow("unknown option '--fast'");
     expect(() => parseOptions(['--scenario=orgs'])).toThrow("--scenario: unknown 'orgs'");

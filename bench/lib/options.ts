@@ -1,6 +1,6 @@
 /**
- * Every scenario the bench knows, in the order it runs them. `scheduler`, `capture` and `export` are not load
- * scenarios; `capture-postgres` and `capture-s3` drive POST /s/ with their own load generator.
+ * Every scenario the bench knows, in the order it runs them. `scheduler`, `recordings-purge`, `capture` and
+ * `export` are not load scenarios; `capture-postgres` and `capture-s3` drive POST /s/ with their own load generator.
  */
 export const SCENARIO_NAMES = [
   'organizations-list',
@@ -10,6 +10,7 @@ export const SCENARIO_NAMES = [
   'batch-exports-list',
   'invite-create',
   'scheduler',
+  'recordings-purge',
   'export',
   'capture-postgres',
   'capture-s3',

@@ -9,9 +9,13 @@ import {
   replaceResultsBlock,
   formatHttpTable,
   formatTargetsTable,
+  formatPurgeTable,
   type HttpScenarioResult,
   type LoadStats,
   p99Ratio,
+  PURGE_RECORDINGS_PER_SEC,
+  purgeTargets,
+  type RecordingsPurgeResult,
   rpsRatio,
   type SchedulerResult,
 } from './report.js';
@@ -224,6 +228,91 @@ describe('capture load', () => {
     expect(lines[2]).toContain('| 0.7 ');
     expect(lines[3]).toMatch(/^\| +\| baseline \| 40 +\| 2000 /);
     expect(new Set(lines.map((l) => l.length)).size).toBe(1);
+  });
+});
+
+describe('recordings purge', () => {
+  const purge = (over: Partial<RecordingsPurgeResult> = {}): RecordingsPurgeResult => ({
+    batchSize: 500,
+    clock: '2026-11-06T00:00:00.000Z',
+    cutoff: '2026-10-08T00:00:00.000Z',
+    expired: {
+      recordings: 100_000,
+      snapshotChunks: 300_000,
+      eventKeys: 500_000,
+      views: 10_000,
+      sharing: 2_000,
+    },
+    live: { recordings: 2_000, snapshotChunks: 6_000, eventKeys: 10_000, views: 200, sharing: 40 },
+    setupMs: 30_000,
+    wallMs: 16_000,
+    batches: 200,
+    batchMs: { p50: 75.4, max: 310.2 },
+    statementsPerBatch: 7,
+    postgresCpuMs: 9_870,
+    recordingsPerSec: 6_250,
+    rowsDeleted: 912_000,
+    rowsPerSec: 57_000,
+    purged: { recordings: 100_000, snapshotChunks: 300_000, objects: 0, objectsLeft: 0, batches: 200 },
+    capture: {
+      idle: { requests: 50, errors: 0, p50: 12.34, p99: 40.1, max: 41 },
+      duringPurge: { requests: 420, errors: 2, p50: 20, p99: 180.66, max: 320.4 },
+    },
+    problems: [],
+    ...over,
+  });
+
+  it('meets both targets when verified and fast enough', () => {
+    const targets = purgeTargets(purge());
+    expect(targets.map((t) => [t.value, t.limit, t.met, t.note])).toEqual([
+      [0, '= 0', true, null],
+      [6250, `>= ${PURGE_RECORDINGS_PER_SEC}`, true, null],
+    ]);
+    expect(targets[1].name).toBe(
+      'recordings-purge: expired recordings deleted per second (100000, batches of 500)',
+    );
+  });
+
+  it('spells out the shortfall and every problem found after the purge', () => {
+    const [problems, rate] = purgeTargets(
+      purge({
+        recordingsPerSec: 3_210.4,
+        problems: ['3 expired session_recordings rows left', 'counter off'],
+      }),
+    );
+    expect(problems).toMatchObject({
+      value: 2,
+      met: false,
+      note: '3 expired session_recordings rows left; counter off',
+    });
+    expect(rate).toMatchObject({ value: 3210, met: false, note: '1790/s short' });
+    expect(rate.reason).toContain('ON DELETE CASCADE');
+  });
+
+  it('renders one row with the rates, the batches and the capture latencies', () => {
+    const lines = formatPurgeTable(purge()).split('\n');
+    expect(lines).toHaveLength(3);
+    const cells = lines[2]
+      .split('|')
+      .map((c) => c.trim())
+      .slice(1, -1);
+    expect(cells).toEqual([
+      '100000',
+      '912000',
+      '500',
+      '200',
+      '16000',
+      '6250',
+      '57000',
+      '7',
+      '75 / 310',
+      '9870',
+      '12.3 / 40.1 / 41',
+      '20 / 180.7 / 320 (2 errors), 420 req',
+      'yes',
+    ]);
+    const failed = formatPurgeTable(purge({ capture: null, postgresCpuMs: null, problems: ['x'] }));
+    expect(failed.split('\n')[2]).toMatch(/\| - +\| - +\| - +\| NO \(1 problems\) \|$/);
   });
 });
 

@@ -86,6 +86,64 @@ export interface CaptureLoadResult {
   sameStored: boolean;
 }
 
+/** Rows per table of a set of recordings (the recordings, and what belongs to them). */
+export interface PurgeRows {
+  recordings: number;
+  snapshotChunks: number;
+  eventKeys: number;
+  views: number;
+  sharing: number;
+}
+
+/** Latencies of requests sent one at a time, ms. */
+export interface LatencySummary {
+  requests: number;
+  errors: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** The retention purge (`RecordingRetentionService.purgeBatch` until nothing expired is left). */
+export interface RecordingsPurgeResult {
+  /** RECORDING_PURGE_BATCH_SIZE (recordings per transaction). */
+  batchSize: number;
+  /** The purge's clock and the project's retention cutoff at it (ISO). */
+  clock: string;
+  cutoff: string;
+  /** Rows created for the expired recordings (all deleted) and for the live ones (all kept). */
+  expired: PurgeRows;
+  live: PurgeRows;
+  /** Time to create the rows (set-based SQL), ms. */
+  setupMs: number;
+  /** Wall time from the first batch to the last (the empty one that ends the purge excluded), ms. */
+  wallMs: number;
+  /** Transactions that deleted recordings. */
+  batches: number;
+  /** Wall time of one batch (one transaction, holding the project's counter lock), ms. */
+  batchMs: { p50: number; max: number };
+  /** Statements the purge sent per batch (transaction control included). */
+  statementsPerBatch: number;
+  /** CPU time of the PostgreSQL backend that ran the batches, ms (null when the server is not local). */
+  postgresCpuMs: number | null;
+  recordingsPerSec: number;
+  /** Rows deleted in every table (recordings, chunks, event keys, views, sharing), and per second. */
+  rowsDeleted: number;
+  rowsPerSec: number;
+  /** What the service reported, summed over the batches. */
+  purged: {
+    recordings: number;
+    snapshotChunks: number;
+    objects: number;
+    objectsLeft: number;
+    batches: number;
+  };
+  /** POST /s/ requests of new sessions to the running service, one at a time, before and during the purge. */
+  capture: { idle: LatencySummary; duringPurge: LatencySummary } | null;
+  /** What the check after the purge found wrong (empty: exactly the expired rows are gone). */
+  problems: string[];
+}
+
 export interface MemoryResult {
   idleMb: number;
   maxUnderLoadMb: number;
@@ -128,6 +186,12 @@ export const MISS_REASONS = {
     'Per request the service spends more CPU than the baseline (CPU ms/req): the same statements, gzip and ' +
     'JSON work, plus Nest and Express, the streaming bounded JSON parser (which yields to the event loop), ' +
     "TypeORM's query runner and the request log. The cores are shared with the load generator and PostgreSQL.",
+  purge:
+    'Each batch is one transaction: the expired candidates from the list index, the counter lock, the recordings ' +
+    'locked FOR UPDATE SKIP LOCKED, the chunks deleted by (team_id, session_id), then the recordings, whose ' +
+    'event keys, views and sharing go by ON DELETE CASCADE (a per-row trigger each) and whose counter follows ' +
+    'by a statement trigger. Every deleted row also costs its index entries; the wall time adds what the ' +
+    "machine's other processes take (compare the PostgreSQL CPU column).",
   rss:
     "The resident set is the V8 heap as sized by the Deployment's NODE_OPTIONS (old generation and semi-spaces) " +
     'plus code and buffers; above the target, check that the bench read both flags from deploy/k8s/base/' +
@@ -141,6 +205,8 @@ export const RECORDINGS_LIST_P50_MS = 50;
 export const SCHEDULER_TICK_MS = 3000;
 export const RSS_MB = 250;
 export const CAPTURE_MS = 2000;
+/** Recordings the retention purge deletes per second (with their chunks, keys, views and sharing). */
+export const PURGE_RECORDINGS_PER_SEC = 5000;
 
 export const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
 
@@ -331,6 +397,28 @@ export function evaluateTargets(
   return targets;
 }
 
+/** The purge's targets: every expired row gone and nothing else, and recordings/s ≥ PURGE_RECORDINGS_PER_SEC. */
+export function purgeTargets(p: RecordingsPurgeResult): Target[] {
+  const rate = p.recordingsPerSec;
+  return [
+    {
+      name: 'recordings-purge: problems after the purge (rows left or lost, counter, other projects)',
+      value: p.problems.length,
+      limit: '= 0',
+      met: p.problems.length === 0,
+      note: p.problems.length ? p.problems.join('; ') : null,
+    },
+    {
+      name: `recordings-purge: expired recordings deleted per second (${p.expired.recordings}, batches of ${p.batchSize})`,
+      value: round(rate, 0),
+      limit: `>= ${PURGE_RECORDINGS_PER_SEC}`,
+      met: rate >= PURGE_RECORDINGS_PER_SEC,
+      note: rate >= PURGE_RECORDINGS_PER_SEC ? null : `${round(PURGE_RECORDINGS_PER_SEC - rate, 0)}/s short`,
+      ...(rate >= PURGE_RECORDINGS_PER_SEC ? {} : { reason: MISS_REASONS.purge }),
+    },
+  ];
+}
+
 function table(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
   const cells = [header, ...rows].map((row) => row.map(String));
   const widths = header.map((_, i) => Math.max(3, ...cells.map((row) => row[i].length)));
@@ -430,6 +518,45 @@ export function formatCaptureTable(c: CaptureResult): string {
         c.events,
         c.wallMs.map((t) => round(t, 0)).join(', '),
         c.serviceCpuMs.map((t) => round(t, 0)).join(', '),
+      ],
+    ],
+  );
+}
+
+export function formatPurgeTable(p: RecordingsPurgeResult): string {
+  const latency = (l: LatencySummary) =>
+    `${round(l.p50, 1)} / ${round(l.p99, 1)} / ${round(l.max, 0)}${l.errors ? ` (${l.errors} errors)` : ''}`;
+  return table(
+    [
+      'expired recordings',
+      'rows deleted',
+      'batch size',
+      'batches',
+      'wall ms',
+      'recordings/s',
+      'rows/s',
+      'statements/batch',
+      'batch ms p50 / max',
+      'PostgreSQL CPU ms',
+      'capture ms p50 / p99 / max: idle',
+      'during purge',
+      'verified',
+    ],
+    [
+      [
+        p.expired.recordings,
+        p.rowsDeleted,
+        p.batchSize,
+        p.batches,
+        round(p.wallMs, 0),
+        round(p.recordingsPerSec, 0),
+        round(p.rowsPerSec, 0),
+        round(p.statementsPerBatch, 1),
+        `${round(p.batchMs.p50, 0)} / ${round(p.batchMs.max, 0)}`,
+        p.postgresCpuMs === null ? '-' : round(p.postgresCpuMs, 0),
+        p.capture ? latency(p.capture.idle) : '-',
+        p.capture ? `${latency(p.capture.duringPurge)}, ${p.capture.duringPurge.requests} req` : '-',
+        p.problems.length ? `NO (${p.problems.length} problems)` : 'yes',
       ],
     ],
   );
