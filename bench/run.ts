@@ -77,6 +77,9 @@ function deploymentNodeOptions(file = 'deployment.yaml'): string {
   return match[1].trim().replace(/^(['"])(.*)\1$/, '$2');
 }
 
+/** Retention of the bench's service and baseline (see serviceEnv). */
+const BENCH_RETENTION_DAYS = 3650;
+
 function serviceEnv(databaseUrl: string): Record<string, string> {
   return {
     NODE_OPTIONS: deploymentNodeOptions(),
@@ -90,6 +93,11 @@ function serviceEnv(databaseUrl: string): Record<string, string> {
     SCHEDULER_ENABLED: 'false',
     RATE_LIMIT_ENABLED: 'false',
     BATCH_EXPORT_WORKERS: 'false',
+    // The seeded recordings are dated before the seed's day and the seed is reused for weeks: a ten-year
+    // retention keeps every one of them listed (the list still filters by the cutoff, as it always does), and
+    // this process never purges them.
+    RECORDING_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
+    RECORDING_PURGE_INTERVAL_SECONDS: '0',
   };
 }
 
@@ -304,6 +312,7 @@ async function main(): Promise<void> {
           DATABASE_URL: postgres.url,
           PORT: String(BASELINE_PORT),
           DATABASE_POOL_SIZE: String(POOL_SIZE),
+          RECORDING_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
         },
         logFile: join(logDir, 'baseline.log'),
         readyPath: '/healthz',

@@ -411,10 +411,18 @@ async function createInvite(req: IncomingMessage, organizationId: string) {
 // ---------------------------------------------------------------------------------------------- recordings
 
 const ONGOING_MS = 5 * 60 * 1000;
+
+/** The start of the oldest UTC day whose recordings are kept (as the service computes it). */
+function retentionCutoff(nowMs: number, days: number): Date {
+  return new Date(Math.floor(nowMs / DAY_MS) * DAY_MS - (days - 1) * DAY_MS);
+}
 const SESSION_ID_RE = /^[A-Za-z0-9-]{1,70}$/;
 
 /** The project when the caller may see it: 404 outside its organizations, 403 for a key restricted elsewhere. */
-async function requireProject(principal: Principal, rawId: string): Promise<{ id: number }> {
+async function requireProject(
+  principal: Principal,
+  rawId: string,
+): Promise<{ id: number; session_recording_retention_period_days: number | null }> {
   const id =
     /^\d{1,15}$/.test(rawId) && Number(rawId) >= 1 && Number(rawId) <= 2147483647 ? Number(rawId) : null;
   const project = id === null ? null : (await pool.query(sql.PROJECT_BY_ID, [id])).rows[0];
@@ -429,7 +437,10 @@ async function requireProject(principal: Principal, rawId: string): Promise<{ id
       attr: null,
     });
   }
-  return { id: project.id };
+  return {
+    id: project.id,
+    session_recording_retention_period_days: project.session_recording_retention_period_days,
+  };
 }
 
 function personName(properties: Record<string, unknown>, distinctIds: string[]): string {
@@ -440,14 +451,14 @@ function personName(properties: Record<string, unknown>, distinctIds: string[]):
   return distinctIds[0] ?? '';
 }
 
-function recordingDto(r: any, nowMs: number) {
+function recordingDto(r: any, nowMs: number, retentionDays: number) {
   const duration = Math.max(0, Math.floor(r.end_ms / 1000) - Math.floor(r.start_ms / 1000));
   const distinctIds: string[] = r.person_distinct_ids ?? [];
   const properties = r.person_properties ?? {};
   const intent = r.active_ms / 1000 + r.click_count + r.keypress_count + r.console_error_count;
   const activity =
     r.mouse_activity_count + duration + r.console_error_count + r.console_log_count + r.console_warn_count;
-  const expiry = Math.floor(r.start_ms / DAY_MS) * DAY_MS + RECORDING_RETENTION_DAYS * DAY_MS;
+  const expiry = Math.floor(r.start_ms / DAY_MS) * DAY_MS + retentionDays * DAY_MS;
   return {
     id: r.session_id,
     distinct_id: r.distinct_id,
@@ -481,7 +492,7 @@ function recordingDto(r: any, nowMs: number) {
     ongoing: nowMs - r.last_event_ms < ONGOING_MS,
     activity_score:
       activity <= 0 ? null : Math.round(Math.min(100, Math.max(0, (intent / activity) * 100)) * 100) / 100,
-    retention_period_days: RECORDING_RETENTION_DAYS,
+    retention_period_days: retentionDays,
     expiry_time: new Date(expiry).toISOString(),
     recording_ttl: Math.round((expiry - Math.floor(nowMs / DAY_MS) * DAY_MS) / DAY_MS),
   };
@@ -502,26 +513,37 @@ async function listRecordings(req: IncomingMessage, url: URL, projectId: string)
       attr: null,
     });
   }
+  const nowMs = Date.now();
+  const days = project.session_recording_retention_period_days ?? RECORDING_RETENTION_DAYS;
   const { rows } = await pool.query(sql.RECORDINGS_PAGE, [
     project.id,
     principal.userId,
     page.limit,
     page.offset,
+    retentionCutoff(nowMs, days),
   ]);
-  const nowMs = Date.now();
   const total = rows.length ? rows[0].total : 0;
-  const results = rows.filter((r) => r.session_id !== null).map((r) => recordingDto(r, nowMs));
+  const results = rows.filter((r) => r.session_id !== null).map((r) => recordingDto(r, nowMs, days));
   return envelope(url, page, total, results);
 }
 
 async function retrieveRecording(req: IncomingMessage, projectId: string, id: string) {
   const principal = await authenticate(req, 'session_recording:read');
   const project = await requireProject(principal, projectId);
+  const nowMs = Date.now();
+  const days = project.session_recording_retention_period_days ?? RECORDING_RETENTION_DAYS;
   const row = SESSION_ID_RE.test(id)
-    ? (await pool.query(sql.RECORDING_BY_ID, [project.id, principal.userId, id])).rows[0]
+    ? (
+        await pool.query(sql.RECORDING_BY_ID, [
+          project.id,
+          principal.userId,
+          id,
+          retentionCutoff(nowMs, days),
+        ])
+      ).rows[0]
     : undefined;
   if (!row) throw notFound();
-  return recordingDto(row, Date.now());
+  return recordingDto(row, nowMs, days);
 }
 /* eslint-enable @typescript-eslint/no-explicit-any */
 

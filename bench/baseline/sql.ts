@@ -123,8 +123,8 @@ export const INVITE_WITH_CREATOR = `SELECT ${[
 // ---------------------------------------------------------------------------------------------- recordings
 
 export const PROJECT_BY_ID =
-  'SELECT id, uuid, organization_id, name, api_token, timezone, session_recording_opt_in, created_at ' +
-  'FROM projects WHERE id = $1';
+  'SELECT id, uuid, organization_id, name, api_token, timezone, session_recording_opt_in, ' +
+  'session_recording_retention_period_days, created_at FROM projects WHERE id = $1';
 
 const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 
@@ -145,15 +145,18 @@ const RECORDING_COLUMNS = `
     (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = p.id)
       AS person_distinct_ids`;
 
-/** The unfiltered list (the bench sends no filter): page, persons, viewed flags and the counter's total. */
+/**
+ * The unfiltered list (the bench sends no filter): page, persons, viewed flags and the counter's total less the
+ * recordings past the retention cutoff ($5) not purged yet.
+ */
 export const RECORDINGS_PAGE = `
-SELECT coalesce((SELECT c.recordings FROM session_recording_counts c WHERE c.team_id = $1), 0)::float8 AS total, page.*
+SELECT coalesce(greatest((SELECT c.recordings FROM session_recording_counts c WHERE c.team_id = $1) - (SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time < $5::timestamptz), 0), 0)::float8 AS total, page.*
   FROM (SELECT 1) AS one
   LEFT JOIN LATERAL (
     SELECT ${RECORDING_COLUMNS}
       FROM session_recordings r
       LEFT JOIN persons p ON p.id = r.person_id
-     WHERE r.team_id = $1 AND r.deleted_at IS NULL
+     WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz
      ORDER BY r.start_time DESC, r.session_id
      LIMIT $3 OFFSET $4
   ) AS page ON true
@@ -162,7 +165,7 @@ SELECT coalesce((SELECT c.recordings FROM session_recording_counts c WHERE c.tea
 export const RECORDING_BY_ID = `SELECT ${RECORDING_COLUMNS}
          FROM session_recordings r
          LEFT JOIN persons p ON p.id = r.person_id
-        WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL`;
+        WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4`;
 
 // ---- capture (POST /s/) ------------------------------------------------------------------------------------
 
