@@ -329,3 +329,38 @@ describe('decodeCaptureBody: small bodies parsed at once, large ones streamed, t
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });
+
+describe('decodeCaptureBody: the slice hook is awaited', () => {
+  const limits = { maxBytes: 1024 * 1024, maxDepth: 10, maxValues: 100_000 };
+  const small = gzipSync(JSON.stringify([{ event: '$snapshot' }]));
+  const large = gzipSync(JSON.stringify([{ event: '$snapshot', pad: 'x'.repeat(300_000) }]));
+
+  it.each([
+    ['parsed at once', small],
+    ['streamed', large],
+  ])('%s: a rejecting hook rejects the decode (never an unhandled rejection)', async (_name, bytes) => {
+    const busy = new ApiError(503, 'unavailable', 'busy');
+    const decoding = decodeCaptureBody({ bytes, compression: 'gzip-js' }, limits, {
+      onSlice: () => Promise.reject(busy),
+    });
+    await expect(decoding).rejects.toBe(busy);
+  });
+
+  it.each([
+    ['parsed at once', small],
+    ['streamed', large],
+  ])('%s: the decode waits for a hook that waits', async (_name, bytes) => {
+    let release: () => void = () => undefined;
+    let settled = false;
+    let calls = 0;
+    const decoding = decodeCaptureBody({ bytes, compression: 'gzip-js' }, limits, {
+      // The first slice waits (as the memory budget makes a request wait); the others pass.
+      onSlice: () => (calls++ ? undefined : new Promise<void>((resolve) => (release = resolve))),
+    }).then(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(settled).toBe(false);
+    release();
+    await decoding;
+    expect(settled).toBe(true);
+  });
+});

@@ -36,8 +36,11 @@ export interface DecodeProgress {
 }
 
 export interface DecodeHooks extends JsonHooks {
-  /** Called after each slice of parsing (a few tens of kilobytes); may throw to stop. */
-  onSlice?(progress: DecodeProgress): void;
+  /**
+   * Called after each slice of parsing (a few tens of kilobytes), and awaited before the next: may wait (the
+   * memory budget), or throw or reject to stop.
+   */
+  onSlice?(progress: DecodeProgress): void | Promise<void>;
 }
 
 /** Bytes handed to the parser at a time: small enough that one slice takes a few milliseconds. */
@@ -170,6 +173,12 @@ async function* chunksOf(bytes: Buffer): AsyncGenerator<Buffer> {
   yield bytes;
 }
 
+/** A body parsed at once, and how much of it there was. */
+interface WholeBody {
+  value: unknown;
+  progress: DecodeProgress;
+}
+
 class BodyDecoder {
   constructor(
     private readonly body: CaptureBody,
@@ -188,7 +197,7 @@ class BodyDecoder {
     const compression = body.compression?.trim().toLowerCase();
     if ((compression && GZIP_HINTS.has(compression)) || isGzip(bytes)) {
       const small = this.smallGzipJson(bytes);
-      if (small) return small.value;
+      if (small) return this.accept(small);
       return this.consume(decompressed('gzip', bytes, this.limit), false);
     }
     return this.consume(chunksOf(bytes), false);
@@ -271,7 +280,7 @@ class BodyDecoder {
     }
     if (ended) {
       const whole = this.parseWhole(head.length === 1 ? head[0] : Buffer.concat(head));
-      if (whole) return whole.value;
+      if (whole) return this.accept(whole);
     }
     return this.parseStreaming(head, { [Symbol.asyncIterator]: () => iterator });
   }
@@ -281,7 +290,7 @@ class BodyDecoder {
    * call bounded to `WHOLE_PARSE_BYTES` and parsed whole. Undefined for anything else (larger, not JSON, a form,
    * corrupt), which then takes the general path and gets its exact answer there.
    */
-  private smallGzipJson(bytes: Buffer): { value: unknown } | undefined {
+  private smallGzipJson(bytes: Buffer): WholeBody | undefined {
     if (bytes.length > WHOLE_PARSE_BYTES || isFormType(this.body.contentType)) return undefined;
     let inflated: Buffer;
     try {
@@ -298,7 +307,7 @@ class BodyDecoder {
    * A small body parsed by `JSON.parse`, when it is valid JSON within the limits; undefined otherwise (the
    * streaming parser then reads it and reports the exact error).
    */
-  private parseWhole(bytes: Buffer): { value: unknown } | undefined {
+  private parseWhole(bytes: Buffer): WholeBody | undefined {
     if (bytes.length > this.limits.maxBytes) return undefined;
     let value: unknown;
     try {
@@ -308,7 +317,7 @@ class BodyDecoder {
     }
     const values = valuesWithinLimits(value, this.limits);
     if (values < 0) return undefined;
-    const { onFirstEvent, onSlice } = this.hooks;
+    const { onFirstEvent } = this.hooks;
     if (onFirstEvent) {
       const batchRoot =
         value !== null && typeof value === 'object' && !Array.isArray(value)
@@ -317,8 +326,13 @@ class BodyDecoder {
       const events = batchRoot ? batchRoot.batch : value;
       if (Array.isArray(events) && events.length) onFirstEvent(events[0], batchRoot);
     }
-    onSlice?.({ byteCount: bytes.length, values });
-    return { value };
+    return { value, progress: { byteCount: bytes.length, values } };
+  }
+
+  /** A body parsed whole, once the slice hook (the memory budget) has taken it. */
+  private async accept(whole: WholeBody): Promise<unknown> {
+    await this.hooks.onSlice?.(whole.progress);
+    return whole.value;
   }
 
   private async parseStreaming(head: Buffer[], rest: AsyncIterable<Buffer>): Promise<unknown> {
@@ -327,7 +341,7 @@ class BodyDecoder {
     const feed = async (chunk: Buffer) => {
       for (let offset = 0; offset < chunk.length; offset += SLICE_BYTES) {
         parser.write(chunk.subarray(offset, offset + SLICE_BYTES));
-        this.hooks.onSlice?.(parser);
+        await this.hooks.onSlice?.(parser);
         await yielder.tick();
       }
     };
