@@ -15,6 +15,8 @@ import {
 } from '../support/recordings.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
+/** The app's time: just after the recordings, which would have expired by the real date (retention). */
+const NOW = new Date('2026-11-21T12:00:00.000Z');
 const OK = { status: 'Ok' };
 const NUL = 'nul\u0000here';
 const LONE = 'lone\ud800here';
@@ -73,6 +75,7 @@ describe('capture: limits of the public path', () => {
       RECORDING_SESSION_MAX_EVENTS: '8',
       RECORDING_SESSION_MAX_BYTES: '64kb',
     });
+    t.clock.set(NOW);
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     owner = await t.factories.user();

@@ -81,7 +81,13 @@ describe('the built service under a 256 MB heap: public capture path', () => {
 
   beforeAll(async () => {
     database = await cloneTemplate('capture_process');
-    service = await startService({ DATABASE_URL: database.url, LOG_LEVEL: 'info', ...HEAP });
+    // The process runs on the real clock: a retention long enough that the recordings of T0 are still kept.
+    service = await startService({
+      DATABASE_URL: database.url,
+      LOG_LEVEL: 'info',
+      RECORDING_RETENTION_DAYS: '3650',
+      ...HEAP,
+    });
     auth = { Authorization: `Bearer ${bootstrapKey(service)}` };
     const org = await rawRequest(service.base, '/api/organizations', {
       method: 'POST',

@@ -86,6 +86,8 @@ describe('a recording of 1,000,000 events read back under a 256 MB heap', () => 
     service = await startService({
       DATABASE_URL: database.url,
       LOG_LEVEL: 'warn',
+      // The process runs on the real clock: a retention long enough that the recording of T0 is still kept.
+      RECORDING_RETENTION_DAYS: '3650',
       NODE_OPTIONS: deploymentNodeOptions(),
     });
     auth = { Authorization: `Bearer ${bootstrapKey(service)}` };

@@ -11,6 +11,8 @@ import type { TestUser } from '../support/factories.js';
 import { newSessionId, rr, snapshotEvent } from '../support/recordings.js';
 
 const T0 = Date.UTC(2026, 10, 20, 9, 0, 0);
+/** The app's time: the day after the recordings, which would have expired by the real date (retention). */
+const NOW = new Date('2026-11-21T12:00:00.000Z');
 const PERSON_DISTINCT_ID = 'person-distinct-id-7c2f';
 const PERSON_EMAIL = 'ada.person@example.com';
 /** A start URL that would end a script element if it were written into the page unescaped. */
@@ -71,6 +73,7 @@ describe('replay pages', () => {
 
   beforeAll(async () => {
     t = await createTestApp();
+    t.clock.set(NOW);
     owner = await t.factories.user();
     const org = await t.factories.organization(owner);
     projectId = org.teams[0].id;

@@ -12,6 +12,8 @@ import {
 import { cloneTemplate, dropDatabase } from '../support/test-database.js';
 
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');
+/** The test app's time: just after the recording, which would have expired by the real date (retention). */
+const NOW = new Date('2026-11-21T12:00:00.000Z');
 const EMAIL = 'alice.private@example.com';
 const NAME = 'Alice Privatename';
 const DISTINCT_ID = 'distinct-alice-7f3c9a';
@@ -59,6 +61,7 @@ describe('the public shared recording', () => {
 
   beforeAll(async () => {
     t = await createTestApp();
+    t.clock.set(NOW);
     owner = await t.factories.user();
     const org = await t.factories.organization(owner, 'Secrets');
     projectId = org.teams[0].id;
@@ -111,7 +114,13 @@ describe('share tokens in the logs of the built service', () => {
   beforeAll(async () => {
     db = await cloneTemplate('logs');
     service = await startService(
-      { DATABASE_URL: db.url, LOG_LEVEL: 'info', SCHEDULER_ENABLED: 'false' },
+      // The process runs on the real clock: a retention long enough that the recording of T0 is still kept.
+      {
+        DATABASE_URL: db.url,
+        LOG_LEVEL: 'info',
+        SCHEDULER_ENABLED: 'false',
+        RECORDING_RETENTION_DAYS: '3650',
+      },
       { timeoutMs: 50000 },
     );
     key = bootstrapKey(service);

@@ -9,6 +9,8 @@ import type { TestUser } from '../support/factories.js';
 import { newSessionId, rr, type Rrweb, snapshotEvent } from '../support/recordings.js';
 
 const T0 = Date.UTC(2026, 10, 20, 9, 0, 0);
+/** The app's time: the day after the recordings, which would have expired by the real date (retention). */
+const NOW = new Date('2026-11-21T12:00:00.000Z');
 
 describe('session recordings list: PostHog query filters', () => {
   let t: TestApp;
@@ -45,6 +47,7 @@ describe('session recordings list: PostHog query filters', () => {
 
   beforeAll(async () => {
     t = await createTestApp();
+    t.clock.set(NOW);
     owner = await t.factories.user();
     const org = await t.factories.organization(owner);
     projectId = org.teams[0].id;
