@@ -349,18 +349,18 @@ describe('the built service: the drain deadline holds during a large capture req
     expect(app.stdout()).toContain('drain not finished after 300 ms');
     // The deadline plus the 503 answers and the pool's end, not the seconds the work would have taken.
     expect(elapsed).toBeLessThan(1500);
-    const statuses = answers.map((a) => (a as RawResponse).status);
-    expect(statuses.filter((s) => s === 503).length).toBeGreaterThan(0);
-    for (const a of answers) {
+    // Every request is answered 503: the one still working when the deadline came with the drain's answer, the
+    // others possibly earlier by the capture memory budget (three bodies this large do not fit in it at once).
+    const details = answers.map((a) => {
       const res = a as RawResponse;
-      if (res.status === 503) {
-        expect(res.json()).toEqual({
-          type: 'server_error',
-          code: 'unavailable',
-          detail: 'The server is shutting down and could not finish this request. Try again.',
-          attr: null,
-        });
-      }
-    }
+      expect(res.status).toBe(503);
+      const body = res.json<{ type: string; code: string; detail: string; attr: null }>();
+      expect(body).toMatchObject({ type: 'server_error', code: 'unavailable', attr: null });
+      return body.detail;
+    });
+    const drained = 'The server is shutting down and could not finish this request. Try again.';
+    const busy = 'The server is busy decoding other recordings. Retry after 1 second.';
+    expect(details).toContain(drained);
+    for (const detail of details) expect([drained, busy]).toContain(detail);
   }, 60_000);
 });
