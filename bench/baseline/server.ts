@@ -224,7 +224,9 @@ function runDto(r: any) {
     finished_at: iso(r.finished_at),
     last_updated_at: r.last_updated_at.toISOString(),
     records_total_count: r.records_total_count,
+    bytes_exported: r.bytes_exported === null ? null : Number(r.bytes_exported),
     batch_export: r.batch_export_id,
+    backfill: r.backfill_id,
   };
 }
 
