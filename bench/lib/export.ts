@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { sampleRss, startServer } from './processes.js';
-import { round } from './report.js';
+import { round, table } from './report.js';
 
 /** Persons in the export scenario, all changed within one hour that nothing else of the seed uses. */
 export const EXPORT_PERSONS = 1_000_000;
@@ -260,10 +260,13 @@ export async function benchExport(options: {
 /** The export scenario's table. */
 export function formatExportTable(r: ExportResult): string {
   return [
-    '| export (persons → Postgres) | rows | seconds | rows/s |',
-    '| --- | ---: | ---: | ---: |',
-    `| service (batch export run) | ${r.rows} | ${r.service.seconds} | ${r.service.rowsPerSec} |`,
-    `| baseline (plain COPY) | ${r.rows} | ${r.baseline.seconds} | ${r.baseline.rowsPerSec} |`,
+    table(
+      ['export (persons → Postgres)', 'rows', 'seconds', 'rows/s'],
+      [
+        ['service (batch export run)', r.rows, r.service.seconds, r.service.rowsPerSec],
+        ['baseline (plain COPY)', r.rows, r.baseline.seconds, r.baseline.rowsPerSec],
+      ],
+    ),
     '',
     `Ratio (service rows/s ÷ COPY rows/s): ${r.ratio} (target ≥ ${MIN_EXPORT_RATIO}). ` +
       `Worker RSS: ${r.worker.rssIdleMb} MB idle, ${r.worker.rssMaxMb} MB max during the run; ` +

@@ -18,6 +18,7 @@ import {
   type RecordingsPurgeResult,
   rpsRatio,
   type SchedulerResult,
+  table,
 } from './report.js';
 
 const stats = (rps: number, p50: number, p99: number, errors = 0): LoadStats => ({
@@ -327,5 +328,19 @@ describe('replaceResultsBlock', () => {
 
   it('refuses a document without the markers', () => {
     expect(() => replaceResultsBlock('no markers', 'x')).toThrow('no <!-- bench-results:start -->');
+  });
+});
+
+describe('table', () => {
+  it('pads every column to its widest cell, as Prettier formats a Markdown table', () => {
+    expect(
+      table(
+        ['name', 'n'],
+        [
+          ['a', 10],
+          ['longer', 2],
+        ],
+      ),
+    ).toBe(['| name   | n   |', '| ------ | --- |', '| a      | 10  |', '| longer | 2   |'].join('\n'));
   });
 });

@@ -419,7 +419,8 @@ export function purgeTargets(p: RecordingsPurgeResult): Target[] {
   ];
 }
 
-function table(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
+/** A Markdown table with padded columns (as Prettier formats it, so the docs stay lint-clean). */
+export function table(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
   const cells = [header, ...rows].map((row) => row.map(String));
   const widths = header.map((_, i) => Math.max(3, ...cells.map((row) => row[i].length)));
   const line = (row: readonly string[]) => `| ${row.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
