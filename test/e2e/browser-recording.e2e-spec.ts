@@ -17,7 +17,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
-import { findChromium, type HeadlessChromium, launchChromium } from '../support/browser.js';
+import { findChromium, type HeadlessChromium, launchChromium, posthogInit } from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { readAllSnapshots } from '../support/recordings.js';
@@ -89,21 +89,7 @@ function pageHtml(token: string, apiHost: string): string {
     <p id="bottom">The end</p>
     <script src="/vendor/posthog-array.js"></script>
     <script>
-      posthog.init(${JSON.stringify(token)}, {
-        api_host: ${JSON.stringify(apiHost)},
-        autocapture: false,
-        capture_pageview: false,
-        capture_pageleave: false,
-        capture_dead_clicks: false,
-        capture_heatmaps: false,
-        capture_performance: false,
-        disable_surveys: true,
-        advanced_disable_feature_flags: true,
-        person_profiles: 'identified_only',
-        // An automated browser reports navigator.webdriver (and "HeadlessChrome"), which the SDK treats as a
-        // bot and drops every event of (posthog-js PostHog.capture, isLikelyBot); a real visitor's is not.
-        opt_out_useragent_filter: true,
-      });
+      ${posthogInit(token, apiHost)}
     </script>
   </body>
 </html>`;

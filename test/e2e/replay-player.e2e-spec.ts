@@ -23,7 +23,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ConsoleMessage, Frame, Page } from 'playwright-core';
 import { runCli } from '../../src/cli.js';
-import { findChromium, type HeadlessChromium, launchChromium } from '../support/browser.js';
+import { findChromium, type HeadlessChromium, launchChromium, posthogInit } from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 
@@ -71,19 +71,7 @@ function sitePage(token: string, apiHost: string, heading: string): string {
         p.textContent = ${JSON.stringify(ORDER_DONE)};
         document.getElementById('result').appendChild(p);
       });
-      posthog.init(${JSON.stringify(token)}, {
-        api_host: ${JSON.stringify(apiHost)},
-        autocapture: false,
-        capture_pageview: false,
-        capture_pageleave: false,
-        capture_dead_clicks: false,
-        capture_heatmaps: false,
-        capture_performance: false,
-        disable_surveys: true,
-        advanced_disable_feature_flags: true,
-        person_profiles: 'identified_only',
-        opt_out_useragent_filter: true,
-      });
+      ${posthogInit(token, apiHost)}
     </script>
   </body>
 </html>`;

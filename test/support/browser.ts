@@ -56,3 +56,25 @@ export async function launchChromium(executablePath: string): Promise<HeadlessCh
     },
   };
 }
+
+/**
+ * The `posthog.init(…)` call of the test sites: recording on, everything else the SDK would send off. An
+ * automated browser reports navigator.webdriver (and "HeadlessChrome"), which the SDK treats as a bot and drops
+ * every event of (posthog-js PostHog.capture, isLikelyBot); a real visitor's is not, hence the user agent filter.
+ */
+export function posthogInit(token: string, apiHost: string): string {
+  const options = {
+    api_host: apiHost,
+    autocapture: false,
+    capture_pageview: false,
+    capture_pageleave: false,
+    capture_dead_clicks: false,
+    capture_heatmaps: false,
+    capture_performance: false,
+    disable_surveys: true,
+    advanced_disable_feature_flags: true,
+    person_profiles: 'identified_only',
+    opt_out_useragent_filter: true,
+  };
+  return `posthog.init(${JSON.stringify(token)}, ${JSON.stringify(options)});`;
+}
