@@ -35,8 +35,8 @@ export class CaptureController {
     description:
       "PostHog's recording capture endpoint, as the browser SDK (posthog-js) calls it; no API key. The project " +
       "is found by its `api_token` (`phc_…`) in the first event's `token`, `$token` or `api_key`, else its " +
-      '`properties.token` — checked as soon as the first event is decoded, so the rest of a body with a missing ' +
-      'or unknown token is not read. The body is a JSON array of events or one event, sent as JSON, gzip (query ' +
+      '`properties.token` — checked as soon as the first event is decoded, so the rest of a large body with a ' +
+      'missing or unknown token is not read (a gzip body inflating to at most 128 KiB is parsed at once). The body is a JSON array of events or one event, sent as JSON, gzip (query ' +
       '`compression=gzip` or `gzip-js`, `Content-Encoding: gzip`, or just the gzip magic bytes), a form with a ' +
       '`data` field (JSON, or base64 with `compression=base64`), or base64. Limits, checked while the body is ' +
       'decoded (docs/limits.md): RECORDING_BODY_LIMIT (25mb) received and decoded bytes, CAPTURE_MAX_EVENTS ' +
