@@ -396,6 +396,7 @@ async function main(): Promise<void> {
           baselinePort: BASELINE_PORT,
           poolSize: POOL_SIZE,
           serviceNodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
+          baselineNodeArgs: process.env.BENCH_BASELINE_NODE_ARGS?.split(' ').filter(Boolean),
         },
         log,
       });

@@ -6,6 +6,7 @@ import { BatchExportsModule } from './batch-exports/batch-exports.module.js';
 import { CaptureModule } from './capture/capture.module.js';
 import { ApiKeyGuard } from './common/auth/api-key.guard.js';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter.js';
+import { DirectRoutesModule } from './common/http/direct-route.js';
 import { RequestTimeoutInterceptor } from './common/http/request-timeout.interceptor.js';
 import {
   CHECKED_PREFIXES,
@@ -81,6 +82,8 @@ export class AppModule {
         ScheduleModule.forRoot(),
         ...(rateLimited ? [RateLimitModule.forRoot(config)] : []),
         ...FEATURE_MODULES,
+        // Handlers marked @DirectRoute (recording capture), mounted after the request logger, before the routes.
+        DirectRoutesModule,
       ],
       providers: [
         // Global guards run in this order: the rate limit counts per key, so it needs the authenticated key.

@@ -91,6 +91,7 @@ export async function runCaptureLoadScenarios(options: {
     baselinePort: number;
     poolSize: number;
     serviceNodeArgs?: string[];
+    baselineNodeArgs?: string[];
   };
   log: (m: string) => void;
 }): Promise<{ results: CaptureLoadResult[]; skipped: { name: string; reason: string }[] }> {
@@ -156,6 +157,7 @@ export async function runCaptureLoadScenarios(options: {
         logFile: join(start.logDir, `baseline-${scenario.name}.log`),
         readyPath: '/healthz',
         cwd: start.root,
+        nodeArgs: start.baselineNodeArgs,
       });
       const readObject = async (key: string): Promise<Buffer> => {
         if (!s3Client) throw new Error(`chunk object ${key} without an object store`);

@@ -57,7 +57,8 @@ export const USAGE = `Usage: npm run bench -- [options]
 
 Environment: BENCH_DATABASE_URL (a PostgreSQL server to use instead of the embedded one; the bench creates
 and uses its own database "org_admin_bench" there), BENCH_PG_PORT (embedded server port, default 54398), BENCH_SERVICE_NODE_ARGS (extra node flags
-for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").`;
+for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_BASELINE_NODE_ARGS (the same for the
+baseline of the capture load scenarios).`;
 
 function positiveInt(name: string, raw: string): number {
   if (!/^\d+$/.test(raw) || Number(raw) < 1)

@@ -1,4 +1,4 @@
-import { Controller, HttpCode, Post, Query, Req } from '@nestjs/common';
+import { Controller, HttpCode, Post, Req } from '@nestjs/common';
 import {
   ApiBody,
   ApiConsumes,
@@ -11,10 +11,10 @@ import {
 } from '@nestjs/swagger';
 import { Public } from '../common/auth/auth.decorators.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
+import { DirectRoute } from '../common/http/direct-route.js';
 import { RawBody } from '../common/http/raw-body.decorator.js';
 import type { RequestWithRawBody } from '../common/http/raw-body.middleware.js';
 import { CaptureService } from './capture.service.js';
-import { CaptureQueryDto } from './dto/capture-query.dto.js';
 
 export class CaptureResponseDto {
   @ApiProperty({ example: 'Ok' })
@@ -30,6 +30,8 @@ export class CaptureController {
   @HttpCode(200)
   @Public()
   @RawBody('RECORDING_BODY_LIMIT')
+  // The hottest public route: run ahead of the global guards, interceptors and pipes (common/http/direct-route.ts).
+  @DirectRoute()
   @ApiOperation({
     summary: 'Capture session recording snapshots',
     description:
@@ -114,11 +116,10 @@ export class CaptureController {
       'The capture requests in progress hold CAPTURE_MEMORY_BUDGET; `Retry-After: 1` (the SDK retries).',
     type: ErrorBodyDto,
   })
-  async captureSnapshots(
-    @Req() req: RequestWithRawBody,
-    @Query() query: CaptureQueryDto,
-  ): Promise<CaptureResponseDto> {
-    const compression = query.compression;
+  async captureSnapshots(@Req() req: RequestWithRawBody): Promise<CaptureResponseDto> {
+    // `compression` (gzip, gzip-js, base64) says how the body is encoded; anything else, or a repeated
+    // parameter, lets the body's own bytes decide. Other query parameters (posthog-js sends `ver`, `_`) are ignored.
+    const compression = req.query.compression;
     await this.capture.capture({
       bytes: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
       contentType: req.headers['content-type'],

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { MAIN, rawRequest, type ServiceProcess, startService, waitFor } from '../support/service-process.js';
+import { newSessionId, rr, snapshotEvent } from '../support/recordings.js';
+import {
+  bootstrapKey,
+  MAIN,
+  rawRequest,
+  type ServiceProcess,
+  startService,
+  waitFor,
+} from '../support/service-process.js';
 import { cloneTemplate, dropDatabase } from '../support/test-database.js';
 
 /** What the built service logs, as production runs it: quiet boot, one light JSON line per request. */
@@ -85,6 +93,59 @@ describe('logs of the built service', () => {
     // None of the response headers (security headers, request id) is in any line.
     expect(service.stdout()).not.toContain('content-security-policy');
     expect(service.stdout()).not.toContain('x-request-id');
+  });
+
+  it('logs capture, a direct route, as any other route: its request line, and its warnings under the same id', async () => {
+    const org = await rawRequest(service.base, '/api/organizations', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${bootstrapKey(service)}` },
+      body: { name: 'Logged' },
+    });
+    expect(org.status).toBe(201);
+    const token = org.json<{ teams: { api_token: string }[] }>().teams[0].api_token;
+    // A NUL in the uuid: the value is dropped with a warning, the rest is stored.
+    const body = JSON.stringify([
+      snapshotEvent({ token, sessionId: newSessionId(), uuid: 'a\u0000b', events: [rr.click(Date.now())] }),
+    ]);
+    const ok = await rawRequest(service.base, '/s/?ver=1.2.3', {
+      method: 'POST',
+      headers: { 'X-Request-Id': 'log-capture', 'Content-Type': 'text/plain' },
+      raw: Buffer.from(body),
+    });
+    expect([ok.status, ok.json()]).toEqual([200, { status: 'Ok' }]);
+    expect(ok.headers['x-request-id']).toBe('log-capture');
+    expect(ok.headers['x-content-type-options']).toBe('nosniff');
+    const refused = await rawRequest(service.base, '/s/', {
+      method: 'POST',
+      headers: { 'X-Request-Id': 'log-capture-401', 'Content-Type': 'text/plain' },
+      raw: Buffer.from(
+        JSON.stringify([snapshotEvent({ token: 'phc_unknown', sessionId: 's1', events: [] })]),
+      ),
+    });
+    expect(refused.status).toBe(401);
+    await waitFor('the capture request lines', () =>
+      ['log-capture', 'log-capture-401'].every((id) => lineOf(id).some((l) => l.msg === 'request completed')),
+    );
+    const lines = lineOf('log-capture');
+    expect(lines.map((l) => [l.level, l.context ?? null, l.msg])).toEqual([
+      [
+        'warn',
+        'CaptureService',
+        'capture dropped 1 value(s) that cannot be stored (NUL or lone UTF-16 surrogate) and stored the rest of the batch',
+      ],
+      ['info', null, 'request completed'],
+    ]);
+    expect(lines[1]).toMatchObject({
+      req: { id: 'log-capture', method: 'POST', url: '/s/?ver=1.2.3' },
+      res: { statusCode: 200 },
+    });
+    expect(lineOf('log-capture-401')).toEqual([
+      expect.objectContaining({
+        level: 'info',
+        req: expect.objectContaining({ url: '/s/' }),
+        res: { statusCode: 401 },
+      }),
+    ]);
   });
 
   it('redirects GET / to the API documentation', async () => {

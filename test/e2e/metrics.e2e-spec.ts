@@ -161,6 +161,21 @@ describe('metrics (METRICS_PORT)', () => {
     expect([diff(401), diff(403), diff(404)]).toEqual([2, 1, 2]);
   });
 
+  it('counts capture, a direct route, under its route template too', async () => {
+    const before = await scrape();
+    const body = JSON.stringify([
+      { event: '$snapshot', properties: { token: 'phc_unknown', $session_id: 's' } },
+    ]);
+    for (const path of ['/s/', '/s/?ver=1.2.3', '/s']) {
+      await t.http.post(path).set('Content-Type', 'text/plain').send(body).expect(401);
+    }
+    const after = await scrape();
+    const refused = http('/s', 401, 'POST');
+    expect(after.value('http_requests_total', refused) - before.value('http_requests_total', refused)).toBe(
+      3,
+    );
+  });
+
   it('puts unknown paths under one `unmatched` route: 100 random paths add no label value', async () => {
     const before = await scrape();
     const paths = Array.from({ length: 100 }, () => `/api/nothing-${randomBytes(6).toString('hex')}/x`);

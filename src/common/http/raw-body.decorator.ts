@@ -1,6 +1,6 @@
 import { type INestApplication, SetMetadata } from '@nestjs/common';
-import { PATH_METADATA } from '@nestjs/common/constants.js';
 import { ModulesContainer } from '@nestjs/core';
+import { routesWith } from './controller-routes.js';
 
 /** Settings that hold a body size limit in bytes. */
 export type BodyLimitSetting = 'BODY_LIMIT' | 'RECORDING_BODY_LIMIT';
@@ -20,38 +20,12 @@ export interface RawBodyRoute {
   limit: BodyLimitSetting;
 }
 
-const asList = (value: unknown): string[] =>
-  Array.isArray(value) ? value.map(String) : value === undefined ? [''] : [String(value)];
-
-/** `/a/b` from path segments as controllers and handlers declare them (`'a'`, `'/b/'`, `''`). */
-function joinPath(...parts: string[]): string {
-  const joined = parts
-    .flatMap((p) => p.split('/'))
-    .filter(Boolean)
-    .join('/');
-  return `/${joined}`;
-}
-
 /** Every route of the application's controllers marked with `@RawBody`, with its limit setting. */
 export function rawBodyRoutes(app: INestApplication): RawBodyRoute[] {
   const routes = new Map<string, BodyLimitSetting>();
-  for (const module of app.get(ModulesContainer).values()) {
-    for (const wrapper of module.controllers.values()) {
-      const controller = wrapper.metatype as (new (...args: never[]) => unknown) | null;
-      if (!controller) continue;
-      const prototype = controller.prototype as Record<string, unknown>;
-      for (const name of Object.getOwnPropertyNames(prototype)) {
-        const handler = name === 'constructor' ? undefined : prototype[name];
-        if (typeof handler !== 'function') continue;
-        const limit = Reflect.getMetadata(RAW_BODY, handler) as BodyLimitSetting | undefined;
-        if (!limit) continue;
-        for (const base of asList(Reflect.getMetadata(PATH_METADATA, controller))) {
-          for (const path of asList(Reflect.getMetadata(PATH_METADATA, handler))) {
-            routes.set(joinPath(base, path), limit);
-          }
-        }
-      }
-    }
+  for (const route of routesWith(app.get(ModulesContainer), RAW_BODY)) {
+    const limit = Reflect.getMetadata(RAW_BODY, route.handler) as BodyLimitSetting;
+    for (const path of route.paths) routes.set(path, limit);
   }
   return [...routes].map(([path, limit]) => ({ path, limit }));
 }
