@@ -287,6 +287,8 @@ describe('batch export runs under faults', () => {
 
   it('two worker processes share the runs and never run one twice; runs of an export go in interval order', async () => {
     const second = await createTestApp(WORKER_ENV, { databaseUrl: t.databaseUrl });
+    // The same day as the first app's: the sessions read are within their retention for both workers.
+    second.clock.set(new Date('2026-01-03T00:00:00.000Z'));
     const receiver = await startHttpReceiver();
     receiver.delayMs = 20;
     try {

@@ -231,6 +231,9 @@ describe('batch export runs deliver data', () => {
   });
 
   describe('sessions to HTTP', () => {
+    // An earlier test moved the clock: the recordings of 2026-01-01 are within their retention on 2026-01-02.
+    beforeAll(() => t.clock.set(new Date('2026-01-02T00:00:00.000Z')));
+
     it('POSTs the recordings of the interval as JSON batches with the token, retrying a 503 and a 429', async () => {
       const receiver = await startHttpReceiver();
       try {
@@ -281,6 +284,79 @@ describe('batch export runs deliver data', () => {
           expect.stringMatching(/^The HTTP destination answered 503; retrying the batch of 4 records/),
         ]);
         expect(JSON.stringify(await logsOf(id))).not.toContain('http-SECRET-token');
+      } finally {
+        await receiver.close();
+      }
+    });
+  });
+
+  describe('sessions past their retention', () => {
+    const H20 = new Date('2026-01-01T20:00:00.000Z');
+    const H21 = new Date('2026-01-01T21:00:00.000Z');
+    const retention = (days: number | null) =>
+      t.http
+        .patch(`/api/projects/${teamId}`)
+        .set(owner.auth)
+        .send({ session_recording_retention_period_days: days })
+        .expect(200);
+
+    beforeAll(() => t.clock.set(new Date('2026-01-02T00:00:00.000Z')));
+    afterAll(async () => {
+      await retention(null);
+    });
+
+    it('are left out, to HTTP (pages) and to Postgres (COPY), as the API hides them', async () => {
+      await seedSessions(t.dataSource, teamId, [
+        {
+          sessionId: 'retention-old',
+          distinctId: 'first-0',
+          start: new Date('2025-12-31T23:00:00.000Z'),
+          end: minutes(H20, 4),
+          receivedAt: minutes(H20, 5),
+          clicks: 1,
+        },
+        {
+          sessionId: 'retention-kept',
+          distinctId: 'first-1',
+          start: minutes(H20, -10),
+          end: minutes(H20, 4),
+          receivedAt: minutes(H20, 6),
+          clicks: 2,
+        },
+      ]);
+      // The clock says 2026-01-02T00:00: kept 2 days, a recording that started before 2026-01-01 has expired.
+      await retention(2);
+      const receiver = await startHttpReceiver();
+      try {
+        const toHttp = await create({
+          name: 'Retention to HTTP',
+          model: 'sessions',
+          destination: { type: 'HTTP', config: { url: receiver.url, token: 'retention-token' } },
+        });
+        const toPostgres = await create({
+          name: 'Retention to Postgres',
+          model: 'sessions',
+          destination: { type: 'Postgres', config: pgConfig('sessions_retention') },
+        });
+        await backfill(toHttp.id, H20, H21);
+        await backfill(toPostgres.id, H20, H21);
+        const [httpRun] = await waitForRunsToEnd(t.http, owner.auth, orgId, toHttp.id, 1);
+        const [pgRun] = await waitForRunsToEnd(t.http, owner.auth, orgId, toPostgres.id, 1);
+        expect([httpRun.status, httpRun.records_completed]).toEqual(['Completed', 1]);
+        expect(receiver.received.flatMap((r) => r.body.batch.map((b) => b.session_id))).toEqual([
+          'retention-kept',
+        ]);
+        expect([pgRun.status, pgRun.records_completed]).toEqual(['Completed', 1]);
+        const kept = await destination.query('SELECT session_id FROM sessions_retention ORDER BY session_id');
+        expect(kept.rows.map((r) => r.session_id)).toEqual(['retention-kept']);
+
+        // Kept the default 30 days, the same interval exports both.
+        await retention(null);
+        await backfill(toPostgres.id, H20, H21);
+        const runs = await waitForRunsToEnd(t.http, owner.auth, orgId, toPostgres.id, 2);
+        expect(runs.map((r) => r.records_completed).sort()).toEqual([1, 2]);
+        const both = await destination.query('SELECT session_id FROM sessions_retention ORDER BY session_id');
+        expect(both.rows.map((r) => r.session_id)).toEqual(['retention-kept', 'retention-old']);
       } finally {
         await receiver.close();
       }

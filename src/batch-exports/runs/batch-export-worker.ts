@@ -16,7 +16,7 @@ import type { DeliveryContext, RunLogLevel } from './destinations/destination.js
 import { EgressPolicy } from './egress.js';
 import { AttemptStopped, ExportError, scrubSecrets } from './export-errors.js';
 import { EXPORT_MODELS } from './export-models.js';
-import { ExportSourceRepository } from './export-source.repository.js';
+import { ExportSourceRepository, type SourceRange } from './export-source.repository.js';
 import { RunQueue } from './run-queue.js';
 
 /** How often a running attempt checks whether its run was cancelled. */
@@ -280,11 +280,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       await writer.open();
       if (writer.copyStream) {
         // Rows that need no conversion (PostgreSQL to PostgreSQL) go through as COPY text.
-        const source = await this.source.copyRows(model, {
-          teamId,
-          start: claim.run.dataIntervalStart,
-          end: claim.run.dataIntervalEnd,
-        });
+        const source = await this.source.copyRows(model, this.sourceRange(teamId, claim));
         try {
           ({ records } = await writer.copyStream(source.stream));
         } finally {
@@ -299,7 +295,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       }
       const pages = this.source.pages(
         model,
-        { teamId, start: claim.run.dataIntervalStart, end: claim.run.dataIntervalEnd },
+        this.sourceRange(teamId, claim),
         this.config.get('BATCH_EXPORT_PAGE_SIZE'),
       );
       mark = performance.now();
@@ -319,6 +315,17 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     } finally {
       await writer.close();
     }
+  }
+
+  /** What a run reads: its project and interval, and the retention its sessions are read with (now). */
+  private sourceRange(teamId: number, claim: ClaimedRun): SourceRange {
+    return {
+      teamId,
+      start: claim.run.dataIntervalStart,
+      end: claim.run.dataIntervalEnd,
+      now: this.clock.now(),
+      defaultRetentionDays: this.config.get('RECORDING_RETENTION_DAYS'),
+    };
   }
 
   private logTiming(claim: ClaimedRun, timing: { read: number; write: number; finish: number }): void {

@@ -2,12 +2,30 @@ import type { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { to as copyTo } from 'pg-copy-streams';
 import { DataSource } from 'typeorm';
+import { recordingRetentionDaysSql } from '../../projects/projects.repository.js';
 import type { ExportModel, ExportRow } from './export-models.js';
 
 export interface SourceRange {
   teamId: number;
   start: Date;
   end: Date;
+  /**
+   * When the run reads (its clock) and RECORDING_RETENTION_DAYS: sessions whose recording has expired by then
+   * (by the project's retention, else this default) are left out, as the API hides them.
+   */
+  now: Date;
+  defaultRetentionDays: number;
+}
+
+const DAY_MS = 24 * 3600_000;
+
+/** The statement of `model` and its parameters ($1 project, $2 and $3 the interval, then the model's own). */
+function statementOf(model: ExportModel, range: SourceRange): { sql: string; params: unknown[] } {
+  const params: unknown[] = [range.teamId, range.start, range.end];
+  if (model.name === 'persons') return { sql: PERSONS_SQL, params };
+  const today = new Date(Math.floor(range.now.getTime() / DAY_MS) * DAY_MS);
+
+  return { sql: SESSIONS_SQL, params: [...params, today, Math.trunc(range.defaultRetentionDays)] };
 }
 
 /**
@@ -35,12 +53,8 @@ export class ExportSourceRepository {
       open = true;
       // The whole result is read: plan the cursor for total time (hash joins), not for its first rows.
       await runner.query('SET LOCAL cursor_tuple_fraction = 1.0');
-      const sql = model.name === 'persons' ? PERSONS_SQL : SESSIONS_SQL;
-      await runner.query(`DECLARE export_rows NO SCROLL CURSOR FOR ${sql}`, [
-        range.teamId,
-        range.start,
-        range.end,
-      ]);
+      const { sql, params } = statementOf(model, range);
+      await runner.query(`DECLARE export_rows NO SCROLL CURSOR FOR ${sql}`, params);
       // The next page is fetched while the caller writes this one (reading and writing overlap).
       const fetchPage = () => {
         const page = runner.query(`FETCH ${Math.floor(pageSize)} FROM export_rows`) as Promise<ExportRow[]>;
@@ -90,11 +104,18 @@ export async function copyRows(
   try {
     await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     open = true;
-    // COPY takes no parameters: the values are an integer and two timestamps, written as literals.
-    const sql = (model.name === 'persons' ? PERSONS_SQL : SESSIONS_SQL)
-      .replaceAll('$1', String(Math.trunc(range.teamId)))
-      .replaceAll('$2', `'${range.start.toISOString()}'::timestamptz`)
-      .replaceAll('$3', `'${range.end.toISOString()}'::timestamptz`);
+    // COPY takes no parameters: the values (integers and timestamps) are written as literals.
+    const statement = statementOf(model, range);
+    const sql = statement.params.reduceRight<string>(
+      (text, value, i) =>
+        text.replaceAll(
+          `$${i + 1}`,
+          value instanceof Date
+            ? `'${value.toISOString()}'::timestamptz`
+            : String(Math.trunc(value as number)),
+        ),
+      statement.sql,
+    );
     const stream = client.query(copyTo(`COPY (${sql}) TO STDOUT`));
     return {
       stream,
@@ -136,7 +157,12 @@ const PERSONS_SQL = `
      AND ((p.updated_at >= $2 AND p.updated_at < $3) OR (d.updated_at >= $2 AND d.updated_at < $3))
    ORDER BY d.id`;
 
-/** Sessions: every undeleted recording that received events within the interval, in that order. */
+/**
+ * Sessions: every undeleted recording that received events within the interval, in that order, unless it has
+ * expired ($4 the start of today, UTC; $5 RECORDING_RETENTION_DAYS): the cutoff is the API's
+ * (`retentionCutoff`), so an export never sends a recording the API no longer shows, nor one the purge is about
+ * to delete.
+ */
 const SESSIONS_SQL = `
   SELECT r.session_id, r.team_id, r.distinct_id, p.uuid::text AS person_id,
          r.start_time AS start_timestamp, r.end_time AS end_timestamp,
@@ -146,9 +172,11 @@ const SESSIONS_SQL = `
          r.console_log_count, r.console_warn_count, r.console_error_count, r.event_count,
          r.start_url AS entry_current_url, r.snapshot_source, r.last_event_received_at AS _inserted_at
     FROM session_recordings r
+    JOIN projects t ON t.id = r.team_id
     LEFT JOIN persons p ON p.id = r.person_id
    WHERE r.team_id = $1 AND r.deleted_at IS NULL
      AND r.last_event_received_at >= $2 AND r.last_event_received_at < $3
+     AND r.start_time >= $4::timestamptz - (${recordingRetentionDaysSql('t', '$5::int')} - 1) * interval '24 hours'
    ORDER BY r.last_event_received_at, r.session_id`;
 
 /** bigint versions arrive as strings: numbers for every format (they stay far below 2^53). */
