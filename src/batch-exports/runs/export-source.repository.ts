@@ -24,7 +24,6 @@ function statementOf(model: ExportModel, range: SourceRange): { sql: string; par
   const params: unknown[] = [range.teamId, range.start, range.end];
   if (model.name === 'persons') return { sql: PERSONS_SQL, params };
   const today = new Date(Math.floor(range.now.getTime() / DAY_MS) * DAY_MS);
-
   return { sql: SESSIONS_SQL, params: [...params, today, Math.trunc(range.defaultRetentionDays)] };
 }
 
