@@ -60,13 +60,43 @@ export class TransactionHost {
    * For once-per-database work that replicas starting together must not do twice.
    */
   async withAdvisoryLock<T>(key: number, work: () => Promise<T>): Promise<T> {
+    return (await this.holdingAdvisoryLock(key, true, work)) as T;
+  }
+
+  /**
+   * Runs `work` if this process gets the advisory lock `key` at once, else returns null: for periodic work one
+   * replica at a time does (another replica's pass makes this one unnecessary). The lock is held as above,
+   * without a transaction, so a long pass (minutes of object store listing) keeps no transaction open.
+   */
+  tryAdvisoryLock<T>(key: number, work: () => Promise<T>): Promise<T | null> {
+    return this.holdingAdvisoryLock(key, false, work);
+  }
+
+  /**
+   * The lock's connection is one of the pool's, besides those `work` uses; if it is lost, PostgreSQL releases
+   * the lock with it.
+   */
+  private async holdingAdvisoryLock<T>(
+    key: number,
+    wait: boolean,
+    work: () => Promise<T>,
+  ): Promise<T | null> {
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     try {
-      await runner.query('SELECT pg_advisory_lock($1)', [key]);
-      return await work();
+      if (wait) await runner.query('SELECT pg_advisory_lock($1)', [key]);
+      else {
+        const [{ locked }] = (await runner.query('SELECT pg_try_advisory_lock($1) AS locked', [key])) as {
+          locked: boolean;
+        }[];
+        if (!locked) return null;
+      }
+      try {
+        return await work();
+      } finally {
+        await runner.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => undefined);
+      }
     } finally {
-      await runner.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => undefined);
       await runner.release();
     }
   }

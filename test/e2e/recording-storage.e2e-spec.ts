@@ -1,10 +1,14 @@
 import { createServer } from 'node:net';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { runCli } from '../../src/cli.js';
-import { SnapshotStorageMaintenance } from '../../src/session-recordings/storage/snapshot-storage-maintenance.js';
+import { SnapshotObjectStore } from '../../src/session-recordings/storage/snapshot-object-store.js';
+import {
+  SnapshotStorageMaintenance,
+  SWEEP_LOCK,
+} from '../../src/session-recordings/storage/snapshot-storage-maintenance.js';
 import { startS3Server } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
@@ -253,6 +257,51 @@ describe('recording snapshots in an S3-compatible object store', () => {
     const outsideList = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'elsewhere/' }));
     expect(outsideList.Contents?.map((o) => o.Key)).toEqual([outside]);
     expect(await snapshotsOf(t, sessionId)).toEqual(sessionEvents(3));
+  });
+
+  it('one replica sweeps at a time, holding its lock without a transaction while the store is listed', async () => {
+    const sweeper = t.app.get(SnapshotStorageMaintenance);
+    // Another replica holds the lock: this one does not sweep.
+    const holder = t.dataSource.createQueryRunner();
+    await holder.connect();
+    try {
+      await holder.query('SELECT pg_advisory_lock($1)', [SWEEP_LOCK]);
+      expect(await sweeper.sweepOrphans()).toBeNull();
+      await holder.query('SELECT pg_advisory_unlock($1)', [SWEEP_LOCK]);
+    } finally {
+      await holder.release();
+    }
+
+    // While this one lists the store, the lock is held by an idle session, and no transaction is open.
+    const store = t.app.get(SnapshotObjectStore);
+    const list = store.list.bind(store);
+    const seen: { idleHolders: number; openTransactions: number }[] = [];
+    const spy = jest.spyOn(store, 'list').mockImplementation(async (after, limit) => {
+      const [row] = (await t.dataSource.query(
+        `SELECT count(*) FILTER (WHERE a.state = 'idle' AND l.granted)::int AS "idleHolders",
+                (SELECT count(*)::int FROM pg_stat_activity
+                  WHERE datname = current_database() AND state LIKE 'idle in transaction%') AS "openTransactions"
+           FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+          WHERE l.locktype = 'advisory' AND a.datname = current_database()`,
+      )) as { idleHolders: number; openTransactions: number }[];
+      seen.push(row);
+      return list(after, limit);
+    });
+    try {
+      const report = await sweeper.sweepOrphans();
+      expect(report).toEqual({ scanned: expect.any(Number), deleted: 0 });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(seen.length).toBeGreaterThan(0);
+    for (const s of seen) expect(s).toEqual({ idleHolders: 1, openTransactions: 0 });
+    // And it let the lock go.
+    const [{ held }] = (await t.dataSource.query(
+      `SELECT count(*)::int AS held FROM pg_locks
+        WHERE locktype = 'advisory' AND granted
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    )) as { held: number }[];
+    expect(held).toBe(0);
   });
 
   it('migrate-storage moves chunks to the store and back, verified, resuming after an interruption', async () => {

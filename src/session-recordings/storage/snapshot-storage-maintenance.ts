@@ -18,6 +18,8 @@ import { SnapshotStorageRepository, type StorageCounts } from './snapshot-storag
 const MIGRATE_PAGE = 200;
 /** Objects listed per request by the orphan sweep. */
 const SWEEP_PAGE = 1000;
+/** The advisory lock of the orphan sweep: one replica sweeps at a time. */
+export const SWEEP_LOCK = 7_305_120_001;
 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 
@@ -99,8 +101,8 @@ export class SnapshotStorageMaintenance implements OnApplicationBootstrap, OnMod
    * at. Null when another replica is sweeping. Memory holds one page of keys.
    */
   sweepOrphans(): Promise<SweepReport | null> {
-    this.inFlight ??= this.chunks
-      .withSweepLock(async () => {
+    this.inFlight ??= this.transactions
+      .tryAdvisoryLock(SWEEP_LOCK, async () => {
         const cutoff =
           this.clock.now().getTime() - this.config.get('RECORDING_ORPHAN_GRACE_MINUTES') * 60_000;
         const report: SweepReport = { scanned: 0, deleted: 0 };

@@ -16,9 +16,6 @@ export interface StorageCounts {
   inObjectStore: number;
 }
 
-/** Advisory lock key of the orphan sweep: one replica sweeps at a time. */
-const SWEEP_LOCK = 7_305_120_001;
-
 /**
  * The statements of `session_recording_snapshots` that move chunk bytes between the database and the object
  * store, and the orphan sweep's lookups.
@@ -99,19 +96,5 @@ export class SnapshotStorageRepository extends RepositoryBase {
       [keys],
     );
     return new Set(rows.map((r) => r.objectKey));
-  }
-
-  /**
-   * Runs `work` holding the orphan sweep's lock (a transaction-level advisory lock), or returns null at once
-   * when another replica holds it.
-   */
-  withSweepLock<T>(work: () => Promise<T>): Promise<T | null> {
-    return this.transaction(async () => {
-      const [{ locked }] = await this.query<{ locked: boolean }>(
-        'SELECT pg_try_advisory_xact_lock($1) AS locked',
-        [SWEEP_LOCK],
-      );
-      return locked ? work() : null;
-    });
   }
 }
