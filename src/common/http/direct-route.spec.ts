@@ -67,8 +67,16 @@ class HotController {
   plain(): void {}
 }
 
+@Controller('api')
+class ApiController {
+  @Post('hot')
+  @Public()
+  @DirectRoute()
+  checked(@Req() _req: Request): void {}
+}
+
 async function routes() {
-  const moduleRef = await Test.createTestingModule({ controllers: [HotController] }).compile();
+  const moduleRef = await Test.createTestingModule({ controllers: [HotController, ApiController] }).compile();
   const found = routesWith(moduleRef.get(ModulesContainer), 'http:directRoute');
   return new Map(found.map((r) => [r.name, r]));
 }
@@ -96,7 +104,16 @@ const next = (() => undefined) as NextFunction;
 describe('direct routes', () => {
   it('finds exactly the handlers marked @DirectRoute, with their full paths', async () => {
     const found = await routes();
-    expect([...found.keys()].sort()).toEqual(['fails', 'guarded', 'ok', 'private', 'put', 'query', 'slow']);
+    expect([...found.keys()].sort()).toEqual([
+      'checked',
+      'fails',
+      'guarded',
+      'ok',
+      'private',
+      'put',
+      'query',
+      'slow',
+    ]);
     expect(found.get('ok')?.paths).toEqual(['/hot/ok']);
   });
 
@@ -107,6 +124,9 @@ describe('direct routes', () => {
     expect(directRouteViolation(found.get('private')!)).toMatch(/HotController\.private .*not @Public\(\)/);
     expect(directRouteViolation(found.get('query')!)).toMatch(/must take the request alone/);
     expect(directRouteViolation(found.get('guarded')!)).toMatch(/declares its own __guards__/);
+    expect(directRouteViolation(found.get('checked')!)).toMatch(
+      /ApiController\.checked is a direct route under \/api\/hot, whose inputs/,
+    );
   });
 
   it('answers with the handler result as JSON, under @HttpCode or the method default', async () => {

@@ -14,6 +14,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppConfig } from '../../config/config.js';
 import { PUBLIC_KEY } from '../auth/auth.decorators.js';
 import { ApiError } from '../errors/api-error.js';
+import { CHECKED_PREFIXES } from '../input/input-check.interceptor.js';
 import { type ControllerRoute, routesWith } from './controller-routes.js';
 
 const DIRECT_ROUTE = 'http:directRoute';
@@ -25,7 +26,7 @@ const DIRECT_ROUTE = 'http:directRoute';
  *
  * - the API key guard: the route must be `@Public()`;
  * - validation: the handler takes the request alone (`@Req()`) and checks what it reads itself;
- * - the input check interceptor: it covers `/api` only;
+ * - the input check interceptor: it covers `/api` only, where no direct route may be;
  * - the request timeout: REQUEST_TIMEOUT_MS, the same 503 `timeout`;
  * - the error body: a thrown error reaches the global exception filter, as a handler's would.
  *
@@ -46,6 +47,11 @@ export function directRouteViolation(route: ControllerRoute): string | null {
     Reflect.getMetadata(PUBLIC_KEY, controller) !== true
   )
     return `${at} is a direct route but not @Public(): its API key guard would not run`;
+  const checked = route.paths.find((path) =>
+    CHECKED_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`)),
+  );
+  if (checked)
+    return `${at} is a direct route under ${checked}, whose inputs the input check interceptor must see`;
   for (const key of [GUARDS_METADATA, INTERCEPTORS_METADATA, PIPES_METADATA, EXCEPTION_FILTERS_METADATA]) {
     const own = [Reflect.getMetadata(key, handler), Reflect.getMetadata(key, controller)] as unknown[];
     if (own.some((v) => Array.isArray(v) && v.length))
