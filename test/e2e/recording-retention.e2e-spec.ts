@@ -36,9 +36,7 @@ describe('recording retention', () => {
   /** A new organization's project, with its capture token. */
   async function newProject(): Promise<Project> {
     const org = await t.factories.organization(owner, `Retention ${++projectCount}`);
-    const id = org.teams[0].id;
-    const res = await t.http.get(`/api/projects/${id}`).set(owner.auth).expect(200);
-    return { id, token: (res.body as { api_token: string }).api_token };
+    return { id: org.teams[0].id, token: org.teams[0].api_token };
   }
 
   /** A recording of `project` that started at `startMs`: two events, each with its own event key. */

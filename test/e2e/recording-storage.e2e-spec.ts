@@ -110,11 +110,7 @@ describe('recording snapshots in an S3-compatible object store', () => {
     owner = await t.factories.user();
     const org = await t.factories.organization(owner, 'Stored');
     projectId = org.teams[0].id;
-    token = (
-      (await t.http.get(`/api/projects/${projectId}`).set(owner.auth).expect(200)).body as {
-        api_token: string;
-      }
-    ).api_token;
+    token = org.teams[0].api_token;
   });
 
   afterAll(async () => {
@@ -178,7 +174,7 @@ describe('recording snapshots in an S3-compatible object store', () => {
     });
     try {
       const org = await down.factories.organization(await down.factories.user(), 'Down');
-      const downToken = (org.teams[0] as unknown as { api_token: string }).api_token;
+      const downToken = org.teams[0].api_token;
       const counts = await captureTableCounts(down.dataSource);
       const res = await down.http
         .post('/s/')
@@ -312,7 +308,7 @@ describe('recording snapshots in an S3-compatible object store', () => {
       const user = await pgApp.factories.user();
       const org = await pgApp.factories.organization(user, 'Migrating');
       const pgProject = org.teams[0].id as number;
-      const pgToken = (org.teams[0] as unknown as { api_token: string }).api_token;
+      const pgToken = org.teams[0].api_token;
       const sessions = [newSessionId('m1'), newSessionId('m2')];
       for (const [i, sessionId] of sessions.entries()) {
         const events = sessionEvents(9 + i);

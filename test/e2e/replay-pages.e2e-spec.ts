@@ -77,11 +77,7 @@ describe('replay pages', () => {
     owner = await t.factories.user();
     const org = await t.factories.organization(owner);
     projectId = org.teams[0].id;
-    token = (
-      (await t.http.get(`/api/projects/${projectId}`).set(owner.auth).expect(200)).body as {
-        api_token: string;
-      }
-    ).api_token;
+    token = org.teams[0].api_token;
   });
   afterAll(async () => {
     await t?.close();

@@ -51,11 +51,7 @@ describe('session recordings list: PostHog query filters', () => {
     owner = await t.factories.user();
     const org = await t.factories.organization(owner);
     projectId = org.teams[0].id;
-    token = (
-      (await t.http.get(`/api/projects/${projectId}`).set(owner.auth).expect(200)).body as {
-        api_token: string;
-      }
-    ).api_token;
+    token = org.teams[0].api_token;
     // short: 10 s, one click, a console error.
     await record('short', [
       rr.meta(T0, 'https://a.example/'),

@@ -115,18 +115,10 @@ describe('session recordings', () => {
     orgId = org.id;
     await t.factories.member(orgId, member, MembershipLevel.MEMBER);
     projectId = org.teams[0].id;
-    token = (
-      (await t.http.get(`/api/projects/${projectId}`).set(owner.auth).expect(200)).body as {
-        api_token: string;
-      }
-    ).api_token;
+    token = org.teams[0].api_token;
     const other = await t.factories.organization(stranger, 'Elsewhere');
     otherProjectId = other.teams[0].id;
-    otherToken = (
-      (await t.http.get(`/api/projects/${otherProjectId}`).set(stranger.auth).expect(200)).body as {
-        api_token: string;
-      }
-    ).api_token;
+    otherToken = other.teams[0].api_token;
   });
   afterAll(async () => {
     await t?.close();
@@ -263,11 +255,7 @@ describe('session recordings', () => {
     beforeAll(async () => {
       const org = await t.factories.organization(owner, 'Listing');
       project = org.teams[0].id;
-      projectToken = (
-        (await t.http.get(`/api/projects/${project}`).set(owner.auth).expect(200)).body as {
-          api_token: string;
-        }
-      ).api_token;
+      projectToken = org.teams[0].api_token;
       // 7 recordings; two share a start time (the id breaks the tie), three persons.
       const starts = [
         T0,

@@ -70,9 +70,9 @@ export class Factories {
   async organization(
     owner: TestUser,
     name = `Org ${++sequence}`,
-  ): Promise<{ id: string; teams: { id: number }[] }> {
+  ): Promise<{ id: string; name: string; teams: { id: number; api_token: string }[] }> {
     const res = await this.http.post('/api/organizations').set(owner.auth).send({ name }).expect(201);
-    return res.body as { id: string; teams: { id: number }[] };
+    return res.body as { id: string; name: string; teams: { id: number; api_token: string }[] };
   }
 
   /** Sets the organization's `plugins_access_level` as the operator's CLI does (9 may publish global plugins). */
