@@ -1,7 +1,8 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { isDatabaseUnavailable } from '../common/errors/database-errors.js';
 import { Clock } from '../common/time/clock.js';
+import { IntervalTask } from '../common/time/interval-task.js';
 import { AppConfig } from '../config/config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { BatchExportsService } from './batch-exports.service.js';
@@ -12,45 +13,26 @@ import { BatchExportsService } from './batch-exports.service.js';
  * so every replica may run this and a failed tick is simply retried by the next one.
  */
 @Injectable()
-export class BatchExportsScheduler implements OnApplicationBootstrap, OnModuleDestroy {
+export class BatchExportsScheduler extends IntervalTask {
   static readonly INTERVAL_NAME = 'batch-exports-scheduler';
   private readonly logger = new Logger(BatchExportsScheduler.name);
-  private inFlight: Promise<void> | null = null;
-  private stopped = false;
 
   constructor(
     private readonly batchExports: BatchExportsService,
-    private readonly registry: SchedulerRegistry,
+    registry: SchedulerRegistry,
     private readonly config: AppConfig,
     private readonly clock: Clock,
     private readonly metrics: MetricsService,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (!this.config.get('SCHEDULER_ENABLED')) return;
-    const handle = setInterval(() => void this.tick(), this.config.get('SCHEDULER_TICK_SECONDS') * 1000);
-    this.registry.addInterval(BatchExportsScheduler.INTERVAL_NAME, handle);
+  ) {
+    super(BatchExportsScheduler.INTERVAL_NAME, registry);
   }
 
-  /** On shutdown: no new tick, and the one in flight finishes before the pool closes. */
-  async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    if (this.registry.doesExist('interval', BatchExportsScheduler.INTERVAL_NAME)) {
-      this.registry.deleteInterval(BatchExportsScheduler.INTERVAL_NAME);
-    }
-    await this.inFlight;
+  protected intervalSeconds(): number {
+    return this.config.get('SCHEDULER_ENABLED') ? this.config.get('SCHEDULER_TICK_SECONDS') : 0;
   }
 
-  /** One tick at the clock's now. Skipped while the previous tick still runs; never throws. */
-  tick(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    this.inFlight ??= this.run().finally(() => {
-      this.inFlight = null;
-    });
-    return this.inFlight;
-  }
-
-  private async run(): Promise<void> {
+  /** One tick at the clock's now. */
+  protected async run(): Promise<void> {
     const now = this.clock.now();
     try {
       const { created, exports } = await this.metrics.recordSchedulerTick(() =>

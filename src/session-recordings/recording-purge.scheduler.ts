@@ -1,6 +1,7 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { isDatabaseUnavailable } from '../common/errors/database-errors.js';
+import { IntervalTask } from '../common/time/interval-task.js';
 import { AppConfig } from '../config/config.js';
 import { RecordingRetentionService } from './recording-retention.service.js';
 
@@ -10,44 +11,24 @@ import { RecordingRetentionService } from './recording-retention.service.js';
  * simply retried by the next one.
  */
 @Injectable()
-export class RecordingPurgeScheduler implements OnApplicationBootstrap, OnModuleDestroy {
+export class RecordingPurgeScheduler extends IntervalTask {
   static readonly INTERVAL_NAME = 'recording-purge';
   private readonly logger = new Logger(RecordingPurgeScheduler.name);
-  private inFlight: Promise<void> | null = null;
-  private stopped = false;
 
   constructor(
     private readonly retention: RecordingRetentionService,
-    private readonly registry: SchedulerRegistry,
+    registry: SchedulerRegistry,
     private readonly config: AppConfig,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    const seconds = this.config.get('RECORDING_PURGE_INTERVAL_SECONDS');
-    if (!seconds) return;
-    const handle = setInterval(() => void this.tick(), seconds * 1000);
-    this.registry.addInterval(RecordingPurgeScheduler.INTERVAL_NAME, handle);
+  ) {
+    super(RecordingPurgeScheduler.INTERVAL_NAME, registry);
   }
 
-  /** On shutdown: no new purge, and the batch in flight finishes before the pool closes. */
-  async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    if (this.registry.doesExist('interval', RecordingPurgeScheduler.INTERVAL_NAME)) {
-      this.registry.deleteInterval(RecordingPurgeScheduler.INTERVAL_NAME);
-    }
-    await this.inFlight;
+  protected intervalSeconds(): number {
+    return this.config.get('RECORDING_PURGE_INTERVAL_SECONDS');
   }
 
-  /** One purge. Skipped while the previous one still runs; never throws. */
-  tick(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    this.inFlight ??= this.run().finally(() => {
-      this.inFlight = null;
-    });
-    return this.inFlight;
-  }
-
-  private async run(): Promise<void> {
+  /** One purge (a tick). */
+  protected async run(): Promise<void> {
     try {
       const result = await this.retention.purgeExpired(() => !this.stopped);
       if (result.recordings) {

@@ -1,14 +1,9 @@
 import { createHash } from 'node:crypto';
-import {
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnModuleDestroy,
-  Optional,
-} from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { isDatabaseUnavailable } from '../../common/errors/database-errors.js';
 import { Clock } from '../../common/time/clock.js';
+import { IntervalTask } from '../../common/time/interval-task.js';
 import { AppConfig } from '../../config/config.js';
 import { TransactionHost } from '../../database/transactions.js';
 import { SnapshotObjectStore } from './snapshot-object-store.js';
@@ -51,11 +46,10 @@ export interface SweepReport {
  * RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS, by one replica at a time).
  */
 @Injectable()
-export class SnapshotStorageMaintenance implements OnApplicationBootstrap, OnModuleDestroy {
+export class SnapshotStorageMaintenance extends IntervalTask {
   static readonly INTERVAL_NAME = 'recording-orphan-sweep';
   private readonly logger = new Logger(SnapshotStorageMaintenance.name);
   private inFlight: Promise<SweepReport | null> | null = null;
-  private stopped = false;
 
   constructor(
     private readonly chunks: SnapshotStorageRepository,
@@ -64,26 +58,23 @@ export class SnapshotStorageMaintenance implements OnApplicationBootstrap, OnMod
     private readonly clock: Clock,
     private readonly config: AppConfig,
     /** Absent in the CLI, which never sweeps on a timer. */
-    @Optional() private readonly registry?: SchedulerRegistry,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    const seconds = this.config.get('RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS');
-    if (!seconds || !this.objects.configured || !this.registry) return;
-    const handle = setInterval(() => void this.scheduledSweep(), seconds * 1000);
-    this.registry.addInterval(SnapshotStorageMaintenance.INTERVAL_NAME, handle);
+    @Optional() registry?: SchedulerRegistry,
+  ) {
+    super(SnapshotStorageMaintenance.INTERVAL_NAME, registry);
   }
 
-  async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    if (this.registry?.doesExist('interval', SnapshotStorageMaintenance.INTERVAL_NAME)) {
-      this.registry.deleteInterval(SnapshotStorageMaintenance.INTERVAL_NAME);
-    }
+  protected intervalSeconds(): number {
+    return this.objects.configured ? this.config.get('RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS') : 0;
+  }
+
+  /** Also waits for a pass started by hand (the CLI's). */
+  override async onModuleDestroy(): Promise<void> {
+    await super.onModuleDestroy();
     await this.inFlight?.catch(() => undefined);
   }
 
-  private async scheduledSweep(): Promise<void> {
-    if (this.stopped || this.inFlight) return;
+  /** One sweep on the timer (a tick). */
+  protected async run(): Promise<void> {
     try {
       const report = await this.sweepOrphans();
       if (report?.deleted) this.logger.log(report, 'orphaned snapshot objects deleted');
