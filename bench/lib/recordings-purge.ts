@@ -20,11 +20,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type pg from 'pg';
-import { DataSource, type DataSourceOptions, type Logger } from 'typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import { postCapture, quantile } from './capture-runner.js';
 import { readCpuMs, type Server } from './processes.js';
 import { pageDom, sessionBodies } from './recording-load.js';
 import type { LatencySummary, PurgeRows, RecordingsPurgeResult } from './report.js';
+import { CountingLogger } from './scheduler.js';
 
 /** What the scenario creates in its project. */
 export const PURGE_SHAPE = {
@@ -184,19 +185,6 @@ async function loadService(root: string): Promise<ServiceModules> {
       };
     },
   };
-}
-
-/** Counts the statements a DataSource sends (TypeORM's query log hook). */
-class CountingLogger implements Logger {
-  count = 0;
-  logQuery(): void {
-    this.count++;
-  }
-  logQueryError(): void {}
-  logQuerySlow(): void {}
-  logSchemaBuild(): void {}
-  logMigration(): void {}
-  log(): void {}
 }
 
 /** The scenario's project (organization `bench-purge`, created on first use). */

@@ -215,18 +215,27 @@ export function eventsRatio(r: CaptureLoadResult): number {
   return r.baseline.eventsPerSec > 0 ? r.service.eventsPerSec / r.baseline.eventsPerSec : 0;
 }
 
+/** No errors on either side of a scenario. */
+function errorsTarget(r: {
+  name: string;
+  service: { errors: number };
+  baseline: { errors: number };
+}): Target {
+  const errors = r.service.errors + r.baseline.errors;
+  return {
+    name: `${r.name}: errors`,
+    value: errors,
+    limit: '= 0',
+    met: errors === 0,
+    note: errors ? `${r.service.errors} errors on the service, ${r.baseline.errors} on the baseline` : null,
+  };
+}
+
 /** The capture load's targets: no errors, every answered event stored once, events/s ≥ 0.7× the baseline's. */
 export function captureLoadTargets(results: readonly CaptureLoadResult[]): Target[] {
   const targets: Target[] = [];
   for (const r of results) {
-    const errors = r.service.errors + r.baseline.errors;
-    targets.push({
-      name: `${r.name}: errors`,
-      value: errors,
-      limit: '= 0',
-      met: errors === 0,
-      note: errors ? `${r.service.errors} errors on the service, ${r.baseline.errors} on the baseline` : null,
-    });
+    targets.push(errorsTarget(r));
     const missing = (['service', 'baseline'] as const).filter(
       (side) => r[side].eventsStored !== r[side].eventsSent,
     );
@@ -315,14 +324,7 @@ export function evaluateTargets(
 ): Target[] {
   const targets: Target[] = [];
   for (const r of http) {
-    const errors = r.service.errors + r.baseline.errors;
-    targets.push({
-      name: `${r.name}: errors`,
-      value: errors,
-      limit: '= 0',
-      met: errors === 0,
-      note: errors ? `${r.service.errors} errors on the service, ${r.baseline.errors} on the baseline` : null,
-    });
+    targets.push(errorsTarget(r));
     if (!r.read) continue;
     const rps = rpsRatio(r);
     targets.push({

@@ -45,7 +45,7 @@ async function loadService(root: string): Promise<ServiceModules> {
 }
 
 /** Counts the statements a DataSource sends (TypeORM's query log hook). */
-class CountingLogger implements Logger {
+export class CountingLogger implements Logger {
   count = 0;
   logQuery(): void {
     this.count++;
