@@ -107,7 +107,11 @@ describe('parseConfig', () => {
       BATCH_EXPORT_PAGE_SIZE: 5000,
       BATCH_EXPORT_HTTP_MAX_RETRIES: 5,
       BATCH_EXPORT_HTTP_RETRY_DELAY_MS: 1000,
-      BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: null,
+      BATCH_EXPORT_HTTP_TIMEOUT_MS: 60000,
+      BATCH_EXPORT_STATEMENT_TIMEOUT_MS: 600000,
+      BATCH_EXPORT_ATTEMPT_TIMEOUT_MS: 3600000,
+      BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_ORGANIZATION: 2,
+      BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: false,
       PLUGIN_REPOSITORY_URL: null,
       PLUGIN_REPOSITORY_TIMEOUT_MS: 5000,
       PLUGIN_REPOSITORY_CACHE_SECONDS: 300,
@@ -541,9 +545,41 @@ describe('batch export scheduler settings', () => {
     expect(configError({ BACKFILL_MAX_RUNS: '-1' }).problems[0]).toContain('between 1 and 1000000');
   });
 
-  it('allows private batch export destinations outside production unless told otherwise', () => {
-    expect(AppConfig.fromEnv({}).allowPrivateDestinations).toBe(true);
+  it('reads the batch export deadlines and the per-organization cap, reporting every bad one', () => {
+    expect(
+      parseConfig({
+        BATCH_EXPORT_HTTP_TIMEOUT_MS: '1500',
+        BATCH_EXPORT_STATEMENT_TIMEOUT_MS: '2500',
+        BATCH_EXPORT_ATTEMPT_TIMEOUT_MS: '9000',
+        BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_ORGANIZATION: '0',
+      }),
+    ).toMatchObject({
+      BATCH_EXPORT_HTTP_TIMEOUT_MS: 1500,
+      BATCH_EXPORT_STATEMENT_TIMEOUT_MS: 2500,
+      BATCH_EXPORT_ATTEMPT_TIMEOUT_MS: 9000,
+      BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_ORGANIZATION: 0,
+    });
+    const problems = configError({
+      BATCH_EXPORT_HTTP_TIMEOUT_MS: '0',
+      BATCH_EXPORT_STATEMENT_TIMEOUT_MS: 'soon',
+      BATCH_EXPORT_ATTEMPT_TIMEOUT_MS: '999',
+      BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_ORGANIZATION: '-1',
+    }).problems;
+    expect(problems).toHaveLength(4);
+    expect(problems.join('\n')).toMatch(/BATCH_EXPORT_HTTP_TIMEOUT_MS[^\n]*between 100 and 3600000/);
+    expect(problems.join('\n')).toMatch(/BATCH_EXPORT_ATTEMPT_TIMEOUT_MS[^\n]*between 1000 and 86400000/);
+    expect(problems.join('\n')).toMatch(/BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_ORGANIZATION[^\n]*between 0 and 10000/);
+  });
+
+  it('refuses private batch export destinations in every environment unless told otherwise', () => {
+    expect(AppConfig.fromEnv({}).allowPrivateDestinations).toBe(false);
+    expect(AppConfig.fromEnv({ NODE_ENV: 'development' }).allowPrivateDestinations).toBe(false);
+    expect(AppConfig.fromEnv({ NODE_ENV: 'test' }).allowPrivateDestinations).toBe(false);
     expect(AppConfig.fromEnv({ NODE_ENV: 'production' }).allowPrivateDestinations).toBe(false);
+    expect(
+      AppConfig.fromEnv({ NODE_ENV: 'development', BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: 'true' })
+        .allowPrivateDestinations,
+    ).toBe(true);
     expect(
       AppConfig.fromEnv({ NODE_ENV: 'production', BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: 'true' })
         .allowPrivateDestinations,

@@ -505,10 +505,30 @@ export const SETTINGS = {
     1000,
     'First delay before retrying an HTTP batch export POST; it doubles with each retry (Retry-After is honoured when longer, up to a minute).',
   ),
-  BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: setting<boolean | null>(
+  BATCH_EXPORT_HTTP_TIMEOUT_MS: setting(
+    int(100, 3600000),
+    60000,
+    'Longest one request of an HTTP batch export may take in total, from connecting to the last byte of the answer (a receiver that answers slowly is cut off at it, and the batch retried).',
+  ),
+  BATCH_EXPORT_STATEMENT_TIMEOUT_MS: setting(
+    int(100, 86400000),
+    600000,
+    "Longest one statement on a Postgres or Redshift batch export destination may run (the destination's statement_timeout, and a timer in this service); a statement blocked or running longer fails the attempt, which is retried. It bounds the load of a run's rows too.",
+  ),
+  BATCH_EXPORT_ATTEMPT_TIMEOUT_MS: setting(
+    int(1000, 86400000),
+    3600000,
+    "Longest one attempt of a batch export run may take; past it the attempt is stopped, its worker slot freed and the run retried (BATCH_EXPORT_MAX_ATTEMPTS).",
+  ),
+  BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_ORGANIZATION: setting(
+    int(0, 10000),
+    2,
+    "Most batch export runs of one organization executing at a time over all workers; an organization's further runs wait in the queue without taking a worker slot. 0: no limit.",
+  ),
+  BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: setting(
     bool,
-    null,
-    'Let batch exports deliver to hosts that resolve to loopback, private, link-local or cloud metadata addresses. Default: false when NODE_ENV=production, true otherwise.',
+    false,
+    'Let batch exports deliver to hosts that resolve to loopback, private, link-local or cloud metadata addresses (also through the IPv6 forms that carry such an IPv4 address), in every environment.',
   ),
   PLUGIN_REPOSITORY_URL: setting<string | null>(
     httpUrl,
@@ -585,9 +605,9 @@ export class AppConfig {
     return url;
   }
 
-  /** Whether batch exports may deliver to private addresses: explicit setting, else only outside production. */
+  /** Whether batch exports may deliver to private addresses (never unless BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS). */
   get allowPrivateDestinations(): boolean {
-    return this.values.BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS ?? this.values.NODE_ENV !== 'production';
+    return this.values.BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS;
   }
 
   /** Migrations at boot: explicit MIGRATIONS_RUN, else only for the embedded database. */

@@ -60,6 +60,8 @@ export async function createTestApp(
     RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS: '0',
     BATCH_EXPORT_WORKERS: 'false',
     RATE_LIMIT_ENABLED: 'false',
+    // Tests deliver batch exports to servers on loopback; the egress rule's refusals are tested with 'false'.
+    BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: 'true',
     ...env,
     DATABASE_URL: db.url,
   });

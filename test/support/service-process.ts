@@ -40,7 +40,14 @@ export async function startService(
 ): Promise<ServiceProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      // Batch exports of the tests go to servers on loopback.
+      BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: 'true',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

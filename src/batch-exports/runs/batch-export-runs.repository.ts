@@ -57,6 +57,8 @@ export type ClaimResult =
   | { kind: 'paused'; batchExportId: string }
   /** The run had used its attempts (its workers were lost): recorded FailedRetryable. */
   | { kind: 'gave-up'; runId: string }
+  /** The run's organization has its cap of runs executing: the job went back to the queue, untouched. */
+  | { kind: 'over-cap'; organizationId: string }
   | { kind: 'claimed'; claim: ClaimedRun };
 
 export type RunOutcome =
@@ -92,6 +94,15 @@ interface ClaimRow {
 class Paused extends Error {
   constructor(readonly batchExportId: string) {
     super('paused');
+  }
+}
+
+class OverCap extends Error {
+  constructor(
+    readonly jobId: string,
+    readonly organizationId: string,
+  ) {
+    super('over the organization cap');
   }
 }
 
@@ -137,14 +148,17 @@ export class BatchExportRunsRepository extends RepositoryBase {
   /**
    * Claims the next runnable job and marks its run Running, in one transaction. A job whose run has ended is
    * settled; a job of a paused export goes back to the queue parked (`paused`); a run whose attempts are used
-   * up (its workers were lost) is recorded FailedRetryable.
+   * up (its workers were lost) is recorded FailedRetryable. With `perOrganization` > 0, the jobs of an
+   * organization that has that many runs executing are skipped, and the claim counts the organization's active
+   * runs under a transaction lock of the organization: concurrent claims on any replica are serialized there,
+   * each sees the ones committed before it, and one that would pass the cap is rolled back (`over-cap`).
    */
-  @GenerateSql({ params: [AT, 3] })
-  async claimNext(now: Date, maxAttempts: number): Promise<ClaimResult> {
+  @GenerateSql({ params: [AT, 3, 2] })
+  async claimNext(now: Date, maxAttempts: number, perOrganization = 0): Promise<ClaimResult> {
     try {
       return await this.transaction(async () => {
         const db = await transactionExecutor(this.manager);
-        const job = await this.queue.fetch(db);
+        const job = await this.queue.fetch(db, perOrganization);
         if (!job) return { kind: 'none' } as const;
         const attempt = { id: job.id, retryCount: job.retryCount };
         const [row] = await this.query<ClaimRow>(
@@ -186,6 +200,12 @@ export class BatchExportRunsRepository extends RepositoryBase {
           await this.queue.complete(db, attempt, { status: 'FailedRetryable' });
           return { kind: 'gave-up', runId: row.id } as const;
         }
+        if (perOrganization > 0) {
+          await this.queue.lockOrganization(db, row.organization_id);
+          const active = await this.queue.activeInOrganization(db, row.organization_id);
+          // Rolls the fetch back: the job stays queued as it was.
+          if (active > perOrganization) throw new OverCap(job.id, row.organization_id);
+        }
         await this.setStatus(row.id, 'Running', now);
         await this.log(
           row,
@@ -219,6 +239,10 @@ export class BatchExportRunsRepository extends RepositoryBase {
         } as const;
       });
     } catch (err) {
+      if (err instanceof OverCap) {
+        await this.queue.assignGroup(err.jobId, err.organizationId);
+        return { kind: 'over-cap', organizationId: err.organizationId };
+      }
       if (!(err instanceof Paused)) throw err;
       await this.parkIfPaused(err.batchExportId);
       return { kind: 'paused', batchExportId: err.batchExportId };

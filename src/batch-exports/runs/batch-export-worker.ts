@@ -23,6 +23,13 @@ import { RunQueue } from './run-queue.js';
 const CANCEL_CHECK_MS = 1000;
 /** How often the dead letters of the queue are looked at (runs whose last attempt lost its worker). */
 const DEAD_LETTER_CHECK_MS = 30_000;
+/**
+ * How long a stopped attempt's delivery may take to wind down (close its connections) before the worker
+ * records the outcome anyway and frees its slot: I/O that ignores the stop cannot hold the slot.
+ */
+const STOP_GRACE_MS = 5000;
+/** A worker that met an organization at its cap looks again after this pause (the queue skips that organization). */
+const OVER_CAP_PAUSE_MS = 250;
 
 const sleep = (ms: number, wake: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -44,7 +51,8 @@ const sleep = (ms: number, wake: AbortSignal) =>
  *
  * While a run executes, its attempt reports to the queue (heartbeat: a killed worker's run is taken up again
  * by another one after BATCH_EXPORT_HEARTBEAT_SECONDS) and checks every second whether the run was cancelled
- * (a cancelled run stops within about a second). On shutdown the loops stop claiming, the runs in progress
+ * (a cancelled run stops within about a second). An attempt has BATCH_EXPORT_ATTEMPT_TIMEOUT_MS in all: then it
+ * is stopped, fails retryably and frees its slot. On shutdown the loops stop claiming, the runs in progress
  * get BATCH_EXPORT_DRAIN_TIMEOUT_MS to finish, and those still going are stopped and handed back.
  */
 @Injectable()
@@ -116,12 +124,14 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
         const result = await this.runs.claimNext(
           this.clock.now(),
           this.config.get('BATCH_EXPORT_MAX_ATTEMPTS'),
+          this.config.get('BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_ORGANIZATION'),
         );
         if (result.kind === 'claimed') {
           await this.execute(result.claim);
           continue;
         }
         if (result.kind === 'gave-up') this.metrics.recordBatchExportRun('FailedRetryable', 0, 0, null);
+        if (result.kind === 'over-cap') await sleep(Math.min(poll, OVER_CAP_PAUSE_MS), this.stopping.signal);
         if (result.kind === 'none') await sleep(poll, this.stopping.signal);
       } catch (err) {
         this.reportLoopError(err, 'claiming a batch export run failed');
@@ -179,14 +189,31 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       },
       (this.config.get('BATCH_EXPORT_HEARTBEAT_SECONDS') * 1000) / 3,
     );
+    const attemptTimeoutMs = this.config.get('BATCH_EXPORT_ATTEMPT_TIMEOUT_MS');
+    const deadline = setTimeout(() => stop('deadline'), attemptTimeoutMs);
     let outcome: RunOutcome;
     try {
-      const { records, bytes } = await this.deliver(claim, controller.signal, secrets);
+      let settled = false;
+      const delivery = this.deliver(claim, controller.signal, secrets).finally(() => (settled = true));
+      delivery.catch(() => undefined);
+      const { records, bytes } = await Promise.race([
+        delivery,
+        this.abandonAfterStop(claim, controller.signal, () => settled),
+      ]);
       if (controller.signal.aborted) throw controller.signal.reason;
       outcome = { kind: 'completed', records, bytes };
     } catch (err) {
-      if (controller.signal.aborted) {
-        outcome = { kind: 'stopped', reason: (controller.signal.reason as AttemptStopped).reason };
+      const stopped = controller.signal.aborted ? (controller.signal.reason as AttemptStopped).reason : null;
+      if (stopped === 'deadline') {
+        outcome = {
+          kind: 'failed',
+          message:
+            `The attempt did not end within ${attemptTimeoutMs} ms (BATCH_EXPORT_ATTEMPT_TIMEOUT_MS): ` +
+            'it was stopped and its worker freed.',
+          retryable: true,
+        };
+      } else if (stopped) {
+        outcome = { kind: 'stopped', reason: stopped };
       } else if (err instanceof ExportError) {
         outcome = { kind: 'failed', message: scrubSecrets(err.message, secrets), retryable: err.retryable };
       } else {
@@ -202,6 +229,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
         );
       }
     } finally {
+      clearTimeout(deadline);
       clearInterval(cancelCheck);
       clearInterval(heartbeat);
       this.running.delete(claim.run.id);
@@ -232,6 +260,28 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     if (result.autoPaused) await this.notifyAutoPause(claim, result.autoPaused.failures);
   }
 
+  /**
+   * Never settles unless the attempt is stopped; then rejects with the stop's reason STOP_GRACE_MS later, so a
+   * delivery that does not wind down in time (I/O deaf to the stop) is abandoned and the slot freed.
+   */
+  private abandonAfterStop(claim: ClaimedRun, signal: AbortSignal, settled: () => boolean): Promise<never> {
+    return new Promise<never>((_resolve, reject) => {
+      const onStop = () => {
+        const timer = setTimeout(() => {
+          if (settled()) return;
+          this.logger.warn(
+            { runId: claim.run.id, reason: (signal.reason as AttemptStopped).reason },
+            'a stopped batch export attempt did not wind down in time; its slot is freed anyway',
+          );
+          reject(signal.reason as Error);
+        }, STOP_GRACE_MS);
+        timer.unref();
+      };
+      if (signal.aborted) onStop();
+      else signal.addEventListener('abort', onStop, { once: true });
+    });
+  }
+
   private async deliver(
     claim: ClaimedRun,
     signal: AbortSignal,
@@ -256,7 +306,9 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       http: {
         maxRetries: this.config.get('BATCH_EXPORT_HTTP_MAX_RETRIES'),
         retryDelayMs: this.config.get('BATCH_EXPORT_HTTP_RETRY_DELAY_MS'),
+        timeoutMs: this.config.get('BATCH_EXPORT_HTTP_TIMEOUT_MS'),
       },
+      statementTimeoutMs: this.config.get('BATCH_EXPORT_STATEMENT_TIMEOUT_MS'),
       production: this.config.get('NODE_ENV') === 'production',
     };
     const writer = createWriter(ctx);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { EgressPolicy, isPrivateAddress } from './egress.js';
+import { EgressPolicy, embeddedIpv4, ipv6Bytes, isPrivateAddress } from './egress.js';
 import { ExportError } from './export-errors.js';
 
 describe('isPrivateAddress', () => {
@@ -26,6 +26,63 @@ describe('isPrivateAddress', () => {
     'allows %s',
     (address) => expect(isPrivateAddress(address)).toBe(false),
   );
+
+  // IPv6 forms that carry an IPv4 address are classified like the address they carry.
+  it.each([
+    ['::127.0.0.1', 'IPv4-compatible'],
+    ['::10.0.0.1', 'IPv4-compatible'],
+    ['::a9fe:a9fe', 'IPv4-compatible, in hex (169.254.169.254)'],
+    ['::ffff:7f00:1', 'IPv4-mapped, in hex'],
+    ['::ffff:0:127.0.0.1', 'IPv4-translated'],
+    ['::ffff:0:192.168.1.1', 'IPv4-translated'],
+    ['::ffff:0:a9fe:a9fe', 'IPv4-translated, in hex'],
+    ['2002:7f00:1::', '6to4 of 127.0.0.1'],
+    ['2002:a00:1::1', '6to4 of 10.0.0.1'],
+    ['2002:a9fe:a9fe:1234::1', '6to4 of 169.254.169.254'],
+    ['64:ff9b::127.0.0.1', 'NAT64'],
+    ['64:ff9b::a9fe:a9fe', 'NAT64 of 169.254.169.254'],
+    ['64:ff9b::10.1.2.3', 'NAT64'],
+    ['64:ff9b:1::10.1.2.3', 'local-use NAT64'],
+    ['64:ff9b:1::192.168.0.1', 'local-use NAT64'],
+    ['64:ff9b:1:808:8::', 'local-use NAT64 not in the /96 form (prefix length unknown)'],
+    ['fec0::1', 'deprecated site-local'],
+    ['fefe:1::2', 'deprecated site-local'],
+    ['fe80::1%eth0', 'link-local with a zone'],
+  ])('refuses %s (%s)', (address) => expect(isPrivateAddress(address)).toBe(true));
+
+  it.each([
+    ['::8.8.8.8', 'IPv4-compatible'],
+    ['::ffff:0:8.8.8.8', 'IPv4-translated'],
+    ['2002:808:808::1', '6to4 of 8.8.8.8'],
+    ['64:ff9b::8.8.8.8', 'NAT64'],
+    ['64:ff9b::101:101', 'NAT64 of 1.1.1.1, in hex'],
+    ['64:ff9b:1::8.8.8.8', 'local-use NAT64 in the /96 form'],
+    ['2001:4860:4860::8888', 'a plain public address'],
+  ])('allows %s (%s)', (address) => expect(isPrivateAddress(address)).toBe(false));
+});
+
+describe('ipv6Bytes and embeddedIpv4', () => {
+  it('reads every spelling of an address to the same bytes', () => {
+    const expected = [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0, 10, 1, 2, 3];
+    for (const spelling of ['64:ff9b::10.1.2.3', '64:ff9b::a01:203', '0064:ff9b:0:0:0:0:0a01:0203']) {
+      expect(Array.from(ipv6Bytes(spelling))).toEqual(expected);
+    }
+    expect(Array.from(ipv6Bytes('::'))).toEqual(new Array(16).fill(0));
+    expect(Array.from(ipv6Bytes('1::'))).toEqual([0, 1, ...new Array(14).fill(0)]);
+  });
+
+  it('finds the IPv4 address each form carries', () => {
+    expect(embeddedIpv4(ipv6Bytes('::1.2.3.4'))).toBe('1.2.3.4');
+    expect(embeddedIpv4(ipv6Bytes('::ffff:1.2.3.4'))).toBe('1.2.3.4');
+    expect(embeddedIpv4(ipv6Bytes('::ffff:0:1.2.3.4'))).toBe('1.2.3.4');
+    expect(embeddedIpv4(ipv6Bytes('64:ff9b::1.2.3.4'))).toBe('1.2.3.4');
+    expect(embeddedIpv4(ipv6Bytes('64:ff9b:1::1.2.3.4'))).toBe('1.2.3.4');
+    expect(embeddedIpv4(ipv6Bytes('64:ff9b:1:102:3:400::'))).toBe('unknown');
+    expect(embeddedIpv4(ipv6Bytes('2002:102:304:5::6'))).toBe('1.2.3.4');
+    expect(embeddedIpv4(ipv6Bytes('::1'))).toBe('0.0.0.1');
+    expect(embeddedIpv4(ipv6Bytes('2606:4700:4700::1111'))).toBeNull();
+    expect(embeddedIpv4(ipv6Bytes('::ffff:1:1.2.3.4'))).toBeNull();
+  });
 });
 
 describe('EgressPolicy', () => {

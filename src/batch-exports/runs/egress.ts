@@ -5,7 +5,8 @@ import { nonRetryable, retryable } from './export-errors.js';
 /**
  * Addresses a batch export may not deliver to unless BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: loopback,
  * private networks, link-local (which holds the cloud metadata endpoints 169.254.169.254 and fd00:ec2::254),
- * carrier-grade NAT, "this network", multicast and reserved ranges, and their IPv4-mapped IPv6 forms.
+ * carrier-grade NAT, "this network", multicast and reserved ranges, deprecated site-local IPv6, and the IPv6
+ * forms that carry an IPv4 address (classified like the address they carry, see `embeddedIpv4`).
  */
 const BLOCKED = new BlockList();
 for (const [net, prefix] of [
@@ -24,15 +25,58 @@ for (const [net, prefix] of [
   BLOCKED.addSubnet(net, prefix, 'ipv4');
 }
 for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
   ['fc00::', 7],
   ['fe80::', 10],
+  ['fec0::', 10],
   ['ff00::', 8],
-  ['64:ff9b::', 96],
   ['100::', 64],
 ] as const) {
   BLOCKED.addSubnet(net, prefix, 'ipv6');
+}
+
+/** The 16 bytes of a valid IPv6 address (a zone id, `%eth0`, is ignored; a trailing dotted quad is read). */
+export function ipv6Bytes(address: string): Uint8Array {
+  let text = address.split('%')[0];
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number);
+    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, null];
+  const groups = (part: string) => (part ? part.split(':').map((g) => parseInt(g, 16)) : []);
+  const front = groups(head);
+  const back = tail === null ? [] : groups(tail);
+  const all = [...front, ...new Array<number>(8 - front.length - back.length).fill(0), ...back];
+  const bytes = new Uint8Array(16);
+  all.forEach((group, i) => {
+    bytes[2 * i] = group >> 8;
+    bytes[2 * i + 1] = group & 0xff;
+  });
+  return bytes;
+}
+
+const zero = (bytes: Uint8Array, from: number, to: number) => bytes.subarray(from, to).every((b) => b === 0);
+const quadAt = (bytes: Uint8Array, at: number) => Array.from(bytes.subarray(at, at + 4)).join('.');
+
+/**
+ * The IPv4 address an IPv6 address carries, when it is one of the forms that reach an IPv4 host: IPv4-compatible
+ * `::a.b.c.d` (`::/96`, which also holds `::` and `::1`), IPv4-mapped `::ffff:a.b.c.d`, IPv4-translated
+ * `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::/96`, local-use NAT64 `64:ff9b:1::/48` and 6to4 `2002::/16`.
+ * `'unknown'` for a local-use NAT64 address not in the `/96` form: where its IPv4 address sits depends on the
+ * prefix length the network chose, so it is refused. Null for any other address.
+ */
+export function embeddedIpv4(bytes: Uint8Array): string | 'unknown' | null {
+  if (zero(bytes, 0, 10) && ((bytes[10] === 0 && bytes[11] === 0) || (bytes[10] === 0xff && bytes[11] === 0xff))) {
+    return quadAt(bytes, 12);
+  }
+  if (zero(bytes, 0, 8) && bytes[8] === 0xff && bytes[9] === 0xff && bytes[10] === 0 && bytes[11] === 0) {
+    return quadAt(bytes, 12);
+  }
+  const nat64 = bytes[0] === 0 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b;
+  if (nat64 && zero(bytes, 4, 12)) return quadAt(bytes, 12);
+  if (nat64 && bytes[4] === 0 && bytes[5] === 1) return zero(bytes, 6, 12) ? quadAt(bytes, 12) : 'unknown';
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) return quadAt(bytes, 2);
+  return null;
 }
 
 /** Whether `address` (an IP) is one a batch export may not reach by default. */
@@ -40,9 +84,10 @@ export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return BLOCKED.check(address, 'ipv4');
   if (family !== 6) return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return BLOCKED.check(mapped[1], 'ipv4');
-  return BLOCKED.check(address, 'ipv6');
+  const carried = embeddedIpv4(ipv6Bytes(address));
+  if (carried === 'unknown') return true;
+  if (carried !== null) return BLOCKED.check(carried, 'ipv4');
+  return BLOCKED.check(address.split('%')[0], 'ipv6');
 }
 
 function refused(host: string, address: string) {

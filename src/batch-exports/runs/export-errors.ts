@@ -45,9 +45,12 @@ export function scrubSecrets(message: string, secrets: readonly unknown[]): stri
   return out.length > 2000 ? `${out.slice(0, 2000)}…` : out;
 }
 
-/** The attempt was stopped from outside: the run was cancelled, or the process is shutting down. */
+/**
+ * The attempt was stopped from outside: the run was cancelled, the process is shutting down, another worker
+ * holds the run, or the attempt reached its deadline (BATCH_EXPORT_ATTEMPT_TIMEOUT_MS).
+ */
 export class AttemptStopped extends Error {
-  constructor(readonly reason: 'cancelled' | 'shutdown' | 'lost') {
+  constructor(readonly reason: 'cancelled' | 'shutdown' | 'lost' | 'deadline') {
     super(`attempt stopped: ${reason}`);
     this.name = 'AttemptStopped';
   }

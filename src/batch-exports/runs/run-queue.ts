@@ -113,21 +113,34 @@ export class RunQueue implements OnModuleInit, BeforeApplicationShutdown {
     await this.boss.stop({ graceful: false, close: false }).catch(() => undefined);
   }
 
-  /** One job per run, inserted in `db`'s transaction; parked (not runnable before unpause) when `parked`. */
+  /**
+   * One job per run, inserted in `db`'s transaction; parked (not runnable before unpause) when `parked`. The
+   * job's group is the export's organization: `fetch` skips the organizations at their cap of running runs.
+   */
   async enqueue(
     db: IDatabase,
     runs: readonly { id: string; batchExportId: string }[],
     parked = false,
   ): Promise<void> {
     if (!runs.length) return;
+    const exportIds = [...new Set(runs.map((run) => run.batchExportId))];
+    const { rows } = (await db.executeSql(
+      'SELECT id::text AS id, organization_id::text AS organization_id FROM batch_exports WHERE id = ANY($1::uuid[])',
+      [exportIds],
+    )) as { rows: { id: string; organization_id: string }[] };
+    const organizationOf = new Map(rows.map((row) => [row.id, row.organization_id]));
     const ids = await this.boss.insert(
       RUNS_QUEUE,
-      runs.map((run) => ({
-        id: run.id,
-        data: { batch_export_id: run.batchExportId } satisfies RunJobData,
-        singletonKey: run.batchExportId,
-        ...(parked ? { startAfter: PARKED_UNTIL } : {}),
-      })),
+      runs.map((run) => {
+        const organizationId = organizationOf.get(run.batchExportId);
+        return {
+          id: run.id,
+          data: { batch_export_id: run.batchExportId } satisfies RunJobData,
+          singletonKey: run.batchExportId,
+          ...(organizationId ? { group: { id: organizationId } } : {}),
+          ...(parked ? { startAfter: PARKED_UNTIL } : {}),
+        };
+      }),
       { db, returnId: true },
     );
     if ((ids?.length ?? 0) !== runs.length) {
@@ -160,10 +173,48 @@ export class RunQueue implements OnModuleInit, BeforeApplicationShutdown {
     });
   }
 
-  /** Claims the next runnable job in `db`'s transaction (rolled back: the job is back in the queue). */
-  async fetch(db: IDatabase): Promise<Job<RunJobData> | null> {
-    const [job] = await this.boss.fetch<RunJobData>(RUNS_QUEUE, { db, batchSize: 1 });
+  /**
+   * Claims the next runnable job in `db`'s transaction (rolled back: the job is back in the queue), skipping the
+   * jobs of organizations that have `perOrganization` jobs active (0: no limit). The skip reads committed
+   * state, so two concurrent claims may both pass it: `activeInOrganization` under `lockOrganization` is the
+   * exact check.
+   */
+  async fetch(db: IDatabase, perOrganization = 0): Promise<Job<RunJobData> | null> {
+    const [job] = await this.boss.fetch<RunJobData>(RUNS_QUEUE, {
+      db,
+      batchSize: 1,
+      ...(perOrganization > 0 ? { groupConcurrency: perOrganization } : {}),
+    });
     return job ?? null;
+  }
+
+  /** Serializes the claims of one organization's runs until `db`'s transaction ends (a transaction lock). */
+  async lockOrganization(db: IDatabase, organizationId: string): Promise<void> {
+    await db.executeSql(`SELECT pg_advisory_xact_lock(hashtextextended('batch-export-org:' || $1, 0))`, [
+      organizationId,
+    ]);
+  }
+
+  /** Jobs of the organization's runs active now, as `db` sees them (its own claim included). */
+  async activeInOrganization(db: IDatabase, organizationId: string): Promise<number> {
+    const { rows } = (await db.executeSql(
+      `SELECT count(*)::int AS active
+         FROM ${JOB_QUEUE_SCHEMA}.job j
+         JOIN batch_export_runs r ON r.id = j.id
+         JOIN batch_exports e ON e.id = r.batch_export_id
+        WHERE j.name = $1 AND j.state = 'active' AND e.organization_id = $2`,
+      [RUNS_QUEUE, organizationId],
+    )) as { rows: { active: number }[] };
+    return rows[0].active;
+  }
+
+  /** Gives a job queued before jobs had groups its organization's group, so `fetch` can skip it at the cap. */
+  async assignGroup(jobId: string, organizationId: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE ${JOB_QUEUE_SCHEMA}.job SET group_id = $3
+        WHERE name = $1 AND id = $2 AND group_id IS NULL`,
+      [RUNS_QUEUE, jobId, organizationId],
+    );
   }
 
   /** Reports the attempt alive. False when it no longer holds the job (cancelled, or given to another worker). */

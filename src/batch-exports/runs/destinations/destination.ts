@@ -20,7 +20,10 @@ export interface DeliveryContext {
   signal: AbortSignal;
   /** Adds a line to the run's log (shown by the logs endpoint). */
   log(level: RunLogLevel, message: string): Promise<void>;
-  http: { maxRetries: number; retryDelayMs: number };
+  /** `timeoutMs`: the total deadline of one request, from connecting to the answer's last byte. */
+  http: { maxRetries: number; retryDelayMs: number; timeoutMs: number };
+  /** Longest one statement may run on a PostgreSQL or Redshift destination. */
+  statementTimeoutMs: number;
   /** Production refuses public destinations without TLS where TLS is optional (PostgreSQL). */
   production: boolean;
 }

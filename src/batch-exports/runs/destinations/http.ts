@@ -32,9 +32,10 @@ const sleep = (ms: number, signal: AbortSignal) =>
 /**
  * HTTP: PostHog's HTTP batch export. Records are POSTed as JSON in batches of at most 1,000 records (and
  * about 4 MB), in PostHog's capture batch format `{"api_key": <token>, "historical_migration": true,
- * "batch": [...]}`. A 429, a 5xx or a failed connection is retried with a doubling delay (Retry-After when
- * longer) up to BATCH_EXPORT_HTTP_MAX_RETRIES times, then the attempt fails and the run is retried; another
- * 4xx fails the run. Redirects are not followed.
+ * "batch": [...]}`. Each request must end within BATCH_EXPORT_HTTP_TIMEOUT_MS in total. A 429, a 5xx, a
+ * failed connection or a request past that deadline is retried with a doubling delay (Retry-After when longer)
+ * up to BATCH_EXPORT_HTTP_MAX_RETRIES times, then the attempt fails and the run is retried; another 4xx fails
+ * the run. Redirects are not followed.
  */
 export class HttpWriter implements DestinationWriter {
   private readonly url: URL;
@@ -102,7 +103,10 @@ export class HttpWriter implements DestinationWriter {
           waitMs = Math.max(waitMs, Math.min(response.retryAfterMs, MAX_RETRY_AFTER_MS));
       } catch (err) {
         if (!isTransientNetworkError(err)) throw err;
-        problem = `could not be reached (${(err as NodeJS.ErrnoException).code})`;
+        problem =
+          err instanceof RequestDeadline
+            ? err.message
+            : `could not be reached (${(err as NodeJS.ErrnoException).code})`;
       }
       if (attempt >= maxRetries) {
         throw retryable(
@@ -117,9 +121,21 @@ export class HttpWriter implements DestinationWriter {
     }
   }
 
+  /**
+   * One POST, bounded in total by BATCH_EXPORT_HTTP_TIMEOUT_MS (connecting, sending, and reading the whole
+   * answer: a receiver dripping its answer is cut off at the deadline, not only one that goes silent).
+   */
   private post(body: Buffer): Promise<Response> {
     const request = this.url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const timeoutMs = this.ctx.http.timeoutMs;
     return new Promise<Response>((resolve, reject) => {
+      let deadline: NodeJS.Timeout | undefined = undefined;
+      let timedOut = false;
+      const fail = (err: unknown) => {
+        clearTimeout(deadline);
+        if (this.ctx.signal.aborted) reject(new AttemptStopped('cancelled'));
+        else reject(timedOut ? new RequestDeadline(timeoutMs) : err);
+      };
       const req = request(
         this.url,
         {
@@ -127,7 +143,6 @@ export class HttpWriter implements DestinationWriter {
           headers: { 'content-type': 'application/json', 'content-length': body.length },
           lookup: this.ctx.egress.lookup,
           signal: this.ctx.signal,
-          timeout: 60_000,
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -138,6 +153,8 @@ export class HttpWriter implements DestinationWriter {
             size += chunk.length;
           });
           res.on('end', () => {
+            clearTimeout(deadline);
+            if (timedOut) return fail(null);
             const retryAfter = res.headers['retry-after'];
             const seconds = retryAfter !== undefined ? Number(retryAfter) : NaN;
             resolve({
@@ -146,15 +163,25 @@ export class HttpWriter implements DestinationWriter {
               body: Buffer.concat(chunks).toString('utf8'),
             });
           });
-          res.on('error', reject);
+          res.on('error', fail);
+          res.on('aborted', () => fail(Object.assign(new Error('answer aborted'), { code: 'ECONNRESET' })));
         },
       );
-      req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
-      req.on('error', (err) => {
-        if (this.ctx.signal.aborted) reject(new AttemptStopped('cancelled'));
-        else reject(err);
-      });
+      deadline = setTimeout(() => {
+        timedOut = true;
+        req.destroy(new RequestDeadline(timeoutMs));
+      }, timeoutMs);
+      req.on('error', fail);
       req.end(body);
     });
+  }
+}
+
+/** A request that did not end within BATCH_EXPORT_HTTP_TIMEOUT_MS (a transient failure: the batch is retried). */
+class RequestDeadline extends Error {
+  readonly code = 'ETIMEDOUT';
+  constructor(timeoutMs: number) {
+    super(`did not answer in full within ${timeoutMs} ms (BATCH_EXPORT_HTTP_TIMEOUT_MS)`);
+    this.name = 'RequestDeadline';
   }
 }

@@ -52,7 +52,8 @@ export function classifyPgError(err: unknown, where: string): ExportError {
   const message = `${where}: ${e.message ?? String(err)}`;
   if (isTransientNetworkError(err)) return retryable(message);
   const code = e.code ?? '';
-  if (/^(08|57P|40|53[^1])/.test(code) || code === '53000' || code === '53200' || code === '53300') {
+  // 57014: a statement cancelled (by its statement_timeout, or by an operator): a later attempt may finish.
+  if (/^(08|57P|40|53[^1])/.test(code) || code === '57014' || code === '53000' || code === '53200' || code === '53300') {
     return retryable(message);
   }
   if (code === '') {
@@ -68,13 +69,30 @@ export function classifyPgError(err: unknown, where: string): ExportError {
   return nonRetryable(message);
 }
 
+/** Ends a client's connection, forcibly when the server does not let go within a second (a blocked statement). */
+async function endClient(client: pg.Client): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    client.end().catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+        resolve();
+      }, 1000);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
 /**
  * PostgreSQL and Redshift (PostgreSQL's wire): the table is created when missing with the model's columns
  * (PostgreSQL: primary key on the merge key); each attempt loads the run's rows into a staging table
  * (`stage_<table>_<run>`: temporary on PostgreSQL, a table dropped and recreated by a retry on Redshift) with
  * COPY (PostgreSQL) or multi-row INSERTs (Redshift, which has no COPY from a client), then merges them into the table in one transaction:
  * a row replaces the stored one of its key only when a version column is greater, so a retried or repeated
- * run never duplicates or regresses a row.
+ * run never duplicates or regresses a row. Every statement is bounded by BATCH_EXPORT_STATEMENT_TIMEOUT_MS: the
+ * session's `statement_timeout` on the server, and a timer of the client a little longer (a server that does not
+ * apply it); a statement past it fails the attempt retryably.
  */
 export class PostgresWriter implements DestinationWriter {
   private client: pg.Client | null = null;
@@ -145,7 +163,7 @@ export class PostgresWriter implements DestinationWriter {
         await pipeline(rows, count, target, { signal: this.ctx.signal });
       } catch (err) {
         if (this.ctx.signal.aborted) throw this.ctx.signal.reason;
-        throw classifyPgError(err, 'loading the staging table');
+        throw this.classify(err, 'loading the staging table');
       }
       return { records };
     };
@@ -202,7 +220,7 @@ export class PostgresWriter implements DestinationWriter {
       try {
         await this.copyDone;
       } catch (err) {
-        throw classifyPgError(err, 'loading the staging table');
+        throw this.classify(err, 'loading the staging table');
       }
       this.copy = null;
     }
@@ -253,7 +271,7 @@ export class PostgresWriter implements DestinationWriter {
       this.copy.destroy();
       this.copy = null;
     }
-    await client.end().catch(() => undefined);
+    await endClient(client);
   }
 
   private async connect(host: string, address: string): Promise<pg.Client> {
@@ -264,6 +282,9 @@ export class PostgresWriter implements DestinationWriter {
       password: this.ctx.config.password as string,
       database: this.ctx.config.database as string,
       connectionTimeoutMillis: 10000,
+      // The client's own timer, past the server's statement_timeout (set below): a server that does not apply
+      // it still cannot hold the attempt.
+      query_timeout: this.ctx.statementTimeoutMs + 2000,
       application_name: 'posthog-batch-export',
     };
     const tls = {
@@ -273,10 +294,11 @@ export class PostgresWriter implements DestinationWriter {
     const attempt = async (ssl: pg.ClientConfig['ssl']) => {
       const client = new pg.Client({ ...base, ssl });
       client.on('error', () => undefined);
-      const onAbort = () => void client.end().catch(() => undefined);
+      const onAbort = () => void endClient(client);
       this.ctx.signal.addEventListener('abort', onAbort, { once: true });
       try {
         await client.connect();
+        await client.query(`SET statement_timeout = ${Math.floor(this.ctx.statementTimeoutMs)}`);
         return client;
       } catch (err) {
         this.ctx.signal.removeEventListener('abort', onAbort);
@@ -310,7 +332,19 @@ export class PostgresWriter implements DestinationWriter {
     try {
       await this.client!.query(sql, values);
     } catch (err) {
-      throw classifyPgError(err, where);
+      throw this.classify(err, where);
     }
+  }
+
+  /** classifyPgError, naming the statement deadline when the statement was stopped by it. */
+  private classify(err: unknown, where: string): ExportError {
+    const e = err as { code?: string; message?: string };
+    if (e.code === '57014' || e.message === 'Query read timeout') {
+      return retryable(
+        `${where}: the statement did not end within ${this.ctx.statementTimeoutMs} ms ` +
+          `(BATCH_EXPORT_STATEMENT_TIMEOUT_MS) — blocked by a lock or too slow; the attempt is retried.`,
+      );
+    }
+    return classifyPgError(err, where);
   }
 }
