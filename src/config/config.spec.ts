@@ -568,7 +568,9 @@ describe('batch export scheduler settings', () => {
     expect(problems).toHaveLength(4);
     expect(problems.join('\n')).toMatch(/BATCH_EXPORT_HTTP_TIMEOUT_MS[^\n]*between 100 and 3600000/);
     expect(problems.join('\n')).toMatch(/BATCH_EXPORT_ATTEMPT_TIMEOUT_MS[^\n]*between 1000 and 86400000/);
-    expect(problems.join('\n')).toMatch(/BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_ORGANIZATION[^\n]*between 0 and 10000/);
+    expect(problems.join('\n')).toMatch(
+      /BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_ORGANIZATION[^\n]*between 0 and 10000/,
+    );
   });
 
   it('refuses private batch export destinations in every environment unless told otherwise', () => {

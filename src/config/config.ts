@@ -518,7 +518,7 @@ export const SETTINGS = {
   BATCH_EXPORT_ATTEMPT_TIMEOUT_MS: setting(
     int(1000, 86400000),
     3600000,
-    "Longest one attempt of a batch export run may take; past it the attempt is stopped, its worker slot freed and the run retried (BATCH_EXPORT_MAX_ATTEMPTS).",
+    'Longest one attempt of a batch export run may take; past it the attempt is stopped, its worker slot freed and the run retried (BATCH_EXPORT_MAX_ATTEMPTS).',
   ),
   BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_ORGANIZATION: setting(
     int(0, 10000),

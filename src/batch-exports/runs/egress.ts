@@ -66,7 +66,10 @@ const quadAt = (bytes: Uint8Array, at: number) => Array.from(bytes.subarray(at, 
  * prefix length the network chose, so it is refused. Null for any other address.
  */
 export function embeddedIpv4(bytes: Uint8Array): string | 'unknown' | null {
-  if (zero(bytes, 0, 10) && ((bytes[10] === 0 && bytes[11] === 0) || (bytes[10] === 0xff && bytes[11] === 0xff))) {
+  if (
+    zero(bytes, 0, 10) &&
+    ((bytes[10] === 0 && bytes[11] === 0) || (bytes[10] === 0xff && bytes[11] === 0xff))
+  ) {
     return quadAt(bytes, 12);
   }
   if (zero(bytes, 0, 8) && bytes[8] === 0xff && bytes[9] === 0xff && bytes[10] === 0 && bytes[11] === 0) {

@@ -53,7 +53,13 @@ export function classifyPgError(err: unknown, where: string): ExportError {
   if (isTransientNetworkError(err)) return retryable(message);
   const code = e.code ?? '';
   // 57014: a statement cancelled (by its statement_timeout, or by an operator): a later attempt may finish.
-  if (/^(08|57P|40|53[^1])/.test(code) || code === '57014' || code === '53000' || code === '53200' || code === '53300') {
+  if (
+    /^(08|57P|40|53[^1])/.test(code) ||
+    code === '57014' ||
+    code === '53000' ||
+    code === '53200' ||
+    code === '53300'
+  ) {
     return retryable(message);
   }
   if (code === '') {
@@ -76,7 +82,9 @@ async function endClient(client: pg.Client): Promise<void> {
     client.end().catch(() => undefined),
     new Promise<void>((resolve) => {
       timer = setTimeout(() => {
-        (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+        (
+          client as unknown as { connection?: { stream?: { destroy(): void } } }
+        ).connection?.stream?.destroy();
         resolve();
       }, 1000);
     }),
