@@ -9,7 +9,7 @@ import { BatchExportLogEntity, type LogLevel } from './batch-export-log.entity.j
 import { BatchExportPauseEntity } from './batch-export-pause.entity.js';
 import { BatchExportRunEntity, CANCELLABLE_STATUSES } from './batch-export-run.entity.js';
 import { BatchExportEntity } from './batch-export.entity.js';
-import { RunQueue } from './runs/run-queue.js';
+import { RunQueue, type RunToEnqueue } from './runs/run-queue.js';
 import { INTERVAL_SPECS, type IntervalSpec } from './schedule.js';
 
 export interface LogEntry {
@@ -89,7 +89,7 @@ due_exports AS MATERIALIZED (
   -- The bounds are computed from e's columns in the target list and WHERE (not in a subquery), so when a row
   -- was changed by a tick that committed meanwhile, PostgreSQL's re-check of the locked row sees the new
   -- watermark and leaves it out.
-  SELECT e.id, iv.step, iv.anchor, ${FIRST_K} AS first_k, ${LAST_K} AS last_k
+  SELECT e.id, e.organization_id, iv.step, iv.anchor, ${FIRST_K} AS first_k, ${LAST_K} AS last_k
     FROM batch_exports e
     JOIN iv ON iv.name = e.interval
    WHERE e.deleted_at IS NULL
@@ -150,7 +150,9 @@ logged AS (
    ORDER BY i.batch_export_id, i.data_interval_end
 )
 SELECT (SELECT count(*) FROM advanced)::int AS exports,
-       (SELECT coalesce(json_agg(json_build_object('id', id, 'batchExportId', batch_export_id)), '[]') FROM inserted)
+       (SELECT coalesce(json_agg(json_build_object('id', i.id, 'batchExportId', i.batch_export_id,
+                                                    'organizationId', d.organization_id)), '[]')
+          FROM inserted i JOIN due_exports d ON d.id = i.batch_export_id)
          AS runs`;
 
 /** `value` as a literal ILIKE pattern matching it anywhere. */
@@ -436,7 +438,7 @@ export class BatchExportsRepository extends RepositoryBase {
     },
     at: Date,
   ): Promise<string> {
-    const rows = await this.query<{ id: string; runs: { id: string; batchExportId: string }[] }>(
+    const rows = await this.query<{ id: string; runs: RunToEnqueue[] }>(
       `WITH backfill AS (
          INSERT INTO batch_export_backfills (batch_export_id, start_at, end_at, run_count, created_at)
          VALUES ($1, $2, $3, $6, $8)
@@ -461,7 +463,9 @@ export class BatchExportsRepository extends RepositoryBase {
           ORDER BY r.data_interval_end
        )
        SELECT b.id,
-              (SELECT coalesce(json_agg(json_build_object('id', r.id, 'batchExportId', $1::uuid)), '[]') FROM runs r)
+              (SELECT coalesce(json_agg(json_build_object('id', r.id, 'batchExportId', $1::uuid,
+                                                           'organizationId', e.organization_id)), '[]')
+                 FROM runs r, batch_exports e WHERE e.id = $1)
                 AS runs
          FROM backfill b`,
       [
@@ -494,7 +498,7 @@ export class BatchExportsRepository extends RepositoryBase {
     for (;;) {
       const chunk = await this.transaction(async () => {
         await this.query('SET LOCAL jit = off');
-        const [row] = await this.query<{ exports: number; runs: { id: string; batchExportId: string }[] }>(
+        const [row] = await this.query<{ exports: number; runs: RunToEnqueue[] }>(
           CREATE_DUE_RUNS_SQL,
           [now, maxCatchup, INTERVALS_JSON, DUE_EXPORTS_PER_STATEMENT],
         );

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../common/auth/principal.js';
+import { grants } from '../common/auth/scopes.js';
 import { randomUrlSafe } from '../common/crypto/tokens.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
@@ -38,6 +39,19 @@ export const ACCESS_TOKEN_LENGTH = 43;
  * delete, snapshots, and sharing. Every operation starts with `ProjectsService.requireAccessible` (404 for a
  * project of another organization, 403 for keys restricted to other projects).
  */
+/**
+ * Publishing a recording (enabling its sharing) or issuing a new link to it shows it to anyone with the link: the
+ * key must be able to read recordings itself (`session_recording:read`), so `sharing_configuration:write` alone
+ * cannot turn into reading recordings. Switching sharing off needs only `sharing_configuration:write`.
+ */
+function requireRecordingRead(principal: Principal, action: string): void {
+  if (!grants(principal.scopes, 'session_recording:read')) {
+    throw ApiError.permissionDenied(
+      `API key missing required scope 'session_recording:read' (${action} a recording shows it to anyone with its link).`,
+    );
+  }
+}
+
 @Injectable()
 export class SessionRecordingsService {
   private readonly retentionDays: number;
@@ -146,6 +160,7 @@ export class SessionRecordingsService {
     body: UpdateSharingDto,
   ): Promise<SharingConfigurationDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
+    if (body.enabled === true) requireRecordingRead(principal, 'publishing');
     await this.requireRecording(project.id, id, null, this.retentionOf(project));
     if (body.password_required === true) {
       throw ApiError.validation(
@@ -175,6 +190,7 @@ export class SessionRecordingsService {
     id: string,
   ): Promise<SharingConfigurationDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
+    requireRecordingRead(principal, 'issuing a new link to');
     await this.requireRecording(project.id, id, null, this.retentionOf(project));
     await this.findOrCreateSharing(project.id, id);
     const row = await this.withFreshToken((accessToken) =>

@@ -894,6 +894,58 @@ describe('session recordings', () => {
       await t.http.get(`/api/shared/${refreshed.body.access_token}`).expect(404);
     });
 
+    it('publishing or refreshing needs session_recording:read besides sharing_configuration:write; switching off does not', async () => {
+      const sessionId = newSessionId();
+      await record(sessionId, [rr.click(T0)]);
+      const sharingOnly = await t.factories.keyFor(owner, 'project:read,sharing_configuration:write');
+      const canRead = await t.factories.keyFor(
+        owner,
+        'project:read,session_recording:read,sharing_configuration:write',
+      );
+      const refused = await t.http
+        .patch(path(`/${sessionId}/sharing`))
+        .set(sharingOnly)
+        .send({ enabled: true })
+        .expect(403);
+      expect(refused.body).toEqual({
+        type: 'authentication_error',
+        code: 'permission_denied',
+        detail:
+          "API key missing required scope 'session_recording:read' (publishing a recording shows it to anyone with its link).",
+        attr: null,
+      });
+      const refreshRefused = await t.http
+        .post(path(`/${sessionId}/sharing/refresh`))
+        .set(sharingOnly)
+        .expect(403);
+      expect(refreshRefused.body.detail).toBe(
+        "API key missing required scope 'session_recording:read' (issuing a new link to a recording shows it to anyone with its link).",
+      );
+      // Nothing was published by the refused requests.
+      const before = await t.http
+        .get(path(`/${sessionId}/sharing`))
+        .set(sharingOnly)
+        .expect(200);
+      expect(before.body.enabled).toBe(false);
+      await t.http.get(`/api/shared/${before.body.access_token}`).expect(404);
+
+      const published = await t.http
+        .patch(path(`/${sessionId}/sharing`))
+        .set(canRead)
+        .send({ enabled: true })
+        .expect(200);
+      expect(published.body.enabled).toBe(true);
+      await t.http.get(`/api/shared/${published.body.access_token}`).expect(200);
+      // Switching it off is safe with the sharing scope alone.
+      const off = await t.http
+        .patch(path(`/${sessionId}/sharing`))
+        .set(sharingOnly)
+        .send({ enabled: false })
+        .expect(200);
+      expect(off.body.enabled).toBe(false);
+      await t.http.get(`/api/shared/${published.body.access_token}`).expect(404);
+    });
+
     it('creates exactly one configuration under concurrent first reads', async () => {
       const sessionId = newSessionId();
       await record(sessionId, [rr.click(T0)]);

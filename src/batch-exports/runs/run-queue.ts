@@ -17,6 +17,13 @@ export interface RunJobData {
   batch_export_id: string;
 }
 
+/** A run whose job is to be queued: its id, its export and the export's organization (the job's group). */
+export interface RunToEnqueue {
+  id: string;
+  batchExportId: string;
+  organizationId: string;
+}
+
 /** A claimed job: its id (the run's id) and the attempt (pg-boss's retry count) that holds it. */
 export interface RunAttempt {
   id: string;
@@ -117,30 +124,17 @@ export class RunQueue implements OnModuleInit, BeforeApplicationShutdown {
    * One job per run, inserted in `db`'s transaction; parked (not runnable before unpause) when `parked`. The
    * job's group is the export's organization: `fetch` skips the organizations at their cap of running runs.
    */
-  async enqueue(
-    db: IDatabase,
-    runs: readonly { id: string; batchExportId: string }[],
-    parked = false,
-  ): Promise<void> {
+  async enqueue(db: IDatabase, runs: readonly RunToEnqueue[], parked = false): Promise<void> {
     if (!runs.length) return;
-    const exportIds = [...new Set(runs.map((run) => run.batchExportId))];
-    const { rows } = (await db.executeSql(
-      'SELECT id::text AS id, organization_id::text AS organization_id FROM batch_exports WHERE id = ANY($1::uuid[])',
-      [exportIds],
-    )) as { rows: { id: string; organization_id: string }[] };
-    const organizationOf = new Map(rows.map((row) => [row.id, row.organization_id]));
     const ids = await this.boss.insert(
       RUNS_QUEUE,
-      runs.map((run) => {
-        const organizationId = organizationOf.get(run.batchExportId);
-        return {
-          id: run.id,
-          data: { batch_export_id: run.batchExportId } satisfies RunJobData,
-          singletonKey: run.batchExportId,
-          ...(organizationId ? { group: { id: organizationId } } : {}),
-          ...(parked ? { startAfter: PARKED_UNTIL } : {}),
-        };
-      }),
+      runs.map((run) => ({
+        id: run.id,
+        data: { batch_export_id: run.batchExportId } satisfies RunJobData,
+        singletonKey: run.batchExportId,
+        group: { id: run.organizationId },
+        ...(parked ? { startAfter: PARKED_UNTIL } : {}),
+      })),
       { db, returnId: true },
     );
     if ((ids?.length ?? 0) !== runs.length) {
