@@ -72,7 +72,9 @@ WITH backfill AS (
      ORDER BY r.data_interval_end
   )
   SELECT b.id,
-         (SELECT coalesce(json_agg(json_build_object('id', r.id, 'batchExportId', $1::uuid)), '[]') FROM runs r)
+         (SELECT coalesce(json_agg(json_build_object('id', r.id, 'batchExportId', $1::uuid,
+                                                      'organizationId', e.organization_id)), '[]')
+            FROM runs r, batch_exports e WHERE e.id = $1)
            AS runs
     FROM backfill b;
 
@@ -86,7 +88,7 @@ due_exports AS MATERIALIZED (
   -- The bounds are computed from e's columns in the target list and WHERE (not in a subquery), so when a row
   -- was changed by a tick that committed meanwhile, PostgreSQL's re-check of the locked row sees the new
   -- watermark and leaves it out.
-  SELECT e.id, iv.step, iv.anchor, greatest(
+  SELECT e.id, e.organization_id, iv.step, iv.anchor, greatest(
       ceil((date_part('epoch', greatest(e.created_at, e.start_at)) - iv.anchor) / iv.step),
       floor((date_part('epoch', e.scheduled_through) - iv.anchor) / iv.step) + 1
     )::bigint AS first_k, floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv.anchor) / iv.step)::bigint AS last_k
@@ -154,5 +156,7 @@ logged AS (
    ORDER BY i.batch_export_id, i.data_interval_end
 )
 SELECT (SELECT count(*) FROM advanced)::int AS exports,
-       (SELECT coalesce(json_agg(json_build_object('id', id, 'batchExportId', batch_export_id)), '[]') FROM inserted)
+       (SELECT coalesce(json_agg(json_build_object('id', i.id, 'batchExportId', i.batch_export_id,
+                                                    'organizationId', d.organization_id)), '[]')
+          FROM inserted i JOIN due_exports d ON d.id = i.batch_export_id)
          AS runs;
