@@ -498,10 +498,12 @@ export class BatchExportsRepository extends RepositoryBase {
     for (;;) {
       const chunk = await this.transaction(async () => {
         await this.query('SET LOCAL jit = off');
-        const [row] = await this.query<{ exports: number; runs: RunToEnqueue[] }>(
-          CREATE_DUE_RUNS_SQL,
-          [now, maxCatchup, INTERVALS_JSON, DUE_EXPORTS_PER_STATEMENT],
-        );
+        const [row] = await this.query<{ exports: number; runs: RunToEnqueue[] }>(CREATE_DUE_RUNS_SQL, [
+          now,
+          maxCatchup,
+          INTERVALS_JSON,
+          DUE_EXPORTS_PER_STATEMENT,
+        ]);
         await this.queue.enqueue(await transactionExecutor(this.manager), row.runs);
         return { created: row.runs.length, exports: row.exports };
       });

@@ -275,8 +275,10 @@ export class SessionRecordingsController {
     summary: 'Switch sharing of a recording on or off',
     description:
       'While enabled, `GET /api/shared/{access_token}` shows the recording to anyone with the token. Enabling ' +
-      "it needs the organization's `allow_publicly_shared_resources` (else 403). `settings` replaces the " +
-      'display options.',
+      "it needs the organization's `allow_publicly_shared_resources` (else 403), and a key that may read " +
+      'recordings (`session_recording:read` besides `sharing_configuration:write`, else 403): a published ' +
+      'recording is readable by anyone with its link. Switching it off needs only the sharing scope. ' +
+      '`settings` replaces the display options.',
   })
   @ApiParam({ name: 'recording_id', description: 'The session id of the recording.' })
   @ApiOkResponse({ type: SharingConfigurationDto })
@@ -300,7 +302,9 @@ export class SessionRecordingsController {
   @RequireScopes('sharing_configuration:write')
   @ApiOperation({
     summary: 'Issue a new sharing access token',
-    description: 'The old token stops working at once; `enabled` is unchanged. Takes no body.',
+    description:
+      'The old token stops working at once; `enabled` is unchanged. Takes no body. Needs `session_recording:read` ' +
+      'besides `sharing_configuration:write` (else 403): the new token is a working link while sharing is on.',
   })
   @ApiParam({ name: 'recording_id', description: 'The session id of the recording.' })
   @ApiOkResponse({ type: SharingConfigurationDto })
