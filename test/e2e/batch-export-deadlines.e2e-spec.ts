@@ -300,3 +300,52 @@ describe('batch export attempts have a deadline and organizations share the work
     }
   }, 90000);
 });
+
+describe('batch export egress by default (BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS unset)', () => {
+  let t: TestApp;
+  let owner: TestUser;
+
+  beforeAll(async () => {
+    // The test app allows private destinations for the other suites: this one restores the default.
+    t = await setUp({ BATCH_EXPORT_MAX_ATTEMPTS: '1', BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: 'false' });
+    owner = await t.factories.user({ email: `egress-owner-${process.pid}@example.com` });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('refuses loopback, also through the IPv6 forms that carry it, even outside production; nothing is sent', async () => {
+    expect(t.config.get('NODE_ENV')).toBe('test');
+    const receiver = await startHttpReceiver();
+    try {
+      const org = await organizationWithData(t, owner, 'egress');
+      const port = new URL(receiver.url).port;
+      const hosts = [
+        '127.0.0.1',
+        '[::ffff:127.0.0.1]',
+        '[::127.0.0.1]',
+        '[64:ff9b::7f00:1]',
+        '[2002:7f00:1::1]',
+      ];
+      for (const host of hosts) {
+        const { id } = await org.create(`To ${host}`, {
+          type: 'HTTP',
+          config: { url: `http://${host}:${port}/batch/`, token: 'egress' },
+        });
+        await org.backfill(id);
+        const [run] = await waitForRunsToEnd(t.http, owner.auth, org.id, id, 1, 20000);
+        // As the URL spells it (`::ffff:127.0.0.1` becomes `::ffff:7f00:1`).
+        const address = new URL(`http://${host}/`).hostname.replace(/^\[|\]$/g, '');
+        expect([run.status, run.latest_error]).toEqual([
+          'Failed',
+          `The destination host ${address} resolves to ${address}, a loopback, private, link-local or metadata ` +
+            'address; batch exports are not delivered there (BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS).',
+        ]);
+      }
+      expect(receiver.received).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  }, 60000);
+});
