@@ -4,7 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import cors from 'cors';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
-import { jsonBodyOutsideApi } from './common/http/api-body.js';
+import { API_PREFIX, jsonBodyOutsideApi } from './common/http/api-body.js';
 import {
   CONCURRENCY_LIMITED_PREFIXES,
   concurrencyLimit,
@@ -71,7 +71,12 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   express.use(CONCURRENCY_LIMITED_PREFIXES, concurrencyLimit(config.get('PUBLIC_MAX_CONCURRENT_PER_IP')));
   // Routes marked @RawBody (recording capture, the SDK's flags requests: gzip, form, base64 or JSON) read their
   // body raw before the global JSON parser, which then leaves it alone.
-  for (const route of rawBodyRoutes(app)) express.use(route.path, rawBody(config.get(route.limit)));
+  // Not under /api, whose bodies are read only after the API key guard (ApiBodyInterceptor).
+  for (const route of rawBodyRoutes(app)) {
+    if (route.path === API_PREFIX || route.path.startsWith(`${API_PREFIX}/`))
+      throw new Error(`@RawBody route ${route.path}: /api bodies are read only after authentication`);
+    express.use(route.path, rawBody(config.get(route.limit)));
+  }
   const origins = config.get('CORS_ORIGINS');
   if (origins) {
     // Only the JSON API; other routes (the public SDK endpoints) answer CORS themselves.
