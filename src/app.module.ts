@@ -5,7 +5,9 @@ import { LoggerModule } from 'nestjs-pino';
 import { BatchExportsModule } from './batch-exports/batch-exports.module.js';
 import { CaptureModule } from './capture/capture.module.js';
 import { ApiKeyGuard } from './common/auth/api-key.guard.js';
+import { AuthFailureThrottle } from './common/auth/auth-failure-throttle.js';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter.js';
+import { ApiBodyInterceptor } from './common/http/api-body.js';
 import { DirectRoutesModule } from './common/http/direct-route.js';
 import { RequestTimeoutInterceptor } from './common/http/request-timeout.interceptor.js';
 import {
@@ -63,8 +65,9 @@ export const FEATURE_MODULES = [
 
 /**
  * The application: configuration, logging, database, feature modules, and the global request pipeline —
- * guards (API key + scopes, then the per-key rate limit when RATE_LIMIT_ENABLED), interceptors (input text
- * and depth check, request timeout, list envelope), pipe (validation) and filter (error body).
+ * guards (API key + scopes, then the per-key rate limit when RATE_LIMIT_ENABLED), interceptors (the `/api`
+ * body read, input text and depth check, request timeout, list envelope), pipe (validation) and filter (error
+ * body).
  */
 @Module({})
 export class AppModule {
@@ -87,9 +90,13 @@ export class AppModule {
       ],
       providers: [
         // Global guards run in this order: the rate limit counts per key, so it needs the authenticated key.
+        AuthFailureThrottle,
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         ...(rateLimited ? [{ provide: APP_GUARD, useClass: ApiKeyThrottlerGuard }] : []),
-        // Interceptors run before the pipe: text and depth checks of every input, then validation.
+        // Interceptors run in this order, before the pipe: the `/api` body is read only now, after the guards
+        // (no body of a request without a valid key is parsed); then text and depth checks of every input, then
+        // validation.
+        { provide: APP_INTERCEPTOR, useClass: ApiBodyInterceptor },
         {
           provide: INPUT_CHECK_OPTIONS,
           useValue: {

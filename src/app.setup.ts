@@ -4,13 +4,13 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import cors from 'cors';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
+import { API_PREFIX, jsonBodyOutsideApi } from './common/http/api-body.js';
 import {
   CONCURRENCY_LIMITED_PREFIXES,
   concurrencyLimit,
 } from './common/http/concurrency-limit.middleware.js';
 import { rawBodyRoutes } from './common/http/raw-body.decorator.js';
 import { rawBody } from './common/http/raw-body.middleware.js';
-import { verifyJsonBody } from './common/input/json-body.js';
 import { requireJsonBody } from './common/http/require-json.middleware.js';
 import { AppConfig } from './config/config.js';
 import { ShutdownState } from './health/shutdown-state.js';
@@ -71,7 +71,12 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   express.use(CONCURRENCY_LIMITED_PREFIXES, concurrencyLimit(config.get('PUBLIC_MAX_CONCURRENT_PER_IP')));
   // Routes marked @RawBody (recording capture, the SDK's flags requests: gzip, form, base64 or JSON) read their
   // body raw before the global JSON parser, which then leaves it alone.
-  for (const route of rawBodyRoutes(app)) express.use(route.path, rawBody(config.get(route.limit)));
+  // Not under /api, whose bodies are read only after the API key guard (ApiBodyInterceptor).
+  for (const route of rawBodyRoutes(app)) {
+    if (route.path === API_PREFIX || route.path.startsWith(`${API_PREFIX}/`))
+      throw new Error(`@RawBody route ${route.path}: /api bodies are read only after authentication`);
+    express.use(route.path, rawBody(config.get(route.limit)));
+  }
   const origins = config.get('CORS_ORIGINS');
   if (origins) {
     // Only the JSON API; other routes (the public SDK endpoints) answer CORS themselves.
@@ -88,14 +93,10 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   }
   // The JSON API refuses other media types (415); routes under other prefixes parse their own bodies.
   express.use('/api', requireJsonBody);
-  // UTF-8 only, and the nesting depth checked on the raw text before JSON.parse recurses into it. Nest reserves
-  // `verify` for its `rawBody` option only, which this application does not use.
-  const jsonOptions = {
-    limit: config.get('BODY_LIMIT'),
-    type: ['application/json', 'application/*+json'],
-    verify: verifyJsonBody(config.get('BODY_JSON_MAX_DEPTH')),
-  };
-  express.useBodyParser('json', jsonOptions);
+  // JSON bodies outside /api are parsed here. /api bodies are read only after the API key guard has passed
+  // (ApiBodyInterceptor), so a request without a valid key costs no parsing. Both parsers take UTF-8 only, with
+  // nesting depth and value count checked on the raw text before JSON.parse builds anything.
+  express.use(jsonBodyOutsideApi(config));
   // A client must send its whole request within REQUEST_TIMEOUT_MS (and its headers within a minute at most).
   const server = express.getHttpServer() as Server | undefined;
   if (server) {

@@ -16,7 +16,8 @@ the read scope of the same object.
 
 **Lists.** \`{"count", "next", "previous", "results"}\` with \`limit\` (default 100) and \`offset\`.
 
-**Input.** JSON bodies are UTF-8, nested at most \`BODY_JSON_MAX_DEPTH\` (64) levels deep. Text holding NUL
+**Input.** JSON bodies are UTF-8, nested at most \`BODY_JSON_MAX_DEPTH\` (64) levels deep, with at most
+\`API_JSON_MAX_VALUES\` (100,000) values, and read only once the key is verified. Text holding NUL
 (U+0000) or an unpaired UTF-16 surrogate, in a body, query or path, is 400 \`invalid_input\` naming the field.
 `.trim();
 
@@ -41,10 +42,11 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     description: 'Server error (500) or database unavailable (503); the detail carries no internals.',
     content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBodyDto' } } },
   };
-  // Requests with a key are rate limited per key (when RATE_LIMIT_ENABLED).
+  // Requests with a key are rate limited per key (when RATE_LIMIT_ENABLED), and per address after failed
+  // authentications (API_AUTH_FAILURE_LIMIT).
   const throttled = {
     description:
-      'Rate limit of the API key exceeded (`throttled`); `Retry-After` gives the seconds to wait. Every answer to a keyed request carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`.',
+      'Rate limit of the API key exceeded, or too many failed authentications from the client address lately (`throttled`); `Retry-After` gives the seconds to wait. Every answer to a keyed request carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` when rate limits are on.',
     headers: {
       'Retry-After': { description: 'Seconds until a request fits again.', schema: { type: 'integer' } },
     },

@@ -3,6 +3,7 @@ import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { ModulesContainer, Reflector } from '@nestjs/core';
 import { ApiKeyGuard } from '../src/common/auth/api-key.guard.js';
+import { AuthFailureThrottle } from '../src/common/auth/auth-failure-throttle.js';
 import { PUBLIC_KEY, REQUIRED_SCOPES_KEY } from '../src/common/auth/auth.decorators.js';
 import { createTestApp, type TestApp } from './support/create-test-app.js';
 
@@ -82,7 +83,11 @@ describe('route inventory', () => {
   });
 
   it('refuses a route that declares nothing (fail closed)', async () => {
-    const guard = new ApiKeyGuard(t.app.get(Reflector), { verify: async () => null });
+    const guard = new ApiKeyGuard(
+      t.app.get(Reflector),
+      { verify: async () => null },
+      t.app.get(AuthFailureThrottle),
+    );
     class Undeclared {
       handler() {}
     }

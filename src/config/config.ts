@@ -234,6 +234,36 @@ export const SETTINGS = {
     64,
     'Deepest nesting of objects and arrays accepted in a JSON request body; deeper is 400 (checked before parsing).',
   ),
+  API_JSON_MAX_VALUES: setting(
+    int(1, 100000000),
+    100000,
+    'Most JSON values (objects, arrays, strings, numbers, literals; keys excluded) in a JSON request body of /api (and of the other routes taking plain JSON); more is 413, counted on the raw text before it is parsed.',
+  ),
+  API_LARGE_BODY_BYTES: setting(
+    byteSize,
+    64 * 1024,
+    'A /api request body larger than this (declared by Content-Length; or of unknown size: chunked or compressed) is large: it needs one of API_LARGE_BODY_CONCURRENCY slots.',
+  ),
+  API_LARGE_BODY_CONCURRENCY: setting(
+    int(0, 100000),
+    8,
+    'Large /api request bodies (API_LARGE_BODY_BYTES) one process reads, parses and handles at once; one more is answered 503 `unavailable` with Retry-After: 1, its body unread. 0: no cap.',
+  ),
+  API_AUTH_FAILURE_LIMIT: setting(
+    int(0, 1000000),
+    60,
+    'Failed authentications (unknown or revoked key, malformed Authorization header) one client address may make per API_AUTH_FAILURE_WINDOW_SECONDS; past it, its requests with a key get 429 with Retry-After until the window ends, the key not looked up. Per process. 0: no limit.',
+  ),
+  API_AUTH_FAILURE_WINDOW_SECONDS: setting(
+    int(1, 86400),
+    60,
+    'Length of the window in which API_AUTH_FAILURE_LIMIT counts failed authentications of one address.',
+  ),
+  API_AUTH_FAILURE_MAX_ADDRESSES: setting(
+    int(1, 10000000),
+    10000,
+    'Client addresses whose failed authentications one process tracks at once (bounds its memory); a new address beyond it drops the expired windows, then the oldest tracked address.',
+  ),
   RECORDING_BODY_LIMIT: setting(
     byteSize,
     25 * 1024 * 1024,

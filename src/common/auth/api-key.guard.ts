@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiError } from '../errors/api-error.js';
 import { PUBLIC_KEY, REQUIRED_SCOPES_KEY } from './auth.decorators.js';
+import { AuthFailureThrottle } from './auth-failure-throttle.js';
 import { API_KEY_VERIFIER, type ApiKeyVerifier, type Principal } from './principal.js';
 import { missingScope, type Scope } from './scopes.js';
 
@@ -15,7 +16,9 @@ export function bearerSecret(header: string | undefined): string | null | undefi
 
 /**
  * The one global guard: authenticates the bearer key and checks the handler's declared scopes. A handler
- * declaring neither `@RequireScopes` nor `@Public` is refused (fail closed).
+ * declaring neither `@RequireScopes` nor `@Public` is refused (fail closed). It runs before the body of an `/api`
+ * request is read (`ApiBodyInterceptor`), so nothing of a request without a valid key is parsed. An address
+ * that failed to authenticate too often lately gets 429 without its key being looked up (`AuthFailureThrottle`).
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -24,6 +27,7 @@ export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     @Inject(API_KEY_VERIFIER) private readonly verifier: ApiKeyVerifier,
+    private readonly failures: AuthFailureThrottle,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -42,10 +46,18 @@ export class ApiKeyGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<Request & { principal?: Principal }>();
     const secret = bearerSecret(request.headers.authorization);
     if (secret === undefined) throw ApiError.notAuthenticated();
-    if (secret === null)
+    const address = request.ip ?? request.socket.remoteAddress ?? 'unknown';
+    const blocked = this.failures.blockedFor(address);
+    if (blocked) throw ApiError.throttled(blocked);
+    if (secret === null) {
+      this.failures.recordFailure(address);
       throw ApiError.authenticationFailed('Invalid Authorization header: expected "Bearer <key>".');
+    }
     const principal = await this.verifier.verify(secret);
-    if (!principal) throw ApiError.authenticationFailed();
+    if (!principal) {
+      this.failures.recordFailure(address);
+      throw ApiError.authenticationFailed();
+    }
 
     const missing = missingScope(principal.scopes, required);
     if (missing) throw ApiError.permissionDenied(`API key missing required scope '${missing}'`);

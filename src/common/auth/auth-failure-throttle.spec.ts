@@ -1,0 +1,62 @@
+import { describe, expect, it } from '@jest/globals';
+import { AppConfig } from '../../config/config.js';
+import { FixedClock } from '../time/clock.js';
+import { AuthFailureThrottle } from './auth-failure-throttle.js';
+
+function throttle(env: Record<string, string>) {
+  const clock = new FixedClock(new Date('2026-01-01T00:00:00Z'));
+  const config = AppConfig.fromEnv({
+    API_AUTH_FAILURE_LIMIT: '3',
+    API_AUTH_FAILURE_WINDOW_SECONDS: '60',
+    ...env,
+  });
+  return { clock, throttle: new AuthFailureThrottle(config, clock) };
+}
+
+describe('AuthFailureThrottle', () => {
+  it('blocks an address once it reached the limit, until its window ends', () => {
+    const { clock, throttle: t } = throttle({});
+    for (let i = 0; i < 2; i++) t.recordFailure('10.0.0.1');
+    expect(t.blockedFor('10.0.0.1')).toBe(0);
+    t.recordFailure('10.0.0.1');
+    expect(t.blockedFor('10.0.0.1')).toBe(60);
+    // Other addresses are not affected.
+    expect(t.blockedFor('10.0.0.2')).toBe(0);
+    clock.advance(59_500);
+    expect(t.blockedFor('10.0.0.1')).toBe(1);
+    clock.advance(500);
+    expect(t.blockedFor('10.0.0.1')).toBe(0);
+    // A new window starts from zero.
+    t.recordFailure('10.0.0.1');
+    expect(t.blockedFor('10.0.0.1')).toBe(0);
+  });
+
+  it('is off with a limit of 0', () => {
+    const { throttle: t } = throttle({ API_AUTH_FAILURE_LIMIT: '0' });
+    for (let i = 0; i < 100; i++) t.recordFailure('10.0.0.1');
+    expect(t.blockedFor('10.0.0.1')).toBe(0);
+    expect(t.size).toBe(0);
+  });
+
+  it('tracks at most API_AUTH_FAILURE_MAX_ADDRESSES, dropping expired windows, then the oldest', () => {
+    const { clock, throttle: t } = throttle({ API_AUTH_FAILURE_MAX_ADDRESSES: '3' });
+    for (const a of ['a', 'b']) for (let i = 0; i < 3; i++) t.recordFailure(a);
+    clock.advance(30_000);
+    for (let i = 0; i < 3; i++) t.recordFailure('c');
+    expect(t.size).toBe(3);
+    // Full: the oldest tracked address ('a') makes room.
+    t.recordFailure('d');
+    expect(t.size).toBe(3);
+    expect(t.blockedFor('a')).toBe(0);
+    expect(t.blockedFor('b')).toBe(30);
+    expect(t.blockedFor('c')).toBe(60);
+    // Once 'b' has expired, a new address takes its place and 'c' is kept.
+    clock.advance(30_000);
+    t.recordFailure('e');
+    expect(t.size).toBe(3);
+    expect(t.blockedFor('c')).toBe(30);
+    // A million distinct addresses still leave only three tracked.
+    for (let i = 0; i < 1_000_000; i++) t.recordFailure(`x${i}`);
+    expect(t.size).toBe(3);
+  });
+});
