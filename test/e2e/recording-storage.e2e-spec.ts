@@ -452,7 +452,9 @@ describe('recording snapshots in an S3-compatible object store', () => {
       );
       expect(code).toBe(0);
       expect(out.filter((l) => !l.startsWith('...'))).toEqual([
-        expect.stringMatching(/^moved 210 chunks \(\d+ bytes\) to the object store, each verified by checksum$/),
+        expect.stringMatching(
+          /^moved 210 chunks \(\d+ bytes\) to the object store, each verified by checksum$/,
+        ),
         'now 0 chunks in the database, 210 in the object store',
         'done: every chunk is there',
       ]);
