@@ -3,7 +3,6 @@ import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import {
-  runsOf,
   startHttpReceiver,
   startS3Server,
   waitFor,

@@ -25,6 +25,9 @@ const REDSHIFT_TYPES: Record<ColumnKind, string> = {
 /** Rows per INSERT for Redshift (PostgreSQL's wire allows 65,535 parameters per statement). */
 const INSERT_PARAMETERS = 60000;
 
+/** How long dropping a Redshift staging table after a failed or stopped attempt may wait. */
+const STAGE_DROP_TIMEOUT_MS = 15000;
+
 export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /** A value in COPY's text format. */
@@ -309,6 +312,8 @@ export class PostgresWriter implements DestinationWriter {
         client = own;
       }
       await client.query('ROLLBACK').catch(() => undefined);
+      // A stopped attempt's statement may still hold the table on the server for a while: bounded.
+      await client.query(`SET statement_timeout = ${STAGE_DROP_TIMEOUT_MS}`);
       await client.query(`DROP TABLE IF EXISTS ${this.stage}`);
     } catch (err) {
       await this.ctx
