@@ -3,7 +3,13 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { ColumnKind, ExportRow } from '../export-models.js';
-import { isTransientNetworkError, nonRetryable, retryable, type ExportError } from '../export-errors.js';
+import {
+  isTransientNetworkError,
+  nonRetryable,
+  retryable,
+  type AttemptStopped,
+  type ExportError,
+} from '../export-errors.js';
 import { isPrivateAddress } from '../egress.js';
 import type { DeliveryContext, DestinationWriter } from './destination.js';
 
@@ -295,9 +301,12 @@ export class PostgresWriter implements DestinationWriter {
       this.copy = null;
     }
     if (this.stageLeft) {
-      // Redshift: an attempt that did not merge (failed, cancelled, stopped) leaves no staging table behind in
-      // the destination's schema. Over its own connection when the attempt's was closed by a stop.
-      await this.dropStage(this.ctx.signal.aborted ? null : client);
+      // Redshift: an attempt that did not merge (failed, cancelled) leaves no staging table behind in the
+      // destination's schema; a cancelled attempt's connection was closed, so over a connection of its own. An
+      // attempt stopped for shutdown or a lost heartbeat is taken up again, and its next attempt drops it.
+      const stopped = this.ctx.signal.aborted ? (this.ctx.signal.reason as AttemptStopped).reason : null;
+      if (!stopped) await this.dropStage(client);
+      else if (stopped === 'cancelled') await this.dropStage(null);
     }
     await client.end().catch(() => undefined);
   }
