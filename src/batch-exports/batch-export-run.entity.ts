@@ -90,4 +90,16 @@ export class BatchExportRunEntity {
 
   @Column({ type: 'timestamptz' })
   lastUpdatedAt: Date;
+
+  /**
+   * Scheduled runs: the transaction ids they read by (docs/batch-exports.md, "Late commits"). \`readXidTo\` is
+   * the oldest transaction still open when the run was created (every write with a lower id had ended);
+   * \`readXidFrom\` the previous scheduled run's \`readXidTo\` when it ended where this run starts. Null for
+   * backfill runs, which read by the interval alone.
+   */
+  @Column({ type: 'bigint', nullable: true })
+  readXidFrom: string | null;
+
+  @Column({ type: 'bigint', nullable: true })
+  readXidTo: string | null;
 }

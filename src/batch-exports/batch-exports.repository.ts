@@ -72,7 +72,9 @@ const LAST_K = `floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv
  * 2. `kept` — generates those ends and drops the ones inside a pause window `[paused_at, unpaused_at)`;
  * 3. `inserted` — inserts the first SCHEDULER_MAX_CATCHUP of them per export as `Starting` runs, `ON CONFLICT
  *    DO NOTHING` on the unique key (export, data_interval_start, data_interval_end) of scheduled runs: exactly
- *    once even when the watermark is behind (a retried or concurrent tick);
+ *    once even when the watermark is behind (a retried or concurrent tick). Each run gets the transaction ids
+ *    it reads by (docs/batch-exports.md, "Late commits"): up to the oldest transaction still open now, from
+ *    where the run of the interval just before it (created earlier, or in this statement) stopped;
  * 4. `advanced` — moves the watermark to the last run created when the cap was hit, else to the last end
  *    considered (skipped ones included);
  * 5. logs one entry per run actually created, and returns the runs created (their jobs are sent in the same
@@ -100,7 +102,8 @@ due_exports AS MATERIALIZED (
 ),
 kept AS MATERIALIZED (
   SELECT c.batch_export_id, c.k, c.data_interval_start, c.data_interval_end,
-         row_number() OVER (PARTITION BY c.batch_export_id ORDER BY c.k) AS n
+         row_number() OVER (PARTITION BY c.batch_export_id ORDER BY c.k) AS n,
+         lag(c.data_interval_end) OVER (PARTITION BY c.batch_export_id ORDER BY c.k) AS previous_end
     FROM (
       SELECT d.id AS batch_export_id, g.k,
              to_timestamp(d.anchor + (g.k - 1) * d.step) AS data_interval_start,
@@ -117,9 +120,17 @@ kept AS MATERIALIZED (
 ),
 inserted AS (
   INSERT INTO batch_export_runs
-         (id, batch_export_id, status, data_interval_start, data_interval_end, created_at, last_updated_at)
-  SELECT ${RUN_ID_SQL('data_interval_start')}, batch_export_id, 'Starting', data_interval_start, data_interval_end, $1, $1
+         (id, batch_export_id, status, data_interval_start, data_interval_end, created_at, last_updated_at,
+          read_xid_from, read_xid_to)
+  SELECT ${RUN_ID_SQL('data_interval_start')}, batch_export_id, 'Starting', data_interval_start, data_interval_end, $1, $1,
+         coalesce(
+           (SELECT p.read_xid_to FROM batch_export_runs p
+             WHERE p.batch_export_id = kept.batch_export_id AND p.backfill_id IS NULL
+               AND p.data_interval_end = kept.data_interval_start),
+           CASE WHEN kept.previous_end = kept.data_interval_start THEN horizon.xid END),
+         horizon.xid
     FROM kept
+   CROSS JOIN (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xid) horizon
    WHERE n <= $2
    ORDER BY batch_export_id, k
   ON CONFLICT (batch_export_id, data_interval_start, data_interval_end) WHERE backfill_id IS NULL DO NOTHING

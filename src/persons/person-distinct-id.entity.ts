@@ -13,6 +13,7 @@ export const DISTINCT_ID_MAX_LENGTH = 200;
 @Index('person_distinct_ids_person_idx', ['personId', 'id'])
 // Batch exports of persons read the distinct ids added or moved within an interval.
 @Index('person_distinct_ids_team_updated_idx', ['teamId', 'updatedAt'])
+@Index('person_distinct_ids_team_write_xid_idx', ['teamId', 'writeXid'])
 export class PersonDistinctIdEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
@@ -41,4 +42,11 @@ export class PersonDistinctIdEntity {
   /** When the distinct id was added or last moved (set by the same trigger). */
   @Column({ type: 'timestamptz', default: () => 'now()' })
   updatedAt: Date;
+
+  /**
+   * The transaction id (xid8) of the row's last write, set by the \`export_write_xid\` trigger: what scheduled
+   * batch exports read by, so a write that commits late is not missed (docs/batch-exports.md, "Late commits").
+   */
+  @Column({ type: 'bigint', default: 0, select: false, insert: false, update: false })
+  writeXid: string;
 }

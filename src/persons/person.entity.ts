@@ -18,6 +18,7 @@ import { ProjectEntity } from '../projects/project.entity.js';
 @Index('persons_team_idx', ['teamId', 'id'])
 // Batch exports of persons read the persons changed within an interval.
 @Index('persons_team_updated_idx', ['teamId', 'updatedAt'])
+@Index('persons_team_write_xid_idx', ['teamId', 'writeXid'])
 export class PersonEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id: number;
@@ -50,4 +51,11 @@ export class PersonEntity {
   /** When the person was created or its properties last changed (set by the same trigger). */
   @Column({ type: 'timestamptz', default: () => 'now()' })
   updatedAt: Date;
+
+  /**
+   * The transaction id (xid8) of the row's last write, set by the \`export_write_xid\` trigger: what scheduled
+   * batch exports read by, so a write that commits late is not missed (docs/batch-exports.md, "Late commits").
+   */
+  @Column({ type: 'bigint', default: 0, select: false, insert: false, update: false })
+  writeXid: string;
 }

@@ -32,6 +32,7 @@ export const RECORDINGS_DELETED_INDEX = 'session_recordings_deleted_start_idx';
 @Index(RECORDINGS_DELETED_INDEX, { synchronize: false })
 // Batch exports of sessions read the recordings that received events within an interval, in this order.
 @Index('session_recordings_team_received_idx', ['teamId', 'lastEventReceivedAt', 'sessionId'])
+@Index('session_recordings_team_write_xid_idx', ['teamId', 'writeXid'])
 @Check('session_recordings_snapshot_source_check', `"snapshot_source" IN ('web', 'mobile')`)
 export class SessionRecordingEntity {
   @PrimaryColumn({ type: 'integer' })
@@ -117,4 +118,18 @@ export class SessionRecordingEntity {
   /** Set by DELETE (soft delete). Soft-deleted rows are purged with the others once expired. */
   @Column({ type: 'timestamptz', nullable: true })
   deletedAt: Date | null;
+
+  /**
+   * Raised by one on every write that changes the row (trigger \`session_recordings_touch\`): the version the
+   * sessions export carries, so a destination replaces its row whenever an exported field changed.
+   */
+  @Column({ type: 'bigint', default: 1, select: false, insert: false, update: false })
+  version: string;
+
+  /**
+   * The transaction id (xid8) of the row's last write, set by the \`export_write_xid\` trigger: what scheduled
+   * batch exports read by, so a write that commits late is not missed (docs/batch-exports.md, "Late commits").
+   */
+  @Column({ type: 'bigint', default: 0, select: false, insert: false, update: false })
+  writeXid: string;
 }

@@ -415,6 +415,58 @@ describe('recording snapshots in an S3-compatible object store', () => {
     }
   });
 
+  it('migrate-storage moves more than a page in one pass, in numeric id order (ids 96 to 305: text order differs)', async () => {
+    const pgApp = await createTestApp({ ...storageEnv(), RECORDING_STORAGE: 'postgres' });
+    try {
+      pgApp.clock.set(NOW);
+      const user = await pgApp.factories.user();
+      const org = await pgApp.factories.organization(user, 'Paged');
+      const pgProject = org.teams[0].id as number;
+      const pgToken = org.teams[0].api_token;
+      const sessionId = newSessionId('pages');
+      await pgApp.http
+        .post('/s/')
+        .send([snapshotEvent({ token: pgToken, sessionId, events: sessionEvents(1) })])
+        .expect(200);
+      // 210 chunks with ids 96..305: as text, '100'..'299' come first and '96'..'99' last, so a page of 200
+      // ordered as text ended at 299 and the next one (ids after 299) skipped 96..99.
+      await pgApp.dataSource.query('DELETE FROM session_recording_snapshots');
+      await pgApp.dataSource.query(
+        `SELECT setval(pg_get_serial_sequence('session_recording_snapshots', 'id'), 95)`,
+      );
+      await pgApp.dataSource.query(
+        `INSERT INTO session_recording_snapshots
+           (team_id, session_id, window_id, first_timestamp, last_timestamp, event_count, data, created_at)
+         SELECT $1, $2, 'w', $3, $3, 1, $4, $3 FROM generate_series(1, 210)`,
+        [pgProject, sessionId, NOW, gzipSync('{"type":3}\n')],
+      );
+      const ids = (await chunkRows(pgApp)).map((r) => Number(r.id));
+      expect([Math.min(...ids), Math.max(...ids), ids.length]).toEqual([96, 305, 210]);
+
+      const out: string[] = [];
+      const code = await runCli(
+        ['recordings', 'migrate-storage', '--to', 's3'],
+        { DATABASE_URL: pgApp.databaseUrl, LOG_LEVEL: 'silent', ...storageEnv() },
+        (l) => out.push(...l.split('\n')),
+        () => undefined,
+      );
+      expect(code).toBe(0);
+      expect(out.filter((l) => !l.startsWith('...'))).toEqual([
+        expect.stringMatching(
+          /^moved 210 chunks \(\d+ bytes\) to the object store, each verified by checksum$/,
+        ),
+        'now 0 chunks in the database, 210 in the object store',
+        'done: every chunk is there',
+      ]);
+      const rows = await chunkRows(pgApp);
+      expect(rows.filter((r) => r.in_db)).toEqual([]);
+      const stored = new Set((await objects()).map((o) => o.key));
+      for (const r of rows) expect(stored.has(`${PREFIX}${pgProject}/${sessionId}/chunk-${r.id}`)).toBe(true);
+    } finally {
+      await pgApp.close();
+    }
+  });
+
   it('the orphan sweep runs on a timer only with a bucket and an interval', async () => {
     const intervals = async (env: Record<string, string>) => {
       const app = await createTestApp(env);

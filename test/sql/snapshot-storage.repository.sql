@@ -5,14 +5,14 @@
 SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey"
  FROM session_recording_snapshots
 WHERE id > $1::bigint AND (CASE WHEN $2::boolean THEN data IS NOT NULL ELSE data IS NULL END)
-ORDER BY id
+ORDER BY session_recording_snapshots.id
 LIMIT $3;
 
 -- SnapshotStorageRepository.chunksToMove (to the database)
 SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey"
  FROM session_recording_snapshots
 WHERE id > $1::bigint AND (CASE WHEN $2::boolean THEN data IS NOT NULL ELSE data IS NULL END)
-ORDER BY id
+ORDER BY session_recording_snapshots.id
 LIMIT $3;
 
 -- SnapshotStorageRepository.chunkData

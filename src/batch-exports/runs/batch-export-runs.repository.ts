@@ -37,6 +37,9 @@ export interface ClaimedRun {
     backfillId: string | null;
     dataIntervalStart: Date;
     dataIntervalEnd: Date;
+    /** Scheduled runs: the transaction ids read by (`ExportWatermark`); null for backfill runs. */
+    readXidFrom: string | null;
+    readXidTo: string | null;
   };
   batchExport: {
     id: string;
@@ -80,6 +83,8 @@ interface ClaimRow {
   backfill_id: string | null;
   data_interval_start: Date;
   data_interval_end: Date;
+  read_xid_from: string | null;
+  read_xid_to: string | null;
   organization_id: string;
   team_id: number;
   name: string;
@@ -118,6 +123,8 @@ const fixtureClaim = (f: SqlFixture, attemptNumber = 1): ClaimedRun => ({
     backfillId: null,
     dataIntervalStart: new Date('2026-11-21T08:00:00.000Z'),
     dataIntervalEnd: new Date('2026-11-21T09:00:00.000Z'),
+    readXidFrom: null,
+    readXidTo: null,
   },
   batchExport: {
     id: f.batchExportId,
@@ -163,7 +170,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
         const attempt = { id: job.id, retryCount: job.retryCount };
         const [row] = await this.query<ClaimRow>(
           `SELECT r.id, r.status, r.batch_export_id, r.backfill_id, r.data_interval_start, r.data_interval_end,
-                  e.organization_id, e.team_id, e.name, e.model, e.destination_type, e.destination_config,
+                  r.read_xid_from, r.read_xid_to, e.organization_id, e.team_id, e.name, e.model, e.destination_type, e.destination_config,
                   e.destination_secrets, e.paused, e.deleted_at
              FROM batch_export_runs r
              JOIN batch_exports e ON e.id = r.batch_export_id
@@ -225,6 +232,8 @@ export class BatchExportRunsRepository extends RepositoryBase {
               backfillId: row.backfill_id,
               dataIntervalStart: row.data_interval_start,
               dataIntervalEnd: row.data_interval_end,
+              readXidFrom: row.read_xid_from,
+              readXidTo: row.read_xid_to,
             },
             batchExport: {
               id: row.batch_export_id,

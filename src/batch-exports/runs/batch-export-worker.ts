@@ -369,12 +369,17 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
-  /** What a run reads: its project and interval, and the retention its sessions are read with (now). */
+  /**
+   * What a run reads: its project, interval and transaction ids (scheduled runs, see export-watermark.ts), and
+   * the retention its sessions are read with (now).
+   */
   private sourceRange(teamId: number, claim: ClaimedRun): SourceRange {
     return {
       teamId,
       start: claim.run.dataIntervalStart,
       end: claim.run.dataIntervalEnd,
+      xidFrom: claim.run.readXidFrom,
+      xidTo: claim.run.readXidTo,
       now: this.clock.now(),
       defaultRetentionDays: this.config.get('RECORDING_RETENTION_DAYS'),
     };

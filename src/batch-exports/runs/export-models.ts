@@ -16,7 +16,10 @@ export interface ExportModel {
   columns: readonly ModelColumn[];
   /** The merge key of table destinations: one row per key. */
   key: readonly string[];
-  /** A row replaces the stored one of its key only when one of these is greater (PostHog's update keys). */
+  /**
+   * A row replaces the stored one of its key only when one of these is greater (PostHog's update keys), or
+   * the stored one has none (a table created before the column existed).
+   */
   versionColumns: readonly string[];
 }
 
@@ -43,8 +46,8 @@ export const PERSONS_MODEL: ExportModel = {
 
 /**
  * Sessions: one row per session recording that received events within the interval, with its metadata
- * (PostHog's session column names where they mean the same); merged on (team_id, session_id), the later end
- * winning.
+ * (PostHog's session column names where they mean the same); merged on (team_id, session_id), the higher
+ * `version` winning (the recording's, raised on every change of it: events added anywhere in the session).
  */
 export const SESSIONS_MODEL: ExportModel = {
   name: 'sessions',
@@ -67,9 +70,10 @@ export const SESSIONS_MODEL: ExportModel = {
     { name: 'entry_current_url', kind: 'text' },
     { name: 'snapshot_source', kind: 'text' },
     { name: '_inserted_at', kind: 'timestamp' },
+    { name: 'version', kind: 'bigint' },
   ],
   key: ['team_id', 'session_id'],
-  versionColumns: ['end_timestamp'],
+  versionColumns: ['version'],
 };
 
 export const EXPORT_MODELS: Readonly<Record<ExportModel['name'], ExportModel>> = {

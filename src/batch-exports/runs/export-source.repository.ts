@@ -4,11 +4,15 @@ import { to as copyTo } from 'pg-copy-streams';
 import { DataSource } from 'typeorm';
 import { recordingRetentionDaysSql } from '../../projects/projects.repository.js';
 import type { ExportModel, ExportRow } from './export-models.js';
+import { insertedAtSql, readByWatermarkSql } from './export-watermark.js';
 
 export interface SourceRange {
   teamId: number;
   start: Date;
   end: Date;
+  /** Scheduled runs: the transaction ids read by (see export-watermark.ts); null for backfill runs. */
+  xidFrom: string | null;
+  xidTo: string | null;
   /**
    * When the run reads (its clock) and RECORDING_RETENTION_DAYS: sessions whose recording has expired by then
    * (by the project's retention, else this default) are left out, as the API hides them.
@@ -19,9 +23,12 @@ export interface SourceRange {
 
 const DAY_MS = 24 * 3600_000;
 
-/** The statement of `model` and its parameters ($1 project, $2 and $3 the interval, then the model's own). */
+/**
+ * The statement of `model` and its parameters ($1 project, $2 and $3 the interval, $4 and $5 the transaction
+ * ids, then the model's own).
+ */
 function statementOf(model: ExportModel, range: SourceRange): { sql: string; params: unknown[] } {
-  const params: unknown[] = [range.teamId, range.start, range.end];
+  const params: unknown[] = [range.teamId, range.start, range.end, range.xidFrom, range.xidTo];
   if (model.name === 'persons') return { sql: PERSONS_SQL, params };
   const today = new Date(Math.floor(range.now.getTime() / DAY_MS) * DAY_MS);
   return { sql: SESSIONS_SQL, params: [...params, today, Math.trunc(range.defaultRetentionDays)] };
@@ -67,7 +74,7 @@ export class ExportSourceRepository {
         if (!rows.length) break;
         const last = rows.length < pageSize;
         if (!last) next = fetchPage();
-        yield model.name === 'persons' ? rows.map(personRow) : rows;
+        yield rows.map(model.name === 'persons' ? personRow : sessionRow);
         if (last) break;
       }
       await runner.query('COMMIT');
@@ -103,15 +110,19 @@ export async function copyRows(
   try {
     await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     open = true;
-    // COPY takes no parameters: the values (integers and timestamps) are written as literals.
+    // COPY takes no parameters: the values (integers, transaction ids, timestamps) are written as literals.
     const statement = statementOf(model, range);
     const sql = statement.params.reduceRight<string>(
       (text, value, i) =>
         text.replaceAll(
           `$${i + 1}`,
-          value instanceof Date
-            ? `'${value.toISOString()}'::timestamptz`
-            : String(Math.trunc(value as number)),
+          value === null
+            ? 'NULL'
+            : value instanceof Date
+              ? `'${value.toISOString()}'::timestamptz`
+              : typeof value === 'string'
+                ? String(BigInt(value))
+                : String(Math.trunc(value as number)),
         ),
       statement.sql,
     );
@@ -134,31 +145,34 @@ export async function copyRows(
   }
 }
 
+const PERSON_CHANGED = readByWatermarkSql('p', 'updated_at');
+const DISTINCT_ID_CHANGED = readByWatermarkSql('d', 'updated_at');
+
 /**
- * Persons: every distinct id whose person changed (properties, version) or which was added or moved within the
- * interval, in distinct id row order. `_inserted_at` is the change that put the row in the interval (the
- * earlier of both when both did), as PostHog computes it.
+ * Persons: every distinct id whose person changed (properties, version) or which was added or moved, read by
+ * the run (within its interval, or committed late: export-watermark.ts), in distinct id row order.
+ * `_inserted_at` is the change that put the row in the run (the earlier of both when both did), as PostHog
+ * computes it, and the interval's start for a change read late.
  */
 const PERSONS_SQL = `
   SELECT d.team_id, d.distinct_id, p.uuid::text AS person_id, p.properties,
          d.version AS person_distinct_id_version, p.version AS person_version, p.created_at,
-         CASE
-           WHEN d.updated_at >= $2 AND d.updated_at < $3 AND NOT (p.updated_at >= $2 AND p.updated_at < $3)
-             THEN d.updated_at
-           WHEN p.updated_at >= $2 AND p.updated_at < $3 AND NOT (d.updated_at >= $2 AND d.updated_at < $3)
-             THEN p.updated_at
+         ${insertedAtSql(`CASE
+           WHEN ${DISTINCT_ID_CHANGED} AND NOT ${PERSON_CHANGED} THEN d.updated_at
+           WHEN ${PERSON_CHANGED} AND NOT ${DISTINCT_ID_CHANGED} THEN p.updated_at
            ELSE least(p.updated_at, d.updated_at)
-         END AS _inserted_at,
+         END`)} AS _inserted_at,
          false AS is_deleted
     FROM person_distinct_ids d
     JOIN persons p ON p.id = d.person_id
-   WHERE d.team_id = $1
-     AND ((p.updated_at >= $2 AND p.updated_at < $3) OR (d.updated_at >= $2 AND d.updated_at < $3))
+   WHERE d.team_id = $1 AND p.team_id = $1
+     AND (${PERSON_CHANGED} OR ${DISTINCT_ID_CHANGED})
    ORDER BY d.id`;
 
 /**
- * Sessions: every undeleted recording that received events within the interval, in that order, unless it has
- * expired ($4 the start of today, UTC; $5 RECORDING_RETENTION_DAYS): the cutoff is the API's
+ * Sessions: every undeleted recording read by the run (it received events within the interval, or its write
+ * committed late: export-watermark.ts), in the order of its last events, unless it has
+ * expired ($6 the start of today, UTC; $7 RECORDING_RETENTION_DAYS): the cutoff is the API's
  * (`retentionCutoff`), so an export never sends a recording the API no longer shows, nor one the purge is about
  * to delete.
  */
@@ -169,14 +183,20 @@ const SESSIONS_SQL = `
          round(r.active_ms / 1000.0)::int AS active_seconds,
          r.click_count, r.keypress_count, r.mouse_activity_count,
          r.console_log_count, r.console_warn_count, r.console_error_count, r.event_count,
-         r.start_url AS entry_current_url, r.snapshot_source, r.last_event_received_at AS _inserted_at
+         r.start_url AS entry_current_url, r.snapshot_source,
+         ${insertedAtSql('r.last_event_received_at')} AS _inserted_at, r.version
     FROM session_recordings r
     JOIN projects t ON t.id = r.team_id
     LEFT JOIN persons p ON p.id = r.person_id
    WHERE r.team_id = $1 AND r.deleted_at IS NULL
-     AND r.last_event_received_at >= $2 AND r.last_event_received_at < $3
-     AND r.start_time >= $4::timestamptz - (${recordingRetentionDaysSql('t', '$5::int')} - 1) * interval '24 hours'
+     AND ${readByWatermarkSql('r', 'last_event_received_at')}
+     AND r.start_time >= $6::timestamptz - (${recordingRetentionDaysSql('t', '$7::int')} - 1) * interval '24 hours'
    ORDER BY r.last_event_received_at, r.session_id`;
+
+/** A recording's bigint version arrives as a string: a number for every format (far below 2^53). */
+function sessionRow(row: ExportRow): ExportRow {
+  return { ...row, version: Number(row.version) };
+}
 
 /** bigint versions arrive as strings: numbers for every format (they stay far below 2^53). */
 function personRow(row: ExportRow): ExportRow {

@@ -22,7 +22,10 @@ export interface StorageCounts {
  */
 @Injectable()
 export class SnapshotStorageRepository extends RepositoryBase {
-  /** Up to `limit` chunks, in id order after `afterId`, whose bytes are in the database (`toObjects`) or not. */
+  /**
+   * Up to `limit` chunks, in numeric id order after `afterId`, whose bytes are in the database (`toObjects`) or
+   * not. The order names the table's column: a bare `id` would be the text output column, and pages would skip.
+   */
   @GenerateSql(
     { name: 'to objects', params: [true, '0', 100] },
     { name: 'to the database', params: [false, '0', 100] },
@@ -32,7 +35,7 @@ export class SnapshotStorageRepository extends RepositoryBase {
       `SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey"
          FROM session_recording_snapshots
         WHERE id > $1::bigint AND (CASE WHEN $2::boolean THEN data IS NOT NULL ELSE data IS NULL END)
-        ORDER BY id
+        ORDER BY session_recording_snapshots.id
         LIMIT $3`,
       [afterId, toObjects, limit],
     );

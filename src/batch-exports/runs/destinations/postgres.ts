@@ -3,7 +3,13 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { ColumnKind, ExportRow } from '../export-models.js';
-import { isTransientNetworkError, nonRetryable, retryable, type ExportError } from '../export-errors.js';
+import {
+  isTransientNetworkError,
+  nonRetryable,
+  retryable,
+  type AttemptStopped,
+  type ExportError,
+} from '../export-errors.js';
 import { isPrivateAddress } from '../egress.js';
 import type { DeliveryContext, DestinationWriter } from './destination.js';
 
@@ -24,6 +30,9 @@ const REDSHIFT_TYPES: Record<ColumnKind, string> = {
 
 /** Rows per INSERT for Redshift (PostgreSQL's wire allows 65,535 parameters per statement). */
 const INSERT_PARAMETERS = 60000;
+
+/** How long dropping a Redshift staging table after a failed or stopped attempt may wait. */
+const STAGE_DROP_TIMEOUT_MS = 15000;
 
 export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -107,6 +116,9 @@ export class PostgresWriter implements DestinationWriter {
   private copy: Writable | null = null;
   private copyDone: Promise<void> | null = null;
   private bytes = 0;
+  /** Redshift: the staging table exists in the destination (created and not yet dropped by the merge). */
+  private stageLeft = false;
+  private endpoint: { host: string; address: string } | null = null;
   private readonly redshift: boolean;
   private readonly table: string;
   private readonly stage: string;
@@ -127,6 +139,7 @@ export class PostgresWriter implements DestinationWriter {
   async open(): Promise<void> {
     const host = this.ctx.config.host as string;
     const address = await this.ctx.egress.resolve(host);
+    this.endpoint = { host, address };
     this.client = await this.connect(host, address);
     const types = this.redshift ? REDSHIFT_TYPES : PG_TYPES;
     const definition = this.ctx.model.columns.map((c) => `${ident(c.name)} ${types[c.kind]}`).join(', ');
@@ -135,11 +148,40 @@ export class PostgresWriter implements DestinationWriter {
       `CREATE TABLE IF NOT EXISTS ${this.table} (${definition}${this.redshift ? '' : `, PRIMARY KEY (${key})`})`,
       'creating the destination table',
     );
+    await this.addMissingColumns(types);
     await this.query(`DROP TABLE IF EXISTS ${this.stage}`, 'dropping an earlier staging table');
+    this.stageLeft = this.redshift;
     await this.query(
       `CREATE ${this.redshift ? '' : 'TEMPORARY '}TABLE ${this.stage} (${definition})`,
       'creating the staging table',
     );
+  }
+
+  /**
+   * A table created before the model had all its columns (sessions' `version`) gets the missing ones, empty:
+   * its rows are then replaced by the next export of their key.
+   */
+  private async addMissingColumns(types: Record<ColumnKind, string>): Promise<void> {
+    const schema = (this.ctx.config.schema as string | undefined) || 'public';
+    let present: Set<string>;
+    try {
+      const { rows } = await this.client!.query<{ column_name: string }>(
+        `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2`,
+        [schema, this.ctx.config.table_name as string],
+      );
+      present = new Set(rows.map((r) => r.column_name));
+    } catch (err) {
+      throw classifyPgError(err, 'reading the destination table');
+    }
+    // A table whose columns cannot be read (no privilege) is left as it is.
+    if (!present.size) return;
+    for (const column of this.ctx.model.columns) {
+      if (present.has(column.name)) continue;
+      await this.query(
+        `ALTER TABLE ${this.table} ADD COLUMN ${ident(column.name)} ${types[column.kind]}`,
+        `adding the column ${column.name} to the destination table`,
+      );
+    }
   }
 
   /** The COPY into the staging table (PostgreSQL), started on first use. */
@@ -238,7 +280,9 @@ export class PostgresWriter implements DestinationWriter {
     try {
       if (this.redshift) {
         const match = key.map((k) => `f.${ident(k)} = s.${ident(k)}`).join(' AND ');
-        const newer = versions.map((v) => `s.${ident(v)} > f.${ident(v)}`).join(' OR ');
+        const newer = versions
+          .map((v) => `s.${ident(v)} > f.${ident(v)} OR f.${ident(v)} IS NULL`)
+          .join(' OR ');
         await this.query(
           `DELETE FROM ${this.table} AS f USING ${this.stage} AS s WHERE ${match} AND (${newer})`,
           'merging into the destination table',
@@ -254,7 +298,9 @@ export class PostgresWriter implements DestinationWriter {
           .filter((c) => !key.includes(c.name))
           .map((c) => `${ident(c.name)} = EXCLUDED.${ident(c.name)}`)
           .join(', ');
-        const newer = versions.map((v) => `EXCLUDED.${ident(v)} > f.${ident(v)}`).join(' OR ');
+        const newer = versions
+          .map((v) => `EXCLUDED.${ident(v)} > f.${ident(v)} OR f.${ident(v)} IS NULL`)
+          .join(' OR ');
         await this.query(
           `INSERT INTO ${this.table} AS f (${this.columns}) SELECT ${this.columns} FROM ${this.stage}
            ON CONFLICT (${key.map(ident).join(', ')}) DO UPDATE SET ${updates} WHERE ${newer}`,
@@ -263,6 +309,7 @@ export class PostgresWriter implements DestinationWriter {
       }
       await this.query(`DROP TABLE ${this.stage}`, 'dropping the staging table');
       await this.query('COMMIT', 'merging');
+      this.stageLeft = false;
     } catch (err) {
       await this.client?.query('ROLLBACK').catch(() => undefined);
       throw err;
@@ -279,10 +326,45 @@ export class PostgresWriter implements DestinationWriter {
       this.copy.destroy();
       this.copy = null;
     }
+    if (this.stageLeft) {
+      // Redshift: an attempt that did not merge (failed, cancelled) leaves no staging table behind in the
+      // destination's schema; a cancelled attempt's connection was closed, so over a connection of its own. An
+      // attempt stopped for shutdown or a lost heartbeat is taken up again, and its next attempt drops it.
+      const stopped = this.ctx.signal.aborted ? (this.ctx.signal.reason as AttemptStopped).reason : null;
+      if (!stopped) await this.dropStage(client);
+      else if (stopped === 'cancelled') await this.dropStage(null);
+    }
     await endClient(client);
   }
 
-  private async connect(host: string, address: string): Promise<pg.Client> {
+  /** Drops the Redshift staging table; a failure is logged, not thrown (a retry drops it anyway). */
+  private async dropStage(client: pg.Client | null): Promise<void> {
+    this.stageLeft = false;
+    let own: pg.Client | null = null;
+    try {
+      if (!client) {
+        own = await this.connect(this.endpoint!.host, this.endpoint!.address, false);
+        client = own;
+      }
+      await client.query('ROLLBACK').catch(() => undefined);
+      // A stopped attempt's statement may still hold the table on the server for a while: bounded.
+      await client.query(`SET statement_timeout = ${STAGE_DROP_TIMEOUT_MS}`);
+      await client.query(`DROP TABLE IF EXISTS ${this.stage}`);
+    } catch (err) {
+      await this.ctx
+        .log(
+          'WARNING',
+          `The staging table ${this.stage} could not be dropped: ${(err as Error).message}. ` +
+            'It is dropped by the next attempt of the run, or can be dropped by hand.',
+        )
+        .catch(() => undefined);
+    } finally {
+      await own?.end().catch(() => undefined);
+    }
+  }
+
+  /** A connection to the destination; closed when the attempt is stopped unless `stoppable` is false. */
+  private async connect(host: string, address: string, stoppable = true): Promise<pg.Client> {
     const base: pg.ClientConfig = {
       host: address,
       port: (this.ctx.config.port as number | undefined) ?? 5432,
@@ -303,7 +385,7 @@ export class PostgresWriter implements DestinationWriter {
       const client = new pg.Client({ ...base, ssl });
       client.on('error', () => undefined);
       const onAbort = () => void endClient(client);
-      this.ctx.signal.addEventListener('abort', onAbort, { once: true });
+      if (stoppable) this.ctx.signal.addEventListener('abort', onAbort, { once: true });
       try {
         await client.connect();
         await client.query(`SET statement_timeout = ${Math.floor(this.ctx.statementTimeoutMs)}`);

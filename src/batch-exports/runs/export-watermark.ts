@@ -1,0 +1,45 @@
+/**
+ * The watermark batch exports read by, one convention for every exported table (docs/batch-exports.md, "Late
+ * commits").
+ *
+ * A table an export reads has a time column the interval is cut by (its stamp: a recording's
+ * `last_event_received_at`, a person's `updated_at`) and a `write_xid bigint NOT NULL DEFAULT 0` column set by
+ * the trigger function `export_write_xid()` on insert and on every update that changes what the export reads
+ * (`pg_current_xact_id()`, the writing transaction's id). A stamp is taken when its transaction starts, not
+ * when it commits, so a row stamped inside an interval may become visible only after that interval's run read
+ * it. Transaction ids close that gap: a scheduled run is created with `read_xid_to`, the oldest transaction
+ * still open then (`pg_snapshot_xmin`: every transaction with a lower id had ended, committed or not), and
+ * `read_xid_from`, where the run of the interval just before it stopped. It reads the rows
+ *
+ *   stamp < interval end  AND  write_xid < read_xid_to  AND  (stamp >= interval start  OR  write_xid >= read_xid_from)
+ *
+ * so a row written by a transaction that was still open when the previous run was created is read by the
+ * first run created after it committed, whatever its stamp. Each write is read by exactly one scheduled run:
+ * the run of its stamp's interval when its transaction id is below that run's `read_xid_to`, else the one run
+ * whose `[read_xid_from, read_xid_to)` holds it. A retry reads the same range (it is stored with the run).
+ * Backfill runs (both null) read by the interval alone.
+ *
+ * The statements number their parameters: $2 interval start, $3 interval end, $4 `read_xid_from`, $5
+ * `read_xid_to` (the project is $1).
+ */
+
+/** The largest bigint: no upper bound on transaction ids (backfill runs). */
+const NO_BOUND = '9223372036854775807';
+
+/** Whether the row of `alias` (stamped by `stamp`) belongs to the run: the condition above. */
+export function readByWatermarkSql(alias: string, stamp: string): string {
+  const at = `${alias}.${stamp}`;
+  const xid = `${alias}.write_xid`;
+  return (
+    `(${at} < $3 AND ${xid} < coalesce($5::bigint, ${NO_BOUND}) ` +
+    `AND (${at} >= $2 OR ${xid} >= coalesce($4::bigint, ${NO_BOUND})))`
+  );
+}
+
+/**
+ * The `_inserted_at` a run exports: the row's stamp, or the interval's start for a row read late (stamped in
+ * an earlier interval, committed after that interval's run was created). Always within the run's interval.
+ */
+export function insertedAtSql(stamp: string): string {
+  return `greatest(${stamp}, $2)`;
+}
