@@ -48,6 +48,31 @@ export class ProjectsService {
     return (await this.accessible(principal, id)).project;
   }
 
+  /**
+   * A project of this organization the caller may access (`/api/organizations/:organization_id/projects/:id`):
+   * as requireAccessible, and 404 when the project belongs to another organization.
+   */
+  async requireAccessibleIn(
+    principal: Principal,
+    organizationId: string,
+    id: number,
+  ): Promise<ProjectEntity> {
+    const project = await this.requireAccessible(principal, id);
+    if (project.organizationId !== organizationId) throw ApiError.notFound();
+    return project;
+  }
+
+  /** As update, for the organization path: 404 when the project belongs to another organization. */
+  async updateIn(
+    principal: Principal,
+    organizationId: string,
+    id: number,
+    input: UpdateProjectDto,
+  ): Promise<ProjectEntity> {
+    await this.requireAccessibleIn(principal, organizationId, id);
+    return this.update(principal, id, input);
+  }
+
   /** The project and the caller's membership level in its organization, checked as for requireAccessible. */
   private async accessible(
     principal: Principal,
