@@ -36,8 +36,8 @@ export class UpdateCurrentUserDto {
   })
   @IsOmittable()
   @Trim()
-  @IsString({ message: 'Must be a string.' })
   @MaxLength(150, { message: 'Ensure this field has no more than 150 characters.' })
+  @IsString({ message: 'Must be a string.' })
   first_name?: string;
 
   @ApiPropertyOptional({
@@ -46,7 +46,7 @@ export class UpdateCurrentUserDto {
   })
   @IsOmittable()
   @Trim()
-  @IsString({ message: 'Must be a string.' })
   @MaxLength(150, { message: 'Ensure this field has no more than 150 characters.' })
+  @IsString({ message: 'Must be a string.' })
   last_name?: string;
 }
