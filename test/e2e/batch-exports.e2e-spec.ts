@@ -1017,7 +1017,10 @@ describe('batch exports', () => {
       const patched = await patch(created.id, {
         destination: { config: { file_format: 'JSONLines', compression: 'brotli' } },
       }).expect(200);
-      expect(patched.body.destination.config).toMatchObject({ file_format: 'JSONLines', compression: 'brotli' });
+      expect(patched.body.destination.config).toMatchObject({
+        file_format: 'JSONLines',
+        compression: 'brotli',
+      });
       const put = await t.http
         .put(path(orgId, `/${created.id}/`))
         .set(owner.auth)

@@ -123,7 +123,12 @@ describe('CLI', () => {
     });
 
     it("accepts PostHog's user:read and user:write scopes", async () => {
-      const { secret } = await createKey(['--email', uniqueEmail('user'), '--scopes', 'user:read,user:write']);
+      const { secret } = await createKey([
+        '--email',
+        uniqueEmail('user'),
+        '--scopes',
+        'user:read,user:write',
+      ]);
       const current = await t.http.get('/api/personal_api_keys/@current').set(bearer(secret)).expect(200);
       expect(current.body.scopes).toEqual(['user:read', 'user:write']);
       await t.http.get('/api/users/@me').set(bearer(secret)).expect(200);

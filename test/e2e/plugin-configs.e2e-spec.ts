@@ -279,7 +279,13 @@ describe('plugin configs', () => {
     const created = await t.http
       .post(configs())
       .set(owner.auth)
-      .send({ plugin: id, enabled: true, order: 3, name: 'Mine', config: { apiKey: 'sk-put-1', region: 'eu' } })
+      .send({
+        plugin: id,
+        enabled: true,
+        order: 3,
+        name: 'Mine',
+        config: { apiKey: 'sk-put-1', region: 'eu' },
+      })
       .expect(201);
     const path = configs(teamId, `/${created.body.id}/`);
     const read = (await t.http.get(path).set(owner.auth).expect(200)).body;
