@@ -50,16 +50,19 @@ export class ProjectsService {
 
   /**
    * A project of this organization the caller may access (`/api/organizations/:organization_id/projects/:id`):
-   * as requireAccessible, and 404 when the project belongs to another organization.
+   * the organization checked as on its other routes, 404 when the project belongs to another organization, then
+   * as requireAccessible (a key restricted to other projects: 403).
    */
   async requireAccessibleIn(
     principal: Principal,
     organizationId: string,
     id: number,
   ): Promise<ProjectEntity> {
-    const project = await this.requireAccessible(principal, id);
-    if (project.organizationId !== organizationId) throw ApiError.notFound();
-    return project;
+    // The organization first, as on its other routes (404 outside it, 403 for a key that does not reach it).
+    const access = await this.memberships.requireAccess(principal, organizationId);
+    const project = await this.projects.findById(id);
+    if (!project || project.organizationId !== access.organizationId) throw ApiError.notFound();
+    return this.requireAccessible(principal, id);
   }
 
   /** As update, for the organization path: 404 when the project belongs to another organization. */
