@@ -33,7 +33,10 @@ const errorContent = (example: ErrorBody) => ({
   'application/json': { schema: ref('ErrorBodyDto'), example },
 });
 
-/** One example error body per status, so that each documented status shows its own (not the 400 one). */
+/**
+ * One example error body per status, so that each documented status shows its own (not the 400 one); an
+ * operation that documents its own example for a status keeps it.
+ */
 export function errorExampleFor(status: string, operation: Operation): ErrorBody | null {
   const scopes = (operation['x-required-scopes'] as string[] | undefined) ?? [];
   switch (status) {
@@ -148,6 +151,8 @@ export function documentErrors(document: OpenAPIObject): void {
       const content = response.content as Record<string, Json> | undefined;
       const json = content?.['application/json'];
       if (json && (json.schema as Json | undefined)?.$ref !== ref('ErrorBodyDto').$ref) continue;
+      // An operation's own example (a real answer of that operation) is kept.
+      if (json?.example !== undefined) continue;
       response.content = errorContent(example);
     }
   }

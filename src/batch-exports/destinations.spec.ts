@@ -5,6 +5,9 @@ import {
   deepMerge,
   DESTINATION_TYPES,
   type DestinationType,
+  S3_COMPRESSIONS,
+  S3_FILE_FORMATS,
+  S3_FORMAT_COMPRESSIONS,
   secretKeys,
   splitSecrets,
 } from './destinations.js';
@@ -77,6 +80,39 @@ describe('configViolation', () => {
     expect(configViolation('Redshift', { ...MINIMAL.Redshift, properties_data_type: 'super' })).toBeNull();
     expect(configViolation('BigQuery', { ...MINIMAL.BigQuery, use_json_type: true })).toBeNull();
     expect(configViolation('S3', { ...MINIMAL.S3, compression: null, encryption: null })).toBeNull();
+  });
+
+  it('S3: accepts exactly the file format and compression pairs the writer produces', () => {
+    const verdicts = S3_FILE_FORMATS.flatMap((format) =>
+      [...S3_COMPRESSIONS, null].map((compression) => {
+        const v = configViolation('S3', { ...MINIMAL.S3, file_format: format, compression });
+        return `${format}/${compression}: ${v ? `${v.attr} ${v.code}` : 'ok'}`;
+      }),
+    );
+    const refused = 'destination__config__compression invalid_input';
+    expect(verdicts).toEqual([
+      'JSONLines/gzip: ok',
+      'JSONLines/brotli: ok',
+      `JSONLines/zstd: ${refused}`,
+      `JSONLines/lz4: ${refused}`,
+      `JSONLines/snappy: ${refused}`,
+      'JSONLines/null: ok',
+      'Parquet/gzip: ok',
+      'Parquet/brotli: ok',
+      'Parquet/zstd: ok',
+      `Parquet/lz4: ${refused}`,
+      'Parquet/snappy: ok',
+      'Parquet/null: ok',
+    ]);
+    expect(S3_FORMAT_COMPRESSIONS.JSONLines).toEqual(['gzip', 'brotli']);
+    // Without file_format, the default (JSONLines) is the one checked.
+    expect(configViolation('S3', { ...MINIMAL.S3, compression: 'snappy' })?.detail).toBe(
+      'Compression "snappy" cannot be written for JSONLines files (supported: "gzip", "brotli", or null for none).',
+    );
+    // A bad value of either key is reported as such, before the pair.
+    expect(configViolation('S3', { ...MINIMAL.S3, file_format: 'CSV', compression: 'lz4' })?.attr).toBe(
+      'destination__config__file_format',
+    );
   });
 
   it.each(DESTINATION_TYPES.flatMap((type) => Object.keys(MINIMAL[type]).map((key) => [type, key] as const)))(

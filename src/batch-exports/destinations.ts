@@ -71,6 +71,22 @@ const SQL_DATABASE: Record<string, FieldSpec> = {
   ...EVENT_FILTERS,
 };
 
+/** The S3 destination's file formats, its compressions, and which compressions each format is written with. */
+export const S3_FILE_FORMATS = ['JSONLines', 'Parquet'] as const;
+export type S3FileFormat = (typeof S3_FILE_FORMATS)[number];
+export const S3_COMPRESSIONS = ['gzip', 'brotli', 'zstd', 'lz4', 'snappy'] as const;
+/**
+ * The compressions the S3 writer can produce for each file format: PostHog's, except Parquet with lz4 (no
+ * maintained JavaScript codec). JSONLines files are compressed whole, with gzip or brotli only. One table, read
+ * by the save-time check (`configViolation`) and by the writer, so the two cannot drift.
+ */
+export const S3_FORMAT_COMPRESSIONS: Readonly<Record<S3FileFormat, readonly string[]>> = {
+  JSONLines: ['gzip', 'brotli'],
+  Parquet: ['zstd', 'snappy', 'gzip', 'brotli'],
+};
+/** The S3 destination's file format when the config leaves it out. */
+export const S3_DEFAULT_FILE_FORMAT: S3FileFormat = 'JSONLines';
+
 /** The keys of `config` for each destination type, in the order errors are reported. */
 export const DESTINATION_FIELDS: Readonly<Record<DestinationType, Readonly<Record<string, FieldSpec>>>> = {
   S3: {
@@ -80,13 +96,10 @@ export const DESTINATION_FIELDS: Readonly<Record<DestinationType, Readonly<Recor
     aws_access_key_id: secret(text(256)),
     aws_secret_access_key: secret(text(256)),
     endpoint_url: optional({ type: 'url' }, { nullable: true }),
-    compression: optional(
-      { type: 'enum', values: ['gzip', 'brotli', 'zstd', 'lz4', 'snappy'] },
-      { nullable: true },
-    ),
+    compression: optional({ type: 'enum', values: S3_COMPRESSIONS }, { nullable: true }),
     encryption: optional({ type: 'enum', values: ['AES256', 'aws:kms'] }, { nullable: true }),
     kms_key_id: optional(text(2048), { nullable: true }),
-    file_format: optional({ type: 'enum', values: ['JSONLines', 'Parquet'] }),
+    file_format: optional({ type: 'enum', values: S3_FILE_FORMATS }),
     max_file_size_mb: optional({ type: 'integer', min: 1, max: 1000000 }, { nullable: true }),
     use_virtual_style_addressing: optional({ type: 'boolean' }),
     ...EVENT_FILTERS,
@@ -206,6 +219,30 @@ function valueProblem(kind: Kind, value: unknown): Pick<ConfigViolation, 'code' 
   }
 }
 
+/**
+ * Why the S3 writer cannot produce `compression` for `file_format` (a sentence), or null; both already of their
+ * enums or absent. Shared by the save-time check and the writer.
+ */
+export function s3CompressionProblem(fileFormat: unknown, compression: unknown): string | null {
+  if (compression === undefined || compression === null) return null;
+  const format = (fileFormat ?? S3_DEFAULT_FILE_FORMAT) as S3FileFormat;
+  const supported = S3_FORMAT_COMPRESSIONS[format];
+  if (!supported || supported.includes(compression as string)) return null;
+  return (
+    `Compression ${JSON.stringify(compression)} cannot be written for ${format} files ` +
+    `(supported: ${supported.map((c) => JSON.stringify(c)).join(', ')}, or null for none).`
+  );
+}
+
+/** A problem of one key's value given the others (all of their kinds), or null. */
+function crossFieldViolation(type: DestinationType, config: Config): ConfigViolation | null {
+  if (type === 'S3') {
+    const detail = s3CompressionProblem(config.file_format, config.compression);
+    if (detail) return { code: 'invalid_input', attr: attrOf('compression'), detail };
+  }
+  return null;
+}
+
 /** Keys that are required given the other values (beyond the statically required ones). */
 function conditionallyRequired(type: DestinationType, config: Config): string[] {
   if (type === 'Snowflake') {
@@ -218,7 +255,8 @@ const isBlank = (value: unknown) => value === undefined || (typeof value === 'st
 
 /**
  * The first problem of a complete config of `type`, or null: unknown keys first (in the order sent), then each
- * known key in the order of DESTINATION_FIELDS — a bad value, or a required key missing, null or blank.
+ * known key in the order of DESTINATION_FIELDS — a bad value, or a required key missing, null or blank — then
+ * a pair of values the destination cannot write together (S3's compression for its file format).
  */
 export function configViolation(type: DestinationType, config: Config): ConfigViolation | null {
   const fields = DESTINATION_FIELDS[type];
@@ -248,7 +286,7 @@ export function configViolation(type: DestinationType, config: Config): ConfigVi
       return { code: 'invalid_input', attr: attrOf(key), detail: 'This field may not be blank.' };
     }
   }
-  return null;
+  return crossFieldViolation(type, config);
 }
 
 /** Splits a config into what may be shown and the secrets, which are stored apart and never returned. */

@@ -32,15 +32,19 @@ export class OrganizationEntity {
   @Column({ type: 'boolean', default: true })
   isMemberJoinEmailEnabled: boolean;
 
-  @Column({ name: 'enforce_2fa', type: 'boolean', default: false })
-  enforce2fa: boolean;
+  /** Nullable as PostHog's: null is "not set" (not enforced). */
+  @Column({ name: 'enforce_2fa', type: 'boolean', nullable: true, default: false })
+  enforce2fa: boolean | null;
 
   @Column({ type: 'varchar', length: 200, nullable: true })
   customerId: string | null;
 
-  /** Members below admin may invite people (checked when an invite is created). */
-  @Column({ type: 'boolean', default: true })
-  membersCanInvite: boolean;
+  /**
+   * Members below admin may invite people (checked when an invite is created). Nullable as PostHog's, where null
+   * counts as false (only admins and owners invite).
+   */
+  @Column({ type: 'boolean', nullable: true, default: true })
+  membersCanInvite: boolean | null;
 
   /** Stored and returned (PostHog's setting); keys are managed by the operator here. */
   @Column({ type: 'boolean', default: true })

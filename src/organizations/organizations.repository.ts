@@ -181,7 +181,8 @@ export class OrganizationsRepository extends RepositoryBase {
     });
     return organization
       ? {
-          membersCanInvite: organization.membersCanInvite,
+          // Null counts as false, as PostHog's `not organization.members_can_invite`.
+          membersCanInvite: organization.membersCanInvite === true,
           allowPubliclySharedResources: organization.allowPubliclySharedResources,
         }
       : null;

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiCreatedResponse,
@@ -15,7 +15,12 @@ import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
 import { IntIdPipe } from '../common/validation/id.pipe.js';
-import { CreatePluginConfigDto, PluginConfigDto, UpdatePluginConfigDto } from './dto/plugin-config.dto.js';
+import {
+  CreatePluginConfigDto,
+  PluginConfigDto,
+  ReplacePluginConfigDto,
+  UpdatePluginConfigDto,
+} from './dto/plugin-config.dto.js';
 import { PluginConfigsService } from './plugin-configs.service.js';
 
 const ACCESS = "Needs plugins_access_level 3 or more in the project's organization.";
@@ -93,6 +98,31 @@ export class PluginConfigsController {
     @Param('project_id', IntIdPipe) projectId: number,
     @Param('id', IntIdPipe) id: number,
     @Body() body: UpdatePluginConfigDto,
+  ): Promise<PluginConfigDto> {
+    return this.configs.update(principal, projectId, id, body);
+  }
+
+  @Put(':id')
+  @RequireScopes('plugin:write')
+  @ApiOperation({
+    summary: 'Replace a plugin config',
+    description:
+      `${ACCESS} As PostHog's: \`plugin\` is required and cannot change; the other fields left out keep their ` +
+      'value. A sent `config` replaces the current one, except that secret keys left out, null or masked keep ' +
+      'their value.',
+  })
+  @ID_PARAM
+  @ApiOkResponse({ type: PluginConfigDto })
+  @ApiBadRequestResponse({
+    description:
+      'Invalid body: `plugin` missing (`required`) or another plugin (`read_only_field`), a bad value.',
+    type: ErrorBodyDto,
+  })
+  replace(
+    @CurrentPrincipal() principal: Principal,
+    @Param('project_id', IntIdPipe) projectId: number,
+    @Param('id', IntIdPipe) id: number,
+    @Body() body: ReplacePluginConfigDto,
   ): Promise<PluginConfigDto> {
     return this.configs.update(principal, projectId, id, body);
   }

@@ -294,13 +294,14 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @RequireScopes('plugin:read')
     @ApiOperation({
       summary: `Read the source files of ${aOne}`,
-      description: `${ACCESS} 3. Only for \`plugin_type: source\` (else 400). \`{filename: text}\`.`,
+      description:
+        `${ACCESS} 3. \`{filename: text}\`; a record whose \`plugin_type\` is not \`source\` has no source ` +
+        'files and answers `{}`, as PostHog does.',
     })
     @ID_PARAM
     @ApiOkResponse({
       schema: { type: 'object', additionalProperties: { type: 'string' }, example: { 'index.ts': '...' } },
     })
-    @ApiBadRequestResponse({ description: 'The record is not of type source.', type: ErrorBodyDto })
     source(
       @CurrentPrincipal() principal: Principal,
       @Param('organization_id', UuidPipe) organizationId: string,
@@ -318,7 +319,8 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
         `deletes); file names are "/"-separated segments of letters, digits, "_", "-", "." (not starting ` +
         `with "."), at most 200 characters; at most ${MAX_SOURCE_FILE_BYTES} bytes per file and ` +
         `${MAX_SOURCE_FILES} files. A \`plugin.json\` written here must be a JSON object; its \`name\` and ` +
-        '`config` become the record’s `name` and `config_schema`. One transaction; returns every file.',
+        '`config` become the record’s `name` and `config_schema`. One transaction; returns every file. ' +
+        'On a record whose `plugin_type` is not `source`, nothing is written and `{}` is answered, as PostHog does.',
     })
     @ID_PARAM
     @ApiBody({
@@ -331,7 +333,7 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
     @ApiOkResponse({ schema: { type: 'object', additionalProperties: { type: 'string' } } })
     @ApiBadRequestResponse({
       description:
-        'Not a source record, a bad file name, a file too large or too many, a value neither text nor null, ' +
+        'A bad file name, a file too large or too many, a value neither text nor null, ' +
         'or an invalid plugin.json (`attr` names the file).',
       type: ErrorBodyDto,
     })

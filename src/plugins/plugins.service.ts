@@ -437,7 +437,8 @@ export class PluginsService {
     const access = await this.access(principal, organizationId, PluginsAccessLevel.CONFIG);
     const row = await this.plugins.findVisible(access.organizationId, category, id);
     if (!row) throw ApiError.notFound();
-    assertSourceRecord(row.entity);
+    // As PostHog: a record of another type has no source files, answered `{}`.
+    if (!isSourceRecord(row.entity)) return toSourceMap([]);
     return toSourceMap(await this.plugins.sourceFiles(row.entity.id));
   }
 
@@ -457,7 +458,8 @@ export class PluginsService {
     const actor = await this.actor(principal);
     return this.transactions.withTransaction(async () => {
       const { entity } = await this.lockOwned(access, category, id);
-      assertSourceRecord(entity);
+      // As PostHog: a record of another type keeps no source files; nothing is written, `{}` is answered.
+      if (!isSourceRecord(entity)) return toSourceMap([]);
       // File names are data: kept in a Map, so `constructor`, `toString` or `__proto__` are names like any other.
       const files = new Map((await this.plugins.sourceFiles(id)).map((f) => [f.filename, f.source] as const));
       throwIfViolated(sourceChangesViolation(body, [...files.keys()]));
@@ -587,10 +589,8 @@ function sameUrl(sent: string | null, current: string | null): boolean {
   }
 }
 
-function assertSourceRecord(entity: PluginEntity): void {
-  if (entity.pluginType !== 'source') {
-    throw ApiError.validation("Only plugins of type 'source' have source files.", 'plugin_type');
-  }
+function isSourceRecord(entity: PluginEntity): boolean {
+  return entity.pluginType === 'source';
 }
 
 /**

@@ -43,6 +43,47 @@ export class ProjectsController {
     return { items: result.items.map(toProjectDto), total: result.total };
   }
 
+  @Get('api/organizations/:organization_id/projects/:id')
+  @RequireScopes('project:read')
+  @ApiOperation({
+    summary: "Retrieve one of an organization's projects",
+    description: 'As `GET /api/projects/:id`, under its organization (404 when it belongs to another).',
+  })
+  @ApiParam({ name: 'organization_id', format: 'uuid' })
+  @ApiParam({ name: 'id', type: 'integer' })
+  @ApiOkResponse({ type: ProjectDto })
+  async retrieveInOrganization(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', IntIdPipe) id: number,
+  ): Promise<ProjectDto> {
+    return toProjectDto(await this.projects.requireAccessibleIn(principal, organizationId, id));
+  }
+
+  @Patch('api/organizations/:organization_id/projects/:id')
+  @RequireScopes('project:write')
+  @ApiOperation({
+    summary: "Update one of an organization's projects",
+    description:
+      'As `PATCH /api/projects/:id`, under its organization (404 when it belongs to another). Admins and ' +
+      'owners only; only the fields sent change.',
+  })
+  @ApiParam({ name: 'organization_id', format: 'uuid' })
+  @ApiParam({ name: 'id', type: 'integer' })
+  @ApiOkResponse({ type: ProjectDto })
+  @ApiBadRequestResponse({
+    description: 'Invalid body: bad value, unknown or read-only field.',
+    type: ErrorBodyDto,
+  })
+  async updateInOrganization(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', IntIdPipe) id: number,
+    @Body() body: UpdateProjectDto,
+  ): Promise<ProjectDto> {
+    return toProjectDto(await this.projects.updateIn(principal, organizationId, id, body));
+  }
+
   @Get('api/projects/:id')
   @RequireScopes('project:read')
   @ApiOperation({ summary: 'Retrieve a project' })

@@ -48,6 +48,34 @@ export class ProjectsService {
     return (await this.accessible(principal, id)).project;
   }
 
+  /**
+   * A project of this organization the caller may access (`/api/organizations/:organization_id/projects/:id`):
+   * the organization checked as on its other routes, 404 when the project belongs to another organization, then
+   * as requireAccessible (a key restricted to other projects: 403).
+   */
+  async requireAccessibleIn(
+    principal: Principal,
+    organizationId: string,
+    id: number,
+  ): Promise<ProjectEntity> {
+    // The organization first, as on its other routes (404 outside it, 403 for a key that does not reach it).
+    const access = await this.memberships.requireAccess(principal, organizationId);
+    const project = await this.projects.findById(id);
+    if (!project || project.organizationId !== access.organizationId) throw ApiError.notFound();
+    return this.requireAccessible(principal, id);
+  }
+
+  /** As update, for the organization path: 404 when the project belongs to another organization. */
+  async updateIn(
+    principal: Principal,
+    organizationId: string,
+    id: number,
+    input: UpdateProjectDto,
+  ): Promise<ProjectEntity> {
+    await this.requireAccessibleIn(principal, organizationId, id);
+    return this.update(principal, id, input);
+  }
+
   /** The project and the caller's membership level in its organization, checked as for requireAccessible. */
   private async accessible(
     principal: Principal,

@@ -121,10 +121,25 @@ export class SessionRecordingsController {
       'with h, d, w, m (months) or y, such as `-7d`), `distinct_id` (the recording’s), `person_uuid`, and ' +
       'PostHog’s `having_predicates` and `console_log_filters` (JSON arrays, see each parameter).',
   })
-  @ApiQuery({ name: 'date_from', required: false, example: '-7d' })
-  @ApiQuery({ name: 'date_to', required: false, example: '2026-11-21T10:00:00Z' })
-  @ApiQuery({ name: 'distinct_id', required: false })
-  @ApiQuery({ name: 'person_uuid', required: false, schema: { type: 'string', format: 'uuid' } })
+  // Examples stay in the descriptions: Swagger UI pre-fills a parameter's example as its value, and "Try it out"
+  // would then send filters that hide the project's recordings.
+  @ApiQuery({
+    name: 'date_from',
+    required: false,
+    description: 'Recordings started at or after this (inclusive): e.g. `-7d` or `2026-11-14T00:00:00Z`.',
+  })
+  @ApiQuery({
+    name: 'date_to',
+    required: false,
+    description: 'Recordings started at or before this (inclusive): e.g. `-1h` or `2026-11-21T10:00:00Z`.',
+  })
+  @ApiQuery({ name: 'distinct_id', required: false, description: "The recording's distinct id." })
+  @ApiQuery({
+    name: 'person_uuid',
+    required: false,
+    schema: { type: 'string', format: 'uuid' },
+    description: "The uuid of the recording's person.",
+  })
   @ApiQuery({
     name: 'having_predicates',
     required: false,
@@ -132,8 +147,8 @@ export class SessionRecordingsController {
       'JSON array of recording property filters, every one must hold: `{"type": "recording", "key", "operator", ' +
       '"value"}` with `key` one of duration, active_seconds, inactive_seconds (seconds), click_count, ' +
       'keypress_count, mouse_activity_count, console_log_count, console_warn_count, console_error_count; ' +
-      '`operator` one of exact (default), is_not, gt, gte, lt, lte; `value` a number.',
-    example: '[{"type":"recording","key":"duration","operator":"gt","value":60}]',
+      '`operator` one of exact (default), is_not, gt, gte, lt, lte; `value` a number. E.g. ' +
+      '`[{"type":"recording","key":"duration","operator":"gt","value":60}]` (longer than a minute).',
   })
   @ApiQuery({
     name: 'console_log_filters',
@@ -141,8 +156,8 @@ export class SessionRecordingsController {
     description:
       'JSON array of console level filters, every one must hold: `{"type": "log_entry", "key": "level", ' +
       '"operator": "exact", "value": [levels]}`, recordings with messages of any of the levels (info or log, warn, ' +
-      'error). Message text is not kept, so `key: "message"` is 400.',
-    example: '[{"type":"log_entry","key":"level","operator":"exact","value":["error"]}]',
+      'error). Message text is not kept, so `key: "message"` is 400. E.g. ' +
+      '`[{"type":"log_entry","key":"level","operator":"exact","value":["error"]}]`.',
   })
   @ApiQuery({
     name: 'operand',
@@ -150,7 +165,28 @@ export class SessionRecordingsController {
     description: 'How the filters combine: only `AND` (the default) is supported.',
     enum: ['AND'],
   })
-  @Paginated(SessionRecordingDto)
+  // Above @Paginated, so it replaces the envelope's generic 400 with a real answer of this list.
+  @ApiBadRequestResponse({
+    description:
+      'Invalid `limit`, `offset` or filter; `attr` names the parameter. The example is the answer to ' +
+      '`?date_from=yesterday`.',
+    content: {
+      'application/json': {
+        schema: { $ref: getSchemaPath(ErrorBodyDto) },
+        example: {
+          type: 'validation_error',
+          code: 'invalid_input',
+          detail:
+            "'date_from' must be an ISO 8601 timestamp with a time zone (2026-11-21T10:00:00Z) or a relative date " +
+            'such as -7d.',
+          attr: 'date_from',
+        },
+      },
+    },
+  })
+  @Paginated(SessionRecordingDto, 'One page of recordings; `has_next` as PostHog answers it.', {
+    hasNext: true,
+  })
   list(
     @CurrentPrincipal() principal: Principal,
     @Param('project_id', IntIdPipe) projectId: number,

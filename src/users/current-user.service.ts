@@ -4,6 +4,7 @@ import { ApiError } from '../common/errors/api-error.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { toProjectDto } from '../projects/dto/project.dto.js';
 import { ProjectsService } from '../projects/projects.service.js';
+import type { UpdateCurrentUserDto } from './dto/update-user.dto.js';
 import { type CurrentUserDto, toUserDto } from './dto/user.dto.js';
 import { UsersRepository } from './users.repository.js';
 
@@ -15,6 +16,15 @@ export class CurrentUserService {
     private readonly organizations: OrganizationsService,
     private readonly projects: ProjectsService,
   ) {}
+
+  /** Changes the caller's own name (the fields sent), then describes the caller. */
+  async update(principal: Principal, input: UpdateCurrentUserDto): Promise<CurrentUserDto> {
+    await this.users.updateName(principal.userId, {
+      firstName: input.first_name,
+      lastName: input.last_name,
+    });
+    return this.describe(principal);
+  }
 
   async describe(principal: Principal): Promise<CurrentUserDto> {
     const user = await this.users.findById(principal.userId);
@@ -38,6 +48,8 @@ export class CurrentUserService {
       is_2fa_enabled: false,
       has_social_auth: false,
       has_sso_enforcement: false,
+      sensitive_session_expires_at: null,
+      scene_personalisation: [],
       organization,
       organizations,
       team:
@@ -45,10 +57,6 @@ export class CurrentUserService {
           ? {
               ...toProjectDto(project),
               project_id: project.id,
-              ingested_event: false,
-              completed_snippet_onboarding: false,
-              is_demo: false,
-              access_control: false,
               effective_membership_level: current.membership_level,
             }
           : null,

@@ -1,8 +1,10 @@
-import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Patch } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireScopes } from '../common/auth/auth.decorators.js';
 import type { Principal } from '../common/auth/principal.js';
+import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import { CurrentUserService } from './current-user.service.js';
+import { UpdateCurrentUserDto } from './dto/update-user.dto.js';
 import { CurrentUserDto } from './dto/user.dto.js';
 
 @ApiTags('users')
@@ -22,5 +24,26 @@ export class UsersController {
   @ApiOkResponse({ type: CurrentUserDto })
   me(@CurrentPrincipal() principal: Principal): Promise<CurrentUserDto> {
     return this.currentUser.describe(principal);
+  }
+
+  @Patch('@me')
+  @RequireScopes('user:write')
+  @ApiOperation({
+    summary: "Change the calling user's name",
+    description:
+      "Sets `first_name` and `last_name` (the fields sent) of the key's own user, and answers as `GET " +
+      '/api/users/@me`. The other fields of the user are read-only: sent back, they are ignored; an unknown ' +
+      'field is a 400.',
+  })
+  @ApiOkResponse({ type: CurrentUserDto })
+  @ApiBadRequestResponse({
+    description: 'A name that is not a string or is too long, or an unknown field.',
+    type: ErrorBodyDto,
+  })
+  update(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: UpdateCurrentUserDto,
+  ): Promise<CurrentUserDto> {
+    return this.currentUser.update(principal, body);
   }
 }

@@ -17,6 +17,12 @@ export class UsersRepository extends RepositoryBase {
     return this.repository(UserEntity).findOneBy({ id });
   }
 
+  /** Sets the fields given of a user's name (the caller's own, through `PATCH /api/users/@me`). */
+  async updateName(id: number, fields: Partial<Pick<UserEntity, 'firstName' | 'lastName'>>): Promise<void> {
+    if (fields.firstName === undefined && fields.lastName === undefined) return;
+    await this.repository(UserEntity).update({ id }, fields);
+  }
+
   /** The users with these ids that exist (any order). */
   findByIds(ids: readonly number[]): Promise<UserEntity[]> {
     if (!ids.length) return Promise.resolve([]);

@@ -931,6 +931,114 @@ describe('batch exports', () => {
     });
   });
 
+  describe('file format and compression', () => {
+    const REFUSED = [
+      [undefined, 'zstd', 'JSONLines'],
+      ['JSONLines', 'zstd', 'JSONLines'],
+      ['JSONLines', 'snappy', 'JSONLines'],
+      ['JSONLines', 'lz4', 'JSONLines'],
+      ['Parquet', 'lz4', 'Parquet'],
+    ] as const;
+    const detailFor = (compression: string, format: string) =>
+      `Compression "${compression}" cannot be written for ${format} files (supported: ` +
+      (format === 'Parquet' ? '"zstd", "snappy", "gzip", "brotli"' : '"gzip", "brotli"') +
+      ', or null for none).';
+    const withFormat = (fileFormat: string | undefined, compression: string | null) => ({
+      ...S3_CONFIG,
+      ...(fileFormat === undefined ? {} : { file_format: fileFormat }),
+      compression,
+    });
+
+    it.each(REFUSED)(
+      'create refuses file_format %s with compression %s, naming compression, and stores nothing',
+      async (fileFormat, compression, format) => {
+        const before = await exportCount();
+        const res = await t.http
+          .post(path())
+          .set(owner.auth)
+          .send(body({ destination: { type: 'S3', config: withFormat(fileFormat, compression) } }))
+          .expect(400);
+        expect(res.body).toEqual({
+          type: 'validation_error',
+          code: 'invalid_input',
+          detail: detailFor(compression, format),
+          attr: 'destination__config__compression',
+        });
+        expectNoSecret(res.text);
+        expect(await exportCount()).toBe(before);
+      },
+    );
+
+    it.each(REFUSED)(
+      'PATCH and PUT refuse file_format %s with compression %s, merged with the stored config, and change nothing',
+      async (fileFormat, compression, format) => {
+        const created = await create({
+          destination: { type: 'S3', config: { ...S3_CONFIG, file_format: format, compression: 'gzip' } },
+        });
+        const sent = { ...(fileFormat === undefined ? {} : { file_format: fileFormat }), compression };
+        const expected = {
+          type: 'validation_error',
+          code: 'invalid_input',
+          detail: detailFor(compression, format),
+          attr: 'destination__config__compression',
+        };
+        expect((await patch(created.id, { destination: { config: sent } }).expect(400)).body).toEqual(
+          expected,
+        );
+        const put = await t.http
+          .put(path(orgId, `/${created.id}/`))
+          .set(owner.auth)
+          .send({ name: 'x', interval: 'day', destination: { type: 'S3', config: sent } })
+          .expect(400);
+        expect(put.body).toEqual(expected);
+        expect(await get(created.id)).toEqual(created);
+      },
+    );
+
+    it('PATCH refuses a format change that leaves the stored compression unwritable', async () => {
+      const created = await create({
+        destination: { type: 'S3', config: { ...S3_CONFIG, file_format: 'Parquet', compression: 'snappy' } },
+      });
+      const res = await patch(created.id, { destination: { config: { file_format: 'JSONLines' } } }).expect(
+        400,
+      );
+      expect(res.body).toMatchObject({
+        attr: 'destination__config__compression',
+        detail: detailFor('snappy', 'JSONLines'),
+      });
+      expect(await get(created.id)).toEqual(created);
+    });
+
+    it('accepts every pair the writer produces, on create, PATCH and PUT', async () => {
+      const created = await create({
+        destination: { type: 'S3', config: { ...S3_CONFIG, file_format: 'Parquet', compression: 'zstd' } },
+      });
+      expect(created.destination.config).toMatchObject({ file_format: 'Parquet', compression: 'zstd' });
+      const patched = await patch(created.id, {
+        destination: { config: { file_format: 'JSONLines', compression: 'brotli' } },
+      }).expect(200);
+      expect(patched.body.destination.config).toMatchObject({
+        file_format: 'JSONLines',
+        compression: 'brotli',
+      });
+      const put = await t.http
+        .put(path(orgId, `/${created.id}/`))
+        .set(owner.auth)
+        .send({
+          name: 'x',
+          interval: 'day',
+          destination: { type: 'S3', config: { file_format: 'Parquet', compression: 'snappy' } },
+        })
+        .expect(200);
+      expect(put.body.destination.config).toMatchObject({ file_format: 'Parquet', compression: 'snappy' });
+      const none = await patch(created.id, {
+        destination: { config: { file_format: 'JSONLines', compression: null } },
+      }).expect(200);
+      expect(none.body.destination.config).toMatchObject({ file_format: 'JSONLines', compression: null });
+      expect(await get(created.id)).toEqual(none.body);
+    });
+  });
+
   describe('delete', () => {
     it('soft-deletes: 204, hidden from every read and action, pending runs cancelled, no further runs', async () => {
       const created = await create({ interval: 'hour' });

@@ -122,6 +122,25 @@ describe('CLI', () => {
       await t.http.get(`/api/projects/${created.body.teams[0].id}`).set(bearer(secret)).expect(200);
     });
 
+    it("accepts PostHog's user:read and user:write scopes", async () => {
+      const { secret } = await createKey([
+        '--email',
+        uniqueEmail('user'),
+        '--scopes',
+        'user:read,user:write',
+      ]);
+      const current = await t.http.get('/api/personal_api_keys/@current').set(bearer(secret)).expect(200);
+      expect(current.body.scopes).toEqual(['user:read', 'user:write']);
+      await t.http.get('/api/users/@me').set(bearer(secret)).expect(200);
+      const renamed = await t.http
+        .patch('/api/users/@me')
+        .set(bearer(secret))
+        .send({ first_name: 'Cli' })
+        .expect(200);
+      expect(renamed.body.first_name).toBe('Cli');
+      await t.http.get('/api/organizations').set(bearer(secret)).expect(403);
+    });
+
     it('scopes are deduplicated and sorted', async () => {
       const { secret } = await createKey([
         '--email',

@@ -469,6 +469,13 @@ describe('invites', () => {
       expect(await countInvites(org.id)).toBe(0);
       await invite(org.id, users[1], { target_email: address() });
       await invite(org.id, owner, { target_email: address() });
+      // Null counts as off, as PostHog's `not members_can_invite`.
+      await t.http
+        .patch(`/api/organizations/${org.id}`)
+        .set(owner.auth)
+        .send({ members_can_invite: null })
+        .expect(200);
+      await t.http.post(`/api/organizations/${org.id}/invites`).set(users[0].auth).send(body).expect(403);
       await t.http
         .patch(`/api/organizations/${org.id}`)
         .set(owner.auth)

@@ -6,8 +6,9 @@ import type { TestUser } from '../support/factories.js';
 
 /**
  * Every request example of the committed openapi/openapi.json (what Swagger UI's "Try it out" sends) is sent as
- * it is, and must succeed. Only what an example cannot know is filled in: path parameters, the project token
- * (examples show a placeholder `phc_…`) and, for a plugin config, the id of a plugin record.
+ * it is, on a database as fresh as a new installation's, and must succeed. Only what an example cannot know is
+ * filled in: path parameters and the project token (examples show a placeholder `phc_…`). The examples of
+ * error answers that name the request producing them are checked against the service's answer to it.
  */
 
 type Json = Record<string, unknown>;
@@ -61,6 +62,7 @@ const ORDER = [
   'PATCH /api/organizations/{id}',
   'PUT /api/organizations/{id}',
   'PATCH /api/projects/{id}',
+  'PATCH /api/organizations/{organization_id}/projects/{id}',
   'POST /api/organizations/{organization_id}/batch_exports',
   'PATCH /api/organizations/{organization_id}/batch_exports/{id}',
   'PUT /api/organizations/{organization_id}/batch_exports/{id}',
@@ -80,6 +82,7 @@ const ORDER = [
   ]),
   'POST /api/projects/{project_id}/plugin_configs',
   'PATCH /api/projects/{project_id}/plugin_configs/{id}',
+  'PUT /api/projects/{project_id}/plugin_configs/{id}',
   'PATCH /api/projects/{project_id}/session_recordings/{id}',
   'PUT /api/projects/{project_id}/session_recordings/{id}',
   'PATCH /api/projects/{project_id}/session_recordings/{recording_id}/sharing',
@@ -128,6 +131,7 @@ describe('OpenAPI request examples', () => {
       .replace('{id}', () => {
         if (template === '/api/organizations/{id}') return org.id;
         if (template === '/api/projects/{id}') return String(project.id);
+        if (template === '/api/organizations/{organization_id}/projects/{id}') return String(project.id);
         if (template.includes('/session_recordings/')) return '0192d6c4-8f8a-7c1e-9d57-000000000001';
         const id = created.get(collection);
         if (id === undefined) throw new Error(`${method} ${template}: nothing created at ${collection} yet`);
@@ -150,13 +154,9 @@ describe('OpenAPI request examples', () => {
       sources.set(collection, source.body.id as number);
     }
     for (const example of own) {
-      let body = withToken(example.body, org.teams[0].api_token);
-      if (template === '/api/projects/{project_id}/plugin_configs' && method === 'POST') {
-        body = {
-          ...(body as Json),
-          plugin: created.get('/api/organizations/{organization_id}/pipeline_destinations'),
-        };
-      }
+      // Sent as they are: a plugin config's example names record 1, the first one a fresh database creates
+      // (the transformation example's, sent before it).
+      const body = withToken(example.body, org.teams[0].api_token);
       const path = pathFor(method, template);
       const res = await t.http[method.toLowerCase() as 'post' | 'patch' | 'put'](path)
         .set(owner.auth)
@@ -170,5 +170,62 @@ describe('OpenAPI request examples', () => {
         created.set(template, res.body.id as string | number);
       }
     }
+  });
+
+  it('pre-fills no query parameter of a list with a value that would filter its results', () => {
+    const prefilled: string[] = [];
+    for (const [template, item] of Object.entries(document.paths)) {
+      const parameters = ((item.get as Json | undefined)?.parameters ?? []) as Json[];
+      for (const p of parameters) {
+        const schema = (p.schema ?? {}) as Json;
+        if (p.in === 'query' && (p.example !== undefined || schema.example !== undefined)) {
+          prefilled.push(`${template} ${String(p.name)}`);
+        }
+      }
+    }
+    expect(prefilled).toEqual([]);
+  });
+
+  it("'Try it out' on the recordings list, as pre-filled, returns the project's recordings", async () => {
+    const project = org.teams[0];
+    // The recording the capture example (`POST /s`) made, at the start of this file.
+    const sessionId = '0192d6c4-8f8a-7c1e-9d57-000000000001';
+    const template = '/api/projects/{project_id}/session_recordings';
+    const parameters = (document.paths[template].get.parameters ?? []) as Json[];
+    const query = Object.fromEntries(
+      parameters
+        .filter((p) => p.in === 'query' && (p.schema as Json | undefined)?.default !== undefined)
+        .map((p) => [p.name as string, String((p.schema as Json).default)]),
+    );
+    expect(query).toEqual({ limit: '100', offset: '0' });
+    const res = await t.http
+      .get(`/api/projects/${project.id}/session_recordings`)
+      .query(query)
+      .set(owner.auth)
+      .expect(200);
+    expect((res.body.results as { id: string }[]).map((r) => r.id)).toContain(sessionId);
+  });
+
+  it('every error example that names its request is what the service answers to it', async () => {
+    const checked: string[] = [];
+    for (const [template, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        for (const [status, response] of Object.entries(
+          (operation.responses ?? {}) as Record<string, Json>,
+        )) {
+          const request = /The example is the answer to `\?([^`]+)`/.exec(String(response.description ?? ''));
+          if (!request) continue;
+          const json = (response.content as Record<string, Json>)['application/json'];
+          const path = pathFor(method, template);
+          const res = await t.http[method as 'get'](`${path}?${request[1]}`).set(owner.auth);
+          expect({ status: res.status, body: res.body }).toEqual({
+            status: Number(status),
+            body: json.example,
+          });
+          checked.push(`${method.toUpperCase()} ${template} ${status}`);
+        }
+      }
+    }
+    expect(checked).toContain('GET /api/projects/{project_id}/session_recordings 400');
   });
 });

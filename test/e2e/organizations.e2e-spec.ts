@@ -134,6 +134,55 @@ describe('organizations', () => {
       expect(reread.body).toMatchObject(settings);
     });
 
+    it("takes null for PostHog's nullable settings on create, PATCH and PUT, and stores it", async () => {
+      const nulls = {
+        enforce_2fa: null,
+        members_can_invite: null,
+        is_ai_data_processing_approved: null,
+        default_experiment_stats_method: null,
+      };
+      const created = await t.http
+        .post('/api/organizations')
+        .set(owner.auth)
+        .send({ name: 'Nulls', ...nulls })
+        .expect(201);
+      expect(created.body).toMatchObject(nulls);
+      const stored = async () =>
+        (
+          await t.dataSource.query(
+            'SELECT enforce_2fa, members_can_invite FROM organizations WHERE id = $1',
+            [created.body.id],
+          )
+        )[0];
+      expect(await stored()).toEqual({ enforce_2fa: null, members_can_invite: null });
+      const path = `/api/organizations/${created.body.id}`;
+      await t.http
+        .patch(path)
+        .set(owner.auth)
+        .send({ enforce_2fa: true, members_can_invite: true })
+        .expect(200);
+      expect(await stored()).toEqual({ enforce_2fa: true, members_can_invite: true });
+      const patched = await t.http
+        .patch(path)
+        .set(owner.auth)
+        .send({ enforce_2fa: null, members_can_invite: null })
+        .expect(200);
+      expect(patched.body).toMatchObject({ enforce_2fa: null, members_can_invite: null });
+      await t.http
+        .patch(path)
+        .set(owner.auth)
+        .send({ enforce_2fa: false, members_can_invite: false })
+        .expect(200);
+      const put = await t.http
+        .put(path)
+        .set(owner.auth)
+        .send({ name: 'Nulls', enforce_2fa: null, members_can_invite: null })
+        .expect(200);
+      expect(put.body).toMatchObject({ name: 'Nulls', enforce_2fa: null, members_can_invite: null });
+      expect((await t.http.get(path).set(owner.auth).expect(200)).body).toMatchObject(nulls);
+      expect(await stored()).toEqual({ enforce_2fa: null, members_can_invite: null });
+    });
+
     it('keeps slugs unique with a random suffix on a clash', async () => {
       const a = (await t.http.post('/api/organizations').set(owner.auth).send({ name: 'Clash' }).expect(201))
         .body;
@@ -447,7 +496,9 @@ describe('organizations', () => {
     it.each([
       [{ name: '' }, 'min_length', 'name'],
       [{ name: null }, 'invalid_input', 'name'],
-      [{ members_can_invite: null }, 'invalid_input', 'members_can_invite'],
+      [{ members_can_invite: 'null' }, 'invalid_input', 'members_can_invite'],
+      [{ enforce_2fa: 0 }, 'invalid_input', 'enforce_2fa'],
+      [{ members_can_use_personal_api_keys: null }, 'invalid_input', 'members_can_use_personal_api_keys'],
       [{ whatever: 1 }, 'unknown_field', 'whatever'],
     ])('rejects %j with 400 %s on %s', async (body, code, attr) => {
       const org = await t.factories.organization(owner);

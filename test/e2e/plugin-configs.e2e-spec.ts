@@ -269,6 +269,55 @@ describe('plugin configs', () => {
     expect(res.body).toMatchObject({ code: 'read_only_field', attr: 'plugin' });
   });
 
+  it('PUT, as PostHog: plugin required and unchanged, fields left out keep their value, secrets kept', async () => {
+    const id = await plugin({
+      config_schema: [
+        { key: 'apiKey', type: 'string', secret: true },
+        { key: 'region', type: 'string' },
+      ],
+    });
+    const created = await t.http
+      .post(configs())
+      .set(owner.auth)
+      .send({
+        plugin: id,
+        enabled: true,
+        order: 3,
+        name: 'Mine',
+        config: { apiKey: 'sk-put-1', region: 'eu' },
+      })
+      .expect(201);
+    const path = configs(teamId, `/${created.body.id}/`);
+    const read = (await t.http.get(path).set(owner.auth).expect(200)).body;
+    // What GET returned, with changes, is taken back (read-only fields ignored, the masked secret kept).
+    const res = await t.http
+      .put(path)
+      .set(owner.auth)
+      .send({ ...read, enabled: false, config: { ...read.config, region: 'us' } })
+      .expect(200);
+    expect(res.body).toEqual({
+      ...read,
+      enabled: false,
+      config: { apiKey: MASK, region: 'us' },
+      updated_at: res.body.updated_at,
+    });
+    expect(await storedConfig(created.body.id)).toEqual({ apiKey: 'sk-put-1', region: 'us' });
+    const minimal = await t.http.put(path).set(owner.auth).send({ plugin: id }).expect(200);
+    expect(minimal.body).toMatchObject({ enabled: false, order: 3, name: 'Mine' });
+    expect((await t.http.get(path).set(owner.auth).expect(200)).body).toEqual(minimal.body);
+
+    for (const [body, attr, code] of [
+      [{ enabled: true }, 'plugin', 'required'],
+      [{ plugin: await plugin() }, 'plugin', 'read_only_field'],
+      [{ plugin: id, order: 'first' }, 'order', 'invalid_input'],
+      [{ plugin: id, colour: 1 }, 'colour', 'unknown_field'],
+    ] as const) {
+      const refused = await t.http.put(path).set(owner.auth).send(body).expect(400);
+      expect(refused.body).toMatchObject({ type: 'validation_error', attr, code });
+    }
+    expect((await t.http.get(path).set(owner.auth).expect(200)).body).toEqual(minimal.body);
+  });
+
   it("answers 404 for another organization's project and its configs, 401 and 403 without key or scope", async () => {
     const theirPlugin = await plugin({}, stranger, otherOrgId);
     const theirs = await t.http
@@ -286,6 +335,7 @@ describe('plugin configs', () => {
       { method: 'post', rest: '', scope: 'plugin:write', body: { plugin: theirPlugin } },
       { method: 'get', rest: '/:id', scope: 'plugin:read', body: {} },
       { method: 'patch', rest: '/:id', scope: 'plugin:write', body: { enabled: true } },
+      { method: 'put', rest: '/:id', scope: 'plugin:write', body: { plugin: theirPlugin, enabled: true } },
       { method: 'delete', rest: '/:id', scope: 'plugin:write', body: {} },
     ] as const;
     const noScope = await t.factories.keyFor(owner, 'project:read');

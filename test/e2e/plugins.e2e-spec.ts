@@ -492,23 +492,41 @@ describe('pipeline plugin records', () => {
       expect(JSON.stringify(earlier.changes)).not.toContain('export const');
     });
 
-    it('refuses source operations on records of another type', async () => {
+    it('answers {} to source operations on records of another type, as PostHog, and writes nothing', async () => {
       const created = await create(c.segment);
-      const body = {
-        type: 'validation_error',
-        code: 'invalid_input',
-        detail: "Only plugins of type 'source' have source files.",
-        attr: 'plugin_type',
-      };
-      await t.http
+      const before = await t.http
+        .get(path(c.segment, `/${created.id}`))
+        .set(owner.auth)
+        .expect(200);
+      const source = await t.http
         .get(path(c.segment, `/${created.id}/source`))
         .set(owner.auth)
-        .expect(400, body);
-      await t.http
+        .expect(200);
+      expect(source.body).toEqual({});
+      const update = await t.http
         .patch(path(c.segment, `/${created.id}/update_source`))
         .set(owner.auth)
         .send({ 'index.ts': 'x' })
-        .expect(400, body);
+        .expect(200);
+      expect(update.body).toEqual({});
+      const files = (await t.dataSource.query(
+        'SELECT count(*)::int AS n FROM plugin_source_files WHERE plugin_id = $1',
+        [created.id],
+      )) as { n: number }[];
+      expect(files[0].n).toBe(0);
+      expect(
+        (
+          await t.http
+            .get(path(c.segment, `/${created.id}`))
+            .set(owner.auth)
+            .expect(200)
+        ).body,
+      ).toEqual(before.body);
+      // Access rules still apply first: a stranger gets 404.
+      await t.http
+        .get(path(c.segment, `/${created.id}/source`))
+        .set(stranger.auth)
+        .expect(404);
     });
 
     it('deletes a record; its history stays and lists every kind of change, newest first', async () => {

@@ -282,13 +282,31 @@ describe('session recordings', () => {
 
     it('returns the envelope, newest first then by id', async () => {
       const res = await t.http.get(path('', project)).set(owner.auth).expect(200);
-      expect(Object.keys(res.body).sort()).toEqual(['count', 'next', 'previous', 'results']);
+      expect(Object.keys(res.body).sort()).toEqual(['count', 'has_next', 'next', 'previous', 'results']);
       expect(res.body.count).toBe(7);
+      expect(res.body.has_next).toBe(false);
       expect(res.body.next).toBeNull();
       expect(res.body.previous).toBeNull();
       expect((res.body.results as Recording[]).map((r) => r.id)).toEqual(expectedOrder());
       for (const r of res.body.results as Recording[])
         expect(Object.keys(r).sort()).toEqual(RECORDING_FIELDS);
+    });
+
+    it("pages PostHog's way: has_next is true until the last page", async () => {
+      const seen: string[] = [];
+      const flags: boolean[] = [];
+      for (let offset = 0; ; offset += 3) {
+        const res = await t.http
+          .get(`${path('', project)}?limit=3&offset=${offset}`)
+          .set(owner.auth)
+          .expect(200);
+        seen.push(...(res.body.results as Recording[]).map((r) => r.id));
+        flags.push(res.body.has_next as boolean);
+        expect(res.body.has_next).toBe(res.body.next !== null);
+        if (!res.body.has_next) break;
+      }
+      expect(flags).toEqual([true, true, false]);
+      expect(seen).toEqual(expectedOrder());
     });
 
     it('pages with limit and offset without repeats or gaps', async () => {
@@ -353,7 +371,7 @@ describe('session recordings', () => {
         .get(`${path('', project)}?person_uuid=00000000-0000-4000-8000-000000000000`)
         .set(owner.auth)
         .expect(200);
-      expect(none.body).toEqual({ count: 0, next: null, previous: null, results: [] });
+      expect(none.body).toEqual({ count: 0, has_next: false, next: null, previous: null, results: [] });
     });
 
     it.each([

@@ -4,7 +4,7 @@ import { MembershipLevel } from '../../src/memberships/organization-membership.e
 import { PersonalApiKeysService } from '../../src/personal-api-keys/personal-api-keys.service.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
-import { NOT_FOUND } from '../support/expectations.js';
+import { INSUFFICIENT, NOT_FOUND } from '../support/expectations.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_MS_Z_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -42,9 +42,14 @@ describe('users, keys and projects', () => {
     const team = org.teams[0];
     expect(Object.keys(body).sort()).toEqual(
       [
+        'access_control',
         'api_token',
+        'completed_snippet_onboarding',
         'created_at',
+        'has_completed_onboarding_for',
         'id',
+        'ingested_event',
+        'is_demo',
         'name',
         'organization',
         'session_recording_opt_in',
@@ -53,6 +58,14 @@ describe('users, keys and projects', () => {
         'uuid',
       ].sort(),
     );
+    // PostHog's required keys of a project, constant here.
+    expect(body).toMatchObject({
+      access_control: false,
+      completed_snippet_onboarding: false,
+      has_completed_onboarding_for: null,
+      ingested_event: false,
+      is_demo: false,
+    });
     expect(body.id).toBe(team.id);
     expect(body.uuid).toBe(team.uuid);
     expect(body.uuid).toMatch(UUID_RE);
@@ -97,6 +110,8 @@ describe('users, keys and projects', () => {
         is_2fa_enabled: false,
         has_social_auth: false,
         has_sso_enforcement: false,
+        sensitive_session_expires_at: null,
+        scene_personalisation: [],
         organization: null,
         organizations: [],
         team: null,
@@ -135,29 +150,11 @@ describe('users, keys and projects', () => {
         basic(newer.id, 'Me Newer', 'me-newer'),
         basic(older.id, 'Me Older', 'me-older'),
       ]);
-      const {
-        project_id,
-        ingested_event,
-        completed_snippet_onboarding,
-        is_demo,
-        access_control,
-        effective_membership_level,
-        ...project
-      } = res.body.team;
+      const { project_id, effective_membership_level, ...project } = res.body.team;
       await expectProject(project, newer);
-      expect({
-        project_id,
-        ingested_event,
-        completed_snippet_onboarding,
-        is_demo,
-        access_control,
-        effective_membership_level,
-      }).toEqual({
+      expect(res.body.team.has_completed_onboarding_for).toBeNull();
+      expect({ project_id, effective_membership_level }).toEqual({
         project_id: newer.teams[0].id,
-        ingested_event: false,
-        completed_snippet_onboarding: false,
-        is_demo: false,
-        access_control: false,
         effective_membership_level: 15,
       });
       expect(res.body.team.id).not.toBe(older.teams[0].id);
@@ -197,6 +194,57 @@ describe('users, keys and projects', () => {
     it('needs a key', async () => {
       const res = await t.http.get('/api/users/@me').expect(401);
       expect(res.body.code).toBe('not_authenticated');
+    });
+  });
+
+  describe('PATCH /api/users/@me', () => {
+    it("changes the caller's own name, answers as GET, and ignores read-only fields sent back", async () => {
+      const user = await t.factories.user({ scopes: 'user:write' });
+      const other = await t.factories.user();
+      const before = (await t.http.get('/api/users/@me').set(user.auth).expect(200)).body;
+      const res = await t.http
+        .patch('/api/users/@me/')
+        .set(user.auth)
+        .send({ ...before, first_name: '  Ada ', last_name: 'Lovelace', email: 'changed@example.com', id: 1 })
+        .expect(200);
+      expect(res.body).toEqual({ ...before, first_name: 'Ada', last_name: 'Lovelace' });
+      expect((await t.http.get('/api/users/@me').set(user.auth).expect(200)).body).toEqual(res.body);
+      const [row] = await t.dataSource.query<{ first_name: string; last_name: string; email: string }[]>(
+        'SELECT first_name, last_name, email FROM users WHERE id = $1',
+        [user.id],
+      );
+      expect(row).toEqual({ first_name: 'Ada', last_name: 'Lovelace', email: user.email });
+      const only = await t.http.patch('/api/users/@me').set(user.auth).send({ last_name: '' }).expect(200);
+      expect(only.body).toMatchObject({ first_name: 'Ada', last_name: '' });
+      // Nobody else's name changed.
+      const [untouched] = await t.dataSource.query<{ first_name: string }[]>(
+        'SELECT first_name FROM users WHERE id = $1',
+        [other.id],
+      );
+      expect(untouched.first_name).toBe('');
+    });
+
+    it.each([
+      [{ first_name: 7 }, 'invalid_input', 'first_name'],
+      [{ last_name: 'x'.repeat(151) }, 'max_length', 'last_name'],
+      [{ first_name: null }, 'invalid_input', 'first_name'],
+      [{ nickname: 'x' }, 'unknown_field', 'nickname'],
+    ])('refuses %j with 400 %s on %s and changes nothing', async (body, code, attr) => {
+      const user = await t.factories.user({ scopes: 'user:write' });
+      const res = await t.http.patch('/api/users/@me').set(user.auth).send(body).expect(400);
+      expect(res.body).toMatchObject({ type: 'validation_error', code, attr });
+      expect((await t.http.get('/api/users/@me').set(user.auth).expect(200)).body.first_name).toBe('');
+    });
+
+    it('needs user:write (user:read and other scopes are 403) and a key (401)', async () => {
+      for (const scopes of ['user:read', 'organization:write']) {
+        const user = await t.factories.user({ scopes });
+        const res = await t.http.patch('/api/users/@me').set(user.auth).send({ first_name: 'x' }).expect(403);
+        expect(res.body).toEqual(scopeDenied('user:write'));
+      }
+      const star = await t.factories.user({ scopes: '*' });
+      await t.http.patch('/api/users/@me').set(star.auth).send({ first_name: 'Star' }).expect(200);
+      await t.http.patch('/api/users/@me').send({ first_name: 'x' }).expect(401);
     });
   });
 
@@ -361,6 +409,81 @@ describe('users, keys and projects', () => {
       await t.factories.member(mine.id, member, MembershipLevel.MEMBER);
       const res = await t.http.get(`/api/projects/${mine.teams[0].id}`).set(member.auth).expect(200);
       expect(res.body.organization).toBe(mine.id);
+    });
+
+    describe('under the organization path', () => {
+      const orgPath = (org: Org, id: number | string) => `/api/organizations/${org.id}/projects/${id}/`;
+
+      it('GET returns the project as GET /api/projects/:id does', async () => {
+        const res = await t.http.get(orgPath(mine, mine.teams[0].id)).set(owner.auth).expect(200);
+        await expectProject(res.body, mine);
+        const direct = await t.http.get(`/api/projects/${mine.teams[0].id}`).set(owner.auth).expect(200);
+        expect(res.body).toEqual(direct.body);
+      });
+
+      it('PATCH changes the fields sent (admins and owners), and takes back what GET returned', async () => {
+        const read = (await t.http.get(orgPath(mine, mine.teams[0].id)).set(owner.auth).expect(200)).body;
+        const res = await t.http
+          .patch(orgPath(mine, mine.teams[0].id))
+          .set(owner.auth)
+          .send({ ...read, name: 'Renamed under org', session_recording_opt_in: false })
+          .expect(200);
+        expect(res.body).toEqual({ ...read, name: 'Renamed under org', session_recording_opt_in: false });
+        const again = await t.http.get(`/api/projects/${mine.teams[0].id}`).set(owner.auth).expect(200);
+        expect(again.body).toEqual(res.body);
+        await t.http
+          .patch(orgPath(mine, mine.teams[0].id))
+          .set(owner.auth)
+          .send({ name: 'Default project', session_recording_opt_in: true })
+          .expect(200);
+      });
+
+      it('404 for a project of another organization, another organization, a bad id; 401 without a key', async () => {
+        // Mine's organization with their project: the project is not of this organization.
+        const stranger = await t.factories.user();
+        const other = (await t.factories.organization(stranger, 'Projects Other')) as Org;
+        await t.factories.member(other.id, owner, MembershipLevel.ADMIN);
+        for (const path of [
+          orgPath(mine, other.teams[0].id),
+          orgPath(theirs, theirs.teams[0].id),
+          orgPath(mine, 'abc'),
+          `/api/organizations/abc/projects/${mine.teams[0].id}/`,
+        ]) {
+          expect((await t.http.get(path).set(owner.auth).expect(404)).body).toEqual(NOT_FOUND);
+          const patched = await t.http.patch(path).set(owner.auth).send({ name: 'x' }).expect(404);
+          expect(patched.body).toEqual(NOT_FOUND);
+        }
+        expect(
+          (await t.http.get(orgPath(other, other.teams[0].id)).set(owner.auth).expect(200)).body.name,
+        ).toBe('Default project');
+        await t.http.get(orgPath(mine, mine.teams[0].id)).expect(401);
+        await t.http.patch(orgPath(mine, mine.teams[0].id)).send({ name: 'x' }).expect(401);
+      });
+
+      it('403 for missing scopes and for members; 400 for a bad body', async () => {
+        const readOnly = await t.factories.keyFor(owner, 'project:read');
+        const orgOnly = await t.factories.keyFor(owner, 'organization:read');
+        const path = orgPath(mine, mine.teams[0].id);
+        expect((await t.http.get(path).set(orgOnly).expect(403)).body).toEqual(scopeDenied('project:read'));
+        expect((await t.http.patch(path).set(readOnly).send({ name: 'x' }).expect(403)).body).toEqual(
+          scopeDenied('project:write'),
+        );
+        const member = await t.factories.user({ scopes: 'project:write' });
+        await t.factories.member(mine.id, member, MembershipLevel.MEMBER);
+        await t.http.get(path).set(member.auth).expect(200);
+        expect((await t.http.patch(path).set(member.auth).send({ name: 'x' }).expect(403)).body).toEqual(
+          INSUFFICIENT,
+        );
+        for (const [body, code, attr] of [
+          [{ name: '' }, 'min_length', 'name'],
+          [{ session_recording_opt_in: 'yes' }, 'invalid_input', 'session_recording_opt_in'],
+          [{ colour: 'red' }, 'unknown_field', 'colour'],
+        ] as const) {
+          const res = await t.http.patch(path).set(owner.auth).send(body).expect(400);
+          expect(res.body).toMatchObject({ type: 'validation_error', code, attr });
+        }
+        expect((await t.http.get(path).set(owner.auth).expect(200)).body.name).toBe('Default project');
+      });
     });
   });
 });

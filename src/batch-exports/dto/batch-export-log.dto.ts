@@ -43,8 +43,8 @@ export function parseLevels(value: string): string[] | null {
 /** Query of the logs list (besides limit and offset). */
 export class LogsQueryDto {
   @ApiPropertyOptional({
-    description: `Only these levels: a comma list of ${LOG_LEVELS.join(', ')} (any case).`,
-    example: 'WARNING,ERROR',
+    // The example in the description: as a parameter example, Swagger UI would pre-fill it as a filter.
+    description: `Only these levels: a comma list of ${LOG_LEVELS.join(', ')} (any case), e.g. \`WARNING,ERROR\`.`,
   })
   @IsOptional()
   @IsString({ message: 'Must be a string.' })

@@ -11,7 +11,7 @@ import {
   toEnvelope,
   toPageNumberEnvelope,
 } from './page.js';
-import { PAGE_NUMBER_PAGINATED_KEY, PAGINATED_KEY } from './paginated.decorator.js';
+import { HAS_NEXT_KEY, PAGE_NUMBER_PAGINATED_KEY, PAGINATED_KEY } from './paginated.decorator.js';
 
 /** The absolute URL of a request; scheme and host honour X-Forwarded-* only when TRUST_PROXY is set. */
 export function requestUrl(req: Request): URL {
@@ -51,6 +51,12 @@ export class EnvelopeInterceptor implements NestInterceptor {
     const req = context.switchToHttp().getRequest<Request & { pageParams?: PageParams }>();
     const params = parsePageParams(req.query as Record<string, unknown>, this.config.get('MAX_PAGE_LIMIT'));
     req.pageParams = params;
-    return next.handle().pipe(map((page: Page<unknown>) => toEnvelope(page, params, requestUrl(req))));
+    const hasNext = this.reflector.get<boolean | undefined>(HAS_NEXT_KEY, context.getHandler()) === true;
+    return next.handle().pipe(
+      map((page: Page<unknown>) => {
+        const envelope = toEnvelope(page, params, requestUrl(req));
+        return hasNext ? { ...envelope, has_next: envelope.next !== null } : envelope;
+      }),
+    );
   }
 }

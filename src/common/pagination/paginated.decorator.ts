@@ -17,14 +17,29 @@ import type { PageParams } from './page.js';
 
 export const PAGINATED_KEY = 'pagination:paginated';
 export const PAGE_NUMBER_PAGINATED_KEY = 'pagination:pageNumber';
+export const HAS_NEXT_KEY = 'pagination:hasNext';
+
+export interface PaginatedOptions {
+  /**
+   * Also answer `has_next` (whether `next` is set) beside the envelope, for PostHog clients that page by it
+   * (its recordings list answers `{results, has_next}`).
+   */
+  hasNext?: boolean;
+}
 
 /**
  * Marks a list handler: it returns `Page<T>` and the envelope interceptor wraps it as
  * `{count, next, previous, results}`. Also documents the envelope, `limit` and `offset` in Swagger.
  */
-export function Paginated(item: Type<unknown>, description = 'One page of results.'): MethodDecorator {
+export function Paginated(
+  item: Type<unknown>,
+  description = 'One page of results.',
+  options: PaginatedOptions = {},
+): MethodDecorator {
+  const hasNext = options.hasNext === true;
   return applyDecorators(
     SetMetadata(PAGINATED_KEY, true),
+    SetMetadata(HAS_NEXT_KEY, hasNext),
     ApiExtraModels(item),
     ApiQuery({
       name: 'limit',
@@ -42,12 +57,21 @@ export function Paginated(item: Type<unknown>, description = 'One page of result
       description,
       schema: {
         type: 'object',
-        required: ['count', 'next', 'previous', 'results'],
+        required: ['count', 'next', 'previous', 'results', ...(hasNext ? ['has_next'] : [])],
         properties: {
           count: { type: 'integer', example: 1 },
           next: { type: 'string', format: 'uri', nullable: true, example: null },
           previous: { type: 'string', format: 'uri', nullable: true, example: null },
           results: { type: 'array', items: { $ref: getSchemaPath(item) } },
+          ...(hasNext
+            ? {
+                has_next: {
+                  type: 'boolean',
+                  example: false,
+                  description: "Whether there is a next page (`next` is set): PostHog's own paging field.",
+                },
+              }
+            : {}),
         },
       },
     }),

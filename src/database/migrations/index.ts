@@ -15,6 +15,7 @@ import { SessionSnapshotBytes1795469021029 } from './1795469021029-SessionSnapsh
 import { BatchExportRuns1795473000000 } from './1795473000000-BatchExportRuns.js';
 import { RecordingObjectStorage1795480000000 } from './1795480000000-RecordingObjectStorage.js';
 import { RecordingRetention1795490000000 } from './1795490000000-RecordingRetention.js';
+import { NullableOrganizationSettings1795500000000 } from './1795500000000-NullableOrganizationSettings.js';
 import { ExportWatermark1795807561520 } from './1795807561520-ExportWatermark.js';
 
 /**
@@ -39,5 +40,6 @@ export const MIGRATIONS: (new () => unknown)[] = [
   BatchExportRuns1795473000000,
   RecordingObjectStorage1795480000000,
   RecordingRetention1795490000000,
+  NullableOrganizationSettings1795500000000,
   ExportWatermark1795807561520,
 ];

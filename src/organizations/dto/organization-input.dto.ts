@@ -59,21 +59,24 @@ abstract class OrganizationOptionsDto {
 
   @ApiPropertyOptional({
     type: Boolean,
-    description: 'Require two-factor authentication of members.',
+    nullable: true,
+    description: 'Require two-factor authentication of members. Null (as PostHog): not set, not enforced.',
     default: false,
   })
-  @IsOmittable()
-  @IsBoolean({ message: 'Must be a boolean.' })
-  enforce_2fa?: boolean;
+  @IsOptional()
+  @IsBoolean({ message: 'Must be a boolean or null.' })
+  enforce_2fa?: boolean | null;
 
   @ApiPropertyOptional({
     type: Boolean,
+    nullable: true,
     default: true,
-    description: 'Members below admin may invite people. When false only admins and owners can (403).',
+    description:
+      'Members below admin may invite people. When false (or null, as PostHog) only admins and owners can (403).',
   })
-  @IsOmittable()
-  @IsBoolean({ message: 'Must be a boolean.' })
-  members_can_invite?: boolean;
+  @IsOptional()
+  @IsBoolean({ message: 'Must be a boolean or null.' })
+  members_can_invite?: boolean | null;
 
   @ApiPropertyOptional({
     type: Boolean,

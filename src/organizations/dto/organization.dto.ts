@@ -69,14 +69,18 @@ export class OrganizationDto {
   @ApiProperty({ type: String, nullable: true })
   customer_id: string | null;
 
-  @ApiProperty()
-  enforce_2fa: boolean;
+  @ApiProperty({ type: Boolean, nullable: true, description: 'Null (as PostHog): not set, not enforced.' })
+  enforce_2fa: boolean | null;
 
   @ApiProperty({ example: '1', description: 'Number of members, as a string.' })
   member_count: string;
 
-  @ApiProperty({ description: 'Members below admin may invite people (else only admins and owners).' })
-  members_can_invite: boolean;
+  @ApiProperty({
+    type: Boolean,
+    nullable: true,
+    description: 'Members below admin may invite people (else only admins and owners; null counts as false).',
+  })
+  members_can_invite: boolean | null;
 
   @ApiProperty({ description: "Stored and returned (PostHog's setting)." })
   members_can_use_personal_api_keys: boolean;

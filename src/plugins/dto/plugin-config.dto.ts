@@ -157,8 +157,11 @@ abstract class PluginConfigOptionsDto {
 @ReadOnlyFields(...READ_ONLY)
 export class CreatePluginConfigDto extends PluginConfigOptionsDto {
   @ApiProperty({
-    example: 7,
-    description: "A plugin record visible to the project's organization (its own or a global one).",
+    type: 'integer',
+    example: 1,
+    description:
+      "A plugin record visible to the project's organization (its own or a global one). The example, 1, is the " +
+      'first record created on a fresh database (for instance by the example of `POST …/pipeline_transformations`).',
   })
   @IsDefined()
   @IsInt({ message: 'Must be an integer.' })
@@ -175,4 +178,22 @@ export class UpdatePluginConfigDto extends PluginConfigOptionsDto {
   @IsOmittable()
   @IsInt({ message: 'Must be an integer.' })
   plugin?: number;
+}
+
+/**
+ * PUT body, as PostHog's: `plugin` is required (and must be the current one, else 400 `read_only_field`); the
+ * other fields, optional, keep their value when left out.
+ */
+@ReadOnlyFields(...READ_ONLY)
+export class ReplacePluginConfigDto extends PluginConfigOptionsDto {
+  @ApiProperty({
+    type: 'integer',
+    example: 1,
+    description:
+      "Required; immutable: accepted only when equal to the current plugin (the example's config, on a fresh " +
+      'database, is of record 1).',
+  })
+  @IsDefined()
+  @IsInt({ message: 'Must be an integer.' })
+  plugin: number;
 }

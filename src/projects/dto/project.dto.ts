@@ -43,6 +43,30 @@ export class ProjectDto {
       "the service's default (RECORDING_RETENTION_DAYS). Recordings past it disappear from the API and are purged.",
   })
   session_recording_retention_period_days: number | null;
+
+  @ApiProperty({
+    example: false,
+    description: 'Always false: this service stores no analytics events (only session recordings).',
+  })
+  ingested_event: boolean;
+
+  @ApiProperty({ example: false, description: 'Always false: there is no onboarding here.' })
+  completed_snippet_onboarding: boolean;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    example: null,
+    description: "Always null: there is no onboarding here (PostHog's per-product onboarding map).",
+  })
+  has_completed_onboarding_for: Record<string, unknown> | null;
+
+  @ApiProperty({ example: false, description: 'Always false: no demo projects.' })
+  is_demo: boolean;
+
+  @ApiProperty({ example: false, description: 'Always false: projects have no private mode.' })
+  access_control: boolean;
 }
 
 export function toProjectDto(p: ProjectEntity): ProjectDto {
@@ -56,5 +80,10 @@ export function toProjectDto(p: ProjectEntity): ProjectDto {
     created_at: p.createdAt.toISOString(),
     session_recording_opt_in: p.sessionRecordingOptIn,
     session_recording_retention_period_days: p.sessionRecordingRetentionPeriodDays,
+    ingested_event: false,
+    completed_snippet_onboarding: false,
+    has_completed_onboarding_for: null,
+    is_demo: false,
+    access_control: false,
   };
 }

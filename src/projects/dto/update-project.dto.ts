@@ -6,8 +6,20 @@ import { RECORDING_RETENTION_MAX_DAYS, RECORDING_RETENTION_MIN_DAYS } from '../p
 
 const RETENTION_RANGE = `Must be an integer between ${RECORDING_RETENTION_MIN_DAYS} and ${RECORDING_RETENTION_MAX_DAYS}, or null.`;
 
-/** Body of `PATCH /api/projects/:id`: every field optional; the fields a Project shows but never takes. */
-@ReadOnlyFields('id', 'uuid', 'organization', 'api_token', 'timezone', 'created_at')
+/** Body of `PATCH /api/projects/:id` (and under its organization): every field optional; the fields a Project shows but never takes. */
+@ReadOnlyFields(
+  'id',
+  'uuid',
+  'organization',
+  'api_token',
+  'timezone',
+  'created_at',
+  'ingested_event',
+  'completed_snippet_onboarding',
+  'has_completed_onboarding_for',
+  'is_demo',
+  'access_control',
+)
 export class UpdateProjectDto {
   @ApiPropertyOptional({
     minLength: 1,

@@ -31,6 +31,12 @@ export function toUserDto(u: UserEntity): UserDto {
   };
 }
 
+/** PostHog's per-scene preference of a user (the dashboard a scene opens on). */
+export class ScenePersonalisationDto {
+  @ApiProperty() scene: string;
+  @ApiProperty({ type: 'integer', nullable: true }) dashboard: number | null;
+}
+
 /** The current project as `team` (PostHog's basic team fields on top of the Project). */
 export class CurrentTeamDto extends ProjectDto {
   @ApiProperty({
@@ -39,21 +45,6 @@ export class CurrentTeamDto extends ProjectDto {
     description: 'The same as `id` (projects and teams are one here).',
   })
   project_id: number;
-
-  @ApiProperty({
-    example: false,
-    description: 'Always false: this service stores no analytics events (only session recordings).',
-  })
-  ingested_event: boolean;
-
-  @ApiProperty({ example: false, description: 'Always false: there is no onboarding here.' })
-  completed_snippet_onboarding: boolean;
-
-  @ApiProperty({ example: false, description: 'Always false: no demo projects.' })
-  is_demo: boolean;
-
-  @ApiProperty({ example: false, description: 'Always false: projects have no private mode.' })
-  access_control: boolean;
 
   @ApiProperty({
     type: 'integer',
@@ -102,6 +93,22 @@ export class CurrentUserDto extends UserDto {
 
   @ApiProperty({ example: false, description: 'Always false: no interactive login to enforce SSO on.' })
   has_sso_enforcement: boolean;
+
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: null,
+    description: 'Always null: keys are not login sessions, so there is no sensitive session to expire.',
+  })
+  sensitive_session_expires_at: string | null;
+
+  @ApiProperty({
+    type: [ScenePersonalisationDto],
+    example: [],
+    description: 'Always empty: there are no scenes (web app pages) to personalise here.',
+  })
+  scene_personalisation: ScenePersonalisationDto[];
 
   @ApiProperty({
     type: OrganizationDto,

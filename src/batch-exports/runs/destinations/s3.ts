@@ -20,6 +20,7 @@ import {
   type ServerSideEncryption,
 } from '@aws-sdk/client-s3';
 import { ByteWriter, ParquetWriter, schemaFromColumnData, type BasicType } from 'hyparquet-writer';
+import { s3CompressionProblem } from '../../destinations.js';
 import { rowToJson, type ColumnKind, type ExportRow } from '../export-models.js';
 import {
   AttemptStopped,
@@ -41,11 +42,6 @@ const COMPRESSION_EXTENSIONS: Record<string, string> = {
   zstd: 'zst',
   lz4: 'lz4',
 };
-/** The compressions each file format supports here (PostHog's, except Parquet's lz4: no maintained JS codec). */
-const SUPPORTED_COMPRESSIONS = {
-  JSONLines: ['gzip', 'brotli'],
-  Parquet: ['zstd', 'snappy', 'gzip', 'brotli'],
-} as const;
 
 const PARQUET_TYPES: Record<ColumnKind, BasicType> = {
   text: 'STRING',
@@ -397,12 +393,9 @@ export class S3Writer implements DestinationWriter {
   }
 
   async open(): Promise<void> {
-    const supported = SUPPORTED_COMPRESSIONS[this.format] as readonly string[];
-    if (this.compression && !supported.includes(this.compression)) {
-      throw nonRetryable(
-        `Compression ${this.compression} is not supported for ${this.format} files here (supported: ${supported.join(', ')}).`,
-      );
-    }
+    // Refused at save (the same table); an export stored before that check still fails here, for good.
+    const problem = s3CompressionProblem(this.format, this.compression);
+    if (problem) throw nonRetryable(problem);
     const endpoint = this.ctx.config.endpoint_url as string | null | undefined;
     if (endpoint) await this.ctx.egress.resolve(new URL(endpoint).hostname.replace(/^\[|\]$/g, ''));
   }
