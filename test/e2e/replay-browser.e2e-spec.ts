@@ -120,8 +120,8 @@ if ('reason' in chromiumFound) {
       await t.app.listen(0, '127.0.0.1');
       service = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
       owner = await t.factories.user();
-      await t.factories.organization(owner, 'Acme without recordings');
-      await t.factories.organization(owner, 'Zeta shop with a rather long organization name');
+      await t.factories.organization(owner, 'Northwind Traders');
+      await t.factories.organization(owner, 'Contoso Retail');
       const me = (await t.http.get('/api/users/@me').set(owner.auth).expect(200)).body as {
         team: { id: number; name: string; organization: string };
         organizations: { id: string; name: string }[];
@@ -281,7 +281,7 @@ if ('reason' in chromiumFound) {
       ).access_token;
       const page = await browser.context.newPage();
       await page.addInitScript(WATCH_CSP);
-      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.setViewportSize({ width: 1280, height: 860 });
       const problems = watch(page);
       await page.goto(`${service}/shared/${token}`);
       await until(page, `document.querySelector('.player')?.dataset.state === 'playing'`, 20_000);
@@ -301,10 +301,15 @@ if ('reason' in chromiumFound) {
         expect(await player(page)).toMatchObject({ state: 'playing', button: '❚❚', label: 'Pause' });
       }
       await page.keyboard.press('k');
+      await page.selectOption('.player-speed', '8');
+      await page.keyboard.press('End');
 
       const shown = await player(page);
       expect(shown.duration).toMatch(/^\d+:\d\d$/);
       expect(shown.clock.split(' / ')[1]).toBe(shown.duration);
+      expect(shown).toMatchObject({ state: 'ended', button: '▶' });
+      expect(shown.clock.split(' / ')[0]).toBe(shown.duration);
+      await page.screenshot({ path: join(ARTIFACTS, 'shared-player.png') });
       expect(problems.list).toEqual([]);
       expect(await problems.violations()).toEqual([]);
       await page.close();
