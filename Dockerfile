@@ -23,7 +23,8 @@ RUN npm run build
 
 # ---------------------------------------------------------------------------------------------------------
 FROM node:24-bookworm-slim AS runtime
-ENV NODE_ENV=production
+# HOST: the service binds loopback unless told otherwise; in a container it must answer on every interface.
+ENV NODE_ENV=production HOST=0.0.0.0
 WORKDIR /app
 
 # Production dependencies only. No runtime dependency needs an install script (the only one with a script

@@ -7,6 +7,7 @@ import { ShutdownState } from './health/shutdown-state.js';
 import { BootstrapKeyService } from './personal-api-keys/bootstrap-key.js';
 import { createDataSource } from './database/data-source.js';
 import { bootLogger, writeToLog } from './common/logging/logger-options.js';
+import { localUrl } from './common/http/listen-address.js';
 
 /** A log line of the boot and shutdown phases (before and after the application logger), `context: "Bootstrap"`. */
 export function bootLog(msg: string, level: 'debug' | 'info' | 'warn' | 'error' = 'info'): void {
@@ -17,6 +18,11 @@ export function bootLog(msg: string, level: 'debug' | 'info' | 'warn' | 'error' 
 export const NO_BOOTSTRAP_KEY_MESSAGE =
   'the database has no user yet; with DATABASE_URL no key is created at start (container logs are no place ' +
   "for a secret): create the first one with node dist/cli.js keys create --email you@example.com --scopes '*'";
+
+/** Logged at a start on the embedded database that finds its users and keys already there. */
+export const KEYS_EXIST_MESSAGE =
+  'the database already has its users and keys: the key printed at the first start still works. To create ' +
+  "another: node dist/cli.js keys create --email you@example.com --scopes '*' (the secret is printed once)";
 
 /** Resolves the database (embedded when DATABASE_URL is unset) and applies migrations when configured to. */
 export async function prepareDatabase(config: AppConfig): Promise<ResolvedDatabase> {
@@ -52,8 +58,11 @@ export async function printBootstrapKey(app: INestApplication, config: AppConfig
     return;
   }
   const created = await bootstrap.createIfEmpty();
-  if (!created) return;
-  const port = config.get('PORT');
+  if (!created) {
+    bootLog(KEYS_EXIST_MESSAGE);
+    return;
+  }
+  const url = localUrl(config.get('HOST'), config.get('PORT'));
   writeToLog(
     [
       '',
@@ -62,7 +71,7 @@ export async function printBootstrapKey(app: INestApplication, config: AppConfig
       '',
       `  ${created.secret}`,
       '',
-      `Open http://localhost:${port}/docs, press "Authorize" and paste the key (without "Bearer").`,
+      `Open ${url}/docs, press "Authorize" and paste the key (without "Bearer").`,
       '',
     ].join('\n') + '\n',
   );

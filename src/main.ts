@@ -2,6 +2,8 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
 import { APP_OPTIONS, configureApp } from './app.setup.js';
+import type { AddressInfo } from 'node:net';
+import { listeningMessage } from './common/http/listen-address.js';
 import { explainListenError, PortInUseError } from './common/http/port-in-use.js';
 import { setBootLogLevel, setUpLogging } from './common/logging/logger-options.js';
 import { AppConfig, ConfigError } from './config/config.js';
@@ -15,6 +17,7 @@ async function main(): Promise<void> {
   const database: ResolvedDatabase = await prepareDatabase(config);
   const port = database.config.get('PORT');
   const host = database.config.get('HOST');
+  let address: AddressInfo | string | null;
   try {
     const app = configureApp(await NestFactory.create(AppModule.forRoot(database.config), APP_OPTIONS));
     try {
@@ -23,6 +26,7 @@ async function main(): Promise<void> {
       await app.listen(port, host).catch((err: unknown) => {
         throw explainListenError(err, 'PORT', port, host);
       });
+      address = (app.getHttpServer() as import('node:http').Server).address();
     } catch (err) {
       await app.close().catch(() => undefined);
       throw err;
@@ -32,7 +36,7 @@ async function main(): Promise<void> {
     await database.stop().catch(() => undefined);
     throw err;
   }
-  bootLog(`listening on http://localhost:${port} (Swagger UI at /docs)`);
+  bootLog(listeningMessage(address));
 }
 
 main().catch((err: unknown) => {

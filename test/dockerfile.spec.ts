@@ -117,8 +117,9 @@ describe('Dockerfile', () => {
     expect(inRuntime('COPY').some((i) => /--from=\S+\s+\S*\/dist\/?\s+\S*dist\/?$/.test(i.args))).toBe(true);
   });
 
-  it('sets NODE_ENV=production and exposes port 3000', () => {
+  it('sets NODE_ENV=production, binds every interface (HOST=0.0.0.0: the default is loopback) and exposes port 3000', () => {
     expect(inRuntime('ENV').some((i) => /(^|\s)NODE_ENV=("?)production\2(\s|$)/.test(i.args))).toBe(true);
+    expect(inRuntime('ENV').some((i) => /(^|\s)HOST=("?)0\.0\.0\.0\2(\s|$)/.test(i.args))).toBe(true);
     expect(inRuntime('EXPOSE').some((i) => i.args.split(/\s+/).includes('3000'))).toBe(true);
   });
 

@@ -4,7 +4,8 @@
 // human-readable (LOG_FORMAT=pretty, unless set otherwise). Without DATABASE_URL, the embedded PostgreSQL is
 // started once here and kept across restarts; each restart of the service finds it running and uses it. The
 // browser bundles of web/ (the replay pages) are built at start and again, with a restart, when web/ changes.
-// Ctrl-C stops the service (gracefully), then the embedded database.
+// Ctrl-C stops the service (gracefully), then the embedded database (which runs in its own process group, so
+// the terminal's Ctrl-C does not reach it before the service has closed its connections).
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, watch as watchFiles } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -34,7 +34,7 @@ describe('parseConfig', () => {
   it('returns the documented default of every setting for an empty environment', () => {
     expect(parseConfig({})).toEqual({
       NODE_ENV: 'development',
-      HOST: '0.0.0.0',
+      HOST: '127.0.0.1',
       PORT: 3000,
       METRICS_PORT: 0,
       LOG_LEVEL: 'info',

@@ -192,7 +192,11 @@ const setting = <T>(parse: Parser<T>, def: T, description: string): Setting<T> =
 
 export const SETTINGS = {
   NODE_ENV: setting(oneOf('development', 'production', 'test'), 'development', 'Runtime environment.'),
-  HOST: setting(str, '0.0.0.0', 'Address the HTTP server binds to.'),
+  HOST: setting(
+    str,
+    '127.0.0.1',
+    'Address the HTTP server binds to. The default answers on this machine only; 0.0.0.0 listens on every IPv4 interface (the container image and the Kubernetes manifests set it).',
+  ),
   PORT: setting(int(0, 65535), 3000, 'HTTP port.'),
   METRICS_PORT: setting(
     int(0, 65535),

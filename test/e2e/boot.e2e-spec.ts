@@ -4,7 +4,9 @@ import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NO_BOOTSTRAP_KEY_MESSAGE } from '../../src/bootstrap.js';
+import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { KEYS_EXIST_MESSAGE, NO_BOOTSTRAP_KEY_MESSAGE } from '../../src/bootstrap.js';
 import {
   bootstrapKey,
   freePort,
@@ -124,7 +126,12 @@ describe('booting the built service', () => {
         expect(key).toMatch(KEY_RE);
         expect(embedded.stdout().match(new RegExp(KEY_RE.source, 'g'))).toHaveLength(1);
         expect(embedded.stdout()).toContain('admin@localhost');
-        expect(embedded.stdout()).toContain('Authorize');
+        expect(embedded.stdout()).toContain(`Open http://127.0.0.1:${embedded.port}/docs, press "Authorize"`);
+        // The start-up line names the address bound (loopback, as HOST says).
+        expect(embedded.logs().map((l) => l.msg)).toContain(
+          `listening on http://127.0.0.1:${embedded.port} (Swagger UI at http://127.0.0.1:${embedded.port}/docs)`,
+        );
+        expect(embedded.stdout()).not.toContain(KEYS_EXIST_MESSAGE);
         expect(embedded.stdout()).not.toContain(NO_BOOTSTRAP_KEY_MESSAGE);
         const current = await fetch(`${embedded.base}/api/personal_api_keys/@current`, {
           headers: { Authorization: `Bearer ${key}` },
@@ -134,16 +141,40 @@ describe('booting the built service', () => {
       } finally {
         expect(await stop(embedded)).toBe(0);
       }
-      const again = await startService(env, { timeoutMs: 90000 });
+      // A later start, as a terminal runs it; Ctrl-C (SIGINT to its whole process group) stops it.
+      const again = await startService(env, { timeoutMs: 90000, processGroup: true });
       try {
         expect(again.stdout()).not.toMatch(KEY_RE);
+        // It says the keys are there and how to create another.
+        expect(again.logs()).toContainEqual(
+          expect.objectContaining({ level: 'info', context: 'Bootstrap', msg: KEYS_EXIST_MESSAGE }),
+        );
+        expect(KEYS_EXIST_MESSAGE).toContain(
+          "node dist/cli.js keys create --email you@example.com --scopes '*'",
+        );
         const me = await fetch(`${again.base}/api/users/@me`, {
           headers: { Authorization: `Bearer ${key}` },
         });
         expect(me.status).toBe(200);
+        expect(existsSync(join(dir, 'postgres', 'postmaster.pid'))).toBe(true);
       } finally {
-        expect(await stop(again)).toBe(0);
+        process.kill(-again.child.pid!, 'SIGINT');
+        expect(await again.exited).toBe(0);
       }
+      // The database stopped after the service's pool closed: no session was cut, no FATAL line; the
+      // server is gone (its pid file removed, its port closed).
+      expect((again.stdout() + again.stderr()).split('\n').filter((l) => l.includes('FATAL'))).toEqual([]);
+      expect(again.stdout()).toContain('shut down cleanly');
+      expect(existsSync(join(dir, 'postgres', 'postmaster.pid'))).toBe(false);
+      const refused = await new Promise<boolean>((resolve) => {
+        const socket = connect(Number(env.EMBEDDED_PG_PORT), '127.0.0.1');
+        socket.once('connect', () => {
+          socket.destroy();
+          resolve(false);
+        });
+        socket.once('error', () => resolve(true));
+      });
+      expect(refused).toBe(true);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

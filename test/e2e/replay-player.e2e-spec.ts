@@ -342,7 +342,7 @@ if ('reason' in chromiumFound) {
       // The page's facts: the start URL, the start time and the duration, and nothing about the person.
       expect(await page.textContent('.player-start-url')).toBe(`${site.url}/`);
       expect(await page.getAttribute('.player-start-time', 'datetime')).toMatch(/^\d{4}-\d\d-\d\dT/);
-      expect(await page.textContent('.player-duration')).toMatch(/\d+ s$/);
+      expect(await page.textContent('.player-duration')).toMatch(/^\d+:\d\d$/);
 
       // It plays to the end: time advances, and the click in the first tab shows its paragraph.
       await until(page, `document.querySelector('.player').dataset.state === 'ended'`, 60_000);

@@ -36,7 +36,14 @@ export interface ServiceProcess {
 /** Starts `node dist/main.js` on a free port with only the given environment, and waits until it answers. */
 export async function startService(
   env: Record<string, string>,
-  { timeoutMs = 20000 }: { timeoutMs?: number } = {},
+  {
+    timeoutMs = 20000,
+    processGroup = false,
+  }: {
+    timeoutMs?: number;
+    /** In a process group of its own, as a terminal starts it: `process.kill(-pid, 'SIGINT')` is a Ctrl-C. */
+    processGroup?: boolean;
+  } = {},
 ): Promise<ServiceProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [MAIN], {
@@ -49,6 +56,7 @@ export async function startService(
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: processGroup,
   });
   let out = '';
   let err = '';

@@ -95,6 +95,8 @@ export class Player {
   private resizeObserver: ResizeObserver | null = null;
   /** The time line's thumb is held by the pointer: its value is the user's, not the clock's. */
   private dragging = false;
+  /** The header's duration (chrome only): the time line's length, as the clock shows it. */
+  private durationLabel: HTMLElement | null = null;
 
   private readonly stage: HTMLDivElement;
   private readonly status: HTMLDivElement;
@@ -233,6 +235,7 @@ export class Player {
     if (!this.canPlayAt(this.time)) {
       this.setState(this.started ? 'buffering' : 'loading');
       this.active?.replayer?.pause();
+      this.render();
       return;
     }
     this.setState('playing');
@@ -241,6 +244,7 @@ export class Player {
       this.options.onFirstPlay?.();
     }
     this.show(this.time, true);
+    this.render();
   }
 
   pause(): void {
@@ -248,6 +252,8 @@ export class Player {
     if (this.state === 'error' || this.state === 'empty') return;
     this.setState(this.time >= this.timeline.end && this.knownUntil === Infinity ? 'ended' : 'paused');
     this.active?.replayer?.pause();
+    // The button and clock follow at once (the frame loop only redraws while playing).
+    this.render();
   }
 
   toggle(): void {
@@ -494,7 +500,11 @@ export class Player {
           'div',
           {},
           h('dt', {}, 'Duration'),
-          h('dd', { class: 'player-duration' }, formatDuration(info.recording_duration)),
+          (this.durationLabel = h(
+            'dd',
+            { class: 'player-duration' },
+            formatClock(info.recording_duration * 1000),
+          )),
         ),
       ),
     );
@@ -537,6 +547,13 @@ export class Player {
     this.playButton.disabled = this.state === 'error' || this.state === 'empty';
     const clock = `${formatClock(elapsed)} / ${formatClock(duration)}`;
     if (this.clock.textContent !== clock) this.clock.textContent = clock;
+    // The header names the same length as the clock: the time line's, which grows past the recording's
+    // stated duration when its events reach further.
+    const length = formatClock(duration);
+    if (this.durationLabel && this.durationLabel.textContent !== length) {
+      this.durationLabel.textContent = length;
+      this.durationLabel.title = formatDuration(duration / 1000);
+    }
     this.seek.max = String(Math.max(0, Math.round(duration)));
     if (!this.dragging) this.seek.value = String(Math.round(elapsed));
     this.seek.setAttribute('aria-valuetext', `${formatClock(elapsed)} of ${formatClock(duration)}`);

@@ -18,6 +18,8 @@ import { DATE_RANGES, type DateRange, DEFAULT_FILTERS, type FilterValues, filter
 
 const KEY_STORAGE = 'replay.personal_api_key';
 const PAGE_SIZE = 20;
+/** At most this many projects are asked whether they have recordings when looking for where to start. */
+const MAX_START_PROBES = 20;
 
 class RecordingsBrowser {
   private api: ApiClient | null = null;
@@ -27,10 +29,14 @@ class RecordingsBrowser {
   private offset = 0;
   private player: Player | null = null;
   private rows = new Map<string, HTMLTableRowElement>();
+  /** The recording open in the player, if any. */
+  private openId: string | null = null;
 
   private readonly root: HTMLElement;
   private readonly status = h('p', { class: 'replay-status', role: 'status', 'aria-live': 'polite' });
   private readonly main = h('div', { class: 'replay-main' });
+  /** Why the page starts on another organization or project than the key's current one. */
+  private readonly note = h('p', { class: 'replay-note', role: 'status' });
 
   constructor(root: HTMLElement) {
     this.root = root;
@@ -109,6 +115,7 @@ class RecordingsBrowser {
     sessionStorage.removeItem(KEY_STORAGE);
     this.player?.destroy();
     this.player = null;
+    this.openId = null;
     this.api = null;
     this.user = null;
     this.projectId = null;
@@ -144,14 +151,27 @@ class RecordingsBrowser {
       'aria-labelledby': 'replay-viewer-title',
       hidden: true,
     });
+    viewer.addEventListener('keydown', (e) => {
+      if (e.key !== 'Escape' || e.defaultPrevented) return;
+      e.preventDefault();
+      this.closePlayer(true);
+    });
+    this.note.textContent = '';
     replaceChildren(
       this.main,
       scope,
+      this.note,
       this.filtersForm(),
       h('div', { class: 'replay-columns' }, h('div', { class: 'replay-list-column' }, table, pager), viewer),
     );
-    orgSelect.addEventListener('change', () => void this.loadProjects(orgSelect.value, projectSelect));
+    orgSelect.addEventListener('change', () => {
+      this.note.textContent = '';
+      this.closePlayer();
+      void this.loadProjects(orgSelect.value, projectSelect);
+    });
     projectSelect.addEventListener('change', () => {
+      this.note.textContent = '';
+      this.closePlayer();
       this.projectId = Number(projectSelect.value);
       this.offset = 0;
       void this.loadRecordings();
@@ -160,10 +180,75 @@ class RecordingsBrowser {
       this.setStatus('This key’s user belongs to no organization.');
       return;
     }
-    void this.loadProjects(orgSelect.value, projectSelect);
+    void this.start(orgSelect, projectSelect);
   }
 
-  private async loadProjects(organizationId: string, select: HTMLSelectElement): Promise<void> {
+  /**
+   * Opens on the key's current organization and project, unless that project has no recordings (under the
+   * filters shown) and another one the key can read has: then on the first such one, saying so.
+   */
+  private async start(orgSelect: HTMLSelectElement, projectSelect: HTMLSelectElement): Promise<void> {
+    this.setStatus('Looking for recordings…');
+    const start = await this.findStart();
+    if (this.api === null) return; // the key was forgotten meanwhile
+    orgSelect.value = start.organizationId;
+    await this.loadProjects(start.organizationId, projectSelect, start.projectId);
+    this.note.textContent = start.note;
+  }
+
+  private async findStart(): Promise<{ organizationId: string; projectId?: number; note: string }> {
+    const user = this.user!;
+    const api = this.api!;
+    const currentOrganization = user.organization ?? user.organizations[0];
+    const current = user.team && user.team.organization === currentOrganization.id ? user.team : null;
+    const stay = { organizationId: currentOrganization.id, projectId: current?.id, note: '' };
+    let probes = 0;
+    const hasRecordings = async (projectId: number): Promise<boolean> => {
+      probes += 1;
+      try {
+        return (await api.recordings(projectId, filterQuery(this.filters, 1, 0))).count > 0;
+      } catch {
+        return false; // not readable with this key: not a place to start
+      }
+    };
+    if (!current || (await hasRecordings(current.id))) return stay;
+    const organizations = [
+      currentOrganization,
+      ...user.organizations.filter((o) => o.id !== currentOrganization.id),
+    ];
+    for (const organization of organizations) {
+      let projects: { id: number; name: string }[];
+      try {
+        projects = (await api.projects(organization.id)).results;
+      } catch {
+        continue;
+      }
+      for (const project of projects) {
+        if (project.id === current.id) continue;
+        if (probes >= MAX_START_PROBES) return stay;
+        if (await hasRecordings(project.id)) {
+          return {
+            organizationId: organization.id,
+            projectId: project.id,
+            note:
+              `The key’s current project, ${current.name}, has no recordings${this.filtersAreDefault() ? ' in the last 7 days' : ' matching these filters'}: ` +
+              `showing ${organization.name} / ${project.name}, which has.`,
+          };
+        }
+      }
+    }
+    return stay;
+  }
+
+  private filtersAreDefault(): boolean {
+    return JSON.stringify(this.filters) === JSON.stringify(DEFAULT_FILTERS);
+  }
+
+  private async loadProjects(
+    organizationId: string,
+    select: HTMLSelectElement,
+    preferredProjectId?: number,
+  ): Promise<void> {
     this.setStatus('Loading projects…');
     let projects: { id: number; name: string }[];
     try {
@@ -183,7 +268,7 @@ class RecordingsBrowser {
       }
     }
     replaceChildren(select, ...projects.map((p) => h('option', { value: p.id }, p.name)));
-    const current = projects.find((p) => p.id === this.user?.team?.id) ?? projects[0];
+    const current = projects.find((p) => p.id === (preferredProjectId ?? this.user?.team?.id)) ?? projects[0];
     if (!current) {
       this.projectId = null;
       this.setStatus('This organization has no projects.');
@@ -277,12 +362,16 @@ class RecordingsBrowser {
   private async loadRecordings(): Promise<void> {
     if (this.projectId === null) return;
     this.setStatus('Loading recordings…');
+    const projectId = this.projectId;
     let page;
+    let empty = '';
     try {
-      page = await this.api!.recordings(this.projectId, filterQuery(this.filters, PAGE_SIZE, this.offset));
+      page = await this.api!.recordings(projectId, filterQuery(this.filters, PAGE_SIZE, this.offset));
+      if (page.count === 0) empty = await this.emptyMessage(projectId);
     } catch (error) {
       return this.fail(error);
     }
+    if (projectId !== this.projectId) return; // another project was chosen meanwhile
     const table = this.main.querySelector<HTMLTableElement>('.replay-list')!;
     this.rows.clear();
     const body = h('tbody');
@@ -291,26 +380,28 @@ class RecordingsBrowser {
       this.rows.set(recording.id, row);
       body.appendChild(row);
     }
+    if (empty) {
+      body.appendChild(h('tr', {}, h('td', { class: 'replay-empty', colspan: 7 }, empty)));
+    }
     const first = page.count === 0 ? 0 : this.offset + 1;
     const last = this.offset + page.results.length;
     replaceChildren(
       table,
       h('caption', {}, `Recordings ${first}–${last} of ${page.count}`),
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ...['Started', 'Duration', 'Person', 'Start URL', 'Activity', 'Console errors', ''].map((c) =>
-            h('th', { scope: 'col' }, c),
-          ),
-        ),
-      ),
+      h('thead', {}, h('tr', {}, ...COLUMNS.map(([c, cls]) => h('th', { scope: 'col', class: cls }, c)))),
       body,
     );
     this.renderPager(page.count, page.results.length);
-    this.setStatus(page.count === 0 ? 'No recordings match these filters.' : '');
+    this.setStatus(empty);
+  }
+
+  /** Why the list is empty: the filters leave everything out, or the project has no recordings at all. */
+  private async emptyMessage(projectId: number): Promise<string> {
+    const all = await this.api!.recordings(projectId, new URLSearchParams({ limit: '1' }));
+    if (all.count === 0) {
+      return 'This project has no recordings yet. They appear here once a site with the PostHog snippet records sessions into it.';
+    }
+    return `No recordings match these filters. The project has ${all.count} recording${all.count === 1 ? '' : 's'} in all: widen the date range or clear the filters.`;
   }
 
   private recordingRow(r: Recording): HTMLTableRowElement {
@@ -328,20 +419,28 @@ class RecordingsBrowser {
     play.addEventListener('click', () => this.open(r));
     return h(
       'tr',
-      { 'data-recording': r.id, class: r.viewed ? 'replay-viewed' : 'replay-unviewed' },
+      {
+        'data-recording': r.id,
+        class: r.viewed ? 'replay-viewed' : 'replay-unviewed',
+        'aria-current': r.id === this.openId ? 'true' : null,
+      },
       h(
         'td',
         {},
-        h('time', { datetime: r.start_time }, started.toLocaleString()),
+        h(
+          'time',
+          { datetime: r.start_time, title: started.toLocaleString() },
+          started.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short' }),
+        ),
         r.viewed ? null : h('span', { class: 'replay-badge' }, 'new'),
         r.ongoing ? h('span', { class: 'replay-badge' }, 'ongoing') : null,
       ),
-      h('td', {}, formatClock(r.recording_duration * 1000)),
-      h('td', { class: 'replay-person' }, person),
-      h('td', { class: 'replay-url', title: r.start_url ?? '' }, r.start_url ?? '—'),
-      h('td', {}, `${r.click_count} clicks, ${r.keypress_count} keys`),
-      h('td', {}, String(r.console_error_count)),
-      h('td', {}, play),
+      h('td', { class: 'replay-col-duration' }, formatClock(r.recording_duration * 1000)),
+      h('td', { class: 'replay-person', title: person }, person),
+      h('td', { class: 'replay-url replay-col-extra', title: r.start_url ?? '' }, r.start_url ?? '—'),
+      h('td', { class: 'replay-col-extra' }, `${r.click_count} clicks, ${r.keypress_count} keys`),
+      h('td', { class: 'replay-col-extra' }, String(r.console_error_count)),
+      h('td', { class: 'replay-col-play' }, play),
     );
   }
 
@@ -368,6 +467,8 @@ class RecordingsBrowser {
     this.player?.destroy();
     const viewer = this.main.querySelector<HTMLElement>('.replay-viewer')!;
     viewer.hidden = false;
+    this.main.querySelector('.replay-columns')!.classList.add('replay-columns-open');
+    this.markOpen(recording.id);
     const title = h('h2', { id: 'replay-viewer-title', tabindex: -1 }, 'Recording');
     const viewed = h(
       'p',
@@ -376,6 +477,12 @@ class RecordingsBrowser {
     );
     const sharePanel = h('div', { class: 'replay-share' });
     const shareButton = h('button', { type: 'button', class: 'replay-share-button' }, 'Share');
+    const closeButton = h(
+      'button',
+      { type: 'button', class: 'replay-close', 'aria-label': 'Close the player' },
+      'Close',
+    );
+    closeButton.addEventListener('click', () => this.closePlayer(true));
     shareButton.addEventListener('click', () => void this.share(recording, sharePanel));
     const player = new Player({
       info: recording,
@@ -404,12 +511,40 @@ class RecordingsBrowser {
       viewer,
       title,
       h('p', { class: 'replay-viewer-facts' }, `Person: ${recording.person?.name || recording.distinct_id}`),
-      h('div', { class: 'replay-viewer-actions' }, viewed, shareButton),
+      h(
+        'div',
+        { class: 'replay-viewer-actions' },
+        viewed,
+        h('span', { class: 'replay-viewer-buttons' }, shareButton, closeButton),
+      ),
       sharePanel,
       player.element,
     );
     title.focus();
     void player.load();
+  }
+
+  /** Closes the player and gives the list the whole width again (focus back on the row's Play button). */
+  private closePlayer(refocus = false): void {
+    const id = this.openId;
+    this.player?.destroy();
+    this.player = null;
+    this.markOpen(null);
+    const viewer = this.main.querySelector<HTMLElement>('.replay-viewer');
+    if (viewer) {
+      viewer.hidden = true;
+      replaceChildren(viewer);
+    }
+    this.main.querySelector('.replay-columns')?.classList.remove('replay-columns-open');
+    if (refocus && id) this.rows.get(id)?.querySelector<HTMLButtonElement>('.replay-play')?.focus();
+  }
+
+  private markOpen(id: string | null): void {
+    this.openId = id;
+    for (const [rowId, row] of this.rows) {
+      if (rowId === id) row.setAttribute('aria-current', 'true');
+      else row.removeAttribute('aria-current');
+    }
   }
 
   private async share(recording: Recording, panel: HTMLElement): Promise<void> {
@@ -488,6 +623,17 @@ async function copyText(input: HTMLInputElement, status: HTMLElement): Promise<v
     status.textContent = 'Press Ctrl+C (⌘C) to copy the selected text.';
   }
 }
+
+/** The list's columns (header, class); the `replay-col-extra` ones give way while the player is open. */
+const COLUMNS: [string, string][] = [
+  ['Started', 'replay-col-started'],
+  ['Duration', 'replay-col-duration'],
+  ['Person', 'replay-col-person'],
+  ['Start URL', 'replay-col-extra replay-col-url'],
+  ['Activity', 'replay-col-extra replay-col-activity'],
+  ['Console errors', 'replay-col-extra replay-col-errors'],
+  ['', 'replay-col-play'],
+];
 
 const app = document.getElementById('app');
 if (app) new RecordingsBrowser(app);
