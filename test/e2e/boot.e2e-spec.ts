@@ -57,7 +57,7 @@ describe('booting the built service', () => {
     expect(users.status).toBe(401);
 
     // The operator's way: the CLI's key works at once.
-    key = bootstrapKey(first);
+    key = await bootstrapKey(first);
     const me = await fetch(`http://127.0.0.1:${first.port}/api/users/@me`, {
       headers: { Authorization: `Bearer ${key}` },
     });

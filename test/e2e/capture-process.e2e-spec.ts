@@ -88,7 +88,7 @@ describe('the built service under a 256 MB heap: public capture path', () => {
       RECORDING_RETENTION_DAYS: '3650',
       ...HEAP,
     });
-    auth = { Authorization: `Bearer ${bootstrapKey(service)}` };
+    auth = { Authorization: `Bearer ${await bootstrapKey(service)}` };
     const org = await rawRequest(service.base, '/api/organizations', {
       method: 'POST',
       headers: auth,
@@ -245,7 +245,7 @@ describe('the built service under a 256 MB heap: the event loop during large cap
     service = await startService({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', ...HEAP });
     const org = await rawRequest(service.base, '/api/organizations', {
       method: 'POST',
-      headers: { Authorization: `Bearer ${bootstrapKey(service)}` },
+      headers: { Authorization: `Bearer ${await bootstrapKey(service)}` },
       body: { name: 'Loop' },
     });
     token = org.json<{ teams: { api_token: string }[] }>().teams[0].api_token;
@@ -313,7 +313,7 @@ describe('the built service: the drain deadline holds during a large capture req
   it('answers the request 503 and exits 1 at SHUTDOWN_TIMEOUT_MS, not when the work ends', async () => {
     const first = await startService({ DATABASE_URL: database.url, LOG_LEVEL: 'info', ...HEAP });
     service = first;
-    const auth = { Authorization: `Bearer ${bootstrapKey(first)}` };
+    const auth = { Authorization: `Bearer ${await bootstrapKey(first)}` };
     const org = await rawRequest(first.base, '/api/organizations', {
       method: 'POST',
       headers: auth,

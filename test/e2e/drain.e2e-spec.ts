@@ -83,7 +83,7 @@ describe('graceful drain of the built service on SIGTERM', () => {
   beforeAll(async () => {
     database = await cloneTemplate('drain');
     const first = await start({});
-    key = bootstrapKey(first);
+    key = await bootstrapKey(first);
     const created = await rawRequest(first.base, '/api/organizations', {
       method: 'POST',
       headers: auth(),

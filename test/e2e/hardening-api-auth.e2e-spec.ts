@@ -199,7 +199,7 @@ describe('the built service under a 256 MB heap: /api before authentication', ()
       API_LARGE_BODY_CONCURRENCY: '2',
       NODE_OPTIONS: deploymentNodeOptions(),
     });
-    auth = { Authorization: `Bearer ${bootstrapKey(service)}` };
+    auth = { Authorization: `Bearer ${await bootstrapKey(service)}` };
     // Warm up: code loaded, pool open.
     for (let i = 0; i < 3; i++) {
       expect((await rawRequest(service.base, '/api/users/@me', { headers: auth })).status).toBe(200);

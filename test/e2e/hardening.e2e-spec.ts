@@ -203,7 +203,7 @@ describe('client address and request ids in the logs of the built service', () =
   beforeAll(async () => {
     database = await cloneTemplate('hardening');
     direct = await startService({ DATABASE_URL: database.url, LOG_LEVEL: 'info' });
-    key = bootstrapKey(direct);
+    key = await bootstrapKey(direct);
     proxied = await startService({ DATABASE_URL: database.url, LOG_LEVEL: 'info', TRUST_PROXY: 'loopback' });
   });
   afterAll(async () => {

@@ -98,7 +98,7 @@ describe('logs of the built service', () => {
   it('logs capture, a direct route, as any other route: its request line, and its warnings under the same id', async () => {
     const org = await rawRequest(service.base, '/api/organizations', {
       method: 'POST',
-      headers: { Authorization: `Bearer ${bootstrapKey(service)}` },
+      headers: { Authorization: `Bearer ${await bootstrapKey(service)}` },
       body: { name: 'Logged' },
     });
     expect(org.status).toBe(201);

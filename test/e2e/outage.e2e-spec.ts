@@ -41,7 +41,7 @@ describe('database outage and recovery', () => {
       SCHEDULER_ENABLED: 'true',
       SCHEDULER_TICK_SECONDS: '1',
     });
-    key = bootstrapKey(service);
+    key = await bootstrapKey(service);
   }, 90000);
 
   afterAll(async () => {

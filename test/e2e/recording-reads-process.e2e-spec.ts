@@ -90,7 +90,7 @@ describe('a recording of 1,000,000 events read back under a 256 MB heap', () => 
       RECORDING_RETENTION_DAYS: '3650',
       NODE_OPTIONS: deploymentNodeOptions(),
     });
-    auth = { Authorization: `Bearer ${bootstrapKey(service)}` };
+    auth = { Authorization: `Bearer ${await bootstrapKey(service)}` };
     const org = await rawRequest(service.base, '/api/organizations', {
       method: 'POST',
       headers: auth,

@@ -123,7 +123,7 @@ describe('share tokens in the logs of the built service', () => {
       },
       { timeoutMs: 50000 },
     );
-    key = bootstrapKey(service);
+    key = await bootstrapKey(service);
   }, 60000);
   afterAll(async () => {
     if (service && service.child.exitCode === null) service.child.kill('SIGKILL');

@@ -1,9 +1,12 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
 
 /** The built service, as production starts it. */
 export const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
@@ -120,16 +123,18 @@ export function printedKey(service: ServiceProcess): string | null {
  * A `*` key of admin@localhost for the service's database: the one it printed (embedded database), else one
  * created as an operator does on an external DATABASE_URL, with the built CLI (synchronously: a test's setup).
  */
-export function bootstrapKey(service: ServiceProcess): string {
+export async function bootstrapKey(service: ServiceProcess): Promise<string> {
   const printed = printedKey(service);
   if (printed) return printed;
   if (!service.env.DATABASE_URL) throw new Error(`no bootstrap key in the output:\n${service.stdout()}`);
-  const out = execFileSync(
+  // Asynchronously: a synchronous CLI run would block this process's event loop past the service's keep-alive
+  // timeout, and the next fetch would reuse a socket the service had closed meanwhile ("other side closed").
+  const { stdout } = await execFileAsync(
     process.execPath,
     [CLI, 'keys', 'create', '--email', 'admin@localhost', '--scopes', '*', '--label', 'test'],
     { env: { PATH: process.env.PATH ?? '', DATABASE_URL: service.env.DATABASE_URL }, encoding: 'utf8' },
   );
-  return out.trimEnd().split('\n').pop()!;
+  return stdout.trimEnd().split('\n').pop()!;
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
