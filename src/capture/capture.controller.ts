@@ -13,6 +13,7 @@ import { Public } from '../common/auth/auth.decorators.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import { DirectRoute } from '../common/http/direct-route.js';
 import { RawBody } from '../common/http/raw-body.decorator.js';
+import { deadlineOf } from '../common/http/request-deadline.js';
 import type { RequestWithRawBody } from '../common/http/raw-body.middleware.js';
 import { CaptureService } from './capture.service.js';
 
@@ -120,12 +121,15 @@ export class CaptureController {
     // `compression` (gzip, gzip-js, base64) says how the body is encoded; anything else, or a repeated
     // parameter, lets the body's own bytes decide. Other query parameters (posthog-js sends `ver`, `_`) are ignored.
     const compression = req.query.compression;
-    await this.capture.capture({
-      bytes: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-      contentType: req.headers['content-type'],
-      contentEncoding: req.headers['content-encoding'],
-      compression: typeof compression === 'string' ? compression : undefined,
-    });
+    await this.capture.capture(
+      {
+        bytes: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+        contentType: req.headers['content-type'],
+        contentEncoding: req.headers['content-encoding'],
+        compression: typeof compression === 'string' ? compression : undefined,
+      },
+      deadlineOf(req),
+    );
     return { status: 'Ok' };
   }
 }

@@ -101,7 +101,7 @@ export class SessionRecordingsService {
         if (recording.personId === null) {
           throw ApiError.validation('This recording has no person to update.', 'person');
         }
-        await this.persons.mergeProperties(recording.personId, body.person.properties);
+        await this.persons.mergeProperties(recording.personId, body.person.properties, 'person__properties');
       }
       if (body.viewed !== undefined) {
         await this.recordings.setViewed(project.id, id, principal.userId, body.viewed, this.clock.now());

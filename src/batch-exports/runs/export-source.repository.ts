@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { to as copyTo } from 'pg-copy-streams';
 import { DataSource } from 'typeorm';
+import { cappedPropertiesSql } from '../../persons/persons.repository.js';
 import { recordingRetentionDaysSql } from '../../projects/projects.repository.js';
 import type { ExportModel, ExportRow } from './export-models.js';
 
@@ -136,11 +137,12 @@ export async function copyRows(
 
 /**
  * Persons: every distinct id whose person changed (properties, version) or which was added or moved within the
- * interval, in distinct id row order. `_inserted_at` is the change that put the row in the interval (the
+ * interval, in distinct id row order; properties past PERSON_PROPERTIES_READ_MAX_BYTES (stored before the limit)
+ * are sent as `{}`. `_inserted_at` is the change that put the row in the interval (the
  * earlier of both when both did), as PostHog computes it.
  */
 const PERSONS_SQL = `
-  SELECT d.team_id, d.distinct_id, p.uuid::text AS person_id, p.properties,
+  SELECT d.team_id, d.distinct_id, p.uuid::text AS person_id, ${cappedPropertiesSql('p')} AS properties,
          d.version AS person_distinct_id_version, p.version AS person_version, p.created_at,
          CASE
            WHEN d.updated_at >= $2 AND d.updated_at < $3 AND NOT (p.updated_at >= $2 AND p.updated_at < $3)
