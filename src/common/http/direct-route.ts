@@ -28,8 +28,9 @@ const DIRECT_ROUTE = 'http:directRoute';
  * - the API key guard: the route must be `@Public()`;
  * - validation: the handler takes the request alone (`@Req()`) and checks what it reads itself;
  * - the input check interceptor: it covers `/api` only, where no direct route may be;
- * - the request timeout: REQUEST_TIMEOUT_MS, the same 503 `timeout`; the handler may read the request's
- *   `RequestDeadline` (`deadlineOf(req)`) to stop its work and commit nothing once the client was answered so;
+ * - the request timeout: REQUEST_TIMEOUT_MS, the same 503 `timeout`, whose detail tells the client that nothing
+ *   was stored: a direct route's handler must pass the request's `RequestDeadline` (`deadlineOf(req)`) to its
+ *   work, which stops and commits nothing once the client was answered so;
  * - the error body: a thrown error reaches the global exception filter, as a handler's would.
  *
  * Everything in front of Nest's routes still runs: request log and id, metrics, security headers, CORS, the
@@ -97,7 +98,7 @@ export function directRouteMiddleware(
     const timedOut = new Promise<never>((_, reject) => {
       // While the handler's work commits, its outcome answers the request, not the timeout.
       timer = setTimeout(() => {
-        if (deadline.expire()) reject(ApiError.timedOut(timeoutMs));
+        if (deadline.expire()) reject(ApiError.timedOut(timeoutMs, true));
       }, timeoutMs);
     });
     try {

@@ -26,7 +26,7 @@ export class RequestDeadline {
 
   /** Throws the timeout error once the deadline has passed: work in progress stops at its next step. */
   throwIfPassed(): void {
-    if (this.state === 'passed') throw ApiError.timedOut(this.timeoutMs);
+    if (this.state === 'passed') throw ApiError.timedOut(this.timeoutMs, true);
   }
 
   /** Claims the commit of the request's work: throws (the work rolls back) when the deadline has passed. */
