@@ -265,12 +265,12 @@ export const SETTINGS = {
   PERSON_SET_MAX_KEYS: setting(
     int(1, 1000000),
     1000,
-    "Most values one `$set` or `$set_once` may hold (each key of an object and each element of an array, nested included), and so what one request may set on one person. In capture a larger one is dropped (its event is stored, a warning logged; the parser stops building it at once); the API answers 400.",
+    'Most values one `$set` or `$set_once` may hold (each key of an object and each element of an array, nested included), and so what one request may set on one person. In capture a larger one is dropped (its event is stored, a warning logged; the parser stops building it at once); the API answers 400.',
   ),
   PERSON_SET_MAX_BYTES: setting(
     byteSize,
     64 * 1024,
-    "Most bytes (compact JSON) of what one request sets on one person (`$set` and `$set_once`). In capture a `$set` past it is dropped (its event is stored, a warning logged); the API answers 400.",
+    'Most bytes (compact JSON) of what one request sets on one person (`$set` and `$set_once`). In capture a `$set` past it is dropped (its event is stored, a warning logged); the API answers 400.',
   ),
   PERSON_PROPERTIES_MAX_BYTES: setting(
     byteSizeBetween(1024, 1024 * 1024),

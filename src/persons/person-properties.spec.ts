@@ -46,7 +46,9 @@ describe('setLimitProblem', () => {
     expect(setLimitProblem({ a: 1, b: 2, c: 3 }, limits)).toBeNull();
   });
   it('names the key limit', () => {
-    expect(setLimitProblem({ a: 1, b: 2, c: 3, d: 4 }, limits)).toBe('more than 3 keys (PERSON_SET_MAX_KEYS)');
+    expect(setLimitProblem({ a: 1, b: 2, c: 3, d: 4 }, limits)).toBe(
+      'more than 3 keys (PERSON_SET_MAX_KEYS)',
+    );
     expect(setLimitProblem({ a: [1, 2, 3] }, limits)).toBe('more than 3 keys (PERSON_SET_MAX_KEYS)');
   });
   it('names the byte limit', () => {

@@ -1,5 +1,5 @@
 /**
- * The bounds of person properties (docs/limits.md, docs/decisions.md §28), as pure functions every writer of
+ * The bounds of person properties (docs/limits.md, docs/decisions.md §10), as pure functions every writer of
  * persons calls through `PersonsService`: capture's `$set`/`$set_once`, the API's PATCH of a recording's person,
  * and any later ingestion of events.
  *
@@ -176,7 +176,9 @@ export function trimProperties(properties: Json, maxBytes: number): TrimResult {
   }));
   entries.sort(
     (a, b) =>
-      Number(a.protected) - Number(b.protected) || b.size - a.size || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+      Number(a.protected) - Number(b.protected) ||
+      b.size - a.size ||
+      (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
   );
   // The object's text is `{`, its entries without the last comma, `}`: the sum of the entries plus one byte.
   let left = entries.length;

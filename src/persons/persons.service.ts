@@ -26,7 +26,7 @@ export interface PropertyUpdateOutcome {
  * Persons of a project (docs/decisions.md §10): found by any of their distinct ids, created on the first event of an
  * unknown one. Capture calls these inside its transaction, so persons, recordings and snapshots of a request
  * commit together. Every write of person properties goes through `applyPropertyUpdates`, which keeps them within
- * the limits of `person-properties.ts` (docs/decisions.md §28).
+ * the limits of `person-properties.ts` (docs/decisions.md §10).
  */
 @Injectable()
 export class PersonsService {
@@ -38,7 +38,10 @@ export class PersonsService {
     private readonly persons: PersonsRepository,
     config: AppConfig,
   ) {
-    this.setLimits = { maxKeys: config.get('PERSON_SET_MAX_KEYS'), maxBytes: config.get('PERSON_SET_MAX_BYTES') };
+    this.setLimits = {
+      maxKeys: config.get('PERSON_SET_MAX_KEYS'),
+      maxBytes: config.get('PERSON_SET_MAX_BYTES'),
+    };
     this.maxBytes = config.get('PERSON_PROPERTIES_MAX_BYTES');
   }
 

@@ -215,7 +215,8 @@ export class RecordingIngestionService {
         if (hasSet || hasSetOnce) {
           // Each `$set` is within the limits (checked when read); together they must be too.
           const so = setSoFar.get(personId) ?? { values: 0, bytes: 0 };
-          const values = so.values + countSetValues(b.set, limits.maxKeys) + countSetValues(b.setOnce, limits.maxKeys);
+          const values =
+            so.values + countSetValues(b.set, limits.maxKeys) + countSetValues(b.setOnce, limits.maxKeys);
           const bytes =
             so.bytes + jsonBytesWithin(b.set, limits.maxBytes) + jsonBytesWithin(b.setOnce, limits.maxBytes);
           if (values > limits.maxKeys || bytes > limits.maxBytes) {

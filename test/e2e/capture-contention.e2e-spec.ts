@@ -81,7 +81,11 @@ describe('capture: one request cannot stall a project', () => {
     const sessionId = newSessionId();
     await t.http
       .post('/s/')
-      .send(Array.from({ length: 150 }, (_, i) => snapshotEvent({ token, sessionId, events: [rr.click(T0 + i)] })))
+      .send(
+        Array.from({ length: 150 }, (_, i) =>
+          snapshotEvent({ token, sessionId, events: [rr.click(T0 + i)] }),
+        ),
+      )
       .expect(200, OK);
     await t.http.post('/s/').send(events.slice(0, 100)).expect(200, OK);
     expect(await counted()).toEqual({ counted: before.recordings + 101, live: before.recordings + 101 });
@@ -89,7 +93,10 @@ describe('capture: one request cannot stall a project', () => {
 
   it('ordinary captures of the project answer at their usual latency while a large one is held up', async () => {
     const held = newSessionId('held');
-    await t.http.post('/s/').send([snapshotEvent({ token, sessionId: held, events: [rr.click(T0)] })]).expect(200);
+    await t.http
+      .post('/s/')
+      .send([snapshotEvent({ token, sessionId: held, events: [rr.click(T0)] })])
+      .expect(200);
     // The usual latency of a capture creating one recording.
     const usual: number[] = [];
     for (let i = 0; i < 5; i++) {
@@ -152,14 +159,22 @@ describe('capture: one request cannot stall a project', () => {
 
     it('commits nothing, also once what held it up is gone', async () => {
       const held = newSessionId('held');
-      await t.http.post('/s/').send([snapshotEvent({ token, sessionId: held, events: [rr.click(T0)] })]).expect(200);
+      await t.http
+        .post('/s/')
+        .send([snapshotEvent({ token, sessionId: held, events: [rr.click(T0)] })])
+        .expect(200);
       const before = await captureTableCounts(t.dataSource);
       const counterBefore = await counted();
       const lock = await lockRecording(held);
       try {
         const started = Date.now();
         const res = await short.http.post('/s/').send([
-          snapshotEvent({ token, sessionId: newSessionId('late'), distinctId: 'late-visitor', events: [rr.click(T0)] }),
+          snapshotEvent({
+            token,
+            sessionId: newSessionId('late'),
+            distinctId: 'late-visitor',
+            events: [rr.click(T0)],
+          }),
           snapshotEvent({
             token,
             sessionId: held,

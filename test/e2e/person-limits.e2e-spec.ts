@@ -40,8 +40,11 @@ describe('persons are bounded', () => {
     return rows[0] as { id: number; properties: Record<string, unknown>; rendered: number } | undefined;
   };
   const eventCount = async (sessionId: string) =>
-    ((await t.dataSource.query('SELECT event_count FROM session_recordings WHERE session_id = $1', [sessionId]))[0]
-      ?.event_count as number | undefined) ?? 0;
+    ((
+      await t.dataSource.query('SELECT event_count FROM session_recordings WHERE session_id = $1', [
+        sessionId,
+      ])
+    )[0]?.event_count as number | undefined) ?? 0;
 
   beforeAll(async () => {
     t = await createTestApp({
@@ -72,7 +75,10 @@ describe('persons are bounded', () => {
         ['bytes', { big: 'x'.repeat(2100) }],
       ] as const) {
         const sessionId = newSessionId();
-        await capture(`over-${label}`, { $set: { ...set }, $set_once: { kept: label } }, sessionId).expect(200, OK);
+        await capture(`over-${label}`, { $set: { ...set }, $set_once: { kept: label } }, sessionId).expect(
+          200,
+          OK,
+        );
         expect({ label, properties: (await personOf(`over-${label}`))?.properties }).toEqual({
           label,
           properties: { kept: label },
@@ -81,7 +87,7 @@ describe('persons are bounded', () => {
       }
     });
 
-    it("bounds what one request sets on one person across its events", async () => {
+    it('bounds what one request sets on one person across its events', async () => {
       const sessionId = newSessionId();
       const events = [0, 1, 2].map((i) =>
         snapshotEvent({
@@ -118,19 +124,30 @@ describe('persons are bounded', () => {
         const sessionId = newSessionId();
         const set = `{${Array.from({ length: 900_000 }, (_, i) => `"k${i}":1`).join(',')}}`;
         const event = JSON.stringify(
-          snapshotEvent({ token, sessionId, distinctId: 'huge', events: [rr.click(T0)], properties: { $set: 'SET' } }),
+          snapshotEvent({
+            token,
+            sessionId,
+            distinctId: 'huge',
+            events: [rr.click(T0)],
+            properties: { $set: 'SET' },
+          }),
         ).replace('"SET"', set);
         const body = gzipSync(`[${event}]`);
         const delay = monitorEventLoopDelay({ resolution: 10 });
         delay.enable();
         const started = performance.now();
-        const res = await app.http.post('/s/?compression=gzip-js').set('Content-Type', 'text/plain').send(body);
+        const res = await app.http
+          .post('/s/?compression=gzip-js')
+          .set('Content-Type', 'text/plain')
+          .send(body);
         const elapsed = performance.now() - started;
         delay.disable();
         expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: OK });
         // Before: 11 s of one blocked event loop. The parser stops building the set at PERSON_SET_MAX_KEYS.
         const stallMs = delay.max / 1e6;
-        process.stdout.write(`900,000-key $set: ${Math.round(elapsed)} ms, largest stall ${Math.round(stallMs)} ms\n`);
+        process.stdout.write(
+          `900,000-key $set: ${Math.round(elapsed)} ms, largest stall ${Math.round(stallMs)} ms\n`,
+        );
         expect(stallMs).toBeLessThan(1000);
         expect((await personOf('huge'))?.properties).toEqual({});
         expect(await eventCount(sessionId)).toBe(1);
