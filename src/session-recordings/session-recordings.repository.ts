@@ -3,7 +3,7 @@ import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
 import { type PersonColumns, personSelectSql } from '../persons/persons.repository.js';
 import { recordingRetentionDaysSql } from '../projects/projects.repository.js';
-import type { RecordingMetadata } from './recording-metadata.js';
+import { type RecordingMetadata, START_URL_MAX_LENGTH } from './recording-metadata.js';
 import type { SnapshotSource } from './session-recording.entity.js';
 
 /** Filters of the recordings list (all optional, combined with AND). */
@@ -194,7 +194,7 @@ const RECORDING_COLUMNS = `
   r.click_count AS "clickCount", r.keypress_count AS "keypressCount", r.mouse_activity_count AS "mouseActivityCount",
   r.console_log_count AS "consoleLogCount", r.console_warn_count AS "consoleWarnCount",
   r.console_error_count AS "consoleErrorCount",
-  r.start_url AS "startUrl", r.snapshot_source AS "snapshotSource",
+  left(r.start_url, ${START_URL_MAX_LENGTH}) AS "startUrl", r.snapshot_source AS "snapshotSource",
   ${epochMs('r.last_event_received_at')} AS "lastEventMs",
   EXISTS (SELECT 1 FROM session_recording_views v
            WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,

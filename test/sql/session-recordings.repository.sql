@@ -11,7 +11,7 @@ SELECT coalesce(greatest((SELECT c.recordings FROM session_recording_counts c WH
  r.click_count AS "clickCount", r.keypress_count AS "keypressCount", r.mouse_activity_count AS "mouseActivityCount",
  r.console_log_count AS "consoleLogCount", r.console_warn_count AS "consoleWarnCount",
  r.console_error_count AS "consoleErrorCount",
- r.start_url AS "startUrl", r.snapshot_source AS "snapshotSource",
+ left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
  (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
  EXISTS (SELECT 1 FROM session_recording_views v
           WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
@@ -41,7 +41,7 @@ SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 
  r.click_count AS "clickCount", r.keypress_count AS "keypressCount", r.mouse_activity_count AS "mouseActivityCount",
  r.console_log_count AS "consoleLogCount", r.console_warn_count AS "consoleWarnCount",
  r.console_error_count AS "consoleErrorCount",
- r.start_url AS "startUrl", r.snapshot_source AS "snapshotSource",
+ left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
  (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
  EXISTS (SELECT 1 FROM session_recording_views v
           WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
@@ -68,7 +68,7 @@ r.session_id AS "sessionId", r.distinct_id AS "distinctId",
 r.click_count AS "clickCount", r.keypress_count AS "keypressCount", r.mouse_activity_count AS "mouseActivityCount",
 r.console_log_count AS "consoleLogCount", r.console_warn_count AS "consoleWarnCount",
 r.console_error_count AS "consoleErrorCount",
-r.start_url AS "startUrl", r.snapshot_source AS "snapshotSource",
+left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
 (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
 EXISTS (SELECT 1 FROM session_recording_views v
          WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,

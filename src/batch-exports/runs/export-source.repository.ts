@@ -4,6 +4,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import { DataSource } from 'typeorm';
 import { cappedPropertiesSql } from '../../persons/persons.repository.js';
 import { recordingRetentionDaysSql } from '../../projects/projects.repository.js';
+import { START_URL_MAX_LENGTH } from '../../session-recordings/recording-metadata.js';
 import type { ExportModel, ExportRow } from './export-models.js';
 
 export interface SourceRange {
@@ -171,7 +172,7 @@ const SESSIONS_SQL = `
          round(r.active_ms / 1000.0)::int AS active_seconds,
          r.click_count, r.keypress_count, r.mouse_activity_count,
          r.console_log_count, r.console_warn_count, r.console_error_count, r.event_count,
-         r.start_url AS entry_current_url, r.snapshot_source, r.last_event_received_at AS _inserted_at
+         left(r.start_url, ${START_URL_MAX_LENGTH}) AS entry_current_url, r.snapshot_source, r.last_event_received_at AS _inserted_at
     FROM session_recordings r
     JOIN projects t ON t.id = r.team_id
     LEFT JOIN persons p ON p.id = r.person_id
