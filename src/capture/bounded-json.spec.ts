@@ -242,6 +242,6 @@ describe('maxSetValues', () => {
 
   it('still counts every value against maxValues', () => {
     const keys = Array.from({ length: 100 }, (_, i) => `"k${i}":${i}`).join(',');
-    expect(failure(() => parse(`{"$set":{${keys}}}`, 0, { ...limits, maxValues: 50 })).status).toBe(413);
+    expect(failure(() => parse(`{"$set":{${keys}}}`, 0, { ...limits, maxValues: 50 })).getStatus()).toBe(413);
   });
 });
