@@ -217,3 +217,31 @@ describe('BoundedJsonParser', () => {
     expect(parser.values).toBe(750_001);
   });
 });
+
+describe('maxSetValues', () => {
+  const limits: JsonLimits = { ...OPEN, maxSetValues: 3 };
+
+  it('keeps a $set within the limit as it is', () => {
+    const text = '{"properties":{"$set":{"a":1,"b":[2]},"$set_once":{"c":{"d":1}}}}';
+    expect(parse(text, 0, limits)).toEqual(JSON.parse(text));
+  });
+
+  it('keeps one value past the limit and builds nothing more of the $set, nested values included', () => {
+    const keys = Array.from({ length: 1000 }, (_, i) => `"k${i}":{"x":[${i}]}`).join(',');
+    for (const size of [0, 7]) {
+      const parsed = parse(`[{"$set":{${keys}},"after":{"a":1,"b":2,"c":3,"d":4}}]`, size, limits) as {
+        $set: Record<string, unknown>;
+        after: unknown;
+      }[];
+      // k0 (1), its object's x (2), its array's element (3), k1 (4, one past): k1's contents are not kept.
+      expect(parsed[0].$set).toEqual({ k0: { x: [0] }, k1: {} });
+      // Other objects are not bounded by it.
+      expect(parsed[0].after).toEqual({ a: 1, b: 2, c: 3, d: 4 });
+    }
+  });
+
+  it('still counts every value against maxValues', () => {
+    const keys = Array.from({ length: 100 }, (_, i) => `"k${i}":${i}`).join(',');
+    expect(failure(() => parse(`{"$set":{${keys}}}`, 0, { ...limits, maxValues: 50 })).getStatus()).toBe(413);
+  });
+});

@@ -21,6 +21,12 @@ export interface JsonLimits {
   maxEvents?: number;
   /** Most elements of an array under a `$snapshot_data` key. */
   maxSnapshotEvents?: number;
+  /**
+   * Most values kept in an object under a `$set` or `$set_once` key (its keys and array elements, nested
+   * included): past it the parser keeps one more and builds nothing further of it, so capture sees it is too
+   * large (PERSON_SET_MAX_KEYS) without a huge object ever being built.
+   */
+  maxSetValues?: number;
 }
 
 export interface JsonHooks {
@@ -43,6 +49,10 @@ interface Frame {
   /** The array's element limit and what it counts, if any. */
   limit: number;
   counts: 'events' | 'snapshot' | null;
+  /** The `$set` / `$set_once` object this frame is in, and how many values it holds so far. */
+  set: { values: number } | null;
+  /** Past `maxSetValues`: what is parsed into this frame is not kept. */
+  discard: boolean;
 }
 
 // Parser modes: what the next significant byte may be.
@@ -303,6 +313,13 @@ export class BoundedJsonParser {
       this.mode = DONE;
       return;
     }
+    if (top.set) top.set.values++;
+    // Past the limit of its `$set` (which holds one value over it, for capture to see), or inside a value
+    // that was not kept: not kept either.
+    if (top.discard || this.pastSetLimit(top)) {
+      this.mode = AFTER;
+      return;
+    }
     if (top.array) {
       if (++top.count > top.limit) throw this.tooMany(top);
       (top.value as unknown[]).push(value);
@@ -316,6 +333,10 @@ export class BoundedJsonParser {
     this.mode = AFTER;
   }
 
+  private pastSetLimit(frame: Frame): boolean {
+    return frame.set !== null && frame.set.values > (this.limits.maxSetValues ?? Infinity) + 1;
+  }
+
   private open(value: Container, array: boolean): void {
     if (this.stack.length >= this.limits.maxDepth) {
       throw ApiError.validation(
@@ -326,6 +347,12 @@ export class BoundedJsonParser {
     }
     const parent = this.stack[this.stack.length - 1];
     this.put(value);
+    // Not kept by its parent (past a `$set`'s limit): its contents are parsed and dropped too.
+    const discard = !!parent && (parent.discard || this.pastSetLimit(parent));
+    let set = parent?.set ?? null;
+    if (!set && !array && parent && !parent.array && (parent.key === '$set' || parent.key === '$set_once')) {
+      set = { values: 0 };
+    }
     let counts: Frame['counts'] = null;
     if (array) {
       if (!parent || (this.stack.length === 1 && !parent.array && parent.key === 'batch')) counts = 'events';
@@ -337,7 +364,7 @@ export class BoundedJsonParser {
         : counts === 'snapshot'
           ? (this.limits.maxSnapshotEvents ?? Infinity)
           : Infinity;
-    this.stack.push({ value, array, key: '', count: 0, limit, counts });
+    this.stack.push({ value, array, key: '', count: 0, limit, counts, set, discard });
     this.mode = array ? VALUE_OR_END : KEY_OR_END;
   }
 

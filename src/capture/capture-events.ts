@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { ApiError } from '../common/errors/api-error.js';
 import { Yielder } from '../common/time/yielder.js';
 import { DISTINCT_ID_MAX_LENGTH } from '../persons/person-distinct-id.entity.js';
+import { type PersonSetLimits, setLimitProblem } from '../persons/person-properties.js';
 import type { RrwebEvent } from '../session-recordings/recording-metadata.js';
 import type { SnapshotBatch } from '../session-recordings/snapshot-batch.js';
 import { DroppedValues, textProblem, withoutBadText } from './capture-text.js';
@@ -203,6 +204,8 @@ export function readSnapshotEvent(
   event: Json,
   prefix = '',
   dropped: DroppedValues = new DroppedValues(),
+  setLimits: PersonSetLimits | null = null,
+  droppedSets: DroppedValues = dropped,
 ): SnapshotBatch | null {
   const properties = event.properties;
   if (!isObject(properties)) {
@@ -233,6 +236,12 @@ export function readSnapshotEvent(
       : isObject(event[name])
         ? [event[name], `${prefix}${name}`]
         : [{}, ''];
+    // Past PERSON_SET_MAX_KEYS or _BYTES: dropped whole (the parser stopped building it at the limit).
+    const problem = setLimits && attr ? setLimitProblem(value, setLimits) : null;
+    if (problem) {
+      droppedSets.add(attr, problem);
+      return {};
+    }
     return withoutBadText(value, attr, dropped) as Json;
   };
   return {
@@ -247,20 +256,50 @@ export function readSnapshotEvent(
   };
 }
 
+export interface SnapshotReadLimits {
+  /** CAPTURE_MAX_SESSIONS: most distinct `$session_id` values (413 past it). */
+  maxSessions?: number;
+  /** PERSON_SET_MAX_KEYS / _BYTES: a `$set` or `$set_once` past them is dropped (noted in `droppedSets`). */
+  set?: PersonSetLimits;
+  droppedSets?: DroppedValues;
+}
+
+/** The 413 of a request with more recordings than CAPTURE_MAX_SESSIONS. */
+export const tooManySessions = (max: number) =>
+  new ApiError(
+    413,
+    'payload_too_large',
+    `Too many recordings in one request: at most ${max} distinct $session_id values.`,
+  );
+
 /**
  * The validated `$snapshot` events of a batch; every other event is ignored, and so is an event dropped for a
- * value that cannot be stored (noted in `dropped`). Gives the event loop back between events.
+ * value that cannot be stored, and a `$set` past the limits (noted in `dropped`). More distinct sessions than
+ * `limits.maxSessions` is 413. Gives the event loop back between events.
  */
 export async function readSnapshotEvents(
   batch: CaptureBatch,
   dropped: DroppedValues = new DroppedValues(),
+  limits: SnapshotReadLimits = {},
 ): Promise<SnapshotBatch[]> {
   const yielder = new Yielder();
   const out: SnapshotBatch[] = [];
+  const sessions = new Set<string>();
+  const maxSessions = limits.maxSessions ?? Infinity;
   for (const entry of batch.events) {
     if (entry.event.event !== SNAPSHOT_EVENT) continue;
-    const snapshot = readSnapshotEvent(entry.event, entry.attrPrefix, dropped);
-    if (snapshot) out.push(snapshot);
+    const snapshot = readSnapshotEvent(
+      entry.event,
+      entry.attrPrefix,
+      dropped,
+      limits.set ?? null,
+      limits.droppedSets ?? dropped,
+    );
+    if (snapshot) {
+      sessions.add(snapshot.sessionId);
+      if (sessions.size > maxSessions) throw tooManySessions(maxSessions);
+      out.push(snapshot);
+    }
     if (yielder.due) await yielder.tick();
   }
   return out;

@@ -13,6 +13,7 @@ import { Public } from '../common/auth/auth.decorators.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import { DirectRoute } from '../common/http/direct-route.js';
 import { RawBody } from '../common/http/raw-body.decorator.js';
+import { deadlineOf } from '../common/http/request-deadline.js';
 import type { RequestWithRawBody } from '../common/http/raw-body.middleware.js';
 import { CaptureService } from './capture.service.js';
 
@@ -42,13 +43,17 @@ export class CaptureController {
       '`compression=gzip` or `gzip-js`, `Content-Encoding: gzip`, or just the gzip magic bytes), a form with a ' +
       '`data` field (JSON, or base64 with `compression=base64`), or base64. Limits, checked while the body is ' +
       'decoded (docs/limits.md): RECORDING_BODY_LIMIT (25mb) received and decoded bytes, CAPTURE_MAX_EVENTS ' +
-      '(50,000) events, CAPTURE_MAX_SNAPSHOT_EVENTS (100,000) rrweb events per `$snapshot`, ' +
+      '(50,000) events, CAPTURE_MAX_SESSIONS (100) recordings (distinct `$session_id`), ' +
+      'CAPTURE_MAX_SNAPSHOT_EVENTS (100,000) rrweb events per `$snapshot`, ' +
       'PUBLIC_JSON_MAX_VALUES (1,000,000) JSON values — 413 — and PUBLIC_JSON_MAX_DEPTH (1,000) levels — 400; ' +
       'at most PUBLIC_MAX_CONCURRENT_PER_IP (8) requests of one address at a time — 429. Each `$snapshot` event ' +
       'needs `properties.$session_id` (≤ 70 of `[A-Za-z0-9-]`), `properties.$snapshot_data` (an array of rrweb ' +
       'events, each with an integer `type` and a `timestamp` in epoch milliseconds) and `distinct_id` (top level ' +
       'or in properties, ≤ 200 characters); `$window_id` defaults to the session id, `$snapshot_source` is ' +
-      "`mobile` or else `web`, `$set`/`$set_once` update the person's properties. Other events are ignored. A " +
+      "`mobile` or else `web`, `$set`/`$set_once` update the person's properties within PERSON_SET_MAX_KEYS " +
+      '(1,000 values) and PERSON_SET_MAX_BYTES (64 KB) per request and person — a `$set` past them is dropped, ' +
+      'its event stored — and PERSON_PROPERTIES_MAX_BYTES (512 KB) per person — an update past it is not ' +
+      'applied (docs/limits.md#persons). Other events are ignored. A ' +
       'malformed event rejects the whole request (nothing is stored). Values that cannot be stored — NUL or a ' +
       'lone UTF-16 surrogate — are dropped instead, with one warning in the log: the event when its ' +
       '`distinct_id` or `$session_id` has one, else just the value (`uuid`, `$window_id`, a `$set`/`$set_once` ' +
@@ -100,7 +105,7 @@ export class CaptureController {
   @ApiResponse({
     status: 413,
     description:
-      'Body over RECORDING_BODY_LIMIT (received or decoded), or more events, rrweb events per `$snapshot` or JSON values than allowed; also a body too large to decode within CAPTURE_MEMORY_BUDGET.',
+      'Body over RECORDING_BODY_LIMIT (received or decoded), or more events, recordings, rrweb events per `$snapshot` or JSON values than allowed; also a body too large to decode within CAPTURE_MEMORY_BUDGET. Nothing of the request is stored.',
     type: ErrorBodyDto,
   })
   @ApiResponse({ status: 415, description: 'Unsupported Content-Encoding.', type: ErrorBodyDto })
@@ -113,19 +118,23 @@ export class CaptureController {
   @ApiResponse({
     status: 503,
     description:
-      'The capture requests in progress hold CAPTURE_MEMORY_BUDGET; `Retry-After: 1` (the SDK retries).',
+      'The capture requests in progress hold CAPTURE_MEMORY_BUDGET; `Retry-After: 1` (the SDK retries). Or ' +
+      '`timeout`: not stored within REQUEST_TIMEOUT_MS, and then nothing of the request is stored, even later.',
     type: ErrorBodyDto,
   })
   async captureSnapshots(@Req() req: RequestWithRawBody): Promise<CaptureResponseDto> {
     // `compression` (gzip, gzip-js, base64) says how the body is encoded; anything else, or a repeated
     // parameter, lets the body's own bytes decide. Other query parameters (posthog-js sends `ver`, `_`) are ignored.
     const compression = req.query.compression;
-    await this.capture.capture({
-      bytes: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-      contentType: req.headers['content-type'],
-      contentEncoding: req.headers['content-encoding'],
-      compression: typeof compression === 'string' ? compression : undefined,
-    });
+    await this.capture.capture(
+      {
+        bytes: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+        contentType: req.headers['content-type'],
+        contentEncoding: req.headers['content-encoding'],
+        compression: typeof compression === 'string' ? compression : undefined,
+      },
+      deadlineOf(req),
+    );
     return { status: 'Ok' };
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ApiError } from '../common/errors/api-error.js';
+import type { RequestDeadline } from '../common/http/request-deadline.js';
 import { AppConfig } from '../config/config.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
@@ -14,6 +15,7 @@ import {
   type CaptureBatch,
   readCaptureBatch,
   readSnapshotEvents,
+  type SnapshotReadLimits,
   tokenOf,
 } from './capture-events.js';
 import { CaptureMemoryBudget, weightOf } from './capture-memory-budget.js';
@@ -51,6 +53,7 @@ export class CaptureService {
   private readonly logger = new Logger(CaptureService.name);
   private readonly limits: JsonLimits;
   private readonly budget: CaptureMemoryBudget;
+  private readonly readLimits: SnapshotReadLimits;
 
   constructor(
     config: AppConfig,
@@ -63,11 +66,17 @@ export class CaptureService {
       maxValues: config.get('PUBLIC_JSON_MAX_VALUES'),
       maxEvents: config.get('CAPTURE_MAX_EVENTS'),
       maxSnapshotEvents: config.get('CAPTURE_MAX_SNAPSHOT_EVENTS'),
+      maxSetValues: config.get('PERSON_SET_MAX_KEYS'),
+    };
+    this.readLimits = {
+      maxSessions: config.get('CAPTURE_MAX_SESSIONS'),
+      set: { maxKeys: config.get('PERSON_SET_MAX_KEYS'), maxBytes: config.get('PERSON_SET_MAX_BYTES') },
     };
     this.budget = new CaptureMemoryBudget(config.get('CAPTURE_MEMORY_BUDGET'));
   }
 
-  async capture(body: CaptureBody): Promise<IngestResult> {
+  /** `deadline`: the request's REQUEST_TIMEOUT_MS; once it has passed nothing of the request is committed. */
+  async capture(body: CaptureBody, deadline: RequestDeadline | null = null): Promise<IngestResult> {
     const reservation = this.budget.open();
     let early: EarlyLookup | null = null;
     try {
@@ -87,7 +96,7 @@ export class CaptureService {
         },
       };
       // Decoded within the call, so that no variable here keeps the decoded body alive while it is stored.
-      return await this.captureJson(await decodeCaptureBody(body, this.limits, hooks), early);
+      return await this.captureJson(await decodeCaptureBody(body, this.limits, hooks), early, deadline);
     } finally {
       reservation.release();
     }
@@ -97,15 +106,23 @@ export class CaptureService {
    * Capture of an already decoded body (the demo data generator calls this directly). Not async itself, so that
    * only the batch read from the body refers to it while it is stored.
    */
-  captureJson(payload: unknown, early: EarlyLookup | null = null): Promise<IngestResult> {
+  captureJson(
+    payload: unknown,
+    early: EarlyLookup | null = null,
+    deadline: RequestDeadline | null = null,
+  ): Promise<IngestResult> {
     try {
-      return this.captureBatch(readCaptureBatch(payload), early);
+      return this.captureBatch(readCaptureBatch(payload), early, deadline);
     } catch (error) {
       return Promise.reject(error as Error);
     }
   }
 
-  private async captureBatch(batch: CaptureBatch, early: EarlyLookup | null): Promise<IngestResult> {
+  private async captureBatch(
+    batch: CaptureBatch,
+    early: EarlyLookup | null,
+    deadline: RequestDeadline | null,
+  ): Promise<IngestResult> {
     if (!batch.token) throw noToken();
     let project: ProjectEntity | null;
     if (early && early.token === batch.token) {
@@ -117,7 +134,8 @@ export class CaptureService {
     }
     if (!project) throw invalidToken();
     const dropped = new DroppedValues();
-    const snapshots = await readSnapshotEvents(batch, dropped);
+    const droppedSets = new DroppedValues();
+    const snapshots = await readSnapshotEvents(batch, dropped, { ...this.readLimits, droppedSets });
     // From here on only the snapshots are needed: the rest of the decoded body can be collected.
     batch.events.length = 0;
     if (dropped.count) {
@@ -126,7 +144,13 @@ export class CaptureService {
         `capture dropped ${dropped.count} value(s) that cannot be stored (NUL or lone UTF-16 surrogate) and stored the rest of the batch`,
       );
     }
-    return this.ingestion.ingest(project.id, snapshots);
+    if (droppedSets.count) {
+      this.logger.warn(
+        { teamId: project.id, droppedCount: droppedSets.count, dropped: droppedSets.listed },
+        `capture dropped ${droppedSets.count} $set/$set_once past PERSON_SET_MAX_KEYS or PERSON_SET_MAX_BYTES and stored the rest of the batch`,
+      );
+    }
+    return this.ingestion.ingest(project.id, snapshots, deadline);
   }
 
   private findProject(token: string): Promise<ProjectEntity | null> {

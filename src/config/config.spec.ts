@@ -56,7 +56,11 @@ describe('parseConfig', () => {
       API_AUTH_FAILURE_MAX_ADDRESSES: 10000,
       RECORDING_BODY_LIMIT: 25 * 1024 * 1024,
       CAPTURE_MAX_EVENTS: 50000,
+      CAPTURE_MAX_SESSIONS: 100,
       CAPTURE_MAX_SNAPSHOT_EVENTS: 100000,
+      PERSON_SET_MAX_KEYS: 1000,
+      PERSON_SET_MAX_BYTES: 65536,
+      PERSON_PROPERTIES_MAX_BYTES: 524288,
       PUBLIC_JSON_MAX_DEPTH: 1000,
       PUBLIC_JSON_MAX_VALUES: 1000000,
       PUBLIC_MAX_CONCURRENT_PER_IP: 8,
@@ -210,6 +214,18 @@ describe('parseConfig', () => {
     for (const name of named) expect(error.message).toContain(`  - ${name}=`);
     expect(error.message).not.toContain('DATABASE_POOL_SIZE');
     expect(error.message).not.toContain('HOST');
+  });
+});
+
+describe('PERSON_PROPERTIES_MAX_BYTES', () => {
+  it('takes a size between 1kb and 1mb', () => {
+    expect(parseConfig({ PERSON_PROPERTIES_MAX_BYTES: '1mb' }).PERSON_PROPERTIES_MAX_BYTES).toBe(1048576);
+    expect(parseConfig({ PERSON_PROPERTIES_MAX_BYTES: '64kb' }).PERSON_PROPERTIES_MAX_BYTES).toBe(65536);
+    for (const raw of ['2mb', '512', 'lots']) {
+      expect(configError({ PERSON_PROPERTIES_MAX_BYTES: raw }).message).toContain(
+        `  - PERSON_PROPERTIES_MAX_BYTES=`,
+      );
+    }
   });
 });
 

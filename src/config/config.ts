@@ -58,6 +58,14 @@ export const byteSize: Parser<number> = accepting('size: 512kb, 1mb, bytes', (ra
   return bytes;
 });
 
+/** A byte size (as `byteSize`) between `min` and `max` bytes. */
+export const byteSizeBetween = (min: number, max: number): Parser<number> =>
+  accepting(`size: ${min}–${max} bytes (512kb, 1mb)`, (raw, name) => {
+    const bytes = byteSize(raw, name);
+    if (bytes < min || bytes > max) fail(name, raw, `a size between ${min} and ${max} bytes`);
+    return bytes;
+  });
+
 export const postgresUrl: Parser<string> = accepting('postgres:// URL', (raw, name) => {
   let url: URL;
   try {
@@ -282,6 +290,26 @@ export const SETTINGS = {
     int(1, 10000000),
     100000,
     'Most rrweb events in the $snapshot_data of one $snapshot event; more is 413, found while decoding.',
+  ),
+  CAPTURE_MAX_SESSIONS: setting(
+    int(1, 100000),
+    100,
+    'Most recordings (distinct `$session_id` values) in one capture request (POST /s/); more is 413 and nothing of the request is stored. posthog-js sends one.',
+  ),
+  PERSON_SET_MAX_KEYS: setting(
+    int(1, 1000000),
+    1000,
+    'Most values one `$set` or `$set_once` may hold (each key of an object and each element of an array, nested included), and so what one request may set on one person. In capture a larger one is dropped (its event is stored, a warning logged; the parser stops building it at once); the API answers 400.',
+  ),
+  PERSON_SET_MAX_BYTES: setting(
+    byteSize,
+    64 * 1024,
+    'Most bytes (compact JSON) of what one request sets on one person (`$set` and `$set_once`). In capture a `$set` past it is dropped (its event is stored, a warning logged); the API answers 400.',
+  ),
+  PERSON_PROPERTIES_MAX_BYTES: setting(
+    byteSizeBetween(1024, 1024 * 1024),
+    512 * 1024,
+    "Most bytes (compact JSON) of one person's properties. An update that would pass it is not applied (capture: dropped and logged; the API: 400); a person already past it (stored before the limit, or the limit lowered) is trimmed on its next update, largest properties first, keeping the identifying ones (email, name, initial and campaign properties).",
   ),
   PUBLIC_JSON_MAX_DEPTH: setting(
     int(2, 10000),

@@ -16,6 +16,19 @@ export interface PersonSummary {
   distinctIds: string[];
 }
 
+/**
+ * Most bytes of a person's properties (as PostgreSQL renders their JSON) that lists and exports read: twice the
+ * largest PERSON_PROPERTIES_MAX_BYTES allowed (1mb), so a person within the limit is always read in full, while
+ * one stored before the limit existed (megabytes of `$set`) reads as `{}` instead of filling a page of recordings
+ * or an export batch. Writes keep persons within PERSON_PROPERTIES_MAX_BYTES; this is the defence behind it.
+ */
+export const PERSON_PROPERTIES_READ_MAX_BYTES = 2 * 1024 * 1024;
+
+/** SQL of the properties of the person `alias`, `{}` when past PERSON_PROPERTIES_READ_MAX_BYTES. */
+export function cappedPropertiesSql(alias: string): string {
+  return `CASE WHEN octet_length(${alias}.properties::text) <= ${PERSON_PROPERTIES_READ_MAX_BYTES} THEN ${alias}.properties ELSE '{}'::jsonb END`;
+}
+
 /** The columns `personSelectSql` adds to a row (null when the joined person is missing). */
 export interface PersonColumns {
   personId: number | null;
@@ -31,7 +44,7 @@ export interface PersonColumns {
  * so a page of recordings reads its persons in the same statement.
  */
 export function personSelectSql(alias: string): string {
-  return `${alias}.id AS "personId", ${alias}.uuid AS "personUuid", ${alias}.properties AS "personProperties",
+  return `${alias}.id AS "personId", ${alias}.uuid AS "personUuid", ${cappedPropertiesSql(alias)} AS "personProperties",
     (extract(epoch FROM ${alias}.created_at) * 1000)::float8 AS "personCreatedMs",
     (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = ${alias}.id)
       AS "personDistinctIds"`;
@@ -95,19 +108,54 @@ export class PersonsRepository extends RepositoryBase {
   }
 
   /**
-   * Shallow-merges properties into a person in one statement (no lost update under concurrency): keys of
-   * `setOnce` only where the person has none, then every key of `set`.
+   * Locks a person for an update of its properties (FOR UPDATE, until the transaction ends) and reads them when
+   * their JSON text (as PostgreSQL renders it) is at most `loadBytes`; larger ones (stored before the size limit)
+   * are not read at all: `properties` is null and `renderedBytes` says how large they are. Null when the person
+   * does not exist.
    */
-  @GenerateSql({ params: [1, { plan: 'pro' }, { email: 'ada@example.com' }] })
-  async mergeProperties(
+  @GenerateSql({ params: [1, 1048576] })
+  async lockProperties(
     personId: number,
-    set: Record<string, unknown>,
-    setOnce: Record<string, unknown> = {},
-  ): Promise<void> {
-    await this.query(`UPDATE persons SET properties = ($2::jsonb || properties) || $3::jsonb WHERE id = $1`, [
+    loadBytes: number,
+  ): Promise<{ properties: Record<string, unknown> | null; renderedBytes: number } | null> {
+    const rows = await this.query<{ properties: string | null; rendered_bytes: number }>(
+      `SELECT CASE WHEN octet_length(t.text) <= $2 THEN t.text END AS properties,
+              octet_length(t.text) AS rendered_bytes
+         FROM persons p CROSS JOIN LATERAL (SELECT p.properties::text AS text) t
+        WHERE p.id = $1
+          FOR UPDATE OF p`,
+      [personId, loadBytes],
+    );
+    if (!rows.length) return null;
+    const row = rows[0];
+    return {
+      properties: row.properties === null ? null : (JSON.parse(row.properties) as Record<string, unknown>),
+      renderedBytes: Number(row.rendered_bytes),
+    };
+  }
+
+  /** Of a person's properties, only these keys, each with a value of at most `valueBytes` (JSON text). */
+  @GenerateSql({ params: [1, ['email', 'name'], 1024] })
+  async someProperties(
+    personId: number,
+    keys: readonly string[],
+    valueBytes: number,
+  ): Promise<Record<string, unknown>> {
+    const rows = await this.query<{ properties: Record<string, unknown> | null }>(
+      `SELECT jsonb_object_agg(e.key, e.value) AS properties
+         FROM persons p CROSS JOIN LATERAL jsonb_each(p.properties) e
+        WHERE p.id = $1 AND e.key = ANY($2::text[]) AND octet_length(e.value::text) <= $3`,
+      [personId, keys, valueBytes],
+    );
+    return rows[0]?.properties ?? {};
+  }
+
+  /** Replaces a person's properties (bounded by the caller, `PersonsService`). */
+  @GenerateSql({ params: [1, { email: 'ada@example.com', plan: 'pro' }] })
+  async replaceProperties(personId: number, properties: Record<string, unknown>): Promise<void> {
+    await this.query(`UPDATE persons SET properties = $2::jsonb WHERE id = $1`, [
       personId,
-      JSON.stringify(setOnce),
-      JSON.stringify(set),
+      JSON.stringify(properties),
     ]);
   }
 }

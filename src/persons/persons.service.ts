@@ -1,19 +1,49 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
+import { ApiError } from '../common/errors/api-error.js';
+import { AppConfig } from '../config/config.js';
+import {
+  boundedUpdate,
+  type PersonPropertyUpdate,
+  type PersonSetLimits,
+  PROTECTED_PERSON_PROPERTIES,
+  setLimitProblem,
+} from './person-properties.js';
 import { PersonsRepository } from './persons.repository.js';
 
-export interface PersonPropertyUpdate {
-  set: Record<string, unknown>;
-  setOnce: Record<string, unknown>;
+export type { PersonPropertyUpdate };
+
+/** What `applyPropertyUpdates` left out, for the caller's log line and answer. */
+export interface PropertyUpdateOutcome {
+  /** Persons updated. */
+  applied: number;
+  /** Updates not applied: they would have taken the person past PERSON_PROPERTIES_MAX_BYTES. */
+  refused: number;
+  /** Properties removed from persons that were already past it. */
+  trimmedKeys: number;
 }
 
 /**
  * Persons of a project (docs/decisions.md §10): found by any of their distinct ids, created on the first event of an
  * unknown one. Capture calls these inside its transaction, so persons, recordings and snapshots of a request
- * commit together.
+ * commit together. Every write of person properties goes through `applyPropertyUpdates`, which keeps them within
+ * the limits of `person-properties.ts` (docs/decisions.md §10).
  */
 @Injectable()
 export class PersonsService {
-  constructor(private readonly persons: PersonsRepository) {}
+  private readonly logger = new Logger(PersonsService.name);
+  readonly setLimits: PersonSetLimits;
+  private readonly maxBytes: number;
+
+  constructor(
+    private readonly persons: PersonsRepository,
+    config: AppConfig,
+  ) {
+    this.setLimits = {
+      maxKeys: config.get('PERSON_SET_MAX_KEYS'),
+      maxBytes: config.get('PERSON_SET_MAX_BYTES'),
+    };
+    this.maxBytes = config.get('PERSON_PROPERTIES_MAX_BYTES');
+  }
 
   /**
    * The person id of each distinct id, creating the missing persons. Distinct ids are handled in sorted order,
@@ -35,18 +65,83 @@ export class PersonsService {
     return found;
   }
 
-  /** Applies `$set`/`$set_once` updates, one statement per person, in person id order. */
-  async applyPropertyUpdates(updates: Map<number, PersonPropertyUpdate>): Promise<void> {
-    for (const personId of [...updates.keys()].sort((a, b) => a - b)) {
-      const { set, setOnce } = updates.get(personId) as PersonPropertyUpdate;
-      if (Object.keys(set).length || Object.keys(setOnce).length) {
-        await this.persons.mergeProperties(personId, set, setOnce);
-      }
-    }
+  /** Why one request may not set these properties on a person (PERSON_SET_MAX_KEYS / _BYTES), or null. */
+  setProblem(properties: Record<string, unknown>): string | null {
+    return setLimitProblem(properties, this.setLimits);
   }
 
-  /** Shallow-merges `properties` into the person's (PATCH of a recording's `person`). */
-  mergeProperties(personId: number, properties: Record<string, unknown>): Promise<void> {
-    return this.persons.mergeProperties(personId, properties);
+  /**
+   * Applies `$set`/`$set_once` updates within PERSON_PROPERTIES_MAX_BYTES, one person at a time in person id
+   * order (each locked until the caller's transaction ends, so concurrent updates never lose one another's
+   * keys). An update that would take a person past the limit is left out; a person already past it is trimmed
+   * (`boundedUpdate`). Both are counted in the outcome and logged; nothing here fails a request. The updates
+   * must already be within PERSON_SET_MAX_KEYS / _BYTES (`setProblem`). Runs inside the caller's transaction.
+   */
+  async applyPropertyUpdates(
+    updates: Map<number, PersonPropertyUpdate>,
+    teamId: number | null = null,
+  ): Promise<PropertyUpdateOutcome> {
+    const outcome: PropertyUpdateOutcome = { applied: 0, refused: 0, trimmedKeys: 0 };
+    for (const personId of [...updates.keys()].sort((a, b) => a - b)) {
+      const update = updates.get(personId) as PersonPropertyUpdate;
+      if (!Object.keys(update.set).length && !Object.keys(update.setOnce).length) continue;
+      // PostgreSQL's rendering of the JSON adds a space after each `:` and `,`: a person within the limit
+      // always loads; a larger one (stored before the limit) keeps only its small protected properties.
+      const locked = await this.persons.lockProperties(personId, 2 * this.maxBytes);
+      if (!locked) continue;
+      let existing = locked.properties;
+      let legacyTrimmed = false;
+      if (existing === null) {
+        existing = await this.persons.someProperties(personId, [...PROTECTED_PERSON_PROPERTIES], 4096);
+        legacyTrimmed = true;
+      }
+      const result = boundedUpdate(existing, update, this.maxBytes);
+      const trimmed = result.trimmed.length || legacyTrimmed;
+      if (result.applied || trimmed) await this.persons.replaceProperties(personId, result.properties);
+      if (result.applied) outcome.applied++;
+      else outcome.refused++;
+      outcome.trimmedKeys += result.trimmed.length;
+      if (trimmed) {
+        this.logger.warn(
+          {
+            teamId,
+            personId,
+            storedBytes: locked.renderedBytes,
+            removedKeys: legacyTrimmed ? 'all but the protected ones' : result.trimmed.slice(0, 20),
+            removedCount: legacyTrimmed ? null : result.trimmed.length,
+            bytes: result.bytes,
+            maxBytes: this.maxBytes,
+          },
+          `person ${personId} was past PERSON_PROPERTIES_MAX_BYTES (${this.maxBytes}): its properties were trimmed to ${result.bytes} bytes`,
+        );
+      }
+      if (!result.applied) {
+        this.logger.warn(
+          { teamId, personId, bytes: result.bytes, maxBytes: this.maxBytes },
+          `person ${personId}: an update of its properties was not applied, it would have passed PERSON_PROPERTIES_MAX_BYTES (${this.maxBytes})`,
+        );
+      }
+    }
+    return outcome;
+  }
+
+  /**
+   * Shallow-merges `properties` into the person's (PATCH of a recording's `person`): 400 when they are past
+   * PERSON_SET_MAX_KEYS / _BYTES, or would take the person past PERSON_PROPERTIES_MAX_BYTES. Runs inside the
+   * caller's transaction, which the 400 rolls back.
+   */
+  async mergeProperties(personId: number, properties: Record<string, unknown>, attr: string): Promise<void> {
+    const problem = this.setProblem(properties);
+    if (problem) {
+      throw ApiError.validation(`These properties have ${problem}: set fewer at a time.`, attr, 'max_length');
+    }
+    const outcome = await this.applyPropertyUpdates(new Map([[personId, { set: properties, setOnce: {} }]]));
+    if (outcome.refused) {
+      throw ApiError.validation(
+        `These properties would make the person's properties larger than ${this.maxBytes} bytes (PERSON_PROPERTIES_MAX_BYTES): remove some first.`,
+        attr,
+        'max_length',
+      );
+    }
   }
 }

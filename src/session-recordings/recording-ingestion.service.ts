@@ -5,7 +5,9 @@ import { Clock } from '../common/time/clock.js';
 import { Yielder } from '../common/time/yielder.js';
 import { AppConfig } from '../config/config.js';
 import { TransactionHost } from '../database/transactions.js';
+import { countSetValues, jsonBytesWithin } from '../persons/person-properties.js';
 import { type PersonPropertyUpdate, PersonsService } from '../persons/persons.service.js';
+import type { RequestDeadline } from '../common/http/request-deadline.js';
 import { computeMetadataSliced, type RrwebEvent } from './recording-metadata.js';
 import type { SnapshotBatch } from './snapshot-batch.js';
 import {
@@ -39,6 +41,12 @@ export interface IngestResult {
   dropped: number;
   /** Capture events dropped because their recording reached RECORDING_SESSION_MAX_EVENTS or _BYTES. */
   capped: number;
+  /**
+   * `$set`/`$set_once` of capture events left out: past what one request may set on one person
+   * (PERSON_SET_MAX_KEYS / _BYTES, counted over the request), or taking the person past
+   * PERSON_PROPERTIES_MAX_BYTES.
+   */
+  setsDropped: number;
 }
 
 /** Copies `source`'s own properties onto `target` (later values win), `__proto__` as a plain key. */
@@ -54,14 +62,26 @@ function assignOwn(target: Record<string, unknown>, source: Record<string, unkno
   }
 }
 
+/** A Yielder that also stops the work once the request's deadline has passed. */
+class DeadlineYielder extends Yielder {
+  constructor(private readonly deadline: RequestDeadline | null) {
+    super();
+  }
+
+  override async tick(): Promise<void> {
+    this.deadline?.throwIfPassed();
+    await super.tick();
+  }
+}
+
 /**
  * Ingests validated `$snapshot` events of one capture request (docs/decisions.md §11), in one transaction, in time
  * linear in the number of events, giving the event loop back between slices of work:
  *
  * 1. persons: the person of every distinct id is found or created (sorted, race-safe), `$set`/`$set_once`
  *    applied;
- * 2. recordings: new sessions are inserted (after locking the project's counter row), then every session of
- *    the request is locked in session id order; deleted ones are dropped;
+ * 2. recordings: new sessions are inserted pending (not counted yet), then every session of the request is
+ *    locked in session id order; deleted ones are dropped;
  * 3. idempotency: the events' keys are inserted per session with ON CONFLICT DO NOTHING; only events with a new
  *    key count;
  * 4. cap: a recording stores at most RECORDING_SESSION_MAX_EVENTS rrweb events and RECORDING_SESSION_MAX_BYTES
@@ -70,8 +90,14 @@ function assignOwn(target: Record<string, unknown>, source: Record<string, unkno
  * 6. snapshots: the new events of each (session, window) are stored as gzip chunks of snapshot lines in time
  *    order, each bounded by RECORDING_CHUNK_MAX_EVENTS and RECORDING_CHUNK_MAX_BYTES.
  *
- * Locks are always taken in the order persons → counter → recordings, so concurrent requests wait rather than
- * deadlock; a deadlock or serialization failure nonetheless retries the whole transaction.
+ * 7. publish: the new recordings are made live, which adds them to the project's counter (its trigger) as the
+ *    transaction's last statement, so the counter row every new recording of the project needs is held for
+ *    the commit only, never while a large request is processed.
+ *
+ * Locks are always taken in the order persons → recordings → counter, so concurrent requests wait rather than
+ * deadlock; a deadlock or serialization failure nonetheless retries the whole transaction. With a `deadline`
+ * (the request's REQUEST_TIMEOUT_MS), work stops at the next step once it has passed, and nothing commits
+ * after the request was answered with the timeout: the commit is claimed from the deadline first.
  */
 @Injectable()
 export class RecordingIngestionService {
@@ -96,25 +122,35 @@ export class RecordingIngestionService {
     this.sessionMaxBytes = config.get('RECORDING_SESSION_MAX_BYTES');
   }
 
-  async ingest(teamId: number, batches: readonly SnapshotBatch[]): Promise<IngestResult> {
-    if (!batches.length) return { stored: 0, duplicates: 0, dropped: 0, capped: 0 };
+  async ingest(
+    teamId: number,
+    batches: readonly SnapshotBatch[],
+    deadline: RequestDeadline | null = null,
+  ): Promise<IngestResult> {
+    if (!batches.length) return { stored: 0, duplicates: 0, dropped: 0, capped: 0, setsDropped: 0 };
     for (let attempt = 1; ; attempt++) {
+      deadline?.throwIfPassed();
       // Objects uploaded by this attempt (RECORDING_STORAGE=s3), removed again if it fails before committing.
       const uploaded: string[] = [];
       let beforeCommit = false;
       try {
         return await this.transactions.withTransaction(async () => {
           try {
-            return await this.ingestIn(teamId, batches, uploaded);
+            const result = await this.ingestIn(teamId, batches, uploaded, deadline);
+            // Answered with the timeout meanwhile: roll back rather than commit what the client was told failed.
+            deadline?.claimCommit();
+            return result;
           } catch (error) {
             beforeCommit = true;
             throw error;
           }
         });
       } catch (error) {
+        deadline?.commitFailed();
         // A failed COMMIT may still have committed: its objects are left for the orphan sweep, which deletes
         // only objects no row points at.
         if (beforeCommit) await this.storage.discard(uploaded);
+        if (deadline?.passed) throw error;
         const code =
           (error as { driverError?: { code?: string }; code?: string }).driverError?.code ??
           (error as { code?: string }).code;
@@ -129,10 +165,11 @@ export class RecordingIngestionService {
     teamId: number,
     all: readonly SnapshotBatch[],
     uploaded: string[],
+    deadline: RequestDeadline | null,
   ): Promise<IngestResult> {
     const now = this.clock.now();
-    const yielder = new Yielder();
-    const result: IngestResult = { stored: 0, duplicates: 0, dropped: 0, capped: 0 };
+    const yielder = new DeadlineYielder(deadline);
+    const result: IngestResult = { stored: 0, duplicates: 0, dropped: 0, capped: 0, setsDropped: 0 };
 
     // The same key twice in one request counts once; the batches are grouped by session, in request order.
     const bySession = new Map<string, SnapshotBatch[]>();
@@ -164,18 +201,44 @@ export class RecordingIngestionService {
     for (const batches of bySession.values()) for (const b of batches) distinctIds.add(b.distinctId);
     const personIds = await this.persons.resolveDistinctIds(teamId, distinctIds, now);
     const updates = new Map<number, PersonPropertyUpdate>();
+    // What the request sets on each person so far (values and bytes, overlapping keys counted twice).
+    const setSoFar = new Map<number, { values: number; bytes: number }>();
+    const limits = this.persons.setLimits;
+    let setsDropped = 0;
     for (const batches of bySession.values()) {
       for (const b of batches) {
         const personId = personIds.get(b.distinctId) as number;
         let u = updates.get(personId);
         if (!u) updates.set(personId, (u = { set: {}, setOnce: {} }));
-        // Later `$set` values win; the first `$set_once` value of a key wins.
-        assignOwn(u.set, b.set, false);
-        assignOwn(u.setOnce, b.setOnce, true);
+        const hasSet = Object.keys(b.set).length > 0;
+        const hasSetOnce = Object.keys(b.setOnce).length > 0;
+        if (hasSet || hasSetOnce) {
+          // Each `$set` is within the limits (checked when read); together they must be too.
+          const so = setSoFar.get(personId) ?? { values: 0, bytes: 0 };
+          const values =
+            so.values + countSetValues(b.set, limits.maxKeys) + countSetValues(b.setOnce, limits.maxKeys);
+          const bytes =
+            so.bytes + jsonBytesWithin(b.set, limits.maxBytes) + jsonBytesWithin(b.setOnce, limits.maxBytes);
+          if (values > limits.maxKeys || bytes > limits.maxBytes) {
+            setsDropped++;
+          } else {
+            setSoFar.set(personId, { values, bytes });
+            // Later `$set` values win; the first `$set_once` value of a key wins.
+            assignOwn(u.set, b.set, false);
+            assignOwn(u.setOnce, b.setOnce, true);
+          }
+        }
         if (yielder.step()) await yielder.tick();
       }
     }
-    await this.persons.applyPropertyUpdates(updates);
+    const outcome = await this.persons.applyPropertyUpdates(updates, teamId);
+    result.setsDropped = setsDropped + outcome.refused;
+    if (setsDropped) {
+      this.logger.warn(
+        { teamId, droppedSets: setsDropped, maxKeys: limits.maxKeys, maxBytes: limits.maxBytes },
+        `capture dropped ${setsDropped} $set/$set_once that would have set more on one person in one request than PERSON_SET_MAX_KEYS (${limits.maxKeys}) or PERSON_SET_MAX_BYTES (${limits.maxBytes})`,
+      );
+    }
 
     // 2. Recordings: insert the new ones, then lock them all.
     const newRecordings: NewRecording[] = [];
@@ -199,10 +262,7 @@ export class RecordingIngestionService {
         snapshotSource: batches[0].snapshotSource,
       });
     }
-    if (newRecordings.length) {
-      await this.recordings.lockCounter(teamId);
-      await this.recordings.insertRecordings(teamId, newRecordings, now);
-    }
+    const inserted = await this.recordings.insertRecordings(teamId, newRecordings, now);
     const locked = await this.recordings.lockSessions(teamId, [...bySession.keys()].sort());
 
     // 3-6. Per session: new keys, cap, metadata, snapshots.
@@ -315,6 +375,9 @@ export class RecordingIngestionService {
       }
       await this.recordings.insertSnapshots(teamId, group, now);
     }
+    deadline?.throwIfPassed();
+    // Last: the new recordings go live and into the project's counter, whose row is then held until the commit.
+    await this.recordings.publishRecordings(teamId, inserted);
     return result;
   }
 }

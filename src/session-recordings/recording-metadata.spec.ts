@@ -10,6 +10,7 @@ import {
   isMouseActivity,
   type RrwebEvent,
   sortByTime,
+  START_URL_MAX_LENGTH,
 } from './recording-metadata.js';
 
 const inc = (timestamp: number, source: number, extra: Record<string, unknown> = {}): RrwebEvent => ({
@@ -228,6 +229,17 @@ describe('hrefOf', () => {
     expect(hrefOf({ type: 5, timestamp: 1, data: { payload: { href: 'https://b/' } } })).toBe('https://b/');
     expect(hrefOf({ type: 5, timestamp: 1, data: { href: 7 } })).toBeNull();
     expect(hrefOf({ type: 2, timestamp: 1 })).toBeNull();
+  });
+  it('cuts a longer href to START_URL_MAX_LENGTH, never inside a surrogate pair', () => {
+    const long = `https://a/${'x'.repeat(20_000_000)}`;
+    expect(hrefOf(meta(1, long))).toBe(long.slice(0, START_URL_MAX_LENGTH));
+    const emoji = `${'y'.repeat(START_URL_MAX_LENGTH - 1)}😀z`;
+    expect(hrefOf(meta(1, emoji))).toBe('y'.repeat(START_URL_MAX_LENGTH - 1));
+    // A NUL past the cut no longer matters; one before it still does.
+    expect(hrefOf(meta(1, `${'a'.repeat(START_URL_MAX_LENGTH)}\u0000`))).toBe(
+      'a'.repeat(START_URL_MAX_LENGTH),
+    );
+    expect(hrefOf(meta(1, 'https://a/\u0000'))).toBeNull();
   });
 });
 

@@ -121,13 +121,30 @@ export function consoleLevel(event: RrwebEvent): 'log' | 'warn' | 'error' | null
 }
 
 /**
+ * Most characters of a recording's `start_url`: a longer `href` is cut there (never inside a surrogate pair), so
+ * a list page or an export batch of recordings stays small whatever a page's address was. Reads cut older rows
+ * the same way.
+ */
+export const START_URL_MAX_LENGTH = 8192;
+
+/** `text` cut to at most `max` UTF-16 units, never between the two halves of a surrogate pair. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}
+
+/**
  * `data.href`, else `data.payload.href`, when it is a non-empty string that can be stored (no NUL, no lone
- * UTF-16 surrogate: such a URL is not taken as the start URL; the event itself is stored as captured).
+ * UTF-16 surrogate: such a URL is not taken as the start URL; the event itself is stored as captured), cut to
+ * START_URL_MAX_LENGTH.
  */
 export function hrefOf(event: RrwebEvent): string | null {
   const data = record(event.data);
-  const href = data?.href ?? record(data?.payload)?.href;
-  return typeof href === 'string' && href !== '' && textProblem(href) === null ? href : null;
+  const raw = data?.href ?? record(data?.payload)?.href;
+  if (typeof raw !== 'string' || raw === '') return null;
+  const href = cut(raw, START_URL_MAX_LENGTH);
+  return textProblem(href) === null ? href : null;
 }
 
 /** Events sorted by timestamp; events of equal timestamp keep their order. Linear when already in order. */

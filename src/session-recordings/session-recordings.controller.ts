@@ -35,7 +35,8 @@ const NOT_FOUND = {
 const PROJECT = { name: 'project_id', type: 'integer', description: 'The id of the project.' } as const;
 const RECORDING = { name: 'id', description: 'The session id of the recording.' } as const;
 const UPDATE_RULES =
-  '`person.properties` is shallow-merged into the linked person’s properties; `viewed` marks (true) or ' +
+  '`person.properties` is shallow-merged into the linked person’s properties, within PERSON_SET_MAX_KEYS, ' +
+  'PERSON_SET_MAX_BYTES and PERSON_PROPERTIES_MAX_BYTES (else 400 `max_length`, nothing changed); `viewed` marks (true) or ' +
   'unmarks (false) the recording as viewed by the caller’s user; `analyzed` and `player_metadata` (PostHog’s ' +
   'player telemetry) are accepted and not stored. The other fields of a recording are read-only: sent back, ' +
   'they are ignored.';
@@ -218,7 +219,8 @@ export class SessionRecordingsController {
   @ApiParam(RECORDING)
   @ApiOkResponse({ type: SessionRecordingDto })
   @ApiBadRequestResponse({
-    description: 'An unknown field, or a value of the wrong type; `attr` names it.',
+    description:
+      'An unknown field, or a value of the wrong type; `attr` names it. Also person properties past the limits (`max_length`).',
     type: ErrorBodyDto,
   })
   update(
@@ -239,7 +241,8 @@ export class SessionRecordingsController {
   @ApiParam(RECORDING)
   @ApiOkResponse({ type: SessionRecordingDto })
   @ApiBadRequestResponse({
-    description: 'An unknown field, or a value of the wrong type; `attr` names it.',
+    description:
+      'An unknown field, or a value of the wrong type; `attr` names it. Also person properties past the limits (`max_length`).',
     type: ErrorBodyDto,
   })
   replace(

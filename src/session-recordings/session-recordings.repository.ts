@@ -3,7 +3,7 @@ import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
 import { type PersonColumns, personSelectSql } from '../persons/persons.repository.js';
 import { recordingRetentionDaysSql } from '../projects/projects.repository.js';
-import type { RecordingMetadata } from './recording-metadata.js';
+import { type RecordingMetadata, START_URL_MAX_LENGTH } from './recording-metadata.js';
 import type { SnapshotSource } from './session-recording.entity.js';
 
 /** Filters of the recordings list (all optional, combined with AND). */
@@ -179,6 +179,12 @@ const EXPIRED = `r.start_time < ${RETENTION_CUTOFF}`;
 /** Event keys inserted per statement: bounds the parameters one statement serialises at once. */
 const EVENT_KEYS_PER_STATEMENT = 5000;
 
+/**
+ * `deleted_at` of a recording capture has inserted and not yet published (`insertRecordings`), within its own
+ * transaction only: a recording that is not live is not counted.
+ */
+const PENDING_DELETED_AT = "'-infinity'::timestamptz";
+
 const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 
 /** The select list of RecordingView; `$2` is the caller's user id (for `viewed`, `viewers`), null for none. */
@@ -188,7 +194,7 @@ const RECORDING_COLUMNS = `
   r.click_count AS "clickCount", r.keypress_count AS "keypressCount", r.mouse_activity_count AS "mouseActivityCount",
   r.console_log_count AS "consoleLogCount", r.console_warn_count AS "consoleWarnCount",
   r.console_error_count AS "consoleErrorCount",
-  r.start_url AS "startUrl", r.snapshot_source AS "snapshotSource",
+  left(r.start_url, ${START_URL_MAX_LENGTH}) AS "startUrl", r.snapshot_source AS "snapshotSource",
   ${epochMs('r.last_event_received_at')} AS "lastEventMs",
   EXISTS (SELECT 1 FROM session_recording_views v
            WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
@@ -423,21 +429,18 @@ export class SessionRecordingsRepository extends RepositoryBase {
   }
 
   /**
-   * Soft-deletes a recording; false when there is none (or it was already deleted, or has expired). Takes the
-   * project's counter row first, in the same order as capture (counter, then recordings), so the two never
-   * deadlock.
+   * Soft-deletes a recording; false when there is none (or it was already deleted, or has expired). The row is
+   * locked first and the project's counter after it (by the trigger), the order capture takes them in
+   * (recordings, then the counter as its last statement), so the two never deadlock.
    */
   @GenerateSql({ params: (f) => [f.projectId, f.sessionId, AT, CUTOFF] })
   async softDelete(teamId: number, sessionId: string, now: Date, retainedFrom: Date): Promise<boolean> {
-    return this.transaction(async () => {
-      await this.lockCounter(teamId);
-      const { affected } = await this.modify(
-        `UPDATE session_recordings SET deleted_at = $3
-          WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL AND start_time >= $4`,
-        [teamId, sessionId, now, retainedFrom],
-      );
-      return affected > 0;
-    });
+    const { affected } = await this.modify(
+      `UPDATE session_recordings SET deleted_at = $3
+        WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL AND start_time >= $4`,
+      [teamId, sessionId, now, retainedFrom],
+    );
+    return affected > 0;
   }
 
   // ---- sharing --------------------------------------------------------------------------------------------
@@ -617,19 +620,11 @@ export class SessionRecordingsRepository extends RepositoryBase {
   }
 
   /**
-   * Locks the project's recording counter (creating it at 0). Capture takes it before inserting recordings,
-   * and DELETE before soft-deleting one, so every transaction takes counter then recordings, in that order.
+   * Inserts recordings that do not exist yet (a concurrent insert of the same session wins quietly) as pending:
+   * `deleted_at` holds PENDING_DELETED_AT, so the count trigger leaves the project's counter alone (not locked
+   * for the rest of the capture transaction). `publishRecordings` makes them live as the transaction's last
+   * statement; no other transaction ever sees them pending. Returns the session ids inserted.
    */
-  @GenerateSql({ params: (f) => [f.projectId] })
-  async lockCounter(teamId: number): Promise<void> {
-    await this.query(
-      `INSERT INTO session_recording_counts (team_id, recordings) VALUES ($1, 0)
-       ON CONFLICT (team_id) DO UPDATE SET recordings = session_recording_counts.recordings`,
-      [teamId],
-    );
-  }
-
-  /** Inserts recordings that do not exist yet (a concurrent insert of the same session wins quietly). */
   @GenerateSql({
     params: (f) => [
       f.projectId,
@@ -646,20 +641,22 @@ export class SessionRecordingsRepository extends RepositoryBase {
       AT,
     ],
   })
-  async insertRecordings(teamId: number, rows: readonly NewRecording[], now: Date): Promise<void> {
-    if (!rows.length) return;
+  async insertRecordings(teamId: number, rows: readonly NewRecording[], now: Date): Promise<string[]> {
+    if (!rows.length) return [];
     const sorted = [...rows].sort((a, b) =>
       a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0,
     );
-    await this.query(
+    const inserted = await this.query<{ session_id: string }>(
       `INSERT INTO session_recordings
               (team_id, session_id, distinct_id, person_id, start_time, end_time, snapshot_source,
-               created_at, last_event_received_at)
-       SELECT $1, s.session_id, s.distinct_id, s.person_id, s.start_time, s.end_time, s.snapshot_source, $2, $2
+               created_at, last_event_received_at, deleted_at)
+       SELECT $1, s.session_id, s.distinct_id, s.person_id, s.start_time, s.end_time, s.snapshot_source, $2, $2,
+              ${PENDING_DELETED_AT}
          FROM unnest($3::varchar[], $4::varchar[], $5::int[], $6::timestamptz[], $7::timestamptz[], $8::varchar[])
               WITH ORDINALITY AS s(session_id, distinct_id, person_id, start_time, end_time, snapshot_source, n)
         ORDER BY s.n
-       ON CONFLICT (team_id, session_id) DO NOTHING`,
+       ON CONFLICT (team_id, session_id) DO NOTHING
+       RETURNING session_id`,
       [
         teamId,
         now,
@@ -670,6 +667,21 @@ export class SessionRecordingsRepository extends RepositoryBase {
         sorted.map((r) => r.endTime),
         sorted.map((r) => r.snapshotSource),
       ],
+    );
+    return inserted.map((r) => r.session_id);
+  }
+
+  /**
+   * Makes recordings inserted pending by `insertRecordings` live: the count trigger then adds them to the
+   * project's counter, whose row stays locked only until the transaction commits, right after.
+   */
+  @GenerateSql({ params: (f) => [f.projectId, [f.sessionId]] })
+  async publishRecordings(teamId: number, sessionIds: readonly string[]): Promise<void> {
+    if (!sessionIds.length) return;
+    await this.query(
+      `UPDATE session_recordings SET deleted_at = NULL
+        WHERE team_id = $1 AND session_id = ANY($2::varchar[]) AND deleted_at = ${PENDING_DELETED_AT}`,
+      [teamId, [...sessionIds].sort()],
     );
   }
 
@@ -685,7 +697,8 @@ export class SessionRecordingsRepository extends RepositoryBase {
       event_count: number;
       snapshot_bytes: string;
     }>(
-      `SELECT session_id, deleted_at IS NOT NULL AS deleted, event_count, snapshot_bytes
+      `SELECT session_id, deleted_at IS NOT NULL AND deleted_at <> ${PENDING_DELETED_AT} AS deleted,
+              event_count, snapshot_bytes
            FROM session_recordings
           WHERE team_id = $1 AND session_id = ANY($2::varchar[])
           ORDER BY session_id

@@ -109,14 +109,16 @@ export class SessionRecordingsService {
     // `analyzed` and `player_metadata` are PostHog's player telemetry: accepted (validated) and not stored.
     const days = this.retentionOf(project);
     await this.transactions.withTransaction(async () => {
-      const recording = await this.recordings.lockLive(project.id, id, this.cutoff(days));
-      if (!recording) throw ApiError.notFound();
       if (body.person?.properties !== undefined) {
-        if (recording.personId === null) {
+        // The person is locked before the recording, the order capture takes them in (no deadlock with it).
+        const current = await this.requireRecording(project.id, id, null, days);
+        if (current.person === null) {
           throw ApiError.validation('This recording has no person to update.', 'person');
         }
-        await this.persons.mergeProperties(recording.personId, body.person.properties);
+        await this.persons.mergeProperties(current.person.id, body.person.properties, 'person__properties');
       }
+      const recording = await this.recordings.lockLive(project.id, id, this.cutoff(days));
+      if (!recording) throw ApiError.notFound();
       if (body.viewed !== undefined) {
         await this.recordings.setViewed(project.id, id, principal.userId, body.viewed, this.clock.now());
       }

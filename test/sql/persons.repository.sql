@@ -13,5 +13,17 @@ INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2
 
 RELEASE SAVEPOINT person_create;
 
--- PersonsRepository.mergeProperties
-UPDATE persons SET properties = ($2::jsonb || properties) || $3::jsonb WHERE id = $1;
+-- PersonsRepository.lockProperties
+SELECT CASE WHEN octet_length(t.text) <= $2 THEN t.text END AS properties,
+      octet_length(t.text) AS rendered_bytes
+ FROM persons p CROSS JOIN LATERAL (SELECT p.properties::text AS text) t
+WHERE p.id = $1
+  FOR UPDATE OF p;
+
+-- PersonsRepository.someProperties
+SELECT jsonb_object_agg(e.key, e.value) AS properties
+ FROM persons p CROSS JOIN LATERAL jsonb_each(p.properties) e
+WHERE p.id = $1 AND e.key = ANY($2::text[]) AND octet_length(e.value::text) <= $3;
+
+-- PersonsRepository.replaceProperties
+UPDATE persons SET properties = $2::jsonb WHERE id = $1;

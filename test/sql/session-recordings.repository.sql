@@ -11,7 +11,7 @@ SELECT coalesce(greatest((SELECT c.recordings FROM session_recording_counts c WH
  r.click_count AS "clickCount", r.keypress_count AS "keypressCount", r.mouse_activity_count AS "mouseActivityCount",
  r.console_log_count AS "consoleLogCount", r.console_warn_count AS "consoleWarnCount",
  r.console_error_count AS "consoleErrorCount",
- r.start_url AS "startUrl", r.snapshot_source AS "snapshotSource",
+ left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
  (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
  EXISTS (SELECT 1 FROM session_recording_views v
           WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
@@ -19,7 +19,7 @@ SELECT coalesce(greatest((SELECT c.recordings FROM session_recording_counts c WH
         WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
           AND v.user_id <> $2::int
         ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
- p.id AS "personId", p.uuid AS "personUuid", p.properties AS "personProperties",
+ p.id AS "personId", p.uuid AS "personUuid", CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END AS "personProperties",
    (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
    (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = p.id)
      AS "personDistinctIds"
@@ -41,7 +41,7 @@ SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 
  r.click_count AS "clickCount", r.keypress_count AS "keypressCount", r.mouse_activity_count AS "mouseActivityCount",
  r.console_log_count AS "consoleLogCount", r.console_warn_count AS "consoleWarnCount",
  r.console_error_count AS "consoleErrorCount",
- r.start_url AS "startUrl", r.snapshot_source AS "snapshotSource",
+ left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
  (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
  EXISTS (SELECT 1 FROM session_recording_views v
           WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
@@ -49,7 +49,7 @@ SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 
         WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
           AND v.user_id <> $2::int
         ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
- p.id AS "personId", p.uuid AS "personUuid", p.properties AS "personProperties",
+ p.id AS "personId", p.uuid AS "personUuid", CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END AS "personProperties",
    (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
    (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = p.id)
      AS "personDistinctIds"
@@ -68,7 +68,7 @@ r.session_id AS "sessionId", r.distinct_id AS "distinctId",
 r.click_count AS "clickCount", r.keypress_count AS "keypressCount", r.mouse_activity_count AS "mouseActivityCount",
 r.console_log_count AS "consoleLogCount", r.console_warn_count AS "consoleWarnCount",
 r.console_error_count AS "consoleErrorCount",
-r.start_url AS "startUrl", r.snapshot_source AS "snapshotSource",
+left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
 (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
 EXISTS (SELECT 1 FROM session_recording_views v
          WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
@@ -76,7 +76,7 @@ ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.use
        WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
          AND v.user_id <> $2::int
        ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
-p.id AS "personId", p.uuid AS "personUuid", p.properties AS "personProperties",
+p.id AS "personId", p.uuid AS "personUuid", CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END AS "personProperties",
   (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
   (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = p.id)
     AS "personDistinctIds"
@@ -121,9 +121,6 @@ ON CONFLICT (team_id, session_id, user_id) DO NOTHING;
 DELETE FROM session_recording_views WHERE team_id = $1 AND session_id = $2 AND user_id = $3;
 
 -- SessionRecordingsRepository.softDelete
-INSERT INTO session_recording_counts (team_id, recordings) VALUES ($1, 0)
-ON CONFLICT (team_id) DO UPDATE SET recordings = session_recording_counts.recordings;
-
 UPDATE session_recordings SET deleted_at = $3
 WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL AND start_time >= $4;
 
@@ -191,22 +188,25 @@ WHERE r.team_id = d.team_id AND r.session_id = d.session_id;
 SELECT session_id, deleted_at IS NOT NULL AS deleted FROM session_recordings
 WHERE team_id = $1 AND session_id = ANY($2::varchar[]);
 
--- SessionRecordingsRepository.lockCounter
-INSERT INTO session_recording_counts (team_id, recordings) VALUES ($1, 0)
-ON CONFLICT (team_id) DO UPDATE SET recordings = session_recording_counts.recordings;
-
 -- SessionRecordingsRepository.insertRecordings
 INSERT INTO session_recordings
        (team_id, session_id, distinct_id, person_id, start_time, end_time, snapshot_source,
-        created_at, last_event_received_at)
-SELECT $1, s.session_id, s.distinct_id, s.person_id, s.start_time, s.end_time, s.snapshot_source, $2, $2
+        created_at, last_event_received_at, deleted_at)
+SELECT $1, s.session_id, s.distinct_id, s.person_id, s.start_time, s.end_time, s.snapshot_source, $2, $2,
+       '-infinity'::timestamptz
   FROM unnest($3::varchar[], $4::varchar[], $5::int[], $6::timestamptz[], $7::timestamptz[], $8::varchar[])
        WITH ORDINALITY AS s(session_id, distinct_id, person_id, start_time, end_time, snapshot_source, n)
  ORDER BY s.n
-ON CONFLICT (team_id, session_id) DO NOTHING;
+ON CONFLICT (team_id, session_id) DO NOTHING
+RETURNING session_id;
+
+-- SessionRecordingsRepository.publishRecordings
+UPDATE session_recordings SET deleted_at = NULL
+WHERE team_id = $1 AND session_id = ANY($2::varchar[]) AND deleted_at = '-infinity'::timestamptz;
 
 -- SessionRecordingsRepository.lockSessions
-SELECT session_id, deleted_at IS NOT NULL AS deleted, event_count, snapshot_bytes
+SELECT session_id, deleted_at IS NOT NULL AND deleted_at <> '-infinity'::timestamptz AS deleted,
+    event_count, snapshot_bytes
  FROM session_recordings
 WHERE team_id = $1 AND session_id = ANY($2::varchar[])
 ORDER BY session_id

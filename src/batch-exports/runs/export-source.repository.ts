@@ -2,7 +2,9 @@ import type { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { to as copyTo } from 'pg-copy-streams';
 import { DataSource } from 'typeorm';
+import { cappedPropertiesSql } from '../../persons/persons.repository.js';
 import { recordingRetentionDaysSql } from '../../projects/projects.repository.js';
+import { START_URL_MAX_LENGTH } from '../../session-recordings/recording-metadata.js';
 import type { ExportModel, ExportRow } from './export-models.js';
 import { insertedAtSql, readByWatermarkSql } from './export-watermark.js';
 
@@ -151,11 +153,12 @@ const DISTINCT_ID_CHANGED = readByWatermarkSql('d', 'updated_at');
 /**
  * Persons: every distinct id whose person changed (properties, version) or which was added or moved, read by
  * the run (within its interval, or committed late: export-watermark.ts), in distinct id row order.
+ * Properties past PERSON_PROPERTIES_READ_MAX_BYTES (stored before the limit) are sent as `{}`.
  * `_inserted_at` is the change that put the row in the run (the earlier of both when both did), as PostHog
  * computes it, and the interval's start for a change read late.
  */
 const PERSONS_SQL = `
-  SELECT d.team_id, d.distinct_id, p.uuid::text AS person_id, p.properties,
+  SELECT d.team_id, d.distinct_id, p.uuid::text AS person_id, ${cappedPropertiesSql('p')} AS properties,
          d.version AS person_distinct_id_version, p.version AS person_version, p.created_at,
          ${insertedAtSql(`CASE
            WHEN ${DISTINCT_ID_CHANGED} AND NOT ${PERSON_CHANGED} THEN d.updated_at
@@ -183,7 +186,7 @@ const SESSIONS_SQL = `
          round(r.active_ms / 1000.0)::int AS active_seconds,
          r.click_count, r.keypress_count, r.mouse_activity_count,
          r.console_log_count, r.console_warn_count, r.console_error_count, r.event_count,
-         r.start_url AS entry_current_url, r.snapshot_source,
+         left(r.start_url, ${START_URL_MAX_LENGTH}) AS entry_current_url, r.snapshot_source,
          ${insertedAtSql('r.last_event_received_at')} AS _inserted_at, r.version
     FROM session_recordings r
     JOIN projects t ON t.id = r.team_id

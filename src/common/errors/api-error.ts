@@ -105,11 +105,17 @@ export class ApiError extends HttpException {
   }
 
   /** 503 `timeout`: the request ran past REQUEST_TIMEOUT_MS; its work may still complete. */
-  static timedOut(ms: number): ApiError {
+  /**
+   * `nothingStored`: the route's work commits nothing once it is answered so (the direct routes, through their
+   * `RequestDeadline`), so the client may simply retry.
+   */
+  static timedOut(ms: number, nothingStored = false): ApiError {
     return new ApiError(
       HttpStatus.SERVICE_UNAVAILABLE,
       'timeout',
-      `The request did not complete within ${ms} ms. Its changes may still take effect; check before retrying.`,
+      nothingStored
+        ? `The request did not complete within ${ms} ms. Nothing of it was stored; it may be retried.`
+        : `The request did not complete within ${ms} ms. Its changes may still take effect; check before retrying.`,
     );
   }
 

@@ -7,6 +7,7 @@ import { Public } from '../auth/auth.decorators.js';
 import { ApiError } from '../errors/api-error.js';
 import { routesWith } from './controller-routes.js';
 import { DirectRoute, directRouteMiddleware, directRouteViolation } from './direct-route.js';
+import { deadlineOf, type RequestDeadline } from './request-deadline.js';
 
 class AllowAll implements CanActivate {
   canActivate(): boolean {
@@ -15,6 +16,7 @@ class AllowAll implements CanActivate {
 }
 
 let release: (value: unknown) => void = () => undefined;
+let seenDeadline: RequestDeadline | null = null;
 
 @Controller('/hot/')
 class HotController {
@@ -36,7 +38,17 @@ class HotController {
   @Post('slow')
   @Public()
   @DirectRoute()
-  slow(@Req() _req: Request): Promise<unknown> {
+  slow(@Req() req: Request): Promise<unknown> {
+    seenDeadline = deadlineOf(req);
+    return new Promise((resolve) => (release = resolve));
+  }
+
+  @Post('committing')
+  @Public()
+  @DirectRoute()
+  committing(@Req() req: Request): Promise<unknown> {
+    // Work that has claimed its commit before the deadline: its outcome answers, however long it takes.
+    deadlineOf(req)?.claimCommit();
     return new Promise((resolve) => (release = resolve));
   }
 
@@ -106,6 +118,7 @@ describe('direct routes', () => {
     const found = await routes();
     expect([...found.keys()].sort()).toEqual([
       'checked',
+      'committing',
       'fails',
       'guarded',
       'ok',
@@ -162,16 +175,47 @@ describe('direct routes', () => {
         res as unknown as Response,
         next,
       );
-      const outcome = expect(answer).rejects.toMatchObject({ status: 503, body: { code: 'timeout' } });
+      const outcome = expect(answer).rejects.toMatchObject({
+        status: 503,
+        body: {
+          code: 'timeout',
+          detail: 'The request did not complete within 1500 ms. Nothing of it was stored; it may be retried.',
+        },
+      });
       jest.advanceTimersByTime(1499);
       await Promise.resolve();
       expect(res.headersSent).toBe(false);
+      expect(seenDeadline?.passed).toBe(false);
       jest.advanceTimersByTime(1);
       await outcome;
+      // The handler's work sees the deadline has passed: it may not commit any more.
+      expect(seenDeadline?.passed).toBe(true);
+      expect(() => seenDeadline?.claimCommit()).toThrow(ApiError);
       // The handler finishing later writes nothing.
       release({ late: true });
       await Promise.resolve();
       expect(res.body).toBeUndefined();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('answers with the outcome of work that claimed its commit before the deadline, not the timeout', async () => {
+    jest.useFakeTimers();
+    try {
+      const found = await routes();
+      const res = fakeResponse();
+      const answer = directRouteMiddleware(found.get('committing')!, 1000)(
+        {} as Request,
+        res as unknown as Response,
+        next,
+      );
+      jest.advanceTimersByTime(5000);
+      await Promise.resolve();
+      expect(res.headersSent).toBe(false);
+      release({ committed: true });
+      await answer;
+      expect([res.statusCode, res.body]).toEqual([201, { committed: true }]);
     } finally {
       jest.useRealTimers();
     }

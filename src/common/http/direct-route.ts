@@ -16,6 +16,7 @@ import { PUBLIC_KEY } from '../auth/auth.decorators.js';
 import { ApiError } from '../errors/api-error.js';
 import { CHECKED_PREFIXES } from '../input/input-check.interceptor.js';
 import { type ControllerRoute, routesWith } from './controller-routes.js';
+import { RequestDeadline, setDeadline } from './request-deadline.js';
 
 const DIRECT_ROUTE = 'http:directRoute';
 
@@ -27,7 +28,9 @@ const DIRECT_ROUTE = 'http:directRoute';
  * - the API key guard: the route must be `@Public()`;
  * - validation: the handler takes the request alone (`@Req()`) and checks what it reads itself;
  * - the input check interceptor: it covers `/api` only, where no direct route may be;
- * - the request timeout: REQUEST_TIMEOUT_MS, the same 503 `timeout`;
+ * - the request timeout: REQUEST_TIMEOUT_MS, the same 503 `timeout`, whose detail tells the client that nothing
+ *   was stored: a direct route's handler must pass the request's `RequestDeadline` (`deadlineOf(req)`) to its
+ *   work, which stops and commits nothing once the client was answered so;
  * - the error body: a thrown error reaches the global exception filter, as a handler's would.
  *
  * Everything in front of Nest's routes still runs: request log and id, metrics, security headers, CORS, the
@@ -90,8 +93,13 @@ export function directRouteMiddleware(
   const handler = route.handler as Handler;
   return async (req, res) => {
     let timer: NodeJS.Timeout | undefined;
+    const deadline = new RequestDeadline(timeoutMs);
+    setDeadline(req, deadline);
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(ApiError.timedOut(timeoutMs)), timeoutMs);
+      // While the handler's work commits, its outcome answers the request, not the timeout.
+      timer = setTimeout(() => {
+        if (deadline.expire()) reject(ApiError.timedOut(timeoutMs, true));
+      }, timeoutMs);
     });
     try {
       const result = await Promise.race([handler.call(route.instance, req), timedOut]);

@@ -10,7 +10,10 @@ export class UpdatePersonDto {
     type: 'object',
     additionalProperties: true,
     example: { email: 'ada@example.com', plan: 'pro' },
-    description: "Shallow-merged into the person's properties (keys sent replace, others stay).",
+    description:
+      "Shallow-merged into the person's properties (keys sent replace, others stay). At most PERSON_SET_MAX_KEYS " +
+      '(1,000) values, nested included, and PERSON_SET_MAX_BYTES (64 KB), and the result at most ' +
+      'PERSON_PROPERTIES_MAX_BYTES (512 KB): past them, 400 `max_length` and nothing changes.',
   })
   @IsOmittable()
   @IsObject({ message: 'Must be a JSON object.' })

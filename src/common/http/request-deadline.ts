@@ -1,0 +1,54 @@
+import type { Request } from 'express';
+import { ApiError } from '../errors/api-error.js';
+
+/**
+ * The REQUEST_TIMEOUT_MS of one request, shared by the code answering it and the work it started, so that
+ * nothing commits after the client was answered with the timeout: work that is about to commit claims the
+ * commit (`claimCommit`), which fails once the deadline has passed; a deadline that passes while a commit is
+ * under way does not answer the request (`expire` says so), the commit's outcome does.
+ */
+export class RequestDeadline {
+  private state: 'open' | 'passed' | 'committing' = 'open';
+
+  constructor(readonly timeoutMs: number) {}
+
+  /** Whether the request was (or is being) answered with the timeout. */
+  get passed(): boolean {
+    return this.state === 'passed';
+  }
+
+  /** The timeout has run out: true when the request may now be answered 503 `timeout`, false while committing. */
+  expire(): boolean {
+    if (this.state === 'committing') return false;
+    this.state = 'passed';
+    return true;
+  }
+
+  /** Throws the timeout error once the deadline has passed: work in progress stops at its next step. */
+  throwIfPassed(): void {
+    if (this.state === 'passed') throw ApiError.timedOut(this.timeoutMs, true);
+  }
+
+  /** Claims the commit of the request's work: throws (the work rolls back) when the deadline has passed. */
+  claimCommit(): void {
+    this.throwIfPassed();
+    this.state = 'committing';
+  }
+
+  /** The commit failed: the request is open again (answered by the error, or the timeout). */
+  commitFailed(): void {
+    if (this.state === 'committing') this.state = 'open';
+  }
+}
+
+const deadlines = new WeakMap<Request, RequestDeadline>();
+
+/** Gives `req` its deadline (the direct route middleware does, for REQUEST_TIMEOUT_MS). */
+export function setDeadline(req: Request, deadline: RequestDeadline): void {
+  deadlines.set(req, deadline);
+}
+
+/** The deadline of `req`, or null when it has none. */
+export function deadlineOf(req: Request): RequestDeadline | null {
+  return deadlines.get(req) ?? null;
+}
