@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { INestApplication, NestApplicationOptions } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import cors from 'cors';
@@ -8,8 +8,8 @@ import {
   CONCURRENCY_LIMITED_PREFIXES,
   concurrencyLimit,
 } from './common/http/concurrency-limit.middleware.js';
-import { rawBodyRoutes } from './common/http/raw-body.decorator.js';
-import { rawBody } from './common/http/raw-body.middleware.js';
+import { bodyLimitOf, rawBodyRoutes } from './common/http/raw-body.decorator.js';
+import { rawBody, type RequestWithBodyStream, streamedBody } from './common/http/raw-body.middleware.js';
 import { verifyJsonBody } from './common/input/json-body.js';
 import { requireJsonBody } from './common/http/require-json.middleware.js';
 import { AppConfig } from './config/config.js';
@@ -70,8 +70,11 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   // counted before their bodies are read.
   express.use(CONCURRENCY_LIMITED_PREFIXES, concurrencyLimit(config.get('PUBLIC_MAX_CONCURRENT_PER_IP')));
   // Routes marked @RawBody (recording capture, the SDK's flags requests: gzip, form, base64 or JSON) read their
-  // body raw before the global JSON parser, which then leaves it alone.
-  for (const route of rawBodyRoutes(app)) express.use(route.path, rawBody(config.get(route.limit)));
+  // body raw before the global JSON parser, which then leaves it alone; capture reads its own as it arrives.
+  for (const route of rawBodyRoutes(app)) {
+    const limit = bodyLimitOf(config, route.limit);
+    express.use(route.path, route.stream ? streamedBody(limit) : rawBody(limit));
+  }
   const origins = config.get('CORS_ORIGINS');
   if (origins) {
     // Only the JSON API; other routes (the public SDK endpoints) answer CORS themselves.
@@ -92,7 +95,10 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   // `verify` for its `rawBody` option only, which this application does not use.
   const jsonOptions = {
     limit: config.get('BODY_LIMIT'),
-    type: ['application/json', 'application/*+json'],
+    // Not a body its handler reads as it arrives (`@RawBody(…, { stream: true })`: capture).
+    type: (req: IncomingMessage) =>
+      !(req as RequestWithBodyStream).bodyStream &&
+      Boolean((req as RequestWithBodyStream).is(['application/json', 'application/*+json'])),
     verify: verifyJsonBody(config.get('BODY_JSON_MAX_DEPTH')),
   };
   express.useBodyParser('json', jsonOptions);

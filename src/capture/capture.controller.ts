@@ -13,7 +13,7 @@ import { Public } from '../common/auth/auth.decorators.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import { DirectRoute } from '../common/http/direct-route.js';
 import { RawBody } from '../common/http/raw-body.decorator.js';
-import type { RequestWithRawBody } from '../common/http/raw-body.middleware.js';
+import type { RequestWithBodyStream } from '../common/http/raw-body.middleware.js';
 import { CaptureService } from './capture.service.js';
 
 export class CaptureResponseDto {
@@ -29,7 +29,7 @@ export class CaptureController {
   @Post('s')
   @HttpCode(200)
   @Public()
-  @RawBody('RECORDING_BODY_LIMIT')
+  @RawBody('RECORDING_BODY_LIMIT', { stream: true })
   // The hottest public route: run ahead of the global guards, interceptors and pipes (common/http/direct-route.ts).
   @DirectRoute()
   @ApiOperation({
@@ -116,12 +116,16 @@ export class CaptureController {
       'The capture requests in progress hold CAPTURE_MEMORY_BUDGET; `Retry-After: 1` (the SDK retries).',
     type: ErrorBodyDto,
   })
-  async captureSnapshots(@Req() req: RequestWithRawBody): Promise<CaptureResponseDto> {
+  async captureSnapshots(@Req() req: RequestWithBodyStream): Promise<CaptureResponseDto> {
     // `compression` (gzip, gzip-js, base64) says how the body is encoded; anything else, or a repeated
     // parameter, lets the body's own bytes decide. Other query parameters (posthog-js sends `ver`, `_`) are ignored.
     const compression = req.query.compression;
+    // The body is read as it arrives, within the capture memory budget (docs/limits.md).
+    const stream = req.bodyStream;
     await this.capture.capture({
-      bytes: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+      stream,
+      discard: () => stream?.discard(),
+      bytes: Buffer.alloc(0),
       contentType: req.headers['content-type'],
       contentEncoding: req.headers['content-encoding'],
       compression: typeof compression === 'string' ? compression : undefined,

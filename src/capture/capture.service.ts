@@ -67,9 +67,12 @@ export class CaptureService {
     this.budget = new CaptureMemoryBudget(config.get('CAPTURE_MEMORY_BUDGET'));
   }
 
-  async capture(body: CaptureBody): Promise<IngestResult> {
+  async capture(body: CaptureBody & { discard?(): void }): Promise<IngestResult> {
     const reservation = this.budget.open();
     let early: EarlyLookup | null = null;
+    // The estimate of what the request holds: what it parsed, and the bytes it holds outside the parser.
+    let parsed = 0;
+    let held = 0;
     try {
       const hooks: DecodeHooks = {
         onFirstEvent: (event, batchRoot) => {
@@ -83,13 +86,21 @@ export class CaptureService {
         onSlice: async (parser) => {
           const settled = (early as EarlyLookup | null)?.settled;
           if (settled && 'project' in settled && !settled.project) throw invalidToken();
-          await reservation.chargeUpTo(weightOf(parser.byteCount, parser.values));
+          parsed = weightOf(parser.byteCount, parser.values);
+          await reservation.chargeUpTo(parsed + held);
+        },
+        // Received bytes collected and the copies made of them, as they come and go.
+        onHeld: async (bytes) => {
+          held = Math.max(0, held + bytes);
+          await reservation.chargeUpTo(parsed + held);
         },
       };
       // Decoded within the call, so that no variable here keeps the decoded body alive while it is stored.
       return await this.captureJson(await decodeCaptureBody(body, this.limits, hooks), early);
     } finally {
       reservation.release();
+      // Whatever the client still sends after an early answer is read and dropped.
+      body.discard?.();
     }
   }
 

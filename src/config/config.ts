@@ -590,6 +590,19 @@ export class AppConfig {
     return this.values.BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS ?? this.values.NODE_ENV !== 'production';
   }
 
+  /**
+   * The bytes one capture request (`POST /s/`) may receive: RECORDING_BODY_LIMIT, but at most
+   * CAPTURE_MEMORY_BUDGET / PUBLIC_MAX_CONCURRENT_PER_IP, so that the requests one address may have in flight
+   * can never together receive more than the budget (docs/limits.md). With no per-address cap (0), the
+   * setting alone.
+   */
+  get recordingReceiveLimit(): number {
+    const limit = this.values.RECORDING_BODY_LIMIT;
+    const perAddress = this.values.PUBLIC_MAX_CONCURRENT_PER_IP;
+    if (perAddress <= 0) return limit;
+    return Math.max(1, Math.min(limit, Math.floor(this.values.CAPTURE_MEMORY_BUDGET / perAddress)));
+  }
+
   /** Migrations at boot: explicit MIGRATIONS_RUN, else only for the embedded database. */
   get runMigrationsAtBoot(): boolean {
     return this.values.MIGRATIONS_RUN ?? this.embeddedDatabase;
