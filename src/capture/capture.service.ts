@@ -61,6 +61,7 @@ export class CaptureService {
       maxBytes: config.get('RECORDING_BODY_LIMIT'),
       maxDepth: config.get('PUBLIC_JSON_MAX_DEPTH'),
       maxValues: config.get('PUBLIC_JSON_MAX_VALUES'),
+      maxKeys: config.get('PUBLIC_JSON_MAX_KEYS'),
       maxEvents: config.get('CAPTURE_MAX_EVENTS'),
       maxSnapshotEvents: config.get('CAPTURE_MAX_SNAPSHOT_EVENTS'),
     };

@@ -259,6 +259,11 @@ export const SETTINGS = {
     1000000,
     'Most JSON values (objects, arrays, strings, numbers, literals) in a body of POST /s/, /flags or /decide; more is 413, found while decoding.',
   ),
+  PUBLIC_JSON_MAX_KEYS: setting(
+    int(1, 100000000),
+    10000,
+    'Most keys (members) in one JSON object of a body of POST /s/, /flags or /decide; more is 413, found while decoding.',
+  ),
   PUBLIC_MAX_CONCURRENT_PER_IP: setting(
     int(0, 100000),
     8,
