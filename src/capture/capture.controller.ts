@@ -41,7 +41,8 @@ export class CaptureController {
       'missing or unknown token is not read (a gzip body inflating to at most 128 KiB is parsed at once). The body is a JSON array of events or one event, sent as JSON, gzip (query ' +
       '`compression=gzip` or `gzip-js`, `Content-Encoding: gzip`, or just the gzip magic bytes), a form with a ' +
       '`data` field (JSON, or base64 with `compression=base64`), or base64. Limits, checked while the body is ' +
-      'decoded (docs/limits.md): RECORDING_BODY_LIMIT (25mb) received and decoded bytes, CAPTURE_MAX_EVENTS ' +
+      'decoded (docs/limits.md): RECORDING_BODY_LIMIT (25mb) received and decoded bytes (received: at most ' +
+      'CAPTURE_MEMORY_BUDGET / PUBLIC_MAX_CONCURRENT_PER_IP, 12 MiB by default), PUBLIC_JSON_MAX_KEYS (10,000) keys per object, CAPTURE_MAX_EVENTS ' +
       '(50,000) events, CAPTURE_MAX_SNAPSHOT_EVENTS (100,000) rrweb events per `$snapshot`, ' +
       'PUBLIC_JSON_MAX_VALUES (1,000,000) JSON values — 413 — and PUBLIC_JSON_MAX_DEPTH (1,000) levels — 400; ' +
       'at most PUBLIC_MAX_CONCURRENT_PER_IP (8) requests of one address at a time — 429. Each `$snapshot` event ' +

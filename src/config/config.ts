@@ -237,7 +237,7 @@ export const SETTINGS = {
   RECORDING_BODY_LIMIT: setting(
     byteSize,
     25 * 1024 * 1024,
-    'Largest recording capture request (POST /s/, e.g. 25mb): bounds both the bytes received and the decompressed body; larger is 413.',
+    'Largest recording capture request (POST /s/, e.g. 25mb): bounds both the bytes received (at most CAPTURE_MEMORY_BUDGET / PUBLIC_MAX_CONCURRENT_PER_IP of them) and the decompressed body; larger is 413.',
   ),
   CAPTURE_MAX_EVENTS: setting(
     int(1, 10000000),
@@ -272,7 +272,7 @@ export const SETTINGS = {
   CAPTURE_MEMORY_BUDGET: setting(
     byteSize,
     96 * 1024 * 1024,
-    'Memory the capture requests of one process may hold at once, as estimated while decoding (2 bytes per decoded byte plus 64 per JSON value); past it the oldest request waits and the others get 503 with Retry-After.',
+    'Memory the capture requests of one process may hold at once, as estimated while reading and decoding (the received bytes collected and their copies, 2 bytes per decoded byte, 64 per JSON value); past it the oldest request waits and the others get 503 with Retry-After.',
   ),
   RECORDING_CHUNK_MAX_EVENTS: setting(
     int(1, 1000000),
