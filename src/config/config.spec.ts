@@ -375,6 +375,22 @@ describe('oneOf', () => {
 });
 
 describe('AppConfig', () => {
+  it('lets one capture request receive at most its share of CAPTURE_MEMORY_BUDGET per address', () => {
+    const MiB = 1024 * 1024;
+    expect(AppConfig.fromEnv({}).recordingReceiveLimit).toBe(12 * MiB);
+    expect(AppConfig.fromEnv({ RECORDING_BODY_LIMIT: '5mb' }).recordingReceiveLimit).toBe(5 * MiB);
+    expect(
+      AppConfig.fromEnv({ CAPTURE_MEMORY_BUDGET: '64mb', PUBLIC_MAX_CONCURRENT_PER_IP: '2' })
+        .recordingReceiveLimit,
+    ).toBe(25 * MiB);
+    expect(
+      AppConfig.fromEnv({ CAPTURE_MEMORY_BUDGET: '64mb', PUBLIC_MAX_CONCURRENT_PER_IP: '16' })
+        .recordingReceiveLimit,
+    ).toBe(4 * MiB);
+    // No per-address cap: the setting alone (the budget still bounds what is held).
+    expect(AppConfig.fromEnv({ PUBLIC_MAX_CONCURRENT_PER_IP: '0' }).recordingReceiveLimit).toBe(25 * MiB);
+  });
+
   it('reads settings by name', () => {
     const config = AppConfig.fromEnv({ PORT: '4000', INSTANCE_TAG: 'x' });
     expect(config.get('PORT')).toBe(4000);
