@@ -9,8 +9,8 @@ import {
   CONCURRENCY_LIMITED_PREFIXES,
   concurrencyLimit,
 } from './common/http/concurrency-limit.middleware.js';
-import { rawBodyRoutes } from './common/http/raw-body.decorator.js';
-import { rawBody } from './common/http/raw-body.middleware.js';
+import { bodyLimitOf, rawBodyRoutes } from './common/http/raw-body.decorator.js';
+import { rawBody, streamedBody } from './common/http/raw-body.middleware.js';
 import { requireJsonBody } from './common/http/require-json.middleware.js';
 import { AppConfig } from './config/config.js';
 import { ShutdownState } from './health/shutdown-state.js';
@@ -70,12 +70,13 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   // counted before their bodies are read.
   express.use(CONCURRENCY_LIMITED_PREFIXES, concurrencyLimit(config.get('PUBLIC_MAX_CONCURRENT_PER_IP')));
   // Routes marked @RawBody (recording capture, the SDK's flags requests: gzip, form, base64 or JSON) read their
-  // body raw before the global JSON parser, which then leaves it alone.
+  // body raw before the global JSON parser, which then leaves it alone; capture reads its own as it arrives.
   // Not under /api, whose bodies are read only after the API key guard (ApiBodyInterceptor).
   for (const route of rawBodyRoutes(app)) {
     if (route.path === API_PREFIX || route.path.startsWith(`${API_PREFIX}/`))
       throw new Error(`@RawBody route ${route.path}: /api bodies are read only after authentication`);
-    express.use(route.path, rawBody(config.get(route.limit)));
+    const limit = bodyLimitOf(config, route.limit);
+    express.use(route.path, route.stream ? streamedBody(limit) : rawBody(limit));
   }
   const origins = config.get('CORS_ORIGINS');
   if (origins) {
@@ -93,7 +94,7 @@ export function configureApp(app: INestApplication): NestExpressApplication {
   }
   // The JSON API refuses other media types (415); routes under other prefixes parse their own bodies.
   express.use('/api', requireJsonBody);
-  // JSON bodies outside /api are parsed here. /api bodies are read only after the API key guard has passed
+  // JSON bodies outside /api are parsed here (not a body its handler reads as it arrives: capture). /api bodies are read only after the API key guard has passed
   // (ApiBodyInterceptor), so a request without a valid key costs no parsing. Both parsers take UTF-8 only, with
   // nesting depth and value count checked on the raw text before JSON.parse builds anything.
   express.use(jsonBodyOutsideApi(config));

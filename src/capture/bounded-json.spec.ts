@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../common/errors/api-error.js';
-import { BoundedJsonParser, type JsonHooks, type JsonLimits } from './bounded-json.js';
+import { BoundedJsonParser, type JsonHooks, type JsonLimits, valuesWithinLimits } from './bounded-json.js';
 
 const OPEN: JsonLimits = { maxBytes: 1 << 30, maxDepth: 1000, maxValues: 1e7 };
 
@@ -141,6 +141,22 @@ describe('BoundedJsonParser', () => {
     const error = failure(() => parser.write(Buffer.from('[{},{},{},{},{}')));
     expect(error.getStatus()).toBe(413);
     expect(error.detail).toBe('Request body has too many JSON values: at most 4.');
+  });
+
+  it('refuses an object of more than maxKeys members with 413 at the first one over, also when parsed at once', () => {
+    const limits = { ...OPEN, maxKeys: 3 };
+    expect(parse('[{"a":1,"b":2,"c":3},{"a":{"x":1,"y":2,"z":3}}]', 0, limits)).toEqual([
+      { a: 1, b: 2, c: 3 },
+      { a: { x: 1, y: 2, z: 3 } },
+    ]);
+    const parser = new BoundedJsonParser(limits);
+    const error = failure(() => parser.write(Buffer.from('[{"a":1,"b":2,"c":3,"d":4,')));
+    expect(error.getStatus()).toBe(413);
+    expect(error.detail).toBe('Request body has a JSON object with too many keys: at most 3.');
+    // A repeated key counts each time it appears.
+    expect(failure(() => parse('{"a":1,"a":2,"a":3,"a":4}', 0, limits)).getStatus()).toBe(413);
+    expect(valuesWithinLimits({ a: 1, b: 2, c: 3 }, limits)).toBe(4);
+    expect(valuesWithinLimits({ a: 1, b: 2, c: 3, d: 4 }, limits)).toBe(-1);
   });
 
   it('refuses more decoded bytes than maxBytes with 413', () => {

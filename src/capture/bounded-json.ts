@@ -17,6 +17,11 @@ export interface JsonLimits {
   maxDepth: number;
   /** Most values (objects, arrays, strings, numbers, booleans, nulls; keys excluded). */
   maxValues: number;
+  /**
+   * Most members of one object (a repeated key counted each time): a huge object costs far more per key than
+   * other values (its keys are interned, its table rehashed as it grows, at once), so it is bounded on its own.
+   */
+  maxKeys?: number;
   /** Most elements of the events array: the root array, or the `batch` array of a root object. */
   maxEvents?: number;
   /** Most elements of an array under a `$snapshot_data` key. */
@@ -44,7 +49,7 @@ interface Frame {
   array: boolean;
   /** The key the next value of an object goes under. */
   key: string;
-  /** Elements so far (arrays). */
+  /** Elements (arrays) or members (objects) so far. */
   count: number;
   /** The array's element limit and what it counts, if any. */
   limit: number;
@@ -328,6 +333,13 @@ export class BoundedJsonParser {
         this.firstEvent(value);
       }
     } else {
+      if (++top.count > (this.limits.maxKeys ?? Infinity)) {
+        throw new ApiError(
+          413,
+          'payload_too_large',
+          `Request body has a JSON object with too many keys: at most ${this.limits.maxKeys}.`,
+        );
+      }
       setOwn(top.value as Record<string, unknown>, top.key, value);
     }
     this.mode = AFTER;
@@ -419,7 +431,9 @@ export function valuesWithinLimits(root: unknown, limits: JsonLimits): number {
         limitsOf.push(Infinity);
       }
     } else {
+      let keys = 0;
       for (const key in value) {
+        if (++keys > (limits.maxKeys ?? Infinity)) return -1;
         if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
         pending.push((value as Record<string, unknown>)[key]);
         depths.push(depth + 1);

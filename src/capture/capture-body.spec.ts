@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { ApiError } from '../common/errors/api-error.js';
 import { decodeCaptureBody } from './capture-body.js';
@@ -362,5 +363,94 @@ describe('decodeCaptureBody: the slice hook is awaited', () => {
     release();
     await decoding;
     expect(settled).toBe(true);
+  });
+});
+
+describe('decodeCaptureBody: a body read as it arrives', () => {
+  const limits = { maxBytes: 4 * 1024 * 1024, maxDepth: 20, maxValues: 500_000 };
+  /** `bytes` as a request delivers them, `size` bytes at a time. */
+  async function* arriving(bytes: Buffer, size: number): AsyncGenerator<Buffer> {
+    for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
+  }
+  const events = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ event: '$snapshot', properties: { i, text: `héllo ${i}` } }));
+  const largeJson = JSON.stringify(events(20_000)); // about 1 MB
+  const form = (data: string, extra = '') => Buffer.from(`data=${encodeURIComponent(data)}${extra}`);
+  const cases: [
+    string,
+    Buffer,
+    Partial<{ contentType: string; contentEncoding: string; compression: string }>,
+  ][] = [
+    ['small JSON', Buffer.from(json), {}],
+    ['small gzip', gzipSync(json), { compression: 'gzip-js' }],
+    ['small Content-Encoding gzip', gzipSync(json), { contentEncoding: 'gzip' }],
+    ['large JSON', Buffer.from(largeJson), { contentType: 'application/json' }],
+    ['large gzip, no hint', gzipSync(largeJson), {}],
+    ['large Content-Encoding deflate', deflateSync(largeJson), { contentEncoding: 'deflate' }],
+    ['large form of base64', form(b64(largeJson)), { contentType: 'application/x-www-form-urlencoded' }],
+    ['large form of base64 gzip', form(b64(gzipSync(largeJson)), '&compression=gzip-js'), {}],
+    ['large all-base64', Buffer.from(b64(largeJson)), {}],
+  ];
+
+  it.each(cases)(
+    '%s: the same value as the whole body, in small and large pieces',
+    async (_name, bytes, rest) => {
+      const whole = await decodeCaptureBody({ bytes, ...rest }, limits);
+      for (const size of [1000, 64 * 1024]) {
+        expect(await decodeCaptureBody({ stream: arriving(bytes, size), ...rest }, limits)).toEqual(whole);
+      }
+    },
+  );
+
+  /** Decodes `bytes` as they arrive; returns the most bytes held outside the parser, and what is left held. */
+  async function held(bytes: Buffer, rest: object = {}) {
+    let now = 0;
+    let most = 0;
+    await decodeCaptureBody({ stream: arriving(bytes, 16 * 1024), ...rest }, limits, {
+      onHeld: (n) => {
+        now += n;
+        most = Math.max(most, now);
+      },
+    });
+    return { most, now };
+  }
+
+  it('holds no more than the first 128 KiB and a piece of a large JSON or gzip body', async () => {
+    // Random text, so that its gzip is as large.
+    const noise = JSON.stringify([{ event: '$snapshot', noise: randomBytes(300_000).toString('base64') }]);
+    for (const bytes of [Buffer.from(largeJson), gzipSync(noise)]) {
+      expect(bytes.length).toBeGreaterThan(160 * 1024);
+      const { most } = await held(bytes);
+      expect(most).toBeGreaterThan(128 * 1024);
+      // The first 128 KiB and the piece past it, and the first decoded piece (at most 64 KiB) while the start
+      // of the body is sniffed.
+      expect(most).toBeLessThanOrEqual(128 * 1024 + 16 * 1024 + 64 * 1024);
+    }
+  });
+
+  it('accounts for every copy of a form body, and lets go of all but the data field and its bytes', async () => {
+    const bytes = form(b64(largeJson));
+    const { most, now } = await held(bytes, { contentType: 'application/x-www-form-urlencoded' });
+    // Received bytes, their joined copy, the text, the form's fields, the base64 being compacted.
+    expect(most).toBeGreaterThanOrEqual(4 * bytes.length);
+    expect(most).toBeLessThanOrEqual(8 * bytes.length);
+    // What stays held while the parser goes through the decoded JSON: the data field's text (2 bytes per
+    // character at most), the decoded JSON and the first chunks read; not the body and its other copies.
+    const data = b64(largeJson).length;
+    expect(now).toBeGreaterThanOrEqual(2 * data + Buffer.byteLength(largeJson));
+    expect(now).toBeLessThanOrEqual(2 * data + Buffer.byteLength(largeJson) + 256 * 1024);
+  });
+
+  it('stops at the hook: a rejected hold ends the decode with its error', async () => {
+    const busy = new ApiError(503, 'unavailable', 'busy');
+    const decoding = decodeCaptureBody({ stream: arriving(Buffer.from(largeJson), 16 * 1024) }, limits, {
+      onHeld: () => Promise.reject(busy),
+    });
+    await expect(decoding).rejects.toBe(busy);
+  });
+
+  it('an empty body is 400', async () => {
+    const error = await rejection(decodeCaptureBody({ stream: arriving(Buffer.alloc(0), 10) }, limits));
+    expect(error.getStatus()).toBe(400);
   });
 });

@@ -13,14 +13,20 @@
  * depth, values, events, rrweb events per `$snapshot`). So a small gzip bomb is a 413 after a few kilobytes of
  * output, not an out-of-memory. The parse gives the event loop back every few milliseconds (`Yielder`).
  */
+import { pipeline, Readable } from 'node:stream';
 import { createGunzip, createInflate, gunzipSync } from 'node:zlib';
 import { ApiError } from '../common/errors/api-error.js';
 import { Yielder } from '../common/time/yielder.js';
 import { BoundedJsonParser, type JsonHooks, type JsonLimits, valuesWithinLimits } from './bounded-json.js';
 
 export interface CaptureBody {
-  /** The raw request body. */
-  bytes: Buffer;
+  /** The raw request body, whole. */
+  bytes?: Buffer;
+  /**
+   * Or the raw request body as it arrives (bounded by its reader): read into the decoder chunk by chunk, so
+   * that only what the decoder keeps is held, and accounted for (`DecodeHooks.onHeld`).
+   */
+  stream?: AsyncIterable<Buffer>;
   contentType?: string;
   contentEncoding?: string;
   /** The `compression` query parameter. */
@@ -41,6 +47,13 @@ export interface DecodeHooks extends JsonHooks {
    * memory budget), or throw or reject to stop.
    */
   onSlice?(progress: DecodeProgress): void | Promise<void>;
+  /**
+   * Called when the decoder starts (`bytes` > 0) or stops (`bytes` < 0) holding bytes of the body outside the
+   * parser: received bytes it collects (a small body read whole, a form or base64 body) and every copy it makes
+   * of them while decoding (the joined bytes, their text, the form field, the base64 decoded). Awaited before
+   * the decoder goes on: may wait (the memory budget), or throw or reject to stop.
+   */
+  onHeld?(bytes: number): void | Promise<void>;
 }
 
 /** Bytes handed to the parser at a time: small enough that one slice takes a few milliseconds. */
@@ -70,12 +83,21 @@ const invalidCompressed = (kind: 'gzip' | 'deflate') =>
     'invalid_input',
   );
 
-/** The decompressed bytes of `input`, chunk by chunk, at most `limit` of them (413 beyond). */
-async function* decompressed(kind: 'gzip' | 'deflate', input: Buffer, limit: number): AsyncGenerator<Buffer> {
+/**
+ * The decompressed bytes of `input` (whole, or as it arrives), chunk by chunk, at most `limit` of them (413
+ * beyond). An error of the input's own (its reader's 413) is passed on as it is.
+ */
+async function* decompressed(
+  kind: 'gzip' | 'deflate',
+  input: Buffer | AsyncIterable<Buffer>,
+  limit: number,
+): AsyncGenerator<Buffer> {
   const options = { chunkSize: 64 * 1024 };
-  const stream = kind === 'gzip' ? createGunzip(options) : createInflate(options);
-  stream.on('error', () => undefined);
-  stream.end(input);
+  const inflater = kind === 'gzip' ? createGunzip(options) : createInflate(options);
+  inflater.on('error', () => undefined);
+  let stream: Readable = inflater;
+  if (Buffer.isBuffer(input)) inflater.end(input);
+  else stream = pipeline(Readable.from(input, { objectMode: false }), inflater, () => undefined);
   let total = 0;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
@@ -91,34 +113,49 @@ async function* decompressed(kind: 'gzip' | 'deflate', input: Buffer, limit: num
   }
 }
 
-async function collect(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  for await (const chunk of chunks) parts.push(chunk);
-  return parts.length === 1 ? parts[0] : Buffer.concat(parts);
-}
-
-/** Applies the `Content-Encoding` header (outermost last in the header, so undone first). */
-async function undoContentEncoding(
-  bytes: Buffer,
-  header: string | undefined,
-  limit: number,
-): Promise<Buffer> {
-  const codings = (header ?? '')
+/** The codings of a `Content-Encoding` header, in the order they were applied (415 for an unknown one). */
+function contentCodings(header: string | undefined): ('gzip' | 'deflate')[] {
+  return (header ?? '')
     .split(',')
     .map((c) => c.trim().toLowerCase())
-    .filter((c) => c && c !== 'identity');
-  let out = bytes;
-  for (const coding of codings.reverse()) {
-    if (coding === 'gzip' || coding === 'x-gzip') out = await collect(decompressed('gzip', out, limit));
-    else if (coding === 'deflate') out = await collect(decompressed('deflate', out, limit));
-    else
+    .filter((c) => c && c !== 'identity')
+    .map((coding) => {
+      if (coding === 'gzip' || coding === 'x-gzip') return 'gzip';
+      if (coding === 'deflate') return 'deflate';
       throw new ApiError(
         415,
         'unsupported_media_type',
         `Unsupported Content-Encoding '${coding}': send gzip, deflate or identity.`,
       );
+    });
+}
+
+/** `head`, then the rest of `iterator`. */
+async function* prepended(head: Buffer[], iterator: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
+  while (head.length) yield head.shift() as Buffer;
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done) return;
+    yield next.value;
   }
-  return out;
+}
+
+/** The first `n` bytes of `source` (fewer if it is shorter), and all of it again from the start. */
+async function peek(
+  source: AsyncIterable<Buffer>,
+  n: number,
+): Promise<{ first: Buffer; all: AsyncIterable<Buffer> }> {
+  const iterator = source[Symbol.asyncIterator]();
+  const head: Buffer[] = [];
+  let size = 0;
+  while (size < n) {
+    const next = await iterator.next();
+    if (next.done) break;
+    head.push(next.value);
+    size += next.value.length;
+  }
+  const first = (head.length === 1 ? head[0] : Buffer.concat(head)).subarray(0, n);
+  return { first, all: prepended(head, iterator) };
 }
 
 function utf8(bytes: Buffer): string {
@@ -190,17 +227,68 @@ class BodyDecoder {
     return this.limits.maxBytes;
   }
 
+  /** Holds `bytes` more (or fewer) bytes of the body outside the parser, as the hook allows. */
+  private async hold(bytes: number): Promise<void> {
+    if (bytes) await this.hooks.onHeld?.(bytes);
+  }
+
+  private get gzipHinted(): boolean {
+    const compression = this.body.compression?.trim().toLowerCase();
+    return !!compression && GZIP_HINTS.has(compression);
+  }
+
   async decode(): Promise<unknown> {
     const { body } = this;
-    if (!body.bytes.length) throw ApiError.validation('The request body is empty.', null, 'required');
-    const bytes = await undoContentEncoding(body.bytes, body.contentEncoding, this.limit);
-    const compression = body.compression?.trim().toLowerCase();
-    if ((compression && GZIP_HINTS.has(compression)) || isGzip(bytes)) {
+    if (body.stream) return this.decodeStream(body.stream);
+    return this.decodeBytes(body.bytes ?? Buffer.alloc(0));
+  }
+
+  /** A body read whole. */
+  private async decodeBytes(bytes: Buffer): Promise<unknown> {
+    if (!bytes.length) throw ApiError.validation('The request body is empty.', null, 'required');
+    if (contentCodings(this.body.contentEncoding).length) return this.decodeSource(chunksOf(bytes));
+    if (this.gzipHinted || isGzip(bytes)) {
       const small = this.smallGzipJson(bytes);
       if (small) return this.accept(small);
       return this.consume(decompressed('gzip', bytes, this.limit), false);
     }
     return this.consume(chunksOf(bytes), false);
+  }
+
+  /**
+   * A body as it arrives: a small one (`WHOLE_PARSE_BYTES`, what posthog-js sends) is read whole and decoded
+   * as such; a larger one is decoded as it arrives, so that only what the decoder keeps is held.
+   */
+  private async decodeStream(stream: AsyncIterable<Buffer>): Promise<unknown> {
+    const iterator = stream[Symbol.asyncIterator]();
+    const head: Buffer[] = [];
+    let size = 0;
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) {
+        const bytes = head.length === 1 ? head[0] : Buffer.concat(head, size);
+        head.length = 0;
+        return this.decodeBytes(bytes);
+      }
+      head.push(next.value);
+      size += next.value.length;
+      await this.hold(next.value.length);
+      if (size > WHOLE_PARSE_BYTES) break;
+    }
+    if (!size) throw ApiError.validation('The request body is empty.', null, 'required');
+    return this.decodeSource(prepended(head, iterator));
+  }
+
+  /** The general path: Content-Encoding undone and gzip inflated as the bytes come. */
+  private async decodeSource(raw: AsyncIterable<Buffer>): Promise<unknown> {
+    let source = raw;
+    for (const coding of contentCodings(this.body.contentEncoding).reverse()) {
+      source = decompressed(coding, source, this.limit);
+    }
+    const { first, all } = await peek(source, 2);
+    if (!first.length) throw ApiError.validation('The request body is empty.', null, 'required');
+    if (this.gzipHinted || isGzip(first)) return this.consume(decompressed('gzip', all, this.limit), false);
+    return this.consume(all, false);
   }
 
   /**
@@ -219,46 +307,90 @@ class BodyDecoder {
       head.push(next.value);
       received += next.value.length;
       if (received > this.limit) throw ApiError.payloadTooLarge(this.limit, true);
+      await this.hold(next.value.length);
       first = firstSignificant(next.value, head.length === 1);
     }
     const rest: AsyncIterable<Buffer> = { [Symbol.asyncIterator]: () => iterator };
     if (jsonOnly || ((first === 0x5b || first === 0x7b) && !isFormType(this.body.contentType))) {
       return this.parse(head, rest);
     }
+    // A form or base64: collected (every byte and copy held counted), then decoded further.
     for await (const chunk of rest) {
       received += chunk.length;
       if (received > this.limit) throw ApiError.payloadTooLarge(this.limit, true);
       head.push(chunk);
+      await this.hold(chunk.length);
     }
-    const text = utf8(Buffer.concat(head));
-    if (isForm(this.body.contentType, text)) {
-      const form = new URLSearchParams(text);
-      const data = form.get('data');
-      if (data === null || data === '') {
-        throw ApiError.validation("The form body has no 'data' field.", 'data', 'required');
-      }
-      const formCompression = form.get('compression')?.trim().toLowerCase() ?? undefined;
-      return this.fromText(data, formCompression);
-    }
-    return this.fromText(text, undefined);
+    const { value, compression } = await this.textOf(head, received);
+    return this.fromText(value, compression);
   }
 
-  /** A text that is JSON, base64 of JSON, or base64 of gzip (`compression` says which when the client said so). */
+  /**
+   * The text of a collected body: the `data` field of a form, else the whole text. Leaves only that text held
+   * (2 bytes per character at most); the chunks, their joined copy and the form's other fields are let go of.
+   */
+  private async textOf(
+    chunks: Buffer[],
+    received: number,
+  ): Promise<{ value: string; compression: string | undefined }> {
+    await this.hold(received);
+    const joined = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
+    chunks.length = 0;
+    const text = utf8(joined);
+    await this.hold(2 * text.length - received);
+    if (!isForm(this.body.contentType, text)) {
+      await this.hold(-received);
+      return { value: text, compression: undefined };
+    }
+    const form = new URLSearchParams(text);
+    const data = form.get('data');
+    if (data === null || data === '') {
+      throw ApiError.validation("The form body has no 'data' field.", 'data', 'required');
+    }
+    const compression = form.get('compression')?.trim().toLowerCase() ?? undefined;
+    // The parsed fields hold about the text again while `data` is taken; then only `data` is kept.
+    await this.hold(2 * text.length);
+    await this.hold(2 * data.length - 4 * text.length - received);
+    return { value: data, compression };
+  }
+
+  /**
+   * A text that is JSON, base64 of JSON, or base64 of gzip (`compression` says which when the client said so).
+   * The text is held (`textOf`): the copies made of it are accounted for.
+   */
   private async fromText(value: string, compression: string | undefined): Promise<unknown> {
-    if (compression && GZIP_HINTS.has(compression) && !looksLikeJson(value)) {
-      const bytes = fromBase64(value);
+    const gzipHinted = !!compression && GZIP_HINTS.has(compression);
+    const json = looksLikeJson(value);
+    if (json && !gzipHinted) return this.parseText(value);
+    if (!json && !gzipHinted) {
+      const scalar = scalarJson(value);
+      if (scalar) return scalar.value;
+    }
+    const bytes = await this.fromBase64Held(value);
+    if (gzipHinted && !json) {
       if (!bytes) throw ApiError.validation('The data field is not base64-encoded gzip.', 'data');
       return this.consume(decompressed('gzip', bytes, this.limit), true);
     }
-    if (looksLikeJson(value)) return this.parse([Buffer.from(value)], chunksOf(Buffer.alloc(0)));
-    const scalar = scalarJson(value);
-    if (scalar) return scalar.value;
-    const bytes = fromBase64(value);
     // Neither JSON nor base64: the parser says what is wrong.
-    if (!bytes) return this.parse([Buffer.from(value)], chunksOf(Buffer.alloc(0)));
+    if (!bytes) return this.parseText(value);
     if (isGzip(bytes)) return this.consume(decompressed('gzip', bytes, this.limit), true);
     if (bytes.length > this.limit) throw ApiError.payloadTooLarge(this.limit, true);
     return this.parse([bytes], chunksOf(Buffer.alloc(0)));
+  }
+
+  /** Parses a text (its bytes held as well). */
+  private async parseText(value: string): Promise<unknown> {
+    const bytes = Buffer.from(value);
+    await this.hold(bytes.length);
+    return this.parse([bytes], chunksOf(Buffer.alloc(0)));
+  }
+
+  /** `fromBase64`, accounting for its copies: the compacted text while it is made, then the decoded bytes. */
+  private async fromBase64Held(value: string): Promise<Buffer | null> {
+    await this.hold(4 * value.length);
+    const bytes = fromBase64(value);
+    await this.hold((bytes?.length ?? 0) - 4 * value.length);
+    return bytes;
   }
 
   /**

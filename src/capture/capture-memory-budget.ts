@@ -67,6 +67,19 @@ export class CaptureMemoryBudget {
     this.used -= reservation.held;
     reservation.held = 0;
     this.holders.delete(reservation);
+    this.wake();
+  }
+
+  /** @internal Gives back `amount` of what the reservation holds (it let go of a copy). */
+  refund(reservation: BudgetReservation, amount: number): void {
+    const given = Math.min(amount, reservation.held);
+    if (given <= 0) return;
+    this.used -= given;
+    reservation.held -= given;
+    this.wake();
+  }
+
+  private wake(): void {
     const waiter = this.waiter;
     if (waiter && this.used + waiter.amount <= this.capacity) {
       this.waiter = null;
@@ -92,8 +105,15 @@ export class BudgetReservation {
     return this.budget.charge(this, amount);
   }
 
-  /** Brings the held amount up to `total` (the request's estimate so far). */
+  /**
+   * Brings the held amount to `total` (the request's estimate so far): charges what is missing, gives back
+   * what is over.
+   */
   chargeUpTo(total: number): Promise<void> {
+    if (total < this.held) {
+      if (!this.released) this.budget.refund(this, this.held - total);
+      return Promise.resolve();
+    }
     return this.charge(total - this.held);
   }
 

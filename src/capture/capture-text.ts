@@ -40,17 +40,43 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /**
- * A copy of a JSON value without the strings (values or keys) that have a `textProblem`: an object loses the
- * offending property, an array the offending element. Keys such as `__proto__` stay plain own properties.
+ * A JSON value without the strings (values or keys) that have a `textProblem`: an object loses the offending
+ * property, an array the offending element (a copy is made only when something is dropped; a clean value is
+ * returned as it is). Keys such as `__proto__` stay plain own properties.
  */
 export function withoutBadText(value: unknown, attr: string, dropped: DroppedValues): unknown {
+  // Most values have nothing to drop: they are kept as they are, not copied.
+  if (!hasBadText(value)) return value;
+  return copyWithoutBadText(value, attr, dropped);
+}
+
+/** Whether a key or string anywhere in `value` cannot be stored. Iterative, so any depth is safe. */
+function hasBadText(root: unknown): boolean {
+  const pending: unknown[] = [root];
+  while (pending.length) {
+    const value = pending.pop();
+    if (typeof value === 'string') {
+      if (textProblem(value)) return true;
+    } else if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) pending.push(value[i]);
+    } else if (isPlainObject(value)) {
+      for (const key of Object.keys(value)) {
+        if (textProblem(key)) return true;
+        pending.push(value[key]);
+      }
+    }
+  }
+  return false;
+}
+
+function copyWithoutBadText(value: unknown, attr: string, dropped: DroppedValues): unknown {
   if (typeof value === 'string') return value;
   if (Array.isArray(value)) {
     const out: unknown[] = [];
     value.forEach((item, i) => {
       const problem = typeof item === 'string' ? textProblem(item) : null;
       if (problem) dropped.add(`${attr}__${i}`, problem);
-      else out.push(withoutBadText(item, `${attr}__${i}`, dropped));
+      else out.push(copyWithoutBadText(item, `${attr}__${i}`, dropped));
     });
     return out;
   }
@@ -64,7 +90,7 @@ export function withoutBadText(value: unknown, attr: string, dropped: DroppedVal
       continue;
     }
     Object.defineProperty(out, key, {
-      value: withoutBadText(item, `${attr}__${key}`, dropped),
+      value: copyWithoutBadText(item, `${attr}__${key}`, dropped),
       writable: true,
       enumerable: true,
       configurable: true,

@@ -14,7 +14,7 @@ import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import { DirectRoute } from '../common/http/direct-route.js';
 import { RawBody } from '../common/http/raw-body.decorator.js';
 import { deadlineOf } from '../common/http/request-deadline.js';
-import type { RequestWithRawBody } from '../common/http/raw-body.middleware.js';
+import type { RequestWithBodyStream } from '../common/http/raw-body.middleware.js';
 import { CaptureService } from './capture.service.js';
 
 export class CaptureResponseDto {
@@ -30,7 +30,7 @@ export class CaptureController {
   @Post('s')
   @HttpCode(200)
   @Public()
-  @RawBody('RECORDING_BODY_LIMIT')
+  @RawBody('RECORDING_BODY_LIMIT', { stream: true })
   // The hottest public route: run ahead of the global guards, interceptors and pipes (common/http/direct-route.ts).
   @DirectRoute()
   @ApiOperation({
@@ -42,7 +42,8 @@ export class CaptureController {
       'missing or unknown token is not read (a gzip body inflating to at most 128 KiB is parsed at once). The body is a JSON array of events or one event, sent as JSON, gzip (query ' +
       '`compression=gzip` or `gzip-js`, `Content-Encoding: gzip`, or just the gzip magic bytes), a form with a ' +
       '`data` field (JSON, or base64 with `compression=base64`), or base64. Limits, checked while the body is ' +
-      'decoded (docs/limits.md): RECORDING_BODY_LIMIT (25mb) received and decoded bytes, CAPTURE_MAX_EVENTS ' +
+      'decoded (docs/limits.md): RECORDING_BODY_LIMIT (25mb) received and decoded bytes (received: at most ' +
+      'CAPTURE_MEMORY_BUDGET / PUBLIC_MAX_CONCURRENT_PER_IP, 12 MiB by default), PUBLIC_JSON_MAX_KEYS (10,000) keys per object, CAPTURE_MAX_EVENTS ' +
       '(50,000) events, CAPTURE_MAX_SESSIONS (100) recordings (distinct `$session_id`), ' +
       'CAPTURE_MAX_SNAPSHOT_EVENTS (100,000) rrweb events per `$snapshot`, ' +
       'PUBLIC_JSON_MAX_VALUES (1,000,000) JSON values — 413 — and PUBLIC_JSON_MAX_DEPTH (1,000) levels — 400; ' +
@@ -122,13 +123,17 @@ export class CaptureController {
       '`timeout`: not stored within REQUEST_TIMEOUT_MS, and then nothing of the request is stored, even later.',
     type: ErrorBodyDto,
   })
-  async captureSnapshots(@Req() req: RequestWithRawBody): Promise<CaptureResponseDto> {
+  async captureSnapshots(@Req() req: RequestWithBodyStream): Promise<CaptureResponseDto> {
     // `compression` (gzip, gzip-js, base64) says how the body is encoded; anything else, or a repeated
     // parameter, lets the body's own bytes decide. Other query parameters (posthog-js sends `ver`, `_`) are ignored.
     const compression = req.query.compression;
+    // The body is read as it arrives, within the capture memory budget (docs/limits.md).
+    const stream = req.bodyStream;
     await this.capture.capture(
       {
-        bytes: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+        stream,
+        discard: () => stream?.discard(),
+        bytes: Buffer.alloc(0),
         contentType: req.headers['content-type'],
         contentEncoding: req.headers['content-encoding'],
         compression: typeof compression === 'string' ? compression : undefined,

@@ -64,6 +64,7 @@ export class CaptureService {
       maxBytes: config.get('RECORDING_BODY_LIMIT'),
       maxDepth: config.get('PUBLIC_JSON_MAX_DEPTH'),
       maxValues: config.get('PUBLIC_JSON_MAX_VALUES'),
+      maxKeys: config.get('PUBLIC_JSON_MAX_KEYS'),
       maxEvents: config.get('CAPTURE_MAX_EVENTS'),
       maxSnapshotEvents: config.get('CAPTURE_MAX_SNAPSHOT_EVENTS'),
       maxSetValues: config.get('PERSON_SET_MAX_KEYS'),
@@ -76,9 +77,15 @@ export class CaptureService {
   }
 
   /** `deadline`: the request's REQUEST_TIMEOUT_MS; once it has passed nothing of the request is committed. */
-  async capture(body: CaptureBody, deadline: RequestDeadline | null = null): Promise<IngestResult> {
+  async capture(
+    body: CaptureBody & { discard?(): void },
+    deadline: RequestDeadline | null = null,
+  ): Promise<IngestResult> {
     const reservation = this.budget.open();
     let early: EarlyLookup | null = null;
+    // The estimate of what the request holds: what it parsed, and the bytes it holds outside the parser.
+    let parsed = 0;
+    let held = 0;
     try {
       const hooks: DecodeHooks = {
         onFirstEvent: (event, batchRoot) => {
@@ -92,13 +99,21 @@ export class CaptureService {
         onSlice: async (parser) => {
           const settled = (early as EarlyLookup | null)?.settled;
           if (settled && 'project' in settled && !settled.project) throw invalidToken();
-          await reservation.chargeUpTo(weightOf(parser.byteCount, parser.values));
+          parsed = weightOf(parser.byteCount, parser.values);
+          await reservation.chargeUpTo(parsed + held);
+        },
+        // Received bytes collected and the copies made of them, as they come and go.
+        onHeld: async (bytes) => {
+          held = Math.max(0, held + bytes);
+          await reservation.chargeUpTo(parsed + held);
         },
       };
       // Decoded within the call, so that no variable here keeps the decoded body alive while it is stored.
       return await this.captureJson(await decodeCaptureBody(body, this.limits, hooks), early, deadline);
     } finally {
       reservation.release();
+      // Whatever the client still sends after an early answer is read and dropped.
+      body.discard?.();
     }
   }
 

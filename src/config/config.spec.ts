@@ -63,6 +63,7 @@ describe('parseConfig', () => {
       PERSON_PROPERTIES_MAX_BYTES: 524288,
       PUBLIC_JSON_MAX_DEPTH: 1000,
       PUBLIC_JSON_MAX_VALUES: 1000000,
+      PUBLIC_JSON_MAX_KEYS: 10000,
       PUBLIC_MAX_CONCURRENT_PER_IP: 8,
       CAPTURE_MEMORY_BUDGET: 96 * 1024 * 1024,
       RECORDING_CHUNK_MAX_EVENTS: 10000,
@@ -400,6 +401,22 @@ describe('oneOf', () => {
 });
 
 describe('AppConfig', () => {
+  it('lets one capture request receive at most its share of CAPTURE_MEMORY_BUDGET per address', () => {
+    const MiB = 1024 * 1024;
+    expect(AppConfig.fromEnv({}).recordingReceiveLimit).toBe(12 * MiB);
+    expect(AppConfig.fromEnv({ RECORDING_BODY_LIMIT: '5mb' }).recordingReceiveLimit).toBe(5 * MiB);
+    expect(
+      AppConfig.fromEnv({ CAPTURE_MEMORY_BUDGET: '64mb', PUBLIC_MAX_CONCURRENT_PER_IP: '2' })
+        .recordingReceiveLimit,
+    ).toBe(25 * MiB);
+    expect(
+      AppConfig.fromEnv({ CAPTURE_MEMORY_BUDGET: '64mb', PUBLIC_MAX_CONCURRENT_PER_IP: '16' })
+        .recordingReceiveLimit,
+    ).toBe(4 * MiB);
+    // No per-address cap: the setting alone (the budget still bounds what is held).
+    expect(AppConfig.fromEnv({ PUBLIC_MAX_CONCURRENT_PER_IP: '0' }).recordingReceiveLimit).toBe(25 * MiB);
+  });
+
   it('reads settings by name', () => {
     const config = AppConfig.fromEnv({ PORT: '4000', INSTANCE_TAG: 'x' });
     expect(config.get('PORT')).toBe(4000);

@@ -279,7 +279,7 @@ export const SETTINGS = {
   RECORDING_BODY_LIMIT: setting(
     byteSize,
     25 * 1024 * 1024,
-    'Largest recording capture request (POST /s/, e.g. 25mb): bounds both the bytes received and the decompressed body; larger is 413.',
+    'Largest recording capture request (POST /s/, e.g. 25mb): bounds both the bytes received (at most CAPTURE_MEMORY_BUDGET / PUBLIC_MAX_CONCURRENT_PER_IP of them) and the decompressed body; larger is 413.',
   ),
   CAPTURE_MAX_EVENTS: setting(
     int(1, 10000000),
@@ -321,6 +321,11 @@ export const SETTINGS = {
     1000000,
     'Most JSON values (objects, arrays, strings, numbers, literals) in a body of POST /s/, /flags or /decide; more is 413, found while decoding.',
   ),
+  PUBLIC_JSON_MAX_KEYS: setting(
+    int(1, 100000000),
+    10000,
+    'Most keys (members) in one JSON object of a body of POST /s/, /flags or /decide; more is 413, found while decoding.',
+  ),
   PUBLIC_MAX_CONCURRENT_PER_IP: setting(
     int(0, 100000),
     8,
@@ -329,7 +334,7 @@ export const SETTINGS = {
   CAPTURE_MEMORY_BUDGET: setting(
     byteSize,
     96 * 1024 * 1024,
-    'Memory the capture requests of one process may hold at once, as estimated while decoding (2 bytes per decoded byte plus 64 per JSON value); past it the oldest request waits and the others get 503 with Retry-After.',
+    'Memory the capture requests of one process may hold at once, as estimated while reading and decoding (the received bytes collected and their copies, 2 bytes per decoded byte, 64 per JSON value); past it the oldest request waits and the others get 503 with Retry-After.',
   ),
   RECORDING_CHUNK_MAX_EVENTS: setting(
     int(1, 1000000),
@@ -670,6 +675,19 @@ export class AppConfig {
   /** Whether batch exports may deliver to private addresses (never unless BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS). */
   get allowPrivateDestinations(): boolean {
     return this.values.BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS;
+  }
+
+  /**
+   * The bytes one capture request (`POST /s/`) may receive: RECORDING_BODY_LIMIT, but at most
+   * CAPTURE_MEMORY_BUDGET / PUBLIC_MAX_CONCURRENT_PER_IP, so that the requests one address may have in flight
+   * can never together receive more than the budget (docs/limits.md). With no per-address cap (0), the
+   * setting alone.
+   */
+  get recordingReceiveLimit(): number {
+    const limit = this.values.RECORDING_BODY_LIMIT;
+    const perAddress = this.values.PUBLIC_MAX_CONCURRENT_PER_IP;
+    if (perAddress <= 0) return limit;
+    return Math.max(1, Math.min(limit, Math.floor(this.values.CAPTURE_MEMORY_BUDGET / perAddress)));
   }
 
   /** Migrations at boot: explicit MIGRATIONS_RUN, else only for the embedded database. */

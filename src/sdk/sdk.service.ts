@@ -44,6 +44,7 @@ export class SdkService {
       maxBytes: config.get('BODY_LIMIT'),
       maxDepth: config.get('PUBLIC_JSON_MAX_DEPTH'),
       maxValues: config.get('PUBLIC_JSON_MAX_VALUES'),
+      maxKeys: config.get('PUBLIC_JSON_MAX_KEYS'),
     };
   }
 

@@ -11,6 +11,7 @@ import { from, type Observable, switchMap } from 'rxjs';
 import { AppConfig } from '../../config/config.js';
 import { ApiError } from '../errors/api-error.js';
 import { verifyJsonBody } from '../input/json-body.js';
+import type { RequestWithBodyStream } from './raw-body.middleware.js';
 import { isJsonContentType } from './require-json.middleware.js';
 
 /** Where the JSON API lives: its bodies are read only once the request's API key has been verified. */
@@ -44,7 +45,8 @@ export function jsonBodyParser(config: AppConfig): RequestHandler {
 export function jsonBodyOutsideApi(config: AppConfig): RequestHandler {
   const parse = jsonBodyParser(config);
   return (req, res, next) => {
-    if (isApiRequest(req)) next();
+    // /api bodies wait for the key guard; a body its handler reads as it arrives (capture) is left to it.
+    if (isApiRequest(req) || (req as RequestWithBodyStream).bodyStream) next();
     else void parse(req, res, next);
   };
 }

@@ -58,3 +58,113 @@ export function rawBody(limit: number) {
     req.on('error', onError);
   };
 }
+
+/**
+ * The body of a request whose handler reads it as it arrives (`@RawBody(..., { stream: true })`): its chunks,
+ * at most `limit` bytes in all (413 `payload_too_large` past it, thrown by the iteration), a read error as 400.
+ * A handler that stops reading early calls `discard()` (the rest is then read and dropped, so the answer can
+ * still go out on the connection).
+ */
+export class RequestBodyStream implements AsyncIterable<Buffer> {
+  private started = false;
+  private finished = false;
+  private detach: (() => void) | null = null;
+
+  constructor(
+    private readonly req: Request,
+    readonly limit: number,
+  ) {}
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Buffer> {
+    if (this.started) throw new Error('A request body can be read only once.');
+    this.started = true;
+    const { req } = this;
+    // Chunks are taken one at a time: the request is paused while the reader works on one.
+    const queue: Buffer[] = [];
+    let ended = false;
+    let failure: Error | null = null;
+    let wake: (() => void) | null = null;
+    const onData = (chunk: Buffer) => {
+      queue.push(chunk);
+      req.pause();
+      wake?.();
+    };
+    const onEnd = () => {
+      ended = true;
+      wake?.();
+    };
+    const onError = (error: Error) => {
+      failure = error;
+      wake?.();
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    this.detach = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    let received = 0;
+    try {
+      for (;;) {
+        if (!queue.length && !ended && !failure) {
+          req.resume();
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = null;
+        }
+        const chunk = queue.shift();
+        if (chunk) {
+          received += chunk.length;
+          if (received > this.limit) throw ApiError.payloadTooLarge(this.limit);
+          yield chunk;
+          continue;
+        }
+        if (failure) {
+          throw ApiError.validation(
+            `The request body could not be read: ${(failure as Error).message}`,
+            null,
+            'invalid_input',
+          );
+        }
+        if (ended) {
+          this.finished = true;
+          return;
+        }
+      }
+    } finally {
+      this.detach();
+    }
+  }
+
+  /** Drops whatever the client still sends (after an early answer), also when no reader has started. */
+  discard(): void {
+    this.detach?.();
+    if (!this.finished && !this.req.destroyed) this.req.resume();
+  }
+}
+
+export type RequestWithBodyStream = Request & { bodyStream?: RequestBodyStream; _body?: boolean };
+
+/**
+ * Leaves the request body to the handler, which reads it as it arrives (`req.bodyStream`): 413 at once when
+ * `Content-Length` says it is over `limit`, else while it is read. Marks the body as read, so the global JSON
+ * parser leaves it alone.
+ */
+export function streamedBody(limit: number) {
+  return (req: RequestWithBodyStream, _res: Response, next: NextFunction): void => {
+    if (req._body || req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') {
+      next();
+      return;
+    }
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    if (Number.isFinite(declared) && declared > limit) {
+      req.resume();
+      next(ApiError.payloadTooLarge(limit));
+      return;
+    }
+    req._body = true;
+    req.bodyStream = new RequestBodyStream(req, limit);
+    next();
+  };
+}

@@ -1,0 +1,190 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { type ClientRequest, request as httpRequest } from 'node:http';
+import { gzipSync } from 'node:zlib';
+import {
+  bootstrapKey,
+  deploymentNodeOptions,
+  rawRequest,
+  rssBytes,
+  sampleRss,
+  type ServiceProcess,
+  sleep,
+  startService,
+} from '../support/service-process.js';
+import { newSessionId, rr, snapshotEvent } from '../support/recordings.js';
+import { cloneTemplate, dropDatabase } from '../support/test-database.js';
+
+/**
+ * Held capture uploads against the built service (`node dist/main.js`) with the Deployment's heap: the bytes a
+ * capture request receives and collects are charged to CAPTURE_MEMORY_BUDGET as they arrive, and one request
+ * receives at most CAPTURE_MEMORY_BUDGET / PUBLIC_MAX_CONCURRENT_PER_IP bytes, so 40 uploads from 5 addresses
+ * (the per-address cap, 8, each) cannot take the process past the Deployment's memory limit.
+ */
+
+const HEAP = { NODE_OPTIONS: deploymentNodeOptions() };
+const MiB = 1024 * 1024;
+/** The Deployment's memory limit (deploy/k8s/base/deployment.yaml: 512Mi). */
+const MEMORY_LIMIT = 512 * MiB;
+/** CAPTURE_MEMORY_BUDGET / PUBLIC_MAX_CONCURRENT_PER_IP with the defaults: 96 MiB / 8. */
+const RECEIVE_LIMIT = (96 * MiB) / 8;
+const ADDRESSES = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6'];
+
+interface Upload {
+  req: ClientRequest;
+  /** The status of the answer, once there is one. */
+  status: number | null;
+  closed: boolean;
+}
+
+describe('the built service: held capture uploads stay within the memory budget', () => {
+  let database: { name: string; url: string };
+  let service: ServiceProcess;
+  let control: ServiceProcess;
+  let token: string;
+
+  beforeAll(async () => {
+    database = await cloneTemplate('capture_memory');
+    service = await startService({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', ...HEAP });
+    const org = await rawRequest(service.base, '/api/organizations', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${bootstrapKey(service)}` },
+      body: { name: 'Memory' },
+    });
+    expect(org.status).toBe(201);
+    token = org.json<{ teams: { api_token: string }[] }>().teams[0].api_token;
+    // An idle twin on the same database, polled at the same moments: its latency is what the machine and this
+    // test's own process (which sends the uploads) add, not what the uploads do to the service.
+    control = await startService({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', ...HEAP });
+  }, 60_000);
+
+  afterAll(async () => {
+    if (control && control.child.exitCode === null) control.child.kill('SIGKILL');
+    if (service && service.child.exitCode === null) service.child.kill('SIGKILL');
+    if (database) await dropDatabase(database.name);
+  });
+
+  /**
+   * A capture upload from `localAddress` declaring `size` bytes: it sends `prefix`, then filler in 64 KiB
+   * pieces every 50 ms up to all but the last byte, and holds the request open there.
+   */
+  function upload(localAddress: string, size: number, prefix: string, contentType: string): Upload {
+    const req = httpRequest(`${service.base}/s/`, {
+      method: 'POST',
+      agent: false,
+      localAddress,
+      headers: { 'Content-Type': contentType, 'Content-Length': String(size) },
+    });
+    const state: Upload = { req, status: null, closed: false };
+    req.on('error', () => undefined);
+    req.on('close', () => (state.closed = true));
+    req.on('response', (res) => {
+      state.status = res.statusCode ?? 0;
+      res.resume();
+    });
+    const piece = Buffer.alloc(64 * 1024, 'A');
+    let sent = 0;
+    const next = () => {
+      if (state.closed || state.status !== null) return;
+      const left = size - 1 - sent;
+      if (left <= 0) return;
+      const chunk =
+        sent === 0
+          ? Buffer.concat([Buffer.from(prefix), piece]).subarray(0, Math.min(left, piece.length))
+          : piece.subarray(0, Math.min(left, piece.length));
+      sent += chunk.length;
+      req.write(chunk, () => setTimeout(next, 50));
+    };
+    next();
+    return state;
+  }
+
+  it('a request declaring more than its share of the budget is 413 at once', async () => {
+    const res = await rawRequest(service.base, '/s/', {
+      method: 'POST',
+      raw: Buffer.alloc(RECEIVE_LIMIT + 1, ' '),
+      headers: { 'Content-Type': 'application/json' },
+    });
+    expect({ status: res.status, body: res.json() }).toEqual({
+      status: 413,
+      body: {
+        type: 'invalid_request',
+        code: 'payload_too_large',
+        detail: `Request body is too large: at most ${RECEIVE_LIMIT} bytes.`,
+        attr: null,
+      },
+    });
+  });
+
+  it('40 held uploads from 5 addresses: RSS under 512 MiB, /healthz answering, the budget back after', async () => {
+    const before = rssBytes(service.child.pid!);
+    const rss = sampleRss(service.child.pid!);
+    // Form bodies (collected whole before decoding) and JSON bodies (decoded as they arrive), half each.
+    const uploads = ADDRESSES.flatMap((address) =>
+      Array.from({ length: 8 }, (_, i) =>
+        i % 2
+          ? upload(address, RECEIVE_LIMIT, 'data=', 'application/x-www-form-urlencoded')
+          : upload(address, RECEIVE_LIMIT, `[{"token":"${token}","pad":"`, 'application/json'),
+      ),
+    );
+    const latencies: number[] = [];
+    const slow: string[] = [];
+    const deadline = Date.now() + 15_000;
+    const timed = async (base: string) => {
+      const started = performance.now();
+      const res = await rawRequest(base, '/healthz');
+      expect(res.status).toBe(200);
+      return performance.now() - started;
+    };
+    while (Date.now() < deadline) {
+      const [ms, idle] = await Promise.all([timed(service.base), timed(control.base)]);
+      latencies.push(ms);
+      // Slow by the service's own doing: over 100 ms, and over what the idle twin took at the same moment.
+      if (ms >= 100 && ms > idle + 50) slow.push(`${ms.toFixed(0)} ms (idle twin ${idle.toFixed(0)} ms)`);
+      await sleep(20);
+    }
+    const held = uploads.filter((u) => u.status === null).length;
+    const statuses = [...new Set(uploads.map((u) => u.status).filter((s) => s !== null))].sort();
+    for (const u of uploads) u.req.destroy();
+    const peak = rss.stop();
+    await sleep(500);
+    const after = rssBytes(service.child.pid!);
+    // The budget comes back once the uploads are gone: a request needing about half of it is taken at once
+    // (the held uploads' 12 MiB each would leave too little room for it if any of it were still held).
+    const large = gzipSync(
+      JSON.stringify([
+        snapshotEvent({
+          token,
+          sessionId: newSessionId(),
+          events: [rr.input(Date.UTC(2026, 10, 21), 'x'.repeat(20 * MiB))],
+        }),
+      ]),
+    );
+    const taken = await rawRequest(service.base, '/s/?compression=gzip-js', {
+      method: 'POST',
+      raw: large,
+      headers: { 'Content-Type': 'text/plain' },
+    });
+    const worst = Math.max(...latencies);
+    process.stdout.write(
+      `40 held uploads: RSS ${(before / MiB).toFixed(0)} → peak ${(peak / MiB).toFixed(0)} → ${(after / MiB).toFixed(0)} MiB; ` +
+        `${held} still held after 15 s, others answered ${statuses.join(', ')}; /healthz worst ${worst.toFixed(0)} ms, ` +
+        `median ${[...latencies].sort((a, b) => a - b)[Math.floor(latencies.length / 2)].toFixed(0)} ms over ${latencies.length}` +
+        `${slow.length ? ` (slow: ${slow.join('; ')})` : ''}\n`,
+    );
+    expect(peak).toBeLessThan(MEMORY_LIMIT);
+    // Requests past the budget are told to come back (503); the ones within it are still being received.
+    expect(held).toBeGreaterThan(0);
+    for (const status of statuses) expect([503]).toContain(status);
+    expect(latencies.length).toBeGreaterThan(20);
+    // Not yet what it should be: on a loaded machine the median poll answers within 100 ms, but some take up to
+    // a few seconds while the budget is full, where the idle twin answers at once (docs/limits.md). Bounded here
+    // so that a regression shows; the goal, every poll within 100 ms, is not met.
+    const median = [...latencies].sort((a, b) => a - b)[Math.floor(latencies.length / 2)];
+    expect(median).toBeLessThan(100);
+    expect(worst).toBeLessThan(5000);
+    expect(after).toBeLessThan(MEMORY_LIMIT);
+    expect(taken.status).toBe(200);
+    expect(service.child.exitCode).toBeNull();
+    expect((await rawRequest(service.base, '/healthz')).status).toBe(200);
+  }, 90_000);
+});
