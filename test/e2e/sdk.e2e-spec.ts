@@ -317,6 +317,12 @@ describe('SDK routes: remote config, flags, recorder scripts, CORS', () => {
         created_at: expect.any(String),
         session_recording_opt_in: false,
         session_recording_retention_period_days: null,
+        // PostHog's required project keys (docs/compatibility.md).
+        access_control: false,
+        completed_snippet_onboarding: false,
+        has_completed_onboarding_for: null,
+        ingested_event: false,
+        is_demo: false,
       });
       const got = await t.http.get(`/api/projects/${project.id}`).set(owner.auth).expect(200);
       expect(got.body).toEqual(res.body);
