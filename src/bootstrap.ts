@@ -7,6 +7,8 @@ import { ShutdownState } from './health/shutdown-state.js';
 import { BootstrapKeyService } from './personal-api-keys/bootstrap-key.js';
 import { createDataSource } from './database/data-source.js';
 import { bootLogger, writeToLog } from './common/logging/logger-options.js';
+import type { Feature } from './common/feature/feature.js';
+import { FEATURES } from './features.js';
 
 /** A log line of the boot and shutdown phases (before and after the application logger), `context: "Bootstrap"`. */
 export function bootLog(msg: string, level: 'debug' | 'info' | 'warn' | 'error' = 'info'): void {
@@ -19,11 +21,14 @@ export const NO_BOOTSTRAP_KEY_MESSAGE =
   "for a secret): create the first one with node dist/cli.js keys create --email you@example.com --scopes '*'";
 
 /** Resolves the database (embedded when DATABASE_URL is unset) and applies migrations when configured to. */
-export async function prepareDatabase(config: AppConfig): Promise<ResolvedDatabase> {
+export async function prepareDatabase(
+  config: AppConfig,
+  features: readonly Feature[] = FEATURES,
+): Promise<ResolvedDatabase> {
   const database = await resolveDatabase(config, (m) => bootLog(m));
   try {
     if (database.config.runMigrationsAtBoot) {
-      const dataSource = await createDataSource(database.config, 'migrations').initialize();
+      const dataSource = await createDataSource(database.config, features, 'migrations').initialize();
       try {
         const applied = await runMigrations(dataSource);
         if (applied.length) bootLog(`applied migrations: ${applied.join(', ')}`);

@@ -8,6 +8,7 @@ import { AppConfig, ConfigError } from './config/config.js';
 import { CoreModule } from './config/core.module.js';
 import { createDataSource } from './database/data-source.js';
 import { DatabaseModule } from './database/database.module.js';
+import { FEATURES } from './features.js';
 import { runMigrations } from './database/migrate.js';
 import { resolveDatabase, type ResolvedDatabase } from './database/resolve-database.js';
 import { CaptureModule } from './capture/capture.module.js';
@@ -164,7 +165,7 @@ class CliRecordingsModule {
         CoreModule.forRoot(config),
         ClockModule,
         LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
-        DatabaseModule.forRoot(config),
+        DatabaseModule.forRoot(config, FEATURES),
         SessionRecordingsModule,
       ],
     };
@@ -181,7 +182,7 @@ class CliDemoModule {
         CoreModule.forRoot(config),
         ClockModule,
         LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
-        DatabaseModule.forRoot(config),
+        DatabaseModule.forRoot(config, FEATURES),
         ProjectsModule,
         CaptureModule,
       ],
@@ -211,7 +212,7 @@ class CliModule {
         CoreModule.forRoot(config),
         ClockModule,
         LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
-        DatabaseModule.forRoot(config),
+        DatabaseModule.forRoot(config, FEATURES),
         PersonalApiKeysModule,
         PluginsModule,
       ],
@@ -453,7 +454,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
     const config = database.config;
     if (command === 'migrate' || config.embeddedDatabase) {
       // The embedded database is migrated on use too, so the CLI works before the first `npm start`.
-      const ds = await createDataSource(config, 'cli-migrate').initialize();
+      const ds = await createDataSource(config, FEATURES, 'cli-migrate').initialize();
       try {
         const applied = await runMigrations(ds, {
           onWait: () => out('waiting for a migration running in another process to finish'),

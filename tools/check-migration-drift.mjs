@@ -12,6 +12,7 @@ import { DataSource } from 'typeorm';
 import { startEmbeddedPostgres } from '../dist/database/embedded-postgres.js';
 import { runMigrations } from '../dist/database/migrate.js';
 import { typeormOptions } from '../dist/database/typeorm-options.js';
+import { FEATURES } from '../dist/features.js';
 
 const admin = async (url, sql) => {
   const c = new pg.Client({ connectionString: url });
@@ -43,7 +44,9 @@ let failed = false;
 try {
   await admin(adminUrl, `DROP DATABASE IF EXISTS "${name}"`);
   await admin(adminUrl, `CREATE DATABASE "${name}"`);
-  const ds = await new DataSource(typeormOptions({ url: url.href, poolSize: 2 })).initialize();
+  const ds = await new DataSource(
+    typeormOptions({ url: url.href, poolSize: 2, features: FEATURES }),
+  ).initialize();
   try {
     const applied = await runMigrations(ds);
     console.log(`applied ${applied.length} migration(s) to an empty database`);

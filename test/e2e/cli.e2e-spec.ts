@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KNOWN_SCOPES } from '../../src/common/auth/scopes.js';
 import { runCli } from '../../src/cli.js';
-import { MIGRATIONS } from '../../src/database/migrations/index.js';
+import { MIGRATIONS } from '../../src/features.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { createEmptyDatabase, dropDatabase } from '../support/test-database.js';
 

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import pg from 'pg';
 import { MIGRATION_LOCK_KEY } from '../../src/database/migrate.js';
-import { MIGRATIONS } from '../../src/database/migrations/index.js';
+import { MIGRATIONS } from '../../src/features.js';
 import { createEmptyDatabase, dropDatabase } from '../support/test-database.js';
 
 /**

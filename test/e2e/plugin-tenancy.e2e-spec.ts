@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { runCli } from '../../src/cli.js';
-import { MIGRATIONS } from '../../src/database/migrations/index.js';
+import { FEATURES, MIGRATIONS } from '../../src/features.js';
 import { PluginTenancy1795467468180 } from '../../src/database/migrations/1795467468180-PluginTenancy.js';
 import { typeormOptions } from '../../src/database/typeorm-options.js';
 import { MembershipLevel } from '../../src/memberships/organization-membership.entity.js';
@@ -458,7 +458,7 @@ describe('plugin tenancy', () => {
       expect(upTo).toBeGreaterThan(0);
       const migrate = async (migrations: typeof MIGRATIONS) => {
         const ds = await new DataSource({
-          ...typeormOptions({ url: db.url, poolSize: 2 }),
+          ...typeormOptions({ url: db.url, poolSize: 2, features: FEATURES }),
           migrations,
         }).initialize();
         try {

@@ -1,3 +1,7 @@
+import type { Feature } from '../../src/common/feature/feature.js';
+import { createDataSource } from '../../src/database/data-source.js';
+import { runMigrations } from '../../src/database/migrate.js';
+import { FEATURES } from '../../src/features.js';
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
@@ -37,6 +41,12 @@ export interface TestAppOptions {
    * contract cannot describe on purpose.
    */
   contract?: boolean;
+  /**
+   * The features to serve (default: the service's own). A host application's features are added as
+   * `[...FEATURES, extra]`; the migrations of features beyond the service's own are applied to the test's
+   * database before the app boots (the template holds the service's migrations only).
+   */
+  features?: readonly Feature[];
 }
 
 /**
@@ -63,8 +73,17 @@ export async function createTestApp(
     ...env,
     DATABASE_URL: db.url,
   });
+  const features = options.features ?? FEATURES;
+  if (features !== FEATURES) {
+    const ds = await createDataSource(config, features, 'test-migrations').initialize();
+    try {
+      await runMigrations(ds);
+    } finally {
+      await ds.destroy();
+    }
+  }
   const clock = new FixedClock(new Date());
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] })
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config, features)] })
     .overrideProvider(Clock)
     .useValue(clock)
     .compile();
