@@ -123,4 +123,23 @@ describe('a host application adds its own feature', () => {
     const res = await t.http.post('/api/host_notes').set(writer.auth).send({ text: 7 }).expect(400);
     expect(res.body).toMatchObject({ type: 'validation_error', attr: 'text' });
   });
+
+  it('fails the contract check on a served route missing from openapi.json, not skipping it', async () => {
+    const checked = await createTestApp(
+      {},
+      { features: [...FEATURES, HOST_NOTES], databaseUrl: t.databaseUrl },
+    );
+    try {
+      const writer = await checked.factories.user({ scopes: 'host_note:read' });
+      await checked.http.get('/api/host_notes/999999').set(writer.auth).expect(404);
+      await checked.http.get('/api/no_such_route').set(writer.auth).expect(404);
+      expect(() => checked.contract.assertClean()).toThrow(
+        'GET /api/host_notes/:id is served but missing from openapi/openapi.json',
+      );
+      expect(checked.contract.violations).toHaveLength(1);
+    } finally {
+      checked.contract.violations.length = 0;
+      await checked.close();
+    }
+  });
 });

@@ -2,6 +2,7 @@ import type { Feature } from '../../src/common/feature/feature.js';
 import { createDataSource } from '../../src/database/data-source.js';
 import { runMigrations } from '../../src/database/migrate.js';
 import { FEATURES } from '../../src/features.js';
+import { inventory } from './routes.js';
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
@@ -93,6 +94,7 @@ export async function createTestApp(
   nestApp.use(contract.middleware);
   const app = configureApp(nestApp);
   await app.init();
+  contract.expectDocumented(inventory(app));
   const http = request(app.getHttpServer());
   const dataSource = app.get(DataSource);
   return {
