@@ -15,6 +15,6 @@ interface DataSourceModule {
 const modulePath = new URL('./database/cli-data-source.js', import.meta.url).href;
 const featuresPath = new URL('./features.js', import.meta.url).href;
 const { loadCliDataSource } = (await import(modulePath)) as DataSourceModule;
-const { FEATURES } = (await import(featuresPath)) as { FEATURES: readonly unknown[] };
+const { loadServiceFeatures } = (await import(featuresPath)) as { loadServiceFeatures(): Promise<unknown[]> };
 
-export default await loadCliDataSource(FEATURES);
+export default await loadCliDataSource(await loadServiceFeatures());

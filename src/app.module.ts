@@ -18,11 +18,11 @@ import { ApiKeyThrottlerGuard } from './common/rate-limit/api-key-throttler.guar
 import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
 import { ClockModule } from './common/time/clock.module.js';
 import { ApiValidationPipe } from './common/validation/api-validation.pipe.js';
-import type { Feature } from './common/feature/feature.js';
+import type { LoadedFeature } from './common/feature/feature.js';
 import type { AppConfig } from './config/config.js';
 import { CoreModule } from './config/core.module.js';
 import { DatabaseModule } from './database/database.module.js';
-import { FEATURES, registerFeatures } from './features.js';
+import { registerFeatures } from './features.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 
 /**
@@ -33,10 +33,10 @@ import { MetricsModule } from './metrics/metrics.module.js';
 @Module({})
 export class AppModule {
   /**
-   * `features` defaults to the service's own (FEATURES of src/features.ts); a host application passes
-   * `[...FEATURES, ...its own]` to serve its features beside them (see docs/development.md).
+   * `features`: the service's own, loaded (`await loadServiceFeatures()`); a host application passes
+   * `await loadFeatures([...FEATURES, ...its own])` to serve its features beside them (docs/development.md).
    */
-  static forRoot(config: AppConfig, features: readonly Feature[] = FEATURES): DynamicModule {
+  static forRoot(config: AppConfig, features: readonly LoadedFeature[]): DynamicModule {
     registerFeatures(features);
     const rateLimited = config.get('RATE_LIMIT_ENABLED');
     return {

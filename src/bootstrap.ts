@@ -7,8 +7,7 @@ import { ShutdownState } from './health/shutdown-state.js';
 import { BootstrapKeyService } from './personal-api-keys/bootstrap-key.js';
 import { createDataSource } from './database/data-source.js';
 import { bootLogger, writeToLog } from './common/logging/logger-options.js';
-import type { Feature } from './common/feature/feature.js';
-import { FEATURES } from './features.js';
+import type { LoadedFeature } from './common/feature/feature.js';
 
 /** A log line of the boot and shutdown phases (before and after the application logger), `context: "Bootstrap"`. */
 export function bootLog(msg: string, level: 'debug' | 'info' | 'warn' | 'error' = 'info'): void {
@@ -23,7 +22,7 @@ export const NO_BOOTSTRAP_KEY_MESSAGE =
 /** Resolves the database (embedded when DATABASE_URL is unset) and applies migrations when configured to. */
 export async function prepareDatabase(
   config: AppConfig,
-  features: readonly Feature[] = FEATURES,
+  features: readonly LoadedFeature[],
 ): Promise<ResolvedDatabase> {
   const database = await resolveDatabase(config, (m) => bootLog(m));
   try {

@@ -1,5 +1,6 @@
 import { BATCH_EXPORTS_FEATURE } from './batch-exports/batch-exports.feature.js';
 import { CAPTURE_FEATURE } from './capture/capture.feature.js';
+import { DATABASE_FEATURE } from './database/database.feature.js';
 import { DOMAINS_FEATURE } from './domains/domains.feature.js';
 import { HEALTH_FEATURE } from './health/health.feature.js';
 import { INVITES_FEATURE } from './invites/invites.feature.js';
@@ -15,14 +16,15 @@ import { SDK_FEATURE } from './sdk/sdk.feature.js';
 import { SESSION_RECORDINGS_FEATURE } from './session-recordings/session-recordings.feature.js';
 import { USERS_FEATURE } from './users/users.feature.js';
 import { registerScopeObjects } from './common/auth/scopes.js';
-import { checkFeatures, entitiesOf, type Feature, migrationsOf } from './common/feature/feature.js';
+import { checkFeatures, type Feature, type LoadedFeature, loadFeatures } from './common/feature/feature.js';
 
 /**
  * The features of the service, in the order their routes are registered. A new feature is one folder with its
  * `<name>.feature.ts` and one line here; a host application passes its own list (`[...FEATURES, extra]`) to
- * `AppModule.forRoot(config, features)`.
+ * `AppModule.forRoot(config, await loadFeatures(features))`.
  */
 export const FEATURES: readonly Feature[] = [
+  DATABASE_FEATURE,
   HEALTH_FEATURE,
   PERSONAL_API_KEYS_FEATURE,
   USERS_FEATURE,
@@ -50,7 +52,7 @@ export function registerFeatures(features: readonly Feature[]): readonly Feature
 
 registerFeatures(FEATURES);
 
-/** Every entity of the service's features. */
-export const ENTITIES = entitiesOf(FEATURES);
-/** Every migration of the service's features, ordered by timestamp. */
-export const MIGRATIONS = migrationsOf(FEATURES);
+/** The service's features with their modules, entities and migrations loaded. */
+export function loadServiceFeatures(): Promise<LoadedFeature[]> {
+  return loadFeatures(FEATURES);
+}

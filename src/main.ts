@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
+import { loadServiceFeatures } from './features.js';
 import { APP_OPTIONS, configureApp } from './app.setup.js';
 import { explainListenError, PortInUseError } from './common/http/port-in-use.js';
 import { setBootLogLevel, setUpLogging } from './common/logging/logger-options.js';
@@ -12,11 +13,14 @@ async function main(): Promise<void> {
   const config = AppConfig.fromEnv();
   await setUpLogging(config);
   setBootLogLevel(config.get('LOG_LEVEL'));
-  const database: ResolvedDatabase = await prepareDatabase(config);
+  const features = await loadServiceFeatures();
+  const database: ResolvedDatabase = await prepareDatabase(config, features);
   const port = database.config.get('PORT');
   const host = database.config.get('HOST');
   try {
-    const app = configureApp(await NestFactory.create(AppModule.forRoot(database.config), APP_OPTIONS));
+    const app = configureApp(
+      await NestFactory.create(AppModule.forRoot(database.config, features), APP_OPTIONS),
+    );
     try {
       await app.init();
       await printBootstrapKey(app, database.config);

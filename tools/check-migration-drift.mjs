@@ -13,7 +13,11 @@ import { DataSource } from 'typeorm';
 import { startEmbeddedPostgres } from '../dist/database/embedded-postgres.js';
 import { runMigrations } from '../dist/database/migrate.js';
 import { typeormOptions } from '../dist/database/typeorm-options.js';
-import { FEATURES, MIGRATIONS } from '../dist/features.js';
+import { migrationsOf } from '../dist/common/feature/feature.js';
+import { loadServiceFeatures } from '../dist/features.js';
+
+const FEATURES = await loadServiceFeatures();
+const MIGRATIONS = migrationsOf(FEATURES);
 
 // A migration class no feature lists is never applied, and the drift below would then point at the
 // entities: name the missing entry instead.

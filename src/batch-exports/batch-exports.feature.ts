@@ -1,14 +1,4 @@
 import { defineFeature } from '../common/feature/feature.js';
-import { BatchExports1795242232741 } from '../database/migrations/1795242232741-BatchExports.js';
-import { BatchExportRunIndexes1795244538930 } from '../database/migrations/1795244538930-BatchExportRunIndexes.js';
-import { BatchExportFilters1795467963056 } from '../database/migrations/1795467963056-BatchExportFilters.js';
-import { BatchExportRuns1795473000000 } from '../database/migrations/1795473000000-BatchExportRuns.js';
-import { BatchExportBackfillEntity } from './batch-export-backfill.entity.js';
-import { BatchExportLogEntity } from './batch-export-log.entity.js';
-import { BatchExportPauseEntity } from './batch-export-pause.entity.js';
-import { BatchExportRunEntity } from './batch-export-run.entity.js';
-import { BatchExportEntity } from './batch-export.entity.js';
-import { BatchExportsModule } from './batch-exports.module.js';
 
 declare module '../common/auth/scopes.js' {
   interface ScopeObjects {
@@ -19,20 +9,24 @@ declare module '../common/auth/scopes.js' {
 /** The batch exports feature: what it contributes to the application, the database, the CLI and the tests. */
 export const BATCH_EXPORTS_FEATURE = defineFeature({
   name: 'batch-exports',
-  modules: [BatchExportsModule],
-  entities: [
-    BatchExportEntity,
-    BatchExportBackfillEntity,
-    BatchExportRunEntity,
-    BatchExportPauseEntity,
-    BatchExportLogEntity,
-  ],
-  migrations: [
-    BatchExports1795242232741,
-    BatchExportRunIndexes1795244538930,
-    BatchExportFilters1795467963056,
-    BatchExportRuns1795473000000,
-  ],
+  load: async () => ({
+    modules: [(await import('./batch-exports.module.js')).BatchExportsModule],
+    entities: [
+      (await import('./batch-export.entity.js')).BatchExportEntity,
+      (await import('./batch-export-backfill.entity.js')).BatchExportBackfillEntity,
+      (await import('./batch-export-run.entity.js')).BatchExportRunEntity,
+      (await import('./batch-export-pause.entity.js')).BatchExportPauseEntity,
+      (await import('./batch-export-log.entity.js')).BatchExportLogEntity,
+    ],
+    migrations: [
+      (await import('../database/migrations/1795242232741-BatchExports.js')).BatchExports1795242232741,
+      (await import('../database/migrations/1795244538930-BatchExportRunIndexes.js'))
+        .BatchExportRunIndexes1795244538930,
+      (await import('../database/migrations/1795467963056-BatchExportFilters.js'))
+        .BatchExportFilters1795467963056,
+      (await import('../database/migrations/1795473000000-BatchExportRuns.js')).BatchExportRuns1795473000000,
+    ],
+  }),
   scopes: ['batch_export'],
   settings: [
     'SCHEDULER_ENABLED',

@@ -1,12 +1,12 @@
 import { DataSource } from 'typeorm';
-import type { Feature } from '../common/feature/feature.js';
+import type { LoadedFeature } from '../common/feature/feature.js';
 import { AppConfig } from '../config/config.js';
 import { typeormOptions } from './typeorm-options.js';
 
 /** A DataSource for the given configuration and features (used by the CLI and by ormconfig.ts). */
 export function createDataSource(
   config: AppConfig,
-  features: readonly Feature[],
+  features: readonly LoadedFeature[],
   applicationName?: string,
 ): DataSource {
   return new DataSource(

@@ -1,6 +1,6 @@
 import { type DynamicModule, Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import type { Feature } from '../common/feature/feature.js';
+import type { LoadedFeature } from '../common/feature/feature.js';
 import type { AppConfig } from '../config/config.js';
 import { DatabaseProbe } from './database-probe.js';
 import { TransactionHost } from './transactions.js';
@@ -12,7 +12,7 @@ import { typeormOptions } from './typeorm-options.js';
  */
 @Module({})
 export class DatabaseModule {
-  static forRoot(config: AppConfig, features: readonly Feature[]): DynamicModule {
+  static forRoot(config: AppConfig, features: readonly LoadedFeature[]): DynamicModule {
     return {
       module: DatabaseModule,
       global: true,

@@ -1,11 +1,11 @@
 import type { DataSourceOptions } from 'typeorm';
-import { entitiesOf, type Feature, migrationsOf } from '../common/feature/feature.js';
+import { entitiesOf, type LoadedFeature, migrationsOf } from '../common/feature/feature.js';
 import { SnakeNamingStrategy } from './snake-naming.strategy.js';
 
 export interface DatabaseSettings {
   url: string;
   /** The features whose entities and migrations the data source knows (FEATURES of src/features.ts). */
-  features: readonly Feature[];
+  features: readonly LoadedFeature[];
   poolSize?: number;
   connectTimeoutMs?: number;
   statementTimeoutMs?: number;

@@ -1,8 +1,4 @@
 import { defineFeature } from '../common/feature/feature.js';
-import { Init1795240522298 } from '../database/migrations/1795240522298-Init.js';
-import { OrganizationSettings1795467478000 } from '../database/migrations/1795467478000-OrganizationSettings.js';
-import { OrganizationEntity } from './organization.entity.js';
-import { OrganizationsModule } from './organizations.module.js';
 
 declare module '../common/auth/scopes.js' {
   interface ScopeObjects {
@@ -14,9 +10,15 @@ declare module '../common/auth/scopes.js' {
 /** The organizations feature: what it contributes to the application, the database, the CLI and the tests. */
 export const ORGANIZATIONS_FEATURE = defineFeature({
   name: 'organizations',
-  modules: [OrganizationsModule],
-  entities: [OrganizationEntity],
-  migrations: [Init1795240522298, OrganizationSettings1795467478000],
+  load: async () => ({
+    modules: [(await import('./organizations.module.js')).OrganizationsModule],
+    entities: [(await import('./organization.entity.js')).OrganizationEntity],
+    migrations: [
+      (await import('../database/migrations/1795240522298-Init.js')).Init1795240522298,
+      (await import('../database/migrations/1795467478000-OrganizationSettings.js'))
+        .OrganizationSettings1795467478000,
+    ],
+  }),
   scopes: ['organization', 'organization_member'],
   settings: ['INSTANCE_TAG'],
 });

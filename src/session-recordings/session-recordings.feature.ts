@@ -1,17 +1,5 @@
 import { defineFeature } from '../common/feature/feature.js';
-import { SessionRecordings1795243860032 } from '../database/migrations/1795243860032-SessionRecordings.js';
-import { SharingSettings1795467478434 } from '../database/migrations/1795467478434-SharingSettings.js';
-import { SessionSnapshotBytes1795469021029 } from '../database/migrations/1795469021029-SessionSnapshotBytes.js';
-import { RecordingObjectStorage1795480000000 } from '../database/migrations/1795480000000-RecordingObjectStorage.js';
-import { RecordingRetention1795490000000 } from '../database/migrations/1795490000000-RecordingRetention.js';
-import { RecordingPurgeModule } from './recording-purge.module.js';
-import { SessionRecordingCountEntity } from './session-recording-count.entity.js';
-import { SessionRecordingEventKeyEntity } from './session-recording-event-key.entity.js';
-import { SessionRecordingSharingEntity } from './session-recording-sharing.entity.js';
-import { SessionRecordingSnapshotEntity } from './session-recording-snapshot.entity.js';
-import { SessionRecordingViewEntity } from './session-recording-view.entity.js';
-import { SessionRecordingEntity } from './session-recording.entity.js';
-import { SessionRecordingsModule } from './session-recordings.module.js';
+import { RECORDINGS_COMMANDS, RECORDINGS_GROUP } from './session-recordings.cli.js';
 
 declare module '../common/auth/scopes.js' {
   interface ScopeObjects {
@@ -23,22 +11,31 @@ declare module '../common/auth/scopes.js' {
 /** The session recordings feature: what it contributes to the application, the database, the CLI and the tests. */
 export const SESSION_RECORDINGS_FEATURE = defineFeature({
   name: 'session-recordings',
-  modules: [SessionRecordingsModule, RecordingPurgeModule],
-  entities: [
-    SessionRecordingEntity,
-    SessionRecordingCountEntity,
-    SessionRecordingEventKeyEntity,
-    SessionRecordingSnapshotEntity,
-    SessionRecordingViewEntity,
-    SessionRecordingSharingEntity,
-  ],
-  migrations: [
-    SessionRecordings1795243860032,
-    SharingSettings1795467478434,
-    SessionSnapshotBytes1795469021029,
-    RecordingObjectStorage1795480000000,
-    RecordingRetention1795490000000,
-  ],
+  load: async () => ({
+    modules: [
+      (await import('./session-recordings.module.js')).SessionRecordingsModule,
+      (await import('./recording-purge.module.js')).RecordingPurgeModule,
+    ],
+    entities: [
+      (await import('./session-recording.entity.js')).SessionRecordingEntity,
+      (await import('./session-recording-count.entity.js')).SessionRecordingCountEntity,
+      (await import('./session-recording-event-key.entity.js')).SessionRecordingEventKeyEntity,
+      (await import('./session-recording-snapshot.entity.js')).SessionRecordingSnapshotEntity,
+      (await import('./session-recording-view.entity.js')).SessionRecordingViewEntity,
+      (await import('./session-recording-sharing.entity.js')).SessionRecordingSharingEntity,
+    ],
+    migrations: [
+      (await import('../database/migrations/1795243860032-SessionRecordings.js'))
+        .SessionRecordings1795243860032,
+      (await import('../database/migrations/1795467478434-SharingSettings.js')).SharingSettings1795467478434,
+      (await import('../database/migrations/1795469021029-SessionSnapshotBytes.js'))
+        .SessionSnapshotBytes1795469021029,
+      (await import('../database/migrations/1795480000000-RecordingObjectStorage.js'))
+        .RecordingObjectStorage1795480000000,
+      (await import('../database/migrations/1795490000000-RecordingRetention.js'))
+        .RecordingRetention1795490000000,
+    ],
+  }),
   scopes: ['session_recording', 'sharing_configuration'],
   settings: [
     'RECORDING_CHUNK_MAX_EVENTS',
@@ -68,4 +65,6 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
       description: 'Deletes stored objects no snapshot chunk points at (0 turns it off).',
     },
   ],
+  cliGroups: [RECORDINGS_GROUP],
+  cli: RECORDINGS_COMMANDS,
 });

@@ -1,4 +1,4 @@
-import { FEATURES } from '../../src/features.js';
+import { loadServiceFeatures } from '../../src/features.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { EntityColumns } from '../../src/database/entity-columns.js';
@@ -14,7 +14,7 @@ describe('EntityColumns', () => {
   beforeAll(async () => {
     db = await cloneTemplate();
     dataSource = await new DataSource(
-      typeormOptions({ url: db.url, poolSize: 2, features: FEATURES }),
+      typeormOptions({ url: db.url, poolSize: 2, features: await loadServiceFeatures() }),
     ).initialize();
   });
 

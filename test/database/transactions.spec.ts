@@ -1,4 +1,4 @@
-import { FEATURES } from '../../src/features.js';
+import { loadServiceFeatures } from '../../src/features.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
@@ -68,10 +68,10 @@ describe('transactions (TransactionHost, @Transactional, RepositoryBase)', () =>
   beforeAll(async () => {
     db = await cloneTemplate();
     dataSource = await new DataSource(
-      typeormOptions({ url: db.url, poolSize: 4, features: FEATURES }),
+      typeormOptions({ url: db.url, poolSize: 4, features: await loadServiceFeatures() }),
     ).initialize();
     other = await new DataSource(
-      typeormOptions({ url: db.url, poolSize: 2, features: FEATURES }),
+      typeormOptions({ url: db.url, poolSize: 2, features: await loadServiceFeatures() }),
     ).initialize();
     await dataSource.query('CREATE TABLE notes (id serial PRIMARY KEY, text text NOT NULL)');
     host = new TransactionHost(dataSource);

@@ -76,9 +76,11 @@ class HostNotesModule {}
 
 const HOST_NOTES = defineFeature({
   name: 'host-notes',
-  modules: [HostNotesModule],
-  entities: [HostNoteEntity],
-  migrations: [HostNotes1899999999999],
+  load: async () => ({
+    modules: [HostNotesModule],
+    entities: [HostNoteEntity],
+    migrations: [HostNotes1899999999999],
+  }),
   scopes: ['host_note'],
 });
 

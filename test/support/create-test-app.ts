@@ -1,4 +1,4 @@
-import type { Feature } from '../../src/common/feature/feature.js';
+import { type Feature, loadFeatures } from '../../src/common/feature/feature.js';
 import { createDataSource } from '../../src/database/data-source.js';
 import { runMigrations } from '../../src/database/migrate.js';
 import { FEATURES } from '../../src/features.js';
@@ -74,8 +74,8 @@ export async function createTestApp(
     ...env,
     DATABASE_URL: db.url,
   });
-  const features = options.features ?? FEATURES;
-  if (features !== FEATURES) {
+  const features = await loadFeatures(options.features ?? FEATURES);
+  if (options.features) {
     const ds = await createDataSource(config, features, 'test-migrations').initialize();
     try {
       await runMigrations(ds);

@@ -1,4 +1,5 @@
-import type { DynamicModule, Type } from '@nestjs/common';
+import type { DynamicModule, INestApplicationContext, Type } from '@nestjs/common';
+import type { AppConfig } from '../../config/config.js';
 import type { ScopeObject } from '../auth/scopes.js';
 
 /** A TypeORM migration class (its name ends with the 13-digit timestamp that orders it). */
@@ -7,17 +8,27 @@ export type MigrationClass = new () => unknown;
 /** One option of a CLI command (`--name`), parsed by node:util's parseArgs. */
 export interface CliOption {
   type: 'string' | 'boolean';
-  /** One line (continued lines indented by the help renderer) for the command's --help. */
-  help: string;
+  /** Its line in the command's --help (further lines are indented to the column); unlisted without one. */
+  help?: string;
 }
 
-/** What a CLI command's `run` receives: its parsed options, the environment and the output lines. */
+/** The parsed options of a command. */
+export type CliValues = Record<string, string | boolean | undefined>;
+
+/** What a CLI command's `run` receives. */
 export interface CliContext {
   command: string;
-  values: Record<string, string | boolean | undefined>;
-  env: NodeJS.ProcessEnv;
+  values: CliValues;
+  /** The configuration, its database resolved (the embedded one started and migrated). */
+  config: AppConfig;
+  features: readonly LoadedFeature[];
   out: (line: string) => void;
   err: (line: string) => void;
+  /** Runs `fn` in a Nest application context of these modules (with configuration, clock and database). */
+  withModules<T>(
+    modules: (Type | DynamicModule)[],
+    fn: (app: INestApplicationContext) => Promise<T>,
+  ): Promise<T>;
 }
 
 /**
@@ -35,9 +46,9 @@ export interface CliCommand {
   /** Paragraphs after the options in the command's --help. */
   description?: string;
   /** Checks the arguments before any database is opened (throws CliUsageError). */
-  validate?: (values: CliContext['values'], command: string) => void;
-  /** False for commands that never touch the database (the embedded one is then not started). */
-  database?: boolean;
+  validate?: (values: CliValues, command: string) => void | Promise<void>;
+  /** True for the command that applies migrations itself (others get the embedded database migrated first). */
+  migrates?: boolean;
   run(context: CliContext): Promise<number>;
 }
 
@@ -84,11 +95,11 @@ export interface FeatureTestFixture {
 export interface Feature {
   /** The folder name (`batch-exports`); `npm run test:feature -- <name>` runs its tests. */
   name: string;
-  /** Nest modules, in the order their routes are registered. */
-  modules: (Type | DynamicModule)[];
-  entities?: Type[];
-  /** Its migrations; the global list is every feature's, ordered by timestamp. */
-  migrations?: MigrationClass[];
+  /**
+   * Imports its Nest modules, entities and migrations. Lazy, so that what needs only the declarations (the
+   * CLI's --help, the scope vocabulary, the configuration docs) loads none of the application.
+   */
+  load(): Promise<FeatureParts>;
   /** The objects of its scopes: each gives `<object>:read` and `<object>:write`. */
   scopes?: readonly ScopeObject[];
   /** Groups of its two-word commands. */
@@ -98,6 +109,24 @@ export interface Feature {
   settings?: readonly string[];
   tasks?: FeatureTask[];
   testFixture?: FeatureTestFixture;
+}
+
+/** The parts of a feature that load the application's code. */
+export interface FeatureParts {
+  /** Nest modules, in the order their routes are registered. */
+  modules: (Type | DynamicModule)[];
+  entities?: Type[];
+  /** Its migrations; the global list is every feature's, ordered by timestamp. */
+  migrations?: MigrationClass[];
+}
+
+/** A feature with its parts loaded: what AppModule and the data source take. */
+export type LoadedFeature = Feature & FeatureParts;
+
+/** Loads the parts of every feature (checking their names are distinct). */
+export async function loadFeatures(features: readonly Feature[]): Promise<LoadedFeature[]> {
+  checkFeatures(features);
+  return Promise.all(features.map(async (feature) => ({ ...feature, ...(await feature.load()) })));
 }
 
 /** Declares a feature (the identity, typed: `defineFeature({ name, modules, entities, ... })`). */
@@ -113,12 +142,12 @@ export function migrationTimestamp(migration: MigrationClass): number {
 }
 
 /** Every feature's entities, in the order of the features. */
-export function entitiesOf(features: readonly Feature[]): Type[] {
+export function entitiesOf(features: readonly LoadedFeature[]): Type[] {
   return features.flatMap((f) => f.entities ?? []);
 }
 
 /** Every feature's migrations in the order they apply: by timestamp (a duplicate class or timestamp throws). */
-export function migrationsOf(features: readonly Feature[]): MigrationClass[] {
+export function migrationsOf(features: readonly LoadedFeature[]): MigrationClass[] {
   const all = features.flatMap((f) => f.migrations ?? []);
   const seen = new Map<number, string>();
   for (const m of all) {
