@@ -101,7 +101,7 @@ export async function runCli(
     }
     // Validate the arguments fully before touching the database.
     await command.validate?.(values, name);
-    const { runCommand } = await import('./common/cli/cli-runtime.js');
+    const { runCommand } = await import('./cli-runtime.js');
     return await runCommand(command, values, env, features, out, err);
   } catch (e) {
     if (e instanceof CliUsageError) {

@@ -13,7 +13,7 @@ export const MIGRATE_COMMAND: CliCommand = {
     'Applies pending migrations under a PostgreSQL advisory lock (safe to run from several replicas at once).',
   migrates: true,
   async run({ config, features, out }) {
-    const { migrateSchema } = await import('../common/cli/cli-runtime.js');
+    const { migrateSchema } = await import('../cli-runtime.js');
     out(describeMigrations(await migrateSchema(config, features, out)));
     return 0;
   },

@@ -2,20 +2,20 @@ import 'reflect-metadata';
 import { type DynamicModule, type INestApplicationContext, Module, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { LoggerModule } from 'nestjs-pino';
-import { AppConfig } from '../../config/config.js';
-import { CoreModule } from '../../config/core.module.js';
-import { createDataSource } from '../../database/data-source.js';
-import { DatabaseModule } from '../../database/database.module.js';
-import { runMigrations } from '../../database/migrate.js';
-import { resolveDatabase } from '../../database/resolve-database.js';
-import { ClockModule } from '../time/clock.module.js';
+import { AppConfig } from './config/config.js';
+import { CoreModule } from './config/core.module.js';
+import { createDataSource } from './database/data-source.js';
+import { DatabaseModule } from './database/database.module.js';
+import { runMigrations } from './database/migrate.js';
+import { resolveDatabase } from './database/resolve-database.js';
+import { ClockModule } from './common/time/clock.module.js';
 import {
   type CliCommand,
   type CliValues,
   type Feature,
   type LoadedFeature,
   loadFeatures,
-} from '../feature/feature.js';
+} from './common/feature/feature.js';
 
 /**
  * What a CLI command runs in: the application's code, loaded only once a command (not --help) runs. The
