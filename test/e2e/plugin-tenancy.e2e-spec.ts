@@ -8,7 +8,7 @@ import { migrationsOf } from '../../src/common/feature/feature.js';
 import { loadServiceFeatures } from '../../src/features.js';
 import { PluginTenancy1795467468180 } from '../../src/database/migrations/1795467468180-PluginTenancy.js';
 import { typeormOptions } from '../../src/database/typeorm-options.js';
-import { MembershipLevel } from '../../src/memberships/organization-membership.entity.js';
+import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { createEmptyDatabase, dropDatabase } from '../support/test-database.js';

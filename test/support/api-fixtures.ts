@@ -4,7 +4,7 @@
  * parameter to a fixture id and `baseBody` gives a request body the operation accepts.
  */
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { MembershipLevel } from '../../src/memberships/organization-membership.entity.js';
+import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
 import { type ApiOperation, pathParameters, sample, unique } from './api-operations.js';
 import type { TestApp } from './create-test-app.js';
 import type { TestUser } from './factories.js';
