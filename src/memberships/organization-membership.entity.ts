@@ -12,7 +12,6 @@ import {
 } from 'typeorm';
 import { UserEntity } from '../users/user.entity.js';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
-import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 
 /** The unique constraint that makes a user a member of an organization at most once. */
 export const MEMBERSHIP_UNIQUE_CONSTRAINT = 'organization_memberships_organization_user_key';
