@@ -1,4 +1,4 @@
-import { type Feature, loadFeatures } from '../../src/common/feature/feature.js';
+import { type Feature, type LoadedFeature, loadFeatures } from '../../src/common/feature/feature.js';
 import { createDataSource } from '../../src/database/data-source.js';
 import { runMigrations } from '../../src/database/migrate.js';
 import { FEATURES } from '../../src/features.js';
@@ -28,6 +28,8 @@ export interface TestApp {
   databaseUrl: string;
   /** Every response of this app, checked against openapi/openapi.json (violations fail `close()`). */
   contract: ContractRecorder;
+  /** The features served (their test fixtures fill the tenant of the confinement and fuzz suites). */
+  features: readonly LoadedFeature[];
   close(): Promise<void>;
 }
 
@@ -106,6 +108,7 @@ export async function createTestApp(
     databaseUrl: db.url,
     factories: new Factories(app as INestApplication, http),
     contract,
+    features,
     close: async () => {
       await app.close();
       if (db.name) await dropDatabase(db.name);
