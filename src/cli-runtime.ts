@@ -4,9 +4,8 @@ import { NestFactory } from '@nestjs/core';
 import { LoggerModule } from 'nestjs-pino';
 import { AppConfig } from './config/config.js';
 import { CoreModule } from './config/core.module.js';
-import { createDataSource } from './database/data-source.js';
+import { migrateSchema } from './database/database.cli.js';
 import { DatabaseModule } from './database/database.module.js';
-import { runMigrations } from './database/migrate.js';
 import { resolveDatabase } from './database/resolve-database.js';
 import { ClockModule } from './common/time/clock.module.js';
 import {
@@ -38,22 +37,6 @@ class CliAppModule {
         ...modules,
       ],
     };
-  }
-}
-
-/** Applies pending migrations under the advisory lock; returns the names applied. */
-export async function migrateSchema(
-  config: AppConfig,
-  features: readonly LoadedFeature[],
-  out: (line: string) => void,
-): Promise<string[]> {
-  const ds = await createDataSource(config, features, 'cli-migrate').initialize();
-  try {
-    return await runMigrations(ds, {
-      onWait: () => out('waiting for a migration running in another process to finish'),
-    });
-  } finally {
-    await ds.destroy();
   }
 }
 
