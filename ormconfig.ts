@@ -9,10 +9,12 @@
 import type { DataSource } from 'typeorm';
 
 interface DataSourceModule {
-  loadCliDataSource(): Promise<DataSource>;
+  loadCliDataSource(features: readonly unknown[]): Promise<DataSource>;
 }
 
 const modulePath = new URL('./database/cli-data-source.js', import.meta.url).href;
+const featuresPath = new URL('./features.js', import.meta.url).href;
 const { loadCliDataSource } = (await import(modulePath)) as DataSourceModule;
+const { loadServiceFeatures } = (await import(featuresPath)) as { loadServiceFeatures(): Promise<unknown[]> };
 
-export default await loadCliDataSource();
+export default await loadCliDataSource(await loadServiceFeatures());

@@ -2,8 +2,6 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { LoggerModule } from 'nestjs-pino';
-import { BatchExportsModule } from './batch-exports/batch-exports.module.js';
-import { CaptureModule } from './capture/capture.module.js';
 import { ApiKeyGuard } from './common/auth/api-key.guard.js';
 import { AuthFailureThrottle } from './common/auth/auth-failure-throttle.js';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter.js';
@@ -22,46 +20,12 @@ import { ApiKeyThrottlerGuard } from './common/rate-limit/api-key-throttler.guar
 import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
 import { ClockModule } from './common/time/clock.module.js';
 import { ApiValidationPipe } from './common/validation/api-validation.pipe.js';
+import type { LoadedFeature } from './common/feature/feature.js';
 import type { AppConfig } from './config/config.js';
 import { CoreModule } from './config/core.module.js';
 import { DatabaseModule } from './database/database.module.js';
-import { DomainsModule } from './domains/domains.module.js';
-import { HealthModule } from './health/health.module.js';
-import { InvitesModule } from './invites/invites.module.js';
-import { MembersModule } from './members/members.module.js';
-import { MembershipsModule } from './memberships/memberships.module.js';
+import { registerFeatures } from './features.js';
 import { MetricsModule } from './metrics/metrics.module.js';
-import { OrganizationsModule } from './organizations/organizations.module.js';
-import { PluginsModule } from './plugins/plugins.module.js';
-import { PersonalApiKeysModule } from './personal-api-keys/personal-api-keys.module.js';
-import { PersonsModule } from './persons/persons.module.js';
-import { ProjectsModule } from './projects/projects.module.js';
-import { ReplayModule } from './replay/replay.module.js';
-import { SdkModule } from './sdk/sdk.module.js';
-import { RecordingPurgeModule } from './session-recordings/recording-purge.module.js';
-import { SessionRecordingsModule } from './session-recordings/session-recordings.module.js';
-import { CurrentUserModule } from './users/current-user.module.js';
-
-/** The feature modules of the HTTP service. A new resource module is added here. */
-export const FEATURE_MODULES = [
-  HealthModule,
-  PersonalApiKeysModule,
-  CurrentUserModule,
-  MembershipsModule,
-  OrganizationsModule,
-  ProjectsModule,
-  DomainsModule,
-  MembersModule,
-  InvitesModule,
-  BatchExportsModule,
-  PluginsModule,
-  PersonsModule,
-  SessionRecordingsModule,
-  RecordingPurgeModule,
-  ReplayModule,
-  CaptureModule,
-  SdkModule,
-];
 
 /**
  * The application: configuration, logging, database, feature modules, and the global request pipeline —
@@ -71,7 +35,12 @@ export const FEATURE_MODULES = [
  */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  /**
+   * `features`: the service's own, loaded (`await loadServiceFeatures()`); a host application passes
+   * `await loadFeatures([...FEATURES, ...its own])` to serve its features beside them (docs/development.md).
+   */
+  static forRoot(config: AppConfig, features: readonly LoadedFeature[]): DynamicModule {
+    registerFeatures(features);
     const rateLimited = config.get('RATE_LIMIT_ENABLED');
     return {
       module: AppModule,
@@ -79,12 +48,12 @@ export class AppModule {
         CoreModule.forRoot(config),
         ClockModule,
         LoggerModule.forRoot(loggerOptions(config)),
-        DatabaseModule.forRoot(config),
+        DatabaseModule.forRoot(config, features),
         MetricsModule,
         // Timers of the batch export scheduler and the recording purge (cleared on shutdown).
         ScheduleModule.forRoot(),
         ...(rateLimited ? [RateLimitModule.forRoot(config)] : []),
-        ...FEATURE_MODULES,
+        ...features.flatMap((feature) => feature.modules),
         // Handlers marked @DirectRoute (recording capture), mounted after the request logger, before the routes.
         DirectRoutesModule,
       ],

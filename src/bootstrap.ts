@@ -8,6 +8,7 @@ import { BootstrapKeyService } from './personal-api-keys/bootstrap-key.js';
 import { createDataSource } from './database/data-source.js';
 import { bootLogger, writeToLog } from './common/logging/logger-options.js';
 import { localUrl } from './common/http/listen-address.js';
+import type { LoadedFeature } from './common/feature/feature.js';
 
 /** A log line of the boot and shutdown phases (before and after the application logger), `context: "Bootstrap"`. */
 export function bootLog(msg: string, level: 'debug' | 'info' | 'warn' | 'error' = 'info'): void {
@@ -25,11 +26,14 @@ export const KEYS_EXIST_MESSAGE =
   "another: node dist/cli.js keys create --email you@example.com --scopes '*' (the secret is printed once)";
 
 /** Resolves the database (embedded when DATABASE_URL is unset) and applies migrations when configured to. */
-export async function prepareDatabase(config: AppConfig): Promise<ResolvedDatabase> {
+export async function prepareDatabase(
+  config: AppConfig,
+  features: readonly LoadedFeature[],
+): Promise<ResolvedDatabase> {
   const database = await resolveDatabase(config, (m) => bootLog(m));
   try {
     if (database.config.runMigrationsAtBoot) {
-      const dataSource = await createDataSource(database.config, 'migrations').initialize();
+      const dataSource = await createDataSource(database.config, features, 'migrations').initialize();
       try {
         const applied = await runMigrations(dataSource);
         if (applied.length) bootLog(`applied migrations: ${applied.join(', ')}`);

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
+import { loadServiceFeatures } from './features.js';
 import { APP_OPTIONS, configureApp } from './app.setup.js';
 import type { AddressInfo } from 'node:net';
 import { listeningMessage } from './common/http/listen-address.js';
@@ -14,12 +15,15 @@ async function main(): Promise<void> {
   const config = AppConfig.fromEnv();
   await setUpLogging(config);
   setBootLogLevel(config.get('LOG_LEVEL'));
-  const database: ResolvedDatabase = await prepareDatabase(config);
+  const features = await loadServiceFeatures();
+  const database: ResolvedDatabase = await prepareDatabase(config, features);
   const port = database.config.get('PORT');
   const host = database.config.get('HOST');
   let address: AddressInfo | string | null;
   try {
-    const app = configureApp(await NestFactory.create(AppModule.forRoot(database.config), APP_OPTIONS));
+    const app = configureApp(
+      await NestFactory.create(AppModule.forRoot(database.config, features), APP_OPTIONS),
+    );
     try {
       await app.init();
       await printBootstrapKey(app, database.config);

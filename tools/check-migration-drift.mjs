@@ -4,14 +4,45 @@
 // Database: the server of DRIFT_DATABASE_URL when set (a throwaway database is created on it), else a
 // throwaway embedded PostgreSQL. Needs `npm run build` first (it loads dist/).
 import 'reflect-metadata';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { startEmbeddedPostgres } from '../dist/database/embedded-postgres.js';
 import { runMigrations } from '../dist/database/migrate.js';
 import { typeormOptions } from '../dist/database/typeorm-options.js';
+import { migrationsOf } from '../dist/common/feature/feature.js';
+import { loadServiceFeatures } from '../dist/features.js';
+
+const FEATURES = await loadServiceFeatures();
+const MIGRATIONS = migrationsOf(FEATURES);
+
+// A migration class no feature lists is never applied, and the drift below would then point at the
+// entities: name the missing entry instead.
+const dist = fileURLToPath(new URL('../dist/', import.meta.url));
+const listed = new Set(MIGRATIONS.map((m) => m.name));
+const unlisted = [];
+for (const entry of await readdir(dist, { recursive: true, withFileTypes: true })) {
+  const path = join(entry.parentPath, entry.name);
+  if (!entry.isFile() || !/\/migrations\/\d{13}-[^/]+\.js$/.test(path)) continue;
+  for (const [name, value] of Object.entries(await import(pathToFileURL(path).href))) {
+    if (typeof value === 'function' && /\d{13}$/.test(name) && !listed.has(value.name)) {
+      unlisted.push({ name: value.name, source: relative(dist, path).replace(/\.js$/, '.ts') });
+    }
+  }
+}
+if (unlisted.length) {
+  for (const m of unlisted) {
+    const feature = m.source.split('/')[0];
+    console.error(
+      `Migration ${m.name} (src/${m.source}) is in no feature's migrations list: add it to \`migrations\` ` +
+        `of its feature's manifest (src/${feature === 'database' ? '<feature>/<feature>' : `${feature}/${feature}`}.feature.ts).`,
+    );
+  }
+  process.exit(1);
+}
 
 const admin = async (url, sql) => {
   const c = new pg.Client({ connectionString: url });
@@ -43,7 +74,9 @@ let failed = false;
 try {
   await admin(adminUrl, `DROP DATABASE IF EXISTS "${name}"`);
   await admin(adminUrl, `CREATE DATABASE "${name}"`);
-  const ds = await new DataSource(typeormOptions({ url: url.href, poolSize: 2 })).initialize();
+  const ds = await new DataSource(
+    typeormOptions({ url: url.href, poolSize: 2, features: FEATURES }),
+  ).initialize();
   try {
     const applied = await runMigrations(ds);
     console.log(`applied ${applied.length} migration(s) to an empty database`);

@@ -1,12 +1,22 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { SETTINGS } from './config.js';
+import { FEATURES } from '../features.js';
 import { formatDefault, renderConfigurationDoc } from './config-docs.js';
 
 describe('docs/configuration.md', () => {
   it('is the page rendered from SETTINGS (regenerate: npm run build && npm run docs:config)', () => {
     const committed = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
-    expect(committed).toBe(renderConfigurationDoc());
+    expect(committed).toBe(renderConfigurationDoc(FEATURES));
+  });
+
+  it('lists each feature with the settings its manifest names, and refuses an unknown name', () => {
+    const page = renderConfigurationDoc(FEATURES);
+    expect(page).toMatch(/^\| `domains` +\| `DNS_SERVERS`, `DNS_TIMEOUT_MS` +\| +\|$/m);
+    expect(page).toContain('recording purge (every `RECORDING_PURGE_INTERVAL_SECONDS`)');
+    expect(() => renderConfigurationDoc([{ name: 'x', settings: ['NO_SUCH_SETTING'] }])).toThrow(
+      'feature x names an unknown setting NO_SUCH_SETTING',
+    );
   });
 
   it('has one row per setting, in the order of SETTINGS, with its default and description', () => {

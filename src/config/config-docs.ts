@@ -33,12 +33,47 @@ function table(header: string[], rows: string[][]): string {
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
+/** What the page says of a feature: the settings it reads and its timers (from its manifest). */
+export interface DocumentedFeature {
+  name: string;
+  settings?: readonly string[];
+  tasks?: readonly { name: string; interval: string; description: string }[];
+}
+
+/** The section listing, per feature, its settings and its scheduled tasks. */
+function featureSection(features: readonly DocumentedFeature[]): string {
+  const rows = features
+    .filter((f) => f.settings?.length || f.tasks?.length)
+    .map((f) => [
+      `\`${f.name}\``,
+      cell((f.settings ?? []).map((s) => `\`${s}\``).join(', ')),
+      cell((f.tasks ?? []).map((t) => `${t.name} (every \`${t.interval}\`): ${t.description}`).join(' ')),
+    ]);
+  if (!rows.length) return '';
+  return `
+## By feature
+
+The settings each feature reads and the timers it runs, as its manifest (\`src/<feature>/<feature>.feature.ts\`)
+declares them. Settings not named here are the service's own (server, database, logging, limits).
+
+${table(['Feature', 'Settings', 'Scheduled tasks'], rows)}
+`;
+}
+
 /**
  * docs/configuration.md, rendered from SETTINGS: every variable with its default, what it accepts and its
  * description, in the order of SETTINGS. Written by `npm run docs:config`; a unit test compares it with the
  * committed file, so the page cannot drift from the code.
  */
-export function renderConfigurationDoc(settings: Record<string, DocumentedSetting> = SETTINGS): string {
+export function renderConfigurationDoc(
+  features: readonly DocumentedFeature[] = [],
+  settings: Record<string, DocumentedSetting> = SETTINGS,
+): string {
+  for (const feature of features) {
+    for (const name of feature.settings ?? []) {
+      if (!(name in settings)) throw new Error(`feature ${feature.name} names an unknown setting ${name}`);
+    }
+  }
   const rows = Object.entries(settings).map(([name, s]) => [
     `\`${name}\``,
     `\`${cell(formatDefault(s.default, s.parse.accepts))}\``,
@@ -59,5 +94,5 @@ The Kubernetes manifests (\`deploy/k8s\`) set these variables in a ConfigMap and
 [operations.md](operations.md).
 
 ${table(['Variable', 'Default', 'Accepts', 'Meaning'], rows)}
-`;
+${featureSection(features)}`;
 }

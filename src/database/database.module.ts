@@ -1,5 +1,6 @@
 import { type DynamicModule, Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import type { LoadedFeature } from '../common/feature/feature.js';
 import type { AppConfig } from '../config/config.js';
 import { DatabaseProbe } from './database-probe.js';
 import { TransactionHost } from './transactions.js';
@@ -11,7 +12,7 @@ import { typeormOptions } from './typeorm-options.js';
  */
 @Module({})
 export class DatabaseModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static forRoot(config: AppConfig, features: readonly LoadedFeature[]): DynamicModule {
     return {
       module: DatabaseModule,
       global: true,
@@ -21,6 +22,7 @@ export class DatabaseModule {
         TypeOrmModule.forRoot({
           ...typeormOptions({
             url: config.databaseUrl,
+            features,
             poolSize: config.get('DATABASE_POOL_SIZE'),
             connectTimeoutMs: config.get('DATABASE_CONNECT_TIMEOUT_MS'),
             statementTimeoutMs: config.get('DATABASE_STATEMENT_TIMEOUT_MS'),

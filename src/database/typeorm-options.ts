@@ -1,10 +1,11 @@
 import type { DataSourceOptions } from 'typeorm';
-import { ENTITIES } from './entities.js';
-import { MIGRATIONS } from './migrations/index.js';
+import { entitiesOf, type LoadedFeature, migrationsOf } from '../common/feature/feature.js';
 import { SnakeNamingStrategy } from './snake-naming.strategy.js';
 
 export interface DatabaseSettings {
   url: string;
+  /** The features whose entities and migrations the data source knows (FEATURES of src/features.ts). */
+  features: readonly LoadedFeature[];
   poolSize?: number;
   connectTimeoutMs?: number;
   statementTimeoutMs?: number;
@@ -24,8 +25,8 @@ export function typeormOptions(settings: DatabaseSettings): DataSourceOptions {
   return {
     type: 'postgres',
     url: settings.url,
-    entities: ENTITIES,
-    migrations: MIGRATIONS,
+    entities: entitiesOf(settings.features),
+    migrations: migrationsOf(settings.features),
     migrationsTableName: 'migrations',
     migrationsTransactionMode: 'each',
     namingStrategy: new SnakeNamingStrategy(),

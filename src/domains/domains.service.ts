@@ -7,7 +7,7 @@ import type { Page, PageParams } from '../common/pagination/page.js';
 import { Clock } from '../common/time/clock.js';
 import { throwIfViolated } from '../common/validation/violation.js';
 import { TransactionHost } from '../database/transactions.js';
-import { MembershipLevel } from '../memberships/organization-membership.entity.js';
+import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
 import {
   CHALLENGE_LENGTH,

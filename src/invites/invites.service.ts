@@ -11,10 +11,8 @@ import type { MemberDto } from '../members/dto/member.dto.js';
 import { MembersService } from '../members/members.service.js';
 import { MembershipsRepository } from '../memberships/memberships.repository.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
-import {
-  MEMBERSHIP_UNIQUE_CONSTRAINT,
-  MembershipLevel,
-} from '../memberships/organization-membership.entity.js';
+import { MEMBERSHIP_UNIQUE_CONSTRAINT } from '../memberships/organization-membership.entity.js';
+import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { UsersRepository } from '../users/users.repository.js';

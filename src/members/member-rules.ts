@@ -1,4 +1,4 @@
-import { MembershipLevel } from '../memberships/organization-membership.entity.js';
+import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 
 /** The 403 details of docs/decisions.md §5, word for word (PostHog's). */
 export const MEMBER_RULES = {

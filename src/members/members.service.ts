@@ -5,7 +5,7 @@ import type { Page, PageParams } from '../common/pagination/page.js';
 import { TransactionHost } from '../database/transactions.js';
 import { MembershipsRepository } from '../memberships/memberships.repository.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
-import type { MembershipLevel } from '../memberships/organization-membership.entity.js';
+import type { MembershipLevel } from '../common/vocabulary/membership-level.js';
 import { type MemberDto, toMemberDto } from './dto/member.dto.js';
 import { type MemberChangeRefusal, memberChangeRefusal } from './member-rules.js';
 import { ME } from './user-ref.pipe.js';

@@ -3,7 +3,8 @@ import type { Page, PageParams } from '../common/pagination/page.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
 import type { ProjectAccessLevel } from './membership-project-access.entity.js';
-import { MembershipLevel, OrganizationMembershipEntity } from './organization-membership.entity.js';
+import { OrganizationMembershipEntity } from './organization-membership.entity.js';
+import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 
 const ORGANIZATION = '00000000-0000-4000-8000-000000000001';
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '../common/auth/principal.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { isUuid } from '../common/validation/ids.js';
-import { MembershipLevel } from './organization-membership.entity.js';
+import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 import { MembershipsRepository } from './memberships.repository.js';
 
 export interface OrganizationAccess {

@@ -13,11 +13,6 @@ import {
 import { UserEntity } from '../users/user.entity.js';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 
-/** Membership levels (docs/decisions.md §3). */
-export const MembershipLevel = { MEMBER: 1, ADMIN: 8, OWNER: 15 } as const;
-export type MembershipLevel = (typeof MembershipLevel)[keyof typeof MembershipLevel];
-export const MEMBERSHIP_LEVELS: readonly number[] = Object.values(MembershipLevel);
-
 /** The unique constraint that makes a user a member of an organization at most once. */
 export const MEMBERSHIP_UNIQUE_CONSTRAINT = 'organization_memberships_organization_user_key';
 

@@ -7,7 +7,7 @@ import { Clock } from '../common/time/clock.js';
 import { throwIfViolated } from '../common/validation/violation.js';
 import { TransactionHost } from '../database/transactions.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
-import { MembershipLevel } from '../memberships/organization-membership.entity.js';
+import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 import { OrganizationsService, type PluginsAccessChange } from '../organizations/organizations.service.js';
 import { UsersRepository } from '../users/users.repository.js';
 import type { CreatePluginDto, ReplacePluginDto, UpdatePluginDto } from './dto/plugin-input.dto.js';

@@ -4,7 +4,7 @@ import { generateToken } from '../common/crypto/tokens.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { textProblem } from '../common/input/text-input.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
-import { MembershipLevel } from '../memberships/organization-membership.entity.js';
+import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
 import type { UpdateProjectDto } from './dto/update-project.dto.js';
 import type { ProjectEntity } from './project.entity.js';

@@ -1,10 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { renderConfigurationDoc } from '../config/config-docs.js';
+import { FEATURES } from '../features.js';
 
 /** Writes docs/configuration.md from the settings table; `--check` fails (exit 1) when the file differs. */
 const target = fileURLToPath(new URL('../../docs/configuration.md', import.meta.url));
-const text = renderConfigurationDoc();
+const text = renderConfigurationDoc(FEATURES);
 if (process.argv.includes('--check')) {
   let current = '';
   try {

@@ -1,3 +1,4 @@
+import { loadServiceFeatures } from '../features.js';
 import 'reflect-metadata';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -30,7 +31,7 @@ async function main(): Promise<void> {
     DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused',
     LOG_LEVEL: 'silent',
   });
-  const app = await NestFactory.create(AppModule.forRoot(config), {
+  const app = await NestFactory.create(AppModule.forRoot(config, await loadServiceFeatures()), {
     preview: true,
     logger: false,
     abortOnError: false,

@@ -1,3 +1,4 @@
+import { loadServiceFeatures } from '../../src/features.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { EntityColumns } from '../../src/database/entity-columns.js';
@@ -12,7 +13,9 @@ describe('EntityColumns', () => {
 
   beforeAll(async () => {
     db = await cloneTemplate();
-    dataSource = await new DataSource(typeormOptions({ url: db.url, poolSize: 2 })).initialize();
+    dataSource = await new DataSource(
+      typeormOptions({ url: db.url, poolSize: 2, features: await loadServiceFeatures() }),
+    ).initialize();
   });
 
   afterAll(async () => {

@@ -1,3 +1,4 @@
+import { loadServiceFeatures } from '../../src/features.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
@@ -66,8 +67,12 @@ describe('transactions (TransactionHost, @Transactional, RepositoryBase)', () =>
 
   beforeAll(async () => {
     db = await cloneTemplate();
-    dataSource = await new DataSource(typeormOptions({ url: db.url, poolSize: 4 })).initialize();
-    other = await new DataSource(typeormOptions({ url: db.url, poolSize: 2 })).initialize();
+    dataSource = await new DataSource(
+      typeormOptions({ url: db.url, poolSize: 4, features: await loadServiceFeatures() }),
+    ).initialize();
+    other = await new DataSource(
+      typeormOptions({ url: db.url, poolSize: 2, features: await loadServiceFeatures() }),
+    ).initialize();
     await dataSource.query('CREATE TABLE notes (id serial PRIMARY KEY, text text NOT NULL)');
     host = new TransactionHost(dataSource);
     notes = new NotesRepository(dataSource);

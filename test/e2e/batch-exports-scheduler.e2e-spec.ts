@@ -15,6 +15,7 @@ import {
 } from '../../src/batch-exports/schedule.js';
 import { RunQueue } from '../../src/batch-exports/runs/run-queue.js';
 import { typeormOptions } from '../../src/database/typeorm-options.js';
+import { loadServiceFeatures } from '../../src/features.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 
@@ -273,9 +274,10 @@ describe('batch export scheduler', () => {
       }
       t.clock.set(new Date());
       // Separate pools, one connection each: each call below runs on its own PostgreSQL session.
+      const features = await loadServiceFeatures();
       dataSources = await Promise.all(
         Array.from({ length: 8 }, () =>
-          new DataSource(typeormOptions({ url: t.databaseUrl, poolSize: 1 })).initialize(),
+          new DataSource(typeormOptions({ url: t.databaseUrl, poolSize: 1, features })).initialize(),
         ),
       );
     });

@@ -5,9 +5,13 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KNOWN_SCOPES } from '../../src/common/auth/scopes.js';
 import { runCli } from '../../src/cli.js';
-import { MIGRATIONS } from '../../src/database/migrations/index.js';
+import { migrationsOf } from '../../src/common/feature/feature.js';
+import { loadServiceFeatures } from '../../src/features.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { createEmptyDatabase, dropDatabase } from '../support/test-database.js';
+
+const FEATURES = await loadServiceFeatures();
+const MIGRATIONS = migrationsOf(FEATURES);
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SECRET_RE = /^phx_[0-9A-Za-z]{43}$/;

@@ -103,7 +103,7 @@ describe('hostile input on every operation of the OpenAPI document', () => {
       .send(typeof body === 'string' ? body : JSON.stringify(body));
   };
   const urlOf = (op: ApiOperation) => fillPath(op.path, pathValues(op, tenant));
-  const bodyOf = (op: ApiOperation) => baseBody(document, op, tenant, t.clock.now());
+  const bodyOf = (op: ApiOperation) => baseBody(document, op, tenant, t.clock.now(), t.features);
 
   it('reads a sizeable document', () => {
     expect(operations.length).toBeGreaterThanOrEqual(100);

@@ -55,7 +55,7 @@ describe('restricted keys are confined to what they are restricted to', () => {
 
   const call = (op: ApiOperation, tenant: Tenant, auth: { Authorization: string }) => {
     const req = t.http[op.method](fillPath(op.path, pathValues(op, tenant))).set(auth);
-    const body = baseBody(document, op, tenant, t.clock.now());
+    const body = baseBody(document, op, tenant, t.clock.now(), t.features);
     return body === undefined ? req : req.send(body as object);
   };
 

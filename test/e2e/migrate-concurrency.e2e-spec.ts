@@ -4,8 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import pg from 'pg';
 import { MIGRATION_LOCK_KEY } from '../../src/database/migrate.js';
-import { MIGRATIONS } from '../../src/database/migrations/index.js';
+import { migrationsOf } from '../../src/common/feature/feature.js';
+import { loadServiceFeatures } from '../../src/features.js';
 import { createEmptyDatabase, dropDatabase } from '../support/test-database.js';
+
+const FEATURES = await loadServiceFeatures();
+const MIGRATIONS = migrationsOf(FEATURES);
 
 /**
  * `node dist/cli.js migrate` started by several processes at once against one empty database (replicas, or

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import pg from 'pg';
-import { MembershipLevel } from '../../src/memberships/organization-membership.entity.js';
+import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { ISO, UUID, NOT_FOUND, INSUFFICIENT } from '../support/expectations.js';

@@ -4,13 +4,17 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { runCli } from '../../src/cli.js';
-import { MIGRATIONS } from '../../src/database/migrations/index.js';
+import { migrationsOf } from '../../src/common/feature/feature.js';
+import { loadServiceFeatures } from '../../src/features.js';
 import { PluginTenancy1795467468180 } from '../../src/database/migrations/1795467468180-PluginTenancy.js';
 import { typeormOptions } from '../../src/database/typeorm-options.js';
-import { MembershipLevel } from '../../src/memberships/organization-membership.entity.js';
+import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { createEmptyDatabase, dropDatabase } from '../support/test-database.js';
+
+const FEATURES = await loadServiceFeatures();
+const MIGRATIONS = migrationsOf(FEATURES);
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const GLOBAL_DENIED = {
@@ -458,7 +462,7 @@ describe('plugin tenancy', () => {
       expect(upTo).toBeGreaterThan(0);
       const migrate = async (migrations: typeof MIGRATIONS) => {
         const ds = await new DataSource({
-          ...typeormOptions({ url: db.url, poolSize: 2 }),
+          ...typeormOptions({ url: db.url, poolSize: 2, features: FEATURES }),
           migrations,
         }).initialize();
         try {

@@ -4,7 +4,8 @@
  * parameter to a fixture id and `baseBody` gives a request body the operation accepts.
  */
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { MembershipLevel } from '../../src/memberships/organization-membership.entity.js';
+import type { Feature } from '../../src/common/feature/feature.js';
+import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
 import { type ApiOperation, pathParameters, sample, unique } from './api-operations.js';
 import type { TestApp } from './create-test-app.js';
 import type { TestUser } from './factories.js';
@@ -23,13 +24,14 @@ export interface Tenant {
   apiToken: string;
   batchExportId: string;
   runId: string;
-  domainId: string;
   inviteId: string;
   memberUuid: string;
   plugins: Record<(typeof PLUGIN_COLLECTIONS)[number], number>;
   pluginConfigId: number;
   sessionId: string;
   accessToken: string;
+  /** The ids the features' own test fixtures made, by the path segment before `{id}`. */
+  featureIds: Record<string, string | number>;
 }
 
 const HOUR = 3600_000;
@@ -67,10 +69,6 @@ export async function createTenant(t: TestApp, owner: TestUser): Promise<Tenant>
     'runs',
   );
 
-  const domain = ok<{ id: string }>(
-    await t.http.post(`${base}/domains`).set(owner.auth).send({ domain: uniqueDomain() }),
-    'domain',
-  );
   const invite = ok<{ id: string }>(
     await t.http
       .post(`${base}/invites`)
@@ -117,13 +115,33 @@ export async function createTenant(t: TestApp, owner: TestUser): Promise<Tenant>
     'sharing',
   );
 
+  // Each feature's declared fixture (`testFixture` of its manifest) adds its objects.
+  const featureIds: Record<string, string | number> = {};
+  for (const feature of t.features) {
+    if (!feature.testFixture) continue;
+    Object.assign(
+      featureIds,
+      await feature.testFixture.create({
+        organizationId: org.id,
+        projectId: project.id,
+        request: async <T>(method: 'get' | 'post' | 'patch' | 'delete', path: string, body?: unknown) =>
+          ok<T>(
+            await t.http[method](path)
+              .set(owner.auth)
+              .send(body as object),
+            `${feature.name} fixture`,
+          ),
+      }),
+    );
+  }
+
   return {
+    featureIds,
     organizationId: org.id,
     projectId: project.id,
     apiToken: project.api_token,
     batchExportId: batchExport.id,
     runId: runs.results[0].id,
-    domainId: domain.id,
     inviteId: invite.id,
     memberUuid: member.uuid,
     plugins,
@@ -161,11 +179,11 @@ function valueFor(name: string, collection: string, t: Tenant, op: ApiOperation)
   if (name === 'id') {
     const ids: Record<string, string> = {
       batch_exports: t.batchExportId,
-      domains: t.domainId,
       invites: t.inviteId,
       plugin_configs: String(t.pluginConfigId),
     };
     if (collection in ids) return ids[collection];
+    if (collection in t.featureIds) return String(t.featureIds[collection]);
     if (collection in t.plugins) return String(t.plugins[collection as keyof Tenant['plugins']]);
   }
   const parameter = op.parameters.find((p) => p.in === 'path' && p.name === name);
@@ -177,11 +195,18 @@ function valueFor(name: string, collection: string, t: Tenant, op: ApiOperation)
  * A body the operation accepts in the tenant: the schema's sample, with the semantic rules the schema cannot
  * express (a destination's config, a free domain, a plugin of this organization) filled in.
  */
-export function baseBody(document: OpenAPIObject, op: ApiOperation, tenant: Tenant, now: Date): unknown {
+export function baseBody(
+  document: OpenAPIObject,
+  op: ApiOperation,
+  tenant: Tenant,
+  now: Date,
+  features: readonly Feature[] = [],
+): unknown {
   const id = op.operationId;
+  const declared = features.find((f) => f.testFixture?.bodies?.[id])?.testFixture?.bodies?.[id];
+  if (declared) return declared();
   if (id === 'BatchExportsController_create') return batchExportBody();
   if (id === 'BatchExportsController_backfill') return backfillBody(now);
-  if (id === 'DomainsController_create') return { domain: uniqueDomain() };
   if (id === 'InvitesController_create') return inviteBody();
   if (id === 'InvitesController_bulk') return [inviteBody(), inviteBody()];
   if (/^Pipeline\w+Controller_create$/.test(id)) return pluginBody();
@@ -229,8 +254,6 @@ function backfillBody(now: Date) {
     end_at: new Date(hour - 2 * HOUR).toISOString(),
   };
 }
-
-const uniqueDomain = () => `${unique('d').toLowerCase()}.example.com`;
 
 const inviteBody = () => ({ target_email: `${unique('invitee')}@example.com`, send_email: false });
 

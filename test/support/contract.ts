@@ -182,6 +182,13 @@ export class ContractRecorder {
   readonly violations: string[] = [];
   checked = 0;
   private readonly contract = loadContract();
+  /** `METHOD /path/:param` of the routes the app serves that must be in the document (set after init). */
+  private documentable = new Set<string>();
+
+  /** Tells the recorder which served routes the document must describe (all but those excluded from it). */
+  expectDocumented(routes: readonly { route: string; excludedFromDocs: boolean }[]): void {
+    this.documentable = new Set(routes.filter((r) => !r.excludedFromDocs).map((r) => r.route));
+  }
 
   readonly middleware = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
     const chunks: Buffer[] = [];
@@ -219,7 +226,17 @@ export class ContractRecorder {
         typeof contentType === 'string' ? contentType : undefined,
         truncated ? null : Buffer.concat(chunks),
       );
-      if (problems === null) return;
+      if (problems === null) {
+        // No documented operation: fine for an unknown path, a failure for a route the app serves.
+        const route = (req as IncomingMessage & { route?: { path?: string } }).route?.path;
+        if (route && this.documentable.has(`${method} ${route}`)) {
+          this.violations.push(
+            `${method} ${route} is served but missing from openapi/openapi.json ` +
+              '(regenerate it: npm run build && npm run openapi)',
+          );
+        }
+        return;
+      }
       this.checked++;
       this.violations.push(...problems);
     });

@@ -1,3 +1,8 @@
+import { type Feature, type LoadedFeature, loadFeatures } from '../../src/common/feature/feature.js';
+import { createDataSource } from '../../src/database/data-source.js';
+import { runMigrations } from '../../src/database/migrate.js';
+import { FEATURES } from '../../src/features.js';
+import { inventory } from './routes.js';
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
@@ -23,6 +28,8 @@ export interface TestApp {
   databaseUrl: string;
   /** Every response of this app, checked against openapi/openapi.json (violations fail `close()`). */
   contract: ContractRecorder;
+  /** The features served (their test fixtures fill the tenant of the confinement and fuzz suites). */
+  features: readonly LoadedFeature[];
   close(): Promise<void>;
 }
 
@@ -37,6 +44,12 @@ export interface TestAppOptions {
    * contract cannot describe on purpose.
    */
   contract?: boolean;
+  /**
+   * The features to serve (default: the service's own). A host application's features are added as
+   * `[...FEATURES, extra]`; the migrations of features beyond the service's own are applied to the test's
+   * database before the app boots (the template holds the service's migrations only).
+   */
+  features?: readonly Feature[];
 }
 
 /**
@@ -65,8 +78,17 @@ export async function createTestApp(
     ...env,
     DATABASE_URL: db.url,
   });
+  const features = await loadFeatures(options.features ?? FEATURES);
+  if (options.features) {
+    const ds = await createDataSource(config, features, 'test-migrations').initialize();
+    try {
+      await runMigrations(ds);
+    } finally {
+      await ds.destroy();
+    }
+  }
   const clock = new FixedClock(new Date());
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] })
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config, features)] })
     .overrideProvider(Clock)
     .useValue(clock)
     .compile();
@@ -76,6 +98,7 @@ export async function createTestApp(
   nestApp.use(contract.middleware);
   const app = configureApp(nestApp);
   await app.init();
+  contract.expectDocumented(inventory(app));
   const http = request(app.getHttpServer());
   const dataSource = app.get(DataSource);
   return {
@@ -87,6 +110,7 @@ export async function createTestApp(
     databaseUrl: db.url,
     factories: new Factories(app as INestApplication, http),
     contract,
+    features,
     close: async () => {
       await app.close();
       if (db.name) await dropDatabase(db.name);

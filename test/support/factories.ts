@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import type TestAgent from 'supertest/lib/agent.js';
 import { MembershipsRepository } from '../../src/memberships/memberships.repository.js';
 import { OrganizationsService } from '../../src/organizations/organizations.service.js';
-import type { MembershipLevel } from '../../src/memberships/organization-membership.entity.js';
+import type { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
 import { PersonalApiKeysService } from '../../src/personal-api-keys/personal-api-keys.service.js';
 
 let sequence = 0;

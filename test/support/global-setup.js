@@ -9,6 +9,7 @@ import { DataSource } from 'typeorm';
 import { startEmbeddedPostgres } from '../../dist/database/embedded-postgres.js';
 import { runMigrations } from '../../dist/database/migrate.js';
 import { typeormOptions } from '../../dist/database/typeorm-options.js';
+import { loadServiceFeatures } from '../../dist/features.js';
 
 export const state = globalThis;
 
@@ -45,7 +46,7 @@ export default async function globalSetup() {
   const template = `tmpl_${process.pid}_${Date.now().toString(36)}`;
   await adminQuery(admin, `CREATE DATABASE "${template}"`);
   const ds = await new DataSource(
-    typeormOptions({ url: databaseUrl(admin, template), poolSize: 2 }),
+    typeormOptions({ url: databaseUrl(admin, template), poolSize: 2, features: await loadServiceFeatures() }),
   ).initialize();
   try {
     await runMigrations(ds);

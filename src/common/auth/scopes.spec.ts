@@ -1,3 +1,4 @@
+import '../../features.js';
 import { describe, expect, it } from '@jest/globals';
 import {
   ALL_SCOPES,

@@ -1,27 +1,37 @@
 /**
- * The one registry of API key scopes. A scope is `<object>:read`, `<object>:write`, or `*` (everything).
- * A write scope grants the read scope of the same object. To protect a new kind of object, add it to
- * SCOPE_OBJECTS; `@RequireScopes` only accepts scopes from this list (checked by the compiler).
+ * The one vocabulary of API key scopes. A scope is `<object>:read`, `<object>:write`, or `*` (everything).
+ * A write scope grants the read scope of the same object. The objects are declared by the features that
+ * protect them (`scopes` of their manifest) and registered from the list of features at start
+ * (`registerScopeObjects`); the compiler learns them from the same feature file, which adds its objects to
+ * `ScopeObjects` (`declare module '../common/auth/scopes.js' { interface ScopeObjects { annotation: true } }`),
+ * so `@RequireScopes` only accepts declared scopes.
  */
-export const SCOPE_OBJECTS = [
-  'organization',
-  'organization_member',
-  'project',
-  'batch_export',
-  'plugin',
-  'session_recording',
-  'sharing_configuration',
-  'user',
-] as const;
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the features' declarations
+export interface ScopeObjects {}
 
-export type ScopeObject = (typeof SCOPE_OBJECTS)[number];
+export type ScopeObject = keyof ScopeObjects & string;
 export type ScopeAction = 'read' | 'write';
 export type Scope = `${ScopeObject}:${ScopeAction}`;
 export const ALL_SCOPES = '*';
 
-export const READ_SCOPES: readonly Scope[] = SCOPE_OBJECTS.map((o) => `${o}:read` as const);
-export const WRITE_SCOPES: readonly Scope[] = SCOPE_OBJECTS.map((o) => `${o}:write` as const);
-export const KNOWN_SCOPES: readonly Scope[] = [...READ_SCOPES, ...WRITE_SCOPES];
+/** The registered objects, in the order of the features (live arrays: filled by registerScopeObjects). */
+export const SCOPE_OBJECTS: ScopeObject[] = [];
+export const READ_SCOPES: Scope[] = [];
+export const WRITE_SCOPES: Scope[] = [];
+/** Every read scope, then every write scope. */
+export const KNOWN_SCOPES: Scope[] = [];
+
+/** Adds objects to the vocabulary (an object registered twice is kept once). */
+export function registerScopeObjects(objects: readonly ScopeObject[]): void {
+  for (const object of objects) {
+    if (SCOPE_OBJECTS.includes(object)) continue;
+    if (!/^[a-z][a-z0-9_]*$/.test(object)) throw new Error(`scope object '${object}' is not snake_case`);
+    SCOPE_OBJECTS.push(object);
+  }
+  READ_SCOPES.splice(0, READ_SCOPES.length, ...SCOPE_OBJECTS.map((o) => `${o}:read` as const));
+  WRITE_SCOPES.splice(0, WRITE_SCOPES.length, ...SCOPE_OBJECTS.map((o) => `${o}:write` as const));
+  KNOWN_SCOPES.splice(0, KNOWN_SCOPES.length, ...READ_SCOPES, ...WRITE_SCOPES);
+}
 
 export function isScope(value: string): value is Scope {
   return (KNOWN_SCOPES as readonly string[]).includes(value);

@@ -21,7 +21,7 @@ import {
   PROJECT_ACCESS_LEVELS,
   type ProjectAccessLevel,
 } from '../../memberships/membership-project-access.entity.js';
-import { MEMBERSHIP_LEVELS, type MembershipLevel } from '../../memberships/organization-membership.entity.js';
+import { MEMBERSHIP_LEVELS, type MembershipLevel } from '../../common/vocabulary/membership-level.js';
 import {
   FIRST_NAME_MAX_LENGTH,
   isValidEmail,

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsDefined, IsIn } from 'class-validator';
-import { MEMBERSHIP_LEVELS, type MembershipLevel } from '../../memberships/organization-membership.entity.js';
+import { MEMBERSHIP_LEVELS, type MembershipLevel } from '../../common/vocabulary/membership-level.js';
 import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
 
 @ReadOnlyFields('id', 'user', 'joined_at', 'updated_at', 'is_2fa_enabled', 'has_social_auth', 'last_login')

@@ -1,0 +1,62 @@
+import { defineFeature } from '../common/feature/feature.js';
+
+declare module '../common/auth/scopes.js' {
+  interface ScopeObjects {
+    batch_export: true;
+  }
+}
+
+/** The batch exports feature: what it contributes to the application, the database, the CLI and the tests. */
+export const BATCH_EXPORTS_FEATURE = defineFeature({
+  name: 'batch-exports',
+  load: async () => ({
+    modules: [(await import('./batch-exports.module.js')).BatchExportsModule],
+    entities: [
+      (await import('./batch-export.entity.js')).BatchExportEntity,
+      (await import('./batch-export-backfill.entity.js')).BatchExportBackfillEntity,
+      (await import('./batch-export-run.entity.js')).BatchExportRunEntity,
+      (await import('./batch-export-pause.entity.js')).BatchExportPauseEntity,
+      (await import('./batch-export-log.entity.js')).BatchExportLogEntity,
+    ],
+    migrations: [
+      (await import('../database/migrations/1795242232741-BatchExports.js')).BatchExports1795242232741,
+      (await import('../database/migrations/1795244538930-BatchExportRunIndexes.js'))
+        .BatchExportRunIndexes1795244538930,
+      (await import('../database/migrations/1795467963056-BatchExportFilters.js'))
+        .BatchExportFilters1795467963056,
+      (await import('../database/migrations/1795473000000-BatchExportRuns.js')).BatchExportRuns1795473000000,
+      // The transaction-id watermark of export reads, on the tables the export models read (export-watermark.ts).
+      (await import('../database/migrations/1795807561520-ExportWatermark.js')).ExportWatermark1795807561520,
+    ],
+  }),
+  scopes: ['batch_export'],
+  settings: [
+    'SCHEDULER_ENABLED',
+    'SCHEDULER_TICK_SECONDS',
+    'SCHEDULER_MAX_CATCHUP',
+    'BACKFILL_MAX_RUNS',
+    'BATCH_EXPORT_WORKERS',
+    'BATCH_EXPORT_WORKER_CONCURRENCY',
+    'BATCH_EXPORT_POLL_INTERVAL_MS',
+    'BATCH_EXPORT_MAX_ATTEMPTS',
+    'BATCH_EXPORT_RETRY_DELAY_SECONDS',
+    'BATCH_EXPORT_HEARTBEAT_SECONDS',
+    'BATCH_EXPORT_SUPERVISE_SECONDS',
+    'BATCH_EXPORT_DRAIN_TIMEOUT_MS',
+    'BATCH_EXPORT_PAGE_SIZE',
+    'BATCH_EXPORT_HTTP_MAX_RETRIES',
+    'BATCH_EXPORT_HTTP_RETRY_DELAY_MS',
+    'BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS',
+    'BATCH_EXPORT_HTTP_TIMEOUT_MS',
+    'BATCH_EXPORT_STATEMENT_TIMEOUT_MS',
+    'BATCH_EXPORT_ATTEMPT_TIMEOUT_MS',
+    'BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_ORGANIZATION',
+  ],
+  tasks: [
+    {
+      name: 'batch export scheduler',
+      interval: 'SCHEDULER_TICK_SECONDS',
+      description: 'Creates the due runs of every batch export (off with SCHEDULER_ENABLED=false).',
+    },
+  ],
+});

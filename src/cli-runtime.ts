@@ -1,0 +1,84 @@
+import 'reflect-metadata';
+import { type DynamicModule, type INestApplicationContext, Module, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { LoggerModule } from 'nestjs-pino';
+import { AppConfig } from './config/config.js';
+import { CoreModule } from './config/core.module.js';
+import { migrateSchema } from './database/database.cli.js';
+import { DatabaseModule } from './database/database.module.js';
+import { resolveDatabase } from './database/resolve-database.js';
+import { ClockModule } from './common/time/clock.module.js';
+import {
+  type CliCommand,
+  type CliValues,
+  type Feature,
+  type LoadedFeature,
+  loadFeatures,
+} from './common/feature/feature.js';
+
+/**
+ * What a CLI command runs in: the application's code, loaded only once a command (not --help) runs. The
+ * database is resolved (the embedded one started, and migrated so the CLI works before the first `npm start`).
+ */
+@Module({})
+class CliAppModule {
+  static forRoot(
+    config: AppConfig,
+    features: readonly LoadedFeature[],
+    modules: (Type | DynamicModule)[],
+  ): DynamicModule {
+    return {
+      module: CliAppModule,
+      imports: [
+        CoreModule.forRoot(config),
+        ClockModule,
+        LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
+        DatabaseModule.forRoot(config, features),
+        ...modules,
+      ],
+    };
+  }
+}
+
+/** Runs a command whose arguments were checked: resolves the database, then calls its `run`. */
+export async function runCommand(
+  command: CliCommand,
+  values: CliValues,
+  env: NodeJS.ProcessEnv,
+  features: readonly Feature[],
+  out: (line: string) => void,
+  err: (line: string) => void,
+): Promise<number> {
+  const database = await resolveDatabase(AppConfig.fromEnv(env), () => undefined);
+  try {
+    const config = database.config;
+    const loaded = await loadFeatures(features);
+    if (!command.migrates && config.embeddedDatabase) await migrateSchema(config, loaded, out);
+    return await command.run({
+      command: command.name,
+      values,
+      config,
+      features: loaded,
+      out,
+      err,
+      async withModules<T>(
+        modules: (Type | DynamicModule)[],
+        fn: (app: INestApplicationContext) => Promise<T>,
+      ): Promise<T> {
+        const app = await NestFactory.createApplicationContext(
+          CliAppModule.forRoot(config, loaded, modules),
+          {
+            logger: false,
+          },
+        );
+        try {
+          return await fn(app);
+        } finally {
+          await app.close();
+        }
+      },
+    });
+  } finally {
+    await database.stop();
+  }
+}

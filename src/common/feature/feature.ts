@@ -1,0 +1,168 @@
+import type { DynamicModule, INestApplicationContext, Type } from '@nestjs/common';
+import type { AppConfig } from '../../config/config.js';
+import type { ScopeObject } from '../auth/scopes.js';
+
+/** A TypeORM migration class (its name ends with the 13-digit timestamp that orders it). */
+export type MigrationClass = new () => unknown;
+
+/** One option of a CLI command (`--name`), parsed by node:util's parseArgs. */
+export interface CliOption {
+  type: 'string' | 'boolean';
+  /** Its line in the command's --help (further lines are indented to the column); unlisted without one. */
+  help?: string;
+}
+
+/** The parsed options of a command. */
+export type CliValues = Record<string, string | boolean | undefined>;
+
+/** What a CLI command's `run` receives. */
+export interface CliContext {
+  command: string;
+  values: CliValues;
+  /** The configuration, its database resolved (the embedded one started and migrated). */
+  config: AppConfig;
+  features: readonly LoadedFeature[];
+  out: (line: string) => void;
+  err: (line: string) => void;
+  /** Runs `fn` in a Nest application context of these modules (with configuration, clock and database). */
+  withModules<T>(
+    modules: (Type | DynamicModule)[],
+    fn: (app: INestApplicationContext) => Promise<T>,
+  ): Promise<T>;
+}
+
+/**
+ * An operator command of `node dist/cli.js`. `run` imports what it needs lazily (so `--help` stays fast) and
+ * returns the exit code; a CliUsageError it throws is a one-line usage error (exit 2).
+ */
+export interface CliCommand {
+  /** `migrate`, or `<group> <command>` (`keys create`). */
+  name: string;
+  /** One line in the command list of `--help`. */
+  summary: string;
+  /** The argument synopsis after the command name, e.g. `--email E [--label L]`. */
+  synopsis?: string;
+  options?: Record<string, CliOption>;
+  /** Paragraphs after the options in the command's --help. */
+  description?: string;
+  /** Checks the arguments before any database is opened (throws CliUsageError). */
+  validate?: (values: CliValues, command: string) => void | Promise<void>;
+  /** True for the command that applies migrations itself (others get the embedded database migrated first). */
+  migrates?: boolean;
+  run(context: CliContext): Promise<number>;
+}
+
+/** A group of two-word commands (`keys create`, `keys list`) with its heading in `<group> --help`. */
+export interface CliGroup {
+  name: string;
+  title: string;
+}
+
+/**
+ * A scheduled task a feature runs in the service, for the operator's documentation: its name and the setting
+ * that sets (or turns off) its interval.
+ */
+export interface FeatureTask {
+  name: string;
+  interval: string;
+  description: string;
+}
+
+/** What one organization's test tenant holds of a feature: ids by the collection segment of their paths. */
+export interface FeatureFixtureContext {
+  /** POST/GET/PATCH/DELETE through the real app with the tenant owner's key; throws on a status ≥ 300. */
+  request<T = unknown>(method: 'get' | 'post' | 'patch' | 'delete', path: string, body?: unknown): Promise<T>;
+  organizationId: string;
+  projectId: number;
+}
+
+/**
+ * The test fixture of a feature, used by the suites that call every operation of the OpenAPI document with a
+ * real key (key confinement, input fuzz): `create` makes one of each of the feature's objects in a tenant and
+ * returns their ids by the path segment before `{id}` (`{ annotations: '4f…' }`); `bodies` gives, by
+ * operationId, a request body the operation accepts when the schema's sample is not enough.
+ */
+export interface FeatureTestFixture {
+  create(context: FeatureFixtureContext): Promise<Record<string, string | number>>;
+  bodies?: Record<string, () => unknown>;
+}
+
+/**
+ * A feature: one folder that declares everything it contributes. The application, the data source, the
+ * migration list, the scope vocabulary, the CLI, the configuration documentation and the test support are
+ * assembled from the list of features (src/features.ts), so adding a feature is one folder and one line.
+ */
+export interface Feature {
+  /** The folder name (`batch-exports`); `npm run test:feature -- <name>` runs its tests. */
+  name: string;
+  /**
+   * Imports its Nest modules, entities and migrations. Lazy, so that what needs only the declarations (the
+   * CLI's --help, the scope vocabulary, the configuration docs) loads none of the application.
+   */
+  load(): Promise<FeatureParts>;
+  /** The objects of its scopes: each gives `<object>:read` and `<object>:write`. */
+  scopes?: readonly ScopeObject[];
+  /** Groups of its two-word commands. */
+  cliGroups?: CliGroup[];
+  cli?: CliCommand[];
+  /** The names of the settings it reads (documented under its heading in docs/configuration.md). */
+  settings?: readonly string[];
+  tasks?: FeatureTask[];
+  testFixture?: FeatureTestFixture;
+}
+
+/** The parts of a feature that load the application's code. */
+export interface FeatureParts {
+  /** Nest modules, in the order their routes are registered. */
+  modules: (Type | DynamicModule)[];
+  entities?: Type[];
+  /** Its migrations; the global list is every feature's, ordered by timestamp. */
+  migrations?: MigrationClass[];
+}
+
+/** A feature with its parts loaded: what AppModule and the data source take. */
+export type LoadedFeature = Feature & FeatureParts;
+
+/** Loads the parts of every feature (checking their names are distinct). */
+export async function loadFeatures(features: readonly Feature[]): Promise<LoadedFeature[]> {
+  checkFeatures(features);
+  return Promise.all(features.map(async (feature) => ({ ...feature, ...(await feature.load()) })));
+}
+
+/** Declares a feature (the identity, typed: `defineFeature({ name, modules, entities, ... })`). */
+export function defineFeature<const F extends Feature>(feature: F): F {
+  return feature;
+}
+
+/** The 13-digit timestamp at the end of a migration class name; throws when there is none. */
+export function migrationTimestamp(migration: MigrationClass): number {
+  const m = /(\d{13})$/.exec(migration.name);
+  if (!m) throw new Error(`migration class ${migration.name} does not end with a 13-digit timestamp`);
+  return Number(m[1]);
+}
+
+/** Every feature's entities, in the order of the features. */
+export function entitiesOf(features: readonly LoadedFeature[]): Type[] {
+  return features.flatMap((f) => f.entities ?? []);
+}
+
+/** Every feature's migrations in the order they apply: by timestamp (a duplicate class or timestamp throws). */
+export function migrationsOf(features: readonly LoadedFeature[]): MigrationClass[] {
+  const all = features.flatMap((f) => f.migrations ?? []);
+  const seen = new Map<number, string>();
+  for (const m of all) {
+    const at = migrationTimestamp(m);
+    if (seen.has(at)) throw new Error(`migrations ${seen.get(at)} and ${m.name} share the timestamp ${at}`);
+    seen.set(at, m.name);
+  }
+  return [...all].sort((a, b) => migrationTimestamp(a) - migrationTimestamp(b));
+}
+
+/** Throws when two features share a name. */
+export function checkFeatures(features: readonly Feature[]): void {
+  const names = new Set<string>();
+  for (const f of features) {
+    if (names.has(f.name)) throw new Error(`two features are named '${f.name}'`);
+    names.add(f.name);
+  }
+}

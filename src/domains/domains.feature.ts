@@ -1,0 +1,25 @@
+import { randomUUID } from 'node:crypto';
+import { defineFeature } from '../common/feature/feature.js';
+
+/** A domain name no other test uses. */
+const fixtureDomain = () => `d-${randomUUID().slice(0, 13)}.example.com`;
+
+/** The domains feature: what it contributes to the application, the database, the CLI and the tests. */
+export const DOMAINS_FEATURE = defineFeature({
+  name: 'domains',
+  load: async () => ({
+    modules: [(await import('./domains.module.js')).DomainsModule],
+    entities: [(await import('./domain.entity.js')).DomainEntity],
+    migrations: [(await import('../database/migrations/1795241288204-Domains.js')).Domains1795241288204],
+  }),
+  settings: ['DNS_SERVERS', 'DNS_TIMEOUT_MS'],
+  testFixture: {
+    async create({ request, organizationId }) {
+      const domain = await request<{ id: string }>('post', `/api/organizations/${organizationId}/domains`, {
+        domain: fixtureDomain(),
+      });
+      return { domains: domain.id };
+    },
+    bodies: { DomainsController_create: () => ({ domain: fixtureDomain() }) },
+  },
+});

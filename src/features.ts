@@ -1,0 +1,58 @@
+import { BATCH_EXPORTS_FEATURE } from './batch-exports/batch-exports.feature.js';
+import { CAPTURE_FEATURE } from './capture/capture.feature.js';
+import { DATABASE_FEATURE } from './database/database.feature.js';
+import { DOMAINS_FEATURE } from './domains/domains.feature.js';
+import { HEALTH_FEATURE } from './health/health.feature.js';
+import { INVITES_FEATURE } from './invites/invites.feature.js';
+import { MEMBERS_FEATURE } from './members/members.feature.js';
+import { MEMBERSHIPS_FEATURE } from './memberships/memberships.feature.js';
+import { ORGANIZATIONS_FEATURE } from './organizations/organizations.feature.js';
+import { PERSONAL_API_KEYS_FEATURE } from './personal-api-keys/personal-api-keys.feature.js';
+import { PERSONS_FEATURE } from './persons/persons.feature.js';
+import { PLUGINS_FEATURE } from './plugins/plugins.feature.js';
+import { PROJECTS_FEATURE } from './projects/projects.feature.js';
+import { REPLAY_FEATURE } from './replay/replay.feature.js';
+import { SDK_FEATURE } from './sdk/sdk.feature.js';
+import { SESSION_RECORDINGS_FEATURE } from './session-recordings/session-recordings.feature.js';
+import { USERS_FEATURE } from './users/users.feature.js';
+import { registerScopeObjects } from './common/auth/scopes.js';
+import { checkFeatures, type Feature, type LoadedFeature, loadFeatures } from './common/feature/feature.js';
+
+/**
+ * The features of the service, in the order their routes are registered. A new feature is one folder with its
+ * `<name>.feature.ts` and one line here; a host application passes its own list (`[...FEATURES, extra]`) to
+ * `AppModule.forRoot(config, await loadFeatures(features))`.
+ */
+export const FEATURES: readonly Feature[] = [
+  DATABASE_FEATURE,
+  HEALTH_FEATURE,
+  PERSONAL_API_KEYS_FEATURE,
+  USERS_FEATURE,
+  MEMBERSHIPS_FEATURE,
+  ORGANIZATIONS_FEATURE,
+  PROJECTS_FEATURE,
+  DOMAINS_FEATURE,
+  MEMBERS_FEATURE,
+  INVITES_FEATURE,
+  BATCH_EXPORTS_FEATURE,
+  PLUGINS_FEATURE,
+  PERSONS_FEATURE,
+  SESSION_RECORDINGS_FEATURE,
+  REPLAY_FEATURE,
+  CAPTURE_FEATURE,
+  SDK_FEATURE,
+];
+
+/** Registers what must be known before the first request: the features' scope objects. */
+export function registerFeatures(features: readonly Feature[]): readonly Feature[] {
+  checkFeatures(features);
+  for (const feature of features) registerScopeObjects(feature.scopes ?? []);
+  return features;
+}
+
+registerFeatures(FEATURES);
+
+/** The service's features with their modules, entities and migrations loaded. */
+export function loadServiceFeatures(): Promise<LoadedFeature[]> {
+  return loadFeatures(FEATURES);
+}

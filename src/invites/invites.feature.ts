@@ -1,0 +1,14 @@
+import { defineFeature } from '../common/feature/feature.js';
+
+/** The invites feature: what it contributes to the application, the database, the CLI and the tests. */
+export const INVITES_FEATURE = defineFeature({
+  name: 'invites',
+  load: async () => ({
+    modules: [(await import('./invites.module.js')).InvitesModule],
+    entities: [(await import('./invite.entity.js')).InviteEntity],
+    migrations: [
+      (await import('../database/migrations/1795241523230-MembersInvites.js')).MembersInvites1795241523230,
+    ],
+  }),
+  settings: ['INVITE_DAYS_VALIDITY', 'SMTP_URL', 'SMTP_FROM', 'SMTP_TIMEOUT_MS', 'PUBLIC_URL'],
+});

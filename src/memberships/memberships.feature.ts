@@ -1,0 +1,13 @@
+import { defineFeature } from '../common/feature/feature.js';
+
+/** The memberships feature: what it contributes to the application, the database, the CLI and the tests. */
+export const MEMBERSHIPS_FEATURE = defineFeature({
+  name: 'memberships',
+  load: async () => ({
+    modules: [(await import('./memberships.module.js')).MembershipsModule],
+    entities: [
+      (await import('./organization-membership.entity.js')).OrganizationMembershipEntity,
+      (await import('./membership-project-access.entity.js')).MembershipProjectAccessEntity,
+    ],
+  }),
+});

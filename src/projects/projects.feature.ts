@@ -1,0 +1,21 @@
+import { defineFeature } from '../common/feature/feature.js';
+
+declare module '../common/auth/scopes.js' {
+  interface ScopeObjects {
+    project: true;
+  }
+}
+
+/** The projects feature: what it contributes to the application, the database, the CLI and the tests. */
+export const PROJECTS_FEATURE = defineFeature({
+  name: 'projects',
+  load: async () => ({
+    modules: [(await import('./projects.module.js')).ProjectsModule],
+    entities: [(await import('./project.entity.js')).ProjectEntity],
+    migrations: [
+      (await import('../database/migrations/1795243816388-ProjectSessionRecordingOptIn.js'))
+        .ProjectSessionRecordingOptIn1795243816388,
+    ],
+  }),
+  scopes: ['project'],
+});

@@ -1,0 +1,146 @@
+import { CliUsageError, plural, positiveInt, required } from '../common/cli/cli-args.js';
+import type { CliCommand, CliGroup } from '../common/feature/feature.js';
+import type { PurgeResult } from './recording-retention.service.js';
+import type { MigrationReport } from './storage/snapshot-storage-maintenance.js';
+
+export const RECORDINGS_GROUP: CliGroup = {
+  name: 'recordings',
+  title: 'Session recordings (operator actions)',
+};
+
+/** The outcome line of `recordings purge`. */
+export function describePurge(r: PurgeResult): string {
+  if (!r.recordings) return 'nothing to purge: no recording has expired';
+  const left = r.objectsLeft ? ` (${plural(r.objectsLeft, 'object')} left to the orphan sweep)` : '';
+  return (
+    `purged ${plural(r.recordings, 'expired recording')}: ${plural(r.snapshotChunks, 'snapshot chunk')}, ` +
+    `${plural(r.objects, 'stored object')}${left}, in ${plural(r.batches, 'transaction')}`
+  );
+}
+
+/** The outcome lines of `recordings migrate-storage`. */
+export function describeMigration(r: MigrationReport): string {
+  const where = `now ${r.counts.inDatabase} chunks in the database, ${r.counts.inObjectStore} in the object store`;
+  const head = `moved ${r.moved} chunks (${r.bytes} bytes) to ${r.to === 's3' ? 'the object store' : 'the database'}, each verified by checksum`;
+  const skipped = r.skipped ? `; ${r.skipped} skipped (their source was gone)` : '';
+  const left = r.to === 's3' ? r.counts.inDatabase : r.counts.inObjectStore;
+  const end = r.stopped
+    ? `stopped before the end: ${left} left to move; run the command again to go on`
+    : left
+      ? `${left} chunks were added to the old backend meanwhile (is RECORDING_STORAGE still the old one?); run again to move them`
+      : 'done: every chunk is there';
+  return `${head}${skipped}\n${where}\n${end}`;
+}
+
+/** The recordings module and a service of it, loaded when a command runs. */
+async function recordingsModule() {
+  const [{ SessionRecordingsModule }, retention, storage] = await Promise.all([
+    import('./session-recordings.module.js'),
+    import('./recording-retention.service.js'),
+    import('./storage/snapshot-storage-maintenance.js'),
+  ]);
+  return { SessionRecordingsModule, ...retention, ...storage };
+}
+
+export const RECORDINGS_COMMANDS: CliCommand[] = [
+  {
+    name: 'recordings purge',
+    summary: 'Delete expired session recordings now',
+    description:
+      "Deletes every recording that has expired (started before its project's retention cutoff: the start of today,\n" +
+      'UTC, minus session_recording_retention_period_days - 1, or RECORDING_RETENTION_DAYS - 1 when the project sets\n' +
+      'none), soft-deleted ones included, with its snapshot chunks (rows and objects in the store), event keys, views\n' +
+      'and sharing, in transactions of RECORDING_PURGE_BATCH_SIZE recordings, until none is left; then prints what it\n' +
+      'deleted. Safe while the service runs and purges too: each recording is deleted once.',
+    async run({ out, withModules }) {
+      const m = await recordingsModule();
+      // Purge batches until one deletes nothing.
+      const result = await withModules([m.SessionRecordingsModule], async (app) => {
+        const retention = app.get(m.RecordingRetentionService);
+        let total: PurgeResult = { ...m.NOTHING_PURGED };
+        for (;;) {
+          const batch = await retention.purgeBatch();
+          if (!batch.recordings) return total;
+          total = m.addPurgeResults(total, batch);
+        }
+      });
+      out(describePurge(result));
+      return 0;
+    },
+  },
+  {
+    name: 'recordings migrate-storage',
+    summary: 'Move snapshot chunks between the database and the object store',
+    synopsis: '--to s3|postgres [--max-chunks N]',
+    options: {
+      to: {
+        type: 'string',
+        help:
+          's3: move every chunk stored in the database into RECORDING_S3_BUCKET;\n' +
+          'postgres: move every chunk stored as an object back into the database',
+      },
+      'max-chunks': {
+        type: 'string',
+        help: 'stop after this many chunks (the rest stay where they are; run again to go on)',
+      },
+    },
+    description:
+      'Moves one chunk at a time, each verified before its source is dropped: the SHA-256 of what was written, read\n' +
+      "back, must equal the source's. Progress is kept in the chunks themselves, so an interrupted run (Ctrl-C stops\n" +
+      'after the current chunk) resumes when started again. Prints how many chunks each backend holds at the end.\n' +
+      'Capture may run meanwhile; set RECORDING_STORAGE to the new backend first so new chunks go there.\n' +
+      "Needs RECORDING_S3_BUCKET (and the store's AWS_* variables) in both directions.",
+    validate(values, command) {
+      const to = required(values, 'to', command);
+      if (to !== 's3' && to !== 'postgres')
+        throw new CliUsageError(`${command}: --to must be s3 or postgres`);
+      positiveInt(values, 'max-chunks', command, Number.MAX_SAFE_INTEGER);
+    },
+    async run({ values, command, out, err, withModules }) {
+      const to = required(values, 'to', command) as 's3' | 'postgres';
+      const maxChunks = positiveInt(values, 'max-chunks', command, Number.MAX_SAFE_INTEGER);
+      const m = await recordingsModule();
+      let interrupted = false;
+      const onSignal = () => {
+        interrupted = true;
+        err('interrupted: stopping after the current chunk');
+      };
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      try {
+        const report = await withModules([m.SessionRecordingsModule], (app) =>
+          app.get(m.SnapshotStorageMaintenance).migrate(to, {
+            maxChunks,
+            shouldStop: () => interrupted,
+            progress: (r) => out(`... ${r.moved} chunks moved (${r.bytes} bytes), ${r.skipped} skipped`),
+          }),
+        );
+        out(describeMigration(report));
+        return 0;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+    },
+  },
+  {
+    name: 'recordings sweep-orphans',
+    summary: 'Delete objects of the recording store that no snapshot chunk points at',
+    description:
+      'Deletes the objects under RECORDING_S3_PREFIX that no snapshot chunk points at and that are older than\n' +
+      'RECORDING_ORPHAN_GRACE_MINUTES (left by captures that failed after their upload, or by deleted organizations).\n' +
+      'The service does the same every RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS.',
+    async run({ out, withModules }) {
+      const m = await recordingsModule();
+      const report = await withModules([m.SessionRecordingsModule], (app) =>
+        app.get(m.SnapshotStorageMaintenance).sweepOrphans(),
+      );
+      out(
+        report
+          ? `looked at ${report.scanned} objects; deleted ${report.deleted} that no chunk points at`
+          : 'another process is sweeping: nothing done',
+      );
+      return 0;
+    },
+  },
+];

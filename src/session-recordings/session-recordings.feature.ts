@@ -1,0 +1,70 @@
+import { defineFeature } from '../common/feature/feature.js';
+import { RECORDINGS_COMMANDS, RECORDINGS_GROUP } from './session-recordings.cli.js';
+
+declare module '../common/auth/scopes.js' {
+  interface ScopeObjects {
+    session_recording: true;
+    sharing_configuration: true;
+  }
+}
+
+/** The session recordings feature: what it contributes to the application, the database, the CLI and the tests. */
+export const SESSION_RECORDINGS_FEATURE = defineFeature({
+  name: 'session-recordings',
+  load: async () => ({
+    modules: [
+      (await import('./session-recordings.module.js')).SessionRecordingsModule,
+      (await import('./recording-purge.module.js')).RecordingPurgeModule,
+    ],
+    entities: [
+      (await import('./session-recording.entity.js')).SessionRecordingEntity,
+      (await import('./session-recording-count.entity.js')).SessionRecordingCountEntity,
+      (await import('./session-recording-event-key.entity.js')).SessionRecordingEventKeyEntity,
+      (await import('./session-recording-snapshot.entity.js')).SessionRecordingSnapshotEntity,
+      (await import('./session-recording-view.entity.js')).SessionRecordingViewEntity,
+      (await import('./session-recording-sharing.entity.js')).SessionRecordingSharingEntity,
+    ],
+    migrations: [
+      (await import('../database/migrations/1795243860032-SessionRecordings.js'))
+        .SessionRecordings1795243860032,
+      (await import('../database/migrations/1795467478434-SharingSettings.js')).SharingSettings1795467478434,
+      (await import('../database/migrations/1795469021029-SessionSnapshotBytes.js'))
+        .SessionSnapshotBytes1795469021029,
+      (await import('../database/migrations/1795480000000-RecordingObjectStorage.js'))
+        .RecordingObjectStorage1795480000000,
+      (await import('../database/migrations/1795490000000-RecordingRetention.js'))
+        .RecordingRetention1795490000000,
+    ],
+  }),
+  scopes: ['session_recording', 'sharing_configuration'],
+  settings: [
+    'RECORDING_CHUNK_MAX_EVENTS',
+    'RECORDING_CHUNK_MAX_BYTES',
+    'RECORDING_SESSION_MAX_EVENTS',
+    'RECORDING_SESSION_MAX_BYTES',
+    'RECORDING_STORAGE',
+    'RECORDING_S3_BUCKET',
+    'RECORDING_S3_PREFIX',
+    'RECORDING_S3_ENDPOINT',
+    'RECORDING_S3_TIMEOUT_MS',
+    'RECORDING_ORPHAN_GRACE_MINUTES',
+    'RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS',
+    'RECORDING_RETENTION_DAYS',
+    'RECORDING_PURGE_INTERVAL_SECONDS',
+    'RECORDING_PURGE_BATCH_SIZE',
+  ],
+  tasks: [
+    {
+      name: 'recording purge',
+      interval: 'RECORDING_PURGE_INTERVAL_SECONDS',
+      description: 'Deletes expired recordings (0 turns it off).',
+    },
+    {
+      name: 'orphan sweep',
+      interval: 'RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS',
+      description: 'Deletes stored objects no snapshot chunk points at (0 turns it off).',
+    },
+  ],
+  cliGroups: [RECORDINGS_GROUP],
+  cli: RECORDINGS_COMMANDS,
+});

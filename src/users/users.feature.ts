@@ -1,0 +1,17 @@
+import { defineFeature } from '../common/feature/feature.js';
+
+declare module '../common/auth/scopes.js' {
+  interface ScopeObjects {
+    user: true;
+  }
+}
+
+/** The users feature: what it contributes to the application, the database, the CLI and the tests. */
+export const USERS_FEATURE = defineFeature({
+  name: 'users',
+  load: async () => ({
+    modules: [(await import('./current-user.module.js')).CurrentUserModule],
+    entities: [(await import('./user.entity.js')).UserEntity],
+  }),
+  scopes: ['user'],
+});

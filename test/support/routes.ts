@@ -1,0 +1,55 @@
+import { type INestApplication, RequestMethod } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
+import { ModulesContainer } from '@nestjs/core';
+import { PUBLIC_KEY, REQUIRED_SCOPES_KEY } from '../../src/common/auth/auth.decorators.js';
+
+export interface RouteDeclaration {
+  route: string;
+  handler: string;
+  scopes: string[] | undefined;
+  isPublic: boolean;
+  /** Left out of the OpenAPI document on purpose (@ApiExcludeController / @ApiExcludeEndpoint). */
+  excludedFromDocs: boolean;
+}
+
+const join = (...parts: string[]) =>
+  `/${parts
+    .map((p) => p.replace(/^\/+|\/+$/g, ''))
+    .filter(Boolean)
+    .join('/')}`;
+
+/** Every route of every controller of the running app, with what it declares. */
+export function inventory(app: INestApplication): RouteDeclaration[] {
+  const routes: RouteDeclaration[] = [];
+  for (const module of app.get(ModulesContainer).values()) {
+    for (const wrapper of module.controllers.values()) {
+      const controller = wrapper.metatype as new (...args: unknown[]) => unknown;
+      const base = ([] as string[]).concat(Reflect.getMetadata(PATH_METADATA, controller) ?? '')[0];
+      const proto = controller.prototype as Record<string, unknown>;
+      for (const name of Object.getOwnPropertyNames(proto)) {
+        const handler = proto[name];
+        if (name === 'constructor' || typeof handler !== 'function') continue;
+        const path = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
+        if (path === undefined) continue;
+        const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number];
+        const read = <T>(key: string): T | undefined =>
+          (Reflect.getMetadata(key, handler) as T | undefined) ??
+          (Reflect.getMetadata(key, controller) as T | undefined);
+        for (const p of ([] as string[]).concat(path)) {
+          routes.push({
+            route: `${method} ${join(base, p)}`,
+            handler: `${controller.name}.${name}`,
+            scopes: read<string[]>(REQUIRED_SCOPES_KEY),
+            isPublic: read<boolean>(PUBLIC_KEY) === true,
+            excludedFromDocs:
+              read<{ disable?: boolean }>('swagger/apiExcludeEndpoint')?.disable === true ||
+              (
+                Reflect.getMetadata('swagger/apiExcludeController', controller) as boolean[] | undefined
+              )?.[0] === true,
+          });
+        }
+      }
+    }
+  }
+  return routes.sort((a, b) => a.route.localeCompare(b.route));
+}
