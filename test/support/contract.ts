@@ -214,14 +214,15 @@ export class ContractRecorder {
       return end(...args);
     }) as typeof res.end;
     const method = (req.method ?? 'GET').toUpperCase();
-    const url = new URL(req.url ?? '/', 'http://contract.local');
+    // The path as sent, not as URL normalizes it (`/static/%2e%2e/x` stays two segments, as the router saw it).
+    const pathname = (req.url ?? '/').split(/[?#]/)[0] || '/';
     res.on('finish', () => {
       if (method === 'HEAD' || method === 'OPTIONS') return;
       const contentType = res.getHeader('content-type');
       const problems = checkResponse(
         this.contract,
         method,
-        url.pathname,
+        pathname,
         res.statusCode,
         typeof contentType === 'string' ? contentType : undefined,
         truncated ? null : Buffer.concat(chunks),
