@@ -486,7 +486,7 @@ describe('batch export runs deliver data', () => {
       expect(typeof properties === 'string' ? JSON.parse(properties) : properties).toEqual({
         note: notes[7],
       });
-    });
+    }, 120_000); // 2.4 MB of incompressible Parquet written, uploaded and read back: slow on a loaded 2-core machine
 
     it('fails the run (not retryable) for a missing bucket', async () => {
       const { id } = await create({
