@@ -38,6 +38,7 @@ import { PersonsModule } from './persons/persons.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { ReplayModule } from './replay/replay.module.js';
 import { SdkModule } from './sdk/sdk.module.js';
+import { SessionRecordingPlaylistsModule } from './session-recording-playlists/session-recording-playlists.module.js';
 import { RecordingPurgeModule } from './session-recordings/recording-purge.module.js';
 import { SessionRecordingsModule } from './session-recordings/session-recordings.module.js';
 import { CurrentUserModule } from './users/current-user.module.js';
@@ -58,6 +59,7 @@ export const FEATURE_MODULES = [
   PersonsModule,
   SessionRecordingsModule,
   RecordingPurgeModule,
+  SessionRecordingPlaylistsModule,
   ReplayModule,
   CaptureModule,
   SdkModule,

@@ -16,6 +16,10 @@ import { PluginEntity } from '../plugins/plugin.entity.js';
 import { PersonDistinctIdEntity } from '../persons/person-distinct-id.entity.js';
 import { PersonEntity } from '../persons/person.entity.js';
 import { ProjectEntity } from '../projects/project.entity.js';
+import {
+  SessionRecordingPlaylistEntity,
+  SessionRecordingPlaylistItemEntity,
+} from '../session-recording-playlists/session-recording-playlist.entity.js';
 import { SessionRecordingCountEntity } from '../session-recordings/session-recording-count.entity.js';
 import { SessionRecordingEventKeyEntity } from '../session-recordings/session-recording-event-key.entity.js';
 import { SessionRecordingSharingEntity } from '../session-recordings/session-recording-sharing.entity.js';
@@ -54,4 +58,6 @@ export const ENTITIES = [
   SessionRecordingSnapshotEntity,
   SessionRecordingViewEntity,
   SessionRecordingSharingEntity,
+  SessionRecordingPlaylistEntity,
+  SessionRecordingPlaylistItemEntity,
 ];

@@ -10,6 +10,7 @@ export const SCOPE_OBJECTS = [
   'batch_export',
   'plugin',
   'session_recording',
+  'session_recording_playlist',
   'sharing_configuration',
 ] as const;
 
