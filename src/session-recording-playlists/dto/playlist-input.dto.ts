@@ -22,8 +22,8 @@ const DESCRIPTION_MAX_LENGTH = 10_000;
 export class PlaylistInputDto {
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: PLAYLIST_NAME_MAX_LENGTH })
   @IsOptional()
-  @IsString({ message: 'Must be a string.' })
   @MaxLength(PLAYLIST_NAME_MAX_LENGTH, { message: NAME_LENGTH })
+  @IsString({ message: 'Must be a string.' })
   name?: string | null;
 
   @ApiPropertyOptional({
@@ -33,16 +33,16 @@ export class PlaylistInputDto {
     description: 'A name made from the filters, shown when `name` is empty (clients compute it).',
   })
   @IsOptional()
-  @IsString({ message: 'Must be a string.' })
   @MaxLength(PLAYLIST_NAME_MAX_LENGTH, { message: NAME_LENGTH })
+  @IsString({ message: 'Must be a string.' })
   derived_name?: string | null;
 
   @ApiPropertyOptional({ maxLength: DESCRIPTION_MAX_LENGTH })
   @IsOmittable()
-  @IsString({ message: 'Must be a string.' })
   @MaxLength(DESCRIPTION_MAX_LENGTH, {
     message: `Ensure this field has no more than ${DESCRIPTION_MAX_LENGTH} characters.`,
   })
+  @IsString({ message: 'Must be a string.' })
   description?: string;
 
   @ApiPropertyOptional({ description: 'Shown first in lists that sort pinned playlists first.' })
