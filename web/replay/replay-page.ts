@@ -5,7 +5,8 @@
  *
  * Scopes the key needs: none for `@me`; `project:read` (organization projects), `session_recording:read` (list,
  * play); `session_recording:write` (mark viewed) and `sharing_configuration:read`/`:write` (share) for those
- * actions only — without them the page says so and the rest works.
+ * actions only — without them the page says so and the rest works. Saved views (recording playlists) need
+ * `session_recording_playlist:read`, saving one and pinning a recording `session_recording_playlist:write`.
  */
 import 'rrweb/dist/style.css';
 import '../player/player.css';
@@ -15,6 +16,7 @@ import { formatClock } from '../lib/format.js';
 import { Player } from '../player/player.js';
 import { ApiClient, ApiRequestError, type CurrentUser, type Recording, recordingPath } from './api.js';
 import { DATE_RANGES, type DateRange, DEFAULT_FILTERS, type FilterValues, filterQuery } from './filters.js';
+import { SavedViews } from './saved-views.js';
 
 const KEY_STORAGE = 'replay.personal_api_key';
 const PAGE_SIZE = 20;
@@ -27,6 +29,7 @@ class RecordingsBrowser {
   private offset = 0;
   private player: Player | null = null;
   private rows = new Map<string, HTMLTableRowElement>();
+  private views: SavedViews | null = null;
 
   private readonly root: HTMLElement;
   private readonly status = h('p', { class: 'replay-status', role: 'status', 'aria-live': 'polite' });
@@ -112,6 +115,7 @@ class RecordingsBrowser {
     this.api = null;
     this.user = null;
     this.projectId = null;
+    this.views = null;
     this.showKeyForm();
   }
 
@@ -148,12 +152,14 @@ class RecordingsBrowser {
       this.main,
       scope,
       this.filtersForm(),
+      h('div', { class: 'replay-saved-views-slot' }),
       h('div', { class: 'replay-columns' }, h('div', { class: 'replay-list-column' }, table, pager), viewer),
     );
     orgSelect.addEventListener('change', () => void this.loadProjects(orgSelect.value, projectSelect));
     projectSelect.addEventListener('change', () => {
       this.projectId = Number(projectSelect.value);
       this.offset = 0;
+      this.mountViews();
       void this.loadRecordings();
     });
     if (user.organizations.length === 0) {
@@ -192,6 +198,7 @@ class RecordingsBrowser {
     select.value = String(current.id);
     this.projectId = current.id;
     this.offset = 0;
+    this.mountViews();
     await this.loadRecordings();
   }
 
@@ -216,8 +223,8 @@ class RecordingsBrowser {
       'select',
       { id: 'filter-duration', 'aria-label': 'Duration' },
       h('option', { value: 'any' }, 'Any duration'),
-      h('option', { value: 'gt' }, 'Longer than'),
-      h('option', { value: 'lt' }, 'Shorter than'),
+      h('option', { value: 'gt', selected: f.durationOperator === 'gt' }, 'Longer than'),
+      h('option', { value: 'lt', selected: f.durationOperator === 'lt' }, 'Shorter than'),
     );
     const amount = h('input', {
       id: 'filter-duration-value',
@@ -230,8 +237,8 @@ class RecordingsBrowser {
     const unit = h(
       'select',
       { id: 'filter-duration-unit', 'aria-label': 'Duration unit' },
-      h('option', { value: 'seconds' }, 'seconds'),
-      h('option', { value: 'minutes', selected: true }, 'minutes'),
+      h('option', { value: 'seconds', selected: f.durationUnit === 'seconds' }, 'seconds'),
+      h('option', { value: 'minutes', selected: f.durationUnit === 'minutes' }, 'minutes'),
     );
     const person = h('input', {
       id: 'filter-person',
@@ -270,6 +277,24 @@ class RecordingsBrowser {
       void this.loadRecordings();
     });
     return form;
+  }
+
+  /** The saved views of the current project, under the filters (saved-views.ts). */
+  private mountViews(): void {
+    const slot = this.main.querySelector<HTMLElement>('.replay-saved-views-slot');
+    if (!slot || this.projectId === null) return;
+    const views = new SavedViews(this.api!, this.projectId, {
+      current: () => this.filters,
+      apply: (values) => {
+        this.filters = values;
+        this.main.querySelector('.replay-filters')?.replaceWith(this.filtersForm());
+        this.offset = 0;
+        void this.loadRecordings();
+      },
+    });
+    this.views = views;
+    replaceChildren(slot, views.element);
+    void views.load();
   }
 
   // ---- list ---------------------------------------------------------------------------------------------------
@@ -404,7 +429,7 @@ class RecordingsBrowser {
       viewer,
       title,
       h('p', { class: 'replay-viewer-facts' }, `Person: ${recording.person?.name || recording.distinct_id}`),
-      h('div', { class: 'replay-viewer-actions' }, viewed, shareButton),
+      h('div', { class: 'replay-viewer-actions' }, viewed, shareButton, this.views?.pinControl(recording)),
       sharePanel,
       player.element,
     );
