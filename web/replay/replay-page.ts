@@ -30,6 +30,7 @@ class RecordingsBrowser {
   private player: Player | null = null;
   private rows = new Map<string, HTMLTableRowElement>();
   private views: SavedViews | null = null;
+  private listRequests = 0;
 
   private readonly root: HTMLElement;
   private readonly status = h('p', { class: 'replay-status', role: 'status', 'aria-live': 'polite' });
@@ -302,12 +303,16 @@ class RecordingsBrowser {
   private async loadRecordings(): Promise<void> {
     if (this.projectId === null) return;
     this.setStatus('Loading recordings…');
+    // Only the latest request is shown: an earlier one answering late (other filters) is dropped.
+    const request = ++this.listRequests;
     let page;
     try {
       page = await this.api!.recordings(this.projectId, filterQuery(this.filters, PAGE_SIZE, this.offset));
     } catch (error) {
+      if (request !== this.listRequests) return;
       return this.fail(error);
     }
+    if (request !== this.listRequests) return;
     const table = this.main.querySelector<HTMLTableElement>('.replay-list')!;
     this.rows.clear();
     const body = h('tbody');
