@@ -13,6 +13,7 @@ import '../player/player.css';
 import './replay.css';
 import { h, replaceChildren } from '../lib/dom.js';
 import { formatClock } from '../lib/format.js';
+import { Inspector } from '../player/inspector.js';
 import { Player } from '../player/player.js';
 import { ApiClient, ApiRequestError, type CurrentUser, type Recording, recordingPath } from './api.js';
 import { DATE_RANGES, type DateRange, DEFAULT_FILTERS, type FilterValues, filterQuery } from './filters.js';
@@ -407,7 +408,9 @@ class RecordingsBrowser {
     const sharePanel = h('div', { class: 'replay-share' });
     const shareButton = h('button', { type: 'button', class: 'replay-share-button' }, 'Share');
     shareButton.addEventListener('click', () => void this.share(recording, sharePanel));
+    let inspector: Inspector | null = null;
     const player = new Player({
+      onEvents: (events) => inspector?.add(events),
       info: recording,
       snapshotsUrl: `${recordingPath(projectId, recording.id)}/snapshots`,
       headers: api.headers,
@@ -430,13 +433,14 @@ class RecordingsBrowser {
       },
     });
     this.player = player;
+    inspector = new Inspector(player);
     replaceChildren(
       viewer,
       title,
       h('p', { class: 'replay-viewer-facts' }, `Person: ${recording.person?.name || recording.distinct_id}`),
       h('div', { class: 'replay-viewer-actions' }, viewed, shareButton, this.views?.pinControl(recording)),
       sharePanel,
-      player.element,
+      h('div', { class: 'player-with-inspector' }, player.element, inspector.element),
     );
     title.focus();
     void player.load();
