@@ -182,6 +182,9 @@ if ('reason' in chromiumFound) {
       const played = (await listedIds(page))[0];
       await page.locator(`tr[data-recording="${played}"] .replay-play`).click();
       await until(page, `document.querySelector('#pin-view option[value="${view.short_id}"]')`);
+      // The inspector beside the player lists the demo recording's page views and console messages.
+      await until(page, `document.querySelectorAll('.inspector-line[data-kind="page"]').length > 0`);
+      await until(page, `document.querySelectorAll('.inspector-line[data-kind="console"]').length > 0`);
       await page.selectOption('#pin-view', view.short_id);
       await page.click('.replay-pin');
       await until(
