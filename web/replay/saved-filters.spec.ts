@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { DEFAULT_FILTERS, type FilterValues } from './filters.js';
-import { filtersFromSaved, savedFilters, viewName } from './saved-filters.js';
+import { filtersFromSaved, grantsViews, savedFilters, viewName } from './saved-filters.js';
 
 describe('savedFilters', () => {
   it('keeps the list query parameters, the JSON ones as values, without the page', () => {
@@ -70,5 +70,15 @@ describe('viewName', () => {
     expect(viewName({ ...base, name: 'Checkout', derived_name: 'x' })).toBe('Checkout');
     expect(viewName({ ...base, name: '', derived_name: 'Derived' })).toBe('Derived');
     expect(viewName({ ...base, name: null, derived_name: null })).toBe('Untitled (Ab12Cd34)');
+  });
+});
+
+describe('grantsViews', () => {
+  it('needs the views read scope, its write scope, or every scope', () => {
+    expect(grantsViews(['*'])).toBe(true);
+    expect(grantsViews(['session_recording_playlist:read'])).toBe(true);
+    expect(grantsViews(['project:read', 'session_recording_playlist:write'])).toBe(true);
+    expect(grantsViews(['project:read', 'session_recording:write'])).toBe(false);
+    expect(grantsViews([])).toBe(false);
   });
 });

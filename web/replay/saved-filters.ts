@@ -92,3 +92,14 @@ function onlyErrors(value: unknown): boolean {
 export function viewName(p: Playlist): string {
   return p.name || p.derived_name || `Untitled (${p.short_id})`;
 }
+
+export const VIEWS_READ_SCOPE = 'session_recording_playlist:read';
+
+/** Whether a key's scopes let it read saved views (a write scope grants the read). */
+export function grantsViews(scopes: readonly string[]): boolean {
+  return (
+    scopes.includes('*') ||
+    scopes.includes(VIEWS_READ_SCOPE) ||
+    scopes.includes('session_recording_playlist:write')
+  );
+}

@@ -8,7 +8,15 @@ import './saved-views.css';
 import { h, replaceChildren } from '../lib/dom.js';
 import { ApiRequestError, type ApiClient, type ListPage, type Recording } from './api.js';
 import type { FilterValues } from './filters.js';
-import { filtersFromSaved, type Playlist, savedFilters, viewName, VIEWS_SHOWN } from './saved-filters.js';
+import {
+  filtersFromSaved,
+  grantsViews,
+  type Playlist,
+  savedFilters,
+  viewName,
+  VIEWS_READ_SCOPE,
+  VIEWS_SHOWN,
+} from './saved-filters.js';
 
 export interface SavedViewsHooks {
   /** The browser's current filters (what "Save" keeps). */
@@ -54,6 +62,15 @@ export class SavedViews {
 
   async load(): Promise<void> {
     try {
+      // Any key may read its own scopes: a key without the views' scope is told so, without a request refused.
+      const key = await this.api.request<{ scopes: string[] }>('GET', '/api/personal_api_keys/@current');
+      if (!grantsViews(key.scopes)) {
+        this.playlists = [];
+        this.renderOptions();
+        this.select.disabled = true;
+        this.say(`Saved views need the key scope ${VIEWS_READ_SCOPE}.`);
+        return;
+      }
       const page = await this.api.request<ListPage<Playlist>>(
         'GET',
         `${playlistsPath(this.projectId)}?limit=${VIEWS_SHOWN}`,
