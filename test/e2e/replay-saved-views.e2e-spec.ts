@@ -196,6 +196,13 @@ if ('reason' in chromiumFound) {
         .set(owner.auth)
         .expect(200);
       expect((pinned.body as { results: { id: string }[] }).results.map((r) => r.id)).toEqual([played]);
+      // A view saved while the recording is open is offered to pin it to at once.
+      await page.fill('#saved-view-name', 'Saved while playing');
+      await page.click('.replay-save-view');
+      await until(
+        page,
+        `[...document.querySelectorAll('#pin-view option')].some((o) => o.textContent === 'Saved while playing')`,
+      );
       expect(problems).toEqual([]);
       await page.close();
     }, 120_000);

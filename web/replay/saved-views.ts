@@ -31,6 +31,12 @@ const playlistsPath = (projectId: number) => `/api/projects/${projectId}/session
 export class SavedViews {
   readonly element = h('form', { class: 'replay-saved-views', 'aria-label': 'Saved views' });
   private playlists: Playlist[] = [];
+  /** The pin controls shown (one per opened recording; a view saved later is added to them). */
+  private readonly pinControls = new Set<{
+    select: HTMLSelectElement;
+    button: HTMLButtonElement;
+    state: HTMLElement;
+  }>();
   private readonly select = h('select', { id: 'saved-view' });
   private readonly name = h('input', {
     id: 'saved-view-name',
@@ -102,10 +108,13 @@ export class SavedViews {
       button.disabled = true;
       state.textContent = 'Save a view to pin recordings to it.';
     }
+    for (const other of this.pinControls) if (!other.select.isConnected) this.pinControls.delete(other);
+    this.pinControls.add({ select, button, state });
     button.addEventListener('click', async () => {
       const playlist = this.playlists.find((p) => p.short_id === select.value);
       if (!playlist) return;
       state.textContent = 'Pinning…';
+      button.dataset.used = 'true';
       try {
         await this.api.request(
           'POST',
@@ -151,6 +160,13 @@ export class SavedViews {
       });
       this.playlists.unshift(created);
       this.renderOptions(created.short_id);
+      for (const control of this.pinControls) {
+        control.select.prepend(h('option', { value: created.short_id }, viewName(created)));
+        control.select.value = created.short_id;
+        control.select.disabled = false;
+        control.button.disabled = false;
+        if (!control.button.dataset.used) control.state.textContent = '';
+      }
       this.name.value = '';
       this.say(`Saved “${viewName(created)}”.`);
     } catch (error) {
