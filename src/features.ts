@@ -13,6 +13,7 @@ import { PLUGINS_FEATURE } from './plugins/plugins.feature.js';
 import { PROJECTS_FEATURE } from './projects/projects.feature.js';
 import { REPLAY_FEATURE } from './replay/replay.feature.js';
 import { SDK_FEATURE } from './sdk/sdk.feature.js';
+import { SESSION_RECORDING_PLAYLISTS_FEATURE } from './session-recording-playlists/session-recording-playlists.feature.js';
 import { SESSION_RECORDINGS_FEATURE } from './session-recordings/session-recordings.feature.js';
 import { USERS_FEATURE } from './users/users.feature.js';
 import { registerScopeObjects } from './common/auth/scopes.js';
@@ -38,6 +39,7 @@ export const FEATURES: readonly Feature[] = [
   PLUGINS_FEATURE,
   PERSONS_FEATURE,
   SESSION_RECORDINGS_FEATURE,
+  SESSION_RECORDING_PLAYLISTS_FEATURE,
   REPLAY_FEATURE,
   CAPTURE_FEATURE,
   SDK_FEATURE,

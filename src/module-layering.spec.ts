@@ -40,6 +40,8 @@ const INTERNAL_IMPORTS: Record<string, string> = {
   'capture/capture-events.ts -> session-recordings/recording-metadata.js':
     'pure recording metadata helpers, shared with ingestion',
   'capture/capture-events.ts -> session-recordings/snapshot-batch.js': 'the snapshot batch type of ingestion',
+  'session-recording-playlists/session-recording-playlists.controller.ts -> session-recordings/session-id.pipe.js':
+    "the recordings' own rule for a session id in a path, so a pinned id is checked as the recordings check it",
   'capture/capture-events.ts -> persons/person-properties.js':
     "the persons' pure property bounds, applied while a capture body is read",
   'session-recordings/recording-ingestion.service.ts -> persons/person-properties.js':

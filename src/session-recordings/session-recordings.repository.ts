@@ -29,6 +29,8 @@ export interface RecordingFilters {
   predicates?: { key: PredicateKey; operator: PredicateOperator; value: number }[];
   /** Per entry, messages of any of its levels; every entry must hold. */
   consoleLevels?: ConsoleLevel[][];
+  /** Only these session ids (a bounded list: the recordings pinned to a playlist). */
+  sessionIds?: readonly string[];
 }
 
 const DURATION_SECONDS = 'extract(epoch FROM (r.end_time - r.start_time))';
@@ -244,6 +246,7 @@ export function buildListQuery(
   for (const { key, operator, value } of filters.predicates ?? []) {
     add((p) => `${PREDICATE_SQL[key]} ${OPERATOR_SQL[operator]} ${p}::float8`, value);
   }
+  if (filters.sessionIds !== undefined) add((p) => `r.session_id = ANY(${p}::text[])`, filters.sessionIds);
   for (const levels of filters.consoleLevels ?? []) {
     where.push(`(${levels.map((level) => CONSOLE_LEVEL_SQL[level]).join(' OR ')})`);
   }

@@ -11,6 +11,7 @@ import { TransactionHost } from '../database/transactions.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { PersonsService } from '../persons/persons.service.js';
 import { ProjectsService } from '../projects/projects.service.js';
+import type { ProjectEntity } from '../projects/project.entity.js';
 import type { RecordingListQueryDto } from './dto/recording-list-query.dto.js';
 import type {
   ReplaceSessionRecordingDto,
@@ -92,6 +93,41 @@ export class SessionRecordingsService {
     const items = new Array<SessionRecordingDto>(rows.length);
     for (let i = 0; i < rows.length; i++) items[i] = toRecordingDto(rows[i], nowMs, days, this.storage);
     return { items, total };
+  }
+
+  /**
+   * A page of the project's recordings among `sessionIds` (neither deleted nor expired), in the list's order,
+   * as the user sees them (the recordings pinned to a playlist). The project's access is the caller's check.
+   */
+  async listAmong(
+    project: ProjectEntity,
+    userId: number,
+    sessionIds: readonly string[],
+    page: PageParams,
+  ): Promise<Page<SessionRecordingDto>> {
+    if (!sessionIds.length) return { items: [], total: 0 };
+    const nowMs = this.clock.now().getTime();
+    const days = this.retentionOf(project);
+    const { rows, total } = await this.recordings.list(
+      project.id,
+      userId,
+      { sessionIds },
+      page,
+      retentionCutoff(nowMs, days),
+    );
+    return { items: rows.map((r) => toRecordingDto(r, nowMs, days, this.storage)), total };
+  }
+
+  /**
+   * Runs `work` in a transaction holding the project's recording `id` locked against deletion and the purge;
+   * 404 when it does not exist, was deleted or has expired. The project's access is the caller's check.
+   */
+  async withLiveRecording<T>(project: ProjectEntity, id: string, work: () => Promise<T>): Promise<T> {
+    const cutoff = this.cutoff(this.retentionOf(project));
+    return this.transactions.withTransaction(async () => {
+      if (!(await this.recordings.lockLive(project.id, id, cutoff))) throw ApiError.notFound();
+      return work();
+    });
   }
 
   async retrieve(principal: Principal, projectId: number, id: string): Promise<SessionRecordingDto> {

@@ -32,6 +32,8 @@ export interface Tenant {
   accessToken: string;
   /** The ids the features' own test fixtures made, by the path segment before `{id}`. */
   featureIds: Record<string, string | number>;
+  /** A recording playlist of the project, with `sessionId` pinned. */
+  playlistShortId: string;
 }
 
 const HOUR = 3600_000;
@@ -134,6 +136,21 @@ export async function createTenant(t: TestApp, owner: TestUser): Promise<Tenant>
       }),
     );
   }
+  const playlist = ok<{ short_id: string }>(
+    await t.http
+      .post(`/api/projects/${project.id}/session_recording_playlists`)
+      .set(owner.auth)
+      .send({ name: unique('Playlist ') }),
+    'playlist',
+  );
+  ok(
+    await t.http
+      .post(
+        `/api/projects/${project.id}/session_recording_playlists/${playlist.short_id}/recordings/${sessionId}`,
+      )
+      .set(owner.auth),
+    'pin',
+  );
 
   return {
     featureIds,
@@ -148,6 +165,7 @@ export async function createTenant(t: TestApp, owner: TestUser): Promise<Tenant>
     pluginConfigId: pluginConfig.id,
     sessionId,
     accessToken: sharing.access_token,
+    playlistShortId: playlist.short_id,
   };
 }
 
@@ -175,6 +193,8 @@ function valueFor(name: string, collection: string, t: Tenant, op: ApiOperation)
   if (name === 'user__uuid') return t.memberUuid;
   if (name === 'recording_id' || (name === 'id' && collection === 'session_recordings')) return t.sessionId;
   if (name === 'access_token') return t.accessToken;
+  if (name === 'short_id') return t.playlistShortId;
+  if (name === 'session_recording_id') return t.sessionId;
   if (name === 'token' && collection === 'array') return t.apiToken;
   if (name === 'id') {
     const ids: Record<string, string> = {

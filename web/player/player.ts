@@ -41,6 +41,8 @@ export interface PlayerOptions {
   autoplay?: boolean;
   /** Called once playback first starts. */
   onFirstPlay?: () => void;
+  /** Called with each batch of events as it arrives, in the order loaded (the inspector reads them). */
+  onEvents?: (events: readonly WindowEvent[]) => void;
 }
 
 export const SPEEDS = [1, 2, 3, 4, 8] as const;
@@ -283,6 +285,15 @@ export class Player {
     this.render();
   }
 
+  /** The recording's time range as known so far, and the time shown (epoch milliseconds). */
+  get range(): { start: number; end: number } {
+    return { start: this.timeline.start, end: this.timeline.end };
+  }
+
+  get currentTime(): number {
+    return this.time;
+  }
+
   setSpeed(speed: number): void {
     this.speed = speed;
     for (const view of this.windows.values()) view.replayer?.setConfig({ speed });
@@ -292,6 +303,7 @@ export class Player {
 
   private receive(batch: LoadBatch): void {
     this.timeline.add(batch.events);
+    this.options.onEvents?.(batch.events);
     const byWindow = new Map<string, eventWithTime[]>();
     for (const { windowId, event } of batch.events as WindowEvent[]) {
       let list = byWindow.get(windowId);

@@ -6,6 +6,7 @@
 import 'rrweb/dist/style.css';
 import './player.css';
 import './shared-page.css';
+import { Inspector } from './inspector.js';
 import { Player, type RecordingInfo } from './player.js';
 
 interface PageData {
@@ -20,13 +21,24 @@ function start(): void {
   ) as PageData | null;
   const app = document.getElementById('app');
   if (!data || !app) return;
+  let inspector: Inspector | null = null;
   const player = new Player({
     info: data.recording,
     snapshotsUrl: `/api/shared/${encodeURIComponent(data.access_token)}/snapshots`,
     chrome: !data.embedded,
     keyboardTarget: document,
+    onEvents: (events) => inspector?.add(events),
   });
-  app.replaceChildren(player.element);
+  if (data.embedded) {
+    app.replaceChildren(player.element);
+  } else {
+    // The share page lists what the recording holds besides the page (never anything about its person).
+    inspector = new Inspector(player);
+    const layout = document.createElement('div');
+    layout.className = 'player-with-inspector';
+    layout.append(player.element, inspector.element);
+    app.replaceChildren(layout);
+  }
   void player.load();
 }
 

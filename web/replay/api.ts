@@ -76,7 +76,7 @@ export class ApiClient {
     return { Authorization: `Bearer ${this.key}` };
   }
 
-  async request<T>(method: 'GET' | 'PATCH', path: string, body?: unknown): Promise<T> {
+  async request<T>(method: 'GET' | 'PATCH' | 'POST', path: string, body?: unknown): Promise<T> {
     let response: Response;
     try {
       response = await fetch(path, {

@@ -5,16 +5,19 @@
  *
  * Scopes the key needs: none for `@me`; `project:read` (organization projects), `session_recording:read` (list,
  * play); `session_recording:write` (mark viewed) and `sharing_configuration:read`/`:write` (share) for those
- * actions only — without them the page says so and the rest works.
+ * actions only — without them the page says so and the rest works. Saved views (recording playlists) need
+ * `session_recording_playlist:read`, saving one and pinning a recording `session_recording_playlist:write`.
  */
 import 'rrweb/dist/style.css';
 import '../player/player.css';
 import './replay.css';
 import { h, replaceChildren } from '../lib/dom.js';
 import { formatClock } from '../lib/format.js';
+import { Inspector } from '../player/inspector.js';
 import { Player } from '../player/player.js';
 import { ApiClient, ApiRequestError, type CurrentUser, type Recording, recordingPath } from './api.js';
 import { DATE_RANGES, type DateRange, DEFAULT_FILTERS, type FilterValues, filterQuery } from './filters.js';
+import { SavedViews } from './saved-views.js';
 
 const KEY_STORAGE = 'replay.personal_api_key';
 const PAGE_SIZE = 20;
@@ -31,6 +34,8 @@ class RecordingsBrowser {
   private rows = new Map<string, HTMLTableRowElement>();
   /** The recording open in the player, if any. */
   private openId: string | null = null;
+  private views: SavedViews | null = null;
+  private listRequests = 0;
 
   private readonly root: HTMLElement;
   private readonly status = h('p', { class: 'replay-status', role: 'status', 'aria-live': 'polite' });
@@ -119,6 +124,7 @@ class RecordingsBrowser {
     this.api = null;
     this.user = null;
     this.projectId = null;
+    this.views = null;
     this.showKeyForm();
   }
 
@@ -162,6 +168,7 @@ class RecordingsBrowser {
       scope,
       this.note,
       this.filtersForm(),
+      h('div', { class: 'replay-saved-views-slot' }),
       h('div', { class: 'replay-columns' }, h('div', { class: 'replay-list-column' }, table, pager), viewer),
     );
     orgSelect.addEventListener('change', () => {
@@ -174,6 +181,7 @@ class RecordingsBrowser {
       this.closePlayer();
       this.projectId = Number(projectSelect.value);
       this.offset = 0;
+      this.mountViews();
       void this.loadRecordings();
     });
     if (user.organizations.length === 0) {
@@ -277,6 +285,7 @@ class RecordingsBrowser {
     select.value = String(current.id);
     this.projectId = current.id;
     this.offset = 0;
+    this.mountViews();
     await this.loadRecordings();
   }
 
@@ -301,8 +310,8 @@ class RecordingsBrowser {
       'select',
       { id: 'filter-duration', 'aria-label': 'Duration' },
       h('option', { value: 'any' }, 'Any duration'),
-      h('option', { value: 'gt' }, 'Longer than'),
-      h('option', { value: 'lt' }, 'Shorter than'),
+      h('option', { value: 'gt', selected: f.durationOperator === 'gt' }, 'Longer than'),
+      h('option', { value: 'lt', selected: f.durationOperator === 'lt' }, 'Shorter than'),
     );
     const amount = h('input', {
       id: 'filter-duration-value',
@@ -315,8 +324,8 @@ class RecordingsBrowser {
     const unit = h(
       'select',
       { id: 'filter-duration-unit', 'aria-label': 'Duration unit' },
-      h('option', { value: 'seconds' }, 'seconds'),
-      h('option', { value: 'minutes', selected: true }, 'minutes'),
+      h('option', { value: 'seconds', selected: f.durationUnit === 'seconds' }, 'seconds'),
+      h('option', { value: 'minutes', selected: f.durationUnit === 'minutes' }, 'minutes'),
     );
     const person = h('input', {
       id: 'filter-person',
@@ -357,20 +366,42 @@ class RecordingsBrowser {
     return form;
   }
 
+  /** The saved views of the current project, under the filters (saved-views.ts). */
+  private mountViews(): void {
+    const slot = this.main.querySelector<HTMLElement>('.replay-saved-views-slot');
+    if (!slot || this.projectId === null) return;
+    const views = new SavedViews(this.api!, this.projectId, {
+      current: () => this.filters,
+      apply: (values) => {
+        this.filters = values;
+        this.main.querySelector('.replay-filters')?.replaceWith(this.filtersForm());
+        this.offset = 0;
+        void this.loadRecordings();
+      },
+    });
+    this.views = views;
+    replaceChildren(slot, views.element);
+    void views.load();
+  }
+
   // ---- list ---------------------------------------------------------------------------------------------------
 
   private async loadRecordings(): Promise<void> {
     if (this.projectId === null) return;
     this.setStatus('Loading recordings…');
     const projectId = this.projectId;
+    // Only the latest request is shown: an earlier one answering late (other filters) is dropped.
+    const request = ++this.listRequests;
     let page;
     let empty = '';
     try {
       page = await this.api!.recordings(projectId, filterQuery(this.filters, PAGE_SIZE, this.offset));
       if (page.count === 0) empty = await this.emptyMessage(projectId);
     } catch (error) {
+      if (request !== this.listRequests) return;
       return this.fail(error);
     }
+    if (request !== this.listRequests) return;
     if (projectId !== this.projectId) return; // another project was chosen meanwhile
     const table = this.main.querySelector<HTMLTableElement>('.replay-list')!;
     this.rows.clear();
@@ -484,7 +515,9 @@ class RecordingsBrowser {
     );
     closeButton.addEventListener('click', () => this.closePlayer(true));
     shareButton.addEventListener('click', () => void this.share(recording, sharePanel));
+    let inspector: Inspector | null = null;
     const player = new Player({
+      onEvents: (events) => inspector?.add(events),
       info: recording,
       snapshotsUrl: `${recordingPath(projectId, recording.id)}/snapshots`,
       headers: api.headers,
@@ -507,6 +540,7 @@ class RecordingsBrowser {
       },
     });
     this.player = player;
+    inspector = new Inspector(player);
     replaceChildren(
       viewer,
       title,
@@ -515,10 +549,16 @@ class RecordingsBrowser {
         'div',
         { class: 'replay-viewer-actions' },
         viewed,
-        h('span', { class: 'replay-viewer-buttons' }, shareButton, closeButton),
+        h(
+          'span',
+          { class: 'replay-viewer-buttons' },
+          shareButton,
+          this.views?.pinControl(recording),
+          closeButton,
+        ),
       ),
       sharePanel,
-      player.element,
+      h('div', { class: 'player-with-inspector' }, player.element, inspector.element),
     );
     title.focus();
     void player.load();

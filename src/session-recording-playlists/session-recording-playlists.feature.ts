@@ -1,0 +1,27 @@
+import { defineFeature } from '../common/feature/feature.js';
+
+declare module '../common/auth/scopes.js' {
+  interface ScopeObjects {
+    session_recording_playlist: true;
+  }
+}
+
+/**
+ * The session recording playlists feature (saved views of a project's recordings, with pinned recordings): what it
+ * contributes to the application, the database, the CLI and the tests.
+ */
+export const SESSION_RECORDING_PLAYLISTS_FEATURE = defineFeature({
+  name: 'session-recording-playlists',
+  load: async () => {
+    const entities = await import('./session-recording-playlist.entity.js');
+    return {
+      modules: [(await import('./session-recording-playlists.module.js')).SessionRecordingPlaylistsModule],
+      entities: [entities.SessionRecordingPlaylistEntity, entities.SessionRecordingPlaylistItemEntity],
+      migrations: [
+        (await import('../database/migrations/1795810055291-SessionRecordingPlaylists.js'))
+          .SessionRecordingPlaylists1795810055291,
+      ],
+    };
+  },
+  scopes: ['session_recording_playlist'],
+});

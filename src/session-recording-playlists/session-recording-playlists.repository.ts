@@ -1,0 +1,139 @@
+import { Injectable } from '@nestjs/common';
+import type { Page, PageParams } from '../common/pagination/page.js';
+import { RepositoryBase } from '../database/repository-base.js';
+import {
+  SessionRecordingPlaylistEntity,
+  SessionRecordingPlaylistItemEntity,
+} from './session-recording-playlist.entity.js';
+
+/** The writable columns of a playlist. */
+export interface PlaylistFields {
+  name?: string | null;
+  derivedName?: string | null;
+  description?: string;
+  pinned?: boolean;
+  deleted?: boolean;
+  filters?: Record<string, unknown>;
+}
+
+/** Filters of the playlists list. */
+export interface PlaylistListFilters {
+  pinned?: boolean;
+  createdById?: number;
+  /** A case-insensitive substring of the name or derived name. */
+  search?: string;
+}
+
+const RELATIONS = { createdBy: true, lastModifiedBy: true } as const;
+
+/** The playlists of a project and the recordings pinned to them. */
+@Injectable()
+export class SessionRecordingPlaylistsRepository extends RepositoryBase {
+  /** A page of the project's playlists that are not deleted, last modified first, then by id. */
+  async page(
+    teamId: number,
+    filters: PlaylistListFilters,
+    { limit, offset }: PageParams,
+  ): Promise<Page<SessionRecordingPlaylistEntity>> {
+    const qb = this.repository(SessionRecordingPlaylistEntity)
+      .createQueryBuilder('p')
+      .leftJoinAndSelect('p.createdBy', 'created_by')
+      .leftJoinAndSelect('p.lastModifiedBy', 'last_modified_by')
+      .where('p.teamId = :teamId AND p.deleted = false', { teamId });
+    if (filters.pinned !== undefined) qb.andWhere('p.pinned = :pinned', { pinned: filters.pinned });
+    if (filters.createdById !== undefined) {
+      qb.andWhere('p.createdById = :createdById', { createdById: filters.createdById });
+    }
+    if (filters.search) {
+      const pattern = `%${filters.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      qb.andWhere('(p.name ILIKE :pattern OR p.derivedName ILIKE :pattern)', { pattern });
+    }
+    const [items, total] = await qb
+      .orderBy('p.lastModifiedAt', 'DESC')
+      .addOrderBy('p.id', 'ASC')
+      .take(limit)
+      .skip(offset)
+      .getManyAndCount();
+    return { items, total };
+  }
+
+  /** The project's playlist by short id, unless deleted, with its users. */
+  findByShortId(teamId: number, shortId: string): Promise<SessionRecordingPlaylistEntity | null> {
+    return this.repository(SessionRecordingPlaylistEntity).findOne({
+      where: { teamId, shortId, deleted: false },
+      relations: RELATIONS,
+    });
+  }
+
+  /** A playlist by id, deleted or not, with its users. */
+  findById(id: number): Promise<SessionRecordingPlaylistEntity | null> {
+    return this.repository(SessionRecordingPlaylistEntity).findOne({ where: { id }, relations: RELATIONS });
+  }
+
+  /** As findByShortId, without the users, locked for update until the caller's transaction ends. */
+  lockByShortId(teamId: number, shortId: string): Promise<SessionRecordingPlaylistEntity | null> {
+    return this.repository(SessionRecordingPlaylistEntity).findOne({
+      where: { teamId, shortId, deleted: false },
+      lock: { mode: 'pessimistic_write' },
+    });
+  }
+
+  /** Inserts a playlist; a short id already taken in the project fails on PLAYLIST_SHORT_ID_CONSTRAINT. */
+  async insert(
+    fields: PlaylistFields & {
+      teamId: number;
+      shortId: string;
+      createdById: number;
+      createdAt: Date;
+      lastModifiedById: number;
+      lastModifiedAt: Date;
+    },
+  ): Promise<void> {
+    const repo = this.repository(SessionRecordingPlaylistEntity);
+    await repo.save(repo.create(fields), { transaction: false, reload: false });
+  }
+
+  async update(
+    id: number,
+    fields: PlaylistFields & { lastModifiedById: number; lastModifiedAt: Date },
+  ): Promise<void> {
+    const set = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+    await this.repository(SessionRecordingPlaylistEntity).update({ id }, set);
+  }
+
+  /** The session ids pinned to the playlist, most recently pinned first (at most `limit`). */
+  async pinnedSessionIds(playlistId: number, limit: number): Promise<string[]> {
+    const rows = await this.repository(SessionRecordingPlaylistItemEntity).find({
+      select: { sessionId: true },
+      where: { playlistId },
+      order: { addedAt: 'DESC', sessionId: 'ASC' },
+      take: limit,
+    });
+    return rows.map((r) => r.sessionId);
+  }
+
+  countPinned(playlistId: number): Promise<number> {
+    return this.repository(SessionRecordingPlaylistItemEntity).count({ where: { playlistId } });
+  }
+
+  /** Pins a recording; false when it was already pinned. */
+  async pin(playlistId: number, teamId: number, sessionId: string, addedAt: Date): Promise<boolean> {
+    const result = await this.repository(SessionRecordingPlaylistItemEntity)
+      .createQueryBuilder()
+      .insert()
+      .values({ playlistId, teamId, sessionId, addedAt })
+      .orIgnore()
+      .returning('session_id')
+      .execute();
+    return (result.raw as unknown[]).length > 0;
+  }
+
+  /** Unpins a recording; false when it was not pinned. */
+  async unpin(playlistId: number, sessionId: string): Promise<boolean> {
+    const result = await this.repository(SessionRecordingPlaylistItemEntity).delete({
+      playlistId,
+      sessionId,
+    });
+    return (result.affected ?? 0) > 0;
+  }
+}

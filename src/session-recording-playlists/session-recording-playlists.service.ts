@@ -1,0 +1,185 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '../common/auth/principal.js';
+import { ApiError } from '../common/errors/api-error.js';
+import { isUniqueViolation } from '../common/errors/database-errors.js';
+import type { Page, PageParams } from '../common/pagination/page.js';
+import { Clock } from '../common/time/clock.js';
+import { TransactionHost } from '../database/transactions.js';
+import type { ProjectEntity } from '../projects/project.entity.js';
+import { ProjectsService } from '../projects/projects.service.js';
+import type { SessionRecordingDto } from '../session-recordings/dto/session-recording.dto.js';
+import { SessionRecordingsService } from '../session-recordings/session-recordings.service.js';
+import type { PlaylistInputDto } from './dto/playlist-input.dto.js';
+import { type PlaylistDto, toPlaylistDto } from './dto/playlist.dto.js';
+import { isShortId, newShortId, PLAYLIST_MAX_PINS } from './playlist-rules.js';
+import { PLAYLIST_SHORT_ID_CONSTRAINT } from './session-recording-playlist.entity.js';
+import {
+  type PlaylistFields,
+  type PlaylistListFilters,
+  SessionRecordingPlaylistsRepository,
+} from './session-recording-playlists.repository.js';
+
+/** Attempts at a free short id before giving up (a collision of 62^8 ids is already unlikely). */
+const SHORT_ID_ATTEMPTS = 5;
+
+/** Saved views of a project's recordings (docs/decisions.md §12). */
+@Injectable()
+export class SessionRecordingPlaylistsService {
+  constructor(
+    private readonly transactions: TransactionHost,
+    private readonly playlists: SessionRecordingPlaylistsRepository,
+    private readonly projects: ProjectsService,
+    private readonly recordings: SessionRecordingsService,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(
+    principal: Principal,
+    projectId: number,
+    filters: PlaylistListFilters,
+    page: PageParams,
+  ): Promise<Page<PlaylistDto>> {
+    const project = await this.projects.requireAccessible(principal, projectId);
+    const { items, total } = await this.playlists.page(project.id, filters, page);
+    return { items: items.map(toPlaylistDto), total };
+  }
+
+  async create(principal: Principal, projectId: number, body: PlaylistInputDto): Promise<PlaylistDto> {
+    const project = await this.projects.requireAccessible(principal, projectId);
+    const now = this.clock.now();
+    for (let attempt = 1; ; attempt++) {
+      const shortId = newShortId();
+      try {
+        await this.playlists.insert({
+          ...fieldsOf(body),
+          deleted: false,
+          teamId: project.id,
+          shortId,
+          createdById: principal.userId,
+          createdAt: now,
+          lastModifiedById: principal.userId,
+          lastModifiedAt: now,
+        });
+      } catch (error) {
+        if (attempt < SHORT_ID_ATTEMPTS && isUniqueViolation(error, PLAYLIST_SHORT_ID_CONSTRAINT)) continue;
+        throw error;
+      }
+      return this.require(project.id, shortId);
+    }
+  }
+
+  async retrieve(principal: Principal, projectId: number, shortId: string): Promise<PlaylistDto> {
+    const project = await this.projects.requireAccessible(principal, projectId);
+    return this.require(project.id, shortId);
+  }
+
+  /** Changes the fields sent; `deleted: true` deletes the playlist (the answer is its last state). */
+  async update(
+    principal: Principal,
+    projectId: number,
+    shortId: string,
+    body: PlaylistInputDto,
+  ): Promise<PlaylistDto> {
+    return this.writeLocked(principal, projectId, shortId, async (_project, playlist) => {
+      await this.playlists.update(playlist.id, {
+        ...fieldsOf(body),
+        lastModifiedById: principal.userId,
+        lastModifiedAt: this.clock.now(),
+      });
+      const updated = await this.playlists.findById(playlist.id);
+      if (!updated) throw ApiError.notFound();
+      return toPlaylistDto(updated);
+    });
+  }
+
+  async delete(principal: Principal, projectId: number, shortId: string): Promise<void> {
+    await this.writeLocked(principal, projectId, shortId, async (_project, playlist) => {
+      await this.playlists.update(playlist.id, {
+        deleted: true,
+        lastModifiedById: principal.userId,
+        lastModifiedAt: this.clock.now(),
+      });
+    });
+  }
+
+  /** The pinned recordings that still exist (neither deleted nor expired), in the recordings list's order. */
+  async pinnedRecordings(
+    principal: Principal,
+    projectId: number,
+    shortId: string,
+    page: PageParams,
+  ): Promise<Page<SessionRecordingDto>> {
+    const project = await this.projects.requireAccessible(principal, projectId);
+    const playlist = await this.playlists.findByShortId(project.id, shortId);
+    if (!playlist) throw ApiError.notFound();
+    const sessionIds = await this.playlists.pinnedSessionIds(playlist.id, PLAYLIST_MAX_PINS);
+    return this.recordings.listAmong(project, principal.userId, sessionIds, page);
+  }
+
+  /**
+   * Pins a recording of the project (404 when it does not exist, was deleted or has expired); pinning one
+   * already pinned changes nothing. At most PLAYLIST_MAX_PINS per playlist.
+   */
+  async pin(principal: Principal, projectId: number, shortId: string, sessionId: string): Promise<void> {
+    const project = await this.projects.requireAccessible(principal, projectId);
+    if (!isShortId(shortId)) throw ApiError.notFound();
+    await this.recordings.withLiveRecording(project, sessionId, async () => {
+      const playlist = await this.playlists.lockByShortId(project.id, shortId);
+      if (!playlist) throw ApiError.notFound();
+      if ((await this.playlists.countPinned(playlist.id)) >= PLAYLIST_MAX_PINS) {
+        // Counted under the playlist's lock: concurrent pins cannot pass the limit together.
+        const pinned = await this.playlists.pinnedSessionIds(playlist.id, PLAYLIST_MAX_PINS);
+        if (pinned.includes(sessionId)) return;
+        throw ApiError.validation(
+          `A playlist holds at most ${PLAYLIST_MAX_PINS} pinned recordings; unpin one first.`,
+          'session_recording_id',
+          'max_pinned',
+        );
+      }
+      await this.playlists.pin(playlist.id, project.id, sessionId, this.clock.now());
+    });
+  }
+
+  /** Unpins a recording (a deleted or expired one too); 404 when it is not pinned. */
+  async unpin(principal: Principal, projectId: number, shortId: string, sessionId: string): Promise<void> {
+    await this.writeLocked(principal, projectId, shortId, async (_project, playlist) => {
+      if (!(await this.playlists.unpin(playlist.id, sessionId))) throw ApiError.notFound();
+    });
+  }
+
+  /** The load-for-write helper: access, a transaction, the playlist locked (404 when missing), then `work`. */
+  private async writeLocked<T>(
+    principal: Principal,
+    projectId: number,
+    shortId: string,
+    work: (project: ProjectEntity, playlist: PlaylistRow) => Promise<T>,
+  ): Promise<T> {
+    const project = await this.projects.requireAccessible(principal, projectId);
+    if (!isShortId(shortId)) throw ApiError.notFound();
+    return this.transactions.withTransaction(async () => {
+      const playlist = await this.playlists.lockByShortId(project.id, shortId);
+      if (!playlist) throw ApiError.notFound();
+      return work(project, playlist);
+    });
+  }
+
+  private async require(teamId: number, shortId: string): Promise<PlaylistDto> {
+    const playlist = isShortId(shortId) ? await this.playlists.findByShortId(teamId, shortId) : null;
+    if (!playlist) throw ApiError.notFound();
+    return toPlaylistDto(playlist);
+  }
+}
+
+type PlaylistRow = NonNullable<Awaited<ReturnType<SessionRecordingPlaylistsRepository['lockByShortId']>>>;
+
+/** The body's fields as columns; fields left out stay undefined (unchanged). */
+function fieldsOf(body: PlaylistInputDto): PlaylistFields {
+  return {
+    name: body.name,
+    derivedName: body.derived_name,
+    description: body.description,
+    pinned: body.pinned,
+    deleted: body.deleted,
+    filters: body.filters,
+  };
+}

@@ -1,0 +1,235 @@
+/**
+ * The inspector beside the player: what the recording itself holds besides the page — page views, console
+ * messages and network requests (see `inspector-entries.ts`) — in time order. Filter by kind and text; a click on
+ * a line moves the player there; page views and errors are marked on the seek bar; the line of the current time
+ * is highlighted and, while "Follow playback" is on, kept in view.
+ *
+ * Bounded however long the recording: at most INSPECTOR_MAX_ENTRIES lines are kept (the inspector says when it
+ * stops listing), INSPECTOR_PAGE_SIZE are drawn at a time (paged), and markers that fall on the same spot of the
+ * bar are drawn once.
+ */
+import './inspector.css';
+import { h, replaceChildren } from '../lib/dom.js';
+import { formatClock } from '../lib/format.js';
+import {
+  currentIndex,
+  type EntryKind,
+  entriesOf,
+  filterEntries,
+  type InspectorEntry,
+  mergeEntries,
+} from '../lib/inspector-entries.js';
+import type { WindowEvent } from '../lib/snapshot-lines.js';
+
+export const INSPECTOR_MAX_ENTRIES = 10_000;
+export const INSPECTOR_PAGE_SIZE = 100;
+/** Markers are placed to the nearest 1/MARKER_SLOTS of the bar, one per slot and kind. */
+const MARKER_SLOTS = 500;
+const FOLLOW_EVERY_MS = 250;
+
+/** What the inspector needs of the player. */
+export interface InspectedPlayer {
+  readonly element: HTMLElement;
+  readonly range: { start: number; end: number };
+  readonly currentTime: number;
+  seekTo(t: number): void;
+}
+
+/** The kinds the recording provides, in the order of the filter. */
+const KINDS: { kind: EntryKind; label: string }[] = [
+  { kind: 'page', label: 'Page views' },
+  { kind: 'console', label: 'Console' },
+  { kind: 'network', label: 'Network' },
+];
+
+export class Inspector {
+  readonly element: HTMLElement;
+  private readonly entries: InspectorEntry[] = [];
+  private shown: InspectorEntry[] = [];
+  private dropped = 0;
+  private page = 0;
+  private current = -1;
+  private readonly kinds = new Set<EntryKind>(KINDS.map((k) => k.kind));
+  private text = '';
+  private readonly list = h('ol', { class: 'inspector-list' });
+  private readonly summary = h('p', { class: 'inspector-summary', role: 'status' });
+  private readonly pager = h('div', { class: 'inspector-pager' });
+  private readonly follow = h('input', { type: 'checkbox', class: 'inspector-follow', checked: true });
+  private readonly markers = h('div', { class: 'player-markers', 'aria-hidden': 'true' });
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private dirty = false;
+
+  constructor(private readonly player: InspectedPlayer) {
+    const search = h('input', {
+      type: 'search',
+      class: 'inspector-search',
+      placeholder: 'Filter lines',
+      'aria-label': 'Filter the inspector’s lines by text',
+    });
+    search.addEventListener('input', () => {
+      this.text = search.value;
+      this.refilter();
+    });
+    const kindBoxes = KINDS.map(({ kind, label }) => {
+      const box = h('input', { type: 'checkbox', class: `inspector-kind`, 'data-kind': kind, checked: true });
+      box.addEventListener('change', () => {
+        if (box.checked) this.kinds.add(kind);
+        else this.kinds.delete(kind);
+        this.refilter();
+      });
+      return h('label', { class: 'inspector-kind-label' }, box, ` ${label}`);
+    });
+    this.element = h(
+      'section',
+      { class: 'inspector', 'aria-label': 'Inspector' },
+      h('h3', { class: 'inspector-title' }, 'Inspector'),
+      h(
+        'div',
+        { class: 'inspector-filters' },
+        ...kindBoxes,
+        search,
+        h('label', { class: 'inspector-follow-label' }, this.follow, ' Follow playback'),
+      ),
+      this.summary,
+      this.list,
+      this.pager,
+    );
+    this.player.element.querySelector('.player-timeline')?.appendChild(this.markers);
+    this.timer = setInterval(() => this.tick(), FOLLOW_EVERY_MS);
+    this.render();
+  }
+
+  /** Reads a batch of the recording's events as the player receives them. */
+  add(events: readonly WindowEvent[]): void {
+    const added: InspectorEntry[] = [];
+    for (const { event } of events) {
+      for (const entry of entriesOf(event)) {
+        if (this.entries.length + added.length >= INSPECTOR_MAX_ENTRIES) this.dropped++;
+        else added.push(entry);
+      }
+    }
+    if (!added.length && !this.dropped) return;
+    mergeEntries(this.entries, added);
+    this.dirty = true;
+  }
+
+  destroy(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.markers.remove();
+    this.element.remove();
+  }
+
+  private refilter(): void {
+    this.shown = filterEntries(this.entries, this.kinds, this.text);
+    this.current = -2; // redraw the highlight
+    this.page = 0;
+    this.render();
+  }
+
+  private tick(): void {
+    if (!this.element.isConnected) return this.destroy();
+    if (this.dirty) {
+      this.dirty = false;
+      this.shown = filterEntries(this.entries, this.kinds, this.text);
+      this.renderMarkers();
+      this.render();
+    }
+    const index = currentIndex(this.shown, this.player.currentTime);
+    if (index === this.current) return;
+    this.current = index;
+    if (this.follow.checked && index >= 0) {
+      const page = Math.floor(index / INSPECTOR_PAGE_SIZE);
+      if (page !== this.page) {
+        this.page = page;
+        return this.render();
+      }
+    }
+    this.highlight();
+  }
+
+  private render(): void {
+    const pages = Math.max(1, Math.ceil(this.shown.length / INSPECTOR_PAGE_SIZE));
+    this.page = Math.min(this.page, pages - 1);
+    const from = this.page * INSPECTOR_PAGE_SIZE;
+    const start = this.player.range.start;
+    replaceChildren(
+      this.list,
+      ...this.shown.slice(from, from + INSPECTOR_PAGE_SIZE).map((entry, i) => {
+        const line = h(
+          'button',
+          {
+            type: 'button',
+            class: 'inspector-line',
+            'data-kind': entry.kind,
+            'data-index': from + i,
+            title: entry.text,
+          },
+          h('span', { class: 'inspector-time' }, formatClock(Math.max(0, entry.timestamp - start))),
+          h('span', { class: `inspector-label inspector-label-${entry.marker ?? 'plain'}` }, entry.label),
+          h('span', { class: 'inspector-text' }, entry.text),
+        );
+        line.addEventListener('click', () => {
+          this.follow.checked = false;
+          this.player.seekTo(entry.timestamp);
+        });
+        return h('li', {}, line);
+      }),
+    );
+    const total = this.entries.length;
+    this.summary.textContent =
+      (total === 0
+        ? 'Nothing recorded besides the page so far: page views, console messages and network requests show here.'
+        : `${this.shown.length} of ${total} lines`) +
+      (this.dropped
+        ? `; only the first ${INSPECTOR_MAX_ENTRIES} lines are listed (${this.dropped} more).`
+        : '');
+    const previous = h('button', { type: 'button', disabled: this.page === 0 }, 'Earlier');
+    const next = h('button', { type: 'button', disabled: this.page >= pages - 1 }, 'Later');
+    previous.addEventListener('click', () => this.turn(-1));
+    next.addEventListener('click', () => this.turn(1));
+    replaceChildren(this.pager, previous, h('span', {}, `Page ${this.page + 1} of ${pages}`), next);
+    this.current = -2;
+    this.highlight();
+  }
+
+  private turn(by: number): void {
+    this.follow.checked = false;
+    this.page += by;
+    this.render();
+  }
+
+  private highlight(): void {
+    const index = currentIndex(this.shown, this.player.currentTime);
+    this.current = index;
+    for (const line of this.list.querySelectorAll<HTMLElement>('.inspector-current')) {
+      line.classList.remove('inspector-current');
+      line.removeAttribute('aria-current');
+    }
+    const line = this.list.querySelector<HTMLElement>(`[data-index="${index}"]`);
+    if (!line) return;
+    line.classList.add('inspector-current');
+    line.setAttribute('aria-current', 'true');
+    if (this.follow.checked) line.scrollIntoView({ block: 'nearest' });
+  }
+
+  private renderMarkers(): void {
+    const { start, end } = this.player.range;
+    const span = Math.max(1, end - start);
+    const slots = new Map<string, { slot: number; kind: 'page' | 'error'; text: string }>();
+    for (const entry of this.entries) {
+      if (!entry.marker) continue;
+      const slot = Math.round((Math.min(Math.max(entry.timestamp - start, 0), span) / span) * MARKER_SLOTS);
+      const key = `${entry.marker}:${slot}`;
+      if (!slots.has(key)) slots.set(key, { slot, kind: entry.marker, text: entry.text });
+    }
+    replaceChildren(
+      this.markers,
+      ...[...slots.values()].map(({ slot, kind, text }) => {
+        const marker = h('span', { class: `player-marker player-marker-${kind}`, title: text });
+        marker.style.left = `${((slot / MARKER_SLOTS) * 100).toFixed(2)}%`;
+        return marker;
+      }),
+    );
+  }
+}

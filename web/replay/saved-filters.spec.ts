@@ -1,0 +1,84 @@
+import { describe, expect, it } from '@jest/globals';
+import { DEFAULT_FILTERS, type FilterValues } from './filters.js';
+import { filtersFromSaved, grantsViews, savedFilters, viewName } from './saved-filters.js';
+
+describe('savedFilters', () => {
+  it('keeps the list query parameters, the JSON ones as values, without the page', () => {
+    const values: FilterValues = {
+      ...DEFAULT_FILTERS,
+      dateRange: '-30d',
+      durationOperator: 'gt',
+      durationValue: 2,
+      durationUnit: 'minutes',
+      person: 'visitor-7',
+      consoleErrors: true,
+    };
+    expect(savedFilters(values)).toEqual({
+      date_from: '-30d',
+      having_predicates: [{ type: 'recording', key: 'duration', operator: 'gt', value: 120 }],
+      console_log_filters: [{ type: 'log_entry', key: 'level', operator: 'exact', value: ['error'] }],
+      distinct_id: 'visitor-7',
+    });
+    expect(savedFilters({ ...DEFAULT_FILTERS, dateRange: 'all' })).toEqual({});
+  });
+
+  it('round-trips through filtersFromSaved', () => {
+    const cases: FilterValues[] = [
+      DEFAULT_FILTERS,
+      { ...DEFAULT_FILTERS, dateRange: 'all' },
+      { ...DEFAULT_FILTERS, durationOperator: 'lt', durationValue: 45, durationUnit: 'seconds' },
+      { ...DEFAULT_FILTERS, dateRange: '-24h', consoleErrors: true },
+      { ...DEFAULT_FILTERS, person: '01890000-0000-7000-8000-000000000001' },
+      {
+        ...DEFAULT_FILTERS,
+        dateRange: 'custom',
+        customFrom: '2026-11-20T09:30',
+        customTo: '2026-11-21T18:05',
+      },
+    ];
+    for (const values of cases) {
+      expect(filtersFromSaved(savedFilters(values))).toEqual({ values, ignored: [] });
+    }
+  });
+});
+
+describe('filtersFromSaved', () => {
+  it('names what the browser cannot show, and applies the rest', () => {
+    const { values, ignored } = filtersFromSaved({
+      date_from: '-7d',
+      events: [{ id: '$pageview' }],
+      having_predicates: [{ key: 'click_count', operator: 'gt', value: 3 }],
+      console_log_filters: [{ type: 'log_entry', key: 'level', operator: 'exact', value: ['warn', 'error'] }],
+      person_uuid: 'p-1',
+    });
+    expect(values).toEqual({ ...DEFAULT_FILTERS, dateRange: '-7d', person: 'p-1' });
+    expect(ignored).toEqual(['events', 'having_predicates', 'console_log_filters']);
+  });
+
+  it('reads an empty view as all time, and refuses nonsense values', () => {
+    expect(filtersFromSaved({}).values).toEqual({ ...DEFAULT_FILTERS, dateRange: 'all' });
+    expect(filtersFromSaved({ date_from: 'yesterday', distinct_id: 5 }).ignored).toEqual([
+      'date_from',
+      'distinct_id',
+    ]);
+  });
+});
+
+describe('viewName', () => {
+  it('falls back to the derived name, then the short id', () => {
+    const base = { id: 1, short_id: 'Ab12Cd34', filters: {} };
+    expect(viewName({ ...base, name: 'Checkout', derived_name: 'x' })).toBe('Checkout');
+    expect(viewName({ ...base, name: '', derived_name: 'Derived' })).toBe('Derived');
+    expect(viewName({ ...base, name: null, derived_name: null })).toBe('Untitled (Ab12Cd34)');
+  });
+});
+
+describe('grantsViews', () => {
+  it('needs the views read scope, its write scope, or every scope', () => {
+    expect(grantsViews(['*'])).toBe(true);
+    expect(grantsViews(['session_recording_playlist:read'])).toBe(true);
+    expect(grantsViews(['project:read', 'session_recording_playlist:write'])).toBe(true);
+    expect(grantsViews(['project:read', 'session_recording:write'])).toBe(false);
+    expect(grantsViews([])).toBe(false);
+  });
+});

@@ -1,0 +1,105 @@
+/**
+ * A saved view's filters (a recording playlist's `filters`) and the recordings browser's filters, both ways: a
+ * view keeps the list's own query parameters under their names, the JSON ones as JSON values.
+ */
+import { DATE_RANGES, type DateRange, DEFAULT_FILTERS, type FilterValues, filterQuery } from './filters.js';
+
+export interface Playlist {
+  id: number;
+  short_id: string;
+  name: string | null;
+  derived_name: string | null;
+  filters: Record<string, unknown>;
+}
+
+/** Most views offered in the picker (the API's list is paged; the most recently changed come first). */
+export const VIEWS_SHOWN = 100;
+
+const QUERY_JSON = new Set(['having_predicates', 'console_log_filters']);
+const RELATIVE = new Set<string>(DATE_RANGES.map((r) => r.value).filter((v) => v.startsWith('-')));
+
+/** The filters as a view saves them: the list's query parameters, the JSON ones as JSON values. */
+export function savedFilters(values: FilterValues): Record<string, unknown> {
+  const saved: Record<string, unknown> = {};
+  for (const [name, value] of filterQuery(values, 1, 0).entries()) {
+    if (name === 'limit' || name === 'offset') continue;
+    saved[name] = QUERY_JSON.has(name) ? (JSON.parse(value) as unknown) : value;
+  }
+  return saved;
+}
+
+/** An ISO timestamp as a `datetime-local` value (local time, minutes); '' when it is not a timestamp. */
+function isoToLocal(value: unknown): string {
+  if (typeof value !== 'string') return '';
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return '';
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return (
+    `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}` +
+    `T${pad(date.getHours())}:${pad(date.getMinutes())}`
+  );
+}
+
+/**
+ * The browser's filters from a view's saved filters, and the names of what they hold that the browser cannot
+ * show (kept in the view, left out of the list the browser asks for): the caller says so.
+ */
+export function filtersFromSaved(saved: Record<string, unknown>): {
+  values: FilterValues;
+  ignored: string[];
+} {
+  const values: FilterValues = { ...DEFAULT_FILTERS, dateRange: 'all' };
+  const ignored: string[] = [];
+  for (const [name, value] of Object.entries(saved)) {
+    if (name === 'date_from' && typeof value === 'string' && RELATIVE.has(value)) {
+      values.dateRange = value as DateRange;
+    } else if ((name === 'date_from' || name === 'date_to') && isoToLocal(value)) {
+      values.dateRange = 'custom';
+      if (name === 'date_from') values.customFrom = isoToLocal(value);
+      else values.customTo = isoToLocal(value);
+    } else if ((name === 'person_uuid' || name === 'distinct_id') && typeof value === 'string') {
+      values.person = value;
+    } else if (name === 'having_predicates' && durationOf(value, values)) {
+      // applied by durationOf
+    } else if (name === 'console_log_filters' && onlyErrors(value)) {
+      values.consoleErrors = true;
+    } else {
+      ignored.push(name);
+    }
+  }
+  return { values, ignored };
+}
+
+/** Sets the duration filter from `[{"key": "duration", "operator": "gt"|"lt", "value": seconds}]`. */
+function durationOf(value: unknown, values: FilterValues): boolean {
+  if (!Array.isArray(value) || value.length !== 1) return false;
+  const p = value[0] as { key?: unknown; operator?: unknown; value?: unknown };
+  if (p.key !== 'duration' || (p.operator !== 'gt' && p.operator !== 'lt')) return false;
+  if (typeof p.value !== 'number' || !Number.isFinite(p.value) || p.value < 0) return false;
+  values.durationOperator = p.operator;
+  const minutes = p.value % 60 === 0;
+  values.durationUnit = minutes ? 'minutes' : 'seconds';
+  values.durationValue = minutes ? p.value / 60 : p.value;
+  return true;
+}
+
+function onlyErrors(value: unknown): boolean {
+  if (!Array.isArray(value) || value.length !== 1) return false;
+  const levels = (value[0] as { value?: unknown }).value;
+  return Array.isArray(levels) && levels.length === 1 && levels[0] === 'error';
+}
+
+export function viewName(p: Playlist): string {
+  return p.name || p.derived_name || `Untitled (${p.short_id})`;
+}
+
+export const VIEWS_READ_SCOPE = 'session_recording_playlist:read';
+
+/** Whether a key's scopes let it read saved views (a write scope grants the read). */
+export function grantsViews(scopes: readonly string[]): boolean {
+  return (
+    scopes.includes('*') ||
+    scopes.includes(VIEWS_READ_SCOPE) ||
+    scopes.includes('session_recording_playlist:write')
+  );
+}
