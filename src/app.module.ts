@@ -24,6 +24,7 @@ import type { AppConfig } from './config/config.js';
 import { CoreModule } from './config/core.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { DomainsModule } from './domains/domains.module.js';
+import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { InvitesModule } from './invites/invites.module.js';
 import { MembersModule } from './members/members.module.js';
@@ -58,6 +59,7 @@ export const FEATURE_MODULES = [
   RecordingPurgeModule,
   ReplayModule,
   CaptureModule,
+  EventsModule,
   SdkModule,
 ];
 

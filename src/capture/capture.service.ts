@@ -34,6 +34,17 @@ const invalidToken = () =>
     'token',
   );
 
+/**
+ * What the analytics capture routes (`/e/`, `/batch/`, …, src/events) do with the events of a request other than
+ * `$snapshot`: called with the project and the decoded batch, under the request's memory budget, before the
+ * snapshots are stored. `/s/` passes none (it ignores other events).
+ */
+export type OtherEventsSink = (
+  project: ProjectEntity,
+  batch: CaptureBatch,
+  dropped: DroppedValues,
+) => Promise<void>;
+
 /** The project lookup started as soon as the token is known, settled without ever rejecting. */
 interface EarlyLookup {
   token: string;
@@ -67,7 +78,7 @@ export class CaptureService {
     this.budget = new CaptureMemoryBudget(config.get('CAPTURE_MEMORY_BUDGET'));
   }
 
-  async capture(body: CaptureBody): Promise<IngestResult> {
+  async capture(body: CaptureBody, others?: OtherEventsSink): Promise<IngestResult> {
     const reservation = this.budget.open();
     let early: EarlyLookup | null = null;
     try {
@@ -87,7 +98,7 @@ export class CaptureService {
         },
       };
       // Decoded within the call, so that no variable here keeps the decoded body alive while it is stored.
-      return await this.captureJson(await decodeCaptureBody(body, this.limits, hooks), early);
+      return await this.captureJson(await decodeCaptureBody(body, this.limits, hooks), early, others);
     } finally {
       reservation.release();
     }
@@ -97,15 +108,23 @@ export class CaptureService {
    * Capture of an already decoded body (the demo data generator calls this directly). Not async itself, so that
    * only the batch read from the body refers to it while it is stored.
    */
-  captureJson(payload: unknown, early: EarlyLookup | null = null): Promise<IngestResult> {
+  captureJson(
+    payload: unknown,
+    early: EarlyLookup | null = null,
+    others?: OtherEventsSink,
+  ): Promise<IngestResult> {
     try {
-      return this.captureBatch(readCaptureBatch(payload), early);
+      return this.captureBatch(readCaptureBatch(payload), early, others);
     } catch (error) {
       return Promise.reject(error as Error);
     }
   }
 
-  private async captureBatch(batch: CaptureBatch, early: EarlyLookup | null): Promise<IngestResult> {
+  private async captureBatch(
+    batch: CaptureBatch,
+    early: EarlyLookup | null,
+    others: OtherEventsSink | undefined,
+  ): Promise<IngestResult> {
     if (!batch.token) throw noToken();
     let project: ProjectEntity | null;
     if (early && early.token === batch.token) {
@@ -117,6 +136,7 @@ export class CaptureService {
     }
     if (!project) throw invalidToken();
     const dropped = new DroppedValues();
+    if (others) await others(project, batch, dropped);
     const snapshots = await readSnapshotEvents(batch, dropped);
     // From here on only the snapshots are needed: the rest of the decoded body can be collected.
     batch.events.length = 0;

@@ -94,6 +94,29 @@ export class PersonsRepository extends RepositoryBase {
     }
   }
 
+  /** The distinct ids of a project's person given by its id or uuid (empty when there is no such person). */
+  @GenerateSql({ params: [1, '1'] })
+  async distinctIdsOfPerson(teamId: number, idOrUuid: string): Promise<string[]> {
+    const byId = /^\d{1,9}$/.test(idOrUuid);
+    const rows = await this.query<{ distinct_id: string }>(
+      `SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+       WHERE d.team_id = $1 AND ${byId ? 'p.id = $2::int' : 'p.uuid::text = lower($2)'} ORDER BY d.id LIMIT 10000`,
+      [teamId, idOrUuid],
+    );
+    return rows.map((r) => r.distinct_id);
+  }
+
+  /** The uuid of each of these persons. */
+  @GenerateSql({ params: [[1, 2]] })
+  async uuidsByIds(ids: readonly number[]): Promise<Map<number, string>> {
+    if (!ids.length) return new Map();
+    const rows = await this.query<{ id: number; uuid: string }>(
+      `SELECT id, uuid FROM persons WHERE id = ANY($1::int[])`,
+      [ids],
+    );
+    return new Map(rows.map((r) => [r.id, r.uuid]));
+  }
+
   /**
    * Shallow-merges properties into a person in one statement (no lost update under concurrency): keys of
    * `setOnce` only where the person has none, then every key of `set`.

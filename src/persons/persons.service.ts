@@ -45,6 +45,16 @@ export class PersonsService {
     }
   }
 
+  /** The distinct ids of a project's person, by its id or uuid (empty when there is none). */
+  distinctIdsOfPerson(teamId: number, idOrUuid: string): Promise<string[]> {
+    return this.persons.distinctIdsOfPerson(teamId, idOrUuid);
+  }
+
+  /** The uuid of each of these persons (the `person_id` analytics events carry). */
+  personUuids(ids: Iterable<number>): Promise<Map<number, string>> {
+    return this.persons.uuidsByIds([...new Set(ids)]);
+  }
+
   /** Shallow-merges `properties` into the person's (PATCH of a recording's `person`). */
   mergeProperties(personId: number, properties: Record<string, unknown>): Promise<void> {
     return this.persons.mergeProperties(personId, properties);

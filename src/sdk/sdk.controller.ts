@@ -171,8 +171,8 @@ export class SdkController {
   }
 }
 
-/** The analytics endpoints of the capture protocol. */
-export const ANALYTICS_PATHS = ['e', 'i/v0/e', 'batch', 'capture', 'track', 'engage'];
+/** The legacy people endpoint of the capture protocol (events go to `/e/` and the others, src/events). */
+export const ANALYTICS_PATHS = ['engage'];
 
 /**
  * The SDK's analytics endpoints, answered with an explicit refusal: the service stores session recordings

@@ -11,6 +11,7 @@ export const SCOPE_OBJECTS = [
   'plugin',
   'session_recording',
   'sharing_configuration',
+  'query',
 ] as const;
 
 export type ScopeObject = (typeof SCOPE_OBJECTS)[number];

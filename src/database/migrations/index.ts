@@ -15,6 +15,7 @@ import { SessionSnapshotBytes1795469021029 } from './1795469021029-SessionSnapsh
 import { BatchExportRuns1795473000000 } from './1795473000000-BatchExportRuns.js';
 import { RecordingObjectStorage1795480000000 } from './1795480000000-RecordingObjectStorage.js';
 import { RecordingRetention1795490000000 } from './1795490000000-RecordingRetention.js';
+import { Events1795500000000 } from './1795500000000-Events.js';
 
 /**
  * Migrations in the order they apply. `npm run migration:generate -- <Name>` writes a new file beside this one;
@@ -38,4 +39,5 @@ export const MIGRATIONS: (new () => unknown)[] = [
   BatchExportRuns1795473000000,
   RecordingObjectStorage1795480000000,
   RecordingRetention1795490000000,
+  Events1795500000000,
 ];

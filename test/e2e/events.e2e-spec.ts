@@ -1,0 +1,364 @@
+import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import type { TestUser } from '../support/factories.js';
+
+interface EventRowView {
+  event: string;
+  distinct_id: string;
+  person_id: string | null;
+  properties: Record<string, unknown>;
+  timestamp: Date;
+  session_id: string | null;
+  window_id: string | null;
+  elements_chain: string;
+  set: Record<string, unknown> | null;
+}
+
+describe('Analytics events: capture and the read API', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let projectId: number;
+  let token: string;
+
+  const stored = async (uuid: string): Promise<EventRowView[]> =>
+    (await t.dataSource.query(
+      `SELECT event, distinct_id, person_id, properties, "timestamp", session_id, window_id, elements_chain, "set"
+         FROM events WHERE uuid = $1`,
+      [uuid],
+    )) as EventRowView[];
+
+  beforeAll(async () => {
+    t = await createTestApp({ PUBLIC_MAX_CONCURRENT_PER_IP: '0' });
+    owner = await t.factories.user();
+    const org = await t.factories.organization(owner, 'Events');
+    projectId = org.teams[0].id;
+    token = org.teams[0].api_token;
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  describe('capture', () => {
+    it('stores one event sent to /e/ with PostHog’s answer, its person, $ip, session and skew-corrected time', async () => {
+      const uuid = randomUUID();
+      const sentAt = Date.now() + 3600_000; // the client clock is an hour ahead
+      const res = await t.http
+        .post(`/e/?_=${sentAt}`)
+        .set('Content-Type', 'application/json')
+        .send({
+          event: '$pageview',
+          uuid,
+          distinct_id: 'anon-1',
+          timestamp: new Date(sentAt - 5000).toISOString(),
+          properties: {
+            token,
+            $current_url: 'https://shop.example.com/',
+            $session_id: 'sess-1',
+            $window_id: 'win-1',
+            $set: { plan: 'pro' },
+          },
+        })
+        .expect(200);
+      expect(res.body).toEqual({ status: 1 });
+      const [row] = await stored(uuid);
+      expect(row).toMatchObject({
+        event: '$pageview',
+        distinct_id: 'anon-1',
+        session_id: 'sess-1',
+        window_id: 'win-1',
+        set: { plan: 'pro' },
+      });
+      expect(row.properties.$ip).toMatch(/127\.0\.0\.1/);
+      expect(row.properties.token).toBeUndefined();
+      // Five seconds before the request arrived, not an hour later.
+      const skew = Date.now() - new Date(row.timestamp).getTime();
+      expect(skew).toBeGreaterThan(4000);
+      expect(skew).toBeLessThan(60_000);
+      const [person] = (await t.dataSource.query(
+        `SELECT p.uuid, p.properties FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id
+          WHERE d.team_id = $1 AND d.distinct_id = 'anon-1'`,
+        [projectId],
+      )) as { uuid: string; properties: Record<string, unknown> }[];
+      expect(row.person_id).toBe(person.uuid);
+      expect(person.properties).toEqual({ plan: 'pro' });
+    });
+
+    it('takes {"batch", "api_key", "sent_at"} gzip on /batch/, gzip-js on /i/v0/e/, a base64 form on /capture/, and GET data= on /track/', async () => {
+      const ids = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+      const event = (uuid: string, name: string) => ({
+        event: name,
+        uuid,
+        distinct_id: 'node-1',
+        properties: { $lib: 'posthog-node' },
+      });
+      await t.http
+        .post('/batch/')
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', 'gzip')
+        // Send the bytes as they are (the client would otherwise serialise a Buffer as JSON).
+        .serialize((data: unknown) => data as string)
+        .send(
+          gzipSync(
+            JSON.stringify({
+              api_key: token,
+              sent_at: new Date().toISOString(),
+              batch: [event(ids[0], 'signed_up')],
+            }),
+          ),
+        )
+        .expect(200, { status: 1 });
+      await t.http
+        .post('/i/v0/e/?compression=gzip-js&ver=1.200.0')
+        .set('Content-Type', 'text/plain')
+        .send(gzipSync(JSON.stringify([{ ...event(ids[1], 'clicked'), properties: { token } }])))
+        .expect(200, { status: 1 });
+      const data = Buffer.from(JSON.stringify([{ ...event(ids[2], 'legacy'), api_key: token }])).toString(
+        'base64',
+      );
+      await t.http
+        .post('/capture/')
+        .set('Content-Type', 'application/x-www-form-urlencoded')
+        .send(`data=${encodeURIComponent(data)}&compression=base64`)
+        .expect(200, { status: 1 });
+      await t.http
+        .get('/track/')
+        .query({ data: JSON.stringify({ ...event(ids[3], 'beacon'), token }) })
+        .expect(200, { status: 1 });
+      const names = await Promise.all(ids.map(async (id) => (await stored(id)).map((r) => r.event)));
+      expect(names).toEqual([['signed_up'], ['clicked'], ['legacy'], ['beacon']]);
+    });
+
+    it('stores an event re-sent with the same uuid once, and a time far in the future as the time of receipt', async () => {
+      const uuid = randomUUID();
+      const body = [{ event: 'paid', uuid, distinct_id: 'dup-1', properties: { token, amount: 3 } }];
+      await t.http.post('/e/').send(body).expect(200);
+      await t.http.post('/e/').send(body).expect(200);
+      expect(await stored(uuid)).toHaveLength(1);
+      const future = randomUUID();
+      await t.http
+        .post('/e/')
+        .send({
+          event: 'late',
+          uuid: future,
+          distinct_id: 'dup-1',
+          timestamp: new Date(Date.now() + 3 * 86400_000).toISOString(),
+          properties: { token },
+        })
+        .expect(200);
+      const [row] = await stored(future);
+      expect(Math.abs(Date.now() - new Date(row.timestamp).getTime())).toBeLessThan(60_000);
+    });
+
+    it('writes the elements chain of 1.x autocapture events, and creates no person with $process_person_profile false', async () => {
+      const uuid = randomUUID();
+      await t.http
+        .post('/e/')
+        .send({
+          event: '$autocapture',
+          uuid,
+          distinct_id: 'anon-no-person',
+          properties: {
+            token,
+            $process_person_profile: false,
+            $elements: [
+              {
+                tag_name: 'button',
+                $el_text: 'Buy "now"',
+                classes: ['primary', 'btn'],
+                nth_child: 2,
+                nth_of_type: 1,
+              },
+              { tag_name: 'div', attr__id: 'cart' },
+            ],
+          },
+        })
+        .expect(200);
+      const [row] = await stored(uuid);
+      expect(row.elements_chain).toBe(
+        'button.btn.primary:nth-child="2"nth-of-type="1"text="Buy \\"now\\"";div:attr__id="cart"attr_id="cart"nth-child="0"nth-of-type="0"',
+      );
+      expect(row.person_id).toBeNull();
+      const persons = (await t.dataSource.query(
+        `SELECT 1 FROM person_distinct_ids WHERE team_id = $1 AND distinct_id = 'anon-no-person'`,
+        [projectId],
+      )) as unknown[];
+      expect(persons).toHaveLength(0);
+    });
+
+    it('stores $snapshot events sent to /e/ as recordings, like /s/', async () => {
+      const sessionId = `e-snap-${Date.now()}`;
+      await t.http
+        .post('/e/')
+        .send([
+          {
+            event: '$snapshot',
+            distinct_id: 'snap-1',
+            properties: {
+              token,
+              $session_id: sessionId,
+              $snapshot_data: [{ type: 4, timestamp: Date.now(), data: { href: 'https://x.example/' } }],
+            },
+          },
+        ])
+        .expect(200);
+      const rows = (await t.dataSource.query(
+        `SELECT distinct_id FROM session_recordings WHERE session_id = $1`,
+        [sessionId],
+      )) as { distinct_id: string }[];
+      expect(rows).toEqual([{ distinct_id: 'snap-1' }]);
+    });
+
+    it('refuses an unknown token (401), an event without a name (400) and a bad uuid (400), storing nothing', async () => {
+      const uuid = randomUUID();
+      const bad = await t.http
+        .post('/e/')
+        .send({ event: 'x', uuid, distinct_id: 'a', api_key: 'phc_unknown' })
+        .expect(401);
+      expect(bad.body).toMatchObject({ type: 'authentication_error', code: 'authentication_failed' });
+      const noName = await t.http
+        .post('/batch/')
+        .send({ api_key: token, batch: [{ event: 'ok', uuid, distinct_id: 'a' }, { distinct_id: 'a' }] })
+        .expect(400);
+      expect(noName.body).toMatchObject({ code: 'required', attr: 'batch__1__event' });
+      const badUuid = await t.http
+        .post('/e/')
+        .send([{ event: 'x', uuid: 'not-a-uuid', distinct_id: 'a', properties: { token } }])
+        .expect(400);
+      expect(badUuid.body).toMatchObject({ attr: '0__uuid' });
+      expect(await stored(uuid)).toHaveLength(0);
+    });
+
+    it('drops values that cannot be stored, and an event whose distinct id has one, keeping the rest', async () => {
+      const kept = randomUUID();
+      const lost = randomUUID();
+      await t.http
+        .post('/e/')
+        .send([
+          {
+            event: 'ok',
+            uuid: kept,
+            distinct_id: 'nul-1',
+            properties: { token, good: 'y', bad: 'a\u0000b' },
+          },
+          { event: 'ok', uuid: lost, distinct_id: 'nul\u0000', properties: { token } },
+        ])
+        .expect(200);
+      const [row] = await stored(kept);
+      expect(row.properties.good).toBe('y');
+      expect(row.properties).not.toHaveProperty('bad');
+      expect(await stored(lost)).toHaveLength(0);
+    });
+  });
+
+  describe('read API', () => {
+    let other: TestUser;
+    let ids: string[];
+
+    beforeAll(async () => {
+      other = await t.factories.user();
+      ids = [randomUUID(), randomUUID(), randomUUID()];
+      const base = Date.now() - 600_000;
+      await t.http
+        .post('/batch/')
+        .send({
+          api_key: token,
+          batch: ids.map((uuid, i) => ({
+            event: i === 1 ? 'checkout' : 'read-api',
+            uuid,
+            distinct_id: i === 2 ? 'reader-2' : 'reader-1',
+            timestamp: new Date(base + i * 1000).toISOString(),
+            properties: { $session_id: 'read-sess', step: i },
+          })),
+        })
+        .expect(200);
+    });
+
+    it('lists newest first with filters, and retrieves one event', async () => {
+      const all = await t.http
+        .get(`/api/projects/${projectId}/events/`)
+        .query({ session_id: 'read-sess' })
+        .set(owner.auth)
+        .expect(200);
+      expect(all.body.count).toBe(3);
+      expect((all.body.results as { id: string }[]).map((e) => e.id)).toEqual([ids[2], ids[1], ids[0]]);
+      const byEvent = await t.http
+        .get(`/api/projects/${projectId}/events/`)
+        .query({ event: 'checkout', session_id: 'read-sess' })
+        .set(owner.auth)
+        .expect(200);
+      expect((byEvent.body.results as { id: string }[]).map((e) => e.id)).toEqual([ids[1]]);
+      const byDistinct = await t.http
+        .get(`/api/projects/${projectId}/events/`)
+        .query({ distinct_id: 'reader-2' })
+        .set(owner.auth)
+        .expect(200);
+      expect((byDistinct.body.results as { id: string }[]).map((e) => e.id)).toEqual([ids[2]]);
+      const byProperty = await t.http
+        .get(`/api/projects/${projectId}/events/`)
+        .query({ properties: JSON.stringify([{ key: 'step', value: 0, operator: 'exact', type: 'event' }]) })
+        .set(owner.auth)
+        .expect(200);
+      expect((byProperty.body.results as { id: string }[]).map((e) => e.id)).toEqual([ids[0]]);
+      const page = await t.http
+        .get(`/api/projects/${projectId}/events/`)
+        .query({ session_id: 'read-sess', limit: 1 })
+        .set(owner.auth)
+        .expect(200);
+      expect(page.body.next).toContain('offset=1');
+      const [person] = (await t.dataSource.query(
+        `SELECT p.uuid FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id
+          WHERE d.team_id = $1 AND d.distinct_id = 'reader-1'`,
+        [projectId],
+      )) as { uuid: string }[];
+      const byPerson = await t.http
+        .get(`/api/projects/${projectId}/events/`)
+        .query({ person_id: person.uuid })
+        .set(owner.auth)
+        .expect(200);
+      expect((byPerson.body.results as { id: string }[]).map((e) => e.id)).toEqual([ids[1], ids[0]]);
+      const one = await t.http
+        .get(`/api/projects/${projectId}/events/${ids[1]}/`)
+        .set(owner.auth)
+        .expect(200);
+      expect(one.body).toMatchObject({
+        id: ids[1],
+        event: 'checkout',
+        distinct_id: 'reader-1',
+        person_id: person.uuid,
+        session_id: 'read-sess',
+        properties: { step: 1, $session_id: 'read-sess' },
+      });
+    });
+
+    it('answers 401 without a key, 403 without query:read, 404 for another organization or unknown event, 400 for bad filters', async () => {
+      await t.http.get(`/api/projects/${projectId}/events/`).expect(401);
+      const noScope = await t.factories.keyFor(owner, 'session_recording:read');
+      const denied = await t.http.get(`/api/projects/${projectId}/events/`).set(noScope).expect(403);
+      expect(denied.body.detail).toContain('query:read');
+      const scoped = await t.factories.keyFor(owner, 'query:read');
+      await t.http.get(`/api/projects/${projectId}/events/${ids[0]}/`).set(scoped).expect(200);
+      await t.http.get(`/api/projects/${projectId}/events/`).set(other.auth).expect(404);
+      await t.http.get(`/api/projects/${projectId}/events/${ids[0]}/`).set(other.auth).expect(404);
+      await t.http.get(`/api/projects/${projectId}/events/${randomUUID()}/`).set(owner.auth).expect(404);
+      await t.http.get(`/api/projects/${projectId}/events/not-a-uuid/`).set(owner.auth).expect(404);
+      const badAfter = await t.http
+        .get(`/api/projects/${projectId}/events/`)
+        .query({ after: 'yesterday' })
+        .set(owner.auth)
+        .expect(400);
+      expect(badAfter.body).toMatchObject({ attr: 'after' });
+      const badProps = await t.http
+        .get(`/api/projects/${projectId}/events/`)
+        .query({ properties: '[{"key":"a","value":1,"operator":"icontains"}]' })
+        .set(owner.auth)
+        .expect(400);
+      expect(badProps.body).toMatchObject({ attr: 'properties' });
+      await t.http
+        .get(`/api/projects/${projectId}/events/`)
+        .query({ offset: 9999, limit: 10 })
+        .set(owner.auth)
+        .expect(400);
+    });
+  });
+});
