@@ -6,7 +6,9 @@ import { AppConfig } from '../config/config.js';
 import { TransactionHost } from '../database/transactions.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { type PersonPropertyUpdate, PersonsService } from '../persons/persons.service.js';
+import { RecordingIngestionService } from '../session-recordings/recording-ingestion.service.js';
 import { dayOf, eventsCutoff } from './event-partitions.js';
+import { boundPersonProperties, linkedDistinctId, unsetKeys } from './person-updates.js';
 import { type DropReason, type EventRow, toEventRow } from './event-rows.js';
 import { EventsRepository, isMissingPartition } from './events.repository.js';
 
@@ -60,6 +62,7 @@ export class EventsIngestionService {
     private readonly events: EventsRepository,
     private readonly persons: PersonsService,
     private readonly transactions: TransactionHost,
+    private readonly recordings: RecordingIngestionService,
     config: AppConfig,
   ) {
     this.retentionDays = config.get('EVENTS_RETENTION_DAYS');
@@ -166,6 +169,14 @@ export class EventsIngestionService {
   private async resolvePersons(teamId: number, rows: EventRow[], now: Date): Promise<void> {
     const withPerson = rows.filter((r) => r.processPerson);
     if (!withPerson.length) return;
+    // `$identify` / `$create_alias` first, in the order sent, so every event of the batch sees the merged person.
+    for (const row of withPerson) {
+      const other = linkedDistinctId(row);
+      if (other === null) continue;
+      await this.persons.link(teamId, row.distinctId, other, now, (from, into) =>
+        this.recordings.reassignPerson(from, into),
+      );
+    }
     const ids = await this.persons.resolveDistinctIds(
       teamId,
       withPerson.map((r) => r.distinctId),
@@ -180,7 +191,21 @@ export class EventsIngestionService {
       if (row.set) assignOwn(update.set, row.set, false);
       if (row.setOnce) assignOwn(update.setOnce, row.setOnce, true);
     }
+    for (const update of updates.values()) {
+      update.set = boundPersonProperties(update.set);
+      update.setOnce = boundPersonProperties(update.setOnce);
+    }
     await this.persons.applyPropertyUpdates(updates);
+    const unsets = new Map<number, Set<string>>();
+    for (const row of withPerson) {
+      const personId = ids.get(row.distinctId);
+      const keys = unsetKeys(row.properties.$unset);
+      if (personId === undefined || !keys.length) continue;
+      let set = unsets.get(personId);
+      if (!set) unsets.set(personId, (set = new Set()));
+      for (const key of keys) set.add(key);
+    }
+    await this.persons.unsetProperties(unsets);
     const uuids = await this.persons.personUuids(ids.values());
     for (const row of withPerson) {
       const personId = ids.get(row.distinctId);

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CaptureModule } from '../capture/capture.module.js';
+import { SessionRecordingsModule } from '../session-recordings/session-recordings.module.js';
 import { PersonsModule } from '../persons/persons.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { EventPartitionsScheduler } from './event-partitions.scheduler.js';
@@ -15,7 +16,7 @@ import { EventsService } from './events.service.js';
  * table, the partition task, and the read API.
  */
 @Module({
-  imports: [CaptureModule, PersonsModule, ProjectsModule],
+  imports: [CaptureModule, PersonsModule, ProjectsModule, SessionRecordingsModule],
   controllers: [EventsCaptureController, EventsController],
   providers: [EventsRepository, EventsIngestionService, EventsService, EventPartitionsScheduler],
   exports: [EventsIngestionService],

@@ -251,6 +251,98 @@ describe('Analytics events: capture and the read API', () => {
     });
   });
 
+  describe('persons', () => {
+    const personOf = async (distinctId: string) =>
+      (
+        (await t.dataSource.query(
+          `SELECT p.id, p.properties,
+             (SELECT array_agg(d2.distinct_id ORDER BY d2.distinct_id) FROM person_distinct_ids d2
+               WHERE d2.person_id = p.id) AS ids
+           FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id
+           WHERE d.team_id = $1 AND d.distinct_id = $2`,
+          [projectId, distinctId],
+        )) as { id: number; properties: Record<string, unknown>; ids: string[] }[]
+      )[0];
+
+    it('$identify puts the anonymous id on the identified person; its recordings then show that person', async () => {
+      const sessionId = `ident-${Date.now()}`;
+      // The identified id has a person of its own, older than the anonymous one (so the recording's person is merged away).
+      await t.http
+        .post('/e/')
+        .send({
+          event: 'login',
+          distinct_id: 'ada@example.com',
+          properties: { token, $set: { plan: 'pro' } },
+        })
+        .expect(200);
+      await t.http
+        .post('/s/')
+        .send([
+          {
+            event: '$snapshot',
+            distinct_id: 'anon-x',
+            properties: {
+              token,
+              $session_id: sessionId,
+              $snapshot_data: [{ type: 4, timestamp: Date.now(), data: { href: 'https://x.example/' } }],
+            },
+          },
+        ])
+        .expect(200);
+      const anon = await personOf('anon-x');
+      const known = await personOf('ada@example.com');
+      expect(anon.id).not.toBe(known.id);
+      await t.http
+        .post('/e/')
+        .send({
+          event: '$identify',
+          distinct_id: 'ada@example.com',
+          properties: { token, $anon_distinct_id: 'anon-x', $set: { email: 'ada@example.com' } },
+        })
+        .expect(200);
+      const merged = await personOf('anon-x');
+      expect(merged.ids).toEqual(['ada@example.com', 'anon-x']);
+      expect(merged.properties).toEqual({ plan: 'pro', email: 'ada@example.com' });
+      expect(merged.id).toBe(known.id);
+      const gone = (await t.dataSource.query(`SELECT 1 FROM persons WHERE id = $1`, [anon.id])) as unknown[];
+      expect(gone).toHaveLength(0);
+      const recording = await t.http
+        .get(`/api/projects/${projectId}/session_recordings/${sessionId}/`)
+        .set(owner.auth)
+        .expect(200);
+      // The recording's person shows its distinct ids as a JSON string (the recordings API's shape).
+      expect(JSON.parse(recording.body.person.distinct_ids as string)).toEqual(['ada@example.com', 'anon-x']);
+      expect(recording.body.person.properties).toMatchObject({ email: 'ada@example.com', plan: 'pro' });
+    });
+
+    it('$create_alias adds an id to the person, $set_once keeps the first value, $unset removes keys, and placeholder ids are never merged', async () => {
+      await t.http
+        .post('/batch/')
+        .send({
+          api_key: token,
+          batch: [
+            {
+              event: 'a',
+              distinct_id: 'alias-main',
+              properties: { $set_once: { first: 1 }, $set: { tmp: true } },
+            },
+            { event: '$create_alias', distinct_id: 'alias-main', properties: { alias: 'alias-second' } },
+            {
+              event: 'b',
+              distinct_id: 'alias-second',
+              properties: { $set_once: { first: 2 }, $unset: ['tmp'] },
+            },
+            { event: '$identify', distinct_id: 'alias-main', properties: { $anon_distinct_id: 'undefined' } },
+          ],
+        })
+        .expect(200);
+      const person = await personOf('alias-second');
+      expect(person.ids).toEqual(['alias-main', 'alias-second']);
+      expect(person.properties).toEqual({ first: 1 });
+      expect(await personOf('undefined')).toBeUndefined();
+    });
+  });
+
   describe('read API', () => {
     let other: TestUser;
     let ids: string[];

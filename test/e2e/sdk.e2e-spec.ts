@@ -579,22 +579,30 @@ describe('SDK routes: remote config, flags, recorder scripts, CORS', () => {
   });
 
   describe('analytics endpoints', () => {
-    it('refuse events explicitly (404 analytics_not_supported), readable cross-origin', async () => {
-      for (const path of ['/e/', '/e', '/i/v0/e/', '/batch/', '/capture/', '/track/', '/engage/']) {
+    it('accept events cross-origin (200 {"status": 1}); the legacy /engage/ is refused explicitly', async () => {
+      for (const path of ['/e/', '/e', '/i/v0/e/', '/batch/', '/capture/', '/track/']) {
         const res = await t.http
           .post(path)
           .set('Origin', 'https://shop.example.com')
           .set('Content-Type', 'application/json')
-          .send({ event: '$pageview', properties: { token } });
-        expect(res.status).toBe(404);
-        expect(res.body).toMatchObject({
-          type: 'invalid_request',
-          code: 'analytics_not_supported',
-          attr: null,
-        });
-        expect(res.body.detail).toContain('session recordings only');
+          .send({ event: '$pageview', distinct_id: 'sdk-1', properties: { token } });
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({ status: 1 });
         expect(res.headers['access-control-allow-origin']).toBe('*');
       }
+      const res = await t.http
+        .post('/engage/')
+        .set('Origin', 'https://shop.example.com')
+        .set('Content-Type', 'application/json')
+        .send({ $distinct_id: 'sdk-1', $set: { plan: 'pro' }, $token: token });
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({
+        type: 'invalid_request',
+        code: 'analytics_not_supported',
+        attr: null,
+      });
+      expect(res.body.detail).toContain('$identify');
+      expect(res.headers['access-control-allow-origin']).toBe('*');
     });
   });
 });
