@@ -80,10 +80,10 @@ export class ProjectEntity {
   @Column({ type: 'boolean', default: false })
   autocaptureExceptionsOptIn: boolean;
 
-  @Column({ type: 'boolean', default: false })
+  @Column({ type: 'boolean', default: true })
   captureConsoleLogOptIn: boolean;
 
-  @Column({ type: 'boolean', default: false })
+  @Column({ type: 'boolean', default: true })
   capturePerformanceOptIn: boolean;
 
   @Column({ type: 'boolean', default: false })

@@ -45,9 +45,10 @@ const expectedConfig = (token: string, sessionRecording: unknown) => ({
   token,
   supportedCompression: ['gzip', 'gzip-js'],
   hasFeatureFlags: false,
-  autocapture_opt_out: true,
+  // The project's capture settings on PostHog's defaults.
+  autocapture_opt_out: false,
   captureDeadClicks: false,
-  capturePerformance: false,
+  capturePerformance: { network_timing: true, web_vitals: false },
   autocaptureExceptions: false,
   errorTracking: { autocaptureExceptions: false, suppressionRules: [] },
   logs: { captureConsoleLogs: false },
@@ -574,6 +575,67 @@ describe('SDK routes: remote config, flags, recorder scripts, CORS', () => {
         expect(status).toBe(404);
         expect(body).not.toContain('"name"');
         expect(body).not.toContain('root:');
+      }
+    });
+  });
+
+  describe('capture settings', () => {
+    it("are PATCHable project fields with PostHog's defaults, served in the remote config", async () => {
+      const fresh = (await t.http.get(`/api/projects/${project.id}`).set(owner.auth).expect(200)).body;
+      expect(fresh).toMatchObject({
+        anonymize_ips: false,
+        autocapture_opt_out: false,
+        autocapture_exceptions_opt_in: false,
+        capture_console_log_opt_in: true,
+        capture_performance_opt_in: true,
+        heatmaps_opt_in: false,
+        events_retention_period_days: null,
+      });
+      const changed = {
+        anonymize_ips: true,
+        autocapture_opt_out: true,
+        autocapture_exceptions_opt_in: true,
+        capture_console_log_opt_in: false,
+        capture_performance_opt_in: false,
+        heatmaps_opt_in: true,
+        events_retention_period_days: 30,
+      };
+      try {
+        const res = await t.http
+          .patch(`/api/projects/${project.id}`)
+          .set(owner.auth)
+          .send(changed)
+          .expect(200);
+        expect(res.body).toMatchObject(changed);
+        const config = (await t.http.get(`/array/${token}/config`).expect(200)).body;
+        expect(config).toMatchObject({
+          autocapture_opt_out: true,
+          autocaptureExceptions: true,
+          errorTracking: { autocaptureExceptions: true, suppressionRules: [] },
+          capturePerformance: false,
+          heatmaps: true,
+        });
+        expect(config.sessionRecording.consoleLogRecordingEnabled).toBe(false);
+        const bad = await t.http
+          .patch(`/api/projects/${project.id}`)
+          .set(owner.auth)
+          .send({ anonymize_ips: 'yes' })
+          .expect(400);
+        expect(bad.body).toMatchObject({ attr: 'anonymize_ips' });
+      } finally {
+        await t.http
+          .patch(`/api/projects/${project.id}`)
+          .set(owner.auth)
+          .send({
+            anonymize_ips: false,
+            autocapture_opt_out: false,
+            autocapture_exceptions_opt_in: false,
+            capture_console_log_opt_in: true,
+            capture_performance_opt_in: true,
+            heatmaps_opt_in: false,
+            events_retention_period_days: null,
+          })
+          .expect(200);
       }
     });
   });

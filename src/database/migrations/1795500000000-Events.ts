@@ -34,8 +34,8 @@ export class Events1795500000000 implements MigrationInterface {
         await queryRunner.query(`ALTER TABLE "projects" ADD "anonymize_ips" boolean NOT NULL DEFAULT false`);
         await queryRunner.query(`ALTER TABLE "projects" ADD "autocapture_opt_out" boolean NOT NULL DEFAULT false`);
         await queryRunner.query(`ALTER TABLE "projects" ADD "autocapture_exceptions_opt_in" boolean NOT NULL DEFAULT false`);
-        await queryRunner.query(`ALTER TABLE "projects" ADD "capture_console_log_opt_in" boolean NOT NULL DEFAULT false`);
-        await queryRunner.query(`ALTER TABLE "projects" ADD "capture_performance_opt_in" boolean NOT NULL DEFAULT false`);
+        await queryRunner.query(`ALTER TABLE "projects" ADD "capture_console_log_opt_in" boolean NOT NULL DEFAULT true`);
+        await queryRunner.query(`ALTER TABLE "projects" ADD "capture_performance_opt_in" boolean NOT NULL DEFAULT true`);
         await queryRunner.query(`ALTER TABLE "projects" ADD "heatmaps_opt_in" boolean NOT NULL DEFAULT false`);
         await queryRunner.query(`ALTER TABLE "projects" ADD "events_retention_period_days" integer`);
         await queryRunner.query(`ALTER TABLE "projects" ADD CONSTRAINT "projects_events_retention_check" CHECK ("events_retention_period_days" BETWEEN 1 AND 3650)`);

@@ -43,6 +43,53 @@ export class ProjectDto {
       "the service's default (RECORDING_RETENTION_DAYS). Recordings past it disappear from the API and are purged.",
   })
   session_recording_retention_period_days: number | null;
+
+  @ApiProperty({
+    example: false,
+    description:
+      "Captured events get no `$ip` (the request's address is not stored, nor one the client sent). Default false.",
+  })
+  anonymize_ips: boolean;
+
+  @ApiProperty({
+    example: false,
+    description:
+      'The SDK does not autocapture clicks and form changes (served in the remote config). Default false.',
+  })
+  autocapture_opt_out: boolean;
+
+  @ApiProperty({
+    example: false,
+    description: 'The SDK captures exceptions as `$exception` events (remote config). Default false.',
+  })
+  autocapture_exceptions_opt_in: boolean;
+
+  @ApiProperty({
+    example: false,
+    description: 'Recordings include console logs (remote config). Default true.',
+  })
+  capture_console_log_opt_in: boolean;
+
+  @ApiProperty({
+    example: false,
+    description: 'The SDK captures network timings (remote config). Default true.',
+  })
+  capture_performance_opt_in: boolean;
+
+  @ApiProperty({
+    example: false,
+    description:
+      'The SDK sends heatmap data (remote config); such events are stored as events. Default false.',
+  })
+  heatmaps_opt_in: boolean;
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: null,
+    description: "Days this project's events are kept; null: the service's default (EVENTS_RETENTION_DAYS).",
+  })
+  events_retention_period_days: number | null;
 }
 
 export function toProjectDto(p: ProjectEntity): ProjectDto {
@@ -56,5 +103,12 @@ export function toProjectDto(p: ProjectEntity): ProjectDto {
     created_at: p.createdAt.toISOString(),
     session_recording_opt_in: p.sessionRecordingOptIn,
     session_recording_retention_period_days: p.sessionRecordingRetentionPeriodDays,
+    anonymize_ips: p.anonymizeIps,
+    autocapture_opt_out: p.autocaptureOptOut,
+    autocapture_exceptions_opt_in: p.autocaptureExceptionsOptIn,
+    capture_console_log_opt_in: p.captureConsoleLogOptIn,
+    capture_performance_opt_in: p.capturePerformanceOptIn,
+    heatmaps_opt_in: p.heatmapsOptIn,
+    events_retention_period_days: p.eventsRetentionPeriodDays,
   };
 }
