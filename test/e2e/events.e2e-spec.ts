@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
+import { EventPartitionsScheduler } from '../../src/events/event-partitions.scheduler.js';
+import { EventsIngestionService } from '../../src/events/events-ingestion.service.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 
@@ -340,6 +342,107 @@ describe('Analytics events: capture and the read API', () => {
       expect(person.ids).toEqual(['alias-main', 'alias-second']);
       expect(person.properties).toEqual({ first: 1 });
       expect(await personOf('undefined')).toBeUndefined();
+    });
+  });
+
+  describe('retention and settings', () => {
+    const DAY = 86400_000;
+
+    it('stores no $ip with anonymize_ips', async () => {
+      const org = await t.factories.organization(owner, 'Anonymous');
+      const team = org.teams[0];
+      await t.http
+        .patch(`/api/projects/${team.id}`)
+        .set(owner.auth)
+        .send({ anonymize_ips: true })
+        .expect(200);
+      const uuid = randomUUID();
+      await t.http
+        .post('/e/')
+        .send({
+          event: 'x',
+          uuid,
+          distinct_id: 'a',
+          properties: { token: team.api_token, $ip: '198.51.100.1' },
+        })
+        .expect(200);
+      const [row] = await stored(uuid);
+      expect(row.properties).not.toHaveProperty('$ip');
+    });
+
+    it("hides a project's expired events at once, trims them for a shorter retention, drops whole expired day partitions, and a deleted organization takes its events", async () => {
+      const org = await t.factories.organization(owner, 'Retention');
+      const team = org.teams[0];
+      const old = randomUUID();
+      const fresh = randomUUID();
+      await t.http
+        .post('/batch/')
+        .send({
+          api_key: team.api_token,
+          batch: [
+            {
+              event: 'old',
+              uuid: old,
+              distinct_id: 'r',
+              timestamp: new Date(Date.now() - 5 * DAY).toISOString(),
+            },
+            { event: 'fresh', uuid: fresh, distinct_id: 'r' },
+          ],
+        })
+        .expect(200);
+      await t.http.get(`/api/projects/${team.id}/events/${old}/`).set(owner.auth).expect(200);
+      await t.http
+        .patch(`/api/projects/${team.id}`)
+        .set(owner.auth)
+        .send({ events_retention_period_days: 2 })
+        .expect(200);
+      // Gone from the API at once, still stored until the task runs.
+      await t.http.get(`/api/projects/${team.id}/events/${old}/`).set(owner.auth).expect(404);
+      const list = await t.http.get(`/api/projects/${team.id}/events/`).set(owner.auth).expect(200);
+      expect((list.body.results as { id: string }[]).map((e) => e.id)).toEqual([fresh]);
+      expect(await stored(old)).toHaveLength(1);
+      // An event older than every retention in a partition of its own (the service's default is 365 days).
+      const ancient = Date.now() - 400 * DAY;
+      const ancientDay = Math.floor(ancient / DAY);
+      await t.app.get(EventsIngestionService).ensureDays([ancientDay]);
+      await t.dataSource.query(
+        `INSERT INTO events (team_id, uuid, event, distinct_id, "timestamp") VALUES ($1, $2, 'ancient', 'r', $3)`,
+        [team.id, randomUUID(), new Date(ancient)],
+      );
+      const partitionsBefore = (await t.dataSource.query(
+        `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+          WHERE i.inhparent = 'events'::regclass ORDER BY 1`,
+      )) as { relname: string }[];
+      const name = `events_p${new Date(ancientDay * DAY).toISOString().slice(0, 10).replaceAll('-', '')}`;
+      expect(partitionsBefore.map((p) => p.relname)).toContain(name);
+      const result = await t.app.get(EventPartitionsScheduler).maintain();
+      expect(result.dropped).toBeGreaterThanOrEqual(1);
+      expect(result.deleted).toBeGreaterThanOrEqual(1);
+      const [{ exists }] = (await t.dataSource.query(`SELECT to_regclass($1) IS NOT NULL AS exists`, [
+        name,
+      ])) as {
+        exists: boolean;
+      }[];
+      expect(exists).toBe(false);
+      expect(await stored(old)).toHaveLength(0);
+      expect(await stored(fresh)).toHaveLength(1);
+      // Partitions exist ahead: today and the next EVENTS_PARTITIONS_AHEAD_DAYS (3) days.
+      const today = Math.floor(Date.now() / DAY);
+      for (let d = today; d <= today + 3; d++) {
+        const ahead = `events_p${new Date(d * DAY).toISOString().slice(0, 10).replaceAll('-', '')}`;
+        const [{ present }] = (await t.dataSource.query(`SELECT to_regclass($1) IS NOT NULL AS present`, [
+          ahead,
+        ])) as { present: boolean }[];
+        expect(present).toBe(true);
+      }
+      // A second pass changes nothing (every replica runs it).
+      expect(await t.app.get(EventPartitionsScheduler).maintain()).toEqual({
+        created: 0,
+        dropped: 0,
+        deleted: 0,
+      });
+      await t.http.delete(`/api/organizations/${org.id}`).set(owner.auth).expect(204);
+      expect(await stored(fresh)).toHaveLength(0);
     });
   });
 
