@@ -73,7 +73,7 @@ export class EventsController {
   @RequireScopes('query:read')
   @ApiOperation({ summary: 'Retrieve an event', description: 'By its uuid.' })
   @ApiParam(PROJECT)
-  @ApiParam({ name: 'id', description: "The event's uuid." })
+  @ApiParam({ name: 'id', description: "The event's uuid.", example: '0192d6c4-8f8a-7c1e-9d57-2a9d3c1e4b5f' })
   @ApiOkResponse({ type: EventDto })
   @ApiNotFoundResponse(NOT_FOUND)
   retrieve(
