@@ -318,6 +318,13 @@ describe('SDK routes: remote config, flags, recorder scripts, CORS', () => {
         created_at: expect.any(String),
         session_recording_opt_in: false,
         session_recording_retention_period_days: null,
+        anonymize_ips: false,
+        autocapture_opt_out: false,
+        autocapture_exceptions_opt_in: false,
+        capture_console_log_opt_in: true,
+        capture_performance_opt_in: true,
+        heatmaps_opt_in: false,
+        events_retention_period_days: null,
       });
       const got = await t.http.get(`/api/projects/${project.id}`).set(owner.auth).expect(200);
       expect(got.body).toEqual(res.body);
@@ -531,7 +538,7 @@ describe('SDK routes: remote config, flags, recorder scripts, CORS', () => {
 
     it('404 for files outside the list, even ones the package has', async () => {
       for (const file of [
-        'surveys.js',
+        'surveys-preview.js',
         'toolbar.js',
         'module.js',
         'array.d.ts',
