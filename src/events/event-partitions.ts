@@ -1,5 +1,5 @@
 /**
- * Day partitions of `events` (docs/decisions.md §14): one table per UTC day of `timestamp`, named
+ * Day partitions of `events` (docs/decisions.md §12): one table per UTC day of `timestamp`, named
  * `events_pYYYYMMDD`, holding [that day 00:00 UTC, the next day 00:00 UTC).
  */
 

@@ -1,5 +1,5 @@
 /**
- * Turns one captured analytics event into the row stored in `events` (docs/decisions.md §14): PostHog's rules for
+ * Turns one captured analytics event into the row stored in `events` (docs/decisions.md §12): PostHog's rules for
  * the timestamp, the event's uuid, `$ip`, `$session_id`/`$window_id`, `$set`/`$set_once` and the elements chain.
  * Pure: the time, the request's address and the project's settings are given.
  */

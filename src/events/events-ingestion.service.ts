@@ -46,7 +46,7 @@ export interface EventsIngestResult {
 }
 
 /**
- * Stores the analytics events of one capture request (docs/decisions.md §14): each turned into its row
+ * Stores the analytics events of one capture request (docs/decisions.md §12): each turned into its row
  * (`toEventRow`), the persons of those that process persons found or created and their `$set`/`$set_once`
  * applied, then the rows inserted in a few multi-row statements, in one transaction. The day partitions the
  * rows need are created first (outside it), and remembered.

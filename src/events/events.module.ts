@@ -11,7 +11,7 @@ import { EventsRepository } from './events.repository.js';
 import { EventsService } from './events.service.js';
 
 /**
- * Analytics events (docs/decisions.md §14): capture on PostHog's endpoints (`/e/`, `/i/v0/e/`, `/batch/`,
+ * Analytics events (docs/decisions.md §12): capture on PostHog's endpoints (`/e/`, `/i/v0/e/`, `/batch/`,
  * `/capture/`, `/track/`; bodies decoded by the capture module), storage in the day-partitioned `events`
  * table, the partition task, and the read API.
  */

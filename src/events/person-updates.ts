@@ -1,5 +1,5 @@
 /**
- * What analytics events ask of persons (docs/decisions.md §14): the distinct id an `$identify` or
+ * What analytics events ask of persons (docs/decisions.md §12): the distinct id an `$identify` or
  * `$create_alias` links, the keys of `$unset`, and the bound on the properties one update may write.
  */
 import { textProblem } from '../capture/capture-text.js';

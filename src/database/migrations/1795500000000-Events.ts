@@ -2,9 +2,9 @@ import { MigrationInterface, QueryRunner } from "typeorm";
 
 /**
  * The `events` table, written by hand: PostgreSQL declarative partitioning by day on `timestamp`, which TypeORM
- * does not model (the table has no entity, so the drift check does not compare it; see src/events/README in
- * docs/data-access.md). Only the parent and its indexes are created here; the day partitions, each with its
- * unique (team_id, uuid) index, are created by the service (src/events/event-partitions.ts).
+ * does not model (the table has no entity, so the drift check does not compare it; docs/decisions.md §12). Only
+ * the parent and its indexes are created here; the day partitions, each with its unique (team_id, uuid) index,
+ * are created by the service (EventsRepository.createPartition). Also the projects' capture settings.
  */
 export class Events1795500000000 implements MigrationInterface {
     name = 'Events1795500000000'
