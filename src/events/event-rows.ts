@@ -38,6 +38,8 @@ export interface EventRow {
   processPerson: boolean;
   /** The person's uuid, once persons are resolved. */
   personId: string | null;
+  /** `properties` as JSON, serialised once (for the size bound and the insert). */
+  propertiesJson?: string;
 }
 
 export interface RowContext {
@@ -163,7 +165,8 @@ export function toEventRow(
   if (elementsChain) properties.$elements_chain = elementsChain;
   // Tokens are the project's public key: not part of what is stored.
   delete properties.token;
-  if (Buffer.byteLength(JSON.stringify(properties)) > context.maxPropertiesBytes) {
+  const propertiesJson = JSON.stringify(properties);
+  if (Buffer.byteLength(propertiesJson) > context.maxPropertiesBytes) {
     dropped.add(`${prefix}properties`, `larger than ${context.maxPropertiesBytes} bytes`);
     return 'too_large';
   }
@@ -180,5 +183,6 @@ export function toEventRow(
     setOnce: cleanSetOnce,
     processPerson: properties.$process_person_profile !== false,
     personId: null,
+    propertiesJson,
   };
 }

@@ -12,6 +12,7 @@ import {
 import type { Request } from 'express';
 import { CaptureService } from '../capture/capture.service.js';
 import { Public } from '../common/auth/auth.decorators.js';
+import { ApiError } from '../common/errors/api-error.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import { DirectRoute } from '../common/http/direct-route.js';
 import { RawBody } from '../common/http/raw-body.decorator.js';
@@ -140,7 +141,10 @@ export class EventsCaptureController {
   async captureEventsFromQuery(@Req() req: Request): Promise<EventCaptureResponseDto> {
     const form = new URLSearchParams();
     const { data, compression } = req.query;
-    if (typeof data === 'string') form.set('data', data);
+    if (typeof data !== 'string' || data === '') {
+      throw ApiError.validation("The 'data' query parameter is required (given once).", 'data', 'required');
+    }
+    form.set('data', data);
     if (typeof compression === 'string') form.set('compression', compression);
     await this.captureBody(req, {
       bytes: Buffer.from(form.toString()),

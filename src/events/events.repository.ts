@@ -73,7 +73,7 @@ export class EventsRepository extends RepositoryBase {
       names[i] = r.event;
       distinctIds[i] = r.distinctId;
       personIds[i] = r.personId;
-      properties[i] = JSON.stringify(r.properties);
+      properties[i] = r.propertiesJson ?? JSON.stringify(r.properties);
       timestamps[i] = r.timestamp.toISOString();
       chains[i] = r.elementsChain;
       sessions[i] = r.sessionId;

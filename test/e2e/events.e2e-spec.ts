@@ -129,6 +129,20 @@ describe('Analytics events: capture and the read API', () => {
         .expect(200, { status: 1 });
       const names = await Promise.all(ids.map(async (id) => (await stored(id)).map((r) => r.event)));
       expect(names).toEqual([['signed_up'], ['clicked'], ['legacy'], ['beacon']]);
+      const noData = await t.http.get('/e/').query({ compression: 'base64' }).expect(400);
+      expect(noData.body).toMatchObject({ code: 'required', attr: 'data' });
+      // Group events are stored as events (there are no group tables).
+      const group = randomUUID();
+      await t.http
+        .post('/e/')
+        .send({
+          event: '$groupidentify',
+          uuid: group,
+          distinct_id: 'node-1',
+          properties: { token, $group_type: 'company', $group_key: 'acme', $group_set: { plan: 'pro' } },
+        })
+        .expect(200);
+      expect((await stored(group)).map((r) => r.properties.$group_key)).toEqual(['acme']);
     });
 
     it('stores an event re-sent with the same uuid once, and a time far in the future as the time of receipt', async () => {
