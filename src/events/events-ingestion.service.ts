@@ -91,8 +91,12 @@ export class EventsIngestionService {
     const rows: EventRow[] = [];
     const reasons = new Map<DropReason, number>();
     const yielder = new Yielder();
+    const snapshots: typeof batch.events = [];
     for (const entry of batch.events) {
-      if (entry.event.event === SNAPSHOT_EVENT) continue;
+      if (entry.event.event === SNAPSHOT_EVENT) {
+        snapshots.push(entry);
+        continue;
+      }
       const row = toEventRow(entry, rowContext, dropped);
       if (typeof row !== 'string' && row.timestamp.getTime() < cutoff) {
         reasons.set('expired', (reasons.get('expired') ?? 0) + 1);
@@ -103,6 +107,9 @@ export class EventsIngestionService {
       }
       if (yielder.due) await yielder.tick();
     }
+    // The rows hold what is stored of the other events: only the snapshots (for recordings) stay in the batch, so
+    // the decoded events themselves can be collected while the rows are stored.
+    batch.events = snapshots;
     const droppedEvents = [...reasons.values()].reduce((a, b) => a + b, 0);
     if (droppedEvents) {
       this.logger.warn(
