@@ -2,6 +2,7 @@ import { BATCH_EXPORTS_FEATURE } from './batch-exports/batch-exports.feature.js'
 import { CAPTURE_FEATURE } from './capture/capture.feature.js';
 import { DATABASE_FEATURE } from './database/database.feature.js';
 import { DOMAINS_FEATURE } from './domains/domains.feature.js';
+import { EVENTS_FEATURE } from './events/events.feature.js';
 import { HEALTH_FEATURE } from './health/health.feature.js';
 import { INVITES_FEATURE } from './invites/invites.feature.js';
 import { MEMBERS_FEATURE } from './members/members.feature.js';
@@ -42,6 +43,7 @@ export const FEATURES: readonly Feature[] = [
   SESSION_RECORDING_PLAYLISTS_FEATURE,
   REPLAY_FEATURE,
   CAPTURE_FEATURE,
+  EVENTS_FEATURE,
   SDK_FEATURE,
 ];
 

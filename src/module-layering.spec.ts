@@ -42,6 +42,16 @@ const INTERNAL_IMPORTS: Record<string, string> = {
   'capture/capture-events.ts -> session-recordings/snapshot-batch.js': 'the snapshot batch type of ingestion',
   'session-recording-playlists/session-recording-playlists.controller.ts -> session-recordings/session-id.pipe.js':
     "the recordings' own rule for a session id in a path, so a pinned id is checked as the recordings check it",
+  'events/event-rows.ts -> capture/capture-events.js':
+    "the capture protocol's decoded batch, which the analytics capture routes share with /s/",
+  'events/events-ingestion.service.ts -> capture/capture-events.js':
+    "the capture protocol's decoded batch, which the analytics capture routes share with /s/",
+  'events/event-rows.ts -> capture/capture-text.js':
+    "capture's rule for text that cannot be stored (NUL, surrogates)",
+  'events/events-ingestion.service.ts -> capture/capture-text.js':
+    "capture's rule for text that cannot be stored (NUL, surrogates)",
+  'events/person-updates.ts -> capture/capture-text.js':
+    "capture's rule for text that cannot be stored (NUL, surrogates)",
   'capture/capture-events.ts -> persons/person-properties.js':
     "the persons' pure property bounds, applied while a capture body is read",
   'session-recordings/recording-ingestion.service.ts -> persons/person-properties.js':

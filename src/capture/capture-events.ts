@@ -28,7 +28,7 @@ export type { SnapshotBatch };
 export class CaptureEvent {
   constructor(
     readonly event: Json,
-    private readonly index: number,
+    readonly index: number,
     private readonly container: 'array' | 'batch' | 'single',
   ) {}
 
@@ -42,6 +42,8 @@ export class CaptureEvent {
 export interface CaptureBatch {
   token: string | null;
   events: CaptureEvent[];
+  /** The `sent_at` of a `{"batch": [...]}` body, as sent (the analytics routes correct clock skew with it). */
+  sentAt?: unknown;
 }
 
 const isObject = (value: unknown): value is Json =>
@@ -83,7 +85,8 @@ export function readCaptureBatch(payload: unknown): CaptureBatch {
       );
     }
   }
-  return { token: tokenOf(events[0].event, batchToken), events };
+  const sentAt = container === 'batch' ? (payload as Json).sent_at : undefined;
+  return { token: tokenOf(events[0].event, batchToken), events, sentAt };
 }
 
 /** The batch-level token of a `{"api_key", "batch": [...]}` body. */

@@ -36,6 +36,17 @@ const invalidToken = () =>
     'token',
   );
 
+/**
+ * What the analytics capture routes (`/e/`, `/batch/`, …, src/events) do with the events of a request other than
+ * `$snapshot`: called with the project and the decoded batch, under the request's memory budget, before the
+ * snapshots are stored. `/s/` passes none (it ignores other events).
+ */
+export type OtherEventsSink = (
+  project: ProjectEntity,
+  batch: CaptureBatch,
+  dropped: DroppedValues,
+) => Promise<void>;
+
 /** The project lookup started as soon as the token is known, settled without ever rejecting. */
 interface EarlyLookup {
   token: string;
@@ -76,10 +87,14 @@ export class CaptureService {
     this.budget = new CaptureMemoryBudget(config.get('CAPTURE_MEMORY_BUDGET'));
   }
 
-  /** `deadline`: the request's REQUEST_TIMEOUT_MS; once it has passed nothing of the request is committed. */
+  /**
+   * `deadline`: the request's REQUEST_TIMEOUT_MS; once it has passed nothing of the request is committed.
+   * `others`: where the events other than `$snapshot` go (the analytics capture routes); without it they are ignored.
+   */
   async capture(
     body: CaptureBody & { discard?(): void },
     deadline: RequestDeadline | null = null,
+    others?: OtherEventsSink,
   ): Promise<IngestResult> {
     const reservation = this.budget.open();
     let early: EarlyLookup | null = null;
@@ -109,7 +124,12 @@ export class CaptureService {
         },
       };
       // Decoded within the call, so that no variable here keeps the decoded body alive while it is stored.
-      return await this.captureJson(await decodeCaptureBody(body, this.limits, hooks), early, deadline);
+      return await this.captureJson(
+        await decodeCaptureBody(body, this.limits, hooks),
+        early,
+        deadline,
+        others,
+      );
     } finally {
       reservation.release();
       // Whatever the client still sends after an early answer is read and dropped.
@@ -125,9 +145,10 @@ export class CaptureService {
     payload: unknown,
     early: EarlyLookup | null = null,
     deadline: RequestDeadline | null = null,
+    others?: OtherEventsSink,
   ): Promise<IngestResult> {
     try {
-      return this.captureBatch(readCaptureBatch(payload), early, deadline);
+      return this.captureBatch(readCaptureBatch(payload), early, deadline, others);
     } catch (error) {
       return Promise.reject(error as Error);
     }
@@ -137,6 +158,7 @@ export class CaptureService {
     batch: CaptureBatch,
     early: EarlyLookup | null,
     deadline: RequestDeadline | null,
+    others: OtherEventsSink | undefined,
   ): Promise<IngestResult> {
     if (!batch.token) throw noToken();
     let project: ProjectEntity | null;
@@ -150,6 +172,7 @@ export class CaptureService {
     if (!project) throw invalidToken();
     const dropped = new DroppedValues();
     const droppedSets = new DroppedValues();
+    if (others) await others(project, batch, dropped);
     const snapshots = await readSnapshotEvents(batch, dropped, { ...this.readLimits, droppedSets });
     // From here on only the snapshots are needed: the rest of the decoded body can be collected.
     batch.events.length = 0;

@@ -108,6 +108,76 @@ export class PersonsRepository extends RepositoryBase {
   }
 
   /**
+   * Adds a distinct id to a person; when another transaction added it meanwhile (the unique key), the person it
+   * belongs to is returned instead. Must run inside a transaction.
+   */
+  @GenerateSql({ params: (f) => [f.projectId, 'user-9', 1] })
+  async addDistinctId(teamId: number, distinctId: string, personId: number): Promise<number> {
+    await this.query('SAVEPOINT person_alias');
+    try {
+      await this.query(
+        `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2, $3)`,
+        [teamId, distinctId, personId],
+      );
+      await this.query('RELEASE SAVEPOINT person_alias');
+      return personId;
+    } catch (error) {
+      if (!isUniqueViolation(error, DISTINCT_ID_KEY)) throw error;
+      await this.query('ROLLBACK TO SAVEPOINT person_alias');
+      const existing = (await this.personIdsByDistinctId(teamId, [distinctId])).get(distinctId);
+      if (existing === undefined) throw error;
+      return existing;
+    }
+  }
+
+  /**
+   * Merges person `fromId` into `intoId`: its distinct ids move (their versions rise, for the persons export), its
+   * properties fill the keys `intoId` lacks, and it is deleted. The caller re-points what else referred to it first.
+   */
+  @GenerateSql({ params: [2, 1] })
+  async mergeInto(fromId: number, intoId: number): Promise<void> {
+    await this.query(`UPDATE person_distinct_ids SET person_id = $2 WHERE person_id = $1`, [fromId, intoId]);
+    await this.query(
+      `UPDATE persons SET properties = coalesce((SELECT properties FROM persons WHERE id = $1), '{}'::jsonb) || properties WHERE id = $2`,
+      [fromId, intoId],
+    );
+    await this.query(`DELETE FROM persons WHERE id = $1`, [fromId]);
+  }
+
+  /** Removes these keys from a person's properties (`$unset`). */
+  @GenerateSql({ params: [1, ['plan']] })
+  async unsetProperties(personId: number, keys: readonly string[]): Promise<void> {
+    if (!keys.length) return;
+    await this.query(
+      `UPDATE persons SET properties = properties - $2::text[] WHERE id = $1 AND properties ?| $2::text[]`,
+      [personId, keys],
+    );
+  }
+
+  /** The distinct ids of a project's person given by its id or uuid (empty when there is no such person). */
+  @GenerateSql({ params: [1, '1'] })
+  async distinctIdsOfPerson(teamId: number, idOrUuid: string): Promise<string[]> {
+    const byId = /^\d{1,9}$/.test(idOrUuid);
+    const rows = await this.query<{ distinct_id: string }>(
+      `SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+       WHERE d.team_id = $1 AND ${byId ? 'p.id = $2::int' : 'p.uuid::text = lower($2)'} ORDER BY d.id LIMIT 10000`,
+      [teamId, idOrUuid],
+    );
+    return rows.map((r) => r.distinct_id);
+  }
+
+  /** The uuid of each of these persons. */
+  @GenerateSql({ params: [[1, 2]] })
+  async uuidsByIds(ids: readonly number[]): Promise<Map<number, string>> {
+    if (!ids.length) return new Map();
+    const rows = await this.query<{ id: number; uuid: string }>(
+      `SELECT id, uuid FROM persons WHERE id = ANY($1::int[])`,
+      [ids],
+    );
+    return new Map(rows.map((r) => [r.id, r.uuid]));
+  }
+
+  /**
    * Locks a person for an update of its properties (FOR UPDATE, until the transaction ends) and reads them when
    * their JSON text (as PostgreSQL renders it) is at most `loadBytes`; larger ones (stored before the size limit)
    * are not read at all: `properties` is null and `renderedBytes` says how large they are. Null when the person

@@ -144,4 +144,50 @@ export class PersonsService {
       );
     }
   }
+
+  /**
+   * Puts two distinct ids on one person (`$identify`, `$create_alias`), PostHog's way: neither known — one new
+   * person with both; one known — the other joins its person; on two persons — the newer one is merged into the
+   * older one (`beforeMerge` is called first, inside the caller's transaction, to re-point what refers to it).
+   * Returns the person of both.
+   */
+  async link(
+    teamId: number,
+    distinctId: string,
+    otherId: string,
+    now: Date,
+    beforeMerge: (fromId: number, intoId: number) => Promise<void>,
+  ): Promise<number> {
+    const found = await this.persons.personIdsByDistinctId(teamId, [distinctId, otherId].sort());
+    const a = found.get(distinctId);
+    const b = found.get(otherId);
+    if (a === undefined && b === undefined) {
+      const id = await this.persons.createForDistinctId(teamId, distinctId, now);
+      return this.persons.addDistinctId(teamId, otherId, id);
+    }
+    if (a === undefined) return this.persons.addDistinctId(teamId, distinctId, b as number);
+    if (b === undefined) return this.persons.addDistinctId(teamId, otherId, a);
+    if (a === b) return a;
+    const [into, from] = a < b ? [a, b] : [b, a];
+    await beforeMerge(from, into);
+    await this.persons.mergeInto(from, into);
+    return into;
+  }
+
+  /** Removes properties of persons (`$unset`), in person id order. */
+  async unsetProperties(unsets: Map<number, Set<string>>): Promise<void> {
+    for (const personId of [...unsets.keys()].sort((x, y) => x - y)) {
+      await this.persons.unsetProperties(personId, [...(unsets.get(personId) as Set<string>)]);
+    }
+  }
+
+  /** The distinct ids of a project's person, by its id or uuid (empty when there is none). */
+  distinctIdsOfPerson(teamId: number, idOrUuid: string): Promise<string[]> {
+    return this.persons.distinctIdsOfPerson(teamId, idOrUuid);
+  }
+
+  /** The uuid of each of these persons (the `person_id` analytics events carry). */
+  personUuids(ids: Iterable<number>): Promise<Map<number, string>> {
+    return this.persons.uuidsByIds([...new Set(ids)]);
+  }
 }

@@ -22,6 +22,10 @@ export const RECORDING_RETENTION_MAX_DAYS = 3650;
   'projects_recording_retention_check',
   `"session_recording_retention_period_days" BETWEEN ${RECORDING_RETENTION_MIN_DAYS} AND ${RECORDING_RETENTION_MAX_DAYS}`,
 )
+@Check(
+  'projects_events_retention_check',
+  `"events_retention_period_days" BETWEEN ${RECORDING_RETENTION_MIN_DAYS} AND ${RECORDING_RETENTION_MAX_DAYS}`,
+)
 export class ProjectEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id: number;
@@ -60,6 +64,30 @@ export class ProjectEntity {
    */
   @Column({ type: 'integer', nullable: true })
   sessionRecordingRetentionPeriodDays: number | null;
+
+  /** Days this project's events are kept; null: the service's EVENTS_RETENTION_DAYS. */
+  @Column({ type: 'integer', nullable: true })
+  eventsRetentionPeriodDays: number | null;
+
+  // PostHog's capture settings of a project, served to the SDK in the remote config. `anonymize_ips`: captured
+  // events get no `$ip`.
+  @Column({ type: 'boolean', default: false })
+  anonymizeIps: boolean;
+
+  @Column({ type: 'boolean', default: false })
+  autocaptureOptOut: boolean;
+
+  @Column({ type: 'boolean', default: false })
+  autocaptureExceptionsOptIn: boolean;
+
+  @Column({ type: 'boolean', default: true })
+  captureConsoleLogOptIn: boolean;
+
+  @Column({ type: 'boolean', default: true })
+  capturePerformanceOptIn: boolean;
+
+  @Column({ type: 'boolean', default: false })
+  heatmapsOptIn: boolean;
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;

@@ -88,7 +88,19 @@ export class ProjectsRepository extends RepositoryBase {
   async update(
     id: number,
     fields: Partial<
-      Pick<ProjectEntity, 'name' | 'sessionRecordingOptIn' | 'sessionRecordingRetentionPeriodDays'>
+      Pick<
+        ProjectEntity,
+        | 'name'
+        | 'sessionRecordingOptIn'
+        | 'sessionRecordingRetentionPeriodDays'
+        | 'anonymizeIps'
+        | 'autocaptureOptOut'
+        | 'autocaptureExceptionsOptIn'
+        | 'captureConsoleLogOptIn'
+        | 'capturePerformanceOptIn'
+        | 'heatmapsOptIn'
+        | 'eventsRetentionPeriodDays'
+      >
     >,
   ): Promise<ProjectEntity | null> {
     const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));

@@ -99,6 +99,13 @@ export class ProjectsService {
       name: input.name,
       sessionRecordingOptIn: input.session_recording_opt_in,
       sessionRecordingRetentionPeriodDays: input.session_recording_retention_period_days,
+      anonymizeIps: input.anonymize_ips,
+      autocaptureOptOut: input.autocapture_opt_out,
+      autocaptureExceptionsOptIn: input.autocapture_exceptions_opt_in,
+      captureConsoleLogOptIn: input.capture_console_log_opt_in,
+      capturePerformanceOptIn: input.capture_performance_opt_in,
+      heatmapsOptIn: input.heatmaps_opt_in,
+      eventsRetentionPeriodDays: input.events_retention_period_days,
     });
     if (!updated) throw ApiError.notFound();
     return updated;

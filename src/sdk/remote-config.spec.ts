@@ -13,6 +13,33 @@ describe('remoteConfigFor', () => {
     expect(remoteConfigFor({ apiToken: 'phc_a', sessionRecordingOptIn: false }).sessionRecording).toBe(false);
   });
 
+  it("serves the project's capture settings, on PostHog's defaults when absent", () => {
+    const defaults = remoteConfigFor({ apiToken: 'phc_a', sessionRecordingOptIn: true });
+    expect(defaults).toMatchObject({
+      autocapture_opt_out: false,
+      autocaptureExceptions: false,
+      capturePerformance: { network_timing: true, web_vitals: false },
+      heatmaps: false,
+    });
+    const set = remoteConfigFor({
+      apiToken: 'phc_a',
+      sessionRecordingOptIn: true,
+      autocaptureOptOut: true,
+      autocaptureExceptionsOptIn: true,
+      captureConsoleLogOptIn: false,
+      capturePerformanceOptIn: false,
+      heatmapsOptIn: true,
+    });
+    expect(set).toMatchObject({
+      autocapture_opt_out: true,
+      autocaptureExceptions: true,
+      errorTracking: { autocaptureExceptions: true },
+      capturePerformance: false,
+      heatmaps: true,
+      sessionRecording: { consoleLogRecordingEnabled: false },
+    });
+  });
+
   it('offers gzip and has no feature flags', () => {
     const config = remoteConfigFor({ apiToken: 'phc_a', sessionRecordingOptIn: true });
     expect(config.supportedCompression).toEqual(['gzip', 'gzip-js']);

@@ -13,9 +13,10 @@
  *   recorder; null keeps the SDK's default `lazy-recorder`.
  * - `hasFeatureFlags: false`: `RemoteConfigLoader._onRemoteConfig` then does not call `/flags` at all; this
  *   service has no feature flags.
- * - Everything the service does not store is switched off server-side: autocapture (`autocapture_opt_out`),
- *   heatmaps, dead clicks, web vitals (`capturePerformance`), exception and log capture, surveys, product
- *   tours, conversations. Their data would go to the analytics endpoints, which this service refuses.
+ * - The project's capture settings, PostHog's project fields with PostHog's defaults: autocapture
+ *   (`autocapture_opt_out`), exception autocapture, console logs in recordings, network timings
+ *   (`capturePerformance`), heatmaps. Their events go to the analytics endpoints (src/events), which store them.
+ * - What the service has no part for stays off: dead clicks, logs, surveys, product tours, conversations.
  */
 import type { ProjectEntity } from '../projects/project.entity.js';
 
@@ -45,15 +46,15 @@ export interface RemoteConfig {
   token: string;
   supportedCompression: ['gzip', 'gzip-js'];
   hasFeatureFlags: false;
-  autocapture_opt_out: true;
+  autocapture_opt_out: boolean;
   captureDeadClicks: false;
-  capturePerformance: false;
-  autocaptureExceptions: false;
-  errorTracking: { autocaptureExceptions: false; suppressionRules: [] };
+  capturePerformance: { network_timing: true; web_vitals: false } | false;
+  autocaptureExceptions: boolean;
+  errorTracking: { autocaptureExceptions: boolean; suppressionRules: [] };
   logs: { captureConsoleLogs: false };
   elementsChainAsString: true;
   sessionRecording: SessionRecordingConfig | false;
-  heatmaps: false;
+  heatmaps: boolean;
   surveys: false;
   productTours: false;
   conversations: false;
@@ -61,23 +62,42 @@ export interface RemoteConfig {
   siteApps: [];
 }
 
-/** The project's remote config: recording per `session_recording_opt_in`, everything else off. */
+/**
+ * The capture settings of a project the remote config serves; absent ones take PostHog's defaults (console logs
+ * and network timings on, the rest off).
+ */
+export type CaptureSettings = Partial<
+  Pick<
+    ProjectEntity,
+    | 'autocaptureOptOut'
+    | 'autocaptureExceptionsOptIn'
+    | 'captureConsoleLogOptIn'
+    | 'capturePerformanceOptIn'
+    | 'heatmapsOptIn'
+  >
+>;
+
+/** The project's remote config: recording per `session_recording_opt_in`, capture per the project's settings. */
 export function remoteConfigFor(
-  project: Pick<ProjectEntity, 'apiToken' | 'sessionRecordingOptIn'>,
+  project: Pick<ProjectEntity, 'apiToken' | 'sessionRecordingOptIn'> & CaptureSettings,
 ): RemoteConfig {
+  const exceptions = project.autocaptureExceptionsOptIn === true;
   return {
     token: project.apiToken,
     supportedCompression: ['gzip', 'gzip-js'],
     hasFeatureFlags: false,
-    autocapture_opt_out: true,
+    autocapture_opt_out: project.autocaptureOptOut === true,
     captureDeadClicks: false,
-    capturePerformance: false,
-    autocaptureExceptions: false,
-    errorTracking: { autocaptureExceptions: false, suppressionRules: [] },
+    capturePerformance:
+      project.capturePerformanceOptIn !== false ? { network_timing: true, web_vitals: false } : false,
+    autocaptureExceptions: exceptions,
+    errorTracking: { autocaptureExceptions: exceptions, suppressionRules: [] },
     logs: { captureConsoleLogs: false },
     elementsChainAsString: true,
-    sessionRecording: project.sessionRecordingOptIn ? sessionRecordingConfig() : false,
-    heatmaps: false,
+    sessionRecording: project.sessionRecordingOptIn
+      ? sessionRecordingConfig(project.captureConsoleLogOptIn !== false)
+      : false,
+    heatmaps: project.heatmapsOptIn === true,
     surveys: false,
     productTours: false,
     conversations: false,
@@ -86,11 +106,11 @@ export function remoteConfigFor(
   };
 }
 
-function sessionRecordingConfig(): SessionRecordingConfig {
+function sessionRecordingConfig(consoleLogs: boolean): SessionRecordingConfig {
   return {
     endpoint: RECORDING_ENDPOINT,
-    // Console output is part of what a recording stores (console_log/warn/error counts).
-    consoleLogRecordingEnabled: true,
+    // Console output in recordings: the project's `capture_console_log_opt_in` (PostHog's default: on).
+    consoleLogRecordingEnabled: consoleLogs,
     recorderVersion: 'v2',
     // No sampling, no minimum duration, no linked flag, no triggers: every session is recorded.
     sampleRate: null,

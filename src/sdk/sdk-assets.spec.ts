@@ -24,7 +24,7 @@ describe('SdkAssets', () => {
 
   it('finds nothing outside the list, whatever the name looks like', () => {
     for (const name of [
-      'surveys.js',
+      'surveys-preview.js',
       'module.js',
       '../package.json',
       '../../package.json',

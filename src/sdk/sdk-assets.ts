@@ -22,6 +22,14 @@ export const SDK_SCRIPTS = [
   'posthog-recorder.js',
   'recorder.js',
   'recorder-v2.js',
+  // Extensions the SDK loads lazily on its defaults (their events go to the analytics capture): surveys (loaded
+  // even when the remote config turns surveys off, to set itself up as off), exception and dead-click
+  // autocapture, web vitals, tracing headers.
+  'surveys.js',
+  'exception-autocapture.js',
+  'dead-clicks-autocapture.js',
+  'web-vitals.js',
+  'tracing-headers.js',
 ] as const;
 
 const SERVED = new Set<string>([...SDK_SCRIPTS, ...SDK_SCRIPTS.map((name) => `${name}.map`)]);

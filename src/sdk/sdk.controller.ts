@@ -171,14 +171,13 @@ export class SdkController {
   }
 }
 
-/** The analytics endpoints of the capture protocol. */
-export const ANALYTICS_PATHS = ['e', 'i/v0/e', 'batch', 'capture', 'track', 'engage'];
+/** The legacy people endpoint of the capture protocol (events go to `/e/` and the others, src/events). */
+export const ANALYTICS_PATHS = ['engage'];
 
 /**
- * The SDK's analytics endpoints, answered with an explicit refusal: the service stores session recordings
- * only, and accepting events to drop them would pretend otherwise. A 4xx, because posthog-js retries 5xx
- * and network failures but not 4xx (`RetryQueue` in `lib/src/retry-queue.js`), so refused events are not
- * re-sent. The snippet of docs/recordings.md configures the SDK so that it sends none.
+ * PostHog's legacy people endpoint (`/engage/`), answered with an explicit refusal: current SDKs send person
+ * updates as events (`$identify`, `$set`), which the events module stores. A 4xx, because posthog-js retries 5xx
+ * and network failures but not 4xx (`RetryQueue` in `lib/src/retry-queue.js`).
  */
 @ApiTags('sdk')
 @Controller()
@@ -186,16 +185,16 @@ export class AnalyticsRefusalController {
   @Post(ANALYTICS_PATHS)
   @Public()
   @ApiOperation({
-    summary: 'Analytics events: not accepted',
+    summary: 'Legacy people updates: not accepted',
     description:
-      'Always 404 `analytics_not_supported`: this service stores session recordings (`POST /s/`) only. Configure the SDK not to send analytics events (see "Recording from your site" in docs/recordings.md).',
+      'Always 404 `analytics_not_supported`: send person updates as events (`$identify`, `$set`) to `POST /e/`.',
   })
-  @ApiNotFoundResponse({ description: 'Analytics events are not accepted.', type: ErrorBodyDto })
+  @ApiNotFoundResponse({ description: 'The legacy people endpoint is not supported.', type: ErrorBodyDto })
   refuse(): never {
     throw new ApiError(
       404,
       'analytics_not_supported',
-      'This service stores session recordings only; analytics events are not accepted. Initialise the SDK with autocapture, page views and page leaves off (see "Recording from your site" in docs/recordings.md).',
+      'The legacy /engage/ people endpoint is not supported: send person updates as $identify or $set events to /e/.',
     );
   }
 }

@@ -380,4 +380,9 @@ export class RecordingIngestionService {
     await this.recordings.publishRecordings(teamId, inserted);
     return result;
   }
+
+  /** The recordings of a person merged into another now show that one (persons call this before the merge). */
+  reassignPerson(fromPersonId: number, toPersonId: number): Promise<void> {
+    return this.recordings.reassignPerson(fromPersonId, toPersonId);
+  }
 }

@@ -280,6 +280,15 @@ SELECT coalesce(${total}, 0)::float8 AS total, page.*
  */
 @Injectable()
 export class SessionRecordingsRepository extends RepositoryBase {
+  /** Re-points the recordings of a person merged into another (`$identify`), within the caller's transaction. */
+  @GenerateSql({ params: [2, 1] })
+  async reassignPerson(fromPersonId: number, toPersonId: number): Promise<void> {
+    await this.query(`UPDATE session_recordings SET person_id = $2 WHERE person_id = $1`, [
+      fromPersonId,
+      toPersonId,
+    ]);
+  }
+
   // ---- reads ---------------------------------------------------------------------------------------------
 
   /** One page and the total, by `buildListQuery`. */

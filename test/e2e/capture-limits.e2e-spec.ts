@@ -434,4 +434,83 @@ describe('capture: limits of the public path', () => {
       await t.http.get(`/array/${token}/config`).expect(200);
     });
   });
+  describe('the analytics capture endpoints', () => {
+    const eventCount = async () =>
+      ((await t.dataSource.query(`SELECT count(*)::int AS n FROM events`)) as { n: number }[])[0].n;
+    const analytics = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ event: 'e', distinct_id: 'limits', token, properties: { i } }));
+
+    it('have the limits of /s/: events per request 413, depth 400, JSON values 413, a gzip bomb 413, a bad gzip 400 — nothing stored', async () => {
+      const before = await eventCount();
+      const tooMany = await t.http.post('/batch/').send({ api_key: token, batch: analytics(6) });
+      expect({ status: tooMany.status, detail: tooMany.body.detail }).toEqual({
+        status: 413,
+        detail: 'Too many events in one request: at most 5.',
+      });
+      const deep = await t.http
+        .post('/e/')
+        .set('Content-Type', 'application/json')
+        .send(`${'['.repeat(10_000)}${']'.repeat(10_000)}`);
+      expect(deep.status).toBe(400);
+      const values = await t.http
+        .post('/i/v0/e/')
+        .send([{ ...analytics(1)[0], properties: { padding: Array.from({ length: 2000 }, (_, i) => i) } }]);
+      expect(values.status).toBe(413);
+      // 2 MB of events after a first one with the token, inflated from a few kilobytes.
+      const bomb = gzipSync(`[${JSON.stringify(analytics(1)[0])}${',{}'.repeat(700_000)}]`);
+      const bombed = await t.http
+        .post('/track/?compression=gzip-js')
+        .set('Content-Type', 'text/plain')
+        .send(bomb);
+      expect(bombed.status).toBe(413);
+      const corrupt = await t.http
+        .post('/capture/')
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', 'gzip')
+        .serialize((data: unknown) => data as string)
+        .send(Buffer.from('not gzip at all'));
+      expect(corrupt.status).toBe(400);
+      expect(await eventCount()).toBe(before);
+      await t.http
+        .post('/batch/')
+        .send({ api_key: token, batch: analytics(5) })
+        .expect(200, { status: 1 });
+      expect(await eventCount()).toBe(before + 5);
+    });
+
+    it('share the per-address cap of the SDK routes (429)', async () => {
+      const held = [
+        await new Promise<ClientRequest>((resolve) => {
+          const req = httpRequest(`${base}/e/`, {
+            method: 'POST',
+            agent: false,
+            headers: { 'Content-Type': 'application/json', 'Content-Length': '100000' },
+          });
+          req.on('error', () => undefined);
+          req.write('[{"token":"', () => resolve(req));
+        }),
+        await new Promise<ClientRequest>((resolve) => {
+          const req = httpRequest(`${base}/batch/`, {
+            method: 'POST',
+            agent: false,
+            headers: { 'Content-Type': 'application/json', 'Content-Length': '100000' },
+          });
+          req.on('error', () => undefined);
+          req.write('{"batch":[', () => resolve(req));
+        }),
+      ];
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      try {
+        const res = await t.http.post('/i/v0/e/').send(analytics(1));
+        expect({ status: res.status, retryAfter: res.headers['retry-after'] }).toEqual({
+          status: 429,
+          retryAfter: '1',
+        });
+      } finally {
+        for (const req of held) req.destroy();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await t.http.post('/i/v0/e/').send(analytics(1)).expect(200, { status: 1 });
+    });
+  });
 });

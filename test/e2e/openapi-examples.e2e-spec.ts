@@ -56,6 +56,11 @@ function withToken(value: unknown, token: string): unknown {
  */
 const ORDER = [
   'POST /s',
+  'POST /e',
+  'POST /i/v0/e',
+  'POST /batch',
+  'POST /capture',
+  'POST /track',
   'POST /flags',
   'POST /decide',
   'POST /api/organizations',

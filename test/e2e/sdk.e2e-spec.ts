@@ -45,9 +45,10 @@ const expectedConfig = (token: string, sessionRecording: unknown) => ({
   token,
   supportedCompression: ['gzip', 'gzip-js'],
   hasFeatureFlags: false,
-  autocapture_opt_out: true,
+  // The project's capture settings on PostHog's defaults.
+  autocapture_opt_out: false,
   captureDeadClicks: false,
-  capturePerformance: false,
+  capturePerformance: { network_timing: true, web_vitals: false },
   autocaptureExceptions: false,
   errorTracking: { autocaptureExceptions: false, suppressionRules: [] },
   logs: { captureConsoleLogs: false },
@@ -323,6 +324,13 @@ describe('SDK routes: remote config, flags, recorder scripts, CORS', () => {
         has_completed_onboarding_for: null,
         ingested_event: false,
         is_demo: false,
+        anonymize_ips: false,
+        autocapture_opt_out: false,
+        autocapture_exceptions_opt_in: false,
+        capture_console_log_opt_in: true,
+        capture_performance_opt_in: true,
+        heatmaps_opt_in: false,
+        events_retention_period_days: null,
       });
       const got = await t.http.get(`/api/projects/${project.id}`).set(owner.auth).expect(200);
       expect(got.body).toEqual(res.body);
@@ -536,7 +544,7 @@ describe('SDK routes: remote config, flags, recorder scripts, CORS', () => {
 
     it('404 for files outside the list, even ones the package has', async () => {
       for (const file of [
-        'surveys.js',
+        'surveys-preview.js',
         'toolbar.js',
         'module.js',
         'array.d.ts',
@@ -584,23 +592,92 @@ describe('SDK routes: remote config, flags, recorder scripts, CORS', () => {
     });
   });
 
+  describe('capture settings', () => {
+    it("are PATCHable project fields with PostHog's defaults, served in the remote config", async () => {
+      const fresh = (await t.http.get(`/api/projects/${project.id}`).set(owner.auth).expect(200)).body;
+      expect(fresh).toMatchObject({
+        anonymize_ips: false,
+        autocapture_opt_out: false,
+        autocapture_exceptions_opt_in: false,
+        capture_console_log_opt_in: true,
+        capture_performance_opt_in: true,
+        heatmaps_opt_in: false,
+        events_retention_period_days: null,
+      });
+      const changed = {
+        anonymize_ips: true,
+        autocapture_opt_out: true,
+        autocapture_exceptions_opt_in: true,
+        capture_console_log_opt_in: false,
+        capture_performance_opt_in: false,
+        heatmaps_opt_in: true,
+        events_retention_period_days: 30,
+      };
+      try {
+        const res = await t.http
+          .patch(`/api/projects/${project.id}`)
+          .set(owner.auth)
+          .send(changed)
+          .expect(200);
+        expect(res.body).toMatchObject(changed);
+        const config = (await t.http.get(`/array/${token}/config`).expect(200)).body;
+        expect(config).toMatchObject({
+          autocapture_opt_out: true,
+          autocaptureExceptions: true,
+          errorTracking: { autocaptureExceptions: true, suppressionRules: [] },
+          capturePerformance: false,
+          heatmaps: true,
+        });
+        expect(config.sessionRecording.consoleLogRecordingEnabled).toBe(false);
+        const bad = await t.http
+          .patch(`/api/projects/${project.id}`)
+          .set(owner.auth)
+          .send({ anonymize_ips: 'yes' })
+          .expect(400);
+        expect(bad.body).toMatchObject({ attr: 'anonymize_ips' });
+      } finally {
+        await t.http
+          .patch(`/api/projects/${project.id}`)
+          .set(owner.auth)
+          .send({
+            anonymize_ips: false,
+            autocapture_opt_out: false,
+            autocapture_exceptions_opt_in: false,
+            capture_console_log_opt_in: true,
+            capture_performance_opt_in: true,
+            heatmaps_opt_in: false,
+            events_retention_period_days: null,
+          })
+          .expect(200);
+      }
+    });
+  });
+
   describe('analytics endpoints', () => {
-    it('refuse events explicitly (404 analytics_not_supported), readable cross-origin', async () => {
-      for (const path of ['/e/', '/e', '/i/v0/e/', '/batch/', '/capture/', '/track/', '/engage/']) {
+    it('accept events cross-origin (200 {"status": 1}); the legacy /engage/ is refused explicitly', async () => {
+      for (const path of ['/e/', '/e', '/i/v0/e/', '/batch/', '/capture/', '/track/']) {
         const res = await t.http
           .post(path)
           .set('Origin', 'https://shop.example.com')
           .set('Content-Type', 'application/json')
-          .send({ event: '$pageview', properties: { token } });
-        expect(res.status).toBe(404);
-        expect(res.body).toMatchObject({
-          type: 'invalid_request',
-          code: 'analytics_not_supported',
-          attr: null,
-        });
-        expect(res.body.detail).toContain('session recordings only');
+          .send({ event: '$pageview', distinct_id: 'sdk-1', properties: { token } });
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({ status: 1 });
         expect(res.headers['access-control-allow-origin']).toBe('*');
       }
+      const res = await t.http
+        .post('/engage/')
+        .set('Origin', 'https://shop.example.com')
+        .set('Content-Type', 'application/json')
+        .send({ $distinct_id: 'sdk-1', $set: { plan: 'pro' }, $token: token });
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({
+        type: 'invalid_request',
+        code: 'analytics_not_supported',
+        attr: null,
+      });
+      expect(res.body.detail).toContain('$identify');
+      expect(res.headers['access-control-allow-origin']).toBe('*');
     });
   });
 });

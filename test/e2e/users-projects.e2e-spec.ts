@@ -54,6 +54,13 @@ describe('users, keys and projects', () => {
         'organization',
         'session_recording_opt_in',
         'session_recording_retention_period_days',
+        'anonymize_ips',
+        'autocapture_opt_out',
+        'autocapture_exceptions_opt_in',
+        'capture_console_log_opt_in',
+        'capture_performance_opt_in',
+        'heatmaps_opt_in',
+        'events_retention_period_days',
         'timezone',
         'uuid',
       ].sort(),
@@ -76,6 +83,9 @@ describe('users, keys and projects', () => {
     expect(body.timezone).toBe('UTC');
     expect(body.session_recording_opt_in).toBe(true);
     expect(body.session_recording_retention_period_days).toBeNull();
+    expect(body.anonymize_ips).toBe(false);
+    expect(body.capture_console_log_opt_in).toBe(true);
+    expect(body.events_retention_period_days).toBeNull();
     expect(body.created_at).toMatch(ISO_MS_Z_RE);
     const [row] = await t.dataSource.query<{ created_at: Date }[]>(
       'SELECT created_at FROM projects WHERE id = $1',

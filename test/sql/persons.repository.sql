@@ -13,6 +13,30 @@ INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2
 
 RELEASE SAVEPOINT person_create;
 
+-- PersonsRepository.addDistinctId
+SAVEPOINT person_alias;
+
+INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2, $3);
+
+RELEASE SAVEPOINT person_alias;
+
+-- PersonsRepository.mergeInto
+UPDATE person_distinct_ids SET person_id = $2 WHERE person_id = $1;
+
+UPDATE persons SET properties = coalesce((SELECT properties FROM persons WHERE id = $1), '{}'::jsonb) || properties WHERE id = $2;
+
+DELETE FROM persons WHERE id = $1;
+
+-- PersonsRepository.unsetProperties
+UPDATE persons SET properties = properties - $2::text[] WHERE id = $1 AND properties ?| $2::text[];
+
+-- PersonsRepository.distinctIdsOfPerson
+SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+WHERE d.team_id = $1 AND p.id = $2::int ORDER BY d.id LIMIT 10000;
+
+-- PersonsRepository.uuidsByIds
+SELECT id, uuid FROM persons WHERE id = ANY($1::int[]);
+
 -- PersonsRepository.lockProperties
 SELECT CASE WHEN octet_length(t.text) <= $2 THEN t.text END AS properties,
       octet_length(t.text) AS rendered_bytes

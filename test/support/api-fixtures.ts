@@ -234,6 +234,18 @@ export function baseBody(
   if (id === 'PluginConfigsController_create')
     return { plugin: tenant.plugins.pipeline_transformations, config: { a: 'b' } };
   if (id === 'SessionRecordingsController_update') return { person: { properties: { plan: 'pro' } } };
+  if (id === 'EventsCaptureController_captureEvents') {
+    return {
+      api_key: tenant.apiToken,
+      batch: [
+        {
+          event: '$pageview',
+          distinct_id: unique('visitor'),
+          properties: { $current_url: 'https://example.com/' },
+        },
+      ],
+    };
+  }
   if (id === 'CaptureController_captureSnapshots') {
     const at = now.getTime();
     return [

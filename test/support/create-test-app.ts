@@ -71,6 +71,7 @@ export async function createTestApp(
     SCHEDULER_ENABLED: 'false',
     RECORDING_PURGE_INTERVAL_SECONDS: '0',
     RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS: '0',
+    EVENTS_PURGE_INTERVAL_SECONDS: '0',
     BATCH_EXPORT_WORKERS: 'false',
     RATE_LIMIT_ENABLED: 'false',
     // Tests deliver batch exports to servers on loopback; the egress rule's refusals are tested with 'false'.

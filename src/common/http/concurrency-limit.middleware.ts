@@ -2,7 +2,17 @@ import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../errors/api-error.js';
 
 /** The public routes the per-address cap is mounted on (path prefixes). */
-export const CONCURRENCY_LIMITED_PREFIXES = ['/s', '/flags', '/decide', '/array'];
+export const CONCURRENCY_LIMITED_PREFIXES = [
+  '/s',
+  '/flags',
+  '/decide',
+  '/array',
+  '/e',
+  '/i/v0/e',
+  '/batch',
+  '/capture',
+  '/track',
+];
 
 /**
  * Caps the requests one client address (`req.ip`, so X-Forwarded-For only when TRUST_PROXY trusts the proxy)

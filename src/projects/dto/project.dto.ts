@@ -46,7 +46,7 @@ export class ProjectDto {
 
   @ApiProperty({
     example: false,
-    description: 'Always false: this service stores no analytics events (only session recordings).',
+    description: 'Always false for now: not yet derived from the events the project has stored.',
   })
   ingested_event: boolean;
 
@@ -67,6 +67,52 @@ export class ProjectDto {
 
   @ApiProperty({ example: false, description: 'Always false: projects have no private mode.' })
   access_control: boolean;
+  @ApiProperty({
+    example: false,
+    description:
+      "Captured events get no `$ip` (the request's address is not stored, nor one the client sent). Default false.",
+  })
+  anonymize_ips: boolean;
+
+  @ApiProperty({
+    example: false,
+    description:
+      'The SDK does not autocapture clicks and form changes (served in the remote config). Default false.',
+  })
+  autocapture_opt_out: boolean;
+
+  @ApiProperty({
+    example: false,
+    description: 'The SDK captures exceptions as `$exception` events (remote config). Default false.',
+  })
+  autocapture_exceptions_opt_in: boolean;
+
+  @ApiProperty({
+    example: false,
+    description: 'Recordings include console logs (remote config). Default true.',
+  })
+  capture_console_log_opt_in: boolean;
+
+  @ApiProperty({
+    example: false,
+    description: 'The SDK captures network timings (remote config). Default true.',
+  })
+  capture_performance_opt_in: boolean;
+
+  @ApiProperty({
+    example: false,
+    description:
+      'The SDK sends heatmap data (remote config); such events are stored as events. Default false.',
+  })
+  heatmaps_opt_in: boolean;
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: null,
+    description: "Days this project's events are kept; null: the service's default (EVENTS_RETENTION_DAYS).",
+  })
+  events_retention_period_days: number | null;
 }
 
 export function toProjectDto(p: ProjectEntity): ProjectDto {
@@ -85,5 +131,12 @@ export function toProjectDto(p: ProjectEntity): ProjectDto {
     has_completed_onboarding_for: null,
     is_demo: false,
     access_control: false,
+    anonymize_ips: p.anonymizeIps,
+    autocapture_opt_out: p.autocaptureOptOut,
+    autocapture_exceptions_opt_in: p.autocaptureExceptionsOptIn,
+    capture_console_log_opt_in: p.captureConsoleLogOptIn,
+    capture_performance_opt_in: p.capturePerformanceOptIn,
+    heatmaps_opt_in: p.heatmapsOptIn,
+    events_retention_period_days: p.eventsRetentionPeriodDays,
   };
 }

@@ -60,4 +60,71 @@ export class UpdateProjectDto {
   @Min(RECORDING_RETENTION_MIN_DAYS, { message: RETENTION_RANGE })
   @Max(RECORDING_RETENTION_MAX_DAYS, { message: RETENTION_RANGE })
   session_recording_retention_period_days?: number | null;
+
+  @ApiPropertyOptional({
+    example: false,
+    description:
+      "Captured events get no `$ip` (the request's address is not stored, nor one the client sent). Default false.",
+  })
+  @IsOmittable()
+  @IsBoolean({ message: 'Must be a boolean.' })
+  anonymize_ips?: boolean;
+
+  @ApiPropertyOptional({
+    example: false,
+    description:
+      'The SDK does not autocapture clicks and form changes (served in the remote config). Default false.',
+  })
+  @IsOmittable()
+  @IsBoolean({ message: 'Must be a boolean.' })
+  autocapture_opt_out?: boolean;
+
+  @ApiPropertyOptional({
+    example: false,
+    description: 'The SDK captures exceptions as `$exception` events (remote config). Default false.',
+  })
+  @IsOmittable()
+  @IsBoolean({ message: 'Must be a boolean.' })
+  autocapture_exceptions_opt_in?: boolean;
+
+  @ApiPropertyOptional({
+    example: true,
+    description: 'Recordings include console logs (remote config). Default true.',
+  })
+  @IsOmittable()
+  @IsBoolean({ message: 'Must be a boolean.' })
+  capture_console_log_opt_in?: boolean;
+
+  @ApiPropertyOptional({
+    example: false,
+    description: 'The SDK captures network timings (remote config). Default true.',
+  })
+  @IsOmittable()
+  @IsBoolean({ message: 'Must be a boolean.' })
+  capture_performance_opt_in?: boolean;
+
+  @ApiPropertyOptional({
+    example: false,
+    description:
+      'The SDK sends heatmap data (remote config); such events are stored as events. Default false.',
+  })
+  @IsOmittable()
+  @IsBoolean({ message: 'Must be a boolean.' })
+  heatmaps_opt_in?: boolean;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    nullable: true,
+    minimum: RECORDING_RETENTION_MIN_DAYS,
+    maximum: RECORDING_RETENTION_MAX_DAYS,
+    example: 365,
+    description:
+      "Days this project's events are kept, from the start of the (UTC) day of their timestamp; null: the " +
+      "service's default (EVENTS_RETENTION_DAYS). Applies at once: events past it disappear from the API.",
+  })
+  @ValidateIf((_object, value) => value !== undefined && value !== null)
+  @IsInt({ message: RETENTION_RANGE })
+  @Min(RECORDING_RETENTION_MIN_DAYS, { message: RETENTION_RANGE })
+  @Max(RECORDING_RETENTION_MAX_DAYS, { message: RETENTION_RANGE })
+  events_retention_period_days?: number | null;
 }

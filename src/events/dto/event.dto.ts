@@ -1,0 +1,70 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { Allow } from 'class-validator';
+import type { StoredEvent } from '../events.repository.js';
+
+/** An event as PostHog's events API shows it. */
+export class EventDto {
+  @ApiProperty({ description: "The event's uuid.", example: '0192d6c4-8f8a-7c1e-9d57-2a9d3c1e4b5f' })
+  id: string;
+
+  @ApiProperty({ example: '0192d6c4-8f8a-7c1e-9d57-2a9d3c1e4b5f' })
+  uuid: string;
+
+  @ApiProperty({ example: '$pageview' })
+  event: string;
+
+  @ApiProperty({ example: 'user-1' })
+  distinct_id: string;
+
+  @ApiProperty({ type: String, nullable: true, description: "The uuid of the event's person when captured." })
+  person_id: string | null;
+
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  properties: Record<string, unknown>;
+
+  @ApiProperty({ format: 'date-time' })
+  timestamp: string;
+
+  @ApiProperty({ format: 'date-time', description: 'When the service stored it.' })
+  created_at: string;
+
+  @ApiProperty({ description: "The clicked element's chain (autocapture), or ''." })
+  elements_chain: string;
+
+  @ApiProperty({ type: 'array', items: { type: 'object' }, description: 'Always [] (see `elements_chain`).' })
+  elements: unknown[];
+
+  @ApiProperty({ type: String, nullable: true, description: '`$session_id`.' })
+  session_id: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: '`$window_id`.' })
+  window_id: string | null;
+}
+
+export function toEventDto(row: StoredEvent): EventDto {
+  return {
+    id: row.uuid,
+    uuid: row.uuid,
+    event: row.event,
+    distinct_id: row.distinctId,
+    person_id: row.personId,
+    properties: row.properties,
+    timestamp: new Date(row.timestamp).toISOString(),
+    created_at: new Date(row.createdAt).toISOString(),
+    elements_chain: row.elementsChain,
+    elements: [],
+    session_id: row.sessionId,
+    window_id: row.windowId,
+  };
+}
+
+/** The events list's filters as the query string gives them; `parseEventFilters` checks them. */
+export class EventListQueryDto {
+  @Allow() event?: unknown;
+  @Allow() distinct_id?: unknown;
+  @Allow() person_id?: unknown;
+  @Allow() after?: unknown;
+  @Allow() before?: unknown;
+  @Allow() properties?: unknown;
+  @Allow() session_id?: unknown;
+}

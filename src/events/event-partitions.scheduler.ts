@@ -1,0 +1,93 @@
+import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { isDatabaseUnavailable } from '../common/errors/database-errors.js';
+import { Clock } from '../common/time/clock.js';
+import { IntervalTask } from '../common/time/interval-task.js';
+import { AppConfig } from '../config/config.js';
+import { dayOf, eventsCutoff } from './event-partitions.js';
+import { EventsIngestionService } from './events-ingestion.service.js';
+import { EventsRepository } from './events.repository.js';
+
+/** Rows one DELETE of the per-project trim removes. */
+const DELETE_BATCH = 5000;
+
+/**
+ * The day partitions of `events`, every EVENTS_PURGE_INTERVAL_SECONDS on every replica (and once at boot): creates
+ * today's and the next EVENTS_PARTITIONS_AHEAD_DAYS days' partitions (idempotent, serialised by an advisory lock),
+ * drops the partitions of days every project's retention has passed (the cost is one DROP per day, whatever the
+ * number of events), and deletes rows only for projects kept shorter than the longest retention.
+ */
+@Injectable()
+export class EventPartitionsScheduler extends IntervalTask implements OnApplicationBootstrap {
+  static readonly INTERVAL_NAME = 'event-partitions';
+  private readonly logger = new Logger(EventPartitionsScheduler.name);
+
+  constructor(
+    private readonly events: EventsRepository,
+    private readonly ingestion: EventsIngestionService,
+    private readonly clock: Clock,
+    registry: SchedulerRegistry,
+    private readonly config: AppConfig,
+  ) {
+    super(EventPartitionsScheduler.INTERVAL_NAME, registry);
+  }
+
+  protected intervalSeconds(): number {
+    return this.config.get('EVENTS_PURGE_INTERVAL_SECONDS');
+  }
+
+  override onApplicationBootstrap(): void {
+    super.onApplicationBootstrap();
+    if (this.intervalSeconds()) void this.tick();
+  }
+
+  protected async run(): Promise<void> {
+    try {
+      await this.maintain();
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) {
+        this.logger.warn(
+          { reason: (err as Error).message },
+          'database unavailable: event partition task skipped',
+        );
+        return;
+      }
+      this.logger.error({ err }, 'event partition task failed; the next one retries');
+    }
+  }
+
+  /** One pass: partitions ahead, expired partitions dropped, shorter retentions trimmed. */
+  async maintain(): Promise<{ created: number; dropped: number; deleted: number }> {
+    const nowMs = this.clock.now().getTime();
+    const today = dayOf(nowMs);
+    const existing = new Set(await this.events.partitionDays());
+    const ahead: number[] = [];
+    for (let d = today; d <= today + this.config.get('EVENTS_PARTITIONS_AHEAD_DAYS'); d++) {
+      if (!existing.has(d)) ahead.push(d);
+    }
+    await this.ingestion.ensureDays(ahead);
+    const { maxDays, shorter } = await this.events.retentions(this.config.get('EVENTS_RETENTION_DAYS'));
+    const firstKept = dayOf(eventsCutoff(nowMs, maxDays).getTime());
+    let dropped = 0;
+    for (const day of existing) {
+      if (day >= firstKept || this.stopped) continue;
+      this.ingestion.forgetDay(day);
+      await this.events.dropPartition(day);
+      dropped++;
+    }
+    let deleted = 0;
+    for (const { teamId, days } of shorter) {
+      const cutoff = eventsCutoff(nowMs, days);
+      for (;;) {
+        if (this.stopped) break;
+        const n = await this.events.deleteOlderThan(teamId, cutoff, DELETE_BATCH);
+        deleted += n;
+        if (n < DELETE_BATCH) break;
+      }
+    }
+    if (ahead.length || dropped || deleted) {
+      this.logger.log({ created: ahead.length, dropped, deleted }, 'event partitions maintained');
+    }
+    return { created: ahead.length, dropped, deleted };
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * Day partitions of `events` (docs/decisions.md §13): one table per UTC day of `timestamp`, named
+ * `events_pYYYYMMDD`, holding [that day 00:00 UTC, the next day 00:00 UTC).
+ */
+
+export const DAY_MS = 24 * 3600 * 1000;
+const NAME = /^events_p(\d{4})(\d{2})(\d{2})$/;
+
+/** Days since the epoch of a time (UTC). */
+export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
+
+/** The partition of a day. */
+export function partitionName(day: number): string {
+  return `events_p${new Date(day * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '')}`;
+}
+
+/** The day of a partition name, or null when it is not one of ours. */
+export function dayOfPartition(name: string): number | null {
+  const m = NAME.exec(name);
+  if (!m) return null;
+  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  return partitionName(dayOf(ms)) === name ? dayOf(ms) : null;
+}
+
+/**
+ * The earliest timestamp an event kept `retentionDays` may have at `nowMs`: the start of today (UTC) minus
+ * `retentionDays - 1` days (as recordings count their retention).
+ */
+export function eventsCutoff(nowMs: number, retentionDays: number): Date {
+  return new Date((dayOf(nowMs) - (retentionDays - 1)) * DAY_MS);
+}

@@ -1,0 +1,229 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { type CaptureBatch, SNAPSHOT_EVENT } from '../capture/capture-events.js';
+import type { DroppedValues } from '../capture/capture-text.js';
+import { Yielder } from '../common/time/yielder.js';
+import { AppConfig } from '../config/config.js';
+import { TransactionHost } from '../database/transactions.js';
+import type { ProjectEntity } from '../projects/project.entity.js';
+import { type PersonPropertyUpdate, PersonsService } from '../persons/persons.service.js';
+import { RecordingIngestionService } from '../session-recordings/recording-ingestion.service.js';
+import { dayOf, eventsCutoff } from './event-partitions.js';
+import { linkedDistinctId, unsetKeys } from './person-updates.js';
+import { type DropReason, type EventRow, toEventRow } from './event-rows.js';
+import { EventsRepository, isMissingPartition } from './events.repository.js';
+
+/** Events stored per INSERT statement. */
+const INSERT_ROWS = 1000;
+/** Most partition days remembered as existing (retention plus the days ahead, at most). */
+const MAX_KNOWN_DAYS = 4000;
+
+/** Copies `source`'s own properties onto `target` (`__proto__` as a plain key); `keepExisting`: first one wins. */
+function assignOwn(target: Record<string, unknown>, source: Record<string, unknown>, keepExisting: boolean) {
+  for (const key of Object.keys(source)) {
+    if (keepExisting && Object.prototype.hasOwnProperty.call(target, key)) continue;
+    Object.defineProperty(target, key, {
+      value: source[key],
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+}
+
+export interface EventsIngestContext {
+  /** The time the request was received. */
+  now: Date;
+  /** The client's address. */
+  ip: string | null;
+  /** The request's `_` query parameter (posthog-js's send time, milliseconds). */
+  querySentAt: unknown;
+}
+
+export interface EventsIngestResult {
+  stored: number;
+  duplicates: number;
+  dropped: number;
+}
+
+/**
+ * Stores the analytics events of one capture request (docs/decisions.md §13): each turned into its row
+ * (`toEventRow`), the persons of those that process persons found or created and their `$set`/`$set_once`
+ * applied, then the rows inserted in a few multi-row statements, in one transaction. The day partitions the
+ * rows need are created first (outside it), and remembered.
+ */
+@Injectable()
+export class EventsIngestionService {
+  private readonly logger = new Logger(EventsIngestionService.name);
+  private readonly knownDays = new Set<number>();
+  private readonly retentionDays: number;
+  private readonly maxPropertiesBytes: number;
+
+  constructor(
+    private readonly events: EventsRepository,
+    private readonly persons: PersonsService,
+    private readonly transactions: TransactionHost,
+    private readonly recordings: RecordingIngestionService,
+    config: AppConfig,
+  ) {
+    this.retentionDays = config.get('EVENTS_RETENTION_DAYS');
+    this.maxPropertiesBytes = config.get('EVENT_PROPERTIES_MAX_BYTES');
+  }
+
+  /** Days an event of this project is kept. */
+  retentionOf(project: ProjectEntity): number {
+    return project.eventsRetentionPeriodDays ?? this.retentionDays;
+  }
+
+  async ingest(
+    project: ProjectEntity,
+    batch: CaptureBatch,
+    dropped: DroppedValues,
+    context: EventsIngestContext,
+  ): Promise<EventsIngestResult> {
+    const rowContext = {
+      now: context.now,
+      ip: context.ip,
+      anonymizeIps: project.anonymizeIps,
+      sentAt: batch.sentAt ?? context.querySentAt,
+      maxPropertiesBytes: this.maxPropertiesBytes,
+    };
+    const cutoff = eventsCutoff(context.now.getTime(), this.retentionOf(project)).getTime();
+    const rows: EventRow[] = [];
+    const reasons = new Map<DropReason, number>();
+    const yielder = new Yielder();
+    const snapshots: typeof batch.events = [];
+    for (const entry of batch.events) {
+      if (entry.event.event === SNAPSHOT_EVENT) {
+        snapshots.push(entry);
+        continue;
+      }
+      const row = toEventRow(entry, rowContext, dropped);
+      if (typeof row !== 'string' && row.timestamp.getTime() < cutoff) {
+        reasons.set('expired', (reasons.get('expired') ?? 0) + 1);
+      } else if (typeof row === 'string') {
+        reasons.set(row, (reasons.get(row) ?? 0) + 1);
+      } else {
+        rows.push(row);
+      }
+      if (yielder.due) await yielder.tick();
+    }
+    // The rows hold what is stored of the other events: only the snapshots (for recordings) stay in the batch, so
+    // the decoded events themselves can be collected while the rows are stored.
+    batch.events = snapshots;
+    const droppedEvents = [...reasons.values()].reduce((a, b) => a + b, 0);
+    if (droppedEvents) {
+      this.logger.warn(
+        { teamId: project.id, dropped: Object.fromEntries(reasons) },
+        `capture dropped ${droppedEvents} event(s) (values that cannot be stored, too large, or older than the retention) and stored the rest`,
+      );
+    }
+    if (!rows.length) return { stored: 0, duplicates: 0, dropped: droppedEvents };
+    await this.ensurePartitions(rows);
+    let stored: number;
+    try {
+      stored = await this.store(project.id, rows, context.now);
+    } catch (error) {
+      if (!isMissingPartition(error)) throw error;
+      // Another replica dropped a partition this one remembered: forget them all and create what is missing.
+      this.knownDays.clear();
+      await this.ensurePartitions(rows);
+      stored = await this.store(project.id, rows, context.now);
+    }
+    return { stored, duplicates: rows.length - stored, dropped: droppedEvents };
+  }
+
+  /** Creates the partitions of every day the rows fall on that is not known to exist. */
+  async ensurePartitions(rows: readonly { timestamp: Date }[]): Promise<void> {
+    const days = new Set<number>();
+    for (const row of rows) {
+      const day = dayOf(row.timestamp.getTime());
+      if (!this.knownDays.has(day)) days.add(day);
+    }
+    await this.ensureDays([...days]);
+  }
+
+  /** Creates the partitions of these days unless they exist, and remembers them. */
+  async ensureDays(days: readonly number[]): Promise<void> {
+    for (const day of [...days].sort((a, b) => a - b)) {
+      if (this.knownDays.has(day)) continue;
+      await this.events.createPartition(day);
+      if (this.knownDays.size >= MAX_KNOWN_DAYS) this.knownDays.clear();
+      this.knownDays.add(day);
+    }
+  }
+
+  /** Forgets a partition (dropped by the purge). */
+  forgetDay(day: number): void {
+    this.knownDays.delete(day);
+  }
+
+  /** Persons, then the rows, in one transaction; returns how many rows were new. */
+  private store(teamId: number, rows: EventRow[], now: Date): Promise<number> {
+    return this.transactions.withTransaction(async () => {
+      await this.resolvePersons(teamId, rows, now);
+      let stored = 0;
+      for (let i = 0; i < rows.length; i += INSERT_ROWS) {
+        stored += await this.events.insertBatch(teamId, rows.slice(i, i + INSERT_ROWS));
+      }
+      return stored;
+    });
+  }
+
+  /**
+   * The person of every event that processes persons (found or created by its distinct id), with the events'
+   * `$set`/`$set_once` applied in order (later events win for `$set`, earlier ones for `$set_once`).
+   */
+  private async resolvePersons(teamId: number, rows: EventRow[], now: Date): Promise<void> {
+    const withPerson = rows.filter((r) => r.processPerson);
+    if (!withPerson.length) return;
+    // `$identify` / `$create_alias` first, in the order sent, so every event of the batch sees the merged person.
+    for (const row of withPerson) {
+      const other = linkedDistinctId(row);
+      if (other === null) continue;
+      await this.persons.link(teamId, row.distinctId, other, now, (from, into) =>
+        this.recordings.reassignPerson(from, into),
+      );
+    }
+    const ids = await this.persons.resolveDistinctIds(
+      teamId,
+      withPerson.map((r) => r.distinctId),
+      now,
+    );
+    const updates = new Map<number, PersonPropertyUpdate>();
+    for (const row of withPerson) {
+      const personId = ids.get(row.distinctId);
+      if (personId === undefined || (!row.set && !row.setOnce)) continue;
+      let update = updates.get(personId);
+      if (!update) updates.set(personId, (update = { set: {}, setOnce: {} }));
+      if (row.set) assignOwn(update.set, row.set, false);
+      if (row.setOnce) assignOwn(update.setOnce, row.setOnce, true);
+    }
+    // PERSON_SET_MAX_KEYS / _BYTES per request and person, as capture of recordings: past it the update is left
+    // out whole (its events are stored), and PERSON_PROPERTIES_MAX_BYTES is kept by applyPropertyUpdates.
+    for (const [personId, update] of updates) {
+      const problem = this.persons.setProblem({ ...update.setOnce, ...update.set });
+      if (!problem) continue;
+      updates.delete(personId);
+      this.logger.warn(
+        { teamId, personId },
+        `person ${personId}: the $set/$set_once of this request were not applied, they have ${problem}`,
+      );
+    }
+    await this.persons.applyPropertyUpdates(updates, teamId);
+    const unsets = new Map<number, Set<string>>();
+    for (const row of withPerson) {
+      const personId = ids.get(row.distinctId);
+      const keys = unsetKeys(row.properties.$unset);
+      if (personId === undefined || !keys.length) continue;
+      let set = unsets.get(personId);
+      if (!set) unsets.set(personId, (set = new Set()));
+      for (const key of keys) set.add(key);
+    }
+    await this.persons.unsetProperties(unsets);
+    const uuids = await this.persons.personUuids(ids.values());
+    for (const row of withPerson) {
+      const personId = ids.get(row.distinctId);
+      row.personId = personId === undefined ? null : (uuids.get(personId) ?? null);
+    }
+  }
+}

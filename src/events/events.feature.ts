@@ -1,0 +1,35 @@
+import { defineFeature } from '../common/feature/feature.js';
+
+declare module '../common/auth/scopes.js' {
+  interface ScopeObjects {
+    query: true;
+  }
+}
+
+/**
+ * The analytics events feature (capture of the SDK's events, day-partitioned storage, persons from events, the
+ * events API): what it contributes to the application, the database, the CLI and the tests.
+ */
+export const EVENTS_FEATURE = defineFeature({
+  name: 'events',
+  load: async () => ({
+    modules: [(await import('./events.module.js')).EventsModule],
+    // `events` is a partitioned table, which TypeORM does not model: no entity (docs/data-access.md).
+    migrations: [(await import('../database/migrations/1795810600000-Events.js')).Events1795810600000],
+  }),
+  scopes: ['query'],
+  settings: [
+    'EVENTS_RETENTION_DAYS',
+    'EVENTS_PURGE_INTERVAL_SECONDS',
+    'EVENTS_PARTITIONS_AHEAD_DAYS',
+    'EVENT_PROPERTIES_MAX_BYTES',
+  ],
+  tasks: [
+    {
+      name: 'event partitions',
+      interval: 'EVENTS_PURGE_INTERVAL_SECONDS',
+      description:
+        'Creates the day partitions of `events` ahead (EVENTS_PARTITIONS_AHEAD_DAYS) and drops or purges expired ones.',
+    },
+  ],
+});

@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { CaptureModule } from '../capture/capture.module.js';
+import { SessionRecordingsModule } from '../session-recordings/session-recordings.module.js';
+import { PersonsModule } from '../persons/persons.module.js';
+import { ProjectsModule } from '../projects/projects.module.js';
+import { EventPartitionsScheduler } from './event-partitions.scheduler.js';
+import { EventsCaptureController } from './events-capture.controller.js';
+import { EventsIngestionService } from './events-ingestion.service.js';
+import { EventsController } from './events.controller.js';
+import { EventsRepository } from './events.repository.js';
+import { EventsService } from './events.service.js';
+
+/**
+ * Analytics events (docs/decisions.md §13): capture on PostHog's endpoints (`/e/`, `/i/v0/e/`, `/batch/`,
+ * `/capture/`, `/track/`; bodies decoded by the capture module), storage in the day-partitioned `events`
+ * table, the partition task, and the read API.
+ */
+@Module({
+  imports: [CaptureModule, PersonsModule, ProjectsModule, SessionRecordingsModule],
+  controllers: [EventsCaptureController, EventsController],
+  providers: [EventsRepository, EventsIngestionService, EventsService, EventPartitionsScheduler],
+  exports: [EventsIngestionService],
+})
+export class EventsModule {}

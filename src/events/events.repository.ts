@@ -1,0 +1,239 @@
+import { Injectable } from '@nestjs/common';
+import { GenerateSql } from '../database/generate-sql.js';
+import { RepositoryBase } from '../database/repository-base.js';
+import { DAY_MS, dayOfPartition, partitionName } from './event-partitions.js';
+import type { EventRow } from './event-rows.js';
+
+/** An event as the read API shows it. */
+export interface StoredEvent {
+  uuid: string;
+  event: string;
+  distinctId: string;
+  personId: string | null;
+  properties: Record<string, unknown>;
+  timestamp: Date;
+  createdAt: Date;
+  elementsChain: string;
+  sessionId: string | null;
+  windowId: string | null;
+}
+
+/** Filters of the events list (all optional; every one given must hold). */
+export interface EventFilters {
+  event?: string;
+  distinctIds?: string[];
+  after?: Date;
+  before?: Date;
+  sessionId?: string;
+  /** Properties that must equal these values (`properties @> {...}`). */
+  properties?: Record<string, unknown>;
+}
+
+/** PostgreSQL's error when a row has no partition (check_violation, "no partition of relation … found"). */
+export function isMissingPartition(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return e?.code === '23514' && /no partition of relation/.test(e.message ?? '');
+}
+
+const SELECT = `e.uuid, e.event, e.distinct_id AS "distinctId", e.person_id AS "personId", e.properties,
+  e."timestamp", e.created_at AS "createdAt", e.elements_chain AS "elementsChain", e.session_id AS "sessionId",
+  e.window_id AS "windowId"`;
+
+const AT = new Date('2026-11-21T10:00:00.000Z');
+
+/**
+ * The `events` table: a parent partitioned by day on `timestamp` (migration `Events`), whose day partitions this
+ * repository creates and drops. It has no TypeORM entity: TypeORM does not model declarative partitioning, so
+ * the table is written in plain SQL here only, and the migration drift check leaves it alone.
+ */
+@Injectable()
+export class EventsRepository extends RepositoryBase {
+  /**
+   * Stores a batch of one project in one statement; an event whose (project, uuid) is already in its day's
+   * partition is skipped. Returns how many were new.
+   */
+  // No @GenerateSql example: the statement needs the partition of its rows' day, which the SQL fixture has not.
+  async insertBatch(teamId: number, rows: readonly EventRow[]): Promise<number> {
+    if (!rows.length) return 0;
+    const n = rows.length;
+    const uuids = new Array<string>(n);
+    const names = new Array<string>(n);
+    const distinctIds = new Array<string>(n);
+    const personIds = new Array<string | null>(n);
+    const properties = new Array<string>(n);
+    const timestamps = new Array<string>(n);
+    const chains = new Array<string>(n);
+    const sessions = new Array<string | null>(n);
+    const windows = new Array<string | null>(n);
+    const sets = new Array<string | null>(n);
+    const setOnces = new Array<string | null>(n);
+    for (let i = 0; i < n; i++) {
+      const r = rows[i];
+      uuids[i] = r.uuid;
+      names[i] = r.event;
+      distinctIds[i] = r.distinctId;
+      personIds[i] = r.personId;
+      properties[i] = r.propertiesJson ?? JSON.stringify(r.properties);
+      timestamps[i] = r.timestamp.toISOString();
+      chains[i] = r.elementsChain;
+      sessions[i] = r.sessionId;
+      windows[i] = r.windowId;
+      sets[i] = r.set ? JSON.stringify(r.set) : null;
+      setOnces[i] = r.setOnce ? JSON.stringify(r.setOnce) : null;
+    }
+    const inserted = await this.query<{ uuid: string }>(
+      `INSERT INTO events (team_id, uuid, event, distinct_id, person_id, properties, "timestamp", elements_chain,
+         session_id, window_id, "set", set_once)
+       SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::jsonb[], $7::timestamptz[],
+         $8::text[], $9::text[], $10::text[], $11::jsonb[], $12::jsonb[])
+       ON CONFLICT DO NOTHING
+       RETURNING uuid`,
+      [
+        teamId,
+        uuids,
+        names,
+        distinctIds,
+        personIds,
+        properties,
+        timestamps,
+        chains,
+        sessions,
+        windows,
+        sets,
+        setOnces,
+      ],
+    );
+    return inserted.length;
+  }
+
+  /** The days that have a partition. */
+  async partitionDays(): Promise<number[]> {
+    const rows = await this.query<{ name: string }>(
+      `SELECT c.relname AS name FROM pg_inherits i
+         JOIN pg_class c ON c.oid = i.inhrelid
+         JOIN pg_class p ON p.oid = i.inhparent
+       WHERE p.relname = 'events' AND p.relnamespace = current_schema()::regnamespace`,
+    );
+    const days: number[] = [];
+    for (const { name } of rows) {
+      const day = dayOfPartition(name);
+      if (day !== null) days.push(day);
+    }
+    return days.sort((a, b) => a - b);
+  }
+
+  /**
+   * Creates the partition of a day with its unique (team_id, uuid) index, unless it exists. Every replica may
+   * call it at once: creations are serialised by an advisory lock and checked again under it.
+   */
+  async createPartition(day: number): Promise<void> {
+    const name = partitionName(day);
+    const from = new Date(day * DAY_MS).toISOString();
+    const to = new Date((day + 1) * DAY_MS).toISOString();
+    await this.transaction(async () => {
+      await this.query(`SET LOCAL lock_timeout = '10s'`);
+      await this.query(`SELECT pg_advisory_xact_lock(hashtext('events_partitions'))`);
+      const [exists] = await this.query<{ oid: string | null }>(`SELECT to_regclass($1)::text AS oid`, [
+        name,
+      ]);
+      if (exists.oid) return;
+      await this.query(`CREATE TABLE "${name}" PARTITION OF events FOR VALUES FROM ('${from}') TO ('${to}')`);
+      // Uniqueness per day: an event re-sent with the same uuid lands in the same day and is stored once.
+      await this.query(`CREATE UNIQUE INDEX "${name}_team_uuid_key" ON "${name}" (team_id, uuid)`);
+    });
+  }
+
+  /** Drops the partition of a day (all its events), if it exists. */
+  async dropPartition(day: number): Promise<void> {
+    const name = partitionName(day);
+    await this.transaction(async () => {
+      await this.query(`SET LOCAL lock_timeout = '10s'`);
+      await this.query(`SELECT pg_advisory_xact_lock(hashtext('events_partitions'))`);
+      await this.query(`DROP TABLE IF EXISTS "${name}"`);
+    });
+  }
+
+  /**
+   * The longest retention of any project (its own `events_retention_period_days`, else `defaultDays`), and the
+   * projects kept shorter than that, with their retention. Reads `projects` (the project's own setting) in this
+   * one statement pair rather than through the projects module, as the purge needs every project at once.
+   */
+  async retentions(
+    defaultDays: number,
+  ): Promise<{ maxDays: number; shorter: { teamId: number; days: number }[] }> {
+    const [{ max }] = await this.query<{ max: number | null }>(
+      `SELECT max(coalesce(events_retention_period_days, $1))::int AS max FROM projects`,
+      [defaultDays],
+    );
+    const maxDays = Math.max(defaultDays, max ?? defaultDays);
+    const shorter = await this.query<{ teamId: number; days: number }>(
+      `SELECT id AS "teamId", coalesce(events_retention_period_days, $1)::int AS days FROM projects
+       WHERE coalesce(events_retention_period_days, $1) < $2 ORDER BY id`,
+      [defaultDays, maxDays],
+    );
+    return { maxDays, shorter };
+  }
+
+  /** Deletes at most `limit` events of a project older than `before`; returns how many. */
+  @GenerateSql({ params: (f) => [f.projectId, AT, 1000] })
+  async deleteOlderThan(teamId: number, before: Date, limit: number): Promise<number> {
+    const { affected } = await this.modify(
+      `DELETE FROM events WHERE ctid IN (
+         SELECT ctid FROM events WHERE team_id = $1 AND "timestamp" < $2 LIMIT $3)
+       AND team_id = $1 AND "timestamp" < $2`,
+      [teamId, before, limit],
+    );
+    return affected;
+  }
+
+  /**
+   * One page of a project's events at or after `cutoff`, newest first (ties by uuid), and the number of matches
+   * counted up to `countCap`.
+   */
+  @GenerateSql({ params: (f) => [f.projectId, AT, { event: '$pageview' }, 10, 0, 10000] })
+  async list(
+    teamId: number,
+    cutoff: Date,
+    filters: EventFilters,
+    limit: number,
+    offset: number,
+    countCap: number,
+  ): Promise<{ rows: StoredEvent[]; total: number }> {
+    const params: unknown[] = [teamId, cutoff];
+    const where = ['e.team_id = $1', 'e."timestamp" >= $2'];
+    const add = (sql: (p: string) => string, value: unknown) => {
+      params.push(value);
+      where.push(sql(`$${params.length}`));
+    };
+    if (filters.event !== undefined) add((p) => `e.event = ${p}`, filters.event);
+    if (filters.distinctIds !== undefined)
+      add((p) => `e.distinct_id = ANY(${p}::text[])`, filters.distinctIds);
+    if (filters.after !== undefined) add((p) => `e."timestamp" > ${p}`, filters.after);
+    if (filters.before !== undefined) add((p) => `e."timestamp" < ${p}`, filters.before);
+    if (filters.sessionId !== undefined) add((p) => `e.session_id = ${p}`, filters.sessionId);
+    if (filters.properties !== undefined)
+      add((p) => `e.properties @> ${p}::jsonb`, JSON.stringify(filters.properties));
+    const condition = where.join(' AND ');
+    const rows = await this.query<StoredEvent>(
+      `SELECT ${SELECT} FROM events e WHERE ${condition}
+       ORDER BY e."timestamp" DESC, e.uuid DESC LIMIT ${Number(limit)} OFFSET ${Number(offset)}`,
+      params,
+    );
+    const [{ n }] = await this.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM events e WHERE ${condition} LIMIT ${Number(countCap)}) c`,
+      params,
+    );
+    return { rows, total: n };
+  }
+
+  /** One event of a project at or after `cutoff` by its uuid (the newest, if it was stored on several days). */
+  @GenerateSql({ params: (f) => [f.projectId, '0192d6c4-8f8a-7c1e-9d57-2a9d3c1e4b5f', AT] })
+  async findByUuid(teamId: number, uuid: string, cutoff: Date): Promise<StoredEvent | null> {
+    const rows = await this.query<StoredEvent>(
+      `SELECT ${SELECT} FROM events e WHERE e.team_id = $1 AND e.uuid = $2 AND e."timestamp" >= $3
+       ORDER BY e."timestamp" DESC LIMIT 1`,
+      [teamId, uuid, cutoff],
+    );
+    return rows[0] ?? null;
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * What analytics events ask of persons (docs/decisions.md §13): the distinct id an `$identify` or
+ * `$create_alias` links, and the keys of `$unset`.
+ */
+import { textProblem } from '../capture/capture-text.js';
+import { EVENT_DISTINCT_ID_MAX_LENGTH, type EventRow } from './event-rows.js';
+
+/** Most keys one event's `$set` / `$set_once` / `$unset` writes; the rest are ignored. */
+export const PERSON_UPDATE_MAX_KEYS = 1000;
+
+/**
+ * Distinct ids PostHog never merges on: placeholders a client sends when it has no real id (merging on them would
+ * join unrelated people into one person).
+ */
+const ILLEGAL_IDS = new Set([
+  'anonymous',
+  'guest',
+  'distinctid',
+  'distinct_id',
+  'id',
+  'not_authenticated',
+  'email',
+  'undefined',
+  'true',
+  'false',
+  'null',
+  '0',
+  '[object object]',
+  'nan',
+  '',
+]);
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+function usableId(value: unknown, own: string): string | null {
+  if (typeof value !== 'string' && typeof value !== 'number') return null;
+  const id = String(value);
+  if (id.length > EVENT_DISTINCT_ID_MAX_LENGTH || id === own || textProblem(id)) return null;
+  return ILLEGAL_IDS.has(id.trim().toLowerCase()) ? null : id;
+}
+
+/**
+ * The other distinct id an event puts on its person: `$anon_distinct_id` of an `$identify`, `alias` of a
+ * `$create_alias` (PostHog's rules); null for other events or an id that cannot be merged on.
+ */
+export function linkedDistinctId(row: Pick<EventRow, 'event' | 'distinctId' | 'properties'>): string | null {
+  if (ILLEGAL_IDS.has(row.distinctId.trim().toLowerCase())) return null;
+  if (row.event === '$identify') return usableId(row.properties.$anon_distinct_id, row.distinctId);
+  if (row.event === '$create_alias') return usableId(row.properties.alias, row.distinctId);
+  return null;
+}
+
+/** The keys of an `$unset` (an array of names; an object's keys are taken too), at most PERSON_UPDATE_MAX_KEYS. */
+export function unsetKeys(value: unknown): string[] {
+  const keys = Array.isArray(value) ? value : isObject(value) ? Object.keys(value) : [];
+  return keys
+    .filter((k): k is string => typeof k === 'string' && !textProblem(k))
+    .slice(0, PERSON_UPDATE_MAX_KEYS);
+}
