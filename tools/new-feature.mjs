@@ -7,7 +7,7 @@
 // generated tests pass as written. <name> is the plural resource name in kebab case (`annotations`,
 // `release-notes`): the folder, the URL segment (snake case), the table and the scope object (singular) follow.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -54,9 +54,7 @@ for (const dir of readdirFeatures()) {
 if (new RegExp(`\\b${scope}: true`).test(existingScopes)) fail(`the scope object ${scope} is taken`);
 
 function readdirFeatures() {
-  return spawnSync('ls', [join(root, 'src')], { encoding: 'utf8' })
-    .stdout.split('\n')
-    .filter((d) => d && existsSync(join(root, 'src', d, `${d}.feature.ts`)));
+  return readdirSync(join(root, 'src')).filter((d) => existsSync(join(root, 'src', d, `${d}.feature.ts`)));
 }
 
 const timestamp = Date.now();
@@ -126,7 +124,8 @@ export class ${Item}Entity {
 }
 `;
 
-files[`src/${name}/migrations/${timestamp}-Create${Items}.ts`] = `import type { MigrationInterface, QueryRunner } from 'typeorm';
+files[`src/${name}/migrations/${timestamp}-Create${Items}.ts`] =
+  `import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** The ${table} table (${Item}Entity). */
 export class ${migrationClass} implements MigrationInterface {
@@ -312,7 +311,8 @@ export class ${Items}Service {
 }
 `;
 
-files[`src/${name}/${name}.controller.ts`] = `import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+files[`src/${name}/${name}.controller.ts`] =
+  `import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiCreatedResponse,
@@ -478,7 +478,8 @@ describe('${words}', () => {
 });
 `;
 
-files[`test/e2e/${name}.e2e-spec.ts`] = `import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+files[`test/e2e/${name}.e2e-spec.ts`] =
+  `import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
@@ -627,7 +628,7 @@ describe('${words}', () => {
 `;
 
 // Write ------------------------------------------------------------------------------------------------------------
-for (const [path, text] of Object.entries(files)) {
+for (const path of Object.keys(files)) {
   if (existsSync(join(root, path))) fail(`${path} already exists`);
 }
 for (const [path, text] of Object.entries(files)) {
@@ -652,7 +653,7 @@ console.log(`added ${CONSTANT} to src/features.ts`);
 // The route-scopes snapshot (Jest sorts the keys): the four routes and their scopes.
 const snapPath = join(root, 'test', '__snapshots__', 'route-scopes.spec.ts.snap');
 const snap = readFileSync(snapPath, 'utf8');
-const block = /(exports\[`route inventory matches[^\n]*\n\{\n)((?:  ".*\n)*)(\}\n`;)/.exec(snap);
+const block = /(exports\[`route inventory matches[^\n]*\n\{\n)((?: {2}".*\n)*)(\}\n`;)/.exec(snap);
 if (!block) fail('test/__snapshots__/route-scopes.spec.ts.snap: the route table was not found');
 const base = `/api/organizations/:organization_id/${segment}`;
 const entries = block[2].split('\n').filter(Boolean);
