@@ -52,6 +52,10 @@ for (const dir of readdirFeatures()) {
   if (new RegExp(`\\b${scope}: true`).test(manifest)) fail(`the scope object ${scope} is taken by ${dir}`);
 }
 if (new RegExp(`\\b${scope}: true`).test(existingScopes)) fail(`the scope object ${scope} is taken`);
+const tables = spawnSync('grep', ['-rhoE', "@Entity\\('[a-z0-9_]+'", join(root, 'src')], {
+  encoding: 'utf8',
+}).stdout;
+if (tables.includes(`@Entity('${table}'`)) fail(`the table ${table} is taken`);
 
 function readdirFeatures() {
   return readdirSync(join(root, 'src')).filter((d) => existsSync(join(root, 'src', d, `${d}.feature.ts`)));
