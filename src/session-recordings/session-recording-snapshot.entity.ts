@@ -8,10 +8,12 @@ import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from './session-recordi
 @Entity('session_recording_snapshots')
 @Check('session_recording_snapshots_stored_check', `"data" IS NOT NULL OR "object_key" IS NOT NULL`)
 @Index('session_recording_snapshots_session_idx', ['teamId', 'sessionId', 'firstTimestamp', 'id'])
-@Index('session_recording_snapshots_object_key_idx', ['objectKey'], {
-  unique: true,
-  where: '"object_key" IS NOT NULL',
-})
+@Check(
+  'session_recording_snapshots_range_check',
+  `("object_offset" IS NULL) = ("object_length" IS NULL) AND ("object_offset" IS NULL OR "object_key" IS NOT NULL)`,
+)
+@Index('session_recording_snapshots_object_key_idx', ['objectKey'], { where: '"object_key" IS NOT NULL' })
+@Index('session_recording_snapshots_unpacked_idx', ['id'], { where: '"data" IS NOT NULL' })
 export class SessionRecordingSnapshotEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
@@ -52,6 +54,17 @@ export class SessionRecordingSnapshotEntity {
   /** Key of the chunk's object in RECORDING_S3_BUCKET (the same gzip bytes), when it is stored there. */
   @Column({ type: 'varchar', length: 1024, nullable: true })
   objectKey: string | null;
+
+  /**
+   * Where the chunk's bytes start in its object when the object is a packed one (many chunks, written by the
+   * packer); null when the object is the chunk's own (the per-chunk layout) or the chunk is in the database.
+   */
+  @Column({ type: 'bigint', nullable: true })
+  objectOffset: string | null;
+
+  /** How many bytes of the packed object are the chunk's (with `objectOffset`). */
+  @Column({ type: 'integer', nullable: true })
+  objectLength: number | null;
 
   @Column({ type: 'timestamptz' })
   createdAt: Date;

@@ -116,6 +116,9 @@ export interface StoredChunk {
   windowId: string;
   data: Buffer | null;
   objectKey: string | null;
+  /** The chunk's byte range when `objectKey` is a packed object. */
+  objectOffset: string | null;
+  objectLength: number | null;
 }
 
 /** A chunk's place in the time order of a session's snapshots. */
@@ -388,7 +391,9 @@ export class SessionRecordingsRepository extends RepositoryBase {
   @GenerateSql({ params: (f) => [f.projectId, f.sessionId, '1'] })
   async snapshotData(teamId: number, sessionId: string, id: string): Promise<StoredChunk | null> {
     const rows = await this.query<StoredChunk>(
-      `SELECT window_id AS "windowId", data, object_key AS "objectKey" FROM session_recording_snapshots
+      `SELECT window_id AS "windowId", data, object_key AS "objectKey",
+              object_offset::text AS "objectOffset", object_length AS "objectLength"
+         FROM session_recording_snapshots
         WHERE team_id = $1 AND session_id = $2 AND id = $3::bigint`,
       [teamId, sessionId, id],
     );
@@ -572,7 +577,10 @@ export class SessionRecordingsRepository extends RepositoryBase {
     );
   }
 
-  /** Deletes the snapshot chunks of these recordings; returns how many, and the keys of those in the object store. */
+  /**
+   * Deletes the snapshot chunks of these recordings; returns how many, and the keys of the objects no chunk is
+   * left in (a packed object still holding other recordings' chunks is kept).
+   */
   @GenerateSql({ params: (f) => [[{ teamId: f.projectId, sessionId: f.sessionId }]] })
   async deleteSnapshotsOf(keys: readonly RecordingKey[]): Promise<{ chunks: number; objectKeys: string[] }> {
     // TypeORM answers a DELETE with [rows, affected].
@@ -583,9 +591,17 @@ export class SessionRecordingsRepository extends RepositoryBase {
        RETURNING s.object_key AS "objectKey"`,
       [keys.map((k) => k.teamId), keys.map((k) => k.sessionId)],
     )) as [{ objectKey: string | null }[], number];
-    const objectKeys: string[] = [];
-    for (const r of rows) if (r.objectKey !== null) objectKeys.push(r.objectKey);
-    return { chunks: affected, objectKeys };
+    const deletedKeys = new Set<string>();
+    for (const r of rows) if (r.objectKey !== null) deletedKeys.add(r.objectKey);
+    if (!deletedKeys.size) return { chunks: affected, objectKeys: [] };
+    // A packed object is deleted only once none of its chunks is left (other recordings' chunks share it).
+    const live = await this.query<{ objectKey: string }>(
+      `SELECT DISTINCT object_key AS "objectKey" FROM session_recording_snapshots
+        WHERE object_key = ANY($1::varchar[])`,
+      [[...deletedKeys]],
+    );
+    for (const r of live) deletedKeys.delete(r.objectKey);
+    return { chunks: affected, objectKeys: [...deletedKeys] };
   }
 
   /**

@@ -57,6 +57,7 @@ describe('recording snapshots in an S3-compatible object store', () => {
 
   const storageEnv = () => ({
     RECORDING_STORAGE: 's3',
+    RECORDING_S3_LAYOUT: 'per-chunk',
     RECORDING_S3_BUCKET: BUCKET,
     RECORDING_S3_PREFIX: PREFIX,
     RECORDING_S3_ENDPOINT: s3.endpoint,

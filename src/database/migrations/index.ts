@@ -16,6 +16,7 @@ import { BatchExportRuns1795473000000 } from './1795473000000-BatchExportRuns.js
 import { RecordingObjectStorage1795480000000 } from './1795480000000-RecordingObjectStorage.js';
 import { RecordingRetention1795490000000 } from './1795490000000-RecordingRetention.js';
 import { ExportWatermark1795807561520 } from './1795807561520-ExportWatermark.js';
+import { RecordingPackedObjects1795900000000 } from './1795900000000-RecordingPackedObjects.js';
 
 /**
  * Migrations in the order they apply. `npm run migration:generate -- <Name>` writes a new file beside this one;
@@ -40,4 +41,5 @@ export const MIGRATIONS: (new () => unknown)[] = [
   RecordingObjectStorage1795480000000,
   RecordingRetention1795490000000,
   ExportWatermark1795807561520,
+  RecordingPackedObjects1795900000000,
 ];

@@ -67,6 +67,10 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
     return this.keyOf(teamId, sessionId, `chunk-${id}`);
   }
 
+  packedKey(at: Date): string {
+    return `${this.prefix}packed/${at.toISOString().slice(0, 10)}/${randomUUID()}`;
+  }
+
   private keyOf(teamId: number, sessionId: string, name: string): string {
     const session = sessionId.replace(KEY_SAFE, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
     return `${this.prefix}${teamId}/${session}/${name}`;
@@ -97,6 +101,30 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
       if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
       throw new ObjectStoreUnavailableError('read a snapshot chunk', error);
     }
+  }
+
+  async getRange(key: string, offset: number, length: number): Promise<Buffer | null> {
+    let data: Buffer;
+    try {
+      const out = await this.s3.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Range: `bytes=${offset}-${offset + length - 1}`,
+        }),
+      );
+      data = out.Body ? Buffer.from(await out.Body.transformToByteArray()) : Buffer.alloc(0);
+    } catch (error) {
+      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
+      throw new ObjectStoreUnavailableError('read a snapshot chunk', error);
+    }
+    if (data.length !== length) {
+      throw new ObjectStoreUnavailableError(
+        'read a snapshot chunk',
+        new Error(`${key}: asked for ${length} bytes at ${offset}, got ${data.length}`),
+      );
+    }
+    return data;
   }
 
   async deleteMany(keys: readonly string[]): Promise<void> {

@@ -12,11 +12,23 @@ export abstract class SnapshotObjectStore {
   /** The key of the stored chunk `id` of this recording when it is moved into the store (one key per chunk). */
   abstract chunkKey(teamId: number, sessionId: string, id: string): string;
 
+  /**
+   * A new, unique key for a packed object (many recordings' chunks) written at `at`:
+   * `<prefix>packed/<UTC day>/<uuid>`, so a day's objects share a prefix.
+   */
+  abstract packedKey(at: Date): string;
+
   /** Writes the object; resolves once the store has acknowledged it (durable). */
   abstract put(key: string, data: Buffer): Promise<void>;
 
   /** The object's bytes, or null when it does not exist. */
   abstract get(key: string): Promise<Buffer | null>;
+
+  /**
+   * `length` bytes of the object from `offset` (one ranged GET), or null when the object does not exist. Fewer
+   * bytes than asked (the object shorter than the range) is an error.
+   */
+  abstract getRange(key: string, offset: number, length: number): Promise<Buffer | null>;
 
   /** Deletes the objects (missing ones are not an error), in requests of at most 1,000 keys. */
   abstract deleteMany(keys: readonly string[]): Promise<void>;

@@ -7,7 +7,11 @@ import { IntervalTask } from '../../common/time/interval-task.js';
 import { AppConfig } from '../../config/config.js';
 import { TransactionHost } from '../../database/transactions.js';
 import { SnapshotObjectStore } from './snapshot-object-store.js';
-import { SnapshotStorageRepository, type StorageCounts } from './snapshot-storage.repository.js';
+import {
+  type ChunkToMove,
+  SnapshotStorageRepository,
+  type StorageCounts,
+} from './snapshot-storage.repository.js';
 
 /** Chunks listed per query while migrating (their bytes are read one chunk at a time). */
 const MIGRATE_PAGE = 200;
@@ -183,10 +187,13 @@ export class SnapshotStorageMaintenance extends IntervalTask {
   }
 
   /** Moves one chunk into the database; its byte count, or null when its object (or row) was gone. */
-  private async toDatabase(chunk: { id: string; objectKey: string | null }): Promise<number | null> {
+  private async toDatabase(chunk: ChunkToMove): Promise<number | null> {
     if (!chunk.objectKey) return null;
     const key = chunk.objectKey;
-    const data = await this.objects.get(key);
+    const packed = chunk.objectOffset !== null && chunk.objectLength !== null;
+    const data = packed
+      ? await this.objects.getRange(key, Number(chunk.objectOffset), chunk.objectLength as number)
+      : await this.objects.get(key);
     if (!data) {
       this.logger.warn({ chunk: chunk.id, objectKey: key }, 'snapshot object missing: chunk not moved');
       return null;
@@ -201,7 +208,8 @@ export class SnapshotStorageMaintenance extends IntervalTask {
       return true;
     });
     if (!moved) return null;
-    await this.objects.deleteMany([key]);
+    // A packed object is deleted once the last of its chunks has left it.
+    if (!packed || !(await this.chunks.referencedKeys([key])).has(key)) await this.objects.deleteMany([key]);
     return data.length;
   }
 }

@@ -8,6 +8,37 @@ export interface ChunkToMove {
   teamId: number;
   sessionId: string;
   objectKey: string | null;
+  /** Set when the object is a packed one: the chunk's byte range in it. */
+  objectOffset: string | null;
+  objectLength: number | null;
+}
+
+/** An unpacked chunk with its bytes, as the packer takes it. */
+export interface UnpackedChunk {
+  id: string;
+  teamId: number;
+  sessionId: string;
+  firstTimestamp: Date;
+  data: Buffer;
+}
+
+/** A chunk's place in its packed object and the SHA-256 (hex) of its bytes. */
+export interface PackedEntry {
+  id: string;
+  offset: number;
+  length: number;
+  sha256: string;
+}
+
+/** Where one chunk of a recording is, without its bytes (the snapshot reader's page). */
+export interface ChunkLocation {
+  id: string;
+  firstTimestamp: Date;
+  windowId: string;
+  inDatabase: boolean;
+  objectKey: string | null;
+  objectOffset: string | null;
+  objectLength: number | null;
 }
 
 /** How many chunks each backend holds. */
@@ -32,7 +63,8 @@ export class SnapshotStorageRepository extends RepositoryBase {
   )
   chunksToMove(toObjects: boolean, afterId: string, limit: number): Promise<ChunkToMove[]> {
     return this.query<ChunkToMove>(
-      `SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey"
+      `SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey",
+              object_offset::text AS "objectOffset", object_length AS "objectLength"
          FROM session_recording_snapshots
         WHERE id > $1::bigint AND (CASE WHEN $2::boolean THEN data IS NOT NULL ELSE data IS NULL END)
         ORDER BY session_recording_snapshots.id
@@ -72,7 +104,7 @@ export class SnapshotStorageRepository extends RepositoryBase {
   @GenerateSql({ params: ['1', 'session_recordings/1/s/chunk-1', Buffer.from('x')] })
   async movedToDatabase(id: string, objectKey: string, data: Buffer): Promise<string | null> {
     const { rows } = await this.modify<{ sha256: string }>(
-      `UPDATE session_recording_snapshots SET data = $3, object_key = NULL
+      `UPDATE session_recording_snapshots SET data = $3, object_key = NULL, object_offset = NULL, object_length = NULL
         WHERE id = $1::bigint AND object_key = $2
         RETURNING encode(sha256(data), 'hex') AS sha256`,
       [id, objectKey, data],
@@ -99,5 +131,100 @@ export class SnapshotStorageRepository extends RepositoryBase {
       [keys],
     );
     return new Set(rows.map((r) => r.objectKey));
+  }
+
+  /**
+   * The chunks waiting in the database to be packed (their bytes in `data`), with the age of the oldest. Only
+   * meaningful with RECORDING_S3_LAYOUT=packed, where every chunk in the database is waiting.
+   */
+  @GenerateSql({ params: [new Date('2026-01-01T00:00:00Z')] })
+  async backlog(now: Date): Promise<{ chunks: number; bytes: number; oldestSeconds: number }> {
+    const [row] = await this.query<{ chunks: string; bytes: string; oldest: Date | null }>(
+      `SELECT count(*) AS chunks, coalesce(sum(octet_length(data)), 0) AS bytes, min(created_at) AS oldest
+         FROM session_recording_snapshots WHERE data IS NOT NULL`,
+    );
+    const oldest = row.oldest ? Math.max(0, (now.getTime() - row.oldest.getTime()) / 1000) : 0;
+    return { chunks: Number(row.chunks), bytes: Number(row.bytes), oldestSeconds: oldest };
+  }
+
+  /**
+   * The oldest unpacked chunks (id order), with their bytes, up to `maxBytes` in all (at least one chunk, even
+   * a larger one) and at most `maxChunks`.
+   */
+  @GenerateSql({ params: [1024 * 1024, 1000] })
+  unpackedChunks(maxBytes: number, maxChunks: number): Promise<UnpackedChunk[]> {
+    return this.query<UnpackedChunk>(
+      `SELECT c.id::text AS id, c.team_id AS "teamId", c.session_id AS "sessionId",
+              c.first_timestamp AS "firstTimestamp", c.data
+         FROM (SELECT s.id, sum(octet_length(s.data)) OVER (ORDER BY s.id) - octet_length(s.data) AS before
+                 FROM session_recording_snapshots s
+                WHERE s.data IS NOT NULL
+                ORDER BY s.id
+                LIMIT $2) w
+         JOIN session_recording_snapshots c ON c.id = w.id
+        WHERE (w.before = 0 OR w.before + octet_length(c.data) <= $1) AND c.data IS NOT NULL
+        ORDER BY c.id`,
+      [maxBytes, maxChunks],
+    );
+  }
+
+  /**
+   * Points the chunks at their ranges of the packed object `objectKey` and drops their bytes from the rows,
+   * each only if its row still holds the bytes whose SHA-256 is the entry's (what was written and read back).
+   * How many rows changed.
+   */
+  @GenerateSql({ params: ['rec/packed/2026-01-01/x', [{ id: '1', offset: 0, length: 1, sha256: '00' }]] })
+  async markPacked(objectKey: string, entries: readonly PackedEntry[]): Promise<number> {
+    const { affected } = await this.modify(
+      `UPDATE session_recording_snapshots s
+          SET object_key = $1, object_offset = u.off, object_length = u.len, data = NULL
+         FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[]) AS u(id, off, len, sha)
+        WHERE s.id = u.id AND s.data IS NOT NULL AND sha256(s.data) = decode(u.sha, 'hex')`,
+      [
+        objectKey,
+        entries.map((e) => e.id),
+        entries.map((e) => e.offset),
+        entries.map((e) => e.length),
+        entries.map((e) => e.sha256),
+      ],
+    );
+    return affected;
+  }
+
+  /**
+   * Up to `limit` chunks of the recording in list order (first timestamp, id), from `from` (inclusive or not)
+   * to `to` inclusive: where each one's bytes are.
+   */
+  @GenerateSql({
+    params: (f) => [
+      f.projectId,
+      f.sessionId,
+      { firstTimestamp: new Date(0), id: '0' },
+      true,
+      { firstTimestamp: new Date(0), id: '9' },
+      100,
+    ],
+  })
+  chunkLocations(
+    teamId: number,
+    sessionId: string,
+    from: { firstTimestamp: Date; id: string },
+    inclusive: boolean,
+    to: { firstTimestamp: Date; id: string },
+    limit: number,
+  ): Promise<ChunkLocation[]> {
+    return this.query<ChunkLocation>(
+      `SELECT id::text AS id, first_timestamp AS "firstTimestamp", window_id AS "windowId",
+              data IS NOT NULL AS "inDatabase", object_key AS "objectKey",
+              object_offset::text AS "objectOffset", object_length AS "objectLength"
+         FROM session_recording_snapshots
+        WHERE team_id = $1 AND session_id = $2
+          AND (CASE WHEN $5::boolean THEN (first_timestamp, id) >= ($3::timestamptz, $4::bigint)
+                    ELSE (first_timestamp, id) > ($3::timestamptz, $4::bigint) END)
+          AND (first_timestamp, id) <= ($6::timestamptz, $7::bigint)
+        ORDER BY first_timestamp, id
+        LIMIT $8`,
+      [teamId, sessionId, from.firstTimestamp, from.id, inclusive, to.firstTimestamp, to.id, limit],
+    );
   }
 }
