@@ -28,6 +28,8 @@ import {
   RecordingRetentionService,
 } from './session-recordings/recording-retention.service.js';
 import { SessionRecordingsModule } from './session-recordings/session-recordings.module.js';
+import { SnapshotObjectStore } from './session-recordings/storage/snapshot-object-store.js';
+import { SnapshotPacker } from './session-recordings/storage/snapshot-packer.js';
 import {
   type MigrationReport,
   SnapshotStorageMaintenance,
@@ -49,15 +51,17 @@ Commands:
   recordings purge            Delete expired session recordings now
   recordings migrate-storage  Move snapshot chunks between the database and the object store
   recordings sweep-orphans    Delete objects of the recording store that no snapshot chunk points at
+  recordings pack             Pack the chunks waiting in the database into objects now
 
 Run "node dist/cli.js <command> --help" (or "node dist/cli.js help <command>") for a command's options;
 "node dist/cli.js keys --help" lists the key commands, "node dist/cli.js orgs --help" the organization ones.`,
-  recordings: `Usage: node dist/cli.js recordings <purge|migrate-storage|sweep-orphans> [options]
+  recordings: `Usage: node dist/cli.js recordings <purge|migrate-storage|sweep-orphans|pack> [options]
 
 Session recordings (operator actions):
   recordings purge            Delete expired session recordings now
   recordings migrate-storage  Move snapshot chunks between the database and the object store
   recordings sweep-orphans    Delete objects of the recording store that no snapshot chunk points at
+  recordings pack             Pack the chunks waiting in the database into objects now
 
 Run "node dist/cli.js recordings <command> --help" for a command's options.`,
   'recordings migrate-storage': `Usage: node dist/cli.js recordings migrate-storage --to s3|postgres [--max-chunks N]
@@ -76,6 +80,12 @@ Needs RECORDING_S3_BUCKET (and the store's AWS_* variables) in both directions.`
 Deletes the objects under RECORDING_S3_PREFIX that no snapshot chunk points at and that are older than
 RECORDING_ORPHAN_GRACE_MINUTES (left by captures that failed after their upload, or by deleted organizations).
 The service does the same every RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS.`,
+  'recordings pack': `Usage: node dist/cli.js recordings pack
+
+Packs the snapshot chunks waiting in the database into packed objects of RECORDING_S3_BUCKET now (at most 10
+objects of RECORDING_PACK_MAX_BYTES), as the service's packer does every RECORDING_PACK_INTERVAL_SECONDS: each
+object is read back and checked by SHA-256 before its chunks point at it. Does nothing while another process
+packs. Needs RECORDING_S3_BUCKET (and the store's AWS_* variables).`,
   orgs: `Usage: node dist/cli.js orgs <set-plugins-access> [options]
 
 Organizations (operator actions):
@@ -408,6 +418,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
       demo: { project: { type: 'string' }, sessions: { type: 'string' }, seed: { type: 'string' } },
       'recordings migrate-storage': { to: { type: 'string' }, 'max-chunks': { type: 'string' } },
       'recordings sweep-orphans': {},
+      'recordings pack': {},
     } as const;
     const values = parse(command, args, specs[command as keyof typeof specs]);
     // Validate the arguments fully before touching the database.
@@ -563,6 +574,21 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
             ? `looked at ${report.scanned} objects; deleted ${report.deleted} that no chunk points at`
             : 'another process is sweeping: nothing done',
         );
+        return 0;
+      }
+      case 'recordings pack': {
+        const reports = await withApp(CliRecordingsModule.forRoot(config), (app) => {
+          if (!app.get(SnapshotObjectStore).configured) {
+            throw new CliUsageError('recordings pack: RECORDING_S3_BUCKET is not set');
+          }
+          return app.get(SnapshotPacker).packDue({ force: true });
+        });
+        if (!reports) out('another process is packing: nothing done');
+        else {
+          const chunks = reports.reduce((n, r) => n + r.chunks, 0);
+          const bytes = reports.reduce((n, r) => n + r.bytes, 0);
+          out(`packed ${chunks} chunks (${bytes} bytes) into ${reports.length} objects`);
+        }
         return 0;
       }
       case 'keys revoke': {
