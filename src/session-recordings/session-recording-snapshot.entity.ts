@@ -3,17 +3,22 @@ import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from './session-recordi
 
 /**
  * One chunk of a recording's rrweb events: the new events of one capture request for one window, sorted by
- * time, stored as gzip-compressed JSON (an array of rrweb events) with their time range.
+ * time, stored as gzip-compressed JSON (an array of rrweb events) with their time range. Its bytes are in
+ * `data`, or in the object `object_key` (all of it, or the range `object_offset`/`object_length` of a packed
+ * object), or — neither set — waiting to be packed in `session_recording_chunk_buffer` (the row of the same
+ * `snapshot_id` and `created_at`; a table partitioned by hour, with no entity: see the RecordingPackedObjects
+ * migration).
  */
 @Entity('session_recording_snapshots')
-@Check('session_recording_snapshots_stored_check', `"data" IS NOT NULL OR "object_key" IS NOT NULL`)
 @Index('session_recording_snapshots_session_idx', ['teamId', 'sessionId', 'firstTimestamp', 'id'])
 @Check(
   'session_recording_snapshots_range_check',
   `("object_offset" IS NULL) = ("object_length" IS NULL) AND ("object_offset" IS NULL OR "object_key" IS NOT NULL)`,
 )
 @Index('session_recording_snapshots_object_key_idx', ['objectKey'], { where: '"object_key" IS NOT NULL' })
-@Index('session_recording_snapshots_unpacked_idx', ['id'], { where: '"data" IS NOT NULL' })
+@Index('session_recording_snapshots_buffered_idx', ['id'], {
+  where: '"data" IS NULL AND "object_key" IS NULL',
+})
 export class SessionRecordingSnapshotEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;

@@ -102,6 +102,11 @@ export interface SnapshotChunk {
   /** gzip of the chunk's lines, when stored in the database; null when it is an object (`objectKey`). */
   data: Buffer | null;
   objectKey: string | null;
+  /**
+   * Whether `data` goes to the buffer of chunks waiting to be packed (RECORDING_S3_LAYOUT=packed) instead of
+   * the row.
+   */
+  buffered?: boolean;
 }
 
 /** A stored snapshot chunk, without its data. */
@@ -391,10 +396,12 @@ export class SessionRecordingsRepository extends RepositoryBase {
   @GenerateSql({ params: (f) => [f.projectId, f.sessionId, '1'] })
   async snapshotData(teamId: number, sessionId: string, id: string): Promise<StoredChunk | null> {
     const rows = await this.query<StoredChunk>(
-      `SELECT window_id AS "windowId", data, object_key AS "objectKey",
-              object_offset::text AS "objectOffset", object_length AS "objectLength"
-         FROM session_recording_snapshots
-        WHERE team_id = $1 AND session_id = $2 AND id = $3::bigint`,
+      `SELECT s.window_id AS "windowId", coalesce(s.data, b.data) AS data, s.object_key AS "objectKey",
+              s.object_offset::text AS "objectOffset", s.object_length AS "objectLength"
+         FROM session_recording_snapshots s
+         LEFT JOIN session_recording_chunk_buffer b
+           ON s.data IS NULL AND s.object_key IS NULL AND b.created_at = s.created_at AND b.snapshot_id = s.id
+        WHERE s.team_id = $1 AND s.session_id = $2 AND s.id = $3::bigint`,
       [teamId, sessionId, id],
     );
     return rows[0] ?? null;
@@ -825,6 +832,7 @@ export class SessionRecordingsRepository extends RepositoryBase {
   })
   async insertSnapshots(teamId: number, chunks: readonly SnapshotChunk[], now: Date): Promise<void> {
     if (!chunks.length) return;
+    if (chunks.some((c) => c.buffered)) return this.insertBufferedSnapshots(teamId, chunks, now);
     await this.query(
       `INSERT INTO session_recording_snapshots
               (team_id, session_id, window_id, first_timestamp, last_timestamp, event_count, data, object_key,
@@ -844,6 +852,60 @@ export class SessionRecordingsRepository extends RepositoryBase {
         chunks.map((c) => c.eventCount),
         chunks.map((c) => c.data),
         chunks.map((c) => c.objectKey),
+      ],
+    );
+  }
+
+  /**
+   * The rows of chunks whose bytes wait to be packed: the row without bytes, and the bytes in the buffer table
+   * (the hour partition of `now`), under ids drawn first so that both rows share them.
+   */
+  @GenerateSql({
+    params: (f) => [
+      f.projectId,
+      [
+        {
+          sessionId: f.sessionId,
+          windowId: 'w',
+          firstTimestamp: AT,
+          lastTimestamp: AT,
+          eventCount: 1,
+          data: Buffer.alloc(1),
+          objectKey: null,
+          buffered: true,
+        },
+      ],
+      AT,
+    ],
+  })
+  async insertBufferedSnapshots(teamId: number, chunks: readonly SnapshotChunk[], now: Date): Promise<void> {
+    await this.query(
+      `WITH c AS MATERIALIZED (
+              SELECT nextval(pg_get_serial_sequence('session_recording_snapshots', 'id')) AS id, c.*
+                FROM unnest($3::varchar[], $4::varchar[], $5::timestamptz[], $6::timestamptz[], $7::int[],
+                            $8::bytea[], $9::varchar[], $10::boolean[])
+                     AS c(session_id, window_id, first_timestamp, last_timestamp, event_count, data, object_key,
+                          buffered)),
+            s AS (
+              INSERT INTO session_recording_snapshots
+                     (id, team_id, session_id, window_id, first_timestamp, last_timestamp, event_count, data,
+                      object_key, created_at)
+              SELECT c.id, $1, c.session_id, c.window_id, c.first_timestamp, c.last_timestamp, c.event_count,
+                     CASE WHEN c.buffered THEN NULL ELSE c.data END, c.object_key, $2
+                FROM c)
+       INSERT INTO session_recording_chunk_buffer (snapshot_id, created_at, data)
+       SELECT c.id, $2, c.data FROM c WHERE c.buffered`,
+      [
+        teamId,
+        now,
+        chunks.map((c) => c.sessionId),
+        chunks.map((c) => c.windowId),
+        chunks.map((c) => c.firstTimestamp),
+        chunks.map((c) => c.lastTimestamp),
+        chunks.map((c) => c.eventCount),
+        chunks.map((c) => c.data),
+        chunks.map((c) => c.objectKey),
+        chunks.map((c) => c.buffered === true),
       ],
     );
   }

@@ -6,6 +6,7 @@ import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { SessionRecordingsRepository } from '../../src/session-recordings/session-recordings.repository.js';
 import { SnapshotPacker } from '../../src/session-recordings/storage/snapshot-packer.js';
 import { SnapshotStorageMaintenance } from '../../src/session-recordings/storage/snapshot-storage-maintenance.js';
+import { partitionName } from '../../src/session-recordings/storage/snapshot-storage.repository.js';
 import { startS3Server } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
@@ -109,7 +110,7 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
   };
   const rows = async (sessionId: string) =>
     (await t.dataSource.query(
-      `SELECT id::text, data IS NOT NULL AS in_db, object_key, object_offset::int AS "offset",
+      `SELECT id::text, object_key IS NULL AS in_db, object_key, object_offset::int AS "offset",
               object_length AS "length"
          FROM session_recording_snapshots WHERE session_id = $1 ORDER BY first_timestamp, id`,
       [sessionId],
@@ -226,7 +227,7 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
       const p = limited.app.get(SnapshotPacker);
       await expect(p.packDue()).rejects.toThrow(/object store failed/);
       const [waiting] = (await limited.dataSource.query(
-        `SELECT count(*)::int AS n, sum(octet_length(data))::int AS bytes FROM session_recording_snapshots WHERE data IS NOT NULL`,
+        `SELECT count(*)::int AS n, sum(octet_length(data))::int AS bytes FROM session_recording_chunk_buffer`,
       )) as { n: number; bytes: number }[];
       expect(waiting.n).toBeGreaterThan(0);
       const metrics = await limited.app.get(MetricsService).registry.metrics();
@@ -326,5 +327,37 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
       chunks: 2,
       objectKeys: [key],
     });
+  });
+
+  it('the buffered bytes live in hourly partitions, each dropped whole once its chunks are packed', async () => {
+    const hourOf = (ms: number) => new Date(Math.floor(ms / 3_600_000) * 3_600_000);
+    const base = Date.now() + 5 * 3_600_000;
+    t.clock.set(new Date(base));
+    await packer().maintainPartitions();
+    const sessionId = newSessionId('part');
+    const events = sessionEvents(6, T0 + 9000);
+    await capture(t, sessionId, events).expect(200);
+    const partition = partitionName(hourOf(base));
+    const where = (await t.dataSource.query(
+      `SELECT DISTINCT b.tableoid::regclass::text AS p FROM session_recording_chunk_buffer b
+         JOIN session_recording_snapshots s ON s.id = b.snapshot_id WHERE s.session_id = $1`,
+      [sessionId],
+    )) as { p: string }[];
+    expect(where).toEqual([{ p: partition }]);
+    const exists = async () =>
+      (
+        (await t.dataSource.query(`SELECT to_regclass($1) IS NOT NULL AS e`, [partition])) as { e: boolean }[]
+      )[0].e;
+
+    // Its hour is over, but a chunk in it still waits: kept.
+    t.clock.set(new Date(base + 2 * 3_600_000));
+    expect((await packer().maintainPartitions()).dropped).not.toContain(partition);
+    expect(await exists()).toBe(true);
+
+    await packer().packDue();
+    expect((await packer().maintainPartitions()).dropped).toContain(partition);
+    expect(await exists()).toBe(false);
+    expect((await rows(sessionId)).every((r) => !r.in_db)).toBe(true);
+    expect(await snapshotsOf(sessionId)).toEqual(events);
   });
 });

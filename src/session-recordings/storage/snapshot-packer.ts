@@ -17,6 +17,16 @@ export const PACK_LOCK = 7_305_120_002;
 const PASS_MAX_CHUNKS = 5000;
 /** Most passes in one tick while a full object's worth keeps waiting. */
 const TICK_MAX_PASSES = 10;
+const HOUR_MS = 3_600_000;
+/** Hours of buffer partitions created ahead of the current one. */
+const PARTITIONS_AHEAD = 2;
+/**
+ * How long after its hour ends a buffer partition is kept at least: a capture transaction that took its time
+ * (`created_at` is the request's) may still insert into it.
+ */
+const PARTITION_GRACE_MS = 15 * 60_000;
+/** Least time between two maintenances of the buffer partitions by one process. */
+const MAINTAIN_EVERY_MS = 60_000;
 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 
@@ -53,6 +63,7 @@ export class SnapshotPacker extends IntervalTask {
   private readonly logger = new Logger(SnapshotPacker.name);
   private inFlight: Promise<PackReport[] | null> | null = null;
   private failing = false;
+  private maintainedAt = 0;
 
   constructor(
     private readonly chunks: SnapshotStorageRepository,
@@ -72,6 +83,17 @@ export class SnapshotPacker extends IntervalTask {
     return this.storage.packed && this.objects.configured
       ? this.config.get('RECORDING_PACK_INTERVAL_SECONDS')
       : 0;
+  }
+
+  /** Creates the buffer partitions of this hour and the next ones before capture needs them. */
+  override async onApplicationBootstrap(): Promise<void> {
+    super.onApplicationBootstrap();
+    if (!this.storage.packed) return;
+    try {
+      await this.ensurePartitions();
+    } catch (err) {
+      this.logger.warn({ err }, 'chunk buffer partitions not created; the packer retries');
+    }
   }
 
   override async onModuleDestroy(): Promise<void> {
@@ -122,9 +144,13 @@ export class SnapshotPacker extends IntervalTask {
    */
   packDue(options: { force?: boolean } = {}): Promise<PackReport[] | null> {
     this.inFlight ??= (async () => {
-      if (!options.force && !this.due(await this.measure())) return null;
+      const due = this.due(await this.measure());
+      const maintain = this.clock.now().getTime() - this.maintainedAt >= MAINTAIN_EVERY_MS;
+      if (!options.force && !due && !maintain) return null;
       return this.transactions.tryAdvisoryLock(PACK_LOCK, async () => {
+        if (maintain || options.force) await this.maintainPartitions();
         const reports: PackReport[] = [];
+        if (!due && !options.force) return reports;
         for (let i = 0; i < TICK_MAX_PASSES && !this.stopped; i++) {
           const report = await this.pass();
           if (!report.objectKey) break;
@@ -145,6 +171,49 @@ export class SnapshotPacker extends IntervalTask {
         this.inFlight = null;
       });
     return this.inFlight;
+  }
+
+  /** Creates the buffer partitions of the current hour and the next PARTITIONS_AHEAD; how many it could. */
+  async ensurePartitions(): Promise<number> {
+    const hour = Math.floor(this.clock.now().getTime() / HOUR_MS) * HOUR_MS;
+    let created = 0;
+    for (let i = 0; i <= PARTITIONS_AHEAD; i++) {
+      try {
+        await this.chunks.createBufferPartition(new Date(hour + i * HOUR_MS));
+        created++;
+      } catch (err) {
+        // e.g. the default partition already holds rows of that hour: they stay there and are cleaned by rows.
+        this.logger.warn({ err, hour: new Date(hour + i * HOUR_MS) }, 'chunk buffer partition not created');
+      }
+    }
+    return created;
+  }
+
+  /**
+   * Keeps the chunk buffer: creates the coming hours' partitions, drops each past one (past its grace) whose
+   * chunks are all packed or deleted, and deletes the default partition's rows no waiting chunk needs.
+   */
+  async maintainPartitions(): Promise<{ dropped: string[] }> {
+    const now = this.clock.now().getTime();
+    this.maintainedAt = now;
+    await this.ensurePartitions();
+    const dropped: string[] = [];
+    for (const p of await this.chunks.bufferPartitions()) {
+      if (p.hour.getTime() + HOUR_MS + PARTITION_GRACE_MS > now) continue;
+      if (await this.chunks.partitionHasWaiting(p.name)) continue;
+      try {
+        await this.transactions.withTransaction(() => this.chunks.dropBufferPartition(p.name));
+        dropped.push(p.name);
+      } catch (err) {
+        this.logger.warn(
+          { err, partition: p.name },
+          'chunk buffer partition not dropped; the next maintenance retries',
+        );
+      }
+    }
+    await this.chunks.cleanDefaultPartition();
+    if (dropped.length) this.logger.log({ partitions: dropped }, 'packed chunk buffer partitions dropped');
+    return { dropped };
   }
 
   /** One pass: one packed object of the oldest unpacked chunks. Run under PACK_LOCK only. */

@@ -66,7 +66,8 @@ export class SnapshotStorageRepository extends RepositoryBase {
       `SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey",
               object_offset::text AS "objectOffset", object_length AS "objectLength"
          FROM session_recording_snapshots
-        WHERE id > $1::bigint AND (CASE WHEN $2::boolean THEN data IS NOT NULL ELSE data IS NULL END)
+        WHERE id > $1::bigint
+          AND (CASE WHEN $2::boolean THEN data IS NOT NULL ELSE data IS NULL AND object_key IS NOT NULL END)
         ORDER BY session_recording_snapshots.id
         LIMIT $3`,
       [afterId, toObjects, limit],
@@ -112,12 +113,12 @@ export class SnapshotStorageRepository extends RepositoryBase {
     return rows[0]?.sha256 ?? null;
   }
 
-  /** How many chunks each backend holds. */
+  /** How many chunks each backend holds (chunks waiting to be packed count as in the database). */
   @GenerateSql()
   async counts(): Promise<StorageCounts> {
     const [row] = await this.query<{ inDatabase: string; inObjectStore: string }>(
-      `SELECT count(*) FILTER (WHERE data IS NOT NULL) AS "inDatabase",
-              count(*) FILTER (WHERE data IS NULL) AS "inObjectStore"
+      `SELECT count(*) FILTER (WHERE data IS NOT NULL OR object_key IS NULL) AS "inDatabase",
+              count(*) FILTER (WHERE object_key IS NOT NULL) AS "inObjectStore"
          FROM session_recording_snapshots`,
     );
     return { inDatabase: Number(row.inDatabase), inObjectStore: Number(row.inObjectStore) };
@@ -134,14 +135,16 @@ export class SnapshotStorageRepository extends RepositoryBase {
   }
 
   /**
-   * The chunks waiting in the database to be packed (their bytes in `data`), with the age of the oldest. Only
-   * meaningful with RECORDING_S3_LAYOUT=packed, where every chunk in the database is waiting.
+   * The chunks waiting in the database to be packed (their bytes in `session_recording_chunk_buffer`), with
+   * the age of the oldest.
    */
   @GenerateSql({ params: [new Date('2026-01-01T00:00:00Z')] })
   async backlog(now: Date): Promise<{ chunks: number; bytes: number; oldestSeconds: number }> {
     const [row] = await this.query<{ chunks: string; bytes: string; oldest: Date | null }>(
-      `SELECT count(*) AS chunks, coalesce(sum(octet_length(data)), 0) AS bytes, min(created_at) AS oldest
-         FROM session_recording_snapshots WHERE data IS NOT NULL`,
+      `SELECT count(*) AS chunks, coalesce(sum(octet_length(b.data)), 0) AS bytes, min(s.created_at) AS oldest
+         FROM session_recording_snapshots s
+         JOIN session_recording_chunk_buffer b ON b.created_at = s.created_at AND b.snapshot_id = s.id
+        WHERE s.data IS NULL AND s.object_key IS NULL`,
     );
     const oldest = row.oldest ? Math.max(0, (now.getTime() - row.oldest.getTime()) / 1000) : 0;
     return { chunks: Number(row.chunks), bytes: Number(row.bytes), oldestSeconds: oldest };
@@ -154,32 +157,36 @@ export class SnapshotStorageRepository extends RepositoryBase {
   @GenerateSql({ params: [1024 * 1024, 1000] })
   unpackedChunks(maxBytes: number, maxChunks: number): Promise<UnpackedChunk[]> {
     return this.query<UnpackedChunk>(
-      `SELECT c.id::text AS id, c.team_id AS "teamId", c.session_id AS "sessionId",
-              c.first_timestamp AS "firstTimestamp", c.data
-         FROM (SELECT s.id, sum(octet_length(s.data)) OVER (ORDER BY s.id) - octet_length(s.data) AS before
-                 FROM session_recording_snapshots s
-                WHERE s.data IS NOT NULL
-                ORDER BY s.id
-                LIMIT $2) w
-         JOIN session_recording_snapshots c ON c.id = w.id
-        WHERE (w.before = 0 OR w.before + octet_length(c.data) <= $1) AND c.data IS NOT NULL
-        ORDER BY c.id`,
+      `SELECT w.id::text AS id, w.team_id AS "teamId", w.session_id AS "sessionId",
+              w.first_timestamp AS "firstTimestamp", w.data
+         FROM (SELECT s.id, s.team_id, s.session_id, s.first_timestamp, b.data,
+                      sum(octet_length(b.data)) OVER (ORDER BY s.id) - octet_length(b.data) AS before
+                 FROM (SELECT * FROM session_recording_snapshots
+                        WHERE data IS NULL AND object_key IS NULL
+                        ORDER BY id
+                        LIMIT $2) s
+                 JOIN session_recording_chunk_buffer b ON b.created_at = s.created_at AND b.snapshot_id = s.id) w
+        WHERE w.before = 0 OR w.before + octet_length(w.data) <= $1
+        ORDER BY w.id`,
       [maxBytes, maxChunks],
     );
   }
 
   /**
-   * Points the chunks at their ranges of the packed object `objectKey` and drops their bytes from the rows,
-   * each only if its row still holds the bytes whose SHA-256 is the entry's (what was written and read back).
-   * How many rows changed.
+   * Points the waiting chunks at their ranges of the packed object `objectKey`, each only if it still waits
+   * and its buffered bytes have the entry's SHA-256 (what was written and read back). How many rows changed.
+   * The buffered bytes stay until their hour's partition is dropped (`dropPackedPartitions`).
    */
   @GenerateSql({ params: ['rec/packed/2026-01-01/x', [{ id: '1', offset: 0, length: 1, sha256: '00' }]] })
   async markPacked(objectKey: string, entries: readonly PackedEntry[]): Promise<number> {
     const { affected } = await this.modify(
       `UPDATE session_recording_snapshots s
-          SET object_key = $1, object_offset = u.off, object_length = u.len, data = NULL
+          SET object_key = $1, object_offset = u.off, object_length = u.len
          FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[]) AS u(id, off, len, sha)
-        WHERE s.id = u.id AND s.data IS NOT NULL AND sha256(s.data) = decode(u.sha, 'hex')`,
+        WHERE s.id = u.id AND s.data IS NULL AND s.object_key IS NULL
+          AND EXISTS (SELECT 1 FROM session_recording_chunk_buffer b
+                       WHERE b.created_at = s.created_at AND b.snapshot_id = s.id
+                         AND sha256(b.data) = decode(u.sha, 'hex'))`,
       [
         objectKey,
         entries.map((e) => e.id),
@@ -215,7 +222,7 @@ export class SnapshotStorageRepository extends RepositoryBase {
   ): Promise<ChunkLocation[]> {
     return this.query<ChunkLocation>(
       `SELECT id::text AS id, first_timestamp AS "firstTimestamp", window_id AS "windowId",
-              data IS NOT NULL AS "inDatabase", object_key AS "objectKey",
+              (data IS NOT NULL OR object_key IS NULL) AS "inDatabase", object_key AS "objectKey",
               object_offset::text AS "objectOffset", object_length AS "objectLength"
          FROM session_recording_snapshots
         WHERE team_id = $1 AND session_id = $2
@@ -227,4 +234,78 @@ export class SnapshotStorageRepository extends RepositoryBase {
       [teamId, sessionId, from.firstTimestamp, from.id, inclusive, to.firstTimestamp, to.id, limit],
     );
   }
+
+  /** The hourly partitions of the chunk buffer (not the default one), oldest first, with their hour. */
+  @GenerateSql()
+  async bufferPartitions(): Promise<{ name: string; hour: Date }[]> {
+    const rows = await this.query<{ name: string }>(
+      `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = 'session_recording_chunk_buffer'::regclass ORDER BY c.relname`,
+    );
+    const out: { name: string; hour: Date }[] = [];
+    for (const { name } of rows) {
+      const hour = hourOfPartition(name);
+      if (hour) out.push({ name, hour });
+    }
+    return out;
+  }
+
+  /** Creates the partition of the hour starting at `hour` unless it exists; false when it could not be. */
+  async createBufferPartition(hour: Date): Promise<boolean> {
+    const end = new Date(hour.getTime() + HOUR_MS);
+    await this.query(
+      `CREATE TABLE IF NOT EXISTS ${partitionName(hour)} PARTITION OF session_recording_chunk_buffer
+         FOR VALUES FROM ('${hour.toISOString()}') TO ('${end.toISOString()}')`,
+    );
+    return true;
+  }
+
+  /** Whether a chunk whose bytes are in this partition still waits to be packed. */
+  async partitionHasWaiting(name: string): Promise<boolean> {
+    if (!hourOfPartition(name)) throw new Error(`not a chunk buffer partition: ${name}`);
+    const [row] = await this.query<{ waiting: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${name} b JOIN session_recording_snapshots s
+                         ON s.id = b.snapshot_id AND s.created_at = b.created_at
+                      WHERE s.data IS NULL AND s.object_key IS NULL) AS waiting`,
+    );
+    return row.waiting;
+  }
+
+  /** Drops the partition (its bytes are all packed or of deleted chunks). */
+  async dropBufferPartition(name: string): Promise<void> {
+    if (!hourOfPartition(name)) throw new Error(`not a chunk buffer partition: ${name}`);
+    await this.query(`SET LOCAL lock_timeout = '5s'`);
+    await this.query(`DROP TABLE ${name}`);
+  }
+
+  /**
+   * Deletes the rows of the default partition (bytes that arrived when their hour's partition did not exist)
+   * that no waiting chunk needs; how many. The only row deletes of the buffer, and rare.
+   */
+  @GenerateSql()
+  async cleanDefaultPartition(): Promise<number> {
+    const { affected } = await this.modify(
+      `DELETE FROM session_recording_chunk_buffer_default b
+        WHERE NOT EXISTS (SELECT 1 FROM session_recording_snapshots s
+                           WHERE s.id = b.snapshot_id AND s.created_at = b.created_at
+                             AND s.data IS NULL AND s.object_key IS NULL)`,
+    );
+    return affected;
+  }
+}
+
+const HOUR_MS = 3_600_000;
+const PARTITION_PREFIX = 'session_recording_chunk_buffer_p';
+
+/** The name of the buffer partition of the hour starting at `hour` (UTC): `…_pYYYYMMDDHH`. */
+export function partitionName(hour: Date): string {
+  return PARTITION_PREFIX + hour.toISOString().slice(0, 13).replace(/[-T]/g, '');
+}
+
+/** The hour of a buffer partition's name, or null when the name is not one. */
+export function hourOfPartition(name: string): Date | null {
+  const m = /^session_recording_chunk_buffer_p(\d{4})(\d{2})(\d{2})(\d{2})$/.exec(name);
+  if (!m) return null;
+  const hour = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4])));
+  return Number.isNaN(hour.getTime()) ? null : hour;
 }

@@ -22,6 +22,8 @@ export interface StoredChunkBytes {
   objectKey: string | null;
   objectOffset?: string | null;
   objectLength?: number | null;
+  /** Set by `store` when the bytes wait in the buffer of chunks to pack (RECORDING_S3_LAYOUT=packed). */
+  buffered?: boolean;
 }
 
 /** The unpacked chunks waiting in the database, as the packer last measured them. */
@@ -90,9 +92,8 @@ export class SnapshotStorage {
         { 'Retry-After': String(BACKLOG_RETRY_AFTER_SECONDS) },
       );
     }
-    if (this.backend === 'postgres' || this.packed) {
-      return chunks.map((c) => ({ data: c.data, objectKey: null }));
-    }
+    if (this.packed) return chunks.map((c) => ({ data: c.data, objectKey: null, buffered: true }));
+    if (this.backend === 'postgres') return chunks.map((c) => ({ data: c.data, objectKey: null }));
     const out: StoredChunkBytes[] = new Array(chunks.length);
     let next = 0;
     let failed = false;
