@@ -75,11 +75,15 @@ back, must equal the source's. Progress is kept in the chunks themselves, so an 
 after the current chunk) resumes when started again. Prints how many chunks each backend holds at the end.
 Capture may run meanwhile; set RECORDING_STORAGE to the new backend first so new chunks go there.
 Needs RECORDING_S3_BUCKET (and the store's AWS_* variables) in both directions.`,
-  'recordings sweep-orphans': `Usage: node dist/cli.js recordings sweep-orphans
+  'recordings sweep-orphans': `Usage: node dist/cli.js recordings sweep-orphans [--all]
+
+  --all  list the whole prefix, also with RECORDING_S3_LAYOUT=packed
 
 Deletes the objects under RECORDING_S3_PREFIX that no snapshot chunk points at and that are older than
-RECORDING_ORPHAN_GRACE_MINUTES (left by captures that failed after their upload, or by deleted organizations).
-The service does the same every RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS.`,
+RECORDING_ORPHAN_GRACE_MINUTES (left by captures that failed after their upload, packer passes that died
+after theirs, or deleted organizations). With RECORDING_STORAGE=s3 and RECORDING_S3_LAYOUT=packed it lists
+only the packed objects of the last days (packed/<day>/), unless --all. The service does the same (without
+--all) every RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS.`,
   'recordings pack': `Usage: node dist/cli.js recordings pack
 
 Packs the snapshot chunks waiting in the database into packed objects of RECORDING_S3_BUCKET now (at most 10
@@ -417,7 +421,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
       'recordings purge': {},
       demo: { project: { type: 'string' }, sessions: { type: 'string' }, seed: { type: 'string' } },
       'recordings migrate-storage': { to: { type: 'string' }, 'max-chunks': { type: 'string' } },
-      'recordings sweep-orphans': {},
+      'recordings sweep-orphans': { all: { type: 'boolean' } },
       'recordings pack': {},
     } as const;
     const values = parse(command, args, specs[command as keyof typeof specs]);
@@ -568,7 +572,9 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
         }
       }
       case 'recordings sweep-orphans': {
-        const report = await withRecordingStorage(config, (m) => m.sweepOrphans());
+        const report = await withRecordingStorage(config, (m) =>
+          m.sweepOrphans({ all: values.all === true }),
+        );
         out(
           report
             ? `looked at ${report.scanned} objects; deleted ${report.deleted} that no chunk points at`

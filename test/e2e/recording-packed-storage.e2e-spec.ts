@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { SessionRecordingsRepository } from '../../src/session-recordings/session-recordings.repository.js';
 import { SnapshotPacker } from '../../src/session-recordings/storage/snapshot-packer.js';
@@ -297,9 +297,16 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
     expect(await snapshotsOf(sessionId)).toEqual(events);
 
     // Past the grace period the sweep deletes the killed pass's object and keeps every packed one in use.
+    // An old object outside the packed prefixes (the per-chunk layout's): not listed by the packed sweep.
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${PREFIX}1/old-session/x`, Body: 'x' }));
+    const all = (await objects()).length;
     t.clock.set(new Date(Date.now() + 2 * 3600_000));
-    const swept = await t.app.get(SnapshotStorageMaintenance).sweepOrphans();
-    expect(swept?.deleted).toBe(1);
+    const sweeper = t.app.get(SnapshotStorageMaintenance);
+    const swept = await sweeper.sweepOrphans();
+    expect(swept).toEqual({ scanned: all - 1, deleted: 1 });
+    expect((await objects()).some((o) => o.key === `${PREFIX}1/old-session/x`)).toBe(true);
+    expect(await sweeper.sweepOrphans({ all: true })).toEqual({ scanned: all - 1, deleted: 1 });
+    expect((await objects()).some((o) => o.key === `${PREFIX}1/old-session/x`)).toBe(false);
     const left = new Set((await objects()).map((o) => o.key));
     expect(left.has(orphans[0].key)).toBe(false);
     expect(left.has(packedKey)).toBe(true);

@@ -154,12 +154,13 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
   async list(
     after: string | null,
     limit: number,
+    under = '',
   ): Promise<{ objects: { key: string; lastModified: Date }[]; more: boolean }> {
     try {
       const out = await this.s3.send(
         new ListObjectsV2Command({
           Bucket: this.bucket,
-          Prefix: this.prefix,
+          Prefix: this.prefix + under,
           MaxKeys: limit,
           ...(after ? { StartAfter: after } : {}),
         }),

@@ -40,6 +40,8 @@ export abstract class SnapshotObjectStore {
   abstract list(
     after: string | null,
     limit: number,
+    /** Only the keys under this prefix (below RECORDING_S3_PREFIX), e.g. `packed/2026-11-21/`. */
+    under?: string,
   ): Promise<{ objects: { key: string; lastModified: Date }[]; more: boolean }>;
 }
 

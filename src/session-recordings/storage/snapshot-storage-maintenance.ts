@@ -19,6 +19,7 @@ const MIGRATE_PAGE = 200;
 const SWEEP_PAGE = 1000;
 /** The advisory lock of the orphan sweep: one replica sweeps at a time. */
 export const SWEEP_LOCK = 7_305_120_001;
+const DAY_MS = 86_400_000;
 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 
@@ -53,6 +54,8 @@ export interface SweepReport {
 export class SnapshotStorageMaintenance extends IntervalTask {
   static readonly INTERVAL_NAME = 'recording-orphan-sweep';
   private readonly logger = new Logger(SnapshotStorageMaintenance.name);
+  /** Whether new chunks are packed (RECORDING_STORAGE=s3, RECORDING_S3_LAYOUT=packed): the sweep lists recent days only. */
+  private readonly packed: boolean;
   private inFlight: Promise<SweepReport | null> | null = null;
 
   constructor(
@@ -65,6 +68,7 @@ export class SnapshotStorageMaintenance extends IntervalTask {
     @Optional() registry?: SchedulerRegistry,
   ) {
     super(SnapshotStorageMaintenance.INTERVAL_NAME, registry);
+    this.packed = config.get('RECORDING_STORAGE') === 's3' && config.get('RECORDING_S3_LAYOUT') === 'packed';
   }
 
   protected intervalSeconds(): number {
@@ -92,28 +96,19 @@ export class SnapshotStorageMaintenance extends IntervalTask {
   }
 
   /**
-   * One pass over the objects under the prefix: deletes those older than the grace period that no chunk points
-   * at. Null when another replica is sweeping. Memory holds one page of keys.
+   * One pass over the objects under the prefix (with the packed layout only the recent days' packed objects,
+   * unless `all`): deletes those older than the grace period that no chunk points at. Null when another replica
+   * is sweeping. Memory holds one page of keys.
    */
-  sweepOrphans(): Promise<SweepReport | null> {
+  sweepOrphans(options: { all?: boolean } = {}): Promise<SweepReport | null> {
     this.inFlight ??= this.transactions
       .tryAdvisoryLock(SWEEP_LOCK, async () => {
-        const cutoff =
-          this.clock.now().getTime() - this.config.get('RECORDING_ORPHAN_GRACE_MINUTES') * 60_000;
+        const now = this.clock.now().getTime();
+        const cutoff = now - this.config.get('RECORDING_ORPHAN_GRACE_MINUTES') * 60_000;
         const report: SweepReport = { scanned: 0, deleted: 0 };
-        let after: string | null = null;
-        for (;;) {
-          const page = await this.objects.list(after, SWEEP_PAGE);
-          report.scanned += page.objects.length;
-          const old = page.objects.filter((o) => o.lastModified.getTime() < cutoff).map((o) => o.key);
-          if (old.length) {
-            const referenced = await this.chunks.referencedKeys(old);
-            const orphans = old.filter((k) => !referenced.has(k));
-            await this.objects.deleteMany(orphans);
-            report.deleted += orphans.length;
-          }
-          if (!page.more || !page.objects.length || this.stopped) break;
-          after = page.objects[page.objects.length - 1].key;
+        for (const under of options.all ? [''] : this.recentPrefixes(now, cutoff)) {
+          await this.sweepUnder(under, cutoff, report);
+          if (this.stopped) break;
         }
         return report;
       })
@@ -121,6 +116,38 @@ export class SnapshotStorageMaintenance extends IntervalTask {
         this.inFlight = null;
       });
     return this.inFlight;
+  }
+
+  /**
+   * What a sweep lists: with the packed layout only the day prefixes of packed objects that can hold a recent
+   * orphan (a packer pass that died after its upload, within the last day past the grace period); with the
+   * per-chunk layout the whole prefix.
+   */
+  private recentPrefixes(now: number, cutoff: number): string[] {
+    if (!this.packed) return [''];
+    const prefixes: string[] = [];
+    const first = Math.floor((cutoff - DAY_MS) / DAY_MS) * DAY_MS;
+    for (let day = first; day <= now; day += DAY_MS) {
+      prefixes.push(`packed/${new Date(day).toISOString().slice(0, 10)}/`);
+    }
+    return prefixes;
+  }
+
+  private async sweepUnder(under: string, cutoff: number, report: SweepReport): Promise<void> {
+    let after: string | null = null;
+    for (;;) {
+      const page = await this.objects.list(after, SWEEP_PAGE, under);
+      report.scanned += page.objects.length;
+      const old = page.objects.filter((o) => o.lastModified.getTime() < cutoff).map((o) => o.key);
+      if (old.length) {
+        const referenced = await this.chunks.referencedKeys(old);
+        const orphans = old.filter((k) => !referenced.has(k));
+        await this.objects.deleteMany(orphans);
+        report.deleted += orphans.length;
+      }
+      if (!page.more || !page.objects.length || this.stopped) break;
+      after = page.objects[page.objects.length - 1].key;
+    }
   }
 
   /**
