@@ -32,6 +32,7 @@ import { SnapshotObjectStore } from './session-recordings/storage/snapshot-objec
 import { SnapshotPacker } from './session-recordings/storage/snapshot-packer.js';
 import {
   type MigrationReport,
+  type MigrationTarget,
   SnapshotStorageMaintenance,
 } from './session-recordings/storage/snapshot-storage-maintenance.js';
 
@@ -64,14 +65,17 @@ Session recordings (operator actions):
   recordings pack             Pack the chunks waiting in the database into objects now
 
 Run "node dist/cli.js recordings <command> --help" for a command's options.`,
-  'recordings migrate-storage': `Usage: node dist/cli.js recordings migrate-storage --to s3|postgres [--max-chunks N]
+  'recordings migrate-storage': `Usage: node dist/cli.js recordings migrate-storage --to s3|packed|postgres [--max-chunks N]
 
-  --to          s3: move every chunk stored in the database into RECORDING_S3_BUCKET;
-                postgres: move every chunk stored as an object back into the database
+  --to          s3: move every chunk stored in the database into RECORDING_S3_BUCKET, one object each;
+                packed: move every chunk stored in the database or as an object of its own into packed
+                objects (many chunks each, read by byte range);
+                postgres: move every chunk stored as an object (either layout) or waiting to be packed back
+                into the database
   --max-chunks  stop after this many chunks (the rest stay where they are; run again to go on)
 
-Moves one chunk at a time, each verified before its source is dropped: the SHA-256 of what was written, read
-back, must equal the source's. Progress is kept in the chunks themselves, so an interrupted run (Ctrl-C stops
+Moves one chunk at a time (to packed: a page of chunks per object), each verified before its source is dropped:
+the SHA-256 of what was written, read back, must equal the source's. Progress is kept in the chunks themselves, so an interrupted run (Ctrl-C stops
 after the current chunk) resumes when started again. Prints how many chunks each backend holds at the end.
 Capture may run meanwhile; set RECORDING_STORAGE to the new backend first so new chunks go there.
 Needs RECORDING_S3_BUCKET (and the store's AWS_* variables) in both directions.`,
@@ -291,9 +295,11 @@ function withRecordingStorage<T>(
 /** The outcome lines of `recordings migrate-storage`. */
 export function describeMigration(r: MigrationReport): string {
   const where = `now ${r.counts.inDatabase} chunks in the database, ${r.counts.inObjectStore} in the object store`;
-  const head = `moved ${r.moved} chunks (${r.bytes} bytes) to ${r.to === 's3' ? 'the object store' : 'the database'}, each verified by checksum`;
+  const target = r.to === 's3' ? 'the object store' : r.to === 'packed' ? 'packed objects' : 'the database';
+  const head = `moved ${r.moved} chunks (${r.bytes} bytes) to ${target}, each verified by checksum`;
   const skipped = r.skipped ? `; ${r.skipped} skipped (their source was gone)` : '';
-  const left = r.to === 's3' ? r.counts.inDatabase : r.counts.inObjectStore;
+  const left =
+    r.to === 's3' ? r.counts.inDatabase : r.to === 'packed' ? (r.notPacked ?? 0) : r.counts.inObjectStore;
   const end = r.stopped
     ? `stopped before the end: ${left} left to move; run the command again to go on`
     : left
@@ -443,8 +449,8 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
       pluginsAccessLevel(required(values, 'level', command), command);
     }
     const migrateTo = command === 'recordings migrate-storage' ? required(values, 'to', command) : null;
-    if (migrateTo !== null && migrateTo !== 's3' && migrateTo !== 'postgres') {
-      throw new CliUsageError(`${command}: --to must be s3 or postgres`);
+    if (migrateTo !== null && migrateTo !== 's3' && migrateTo !== 'postgres' && migrateTo !== 'packed') {
+      throw new CliUsageError(`${command}: --to must be s3, packed or postgres`);
     }
     const maxChunks =
       command === 'recordings migrate-storage'
@@ -558,7 +564,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
         process.once('SIGTERM', onSignal);
         try {
           const report = await withRecordingStorage(config, (m) =>
-            m.migrate(migrateTo as 's3' | 'postgres', {
+            m.migrate(migrateTo as MigrationTarget, {
               maxChunks,
               shouldStop: () => interrupted,
               progress: (r) => out(`... ${r.moved} chunks moved (${r.bytes} bytes), ${r.skipped} skipped`),

@@ -367,4 +367,51 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
     expect((await rows(sessionId)).every((r) => !r.in_db)).toBe(true);
     expect(await snapshotsOf(sessionId)).toEqual(events);
   });
+
+  it('migrate-storage moves rows and per-chunk objects into packed objects, and everything back into the database', async () => {
+    const inRows = newSessionId('mrow');
+    const perChunk = newSessionId('mobj');
+    const waiting = newSessionId('mwait');
+    const events = sessionEvents(6, T0 + 20_000);
+    const pg = await createTestApp(
+      { ...env(), RECORDING_STORAGE: 'postgres' },
+      { databaseUrl: t.databaseUrl },
+    );
+    const single = await createTestApp(
+      { ...env(), RECORDING_S3_LAYOUT: 'per-chunk' },
+      { databaseUrl: t.databaseUrl },
+    );
+    try {
+      await capture(pg, inRows, events).expect(200);
+      await capture(single, perChunk, events).expect(200);
+    } finally {
+      await pg.close();
+      await single.close();
+    }
+    await capture(t, waiting, events).expect(200);
+    const ownObjects = (await rows(perChunk)).map((r) => r.object_key as string);
+    expect(ownObjects.every((k) => k && !k.includes('/packed/'))).toBe(true);
+    const sweeper = t.app.get(SnapshotStorageMaintenance);
+
+    const toPacked = await sweeper.migrate('packed');
+    expect(toPacked).toMatchObject({ to: 'packed', moved: 4, skipped: 0, stopped: false, notPacked: 0 });
+    for (const id of [inRows, perChunk]) {
+      const rs = await rows(id);
+      expect(rs.every((r) => !r.in_db && r.object_key?.includes('/packed/') && r.length > 0)).toBe(true);
+      expect(await snapshotsOf(id)).toEqual(events);
+    }
+    const keys = new Set((await objects()).map((o) => o.key));
+    for (const k of ownObjects) expect(keys.has(k)).toBe(false);
+    // The waiting chunks are the packer's.
+    expect((await rows(waiting)).every((r) => r.in_db)).toBe(true);
+
+    const back = await sweeper.migrate('postgres');
+    expect(back.stopped).toBe(false);
+    expect(back.counts.inObjectStore).toBe(0);
+    const inDb = (await t.dataSource.query(
+      `SELECT count(*)::int AS n FROM session_recording_snapshots WHERE data IS NULL`,
+    )) as { n: number }[];
+    expect(inDb[0].n).toBe(0);
+    for (const id of [inRows, perChunk, waiting]) expect(await snapshotsOf(id)).toEqual(events);
+  }, 60_000);
 });

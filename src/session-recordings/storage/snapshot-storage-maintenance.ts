@@ -9,6 +9,7 @@ import { TransactionHost } from '../../database/transactions.js';
 import { SnapshotObjectStore } from './snapshot-object-store.js';
 import {
   type ChunkToMove,
+  type PackedEntry,
   SnapshotStorageRepository,
   type StorageCounts,
 } from './snapshot-storage.repository.js';
@@ -23,8 +24,11 @@ const DAY_MS = 86_400_000;
 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 
+/** Where `migrate-storage` moves chunks: their rows, one object each, or packed objects. */
+export type MigrationTarget = 's3' | 'postgres' | 'packed';
+
 export interface MigrationReport {
-  to: 's3' | 'postgres';
+  to: MigrationTarget;
   /** Chunks moved and verified (checksum of what was written, read back, equal to the source's). */
   moved: number;
   /** Bytes (gzip) moved. */
@@ -35,6 +39,8 @@ export interface MigrationReport {
   stopped: boolean;
   /** How many chunks each backend holds afterwards. */
   counts: StorageCounts;
+  /** With `--to packed`: chunks left neither packed nor waiting to be. */
+  notPacked?: number;
 }
 
 export interface SweepReport {
@@ -158,7 +164,7 @@ export class SnapshotStorageMaintenance extends IntervalTask {
    * rows themselves, so an interrupted run resumes where it stopped when started again.
    */
   async migrate(
-    to: 's3' | 'postgres',
+    to: MigrationTarget,
     options: { maxChunks?: number; shouldStop?: () => boolean; progress?: (r: MigrationReport) => void } = {},
   ): Promise<MigrationReport> {
     if (!this.objects.configured) {
@@ -173,6 +179,19 @@ export class SnapshotStorageMaintenance extends IntervalTask {
       counts: { inDatabase: 0, inObjectStore: 0 },
     };
     const limit = options.maxChunks ?? Infinity;
+    if (to === 'packed') {
+      await this.toPacked(report, limit, options);
+      report.counts = await this.chunks.counts();
+      report.notPacked = await this.chunks.countNotPacked();
+      return report;
+    }
+    if (to === 'postgres') {
+      // Chunks waiting to be packed: their bytes go from the buffer into their rows.
+      for (let n = 1; n > 0 && report.moved < limit && !options.shouldStop?.();) {
+        n = await this.chunks.unbuffer(Math.min(MIGRATE_PAGE, limit - report.moved));
+        report.moved += n;
+      }
+    }
     let after = '0';
     outer: for (;;) {
       const page = await this.chunks.chunksToMove(to === 's3', after, MIGRATE_PAGE);
@@ -194,6 +213,74 @@ export class SnapshotStorageMaintenance extends IntervalTask {
     }
     report.counts = await this.chunks.counts();
     return report;
+  }
+
+  /**
+   * `--to packed`: chunks in their rows or in objects of their own, a page at a time, into packed objects of at
+   * most RECORDING_PACK_MAX_BYTES; each object is read back and compared by SHA-256 before the chunks point at
+   * it, a row's bytes are dropped only if they are still those that were packed, and a chunk's own object is
+   * deleted once its row points at the packed one.
+   */
+  private async toPacked(
+    report: MigrationReport,
+    limit: number,
+    options: { shouldStop?: () => boolean; progress?: (r: MigrationReport) => void },
+  ): Promise<void> {
+    const maxBytes = this.config.get('RECORDING_PACK_MAX_BYTES');
+    let after = '0';
+    for (;;) {
+      if (report.moved + report.skipped >= limit || options.shouldStop?.()) {
+        report.stopped = true;
+        return;
+      }
+      const page = await this.chunks.chunksToPack(
+        after,
+        Math.min(MIGRATE_PAGE, limit - report.moved - report.skipped),
+      );
+      if (!page.length) return;
+      const parts: Buffer[] = [];
+      const entries: (PackedEntry & { from: string | null })[] = [];
+      let offset = 0;
+      for (const chunk of page) {
+        after = chunk.id;
+        const data = chunk.objectKey
+          ? await this.objects.get(chunk.objectKey)
+          : await this.chunks.chunkData(chunk.id);
+        if (!data) {
+          report.skipped++;
+          continue;
+        }
+        parts.push(data);
+        entries.push({
+          id: chunk.id,
+          offset,
+          length: data.length,
+          sha256: sha256(data),
+          from: chunk.objectKey,
+        });
+        offset += data.length;
+        if (offset >= maxBytes) break;
+      }
+      if (!entries.length) continue;
+      const body = Buffer.concat(parts, offset);
+      const key = this.objects.packedKey(this.clock.now());
+      await this.objects.put(key, body);
+      const written = await this.objects.get(key);
+      if (!written || sha256(written) !== sha256(body)) {
+        throw new Error(`the packed object ${key} read back differs from the chunks written into it`);
+      }
+      const moved = await this.chunks.movedToPacked(key, entries);
+      if (!moved.size) await this.objects.deleteMany([key]);
+      const replaced = entries.filter((e) => e.from !== null && moved.has(e.id)).map((e) => e.from as string);
+      await this.objects.deleteMany(replaced);
+      for (const e of entries) {
+        if (moved.has(e.id)) {
+          report.moved++;
+          report.bytes += e.length;
+        } else report.skipped++;
+      }
+      options.progress?.(report);
+    }
   }
 
   /** Moves one chunk into the store; its byte count, or null when the row no longer held its bytes. */

@@ -292,6 +292,83 @@ export class SnapshotStorageRepository extends RepositoryBase {
     );
     return affected;
   }
+
+  /**
+   * Up to `limit` chunks, in numeric id order after `afterId`, that are neither packed nor waiting to be: in
+   * their row, or each in an object of its own. What `migrate-storage --to packed` moves.
+   */
+  @GenerateSql({ params: ['0', 100] })
+  chunksToPack(afterId: string, limit: number): Promise<ChunkToMove[]> {
+    return this.query<ChunkToMove>(
+      `SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey",
+              object_offset::text AS "objectOffset", object_length AS "objectLength"
+         FROM session_recording_snapshots
+        WHERE id > $1::bigint AND (data IS NOT NULL OR (object_key IS NOT NULL AND object_offset IS NULL))
+        ORDER BY session_recording_snapshots.id
+        LIMIT $2`,
+      [afterId, limit],
+    );
+  }
+
+  /** How many chunks are neither packed nor waiting to be (what `migrate-storage --to packed` would move). */
+  @GenerateSql()
+  async countNotPacked(): Promise<number> {
+    const [row] = await this.query<{ n: string }>(
+      `SELECT count(*) AS n FROM session_recording_snapshots
+        WHERE data IS NOT NULL OR (object_key IS NOT NULL AND object_offset IS NULL)`,
+    );
+    return Number(row.n);
+  }
+
+  /**
+   * Points chunks moved by `migrate-storage --to packed` at their ranges of `objectKey`: one whose bytes were
+   * in its row only if the row still holds the bytes of the entry's SHA-256 (then dropped from the row), one
+   * that was its own object only if it still points at `from` (that object). The ids moved.
+   */
+  @GenerateSql({
+    params: ['rec/packed/2026-01-01/x', [{ id: '1', offset: 0, length: 1, sha256: '00', from: null }]],
+  })
+  async movedToPacked(
+    objectKey: string,
+    entries: readonly (PackedEntry & { from: string | null })[],
+  ): Promise<Set<string>> {
+    const { rows } = await this.modify<{ id: string }>(
+      `UPDATE session_recording_snapshots s
+          SET object_key = $1, object_offset = u.off, object_length = u.len, data = NULL
+         FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[], $6::varchar[]) AS u(id, off, len, sha, src)
+        WHERE s.id = u.id AND s.object_offset IS NULL
+          AND (CASE WHEN u.src IS NULL THEN s.data IS NOT NULL AND sha256(s.data) = decode(u.sha, 'hex')
+                    ELSE s.data IS NULL AND s.object_key = u.src END)
+       RETURNING s.id::text AS id`,
+      [
+        objectKey,
+        entries.map((e) => e.id),
+        entries.map((e) => e.offset),
+        entries.map((e) => e.length),
+        entries.map((e) => e.sha256),
+        entries.map((e) => e.from),
+      ],
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /**
+   * Moves the bytes of up to `limit` chunks waiting to be packed from the buffer into their rows (`migrate-storage
+   * --to postgres`); how many.
+   */
+  @GenerateSql({ params: [100] })
+  async unbuffer(limit: number): Promise<number> {
+    const { affected } = await this.modify(
+      `UPDATE session_recording_snapshots s SET data = b.data
+         FROM (SELECT id, created_at FROM session_recording_snapshots
+                WHERE data IS NULL AND object_key IS NULL ORDER BY id LIMIT $1) w,
+              session_recording_chunk_buffer b
+        WHERE s.id = w.id AND b.created_at = w.created_at AND b.snapshot_id = w.id
+          AND s.data IS NULL AND s.object_key IS NULL`,
+      [limit],
+    );
+    return affected;
+  }
 }
 
 const HOUR_MS = 3_600_000;
