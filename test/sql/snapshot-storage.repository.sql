@@ -88,3 +88,32 @@ DELETE FROM session_recording_chunk_buffer_default b
 WHERE NOT EXISTS (SELECT 1 FROM session_recording_snapshots s
                    WHERE s.id = b.snapshot_id AND s.created_at = b.created_at
                      AND s.data IS NULL AND s.object_key IS NULL);
+
+-- SnapshotStorageRepository.chunksToPack
+SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey",
+      object_offset::text AS "objectOffset", object_length AS "objectLength"
+ FROM session_recording_snapshots
+WHERE id > $1::bigint AND (data IS NOT NULL OR (object_key IS NOT NULL AND object_offset IS NULL))
+ORDER BY session_recording_snapshots.id
+LIMIT $2;
+
+-- SnapshotStorageRepository.countNotPacked
+SELECT count(*) AS n FROM session_recording_snapshots
+WHERE data IS NOT NULL OR (object_key IS NOT NULL AND object_offset IS NULL);
+
+-- SnapshotStorageRepository.movedToPacked
+UPDATE session_recording_snapshots s
+   SET object_key = $1, object_offset = u.off, object_length = u.len, data = NULL
+  FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[], $6::varchar[]) AS u(id, off, len, sha, src)
+ WHERE s.id = u.id AND s.object_offset IS NULL
+   AND (CASE WHEN u.src IS NULL THEN s.data IS NOT NULL AND sha256(s.data) = decode(u.sha, 'hex')
+             ELSE s.data IS NULL AND s.object_key = u.src END)
+RETURNING s.id::text AS id;
+
+-- SnapshotStorageRepository.unbuffer
+UPDATE session_recording_snapshots s SET data = b.data
+ FROM (SELECT id, created_at FROM session_recording_snapshots
+        WHERE data IS NULL AND object_key IS NULL ORDER BY id LIMIT $1) w,
+      session_recording_chunk_buffer b
+WHERE s.id = w.id AND b.created_at = w.created_at AND b.snapshot_id = w.id
+  AND s.data IS NULL AND s.object_key IS NULL;
