@@ -367,7 +367,7 @@ export const SETTINGS = {
   RECORDING_S3_TIMEOUT_MS: setting(
     int(100, 600000),
     15000,
-    'Time allowed for one object store request (connect plus response); past it the request is retried (3 attempts) and then the capture answers 503.',
+    'Time allowed for one object store request (connect plus response); past it the request is retried (3 attempts) and then the capture (per-chunk layout) or the read answers 503, or the packer retries on its next tick.',
   ),
   RECORDING_ORPHAN_GRACE_MINUTES: setting(
     int(1, 100000),
