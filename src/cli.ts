@@ -53,10 +53,11 @@ Commands:
   recordings migrate-storage  Move snapshot chunks between the database and the object store
   recordings sweep-orphans    Delete objects of the recording store that no snapshot chunk points at
   recordings pack             Pack the chunks waiting in the database into objects now
+  recordings lifecycle-rules  Print (or apply) the bucket lifecycle rules that expire packed objects
 
 Run "node dist/cli.js <command> --help" (or "node dist/cli.js help <command>") for a command's options;
 "node dist/cli.js keys --help" lists the key commands, "node dist/cli.js orgs --help" the organization ones.`,
-  recordings: `Usage: node dist/cli.js recordings <purge|migrate-storage|sweep-orphans|pack> [options]
+  recordings: `Usage: node dist/cli.js recordings <purge|migrate-storage|sweep-orphans|pack|lifecycle-rules> [options]
 
 Session recordings (operator actions):
   recordings purge            Delete expired session recordings now
@@ -88,6 +89,17 @@ RECORDING_ORPHAN_GRACE_MINUTES (left by captures that failed after their upload,
 after theirs, or deleted organizations). With RECORDING_STORAGE=s3 and RECORDING_S3_LAYOUT=packed it lists
 only the packed objects of the last days (packed/<day>/), unless --all. The service does the same (without
 --all) every RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS.`,
+  'recordings lifecycle-rules': `Usage: node dist/cli.js recordings lifecycle-rules [--apply]
+
+  --apply  write the rules into RECORDING_S3_BUCKET's lifecycle configuration (rules whose ID does not start
+           with recordings-packed- are kept; those that do are replaced)
+
+Prints, as JSON, one S3 lifecycle rule per recording retention period in use (RECORDING_RETENTION_DAYS and every
+project's session_recording_retention_period_days): the packed objects under <prefix>packed/r<days>/ expire
+<days> + 1 days after they were written, which is after every recording in them has expired. The purge deletes
+packed objects too; the rules are a backstop that needs no listing. Run it again after a project's retention
+changes: objects already written keep their prefix, so raising a retention does not lengthen the life of bytes
+already packed under a shorter rule.`,
   'recordings pack': `Usage: node dist/cli.js recordings pack
 
 Packs the snapshot chunks waiting in the database into packed objects of RECORDING_S3_BUCKET now (at most 10
@@ -429,6 +441,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
       'recordings migrate-storage': { to: { type: 'string' }, 'max-chunks': { type: 'string' } },
       'recordings sweep-orphans': { all: { type: 'boolean' } },
       'recordings pack': {},
+      'recordings lifecycle-rules': { apply: { type: 'boolean' } },
     } as const;
     const values = parse(command, args, specs[command as keyof typeof specs]);
     // Validate the arguments fully before touching the database.
@@ -586,6 +599,29 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, out: Out, e
             ? `looked at ${report.scanned} objects; deleted ${report.deleted} that no chunk points at`
             : 'another process is sweeping: nothing done',
         );
+        return 0;
+      }
+      case 'recordings lifecycle-rules': {
+        const { rules, kept } = await withRecordingStorage(config, (m) =>
+          m.lifecycleRules(values.apply === true),
+        );
+        out(
+          JSON.stringify(
+            {
+              Rules: rules.map((r) => ({
+                ID: r.id,
+                Status: 'Enabled',
+                Filter: { Prefix: r.prefix },
+                Expiration: { Days: r.expirationDays },
+              })),
+            },
+            null,
+            2,
+          ),
+        );
+        if (values.apply === true) {
+          out(`applied ${rules.length} rules to the bucket (kept ${kept.length} rules not managed here)`);
+        }
         return 0;
       }
       case 'recordings pack': {

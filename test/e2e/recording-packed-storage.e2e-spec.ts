@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { runCli } from '../../src/cli.js';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { SessionRecordingsRepository } from '../../src/session-recordings/session-recordings.repository.js';
 import { SnapshotPacker } from '../../src/session-recordings/storage/snapshot-packer.js';
@@ -168,7 +169,7 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
     expect(reports).toHaveLength(1);
     expect(proxy.requests.filter((r) => r.method === 'PUT')).toHaveLength(1);
     const [object] = await objects();
-    expect(object.key).toMatch(/^rec\/packed\/\d{4}-\d{2}-\d{2}\/[0-9a-f-]{36}$/);
+    expect(object.key).toMatch(/^rec\/packed\/r30\/\d{4}-\d{2}-\d{2}\/[0-9a-f-]{36}$/);
     expect(reports![0]).toMatchObject({ objectKey: object.key, chunks: 5, bytes: object.size, skipped: 0 });
 
     const ra = await rows(a);
@@ -414,4 +415,101 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
     expect(inDb[0].n).toBe(0);
     for (const id of [inRows, perChunk, waiting]) expect(await snapshotsOf(id)).toEqual(events);
   }, 60_000);
+
+  it('objects are laid out by retention period, and lifecycle-rules prints (or applies) one rule per period', async () => {
+    const shortOrg = await t.factories.organization(owner, 'Short retention');
+    const shortProject = shortOrg.teams[0];
+    await t.http
+      .patch(`/api/projects/${shortProject.id}`)
+      .set(owner.auth)
+      .send({ session_recording_retention_period_days: 7 })
+      .expect(200);
+    const long = newSessionId('r30');
+    const short = newSessionId('r7');
+    const events = sessionEvents(3, T0 + 30_000);
+    await capture(t, long, events).expect(200);
+    await t.http
+      .post('/s/')
+      .send([snapshotEvent({ token: shortProject.api_token, sessionId: short, events })])
+      .expect(200);
+    const reports = await packer().packDue();
+    expect(reports?.map((r) => r.objectKey?.split('/')[2]).sort()).toEqual(['r30', 'r7']);
+    expect((await rows(short))[0].object_key).toMatch(/^rec\/packed\/r7\//);
+    expect((await rows(long))[0].object_key).toMatch(/^rec\/packed\/r30\//);
+
+    const out: string[] = [];
+    const cliEnv = { DATABASE_URL: t.databaseUrl, LOG_LEVEL: 'silent', ...env() };
+    expect(
+      await runCli(
+        ['recordings', 'lifecycle-rules'],
+        cliEnv,
+        (l) => out.push(l),
+        () => undefined,
+      ),
+    ).toBe(0);
+    expect(JSON.parse(out.join('\n'))).toEqual({
+      Rules: [
+        {
+          ID: 'recordings-packed-r7',
+          Status: 'Enabled',
+          Filter: { Prefix: 'rec/packed/r7/' },
+          Expiration: { Days: 8 },
+        },
+        {
+          ID: 'recordings-packed-r30',
+          Status: 'Enabled',
+          Filter: { Prefix: 'rec/packed/r30/' },
+          Expiration: { Days: 31 },
+        },
+      ],
+    });
+
+    // --apply keeps the bucket's other rules and replaces this service's (a plain HTTP server playing the
+    // lifecycle API, which s3rver does not implement).
+    let put = '';
+    const api = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        if (req.method === 'GET' && req.url?.includes('lifecycle')) {
+          res.writeHead(200, { 'content-type': 'application/xml' });
+          res.end(
+            '<?xml version="1.0" encoding="UTF-8"?><LifecycleConfiguration><Rule><ID>logs</ID><Filter><Prefix>logs/</Prefix></Filter><Status>Enabled</Status><Expiration><Days>3</Days></Expiration></Rule>' +
+              '<Rule><ID>recordings-packed-r90</ID><Filter><Prefix>rec/packed/r90/</Prefix></Filter><Status>Enabled</Status><Expiration><Days>91</Days></Expiration></Rule></LifecycleConfiguration>',
+          );
+          return;
+        }
+        if (req.method === 'PUT' && req.url?.includes('lifecycle')) {
+          put = body;
+          res.writeHead(200);
+          res.end();
+          return;
+        }
+        res.writeHead(400);
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    try {
+      const endpoint = `http://127.0.0.1:${(api.address() as { port: number }).port}`;
+      const applied: string[] = [];
+      expect(
+        await runCli(
+          ['recordings', 'lifecycle-rules', '--apply'],
+          { ...cliEnv, RECORDING_S3_ENDPOINT: endpoint },
+          (l) => applied.push(l),
+          () => undefined,
+        ),
+      ).toBe(0);
+      expect(applied[applied.length - 1]).toBe(
+        'applied 2 rules to the bucket (kept 1 rules not managed here)',
+      );
+      const ids = [...put.matchAll(/<ID>([^<]+)<\/ID>/g)].map((m) => m[1]);
+      expect(ids).toEqual(['logs', 'recordings-packed-r7', 'recordings-packed-r30']);
+      expect(put).toContain('<Prefix>rec/packed/r7/</Prefix>');
+      expect(put).toContain('<Days>8</Days>');
+    } finally {
+      await new Promise<void>((resolve) => api.close(() => resolve()));
+    }
+  });
 });

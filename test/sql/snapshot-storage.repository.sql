@@ -47,6 +47,7 @@ WHERE s.data IS NULL AND s.object_key IS NULL;
 
 -- SnapshotStorageRepository.unpackedChunks
 SELECT w.id::text AS id, w.team_id AS "teamId", w.session_id AS "sessionId",
+      coalesce(p.session_recording_retention_period_days, $3::int) AS "retentionDays",
       w.first_timestamp AS "firstTimestamp", w.data
  FROM (SELECT s.id, s.team_id, s.session_id, s.first_timestamp, b.data,
               sum(octet_length(b.data)) OVER (ORDER BY s.id) - octet_length(b.data) AS before
@@ -55,6 +56,7 @@ SELECT w.id::text AS id, w.team_id AS "teamId", w.session_id AS "sessionId",
                 ORDER BY id
                 LIMIT $2) s
          JOIN session_recording_chunk_buffer b ON b.created_at = s.created_at AND b.snapshot_id = s.id) w
+ LEFT JOIN projects p ON p.id = w.team_id
 WHERE w.before = 0 OR w.before + octet_length(w.data) <= $1
 ORDER BY w.id;
 
@@ -90,12 +92,14 @@ WHERE NOT EXISTS (SELECT 1 FROM session_recording_snapshots s
                      AND s.data IS NULL AND s.object_key IS NULL);
 
 -- SnapshotStorageRepository.chunksToPack
-SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey",
-      object_offset::text AS "objectOffset", object_length AS "objectLength"
- FROM session_recording_snapshots
-WHERE id > $1::bigint AND (data IS NOT NULL OR (object_key IS NOT NULL AND object_offset IS NULL))
-ORDER BY session_recording_snapshots.id
-LIMIT $2;
+SELECT s.id::text AS id, s.team_id AS "teamId", s.session_id AS "sessionId", s.object_key AS "objectKey",
+      s.object_offset::text AS "objectOffset", s.object_length AS "objectLength",
+      coalesce(p.session_recording_retention_period_days, $1::int) AS "retentionDays"
+ FROM session_recording_snapshots s
+ LEFT JOIN projects p ON p.id = s.team_id
+WHERE s.id > $2::bigint AND (s.data IS NOT NULL OR (s.object_key IS NOT NULL AND s.object_offset IS NULL))
+ORDER BY s.id
+LIMIT $3;
 
 -- SnapshotStorageRepository.countNotPacked
 SELECT count(*) AS n FROM session_recording_snapshots
@@ -117,3 +121,7 @@ UPDATE session_recording_snapshots s SET data = b.data
       session_recording_chunk_buffer b
 WHERE s.id = w.id AND b.created_at = w.created_at AND b.snapshot_id = w.id
   AND s.data IS NULL AND s.object_key IS NULL;
+
+-- SnapshotStorageRepository.retentionPeriods
+SELECT DISTINCT coalesce(session_recording_retention_period_days, $1::int) AS days FROM projects
+UNION SELECT $1::int ORDER BY days;

@@ -3,15 +3,22 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import {
   DeleteObjectsCommand,
+  GetBucketLifecycleConfigurationCommand,
   GetObjectCommand,
+  type LifecycleRule as S3LifecycleRule,
   ListObjectsV2Command,
   NoSuchKey,
+  PutBucketLifecycleConfigurationCommand,
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../config/config.js';
-import { ObjectStoreUnavailableError, SnapshotObjectStore } from './snapshot-object-store.js';
+import {
+  type LifecycleRule,
+  ObjectStoreUnavailableError,
+  SnapshotObjectStore,
+} from './snapshot-object-store.js';
 
 const DELETE_BATCH = 1000;
 /** Characters of a session id kept verbatim in an object key; others are percent-encoded. */
@@ -67,8 +74,49 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
     return this.keyOf(teamId, sessionId, `chunk-${id}`);
   }
 
-  packedKey(at: Date): string {
-    return `${this.prefix}packed/${at.toISOString().slice(0, 10)}/${randomUUID()}`;
+  packedKey(at: Date, retentionDays: number): string {
+    return `${this.prefix}packed/r${retentionDays}/${at.toISOString().slice(0, 10)}/${randomUUID()}`;
+  }
+
+  async lifecycleRules(): Promise<LifecycleRule[]> {
+    let rules: S3LifecycleRule[];
+    try {
+      const out = await this.s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: this.bucket }));
+      rules = out.Rules ?? [];
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchLifecycleConfiguration') return [];
+      throw new ObjectStoreUnavailableError('read the bucket lifecycle rules', error);
+    }
+    return rules.map((r) => ({
+      id: r.ID ?? '',
+      prefix: r.Filter?.Prefix ?? r.Prefix ?? '',
+      expirationDays: r.Expiration?.Days ?? 0,
+      enabled: r.Status === 'Enabled',
+      raw: r,
+    }));
+  }
+
+  async putLifecycleRules(rules: readonly LifecycleRule[]): Promise<void> {
+    try {
+      await this.s3.send(
+        new PutBucketLifecycleConfigurationCommand({
+          Bucket: this.bucket,
+          LifecycleConfiguration: {
+            Rules: rules.map(
+              (r) =>
+                (r.raw as S3LifecycleRule | undefined) ?? {
+                  ID: r.id,
+                  Status: r.enabled ? 'Enabled' : 'Disabled',
+                  Filter: { Prefix: r.prefix },
+                  Expiration: { Days: r.expirationDays },
+                },
+            ),
+          },
+        }),
+      );
+    } catch (error) {
+      throw new ObjectStoreUnavailableError('write the bucket lifecycle rules', error);
+    }
   }
 
   private keyOf(teamId: number, sessionId: string, name: string): string {

@@ -13,10 +13,17 @@ export abstract class SnapshotObjectStore {
   abstract chunkKey(teamId: number, sessionId: string, id: string): string;
 
   /**
-   * A new, unique key for a packed object (many recordings' chunks) written at `at`:
-   * `<prefix>packed/<UTC day>/<uuid>`, so a day's objects share a prefix.
+   * A new, unique key for a packed object (chunks of many recordings of one retention period) written at `at`:
+   * `<prefix>packed/r<retention days>/<UTC day>/<uuid>`, so that a lifecycle rule per retention prefix can expire
+   * them and the orphan sweep can list recent days only.
    */
-  abstract packedKey(at: Date): string;
+  abstract packedKey(at: Date, retentionDays: number): string;
+
+  /** The bucket's lifecycle rules (empty when it has none). */
+  abstract lifecycleRules(): Promise<LifecycleRule[]>;
+
+  /** Replaces the bucket's lifecycle rules. */
+  abstract putLifecycleRules(rules: readonly LifecycleRule[]): Promise<void>;
 
   /** Writes the object; resolves once the store has acknowledged it (durable). */
   abstract put(key: string, data: Buffer): Promise<void>;
@@ -43,6 +50,17 @@ export abstract class SnapshotObjectStore {
     /** Only the keys under this prefix (below RECORDING_S3_PREFIX), e.g. `packed/2026-11-21/`. */
     under?: string,
   ): Promise<{ objects: { key: string; lastModified: Date }[]; more: boolean }>;
+}
+
+/** A bucket lifecycle rule: objects under `prefix` expire `expirationDays` after their creation. */
+export interface LifecycleRule {
+  id: string;
+  prefix: string;
+  expirationDays: number;
+  /** Whether the rule is enabled. Rules of others are kept as they are (`raw`). */
+  enabled: boolean;
+  /** The rule as the store returned it, for rules this service does not manage. */
+  raw?: unknown;
 }
 
 /** The store is down or refused the request: capture answers 503, reads 503. */

@@ -218,11 +218,16 @@ export class SnapshotPacker extends IntervalTask {
 
   /** One pass: one packed object of the oldest unpacked chunks. Run under PACK_LOCK only. */
   private async pass(): Promise<PackReport> {
-    const taken = await this.chunks.unpackedChunks(
+    const oldest = await this.chunks.unpackedChunks(
       this.config.get('RECORDING_PACK_MAX_BYTES'),
       PASS_MAX_CHUNKS,
+      this.config.get('RECORDING_RETENTION_DAYS'),
     );
-    if (!taken.length) return { objectKey: null, chunks: 0, bytes: 0, skipped: 0 };
+    if (!oldest.length) return { objectKey: null, chunks: 0, bytes: 0, skipped: 0 };
+    // One object holds one retention period (its prefix): that of the oldest waiting chunk; the others wait for
+    // the next pass.
+    const retentionDays = oldest[0].retentionDays;
+    const taken = oldest.filter((c) => c.retentionDays === retentionDays);
     taken.sort(
       (a, b) =>
         a.teamId - b.teamId ||
@@ -241,7 +246,7 @@ export class SnapshotPacker extends IntervalTask {
       offset,
     );
     const digest = sha256(body);
-    const key = this.objects.packedKey(this.clock.now());
+    const key = this.objects.packedKey(this.clock.now(), retentionDays);
     try {
       await this.objects.put(key, body);
       const written = await this.objects.get(key);

@@ -6,7 +6,7 @@ import { Clock } from '../../common/time/clock.js';
 import { IntervalTask } from '../../common/time/interval-task.js';
 import { AppConfig } from '../../config/config.js';
 import { TransactionHost } from '../../database/transactions.js';
-import { SnapshotObjectStore } from './snapshot-object-store.js';
+import { type LifecycleRule, SnapshotObjectStore } from './snapshot-object-store.js';
 import {
   type ChunkToMove,
   type PackedEntry,
@@ -21,6 +21,8 @@ const SWEEP_PAGE = 1000;
 /** The advisory lock of the orphan sweep: one replica sweeps at a time. */
 export const SWEEP_LOCK = 7_305_120_001;
 const DAY_MS = 86_400_000;
+/** The ID prefix of the lifecycle rules this service manages. */
+export const LIFECYCLE_RULE_ID = 'recordings-packed-r';
 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 
@@ -112,7 +114,7 @@ export class SnapshotStorageMaintenance extends IntervalTask {
         const now = this.clock.now().getTime();
         const cutoff = now - this.config.get('RECORDING_ORPHAN_GRACE_MINUTES') * 60_000;
         const report: SweepReport = { scanned: 0, deleted: 0 };
-        for (const under of options.all ? [''] : this.recentPrefixes(now, cutoff)) {
+        for (const under of options.all ? [''] : await this.recentPrefixes(now, cutoff)) {
           await this.sweepUnder(under, cutoff, report);
           if (this.stopped) break;
         }
@@ -125,18 +127,44 @@ export class SnapshotStorageMaintenance extends IntervalTask {
   }
 
   /**
-   * What a sweep lists: with the packed layout only the day prefixes of packed objects that can hold a recent
-   * orphan (a packer pass that died after its upload, within the last day past the grace period); with the
-   * per-chunk layout the whole prefix.
+   * What a sweep lists: with the packed layout, under the prefix of each retention period in use
+   * (`packed/r<days>/`), only the days that can hold a recent orphan (a packer pass that died after its
+   * upload, within the last day past the grace period); with the per-chunk layout the whole prefix.
    */
-  private recentPrefixes(now: number, cutoff: number): string[] {
+  private async recentPrefixes(now: number, cutoff: number): Promise<string[]> {
     if (!this.packed) return [''];
     const prefixes: string[] = [];
     const first = Math.floor((cutoff - DAY_MS) / DAY_MS) * DAY_MS;
-    for (let day = first; day <= now; day += DAY_MS) {
-      prefixes.push(`packed/${new Date(day).toISOString().slice(0, 10)}/`);
+    for (const days of await this.chunks.retentionPeriods(this.config.get('RECORDING_RETENTION_DAYS'))) {
+      for (let day = first; day <= now; day += DAY_MS) {
+        prefixes.push(`packed/r${days}/${new Date(day).toISOString().slice(0, 10)}/`);
+      }
     }
     return prefixes;
+  }
+
+  /**
+   * The lifecycle rules of the packed layout: one per retention period in use (the default and every project's),
+   * expiring the objects under `packed/r<days>/` a day after the period (an object is written no earlier than
+   * the start of any recording in it, so it outlives them all). With `apply`, writes them into the bucket's
+   * configuration, keeping the rules not managed here (an ID not starting with `recordings-packed-`) and
+   * replacing those that are. Returns the rules of this service and those kept.
+   */
+  async lifecycleRules(apply = false): Promise<{ rules: LifecycleRule[]; kept: LifecycleRule[] }> {
+    if (!this.objects.configured) throw new Error('RECORDING_S3_BUCKET is not set: there is no bucket');
+    const prefix = this.config.get('RECORDING_S3_PREFIX');
+    const rules = (await this.chunks.retentionPeriods(this.config.get('RECORDING_RETENTION_DAYS'))).map(
+      (days): LifecycleRule => ({
+        id: `${LIFECYCLE_RULE_ID}${days}`,
+        prefix: `${prefix}packed/r${days}/`,
+        expirationDays: days + 1,
+        enabled: true,
+      }),
+    );
+    if (!apply) return { rules, kept: [] };
+    const kept = (await this.objects.lifecycleRules()).filter((r) => !r.id.startsWith(LIFECYCLE_RULE_ID));
+    await this.objects.putLifecycleRules([...kept, ...rules]);
+    return { rules, kept };
   }
 
   private async sweepUnder(under: string, cutoff: number, report: SweepReport): Promise<void> {
@@ -234,6 +262,7 @@ export class SnapshotStorageMaintenance extends IntervalTask {
         return;
       }
       const page = await this.chunks.chunksToPack(
+        this.config.get('RECORDING_RETENTION_DAYS'),
         after,
         Math.min(MIGRATE_PAGE, limit - report.moved - report.skipped),
       );
@@ -241,7 +270,10 @@ export class SnapshotStorageMaintenance extends IntervalTask {
       const parts: Buffer[] = [];
       const entries: (PackedEntry & { from: string | null })[] = [];
       let offset = 0;
+      const retentionDays = page[0].retentionDays as number;
       for (const chunk of page) {
+        // One object holds one retention period (its prefix); the next chunk of another starts the next one.
+        if (chunk.retentionDays !== retentionDays) break;
         after = chunk.id;
         const data = chunk.objectKey
           ? await this.objects.get(chunk.objectKey)
@@ -263,7 +295,7 @@ export class SnapshotStorageMaintenance extends IntervalTask {
       }
       if (!entries.length) continue;
       const body = Buffer.concat(parts, offset);
-      const key = this.objects.packedKey(this.clock.now());
+      const key = this.objects.packedKey(this.clock.now(), retentionDays);
       await this.objects.put(key, body);
       const written = await this.objects.get(key);
       if (!written || sha256(written) !== sha256(body)) {

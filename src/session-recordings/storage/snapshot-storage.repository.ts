@@ -11,12 +11,16 @@ export interface ChunkToMove {
   /** Set when the object is a packed one: the chunk's byte range in it. */
   objectOffset: string | null;
   objectLength: number | null;
+  /** The project's recording retention in days (`chunksToPack` only). */
+  retentionDays?: number;
 }
 
 /** An unpacked chunk with its bytes, as the packer takes it. */
 export interface UnpackedChunk {
   id: string;
   teamId: number;
+  /** The project's recording retention (days), which names the packed object's prefix. */
+  retentionDays: number;
   sessionId: string;
   firstTimestamp: Date;
   data: Buffer;
@@ -154,10 +158,11 @@ export class SnapshotStorageRepository extends RepositoryBase {
    * The oldest unpacked chunks (id order), with their bytes, up to `maxBytes` in all (at least one chunk, even
    * a larger one) and at most `maxChunks`.
    */
-  @GenerateSql({ params: [1024 * 1024, 1000] })
-  unpackedChunks(maxBytes: number, maxChunks: number): Promise<UnpackedChunk[]> {
+  @GenerateSql({ params: [1024 * 1024, 1000, 30] })
+  unpackedChunks(maxBytes: number, maxChunks: number, defaultDays: number): Promise<UnpackedChunk[]> {
     return this.query<UnpackedChunk>(
       `SELECT w.id::text AS id, w.team_id AS "teamId", w.session_id AS "sessionId",
+              coalesce(p.session_recording_retention_period_days, $3::int) AS "retentionDays",
               w.first_timestamp AS "firstTimestamp", w.data
          FROM (SELECT s.id, s.team_id, s.session_id, s.first_timestamp, b.data,
                       sum(octet_length(b.data)) OVER (ORDER BY s.id) - octet_length(b.data) AS before
@@ -166,9 +171,10 @@ export class SnapshotStorageRepository extends RepositoryBase {
                         ORDER BY id
                         LIMIT $2) s
                  JOIN session_recording_chunk_buffer b ON b.created_at = s.created_at AND b.snapshot_id = s.id) w
+         LEFT JOIN projects p ON p.id = w.team_id
         WHERE w.before = 0 OR w.before + octet_length(w.data) <= $1
         ORDER BY w.id`,
-      [maxBytes, maxChunks],
+      [maxBytes, maxChunks, defaultDays],
     );
   }
 
@@ -297,16 +303,18 @@ export class SnapshotStorageRepository extends RepositoryBase {
    * Up to `limit` chunks, in numeric id order after `afterId`, that are neither packed nor waiting to be: in
    * their row, or each in an object of its own. What `migrate-storage --to packed` moves.
    */
-  @GenerateSql({ params: ['0', 100] })
-  chunksToPack(afterId: string, limit: number): Promise<ChunkToMove[]> {
+  @GenerateSql({ params: [30, '0', 100] })
+  chunksToPack(defaultDays: number, afterId: string, limit: number): Promise<ChunkToMove[]> {
     return this.query<ChunkToMove>(
-      `SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey",
-              object_offset::text AS "objectOffset", object_length AS "objectLength"
-         FROM session_recording_snapshots
-        WHERE id > $1::bigint AND (data IS NOT NULL OR (object_key IS NOT NULL AND object_offset IS NULL))
-        ORDER BY session_recording_snapshots.id
-        LIMIT $2`,
-      [afterId, limit],
+      `SELECT s.id::text AS id, s.team_id AS "teamId", s.session_id AS "sessionId", s.object_key AS "objectKey",
+              s.object_offset::text AS "objectOffset", s.object_length AS "objectLength",
+              coalesce(p.session_recording_retention_period_days, $1::int) AS "retentionDays"
+         FROM session_recording_snapshots s
+         LEFT JOIN projects p ON p.id = s.team_id
+        WHERE s.id > $2::bigint AND (s.data IS NOT NULL OR (s.object_key IS NOT NULL AND s.object_offset IS NULL))
+        ORDER BY s.id
+        LIMIT $3`,
+      [defaultDays, afterId, limit],
     );
   }
 
@@ -368,6 +376,17 @@ export class SnapshotStorageRepository extends RepositoryBase {
       [limit],
     );
     return affected;
+  }
+
+  /** The retention periods (days) of the projects, with `defaultDays` for those that set none: one lifecycle rule each. */
+  @GenerateSql({ params: [30] })
+  async retentionPeriods(defaultDays: number): Promise<number[]> {
+    const rows = await this.query<{ days: number }>(
+      `SELECT DISTINCT coalesce(session_recording_retention_period_days, $1::int) AS days FROM projects
+       UNION SELECT $1::int ORDER BY days`,
+      [defaultDays],
+    );
+    return rows.map((r) => r.days);
   }
 }
 
