@@ -277,10 +277,14 @@ export class SnapshotStorageRepository extends RepositoryBase {
     return row.waiting;
   }
 
-  /** Drops the partition (its bytes are all packed or of deleted chunks). */
+  /**
+   * Drops the partition (its bytes are all packed or of deleted chunks). Dropping a partition takes an
+   * exclusive lock on the buffer table, which capture's inserts wait for: at most 1 s, else it fails and is
+   * retried later. (Detaching concurrently is not allowed with a default partition.)
+   */
   async dropBufferPartition(name: string): Promise<void> {
     if (!hourOfPartition(name)) throw new Error(`not a chunk buffer partition: ${name}`);
-    await this.query(`SET LOCAL lock_timeout = '5s'`);
+    await this.query(`SET LOCAL lock_timeout = '1s'`);
     await this.query(`DROP TABLE ${name}`);
   }
 
