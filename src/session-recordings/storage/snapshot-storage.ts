@@ -78,7 +78,7 @@ export class SnapshotStorage {
    * them); for `postgres`, nothing to do. The result is what each chunk's row holds.
    */
   async store(chunks: readonly ChunkToStore[], uploaded: string[]): Promise<StoredChunkBytes[]> {
-    if (this.packed && this.backlog.bytes >= this.backlogLimit) {
+    if (this.packed && chunks.length && this.backlog.bytes >= this.backlogLimit) {
       this.logger.warn(
         { unpackedBytes: this.backlog.bytes, limit: this.backlogLimit },
         'capture refused: unpacked recording chunks over RECORDING_UNPACKED_MAX_BYTES (the object store is behind)',
