@@ -109,6 +109,9 @@ export async function runCaptureLoadScenarios(options: {
     const storageEnv: Record<string, string> = s3
       ? {
           RECORDING_STORAGE: 's3',
+          // The per-chunk layout, which the baseline implements too: the stored chunks are compared object by
+          // object. The packed layout (the default) has no scenario here yet.
+          RECORDING_S3_LAYOUT: 'per-chunk',
           RECORDING_S3_BUCKET: BUCKET,
           RECORDING_S3_ENDPOINT: s3.endpoint,
           ...S3_CREDENTIALS,

@@ -359,7 +359,32 @@ export const SETTINGS = {
   RECORDING_STORAGE: setting(
     oneOf('postgres', 's3'),
     'postgres',
-    'Where snapshot chunks are written: `postgres` (gzip rows in the database) or `s3` (one object per chunk in RECORDING_S3_BUCKET; metadata and the chunk index stay in the database). Chunks already stored are read from wherever they are; `node dist/cli.js recordings migrate-storage` moves them.',
+    'Where snapshot chunks are written: `postgres` (gzip rows in the database) or `s3` (objects in RECORDING_S3_BUCKET, laid out as RECORDING_S3_LAYOUT says; metadata and the chunk index stay in the database). Chunks already stored are read from wherever they are; `node dist/cli.js recordings migrate-storage` moves them.',
+  ),
+  RECORDING_S3_LAYOUT: setting(
+    oneOf('packed', 'per-chunk'),
+    'packed',
+    'With RECORDING_STORAGE=s3: `packed` commits each chunk to the database first (capture never waits on the store) and the packer moves committed chunks into shared packed objects, each chunk read back by byte range; `per-chunk` uploads one object per chunk inside the capture request (the earlier layout). Both layouts stay readable whichever is set.',
+  ),
+  RECORDING_PACK_MAX_BYTES: setting(
+    byteSize,
+    32 * 1024 * 1024,
+    'Largest packed object (gzip bytes of its chunks): a packer pass takes the oldest unpacked chunks up to this size (a single larger chunk is an object of its own). A pass starts once this many bytes wait or the oldest waiting chunk is RECORDING_PACK_MAX_AGE_SECONDS old.',
+  ),
+  RECORDING_PACK_MAX_AGE_SECONDS: setting(
+    int(0, 86400),
+    10,
+    'Age of the oldest unpacked chunk at which the packer writes a packed object even when fewer than RECORDING_PACK_MAX_BYTES wait.',
+  ),
+  RECORDING_PACK_INTERVAL_SECONDS: setting(
+    int(0, 3600),
+    2,
+    'Seconds between two packer ticks of this process (RECORDING_STORAGE=s3, RECORDING_S3_LAYOUT=packed). Safe on every replica: one packs at a time (an advisory lock), every replica refreshes the backlog its capture checks. 0: no packer here.',
+  ),
+  RECORDING_UNPACKED_MAX_BYTES: setting(
+    byteSize,
+    4 * 1024 * 1024 * 1024,
+    'Unpacked chunk bytes waiting in the database (the object store down or too slow) past which capture answers 503 with Retry-After instead of filling the database; alert well below it on recording_unpacked_bytes.',
   ),
   RECORDING_S3_BUCKET: setting(
     str,
@@ -379,7 +404,7 @@ export const SETTINGS = {
   RECORDING_S3_TIMEOUT_MS: setting(
     int(100, 600000),
     15000,
-    'Time allowed for one object store request (connect plus response); past it the request is retried (3 attempts) and then the capture answers 503.',
+    'Time allowed for one object store request (connect plus response); past it the request is retried (3 attempts) and then the capture (per-chunk layout) or the read answers 503, or the packer retries on its next tick.',
   ),
   RECORDING_ORPHAN_GRACE_MINUTES: setting(
     int(1, 100000),

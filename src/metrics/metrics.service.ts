@@ -80,6 +80,37 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  private readonly unpackedBytes = new Gauge({
+    name: 'recording_unpacked_bytes',
+    help: 'Gzip bytes of recording chunks committed to the database and not yet packed into the object store (RECORDING_S3_LAYOUT=packed), as last measured by this process; capture answers 503 past RECORDING_UNPACKED_MAX_BYTES.',
+    registers: [this.registry],
+  });
+
+  private readonly unpackedChunks = new Gauge({
+    name: 'recording_unpacked_chunks',
+    help: 'Recording chunks committed to the database and not yet packed into the object store, as last measured by this process.',
+    registers: [this.registry],
+  });
+
+  private readonly unpackedOldest = new Gauge({
+    name: 'recording_unpacked_oldest_seconds',
+    help: 'Age of the oldest recording chunk not yet packed into the object store (0 when none waits): how far behind the packer is.',
+    registers: [this.registry],
+  });
+
+  private readonly packPasses = new Counter({
+    name: 'recording_pack_passes_total',
+    help: 'Packer passes of this process, by outcome (packed: one object written, verified and indexed; failed: the next tick retries).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly packedBytes = new Counter({
+    name: 'recording_packed_bytes_total',
+    help: 'Gzip bytes of recording chunks this process packed into objects.',
+    registers: [this.registry],
+  });
+
   private readonly bytesExported = new Counter({
     name: 'batch_export_bytes_exported_total',
     help: 'Bytes delivered by completed batch export runs of this process (as written to the destination).',
@@ -201,6 +232,19 @@ export class MetricsService {
   /** Where the queue gauges read from (the batch export module's queue). */
   setBatchExportQueueReader(reader: () => Promise<BatchExportQueueDepth>): void {
     this.queueReader = reader;
+  }
+
+  /** The unpacked recording chunks the packer measured. */
+  recordPackBacklog(backlog: { chunks: number; bytes: number; oldestSeconds: number }): void {
+    this.unpackedBytes.set(backlog.bytes);
+    this.unpackedChunks.set(backlog.chunks);
+    this.unpackedOldest.set(backlog.oldestSeconds);
+  }
+
+  /** Counts one packer pass: its outcome and the bytes it packed. */
+  recordPackPass(outcome: 'packed' | 'failed', bytes = 0): void {
+    this.packPasses.labels(outcome).inc();
+    if (bytes) this.packedBytes.inc(bytes);
   }
 
   /** Counts a batch export run that ended: its status, what it delivered and its last attempt's duration. */

@@ -365,6 +365,7 @@ export class RecordingIngestionService {
     for (let i = 0; i < chunks.length; i++) {
       chunks[i].data = stored[i].data;
       chunks[i].objectKey = stored[i].objectKey;
+      chunks[i].buffered = stored[i].buffered;
     }
     for (let i = 0; i < chunks.length;) {
       const group: SnapshotChunk[] = [];

@@ -3,14 +3,21 @@ import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from './session-recordi
 
 /**
  * One chunk of a recording's rrweb events: the new events of one capture request for one window, sorted by
- * time, stored as gzip-compressed JSON (an array of rrweb events) with their time range.
+ * time, stored as gzip-compressed JSON (an array of rrweb events) with their time range. Its bytes are in
+ * `data`, or in the object `object_key` (all of it, or the range `object_offset`/`object_length` of a packed
+ * object), or — neither set — waiting to be packed in `session_recording_chunk_buffer` (the row of the same
+ * `snapshot_id` and `created_at`; a table partitioned by hour, with no entity: see the RecordingPackedObjects
+ * migration).
  */
 @Entity('session_recording_snapshots')
-@Check('session_recording_snapshots_stored_check', `"data" IS NOT NULL OR "object_key" IS NOT NULL`)
 @Index('session_recording_snapshots_session_idx', ['teamId', 'sessionId', 'firstTimestamp', 'id'])
-@Index('session_recording_snapshots_object_key_idx', ['objectKey'], {
-  unique: true,
-  where: '"object_key" IS NOT NULL',
+@Check(
+  'session_recording_snapshots_range_check',
+  `("object_offset" IS NULL) = ("object_length" IS NULL) AND ("object_offset" IS NULL OR "object_key" IS NOT NULL)`,
+)
+@Index('session_recording_snapshots_object_key_idx', ['objectKey'], { where: '"object_key" IS NOT NULL' })
+@Index('session_recording_snapshots_buffered_idx', ['id'], {
+  where: '"data" IS NULL AND "object_key" IS NULL',
 })
 export class SessionRecordingSnapshotEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' })
@@ -52,6 +59,17 @@ export class SessionRecordingSnapshotEntity {
   /** Key of the chunk's object in RECORDING_S3_BUCKET (the same gzip bytes), when it is stored there. */
   @Column({ type: 'varchar', length: 1024, nullable: true })
   objectKey: string | null;
+
+  /**
+   * Where the chunk's bytes start in its object when the object is a packed one (many chunks, written by the
+   * packer); null when the object is the chunk's own (the per-chunk layout) or the chunk is in the database.
+   */
+  @Column({ type: 'bigint', nullable: true })
+  objectOffset: string | null;
+
+  /** How many bytes of the packed object are the chunk's (with `objectOffset`). */
+  @Column({ type: 'integer', nullable: true })
+  objectLength: number | null;
 
   @Column({ type: 'timestamptz' })
   createdAt: Date;

@@ -34,6 +34,8 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
         .RecordingObjectStorage1795480000000,
       (await import('../database/migrations/1795490000000-RecordingRetention.js'))
         .RecordingRetention1795490000000,
+      (await import('../database/migrations/1795900000000-RecordingPackedObjects.js'))
+        .RecordingPackedObjects1795900000000,
     ],
   }),
   scopes: ['session_recording', 'sharing_configuration'],
@@ -47,6 +49,11 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
     'RECORDING_S3_PREFIX',
     'RECORDING_S3_ENDPOINT',
     'RECORDING_S3_TIMEOUT_MS',
+    'RECORDING_S3_LAYOUT',
+    'RECORDING_PACK_MAX_BYTES',
+    'RECORDING_PACK_MAX_AGE_SECONDS',
+    'RECORDING_PACK_INTERVAL_SECONDS',
+    'RECORDING_UNPACKED_MAX_BYTES',
     'RECORDING_ORPHAN_GRACE_MINUTES',
     'RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS',
     'RECORDING_RETENTION_DAYS',
@@ -63,6 +70,13 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
       name: 'orphan sweep',
       interval: 'RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS',
       description: 'Deletes stored objects no snapshot chunk points at (0 turns it off).',
+    },
+    {
+      name: 'recording packer',
+      interval: 'RECORDING_PACK_INTERVAL_SECONDS',
+      description:
+        'With RECORDING_S3_LAYOUT=packed, packs the chunks waiting in the database into one object per pass, ' +
+        'and drops the buffer partitions of past hours (0 turns it off).',
     },
   ],
   cliGroups: [RECORDINGS_GROUP],

@@ -10,6 +10,7 @@ import { SessionRecordingsService } from './session-recordings.service.js';
 import { SnapshotReader } from './snapshot-reader.js';
 import { S3SnapshotObjectStore } from './storage/s3-snapshot-object-store.js';
 import { SnapshotObjectStore } from './storage/snapshot-object-store.js';
+import { SnapshotPacker } from './storage/snapshot-packer.js';
 import { SnapshotStorage } from './storage/snapshot-storage.js';
 import { SnapshotStorageMaintenance } from './storage/snapshot-storage-maintenance.js';
 import { SnapshotStorageRepository } from './storage/snapshot-storage.repository.js';
@@ -31,12 +32,14 @@ import { SnapshotStorageRepository } from './storage/snapshot-storage.repository
     SnapshotStorage,
     SnapshotStorageRepository,
     SnapshotStorageMaintenance,
+    SnapshotPacker,
   ],
   exports: [
     RecordingIngestionService,
     SessionRecordingsService,
     RecordingRetentionService,
     SnapshotStorageMaintenance,
+    SnapshotPacker,
   ],
 })
 export class SessionRecordingsModule {}

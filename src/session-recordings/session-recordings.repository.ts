@@ -104,6 +104,11 @@ export interface SnapshotChunk {
   /** gzip of the chunk's lines, when stored in the database; null when it is an object (`objectKey`). */
   data: Buffer | null;
   objectKey: string | null;
+  /**
+   * Whether `data` goes to the buffer of chunks waiting to be packed (RECORDING_S3_LAYOUT=packed) instead of
+   * the row.
+   */
+  buffered?: boolean;
 }
 
 /** A stored snapshot chunk, without its data. */
@@ -118,6 +123,9 @@ export interface StoredChunk {
   windowId: string;
   data: Buffer | null;
   objectKey: string | null;
+  /** The chunk's byte range when `objectKey` is a packed object. */
+  objectOffset: string | null;
+  objectLength: number | null;
 }
 
 /** A chunk's place in the time order of a session's snapshots. */
@@ -406,8 +414,12 @@ export class SessionRecordingsRepository extends RepositoryBase {
   @GenerateSql({ params: (f) => [f.projectId, f.sessionId, '1'] })
   async snapshotData(teamId: number, sessionId: string, id: string): Promise<StoredChunk | null> {
     const rows = await this.query<StoredChunk>(
-      `SELECT window_id AS "windowId", data, object_key AS "objectKey" FROM session_recording_snapshots
-        WHERE team_id = $1 AND session_id = $2 AND id = $3::bigint`,
+      `SELECT s.window_id AS "windowId", coalesce(s.data, b.data) AS data, s.object_key AS "objectKey",
+              s.object_offset::text AS "objectOffset", s.object_length AS "objectLength"
+         FROM session_recording_snapshots s
+         LEFT JOIN session_recording_chunk_buffer b
+           ON s.data IS NULL AND s.object_key IS NULL AND b.created_at = s.created_at AND b.snapshot_id = s.id
+        WHERE s.team_id = $1 AND s.session_id = $2 AND s.id = $3::bigint`,
       [teamId, sessionId, id],
     );
     return rows[0] ?? null;
@@ -587,7 +599,10 @@ export class SessionRecordingsRepository extends RepositoryBase {
     );
   }
 
-  /** Deletes the snapshot chunks of these recordings; returns how many, and the keys of those in the object store. */
+  /**
+   * Deletes the snapshot chunks of these recordings; returns how many, and the keys of the objects no chunk is
+   * left in (a packed object still holding other recordings' chunks is kept).
+   */
   @GenerateSql({ params: (f) => [[{ teamId: f.projectId, sessionId: f.sessionId }]] })
   async deleteSnapshotsOf(keys: readonly RecordingKey[]): Promise<{ chunks: number; objectKeys: string[] }> {
     // TypeORM answers a DELETE with [rows, affected].
@@ -598,9 +613,17 @@ export class SessionRecordingsRepository extends RepositoryBase {
        RETURNING s.object_key AS "objectKey"`,
       [keys.map((k) => k.teamId), keys.map((k) => k.sessionId)],
     )) as [{ objectKey: string | null }[], number];
-    const objectKeys: string[] = [];
-    for (const r of rows) if (r.objectKey !== null) objectKeys.push(r.objectKey);
-    return { chunks: affected, objectKeys };
+    const deletedKeys = new Set<string>();
+    for (const r of rows) if (r.objectKey !== null) deletedKeys.add(r.objectKey);
+    if (!deletedKeys.size) return { chunks: affected, objectKeys: [] };
+    // A packed object is deleted only once none of its chunks is left (other recordings' chunks share it).
+    const live = await this.query<{ objectKey: string }>(
+      `SELECT DISTINCT object_key AS "objectKey" FROM session_recording_snapshots
+        WHERE object_key = ANY($1::varchar[])`,
+      [[...deletedKeys]],
+    );
+    for (const r of live) deletedKeys.delete(r.objectKey);
+    return { chunks: affected, objectKeys: [...deletedKeys] };
   }
 
   /**
@@ -834,6 +857,7 @@ export class SessionRecordingsRepository extends RepositoryBase {
   })
   async insertSnapshots(teamId: number, chunks: readonly SnapshotChunk[], now: Date): Promise<void> {
     if (!chunks.length) return;
+    if (chunks.some((c) => c.buffered)) return this.insertBufferedSnapshots(teamId, chunks, now);
     await this.query(
       `INSERT INTO session_recording_snapshots
               (team_id, session_id, window_id, first_timestamp, last_timestamp, event_count, data, object_key,
@@ -853,6 +877,60 @@ export class SessionRecordingsRepository extends RepositoryBase {
         chunks.map((c) => c.eventCount),
         chunks.map((c) => c.data),
         chunks.map((c) => c.objectKey),
+      ],
+    );
+  }
+
+  /**
+   * The rows of chunks whose bytes wait to be packed: the row without bytes, and the bytes in the buffer table
+   * (the hour partition of `now`), under ids drawn first so that both rows share them.
+   */
+  @GenerateSql({
+    params: (f) => [
+      f.projectId,
+      [
+        {
+          sessionId: f.sessionId,
+          windowId: 'w',
+          firstTimestamp: AT,
+          lastTimestamp: AT,
+          eventCount: 1,
+          data: Buffer.alloc(1),
+          objectKey: null,
+          buffered: true,
+        },
+      ],
+      AT,
+    ],
+  })
+  async insertBufferedSnapshots(teamId: number, chunks: readonly SnapshotChunk[], now: Date): Promise<void> {
+    await this.query(
+      `WITH c AS MATERIALIZED (
+              SELECT nextval(pg_get_serial_sequence('session_recording_snapshots', 'id')) AS id, c.*
+                FROM unnest($3::varchar[], $4::varchar[], $5::timestamptz[], $6::timestamptz[], $7::int[],
+                            $8::bytea[], $9::varchar[], $10::boolean[])
+                     AS c(session_id, window_id, first_timestamp, last_timestamp, event_count, data, object_key,
+                          buffered)),
+            s AS (
+              INSERT INTO session_recording_snapshots
+                     (id, team_id, session_id, window_id, first_timestamp, last_timestamp, event_count, data,
+                      object_key, created_at)
+              SELECT c.id, $1, c.session_id, c.window_id, c.first_timestamp, c.last_timestamp, c.event_count,
+                     CASE WHEN c.buffered THEN NULL ELSE c.data END, c.object_key, $2
+                FROM c)
+       INSERT INTO session_recording_chunk_buffer (snapshot_id, created_at, data)
+       SELECT c.id, $2, c.data FROM c WHERE c.buffered`,
+      [
+        teamId,
+        now,
+        chunks.map((c) => c.sessionId),
+        chunks.map((c) => c.windowId),
+        chunks.map((c) => c.firstTimestamp),
+        chunks.map((c) => c.lastTimestamp),
+        chunks.map((c) => c.eventCount),
+        chunks.map((c) => c.data),
+        chunks.map((c) => c.objectKey),
+        chunks.map((c) => c.buffered === true),
       ],
     );
   }

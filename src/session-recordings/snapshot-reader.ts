@@ -4,6 +4,7 @@ import { BLOB_V2, type SnapshotsQuery } from './dto/snapshots.dto.js';
 import { type SnapshotPosition, SessionRecordingsRepository } from './session-recordings.repository.js';
 import { readChunkLines } from './snapshot-chunks.js';
 import { SnapshotStorage } from './storage/snapshot-storage.js';
+import { type ChunkLocation, SnapshotStorageRepository } from './storage/snapshot-storage.repository.js';
 
 /** A response body written piece by piece (see `writeStream`). */
 export interface StreamedBody {
@@ -15,6 +16,10 @@ export interface StreamedBody {
 const SOURCES_PAGE = 500;
 const BLOB_KEY_WIDTH = 19;
 const MAX_BIGINT = 9223372036854775807n;
+/** Chunk locations listed per query while reading a range of chunks. */
+const LOCATIONS_PAGE = 100;
+/** Most bytes one ranged GET of adjacent packed chunks asks for (held in memory while they are written). */
+const RANGE_MAX_BYTES = 8 * 1024 * 1024;
 
 /** The blob key of a chunk id: fixed width, so that string order is id order. */
 export const blobKeyOf = (id: string): string => id.padStart(BLOB_KEY_WIDTH, '0');
@@ -43,6 +48,7 @@ export class SnapshotReader {
   constructor(
     private readonly recordings: SessionRecordingsRepository,
     private readonly storage: SnapshotStorage,
+    private readonly locations: SnapshotStorageRepository,
   ) {}
 
   /**
@@ -123,30 +129,81 @@ export class SnapshotReader {
     yield ']}';
   }
 
-  /** The lines of the chunks from `start` to `end` inclusive, in list order, one chunk read at a time. */
+  /**
+   * The lines of the chunks from `start` to `end` inclusive, in list order: chunks in the database one row at
+   * a time, adjacent chunks of one packed object in one ranged GET (at most RANGE_MAX_BYTES), others one object
+   * each.
+   */
   private async *lines(
     teamId: number,
     sessionId: string,
     start: SnapshotPosition,
     end: SnapshotPosition,
   ): AsyncGenerator<Buffer | string> {
-    let id: string | null = start.id;
-    let after: SnapshotPosition = start;
-    while (id !== null) {
-      const chunk = await this.recordings.snapshotData(teamId, sessionId, id);
-      // A chunk deleted meanwhile (its recording's organization deleted, or purged) is skipped.
-      const data = chunk && (await this.storage.read(chunk));
-      if (chunk && data) yield* readChunkLines(data, chunk.windowId);
-      if (id === end.id) break;
-      const [next] = await this.recordings.snapshotSources(teamId, sessionId, after, 1);
-      const position: SnapshotPosition | null = next
-        ? { firstTimestamp: next.firstTimestamp, id: next.id }
-        : null;
-      if (!position || compare(position, end) > 0) break;
-      id = position.id;
-      after = position;
+    let from: SnapshotPosition = start;
+    let inclusive = true;
+    for (;;) {
+      const page = await this.locations.chunkLocations(
+        teamId,
+        sessionId,
+        from,
+        inclusive,
+        end,
+        LOCATIONS_PAGE,
+      );
+      for (let i = 0; i < page.length;) {
+        const run = adjacentRun(page, i);
+        if (run > 1) {
+          const first = page[i];
+          const last = page[i + run - 1];
+          const offset = Number(first.objectOffset);
+          const length = Number(last.objectOffset) + (last.objectLength as number) - offset;
+          const bytes = await this.storage.readRange(first.objectKey as string, offset, length);
+          for (const c of page.slice(i, i + run)) {
+            const at = Number(c.objectOffset) - offset;
+            if (bytes) yield* readChunkLines(bytes.subarray(at, at + (c.objectLength as number)), c.windowId);
+          }
+        } else {
+          yield* this.oneChunk(teamId, sessionId, page[i]);
+        }
+        i += run;
+      }
+      if (page.length < LOCATIONS_PAGE) break;
+      const last = page[page.length - 1];
+      from = { firstTimestamp: last.firstTimestamp, id: last.id };
+      inclusive = false;
     }
   }
+
+  /** One chunk's lines; one in the database is read from its row (it may have been packed meanwhile). */
+  private async *oneChunk(
+    teamId: number,
+    sessionId: string,
+    c: ChunkLocation,
+  ): AsyncGenerator<Buffer | string> {
+    const chunk = c.inDatabase ? await this.recordings.snapshotData(teamId, sessionId, c.id) : c;
+    // A chunk deleted meanwhile (its recording's organization deleted, or purged) is skipped.
+    const data = chunk && (await this.storage.read({ data: null, ...chunk }));
+    if (chunk && data) yield* readChunkLines(data, chunk.windowId);
+  }
+}
+
+/** How many chunks from `i` are byte-adjacent in one packed object (within RANGE_MAX_BYTES); at least 1. */
+function adjacentRun(page: readonly ChunkLocation[], i: number): number {
+  const first = page[i];
+  if (first.inDatabase || first.objectKey === null || first.objectOffset === null) return 1;
+  const offset = Number(first.objectOffset);
+  let n = 1;
+  let next = offset + (first.objectLength as number);
+  while (i + n < page.length) {
+    const c = page[i + n];
+    if (c.inDatabase || c.objectKey !== first.objectKey || c.objectOffset === null) break;
+    if (Number(c.objectOffset) !== next) break;
+    if (next + (c.objectLength as number) - offset > RANGE_MAX_BYTES) break;
+    next += c.objectLength as number;
+    n++;
+  }
+  return n;
 }
 
 function compare(a: SnapshotPosition, b: SnapshotPosition): number {

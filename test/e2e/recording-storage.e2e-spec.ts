@@ -57,6 +57,7 @@ describe('recording snapshots in an S3-compatible object store', () => {
 
   const storageEnv = () => ({
     RECORDING_STORAGE: 's3',
+    RECORDING_S3_LAYOUT: 'per-chunk',
     RECORDING_S3_BUCKET: BUCKET,
     RECORDING_S3_PREFIX: PREFIX,
     RECORDING_S3_ENDPOINT: s3.endpoint,
@@ -408,7 +409,7 @@ describe('recording snapshots in an S3-compatible object store', () => {
       expect(await cli(['recordings', 'migrate-storage', '--to', 'gcs'])).toEqual({
         code: 2,
         out: [],
-        err: ['recordings migrate-storage: --to must be s3 or postgres'],
+        err: ['recordings migrate-storage: --to must be s3, packed or postgres'],
       });
     } finally {
       await pgApp.close();

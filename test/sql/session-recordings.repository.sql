@@ -113,8 +113,12 @@ SELECT id::text AS id, first_timestamp AS "firstTimestamp" FROM session_recordin
 WHERE team_id = $1 AND session_id = $2 AND id = $3::bigint;
 
 -- SessionRecordingsRepository.snapshotData
-SELECT window_id AS "windowId", data, object_key AS "objectKey" FROM session_recording_snapshots
-WHERE team_id = $1 AND session_id = $2 AND id = $3::bigint;
+SELECT s.window_id AS "windowId", coalesce(s.data, b.data) AS data, s.object_key AS "objectKey",
+      s.object_offset::text AS "objectOffset", s.object_length AS "objectLength"
+ FROM session_recording_snapshots s
+ LEFT JOIN session_recording_chunk_buffer b
+   ON s.data IS NULL AND s.object_key IS NULL AND b.created_at = s.created_at AND b.snapshot_id = s.id
+WHERE s.team_id = $1 AND s.session_id = $2 AND s.id = $3::bigint;
 
 -- SessionRecordingsRepository.setViewed (viewed)
 INSERT INTO session_recording_views (team_id, session_id, user_id, viewed_at) VALUES ($1, $2, $3, $4)
@@ -250,3 +254,20 @@ SELECT $1, c.session_id, c.window_id, c.first_timestamp, c.last_timestamp, c.eve
   FROM unnest($3::varchar[], $4::varchar[], $5::timestamptz[], $6::timestamptz[], $7::int[], $8::bytea[],
               $9::varchar[])
        AS c(session_id, window_id, first_timestamp, last_timestamp, event_count, data, object_key);
+
+-- SessionRecordingsRepository.insertBufferedSnapshots
+WITH c AS MATERIALIZED (
+       SELECT nextval(pg_get_serial_sequence('session_recording_snapshots', 'id')) AS id, c.*
+         FROM unnest($3::varchar[], $4::varchar[], $5::timestamptz[], $6::timestamptz[], $7::int[],
+                     $8::bytea[], $9::varchar[], $10::boolean[])
+              AS c(session_id, window_id, first_timestamp, last_timestamp, event_count, data, object_key,
+                   buffered)),
+     s AS (
+       INSERT INTO session_recording_snapshots
+              (id, team_id, session_id, window_id, first_timestamp, last_timestamp, event_count, data,
+               object_key, created_at)
+       SELECT c.id, $1, c.session_id, c.window_id, c.first_timestamp, c.last_timestamp, c.event_count,
+              CASE WHEN c.buffered THEN NULL ELSE c.data END, c.object_key, $2
+         FROM c)
+INSERT INTO session_recording_chunk_buffer (snapshot_id, created_at, data)
+SELECT c.id, $2, c.data FROM c WHERE c.buffered;

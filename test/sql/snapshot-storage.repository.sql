@@ -2,16 +2,20 @@
 -- After a deliberate query change, rerun that test with UPDATE_SQL=1 and review the diff.
 
 -- SnapshotStorageRepository.chunksToMove (to objects)
-SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey"
+SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey",
+      object_offset::text AS "objectOffset", object_length AS "objectLength"
  FROM session_recording_snapshots
-WHERE id > $1::bigint AND (CASE WHEN $2::boolean THEN data IS NOT NULL ELSE data IS NULL END)
+WHERE id > $1::bigint
+  AND (CASE WHEN $2::boolean THEN data IS NOT NULL ELSE data IS NULL AND object_key IS NOT NULL END)
 ORDER BY session_recording_snapshots.id
 LIMIT $3;
 
 -- SnapshotStorageRepository.chunksToMove (to the database)
-SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey"
+SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey",
+      object_offset::text AS "objectOffset", object_length AS "objectLength"
  FROM session_recording_snapshots
-WHERE id > $1::bigint AND (CASE WHEN $2::boolean THEN data IS NOT NULL ELSE data IS NULL END)
+WHERE id > $1::bigint
+  AND (CASE WHEN $2::boolean THEN data IS NOT NULL ELSE data IS NULL AND object_key IS NOT NULL END)
 ORDER BY session_recording_snapshots.id
 LIMIT $3;
 
@@ -23,14 +27,101 @@ UPDATE session_recording_snapshots SET object_key = $2, data = NULL
 WHERE id = $1::bigint AND data IS NOT NULL AND sha256(data) = decode($3, 'hex');
 
 -- SnapshotStorageRepository.movedToDatabase
-UPDATE session_recording_snapshots SET data = $3, object_key = NULL
+UPDATE session_recording_snapshots SET data = $3, object_key = NULL, object_offset = NULL, object_length = NULL
 WHERE id = $1::bigint AND object_key = $2
 RETURNING encode(sha256(data), 'hex') AS sha256;
 
 -- SnapshotStorageRepository.counts
-SELECT count(*) FILTER (WHERE data IS NOT NULL) AS "inDatabase",
-     count(*) FILTER (WHERE data IS NULL) AS "inObjectStore"
+SELECT count(*) FILTER (WHERE data IS NOT NULL OR object_key IS NULL) AS "inDatabase",
+     count(*) FILTER (WHERE object_key IS NOT NULL) AS "inObjectStore"
 FROM session_recording_snapshots;
 
 -- SnapshotStorageRepository.referencedKeys
 SELECT object_key AS "objectKey" FROM session_recording_snapshots WHERE object_key = ANY($1::varchar[]);
+
+-- SnapshotStorageRepository.backlog
+SELECT count(*) AS chunks, coalesce(sum(octet_length(b.data)), 0) AS bytes, min(s.created_at) AS oldest
+ FROM session_recording_snapshots s
+ JOIN session_recording_chunk_buffer b ON b.created_at = s.created_at AND b.snapshot_id = s.id
+WHERE s.data IS NULL AND s.object_key IS NULL;
+
+-- SnapshotStorageRepository.unpackedChunks
+SELECT w.id::text AS id, w.team_id AS "teamId", w.session_id AS "sessionId",
+      coalesce(p.session_recording_retention_period_days, $3::int) AS "retentionDays",
+      w.first_timestamp AS "firstTimestamp", w.data
+ FROM (SELECT s.id, s.team_id, s.session_id, s.first_timestamp, b.data,
+              sum(octet_length(b.data)) OVER (ORDER BY s.id) - octet_length(b.data) AS before
+         FROM (SELECT * FROM session_recording_snapshots
+                WHERE data IS NULL AND object_key IS NULL
+                ORDER BY id
+                LIMIT $2) s
+         JOIN session_recording_chunk_buffer b ON b.created_at = s.created_at AND b.snapshot_id = s.id) w
+ LEFT JOIN projects p ON p.id = w.team_id
+WHERE w.before = 0 OR w.before + octet_length(w.data) <= $1
+ORDER BY w.id;
+
+-- SnapshotStorageRepository.markPacked
+UPDATE session_recording_snapshots s
+  SET object_key = $1, object_offset = u.off, object_length = u.len
+ FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[]) AS u(id, off, len, sha)
+WHERE s.id = u.id AND s.data IS NULL AND s.object_key IS NULL
+  AND EXISTS (SELECT 1 FROM session_recording_chunk_buffer b
+               WHERE b.created_at = s.created_at AND b.snapshot_id = s.id
+                 AND sha256(b.data) = decode(u.sha, 'hex'));
+
+-- SnapshotStorageRepository.chunkLocations
+SELECT id::text AS id, first_timestamp AS "firstTimestamp", window_id AS "windowId",
+      (data IS NOT NULL OR object_key IS NULL) AS "inDatabase", object_key AS "objectKey",
+      object_offset::text AS "objectOffset", object_length AS "objectLength"
+ FROM session_recording_snapshots
+WHERE team_id = $1 AND session_id = $2
+  AND (CASE WHEN $5::boolean THEN (first_timestamp, id) >= ($3::timestamptz, $4::bigint)
+            ELSE (first_timestamp, id) > ($3::timestamptz, $4::bigint) END)
+  AND (first_timestamp, id) <= ($6::timestamptz, $7::bigint)
+ORDER BY first_timestamp, id
+LIMIT $8;
+
+-- SnapshotStorageRepository.bufferPartitions
+SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+WHERE i.inhparent = 'session_recording_chunk_buffer'::regclass ORDER BY c.relname;
+
+-- SnapshotStorageRepository.cleanDefaultPartition
+DELETE FROM session_recording_chunk_buffer_default b
+WHERE NOT EXISTS (SELECT 1 FROM session_recording_snapshots s
+                   WHERE s.id = b.snapshot_id AND s.created_at = b.created_at
+                     AND s.data IS NULL AND s.object_key IS NULL);
+
+-- SnapshotStorageRepository.chunksToPack
+SELECT s.id::text AS id, s.team_id AS "teamId", s.session_id AS "sessionId", s.object_key AS "objectKey",
+      s.object_offset::text AS "objectOffset", s.object_length AS "objectLength",
+      coalesce(p.session_recording_retention_period_days, $1::int) AS "retentionDays"
+ FROM session_recording_snapshots s
+ LEFT JOIN projects p ON p.id = s.team_id
+WHERE s.id > $2::bigint AND (s.data IS NOT NULL OR (s.object_key IS NOT NULL AND s.object_offset IS NULL))
+ORDER BY s.id
+LIMIT $3;
+
+-- SnapshotStorageRepository.countNotPacked
+SELECT count(*) AS n FROM session_recording_snapshots
+WHERE data IS NOT NULL OR (object_key IS NOT NULL AND object_offset IS NULL);
+
+-- SnapshotStorageRepository.movedToPacked
+UPDATE session_recording_snapshots s
+   SET object_key = $1, object_offset = u.off, object_length = u.len, data = NULL
+  FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[], $6::varchar[]) AS u(id, off, len, sha, src)
+ WHERE s.id = u.id AND s.object_offset IS NULL
+   AND (CASE WHEN u.src IS NULL THEN s.data IS NOT NULL AND sha256(s.data) = decode(u.sha, 'hex')
+             ELSE s.data IS NULL AND s.object_key = u.src END)
+RETURNING s.id::text AS id;
+
+-- SnapshotStorageRepository.unbuffer
+UPDATE session_recording_snapshots s SET data = b.data
+ FROM (SELECT id, created_at FROM session_recording_snapshots
+        WHERE data IS NULL AND object_key IS NULL ORDER BY id LIMIT $1) w,
+      session_recording_chunk_buffer b
+WHERE s.id = w.id AND b.created_at = w.created_at AND b.snapshot_id = w.id
+  AND s.data IS NULL AND s.object_key IS NULL;
+
+-- SnapshotStorageRepository.retentionPeriods
+SELECT DISTINCT coalesce(session_recording_retention_period_days, $1::int) AS days FROM projects
+UNION SELECT $1::int ORDER BY days;

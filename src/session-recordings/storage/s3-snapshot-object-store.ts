@@ -3,15 +3,22 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import {
   DeleteObjectsCommand,
+  GetBucketLifecycleConfigurationCommand,
   GetObjectCommand,
+  type LifecycleRule as S3LifecycleRule,
   ListObjectsV2Command,
   NoSuchKey,
+  PutBucketLifecycleConfigurationCommand,
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../config/config.js';
-import { ObjectStoreUnavailableError, SnapshotObjectStore } from './snapshot-object-store.js';
+import {
+  type LifecycleRule,
+  ObjectStoreUnavailableError,
+  SnapshotObjectStore,
+} from './snapshot-object-store.js';
 
 const DELETE_BATCH = 1000;
 /** Characters of a session id kept verbatim in an object key; others are percent-encoded. */
@@ -67,6 +74,51 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
     return this.keyOf(teamId, sessionId, `chunk-${id}`);
   }
 
+  packedKey(at: Date, retentionDays: number): string {
+    return `${this.prefix}packed/r${retentionDays}/${at.toISOString().slice(0, 10)}/${randomUUID()}`;
+  }
+
+  async lifecycleRules(): Promise<LifecycleRule[]> {
+    let rules: S3LifecycleRule[];
+    try {
+      const out = await this.s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: this.bucket }));
+      rules = out.Rules ?? [];
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchLifecycleConfiguration') return [];
+      throw new ObjectStoreUnavailableError('read the bucket lifecycle rules', error);
+    }
+    return rules.map((r) => ({
+      id: r.ID ?? '',
+      prefix: r.Filter?.Prefix ?? r.Prefix ?? '',
+      expirationDays: r.Expiration?.Days ?? 0,
+      enabled: r.Status === 'Enabled',
+      raw: r,
+    }));
+  }
+
+  async putLifecycleRules(rules: readonly LifecycleRule[]): Promise<void> {
+    try {
+      await this.s3.send(
+        new PutBucketLifecycleConfigurationCommand({
+          Bucket: this.bucket,
+          LifecycleConfiguration: {
+            Rules: rules.map(
+              (r) =>
+                (r.raw as S3LifecycleRule | undefined) ?? {
+                  ID: r.id,
+                  Status: r.enabled ? 'Enabled' : 'Disabled',
+                  Filter: { Prefix: r.prefix },
+                  Expiration: { Days: r.expirationDays },
+                },
+            ),
+          },
+        }),
+      );
+    } catch (error) {
+      throw new ObjectStoreUnavailableError('write the bucket lifecycle rules', error);
+    }
+  }
+
   private keyOf(teamId: number, sessionId: string, name: string): string {
     const session = sessionId.replace(KEY_SAFE, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
     return `${this.prefix}${teamId}/${session}/${name}`;
@@ -99,6 +151,30 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
     }
   }
 
+  async getRange(key: string, offset: number, length: number): Promise<Buffer | null> {
+    let data: Buffer;
+    try {
+      const out = await this.s3.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Range: `bytes=${offset}-${offset + length - 1}`,
+        }),
+      );
+      data = out.Body ? Buffer.from(await out.Body.transformToByteArray()) : Buffer.alloc(0);
+    } catch (error) {
+      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
+      throw new ObjectStoreUnavailableError('read a snapshot chunk', error);
+    }
+    if (data.length !== length) {
+      throw new ObjectStoreUnavailableError(
+        'read a snapshot chunk',
+        new Error(`${key}: asked for ${length} bytes at ${offset}, got ${data.length}`),
+      );
+    }
+    return data;
+  }
+
   async deleteMany(keys: readonly string[]): Promise<void> {
     for (let i = 0; i < keys.length; i += DELETE_BATCH) {
       const batch = keys.slice(i, i + DELETE_BATCH);
@@ -126,12 +202,13 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
   async list(
     after: string | null,
     limit: number,
+    under = '',
   ): Promise<{ objects: { key: string; lastModified: Date }[]; more: boolean }> {
     try {
       const out = await this.s3.send(
         new ListObjectsV2Command({
           Bucket: this.bucket,
-          Prefix: this.prefix,
+          Prefix: this.prefix + under,
           MaxKeys: limit,
           ...(after ? { StartAfter: after } : {}),
         }),

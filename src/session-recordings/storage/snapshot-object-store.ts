@@ -12,11 +12,30 @@ export abstract class SnapshotObjectStore {
   /** The key of the stored chunk `id` of this recording when it is moved into the store (one key per chunk). */
   abstract chunkKey(teamId: number, sessionId: string, id: string): string;
 
+  /**
+   * A new, unique key for a packed object (chunks of many recordings of one retention period) written at `at`:
+   * `<prefix>packed/r<retention days>/<UTC day>/<uuid>`, so that a lifecycle rule per retention prefix can expire
+   * them and the orphan sweep can list recent days only.
+   */
+  abstract packedKey(at: Date, retentionDays: number): string;
+
+  /** The bucket's lifecycle rules (empty when it has none). */
+  abstract lifecycleRules(): Promise<LifecycleRule[]>;
+
+  /** Replaces the bucket's lifecycle rules. */
+  abstract putLifecycleRules(rules: readonly LifecycleRule[]): Promise<void>;
+
   /** Writes the object; resolves once the store has acknowledged it (durable). */
   abstract put(key: string, data: Buffer): Promise<void>;
 
   /** The object's bytes, or null when it does not exist. */
   abstract get(key: string): Promise<Buffer | null>;
+
+  /**
+   * `length` bytes of the object from `offset` (one ranged GET), or null when the object does not exist. Fewer
+   * bytes than asked (the object shorter than the range) is an error.
+   */
+  abstract getRange(key: string, offset: number, length: number): Promise<Buffer | null>;
 
   /** Deletes the objects (missing ones are not an error), in requests of at most 1,000 keys. */
   abstract deleteMany(keys: readonly string[]): Promise<void>;
@@ -28,7 +47,20 @@ export abstract class SnapshotObjectStore {
   abstract list(
     after: string | null,
     limit: number,
+    /** Only the keys under this prefix (below RECORDING_S3_PREFIX), e.g. `packed/2026-11-21/`. */
+    under?: string,
   ): Promise<{ objects: { key: string; lastModified: Date }[]; more: boolean }>;
+}
+
+/** A bucket lifecycle rule: objects under `prefix` expire `expirationDays` after their creation. */
+export interface LifecycleRule {
+  id: string;
+  prefix: string;
+  expirationDays: number;
+  /** Whether the rule is enabled. Rules of others are kept as they are (`raw`). */
+  enabled: boolean;
+  /** The rule as the store returned it, for rules this service does not manage. */
+  raw?: unknown;
 }
 
 /** The store is down or refused the request: capture answers 503, reads 503. */

@@ -6,8 +6,13 @@ import { Clock } from '../../common/time/clock.js';
 import { IntervalTask } from '../../common/time/interval-task.js';
 import { AppConfig } from '../../config/config.js';
 import { TransactionHost } from '../../database/transactions.js';
-import { SnapshotObjectStore } from './snapshot-object-store.js';
-import { SnapshotStorageRepository, type StorageCounts } from './snapshot-storage.repository.js';
+import { type LifecycleRule, SnapshotObjectStore } from './snapshot-object-store.js';
+import {
+  type ChunkToMove,
+  type PackedEntry,
+  SnapshotStorageRepository,
+  type StorageCounts,
+} from './snapshot-storage.repository.js';
 
 /** Chunks listed per query while migrating (their bytes are read one chunk at a time). */
 const MIGRATE_PAGE = 200;
@@ -15,11 +20,17 @@ const MIGRATE_PAGE = 200;
 const SWEEP_PAGE = 1000;
 /** The advisory lock of the orphan sweep: one replica sweeps at a time. */
 export const SWEEP_LOCK = 7_305_120_001;
+const DAY_MS = 86_400_000;
+/** The ID prefix of the lifecycle rules this service manages. */
+export const LIFECYCLE_RULE_ID = 'recordings-packed-r';
 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 
+/** Where `migrate-storage` moves chunks: their rows, one object each, or packed objects. */
+export type MigrationTarget = 's3' | 'postgres' | 'packed';
+
 export interface MigrationReport {
-  to: 's3' | 'postgres';
+  to: MigrationTarget;
   /** Chunks moved and verified (checksum of what was written, read back, equal to the source's). */
   moved: number;
   /** Bytes (gzip) moved. */
@@ -30,6 +41,8 @@ export interface MigrationReport {
   stopped: boolean;
   /** How many chunks each backend holds afterwards. */
   counts: StorageCounts;
+  /** With `--to packed`: chunks left neither packed nor waiting to be. */
+  notPacked?: number;
 }
 
 export interface SweepReport {
@@ -49,6 +62,8 @@ export interface SweepReport {
 export class SnapshotStorageMaintenance extends IntervalTask {
   static readonly INTERVAL_NAME = 'recording-orphan-sweep';
   private readonly logger = new Logger(SnapshotStorageMaintenance.name);
+  /** Whether new chunks are packed (RECORDING_STORAGE=s3, RECORDING_S3_LAYOUT=packed): the sweep lists recent days only. */
+  private readonly packed: boolean;
   private inFlight: Promise<SweepReport | null> | null = null;
 
   constructor(
@@ -61,6 +76,7 @@ export class SnapshotStorageMaintenance extends IntervalTask {
     @Optional() registry?: SchedulerRegistry,
   ) {
     super(SnapshotStorageMaintenance.INTERVAL_NAME, registry);
+    this.packed = config.get('RECORDING_STORAGE') === 's3' && config.get('RECORDING_S3_LAYOUT') === 'packed';
   }
 
   protected intervalSeconds(): number {
@@ -88,28 +104,19 @@ export class SnapshotStorageMaintenance extends IntervalTask {
   }
 
   /**
-   * One pass over the objects under the prefix: deletes those older than the grace period that no chunk points
-   * at. Null when another replica is sweeping. Memory holds one page of keys.
+   * One pass over the objects under the prefix (with the packed layout only the recent days' packed objects,
+   * unless `all`): deletes those older than the grace period that no chunk points at. Null when another replica
+   * is sweeping. Memory holds one page of keys.
    */
-  sweepOrphans(): Promise<SweepReport | null> {
+  sweepOrphans(options: { all?: boolean } = {}): Promise<SweepReport | null> {
     this.inFlight ??= this.transactions
       .tryAdvisoryLock(SWEEP_LOCK, async () => {
-        const cutoff =
-          this.clock.now().getTime() - this.config.get('RECORDING_ORPHAN_GRACE_MINUTES') * 60_000;
+        const now = this.clock.now().getTime();
+        const cutoff = now - this.config.get('RECORDING_ORPHAN_GRACE_MINUTES') * 60_000;
         const report: SweepReport = { scanned: 0, deleted: 0 };
-        let after: string | null = null;
-        for (;;) {
-          const page = await this.objects.list(after, SWEEP_PAGE);
-          report.scanned += page.objects.length;
-          const old = page.objects.filter((o) => o.lastModified.getTime() < cutoff).map((o) => o.key);
-          if (old.length) {
-            const referenced = await this.chunks.referencedKeys(old);
-            const orphans = old.filter((k) => !referenced.has(k));
-            await this.objects.deleteMany(orphans);
-            report.deleted += orphans.length;
-          }
-          if (!page.more || !page.objects.length || this.stopped) break;
-          after = page.objects[page.objects.length - 1].key;
+        for (const under of options.all ? [''] : await this.recentPrefixes(now, cutoff)) {
+          await this.sweepUnder(under, cutoff, report);
+          if (this.stopped) break;
         }
         return report;
       })
@@ -120,6 +127,64 @@ export class SnapshotStorageMaintenance extends IntervalTask {
   }
 
   /**
+   * What a sweep lists: with the packed layout, under the prefix of each retention period in use
+   * (`packed/r<days>/`), only the days that can hold a recent orphan (a packer pass that died after its
+   * upload, within the last day past the grace period); with the per-chunk layout the whole prefix.
+   */
+  private async recentPrefixes(now: number, cutoff: number): Promise<string[]> {
+    if (!this.packed) return [''];
+    const prefixes: string[] = [];
+    const first = Math.floor((cutoff - DAY_MS) / DAY_MS) * DAY_MS;
+    for (const days of await this.chunks.retentionPeriods(this.config.get('RECORDING_RETENTION_DAYS'))) {
+      for (let day = first; day <= now; day += DAY_MS) {
+        prefixes.push(`packed/r${days}/${new Date(day).toISOString().slice(0, 10)}/`);
+      }
+    }
+    return prefixes;
+  }
+
+  /**
+   * The lifecycle rules of the packed layout: one per retention period in use (the default and every project's),
+   * expiring the objects under `packed/r<days>/` a day after the period (an object is written no earlier than
+   * the start of any recording in it, so it outlives them all). With `apply`, writes them into the bucket's
+   * configuration, keeping the rules not managed here (an ID not starting with `recordings-packed-`) and
+   * replacing those that are. Returns the rules of this service and those kept.
+   */
+  async lifecycleRules(apply = false): Promise<{ rules: LifecycleRule[]; kept: LifecycleRule[] }> {
+    if (!this.objects.configured) throw new Error('RECORDING_S3_BUCKET is not set: there is no bucket');
+    const prefix = this.config.get('RECORDING_S3_PREFIX');
+    const rules = (await this.chunks.retentionPeriods(this.config.get('RECORDING_RETENTION_DAYS'))).map(
+      (days): LifecycleRule => ({
+        id: `${LIFECYCLE_RULE_ID}${days}`,
+        prefix: `${prefix}packed/r${days}/`,
+        expirationDays: days + 1,
+        enabled: true,
+      }),
+    );
+    if (!apply) return { rules, kept: [] };
+    const kept = (await this.objects.lifecycleRules()).filter((r) => !r.id.startsWith(LIFECYCLE_RULE_ID));
+    await this.objects.putLifecycleRules([...kept, ...rules]);
+    return { rules, kept };
+  }
+
+  private async sweepUnder(under: string, cutoff: number, report: SweepReport): Promise<void> {
+    let after: string | null = null;
+    for (;;) {
+      const page = await this.objects.list(after, SWEEP_PAGE, under);
+      report.scanned += page.objects.length;
+      const old = page.objects.filter((o) => o.lastModified.getTime() < cutoff).map((o) => o.key);
+      if (old.length) {
+        const referenced = await this.chunks.referencedKeys(old);
+        const orphans = old.filter((k) => !referenced.has(k));
+        await this.objects.deleteMany(orphans);
+        report.deleted += orphans.length;
+      }
+      if (!page.more || !page.objects.length || this.stopped) break;
+      after = page.objects[page.objects.length - 1].key;
+    }
+  }
+
+  /**
    * Moves every chunk to `to`, one at a time, each verified before its source is dropped: into the store, the
    * object is read back and its SHA-256 compared with the row's bytes (and the row only changes if it still
    * holds those bytes); into the database, the SHA-256 of what the row holds after the update is compared with
@@ -127,7 +192,7 @@ export class SnapshotStorageMaintenance extends IntervalTask {
    * rows themselves, so an interrupted run resumes where it stopped when started again.
    */
   async migrate(
-    to: 's3' | 'postgres',
+    to: MigrationTarget,
     options: { maxChunks?: number; shouldStop?: () => boolean; progress?: (r: MigrationReport) => void } = {},
   ): Promise<MigrationReport> {
     if (!this.objects.configured) {
@@ -142,6 +207,19 @@ export class SnapshotStorageMaintenance extends IntervalTask {
       counts: { inDatabase: 0, inObjectStore: 0 },
     };
     const limit = options.maxChunks ?? Infinity;
+    if (to === 'packed') {
+      await this.toPacked(report, limit, options);
+      report.counts = await this.chunks.counts();
+      report.notPacked = await this.chunks.countNotPacked();
+      return report;
+    }
+    if (to === 'postgres') {
+      // Chunks waiting to be packed: their bytes go from the buffer into their rows.
+      for (let n = 1; n > 0 && report.moved < limit && !options.shouldStop?.();) {
+        n = await this.chunks.unbuffer(Math.min(MIGRATE_PAGE, limit - report.moved));
+        report.moved += n;
+      }
+    }
     let after = '0';
     outer: for (;;) {
       const page = await this.chunks.chunksToMove(to === 's3', after, MIGRATE_PAGE);
@@ -165,6 +243,78 @@ export class SnapshotStorageMaintenance extends IntervalTask {
     return report;
   }
 
+  /**
+   * `--to packed`: chunks in their rows or in objects of their own, a page at a time, into packed objects of at
+   * most RECORDING_PACK_MAX_BYTES; each object is read back and compared by SHA-256 before the chunks point at
+   * it, a row's bytes are dropped only if they are still those that were packed, and a chunk's own object is
+   * deleted once its row points at the packed one.
+   */
+  private async toPacked(
+    report: MigrationReport,
+    limit: number,
+    options: { shouldStop?: () => boolean; progress?: (r: MigrationReport) => void },
+  ): Promise<void> {
+    const maxBytes = this.config.get('RECORDING_PACK_MAX_BYTES');
+    let after = '0';
+    for (;;) {
+      if (report.moved + report.skipped >= limit || options.shouldStop?.()) {
+        report.stopped = true;
+        return;
+      }
+      const page = await this.chunks.chunksToPack(
+        this.config.get('RECORDING_RETENTION_DAYS'),
+        after,
+        Math.min(MIGRATE_PAGE, limit - report.moved - report.skipped),
+      );
+      if (!page.length) return;
+      const parts: Buffer[] = [];
+      const entries: (PackedEntry & { from: string | null })[] = [];
+      let offset = 0;
+      const retentionDays = page[0].retentionDays as number;
+      for (const chunk of page) {
+        // One object holds one retention period (its prefix); the next chunk of another starts the next one.
+        if (chunk.retentionDays !== retentionDays) break;
+        after = chunk.id;
+        const data = chunk.objectKey
+          ? await this.objects.get(chunk.objectKey)
+          : await this.chunks.chunkData(chunk.id);
+        if (!data) {
+          report.skipped++;
+          continue;
+        }
+        parts.push(data);
+        entries.push({
+          id: chunk.id,
+          offset,
+          length: data.length,
+          sha256: sha256(data),
+          from: chunk.objectKey,
+        });
+        offset += data.length;
+        if (offset >= maxBytes) break;
+      }
+      if (!entries.length) continue;
+      const body = Buffer.concat(parts, offset);
+      const key = this.objects.packedKey(this.clock.now(), retentionDays);
+      await this.objects.put(key, body);
+      const written = await this.objects.get(key);
+      if (!written || sha256(written) !== sha256(body)) {
+        throw new Error(`the packed object ${key} read back differs from the chunks written into it`);
+      }
+      const moved = await this.chunks.movedToPacked(key, entries);
+      if (!moved.size) await this.objects.deleteMany([key]);
+      const replaced = entries.filter((e) => e.from !== null && moved.has(e.id)).map((e) => e.from as string);
+      await this.objects.deleteMany(replaced);
+      for (const e of entries) {
+        if (moved.has(e.id)) {
+          report.moved++;
+          report.bytes += e.length;
+        } else report.skipped++;
+      }
+      options.progress?.(report);
+    }
+  }
+
   /** Moves one chunk into the store; its byte count, or null when the row no longer held its bytes. */
   private async toObject(chunk: { id: string; teamId: number; sessionId: string }): Promise<number | null> {
     const data = await this.chunks.chunkData(chunk.id);
@@ -183,10 +333,13 @@ export class SnapshotStorageMaintenance extends IntervalTask {
   }
 
   /** Moves one chunk into the database; its byte count, or null when its object (or row) was gone. */
-  private async toDatabase(chunk: { id: string; objectKey: string | null }): Promise<number | null> {
+  private async toDatabase(chunk: ChunkToMove): Promise<number | null> {
     if (!chunk.objectKey) return null;
     const key = chunk.objectKey;
-    const data = await this.objects.get(key);
+    const packed = chunk.objectOffset !== null && chunk.objectLength !== null;
+    const data = packed
+      ? await this.objects.getRange(key, Number(chunk.objectOffset), chunk.objectLength as number)
+      : await this.objects.get(key);
     if (!data) {
       this.logger.warn({ chunk: chunk.id, objectKey: key }, 'snapshot object missing: chunk not moved');
       return null;
@@ -201,7 +354,8 @@ export class SnapshotStorageMaintenance extends IntervalTask {
       return true;
     });
     if (!moved) return null;
-    await this.objects.deleteMany([key]);
+    // A packed object is deleted once the last of its chunks has left it.
+    if (!packed || !(await this.chunks.referencedKeys([key])).has(key)) await this.objects.deleteMany([key]);
     return data.length;
   }
 }

@@ -8,6 +8,41 @@ export interface ChunkToMove {
   teamId: number;
   sessionId: string;
   objectKey: string | null;
+  /** Set when the object is a packed one: the chunk's byte range in it. */
+  objectOffset: string | null;
+  objectLength: number | null;
+  /** The project's recording retention in days (`chunksToPack` only). */
+  retentionDays?: number;
+}
+
+/** An unpacked chunk with its bytes, as the packer takes it. */
+export interface UnpackedChunk {
+  id: string;
+  teamId: number;
+  /** The project's recording retention (days), which names the packed object's prefix. */
+  retentionDays: number;
+  sessionId: string;
+  firstTimestamp: Date;
+  data: Buffer;
+}
+
+/** A chunk's place in its packed object and the SHA-256 (hex) of its bytes. */
+export interface PackedEntry {
+  id: string;
+  offset: number;
+  length: number;
+  sha256: string;
+}
+
+/** Where one chunk of a recording is, without its bytes (the snapshot reader's page). */
+export interface ChunkLocation {
+  id: string;
+  firstTimestamp: Date;
+  windowId: string;
+  inDatabase: boolean;
+  objectKey: string | null;
+  objectOffset: string | null;
+  objectLength: number | null;
 }
 
 /** How many chunks each backend holds. */
@@ -32,9 +67,11 @@ export class SnapshotStorageRepository extends RepositoryBase {
   )
   chunksToMove(toObjects: boolean, afterId: string, limit: number): Promise<ChunkToMove[]> {
     return this.query<ChunkToMove>(
-      `SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey"
+      `SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey",
+              object_offset::text AS "objectOffset", object_length AS "objectLength"
          FROM session_recording_snapshots
-        WHERE id > $1::bigint AND (CASE WHEN $2::boolean THEN data IS NOT NULL ELSE data IS NULL END)
+        WHERE id > $1::bigint
+          AND (CASE WHEN $2::boolean THEN data IS NOT NULL ELSE data IS NULL AND object_key IS NOT NULL END)
         ORDER BY session_recording_snapshots.id
         LIMIT $3`,
       [afterId, toObjects, limit],
@@ -72,7 +109,7 @@ export class SnapshotStorageRepository extends RepositoryBase {
   @GenerateSql({ params: ['1', 'session_recordings/1/s/chunk-1', Buffer.from('x')] })
   async movedToDatabase(id: string, objectKey: string, data: Buffer): Promise<string | null> {
     const { rows } = await this.modify<{ sha256: string }>(
-      `UPDATE session_recording_snapshots SET data = $3, object_key = NULL
+      `UPDATE session_recording_snapshots SET data = $3, object_key = NULL, object_offset = NULL, object_length = NULL
         WHERE id = $1::bigint AND object_key = $2
         RETURNING encode(sha256(data), 'hex') AS sha256`,
       [id, objectKey, data],
@@ -80,12 +117,12 @@ export class SnapshotStorageRepository extends RepositoryBase {
     return rows[0]?.sha256 ?? null;
   }
 
-  /** How many chunks each backend holds. */
+  /** How many chunks each backend holds (chunks waiting to be packed count as in the database). */
   @GenerateSql()
   async counts(): Promise<StorageCounts> {
     const [row] = await this.query<{ inDatabase: string; inObjectStore: string }>(
-      `SELECT count(*) FILTER (WHERE data IS NOT NULL) AS "inDatabase",
-              count(*) FILTER (WHERE data IS NULL) AS "inObjectStore"
+      `SELECT count(*) FILTER (WHERE data IS NOT NULL OR object_key IS NULL) AS "inDatabase",
+              count(*) FILTER (WHERE object_key IS NOT NULL) AS "inObjectStore"
          FROM session_recording_snapshots`,
     );
     return { inDatabase: Number(row.inDatabase), inObjectStore: Number(row.inObjectStore) };
@@ -100,4 +137,275 @@ export class SnapshotStorageRepository extends RepositoryBase {
     );
     return new Set(rows.map((r) => r.objectKey));
   }
+
+  /**
+   * The chunks waiting in the database to be packed (their bytes in `session_recording_chunk_buffer`), with
+   * the age of the oldest.
+   */
+  @GenerateSql({ params: [new Date('2026-01-01T00:00:00Z')] })
+  async backlog(now: Date): Promise<{ chunks: number; bytes: number; oldestSeconds: number }> {
+    const [row] = await this.query<{ chunks: string; bytes: string; oldest: Date | null }>(
+      `SELECT count(*) AS chunks, coalesce(sum(octet_length(b.data)), 0) AS bytes, min(s.created_at) AS oldest
+         FROM session_recording_snapshots s
+         JOIN session_recording_chunk_buffer b ON b.created_at = s.created_at AND b.snapshot_id = s.id
+        WHERE s.data IS NULL AND s.object_key IS NULL`,
+    );
+    const oldest = row.oldest ? Math.max(0, (now.getTime() - row.oldest.getTime()) / 1000) : 0;
+    return { chunks: Number(row.chunks), bytes: Number(row.bytes), oldestSeconds: oldest };
+  }
+
+  /**
+   * The oldest unpacked chunks (id order), with their bytes, up to `maxBytes` in all (at least one chunk, even
+   * a larger one) and at most `maxChunks`.
+   */
+  @GenerateSql({ params: [1024 * 1024, 1000, 30] })
+  unpackedChunks(maxBytes: number, maxChunks: number, defaultDays: number): Promise<UnpackedChunk[]> {
+    return this.query<UnpackedChunk>(
+      `SELECT w.id::text AS id, w.team_id AS "teamId", w.session_id AS "sessionId",
+              coalesce(p.session_recording_retention_period_days, $3::int) AS "retentionDays",
+              w.first_timestamp AS "firstTimestamp", w.data
+         FROM (SELECT s.id, s.team_id, s.session_id, s.first_timestamp, b.data,
+                      sum(octet_length(b.data)) OVER (ORDER BY s.id) - octet_length(b.data) AS before
+                 FROM (SELECT * FROM session_recording_snapshots
+                        WHERE data IS NULL AND object_key IS NULL
+                        ORDER BY id
+                        LIMIT $2) s
+                 JOIN session_recording_chunk_buffer b ON b.created_at = s.created_at AND b.snapshot_id = s.id) w
+         LEFT JOIN projects p ON p.id = w.team_id
+        WHERE w.before = 0 OR w.before + octet_length(w.data) <= $1
+        ORDER BY w.id`,
+      [maxBytes, maxChunks, defaultDays],
+    );
+  }
+
+  /**
+   * Points the waiting chunks at their ranges of the packed object `objectKey`, each only if it still waits
+   * and its buffered bytes have the entry's SHA-256 (what was written and read back). How many rows changed.
+   * The buffered bytes stay until their hour's partition is dropped (`dropPackedPartitions`).
+   */
+  @GenerateSql({ params: ['rec/packed/2026-01-01/x', [{ id: '1', offset: 0, length: 1, sha256: '00' }]] })
+  async markPacked(objectKey: string, entries: readonly PackedEntry[]): Promise<number> {
+    const { affected } = await this.modify(
+      `UPDATE session_recording_snapshots s
+          SET object_key = $1, object_offset = u.off, object_length = u.len
+         FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[]) AS u(id, off, len, sha)
+        WHERE s.id = u.id AND s.data IS NULL AND s.object_key IS NULL
+          AND EXISTS (SELECT 1 FROM session_recording_chunk_buffer b
+                       WHERE b.created_at = s.created_at AND b.snapshot_id = s.id
+                         AND sha256(b.data) = decode(u.sha, 'hex'))`,
+      [
+        objectKey,
+        entries.map((e) => e.id),
+        entries.map((e) => e.offset),
+        entries.map((e) => e.length),
+        entries.map((e) => e.sha256),
+      ],
+    );
+    return affected;
+  }
+
+  /**
+   * Up to `limit` chunks of the recording in list order (first timestamp, id), from `from` (inclusive or not)
+   * to `to` inclusive: where each one's bytes are.
+   */
+  @GenerateSql({
+    params: (f) => [
+      f.projectId,
+      f.sessionId,
+      { firstTimestamp: new Date(0), id: '0' },
+      true,
+      { firstTimestamp: new Date(0), id: '9' },
+      100,
+    ],
+  })
+  chunkLocations(
+    teamId: number,
+    sessionId: string,
+    from: { firstTimestamp: Date; id: string },
+    inclusive: boolean,
+    to: { firstTimestamp: Date; id: string },
+    limit: number,
+  ): Promise<ChunkLocation[]> {
+    return this.query<ChunkLocation>(
+      `SELECT id::text AS id, first_timestamp AS "firstTimestamp", window_id AS "windowId",
+              (data IS NOT NULL OR object_key IS NULL) AS "inDatabase", object_key AS "objectKey",
+              object_offset::text AS "objectOffset", object_length AS "objectLength"
+         FROM session_recording_snapshots
+        WHERE team_id = $1 AND session_id = $2
+          AND (CASE WHEN $5::boolean THEN (first_timestamp, id) >= ($3::timestamptz, $4::bigint)
+                    ELSE (first_timestamp, id) > ($3::timestamptz, $4::bigint) END)
+          AND (first_timestamp, id) <= ($6::timestamptz, $7::bigint)
+        ORDER BY first_timestamp, id
+        LIMIT $8`,
+      [teamId, sessionId, from.firstTimestamp, from.id, inclusive, to.firstTimestamp, to.id, limit],
+    );
+  }
+
+  /** The hourly partitions of the chunk buffer (not the default one), oldest first, with their hour. */
+  @GenerateSql()
+  async bufferPartitions(): Promise<{ name: string; hour: Date }[]> {
+    const rows = await this.query<{ name: string }>(
+      `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = 'session_recording_chunk_buffer'::regclass ORDER BY c.relname`,
+    );
+    const out: { name: string; hour: Date }[] = [];
+    for (const { name } of rows) {
+      const hour = hourOfPartition(name);
+      if (hour) out.push({ name, hour });
+    }
+    return out;
+  }
+
+  /** Creates the partition of the hour starting at `hour` unless it exists; false when it could not be. */
+  async createBufferPartition(hour: Date): Promise<boolean> {
+    const end = new Date(hour.getTime() + HOUR_MS);
+    await this.query(
+      `CREATE TABLE IF NOT EXISTS ${partitionName(hour)} PARTITION OF session_recording_chunk_buffer
+         FOR VALUES FROM ('${hour.toISOString()}') TO ('${end.toISOString()}')`,
+    );
+    return true;
+  }
+
+  /** Whether a chunk whose bytes are in this partition still waits to be packed. */
+  async partitionHasWaiting(name: string): Promise<boolean> {
+    if (!hourOfPartition(name)) throw new Error(`not a chunk buffer partition: ${name}`);
+    const [row] = await this.query<{ waiting: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${name} b JOIN session_recording_snapshots s
+                         ON s.id = b.snapshot_id AND s.created_at = b.created_at
+                      WHERE s.data IS NULL AND s.object_key IS NULL) AS waiting`,
+    );
+    return row.waiting;
+  }
+
+  /**
+   * Drops the partition (its bytes are all packed or of deleted chunks). Dropping a partition takes an
+   * exclusive lock on the buffer table, which capture's inserts wait for: at most 1 s, else it fails and is
+   * retried later. (Detaching concurrently is not allowed with a default partition.)
+   */
+  async dropBufferPartition(name: string): Promise<void> {
+    if (!hourOfPartition(name)) throw new Error(`not a chunk buffer partition: ${name}`);
+    await this.query(`SET LOCAL lock_timeout = '1s'`);
+    await this.query(`DROP TABLE ${name}`);
+  }
+
+  /**
+   * Deletes the rows of the default partition (bytes that arrived when their hour's partition did not exist)
+   * that no waiting chunk needs; how many. The only row deletes of the buffer, and rare.
+   */
+  @GenerateSql()
+  async cleanDefaultPartition(): Promise<number> {
+    const { affected } = await this.modify(
+      `DELETE FROM session_recording_chunk_buffer_default b
+        WHERE NOT EXISTS (SELECT 1 FROM session_recording_snapshots s
+                           WHERE s.id = b.snapshot_id AND s.created_at = b.created_at
+                             AND s.data IS NULL AND s.object_key IS NULL)`,
+    );
+    return affected;
+  }
+
+  /**
+   * Up to `limit` chunks, in numeric id order after `afterId`, that are neither packed nor waiting to be: in
+   * their row, or each in an object of its own. What `migrate-storage --to packed` moves.
+   */
+  @GenerateSql({ params: [30, '0', 100] })
+  chunksToPack(defaultDays: number, afterId: string, limit: number): Promise<ChunkToMove[]> {
+    return this.query<ChunkToMove>(
+      `SELECT s.id::text AS id, s.team_id AS "teamId", s.session_id AS "sessionId", s.object_key AS "objectKey",
+              s.object_offset::text AS "objectOffset", s.object_length AS "objectLength",
+              coalesce(p.session_recording_retention_period_days, $1::int) AS "retentionDays"
+         FROM session_recording_snapshots s
+         LEFT JOIN projects p ON p.id = s.team_id
+        WHERE s.id > $2::bigint AND (s.data IS NOT NULL OR (s.object_key IS NOT NULL AND s.object_offset IS NULL))
+        ORDER BY s.id
+        LIMIT $3`,
+      [defaultDays, afterId, limit],
+    );
+  }
+
+  /** How many chunks are neither packed nor waiting to be (what `migrate-storage --to packed` would move). */
+  @GenerateSql()
+  async countNotPacked(): Promise<number> {
+    const [row] = await this.query<{ n: string }>(
+      `SELECT count(*) AS n FROM session_recording_snapshots
+        WHERE data IS NOT NULL OR (object_key IS NOT NULL AND object_offset IS NULL)`,
+    );
+    return Number(row.n);
+  }
+
+  /**
+   * Points chunks moved by `migrate-storage --to packed` at their ranges of `objectKey`: one whose bytes were
+   * in its row only if the row still holds the bytes of the entry's SHA-256 (then dropped from the row), one
+   * that was its own object only if it still points at `from` (that object). The ids moved.
+   */
+  @GenerateSql({
+    params: ['rec/packed/2026-01-01/x', [{ id: '1', offset: 0, length: 1, sha256: '00', from: null }]],
+  })
+  async movedToPacked(
+    objectKey: string,
+    entries: readonly (PackedEntry & { from: string | null })[],
+  ): Promise<Set<string>> {
+    const { rows } = await this.modify<{ id: string }>(
+      `UPDATE session_recording_snapshots s
+          SET object_key = $1, object_offset = u.off, object_length = u.len, data = NULL
+         FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[], $6::varchar[]) AS u(id, off, len, sha, src)
+        WHERE s.id = u.id AND s.object_offset IS NULL
+          AND (CASE WHEN u.src IS NULL THEN s.data IS NOT NULL AND sha256(s.data) = decode(u.sha, 'hex')
+                    ELSE s.data IS NULL AND s.object_key = u.src END)
+       RETURNING s.id::text AS id`,
+      [
+        objectKey,
+        entries.map((e) => e.id),
+        entries.map((e) => e.offset),
+        entries.map((e) => e.length),
+        entries.map((e) => e.sha256),
+        entries.map((e) => e.from),
+      ],
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /**
+   * Moves the bytes of up to `limit` chunks waiting to be packed from the buffer into their rows (`migrate-storage
+   * --to postgres`); how many.
+   */
+  @GenerateSql({ params: [100] })
+  async unbuffer(limit: number): Promise<number> {
+    const { affected } = await this.modify(
+      `UPDATE session_recording_snapshots s SET data = b.data
+         FROM (SELECT id, created_at FROM session_recording_snapshots
+                WHERE data IS NULL AND object_key IS NULL ORDER BY id LIMIT $1) w,
+              session_recording_chunk_buffer b
+        WHERE s.id = w.id AND b.created_at = w.created_at AND b.snapshot_id = w.id
+          AND s.data IS NULL AND s.object_key IS NULL`,
+      [limit],
+    );
+    return affected;
+  }
+
+  /** The retention periods (days) of the projects, with `defaultDays` for those that set none: one lifecycle rule each. */
+  @GenerateSql({ params: [30] })
+  async retentionPeriods(defaultDays: number): Promise<number[]> {
+    const rows = await this.query<{ days: number }>(
+      `SELECT DISTINCT coalesce(session_recording_retention_period_days, $1::int) AS days FROM projects
+       UNION SELECT $1::int ORDER BY days`,
+      [defaultDays],
+    );
+    return rows.map((r) => r.days);
+  }
+}
+
+const HOUR_MS = 3_600_000;
+const PARTITION_PREFIX = 'session_recording_chunk_buffer_p';
+
+/** The name of the buffer partition of the hour starting at `hour` (UTC): `…_pYYYYMMDDHH`. */
+export function partitionName(hour: Date): string {
+  return PARTITION_PREFIX + hour.toISOString().slice(0, 13).replace(/[-T]/g, '');
+}
+
+/** The hour of a buffer partition's name, or null when the name is not one. */
+export function hourOfPartition(name: string): Date | null {
+  const m = /^session_recording_chunk_buffer_p(\d{4})(\d{2})(\d{2})(\d{2})$/.exec(name);
+  if (!m) return null;
+  const hour = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4])));
+  return Number.isNaN(hour.getTime()) ? null : hour;
 }

@@ -1,0 +1,273 @@
+import { createHash } from 'node:crypto';
+import { Injectable, Logger, Optional } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { isDatabaseUnavailable } from '../../common/errors/database-errors.js';
+import { Clock } from '../../common/time/clock.js';
+import { IntervalTask } from '../../common/time/interval-task.js';
+import { AppConfig } from '../../config/config.js';
+import { TransactionHost } from '../../database/transactions.js';
+import { MetricsService } from '../../metrics/metrics.service.js';
+import { SnapshotObjectStore } from './snapshot-object-store.js';
+import { type PackBacklog, SnapshotStorage } from './snapshot-storage.js';
+import { type PackedEntry, SnapshotStorageRepository } from './snapshot-storage.repository.js';
+
+/** The advisory lock of the packer: one replica packs at a time. */
+export const PACK_LOCK = 7_305_120_002;
+/** Most chunks in one packed object (bounds a pass's rows besides RECORDING_PACK_MAX_BYTES). */
+const PASS_MAX_CHUNKS = 5000;
+/** Most passes in one tick while a full object's worth keeps waiting. */
+const TICK_MAX_PASSES = 10;
+const HOUR_MS = 3_600_000;
+/** Hours of buffer partitions created ahead of the current one. */
+const PARTITIONS_AHEAD = 2;
+/**
+ * How long after its hour ends a buffer partition is kept at least: a capture transaction that took its time
+ * (`created_at` is the request's) may still insert into it.
+ */
+const PARTITION_GRACE_MS = 15 * 60_000;
+/** Least time between two maintenances of the buffer partitions by one process. */
+const MAINTAIN_EVERY_MS = 60_000;
+
+const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
+
+/** What one packer pass did. */
+export interface PackReport {
+  /** The packed object written, or null when nothing was left to pack once the pass ran. */
+  objectKey: string | null;
+  /** Chunks now read from the object. */
+  chunks: number;
+  /** Bytes of the object. */
+  bytes: number;
+  /** Chunks taken but no longer in the database when the index was written (deleted meanwhile). */
+  skipped: number;
+}
+
+/**
+ * The packer (RECORDING_STORAGE=s3, RECORDING_S3_LAYOUT=packed): capture commits chunks to the database; each
+ * pass takes the oldest of them, up to RECORDING_PACK_MAX_BYTES, orders them by recording and time (so a
+ * recording's chunks are adjacent), writes them as one object under `<prefix>packed/<day>/`, reads the object
+ * back and compares its SHA-256, and only then, in one statement, points each chunk at its
+ * `(object_key, object_offset, object_length)` and drops its bytes from the row (each row only if it still
+ * holds the bytes that were written). A pass starts once RECORDING_PACK_MAX_BYTES wait or the oldest waiting
+ * chunk is RECORDING_PACK_MAX_AGE_SECONDS old.
+ *
+ * Every replica ticks (RECORDING_PACK_INTERVAL_SECONDS): each measures the backlog (for the gauges and for
+ * capture's RECORDING_UNPACKED_MAX_BYTES check); one at a time packs, under an advisory lock. A process killed
+ * mid-pass leaves its chunks in the database (packed again by the next pass) and at most one object no chunk
+ * points at, which the orphan sweep deletes after RECORDING_ORPHAN_GRACE_MINUTES: nothing lost, nothing read
+ * twice.
+ */
+@Injectable()
+export class SnapshotPacker extends IntervalTask {
+  static readonly INTERVAL_NAME = 'recording-packer';
+  private readonly logger = new Logger(SnapshotPacker.name);
+  private inFlight: Promise<PackReport[] | null> | null = null;
+  private failing = false;
+  private maintainedAt = 0;
+
+  constructor(
+    private readonly chunks: SnapshotStorageRepository,
+    private readonly objects: SnapshotObjectStore,
+    private readonly storage: SnapshotStorage,
+    private readonly transactions: TransactionHost,
+    private readonly clock: Clock,
+    private readonly config: AppConfig,
+    @Optional() private readonly metrics?: MetricsService,
+    /** Absent in the CLI, which packs by hand. */
+    @Optional() registry?: SchedulerRegistry,
+  ) {
+    super(SnapshotPacker.INTERVAL_NAME, registry);
+  }
+
+  protected intervalSeconds(): number {
+    return this.storage.packed && this.objects.configured
+      ? this.config.get('RECORDING_PACK_INTERVAL_SECONDS')
+      : 0;
+  }
+
+  /** Creates the buffer partitions of this hour and the next ones before capture needs them. */
+  override async onApplicationBootstrap(): Promise<void> {
+    super.onApplicationBootstrap();
+    if (!this.storage.packed) return;
+    try {
+      await this.ensurePartitions();
+    } catch (err) {
+      this.logger.warn({ err }, 'chunk buffer partitions not created; the packer retries');
+    }
+  }
+
+  override async onModuleDestroy(): Promise<void> {
+    await super.onModuleDestroy();
+    await this.inFlight?.catch(() => undefined);
+  }
+
+  protected async run(): Promise<void> {
+    try {
+      await this.packDue();
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) {
+        this.logger.warn({ reason: (err as Error).message }, 'database unavailable: packer tick skipped');
+        return;
+      }
+      const backlog = this.storage.lastBacklog;
+      this.logger.error(
+        {
+          err,
+          unpackedChunks: backlog.chunks,
+          unpackedBytes: backlog.bytes,
+          oldestUnpackedSeconds: Math.round(backlog.oldestSeconds),
+        },
+        'recording packer failed; the chunks wait in the database and the next tick retries',
+      );
+    }
+  }
+
+  /** Measures the unpacked backlog: for capture's limit, the gauges, and whether a pass is due. */
+  async measure(): Promise<PackBacklog> {
+    const backlog = await this.chunks.backlog(this.clock.now());
+    this.storage.noteBacklog(backlog);
+    this.metrics?.recordPackBacklog(backlog);
+    return backlog;
+  }
+
+  private due(backlog: PackBacklog): boolean {
+    if (!backlog.chunks) return false;
+    return (
+      backlog.bytes >= this.config.get('RECORDING_PACK_MAX_BYTES') ||
+      backlog.oldestSeconds >= this.config.get('RECORDING_PACK_MAX_AGE_SECONDS')
+    );
+  }
+
+  /**
+   * One tick: measures, and when a pass is due and no other replica packs, runs passes while one is due (at
+   * most TICK_MAX_PASSES). Null when another replica holds the lock or nothing was due.
+   */
+  packDue(options: { force?: boolean } = {}): Promise<PackReport[] | null> {
+    this.inFlight ??= (async () => {
+      const due = this.due(await this.measure());
+      const maintain = this.clock.now().getTime() - this.maintainedAt >= MAINTAIN_EVERY_MS;
+      if (!options.force && !due && !maintain) return null;
+      return this.transactions.tryAdvisoryLock(PACK_LOCK, async () => {
+        if (maintain || options.force) await this.maintainPartitions();
+        const reports: PackReport[] = [];
+        if (!due && !options.force) return reports;
+        for (let i = 0; i < TICK_MAX_PASSES && !this.stopped; i++) {
+          const report = await this.pass();
+          if (!report.objectKey) break;
+          reports.push(report);
+          if (!this.due(await this.measure())) break;
+        }
+        if (this.failing) this.logger.log({ passes: reports.length }, 'recording packer recovered');
+        this.failing = false;
+        return reports;
+      });
+    })()
+      .catch(async (err: unknown) => {
+        this.failing = true;
+        await this.measure().catch(() => undefined);
+        throw err;
+      })
+      .finally(() => {
+        this.inFlight = null;
+      });
+    return this.inFlight;
+  }
+
+  /** Creates the buffer partitions of the current hour and the next PARTITIONS_AHEAD; how many it could. */
+  async ensurePartitions(): Promise<number> {
+    const hour = Math.floor(this.clock.now().getTime() / HOUR_MS) * HOUR_MS;
+    let created = 0;
+    for (let i = 0; i <= PARTITIONS_AHEAD; i++) {
+      try {
+        await this.chunks.createBufferPartition(new Date(hour + i * HOUR_MS));
+        created++;
+      } catch (err) {
+        // e.g. the default partition already holds rows of that hour: they stay there and are cleaned by rows.
+        this.logger.warn({ err, hour: new Date(hour + i * HOUR_MS) }, 'chunk buffer partition not created');
+      }
+    }
+    return created;
+  }
+
+  /**
+   * Keeps the chunk buffer: creates the coming hours' partitions, drops each past one (past its grace) whose
+   * chunks are all packed or deleted, and deletes the default partition's rows no waiting chunk needs.
+   */
+  async maintainPartitions(): Promise<{ dropped: string[] }> {
+    const now = this.clock.now().getTime();
+    this.maintainedAt = now;
+    await this.ensurePartitions();
+    const dropped: string[] = [];
+    for (const p of await this.chunks.bufferPartitions()) {
+      if (p.hour.getTime() + HOUR_MS + PARTITION_GRACE_MS > now) continue;
+      if (await this.chunks.partitionHasWaiting(p.name)) continue;
+      try {
+        await this.transactions.withTransaction(() => this.chunks.dropBufferPartition(p.name));
+        dropped.push(p.name);
+      } catch (err) {
+        this.logger.warn(
+          { err, partition: p.name },
+          'chunk buffer partition not dropped; the next maintenance retries',
+        );
+      }
+    }
+    await this.chunks.cleanDefaultPartition();
+    if (dropped.length) this.logger.log({ partitions: dropped }, 'packed chunk buffer partitions dropped');
+    return { dropped };
+  }
+
+  /** One pass: one packed object of the oldest unpacked chunks. Run under PACK_LOCK only. */
+  private async pass(): Promise<PackReport> {
+    const oldest = await this.chunks.unpackedChunks(
+      this.config.get('RECORDING_PACK_MAX_BYTES'),
+      PASS_MAX_CHUNKS,
+      this.config.get('RECORDING_RETENTION_DAYS'),
+    );
+    if (!oldest.length) return { objectKey: null, chunks: 0, bytes: 0, skipped: 0 };
+    // One object holds one retention period (its prefix): that of the oldest waiting chunk; the others wait for
+    // the next pass.
+    const retentionDays = oldest[0].retentionDays;
+    const taken = oldest.filter((c) => c.retentionDays === retentionDays);
+    taken.sort(
+      (a, b) =>
+        a.teamId - b.teamId ||
+        (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0) ||
+        a.firstTimestamp.getTime() - b.firstTimestamp.getTime() ||
+        (BigInt(a.id) < BigInt(b.id) ? -1 : 1),
+    );
+    const entries: PackedEntry[] = [];
+    let offset = 0;
+    for (const c of taken) {
+      entries.push({ id: c.id, offset, length: c.data.length, sha256: sha256(c.data) });
+      offset += c.data.length;
+    }
+    const body = Buffer.concat(
+      taken.map((c) => c.data),
+      offset,
+    );
+    const digest = sha256(body);
+    const key = this.objects.packedKey(this.clock.now(), retentionDays);
+    try {
+      await this.objects.put(key, body);
+      const written = await this.objects.get(key);
+      if (!written || sha256(written) !== digest) {
+        throw new Error(`the packed object ${key} read back differs from what was written`);
+      }
+    } catch (err) {
+      this.metrics?.recordPackPass('failed');
+      throw err;
+    }
+    const packed = await this.chunks.markPacked(key, entries);
+    if (!packed) {
+      // Every chunk was deleted meanwhile: the object is nobody's.
+      await this.objects.deleteMany([key]).catch(() => undefined);
+    }
+    this.metrics?.recordPackPass('packed', packed ? body.length : 0);
+    return {
+      objectKey: packed ? key : null,
+      chunks: packed,
+      bytes: body.length,
+      skipped: taken.length - packed,
+    };
+  }
+}

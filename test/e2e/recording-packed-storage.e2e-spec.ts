@@ -1,0 +1,515 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer, request, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { runCli } from '../../src/cli.js';
+import { MetricsService } from '../../src/metrics/metrics.service.js';
+import { SessionRecordingsRepository } from '../../src/session-recordings/session-recordings.repository.js';
+import { SnapshotPacker } from '../../src/session-recordings/storage/snapshot-packer.js';
+import { SnapshotStorageMaintenance } from '../../src/session-recordings/storage/snapshot-storage-maintenance.js';
+import { partitionName } from '../../src/session-recordings/storage/snapshot-storage.repository.js';
+import { startS3Server } from '../support/batch-export-runs.js';
+import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import type { TestUser } from '../support/factories.js';
+import { newSessionId, readAllSnapshots, rr, type Rrweb, snapshotEvent } from '../support/recordings.js';
+
+const BUCKET = 'packed';
+const PREFIX = 'rec/';
+const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
+const AWS_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
+
+function sessionEvents(n: number, start = T0): Rrweb[] {
+  return [
+    rr.meta(start, 'https://shop.example/'),
+    rr.full(start + 1),
+    ...Array.from({ length: n }, (_, i) => rr.move(start + 1000 * (i + 1))),
+  ];
+}
+
+/**
+ * A plain HTTP proxy in front of s3rver: counts the requests it forwards, can play a store that is down
+ * (connections cut) and can hold the read-back GET of a packed object (the packer between its PUT and its
+ * index update).
+ */
+class StoreProxy {
+  readonly requests: { method: string; path: string; range: string | null }[] = [];
+  down = false;
+  holdPackedGet: (() => void) | null = null;
+  private server!: Server;
+  endpoint = '';
+
+  constructor(private readonly target: string) {}
+
+  async start(): Promise<void> {
+    const target = new URL(this.target);
+    this.server = createServer((req, res) => {
+      const path = decodeURIComponent((req.url ?? '').split('?')[0]);
+      this.requests.push({ method: req.method ?? '', path, range: (req.headers.range as string) ?? null });
+      if (this.down) {
+        req.socket.destroy();
+        return;
+      }
+      if (this.holdPackedGet && req.method === 'GET' && path.includes('/packed/') && !req.headers.range) {
+        const signal = this.holdPackedGet;
+        this.holdPackedGet = null;
+        signal();
+        return; // never answered: the packer waits here until it is killed
+      }
+      const upstream = request(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.endpoint = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
+  let s3: { endpoint: string; close(): Promise<void> };
+  let proxy: StoreProxy;
+  let client: S3Client;
+  let t: TestApp;
+  let owner: TestUser;
+  let projectId: number;
+  let token: string;
+  const saved: Record<string, string | undefined> = {};
+
+  const env = () => ({
+    RECORDING_STORAGE: 's3',
+    RECORDING_S3_BUCKET: BUCKET,
+    RECORDING_S3_PREFIX: PREFIX,
+    RECORDING_S3_ENDPOINT: proxy.endpoint,
+    RECORDING_S3_TIMEOUT_MS: '2000',
+    RECORDING_CHUNK_MAX_EVENTS: '4',
+    RECORDING_PACK_INTERVAL_SECONDS: '0',
+    RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS: '0',
+    RECORDING_PACK_MAX_AGE_SECONDS: '0',
+  });
+  const path = (rest = '') => `/api/projects/${projectId}/session_recordings${rest}`;
+  const capture = (app: TestApp, sessionId: string, events: Rrweb[]) =>
+    app.http
+      .post('/s/')
+      .send(
+        Array.from({ length: Math.ceil(events.length / 3) }, (_, i) =>
+          snapshotEvent({ token, sessionId, events: events.slice(i * 3, i * 3 + 3) }),
+        ),
+      );
+  const objects = async (): Promise<{ key: string; size: number }[]> => {
+    const page = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: PREFIX }));
+    return (page.Contents ?? []).map((o) => ({ key: o.Key as string, size: o.Size ?? 0 }));
+  };
+  const rows = async (sessionId: string) =>
+    (await t.dataSource.query(
+      `SELECT id::text, object_key IS NULL AS in_db, object_key, object_offset::int AS "offset",
+              object_length AS "length"
+         FROM session_recording_snapshots WHERE session_id = $1 ORDER BY first_timestamp, id`,
+      [sessionId],
+    )) as { id: string; in_db: boolean; object_key: string | null; offset: number; length: number }[];
+  const snapshotsOf = async (sessionId: string) =>
+    (await readAllSnapshots(t.http, path(`/${sessionId}/snapshots`), owner.auth)).events.map((e) => e.event);
+  const packer = () => t.app.get(SnapshotPacker);
+
+  beforeAll(async () => {
+    for (const [k, v] of Object.entries(AWS_ENV)) {
+      saved[k] = process.env[k];
+      process.env[k] = v;
+    }
+    s3 = await startS3Server([BUCKET]);
+    proxy = new StoreProxy(s3.endpoint);
+    await proxy.start();
+    client = new S3Client({
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    });
+    t = await createTestApp(env());
+    owner = await t.factories.user();
+    const org = await t.factories.organization(owner, 'Packed');
+    projectId = org.teams[0].id;
+    token = org.teams[0].api_token;
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    client?.destroy();
+    await proxy?.close();
+    await s3?.close();
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  });
+
+  it('capture commits to the database without touching the store; one pass packs two recordings into one object read back by ranges', async () => {
+    const a = newSessionId('pa');
+    const b = newSessionId('pb');
+    const eventsA = sessionEvents(10);
+    const eventsB = sessionEvents(6, T0 + 500);
+    proxy.requests.length = 0;
+    await capture(t, a, eventsA).expect(200);
+    await capture(t, b, eventsB).expect(200);
+    expect(proxy.requests).toEqual([]);
+    expect((await rows(a)).every((r) => r.in_db && r.object_key === null)).toBe(true);
+    // Playable while still in the database.
+    expect(await snapshotsOf(a)).toEqual(eventsA);
+
+    const reports = await packer().packDue();
+    expect(reports).toHaveLength(1);
+    expect(proxy.requests.filter((r) => r.method === 'PUT')).toHaveLength(1);
+    const [object] = await objects();
+    expect(object.key).toMatch(/^rec\/packed\/r30\/\d{4}-\d{2}-\d{2}\/[0-9a-f-]{36}$/);
+    expect(reports![0]).toMatchObject({ objectKey: object.key, chunks: 5, bytes: object.size, skipped: 0 });
+
+    const ra = await rows(a);
+    const rb = await rows(b);
+    expect(ra).toHaveLength(3);
+    expect(rb).toHaveLength(2);
+    for (const r of [...ra, ...rb]) expect(r).toMatchObject({ in_db: false, object_key: object.key });
+    // A recording's chunks are adjacent in the object, and the object is exactly its chunks.
+    for (const rs of [ra, rb]) {
+      for (let i = 1; i < rs.length; i++) expect(rs[i].offset).toBe(rs[i - 1].offset + rs[i - 1].length);
+    }
+    expect([...ra, ...rb].reduce((n, r) => n + r.length, 0)).toBe(object.size);
+
+    proxy.requests.length = 0;
+    expect(await snapshotsOf(a)).toEqual(eventsA);
+    expect(await snapshotsOf(b)).toEqual(eventsB);
+    // All of a recording's chunks in one ranged GET per read of the range (one blob each for a single read).
+    const gets = proxy.requests.filter((r) => r.method === 'GET');
+    expect(gets.every((g) => g.range !== null && g.path.endsWith(object.key))).toBe(true);
+    const whole = await t.http
+      .get(path(`/${a}/snapshots`))
+      .query({
+        source: 'blob_v2',
+        start_blob_key: ra[0].id.padStart(19, '0'),
+        end_blob_key: ra[2].id.padStart(19, '0'),
+      })
+      .set(owner.auth)
+      .expect(200);
+    expect(whole.text.trim().split('\n')).toHaveLength(eventsA.length);
+    const last = proxy.requests[proxy.requests.length - 1];
+    expect(last.range).toBe(`bytes=${ra[0].offset}-${ra[2].offset + ra[2].length - 1}`);
+
+    // Nothing left: a second pass writes nothing.
+    expect(await packer().packDue()).toBeNull();
+    expect(await objects()).toHaveLength(1);
+  });
+
+  it('the store down: capture still answers 200, the packer fails and reports its backlog, the limit answers 503, and all is packed once the store is back', async () => {
+    const limited = await createTestApp({
+      ...env(),
+      RECORDING_UNPACKED_MAX_BYTES: '1b',
+      RECORDING_S3_PREFIX: 'down/',
+    });
+    const sessionId = newSessionId('down');
+    const events = sessionEvents(6);
+    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      proxy.down = true;
+      const org = await limited.factories.organization(await limited.factories.user(), 'Down');
+      const downToken = org.teams[0].api_token;
+      const send = () =>
+        limited.http
+          .post('/s/')
+          .send([snapshotEvent({ token: downToken, sessionId, events: events.slice(0, 4) })]);
+      await send().expect(200);
+      const p = limited.app.get(SnapshotPacker);
+      await expect(p.packDue()).rejects.toThrow(/object store failed/);
+      const [waiting] = (await limited.dataSource.query(
+        `SELECT count(*)::int AS n, sum(octet_length(data))::int AS bytes FROM session_recording_chunk_buffer`,
+      )) as { n: number; bytes: number }[];
+      expect(waiting.n).toBeGreaterThan(0);
+      const metrics = await limited.app.get(MetricsService).registry.metrics();
+      expect(metrics).toContain(`recording_unpacked_bytes ${waiting.bytes}`);
+      expect(metrics).toContain(`recording_unpacked_chunks ${waiting.n}`);
+      expect(metrics).toMatch(/recording_pack_passes_total\{outcome="failed"\} 1/);
+
+      const refused = await limited.http
+        .post('/s/')
+        .send([snapshotEvent({ token: downToken, sessionId, events: events.slice(4) })])
+        .expect(503);
+      expect(refused.headers['retry-after']).toBe('30');
+      expect(refused.body).toEqual({
+        type: 'server_error',
+        code: 'unavailable',
+        detail: 'Recording storage is behind. Try again shortly.',
+        attr: null,
+      });
+
+      proxy.down = false;
+      const reports = await p.packDue();
+      expect(reports?.[0].chunks).toBe(waiting.n);
+      expect(await limited.app.get(MetricsService).registry.metrics()).toContain(
+        'recording_unpacked_bytes 0',
+      );
+      await limited.http
+        .post('/s/')
+        .send([snapshotEvent({ token: downToken, sessionId, events: events.slice(4) })])
+        .expect(200);
+    } finally {
+      proxy.down = false;
+      errors.mockRestore();
+      await limited.close();
+    }
+  });
+
+  it('kill -9 of the packer between its PUT and its index: nothing lost, nothing doubled, the orphan swept', async () => {
+    const sessionId = newSessionId('kill');
+    const events = sessionEvents(10, T0 + 5000);
+    await capture(t, sessionId, events).expect(200);
+    const before = new Set((await objects()).map((o) => o.key));
+
+    let child: ChildProcess | null = null;
+    const held = new Promise<void>((resolve) => {
+      proxy.holdPackedGet = resolve;
+    });
+    child = spawn(process.execPath, ['dist/cli.js', 'recordings', 'pack'], {
+      env: { ...process.env, ...env(), DATABASE_URL: t.databaseUrl, LOG_LEVEL: 'error' },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child!.on('exit', (_c, sig) => resolve(sig)),
+    );
+    await held; // the object is written and acknowledged; the packer is reading it back
+    child.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+
+    const orphans = (await objects()).filter((o) => !before.has(o.key));
+    expect(orphans).toHaveLength(1);
+    expect((await rows(sessionId)).every((r) => r.in_db && r.object_key === null)).toBe(true);
+    expect(await snapshotsOf(sessionId)).toEqual(events);
+
+    const reports = await packer().packDue();
+    expect(reports?.[0].chunks).toBe(3);
+    const packedKey = (await rows(sessionId))[0].object_key as string;
+    expect(packedKey).not.toBe(orphans[0].key);
+    expect(await snapshotsOf(sessionId)).toEqual(events);
+
+    // Past the grace period the sweep deletes the killed pass's object and keeps every packed one in use.
+    // An old object outside the packed prefixes (the per-chunk layout's): not listed by the packed sweep.
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${PREFIX}1/old-session/x`, Body: 'x' }));
+    const all = (await objects()).length;
+    t.clock.set(new Date(Date.now() + 2 * 3600_000));
+    const sweeper = t.app.get(SnapshotStorageMaintenance);
+    const swept = await sweeper.sweepOrphans();
+    expect(swept).toEqual({ scanned: all - 1, deleted: 1 });
+    expect((await objects()).some((o) => o.key === `${PREFIX}1/old-session/x`)).toBe(true);
+    expect(await sweeper.sweepOrphans({ all: true })).toEqual({ scanned: all - 1, deleted: 1 });
+    expect((await objects()).some((o) => o.key === `${PREFIX}1/old-session/x`)).toBe(false);
+    const left = new Set((await objects()).map((o) => o.key));
+    expect(left.has(orphans[0].key)).toBe(false);
+    expect(left.has(packedKey)).toBe(true);
+    for (const key of before) expect(left.has(key)).toBe(true);
+    expect(await snapshotsOf(sessionId)).toEqual(events);
+  }, 60_000);
+
+  it('the purge deletes a packed object only once none of its chunks is live', async () => {
+    const keep = newSessionId('keep');
+    const gone = newSessionId('gone');
+    await capture(t, keep, sessionEvents(3)).expect(200);
+    await capture(t, gone, sessionEvents(3)).expect(200);
+    await packer().packDue();
+    const key = (await rows(keep))[0].object_key as string;
+    expect((await rows(gone))[0].object_key).toBe(key);
+
+    const repo = t.app.get(SessionRecordingsRepository);
+    // The first recording's chunks leave; the object still holds the other's, so it is not to be deleted.
+    expect(await repo.deleteSnapshotsOf([{ teamId: projectId, sessionId: gone }])).toEqual({
+      chunks: 2,
+      objectKeys: [],
+    });
+    expect(await snapshotsOf(keep)).toEqual(sessionEvents(3));
+    expect(await repo.deleteSnapshotsOf([{ teamId: projectId, sessionId: keep }])).toEqual({
+      chunks: 2,
+      objectKeys: [key],
+    });
+  });
+
+  it('the buffered bytes live in hourly partitions, each dropped whole once its chunks are packed', async () => {
+    const hourOf = (ms: number) => new Date(Math.floor(ms / 3_600_000) * 3_600_000);
+    const base = Date.now() + 5 * 3_600_000;
+    t.clock.set(new Date(base));
+    await packer().maintainPartitions();
+    const sessionId = newSessionId('part');
+    const events = sessionEvents(6, T0 + 9000);
+    await capture(t, sessionId, events).expect(200);
+    const partition = partitionName(hourOf(base));
+    const where = (await t.dataSource.query(
+      `SELECT DISTINCT b.tableoid::regclass::text AS p FROM session_recording_chunk_buffer b
+         JOIN session_recording_snapshots s ON s.id = b.snapshot_id WHERE s.session_id = $1`,
+      [sessionId],
+    )) as { p: string }[];
+    expect(where).toEqual([{ p: partition }]);
+    const exists = async () =>
+      (
+        (await t.dataSource.query(`SELECT to_regclass($1) IS NOT NULL AS e`, [partition])) as { e: boolean }[]
+      )[0].e;
+
+    // Its hour is over, but a chunk in it still waits: kept.
+    t.clock.set(new Date(base + 2 * 3_600_000));
+    expect((await packer().maintainPartitions()).dropped).not.toContain(partition);
+    expect(await exists()).toBe(true);
+
+    await packer().packDue();
+    expect((await packer().maintainPartitions()).dropped).toContain(partition);
+    expect(await exists()).toBe(false);
+    expect((await rows(sessionId)).every((r) => !r.in_db)).toBe(true);
+    expect(await snapshotsOf(sessionId)).toEqual(events);
+  });
+
+  it('migrate-storage moves rows and per-chunk objects into packed objects, and everything back into the database', async () => {
+    const inRows = newSessionId('mrow');
+    const perChunk = newSessionId('mobj');
+    const waiting = newSessionId('mwait');
+    const events = sessionEvents(6, T0 + 20_000);
+    const pg = await createTestApp(
+      { ...env(), RECORDING_STORAGE: 'postgres' },
+      { databaseUrl: t.databaseUrl },
+    );
+    const single = await createTestApp(
+      { ...env(), RECORDING_S3_LAYOUT: 'per-chunk' },
+      { databaseUrl: t.databaseUrl },
+    );
+    try {
+      await capture(pg, inRows, events).expect(200);
+      await capture(single, perChunk, events).expect(200);
+    } finally {
+      await pg.close();
+      await single.close();
+    }
+    await capture(t, waiting, events).expect(200);
+    const ownObjects = (await rows(perChunk)).map((r) => r.object_key as string);
+    expect(ownObjects.every((k) => k && !k.includes('/packed/'))).toBe(true);
+    const sweeper = t.app.get(SnapshotStorageMaintenance);
+
+    const toPacked = await sweeper.migrate('packed');
+    expect(toPacked).toMatchObject({ to: 'packed', moved: 4, skipped: 0, stopped: false, notPacked: 0 });
+    for (const id of [inRows, perChunk]) {
+      const rs = await rows(id);
+      expect(rs.every((r) => !r.in_db && r.object_key?.includes('/packed/') && r.length > 0)).toBe(true);
+      expect(await snapshotsOf(id)).toEqual(events);
+    }
+    const keys = new Set((await objects()).map((o) => o.key));
+    for (const k of ownObjects) expect(keys.has(k)).toBe(false);
+    // The waiting chunks are the packer's.
+    expect((await rows(waiting)).every((r) => r.in_db)).toBe(true);
+
+    const back = await sweeper.migrate('postgres');
+    expect(back.stopped).toBe(false);
+    expect(back.counts.inObjectStore).toBe(0);
+    const inDb = (await t.dataSource.query(
+      `SELECT count(*)::int AS n FROM session_recording_snapshots WHERE data IS NULL`,
+    )) as { n: number }[];
+    expect(inDb[0].n).toBe(0);
+    for (const id of [inRows, perChunk, waiting]) expect(await snapshotsOf(id)).toEqual(events);
+  }, 60_000);
+
+  it('objects are laid out by retention period, and lifecycle-rules prints (or applies) one rule per period', async () => {
+    const shortOrg = await t.factories.organization(owner, 'Short retention');
+    const shortProject = shortOrg.teams[0];
+    await t.http
+      .patch(`/api/projects/${shortProject.id}`)
+      .set(owner.auth)
+      .send({ session_recording_retention_period_days: 7 })
+      .expect(200);
+    const long = newSessionId('r30');
+    const short = newSessionId('r7');
+    const events = sessionEvents(3, T0 + 30_000);
+    await capture(t, long, events).expect(200);
+    await t.http
+      .post('/s/')
+      .send([snapshotEvent({ token: shortProject.api_token, sessionId: short, events })])
+      .expect(200);
+    const reports = await packer().packDue();
+    expect(reports?.map((r) => r.objectKey?.split('/')[2]).sort()).toEqual(['r30', 'r7']);
+    expect((await rows(short))[0].object_key).toMatch(/^rec\/packed\/r7\//);
+    expect((await rows(long))[0].object_key).toMatch(/^rec\/packed\/r30\//);
+
+    const out: string[] = [];
+    const cliEnv = { DATABASE_URL: t.databaseUrl, LOG_LEVEL: 'silent', ...env() };
+    expect(
+      await runCli(
+        ['recordings', 'lifecycle-rules'],
+        cliEnv,
+        (l) => out.push(l),
+        () => undefined,
+      ),
+    ).toBe(0);
+    expect(JSON.parse(out.join('\n'))).toEqual({
+      Rules: [
+        {
+          ID: 'recordings-packed-r7',
+          Status: 'Enabled',
+          Filter: { Prefix: 'rec/packed/r7/' },
+          Expiration: { Days: 8 },
+        },
+        {
+          ID: 'recordings-packed-r30',
+          Status: 'Enabled',
+          Filter: { Prefix: 'rec/packed/r30/' },
+          Expiration: { Days: 31 },
+        },
+      ],
+    });
+
+    // --apply keeps the bucket's other rules and replaces this service's (a plain HTTP server playing the
+    // lifecycle API, which s3rver does not implement).
+    let put = '';
+    const api = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        if (req.method === 'GET' && req.url?.includes('lifecycle')) {
+          res.writeHead(200, { 'content-type': 'application/xml' });
+          res.end(
+            '<?xml version="1.0" encoding="UTF-8"?><LifecycleConfiguration><Rule><ID>logs</ID><Filter><Prefix>logs/</Prefix></Filter><Status>Enabled</Status><Expiration><Days>3</Days></Expiration></Rule>' +
+              '<Rule><ID>recordings-packed-r90</ID><Filter><Prefix>rec/packed/r90/</Prefix></Filter><Status>Enabled</Status><Expiration><Days>91</Days></Expiration></Rule></LifecycleConfiguration>',
+          );
+          return;
+        }
+        if (req.method === 'PUT' && req.url?.includes('lifecycle')) {
+          put = body;
+          res.writeHead(200);
+          res.end();
+          return;
+        }
+        res.writeHead(400);
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    try {
+      const endpoint = `http://127.0.0.1:${(api.address() as { port: number }).port}`;
+      const applied: string[] = [];
+      expect(
+        await runCli(
+          ['recordings', 'lifecycle-rules', '--apply'],
+          { ...cliEnv, RECORDING_S3_ENDPOINT: endpoint },
+          (l) => applied.push(l),
+          () => undefined,
+        ),
+      ).toBe(0);
+      expect(applied[applied.length - 1]).toBe(
+        'applied 2 rules to the bucket (kept 1 rules not managed here)',
+      );
+      const ids = [...put.matchAll(/<ID>([^<]+)<\/ID>/g)].map((m) => m[1]);
+      expect(ids).toEqual(['logs', 'recordings-packed-r7', 'recordings-packed-r30']);
+      expect(put).toContain('<Prefix>rec/packed/r7/</Prefix>');
+      expect(put).toContain('<Days>8</Days>');
+    } finally {
+      await new Promise<void>((resolve) => api.close(() => resolve()));
+    }
+  });
+});
