@@ -75,7 +75,8 @@ const INTERNAL_IMPORTS: Record<string, string> = {
   'personal-api-keys/bootstrap-key.ts -> users/users.repository.js': 'creates the first user',
   'personal-api-keys/personal-api-keys.service.ts -> users/users.repository.js':
     'creates a key owner that does not exist yet',
-  'plugins/plugins.service.ts -> users/users.repository.js': 'reads the acting user of plugin activity',
+  'plugins/records/plugins.service.ts -> users/users.repository.js':
+    'reads the acting user of plugin activity',
   'sdk/sdk.service.ts -> capture/bounded-json.js':
     'the bounded JSON parser of public bodies (to move to common/)',
   'sdk/sdk.service.ts -> capture/capture-body.js':

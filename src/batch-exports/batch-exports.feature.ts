@@ -1,4 +1,5 @@
 import { defineFeature } from '../common/feature/feature.js';
+import { BATCH_EXPORTS_SETTINGS } from './batch-exports.settings.js';
 
 declare module '../common/auth/scopes.js' {
   interface ScopeObjects {
@@ -30,28 +31,7 @@ export const BATCH_EXPORTS_FEATURE = defineFeature({
     ],
   }),
   scopes: ['batch_export'],
-  settings: [
-    'SCHEDULER_ENABLED',
-    'SCHEDULER_TICK_SECONDS',
-    'SCHEDULER_MAX_CATCHUP',
-    'BACKFILL_MAX_RUNS',
-    'BATCH_EXPORT_WORKERS',
-    'BATCH_EXPORT_WORKER_CONCURRENCY',
-    'BATCH_EXPORT_POLL_INTERVAL_MS',
-    'BATCH_EXPORT_MAX_ATTEMPTS',
-    'BATCH_EXPORT_RETRY_DELAY_SECONDS',
-    'BATCH_EXPORT_HEARTBEAT_SECONDS',
-    'BATCH_EXPORT_SUPERVISE_SECONDS',
-    'BATCH_EXPORT_DRAIN_TIMEOUT_MS',
-    'BATCH_EXPORT_PAGE_SIZE',
-    'BATCH_EXPORT_HTTP_MAX_RETRIES',
-    'BATCH_EXPORT_HTTP_RETRY_DELAY_MS',
-    'BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS',
-    'BATCH_EXPORT_HTTP_TIMEOUT_MS',
-    'BATCH_EXPORT_STATEMENT_TIMEOUT_MS',
-    'BATCH_EXPORT_ATTEMPT_TIMEOUT_MS',
-    'BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_ORGANIZATION',
-  ],
+  settings: BATCH_EXPORTS_SETTINGS,
   tasks: [
     {
       name: 'batch export scheduler',

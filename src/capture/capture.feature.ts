@@ -1,5 +1,6 @@
 import { defineFeature } from '../common/feature/feature.js';
 import { DEMO_COMMAND } from './capture.cli.js';
+import { CAPTURE_SETTINGS } from './capture.settings.js';
 
 /** The capture feature: what it contributes to the application, the database, the CLI and the tests. */
 export const CAPTURE_FEATURE = defineFeature({
@@ -7,13 +8,6 @@ export const CAPTURE_FEATURE = defineFeature({
   load: async () => ({
     modules: [(await import('./capture.module.js')).CaptureModule],
   }),
-  settings: [
-    'RECORDING_BODY_LIMIT',
-    'CAPTURE_MAX_EVENTS',
-    'CAPTURE_MAX_SNAPSHOT_EVENTS',
-    'CAPTURE_MAX_SESSIONS',
-    'CAPTURE_MEMORY_BUDGET',
-    'PUBLIC_JSON_MAX_KEYS',
-  ],
+  settings: CAPTURE_SETTINGS,
   cli: [DEMO_COMMAND],
 });

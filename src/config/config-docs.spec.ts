@@ -14,7 +14,7 @@ describe('docs/configuration.md', () => {
     const page = renderConfigurationDoc(FEATURES);
     expect(page).toMatch(/^\| `domains` +\| `DNS_SERVERS`, `DNS_TIMEOUT_MS` +\| +\|$/m);
     expect(page).toContain('recording purge (every `RECORDING_PURGE_INTERVAL_SECONDS`)');
-    expect(() => renderConfigurationDoc([{ name: 'x', settings: ['NO_SUCH_SETTING'] }])).toThrow(
+    expect(() => renderConfigurationDoc([{ name: 'x', settings: { NO_SUCH_SETTING: {} } }])).toThrow(
       'feature x names an unknown setting NO_SUCH_SETTING',
     );
   });

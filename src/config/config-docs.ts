@@ -36,17 +36,21 @@ function table(header: string[], rows: string[][]): string {
 /** What the page says of a feature: the settings it reads and its timers (from its manifest). */
 export interface DocumentedFeature {
   name: string;
-  settings?: readonly string[];
+  settings?: Readonly<Record<string, unknown>>;
   tasks?: readonly { name: string; interval: string; description: string }[];
 }
 
 /** The section listing, per feature, its settings and its scheduled tasks. */
 function featureSection(features: readonly DocumentedFeature[]): string {
   const rows = features
-    .filter((f) => f.settings?.length || f.tasks?.length)
+    .filter((f) => Object.keys(f.settings ?? {}).length || f.tasks?.length)
     .map((f) => [
       `\`${f.name}\``,
-      cell((f.settings ?? []).map((s) => `\`${s}\``).join(', ')),
+      cell(
+        Object.keys(f.settings ?? {})
+          .map((s) => `\`${s}\``)
+          .join(', '),
+      ),
       cell((f.tasks ?? []).map((t) => `${t.name} (every \`${t.interval}\`): ${t.description}`).join(' ')),
     ]);
   if (!rows.length) return '';
@@ -70,7 +74,7 @@ export function renderConfigurationDoc(
   settings: Record<string, DocumentedSetting> = SETTINGS,
 ): string {
   for (const feature of features) {
-    for (const name of feature.settings ?? []) {
+    for (const name of Object.keys(feature.settings ?? {})) {
       if (!(name in settings)) throw new Error(`feature ${feature.name} names an unknown setting ${name}`);
     }
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { defineFeature } from '../common/feature/feature.js';
+import { DOMAINS_SETTINGS } from './domains.settings.js';
 
 /** A domain name no other test uses. */
 const fixtureDomain = () => `d-${randomUUID().slice(0, 13)}.example.com`;
@@ -12,7 +13,7 @@ export const DOMAINS_FEATURE = defineFeature({
     entities: [(await import('./domain.entity.js')).DomainEntity],
     migrations: [(await import('../database/migrations/1795241288204-Domains.js')).Domains1795241288204],
   }),
-  settings: ['DNS_SERVERS', 'DNS_TIMEOUT_MS'],
+  settings: DOMAINS_SETTINGS,
   testFixture: {
     async create({ request, organizationId }) {
       const domain = await request<{ id: string }>('post', `/api/organizations/${organizationId}/domains`, {

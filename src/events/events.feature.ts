@@ -1,4 +1,5 @@
 import { defineFeature } from '../common/feature/feature.js';
+import { EVENTS_SETTINGS } from './events.settings.js';
 
 declare module '../common/auth/scopes.js' {
   interface ScopeObjects {
@@ -18,12 +19,7 @@ export const EVENTS_FEATURE = defineFeature({
     migrations: [(await import('../database/migrations/1795810600000-Events.js')).Events1795810600000],
   }),
   scopes: ['query'],
-  settings: [
-    'EVENTS_RETENTION_DAYS',
-    'EVENTS_PURGE_INTERVAL_SECONDS',
-    'EVENTS_PARTITIONS_AHEAD_DAYS',
-    'EVENT_PROPERTIES_MAX_BYTES',
-  ],
+  settings: EVENTS_SETTINGS,
   tasks: [
     {
       name: 'event partitions',

@@ -1,4 +1,5 @@
 import { defineFeature } from '../common/feature/feature.js';
+import { HEALTH_SETTINGS } from './health.settings.js';
 
 /** The health feature: what it contributes to the application, the database, the CLI and the tests. */
 export const HEALTH_FEATURE = defineFeature({
@@ -6,5 +7,5 @@ export const HEALTH_FEATURE = defineFeature({
   load: async () => ({
     modules: [(await import('./health.module.js')).HealthModule],
   }),
-  settings: ['SHUTDOWN_TIMEOUT_MS', 'SHUTDOWN_DELAY_MS'],
+  settings: HEALTH_SETTINGS,
 });

@@ -1,4 +1,5 @@
 import { defineFeature } from '../common/feature/feature.js';
+import { INVITES_SETTINGS } from './invites.settings.js';
 
 /** The invites feature: what it contributes to the application, the database, the CLI and the tests. */
 export const INVITES_FEATURE = defineFeature({
@@ -10,5 +11,5 @@ export const INVITES_FEATURE = defineFeature({
       (await import('../database/migrations/1795241523230-MembersInvites.js')).MembersInvites1795241523230,
     ],
   }),
-  settings: ['INVITE_DAYS_VALIDITY', 'SMTP_URL', 'SMTP_FROM', 'SMTP_TIMEOUT_MS', 'PUBLIC_URL'],
+  settings: INVITES_SETTINGS,
 });

@@ -1,4 +1,5 @@
 import { defineFeature } from '../common/feature/feature.js';
+import { ORGANIZATIONS_SETTINGS } from './organizations.settings.js';
 
 declare module '../common/auth/scopes.js' {
   interface ScopeObjects {
@@ -22,5 +23,5 @@ export const ORGANIZATIONS_FEATURE = defineFeature({
     ],
   }),
   scopes: ['organization', 'organization_member'],
-  settings: ['INSTANCE_TAG'],
+  settings: ORGANIZATIONS_SETTINGS,
 });

@@ -9,7 +9,7 @@ import { TransactionHost } from '../database/transactions.js';
 import { MembershipsRepository, type OrganizationReach } from '../memberships/memberships.repository.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
 import { MembershipLevel } from '../common/vocabulary/membership-level.js';
-import { PLUGIN_CONFIG_PLUGIN_FOREIGN_KEY } from '../plugins/plugin-config.entity.js';
+import { PLUGIN_CONFIG_PLUGIN_FOREIGN_KEY } from '../plugins/configs/plugin-config.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import type {
   CreateOrganizationDto,

@@ -1,4 +1,5 @@
 import { defineFeature } from '../common/feature/feature.js';
+import { PERSONS_SETTINGS } from './persons.settings.js';
 
 /** The persons feature: what it contributes to the application, the database, the CLI and the tests. */
 export const PERSONS_FEATURE = defineFeature({
@@ -10,5 +11,5 @@ export const PERSONS_FEATURE = defineFeature({
       (await import('./person-distinct-id.entity.js')).PersonDistinctIdEntity,
     ],
   }),
-  settings: ['PERSON_SET_MAX_KEYS', 'PERSON_SET_MAX_BYTES', 'PERSON_PROPERTIES_MAX_BYTES'],
+  settings: PERSONS_SETTINGS,
 });

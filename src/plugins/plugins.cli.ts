@@ -43,7 +43,7 @@ export const ORGS_COMMANDS: CliCommand[] = [
       const level = await pluginsAccessLevel(required(values, 'level', command), command);
       const [{ PluginsModule }, { PluginsService }] = await Promise.all([
         import('./plugins.module.js'),
-        import('./plugins.service.js'),
+        import('./records/plugins.service.js'),
       ]);
       const change = await withModules([PluginsModule], (app) =>
         app.get(PluginsService).setOrganizationAccessLevel(org, level),

@@ -1,5 +1,6 @@
 import { defineFeature } from '../common/feature/feature.js';
 import { ORGS_COMMANDS, ORGS_GROUP } from './plugins.cli.js';
+import { PLUGINS_SETTINGS } from './plugins.settings.js';
 
 declare module '../common/auth/scopes.js' {
   interface ScopeObjects {
@@ -13,10 +14,10 @@ export const PLUGINS_FEATURE = defineFeature({
   load: async () => ({
     modules: [(await import('./plugins.module.js')).PluginsModule],
     entities: [
-      (await import('./plugin.entity.js')).PluginEntity,
-      (await import('./plugin-source-file.entity.js')).PluginSourceFileEntity,
-      (await import('./plugin-activity.entity.js')).PluginActivityEntity,
-      (await import('./plugin-config.entity.js')).PluginConfigEntity,
+      (await import('./records/plugin.entity.js')).PluginEntity,
+      (await import('./records/plugin-source-file.entity.js')).PluginSourceFileEntity,
+      (await import('./activity/plugin-activity.entity.js')).PluginActivityEntity,
+      (await import('./configs/plugin-config.entity.js')).PluginConfigEntity,
     ],
     migrations: [
       (await import('../database/migrations/1795243845686-PluginRecords.js')).PluginRecords1795243845686,
@@ -26,7 +27,7 @@ export const PLUGINS_FEATURE = defineFeature({
     ],
   }),
   scopes: ['plugin'],
-  settings: ['PLUGIN_REPOSITORY_URL', 'PLUGIN_REPOSITORY_TIMEOUT_MS', 'PLUGIN_REPOSITORY_CACHE_SECONDS'],
+  settings: PLUGINS_SETTINGS,
   cliGroups: [ORGS_GROUP],
   cli: ORGS_COMMANDS,
 });

@@ -3,12 +3,12 @@ import { MembershipsModule } from '../memberships/memberships.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { UsersModule } from '../users/users.module.js';
-import { PluginCatalog } from './plugin-catalog.js';
-import { PluginConfigsController } from './plugin-configs.controller.js';
-import { PluginConfigsService } from './plugin-configs.service.js';
-import { PLUGIN_CATEGORY_CONTROLLERS } from './plugins.controller.js';
+import { PluginCatalog } from './catalog/plugin-catalog.js';
+import { PluginConfigsController } from './configs/plugin-configs.controller.js';
+import { PluginConfigsService } from './configs/plugin-configs.service.js';
+import { PLUGIN_CATEGORY_CONTROLLERS } from './categories/plugins.controller.js';
 import { PluginsRepository } from './plugins.repository.js';
-import { PluginsService } from './plugins.service.js';
+import { PluginsService } from './records/plugins.service.js';
 
 /**
  * Pipeline plugin records in four categories (one controller definition per category path), their source

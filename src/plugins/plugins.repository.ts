@@ -3,11 +3,11 @@ import { Brackets, In, type Repository } from 'typeorm';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
-import { PluginActivityEntity } from './plugin-activity.entity.js';
-import { type PluginCategory } from './plugin-category.js';
-import { PluginConfigEntity } from './plugin-config.entity.js';
-import { PluginSourceFileEntity } from './plugin-source-file.entity.js';
-import { PluginEntity } from './plugin.entity.js';
+import { PluginActivityEntity } from './activity/plugin-activity.entity.js';
+import { type PluginCategory } from './categories/plugin-category.js';
+import { PluginConfigEntity } from './configs/plugin-config.entity.js';
+import { PluginSourceFileEntity } from './records/plugin-source-file.entity.js';
+import { PluginEntity } from './records/plugin.entity.js';
 
 /** A record with the name of the organization that owns it (`organization_name`). */
 export interface PluginRow {

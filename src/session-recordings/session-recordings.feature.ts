@@ -1,5 +1,6 @@
 import { defineFeature } from '../common/feature/feature.js';
 import { RECORDINGS_COMMANDS, RECORDINGS_GROUP } from './session-recordings.cli.js';
+import { SESSION_RECORDINGS_SETTINGS } from './session-recordings.settings.js';
 
 declare module '../common/auth/scopes.js' {
   interface ScopeObjects {
@@ -39,27 +40,7 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
     ],
   }),
   scopes: ['session_recording', 'sharing_configuration'],
-  settings: [
-    'RECORDING_CHUNK_MAX_EVENTS',
-    'RECORDING_CHUNK_MAX_BYTES',
-    'RECORDING_SESSION_MAX_EVENTS',
-    'RECORDING_SESSION_MAX_BYTES',
-    'RECORDING_STORAGE',
-    'RECORDING_S3_BUCKET',
-    'RECORDING_S3_PREFIX',
-    'RECORDING_S3_ENDPOINT',
-    'RECORDING_S3_TIMEOUT_MS',
-    'RECORDING_S3_LAYOUT',
-    'RECORDING_PACK_MAX_BYTES',
-    'RECORDING_PACK_MAX_AGE_SECONDS',
-    'RECORDING_PACK_INTERVAL_SECONDS',
-    'RECORDING_UNPACKED_MAX_BYTES',
-    'RECORDING_ORPHAN_GRACE_MINUTES',
-    'RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS',
-    'RECORDING_RETENTION_DAYS',
-    'RECORDING_PURGE_INTERVAL_SECONDS',
-    'RECORDING_PURGE_BATCH_SIZE',
-  ],
+  settings: SESSION_RECORDINGS_SETTINGS,
   tasks: [
     {
       name: 'recording purge',

@@ -186,7 +186,9 @@ describe('plugin repository catalog from PLUGIN_REPOSITORY_URL', () => {
 
 describe('the catalog shipped with the service', () => {
   it('is copied into dist/ by the build and read from there', async () => {
-    const dist = (await import('../../dist/plugins/plugin-catalog.js' as string)) as { BUNDLED_CATALOG: URL };
+    const dist = (await import('../../dist/plugins/catalog/plugin-catalog.js' as string)) as {
+      BUNDLED_CATALOG: URL;
+    };
     expect(dist.BUNDLED_CATALOG.pathname).toMatch(/\/dist\/plugins\/catalog\/repository\.json$/);
     const source = new URL('../../src/plugins/catalog/repository.json', import.meta.url);
     expect(readFileSync(dist.BUNDLED_CATALOG, 'utf8')).toBe(readFileSync(source, 'utf8'));

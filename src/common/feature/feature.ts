@@ -1,4 +1,5 @@
 import type { DynamicModule, INestApplicationContext, Type } from '@nestjs/common';
+import type { SettingsTable } from '../../config/settings.js';
 import type { AppConfig } from '../../config/config.js';
 import type { ScopeObject } from '../auth/scopes.js';
 
@@ -105,8 +106,11 @@ export interface Feature {
   /** Groups of its two-word commands. */
   cliGroups?: CliGroup[];
   cli?: CliCommand[];
-  /** The names of the settings it reads (documented under its heading in docs/configuration.md). */
-  settings?: readonly string[];
+  /**
+   * Its settings table (`<name>.settings.ts`): parsed with every other setting at boot by src/config/config.ts,
+   * documented under its heading in docs/configuration.md.
+   */
+  settings?: SettingsTable;
   tasks?: FeatureTask[];
   testFixture?: FeatureTestFixture;
 }

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { Injectable, Logger } from '@nestjs/common';
-import { ApiError } from '../common/errors/api-error.js';
-import { Clock } from '../common/time/clock.js';
-import { isPlainObject } from '../common/validation/violation.js';
-import { AppConfig } from '../config/config.js';
-import { normaliseUrl, urlViolation } from './plugin-rules.js';
+import { ApiError } from '../../common/errors/api-error.js';
+import { Clock } from '../../common/time/clock.js';
+import { isPlainObject } from '../../common/validation/violation.js';
+import { AppConfig } from '../../config/config.js';
+import { normaliseUrl, urlViolation } from '../rules/plugin-rules.js';
 
 /** One plugin of the repository catalog. Keys beyond these are kept as the catalog has them. */
 export interface CatalogEntry {
@@ -17,7 +17,7 @@ export interface CatalogEntry {
 }
 
 /** The catalog shipped with the service, used when PLUGIN_REPOSITORY_URL is unset (copied into dist/ by the build). */
-export const BUNDLED_CATALOG = new URL('./catalog/repository.json', import.meta.url);
+export const BUNDLED_CATALOG = new URL('./repository.json', import.meta.url);
 
 export const MAX_CATALOG_ENTRIES = 10000;
 /** Largest catalog document read from PLUGIN_REPOSITORY_URL. */

@@ -1,24 +1,24 @@
 import { Injectable } from '@nestjs/common';
-import type { Principal } from '../common/auth/principal.js';
-import { ApiError } from '../common/errors/api-error.js';
-import { isUniqueViolation } from '../common/errors/database-errors.js';
-import type { Page, PageParams } from '../common/pagination/page.js';
-import { Clock } from '../common/time/clock.js';
-import { parseIntId } from '../common/validation/ids.js';
-import { TransactionHost } from '../database/transactions.js';
-import { OrganizationsService } from '../organizations/organizations.service.js';
-import { ProjectsService } from '../projects/projects.service.js';
+import type { Principal } from '../../common/auth/principal.js';
+import { ApiError } from '../../common/errors/api-error.js';
+import { isUniqueViolation } from '../../common/errors/database-errors.js';
+import type { Page, PageParams } from '../../common/pagination/page.js';
+import { Clock } from '../../common/time/clock.js';
+import { parseIntId } from '../../common/validation/ids.js';
+import { TransactionHost } from '../../database/transactions.js';
+import { OrganizationsService } from '../../organizations/organizations.service.js';
+import { ProjectsService } from '../../projects/projects.service.js';
 import {
   type CreatePluginConfigDto,
   type PluginConfigDto,
   SECRET_MASK,
   type UpdatePluginConfigDto,
 } from './dto/plugin-config.dto.js';
-import { type PluginDto, toPluginDto } from './dto/plugin.dto.js';
-import { insufficientPluginAccess, PluginsAccessLevel } from './plugin-access.js';
+import { type PluginDto, toPluginDto } from '../records/dto/plugin.dto.js';
+import { insufficientPluginAccess, PluginsAccessLevel } from '../rules/plugin-access.js';
 import { PLUGIN_CONFIG_UNIQUE_CONSTRAINT } from './plugin-config.entity.js';
-import { type JsonObject, secretKeys } from './plugin-rules.js';
-import { type PluginConfigRow, PluginsRepository } from './plugins.repository.js';
+import { type JsonObject, secretKeys } from '../rules/plugin-rules.js';
+import { type PluginConfigRow, PluginsRepository } from '../plugins.repository.js';
 
 /** The config as clients see it: keys the plugin's schema marks `secret` (and that hold a value) masked. */
 export function maskedConfig(config: JsonObject, configSchema: unknown): JsonObject {

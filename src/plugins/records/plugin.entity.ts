@@ -1,7 +1,7 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
-import { OrganizationEntity } from '../organizations/organization.entity.js';
-import type { Capabilities, PluginCategory } from './plugin-category.js';
-import type { JsonObject, PluginType } from './plugin-rules.js';
+import { OrganizationEntity } from '../../organizations/organization.entity.js';
+import type { Capabilities, PluginCategory } from '../categories/plugin-category.js';
+import type { JsonObject, PluginType } from '../rules/plugin-rules.js';
 
 /** The unique index behind "url unique among the non-global records of an organization" (400 `unique`). */
 export const PLUGIN_URL_UNIQUE_CONSTRAINT = 'plugins_organization_url_key';

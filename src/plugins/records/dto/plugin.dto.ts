@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { hogFunctionMigrationAvailable } from '../hog-function-migrations.js';
-import { PLUGIN_TYPES } from '../plugin-rules.js';
+import { hogFunctionMigrationAvailable } from '../../catalog/hog-function-migrations.js';
+import { PLUGIN_TYPES } from '../../rules/plugin-rules.js';
 import type { PluginEntity } from '../plugin.entity.js';
 
 const FREE_FORM_OBJECT = { type: 'object', additionalProperties: true } as const;

@@ -1,7 +1,7 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
-import { ApiError } from '../../common/errors/api-error.js';
-import { isPlainObject } from '../../common/validation/violation.js';
-import type { SourceChanges } from '../plugin-rules.js';
+import { ApiError } from '../../../common/errors/api-error.js';
+import { isPlainObject } from '../../../common/validation/violation.js';
+import type { SourceChanges } from '../../rules/plugin-rules.js';
 
 /** The `update_source` body must be a JSON object (file name → text or null); anything else is 400. */
 @Injectable()

@@ -1,6 +1,6 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
-import { OrganizationEntity } from '../organizations/organization.entity.js';
-import type { PluginCategory } from './plugin-category.js';
+import { OrganizationEntity } from '../../organizations/organization.entity.js';
+import type { PluginCategory } from '../categories/plugin-category.js';
 
 export const PLUGIN_ACTIVITIES = ['created', 'updated', 'source_changed', 'upgraded', 'deleted'] as const;
 export type PluginActivity = (typeof PLUGIN_ACTIVITIES)[number];

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { ANY_JSON } from '../../common/openapi/any-json.js';
-import { toUserDto, UserDto } from '../../users/dto/user.dto.js';
-import type { UserEntity } from '../../users/user.entity.js';
+import { ANY_JSON } from '../../../common/openapi/any-json.js';
+import { toUserDto, UserDto } from '../../../users/dto/user.dto.js';
+import type { UserEntity } from '../../../users/user.entity.js';
 import { PLUGIN_ACTIVITIES, type PluginActivityEntity } from '../plugin-activity.entity.js';
 
 /** One change of an activity entry, in PostHog's shape. */

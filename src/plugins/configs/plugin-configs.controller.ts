@@ -9,12 +9,12 @@ import {
   ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
-import { CurrentPrincipal, RequireScopes } from '../common/auth/auth.decorators.js';
-import type { Principal } from '../common/auth/principal.js';
-import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
-import type { Page, PageParams } from '../common/pagination/page.js';
-import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
-import { IntIdPipe } from '../common/validation/id.pipe.js';
+import { CurrentPrincipal, RequireScopes } from '../../common/auth/auth.decorators.js';
+import type { Principal } from '../../common/auth/principal.js';
+import { ErrorBodyDto } from '../../common/errors/error-body.dto.js';
+import type { Page, PageParams } from '../../common/pagination/page.js';
+import { PageQuery, Paginated } from '../../common/pagination/paginated.decorator.js';
+import { IntIdPipe } from '../../common/validation/id.pipe.js';
 import {
   CreatePluginConfigDto,
   PluginConfigDto,

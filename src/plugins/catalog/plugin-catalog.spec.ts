@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { HOG_FUNCTION_MIGRATABLE_URLS } from './hog-function-migrations.js';
 import { BUNDLED_CATALOG, findEntry, parseCatalog } from './plugin-catalog.js';
-import { normaliseUrl } from './plugin-rules.js';
+import { normaliseUrl } from '../rules/plugin-rules.js';
 
 describe('parseCatalog', () => {
   it('keeps extra keys and fills the optional ones with null', () => {

@@ -1,7 +1,7 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
-import { ProjectEntity } from '../projects/project.entity.js';
-import type { JsonObject } from './plugin-rules.js';
-import { PluginEntity } from './plugin.entity.js';
+import { ProjectEntity } from '../../projects/project.entity.js';
+import type { JsonObject } from '../rules/plugin-rules.js';
+import { PluginEntity } from '../records/plugin.entity.js';
 
 /** One configuration of a plugin per project (400 `unique` on `plugin` for a second one). */
 export const PLUGIN_CONFIG_UNIQUE_CONSTRAINT = 'plugin_configs_team_plugin_key';

@@ -3,8 +3,8 @@
  * of the JSON fields, and source file maps. Pure functions returning the first violation (or null), so the
  * service turns it into a 400 with `attr` naming the nested field; unit-tested beside this file.
  */
-import { isPlainObject, type Violation, violation } from '../common/validation/violation.js';
-import type { Capabilities } from './plugin-category.js';
+import { isPlainObject, type Violation, violation } from '../../common/validation/violation.js';
+import type { Capabilities } from '../categories/plugin-category.js';
 
 export const PLUGIN_TYPES = ['local', 'custom', 'repository', 'source', 'inline'] as const;
 export type PluginType = (typeof PLUGIN_TYPES)[number];

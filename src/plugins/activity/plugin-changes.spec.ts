@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { mergedConfig, maskedConfig } from './plugin-configs.service.js';
-import { SECRET_MASK } from './dto/plugin-config.dto.js';
+import { mergedConfig, maskedConfig } from '../configs/plugin-configs.service.js';
+import { SECRET_MASK } from '../configs/dto/plugin-config.dto.js';
 import { canonicalJson, diffFields, sameJson } from './plugin-changes.js';
 
 describe('sameJson', () => {

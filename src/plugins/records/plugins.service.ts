@@ -1,54 +1,43 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { Principal } from '../common/auth/principal.js';
-import { ApiError } from '../common/errors/api-error.js';
-import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/database-errors.js';
-import type { Page, PageParams } from '../common/pagination/page.js';
-import { Clock } from '../common/time/clock.js';
-import { throwIfViolated } from '../common/validation/violation.js';
-import { TransactionHost } from '../database/transactions.js';
-import { MembershipsService } from '../memberships/memberships.service.js';
-import { MembershipLevel } from '../common/vocabulary/membership-level.js';
-import { OrganizationsService, type PluginsAccessChange } from '../organizations/organizations.service.js';
-import { UsersRepository } from '../users/users.repository.js';
+import type { Principal } from '../../common/auth/principal.js';
+import { ApiError } from '../../common/errors/api-error.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../../common/errors/database-errors.js';
+import type { Page, PageParams } from '../../common/pagination/page.js';
+import { Clock } from '../../common/time/clock.js';
+import { throwIfViolated } from '../../common/validation/violation.js';
+import { TransactionHost } from '../../database/transactions.js';
+import { MembershipsService } from '../../memberships/memberships.service.js';
+import { MembershipLevel } from '../../common/vocabulary/membership-level.js';
+import { OrganizationsService, type PluginsAccessChange } from '../../organizations/organizations.service.js';
+import { UsersRepository } from '../../users/users.repository.js';
 import type { CreatePluginDto, ReplacePluginDto, UpdatePluginDto } from './dto/plugin-input.dto.js';
-import { type PluginActivityDto, toPluginActivityDto } from './dto/plugin-activity.dto.js';
-import { type PluginConfigDto } from './dto/plugin-config.dto.js';
+import { type PluginActivityDto, toPluginActivityDto } from '../activity/dto/plugin-activity.dto.js';
+import { type PluginConfigDto } from '../configs/dto/plugin-config.dto.js';
 import { type PluginDto, toPluginDto } from './dto/plugin.dto.js';
 import {
   cannotManageGlobal,
   insufficientPluginAccess,
   managedElsewhere,
   PluginsAccessLevel,
-} from './plugin-access.js';
-import type { PluginActivity, PluginChange } from './plugin-activity.entity.js';
-import { type CatalogEntry, PluginCatalog } from './plugin-catalog.js';
+} from '../rules/plugin-access.js';
+import type { PluginActivity, PluginChange } from '../activity/plugin-activity.entity.js';
+import { type CatalogEntry, PluginCatalog } from '../catalog/plugin-catalog.js';
+import type { PluginCategory } from '../categories/plugin-category.js';
+import { diffFields, trackedFields } from '../activity/plugin-changes.js';
+import { toPluginConfigDto } from '../configs/plugin-configs.service.js';
 import {
-  CATEGORY_NOUNS,
-  CATEGORY_SEGMENTS,
-  type Capabilities,
-  categoryOf,
-  defaultCapabilities,
-  type PluginCategory,
-} from './plugin-category.js';
-import { diffFields, trackedFields } from './plugin-changes.js';
-import { toPluginConfigDto } from './plugin-configs.service.js';
-import {
-  capabilitiesViolation,
-  configSchemaViolation,
-  type JsonObject,
-  metricsViolation,
   normaliseUrl,
   parsePluginJson,
   type PluginType,
-  publicJobsViolation,
   sourceChangesViolation,
-  toCapabilities,
   type SourceChanges,
   urlViolation,
-} from './plugin-rules.js';
-import { PLUGIN_CONFIG_PLUGIN_FOREIGN_KEY } from './plugin-config.entity.js';
+} from '../rules/plugin-rules.js';
+import { capabilitiesFor, duplicateUrl, jsonFields, sameUrl, usedElsewhere } from './plugin-fields.js';
+import { applySourceChanges, isSourceRecord, toSourceMap } from './plugin-source-files.js';
+import { PLUGIN_CONFIG_PLUGIN_FOREIGN_KEY } from '../configs/plugin-config.entity.js';
 import { PLUGIN_URL_UNIQUE_CONSTRAINT, type PluginEntity } from './plugin.entity.js';
-import { type PluginFields, type PluginRow, PluginsRepository } from './plugins.repository.js';
+import { type PluginFields, type PluginRow, PluginsRepository } from '../plugins.repository.js';
 
 /** The organization a request acts for, after the membership and plugin access checks. */
 interface PluginAccess {
@@ -64,19 +53,6 @@ interface Actor {
   userUuid: string;
   userEmail: string | null;
 }
-
-const duplicateUrl = () =>
-  ApiError.validation('A plugin with this url is already installed in this organization.', 'url', 'unique');
-
-const projects = (n: number | null) => (n === null ? 'projects' : `${n} project${n === 1 ? '' : 's'}`);
-
-/** 400 for making private or deleting a record that projects of other organizations use (`n`, when known). */
-const usedElsewhere = (n: number | null, action: string) =>
-  ApiError.validation(
-    `This plugin is used by ${projects(n)} of other organizations (plugin configs): it cannot be ${action}.`,
-    'is_global',
-    'in_use',
-  );
 
 /**
  * Pipeline plugin records of an organization in four categories (docs/decisions.md §9). Every operation first checks
@@ -216,8 +192,8 @@ export class PluginsService {
     const access = await this.access(principal, organizationId, PluginsAccessLevel.INSTALL);
     const pluginType: PluginType = input.plugin_type ?? 'custom';
     throwIfViolated(urlViolation(pluginType, input.url));
-    const capabilities = this.capabilitiesFor(category, input.capabilities);
-    const json = this.jsonFields(input);
+    const capabilities = capabilitiesFor(category, input.capabilities);
+    const json = jsonFields(input);
     if (input.is_global === true) PluginsService.assertMayManageGlobal(access);
     const now = this.clock.now();
     const fields: PluginFields = {
@@ -282,7 +258,7 @@ export class PluginsService {
         if (input.url !== undefined && !sameUrl(input.url, current.url)) {
           throw ApiError.validation("Field 'url' is read-only.", 'url', 'read_only_field');
         }
-        const json = this.jsonFields(input);
+        const json = jsonFields(input);
         const next: Partial<PluginFields> = {};
         if (input.plugin_type !== undefined) {
           if (urlViolation(input.plugin_type, current.url)) {
@@ -296,7 +272,7 @@ export class PluginsService {
           next.pluginType = input.plugin_type;
         }
         if (input.capabilities !== undefined) {
-          next.capabilities = this.capabilitiesFor(category, input.capabilities);
+          next.capabilities = capabilitiesFor(category, input.capabilities);
         }
         if (input.is_global !== undefined && input.is_global !== current.isGlobal) {
           PluginsService.assertMayManageGlobal(access);
@@ -463,28 +439,7 @@ export class PluginsService {
       // File names are data: kept in a Map, so `constructor`, `toString` or `__proto__` are names like any other.
       const files = new Map((await this.plugins.sourceFiles(id)).map((f) => [f.filename, f.source] as const));
       throwIfViolated(sourceChangesViolation(body, [...files.keys()]));
-      const changes: PluginChange[] = [];
-      const writes: { filename: string; source: string }[] = [];
-      const deletes: string[] = [];
-      for (const [filename, text] of Object.entries(body as Record<string, string | null>)) {
-        const before = files.get(filename);
-        const field = `source/${filename}`;
-        if (text === null) {
-          if (before === undefined) continue;
-          deletes.push(filename);
-          files.delete(filename);
-          changes.push({ field, action: 'deleted', before: sizeOf(before), after: null });
-        } else if (before !== text) {
-          writes.push({ filename, source: text });
-          files.set(filename, text);
-          changes.push({
-            field,
-            action: before === undefined ? 'created' : 'changed',
-            before: before === undefined ? null : sizeOf(before),
-            after: sizeOf(text),
-          });
-        }
-      }
+      const { changes, writes, deletes } = applySourceChanges(files, body);
       const next: Partial<PluginFields> = {};
       const pluginJson = writes.find((w) => w.filename === 'plugin.json');
       if (pluginJson) {
@@ -537,79 +492,4 @@ export class PluginsService {
     const rows = await this.plugins.enabledDestinationConfigs(access.organizationId, principal.onlyProjects);
     return rows.map((row) => toPluginConfigDto(row));
   }
-
-  // ---- validation -------------------------------------------------------------------------------------------
-
-  /** Validated capabilities that put the record in `category`; the category's default when not sent. */
-  private capabilitiesFor(category: PluginCategory, value: unknown): Capabilities {
-    if (value === undefined) return defaultCapabilities(category);
-    throwIfViolated(capabilitiesViolation(value));
-    const capabilities = toCapabilities(value as JsonObject);
-    const actual = categoryOf(capabilities);
-    if (actual !== category) {
-      throw ApiError.validation(
-        `These capabilities make this plugin one of the ${CATEGORY_NOUNS[actual].many} ` +
-          `(${CATEGORY_SEGMENTS[actual]}), not one of the ${CATEGORY_NOUNS[category].many}.`,
-        'capabilities',
-      );
-    }
-    return capabilities;
-  }
-
-  private jsonFields(input: CreatePluginDto | UpdatePluginDto | ReplacePluginDto): {
-    configSchema?: unknown;
-    metrics?: JsonObject;
-    publicJobs?: JsonObject;
-  } {
-    const out: { configSchema?: unknown; metrics?: JsonObject; publicJobs?: JsonObject } = {};
-    if (input.config_schema !== undefined) {
-      throwIfViolated(configSchemaViolation(input.config_schema));
-      out.configSchema = input.config_schema;
-    }
-    if (input.metrics !== undefined) {
-      throwIfViolated(metricsViolation(input.metrics));
-      out.metrics = input.metrics as JsonObject;
-    }
-    if (input.public_jobs !== undefined) {
-      throwIfViolated(publicJobsViolation(input.public_jobs));
-      out.publicJobs = input.public_jobs as JsonObject;
-    }
-    return out;
-  }
-}
-
-/** Whether a url sent back is the record's url (as stored, or as it normalises). */
-function sameUrl(sent: string | null, current: string | null): boolean {
-  if (sent === current) return true;
-  if (sent === null || current === null) return false;
-  try {
-    return normaliseUrl(sent.trim()) === current;
-  } catch {
-    return false;
-  }
-}
-
-function isSourceRecord(entity: PluginEntity): boolean {
-  return entity.pluginType === 'source';
-}
-
-/**
- * `{filename: text}` in the order given. A null-prototype object with every name an own data property, so a file
- * named `__proto__`, `constructor` or `toString` is a key like any other (and serialises as one).
- */
-function toSourceMap(files: { filename: string; source: string }[]): Record<string, string> {
-  const map = Object.create(null) as Record<string, string>;
-  for (const f of files)
-    Object.defineProperty(map, f.filename, {
-      value: f.source,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  return map;
-}
-
-/** What the history keeps of a source file: its size, never its text. */
-function sizeOf(text: string): { bytes: number } {
-  return { bytes: Buffer.byteLength(text, 'utf8') };
 }

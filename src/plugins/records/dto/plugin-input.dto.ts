@@ -10,9 +10,9 @@ import {
   MaxLength,
   MinLength,
 } from 'class-validator';
-import { IsOmittable, Trim } from '../../common/validation/decorators.js';
-import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
-import { PLUGIN_TYPES, type PluginType } from '../plugin-rules.js';
+import { IsOmittable, Trim } from '../../../common/validation/decorators.js';
+import { ReadOnlyFields } from '../../../common/validation/read-only-fields.decorator.js';
+import { PLUGIN_TYPES, type PluginType } from '../../rules/plugin-rules.js';
 
 /** Fields of a record that clients read but never write. */
 const READ_ONLY = [

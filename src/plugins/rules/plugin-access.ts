@@ -1,4 +1,4 @@
-import { ApiError } from '../common/errors/api-error.js';
+import { ApiError } from '../../common/errors/api-error.js';
 
 /**
  * The levels of an organization's `plugins_access_level` (docs/decisions.md §9): 0 none, 3 configure (read records, use

@@ -3,7 +3,7 @@
  * keys in any order (jsonb does not keep the order a client sent).
  */
 import type { PluginChange } from './plugin-activity.entity.js';
-import type { PluginEntity } from './plugin.entity.js';
+import type { PluginEntity } from '../records/plugin.entity.js';
 
 /** The JSON text of a value with object keys sorted, so equal values have equal texts. */
 export function canonicalJson(value: unknown): string {

@@ -10,10 +10,10 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
-import { IsOmittable } from '../../common/validation/decorators.js';
-import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
-import type { JsonObject } from '../plugin-rules.js';
-import { PluginDto } from './plugin.dto.js';
+import { IsOmittable } from '../../../common/validation/decorators.js';
+import { ReadOnlyFields } from '../../../common/validation/read-only-fields.decorator.js';
+import type { JsonObject } from '../../rules/plugin-rules.js';
+import { PluginDto } from '../../records/dto/plugin.dto.js';
 
 /** Shown instead of the value of a config key the plugin's schema marks `secret` (PostHog's string). */
 export const SECRET_MASK = '**************** POSTHOG SECRET FIELD ****************';

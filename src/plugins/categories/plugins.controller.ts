@@ -26,26 +26,26 @@ import {
   ApiProperty,
   ApiTags,
 } from '@nestjs/swagger';
-import { CurrentPrincipal, RequireScopes } from '../common/auth/auth.decorators.js';
-import type { Principal } from '../common/auth/principal.js';
-import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
-import type { Page, PageParams } from '../common/pagination/page.js';
-import { PageNumberPaginated, PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
-import { IntIdPipe, UuidPipe } from '../common/validation/id.pipe.js';
-import { PluginActivityDto } from './dto/plugin-activity.dto.js';
-import { PluginConfigDto } from './dto/plugin-config.dto.js';
-import { CreatePluginDto, ReplacePluginDto, UpdatePluginDto } from './dto/plugin-input.dto.js';
-import { PluginDto, PluginUpdateCheckDto } from './dto/plugin.dto.js';
-import { SourceChangesPipe } from './dto/source-changes.pipe.js';
-import type { CatalogEntry } from './plugin-catalog.js';
+import { CurrentPrincipal, RequireScopes } from '../../common/auth/auth.decorators.js';
+import type { Principal } from '../../common/auth/principal.js';
+import { ErrorBodyDto } from '../../common/errors/error-body.dto.js';
+import type { Page, PageParams } from '../../common/pagination/page.js';
+import { PageNumberPaginated, PageQuery, Paginated } from '../../common/pagination/paginated.decorator.js';
+import { IntIdPipe, UuidPipe } from '../../common/validation/id.pipe.js';
+import { PluginActivityDto } from '../activity/dto/plugin-activity.dto.js';
+import { PluginConfigDto } from '../configs/dto/plugin-config.dto.js';
+import { CreatePluginDto, ReplacePluginDto, UpdatePluginDto } from '../records/dto/plugin-input.dto.js';
+import { PluginDto, PluginUpdateCheckDto } from '../records/dto/plugin.dto.js';
+import { SourceChangesPipe } from '../records/dto/source-changes.pipe.js';
+import type { CatalogEntry } from '../catalog/plugin-catalog.js';
 import {
   CATEGORY_NOUNS,
   CATEGORY_SEGMENTS,
   PLUGIN_CATEGORIES,
   type PluginCategory,
 } from './plugin-category.js';
-import { MAX_SOURCE_FILE_BYTES, MAX_SOURCE_FILES, type SourceChanges } from './plugin-rules.js';
-import { PluginsService } from './plugins.service.js';
+import { MAX_SOURCE_FILE_BYTES, MAX_SOURCE_FILES, type SourceChanges } from '../rules/plugin-rules.js';
+import { PluginsService } from '../records/plugins.service.js';
 
 /** One plugin of the repository catalog (keys beyond these are passed through as the catalog has them). */
 export class CatalogEntryDto {

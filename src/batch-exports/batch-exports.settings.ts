@@ -1,0 +1,114 @@
+import { bool, int, setting, type SettingsTable, type SettingValues } from '../config/settings.js';
+
+/**
+ * The settings of the batch-exports feature, declared by its manifest: parsed with every other setting by
+ * src/config/config.ts (one report of every bad variable), documented in docs/configuration.md and .env.example.
+ */
+export const BATCH_EXPORTS_SETTINGS = {
+  SCHEDULER_ENABLED: setting(
+    bool,
+    true,
+    'Run the batch export scheduler in this process (safe on every replica: each run is created once).',
+  ),
+  SCHEDULER_TICK_SECONDS: setting(
+    int(1, 3600),
+    60,
+    'Seconds between two ticks of the batch export scheduler, each creating the runs that have fallen due.',
+  ),
+  SCHEDULER_MAX_CATCHUP: setting(
+    int(1, 100000),
+    100,
+    'Most runs one scheduler tick creates per batch export when catching up missed intervals after downtime.',
+  ),
+  BACKFILL_MAX_RUNS: setting(
+    int(1, 1000000),
+    10000,
+    'Most runs (intervals) one batch export backfill may create.',
+  ),
+  BATCH_EXPORT_WORKERS: setting(
+    bool,
+    true,
+    'Run batch export workers in this process: they claim the runs waiting in the job queue (pg-boss, on this database) and deliver their data. Any number of processes may run them; false leaves the runs to other processes.',
+  ),
+  BATCH_EXPORT_WORKER_CONCURRENCY: setting(
+    int(1, 64),
+    2,
+    'Most batch export runs one process executes at a time (runs of one export always execute one after the other).',
+  ),
+  BATCH_EXPORT_POLL_INTERVAL_MS: setting(
+    int(100, 600000),
+    2000,
+    'How often an idle batch export worker looks for a run to claim.',
+  ),
+  BATCH_EXPORT_MAX_ATTEMPTS: setting(
+    int(1, 100),
+    5,
+    'Attempts of a batch export run that fails with a retryable error (destination unreachable, server error) before it ends FailedRetryable.',
+  ),
+  BATCH_EXPORT_RETRY_DELAY_SECONDS: setting(
+    int(1, 86400),
+    30,
+    'Base delay before a failed batch export run is tried again; it doubles with each attempt (with jitter), up to an hour.',
+  ),
+  BATCH_EXPORT_HEARTBEAT_SECONDS: setting(
+    int(10, 3600),
+    30,
+    'A running batch export run reports to the queue several times within this period; a run whose worker stopped reporting (killed, lost its database) is taken up again by another worker after it.',
+  ),
+  BATCH_EXPORT_SUPERVISE_SECONDS: setting(
+    int(1, 3600),
+    10,
+    'How often worker processes look for runs whose worker stopped reporting, and do the queue upkeep.',
+  ),
+  BATCH_EXPORT_DRAIN_TIMEOUT_MS: setting(
+    int(0, 86400000),
+    8000,
+    'On shutdown, how long the runs in progress may take to finish; runs still going then are stopped and handed back to the queue for another worker. Keep it below SHUTDOWN_TIMEOUT_MS.',
+  ),
+  BATCH_EXPORT_PAGE_SIZE: setting(
+    int(1, 100000),
+    5000,
+    'Rows a batch export run reads from the database at a time (memory per run grows with it).',
+  ),
+  BATCH_EXPORT_HTTP_MAX_RETRIES: setting(
+    int(0, 20),
+    5,
+    'Retries of one batch POSTed by an HTTP batch export when the receiver answers 429 or 5xx or cannot be reached.',
+  ),
+  BATCH_EXPORT_HTTP_RETRY_DELAY_MS: setting(
+    int(1, 600000),
+    1000,
+    'First delay before retrying an HTTP batch export POST; it doubles with each retry (Retry-After is honoured when longer, up to a minute).',
+  ),
+  BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: setting(
+    bool,
+    false,
+    'Let batch exports deliver to hosts that resolve to loopback, private, link-local or cloud metadata addresses (also through the IPv6 forms that carry such an IPv4 address), in every environment.',
+  ),
+  BATCH_EXPORT_HTTP_TIMEOUT_MS: setting(
+    int(100, 3600000),
+    60000,
+    'Longest one request of an HTTP batch export may take in total, from connecting to the last byte of the answer (a receiver that answers slowly is cut off at it, and the batch retried).',
+  ),
+  BATCH_EXPORT_STATEMENT_TIMEOUT_MS: setting(
+    int(100, 86400000),
+    600000,
+    "Longest one statement on a Postgres or Redshift batch export destination may run (the destination's statement_timeout, and a timer in this service); a statement blocked or running longer fails the attempt, which is retried. It bounds the load of a run's rows too.",
+  ),
+  BATCH_EXPORT_ATTEMPT_TIMEOUT_MS: setting(
+    int(1000, 86400000),
+    3600000,
+    'Longest one attempt of a batch export run may take; past it the attempt is stopped, its worker slot freed and the run retried (BATCH_EXPORT_MAX_ATTEMPTS).',
+  ),
+  BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_ORGANIZATION: setting(
+    int(0, 10000),
+    2,
+    "Most batch export runs of one organization executing at a time over all workers; an organization's further runs wait in the queue without taking a worker slot. 0: no limit.",
+  ),
+} satisfies SettingsTable;
+
+declare module '../config/config.js' {
+  // An interface, so that each feature's settings merge into the values of AppConfig.
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface FeatureSettingValues extends SettingValues<typeof BATCH_EXPORTS_SETTINGS> {}
+}

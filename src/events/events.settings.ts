@@ -1,0 +1,34 @@
+import { int, setting, type SettingsTable, type SettingValues } from '../config/settings.js';
+
+/**
+ * The settings of the events feature, declared by its manifest: parsed with every other setting by
+ * src/config/config.ts (one report of every bad variable), documented in docs/configuration.md and .env.example.
+ */
+export const EVENTS_SETTINGS = {
+  EVENTS_RETENTION_DAYS: setting(
+    int(1, 3650),
+    365,
+    "Days an analytics event is kept, from the start of the (UTC) day of its timestamp, unless its project sets `events_retention_period_days`. Expired events leave the API at once; whole day partitions are dropped once every project's events in them have expired. Events older than this when captured are dropped (counted in the log).",
+  ),
+  EVENTS_PURGE_INTERVAL_SECONDS: setting(
+    int(0, 604800),
+    3600,
+    'Seconds between two runs of the event partition task in this process: it creates the day partitions of `events` ahead (today and the next EVENTS_PARTITIONS_AHEAD_DAYS days) and drops or trims expired ones; 0: not in this process (partitions are still created on demand by capture). Safe on every replica.',
+  ),
+  EVENTS_PARTITIONS_AHEAD_DAYS: setting(
+    int(1, 60),
+    3,
+    'Days after today whose `events` partitions the partition task creates ahead.',
+  ),
+  EVENT_PROPERTIES_MAX_BYTES: setting(
+    int(1024, 16 * 1024 * 1024),
+    1024 * 1024,
+    "Most bytes of one captured event's properties as JSON (PostHog's 1 MB event limit); a larger event is dropped, counted and logged, and the rest of its batch stored.",
+  ),
+} satisfies SettingsTable;
+
+declare module '../config/config.js' {
+  // An interface, so that each feature's settings merge into the values of AppConfig.
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface FeatureSettingValues extends SettingValues<typeof EVENTS_SETTINGS> {}
+}
