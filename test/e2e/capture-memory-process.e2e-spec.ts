@@ -47,7 +47,7 @@ describe('the built service: held capture uploads stay within the memory budget'
     service = await startService({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', ...HEAP });
     const org = await rawRequest(service.base, '/api/organizations', {
       method: 'POST',
-      headers: { Authorization: `Bearer ${bootstrapKey(service)}` },
+      headers: { Authorization: `Bearer ${await bootstrapKey(service)}` },
       body: { name: 'Memory' },
     });
     expect(org.status).toBe(201);

@@ -46,7 +46,7 @@ describe('the built service: no public request stalls the event loop', () => {
     });
     const org = await rawRequest(service.base, '/api/organizations', {
       method: 'POST',
-      headers: { Authorization: `Bearer ${bootstrapKey(service)}` },
+      headers: { Authorization: `Bearer ${await bootstrapKey(service)}` },
       body: { name: 'Stalls' },
     });
     expect(org.status).toBe(201);

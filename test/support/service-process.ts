@@ -133,7 +133,9 @@ export async function bootstrapKey(service: ServiceProcess): Promise<string> {
     process.execPath,
     [CLI, 'keys', 'create', '--email', 'admin@localhost', '--scopes', '*', '--label', 'test'],
     { env: { PATH: process.env.PATH ?? '', DATABASE_URL: service.env.DATABASE_URL }, encoding: 'utf8' },
-  );
+  ).catch((error: Error & { stderr?: string }) => {
+    throw new Error(`${error.message}\n${error.stderr ?? ''}`);
+  });
   return stdout.trimEnd().split('\n').pop()!;
 }
 
