@@ -4,13 +4,11 @@
 // Database: the server of DRIFT_DATABASE_URL when set (a throwaway database is created on it), else a
 // throwaway embedded PostgreSQL. Needs `npm run build` first (it loads dist/).
 import 'reflect-metadata';
-import { mkdtemp, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { startEmbeddedPostgres } from '../dist/database/embedded-postgres.js';
+import { throwawayDatabase } from './throwaway-database.mjs';
 import { runMigrations } from '../dist/database/migrate.js';
 import { typeormOptions } from '../dist/database/typeorm-options.js';
 import { migrationsOf } from '../dist/common/feature/feature.js';
@@ -44,38 +42,11 @@ if (unlisted.length) {
   process.exit(1);
 }
 
-const admin = async (url, sql) => {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-};
-
-let adminUrl = process.env.DRIFT_DATABASE_URL;
-let stop = async () => undefined;
-if (!adminUrl) {
-  const dir = await mkdtemp(join(tmpdir(), 'drift-pg-'));
-  const db = await startEmbeddedPostgres({
-    dataDir: join(dir, 'data'),
-    port: 20000 + Math.floor(Math.random() * 20000),
-    database: 'postgres',
-    ephemeral: true,
-  });
-  adminUrl = db.url;
-  stop = db.stop;
-}
-const name = `drift_${process.pid}`;
-const url = new URL(adminUrl);
-url.pathname = `/${name}`;
+const db = await throwawayDatabase('drift');
 let failed = false;
 try {
-  await admin(adminUrl, `DROP DATABASE IF EXISTS "${name}"`);
-  await admin(adminUrl, `CREATE DATABASE "${name}"`);
   const ds = await new DataSource(
-    typeormOptions({ url: url.href, poolSize: 2, features: FEATURES }),
+    typeormOptions({ url: db.url, poolSize: 2, features: FEATURES }),
   ).initialize();
   try {
     const applied = await runMigrations(ds);
@@ -102,7 +73,6 @@ try {
     await ds.destroy();
   }
 } finally {
-  await admin(adminUrl, `DROP DATABASE IF EXISTS "${name}"`).catch(() => undefined);
-  await stop();
+  await db.drop();
 }
 process.exit(failed ? 1 : 0);

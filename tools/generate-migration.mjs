@@ -5,13 +5,11 @@
 // first; then add the class to `migrations` of src/<feature>/<feature>.feature.ts.
 import 'reflect-metadata';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { startEmbeddedPostgres } from '../dist/database/embedded-postgres.js';
+import { throwawayDatabase } from './throwaway-database.mjs';
 import { runMigrations } from '../dist/database/migrate.js';
 import { typeormOptions } from '../dist/database/typeorm-options.js';
 import { loadServiceFeatures } from '../dist/features.js';
@@ -23,38 +21,11 @@ if (!feature || !/^[A-Z][A-Za-z0-9]*$/.test(name ?? '') || !existsSync(join(root
   process.exit(2);
 }
 
-const admin = async (url, sql) => {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-};
-
-let adminUrl = process.env.DRIFT_DATABASE_URL;
-let stop = async () => undefined;
-if (!adminUrl) {
-  const dir = await mkdtemp(join(tmpdir(), 'migration-pg-'));
-  const db = await startEmbeddedPostgres({
-    dataDir: join(dir, 'data'),
-    port: 20000 + Math.floor(Math.random() * 20000),
-    database: 'postgres',
-    ephemeral: true,
-  });
-  adminUrl = db.url;
-  stop = db.stop;
-}
-const dbName = `migration_new_${process.pid}`;
-const url = new URL(adminUrl);
-url.pathname = `/${dbName}`;
+const db = await throwawayDatabase('migration_new');
 let code = 0;
 try {
-  await admin(adminUrl, `DROP DATABASE IF EXISTS "${dbName}"`);
-  await admin(adminUrl, `CREATE DATABASE "${dbName}"`);
   const features = await loadServiceFeatures();
-  const ds = await new DataSource(typeormOptions({ url: url.href, poolSize: 2, features })).initialize();
+  const ds = await new DataSource(typeormOptions({ url: db.url, poolSize: 2, features })).initialize();
   try {
     await runMigrations(ds);
     const sql = await ds.driver.createSchemaBuilder().log();
@@ -95,7 +66,6 @@ try {
     await ds.destroy();
   }
 } finally {
-  await admin(adminUrl, `DROP DATABASE IF EXISTS "${dbName}"`).catch(() => undefined);
-  await stop();
+  await db.drop();
 }
 process.exit(code);
