@@ -158,12 +158,20 @@ function quoteLiteral(value: string): string {
   return `E'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
 }
 
+const EVENT_READ = readByWatermarkSql('e', 'created_at', eventXidSql('e'));
+const EVENT_FILTERS = `($6::text[] IS NULL OR e.event = ANY($6::text[])) AND ($7::text[] IS NULL OR e.event <> ALL($7::text[]))`;
+
 /**
  * Events: every event of the project read by the run, stamped by its insert (`created_at`, the transaction's
  * start, as a recording's `last_event_received_at`) and read by its `inserted_xid` (export-watermark.ts), so an
  * event committed after its interval's run read is read by the next run, once. $6 the event names to include
  * (null: all), $7 those to leave out (null: none). The person's properties are capped as the persons export
  * reads them. In insert order, then uuid.
+ *
+ * The watermark's condition is read in its two disjoint parts, each by an index of the project's events
+ * (migration EventsExportIndexes): those inserted within the interval (by `created_at`), and those inserted
+ * before it but committed late (by the transaction id, within `[read_xid_from, read_xid_to)`: none for a
+ * backfill). One OR over both would read every event of the project before the interval's end.
  */
 const EVENTS_SQL = `
   SELECT e.uuid::text AS uuid, e.event, e.properties, e.distinct_id, e.team_id, e."timestamp", e.created_at,
@@ -171,12 +179,16 @@ const EVENTS_SQL = `
          e.person_id::text AS person_id,
          CASE WHEN p.id IS NULL THEN NULL ELSE ${cappedPropertiesSql('p')} END AS person_properties,
          ${insertedAtSql('e.created_at')} AS _inserted_at
-    FROM events e
+    FROM (
+      SELECT e.* FROM events e
+       WHERE e.team_id = $1 AND e.created_at >= $2 AND ${EVENT_READ} AND ${EVENT_FILTERS}
+      UNION ALL
+      SELECT e.* FROM events e
+       WHERE e.team_id = $1 AND e.created_at < $2
+         AND ${eventXidSql('e')} >= coalesce($4::bigint, 9223372036854775807)
+         AND ${EVENT_READ} AND ${EVENT_FILTERS}
+    ) e
     LEFT JOIN persons p ON p.team_id = e.team_id AND p.uuid = e.person_id
-   WHERE e.team_id = $1
-     AND ${readByWatermarkSql('e', 'created_at', eventXidSql('e'))}
-     AND ($6::text[] IS NULL OR e.event = ANY($6::text[]))
-     AND ($7::text[] IS NULL OR e.event <> ALL($7::text[]))
    ORDER BY e.created_at, e.uuid`;
 
 const PERSON_CHANGED = readByWatermarkSql('p', 'updated_at');
