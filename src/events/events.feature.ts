@@ -16,7 +16,11 @@ export const EVENTS_FEATURE = defineFeature({
   load: async () => ({
     modules: [(await import('./events.module.js')).EventsModule],
     // `events` is a partitioned table, which TypeORM does not model: no entity (docs/data-access.md).
-    migrations: [(await import('../database/migrations/1795810600000-Events.js')).Events1795810600000],
+    migrations: [
+      (await import('../database/migrations/1795810600000-Events.js')).Events1795810600000,
+      (await import('../database/migrations/1795910000000-EventsExportIndexes.js'))
+        .EventsExportIndexes1795910000000,
+    ],
   }),
   scopes: ['query'],
   settings: EVENTS_SETTINGS,

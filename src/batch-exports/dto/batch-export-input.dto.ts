@@ -153,7 +153,8 @@ abstract class BatchExportOptionsDto {
     default: 'events',
     description:
       '`persons`: the persons changed in each interval; `sessions`: one row per session recording that received ' +
-      'events in the interval; `events`: runs complete with no records (this service stores no analytics events).',
+      "events in the interval; `events`: the analytics events inserted in the interval (PostHog's events " +
+      "schema; filtered by the destination's `include_events` / `exclude_events`).",
   })
   @IsOmittable()
   @oneOf(BATCH_EXPORT_MODELS)

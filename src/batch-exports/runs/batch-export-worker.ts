@@ -290,14 +290,13 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     const log = async (level: RunLogLevel, message: string) =>
       this.runs.addRunLog(claim, this.clock.now(), level, scrubSecrets(message, secrets));
     const { model: modelName, destinationType, config, teamId } = claim.batchExport;
-    const model = modelName === 'events' ? null : EXPORT_MODELS[modelName];
+    const model = EXPORT_MODELS[modelName];
     const ctx: DeliveryContext = {
       runId: claim.run.id,
       teamId,
       dataIntervalStart: claim.run.dataIntervalStart,
       dataIntervalEnd: claim.run.dataIntervalEnd,
-      // events never reach a writer (see below); the persons model stands in for the type.
-      model: model ?? EXPORT_MODELS.persons,
+      model,
       type: destinationType,
       config,
       egress: this.egress,
@@ -312,14 +311,6 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       production: this.config.get('NODE_ENV') === 'production',
     };
     const writer = createWriter(ctx);
-    if (!model) {
-      await log(
-        'WARNING',
-        'This service does not ingest analytics events, so an events export has no records to deliver; ' +
-          'export persons or sessions instead.',
-      );
-      return { records: 0, bytes: 0 };
-    }
     let records = 0;
     const timing = { read: 0, write: 0, finish: 0 };
     let mark = performance.now();
@@ -332,7 +323,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       await writer.open();
       if (writer.copyStream) {
         // Rows that need no conversion (PostgreSQL to PostgreSQL) go through as COPY text.
-        const source = await this.source.copyRows(model, this.sourceRange(teamId, claim));
+        const source = await this.source.copyRows(model, this.sourceRange(teamId, claim, config));
         try {
           ({ records } = await writer.copyStream(source.stream));
         } finally {
@@ -347,7 +338,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       }
       const pages = this.source.pages(
         model,
-        this.sourceRange(teamId, claim),
+        this.sourceRange(teamId, claim, config),
         this.config.get('BATCH_EXPORT_PAGE_SIZE'),
       );
       mark = performance.now();
@@ -371,9 +362,10 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
 
   /**
    * What a run reads: its project, interval and transaction ids (scheduled runs, see export-watermark.ts), and
-   * the retention its sessions are read with (now).
+   * the retention its sessions are read with (now), the event names an events export includes or leaves out.
    */
-  private sourceRange(teamId: number, claim: ClaimedRun): SourceRange {
+  private sourceRange(teamId: number, claim: ClaimedRun, config: Record<string, unknown>): SourceRange {
+    const names = (value: unknown) => (Array.isArray(value) ? (value as string[]) : null);
     return {
       teamId,
       start: claim.run.dataIntervalStart,
@@ -382,6 +374,8 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       xidTo: claim.run.readXidTo,
       now: this.clock.now(),
       defaultRetentionDays: this.config.get('RECORDING_RETENTION_DAYS'),
+      includeEvents: names(config.include_events),
+      excludeEvents: names(config.exclude_events),
     };
   }
 

@@ -12,13 +12,14 @@ export interface ModelColumn {
 export type ExportRow = Record<string, unknown>;
 
 export interface ExportModel {
-  name: Exclude<BatchExportModel, 'events'>;
+  name: BatchExportModel;
   columns: readonly ModelColumn[];
   /** The merge key of table destinations: one row per key. */
   key: readonly string[];
   /**
    * A row replaces the stored one of its key only when one of these is greater (PostHog's update keys), or
-   * the stored one has none (a table created before the column existed).
+   * the stored one has none (a table created before the column existed). Empty: rows are never replaced (a
+   * key already stored is left as it is: events are immutable).
    */
   versionColumns: readonly string[];
 }
@@ -76,7 +77,38 @@ export const SESSIONS_MODEL: ExportModel = {
   versionColumns: ['version'],
 };
 
+/**
+ * PostHog's events export: one row per event the project captured, read by its server-side insert time
+ * (`created_at`, the interval's stamp) and transaction id; merged on (team_id, uuid), a stored event never
+ * replaced. `elements` is the event's elements chain; `ip` its `$ip` property; `site_url` is empty (as
+ * PostHog's); `person_properties` the current properties of its person (capped as the persons export reads
+ * them).
+ */
+export const EVENTS_MODEL: ExportModel = {
+  name: 'events',
+  columns: [
+    { name: 'uuid', kind: 'text' },
+    { name: 'event', kind: 'text' },
+    { name: 'properties', kind: 'json' },
+    { name: 'distinct_id', kind: 'text' },
+    { name: 'team_id', kind: 'integer' },
+    { name: 'timestamp', kind: 'timestamp' },
+    { name: 'created_at', kind: 'timestamp' },
+    { name: 'elements', kind: 'text' },
+    { name: 'set', kind: 'json' },
+    { name: 'set_once', kind: 'json' },
+    { name: 'ip', kind: 'text' },
+    { name: 'site_url', kind: 'text' },
+    { name: 'person_id', kind: 'text' },
+    { name: 'person_properties', kind: 'json' },
+    { name: '_inserted_at', kind: 'timestamp' },
+  ],
+  key: ['team_id', 'uuid'],
+  versionColumns: [],
+};
+
 export const EXPORT_MODELS: Readonly<Record<ExportModel['name'], ExportModel>> = {
+  events: EVENTS_MODEL,
   persons: PERSONS_MODEL,
   sessions: SESSIONS_MODEL,
 };

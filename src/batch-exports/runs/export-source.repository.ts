@@ -6,7 +6,7 @@ import { cappedPropertiesSql } from '../../persons/persons.repository.js';
 import { recordingRetentionDaysSql } from '../../projects/projects.repository.js';
 import { START_URL_MAX_LENGTH } from '../../session-recordings/recording-metadata.js';
 import type { ExportModel, ExportRow } from './export-models.js';
-import { insertedAtSql, readByWatermarkSql } from './export-watermark.js';
+import { eventXidSql, insertedAtSql, readByWatermarkSql } from './export-watermark.js';
 
 export interface SourceRange {
   teamId: number;
@@ -21,6 +21,9 @@ export interface SourceRange {
    */
   now: Date;
   defaultRetentionDays: number;
+  /** Events: the export's `include_events` / `exclude_events` (null or empty: no filter). */
+  includeEvents?: readonly string[] | null;
+  excludeEvents?: readonly string[] | null;
 }
 
 const DAY_MS = 24 * 3600_000;
@@ -32,6 +35,10 @@ const DAY_MS = 24 * 3600_000;
 function statementOf(model: ExportModel, range: SourceRange): { sql: string; params: unknown[] } {
   const params: unknown[] = [range.teamId, range.start, range.end, range.xidFrom, range.xidTo];
   if (model.name === 'persons') return { sql: PERSONS_SQL, params };
+  if (model.name === 'events') {
+    const list = (names: readonly string[] | null | undefined) => (names?.length ? [...names] : null);
+    return { sql: EVENTS_SQL, params: [...params, list(range.includeEvents), list(range.excludeEvents)] };
+  }
   const today = new Date(Math.floor(range.now.getTime() / DAY_MS) * DAY_MS);
   return { sql: SESSIONS_SQL, params: [...params, today, Math.trunc(range.defaultRetentionDays)] };
 }
@@ -76,7 +83,9 @@ export class ExportSourceRepository {
         if (!rows.length) break;
         const last = rows.length < pageSize;
         if (!last) next = fetchPage();
-        yield rows.map(model.name === 'persons' ? personRow : sessionRow);
+        yield rows.map(
+          model.name === 'persons' ? personRow : model.name === 'events' ? eventRow : sessionRow,
+        );
         if (last) break;
       }
       await runner.query('COMMIT');
@@ -112,22 +121,19 @@ export async function copyRows(
   try {
     await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     open = true;
-    // COPY takes no parameters: the values (integers, transaction ids, timestamps) are written as literals.
+    // COPY takes no parameters: the values (integers, transaction ids, timestamps, event names) are written as
+    // literals.
     const statement = statementOf(model, range);
-    const sql = statement.params.reduceRight<string>(
-      (text, value, i) =>
-        text.replaceAll(
-          `$${i + 1}`,
-          value === null
-            ? 'NULL'
-            : value instanceof Date
-              ? `'${value.toISOString()}'::timestamptz`
-              : typeof value === 'string'
-                ? String(BigInt(value))
-                : String(Math.trunc(value as number)),
-        ),
-      statement.sql,
-    );
+    // One pass over the statement: a literal written in (an event name) is never scanned for placeholders again.
+    const sql = statement.sql.replace(/\$(\d+)\b/g, (_, n: string) => {
+      const value = statement.params[Number(n) - 1];
+      if (value === null || value === undefined) return 'NULL';
+      if (Array.isArray(value))
+        return `ARRAY[${value.map((v) => quoteLiteral(String(v))).join(', ')}]::text[]`;
+      if (value instanceof Date) return `'${value.toISOString()}'::timestamptz`;
+      if (typeof value === 'string') return String(BigInt(value));
+      return String(Math.trunc(value as number));
+    });
     const stream = client.query(copyTo(`COPY (${sql}) TO STDOUT`));
     return {
       stream,
@@ -146,6 +152,44 @@ export async function copyRows(
     throw err;
   }
 }
+
+/** A string as an SQL literal (COPY takes no parameters): quotes doubled, backslashes escaped. */
+function quoteLiteral(value: string): string {
+  return `E'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
+}
+
+const EVENT_READ = readByWatermarkSql('e', 'created_at', eventXidSql('e'));
+const EVENT_FILTERS = `($6::text[] IS NULL OR e.event = ANY($6::text[])) AND ($7::text[] IS NULL OR e.event <> ALL($7::text[]))`;
+
+/**
+ * Events: every event of the project read by the run, stamped by its insert (`created_at`, the transaction's
+ * start, as a recording's `last_event_received_at`) and read by its `inserted_xid` (export-watermark.ts), so an
+ * event committed after its interval's run read is read by the next run, once. $6 the event names to include
+ * (null: all), $7 those to leave out (null: none). The person's properties are capped as the persons export
+ * reads them. In insert order, then uuid.
+ *
+ * The watermark's condition is read in its two disjoint parts, each by an index of the project's events
+ * (migration EventsExportIndexes): those inserted within the interval (by `created_at`), and those inserted
+ * before it but committed late (by the transaction id, within `[read_xid_from, read_xid_to)`: none for a
+ * backfill). One OR over both would read every event of the project before the interval's end.
+ */
+const EVENTS_SQL = `
+  SELECT e.uuid::text AS uuid, e.event, e.properties, e.distinct_id, e.team_id, e."timestamp", e.created_at,
+         e.elements_chain AS elements, e."set", e.set_once, e.properties->>'$ip' AS ip, '' AS site_url,
+         e.person_id::text AS person_id,
+         CASE WHEN p.id IS NULL THEN NULL ELSE ${cappedPropertiesSql('p')} END AS person_properties,
+         ${insertedAtSql('e.created_at')} AS _inserted_at
+    FROM (
+      SELECT e.* FROM events e
+       WHERE e.team_id = $1 AND e.created_at >= $2 AND ${EVENT_READ} AND ${EVENT_FILTERS}
+      UNION ALL
+      SELECT e.* FROM events e
+       WHERE e.team_id = $1 AND e.created_at < $2
+         AND ${eventXidSql('e')} >= coalesce($4::bigint, 9223372036854775807)
+         AND ${EVENT_READ} AND ${EVENT_FILTERS}
+    ) e
+    LEFT JOIN persons p ON p.team_id = e.team_id AND p.uuid = e.person_id
+   ORDER BY e.created_at, e.uuid`;
 
 const PERSON_CHANGED = readByWatermarkSql('p', 'updated_at');
 const DISTINCT_ID_CHANGED = readByWatermarkSql('d', 'updated_at');
@@ -208,4 +252,9 @@ function personRow(row: ExportRow): ExportRow {
     person_distinct_id_version: Number(row.person_distinct_id_version),
     person_version: Number(row.person_version),
   };
+}
+
+/** Events need no conversion: every column is text, json or a timestamp. */
+function eventRow(row: ExportRow): ExportRow {
+  return row;
 }

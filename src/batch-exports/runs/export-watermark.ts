@@ -26,10 +26,14 @@
 /** The largest bigint: no upper bound on transaction ids (backfill runs). */
 const NO_BOUND = '9223372036854775807';
 
-/** Whether the row of `alias` (stamped by `stamp`) belongs to the run: the condition above. */
-export function readByWatermarkSql(alias: string, stamp: string): string {
+/**
+ * Whether the row of `alias` (stamped by `stamp`) belongs to the run: the condition above. `xidColumn` is the
+ * expression of the row's transaction id as a bigint when it is not `write_xid` (the events table's
+ * `inserted_xid` is xid8: `eventXidSql`).
+ */
+export function readByWatermarkSql(alias: string, stamp: string, xidColumn?: string): string {
   const at = `${alias}.${stamp}`;
-  const xid = `${alias}.write_xid`;
+  const xid = xidColumn ?? `${alias}.write_xid`;
   return (
     `(${at} < $3 AND ${xid} < coalesce($5::bigint, ${NO_BOUND}) ` +
     `AND (${at} >= $2 OR ${xid} >= coalesce($4::bigint, ${NO_BOUND})))`
@@ -42,4 +46,13 @@ export function readByWatermarkSql(alias: string, stamp: string): string {
  */
 export function insertedAtSql(stamp: string): string {
   return `greatest(${stamp}, $2)`;
+}
+
+/**
+ * The events table's transaction id (`inserted_xid xid8 DEFAULT pg_current_xact_id()`, set once: events are
+ * not updated) as the bigint the runs' `read_xid_from` / `read_xid_to` are stored as (`write_xid`'s convention;
+ * an xid8 is a 64-bit epoch-qualified id, so the cast keeps the order).
+ */
+export function eventXidSql(alias: string): string {
+  return `(${alias}.inserted_xid::text::bigint)`;
 }

@@ -283,10 +283,13 @@ export class PostgresWriter implements DestinationWriter {
         const newer = versions
           .map((v) => `s.${ident(v)} > f.${ident(v)} OR f.${ident(v)} IS NULL`)
           .join(' OR ');
-        await this.query(
-          `DELETE FROM ${this.table} AS f USING ${this.stage} AS s WHERE ${match} AND (${newer})`,
-          'merging into the destination table',
-        );
+        // Without version columns (events) a stored key is kept as it is: only new keys are inserted.
+        if (versions.length) {
+          await this.query(
+            `DELETE FROM ${this.table} AS f USING ${this.stage} AS s WHERE ${match} AND (${newer})`,
+            'merging into the destination table',
+          );
+        }
         await this.query(
           `INSERT INTO ${this.table} (${this.columns})
            SELECT ${this.ctx.model.columns.map((c) => `s.${ident(c.name)}`).join(', ')} FROM ${this.stage} AS s
@@ -303,7 +306,9 @@ export class PostgresWriter implements DestinationWriter {
           .join(' OR ');
         await this.query(
           `INSERT INTO ${this.table} AS f (${this.columns}) SELECT ${this.columns} FROM ${this.stage}
-           ON CONFLICT (${key.map(ident).join(', ')}) DO UPDATE SET ${updates} WHERE ${newer}`,
+           ON CONFLICT (${key.map(ident).join(', ')}) ${
+             versions.length ? `DO UPDATE SET ${updates} WHERE ${newer}` : 'DO NOTHING'
+           }`,
           'merging into the destination table',
         );
       }
