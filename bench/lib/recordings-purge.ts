@@ -164,7 +164,7 @@ async function loadService(root: string): Promise<ServiceModules> {
     load('session-recordings/session-recordings.repository.js'),
     load('session-recordings/storage/s3-snapshot-object-store.js'),
     load('common/time/clock.js'),
-    load('session-recordings/recording-retention.service.js'),
+    load('session-recordings/retention/recording-retention.service.js'),
   ]);
   // The service's defaults (RECORDING_RETENTION_DAYS, RECORDING_PURGE_BATCH_SIZE), chunks in PostgreSQL.
   const appConfig = config.AppConfig.fromEnv({ RECORDING_STORAGE: 'postgres' });

@@ -3,7 +3,7 @@ import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
 import { type PersonColumns, personSelectSql } from '../persons/persons.repository.js';
 import { recordingRetentionDaysSql } from '../projects/projects.repository.js';
-import { type RecordingMetadata, START_URL_MAX_LENGTH } from './recording-metadata.js';
+import { type RecordingMetadata, START_URL_MAX_LENGTH } from './ingestion/recording-metadata.js';
 import type { SnapshotSource } from './session-recording.entity.js';
 
 /** Filters of the recordings list (all optional, combined with AND). */

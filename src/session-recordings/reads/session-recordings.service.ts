@@ -1,33 +1,40 @@
 import { Injectable } from '@nestjs/common';
-import type { Principal } from '../common/auth/principal.js';
-import { grants } from '../common/auth/scopes.js';
-import { randomUrlSafe } from '../common/crypto/tokens.js';
-import { ApiError } from '../common/errors/api-error.js';
-import { isUniqueViolation } from '../common/errors/database-errors.js';
-import type { Page, PageParams } from '../common/pagination/page.js';
-import { Clock } from '../common/time/clock.js';
-import { AppConfig } from '../config/config.js';
-import { TransactionHost } from '../database/transactions.js';
-import { OrganizationsService } from '../organizations/organizations.service.js';
-import { PersonsService } from '../persons/persons.service.js';
-import { ProjectsService } from '../projects/projects.service.js';
-import type { ProjectEntity } from '../projects/project.entity.js';
+import type { Principal } from '../../common/auth/principal.js';
+import { grants } from '../../common/auth/scopes.js';
+import { randomUrlSafe } from '../../common/crypto/tokens.js';
+import { ApiError } from '../../common/errors/api-error.js';
+import { isUniqueViolation } from '../../common/errors/database-errors.js';
+import type { Page, PageParams } from '../../common/pagination/page.js';
+import { Clock } from '../../common/time/clock.js';
+import { AppConfig } from '../../config/config.js';
+import { TransactionHost } from '../../database/transactions.js';
+import { OrganizationsService } from '../../organizations/organizations.service.js';
+import { PersonsService } from '../../persons/persons.service.js';
+import { ProjectsService } from '../../projects/projects.service.js';
+import type { ProjectEntity } from '../../projects/project.entity.js';
 import type { RecordingListQueryDto } from './dto/recording-list-query.dto.js';
 import type {
   ReplaceSessionRecordingDto,
   UpdateSessionRecordingDto,
-} from './dto/session-recording-input.dto.js';
+} from '../ingestion/dto/session-recording-input.dto.js';
 import {
   type RecordingStorageName,
   type SessionRecordingDto,
   toRecordingDto,
 } from './dto/session-recording.dto.js';
-import { type SharedSessionRecordingDto, toSharedRecordingDto } from './dto/shared-session-recording.dto.js';
+import {
+  type SharedSessionRecordingDto,
+  toSharedRecordingDto,
+} from '../sharing/dto/shared-session-recording.dto.js';
 import type { SnapshotsQuery } from './dto/snapshots.dto.js';
-import { type SharingConfigurationDto, toSharingDto, type UpdateSharingDto } from './dto/sharing.dto.js';
+import {
+  type SharingConfigurationDto,
+  toSharingDto,
+  type UpdateSharingDto,
+} from '../sharing/dto/sharing.dto.js';
 import { retentionCutoff } from './recording-figures.js';
 import { parseRecordingFilters } from './recording-filters.js';
-import { SessionRecordingsRepository } from './session-recordings.repository.js';
+import { SessionRecordingsRepository } from '../session-recordings.repository.js';
 import { SnapshotReader, type StreamedBody } from './snapshot-reader.js';
 
 /** Sharing access tokens are URL-safe base64; anything else is no token of ours. */
