@@ -161,7 +161,7 @@ async function loadService(root: string): Promise<ServiceModules> {
     load('database/typeorm-options.js'),
     load('config/config.js'),
     load('database/transactions.js'),
-    load('session-recordings/session-recordings.repository.js'),
+    load('session-recordings/retention/recording-retention.repository.js'),
     load('session-recordings/storage/s3-snapshot-object-store.js'),
     load('common/time/clock.js'),
     load('session-recordings/retention/recording-retention.service.js'),
@@ -174,7 +174,7 @@ async function loadService(root: string): Promise<ServiceModules> {
     retention: (dataSource, now) => {
       const service = new retention.RecordingRetentionService(
         new transactions.TransactionHost(dataSource),
-        new repository.SessionRecordingsRepository(dataSource),
+        new repository.RecordingRetentionRepository(dataSource),
         new store.S3SnapshotObjectStore(appConfig),
         new clock.FixedClock(now),
         appConfig,

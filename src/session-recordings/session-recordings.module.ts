@@ -9,6 +9,9 @@ import {
   SharedRecordingsController,
 } from './reads/session-recordings.controller.js';
 import { SessionRecordingsRepository } from './session-recordings.repository.js';
+import { RecordingIngestionRepository } from './ingestion/recording-ingestion.repository.js';
+import { RecordingRetentionRepository } from './retention/recording-retention.repository.js';
+import { RecordingSharingRepository } from './sharing/recording-sharing.repository.js';
 import { SessionRecordingsService } from './reads/session-recordings.service.js';
 import { SnapshotReader } from './reads/snapshot-reader.js';
 import { S3SnapshotObjectStore } from './storage/s3-snapshot-object-store.js';
@@ -27,6 +30,9 @@ import { SnapshotStorageRepository } from './storage/snapshot-storage.repository
   controllers: [SessionRecordingsController, SharedRecordingsController],
   providers: [
     SessionRecordingsRepository,
+    RecordingIngestionRepository,
+    RecordingSharingRepository,
+    RecordingRetentionRepository,
     RecordingIngestionService,
     SessionRecordingsService,
     RecordingRetentionService,

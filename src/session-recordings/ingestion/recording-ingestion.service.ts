@@ -12,9 +12,9 @@ import { computeMetadataSliced, type RrwebEvent } from './recording-metadata.js'
 import type { SnapshotBatch } from './snapshot-batch.js';
 import {
   type NewRecording,
+  RecordingIngestionRepository,
   type SnapshotChunk,
-  SessionRecordingsRepository,
-} from '../session-recordings.repository.js';
+} from './recording-ingestion.repository.js';
 import { SnapshotStorage, unavailable } from '../storage/snapshot-storage.js';
 import {
   appendLines,
@@ -108,7 +108,7 @@ export class RecordingIngestionService {
 
   constructor(
     private readonly transactions: TransactionHost,
-    private readonly recordings: SessionRecordingsRepository,
+    private readonly recordings: RecordingIngestionRepository,
     private readonly persons: PersonsService,
     private readonly clock: Clock,
     private readonly storage: SnapshotStorage,

@@ -35,6 +35,7 @@ import {
 import { retentionCutoff } from './recording-figures.js';
 import { parseRecordingFilters } from './recording-filters.js';
 import { SessionRecordingsRepository } from '../session-recordings.repository.js';
+import { RecordingSharingRepository } from '../sharing/recording-sharing.repository.js';
 import { SnapshotReader, type StreamedBody } from './snapshot-reader.js';
 
 /** Sharing access tokens are URL-safe base64; anything else is no token of ours. */
@@ -68,6 +69,7 @@ export class SessionRecordingsService {
   constructor(
     private readonly transactions: TransactionHost,
     private readonly recordings: SessionRecordingsRepository,
+    private readonly sharings: RecordingSharingRepository,
     private readonly projects: ProjectsService,
     private readonly persons: PersonsService,
     private readonly organizations: OrganizationsService,
@@ -221,7 +223,7 @@ export class SessionRecordingsService {
       }
     }
     await this.findOrCreateSharing(project.id, id);
-    const row = await this.recordings.updateSharing(project.id, id, {
+    const row = await this.sharings.updateSharing(project.id, id, {
       enabled: body.enabled,
       settings: body.settings,
     });
@@ -239,7 +241,7 @@ export class SessionRecordingsService {
     await this.requireRecording(project.id, id, null, this.retentionOf(project));
     await this.findOrCreateSharing(project.id, id);
     const row = await this.withFreshToken((accessToken) =>
-      this.recordings.updateSharing(project.id, id, { accessToken }),
+      this.sharings.updateSharing(project.id, id, { accessToken }),
     );
     if (!row) throw ApiError.notFound();
     return toSharingDto(row);
@@ -289,7 +291,7 @@ export class SessionRecordingsService {
   private async requireShared(accessToken: string) {
     const shared =
       accessToken.length <= 64 && ACCESS_TOKEN.test(accessToken)
-        ? await this.recordings.findEnabledSharing(accessToken, this.clock.now(), this.retentionDays)
+        ? await this.sharings.findEnabledSharing(accessToken, this.clock.now(), this.retentionDays)
         : null;
     if (!shared) throw ApiError.notFound();
     return shared;
@@ -297,7 +299,7 @@ export class SessionRecordingsService {
 
   private findOrCreateSharing(teamId: number, id: string) {
     return this.withFreshToken((token) =>
-      this.recordings.findOrCreateSharing(teamId, id, token, this.clock.now()),
+      this.sharings.findOrCreateSharing(teamId, id, token, this.clock.now()),
     );
   }
 
