@@ -37,10 +37,11 @@ const INTERNAL_IMPORTS: Record<string, string> = {
     'reads membership inside the run transaction',
   'batch-exports/runs/export-source.repository.ts -> projects/projects.repository.js':
     'reads the project inside the export transaction',
-  'capture/capture-events.ts -> session-recordings/recording-metadata.js':
+  'capture/capture-events.ts -> session-recordings/ingestion/recording-metadata.js':
     'pure recording metadata helpers, shared with ingestion',
-  'capture/capture-events.ts -> session-recordings/snapshot-batch.js': 'the snapshot batch type of ingestion',
-  'session-recording-playlists/session-recording-playlists.controller.ts -> session-recordings/session-id.pipe.js':
+  'capture/capture-events.ts -> session-recordings/ingestion/snapshot-batch.js':
+    'the snapshot batch type of ingestion',
+  'session-recording-playlists/session-recording-playlists.controller.ts -> session-recordings/reads/session-id.pipe.js':
     "the recordings' own rule for a session id in a path, so a pinned id is checked as the recordings check it",
   'events/event-rows.ts -> capture/capture-events.js':
     "the capture protocol's decoded batch, which the analytics capture routes share with /s/",
@@ -54,11 +55,11 @@ const INTERNAL_IMPORTS: Record<string, string> = {
     "capture's rule for text that cannot be stored (NUL, surrogates)",
   'capture/capture-events.ts -> persons/person-properties.js':
     "the persons' pure property bounds, applied while a capture body is read",
-  'session-recordings/recording-ingestion.service.ts -> persons/person-properties.js':
+  'session-recordings/ingestion/recording-ingestion.service.ts -> persons/person-properties.js':
     "the persons' pure property bounds, applied inside the capture transaction",
   'batch-exports/runs/export-source.repository.ts -> persons/persons.repository.js':
     "the SQL expression capping a person's properties, inside the export's one statement",
-  'batch-exports/runs/export-source.repository.ts -> session-recordings/recording-metadata.js':
+  'batch-exports/runs/export-source.repository.ts -> session-recordings/ingestion/recording-metadata.js':
     'the stored length of a start URL, cut the same way in the export statement',
   'capture/capture.cli.ts -> session-recordings/demo/demo-sessions.js': 'the generated sessions of `demo`',
   'invites/invites.service.ts -> memberships/memberships.repository.js':
@@ -82,7 +83,7 @@ const INTERNAL_IMPORTS: Record<string, string> = {
   'sdk/sdk.service.ts -> capture/capture-body.js':
     'the body decoder of public endpoints (to move to common/)',
   'sdk/sdk.service.ts -> capture/capture-text.js': 'the text checks of public bodies (to move to common/)',
-  'session-recordings/dto/session-recording.dto.ts -> persons/persons.repository.js':
+  'session-recordings/reads/dto/session-recording.dto.ts -> persons/persons.repository.js':
     'the person row type the DTO maps',
   'session-recordings/session-recordings.repository.ts -> persons/persons.repository.js':
     'joins persons in the recording queries',

@@ -161,10 +161,10 @@ async function loadService(root: string): Promise<ServiceModules> {
     load('database/typeorm-options.js'),
     load('config/config.js'),
     load('database/transactions.js'),
-    load('session-recordings/session-recordings.repository.js'),
+    load('session-recordings/retention/recording-retention.repository.js'),
     load('session-recordings/storage/s3-snapshot-object-store.js'),
     load('common/time/clock.js'),
-    load('session-recordings/recording-retention.service.js'),
+    load('session-recordings/retention/recording-retention.service.js'),
   ]);
   // The service's defaults (RECORDING_RETENTION_DAYS, RECORDING_PURGE_BATCH_SIZE), chunks in PostgreSQL.
   const appConfig = config.AppConfig.fromEnv({ RECORDING_STORAGE: 'postgres' });
@@ -174,7 +174,7 @@ async function loadService(root: string): Promise<ServiceModules> {
     retention: (dataSource, now) => {
       const service = new retention.RecordingRetentionService(
         new transactions.TransactionHost(dataSource),
-        new repository.SessionRecordingsRepository(dataSource),
+        new repository.RecordingRetentionRepository(dataSource),
         new store.S3SnapshotObjectStore(appConfig),
         new clock.FixedClock(now),
         appConfig,

@@ -8,10 +8,10 @@ import { ApiError } from '../common/errors/api-error.js';
 import { Yielder } from '../common/time/yielder.js';
 import { DISTINCT_ID_MAX_LENGTH } from '../persons/person-distinct-id.entity.js';
 import { type PersonSetLimits, setLimitProblem } from '../persons/person-properties.js';
-import type { RrwebEvent } from '../session-recordings/recording-metadata.js';
-import type { SnapshotBatch } from '../session-recordings/snapshot-batch.js';
+import type { RrwebEvent } from '../session-recordings/ingestion/recording-metadata.js';
+import type { SnapshotBatch } from '../session-recordings/ingestion/snapshot-batch.js';
 import { DroppedValues, textProblem, withoutBadText } from './capture-text.js';
-import { EVENT_KEY_MAX_LENGTH } from '../session-recordings/session-recording-event-key.entity.js';
+import { EVENT_KEY_MAX_LENGTH } from '../session-recordings/ingestion/session-recording-event-key.entity.js';
 import { SESSION_ID_MAX_LENGTH } from '../session-recordings/session-recording.entity.js';
 
 export const SNAPSHOT_EVENT = '$snapshot';

@@ -7,7 +7,7 @@ import { ProjectsService } from '../projects/projects.service.js';
 import {
   type IngestResult,
   RecordingIngestionService,
-} from '../session-recordings/recording-ingestion.service.js';
+} from '../session-recordings/ingestion/recording-ingestion.service.js';
 import type { JsonLimits } from './bounded-json.js';
 import { type CaptureBody, decodeCaptureBody, type DecodeHooks } from './capture-body.js';
 import {

@@ -6,7 +6,7 @@ import { AppConfig } from '../config/config.js';
 import { TransactionHost } from '../database/transactions.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { type PersonPropertyUpdate, PersonsService } from '../persons/persons.service.js';
-import { RecordingIngestionService } from '../session-recordings/recording-ingestion.service.js';
+import { RecordingIngestionService } from '../session-recordings/ingestion/recording-ingestion.service.js';
 import { dayOf, eventsCutoff } from './event-partitions.js';
 import { linkedDistinctId, unsetKeys } from './person-updates.js';
 import { type DropReason, type EventRow, toEventRow } from './event-rows.js';

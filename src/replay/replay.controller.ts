@@ -3,7 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../common/auth/auth.decorators.js';
 import { ApiError } from '../common/errors/api-error.js';
-import { SessionRecordingsService } from '../session-recordings/session-recordings.service.js';
+import { SessionRecordingsService } from '../session-recordings/reads/session-recordings.service.js';
 import { type PageName, ReplayAssets } from './replay-assets.js';
 import {
   NOT_BUILT_PAGE,

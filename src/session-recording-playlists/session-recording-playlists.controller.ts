@@ -16,8 +16,8 @@ import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
 import { IntIdPipe } from '../common/validation/id.pipe.js';
-import { SessionRecordingDto } from '../session-recordings/dto/session-recording.dto.js';
-import { SessionIdPipe } from '../session-recordings/session-id.pipe.js';
+import { SessionRecordingDto } from '../session-recordings/reads/dto/session-recording.dto.js';
+import { SessionIdPipe } from '../session-recordings/reads/session-id.pipe.js';
 import { PlaylistInputDto } from './dto/playlist-input.dto.js';
 import { PinResultDto, PlaylistDto } from './dto/playlist.dto.js';
 import {

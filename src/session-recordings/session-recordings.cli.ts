@@ -1,6 +1,6 @@
 import { CliUsageError, plural, positiveInt, required } from '../common/cli/cli-args.js';
 import type { CliCommand, CliGroup } from '../common/feature/feature.js';
-import type { PurgeResult } from './recording-retention.service.js';
+import type { PurgeResult } from './retention/recording-retention.service.js';
 import type { MigrationReport, MigrationTarget } from './storage/snapshot-storage-maintenance.js';
 
 export const RECORDINGS_GROUP: CliGroup = {
@@ -38,7 +38,7 @@ export function describeMigration(r: MigrationReport): string {
 async function recordingsModule() {
   const [{ SessionRecordingsModule }, retention, storage, store, packer] = await Promise.all([
     import('./session-recordings.module.js'),
-    import('./recording-retention.service.js'),
+    import('./retention/recording-retention.service.js'),
     import('./storage/snapshot-storage-maintenance.js'),
     import('./storage/snapshot-object-store.js'),
     import('./storage/snapshot-packer.js'),

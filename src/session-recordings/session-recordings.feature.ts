@@ -15,15 +15,15 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
   load: async () => ({
     modules: [
       (await import('./session-recordings.module.js')).SessionRecordingsModule,
-      (await import('./recording-purge.module.js')).RecordingPurgeModule,
+      (await import('./retention/recording-purge.module.js')).RecordingPurgeModule,
     ],
     entities: [
       (await import('./session-recording.entity.js')).SessionRecordingEntity,
-      (await import('./session-recording-count.entity.js')).SessionRecordingCountEntity,
-      (await import('./session-recording-event-key.entity.js')).SessionRecordingEventKeyEntity,
-      (await import('./session-recording-snapshot.entity.js')).SessionRecordingSnapshotEntity,
-      (await import('./session-recording-view.entity.js')).SessionRecordingViewEntity,
-      (await import('./session-recording-sharing.entity.js')).SessionRecordingSharingEntity,
+      (await import('./reads/session-recording-count.entity.js')).SessionRecordingCountEntity,
+      (await import('./ingestion/session-recording-event-key.entity.js')).SessionRecordingEventKeyEntity,
+      (await import('./storage/session-recording-snapshot.entity.js')).SessionRecordingSnapshotEntity,
+      (await import('./reads/session-recording-view.entity.js')).SessionRecordingViewEntity,
+      (await import('./sharing/session-recording-sharing.entity.js')).SessionRecordingSharingEntity,
     ],
     migrations: [
       (await import('../database/migrations/1795243860032-SessionRecordings.js'))

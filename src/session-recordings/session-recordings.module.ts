@@ -2,12 +2,18 @@ import { Module } from '@nestjs/common';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { PersonsModule } from '../persons/persons.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
-import { RecordingIngestionService } from './recording-ingestion.service.js';
-import { RecordingRetentionService } from './recording-retention.service.js';
-import { SessionRecordingsController, SharedRecordingsController } from './session-recordings.controller.js';
+import { RecordingIngestionService } from './ingestion/recording-ingestion.service.js';
+import { RecordingRetentionService } from './retention/recording-retention.service.js';
+import {
+  SessionRecordingsController,
+  SharedRecordingsController,
+} from './reads/session-recordings.controller.js';
 import { SessionRecordingsRepository } from './session-recordings.repository.js';
-import { SessionRecordingsService } from './session-recordings.service.js';
-import { SnapshotReader } from './snapshot-reader.js';
+import { RecordingIngestionRepository } from './ingestion/recording-ingestion.repository.js';
+import { RecordingRetentionRepository } from './retention/recording-retention.repository.js';
+import { RecordingSharingRepository } from './sharing/recording-sharing.repository.js';
+import { SessionRecordingsService } from './reads/session-recordings.service.js';
+import { SnapshotReader } from './reads/snapshot-reader.js';
 import { S3SnapshotObjectStore } from './storage/s3-snapshot-object-store.js';
 import { SnapshotObjectStore } from './storage/snapshot-object-store.js';
 import { SnapshotPacker } from './storage/snapshot-packer.js';
@@ -24,6 +30,9 @@ import { SnapshotStorageRepository } from './storage/snapshot-storage.repository
   controllers: [SessionRecordingsController, SharedRecordingsController],
   providers: [
     SessionRecordingsRepository,
+    RecordingIngestionRepository,
+    RecordingSharingRepository,
+    RecordingRetentionRepository,
     RecordingIngestionService,
     SessionRecordingsService,
     RecordingRetentionService,

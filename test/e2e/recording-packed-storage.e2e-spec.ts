@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { runCli } from '../../src/cli.js';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
-import { SessionRecordingsRepository } from '../../src/session-recordings/session-recordings.repository.js';
+import { RecordingRetentionRepository } from '../../src/session-recordings/retention/recording-retention.repository.js';
 import { SnapshotPacker } from '../../src/session-recordings/storage/snapshot-packer.js';
 import { SnapshotStorageMaintenance } from '../../src/session-recordings/storage/snapshot-storage-maintenance.js';
 import { partitionName } from '../../src/session-recordings/storage/snapshot-storage.repository.js';
@@ -324,7 +324,7 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
     const key = (await rows(keep))[0].object_key as string;
     expect((await rows(gone))[0].object_key).toBe(key);
 
-    const repo = t.app.get(SessionRecordingsRepository);
+    const repo = t.app.get(RecordingRetentionRepository);
     // The first recording's chunks leave; the object still holds the other's, so it is not to be deleted.
     expect(await repo.deleteSnapshotsOf([{ teamId: projectId, sessionId: gone }])).toEqual({
       chunks: 2,

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { runCli } from '../../src/cli.js';
-import { RecordingPurgeScheduler } from '../../src/session-recordings/recording-purge.scheduler.js';
-import { RecordingRetentionService } from '../../src/session-recordings/recording-retention.service.js';
+import { RecordingPurgeScheduler } from '../../src/session-recordings/retention/recording-purge.scheduler.js';
+import { RecordingRetentionService } from '../../src/session-recordings/retention/recording-retention.service.js';
 import { SnapshotObjectStore } from '../../src/session-recordings/storage/snapshot-object-store.js';
 import { startS3Server } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';

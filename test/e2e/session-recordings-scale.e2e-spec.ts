@@ -3,7 +3,7 @@ import {
   buildListQuery,
   type RecordingFilters,
 } from '../../src/session-recordings/session-recordings.repository.js';
-import { retentionCutoff } from '../../src/session-recordings/recording-figures.js';
+import { retentionCutoff } from '../../src/session-recordings/reads/recording-figures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 

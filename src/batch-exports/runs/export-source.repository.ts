@@ -4,7 +4,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import { DataSource } from 'typeorm';
 import { cappedPropertiesSql } from '../../persons/persons.repository.js';
 import { recordingRetentionDaysSql } from '../../projects/projects.repository.js';
-import { START_URL_MAX_LENGTH } from '../../session-recordings/recording-metadata.js';
+import { START_URL_MAX_LENGTH } from '../../session-recordings/ingestion/recording-metadata.js';
 import type { ExportModel, ExportRow } from './export-models.js';
 import { eventXidSql, insertedAtSql, readByWatermarkSql } from './export-watermark.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { readCaptureBatch, readSnapshotEvents } from '../../capture/capture-events.js';
-import { computeMetadata } from '../recording-metadata.js';
+import { computeMetadata } from '../ingestion/recording-metadata.js';
 import { DEMO_PERSONAS, demoCaptureRequests, demoSessionEvents, prng } from './demo-sessions.js';
 
 describe('demo sessions', () => {

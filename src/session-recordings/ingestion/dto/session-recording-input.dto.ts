@@ -1,8 +1,8 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsObject, IsOptional, ValidateNested } from 'class-validator';
-import { IsOmittable } from '../../common/validation/decorators.js';
-import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
+import { IsOmittable } from '../../../common/validation/decorators.js';
+import { ReadOnlyFields } from '../../../common/validation/read-only-fields.decorator.js';
 
 @ReadOnlyFields('id', 'name', 'distinct_ids', 'created_at', 'uuid')
 export class UpdatePersonDto {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { Yielder } from '../common/time/yielder.js';
+import { Yielder } from '../../common/time/yielder.js';
 import {
   appendLines,
   chunkText,

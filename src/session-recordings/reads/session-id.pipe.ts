@@ -1,6 +1,6 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
-import { ApiError } from '../common/errors/api-error.js';
-import { SESSION_ID_MAX_LENGTH } from './session-recording.entity.js';
+import { ApiError } from '../../common/errors/api-error.js';
+import { SESSION_ID_MAX_LENGTH } from '../session-recording.entity.js';
 
 const SESSION_ID = /^[A-Za-z0-9-]+$/;
 

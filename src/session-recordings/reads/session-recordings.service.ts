@@ -1,33 +1,41 @@
 import { Injectable } from '@nestjs/common';
-import type { Principal } from '../common/auth/principal.js';
-import { grants } from '../common/auth/scopes.js';
-import { randomUrlSafe } from '../common/crypto/tokens.js';
-import { ApiError } from '../common/errors/api-error.js';
-import { isUniqueViolation } from '../common/errors/database-errors.js';
-import type { Page, PageParams } from '../common/pagination/page.js';
-import { Clock } from '../common/time/clock.js';
-import { AppConfig } from '../config/config.js';
-import { TransactionHost } from '../database/transactions.js';
-import { OrganizationsService } from '../organizations/organizations.service.js';
-import { PersonsService } from '../persons/persons.service.js';
-import { ProjectsService } from '../projects/projects.service.js';
-import type { ProjectEntity } from '../projects/project.entity.js';
+import type { Principal } from '../../common/auth/principal.js';
+import { grants } from '../../common/auth/scopes.js';
+import { randomUrlSafe } from '../../common/crypto/tokens.js';
+import { ApiError } from '../../common/errors/api-error.js';
+import { isUniqueViolation } from '../../common/errors/database-errors.js';
+import type { Page, PageParams } from '../../common/pagination/page.js';
+import { Clock } from '../../common/time/clock.js';
+import { AppConfig } from '../../config/config.js';
+import { TransactionHost } from '../../database/transactions.js';
+import { OrganizationsService } from '../../organizations/organizations.service.js';
+import { PersonsService } from '../../persons/persons.service.js';
+import { ProjectsService } from '../../projects/projects.service.js';
+import type { ProjectEntity } from '../../projects/project.entity.js';
 import type { RecordingListQueryDto } from './dto/recording-list-query.dto.js';
 import type {
   ReplaceSessionRecordingDto,
   UpdateSessionRecordingDto,
-} from './dto/session-recording-input.dto.js';
+} from '../ingestion/dto/session-recording-input.dto.js';
 import {
   type RecordingStorageName,
   type SessionRecordingDto,
   toRecordingDto,
 } from './dto/session-recording.dto.js';
-import { type SharedSessionRecordingDto, toSharedRecordingDto } from './dto/shared-session-recording.dto.js';
+import {
+  type SharedSessionRecordingDto,
+  toSharedRecordingDto,
+} from '../sharing/dto/shared-session-recording.dto.js';
 import type { SnapshotsQuery } from './dto/snapshots.dto.js';
-import { type SharingConfigurationDto, toSharingDto, type UpdateSharingDto } from './dto/sharing.dto.js';
+import {
+  type SharingConfigurationDto,
+  toSharingDto,
+  type UpdateSharingDto,
+} from '../sharing/dto/sharing.dto.js';
 import { retentionCutoff } from './recording-figures.js';
 import { parseRecordingFilters } from './recording-filters.js';
-import { SessionRecordingsRepository } from './session-recordings.repository.js';
+import { SessionRecordingsRepository } from '../session-recordings.repository.js';
+import { RecordingSharingRepository } from '../sharing/recording-sharing.repository.js';
 import { SnapshotReader, type StreamedBody } from './snapshot-reader.js';
 
 /** Sharing access tokens are URL-safe base64; anything else is no token of ours. */
@@ -61,6 +69,7 @@ export class SessionRecordingsService {
   constructor(
     private readonly transactions: TransactionHost,
     private readonly recordings: SessionRecordingsRepository,
+    private readonly sharings: RecordingSharingRepository,
     private readonly projects: ProjectsService,
     private readonly persons: PersonsService,
     private readonly organizations: OrganizationsService,
@@ -214,7 +223,7 @@ export class SessionRecordingsService {
       }
     }
     await this.findOrCreateSharing(project.id, id);
-    const row = await this.recordings.updateSharing(project.id, id, {
+    const row = await this.sharings.updateSharing(project.id, id, {
       enabled: body.enabled,
       settings: body.settings,
     });
@@ -232,7 +241,7 @@ export class SessionRecordingsService {
     await this.requireRecording(project.id, id, null, this.retentionOf(project));
     await this.findOrCreateSharing(project.id, id);
     const row = await this.withFreshToken((accessToken) =>
-      this.recordings.updateSharing(project.id, id, { accessToken }),
+      this.sharings.updateSharing(project.id, id, { accessToken }),
     );
     if (!row) throw ApiError.notFound();
     return toSharingDto(row);
@@ -282,7 +291,7 @@ export class SessionRecordingsService {
   private async requireShared(accessToken: string) {
     const shared =
       accessToken.length <= 64 && ACCESS_TOKEN.test(accessToken)
-        ? await this.recordings.findEnabledSharing(accessToken, this.clock.now(), this.retentionDays)
+        ? await this.sharings.findEnabledSharing(accessToken, this.clock.now(), this.retentionDays)
         : null;
     if (!shared) throw ApiError.notFound();
     return shared;
@@ -290,7 +299,7 @@ export class SessionRecordingsService {
 
   private findOrCreateSharing(teamId: number, id: string) {
     return this.withFreshToken((token) =>
-      this.recordings.findOrCreateSharing(teamId, id, token, this.clock.now()),
+      this.sharings.findOrCreateSharing(teamId, id, token, this.clock.now()),
     );
   }
 

@@ -1,6 +1,6 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { UserEntity } from '../users/user.entity.js';
-import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from './session-recording.entity.js';
+import { UserEntity } from '../../users/user.entity.js';
+import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from '../session-recording.entity.js';
 
 /** A user has viewed a recording (`viewed` is per user: true while this row exists). */
 @Entity('session_recording_views')

@@ -1,5 +1,5 @@
 import { Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from './session-recording.entity.js';
+import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from '../session-recording.entity.js';
 
 export const EVENT_KEY_MAX_LENGTH = 100;
 

@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Clock } from '../common/time/clock.js';
-import { AppConfig } from '../config/config.js';
-import { TransactionHost } from '../database/transactions.js';
-import { SessionRecordingsRepository } from './session-recordings.repository.js';
-import { SnapshotObjectStore } from './storage/snapshot-object-store.js';
+import { Clock } from '../../common/time/clock.js';
+import { AppConfig } from '../../config/config.js';
+import { TransactionHost } from '../../database/transactions.js';
+import { RecordingRetentionRepository } from './recording-retention.repository.js';
+import { SnapshotObjectStore } from '../storage/snapshot-object-store.js';
 
 /** What a purge deleted. */
 export interface PurgeResult {
@@ -56,7 +56,7 @@ export class RecordingRetentionService {
 
   constructor(
     private readonly transactions: TransactionHost,
-    private readonly recordings: SessionRecordingsRepository,
+    private readonly recordings: RecordingRetentionRepository,
     private readonly store: SnapshotObjectStore,
     private readonly clock: Clock,
     config: AppConfig,

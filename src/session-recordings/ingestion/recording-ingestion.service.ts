@@ -1,28 +1,28 @@
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { Injectable, Logger } from '@nestjs/common';
-import { Clock } from '../common/time/clock.js';
-import { Yielder } from '../common/time/yielder.js';
-import { AppConfig } from '../config/config.js';
-import { TransactionHost } from '../database/transactions.js';
-import { countSetValues, jsonBytesWithin } from '../persons/person-properties.js';
-import { type PersonPropertyUpdate, PersonsService } from '../persons/persons.service.js';
-import type { RequestDeadline } from '../common/http/request-deadline.js';
+import { Clock } from '../../common/time/clock.js';
+import { Yielder } from '../../common/time/yielder.js';
+import { AppConfig } from '../../config/config.js';
+import { TransactionHost } from '../../database/transactions.js';
+import { countSetValues, jsonBytesWithin } from '../../persons/person-properties.js';
+import { type PersonPropertyUpdate, PersonsService } from '../../persons/persons.service.js';
+import type { RequestDeadline } from '../../common/http/request-deadline.js';
 import { computeMetadataSliced, type RrwebEvent } from './recording-metadata.js';
 import type { SnapshotBatch } from './snapshot-batch.js';
 import {
   type NewRecording,
+  RecordingIngestionRepository,
   type SnapshotChunk,
-  SessionRecordingsRepository,
-} from './session-recordings.repository.js';
-import { SnapshotStorage, unavailable } from './storage/snapshot-storage.js';
+} from './recording-ingestion.repository.js';
+import { SnapshotStorage, unavailable } from '../storage/snapshot-storage.js';
 import {
   appendLines,
   type ChunkLimits,
   chunkText,
   splitIntoChunks,
   type WindowLines,
-} from './snapshot-chunks.js';
+} from '../storage/snapshot-chunks.js';
 
 const gzipAsync = promisify(gzip);
 
@@ -108,7 +108,7 @@ export class RecordingIngestionService {
 
   constructor(
     private readonly transactions: TransactionHost,
-    private readonly recordings: SessionRecordingsRepository,
+    private readonly recordings: RecordingIngestionRepository,
     private readonly persons: PersonsService,
     private readonly clock: Clock,
     private readonly storage: SnapshotStorage,

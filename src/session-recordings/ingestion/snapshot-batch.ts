@@ -1,5 +1,5 @@
 import type { RrwebEvent } from './recording-metadata.js';
-import type { SnapshotSource } from './session-recording.entity.js';
+import type { SnapshotSource } from '../session-recording.entity.js';
 
 /**
  * What ingestion stores: the validated `$snapshot` event of one session and window. Capture builds these from a

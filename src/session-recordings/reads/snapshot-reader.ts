@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError } from '../common/errors/api-error.js';
+import { ApiError } from '../../common/errors/api-error.js';
 import { BLOB_V2, type SnapshotsQuery } from './dto/snapshots.dto.js';
-import { type SnapshotPosition, SessionRecordingsRepository } from './session-recordings.repository.js';
-import { readChunkLines } from './snapshot-chunks.js';
-import { SnapshotStorage } from './storage/snapshot-storage.js';
-import { type ChunkLocation, SnapshotStorageRepository } from './storage/snapshot-storage.repository.js';
+import { type SnapshotPosition, SessionRecordingsRepository } from '../session-recordings.repository.js';
+import { readChunkLines } from '../storage/snapshot-chunks.js';
+import { SnapshotStorage } from '../storage/snapshot-storage.js';
+import { type ChunkLocation, SnapshotStorageRepository } from '../storage/snapshot-storage.repository.js';
 
 /** A response body written piece by piece (see `writeStream`). */
 export interface StreamedBody {

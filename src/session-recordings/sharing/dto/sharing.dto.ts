@@ -1,9 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsOptional, ValidateBy } from 'class-validator';
-import { IsOmittable } from '../../common/validation/decorators.js';
-import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
-import type { RecordingSharing } from '../session-recordings.repository.js';
+import { IsOmittable } from '../../../common/validation/decorators.js';
+import { ReadOnlyFields } from '../../../common/validation/read-only-fields.decorator.js';
+import type { RecordingSharing } from '../recording-sharing.repository.js';
 
 /** The display options PostHog's sharing `settings` knows, each a boolean. */
 export const SHARING_SETTINGS_KEYS = [

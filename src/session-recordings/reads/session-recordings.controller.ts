@@ -12,18 +12,21 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { CurrentPrincipal, Public, RequireScopes } from '../common/auth/auth.decorators.js';
-import type { Principal } from '../common/auth/principal.js';
-import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
-import type { Page, PageParams } from '../common/pagination/page.js';
-import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
-import { IntIdPipe } from '../common/validation/id.pipe.js';
-import { ReplaceSessionRecordingDto, UpdateSessionRecordingDto } from './dto/session-recording-input.dto.js';
-import { writeStream } from '../common/http/write-stream.js';
+import { CurrentPrincipal, Public, RequireScopes } from '../../common/auth/auth.decorators.js';
+import type { Principal } from '../../common/auth/principal.js';
+import { ErrorBodyDto } from '../../common/errors/error-body.dto.js';
+import type { Page, PageParams } from '../../common/pagination/page.js';
+import { PageQuery, Paginated } from '../../common/pagination/paginated.decorator.js';
+import { IntIdPipe } from '../../common/validation/id.pipe.js';
+import {
+  ReplaceSessionRecordingDto,
+  UpdateSessionRecordingDto,
+} from '../ingestion/dto/session-recording-input.dto.js';
+import { writeStream } from '../../common/http/write-stream.js';
 import { SessionRecordingDto } from './dto/session-recording.dto.js';
-import { SharedSessionRecordingDto } from './dto/shared-session-recording.dto.js';
+import { SharedSessionRecordingDto } from '../sharing/dto/shared-session-recording.dto.js';
 import { SnapshotSourcesDto, type SnapshotsQuery } from './dto/snapshots.dto.js';
-import { SharingConfigurationDto, UpdateSharingDto } from './dto/sharing.dto.js';
+import { SharingConfigurationDto, UpdateSharingDto } from '../sharing/dto/sharing.dto.js';
 import { RecordingListQueryDto } from './dto/recording-list-query.dto.js';
 import { SessionIdPipe } from './session-id.pipe.js';
 import { SessionRecordingsService } from './session-recordings.service.js';

@@ -1,5 +1,5 @@
 import { OmitType } from '@nestjs/swagger';
-import { SessionRecordingDto } from './session-recording.dto.js';
+import { SessionRecordingDto } from '../../reads/dto/session-recording.dto.js';
 
 /**
  * A recording as the public share (`GET /api/shared/:access_token`) shows it: what the replay needs and nothing

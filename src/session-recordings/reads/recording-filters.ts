@@ -1,14 +1,14 @@
-import { ApiError } from '../common/errors/api-error.js';
-import { isUuid } from '../common/validation/ids.js';
-import { parseZonedTimestamp } from '../common/validation/timestamps.js';
-import { DISTINCT_ID_MAX_LENGTH } from '../persons/person-distinct-id.entity.js';
+import { ApiError } from '../../common/errors/api-error.js';
+import { isUuid } from '../../common/validation/ids.js';
+import { parseZonedTimestamp } from '../../common/validation/timestamps.js';
+import { DISTINCT_ID_MAX_LENGTH } from '../../persons/person-distinct-id.entity.js';
 import type { RecordingListParameter, RecordingListQueryDto } from './dto/recording-list-query.dto.js';
 import type {
   ConsoleLevel,
   PredicateKey,
   PredicateOperator,
   RecordingFilters,
-} from './session-recordings.repository.js';
+} from '../session-recordings.repository.js';
 
 /** `-<n><unit>` before now: h hours, d days, w weeks, m months, y years (PostHog's relative dates). */
 const RELATIVE = /^-(\d{1,5})([hdwmy])$/;

@@ -1,5 +1,5 @@
 import { Column, Entity, JoinColumn, OneToOne, PrimaryColumn } from 'typeorm';
-import { ProjectEntity } from '../projects/project.entity.js';
+import { ProjectEntity } from '../../projects/project.entity.js';
 
 /**
  * The number of recordings of a project that are not deleted, kept exact by triggers on

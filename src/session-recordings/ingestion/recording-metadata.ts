@@ -2,7 +2,7 @@
  * The metadata rules of session recordings (docs/decisions.md §11), as pure functions over rrweb events. Capture
  * computes a `RecordingMetadata` from the new events of each request and adds it to the recording.
  */
-import { textProblem } from '../common/input/text-input.js';
+import { textProblem } from '../../common/input/text-input.js';
 
 /** rrweb event types. */
 export const EventType = { FullSnapshot: 2, IncrementalSnapshot: 3, Meta: 4, Custom: 5, Plugin: 6 } as const;

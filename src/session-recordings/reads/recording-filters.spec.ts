@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ApiError } from '../common/errors/api-error.js';
+import { ApiError } from '../../common/errors/api-error.js';
 import { parseFilterDate, parseRecordingFilters } from './recording-filters.js';
 import type { RecordingListQueryDto } from './dto/recording-list-query.dto.js';
 

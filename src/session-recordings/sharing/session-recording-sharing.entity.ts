@@ -1,5 +1,5 @@
 import { Column, Entity, JoinColumn, OneToOne, PrimaryColumn } from 'typeorm';
-import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from './session-recording.entity.js';
+import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from '../session-recording.entity.js';
 
 /**
  * The sharing configuration of a recording (docs/decisions.md §10): created on first read, disabled, with a random

@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { isDatabaseUnavailable } from '../common/errors/database-errors.js';
-import { IntervalTask } from '../common/time/interval-task.js';
-import { AppConfig } from '../config/config.js';
+import { isDatabaseUnavailable } from '../../common/errors/database-errors.js';
+import { IntervalTask } from '../../common/time/interval-task.js';
+import { AppConfig } from '../../config/config.js';
 import { RecordingRetentionService } from './recording-retention.service.js';
 
 /**

@@ -1,5 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
-import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from './session-recording.entity.js';
+import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from '../session-recording.entity.js';
 
 /**
  * One chunk of a recording's rrweb events: the new events of one capture request for one window, sorted by

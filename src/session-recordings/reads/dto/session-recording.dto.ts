@@ -1,9 +1,9 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PersonDto, toPersonDto } from '../../persons/dto/person.dto.js';
-import { personFromColumns } from '../../persons/persons.repository.js';
+import { PersonDto, toPersonDto } from '../../../persons/dto/person.dto.js';
+import { personFromColumns } from '../../../persons/persons.repository.js';
 import { activityScore, retention, wholeSeconds } from '../recording-figures.js';
-import { SNAPSHOT_SOURCES } from '../session-recording.entity.js';
-import { MAX_VIEWERS, type RecordingView } from '../session-recordings.repository.js';
+import { SNAPSHOT_SOURCES } from '../../session-recording.entity.js';
+import { MAX_VIEWERS, type RecordingView } from '../../session-recordings.repository.js';
 
 /** A recording is ongoing while its last events arrived less than this long ago. */
 export const ONGOING_MS = 5 * 60 * 1000;

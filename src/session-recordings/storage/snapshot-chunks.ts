@@ -8,8 +8,8 @@
  * (each was one capture request's events of one window).
  */
 import { createGunzip } from 'node:zlib';
-import type { Yielder } from '../common/time/yielder.js';
-import type { RrwebEvent } from './recording-metadata.js';
+import type { Yielder } from '../../common/time/yielder.js';
+import type { RrwebEvent } from '../ingestion/recording-metadata.js';
 
 export interface ChunkLimits {
   maxEvents: number;

@@ -1,0 +1,103 @@
+import { Injectable } from '@nestjs/common';
+import { GenerateSql } from '../../database/generate-sql.js';
+import { RepositoryBase } from '../../database/repository-base.js';
+import { NOT_EXPIRED, RETENTION_DAYS, startOfUtcDay } from '../session-recordings.repository.js';
+
+/** The sharing configuration of a recording. */
+export interface RecordingSharing {
+  teamId: number;
+  sessionId: string;
+  accessToken: string;
+  enabled: boolean;
+  settings: Record<string, boolean> | null;
+  createdAt: Date;
+}
+
+/** The select list of RecordingSharing (the table's columns, aliased to the read model's names). */
+const SHARING_COLUMNS =
+  'team_id AS "teamId", session_id AS "sessionId", access_token AS "accessToken", enabled, settings, ' +
+  'created_at AS "createdAt"';
+
+/** A recording shared by an enabled token, with its project's retention in days. */
+export interface SharedRecording {
+  teamId: number;
+  sessionId: string;
+  retentionDays: number;
+}
+
+const AT = new Date('2026-11-21T10:00:00.000Z');
+
+/** The sharing rows of recordings: plain SQL, pinned in test/sql. */
+@Injectable()
+export class RecordingSharingRepository extends RepositoryBase {
+  // ---- sharing --------------------------------------------------------------------------------------------
+
+  /** The sharing row of a recording, created (disabled, with `token`) when missing; race-safe. */
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, 'token', AT] })
+  async findOrCreateSharing(
+    teamId: number,
+    sessionId: string,
+    token: string,
+    now: Date,
+  ): Promise<RecordingSharing> {
+    const inserted = await this.query<RecordingSharing>(
+      `INSERT INTO session_recording_sharing (team_id, session_id, access_token, enabled, created_at)
+       VALUES ($1, $2, $3, false, $4)
+       ON CONFLICT (team_id, session_id) DO NOTHING
+       RETURNING ${SHARING_COLUMNS}`,
+      [teamId, sessionId, token, now],
+    );
+    if (inserted.length) return inserted[0];
+    const rows = await this.query<RecordingSharing>(
+      `SELECT ${SHARING_COLUMNS} FROM session_recording_sharing
+        WHERE team_id = $1 AND session_id = $2`,
+      [teamId, sessionId],
+    );
+    return rows[0];
+  }
+
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, { enabled: true }] })
+  async updateSharing(
+    teamId: number,
+    sessionId: string,
+    changes: { enabled?: boolean; accessToken?: string; settings?: Record<string, boolean> | null },
+  ): Promise<RecordingSharing | null> {
+    const { rows } = await this.modify<RecordingSharing>(
+      `UPDATE session_recording_sharing
+          SET enabled = coalesce($3, enabled), access_token = coalesce($4, access_token),
+              settings = CASE WHEN $5 THEN $6::jsonb ELSE settings END
+        WHERE team_id = $1 AND session_id = $2
+        RETURNING ${SHARING_COLUMNS}`,
+      [
+        teamId,
+        sessionId,
+        changes.enabled ?? null,
+        changes.accessToken ?? null,
+        changes.settings !== undefined,
+        changes.settings === undefined || changes.settings === null ? null : JSON.stringify(changes.settings),
+      ],
+    );
+    return rows[0] ?? null;
+  }
+
+  /**
+   * The enabled sharing of a recording that is neither deleted nor expired at `now` (by its project's retention,
+   * `defaultDays` when the project sets none), by its token, with the project's retention in days.
+   */
+  @GenerateSql({ params: ['token', AT, 30] })
+  async findEnabledSharing(
+    accessToken: string,
+    now: Date,
+    defaultDays: number,
+  ): Promise<SharedRecording | null> {
+    const rows = await this.query<SharedRecording>(
+      `SELECT s.team_id AS "teamId", s.session_id AS "sessionId", ${RETENTION_DAYS} AS "retentionDays"
+         FROM session_recording_sharing s
+         JOIN session_recordings r ON r.team_id = s.team_id AND r.session_id = s.session_id
+         JOIN projects p ON p.id = s.team_id
+        WHERE s.access_token = $1 AND s.enabled AND r.deleted_at IS NULL AND ${NOT_EXPIRED}`,
+      [accessToken, startOfUtcDay(now), defaultDays],
+    );
+    return rows[0] ?? null;
+  }
+}
