@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { type RecordingEventFilters, recordingEventFilterSql } from './recording-event-filters.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
 import { type PersonColumns, personSelectSql } from '../persons/persons.repository.js';
@@ -31,6 +32,8 @@ export interface RecordingFilters {
   consoleLevels?: ConsoleLevel[][];
   /** Only these session ids (a bounded list: the recordings pinned to a playlist). */
   sessionIds?: readonly string[];
+  /** Filters on the session's events and the person's properties (recording-event-filters.ts). */
+  eventFilters?: RecordingEventFilters;
 }
 
 const DURATION_SECONDS = 'extract(epoch FROM (r.end_time - r.start_time))';
@@ -257,6 +260,13 @@ export function buildListQuery(
   if (filters.sessionIds !== undefined) add((p) => `r.session_id = ANY(${p}::text[])`, filters.sessionIds);
   for (const levels of filters.consoleLevels ?? []) {
     where.push(`(${levels.map((level) => CONSOLE_LEVEL_SQL[level]).join(' OR ')})`);
+  }
+  if (filters.eventFilters) {
+    const bind = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    where.push(...recordingEventFilterSql(filters.eventFilters, bind));
   }
   const condition = where.join(' AND ');
   const filtered = where.length > base;
