@@ -330,6 +330,27 @@ export class SessionRecordingsRepository extends RepositoryBase {
         CUTOFF,
       ],
     },
+    {
+      name: 'by events and person properties',
+      params: (f) => [
+        f.projectId,
+        f.userId,
+        {
+          eventFilters: {
+            events: [
+              {
+                event: '$pageview',
+                properties: [{ key: '$current_url', operator: 'icontains', values: ['checkout'] }],
+              },
+            ],
+            excludeEvents: [{ event: 'order placed', properties: [] }],
+            personProperties: [{ key: 'plan', operator: 'exact', values: ['pro'] }],
+          },
+        },
+        { limit: 100, offset: 0 },
+        CUTOFF,
+      ],
+    },
   )
   async list(
     teamId: number,
