@@ -201,29 +201,52 @@ function propertySql(column: string, filter: PropertyFilter, bind: Bind): string
   }
 }
 
-/** `EXISTS` over the recording `r`'s events of one entity filter. */
-function eventExistsSql(filter: EventFilter, bind: Bind): string {
+/**
+ * The conditions on the recording `r`'s events of one entity filter. `e.session_id = r.session_id COLLATE
+ * "default"`: the recordings' session ids are in the "C" collation, the events' in the default one; without the
+ * explicit collation the comparison has none and the events' (team_id, session_id, timestamp) index is not used.
+ * `floor`: the placeholder of the earliest start of a listed recording, which prunes older day partitions when
+ * the statement starts.
+ */
+function eventConditions(filter: EventFilter, bind: Bind, floor: string | null): string {
   const conditions = [
     'e.team_id = r.team_id',
-    'e.session_id = r.session_id',
+    'e.session_id = r.session_id COLLATE "default"',
     `e.timestamp >= r.start_time - ${EVENT_MARGIN}`,
     `e.timestamp <= r.end_time + ${EVENT_MARGIN}`,
   ];
+  if (floor !== null) conditions.push(`e.timestamp >= ${floor}::timestamptz - ${EVENT_MARGIN}`);
   if (filter.event !== null) conditions.push(`e.event = ${bind(filter.event)}::text`);
   for (const property of filter.properties) conditions.push(propertySql('e.properties', property, bind));
-  return `EXISTS (SELECT 1 FROM events e WHERE ${conditions.join(' AND ')})`;
+  return conditions.join(' AND ');
 }
 
-/** The WHERE conditions (on `r`, the recording, and `$1`, the project) of the event and person filters. */
-export function recordingEventFilterSql(filters: RecordingEventFilters, bind: Bind): string[] {
-  const where: string[] = [];
-  for (const filter of filters.events ?? []) where.push(eventExistsSql(filter, bind));
-  for (const filter of filters.excludeEvents ?? []) where.push(`NOT ${eventExistsSql(filter, bind)}`);
+/**
+ * The WHERE conditions (on `r`, the recording, and `$1`, the project) of the event and person filters, in two
+ * forms with the same placeholders. `count`: `EXISTS` / `NOT EXISTS`, which the planner may turn into a semi or
+ * anti join over all the matching events (the total counts every recording). `page`: a probe per recording,
+ * `(SELECT 1 … LIMIT 1) IS [NOT] NULL`, which stays a per-row subplan: the page walks the recordings in list
+ * order and stops at its limit, each probe one index lookup in the day partitions of the recording's time.
+ */
+export function recordingEventFilterSql(
+  filters: RecordingEventFilters,
+  bind: Bind,
+  floor: string | null = null,
+): { count: string[]; page: string[] } {
+  const count: string[] = [];
+  const page: string[] = [];
+  const add = (filter: EventFilter, negated: boolean) => {
+    const conditions = eventConditions(filter, bind, floor);
+    count.push(`${negated ? 'NOT ' : ''}EXISTS (SELECT 1 FROM events e WHERE ${conditions})`);
+    page.push(`(SELECT 1 FROM events e WHERE ${conditions} LIMIT 1) IS ${negated ? '' : 'NOT '}NULL`);
+  };
+  for (const filter of filters.events ?? []) add(filter, false);
+  for (const filter of filters.excludeEvents ?? []) add(filter, true);
   if (filters.personProperties?.length) {
     const conditions = filters.personProperties.map((p) => propertySql('pp.properties', p, bind));
-    where.push(
-      `EXISTS (SELECT 1 FROM persons pp WHERE pp.id = r.person_id AND pp.team_id = $1 AND ${conditions.join(' AND ')})`,
-    );
+    const person = `EXISTS (SELECT 1 FROM persons pp WHERE pp.id = r.person_id AND pp.team_id = $1 AND ${conditions.join(' AND ')})`;
+    count.push(person);
+    page.push(person);
   }
-  return where;
+  return { count, page };
 }

@@ -261,19 +261,30 @@ export function buildListQuery(
   for (const levels of filters.consoleLevels ?? []) {
     where.push(`(${levels.map((level) => CONSOLE_LEVEL_SQL[level]).join(' OR ')})`);
   }
+  // The event filters' SQL differs between the count and the page (recording-event-filters.ts).
+  const countWhere = [...where];
   if (filters.eventFilters) {
     const bind = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;
     };
-    where.push(...recordingEventFilterSql(filters.eventFilters, bind));
+    const starts = [retainedFrom, filters.dateFrom].filter((d): d is Date => d !== null && d !== undefined);
+    const { events, excludeEvents } = filters.eventFilters;
+    // Bound only when an event filter uses it (an unused parameter has no type).
+    const floor =
+      starts.length && (events?.length || excludeEvents?.length)
+        ? bind(new Date(Math.max(...starts.map((d) => d.getTime()))))
+        : null;
+    const sql = recordingEventFilterSql(filters.eventFilters, bind, floor);
+    where.push(...sql.page);
+    countWhere.push(...sql.count);
   }
   const condition = where.join(' AND ');
   const filtered = where.length > base;
   const counter = '(SELECT c.recordings FROM session_recording_counts c WHERE c.team_id = $1)';
   const expired = `(SELECT count(*) FROM session_recordings r WHERE ${where.slice(0, retained).join(' AND ')} AND r.start_time < $5::timestamptz)`;
   const total = filtered
-    ? `(SELECT count(*) FROM session_recordings r WHERE ${condition})`
+    ? `(SELECT count(*) FROM session_recordings r WHERE ${countWhere.join(' AND ')})`
     : retainedFrom
       ? `greatest(${counter} - ${expired}, 0)`
       : counter;
