@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { type RecordingEventFilters, recordingEventFilterSql } from './reads/recording-event-filters.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
 import { type PersonColumns, personSelectSql } from '../persons/persons.repository.js';
@@ -31,6 +32,8 @@ export interface RecordingFilters {
   consoleLevels?: ConsoleLevel[][];
   /** Only these session ids (a bounded list: the recordings pinned to a playlist). */
   sessionIds?: readonly string[];
+  /** Filters on the session's events and the person's properties (recording-event-filters.ts). */
+  eventFilters?: RecordingEventFilters;
 }
 
 const DURATION_SECONDS = 'extract(epoch FROM (r.end_time - r.start_time))';
@@ -188,12 +191,30 @@ export function buildListQuery(
   for (const levels of filters.consoleLevels ?? []) {
     where.push(`(${levels.map((level) => CONSOLE_LEVEL_SQL[level]).join(' OR ')})`);
   }
+  // The event filters' SQL differs between the count and the page (recording-event-filters.ts).
+  const countWhere = [...where];
+  if (filters.eventFilters) {
+    const bind = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    const starts = [retainedFrom, filters.dateFrom].filter((d): d is Date => d !== null && d !== undefined);
+    const { events, excludeEvents } = filters.eventFilters;
+    // Bound only when an event filter uses it (an unused parameter has no type).
+    const floor =
+      starts.length && (events?.length || excludeEvents?.length)
+        ? bind(new Date(Math.max(...starts.map((d) => d.getTime()))))
+        : null;
+    const sql = recordingEventFilterSql(filters.eventFilters, bind, floor);
+    where.push(...sql.page);
+    countWhere.push(...sql.count);
+  }
   const condition = where.join(' AND ');
   const filtered = where.length > base;
   const counter = '(SELECT c.recordings FROM session_recording_counts c WHERE c.team_id = $1)';
   const expired = `(SELECT count(*) FROM session_recordings r WHERE ${where.slice(0, retained).join(' AND ')} AND r.start_time < $5::timestamptz)`;
   const total = filtered
-    ? `(SELECT count(*) FROM session_recordings r WHERE ${condition})`
+    ? `(SELECT count(*) FROM session_recordings r WHERE ${countWhere.join(' AND ')})`
     : retainedFrom
       ? `greatest(${counter} - ${expired}, 0)`
       : counter;
@@ -237,6 +258,27 @@ export class SessionRecordingsRepository extends RepositoryBase {
           distinctId: 'user-1',
           predicates: [{ key: 'duration', operator: 'gt', value: 60 }],
           consoleLevels: [['warn', 'error']],
+        },
+        { limit: 100, offset: 0 },
+        CUTOFF,
+      ],
+    },
+    {
+      name: 'by events and person properties',
+      params: (f) => [
+        f.projectId,
+        f.userId,
+        {
+          eventFilters: {
+            events: [
+              {
+                event: '$pageview',
+                properties: [{ key: '$current_url', operator: 'icontains', values: ['checkout'] }],
+              },
+            ],
+            excludeEvents: [{ event: 'order placed', properties: [] }],
+            personProperties: [{ key: 'plan', operator: 'exact', values: ['pro'] }],
+          },
         },
         { limit: 100, offset: 0 },
         CUTOFF,

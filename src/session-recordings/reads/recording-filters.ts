@@ -1,6 +1,7 @@
 import { ApiError } from '../../common/errors/api-error.js';
 import { isUuid } from '../../common/validation/ids.js';
 import { parseZonedTimestamp } from '../../common/validation/timestamps.js';
+import { parseRecordingEventFilters } from './recording-event-filters.js';
 import { DISTINCT_ID_MAX_LENGTH } from '../../persons/person-distinct-id.entity.js';
 import type { RecordingListParameter, RecordingListQueryDto } from './dto/recording-list-query.dto.js';
 import type {
@@ -210,6 +211,11 @@ export function parseRecordingFilters(query: RecordingListQueryDto, now: Date): 
   if (predicates?.length) filters.predicates = predicates;
   const consoleLevels = parseConsoleFilters(query);
   if (consoleLevels?.length) filters.consoleLevels = consoleLevels;
+  const eventFilters = parseRecordingEventFilters(query as Record<string, unknown>);
+  if (eventFilters.sessionIds) filters.sessionIds = eventFilters.sessionIds;
+  if (eventFilters.events || eventFilters.excludeEvents || eventFilters.personProperties) {
+    filters.eventFilters = eventFilters;
+  }
   const operand = single(query, 'operand');
   if (operand !== undefined && operand.toUpperCase() !== 'AND') {
     throw ApiError.validation("Only 'AND' is supported as 'operand': every filter must hold.", 'operand');

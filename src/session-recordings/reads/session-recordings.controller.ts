@@ -123,7 +123,9 @@ export class SessionRecordingsController {
       'Newest first (`start_time` descending), then by id. Optional filters, all of which must hold: `date_from` and ' +
       '`date_to` (on `start_time`, inclusive; an ISO 8601 timestamp with a zone, or a relative date `-<n>` ' +
       'with h, d, w, m (months) or y, such as `-7d`), `distinct_id` (the recording’s), `person_uuid`, and ' +
-      'PostHog’s `having_predicates` and `console_log_filters` (JSON arrays, see each parameter).',
+      'PostHog’s `having_predicates`, `console_log_filters`, `events`, `properties` (person properties) and ' +
+      '`session_ids`, and `exclude_events` (sessions without an event); JSON arrays, see each parameter. Each ' +
+      'of `events`, `exclude_events`, `properties` and `session_ids` has at most 8192 characters.',
   })
   // Examples stay in the descriptions: Swagger UI pre-fills a parameter's example as its value, and "Try it out"
   // would then send filters that hide the project's recordings.
@@ -162,6 +164,38 @@ export class SessionRecordingsController {
       '"operator": "exact", "value": [levels]}`, recordings with messages of any of the levels (info or log, warn, ' +
       'error). Message text is not kept, so `key: "message"` is 400. E.g. ' +
       '`[{"type":"log_entry","key":"level","operator":"exact","value":["error"]}]`.',
+  })
+  @ApiQuery({
+    name: 'events',
+    required: false,
+    description:
+      'JSON array of PostHog entity filters on the session’s events, every one must hold: `{"id": <event name, or ' +
+      'null for any event>, "type": "events", "properties": [<event property filters>]}`, recordings whose session ' +
+      'had such an event (within the recording’s time, give or take 5 minutes). Property filters: `{"key", ' +
+      '"value", "operator", "type": "event"}` with `operator` one of exact (default; `value` a value or an array of ' +
+      'them, any matching), is_not, icontains, not_icontains, is_set, is_not_set, gt, lt. At most 10 filters, 10 ' +
+      'property filters each. Actions are not supported. E.g. ' +
+      '`[{"id":"$pageview","type":"events","properties":[{"key":"$current_url","value":"checkout","operator":"icontains","type":"event"}]}]`.',
+  })
+  @ApiQuery({
+    name: 'exclude_events',
+    required: false,
+    description:
+      'Recordings whose session did **not** have the event: the same form as `events` (an extension; PostHog has ' +
+      'no negated event filter), every entry must be absent. E.g. `[{"id":"order placed","type":"events"}]`.',
+  })
+  @ApiQuery({
+    name: 'properties',
+    required: false,
+    description:
+      'JSON array of person property filters on the recording’s person, every one must hold: `{"key", "value", ' +
+      '"operator", "type": "person"}`, operators as in `events`; at most 10. E.g. ' +
+      '`[{"key":"email","value":"@example.com","operator":"icontains","type":"person"}]`.',
+  })
+  @ApiQuery({
+    name: 'session_ids',
+    required: false,
+    description: 'JSON array of at most 100 session ids: only these recordings. E.g. `["0192f4c3-…"]`.',
   })
   @ApiQuery({
     name: 'operand',

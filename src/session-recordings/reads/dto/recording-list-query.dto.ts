@@ -13,6 +13,10 @@ export class RecordingListQueryDto {
   @Allow() person_uuid?: unknown;
   @Allow() having_predicates?: unknown;
   @Allow() console_log_filters?: unknown;
+  @Allow() events?: unknown;
+  @Allow() exclude_events?: unknown;
+  @Allow() properties?: unknown;
+  @Allow() session_ids?: unknown;
   @Allow() operand?: unknown;
 }
 

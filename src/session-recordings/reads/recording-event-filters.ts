@@ -1,0 +1,252 @@
+import { ApiError } from '../../common/errors/api-error.js';
+
+/**
+ * The recordings list's filters on events and persons, in PostHog's query parameters:
+ * - `events`: PostHog's entity filters, `[{"id": "$pageview", "type": "events", "properties": [...]}]`: the
+ *   recording's session had such an event (with every property filter holding), for every entry;
+ * - `exclude_events` (an extension in the same form; PostHog has no negated event filter): the session had no
+ *   such event, for every entry;
+ * - `properties`: person property filters, `[{"key": "email", "value": "a@b.c", "operator": "exact", "type":
+ *   "person"}]`, on the recording's person;
+ * - `session_ids`: a JSON array of session ids.
+ * Events are matched by (team_id, session_id) within the recording's time range widened by EVENT_MARGIN, which
+ * the (team_id, session_id, timestamp) index of the events table answers partition by partition.
+ */
+
+export type PropertyOperator =
+  'exact' | 'is_not' | 'icontains' | 'not_icontains' | 'is_set' | 'is_not_set' | 'gt' | 'lt';
+export const PROPERTY_OPERATORS: readonly PropertyOperator[] = [
+  'exact',
+  'is_not',
+  'icontains',
+  'not_icontains',
+  'is_set',
+  'is_not_set',
+  'gt',
+  'lt',
+];
+
+export interface PropertyFilter {
+  key: string;
+  operator: PropertyOperator;
+  /** Text values (any of them for exact / is_not); empty for is_set / is_not_set. */
+  values: string[];
+}
+
+export interface EventFilter {
+  /** The event name; null for any event (PostHog's `"id": null`, "All events"). */
+  event: string | null;
+  properties: PropertyFilter[];
+}
+
+export interface RecordingEventFilters {
+  events?: EventFilter[];
+  excludeEvents?: EventFilter[];
+  personProperties?: PropertyFilter[];
+  sessionIds?: string[];
+}
+
+/** Most entries of `events`, `exclude_events`, `properties`, and of each event's `properties`. */
+export const MAX_EVENT_FILTERS = 10;
+/** Most session ids of `session_ids`. */
+export const MAX_SESSION_IDS = 100;
+/** Longest text of a parameter, an event name, a property key or value. */
+const MAX_PARAMETER_LENGTH = 8192;
+const MAX_NAME_LENGTH = 200;
+const MAX_VALUES = 20;
+/** Events this long before the recording's start or after its end still count as the recording's. */
+export const EVENT_MARGIN = "interval '5 minutes'";
+
+type Parameter = 'events' | 'exclude_events' | 'properties' | 'session_ids';
+
+function parseJsonArray(raw: unknown, name: Parameter, max: number): unknown[] | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string') throw ApiError.validation(`'${name}' must be given once, as a string.`, name);
+  if (raw.length > MAX_PARAMETER_LENGTH) {
+    throw ApiError.validation(`'${name}' must have at most ${MAX_PARAMETER_LENGTH} characters.`, name);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw ApiError.validation(`'${name}' must be a JSON array.`, name);
+  }
+  if (!Array.isArray(value)) throw ApiError.validation(`'${name}' must be a JSON array.`, name);
+  if (value.length > max) throw ApiError.validation(`'${name}' may hold at most ${max} entries.`, name);
+  return value;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const scalarText = (v: unknown): string | null =>
+  typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : null;
+
+function parseProperties(entries: unknown[], name: Parameter, type: 'event' | 'person'): PropertyFilter[] {
+  if (entries.length > MAX_EVENT_FILTERS) {
+    throw ApiError.validation(
+      `'${name}' property filters may hold at most ${MAX_EVENT_FILTERS} entries.`,
+      name,
+    );
+  }
+  return entries.map((entry) => {
+    if (!isObject(entry))
+      throw ApiError.validation(`Each property filter of '${name}' must be an object.`, name);
+    if (entry.type !== undefined && entry.type !== type) {
+      throw ApiError.validation(`'${name}' property filters must be of type '${type}'.`, name);
+    }
+    if (typeof entry.key !== 'string' || entry.key === '' || entry.key.length > MAX_NAME_LENGTH) {
+      throw ApiError.validation(
+        `'${name}' property filters need a 'key' of 1 to ${MAX_NAME_LENGTH} characters.`,
+        name,
+      );
+    }
+    const operator = entry.operator ?? 'exact';
+    if (!PROPERTY_OPERATORS.includes(operator as PropertyOperator)) {
+      throw ApiError.validation(
+        `'${name}' property operator ${JSON.stringify(operator)} is not supported; use one of ${PROPERTY_OPERATORS.join(', ')}.`,
+        name,
+      );
+    }
+    const op = operator as PropertyOperator;
+    if (op === 'is_set' || op === 'is_not_set') return { key: entry.key, operator: op, values: [] };
+    const raw = Array.isArray(entry.value) ? entry.value : [entry.value];
+    const values = raw.map(scalarText);
+    if (
+      values.length === 0 ||
+      values.length > MAX_VALUES ||
+      values.some((v) => v === null || v.length > MAX_NAME_LENGTH * 5)
+    ) {
+      throw ApiError.validation(
+        `'${name}' property values must be 1 to ${MAX_VALUES} strings, numbers or booleans.`,
+        name,
+      );
+    }
+    if ((op === 'gt' || op === 'lt') && (values.length !== 1 || !Number.isFinite(Number(values[0])))) {
+      throw ApiError.validation(`'${name}' property operator '${op}' needs one number.`, name);
+    }
+    return { key: entry.key, operator: op, values: values as string[] };
+  });
+}
+
+function parseEvents(raw: unknown, name: 'events' | 'exclude_events'): EventFilter[] | undefined {
+  const entries = parseJsonArray(raw, name, MAX_EVENT_FILTERS);
+  if (!entries?.length) return undefined;
+  return entries.map((entry) => {
+    if (!isObject(entry)) throw ApiError.validation(`Each filter of '${name}' must be an object.`, name);
+    if (entry.type !== undefined && entry.type !== 'events') {
+      throw ApiError.validation(
+        `'${name}' filters must be of type 'events' (actions are not supported).`,
+        name,
+      );
+    }
+    const id = entry.id ?? null;
+    if (id !== null && (typeof id !== 'string' || id === '' || id.length > MAX_NAME_LENGTH)) {
+      throw ApiError.validation(
+        `'${name}' filters need an 'id': an event name of 1 to ${MAX_NAME_LENGTH} characters, or null for any event.`,
+        name,
+      );
+    }
+    const properties = entry.properties ?? [];
+    if (!Array.isArray(properties))
+      throw ApiError.validation(`'${name}' filters' 'properties' must be an array.`, name);
+    return { event: id, properties: parseProperties(properties, name, 'event') };
+  });
+}
+
+/** The event, person and session id filters of a query string; a bad value is 400 naming the parameter. */
+export function parseRecordingEventFilters(query: Record<string, unknown>): RecordingEventFilters {
+  const filters: RecordingEventFilters = {};
+  const events = parseEvents(query.events, 'events');
+  if (events) filters.events = events;
+  const excludeEvents = parseEvents(query.exclude_events, 'exclude_events');
+  if (excludeEvents) filters.excludeEvents = excludeEvents;
+  const properties = parseJsonArray(query.properties, 'properties', MAX_EVENT_FILTERS);
+  if (properties?.length) filters.personProperties = parseProperties(properties, 'properties', 'person');
+  const sessionIds = parseJsonArray(query.session_ids, 'session_ids', MAX_SESSION_IDS);
+  if (sessionIds) {
+    if (!sessionIds.every((s) => typeof s === 'string' && s.length > 0 && s.length <= MAX_NAME_LENGTH)) {
+      throw ApiError.validation(`'session_ids' must be a JSON array of session ids.`, 'session_ids');
+    }
+    filters.sessionIds = sessionIds as string[];
+  }
+  return filters;
+}
+
+/** A placeholder for a parameter value, `$n`. */
+export type Bind = (value: unknown) => string;
+
+/** The SQL of one property filter on a jsonb column; values are bound, the key too. */
+function propertySql(column: string, filter: PropertyFilter, bind: Bind): string {
+  const key = bind(filter.key);
+  const text = `(${column} ->> ${key}::text)`;
+  switch (filter.operator) {
+    case 'is_set':
+      return `(${column} ? ${key}::text)`;
+    case 'is_not_set':
+      return `NOT (${column} ? ${key}::text)`;
+    case 'exact':
+      return `${text} = ANY(${bind(filter.values)}::text[])`;
+    case 'is_not':
+      return `(${text} IS NULL OR NOT ${text} = ANY(${bind(filter.values)}::text[]))`;
+    case 'icontains':
+      return `strpos(lower(${text}), lower(${bind(filter.values[0])}::text)) > 0`;
+    case 'not_icontains':
+      return `(${text} IS NULL OR strpos(lower(${text}), lower(${bind(filter.values[0])}::text)) = 0)`;
+    case 'gt':
+    case 'lt': {
+      const num = `(CASE WHEN jsonb_typeof(${column} -> ${key}::text) = 'number' THEN (${column} ->> ${key}::text)::float8 END)`;
+      return `${num} ${filter.operator === 'gt' ? '>' : '<'} ${bind(Number(filter.values[0]))}::float8`;
+    }
+  }
+}
+
+/**
+ * The conditions on the recording `r`'s events of one entity filter. `e.session_id = r.session_id COLLATE
+ * "default"`: the recordings' session ids are in the "C" collation, the events' in the default one; without the
+ * explicit collation the comparison has none and the events' (team_id, session_id, timestamp) index is not used.
+ * `floor`: the placeholder of the earliest start of a listed recording, which prunes older day partitions when
+ * the statement starts.
+ */
+function eventConditions(filter: EventFilter, bind: Bind, floor: string | null): string {
+  const conditions = [
+    'e.team_id = r.team_id',
+    'e.session_id = r.session_id COLLATE "default"',
+    `e.timestamp >= r.start_time - ${EVENT_MARGIN}`,
+    `e.timestamp <= r.end_time + ${EVENT_MARGIN}`,
+  ];
+  if (floor !== null) conditions.push(`e.timestamp >= ${floor}::timestamptz - ${EVENT_MARGIN}`);
+  if (filter.event !== null) conditions.push(`e.event = ${bind(filter.event)}::text`);
+  for (const property of filter.properties) conditions.push(propertySql('e.properties', property, bind));
+  return conditions.join(' AND ');
+}
+
+/**
+ * The WHERE conditions (on `r`, the recording, and `$1`, the project) of the event and person filters, in two
+ * forms with the same placeholders. `count`: `EXISTS` / `NOT EXISTS`, which the planner may turn into a semi or
+ * anti join over all the matching events (the total counts every recording). `page`: a probe per recording,
+ * `(SELECT 1 … LIMIT 1) IS [NOT] NULL`, which stays a per-row subplan: the page walks the recordings in list
+ * order and stops at its limit, each probe one index lookup in the day partitions of the recording's time.
+ */
+export function recordingEventFilterSql(
+  filters: RecordingEventFilters,
+  bind: Bind,
+  floor: string | null = null,
+): { count: string[]; page: string[] } {
+  const count: string[] = [];
+  const page: string[] = [];
+  const add = (filter: EventFilter, negated: boolean) => {
+    const conditions = eventConditions(filter, bind, floor);
+    count.push(`${negated ? 'NOT ' : ''}EXISTS (SELECT 1 FROM events e WHERE ${conditions})`);
+    page.push(`(SELECT 1 FROM events e WHERE ${conditions} LIMIT 1) IS ${negated ? '' : 'NOT '}NULL`);
+  };
+  for (const filter of filters.events ?? []) add(filter, false);
+  for (const filter of filters.excludeEvents ?? []) add(filter, true);
+  if (filters.personProperties?.length) {
+    const conditions = filters.personProperties.map((p) => propertySql('pp.properties', p, bind));
+    const person = `EXISTS (SELECT 1 FROM persons pp WHERE pp.id = r.person_id AND pp.team_id = $1 AND ${conditions.join(' AND ')})`;
+    count.push(person);
+    page.push(person);
+  }
+  return { count, page };
+}
