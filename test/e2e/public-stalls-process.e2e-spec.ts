@@ -140,8 +140,10 @@ describe('the built service: no public request stalls the event loop', () => {
     ],
     [
       '/s/: $set of 900,000 keys',
+      // The parser stops building a `$set` past PERSON_SET_MAX_KEYS (it is dropped whole), so the request reads on
+      // to the invalid event after it: 400.
       () => send('/s/?compression=gzip-js', gzipSync(invalidAfterSet(manyKeys(900_000))), TEXT),
-      413,
+      400,
     ],
     [
       '/s/: $set of 9,000 keys, decoded and validated',
