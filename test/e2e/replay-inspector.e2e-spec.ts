@@ -184,6 +184,14 @@ if ('reason' in chromiumFound) {
       await page.fill('.inspector-search', '');
       await until(page, `document.querySelectorAll('.inspector-line').length === 5`);
 
+      // The page plays on load: pause it (in one step in the page, so the recording cannot end in between),
+      // or playback would carry the seek below on past the line's time.
+      await page.evaluate(`{
+        const player = document.querySelector('.player');
+        if (['loading', 'playing', 'buffering'].includes(player.dataset.state)) player.querySelector('.player-play').click();
+      }`);
+      await until(page, `['paused', 'ended'].includes(document.querySelector('.player').dataset.state)`);
+
       // A click moves the player to the line's time.
       await page.locator('.inspector-line', { hasText: 'Payment failed' }).click();
       await until(page, `Math.abs(Number(document.querySelector('.player').dataset.time) - 6000) < 50`);
