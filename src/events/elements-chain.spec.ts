@@ -35,10 +35,13 @@ describe('elementsChainOf', () => {
 
 describe('clickedElementOf', () => {
   it("reads the clicked element's tag and the innermost text, quotes unescaped", () => {
-    expect(clickedElementOf('svg.icon:nth-child="1";button.buy:attr__id="b"text="Say \\"hi\\"; now";body')).toEqual(
-      { tag: 'svg', text: 'Say "hi"; now' },
-    );
-    expect(clickedElementOf('a.x:href="/t"text="Pricing"nth-child="2"')).toEqual({ tag: 'a', text: 'Pricing' });
+    expect(
+      clickedElementOf('svg.icon:nth-child="1";button.buy:attr__id="b"text="Say \\"hi\\"; now";body'),
+    ).toEqual({ tag: 'svg', text: 'Say "hi"; now' });
+    expect(clickedElementOf('a.x:href="/t"text="Pricing"nth-child="2"')).toEqual({
+      tag: 'a',
+      text: 'Pricing',
+    });
   });
 
   it('does not take an attribute ending in text for the text, and has none without one', () => {

@@ -131,7 +131,8 @@ export function entryOfEvent(e: SessionEvent): InspectorEntry | null {
       const what = e.element_text
         ? `${e.element_tag ? `${e.element_tag} ` : ''}“${e.element_text}”`
         : (e.element_tag ?? 'an element');
-      const label = e.event === '$autocapture' ? (e.event_type ?? 'click') : e.event.slice(1).replace('_', ' ');
+      const label =
+        e.event === '$autocapture' ? (e.event_type ?? 'click') : e.event.slice(1).replace('_', ' ');
       return { ...base, kind: 'click', label, text: clip(what), marker: null };
     }
     case '$exception':
@@ -144,7 +145,13 @@ export function entryOfEvent(e: SessionEvent): InspectorEntry | null {
       };
     default: {
       const own = e.event.startsWith('$');
-      return { ...base, kind: 'event', label: own ? 'event' : 'custom event', text: clip(e.event), marker: own ? null : 'event' };
+      return {
+        ...base,
+        kind: 'event',
+        label: own ? 'event' : 'custom event',
+        text: clip(e.event),
+        marker: own ? null : 'event',
+      };
     }
   }
 }

@@ -22,7 +22,12 @@ import {
   type InspectorEntry,
   mergeEntries,
 } from '../lib/inspector-entries.js';
-import { entryOfEvent, type EventsPage, loadSessionEvents, type SessionEvent } from '../lib/session-events.js';
+import {
+  entryOfEvent,
+  type EventsPage,
+  loadSessionEvents,
+  type SessionEvent,
+} from '../lib/session-events.js';
 import type { WindowEvent } from '../lib/snapshot-lines.js';
 
 export const INSPECTOR_MAX_ENTRIES = 10_000;

@@ -424,7 +424,11 @@ class RecordingsBrowser {
   /** The filters shown, in the page's address (replaced, not pushed: the back button leaves the page). */
   private keepFiltersInUrl(): void {
     const query = filtersToUrlQuery(this.filters).toString();
-    history.replaceState(history.state, '', `${location.pathname}${query ? `?${query}` : ''}${location.hash}`);
+    history.replaceState(
+      history.state,
+      '',
+      `${location.pathname}${query ? `?${query}` : ''}${location.hash}`,
+    );
   }
 
   /** The saved views of the current project, under the filters (saved-views.ts). */

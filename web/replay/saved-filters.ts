@@ -105,7 +105,12 @@ function hadEventOf(value: unknown, values: FilterValues): boolean {
   let key = '';
   let propertyValue = '';
   if (f.properties.length) {
-    const p = f.properties[0] as { key?: unknown; value?: unknown; operator?: unknown; type?: unknown } | null;
+    const p = f.properties[0] as {
+      key?: unknown;
+      value?: unknown;
+      operator?: unknown;
+      type?: unknown;
+    } | null;
     if (!p || typeof p.key !== 'string' || !p.key || typeof p.value !== 'string') return false;
     if ((p.operator ?? 'exact') !== 'exact' || (p.type ?? 'event') !== 'event') return false;
     key = p.key;

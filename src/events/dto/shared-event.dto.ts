@@ -25,7 +25,11 @@ export class SharedEventDto {
   @ApiProperty({ format: 'date-time' })
   timestamp: string;
 
-  @ApiProperty({ type: String, nullable: true, description: 'The page the event happened on (`$current_url`).' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The page the event happened on (`$current_url`).',
+  })
   current_url: string | null;
 
   @ApiProperty({
@@ -35,20 +39,26 @@ export class SharedEventDto {
   })
   event_type: string | null;
 
-  @ApiProperty({ type: String, nullable: true, description: "The clicked element's tag (autocapture), else null." })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The clicked element's tag (autocapture), else null.",
+  })
   element_tag: string | null;
 
   @ApiProperty({
     type: String,
     nullable: true,
-    description: "The text of the clicked element, or of the innermost element around it that has one (autocapture).",
+    description:
+      'The text of the clicked element, or of the innermost element around it that has one (autocapture).',
   })
   element_text: string | null;
 
   @ApiProperty({
     type: String,
     nullable: true,
-    description: "An `$exception`'s message (`$exception_list[0].value`, or `$exception_message`), else null.",
+    description:
+      "An `$exception`'s message (`$exception_list[0].value`, or `$exception_message`), else null.",
   })
   exception_message: string | null;
 }

@@ -266,7 +266,12 @@ export class SessionRecordingsService {
     accessToken: string,
   ): Promise<{ teamId: number; sessionId: string; startTime: Date; endTime: Date }> {
     const shared = await this.requireShared(accessToken);
-    const recording = await this.requireRecording(shared.teamId, shared.sessionId, null, shared.retentionDays);
+    const recording = await this.requireRecording(
+      shared.teamId,
+      shared.sessionId,
+      null,
+      shared.retentionDays,
+    );
     return {
       teamId: shared.teamId,
       sessionId: shared.sessionId,
