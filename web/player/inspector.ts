@@ -184,6 +184,12 @@ export class Inspector {
     }
   }
 
+  /** Says why the session's events are not listed (`data-events="none"`). */
+  showEventsNote(text: string): void {
+    this.element.dataset.events = 'none';
+    this.setEventsStatus(text);
+  }
+
   private setEventsStatus(text: string): void {
     this.eventsStatus.textContent = text;
     this.eventsStatus.hidden = !text;

@@ -73,8 +73,24 @@ export class ApiRequestError extends Error {
   }
 }
 
+/** Whether a key's scopes let it read events (a write scope grants the read). */
+export function grantsEvents(scopes: readonly string[]): boolean {
+  return scopes.includes('*') || scopes.includes('query:read') || scopes.includes('query:write');
+}
+
 export class ApiClient {
+  private keyScopes: Promise<string[]> | null = null;
+
   constructor(readonly key: string) {}
+
+  /** The key's scopes (asked once). */
+  scopes(): Promise<string[]> {
+    this.keyScopes ??= this.request<{ scopes: string[] }>('GET', '/api/personal_api_keys/@current').then(
+      (key) => key.scopes,
+    );
+    this.keyScopes.catch(() => (this.keyScopes = null));
+    return this.keyScopes;
+  }
 
   get headers(): Record<string, string> {
     return { Authorization: `Bearer ${this.key}` };

@@ -17,7 +17,14 @@ import { formatClock } from '../lib/format.js';
 import { fromApiEvent } from '../lib/session-events.js';
 import { Inspector } from '../player/inspector.js';
 import { Player } from '../player/player.js';
-import { ApiClient, ApiRequestError, type CurrentUser, type Recording, recordingPath } from './api.js';
+import {
+  ApiClient,
+  ApiRequestError,
+  type CurrentUser,
+  grantsEvents,
+  type Recording,
+  recordingPath,
+} from './api.js';
 import { DATE_RANGES, type DateRange, DEFAULT_FILTERS, type FilterValues, filterQuery } from './filters.js';
 import { filtersFromUrlQuery, filtersToUrlQuery } from './saved-filters.js';
 import { SavedViews } from './saved-views.js';
@@ -628,14 +635,33 @@ class RecordingsBrowser {
     );
     title.focus();
     void player.load();
-    void inspector.loadEvents(
+    void this.loadSessionEvents(api, projectId, recording, inspector);
+  }
+
+  /** The session's events into the inspector, when the key may read events (else it says what is missing). */
+  private async loadSessionEvents(
+    api: ApiClient,
+    projectId: number,
+    recording: Recording,
+    inspector: Inspector,
+  ): Promise<void> {
+    const missing =
+      'The session’s events (page views, clicks, custom events, exceptions) need a key with the scope query:read.';
+    let scopes: string[];
+    try {
+      scopes = await api.scopes();
+    } catch {
+      scopes = ['query:read']; // unknown: ask, and say so if the read is refused
+    }
+    if (!grantsEvents(scopes)) return inspector.showEventsNote(missing);
+    await inspector.loadEvents(
       async (offset, limit, signal) => {
         const page = await api.sessionEvents(projectId, recording, offset, limit, signal);
         return { count: page.count, results: page.results.map(fromApiEvent) };
       },
       (error) =>
         error instanceof ApiRequestError && error.status === 403
-          ? 'The session’s events (page views, clicks, custom events, exceptions) need a key with the scope query:read.'
+          ? missing
           : `The session’s events could not be loaded: ${error.message}`,
     );
   }
