@@ -253,6 +253,7 @@ export class Inspector {
             'data-kind': entry.kind,
             'data-index': from + i,
             'data-source': entry.source ?? 'recording',
+            'data-offset': Math.round(entry.timestamp - start),
             title: entry.text,
           },
           h('span', { class: 'inspector-time' }, formatClock(Math.max(0, entry.timestamp - start))),
@@ -266,7 +267,10 @@ export class Inspector {
         return h('li', {}, line);
       }),
     );
-    const total = this.entries.length;
+    // The recording's page views left out for the events API's are not counted either.
+    const total = this.eventPageViews
+      ? this.entries.filter((e) => e.kind !== 'page' || e.source === 'events').length
+      : this.entries.length;
     this.summary.textContent =
       (total === 0
         ? 'Nothing recorded besides the page so far: page views, clicks, events, exceptions, console messages and network requests show here.'
