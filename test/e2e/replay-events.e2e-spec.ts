@@ -427,6 +427,53 @@ if ('reason' in chromiumFound) {
       await page.close();
     }, 120_000);
 
+    it('the shared page lists the same events through the share’s public read, without the person', async () => {
+      const accessToken = (
+        await t.http
+          .patch(`/api/projects/${project.id}/session_recordings/${sessionId}/sharing`)
+          .set(owner.auth)
+          .send({ enabled: true })
+          .expect(200)
+      ).body.access_token as string;
+      const page = await browser.context.newPage();
+      const problems: string[] = [];
+      page.on('pageerror', (e) => problems.push(e.message));
+      page.on('console', (m) => {
+        if (m.type() === 'error') problems.push(m.text());
+      });
+      const eventReads: string[] = [];
+      page.on('response', (r) => {
+        if (new URL(r.url()).pathname.endsWith('/events'))
+          eventReads.push(`${r.status()} ${new URL(r.url()).pathname}`);
+      });
+      await page.setViewportSize({ width: 1400, height: 900 });
+      await page.goto(`${service}/shared/${accessToken}`);
+      await until(page, `document.querySelector('.inspector')?.dataset.events === 'loaded'`);
+      await until(
+        page,
+        `[...document.querySelectorAll('.inspector-line')].some((l) => l.textContent.includes('Payment failed'))`,
+      );
+      const lines = await inspectorLines(page);
+      const has = (label: string, text: string) =>
+        lines.some((l) => l.label === label && l.text.includes(text));
+      expect(has('custom event', CUSTOM_EVENT)).toBe(true);
+      expect(has('click', 'button “Buy now”')).toBe(true);
+      expect(has('page view', `${site.url}/cart`)).toBe(true);
+      expect(has('exception', 'Card declined')).toBe(true);
+      expect(eventReads).toEqual([`200 /api/shared/${accessToken}/events`]);
+      const distinctId = (
+        (await t.dataSource.query(`SELECT distinct_id FROM events WHERE team_id = $1 LIMIT 1`, [
+          project.id,
+        ])) as {
+          distinct_id: string;
+        }[]
+      )[0].distinct_id;
+      expect(await page.textContent('body')).not.toContain(distinctId);
+      await page.screenshot({ path: join(ARTIFACTS, 'shared-events-inspector.png') });
+      expect(problems).toEqual([]);
+      await page.close();
+    }, 60_000);
+
     it('the events export of the session’s hours delivers exactly those events to Postgres and S3', async () => {
       const pathOf = (rest = '') => `/api/organizations/${orgId}/batch_exports${rest}`;
       const destUrl = new URL(dest.url);
