@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { elementsChainOf } from './elements-chain.js';
+import { clickedElementOf, elementsChainOf } from './elements-chain.js';
 
 describe('elementsChainOf', () => {
   it('keeps a chain posthog-js sent ready', () => {
@@ -30,5 +30,26 @@ describe('elementsChainOf', () => {
   it("is '' without elements", () => {
     expect(elementsChainOf({})).toBe('');
     expect(elementsChainOf({ $elements: 'x' })).toBe('');
+  });
+});
+
+describe('clickedElementOf', () => {
+  it("reads the clicked element's tag and the innermost text, quotes unescaped", () => {
+    expect(
+      clickedElementOf('svg.icon:nth-child="1";button.buy:attr__id="b"text="Say \\"hi\\"; now";body'),
+    ).toEqual({ tag: 'svg', text: 'Say "hi"; now' });
+    expect(clickedElementOf('a.x:href="/t"text="Pricing"nth-child="2"')).toEqual({
+      tag: 'a',
+      text: 'Pricing',
+    });
+  });
+
+  it('does not take an attribute ending in text for the text, and has none without one', () => {
+    expect(clickedElementOf('div:attr__data-text="no"nth-child="1"')).toEqual({ tag: 'div', text: null });
+    expect(clickedElementOf('')).toBeNull();
+  });
+
+  it('caps the text', () => {
+    expect(clickedElementOf(`p:text="${'x'.repeat(500)}"`)?.text).toHaveLength(200);
   });
 });

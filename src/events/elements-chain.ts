@@ -59,3 +59,44 @@ export function elementsChainOf(properties: Json): string {
   if (!Array.isArray(elements)) return '';
   return elements.slice(0, MAX_ELEMENTS).filter(isObject).map(elementText).join(';');
 }
+
+/** Longest element text `clickedElementOf` returns. */
+export const ELEMENT_TEXT_MAX = 200;
+
+/** The elements of a chain, split on the `;` that are outside quoted values. */
+function chainElements(chain: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  let quoted = false;
+  for (let i = 0; i < chain.length; i++) {
+    const c = chain[i];
+    if (c === '\\' && quoted) i++;
+    else if (c === '"') quoted = !quoted;
+    else if (c === ';' && !quoted) {
+      out.push(chain.slice(start, i));
+      start = i + 1;
+      if (out.length >= MAX_ELEMENTS) return out;
+    }
+  }
+  out.push(chain.slice(start));
+  return out;
+}
+
+const TEXT_ATTRIBUTE = /(?:^|[:"])text="((?:[^"\\]|\\.)*)"/;
+
+/**
+ * What an autocapture click shows of its element: the clicked element's tag (the chain's first) and the text of
+ * the innermost element that has one (a click on an icon inside a button reads as the button's text); null for
+ * an empty chain.
+ */
+export function clickedElementOf(chain: string): { tag: string; text: string | null } | null {
+  if (!chain) return null;
+  const elements = chainElements(chain);
+  const tag = /^[^.:]*/.exec(elements[0])?.[0] ?? '';
+  for (const element of elements) {
+    const colon = element.indexOf(':');
+    const match = colon < 0 ? null : TEXT_ATTRIBUTE.exec(element.slice(colon));
+    if (match) return { tag, text: match[1].replace(/\\(.)/g, '$1').slice(0, ELEMENT_TEXT_MAX) };
+  }
+  return { tag, text: null };
+}

@@ -7,13 +7,14 @@ import {
   ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
-import { CurrentPrincipal, RequireScopes } from '../common/auth/auth.decorators.js';
+import { CurrentPrincipal, Public, RequireScopes } from '../common/auth/auth.decorators.js';
 import type { Principal } from '../common/auth/principal.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
 import { IntIdPipe } from '../common/validation/id.pipe.js';
 import { EventDto, EventListQueryDto } from './dto/event.dto.js';
+import { SharedEventDto } from './dto/shared-event.dto.js';
 import { EventsService } from './events.service.js';
 
 const NOT_FOUND = {
@@ -82,5 +83,35 @@ export class EventsController {
     @Param('id') id: string,
   ): Promise<EventDto> {
     return this.events.retrieve(principal, projectId, id);
+  }
+}
+
+@ApiTags('events')
+@Controller('api/shared/:access_token/events')
+export class SharedEventsController {
+  constructor(private readonly events: EventsService) {}
+
+  @Get()
+  @Public()
+  @ApiOperation({
+    summary: "The events of a shared recording's session",
+    description:
+      'No API key: the access token of an enabled recording share is the credential. The events of the ' +
+      "recording's session (from 5 minutes before its start to 5 minutes after its end, within the project's " +
+      'events retention), oldest first, as the shared player lists them: name, time, page URL, the clicked ' +
+      "element's tag and text, an exception's message; never the person, the distinct id or the event's " +
+      'properties. `offset + limit` may not exceed 10,000.',
+  })
+  @ApiParam({ name: 'access_token', description: 'The access token of an enabled sharing configuration.' })
+  @ApiNotFoundResponse({
+    description: 'No recording is shared with this token (unknown, refreshed or disabled).',
+    type: ErrorBodyDto,
+  })
+  @Paginated(SharedEventDto)
+  list(
+    @Param('access_token') accessToken: string,
+    @PageQuery() page: PageParams,
+  ): Promise<Page<SharedEventDto>> {
+    return this.events.sharedList(accessToken, page);
   }
 }

@@ -6,7 +6,7 @@ import { ProjectsModule } from '../projects/projects.module.js';
 import { EventPartitionsScheduler } from './event-partitions.scheduler.js';
 import { EventsCaptureController } from './events-capture.controller.js';
 import { EventsIngestionService } from './events-ingestion.service.js';
-import { EventsController } from './events.controller.js';
+import { EventsController, SharedEventsController } from './events.controller.js';
 import { EventsRepository } from './events.repository.js';
 import { EventsService } from './events.service.js';
 
@@ -17,7 +17,7 @@ import { EventsService } from './events.service.js';
  */
 @Module({
   imports: [CaptureModule, PersonsModule, ProjectsModule, SessionRecordingsModule],
-  controllers: [EventsCaptureController, EventsController],
+  controllers: [EventsCaptureController, EventsController, SharedEventsController],
   providers: [EventsRepository, EventsIngestionService, EventsService, EventPartitionsScheduler],
   exports: [EventsIngestionService],
 })

@@ -226,6 +226,38 @@ export class EventsRepository extends RepositoryBase {
     return { rows, total: n };
   }
 
+  /**
+   * One page of the events of a session at or after `cutoff` and within [from, to], oldest first (ties by uuid),
+   * and the number of them counted up to `countCap`: the (team_id, session_id, timestamp) index answers it.
+   */
+  @GenerateSql({
+    params: (f) => [f.projectId, 'session-1', AT, AT, new Date(AT.getTime() + 3_600_000), 100, 0, 10000],
+  })
+  async listOfSession(
+    teamId: number,
+    sessionId: string,
+    cutoff: Date,
+    from: Date,
+    to: Date,
+    limit: number,
+    offset: number,
+    countCap: number,
+  ): Promise<{ rows: StoredEvent[]; total: number }> {
+    const params = [teamId, sessionId, cutoff, from, to];
+    const condition = `e.team_id = $1 AND e.session_id = $2 AND e."timestamp" >= $3
+       AND e."timestamp" >= $4 AND e."timestamp" <= $5`;
+    const rows = await this.query<StoredEvent>(
+      `SELECT ${SELECT} FROM events e WHERE ${condition}
+       ORDER BY e."timestamp", e.uuid LIMIT ${Number(limit)} OFFSET ${Number(offset)}`,
+      params,
+    );
+    const [{ n }] = await this.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM events e WHERE ${condition} LIMIT ${Number(countCap)}) c`,
+      params,
+    );
+    return { rows, total: n };
+  }
+
   /** One event of a project at or after `cutoff` by its uuid (the newest, if it was stored on several days). */
   @GenerateSql({ params: (f) => [f.projectId, '0192d6c4-8f8a-7c1e-9d57-2a9d3c1e4b5f', AT] })
   async findByUuid(teamId: number, uuid: string, cutoff: Date): Promise<StoredEvent | null> {

@@ -5,7 +5,9 @@ import type { Page, PageParams } from '../common/pagination/page.js';
 import { Clock } from '../common/time/clock.js';
 import { PersonsService } from '../persons/persons.service.js';
 import { ProjectsService } from '../projects/projects.service.js';
+import { SessionRecordingsService } from '../session-recordings/reads/session-recordings.service.js';
 import { type EventDto, type EventListQueryDto, toEventDto } from './dto/event.dto.js';
+import { type SharedEventDto, toSharedEventDto } from './dto/shared-event.dto.js';
 import { eventsCutoff } from './event-partitions.js';
 import { parseTime } from './event-rows.js';
 import { EventsIngestionService } from './events-ingestion.service.js';
@@ -13,6 +15,8 @@ import { type EventFilters, EventsRepository } from './events.repository.js';
 
 /** The events list counts matches up to this many; its `offset` may not go beyond it (page with `before`). */
 export const EVENTS_COUNT_CAP = 10000;
+/** A shared recording's events are those of its session from this long before its start to after its end. */
+export const SHARED_EVENTS_MARGIN_MS = 5 * 60_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function text(query: Record<string, unknown>, name: string, max = 400): string | undefined {
@@ -74,6 +78,7 @@ export class EventsService {
     private readonly persons: PersonsService,
     private readonly ingestion: EventsIngestionService,
     private readonly clock: Clock,
+    private readonly recordings: SessionRecordingsService,
   ) {}
 
   async list(
@@ -115,6 +120,32 @@ export class EventsService {
       EVENTS_COUNT_CAP,
     );
     return { items: rows.map(toEventDto), total };
+  }
+
+  /**
+   * The events of a shared recording's session (no API key: the share's access token is the credential), oldest
+   * first, as the public share shows them (`SharedEventDto`): within the recording's time range widened by
+   * SHARED_EVENTS_MARGIN_MS and the project's events retention, paged up to EVENTS_COUNT_CAP.
+   */
+  async sharedList(accessToken: string, page: PageParams): Promise<Page<SharedEventDto>> {
+    const session = await this.recordings.sharedSession(accessToken);
+    if (page.offset + page.limit > EVENTS_COUNT_CAP) {
+      throw ApiError.validation(`'offset' plus 'limit' may be at most ${EVENTS_COUNT_CAP}.`, 'offset');
+    }
+    const project = await this.projects.findById(session.teamId);
+    if (!project) throw ApiError.notFound();
+    const cutoff = eventsCutoff(this.clock.now().getTime(), this.ingestion.retentionOf(project));
+    const { rows, total } = await this.events.listOfSession(
+      project.id,
+      session.sessionId,
+      cutoff,
+      new Date(session.startTime.getTime() - SHARED_EVENTS_MARGIN_MS),
+      new Date(session.endTime.getTime() + SHARED_EVENTS_MARGIN_MS),
+      page.limit,
+      page.offset,
+      EVENTS_COUNT_CAP,
+    );
+    return { items: rows.map(toSharedEventDto), total };
   }
 
   async retrieve(principal: Principal, projectId: number, id: string): Promise<EventDto> {

@@ -14,6 +14,16 @@ e.window_id AS "windowId" FROM events e WHERE e.team_id = $1 AND e."timestamp" >
 
 SELECT count(*)::int AS n FROM (SELECT 1 FROM events e WHERE e.team_id = $1 AND e."timestamp" >= $2 AND e.event = $3 LIMIT 10000) c;
 
+-- EventsRepository.listOfSession
+SELECT e.uuid, e.event, e.distinct_id AS "distinctId", e.person_id AS "personId", e.properties,
+e."timestamp", e.created_at AS "createdAt", e.elements_chain AS "elementsChain", e.session_id AS "sessionId",
+e.window_id AS "windowId" FROM events e WHERE e.team_id = $1 AND e.session_id = $2 AND e."timestamp" >= $3
+     AND e."timestamp" >= $4 AND e."timestamp" <= $5
+     ORDER BY e."timestamp", e.uuid LIMIT 100 OFFSET 0;
+
+SELECT count(*)::int AS n FROM (SELECT 1 FROM events e WHERE e.team_id = $1 AND e.session_id = $2 AND e."timestamp" >= $3
+AND e."timestamp" >= $4 AND e."timestamp" <= $5 LIMIT 10000) c;
+
 -- EventsRepository.findByUuid
 SELECT e.uuid, e.event, e.distinct_id AS "distinctId", e.person_id AS "personId", e.properties,
 e."timestamp", e.created_at AS "createdAt", e.elements_chain AS "elementsChain", e.session_id AS "sessionId",

@@ -4,9 +4,9 @@
  * plugin, `rrweb/console@1`) and network requests (the rrweb network plugin, `rrweb/network@1`, as posthog-js
  * records them when network capture is on).
  *
- * The session's analytics events (custom events, autocapture clicks, exceptions) come from the events API, not
- * from the recording: a future source adds its entries with the kinds `event`, `click` and `exception`; the
- * inspector lists whatever entries it is given, in time order.
+ * The session's analytics events (page views, autocapture clicks, custom events, exceptions) come from the
+ * events API, not from the recording (`session-events.ts`): their entries have the kinds `page`, `click`, `event`
+ * and `exception`, and `source: 'events'`; the inspector lists whatever entries it is given, in time order.
  */
 import type { RrwebEvent } from './unpack.js';
 
@@ -19,8 +19,15 @@ export interface InspectorEntry {
   /** Console level (`log`, `warn`, `error`…), or the request's method. */
   label: string;
   text: string;
-  /** Shown as a marker on the seek bar: page views and errors (console errors, failed requests). */
-  marker: 'page' | 'error' | null;
+  /**
+   * Shown as a marker on the seek bar: page views, errors (console errors, failed requests, exceptions) and
+   * custom events.
+   */
+  marker: 'page' | 'error' | 'event' | null;
+  /** Read from the events API (else from the recording). */
+  source?: 'events';
+  /** The event's uuid (events API entries). */
+  id?: string;
 }
 
 const META = 4;

@@ -1,12 +1,15 @@
 /**
- * The inspector beside the player: what the recording itself holds besides the page — page views, console
- * messages and network requests (see `inspector-entries.ts`) — in time order. Filter by kind and text; a click on
- * a line moves the player there; page views and errors are marked on the seek bar; the line of the current time
- * is highlighted and, while "Follow playback" is on, kept in view.
+ * The inspector beside the player: the session's events from the events API (page views, autocapture clicks,
+ * custom events, exceptions: `session-events.ts`, loaded page by page) and what the recording itself holds
+ * besides the page — page views, console messages and network requests (`inspector-entries.ts`) — merged in time
+ * order. Once the events API has given page views, the recording's own page-view lines are left out (the same
+ * navigations twice). Filter by kind and text; a click on a line moves the player there; page views, errors and
+ * custom events are marked on the seek bar; the line of the current time is highlighted and, while "Follow
+ * playback" is on, kept in view.
  *
- * Bounded however long the recording: at most INSPECTOR_MAX_ENTRIES lines are kept (the inspector says when it
- * stops listing), INSPECTOR_PAGE_SIZE are drawn at a time (paged), and markers that fall on the same spot of the
- * bar are drawn once.
+ * Bounded however long the recording: at most INSPECTOR_MAX_ENTRIES lines are kept, from both sources together
+ * (the inspector says when it stops listing), events are read EVENTS_PAGE_SIZE at a time, INSPECTOR_PAGE_SIZE
+ * lines are drawn at a time (paged), and markers that fall on the same spot of the bar are drawn once.
  */
 import './inspector.css';
 import { h, replaceChildren } from '../lib/dom.js';
@@ -19,10 +22,18 @@ import {
   type InspectorEntry,
   mergeEntries,
 } from '../lib/inspector-entries.js';
+import {
+  entryOfEvent,
+  type EventsPage,
+  loadSessionEvents,
+  type SessionEvent,
+} from '../lib/session-events.js';
 import type { WindowEvent } from '../lib/snapshot-lines.js';
 
 export const INSPECTOR_MAX_ENTRIES = 10_000;
 export const INSPECTOR_PAGE_SIZE = 100;
+/** Events asked of the API per request. */
+export const EVENTS_PAGE_SIZE = 200;
 /** Markers are placed to the nearest 1/MARKER_SLOTS of the bar, one per slot and kind. */
 const MARKER_SLOTS = 500;
 const FOLLOW_EVERY_MS = 250;
@@ -35,12 +46,18 @@ export interface InspectedPlayer {
   seekTo(t: number): void;
 }
 
-/** The kinds the recording provides, in the order of the filter. */
+/** The kinds of lines, in the order of the filter. */
 const KINDS: { kind: EntryKind; label: string }[] = [
   { kind: 'page', label: 'Page views' },
+  { kind: 'click', label: 'Clicks' },
+  { kind: 'event', label: 'Events' },
+  { kind: 'exception', label: 'Exceptions' },
   { kind: 'console', label: 'Console' },
   { kind: 'network', label: 'Network' },
 ];
+
+/** Reads one page of the session's events (offset, limit). */
+export type EventsPageReader = (offset: number, limit: number, signal: AbortSignal) => Promise<EventsPage>;
 
 export class Inspector {
   readonly element: HTMLElement;
@@ -56,8 +73,14 @@ export class Inspector {
   private readonly pager = h('div', { class: 'inspector-pager' });
   private readonly follow = h('input', { type: 'checkbox', class: 'inspector-follow', checked: true });
   private readonly markers = h('div', { class: 'player-markers', 'aria-hidden': 'true' });
+  private readonly eventsStatus = h('p', { class: 'inspector-events-status', role: 'status', hidden: true });
   private timer: ReturnType<typeof setInterval> | null = null;
   private dirty = false;
+  /** The uuids of the events listed (a page read twice while the session grows adds nothing). */
+  private readonly eventIds = new Set<string>();
+  /** The events API has given page views: the recording's own page-view lines are left out. */
+  private eventPageViews = false;
+  private readonly abort = new AbortController();
 
   constructor(private readonly player: InspectedPlayer) {
     const search = h('input', {
@@ -91,6 +114,7 @@ export class Inspector {
         h('label', { class: 'inspector-follow-label' }, this.follow, ' Follow playback'),
       ),
       this.summary,
+      this.eventsStatus,
       this.list,
       this.pager,
     );
@@ -113,15 +137,80 @@ export class Inspector {
     this.dirty = true;
   }
 
+  /** Adds the session's events (from the events API), each once. */
+  addEvents(events: readonly SessionEvent[]): void {
+    const added: InspectorEntry[] = [];
+    for (const event of events) {
+      if (this.eventIds.has(event.uuid)) continue;
+      const entry = entryOfEvent(event);
+      if (!entry) continue;
+      if (this.entries.length + added.length >= INSPECTOR_MAX_ENTRIES) {
+        this.dropped++;
+        continue;
+      }
+      this.eventIds.add(event.uuid);
+      if (entry.kind === 'page' && entry.marker === 'page') this.eventPageViews = true;
+      added.push(entry);
+    }
+    mergeEntries(this.entries, added);
+    this.dirty = true;
+  }
+
+  /**
+   * Reads the session's events page by page (`read`) into the inspector, up to INSPECTOR_MAX_ENTRIES; says so
+   * when they cannot be read (`data-events` on the inspector: loading, loaded, error).
+   */
+  async loadEvents(read: EventsPageReader, describeError: (error: Error) => string): Promise<void> {
+    const signal = this.abort.signal;
+    this.element.dataset.events = 'loading';
+    this.setEventsStatus('Loading the session’s events…');
+    try {
+      const { more } = await loadSessionEvents({
+        fetchPage: (offset, limit) => read(offset, limit, signal),
+        pageSize: EVENTS_PAGE_SIZE,
+        max: INSPECTOR_MAX_ENTRIES,
+        onPage: (events) => this.addEvents(events),
+        signal,
+      });
+      if (signal.aborted) return;
+      this.element.dataset.events = 'loaded';
+      this.setEventsStatus(
+        more ? `Only the first ${INSPECTOR_MAX_ENTRIES} of the session’s events are listed.` : '',
+      );
+    } catch (error) {
+      if (signal.aborted || (error as Error).name === 'AbortError') return;
+      this.element.dataset.events = 'error';
+      this.setEventsStatus(describeError(error as Error));
+    }
+  }
+
+  /** Says why the session's events are not listed (`data-events="none"`). */
+  showEventsNote(text: string): void {
+    this.element.dataset.events = 'none';
+    this.setEventsStatus(text);
+  }
+
+  private setEventsStatus(text: string): void {
+    this.eventsStatus.textContent = text;
+    this.eventsStatus.hidden = !text;
+  }
+
   destroy(): void {
+    this.abort.abort();
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     this.markers.remove();
     this.element.remove();
   }
 
+  /** The lines listed: the recording's page views give way to the events API's. */
+  private listed(): InspectorEntry[] {
+    const all = filterEntries(this.entries, this.kinds, this.text);
+    return this.eventPageViews ? all.filter((e) => e.kind !== 'page' || e.source === 'events') : all;
+  }
+
   private refilter(): void {
-    this.shown = filterEntries(this.entries, this.kinds, this.text);
+    this.shown = this.listed();
     this.current = -2; // redraw the highlight
     this.page = 0;
     this.render();
@@ -131,7 +220,7 @@ export class Inspector {
     if (!this.element.isConnected) return this.destroy();
     if (this.dirty) {
       this.dirty = false;
-      this.shown = filterEntries(this.entries, this.kinds, this.text);
+      this.shown = this.listed();
       this.renderMarkers();
       this.render();
     }
@@ -163,6 +252,8 @@ export class Inspector {
             class: 'inspector-line',
             'data-kind': entry.kind,
             'data-index': from + i,
+            'data-source': entry.source ?? 'recording',
+            'data-offset': Math.round(entry.timestamp - start),
             title: entry.text,
           },
           h('span', { class: 'inspector-time' }, formatClock(Math.max(0, entry.timestamp - start))),
@@ -176,10 +267,13 @@ export class Inspector {
         return h('li', {}, line);
       }),
     );
-    const total = this.entries.length;
+    // The recording's page views left out for the events API's are not counted either.
+    const total = this.eventPageViews
+      ? this.entries.filter((e) => e.kind !== 'page' || e.source === 'events').length
+      : this.entries.length;
     this.summary.textContent =
       (total === 0
-        ? 'Nothing recorded besides the page so far: page views, console messages and network requests show here.'
+        ? 'Nothing recorded besides the page so far: page views, clicks, events, exceptions, console messages and network requests show here.'
         : `${this.shown.length} of ${total} lines`) +
       (this.dropped
         ? `; only the first ${INSPECTOR_MAX_ENTRIES} lines are listed (${this.dropped} more).`
@@ -216,9 +310,10 @@ export class Inspector {
   private renderMarkers(): void {
     const { start, end } = this.player.range;
     const span = Math.max(1, end - start);
-    const slots = new Map<string, { slot: number; kind: 'page' | 'error'; text: string }>();
+    const slots = new Map<string, { slot: number; kind: 'page' | 'error' | 'event'; text: string }>();
     for (const entry of this.entries) {
       if (!entry.marker) continue;
+      if (this.eventPageViews && entry.kind === 'page' && entry.source !== 'events') continue;
       const slot = Math.round((Math.min(Math.max(entry.timestamp - start, 0), span) / span) * MARKER_SLOTS);
       const key = `${entry.marker}:${slot}`;
       if (!slots.has(key)) slots.set(key, { slot, kind: entry.marker, text: entry.text });

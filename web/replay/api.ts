@@ -1,4 +1,8 @@
 /** The few API calls the recordings browser makes, with the personal API key typed into the page. */
+import type { ApiEvent } from '../lib/session-events.js';
+
+/** A session's events are read from this long before its recording's start to as long after its end. */
+export const SESSION_EVENTS_MARGIN_MS = 5 * 60_000;
 
 export interface OrganizationSummary {
   id: string;
@@ -69,23 +73,46 @@ export class ApiRequestError extends Error {
   }
 }
 
+/** Whether a key's scopes let it read events (a write scope grants the read). */
+export function grantsEvents(scopes: readonly string[]): boolean {
+  return scopes.includes('*') || scopes.includes('query:read') || scopes.includes('query:write');
+}
+
 export class ApiClient {
+  private keyScopes: Promise<string[]> | null = null;
+
   constructor(readonly key: string) {}
+
+  /** The key's scopes (asked once). */
+  scopes(): Promise<string[]> {
+    this.keyScopes ??= this.request<{ scopes: string[] }>('GET', '/api/personal_api_keys/@current').then(
+      (key) => key.scopes,
+    );
+    this.keyScopes.catch(() => (this.keyScopes = null));
+    return this.keyScopes;
+  }
 
   get headers(): Record<string, string> {
     return { Authorization: `Bearer ${this.key}` };
   }
 
-  async request<T>(method: 'GET' | 'PATCH' | 'POST', path: string, body?: unknown): Promise<T> {
+  async request<T>(
+    method: 'GET' | 'PATCH' | 'POST',
+    path: string,
+    body?: unknown,
+    signal?: AbortSignal,
+  ): Promise<T> {
     let response: Response;
     try {
       response = await fetch(path, {
         method,
+        signal,
         headers: body === undefined ? this.headers : { ...this.headers, 'Content-Type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
         cache: 'no-store',
       });
     } catch (error) {
+      if ((error as Error).name === 'AbortError') throw error;
       throw new ApiRequestError(0, `The service could not be reached (${(error as Error).message}).`);
     }
     if (!response.ok) {
@@ -116,6 +143,29 @@ export class ApiClient {
 
   recordings(projectId: number, query: URLSearchParams): Promise<ListPage<Recording>> {
     return this.request('GET', `/api/projects/${projectId}/session_recordings?${query.toString()}`);
+  }
+
+  /**
+   * One page of a recording's session events (newest first, as the events API lists them), from
+   * SESSION_EVENTS_MARGIN_MS before its start to as long after its end. Needs the scope `query:read`.
+   */
+  sessionEvents(
+    projectId: number,
+    recording: Pick<Recording, 'id' | 'start_time' | 'end_time'>,
+    offset: number,
+    limit: number,
+    signal?: AbortSignal,
+  ): Promise<ListPage<ApiEvent>> {
+    const query = new URLSearchParams({
+      session_id: recording.id,
+      limit: String(limit),
+      offset: String(offset),
+    });
+    const start = Date.parse(recording.start_time);
+    const end = Date.parse(recording.end_time);
+    if (Number.isFinite(start)) query.set('after', new Date(start - SESSION_EVENTS_MARGIN_MS).toISOString());
+    if (Number.isFinite(end)) query.set('before', new Date(end + SESSION_EVENTS_MARGIN_MS).toISOString());
+    return this.request('GET', `/api/projects/${projectId}/events?${query.toString()}`, undefined, signal);
   }
 
   markViewed(projectId: number, id: string): Promise<Recording> {

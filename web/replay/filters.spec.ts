@@ -64,3 +64,35 @@ describe('localToIso', () => {
     expect(localToIso('yesterday')).toBeNull();
   });
 });
+
+describe('filterQuery: events', () => {
+  it('sends "had event" as PostHog\'s events entity filter, with its property, and "did not have" as exclude_events', () => {
+    const q = filterQuery(
+      {
+        ...DEFAULT_FILTERS,
+        event: ' checkout started ',
+        eventPropertyKey: 'plan',
+        eventPropertyValue: 'pro',
+        notEvent: '$exception',
+      },
+      20,
+      0,
+    );
+    expect(JSON.parse(q.get('events')!)).toEqual([
+      {
+        id: 'checkout started',
+        type: 'events',
+        properties: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'event' }],
+      },
+    ]);
+    expect(JSON.parse(q.get('exclude_events')!)).toEqual([{ id: '$exception', type: 'events' }]);
+  });
+
+  it('sends no property without a key, and nothing without a name', () => {
+    const q = filterQuery({ ...DEFAULT_FILTERS, event: '$pageview', eventPropertyValue: 'x' }, 20, 0);
+    expect(JSON.parse(q.get('events')!)).toEqual([{ id: '$pageview', type: 'events', properties: [] }]);
+    const none = filterQuery({ ...DEFAULT_FILTERS, eventPropertyKey: 'plan', notEvent: '  ' }, 20, 0);
+    expect(none.has('events')).toBe(false);
+    expect(none.has('exclude_events')).toBe(false);
+  });
+});

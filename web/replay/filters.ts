@@ -1,7 +1,9 @@
 /**
  * The recordings browser's filters as list query parameters, in PostHog's form: `date_from`/`date_to`
  * (relative such as `-7d`, or ISO 8601), `having_predicates` (recording properties: here the duration),
- * `console_log_filters` (console log levels), and the person as `person_uuid` or `distinct_id`.
+ * `console_log_filters` (console log levels), the person as `person_uuid` or `distinct_id`, "had event X" as
+ * PostHog's entity filter `events` (`[{"id": "X", "type": "events", "properties": [...]}]`, with at most one
+ * exact event property) and "did not have event X" as the service's `exclude_events` in the same form.
  */
 
 export const DATE_RANGES = [
@@ -26,6 +28,12 @@ export interface FilterValues {
   /** A person's UUID, or a distinct id. */
   person: string;
   consoleErrors: boolean;
+  /** "Had event": an event name ('' for none), and optionally one of its properties equal to a value. */
+  event: string;
+  eventPropertyKey: string;
+  eventPropertyValue: string;
+  /** "Did not have event": an event name ('' for none). */
+  notEvent: string;
 }
 
 export const DEFAULT_FILTERS: FilterValues = {
@@ -37,6 +45,10 @@ export const DEFAULT_FILTERS: FilterValues = {
   durationUnit: 'minutes',
   person: '',
   consoleErrors: false,
+  event: '',
+  eventPropertyKey: '',
+  eventPropertyValue: '',
+  notEvent: '',
 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -75,5 +87,15 @@ export function filterQuery(filters: FilterValues, limit: number, offset: number
   }
   const person = filters.person.trim();
   if (person) query.set(UUID.test(person) ? 'person_uuid' : 'distinct_id', person);
+  const event = filters.event.trim();
+  if (event) {
+    const key = filters.eventPropertyKey.trim();
+    const properties = key
+      ? [{ key, value: filters.eventPropertyValue, operator: 'exact', type: 'event' }]
+      : [];
+    query.set('events', JSON.stringify([{ id: event, type: 'events', properties }]));
+  }
+  const notEvent = filters.notEvent.trim();
+  if (notEvent) query.set('exclude_events', JSON.stringify([{ id: notEvent, type: 'events' }]));
   return query;
 }

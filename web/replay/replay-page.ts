@@ -6,17 +6,27 @@
  * Scopes the key needs: none for `@me`; `project:read` (organization projects), `session_recording:read` (list,
  * play); `session_recording:write` (mark viewed) and `sharing_configuration:read`/`:write` (share) for those
  * actions only — without them the page says so and the rest works. Saved views (recording playlists) need
- * `session_recording_playlist:read`, saving one and pinning a recording `session_recording_playlist:write`.
+ * `session_recording_playlist:read`, saving one and pinning a recording `session_recording_playlist:write`. The
+ * player's inspector lists the session's events with `query:read` (without it, the recording's own lines only).
  */
 import 'rrweb/dist/style.css';
 import '../player/player.css';
 import './replay.css';
 import { h, replaceChildren } from '../lib/dom.js';
 import { formatClock } from '../lib/format.js';
+import { fromApiEvent } from '../lib/session-events.js';
 import { Inspector } from '../player/inspector.js';
 import { Player } from '../player/player.js';
-import { ApiClient, ApiRequestError, type CurrentUser, type Recording, recordingPath } from './api.js';
+import {
+  ApiClient,
+  ApiRequestError,
+  type CurrentUser,
+  grantsEvents,
+  type Recording,
+  recordingPath,
+} from './api.js';
 import { DATE_RANGES, type DateRange, DEFAULT_FILTERS, type FilterValues, filterQuery } from './filters.js';
+import { filtersFromUrlQuery, filtersToUrlQuery } from './saved-filters.js';
 import { SavedViews } from './saved-views.js';
 
 const KEY_STORAGE = 'replay.personal_api_key';
@@ -28,7 +38,9 @@ class RecordingsBrowser {
   private api: ApiClient | null = null;
   private user: CurrentUser | null = null;
   private projectId: number | null = null;
-  private filters: FilterValues = { ...DEFAULT_FILTERS };
+  private filters: FilterValues;
+  /** Filters of the page's address it cannot show (left out of the list). */
+  private readonly urlIgnored: string[];
   private offset = 0;
   private player: Player | null = null;
   private rows = new Map<string, HTMLTableRowElement>();
@@ -45,6 +57,9 @@ class RecordingsBrowser {
 
   constructor(root: HTMLElement) {
     this.root = root;
+    const fromUrl = filtersFromUrlQuery(new URLSearchParams(location.search));
+    this.filters = fromUrl.values;
+    this.urlIgnored = fromUrl.ignored;
     const forget = h('button', { type: 'button', class: 'replay-forget', hidden: true }, 'Forget key');
     forget.addEventListener('click', () => this.forgetKey());
     replaceChildren(
@@ -82,7 +97,7 @@ class RecordingsBrowser {
         { id: 'replay-key-help', class: 'replay-help' },
         'The key stays in this browser tab only (session storage) and is sent to this service alone. ' +
           'It needs the scopes project:read and session_recording:read; session_recording:write marks recordings ' +
-          'viewed, sharing_configuration:write shares them.',
+          'viewed, sharing_configuration:write shares them, query:read lists the session’s events in the player.',
       ),
       error ? h('p', { class: 'replay-error', role: 'alert' }, error) : null,
       h('button', { type: 'submit' }, 'Continue'),
@@ -162,7 +177,9 @@ class RecordingsBrowser {
       e.preventDefault();
       this.closePlayer(true);
     });
-    this.note.textContent = '';
+    this.note.textContent = this.urlIgnored.length
+      ? `The address holds filters this page cannot show, left out: ${this.urlIgnored.join(', ')}.`
+      : '';
     replaceChildren(
       this.main,
       scope,
@@ -201,7 +218,7 @@ class RecordingsBrowser {
     if (this.api === null) return; // the key was forgotten meanwhile
     orgSelect.value = start.organizationId;
     await this.loadProjects(start.organizationId, projectSelect, start.projectId);
-    this.note.textContent = start.note;
+    if (start.note) this.note.textContent = start.note;
   }
 
   private async findStart(): Promise<{ organizationId: string; projectId?: number; note: string }> {
@@ -335,6 +352,36 @@ class RecordingsBrowser {
       autocomplete: 'off',
     });
     const errors = h('input', { id: 'filter-errors', type: 'checkbox', checked: f.consoleErrors });
+    const event = h('input', {
+      id: 'filter-event',
+      type: 'search',
+      value: f.event,
+      placeholder: 'event name, e.g. $pageview',
+      autocomplete: 'off',
+    });
+    const eventKey = h('input', {
+      id: 'filter-event-key',
+      type: 'text',
+      value: f.eventPropertyKey,
+      placeholder: 'property (optional)',
+      autocomplete: 'off',
+      'aria-label': 'Event property',
+    });
+    const eventValue = h('input', {
+      id: 'filter-event-value',
+      type: 'text',
+      value: f.eventPropertyValue,
+      placeholder: 'value',
+      autocomplete: 'off',
+      'aria-label': 'Event property value',
+    });
+    const notEvent = h('input', {
+      id: 'filter-not-event',
+      type: 'search',
+      value: f.notEvent,
+      placeholder: 'event name',
+      autocomplete: 'off',
+    });
     const form = h(
       'form',
       { class: 'replay-filters', 'aria-label': 'Filters' },
@@ -343,6 +390,16 @@ class RecordingsBrowser {
       h('span', {}, h('label', { for: 'filter-duration' }, 'Duration'), operator, amount, unit),
       h('span', {}, h('label', { for: 'filter-person' }, 'Person'), person),
       h('span', {}, errors, h('label', { for: 'filter-errors' }, 'With console errors')),
+      h(
+        'span',
+        { class: 'replay-event-filter' },
+        h('label', { for: 'filter-event' }, 'Had event'),
+        event,
+        eventKey,
+        h('span', { 'aria-hidden': 'true' }, '='),
+        eventValue,
+      ),
+      h('span', {}, h('label', { for: 'filter-not-event' }, 'Did not have event'), notEvent),
       h('button', { type: 'submit' }, 'Apply filters'),
     );
     range.addEventListener('change', () => {
@@ -359,11 +416,26 @@ class RecordingsBrowser {
         durationUnit: unit.value as FilterValues['durationUnit'],
         person: person.value,
         consoleErrors: errors.checked,
+        event: event.value,
+        eventPropertyKey: eventKey.value,
+        eventPropertyValue: eventValue.value,
+        notEvent: notEvent.value,
       };
       this.offset = 0;
+      this.keepFiltersInUrl();
       void this.loadRecordings();
     });
     return form;
+  }
+
+  /** The filters shown, in the page's address (replaced, not pushed: the back button leaves the page). */
+  private keepFiltersInUrl(): void {
+    const query = filtersToUrlQuery(this.filters).toString();
+    history.replaceState(
+      history.state,
+      '',
+      `${location.pathname}${query ? `?${query}` : ''}${location.hash}`,
+    );
   }
 
   /** The saved views of the current project, under the filters (saved-views.ts). */
@@ -374,6 +446,7 @@ class RecordingsBrowser {
       current: () => this.filters,
       apply: (values) => {
         this.filters = values;
+        this.keepFiltersInUrl();
         this.main.querySelector('.replay-filters')?.replaceWith(this.filtersForm());
         this.offset = 0;
         void this.loadRecordings();
@@ -562,6 +635,35 @@ class RecordingsBrowser {
     );
     title.focus();
     void player.load();
+    void this.loadSessionEvents(api, projectId, recording, inspector);
+  }
+
+  /** The session's events into the inspector, when the key may read events (else it says what is missing). */
+  private async loadSessionEvents(
+    api: ApiClient,
+    projectId: number,
+    recording: Recording,
+    inspector: Inspector,
+  ): Promise<void> {
+    const missing =
+      'The session’s events (page views, clicks, custom events, exceptions) need a key with the scope query:read.';
+    let scopes: string[];
+    try {
+      scopes = await api.scopes();
+    } catch {
+      scopes = ['query:read']; // unknown: ask, and say so if the read is refused
+    }
+    if (!grantsEvents(scopes)) return inspector.showEventsNote(missing);
+    await inspector.loadEvents(
+      async (offset, limit, signal) => {
+        const page = await api.sessionEvents(projectId, recording, offset, limit, signal);
+        return { count: page.count, results: page.results.map(fromApiEvent) };
+      },
+      (error) =>
+        error instanceof ApiRequestError && error.status === 403
+          ? missing
+          : `The session’s events could not be loaded: ${error.message}`,
+    );
   }
 
   /** Closes the player and gives the list the whole width again (focus back on the row's Play button). */

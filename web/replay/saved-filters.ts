@@ -15,7 +15,7 @@ export interface Playlist {
 /** Most views offered in the picker (the API's list is paged; the most recently changed come first). */
 export const VIEWS_SHOWN = 100;
 
-const QUERY_JSON = new Set(['having_predicates', 'console_log_filters']);
+const QUERY_JSON = new Set(['having_predicates', 'console_log_filters', 'events', 'exclude_events']);
 const RELATIVE = new Set<string>(DATE_RANGES.map((r) => r.value).filter((v) => v.startsWith('-')));
 
 /** The filters as a view saves them: the list's query parameters, the JSON ones as JSON values. */
@@ -63,6 +63,12 @@ export function filtersFromSaved(saved: Record<string, unknown>): {
       // applied by durationOf
     } else if (name === 'console_log_filters' && onlyErrors(value)) {
       values.consoleErrors = true;
+    } else if (name === 'events' && hadEventOf(value, values)) {
+      // applied by hadEventOf
+    } else if (name === 'exclude_events' && notEventOf(value, values)) {
+      // applied by notEventOf
+    } else if (name === URL_ALL_TIME[0] && value === URL_ALL_TIME[1]) {
+      values.dateRange = 'all';
     } else {
       ignored.push(name);
     }
@@ -81,6 +87,81 @@ function durationOf(value: unknown, values: FilterValues): boolean {
   values.durationUnit = minutes ? 'minutes' : 'seconds';
   values.durationValue = minutes ? p.value / 60 : p.value;
   return true;
+}
+
+/** One named event filter of PostHog's form, `{"id": name, "type": "events", "properties": [...]}`. */
+function namedEvent(value: unknown): { id: string; properties: unknown[] } | null {
+  if (!Array.isArray(value) || value.length !== 1) return null;
+  const f = value[0] as { id?: unknown; type?: unknown; properties?: unknown } | null;
+  if (!f || typeof f.id !== 'string' || !f.id || (f.type !== undefined && f.type !== 'events')) return null;
+  const properties = f.properties ?? [];
+  return Array.isArray(properties) ? { id: f.id, properties } : null;
+}
+
+/** Sets "had event" from `events` with one named event and at most one exact text property. */
+function hadEventOf(value: unknown, values: FilterValues): boolean {
+  const f = namedEvent(value);
+  if (!f || f.properties.length > 1) return false;
+  let key = '';
+  let propertyValue = '';
+  if (f.properties.length) {
+    const p = f.properties[0] as {
+      key?: unknown;
+      value?: unknown;
+      operator?: unknown;
+      type?: unknown;
+    } | null;
+    if (!p || typeof p.key !== 'string' || !p.key || typeof p.value !== 'string') return false;
+    if ((p.operator ?? 'exact') !== 'exact' || (p.type ?? 'event') !== 'event') return false;
+    key = p.key;
+    propertyValue = p.value;
+  }
+  values.event = f.id;
+  values.eventPropertyKey = key;
+  values.eventPropertyValue = propertyValue;
+  return true;
+}
+
+/** Sets "did not have event" from `exclude_events` with one named event and no properties. */
+function notEventOf(value: unknown, values: FilterValues): boolean {
+  const f = namedEvent(value);
+  if (!f || f.properties.length) return false;
+  values.notEvent = f.id;
+  return true;
+}
+
+/**
+ * The browser's address keeps its filters as the list's query parameters (the JSON ones as JSON text), and "All
+ * time", which the list asks for by leaving `date_from` out, as `date_from=all`.
+ */
+const URL_ALL_TIME = ['date_from', 'all'] as const;
+
+export function filtersToUrlQuery(values: FilterValues): URLSearchParams {
+  const query = filterQuery(values, 1, 0);
+  query.delete('limit');
+  query.delete('offset');
+  if (values.dateRange === 'all') query.set(...URL_ALL_TIME);
+  return query;
+}
+
+/** The filters of the browser's address (the defaults when it has none), and the names it could not show. */
+export function filtersFromUrlQuery(query: URLSearchParams): { values: FilterValues; ignored: string[] } {
+  if (![...query.keys()].length) return { values: { ...DEFAULT_FILTERS }, ignored: [] };
+  const saved: Record<string, unknown> = {};
+  const ignored: string[] = [];
+  for (const [name, value] of query.entries()) {
+    if (QUERY_JSON.has(name)) {
+      try {
+        saved[name] = JSON.parse(value) as unknown;
+      } catch {
+        ignored.push(name);
+      }
+    } else {
+      saved[name] = value;
+    }
+  }
+  const result = filtersFromSaved(saved);
+  return { values: result.values, ignored: [...ignored, ...result.ignored] };
 }
 
 function onlyErrors(value: unknown): boolean {

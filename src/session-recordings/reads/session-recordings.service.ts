@@ -258,6 +258,28 @@ export class SessionRecordingsService {
     );
   }
 
+  /**
+   * The session behind an enabled sharing token and its recording's time range, for reads of the session's
+   * other data (its events) bound to the share; 404 for any other token.
+   */
+  async sharedSession(
+    accessToken: string,
+  ): Promise<{ teamId: number; sessionId: string; startTime: Date; endTime: Date }> {
+    const shared = await this.requireShared(accessToken);
+    const recording = await this.requireRecording(
+      shared.teamId,
+      shared.sessionId,
+      null,
+      shared.retentionDays,
+    );
+    return {
+      teamId: shared.teamId,
+      sessionId: shared.sessionId,
+      startTime: new Date(recording.start_time),
+      endTime: new Date(recording.end_time),
+    };
+  }
+
   async sharedSnapshots(accessToken: string, query: SnapshotsQuery): Promise<StreamedBody> {
     const shared = await this.requireShared(accessToken);
     return this.snapshotReader.read(shared.teamId, shared.sessionId, query);
