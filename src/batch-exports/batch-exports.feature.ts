@@ -34,9 +34,10 @@ export const BATCH_EXPORTS_FEATURE = defineFeature({
   settings: BATCH_EXPORTS_SETTINGS,
   tasks: [
     {
-      name: 'batch export scheduler',
+      name: 'batch-exports-scheduler',
       interval: 'SCHEDULER_TICK_SECONDS',
       description: 'Creates the due runs of every batch export (off with SCHEDULER_ENABLED=false).',
+      handler: async () => (await import('./batch-exports.scheduler.js')).BatchExportsScheduler,
     },
   ],
 });

@@ -43,21 +43,26 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
   settings: SESSION_RECORDINGS_SETTINGS,
   tasks: [
     {
-      name: 'recording purge',
+      name: 'recording-purge',
       interval: 'RECORDING_PURGE_INTERVAL_SECONDS',
       description: 'Deletes expired recordings (0 turns it off).',
+      handler: async () => (await import('./retention/recording-purge.scheduler.js')).RecordingPurgeScheduler,
     },
     {
-      name: 'orphan sweep',
+      name: 'recording-orphan-sweep',
       interval: 'RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS',
-      description: 'Deletes stored objects no snapshot chunk points at (0 turns it off).',
+      description:
+        'With an object store, deletes stored objects no snapshot chunk points at, one replica at a time (0 turns it off).',
+      handler: async () =>
+        (await import('./storage/snapshot-storage-maintenance.js')).SnapshotStorageMaintenance,
     },
     {
-      name: 'recording packer',
+      name: 'recording-packer',
       interval: 'RECORDING_PACK_INTERVAL_SECONDS',
       description:
         'With RECORDING_S3_LAYOUT=packed, packs the chunks waiting in the database into one object per pass, ' +
         'and drops the buffer partitions of past hours (0 turns it off).',
+      handler: async () => (await import('./storage/snapshot-packer.js')).SnapshotPacker,
     },
   ],
   cliGroups: [RECORDINGS_GROUP],

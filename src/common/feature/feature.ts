@@ -2,6 +2,7 @@ import type { DynamicModule, INestApplicationContext, Type } from '@nestjs/commo
 import type { SettingsTable } from '../../config/settings.js';
 import type { AppConfig } from '../../config/config.js';
 import type { ScopeObject } from '../auth/scopes.js';
+import type { IntervalTask } from '../tasks/interval-task.js';
 
 /** A TypeORM migration class (its name ends with the 13-digit timestamp that orders it). */
 export type MigrationClass = new () => unknown;
@@ -60,13 +61,28 @@ export interface CliGroup {
 }
 
 /**
- * A scheduled task a feature runs in the service, for the operator's documentation: its name and the setting
- * that sets (or turns off) its interval.
+ * A scheduled task a feature runs in the service. The TaskRunner (src/common/tasks/task-runner.ts) starts a timer
+ * for each declared task every `interval` seconds (the value of that setting; 0 turns it off), and
+ * docs/configuration.md lists them from these declarations.
  */
 export interface FeatureTask {
+  /** Its name: the interval's in the SchedulerRegistry, and its line in docs/configuration.md. */
   name: string;
+  /** The setting holding its interval in seconds (0: no timer in this process). */
   interval: string;
   description: string;
+  /**
+   * The provider that does one tick (an IntervalTask of one of the feature's modules), imported lazily like
+   * the modules. Its `enabled()` may keep the timer off in a configuration where the task has nothing to do.
+   */
+  handler: () => Promise<Type<IntervalTask>>;
+  /** Also one tick at boot, before the first interval has passed. */
+  atBoot?: boolean;
+  /**
+   * Up to this many seconds of random delay before the timer starts, so that replicas started together do not
+   * tick together (none by default: the first tick comes one interval after boot).
+   */
+  jitterSeconds?: number;
 }
 
 /** What one organization's test tenant holds of a feature: ids by the collection segment of their paths. */
