@@ -13,9 +13,7 @@ export class RecordingPurgeScheduler extends IntervalTask {
   static readonly INTERVAL_NAME = 'recording-purge';
   private readonly logger = new Logger(RecordingPurgeScheduler.name);
 
-  constructor(
-    private readonly retention: RecordingRetentionService,
-  ) {
+  constructor(private readonly retention: RecordingRetentionService) {
     super();
   }
 
