@@ -23,14 +23,7 @@ const PENDING: Record<string, string> = {
  * Imports from a cross-cutting folder of the files directly in src/ (the composition root: features.ts,
  * app.module.ts, bootstrap.ts, …), which sit above every feature; each with the reason it stays.
  */
-const ROOT_IMPORTS: Record<string, string> = {
-  'config/config.ts -> features.ts':
-    'the default settings table (SETTINGS, the default of AppConfig.fromEnv) is the service’s whole one, so ' +
-    'every entry point that parses the environment (the app, the CLI, the TypeORM CLI data source, ' +
-    'tools/dev.mjs, the benchmarks) reads every feature’s settings without registering them first; ' +
-    'features.ts imports only the manifests (declarations; modules load lazily), so no feature code runs. ' +
-    'To go when those entry points register the features’ settings as they register their scopes',
-};
+const ROOT_IMPORTS: Record<string, string> = {};
 /** The folders that are features (they hold `<name>.feature.ts`). */
 const FEATURE_FOLDERS = new Set(
   readdirSync(SRC).filter(
