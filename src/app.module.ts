@@ -18,6 +18,7 @@ import { loggerOptions } from './common/logging/logger-options.js';
 import { EnvelopeInterceptor } from './common/pagination/envelope.interceptor.js';
 import { ApiKeyThrottlerGuard } from './common/rate-limit/api-key-throttler.guard.js';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
+import { TaskRunnerModule } from './common/tasks/task-runner.js';
 import { ClockModule } from './common/time/clock.module.js';
 import { ApiValidationPipe } from './common/validation/api-validation.pipe.js';
 import type { LoadedFeature } from './common/feature/feature.js';
@@ -50,8 +51,9 @@ export class AppModule {
         LoggerModule.forRoot(loggerOptions(config)),
         DatabaseModule.forRoot(config, features),
         MetricsModule,
-        // Timers of the batch export scheduler and the recording purge (cleared on shutdown).
+        // The timers of the features' scheduled tasks (`tasks` of their manifests), cleared on shutdown.
         ScheduleModule.forRoot(),
+        TaskRunnerModule.forRoot(features),
         ...(rateLimited ? [RateLimitModule.forRoot(config)] : []),
         ...features.flatMap((feature) => feature.modules),
         // Handlers marked @DirectRoute (recording capture), mounted after the request logger, before the routes.

@@ -133,5 +133,6 @@ export function shutdownGracefully(app: INestApplication, database: ResolvedData
 function stopScheduledJobs(app: INestApplication): void {
   const registry = app.get(SchedulerRegistry);
   for (const name of registry.getIntervals()) registry.deleteInterval(name);
+  for (const name of registry.getTimeouts()) registry.deleteTimeout(name);
   for (const job of registry.getCronJobs().values()) void job.stop();
 }

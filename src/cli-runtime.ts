@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { type DynamicModule, type INestApplicationContext, Module, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { LoggerModule } from 'nestjs-pino';
-import { AppConfig } from './config/config.js';
+import { AppConfig, assembleSettings } from './config/config.js';
 import { CoreModule } from './config/core.module.js';
 import { migrateSchema } from './database/database.cli.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -49,7 +49,8 @@ export async function runCommand(
   out: (line: string) => void,
   err: (line: string) => void,
 ): Promise<number> {
-  const database = await resolveDatabase(AppConfig.fromEnv(env), () => undefined);
+  // The settings of the features served (a host application's too), parsed with the core ones.
+  const database = await resolveDatabase(AppConfig.fromEnv(env, assembleSettings(features)), () => undefined);
   try {
     const config = database.config;
     const loaded = await loadFeatures(features);

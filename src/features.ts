@@ -18,6 +18,7 @@ import { SESSION_RECORDING_PLAYLISTS_FEATURE } from './session-recording-playlis
 import { SESSION_RECORDINGS_FEATURE } from './session-recordings/session-recordings.feature.js';
 import { USERS_FEATURE } from './users/users.feature.js';
 import { registerScopeObjects } from './common/auth/scopes.js';
+import { registerFeatureSettings } from './config/config.js';
 import { checkFeatures, type Feature, type LoadedFeature, loadFeatures } from './common/feature/feature.js';
 
 /**
@@ -47,10 +48,14 @@ export const FEATURES: readonly Feature[] = [
   SDK_FEATURE,
 ];
 
-/** Registers what must be known before the first request: the features' scope objects. */
+/**
+ * Registers what must be known before the first request: the features' scope objects, and their settings (the
+ * table `AppConfig.fromEnv` parses by default).
+ */
 export function registerFeatures(features: readonly Feature[]): readonly Feature[] {
   checkFeatures(features);
   for (const feature of features) registerScopeObjects(feature.scopes ?? []);
+  registerFeatureSettings(features);
   return features;
 }
 

@@ -44,6 +44,8 @@ function buildWeb() {
 /** The embedded PostgreSQL, started by this process (unless DATABASE_URL is set), so restarts keep it. */
 async function startDatabase() {
   if (process.env.DATABASE_URL) return;
+  // The manifests register the features' settings, which AppConfig.fromEnv parses with the core ones.
+  await import(pathToFileURL(join(dist, 'features.js')).href);
   const { AppConfig } = await import(pathToFileURL(join(dist, 'config', 'config.js')).href);
   const { resolveDatabase } = await import(pathToFileURL(join(dist, 'database', 'resolve-database.js')).href);
   database = await resolveDatabase(AppConfig.fromEnv(env), say);

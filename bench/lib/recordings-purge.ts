@@ -165,6 +165,8 @@ async function loadService(root: string): Promise<ServiceModules> {
     load('session-recordings/storage/s3-snapshot-object-store.js'),
     load('common/time/clock.js'),
     load('session-recordings/retention/recording-retention.service.js'),
+    // Registers the features' settings (RECORDING_*), parsed by AppConfig.fromEnv.
+    load('features.js'),
   ]);
   // The service's defaults (RECORDING_RETENTION_DAYS, RECORDING_PURGE_BATCH_SIZE), chunks in PostgreSQL.
   const appConfig = config.AppConfig.fromEnv({ RECORDING_STORAGE: 'postgres' });

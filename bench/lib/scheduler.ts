@@ -29,6 +29,8 @@ async function loadService(root: string): Promise<ServiceModules> {
     load('batch-exports/batch-exports.repository.js'),
     load('batch-exports/runs/run-queue.js'),
     load('config/config.js'),
+    // Registers the features' settings (BATCH_EXPORT_*), parsed by AppConfig.fromEnv.
+    load('features.js'),
   ]);
   return {
     typeormOptions: options.typeormOptions,

@@ -1,4 +1,4 @@
-import { defineFeature } from '../common/feature/feature.js';
+import { defineFeature, fixtureText } from '../common/feature/feature.js';
 import { BATCH_EXPORTS_SETTINGS } from './batch-exports.settings.js';
 
 declare module '../common/auth/scopes.js' {
@@ -6,6 +6,33 @@ declare module '../common/auth/scopes.js' {
     batch_export: true;
   }
 }
+
+const HOUR_MS = 3_600_000;
+
+/** A batch export the tests' tenants hold: hourly, to S3. */
+const fixtureExport = () => ({
+  name: fixtureText('Export '),
+  interval: 'hour',
+  destination: {
+    type: 'S3',
+    config: {
+      bucket_name: 'bucket',
+      region: 'eu-west-1',
+      prefix: 'events/',
+      aws_access_key_id: 'AKIAEXAMPLE',
+      aws_secret_access_key: 'secret',
+    },
+  },
+});
+
+/** A backfill of one hour, two hours back. */
+const fixtureBackfill = (now: Date) => {
+  const hour = Math.floor(now.getTime() / HOUR_MS) * HOUR_MS;
+  return {
+    start_at: new Date(hour - 3 * HOUR_MS).toISOString(),
+    end_at: new Date(hour - 2 * HOUR_MS).toISOString(),
+  };
+};
 
 /** The batch exports feature: what it contributes to the application, the database, the CLI and the tests. */
 export const BATCH_EXPORTS_FEATURE = defineFeature({
@@ -34,9 +61,23 @@ export const BATCH_EXPORTS_FEATURE = defineFeature({
   settings: BATCH_EXPORTS_SETTINGS,
   tasks: [
     {
-      name: 'batch export scheduler',
+      name: 'batch-exports-scheduler',
       interval: 'SCHEDULER_TICK_SECONDS',
       description: 'Creates the due runs of every batch export (off with SCHEDULER_ENABLED=false).',
+      handler: async () => (await import('./batch-exports.scheduler.js')).BatchExportsScheduler,
     },
   ],
+  testFixture: {
+    async create({ request, organizationId, now }) {
+      const base = `/api/organizations/${organizationId}/batch_exports`;
+      const batchExport = await request<{ id: string }>('post', base, fixtureExport());
+      await request('post', `${base}/${batchExport.id}/backfill`, fixtureBackfill(now));
+      const runs = await request<{ results: { id: string }[] }>('get', `${base}/${batchExport.id}/runs`);
+      return { batch_exports: batchExport.id, run_id: runs.results[0].id };
+    },
+    bodies: {
+      BatchExportsController_create: fixtureExport,
+      BatchExportsController_backfill: ({ now }) => fixtureBackfill(now),
+    },
+  },
 });

@@ -1,3 +1,9 @@
+/*
+ * Somewhat over 500 lines on purpose: every statement on the batch export tables (exports, pause windows, runs,
+ * logs, backfills and the scheduler's one statement, whose 100 lines of SQL carry their step-by-step
+ * documentation) shares the entities' column mappings (EntityColumns) and the transaction of the job queue,
+ * and is pinned in one file of test/sql; the rules around them live in the service, schedule.ts and runs/.
+ */
 import { Injectable } from '@nestjs/common';
 import { DataSource, type Repository } from 'typeorm';
 import type { Page, PageParams } from '../common/pagination/page.js';

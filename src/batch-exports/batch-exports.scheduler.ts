@@ -1,8 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
 import { isDatabaseUnavailable } from '../common/errors/database-errors.js';
 import { Clock } from '../common/time/clock.js';
-import { IntervalTask } from '../common/time/interval-task.js';
+import { IntervalTask } from '../common/tasks/interval-task.js';
 import { AppConfig } from '../config/config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { BatchExportsService } from './batch-exports.service.js';
@@ -19,16 +18,16 @@ export class BatchExportsScheduler extends IntervalTask {
 
   constructor(
     private readonly batchExports: BatchExportsService,
-    registry: SchedulerRegistry,
     private readonly config: AppConfig,
     private readonly clock: Clock,
     private readonly metrics: MetricsService,
   ) {
-    super(BatchExportsScheduler.INTERVAL_NAME, registry);
+    super();
   }
 
-  protected intervalSeconds(): number {
-    return this.config.get('SCHEDULER_ENABLED') ? this.config.get('SCHEDULER_TICK_SECONDS') : 0;
+  /** Off with SCHEDULER_ENABLED=false (its interval is SCHEDULER_TICK_SECONDS, declared in the manifest). */
+  override enabled(): boolean {
+    return this.config.get('SCHEDULER_ENABLED');
   }
 
   /** One tick at the clock's now. */

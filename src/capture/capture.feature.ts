@@ -1,4 +1,5 @@
 import { defineFeature } from '../common/feature/feature.js';
+import { fixtureSnapshotEvent } from '../session-recordings/session-recordings.feature.js';
 import { DEMO_COMMAND } from './capture.cli.js';
 import { CAPTURE_SETTINGS } from './capture.settings.js';
 
@@ -10,4 +11,11 @@ export const CAPTURE_FEATURE = defineFeature({
   }),
   settings: CAPTURE_SETTINGS,
   cli: [DEMO_COMMAND],
+  testFixture: {
+    bodies: {
+      CaptureController_captureSnapshots: ({ apiToken, now }) => [
+        fixtureSnapshotEvent(apiToken, now, 'fuzz'),
+      ],
+    },
+  },
 });

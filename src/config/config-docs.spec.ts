@@ -13,7 +13,7 @@ describe('docs/configuration.md', () => {
   it('lists each feature with the settings its manifest names, and refuses an unknown name', () => {
     const page = renderConfigurationDoc(FEATURES);
     expect(page).toMatch(/^\| `domains` +\| `DNS_SERVERS`, `DNS_TIMEOUT_MS` +\| +\|$/m);
-    expect(page).toContain('recording purge (every `RECORDING_PURGE_INTERVAL_SECONDS`)');
+    expect(page).toContain('`recording-purge` (every `RECORDING_PURGE_INTERVAL_SECONDS` seconds)');
     expect(() => renderConfigurationDoc([{ name: 'x', settings: { NO_SUCH_SETTING: {} } }])).toThrow(
       'feature x names an unknown setting NO_SUCH_SETTING',
     );

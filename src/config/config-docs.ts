@@ -51,7 +51,11 @@ function featureSection(features: readonly DocumentedFeature[]): string {
           .map((s) => `\`${s}\``)
           .join(', '),
       ),
-      cell((f.tasks ?? []).map((t) => `${t.name} (every \`${t.interval}\`): ${t.description}`).join(' ')),
+      cell(
+        (f.tasks ?? [])
+          .map((t) => `\`${t.name}\` (every \`${t.interval}\` seconds): ${t.description}`)
+          .join(' '),
+      ),
     ]);
   if (!rows.length) return '';
   return `

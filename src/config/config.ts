@@ -5,14 +5,14 @@
  *
  * The table is assembled here: the service's own settings (`CORE_SETTINGS`: server, database, logging, HTTP
  * limits, rate limits) followed by the settings each feature declares in its manifest
- * (`src/<feature>/<feature>.settings.ts`), in the order of `FEATURES`. The parsers are in ./settings.ts.
+ * (`src/<feature>/<feature>.settings.ts`), in the order of `FEATURES`, registered by src/features.ts
+ * (`registerFeatures`) as the scope objects are: this folder imports no feature. The parsers are in ./settings.ts.
  *
  * To add a setting: add it to the table of its feature (or to `CORE_SETTINGS`) with a parser and a default, and
  * to `.env.example` at its place, then regenerate docs/configuration.md (`npm run build && npm run docs:config`);
  * unit tests fail while either is out of step. The type of `AppConfig` follows from the tables: a feature's
  * settings file adds its values to `FeatureSettingValues`.
  */
-import { FEATURES } from '../features.js';
 import type { Feature } from '../common/feature/feature.js';
 import {
   bool,
@@ -198,16 +198,42 @@ export function assembleSettings(features: readonly Pick<Feature, 'name' | 'sett
   return table;
 }
 
-/** Every setting of the service's features, in the order of docs/configuration.md and .env.example. */
-export const SETTINGS: Readonly<Record<SettingName, Setting<unknown>>> = assembleSettings(FEATURES) as Record<
+/**
+ * Every setting of the service's features, in the order of docs/configuration.md and .env.example: the core
+ * settings, then those of the registered features (a live table, filled by `registerFeatureSettings`).
+ */
+export const SETTINGS: Readonly<Record<SettingName, Setting<unknown>>> = { ...CORE_SETTINGS } as Record<
   SettingName,
   Setting<unknown>
 >;
+let featuresRegistered = false;
+
+/**
+ * Makes SETTINGS the core settings followed by those of `features` (src/features.ts calls it with the service's
+ * features when it is first imported, and again with a host application's list).
+ */
+export function registerFeatureSettings(features: readonly Pick<Feature, 'name' | 'settings'>[]): void {
+  const table = assembleSettings(features);
+  const live = SETTINGS as Record<string, Setting<unknown>>;
+  for (const name of Object.keys(live)) delete live[name];
+  Object.assign(live, table);
+  featuresRegistered = true;
+}
+
+/** SETTINGS, once the features have registered theirs (else a parse would silently miss them). */
+function registeredSettings(): SettingsTable {
+  if (!featuresRegistered) {
+    throw new Error(
+      "the features' settings are not registered: import src/features.js before parsing the environment",
+    );
+  }
+  return SETTINGS;
+}
 
 /** Parses and validates the environment; throws a ConfigError naming every bad variable. */
 export function parseConfig(
   env: Record<string, string | undefined>,
-  settings: SettingsTable = SETTINGS,
+  settings: SettingsTable = registeredSettings(),
 ): AppConfigValues {
   const problems: string[] = [];
   const out: Record<string, unknown> = {};
@@ -247,7 +273,7 @@ export class AppConfig {
    */
   static fromEnv(
     env: Record<string, string | undefined> = process.env,
-    settings: SettingsTable = SETTINGS,
+    settings: SettingsTable = registeredSettings(),
   ): AppConfig {
     return new AppConfig(parseConfig(env, settings));
   }

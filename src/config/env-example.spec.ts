@@ -1,3 +1,5 @@
+// Registers the features' settings (SETTINGS, the default table of parseConfig).
+import '../features.js';
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { parseConfig, SETTINGS } from './config.js';

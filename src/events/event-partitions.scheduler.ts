@@ -1,8 +1,7 @@
-import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
+import { Injectable, Logger } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../common/errors/database-errors.js';
 import { Clock } from '../common/time/clock.js';
-import { IntervalTask } from '../common/time/interval-task.js';
+import { IntervalTask } from '../common/tasks/interval-task.js';
 import { AppConfig } from '../config/config.js';
 import { dayOf, eventsCutoff } from './event-partitions.js';
 import { EventsIngestionService } from './events-ingestion.service.js';
@@ -18,7 +17,7 @@ const DELETE_BATCH = 5000;
  * number of events), and deletes rows only for projects kept shorter than the longest retention.
  */
 @Injectable()
-export class EventPartitionsScheduler extends IntervalTask implements OnApplicationBootstrap {
+export class EventPartitionsScheduler extends IntervalTask {
   static readonly INTERVAL_NAME = 'event-partitions';
   private readonly logger = new Logger(EventPartitionsScheduler.name);
 
@@ -26,19 +25,9 @@ export class EventPartitionsScheduler extends IntervalTask implements OnApplicat
     private readonly events: EventsRepository,
     private readonly ingestion: EventsIngestionService,
     private readonly clock: Clock,
-    registry: SchedulerRegistry,
     private readonly config: AppConfig,
   ) {
-    super(EventPartitionsScheduler.INTERVAL_NAME, registry);
-  }
-
-  protected intervalSeconds(): number {
-    return this.config.get('EVENTS_PURGE_INTERVAL_SECONDS');
-  }
-
-  override onApplicationBootstrap(): void {
-    super.onApplicationBootstrap();
-    if (this.intervalSeconds()) void this.tick();
+    super();
   }
 
   protected async run(): Promise<void> {

@@ -26,10 +26,12 @@ export const EVENTS_FEATURE = defineFeature({
   settings: EVENTS_SETTINGS,
   tasks: [
     {
-      name: 'event partitions',
+      name: 'event-partitions',
       interval: 'EVENTS_PURGE_INTERVAL_SECONDS',
       description:
-        'Creates the day partitions of `events` ahead (EVENTS_PARTITIONS_AHEAD_DAYS) and drops or purges expired ones.',
+        'Creates the day partitions of `events` ahead (EVENTS_PARTITIONS_AHEAD_DAYS) and drops or purges expired ones; also once at boot.',
+      handler: async () => (await import('./event-partitions.scheduler.js')).EventPartitionsScheduler,
+      atBoot: true,
     },
   ],
 });

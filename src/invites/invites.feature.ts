@@ -1,5 +1,8 @@
-import { defineFeature } from '../common/feature/feature.js';
+import { defineFeature, fixtureText } from '../common/feature/feature.js';
 import { INVITES_SETTINGS } from './invites.settings.js';
+
+/** An invite to an address no other test uses, sent by no e-mail. */
+const fixtureInvite = () => ({ target_email: `${fixtureText('invitee')}@example.com`, send_email: false });
 
 /** The invites feature: what it contributes to the application, the database, the CLI and the tests. */
 export const INVITES_FEATURE = defineFeature({
@@ -12,4 +15,18 @@ export const INVITES_FEATURE = defineFeature({
     ],
   }),
   settings: INVITES_SETTINGS,
+  testFixture: {
+    async create({ request, organizationId }) {
+      const invite = await request<{ id: string }>(
+        'post',
+        `/api/organizations/${organizationId}/invites`,
+        fixtureInvite(),
+      );
+      return { invites: invite.id };
+    },
+    bodies: {
+      InvitesController_create: fixtureInvite,
+      InvitesController_bulk: () => [fixtureInvite(), fixtureInvite()],
+    },
+  },
 });

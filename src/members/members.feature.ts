@@ -6,4 +6,8 @@ export const MEMBERS_FEATURE = defineFeature({
   load: async () => ({
     modules: [(await import('./members.module.js')).MembersModule],
   }),
+  testFixture: {
+    // A member besides the owner, whose membership the member routes change.
+    create: async ({ addMember }) => ({ user__uuid: await addMember() }),
+  },
 });

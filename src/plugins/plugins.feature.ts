@@ -1,4 +1,4 @@
-import { defineFeature } from '../common/feature/feature.js';
+import { defineFeature, type FeatureTestFixture, fixtureText } from '../common/feature/feature.js';
 import { ORGS_COMMANDS, ORGS_GROUP } from './plugins.cli.js';
 import { PLUGINS_SETTINGS } from './plugins.settings.js';
 
@@ -7,6 +7,49 @@ declare module '../common/auth/scopes.js' {
     plugin: true;
   }
 }
+
+/** The plugin categories (their collection in the path, their controller's name). */
+const CATEGORIES = [
+  ['pipeline_destinations', 'PipelineDestinations'],
+  ['pipeline_frontend_apps', 'PipelineFrontendApps'],
+  ['pipeline_import_apps', 'PipelineImportApps'],
+  ['pipeline_transformations', 'PipelineTransformations'],
+] as const;
+
+const fixturePlugin = () => ({ name: fixtureText('Plugin '), plugin_type: 'source' });
+
+/** One plugin of each category, and a config of the transformation in the project. */
+const PLUGINS_FIXTURE: FeatureTestFixture = {
+  async create({ request, organizationId, projectId }) {
+    const ids: Record<string, number> = {};
+    for (const [collection] of CATEGORIES) {
+      const plugin = await request<{ id: number }>(
+        'post',
+        `/api/organizations/${organizationId}/${collection}`,
+        fixturePlugin(),
+      );
+      ids[collection] = plugin.id;
+    }
+    const config = await request<{ id: number }>('post', `/api/projects/${projectId}/plugin_configs`, {
+      plugin: ids.pipeline_transformations,
+      enabled: true,
+      config: { a: 'b' },
+    });
+    return { ...ids, plugin_configs: config.id };
+  },
+  bodies: {
+    ...Object.fromEntries(
+      CATEGORIES.flatMap(([, controller]) => [
+        [`${controller}Controller_create`, fixturePlugin],
+        [`${controller}Controller_updateSource`, () => ({ 'index.ts': 'export const x = 1' })],
+      ]),
+    ),
+    PluginConfigsController_create: ({ ids }) => ({
+      plugin: ids.pipeline_transformations,
+      config: { a: 'b' },
+    }),
+  },
+};
 
 /** The plugins feature: what it contributes to the application, the database, the CLI and the tests. */
 export const PLUGINS_FEATURE = defineFeature({
@@ -28,6 +71,7 @@ export const PLUGINS_FEATURE = defineFeature({
   }),
   scopes: ['plugin'],
   settings: PLUGINS_SETTINGS,
+  testFixture: PLUGINS_FIXTURE,
   cliGroups: [ORGS_GROUP],
   cli: ORGS_COMMANDS,
 });

@@ -1,4 +1,4 @@
-import { defineFeature } from '../common/feature/feature.js';
+import { defineFeature, fixtureText } from '../common/feature/feature.js';
 
 /** The sdk feature: what it contributes to the application, the database, the CLI and the tests. */
 export const SDK_FEATURE = defineFeature({
@@ -6,4 +6,12 @@ export const SDK_FEATURE = defineFeature({
   load: async () => ({
     modules: [(await import('./sdk.module.js')).SdkModule],
   }),
+  testFixture: {
+    // The project's token is the {token} of /array/{token}/config(.js).
+    create: async ({ apiToken }) => ({ token: apiToken }),
+    bodies: {
+      SdkController_flags: ({ apiToken }) => ({ token: apiToken, distinct_id: fixtureText('visitor') }),
+      SdkController_decide: ({ apiToken }) => ({ token: apiToken, distinct_id: fixtureText('visitor') }),
+    },
+  },
 });

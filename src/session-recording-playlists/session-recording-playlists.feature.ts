@@ -1,4 +1,4 @@
-import { defineFeature } from '../common/feature/feature.js';
+import { defineFeature, fixtureText } from '../common/feature/feature.js';
 
 declare module '../common/auth/scopes.js' {
   interface ScopeObjects {
@@ -24,4 +24,16 @@ export const SESSION_RECORDING_PLAYLISTS_FEATURE = defineFeature({
     };
   },
   scopes: ['session_recording_playlist'],
+  testFixture: {
+    // A playlist pinning the recording of the session recordings' fixture (listed before this feature).
+    async create({ request, projectId, ids }) {
+      const sessionId = ids.session_recordings;
+      if (sessionId === undefined)
+        throw new Error('the playlists fixture needs the session recordings fixture first');
+      const base = `/api/projects/${projectId}/session_recording_playlists`;
+      const playlist = await request<{ short_id: string }>('post', base, { name: fixtureText('Playlist ') });
+      await request('post', `${base}/${playlist.short_id}/recordings/${sessionId}`);
+      return { short_id: playlist.short_id, session_recording_id: sessionId };
+    },
+  },
 });

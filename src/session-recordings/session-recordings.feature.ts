@@ -1,4 +1,5 @@
-import { defineFeature } from '../common/feature/feature.js';
+import { randomUUID } from 'node:crypto';
+import { defineFeature, fixtureText } from '../common/feature/feature.js';
 import { RECORDINGS_COMMANDS, RECORDINGS_GROUP } from './session-recordings.cli.js';
 import { SESSION_RECORDINGS_SETTINGS } from './session-recordings.settings.js';
 
@@ -7,6 +8,37 @@ declare module '../common/auth/scopes.js' {
     session_recording: true;
     sharing_configuration: true;
   }
+}
+
+/**
+ * A `$snapshot` event of a new session `label-…` of the project with `apiToken`, as posted to `/s/`: a meta and a
+ * full snapshot, two and one seconds before `now` (for the tests' tenants).
+ */
+export function fixtureSnapshotEvent(apiToken: string, now: Date, label: string): Record<string, unknown> {
+  const at = now.getTime();
+  const sessionId = `${label}-${randomUUID()}`;
+  const events = [
+    { type: 4, timestamp: at - 2000, data: { href: 'https://example.com/', width: 1280, height: 800 } },
+    {
+      type: 2,
+      timestamp: at - 1000,
+      data: { node: { type: 0, childNodes: [], id: 1 }, initialOffset: { left: 0, top: 0 } },
+    },
+  ];
+  return {
+    event: '$snapshot',
+    uuid: randomUUID(),
+    distinct_id: fixtureText('visitor'),
+    timestamp: new Date(at - 2000).toISOString(),
+    properties: {
+      token: apiToken,
+      $session_id: sessionId,
+      $window_id: `${sessionId}-w`,
+      $snapshot_bytes: JSON.stringify(events).length,
+      $snapshot_data: events,
+      $lib: 'web',
+    },
+  };
 }
 
 /** The session recordings feature: what it contributes to the application, the database, the CLI and the tests. */
@@ -43,23 +75,43 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
   settings: SESSION_RECORDINGS_SETTINGS,
   tasks: [
     {
-      name: 'recording purge',
+      name: 'recording-purge',
       interval: 'RECORDING_PURGE_INTERVAL_SECONDS',
       description: 'Deletes expired recordings (0 turns it off).',
+      handler: async () => (await import('./retention/recording-purge.scheduler.js')).RecordingPurgeScheduler,
     },
     {
-      name: 'orphan sweep',
+      name: 'recording-orphan-sweep',
       interval: 'RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS',
-      description: 'Deletes stored objects no snapshot chunk points at (0 turns it off).',
+      description:
+        'With an object store, deletes stored objects no snapshot chunk points at, one replica at a time (0 turns it off).',
+      handler: async () =>
+        (await import('./storage/snapshot-storage-maintenance.js')).SnapshotStorageMaintenance,
     },
     {
-      name: 'recording packer',
+      name: 'recording-packer',
       interval: 'RECORDING_PACK_INTERVAL_SECONDS',
       description:
         'With RECORDING_S3_LAYOUT=packed, packs the chunks waiting in the database into one object per pass, ' +
         'and drops the buffer partitions of past hours (0 turns it off).',
+      handler: async () => (await import('./storage/snapshot-packer.js')).SnapshotPacker,
     },
   ],
+  testFixture: {
+    // A recording captured through /s/, shared: its id is the path's {id}, {recording_id}; its token {access_token}.
+    async create({ request, apiToken, now, projectId }) {
+      const event = fixtureSnapshotEvent(apiToken, now, 'tenant');
+      const sessionId = (event.properties as { $session_id: string }).$session_id;
+      await request('post', '/s/', [event], { public: true });
+      const sharing = await request<{ access_token: string }>(
+        'patch',
+        `/api/projects/${projectId}/session_recordings/${sessionId}/sharing`,
+        { enabled: true },
+      );
+      return { session_recordings: sessionId, recording_id: sessionId, access_token: sharing.access_token };
+    },
+    bodies: { SessionRecordingsController_update: () => ({ person: { properties: { plan: 'pro' } } }) },
+  },
   cliGroups: [RECORDINGS_GROUP],
   cli: RECORDINGS_COMMANDS,
 });

@@ -1,5 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Body, Controller, Get, Module, NotFoundException, Param, ParseIntPipe, Post } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  Injectable,
+  Module,
+  NotFoundException,
+  Param,
+  ParseIntPipe,
+  Post,
+} from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { IsString, MaxLength } from 'class-validator';
 import {
@@ -13,6 +24,8 @@ import {
 import { RequireScopes } from '../../src/common/auth/auth.decorators.js';
 import { KNOWN_SCOPES } from '../../src/common/auth/scopes.js';
 import { defineFeature } from '../../src/common/feature/feature.js';
+import { IntervalTask } from '../../src/common/tasks/interval-task.js';
+import { ConfigError, int, setting } from '../../src/config/config.js';
 import { FEATURES } from '../../src/features.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 
@@ -71,7 +84,21 @@ class HostNotesController {
   }
 }
 
-@Module({ controllers: [HostNotesController] })
+/** The handler of the host's scheduled task: each tick counts the notes, and the tick is remembered. */
+@Injectable()
+class HostNotesCounter extends IntervalTask {
+  static readonly ticks: number[] = [];
+
+  constructor(@InjectDataSource() private readonly db: DataSource) {
+    super();
+  }
+
+  protected async run(): Promise<void> {
+    HostNotesCounter.ticks.push(await this.db.getRepository(HostNoteEntity).count());
+  }
+}
+
+@Module({ controllers: [HostNotesController], providers: [HostNotesCounter] })
 class HostNotesModule {}
 
 const HOST_NOTES = defineFeature({
@@ -82,6 +109,18 @@ const HOST_NOTES = defineFeature({
     migrations: [HostNotes1899999999999],
   }),
   scopes: ['host_note'],
+  settings: {
+    HOST_NOTES_COUNT_SECONDS: setting(int(0, 3600), 0, 'Seconds between two counts of the notes (0: none).'),
+  },
+  tasks: [
+    {
+      name: 'host-notes-count',
+      interval: 'HOST_NOTES_COUNT_SECONDS',
+      description: 'Counts the notes.',
+      handler: async () => HostNotesCounter,
+      atBoot: true,
+    },
+  ],
 });
 
 describe('a host application adds its own feature', () => {
@@ -124,6 +163,45 @@ describe('a host application adds its own feature', () => {
     const writer = await t.factories.user({ scopes: 'host_note:write' });
     const res = await t.http.post('/api/host_notes').set(writer.auth).send({ text: 7 }).expect(400);
     expect(res.body).toMatchObject({ type: 'validation_error', attr: 'text' });
+  });
+
+  it('runs its declared task on the interval of its own setting, and no longer once the app is closed', async () => {
+    // The tests' default: the service's own timers are off, and so is the host's (its setting's default is 0).
+    expect(t.app.get(SchedulerRegistry).getIntervals()).toEqual([]);
+    expect(HostNotesCounter.ticks).toEqual([]);
+    const timed = await createTestApp(
+      { HOST_NOTES_COUNT_SECONDS: '1' },
+      { features: [...FEATURES, HOST_NOTES], contract: false, databaseUrl: t.databaseUrl },
+    );
+    let closed = false;
+    try {
+      expect(timed.app.get(SchedulerRegistry).getIntervals()).toEqual(['host-notes-count']);
+      const [{ n }] = await timed.dataSource.query('SELECT count(*)::int AS n FROM host_notes');
+      // The tick at boot, then the interval's.
+      const deadline = Date.now() + 10_000;
+      while (HostNotesCounter.ticks.length < 3 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(HostNotesCounter.ticks.slice(0, 3)).toEqual([n, n, n]);
+      await timed.close();
+      closed = true;
+      const after = HostNotesCounter.ticks.length;
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(HostNotesCounter.ticks.length).toBe(after);
+    } finally {
+      if (!closed) await timed.close();
+    }
+  });
+
+  it('parses its settings with the service’s, reporting a bad value with the others', async () => {
+    const booting = createTestApp(
+      { HOST_NOTES_COUNT_SECONDS: 'soon', PORT: 'x' },
+      { features: [...FEATURES, HOST_NOTES], contract: false, databaseUrl: t.databaseUrl },
+    );
+    await expect(booting).rejects.toThrow(ConfigError);
+    await expect(booting).rejects.toThrow(
+      /HOST_NOTES_COUNT_SECONDS="soon" is invalid[\s\S]*PORT="x"|PORT="x"[\s\S]*HOST_NOTES_COUNT_SECONDS="soon"/,
+    );
   });
 
   it('fails the contract check on a served route missing from openapi.json, not skipping it', async () => {

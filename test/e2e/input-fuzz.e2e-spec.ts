@@ -215,7 +215,7 @@ describe('hostile input on every operation of the OpenAPI document', () => {
   });
 
   it('the depth limit is exact: BODY_JSON_MAX_DEPTH levels pass the check, one more is 400', async () => {
-    const url = `/api/organizations/${tenant.organizationId}/batch_exports/${tenant.batchExportId}`;
+    const url = `/api/organizations/${tenant.organizationId}/batch_exports/${tenant.ids.batch_exports}`;
     // The body is the first level, destination and config the next two.
     const patch = (levels: number) =>
       t.http
@@ -317,13 +317,13 @@ describe('hostile input on every operation of the OpenAPI document', () => {
       t.http[method](url).set(owner.auth).set('Content-Type', 'application/json').send(text);
 
     it('person properties of a recording keep them as keys', async () => {
-      const url = `/api/projects/${tenant.projectId}/session_recordings/${tenant.sessionId}`;
+      const url = `/api/projects/${tenant.projectId}/session_recordings/${tenant.ids.session_recordings}`;
       const res = await raw('patch', url, `{"person": {"properties": ${reservedMap}}}`).expect(200);
       expect(Object.getPrototypeOf(res.body.person.properties)).toBe(Object.prototype);
       expect(res.body.person.properties).toMatchObject(expectedMap);
       const [row] = await t.dataSource.query(
         'SELECT p.properties FROM persons p JOIN session_recordings r ON r.person_id = p.id WHERE r.session_id = $1',
-        [tenant.sessionId],
+        [tenant.ids.session_recordings],
       );
       expect(row.properties).toMatchObject(expectedMap);
     });
@@ -333,7 +333,7 @@ describe('hostile input on every operation of the OpenAPI document', () => {
       const created = await raw(
         'post',
         url,
-        `{"plugin": ${tenant.plugins.pipeline_destinations}, "config": ${reservedMap}}`,
+        `{"plugin": ${tenant.ids.pipeline_destinations}, "config": ${reservedMap}}`,
       ).expect(201);
       expect(created.body.config).toEqual(expectedMap);
       const read = await t.http.get(`${url}/${created.body.id}`).set(owner.auth).expect(200);
@@ -341,7 +341,7 @@ describe('hostile input on every operation of the OpenAPI document', () => {
     });
 
     it('a destination config refuses them as unknown keys, naming each', async () => {
-      const url = `/api/organizations/${tenant.organizationId}/batch_exports/${tenant.batchExportId}`;
+      const url = `/api/organizations/${tenant.organizationId}/batch_exports/${tenant.ids.batch_exports}`;
       for (const key of RESERVED_KEYS) {
         const res = await raw('patch', url, `{"destination": {"config": {"${key}": "x"}}}`).expect(400);
         expect(res.body).toMatchObject({ code: 'unknown_field', attr: `destination__config__${key}` });

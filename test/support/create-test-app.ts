@@ -13,7 +13,7 @@ import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import { APP_OPTIONS, configureApp } from '../../src/app.setup.js';
 import { Clock, FixedClock } from '../../src/common/time/clock.js';
-import { AppConfig } from '../../src/config/config.js';
+import { AppConfig, assembleSettings } from '../../src/config/config.js';
 import { ContractRecorder } from './contract.js';
 import { Factories } from './factories.js';
 import { cloneTemplate, dropDatabase } from './test-database.js';
@@ -65,20 +65,25 @@ export async function createTestApp(
   options: TestAppOptions = {},
 ): Promise<TestApp> {
   const db = options.databaseUrl ? { name: null, url: options.databaseUrl } : await cloneTemplate();
-  const config = AppConfig.fromEnv({
-    LOG_LEVEL: 'silent',
-    NODE_ENV: 'test',
-    SCHEDULER_ENABLED: 'false',
-    RECORDING_PURGE_INTERVAL_SECONDS: '0',
-    RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS: '0',
-    EVENTS_PURGE_INTERVAL_SECONDS: '0',
-    BATCH_EXPORT_WORKERS: 'false',
-    RATE_LIMIT_ENABLED: 'false',
-    // Tests deliver batch exports to servers on loopback; the egress rule's refusals are tested with 'false'.
-    BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: 'true',
-    ...env,
-    DATABASE_URL: db.url,
-  });
+  // A host application's features bring settings of their own: parsed with the service's.
+  const settings = options.features ? assembleSettings(options.features) : undefined;
+  const config = AppConfig.fromEnv(
+    {
+      LOG_LEVEL: 'silent',
+      NODE_ENV: 'test',
+      SCHEDULER_ENABLED: 'false',
+      RECORDING_PURGE_INTERVAL_SECONDS: '0',
+      RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS: '0',
+      EVENTS_PURGE_INTERVAL_SECONDS: '0',
+      BATCH_EXPORT_WORKERS: 'false',
+      RATE_LIMIT_ENABLED: 'false',
+      // Tests deliver batch exports to servers on loopback; the egress rule's refusals are tested with 'false'.
+      BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: 'true',
+      ...env,
+      DATABASE_URL: db.url,
+    },
+    settings,
+  );
   const features = await loadFeatures(options.features ?? FEATURES);
   if (options.features) {
     const ds = await createDataSource(config, features, 'test-migrations').initialize();

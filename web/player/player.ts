@@ -11,6 +11,12 @@
  *
  * The state is mirrored on the root element for tests and styling: `data-state` (loading, playing, paused,
  * buffering, ended, error, empty) and `data-time` (milliseconds since the recording's start).
+ *
+ * Long on purpose (about 650 lines): it is one state machine — the clock, the replayer of each window, buffering
+ * and the controls read and change the same state in every animation frame (`tick`), and each control's handler
+ * must leave the clock, the shown window and the `data-state` consistent. What stands apart already lives in
+ * web/lib/ (loading, the timeline, the window lines, formatting) and the inspector in ./inspector.ts; splitting
+ * the rest would pass that state between files without making any part readable alone.
  */
 import { type eventWithTime, Replayer } from 'rrweb';
 import { append, h, replaceChildren } from '../lib/dom.js';

@@ -8,6 +8,12 @@
  * actions only — without them the page says so and the rest works. Saved views (recording playlists) need
  * `session_recording_playlist:read`, saving one and pinning a recording `session_recording_playlist:write`. The
  * player's inspector lists the session's events with `query:read` (without it, the recording's own lines only).
+ *
+ * Long on purpose (about 790 lines): one page controller, `RecordingsBrowser`, whose steps (the key form, the
+ * organization and project pickers, the list with its pager, the player panel, sharing) share the signed-in
+ * client, the chosen project and the open recording, and hand focus to each other. The parts that stand alone are
+ * already modules of their own: the API client (./api.ts), the filters (./filters.ts), the saved views
+ * (./saved-views.ts), the player and the inspector (web/player/).
  */
 import 'rrweb/dist/style.css';
 import '../player/player.css';

@@ -1,3 +1,5 @@
+// Registers the features' settings (the default table of AppConfig.fromEnv).
+import '../../features.js';
 import { describe, expect, it } from '@jest/globals';
 import { AppConfig } from '../../config/config.js';
 import { FixedClock } from '../time/clock.js';

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { DynamicModule, INestApplicationContext, Type } from '@nestjs/common';
 import type { SettingsTable } from '../../config/settings.js';
 import type { AppConfig } from '../../config/config.js';
 import type { ScopeObject } from '../auth/scopes.js';
+import type { IntervalTask } from '../tasks/interval-task.js';
 
 /** A TypeORM migration class (its name ends with the 13-digit timestamp that orders it). */
 export type MigrationClass = new () => unknown;
@@ -60,32 +62,69 @@ export interface CliGroup {
 }
 
 /**
- * A scheduled task a feature runs in the service, for the operator's documentation: its name and the setting
- * that sets (or turns off) its interval.
+ * A scheduled task a feature runs in the service. The TaskRunner (src/common/tasks/task-runner.ts) starts a timer
+ * for each declared task every `interval` seconds (the value of that setting; 0 turns it off), and
+ * docs/configuration.md lists them from these declarations.
  */
 export interface FeatureTask {
+  /** Its name: the interval's in the SchedulerRegistry, and its line in docs/configuration.md. */
   name: string;
+  /** The setting holding its interval in seconds (0: no timer in this process). */
   interval: string;
   description: string;
+  /**
+   * The provider that does one tick (an IntervalTask of one of the feature's modules), imported lazily like
+   * the modules. Its `enabled()` may keep the timer off in a configuration where the task has nothing to do.
+   */
+  handler: () => Promise<Type<IntervalTask>>;
+  /** Also one tick at boot, before the first interval has passed. */
+  atBoot?: boolean;
+  /**
+   * Up to this many seconds of random delay before the timer starts, so that replicas started together do not
+   * tick together (none by default: the first tick comes one interval after boot).
+   */
+  jitterSeconds?: number;
 }
 
-/** What one organization's test tenant holds of a feature: ids by the collection segment of their paths. */
-export interface FeatureFixtureContext {
-  /** POST/GET/PATCH/DELETE through the real app with the tenant owner's key; throws on a status ≥ 300. */
-  request<T = unknown>(method: 'get' | 'post' | 'patch' | 'delete', path: string, body?: unknown): Promise<T>;
+/** A test tenant as the fixtures see it: one organization, its first project, and the ids made so far. */
+export interface FeatureFixtureTenant {
   organizationId: string;
   projectId: number;
+  /** The project's API token (what the public capture and SDK routes take). */
+  apiToken: string;
+  /** The test clock's now. */
+  now: Date;
+  /** The ids the fixtures of the features listed before this one made (a playlist pins their recording). */
+  ids: Readonly<Record<string, string | number>>;
+}
+
+/** What a feature's fixture gets to fill one organization's test tenant. */
+export interface FeatureFixtureContext extends FeatureFixtureTenant {
+  /**
+   * POST/GET/PATCH/DELETE through the real app with the tenant owner's key (none with `public`: the capture and
+   * SDK routes); throws on a status ≥ 300.
+   */
+  request<T = unknown>(
+    method: 'get' | 'post' | 'patch' | 'delete',
+    path: string,
+    body?: unknown,
+    options?: { public?: boolean },
+  ): Promise<T>;
+  /** A new user of the service, made a member (level member) of the organization: its uuid. */
+  addMember(): Promise<string>;
 }
 
 /**
  * The test fixture of a feature, used by the suites that call every operation of the OpenAPI document with a
- * real key (key confinement, input fuzz): `create` makes one of each of the feature's objects in a tenant and
- * returns their ids by the path segment before `{id}` (`{ annotations: '4f…' }`); `bodies` gives, by
- * operationId, a request body the operation accepts when the schema's sample is not enough.
+ * real key (key confinement, input fuzz), assembled from the list of features in its order: `create` makes one of
+ * each of the feature's objects in a tenant and returns the values of its routes' path parameters: by the path
+ * segment before `{id}` (`{ annotations: '4f…' }`), and by the parameter's name for any other
+ * (`{ run_id: '…' }`). `bodies` gives, by operationId, a request body the operation accepts when the schema's
+ * sample is not enough (a destination's config, a free domain, an object of this tenant).
  */
 export interface FeatureTestFixture {
-  create(context: FeatureFixtureContext): Promise<Record<string, string | number>>;
-  bodies?: Record<string, () => unknown>;
+  create?(context: FeatureFixtureContext): Promise<Record<string, string | number>>;
+  bodies?: Record<string, (tenant: FeatureFixtureTenant) => unknown>;
 }
 
 /**
@@ -132,6 +171,9 @@ export async function loadFeatures(features: readonly Feature[]): Promise<Loaded
   checkFeatures(features);
   return Promise.all(features.map(async (feature) => ({ ...feature, ...(await feature.load()) })));
 }
+
+/** A text no other fixture uses: `label` and eight random hex digits (names, e-mail local parts). */
+export const fixtureText = (label: string): string => `${label}${randomUUID().slice(0, 8)}`;
 
 /** Declares a feature (the identity, typed: `defineFeature({ name, modules, entities, ... })`). */
 export function defineFeature<const F extends Feature>(feature: F): F {

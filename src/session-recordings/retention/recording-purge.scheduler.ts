@@ -1,8 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
 import { isDatabaseUnavailable } from '../../common/errors/database-errors.js';
-import { IntervalTask } from '../../common/time/interval-task.js';
-import { AppConfig } from '../../config/config.js';
+import { IntervalTask } from '../../common/tasks/interval-task.js';
 import { RecordingRetentionService } from './recording-retention.service.js';
 
 /**
@@ -15,16 +13,8 @@ export class RecordingPurgeScheduler extends IntervalTask {
   static readonly INTERVAL_NAME = 'recording-purge';
   private readonly logger = new Logger(RecordingPurgeScheduler.name);
 
-  constructor(
-    private readonly retention: RecordingRetentionService,
-    registry: SchedulerRegistry,
-    private readonly config: AppConfig,
-  ) {
-    super(RecordingPurgeScheduler.INTERVAL_NAME, registry);
-  }
-
-  protected intervalSeconds(): number {
-    return this.config.get('RECORDING_PURGE_INTERVAL_SECONDS');
+  constructor(private readonly retention: RecordingRetentionService) {
+    super();
   }
 
   /** One purge (a tick). */

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { Injectable, Logger, Optional } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
+import { Injectable, Logger, type OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../../common/errors/database-errors.js';
 import { Clock } from '../../common/time/clock.js';
-import { IntervalTask } from '../../common/time/interval-task.js';
+import { IntervalTask } from '../../common/tasks/interval-task.js';
 import { AppConfig } from '../../config/config.js';
 import { TransactionHost } from '../../database/transactions.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
@@ -58,7 +57,7 @@ export interface PackReport {
  * twice.
  */
 @Injectable()
-export class SnapshotPacker extends IntervalTask {
+export class SnapshotPacker extends IntervalTask implements OnApplicationBootstrap {
   static readonly INTERVAL_NAME = 'recording-packer';
   private readonly logger = new Logger(SnapshotPacker.name);
   private inFlight: Promise<PackReport[] | null> | null = null;
@@ -73,21 +72,17 @@ export class SnapshotPacker extends IntervalTask {
     private readonly clock: Clock,
     private readonly config: AppConfig,
     @Optional() private readonly metrics?: MetricsService,
-    /** Absent in the CLI, which packs by hand. */
-    @Optional() registry?: SchedulerRegistry,
   ) {
-    super(SnapshotPacker.INTERVAL_NAME, registry);
+    super();
   }
 
-  protected intervalSeconds(): number {
-    return this.storage.packed && this.objects.configured
-      ? this.config.get('RECORDING_PACK_INTERVAL_SECONDS')
-      : 0;
+  /** On a timer only with the packed layout on an object store (its interval is RECORDING_PACK_INTERVAL_SECONDS). */
+  override enabled(): boolean {
+    return this.storage.packed && this.objects.configured;
   }
 
   /** Creates the buffer partitions of this hour and the next ones before capture needs them. */
-  override async onApplicationBootstrap(): Promise<void> {
-    super.onApplicationBootstrap();
+  async onApplicationBootstrap(): Promise<void> {
     if (!this.storage.packed) return;
     try {
       await this.ensurePartitions();

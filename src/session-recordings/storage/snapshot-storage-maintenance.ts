@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { Injectable, Logger, Optional } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
+import { Injectable, Logger } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../../common/errors/database-errors.js';
 import { Clock } from '../../common/time/clock.js';
-import { IntervalTask } from '../../common/time/interval-task.js';
+import { IntervalTask } from '../../common/tasks/interval-task.js';
 import { AppConfig } from '../../config/config.js';
 import { TransactionHost } from '../../database/transactions.js';
 import { type LifecycleRule, SnapshotObjectStore } from './snapshot-object-store.js';
@@ -72,15 +71,14 @@ export class SnapshotStorageMaintenance extends IntervalTask {
     private readonly transactions: TransactionHost,
     private readonly clock: Clock,
     private readonly config: AppConfig,
-    /** Absent in the CLI, which never sweeps on a timer. */
-    @Optional() registry?: SchedulerRegistry,
   ) {
-    super(SnapshotStorageMaintenance.INTERVAL_NAME, registry);
+    super();
     this.packed = config.get('RECORDING_STORAGE') === 's3' && config.get('RECORDING_S3_LAYOUT') === 'packed';
   }
 
-  protected intervalSeconds(): number {
-    return this.objects.configured ? this.config.get('RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS') : 0;
+  /** On a timer only with an object store (its interval is RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS). */
+  override enabled(): boolean {
+    return this.objects.configured;
   }
 
   /** Also waits for a pass started by hand (the CLI's). */
