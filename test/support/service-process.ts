@@ -208,6 +208,23 @@ export function rssBytes(pid: number): number {
   return Number(match[1]) * 1024;
 }
 
+/**
+ * The scheduler's account of the main thread of process `pid` (Linux's `/proc/<pid>/task/<pid>/schedstat`), in
+ * milliseconds since it started: `cpu`, time it ran; `waited`, time it was ready to run but waited for a CPU (over
+ * an interval: how long the machine, not the process, held it back). Null where the kernel does not say.
+ */
+export function mainThreadSchedule(pid: number): { cpu: number; waited: number } | null {
+  try {
+    const [cpu, waited] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    return Number.isFinite(cpu) && Number.isFinite(waited) ? { cpu: cpu / 1e6, waited: waited / 1e6 } : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Samples a process's RSS every few milliseconds until stopped; `max` is the highest seen. */
 export function sampleRss(pid: number, everyMs = 5): { stop(): number; readonly max: number } {
   let max = rssBytes(pid);
