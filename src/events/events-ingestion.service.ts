@@ -16,6 +16,8 @@ import { EventsRepository, isMissingPartition } from './events.repository.js';
 const INSERT_ROWS = 1000;
 /** Most partition days remembered as existing (retention plus the days ahead, at most). */
 const MAX_KNOWN_DAYS = 4000;
+/** Most projects remembered as having `ingested_event` set. */
+const MAX_INGESTED_TEAMS = 100_000;
 
 /** Copies `source`'s own properties onto `target` (`__proto__` as a plain key); `keepExisting`: first one wins. */
 function assignOwn(target: Record<string, unknown>, source: Record<string, unknown>, keepExisting: boolean) {
@@ -55,6 +57,8 @@ export interface EventsIngestResult {
 export class EventsIngestionService {
   private readonly logger = new Logger(EventsIngestionService.name);
   private readonly knownDays = new Set<number>();
+  /** Projects whose `ingested_event` is known to be set: their inserts no longer ask to set it. */
+  private readonly ingestedTeams = new Set<number>();
   private readonly retentionDays: number;
   private readonly maxPropertiesBytes: number;
 
@@ -121,13 +125,17 @@ export class EventsIngestionService {
     await this.ensurePartitions(rows);
     let stored: number;
     try {
-      stored = await this.store(project.id, rows, context.now);
+      stored = await this.store(project, rows, context.now);
     } catch (error) {
       if (!isMissingPartition(error)) throw error;
       // Another replica dropped a partition this one remembered: forget them all and create what is missing.
       this.knownDays.clear();
       await this.ensurePartitions(rows);
-      stored = await this.store(project.id, rows, context.now);
+      stored = await this.store(project, rows, context.now);
+    }
+    if (stored > 0 && !this.ingestedTeams.has(project.id)) {
+      if (this.ingestedTeams.size >= MAX_INGESTED_TEAMS) this.ingestedTeams.clear();
+      this.ingestedTeams.add(project.id);
     }
     return { stored, duplicates: rows.length - stored, dropped: droppedEvents };
   }
@@ -157,13 +165,18 @@ export class EventsIngestionService {
     this.knownDays.delete(day);
   }
 
-  /** Persons, then the rows, in one transaction; returns how many rows were new. */
-  private store(teamId: number, rows: EventRow[], now: Date): Promise<number> {
+  /**
+   * Persons, then the rows, in one transaction; returns how many rows were new. The project's `ingested_event`
+   * is set by the insert statements until it is known to be set.
+   */
+  private store(project: ProjectEntity, rows: EventRow[], now: Date): Promise<number> {
+    const teamId = project.id;
     return this.transactions.withTransaction(async () => {
       await this.resolvePersons(teamId, rows, now);
       let stored = 0;
       for (let i = 0; i < rows.length; i += INSERT_ROWS) {
-        stored += await this.events.insertBatch(teamId, rows.slice(i, i + INSERT_ROWS));
+        const mark = !project.ingestedEvent && !this.ingestedTeams.has(teamId) && stored === 0;
+        stored += await this.events.insertBatch(teamId, rows.slice(i, i + INSERT_ROWS), mark);
       }
       return stored;
     });

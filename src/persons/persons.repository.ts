@@ -108,6 +108,61 @@ export class PersonsRepository extends RepositoryBase {
   }
 
   /**
+   * Creates one person for each of these distinct ids (none may have one yet, as the caller read), in one
+   * statement: the persons and their distinct ids are inserted together, in the order given (sorted by the
+   * caller, so concurrent batches wait on each other's new distinct ids in one order). A distinct id another
+   * transaction gave a person meanwhile (the unique key; ON CONFLICT DO NOTHING waits for that transaction)
+   * keeps that person: the person created for it here is deleted again in the same transaction (never seen by
+   * anyone, exports included) and the other one is returned. Must run inside a transaction.
+   */
+  @GenerateSql({ params: (f) => [f.projectId, ['user-1', 'user-2'], AT] })
+  async createForDistinctIds(
+    teamId: number,
+    distinctIds: readonly string[],
+    now: Date,
+  ): Promise<Map<string, number>> {
+    const result = new Map<string, number>();
+    if (!distinctIds.length) return result;
+    const rows = await this.query<{ distinct_id: string; id: number; kept: boolean }>(
+      `WITH input AS MATERIALIZED (
+         SELECT d.distinct_id, d.ord, gen_random_uuid() AS uuid
+           FROM unnest($2::text[]) WITH ORDINALITY AS d(distinct_id, ord)
+       ), p AS (
+         INSERT INTO persons (team_id, uuid, properties, created_at)
+         SELECT $1, input.uuid, '{}'::jsonb, $3 FROM input ORDER BY input.ord
+         RETURNING id, uuid
+       ), d AS (
+         INSERT INTO person_distinct_ids (team_id, distinct_id, person_id)
+         SELECT $1, input.distinct_id, p.id FROM input JOIN p ON p.uuid = input.uuid ORDER BY input.ord
+         ON CONFLICT (team_id, distinct_id) DO NOTHING
+         RETURNING person_id
+       )
+       SELECT input.distinct_id, p.id, d.person_id IS NOT NULL AS kept
+         FROM input JOIN p ON p.uuid = input.uuid LEFT JOIN d ON d.person_id = p.id`,
+      [teamId, distinctIds, now],
+    );
+    const lost: number[] = [];
+    const taken: string[] = [];
+    for (const row of rows) {
+      if (row.kept) result.set(row.distinct_id, row.id);
+      else {
+        lost.push(row.id);
+        taken.push(row.distinct_id);
+      }
+    }
+    if (lost.length) {
+      await this.query(`DELETE FROM persons WHERE id = ANY($1::int[])`, [lost]);
+      const winners = await this.personIdsByDistinctId(teamId, taken);
+      for (const distinctId of taken) {
+        const id = winners.get(distinctId);
+        if (id === undefined) throw new Error(`distinct id ${distinctId}: its person vanished while created`);
+        result.set(distinctId, id);
+      }
+    }
+    return result;
+  }
+
+  /**
    * Adds a distinct id to a person; when another transaction added it meanwhile (the unique key), the person it
    * belongs to is returned instead. Must run inside a transaction.
    */

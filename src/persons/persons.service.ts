@@ -46,9 +46,9 @@ export class PersonsService {
   }
 
   /**
-   * The person id of each distinct id, creating the missing persons. Distinct ids are handled in sorted order,
-   * so concurrent transactions wait for each other's new distinct ids in one order (no deadlock). Runs inside
-   * the caller's transaction.
+   * The person id of each distinct id, creating the missing persons (in one statement). Distinct ids are handled
+   * in sorted order, so concurrent transactions wait for each other's new distinct ids in one order (no
+   * deadlock). Runs inside the caller's transaction.
    */
   async resolveDistinctIds(
     teamId: number,
@@ -57,10 +57,10 @@ export class PersonsService {
   ): Promise<Map<string, number>> {
     const sorted = [...new Set(distinctIds)].sort();
     const found = await this.persons.personIdsByDistinctId(teamId, sorted);
-    for (const distinctId of sorted) {
-      if (!found.has(distinctId)) {
-        found.set(distinctId, await this.persons.createForDistinctId(teamId, distinctId, now));
-      }
+    const missing = sorted.filter((distinctId) => !found.has(distinctId));
+    // The new ones in one statement per batch, not one per distinct id.
+    for (const [distinctId, id] of await this.persons.createForDistinctIds(teamId, missing, now)) {
+      found.set(distinctId, id);
     }
     return found;
   }

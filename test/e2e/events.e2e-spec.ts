@@ -359,6 +359,101 @@ describe('Analytics events: capture and the read API', () => {
     });
   });
 
+  describe('persons of many new distinct ids', () => {
+    it('creates one person per new distinct id of a batch, also when concurrent batches bring the same ids', async () => {
+      const ids = Array.from({ length: 60 }, (_, i) => `many-${String(i).padStart(2, '0')}`);
+      const batch = (tag: string) =>
+        ids.map((distinctId, i) => ({
+          event: `e-${tag}`,
+          uuid: randomUUID(),
+          distinct_id: distinctId,
+          properties: { $set: { [`from_${tag}`]: i } },
+        }));
+      // Four requests at once, each with every id (in another order): they race to create the same persons.
+      const bodies = ['a', 'b', 'c', 'd'].map((tag, n) => {
+        const events = batch(tag);
+        return { api_key: token, batch: n % 2 ? events.reverse() : events };
+      });
+      const answers = await Promise.all(bodies.map((body) => t.http.post('/batch/').send(body)));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+      const rows = (await t.dataSource.query(
+        `SELECT d.distinct_id, d.person_id, p.uuid, p.properties, d.version::int AS version
+           FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+          WHERE d.team_id = $1 AND d.distinct_id LIKE 'many-%' ORDER BY d.distinct_id`,
+        [projectId],
+      )) as {
+        distinct_id: string;
+        person_id: number;
+        uuid: string;
+        properties: Record<string, unknown>;
+        version: number;
+      }[];
+      expect(rows.map((r) => r.distinct_id)).toEqual(ids);
+      expect(new Set(rows.map((r) => r.person_id)).size).toBe(ids.length);
+      // Every request's $set reached the one person of each id; the distinct ids never moved.
+      for (const [i, row] of rows.entries()) {
+        expect(row.properties).toEqual({ from_a: i, from_b: i, from_c: i, from_d: i });
+        expect(row.version).toBe(0);
+      }
+      // No person was left without a distinct id by a lost race.
+      const [{ orphans }] = (await t.dataSource.query(
+        `SELECT count(*)::int AS orphans FROM persons p WHERE p.team_id = $1
+            AND NOT EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.person_id = p.id)`,
+        [projectId],
+      )) as { orphans: number }[];
+      expect(orphans).toBe(0);
+      // Each stored event points at the person of its distinct id.
+      const events = (await t.dataSource.query(
+        `SELECT e.distinct_id, e.person_id FROM events e WHERE e.team_id = $1 AND e.distinct_id LIKE 'many-%'`,
+        [projectId],
+      )) as { distinct_id: string; person_id: string }[];
+      expect(events).toHaveLength(4 * ids.length);
+      const uuidOf = new Map(rows.map((r) => [r.distinct_id, r.uuid]));
+      for (const e of events) expect(e.person_id).toBe(uuidOf.get(e.distinct_id));
+    });
+  });
+
+  describe('ingested_event', () => {
+    it('is false for a new project, stays false when nothing was stored, and is true once an event is', async () => {
+      const org = await t.factories.organization(owner, 'Fresh events');
+      const fresh = org.teams[0];
+      const flag = async () =>
+        (await t.http.get(`/api/projects/${fresh.id}`).set(owner.auth).expect(200)).body
+          .ingested_event as boolean;
+      expect(await flag()).toBe(false);
+      // Only an event older than the retention: dropped, so nothing stored.
+      await t.http
+        .post('/e/')
+        .send({
+          event: 'old',
+          distinct_id: 'fresh-1',
+          timestamp: '2001-01-01T00:00:00.000Z',
+          properties: { token: fresh.api_token, $ignore_sent_at: true },
+        })
+        .expect(200);
+      expect(await flag()).toBe(false);
+      const uuid = randomUUID();
+      await t.http
+        .post('/e/?compression=gzip-js')
+        .set('Content-Type', 'text/plain')
+        .send(
+          gzipSync(
+            JSON.stringify([
+              { event: '$pageview', uuid, distinct_id: 'fresh-1', properties: { token: fresh.api_token } },
+            ]),
+          ),
+        )
+        .expect(200);
+      expect(await flag()).toBe(true);
+      // The same event again (a duplicate, nothing new stored) leaves it set.
+      await t.http
+        .post('/e/')
+        .send({ event: '$pageview', uuid, distinct_id: 'fresh-1', properties: { token: fresh.api_token } })
+        .expect(200);
+      expect(await flag()).toBe(true);
+    });
+  });
+
   describe('retention and settings', () => {
     const DAY = 86400_000;
 

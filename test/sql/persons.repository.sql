@@ -13,6 +13,23 @@ INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2
 
 RELEASE SAVEPOINT person_create;
 
+-- PersonsRepository.createForDistinctIds
+WITH input AS MATERIALIZED (
+  SELECT d.distinct_id, d.ord, gen_random_uuid() AS uuid
+    FROM unnest($2::text[]) WITH ORDINALITY AS d(distinct_id, ord)
+), p AS (
+  INSERT INTO persons (team_id, uuid, properties, created_at)
+  SELECT $1, input.uuid, '{}'::jsonb, $3 FROM input ORDER BY input.ord
+  RETURNING id, uuid
+), d AS (
+  INSERT INTO person_distinct_ids (team_id, distinct_id, person_id)
+  SELECT $1, input.distinct_id, p.id FROM input JOIN p ON p.uuid = input.uuid ORDER BY input.ord
+  ON CONFLICT (team_id, distinct_id) DO NOTHING
+  RETURNING person_id
+)
+SELECT input.distinct_id, p.id, d.person_id IS NOT NULL AS kept
+  FROM input JOIN p ON p.uuid = input.uuid LEFT JOIN d ON d.person_id = p.id;
+
 -- PersonsRepository.addDistinctId
 SAVEPOINT person_alias;
 
