@@ -44,7 +44,7 @@ export class CaptureError extends Error {
   }
 }
 
-const invalid = (detail: string, attr: string | null, code = 'invalid_input') =>
+export const invalid = (detail: string, attr: string | null, code = 'invalid_input') =>
   new CaptureError(400, { type: 'validation_error', code, detail, attr });
 
 type Json = Record<string, unknown>;
@@ -62,10 +62,12 @@ interface Snapshot {
   events: RrwebEvent[];
 }
 
-const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
-const nonEmpty = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
+export const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+export const nonEmpty = (v: unknown): string | null =>
+  typeof v === 'string' && v.trim() !== '' ? v.trim() : null;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const badText = (v: unknown) => typeof v === 'string' && (v.includes('\u0000') || LONE_SURROGATE.test(v));
+export const badText = (v: unknown) =>
+  typeof v === 'string' && (v.includes('\u0000') || LONE_SURROGATE.test(v));
 
 // ---------------------------------------------------------------------------------------------- decoding
 
@@ -86,7 +88,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-async function decode(req: IncomingMessage, url: URL): Promise<unknown> {
+export async function decode(req: IncomingMessage, url: URL): Promise<unknown> {
   let bytes = await readBody(req);
   if (!bytes.length) throw invalid('The request body is empty.', null, 'required');
   const compression = url.searchParams.get('compression')?.trim().toLowerCase();

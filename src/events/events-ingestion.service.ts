@@ -12,8 +12,14 @@ import { linkedDistinctId, unsetKeys } from './person-updates.js';
 import { type DropReason, type EventRow, toEventRow } from './event-rows.js';
 import { EventsRepository, isMissingPartition } from './events.repository.js';
 
-/** Events stored per INSERT statement. */
+/** Most events, and most bytes of their properties' JSON, stored per INSERT statement. */
 const INSERT_ROWS = 1000;
+const INSERT_BYTES = 4 * 1024 * 1024;
+/**
+ * Copies an INSERT makes of its rows' JSON (the parameter's array literal, then the wire message), charged to
+ * the request's capture memory budget for the largest statement of the request.
+ */
+const INSERT_COPIES = 3;
 /** Most partition days remembered as existing (retention plus the days ahead, at most). */
 const MAX_KNOWN_DAYS = 4000;
 /** Most projects remembered as having `ingested_event` set. */
@@ -30,6 +36,36 @@ function assignOwn(target: Record<string, unknown>, source: Record<string, unkno
       configurable: true,
     });
   }
+}
+
+const jsonBytes = (row: EventRow) => row.propertiesJson?.length ?? 0;
+
+/** The rows in the groups stored by one INSERT each: at most INSERT_ROWS rows and INSERT_BYTES of JSON. */
+export function statementsOf(rows: EventRow[]): EventRow[][] {
+  const parts: EventRow[][] = [];
+  let part: EventRow[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    if (part.length && (part.length >= INSERT_ROWS || bytes + jsonBytes(row) > INSERT_BYTES)) {
+      parts.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push(row);
+    bytes += jsonBytes(row);
+  }
+  if (part.length) parts.push(part);
+  return parts;
+}
+
+function largestStatementBytes(rows: EventRow[]): number {
+  let most = 0;
+  for (const part of statementsOf(rows))
+    most = Math.max(
+      most,
+      part.reduce((a, r) => a + jsonBytes(r), 0),
+    );
+  return most;
 }
 
 export interface EventsIngestContext {
@@ -83,6 +119,7 @@ export class EventsIngestionService {
     batch: CaptureBatch,
     dropped: DroppedValues,
     context: EventsIngestContext,
+    hold: (bytes: number) => Promise<void> = () => Promise.resolve(),
   ): Promise<EventsIngestResult> {
     const rowContext = {
       now: context.now,
@@ -107,6 +144,11 @@ export class EventsIngestionService {
       } else if (typeof row === 'string') {
         reasons.set(row, (reasons.get(row) ?? 0) + 1);
       } else {
+        // The row keeps its properties as the JSON that is stored (within the body's charge: two bytes per
+        // decoded byte) and what persons need of them; the decoded values can then be collected.
+        row.linkedId = linkedDistinctId(row);
+        row.unsetKeys = unsetKeys(row.properties.$unset);
+        row.properties = {};
         rows.push(row);
       }
       if (yielder.due) await yielder.tick();
@@ -122,6 +164,7 @@ export class EventsIngestionService {
       );
     }
     if (!rows.length) return { stored: 0, duplicates: 0, dropped: droppedEvents };
+    await hold(INSERT_COPIES * Math.min(INSERT_BYTES, largestStatementBytes(rows)));
     await this.ensurePartitions(rows);
     let stored: number;
     try {
@@ -174,9 +217,9 @@ export class EventsIngestionService {
     return this.transactions.withTransaction(async () => {
       await this.resolvePersons(teamId, rows, now);
       let stored = 0;
-      for (let i = 0; i < rows.length; i += INSERT_ROWS) {
+      for (const part of statementsOf(rows)) {
         const mark = !project.ingestedEvent && !this.ingestedTeams.has(teamId) && stored === 0;
-        stored += await this.events.insertBatch(teamId, rows.slice(i, i + INSERT_ROWS), mark);
+        stored += await this.events.insertBatch(teamId, part, mark);
       }
       return stored;
     });
@@ -191,7 +234,7 @@ export class EventsIngestionService {
     if (!withPerson.length) return;
     // `$identify` / `$create_alias` first, in the order sent, so every event of the batch sees the merged person.
     for (const row of withPerson) {
-      const other = linkedDistinctId(row);
+      const other = row.linkedId ?? linkedDistinctId(row);
       if (other === null) continue;
       await this.persons.link(teamId, row.distinctId, other, now, (from, into) =>
         this.recordings.reassignPerson(from, into),
@@ -226,7 +269,7 @@ export class EventsIngestionService {
     const unsets = new Map<number, Set<string>>();
     for (const row of withPerson) {
       const personId = ids.get(row.distinctId);
-      const keys = unsetKeys(row.properties.$unset);
+      const keys = row.unsetKeys ?? unsetKeys(row.properties.$unset);
       if (personId === undefined || !keys.length) continue;
       let set = unsets.get(personId);
       if (!set) unsets.set(personId, (set = new Set()));
