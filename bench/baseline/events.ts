@@ -169,14 +169,28 @@ async function addDistinctId(
   }
 }
 
+/** A new person for one distinct id, in a savepoint (the `$identify` of two unknown ids), as the service does. */
+async function createPerson(client: pg.PoolClient, teamId: number, id: string, now: Date): Promise<number> {
+  await client.query('SAVEPOINT person_create');
+  try {
+    const person = await client.query<{ id: number }>(sql.INSERT_PERSON, [teamId, now]);
+    await client.query(sql.INSERT_DISTINCT_ID, [teamId, id, person.rows[0].id]);
+    await client.query('RELEASE SAVEPOINT person_create');
+    return person.rows[0].id;
+  } catch (error) {
+    if ((error as { code?: string }).code !== '23505') throw error;
+    await client.query('ROLLBACK TO SAVEPOINT person_create');
+    return (await personIds(client, teamId, [id])).get(id) as number;
+  }
+}
+
 /** `$identify`: the two ids on one person (the service's rules: new person, join, or merge the newer one). */
 async function link(client: pg.PoolClient, teamId: number, a: string, b: string, now: Date): Promise<void> {
   const found = await personIds(client, teamId, [a, b].sort());
   const pa = found.get(a);
   const pb = found.get(b);
   if (pa === undefined && pb === undefined) {
-    const created = await createPersons(client, teamId, [a], now);
-    await addDistinctId(client, teamId, b, created.get(a) as number);
+    await addDistinctId(client, teamId, b, await createPerson(client, teamId, a, now));
   } else if (pa === undefined) await addDistinctId(client, teamId, a, pb as number);
   else if (pb === undefined) await addDistinctId(client, teamId, b, pa);
   else if (pa !== pb) {
@@ -188,47 +202,40 @@ async function link(client: pg.PoolClient, teamId: number, a: string, b: string,
   }
 }
 
-async function createPersons(
+type Person = { id: number; uuid: string };
+
+/** The persons of these (sorted) distinct ids, the missing ones created, in one statement. */
+async function resolvePersons(
   client: pg.PoolClient,
   teamId: number,
   ids: string[],
   now: Date,
-): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  if (!ids.length) return out;
-  const { rows } = await client.query<{ distinct_id: string; id: number; kept: boolean }>(
-    sql.CREATE_PERSONS,
+): Promise<Map<string, Person>> {
+  const out = new Map<string, Person>();
+  const { rows } = await client.query<{ distinct_id: string; id: number; uuid: string; kept: boolean }>(
+    sql.RESOLVE_PERSONS,
     [teamId, ids, now],
   );
   const lost = rows.filter((r) => !r.kept);
-  for (const r of rows) if (r.kept) out.set(r.distinct_id, r.id);
+  for (const r of rows) if (r.kept) out.set(r.distinct_id, { id: r.id, uuid: r.uuid });
   if (lost.length) {
     await client.query(sql.DELETE_PERSONS, [lost.map((r) => r.id)]);
-    const winners = await personIds(
-      client,
-      teamId,
-      lost.map((r) => r.distinct_id),
+    const { rows: winners } = await client.query<{ distinct_id: string; id: number; uuid: string }>(
+      sql.PERSONS_BY_DISTINCT_ID,
+      [teamId, lost.map((r) => r.distinct_id)],
     );
-    for (const [id, person] of winners) out.set(id, person);
+    for (const w of winners) out.set(w.distinct_id, { id: w.id, uuid: w.uuid });
   }
   return out;
 }
 
 async function store(client: pg.PoolClient, teamId: number, rows: Row[], now: Date): Promise<void> {
   for (const row of rows) if (row.link) await link(client, teamId, row.distinctId, row.link, now);
-  const ids = [...new Set(rows.map((r) => r.distinctId))].sort();
-  const found = await personIds(client, teamId, ids);
-  const created = await createPersons(
-    client,
-    teamId,
-    ids.filter((id) => !found.has(id)),
-    now,
-  );
-  for (const [id, person] of created) found.set(id, person);
+  const found = await resolvePersons(client, teamId, [...new Set(rows.map((r) => r.distinctId))].sort(), now);
   const updates = new Map<number, { set: Json; setOnce: Json }>();
   for (const row of rows) {
     if (!row.set && !row.setOnce) continue;
-    const person = found.get(row.distinctId) as number;
+    const person = (found.get(row.distinctId) as Person).id;
     const u = updates.get(person) ?? { set: {}, setOnce: {} };
     updates.set(person, u);
     Object.assign(u.set, row.set ?? {});
@@ -246,11 +253,7 @@ async function store(client: pg.PoolClient, teamId: number, rows: Row[], now: Da
     if (JSON.stringify(next) !== JSON.stringify(existing))
       await client.query(sql.REPLACE_PERSON_PROPERTIES, [person, JSON.stringify(next)]);
   }
-  const { rows: uuids } = await client.query<{ id: number; uuid: string }>(sql.PERSON_UUIDS, [
-    [...new Set(found.values())],
-  ]);
-  const uuidOf = new Map(uuids.map((r) => [r.id, r.uuid]));
-  for (const row of rows) row.personId = uuidOf.get(found.get(row.distinctId) as number) ?? null;
+  for (const row of rows) row.personId = found.get(row.distinctId)?.uuid ?? null;
   for (let i = 0; i < rows.length; i += 1000) {
     const part = rows.slice(i, i + 1000);
     await client.query(sql.INSERT_EVENTS, [

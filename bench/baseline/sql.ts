@@ -237,9 +237,12 @@ export const INSERT_SNAPSHOTS = `INSERT INTO session_recording_snapshots
 
 // ---- event capture (POST /e/) -----------------------------------------------------------------------------
 
-export const CREATE_PERSONS = `WITH input AS MATERIALIZED (
-         SELECT d.distinct_id, d.ord, gen_random_uuid() AS uuid
-           FROM unnest($2::text[]) WITH ORDINALITY AS d(distinct_id, ord)
+export const RESOLVE_PERSONS = `WITH wanted AS MATERIALIZED (
+         SELECT w.distinct_id, w.ord, pd.person_id
+           FROM unnest($2::text[]) WITH ORDINALITY AS w(distinct_id, ord)
+           LEFT JOIN person_distinct_ids pd ON pd.team_id = $1 AND pd.distinct_id = w.distinct_id
+       ), input AS MATERIALIZED (
+         SELECT distinct_id, ord, gen_random_uuid() AS uuid FROM wanted WHERE person_id IS NULL
        ), p AS (
          INSERT INTO persons (team_id, uuid, properties, created_at)
          SELECT $1, input.uuid, '{}'::jsonb, $3 FROM input ORDER BY input.ord
@@ -250,8 +253,14 @@ export const CREATE_PERSONS = `WITH input AS MATERIALIZED (
          ON CONFLICT (team_id, distinct_id) DO NOTHING
          RETURNING person_id
        )
-       SELECT input.distinct_id, p.id, d.person_id IS NOT NULL AS kept
+       SELECT w.distinct_id, w.person_id AS id, pe.uuid, true AS kept
+         FROM wanted w JOIN persons pe ON pe.id = w.person_id
+       UNION ALL
+       SELECT input.distinct_id, p.id, p.uuid, d.person_id IS NOT NULL
          FROM input JOIN p ON p.uuid = input.uuid LEFT JOIN d ON d.person_id = p.id`;
+
+export const PERSONS_BY_DISTINCT_ID = `SELECT pd.distinct_id, p.id, p.uuid FROM person_distinct_ids pd JOIN persons p ON p.id = pd.person_id
+        WHERE pd.team_id = $1 AND pd.distinct_id = ANY($2::text[])`;
 
 export const DELETE_PERSONS = 'DELETE FROM persons WHERE id = ANY($1::int[])';
 export const REASSIGN_RECORDINGS = 'UPDATE session_recordings SET person_id = $2 WHERE person_id = $1';
@@ -266,7 +275,6 @@ export const LOCK_PERSON_PROPERTIES = `SELECT CASE WHEN octet_length(t.text) <= 
           FOR UPDATE OF p`;
 
 export const REPLACE_PERSON_PROPERTIES = 'UPDATE persons SET properties = $2::jsonb WHERE id = $1';
-export const PERSON_UUIDS = 'SELECT id, uuid FROM persons WHERE id = ANY($1::int[])';
 
 export const INSERT_EVENTS = `WITH inserted AS (
          INSERT INTO events (team_id, uuid, event, distinct_id, person_id, properties, "timestamp", elements_chain,

@@ -240,11 +240,12 @@ export class EventsIngestionService {
         this.recordings.reassignPerson(from, into),
       );
     }
-    const ids = await this.persons.resolveDistinctIds(
+    const persons = await this.persons.resolvePersons(
       teamId,
       withPerson.map((r) => r.distinctId),
       now,
     );
+    const ids = new Map([...persons].map(([distinctId, person]) => [distinctId, person.id]));
     const updates = new Map<number, PersonPropertyUpdate>();
     for (const row of withPerson) {
       const personId = ids.get(row.distinctId);
@@ -276,10 +277,6 @@ export class EventsIngestionService {
       for (const key of keys) set.add(key);
     }
     await this.persons.unsetProperties(unsets);
-    const uuids = await this.persons.personUuids(ids.values());
-    for (const row of withPerson) {
-      const personId = ids.get(row.distinctId);
-      row.personId = personId === undefined ? null : (uuids.get(personId) ?? null);
-    }
+    for (const row of withPerson) row.personId = persons.get(row.distinctId)?.uuid ?? null;
   }
 }

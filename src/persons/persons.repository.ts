@@ -108,25 +108,29 @@ export class PersonsRepository extends RepositoryBase {
   }
 
   /**
-   * Creates one person for each of these distinct ids (none may have one yet, as the caller read), in one
-   * statement: the persons and their distinct ids are inserted together, in the order given (sorted by the
-   * caller, so concurrent batches wait on each other's new distinct ids in one order). A distinct id another
-   * transaction gave a person meanwhile (the unique key; ON CONFLICT DO NOTHING waits for that transaction)
-   * keeps that person: the person created for it here is deleted again in the same transaction (never seen by
-   * anyone, exports included) and the other one is returned. Must run inside a transaction.
+   * The person (id and uuid) of each of these distinct ids, creating a person for each that has none, in one
+   * statement: the distinct ids are looked up, and the persons of the missing ones and their distinct ids are
+   * inserted together, in the order given (sorted by the caller, so concurrent batches wait on each other's new
+   * distinct ids in one order). A distinct id another transaction gave a person meanwhile (the unique key; ON
+   * CONFLICT DO NOTHING waits for that transaction) keeps that person: the person created for it here is deleted
+   * again in the same transaction (never seen by anyone, exports included) and the other one is returned. Must
+   * run inside a transaction.
    */
   @GenerateSql({ params: (f) => [f.projectId, ['user-1', 'user-2'], AT] })
-  async createForDistinctIds(
+  async resolveDistinctIds(
     teamId: number,
     distinctIds: readonly string[],
     now: Date,
-  ): Promise<Map<string, number>> {
-    const result = new Map<string, number>();
+  ): Promise<Map<string, { id: number; uuid: string }>> {
+    const result = new Map<string, { id: number; uuid: string }>();
     if (!distinctIds.length) return result;
-    const rows = await this.query<{ distinct_id: string; id: number; kept: boolean }>(
-      `WITH input AS MATERIALIZED (
-         SELECT d.distinct_id, d.ord, gen_random_uuid() AS uuid
-           FROM unnest($2::text[]) WITH ORDINALITY AS d(distinct_id, ord)
+    const rows = await this.query<{ distinct_id: string; id: number; uuid: string; kept: boolean }>(
+      `WITH wanted AS MATERIALIZED (
+         SELECT w.distinct_id, w.ord, pd.person_id
+           FROM unnest($2::text[]) WITH ORDINALITY AS w(distinct_id, ord)
+           LEFT JOIN person_distinct_ids pd ON pd.team_id = $1 AND pd.distinct_id = w.distinct_id
+       ), input AS MATERIALIZED (
+         SELECT distinct_id, ord, gen_random_uuid() AS uuid FROM wanted WHERE person_id IS NULL
        ), p AS (
          INSERT INTO persons (team_id, uuid, properties, created_at)
          SELECT $1, input.uuid, '{}'::jsonb, $3 FROM input ORDER BY input.ord
@@ -137,14 +141,17 @@ export class PersonsRepository extends RepositoryBase {
          ON CONFLICT (team_id, distinct_id) DO NOTHING
          RETURNING person_id
        )
-       SELECT input.distinct_id, p.id, d.person_id IS NOT NULL AS kept
+       SELECT w.distinct_id, w.person_id AS id, pe.uuid, true AS kept
+         FROM wanted w JOIN persons pe ON pe.id = w.person_id
+       UNION ALL
+       SELECT input.distinct_id, p.id, p.uuid, d.person_id IS NOT NULL
          FROM input JOIN p ON p.uuid = input.uuid LEFT JOIN d ON d.person_id = p.id`,
       [teamId, distinctIds, now],
     );
     const lost: number[] = [];
     const taken: string[] = [];
     for (const row of rows) {
-      if (row.kept) result.set(row.distinct_id, row.id);
+      if (row.kept) result.set(row.distinct_id, { id: row.id, uuid: row.uuid });
       else {
         lost.push(row.id);
         taken.push(row.distinct_id);
@@ -152,14 +159,28 @@ export class PersonsRepository extends RepositoryBase {
     }
     if (lost.length) {
       await this.query(`DELETE FROM persons WHERE id = ANY($1::int[])`, [lost]);
-      const winners = await this.personIdsByDistinctId(teamId, taken);
+      const winners = await this.personsByDistinctId(teamId, taken);
       for (const distinctId of taken) {
-        const id = winners.get(distinctId);
-        if (id === undefined) throw new Error(`distinct id ${distinctId}: its person vanished while created`);
-        result.set(distinctId, id);
+        const person = winners.get(distinctId);
+        if (!person) throw new Error(`distinct id ${distinctId}: its person vanished while created`);
+        result.set(distinctId, person);
       }
     }
     return result;
+  }
+
+  /** The person (id and uuid) of each of these distinct ids that has one in the project. */
+  @GenerateSql({ params: [1, ['user-1', 'user-2']] })
+  async personsByDistinctId(
+    teamId: number,
+    distinctIds: readonly string[],
+  ): Promise<Map<string, { id: number; uuid: string }>> {
+    const rows = await this.query<{ distinct_id: string; id: number; uuid: string }>(
+      `SELECT pd.distinct_id, p.id, p.uuid FROM person_distinct_ids pd JOIN persons p ON p.id = pd.person_id
+        WHERE pd.team_id = $1 AND pd.distinct_id = ANY($2::text[])`,
+      [teamId, distinctIds],
+    );
+    return new Map(rows.map((r) => [r.distinct_id, { id: r.id, uuid: r.uuid }]));
   }
 
   /**
@@ -219,17 +240,6 @@ export class PersonsRepository extends RepositoryBase {
       [teamId, idOrUuid],
     );
     return rows.map((r) => r.distinct_id);
-  }
-
-  /** The uuid of each of these persons. */
-  @GenerateSql({ params: [[1, 2]] })
-  async uuidsByIds(ids: readonly number[]): Promise<Map<number, string>> {
-    if (!ids.length) return new Map();
-    const rows = await this.query<{ id: number; uuid: string }>(
-      `SELECT id, uuid FROM persons WHERE id = ANY($1::int[])`,
-      [ids],
-    );
-    return new Map(rows.map((r) => [r.id, r.uuid]));
   }
 
   /**
