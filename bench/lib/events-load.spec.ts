@@ -96,6 +96,7 @@ describe('events report', () => {
     baseline: stats(baseline),
     rounds: [],
     statements: { service: 9, baseline: 9 },
+    serialP50: { service: 12, baseline: 8 },
     sameStored: true,
   });
 

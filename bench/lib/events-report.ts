@@ -33,6 +33,8 @@ export interface EventsLoadResult {
   rounds: { first: 'service' | 'baseline'; service: EventsLoadStats; baseline: EventsLoadStats }[];
   /** SQL statements per request on each side (pg_stat_statements), when available. */
   statements: { service: number; baseline: number } | null;
+  /** Median latency of requests sent one at a time (no queueing), ms. */
+  serialP50: { service: number; baseline: number } | null;
   /** The check visitor's rows (and its persons) were the same on both sides. */
   sameStored: boolean;
 }
@@ -114,6 +116,7 @@ export function formatEventsLoadTable(r: EventsLoadResult): string {
       s.errors,
       side === 'service' ? round(eventsLoadRatio(r)) : '',
       r.statements ? round(r.statements[side], 1) : '-',
+      r.serialP50 ? round(r.serialP50[side], 1) : '-',
       round(s.cpuMsPerEvent, 3),
       round(s.rssMaxMb, 0),
       `${s.eventsStored}/${s.eventsSent}`,
@@ -130,6 +133,7 @@ export function formatEventsLoadTable(r: EventsLoadResult): string {
       'errors',
       'events/s ratio',
       'SQL/req',
+      'serial p50 ms',
       'CPU ms/event',
       'RSS max MB',
       'stored/sent',

@@ -12,7 +12,7 @@
  */
 import { join } from 'node:path';
 import type pg from 'pg';
-import { postCapture, runCaptureLoad } from './capture-runner.js';
+import { postCapture, quantile, runCaptureLoad } from './capture-runner.js';
 import { emptyCaptureProject } from './capture-load.js';
 import {
   EVENTS_PATH,
@@ -68,18 +68,27 @@ async function checkRows(db: pg.Client, teamId: number, prefix: string): Promise
   return JSON.stringify(rows).split(prefix).join('P');
 }
 
-async function statementsPerRequest(db: pg.Client, url: string, bodies: Buffer[]): Promise<number> {
+/** Statements per request (pg_stat_statements) and the median latency, of bodies sent one at a time. */
+async function statementsPerRequest(
+  db: pg.Client,
+  url: string,
+  bodies: Buffer[],
+): Promise<{ statements: number; serialP50: number }> {
   await db.query('SELECT pg_stat_statements_reset()');
+  const latencies: number[] = [];
   for (const body of bodies) {
+    const started = performance.now();
     const res = await postCapture(url, body, undefined, EVENTS_PATH);
+    latencies.push(performance.now() - started);
     if (res.status !== 200) throw new Error(`${NAME}: ${res.status} ${res.body.slice(0, 300)}`);
   }
+  latencies.sort((a, b) => a - b);
   const { rows } = await db.query<{ calls: string }>(
     `SELECT coalesce(sum(calls), 0)::text AS calls FROM pg_stat_statements
       WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
         AND query NOT ILIKE '%pg_stat_statements%'`,
   );
-  return Number(rows[0].calls) / bodies.length;
+  return { statements: Number(rows[0].calls) / bodies.length, serialP50: quantile(latencies, 0.5) };
 }
 
 export async function runEventsScenario(options: {
@@ -165,19 +174,23 @@ export async function runEventsScenario(options: {
 
     // 2. Statements per request.
     let statements: EventsLoadResult['statements'] = null;
+    let serialP50: EventsLoadResult['serialP50'] = null;
     if (options.statStatements) {
-      const per = {} as Record<Side, number>;
+      const per = {} as Record<Side, { statements: number; serialP50: number }>;
       for (const side of ['service', 'baseline'] as const) {
-        const [queue] = eventsQueues(plan(`bench-ev-${runId}-sql-${side}`), 1, 12);
+        const [queue] = eventsQueues(plan(`bench-ev-${runId}-sql-${side}`), 1, 30);
         per[side] = await statementsPerRequest(
           db,
           servers[side].url,
           queue.map((q) => q.body),
         );
       }
-      statements = per;
+      statements = { service: per.service.statements, baseline: per.baseline.statements };
+      serialP50 = { service: per.service.serialP50, baseline: per.baseline.serialP50 };
       log(
-        `${NAME}: ${per.service.toFixed(1)} statements/request (service), ${per.baseline.toFixed(1)} (baseline)`,
+        `${NAME}: ${per.service.statements.toFixed(1)} statements/request (service), ` +
+          `${per.baseline.statements.toFixed(1)} (baseline); one request at a time, p50 ` +
+          `${per.service.serialP50.toFixed(1)} ms (service), ${per.baseline.serialP50.toFixed(1)} ms (baseline)`,
       );
     }
 
@@ -241,6 +254,7 @@ export async function runEventsScenario(options: {
       baseline: meanEvents(rounds.map((x) => x.baseline)),
       rounds,
       statements,
+      serialP50,
       sameStored: true,
     };
   } finally {
