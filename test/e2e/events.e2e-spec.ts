@@ -4,6 +4,7 @@ import { EventPartitionsScheduler } from '../../src/events/event-partitions.sche
 import { EventsIngestionService } from '../../src/events/events-ingestion.service.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
+import { waitFor } from '../support/service-process.js';
 
 interface EventRowView {
   event: string;
@@ -410,6 +411,61 @@ describe('Analytics events: capture and the read API', () => {
       expect(events).toHaveLength(4 * ids.length);
       const uuidOf = new Map(rows.map((r) => [r.distinct_id, r.uuid]));
       for (const e of events) expect(e.person_id).toBe(uuidOf.get(e.distinct_id));
+    });
+  });
+
+  describe('a new distinct id another transaction takes first', () => {
+    it('keeps that transaction’s person, and the one made for it here is gone', async () => {
+      // Another writer gives `race-1` a person and holds its transaction open.
+      const other = t.dataSource.createQueryRunner();
+      await other.connect();
+      await other.startTransaction();
+      const [{ id: otherId, uuid: otherUuid }] = (await other.query(
+        `INSERT INTO persons (team_id, properties) VALUES ($1, '{"from": "other"}') RETURNING id, uuid`,
+        [projectId],
+      )) as { id: number; uuid: string }[];
+      await other.query(
+        `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, 'race-1', $2)`,
+        [projectId, otherId],
+      );
+      const before = (await other.query(`SELECT max(id)::int AS id FROM persons`)) as { id: number }[];
+      const uuid = randomUUID();
+      const sent = t.http
+        .post('/batch/')
+        .send({
+          api_key: token,
+          batch: [
+            { event: 'raced', uuid, distinct_id: 'race-1', properties: { $set: { plan: 'pro' } } },
+            { event: 'calm', uuid: randomUUID(), distinct_id: 'race-2', properties: {} },
+          ],
+        })
+        .then((res) => res);
+      // The capture waits on the uncommitted distinct id (ON CONFLICT waits for the other transaction).
+      await waitFor('capture waiting for the other transaction', async () => {
+        const [row] = (await t.dataSource.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        )) as { n: number }[];
+        return row.n > 0;
+      });
+      await other.commitTransaction();
+      await other.release();
+      expect((await sent).status).toBe(200);
+      const [row] = await stored(uuid);
+      expect(row.person_id).toBe(otherUuid);
+      const persons = (await t.dataSource.query(
+        `SELECT p.id, p.properties, d.distinct_id FROM persons p LEFT JOIN person_distinct_ids d ON d.person_id = p.id
+          WHERE p.team_id = $1 AND p.id > $2 ORDER BY p.id`,
+        [projectId, before[0].id],
+      )) as { id: number; properties: Record<string, unknown>; distinct_id: string | null }[];
+      // Only race-2's person was created by the capture; the one it made for race-1 was deleted again.
+      expect(persons.map((p) => p.distinct_id)).toEqual(['race-2']);
+      const [winner] = (await t.dataSource.query(`SELECT properties FROM persons WHERE id = $1`, [
+        otherId,
+      ])) as {
+        properties: Record<string, unknown>;
+      }[];
+      expect(winner.properties).toEqual({ from: 'other', plan: 'pro' });
     });
   });
 
