@@ -211,8 +211,9 @@ export async function runEventsScenario(options: {
           rate = w.rps;
         }
         const prefix = `bench-ev-${runId}-r${r}-${side}`;
+        // Three times the warm-up's rate: a side may run faster once warm (running out stops the bench).
         const perConnection =
-          Math.ceil((Math.max(rate, 20) * 2 * bench.durationSec) / bench.connections) + 10;
+          Math.ceil((Math.max(rate, 50) * 3 * bench.durationSec) / bench.connections) + 10;
         const queues: EventsRequest[][] = eventsQueues(plan(prefix), bench.connections, perConnection);
         const sampler = sampleRss(servers[side]);
         const cpuBefore = servers[side].cpuMs();

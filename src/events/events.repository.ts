@@ -82,7 +82,7 @@ export class EventsRepository extends RepositoryBase {
       sets[i] = r.set ? JSON.stringify(r.set) : null;
       setOnces[i] = r.setOnce ? JSON.stringify(r.setOnce) : null;
     }
-    const [{ n: inserted }] = await this.query<{ n: number }>(
+    const [{ n: inserted }] = await this.rows<{ n: number }>(
       `WITH inserted AS (
          INSERT INTO events (team_id, uuid, event, distinct_id, person_id, properties, "timestamp", elements_chain,
            session_id, window_id, "set", set_once)

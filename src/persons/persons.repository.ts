@@ -124,7 +124,7 @@ export class PersonsRepository extends RepositoryBase {
   ): Promise<Map<string, { id: number; uuid: string }>> {
     const result = new Map<string, { id: number; uuid: string }>();
     if (!distinctIds.length) return result;
-    const rows = await this.query<{ distinct_id: string; id: number; uuid: string; kept: boolean }>(
+    const rows = await this.rows<{ distinct_id: string; id: number; uuid: string; kept: boolean }>(
       `WITH wanted AS MATERIALIZED (
          SELECT w.distinct_id, w.ord, pd.person_id
            FROM unnest($2::text[]) WITH ORDINALITY AS w(distinct_id, ord)
@@ -253,7 +253,7 @@ export class PersonsRepository extends RepositoryBase {
     personId: number,
     loadBytes: number,
   ): Promise<{ properties: Record<string, unknown> | null; renderedBytes: number } | null> {
-    const rows = await this.query<{ properties: string | null; rendered_bytes: number }>(
+    const rows = await this.rows<{ properties: string | null; rendered_bytes: number }>(
       `SELECT CASE WHEN octet_length(t.text) <= $2 THEN t.text END AS properties,
               octet_length(t.text) AS rendered_bytes
          FROM persons p CROSS JOIN LATERAL (SELECT p.properties::text AS text) t
@@ -288,7 +288,7 @@ export class PersonsRepository extends RepositoryBase {
   /** Replaces a person's properties (bounded by the caller, `PersonsService`). */
   @GenerateSql({ params: [1, { email: 'ada@example.com', plan: 'pro' }] })
   async replaceProperties(personId: number, properties: Record<string, unknown>): Promise<void> {
-    await this.query(`UPDATE persons SET properties = $2::jsonb WHERE id = $1`, [
+    await this.rows(`UPDATE persons SET properties = $2::jsonb WHERE id = $1`, [
       personId,
       JSON.stringify(properties),
     ]);
