@@ -12,12 +12,13 @@
  * 5. runs the export scenario (1,000,000 persons to a Postgres destination by a worker process, against a plain
  *    COPY of the same rows);
  * 6. runs the capture load scenarios (posthog-js batches of new sessions to POST /s/ of both sides, chunks in
- *    PostgreSQL or, with an S3-protocol server started for it, in a bucket);
+ *    PostgreSQL or, with an S3-protocol server started for it, in a bucket) and the event load (posthog-js
+ *    batches of mixed analytics events to POST /e/ of both sides, rows counted afterwards);
  * 7. prints the tables and writes bench/results/<date>.json.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -51,6 +52,9 @@ import {
 import { HTTP_SCENARIOS, type Side } from './lib/scenarios.js';
 import { benchCapture } from './lib/capture.js';
 import { runCaptureLoadScenarios } from './lib/capture-scenarios.js';
+import { captureProject } from './lib/capture-load.js';
+import { type EventsLoadResult, eventsLoadTargets, formatEventsLoadTable } from './lib/events-report.js';
+import { runEventsScenario } from './lib/events-scenario.js';
 import { benchScheduler } from './lib/scheduler.js';
 import { benchRecordingsPurge } from './lib/recordings-purge.js';
 import { benchExport, type ExportResult, formatExportTable, MIN_EXPORT_RATIO } from './lib/export.js';
@@ -103,8 +107,15 @@ function serviceEnv(databaseUrl: string): Record<string, string> {
 
 /** Seed identity: the seed's version, the migrations compiled into dist/ and whether recordings exist. */
 function fingerprint(hasRecordings: boolean): string {
-  const migrations = readFileSync(join(ROOT, 'dist', 'database', 'migrations', 'index.js'), 'utf8');
-  const hash = createHash('sha256').update(migrations).digest('hex').slice(0, 16);
+  // The compiled migrations (each feature lists its own; their files are all in dist/database/migrations).
+  const dir = join(ROOT, 'dist', 'database', 'migrations');
+  const digest = createHash('sha256');
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.js'))
+    .sort()) {
+    digest.update(file).update(readFileSync(join(dir, file)));
+  }
+  const hash = digest.digest('hex').slice(0, 16);
   return `seed-${SEED_VERSION}-migrations-${hash}-recordings-${hasRecordings}`;
 }
 
@@ -404,6 +415,31 @@ async function main(): Promise<void> {
       skipped = [...skipped, ...out.skipped];
     }
 
+    let eventsLoad: EventsLoadResult | null = null;
+    if (options.scenarios.includes('capture-events')) {
+      const project = await captureProject(db, fixture.retrieveOrganizationId);
+      if (project.id === fixture.recordings?.projectId)
+        throw new Error(`project ${project.id} holds the seeded recordings: the event load needs another`);
+      eventsLoad = await runEventsScenario({
+        bench: options,
+        db,
+        postgresUrl: postgres.url,
+        statStatements: postgres.statStatements,
+        project,
+        serviceEnv: () => serviceEnv(postgres.url),
+        start: {
+          root: ROOT,
+          logDir,
+          servicePort: SERVICE_PORT,
+          baselinePort: BASELINE_PORT,
+          poolSize: POOL_SIZE,
+          serviceNodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
+          baselineNodeArgs: process.env.BENCH_BASELINE_NODE_ARGS?.split(' ').filter(Boolean),
+        },
+        log,
+      });
+    }
+
     let capture: CaptureResult | null = null;
     if (options.scenarios.includes('capture')) {
       const service = await startServer({
@@ -442,6 +478,7 @@ async function main(): Promise<void> {
     const targets = [
       ...evaluateTargets(http, scheduler, memory, capture),
       ...captureLoadTargets(captureLoad),
+      ...(eventsLoad ? eventsLoadTargets(eventsLoad) : []),
       ...(recordingsPurge ? purgeTargets(recordingsPurge) : []),
     ];
     if (exported) {
@@ -491,6 +528,7 @@ async function main(): Promise<void> {
       recordingsPurge,
       export: exported,
       captureLoad,
+      eventsLoad,
       capture,
       memory,
       targets,
@@ -508,6 +546,7 @@ async function main(): Promise<void> {
       recordingsPurge ? formatPurgeTable(recordingsPurge) : '',
       exported ? formatExportTable(exported) : '',
       captureLoad.length ? formatCaptureLoadTable(captureLoad) : '',
+      eventsLoad ? formatEventsLoadTable(eventsLoad) : '',
       capture ? formatCaptureTable(capture) : '',
       memory
         ? `Service RSS: idle ${round(memory.idleMb, 0)} MB, max under load ${round(memory.maxUnderLoadMb, 0)} MB, ` +

@@ -44,7 +44,7 @@ export class CaptureError extends Error {
   }
 }
 
-const invalid = (detail: string, attr: string | null, code = 'invalid_input') =>
+export const invalid = (detail: string, attr: string | null, code = 'invalid_input') =>
   new CaptureError(400, { type: 'validation_error', code, detail, attr });
 
 type Json = Record<string, unknown>;
@@ -62,10 +62,12 @@ interface Snapshot {
   events: RrwebEvent[];
 }
 
-const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
-const nonEmpty = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
+export const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+export const nonEmpty = (v: unknown): string | null =>
+  typeof v === 'string' && v.trim() !== '' ? v.trim() : null;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const badText = (v: unknown) => typeof v === 'string' && (v.includes('\u0000') || LONE_SURROGATE.test(v));
+export const badText = (v: unknown) =>
+  typeof v === 'string' && (v.includes('\u0000') || LONE_SURROGATE.test(v));
 
 // ---------------------------------------------------------------------------------------------- decoding
 
@@ -86,7 +88,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-async function decode(req: IncomingMessage, url: URL): Promise<unknown> {
+export async function decode(req: IncomingMessage, url: URL): Promise<unknown> {
   let bytes = await readBody(req);
   if (!bytes.length) throw invalid('The request body is empty.', null, 'required');
   const compression = url.searchParams.get('compression')?.trim().toLowerCase();
@@ -435,33 +437,23 @@ async function ingestIn(
     if (existing.get(sessionId) === true) bySession.delete(sessionId);
   if (!bySession.size) return;
 
-  // Persons: found by distinct id, created in a savepoint (a concurrent creation wins quietly).
+  // Persons: found by distinct id, the missing ones created, in one statement (as the service); a distinct id
+  // a concurrent creation took keeps that person, the one made here is deleted again.
   const distinctIds = new Set<string>();
   for (const list of bySession.values()) for (const s of list) distinctIds.add(s.distinctId);
-  const sorted = [...distinctIds].sort();
-  const found = await client.query<{ distinct_id: string; person_id: number }>(
-    sql.PERSON_IDS_BY_DISTINCT_ID,
-    [teamId, sorted],
+  const resolved = await client.query<{ distinct_id: string; id: number; kept: boolean }>(
+    sql.RESOLVE_PERSONS,
+    [teamId, [...distinctIds].sort(), now],
   );
-  const personIds = new Map(found.rows.map((r) => [r.distinct_id, r.person_id]));
-  for (const distinctId of sorted) {
-    if (personIds.has(distinctId)) continue;
-    await client.query('SAVEPOINT person_create');
-    try {
-      const person = await client.query<{ id: number }>(sql.INSERT_PERSON, [teamId, now]);
-      await client.query(sql.INSERT_DISTINCT_ID, [teamId, distinctId, person.rows[0].id]);
-      await client.query('RELEASE SAVEPOINT person_create');
-      personIds.set(distinctId, person.rows[0].id);
-    } catch (error) {
-      if ((error as { code?: string }).code !== '23505') throw error;
-      await client.query('ROLLBACK TO SAVEPOINT person_create');
-      const again = await client.query<{ distinct_id: string; person_id: number }>(
-        sql.PERSON_IDS_BY_DISTINCT_ID,
-        [teamId, [distinctId]],
-      );
-      if (!again.rows.length) throw error;
-      personIds.set(distinctId, again.rows[0].person_id);
-    }
+  const personIds = new Map(resolved.rows.filter((r) => r.kept).map((r) => [r.distinct_id, r.id]));
+  const lost = resolved.rows.filter((r) => !r.kept);
+  if (lost.length) {
+    await client.query(sql.DELETE_PERSONS, [lost.map((r) => r.id)]);
+    const winners = await client.query<{ distinct_id: string; id: number }>(sql.PERSONS_BY_DISTINCT_ID, [
+      teamId,
+      lost.map((r) => r.distinct_id),
+    ]);
+    for (const w of winners.rows) personIds.set(w.distinct_id, w.id);
   }
 
   // Recordings: the new ones inserted after the counter is locked, then all locked in session id order.

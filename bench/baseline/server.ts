@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import pg from 'pg';
 import { capture, CaptureError } from './capture.js';
+import { captureEvents } from './events.js';
 import * as sql from './sql.js';
 
 const env = process.env;
@@ -595,6 +596,12 @@ const ROUTES: { method: string; pattern: RegExp; status: number; handler: Handle
     pattern: /^\/s\/?$/,
     status: 200,
     handler: (req, url) => capture(pool, req, url),
+  },
+  {
+    method: 'POST',
+    pattern: /^\/(e|batch)\/?$/,
+    status: 200,
+    handler: (req, url) => captureEvents(pool, req, url),
   },
 ];
 

@@ -234,3 +234,57 @@ export const INSERT_SNAPSHOTS = `INSERT INTO session_recording_snapshots
          FROM unnest($3::varchar[], $4::varchar[], $5::timestamptz[], $6::timestamptz[], $7::int[], $8::bytea[],
                      $9::varchar[])
               AS c(session_id, window_id, first_timestamp, last_timestamp, event_count, data, object_key)`;
+
+// ---- event capture (POST /e/) -----------------------------------------------------------------------------
+
+export const RESOLVE_PERSONS = `WITH wanted AS MATERIALIZED (
+         SELECT w.distinct_id, w.ord, pd.person_id
+           FROM unnest($2::text[]) WITH ORDINALITY AS w(distinct_id, ord)
+           LEFT JOIN person_distinct_ids pd ON pd.team_id = $1 AND pd.distinct_id = w.distinct_id
+       ), input AS MATERIALIZED (
+         SELECT distinct_id, ord, gen_random_uuid() AS uuid FROM wanted WHERE person_id IS NULL
+       ), p AS (
+         INSERT INTO persons (team_id, uuid, properties, created_at)
+         SELECT $1, input.uuid, '{}'::jsonb, $3 FROM input ORDER BY input.ord
+         RETURNING id, uuid
+       ), d AS (
+         INSERT INTO person_distinct_ids (team_id, distinct_id, person_id)
+         SELECT $1, input.distinct_id, p.id FROM input JOIN p ON p.uuid = input.uuid ORDER BY input.ord
+         ON CONFLICT (team_id, distinct_id) DO NOTHING
+         RETURNING person_id
+       )
+       SELECT w.distinct_id, w.person_id AS id, pe.uuid, true AS kept
+         FROM wanted w JOIN persons pe ON pe.id = w.person_id
+       UNION ALL
+       SELECT input.distinct_id, p.id, p.uuid, d.person_id IS NOT NULL
+         FROM input JOIN p ON p.uuid = input.uuid LEFT JOIN d ON d.person_id = p.id`;
+
+export const PERSONS_BY_DISTINCT_ID = `SELECT pd.distinct_id, p.id, p.uuid FROM person_distinct_ids pd JOIN persons p ON p.id = pd.person_id
+        WHERE pd.team_id = $1 AND pd.distinct_id = ANY($2::text[])`;
+
+export const DELETE_PERSONS = 'DELETE FROM persons WHERE id = ANY($1::int[])';
+export const REASSIGN_RECORDINGS = 'UPDATE session_recordings SET person_id = $2 WHERE person_id = $1';
+export const MERGE_DISTINCT_IDS = 'UPDATE person_distinct_ids SET person_id = $2 WHERE person_id = $1';
+export const MERGE_PROPERTIES = `UPDATE persons SET properties = coalesce((SELECT properties FROM persons WHERE id = $1), '{}'::jsonb) || properties WHERE id = $2`;
+export const DELETE_PERSON = 'DELETE FROM persons WHERE id = $1';
+
+export const LOCK_PERSON_PROPERTIES = `SELECT CASE WHEN octet_length(t.text) <= $2 THEN t.text END AS properties,
+              octet_length(t.text) AS rendered_bytes
+         FROM persons p CROSS JOIN LATERAL (SELECT p.properties::text AS text) t
+        WHERE p.id = $1
+          FOR UPDATE OF p`;
+
+export const REPLACE_PERSON_PROPERTIES = 'UPDATE persons SET properties = $2::jsonb WHERE id = $1';
+
+export const INSERT_EVENTS = `WITH inserted AS (
+         INSERT INTO events (team_id, uuid, event, distinct_id, person_id, properties, "timestamp", elements_chain,
+           session_id, window_id, "set", set_once)
+         SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::jsonb[], $7::timestamptz[],
+           $8::text[], $9::text[], $10::text[], $11::jsonb[], $12::jsonb[])
+         ON CONFLICT DO NOTHING
+         RETURNING 1
+       ), marked AS (
+         UPDATE projects SET ingested_event = true
+          WHERE $13::boolean AND id = $1 AND NOT ingested_event AND EXISTS (SELECT 1 FROM inserted)
+       )
+       SELECT count(*)::int AS n FROM inserted`;

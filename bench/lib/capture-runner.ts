@@ -42,10 +42,11 @@ export function postCapture(
   baseUrl: string,
   body: Buffer,
   agent?: Agent,
+  path = CAPTURE_PATH,
 ): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
-      `${baseUrl}${CAPTURE_PATH}`,
+      `${baseUrl}${path}`,
       {
         method: 'POST',
         agent,
@@ -64,11 +65,12 @@ export function postCapture(
   });
 }
 
-/** Drives `baseUrl` with one connection per queue for `durationSec`. */
+/** Drives `baseUrl` with one connection per queue for `durationSec` (bodies POSTed to `path`). */
 export async function runCaptureLoad(
   baseUrl: string,
   queues: readonly CaptureRequest[][],
   durationSec: number,
+  path = CAPTURE_PATH,
 ): Promise<CaptureLoadFigures> {
   const latencies: number[] = [];
   const figures: CaptureLoadFigures = {
@@ -101,7 +103,7 @@ export async function runCaptureLoad(
           const item = queue[i++];
           const sent = performance.now();
           try {
-            const res = await postCapture(baseUrl, item.body, agent);
+            const res = await postCapture(baseUrl, item.body, agent, path);
             latencies.push(performance.now() - sent);
             figures.requests++;
             if (res.status >= 200 && res.status < 300) {

@@ -1,6 +1,7 @@
 /**
  * Every scenario the bench knows, in the order it runs them. `scheduler`, `recordings-purge`, `capture` and
- * `export` are not load scenarios; `capture-postgres` and `capture-s3` drive POST /s/ with their own load generator.
+ * `export` are not load scenarios; `capture-postgres` and `capture-s3` drive POST /s/ with their own load generator,
+ * `capture-events` POST /e/ with the same one.
  */
 export const SCENARIO_NAMES = [
   'organizations-list',
@@ -14,6 +15,7 @@ export const SCENARIO_NAMES = [
   'export',
   'capture-postgres',
   'capture-s3',
+  'capture-events',
   'capture',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];

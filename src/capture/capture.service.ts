@@ -45,6 +45,8 @@ export type OtherEventsSink = (
   project: ProjectEntity,
   batch: CaptureBatch,
   dropped: DroppedValues,
+  /** Charges (or, negative, gives back) memory the sink holds beyond the decoded body, to the request's budget. */
+  hold: (bytes: number) => Promise<void>,
 ) => Promise<void>;
 
 /** The project lookup started as soon as the token is known, settled without ever rejecting. */
@@ -101,6 +103,11 @@ export class CaptureService {
     // The estimate of what the request holds: what it parsed, and the bytes it holds outside the parser.
     let parsed = 0;
     let held = 0;
+    // Bytes held outside the parser: received bytes collected, their copies, and the events sink's rows.
+    const hold = async (bytes: number) => {
+      held = Math.max(0, held + bytes);
+      await reservation.chargeUpTo(parsed + held);
+    };
     try {
       const hooks: DecodeHooks = {
         onFirstEvent: (event, batchRoot) => {
@@ -118,17 +125,15 @@ export class CaptureService {
           await reservation.chargeUpTo(parsed + held);
         },
         // Received bytes collected and the copies made of them, as they come and go.
-        onHeld: async (bytes) => {
-          held = Math.max(0, held + bytes);
-          await reservation.chargeUpTo(parsed + held);
-        },
+        onHeld: hold,
       };
       // Decoded within the call, so that no variable here keeps the decoded body alive while it is stored.
-      return await this.captureJson(
-        await decodeCaptureBody(body, this.limits, hooks),
+      return await this.captureBatch(
+        readCaptureBatch(await decodeCaptureBody(body, this.limits, hooks)),
         early,
         deadline,
         others,
+        hold,
       );
     } finally {
       reservation.release();
@@ -148,7 +153,7 @@ export class CaptureService {
     others?: OtherEventsSink,
   ): Promise<IngestResult> {
     try {
-      return this.captureBatch(readCaptureBatch(payload), early, deadline, others);
+      return this.captureBatch(readCaptureBatch(payload), early, deadline, others, () => Promise.resolve());
     } catch (error) {
       return Promise.reject(error as Error);
     }
@@ -159,6 +164,7 @@ export class CaptureService {
     early: EarlyLookup | null,
     deadline: RequestDeadline | null,
     others: OtherEventsSink | undefined,
+    hold: (bytes: number) => Promise<void>,
   ): Promise<IngestResult> {
     if (!batch.token) throw noToken();
     let project: ProjectEntity | null;
@@ -172,7 +178,7 @@ export class CaptureService {
     if (!project) throw invalidToken();
     const dropped = new DroppedValues();
     const droppedSets = new DroppedValues();
-    if (others) await others(project, batch, dropped);
+    if (others) await others(project, batch, dropped, hold);
     const snapshots = await readSnapshotEvents(batch, dropped, { ...this.readLimits, droppedSets });
     // From here on only the snapshots are needed: the rest of the decoded body can be collected.
     batch.events.length = 0;

@@ -4,6 +4,7 @@ import {
   type EntityManager,
   type EntityTarget,
   type ObjectLiteral,
+  type QueryRunner,
   type Repository,
 } from 'typeorm';
 import { currentManager, runInTransaction } from './transactions.js';
@@ -32,6 +33,32 @@ export abstract class RepositoryBase {
   /** Plain SQL on the current manager: for hand-tuned statements, which `@GenerateSql` pins. */
   protected query<R>(sql: string, parameters?: unknown[]): Promise<R[]> {
     return this.manager.query<R[]>(sql, parameters);
+  }
+
+  /**
+   * Plain SQL that returns rows (a SELECT, or a statement with RETURNING), for the hot statements of capture:
+   * inside a transaction it is sent straight on the transaction's `pg` connection, without the per-statement
+   * work of TypeORM's query runner (result shaping, subscriber broadcasts), and logged to TypeORM's logger as
+   * TypeORM would (so `@GenerateSql` still pins it). Outside a transaction it is one `query` of the pool.
+   */
+  protected async rows<R>(sql: string, parameters: unknown[] = []): Promise<R[]> {
+    const runner = this.manager.queryRunner as
+      | (QueryRunner & {
+          databaseConnection?: { query(sql: string, values: unknown[]): Promise<{ rows: R[] }> };
+        })
+      | undefined;
+    type Queryable = { query(sql: string, values: unknown[]): Promise<{ rows: R[] }> };
+    let connection: Queryable | undefined;
+    if (runner) {
+      if (!runner.isTransactionActive || runner.isReleased) return this.query<R>(sql, parameters);
+      connection = runner.databaseConnection;
+    } else {
+      // Outside a transaction: the pool's `query` (acquire, run, release), without a query runner per statement.
+      connection = (this.dataSource.driver as unknown as { master?: Queryable }).master;
+    }
+    if (!connection) return this.query<R>(sql, parameters);
+    this.dataSource.logger.logQuery(sql, parameters, runner);
+    return (await connection.query(sql, parameters)).rows;
   }
 
   /**

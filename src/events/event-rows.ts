@@ -40,6 +40,9 @@ export interface EventRow {
   personId: string | null;
   /** `properties` as JSON, serialised once (for the size bound and the insert). */
   propertiesJson?: string;
+  /** What ingestion keeps of `properties` once it lets go of them (the JSON is what is stored). */
+  linkedId?: string | null;
+  unsetKeys?: string[];
 }
 
 export interface RowContext {

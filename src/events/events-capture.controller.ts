@@ -163,9 +163,9 @@ export class EventsCaptureController {
   private async captureBody(req: Request, body: Parameters<CaptureService['capture']>[0]): Promise<void> {
     const now = this.clock.now();
     const querySentAt = req.query._;
-    await this.capture.capture(body, deadlineOf(req), (project, batch, dropped) =>
+    await this.capture.capture(body, deadlineOf(req), (project, batch, dropped, hold) =>
       this.ingestion
-        .ingest(project, batch, dropped, { now, ip: req.ip ?? null, querySentAt })
+        .ingest(project, batch, dropped, { now, ip: req.ip ?? null, querySentAt }, hold)
         .then(() => undefined),
     );
   }

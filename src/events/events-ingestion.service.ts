@@ -12,10 +12,18 @@ import { linkedDistinctId, unsetKeys } from './person-updates.js';
 import { type DropReason, type EventRow, toEventRow } from './event-rows.js';
 import { EventsRepository, isMissingPartition } from './events.repository.js';
 
-/** Events stored per INSERT statement. */
+/** Most events, and most bytes of their properties' JSON, stored per INSERT statement. */
 const INSERT_ROWS = 1000;
+const INSERT_BYTES = 4 * 1024 * 1024;
+/**
+ * Copies an INSERT makes of its rows' JSON (the parameter's array literal, then the wire message), charged to
+ * the request's capture memory budget for the largest statement of the request.
+ */
+const INSERT_COPIES = 3;
 /** Most partition days remembered as existing (retention plus the days ahead, at most). */
 const MAX_KNOWN_DAYS = 4000;
+/** Most projects remembered as having `ingested_event` set. */
+const MAX_INGESTED_TEAMS = 100_000;
 
 /** Copies `source`'s own properties onto `target` (`__proto__` as a plain key); `keepExisting`: first one wins. */
 function assignOwn(target: Record<string, unknown>, source: Record<string, unknown>, keepExisting: boolean) {
@@ -28,6 +36,36 @@ function assignOwn(target: Record<string, unknown>, source: Record<string, unkno
       configurable: true,
     });
   }
+}
+
+const jsonBytes = (row: EventRow) => row.propertiesJson?.length ?? 0;
+
+/** The rows in the groups stored by one INSERT each: at most INSERT_ROWS rows and INSERT_BYTES of JSON. */
+export function statementsOf(rows: EventRow[]): EventRow[][] {
+  const parts: EventRow[][] = [];
+  let part: EventRow[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    if (part.length && (part.length >= INSERT_ROWS || bytes + jsonBytes(row) > INSERT_BYTES)) {
+      parts.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push(row);
+    bytes += jsonBytes(row);
+  }
+  if (part.length) parts.push(part);
+  return parts;
+}
+
+function largestStatementBytes(rows: EventRow[]): number {
+  let most = 0;
+  for (const part of statementsOf(rows))
+    most = Math.max(
+      most,
+      part.reduce((a, r) => a + jsonBytes(r), 0),
+    );
+  return most;
 }
 
 export interface EventsIngestContext {
@@ -55,6 +93,8 @@ export interface EventsIngestResult {
 export class EventsIngestionService {
   private readonly logger = new Logger(EventsIngestionService.name);
   private readonly knownDays = new Set<number>();
+  /** Projects whose `ingested_event` is known to be set: their inserts no longer ask to set it. */
+  private readonly ingestedTeams = new Set<number>();
   private readonly retentionDays: number;
   private readonly maxPropertiesBytes: number;
 
@@ -79,6 +119,7 @@ export class EventsIngestionService {
     batch: CaptureBatch,
     dropped: DroppedValues,
     context: EventsIngestContext,
+    hold: (bytes: number) => Promise<void> = () => Promise.resolve(),
   ): Promise<EventsIngestResult> {
     const rowContext = {
       now: context.now,
@@ -103,6 +144,11 @@ export class EventsIngestionService {
       } else if (typeof row === 'string') {
         reasons.set(row, (reasons.get(row) ?? 0) + 1);
       } else {
+        // The row keeps its properties as the JSON that is stored (within the body's charge: two bytes per
+        // decoded byte) and what persons need of them; the decoded values can then be collected.
+        row.linkedId = linkedDistinctId(row);
+        row.unsetKeys = unsetKeys(row.properties.$unset);
+        row.properties = {};
         rows.push(row);
       }
       if (yielder.due) await yielder.tick();
@@ -118,16 +164,21 @@ export class EventsIngestionService {
       );
     }
     if (!rows.length) return { stored: 0, duplicates: 0, dropped: droppedEvents };
+    await hold(INSERT_COPIES * Math.min(INSERT_BYTES, largestStatementBytes(rows)));
     await this.ensurePartitions(rows);
     let stored: number;
     try {
-      stored = await this.store(project.id, rows, context.now);
+      stored = await this.store(project, rows, context.now);
     } catch (error) {
       if (!isMissingPartition(error)) throw error;
       // Another replica dropped a partition this one remembered: forget them all and create what is missing.
       this.knownDays.clear();
       await this.ensurePartitions(rows);
-      stored = await this.store(project.id, rows, context.now);
+      stored = await this.store(project, rows, context.now);
+    }
+    if (stored > 0 && !this.ingestedTeams.has(project.id)) {
+      if (this.ingestedTeams.size >= MAX_INGESTED_TEAMS) this.ingestedTeams.clear();
+      this.ingestedTeams.add(project.id);
     }
     return { stored, duplicates: rows.length - stored, dropped: droppedEvents };
   }
@@ -157,13 +208,18 @@ export class EventsIngestionService {
     this.knownDays.delete(day);
   }
 
-  /** Persons, then the rows, in one transaction; returns how many rows were new. */
-  private store(teamId: number, rows: EventRow[], now: Date): Promise<number> {
+  /**
+   * Persons, then the rows, in one transaction; returns how many rows were new. The project's `ingested_event`
+   * is set by the insert statements until it is known to be set.
+   */
+  private store(project: ProjectEntity, rows: EventRow[], now: Date): Promise<number> {
+    const teamId = project.id;
     return this.transactions.withTransaction(async () => {
       await this.resolvePersons(teamId, rows, now);
       let stored = 0;
-      for (let i = 0; i < rows.length; i += INSERT_ROWS) {
-        stored += await this.events.insertBatch(teamId, rows.slice(i, i + INSERT_ROWS));
+      for (const part of statementsOf(rows)) {
+        const mark = !project.ingestedEvent && !this.ingestedTeams.has(teamId) && stored === 0;
+        stored += await this.events.insertBatch(teamId, part, mark);
       }
       return stored;
     });
@@ -178,17 +234,18 @@ export class EventsIngestionService {
     if (!withPerson.length) return;
     // `$identify` / `$create_alias` first, in the order sent, so every event of the batch sees the merged person.
     for (const row of withPerson) {
-      const other = linkedDistinctId(row);
+      const other = row.linkedId ?? linkedDistinctId(row);
       if (other === null) continue;
       await this.persons.link(teamId, row.distinctId, other, now, (from, into) =>
         this.recordings.reassignPerson(from, into),
       );
     }
-    const ids = await this.persons.resolveDistinctIds(
+    const persons = await this.persons.resolvePersons(
       teamId,
       withPerson.map((r) => r.distinctId),
       now,
     );
+    const ids = new Map([...persons].map(([distinctId, person]) => [distinctId, person.id]));
     const updates = new Map<number, PersonPropertyUpdate>();
     for (const row of withPerson) {
       const personId = ids.get(row.distinctId);
@@ -213,17 +270,13 @@ export class EventsIngestionService {
     const unsets = new Map<number, Set<string>>();
     for (const row of withPerson) {
       const personId = ids.get(row.distinctId);
-      const keys = unsetKeys(row.properties.$unset);
+      const keys = row.unsetKeys ?? unsetKeys(row.properties.$unset);
       if (personId === undefined || !keys.length) continue;
       let set = unsets.get(personId);
       if (!set) unsets.set(personId, (set = new Set()));
       for (const key of keys) set.add(key);
     }
     await this.persons.unsetProperties(unsets);
-    const uuids = await this.persons.personUuids(ids.values());
-    for (const row of withPerson) {
-      const personId = ids.get(row.distinctId);
-      row.personId = personId === undefined ? null : (uuids.get(personId) ?? null);
-    }
+    for (const row of withPerson) row.personId = persons.get(row.distinctId)?.uuid ?? null;
   }
 }

@@ -20,6 +20,8 @@ export const EVENTS_FEATURE = defineFeature({
       (await import('../database/migrations/1795810600000-Events.js')).Events1795810600000,
       (await import('../database/migrations/1795910000000-EventsExportIndexes.js'))
         .EventsExportIndexes1795910000000,
+      // `projects.ingested_event`, which the events' insert sets.
+      (await import('../database/migrations/1795927270000-IngestedEvent.js')).IngestedEvent1795927270000,
     ],
   }),
   scopes: ['query'],

@@ -50,10 +50,11 @@ const AT = new Date('2026-11-21T10:00:00.000Z');
 export class EventsRepository extends RepositoryBase {
   /**
    * Stores a batch of one project in one statement; an event whose (project, uuid) is already in its day's
-   * partition is skipped. Returns how many were new.
+   * partition is skipped. With `markIngested`, the same statement sets the project's `ingested_event` when it
+   * stored a row and the flag is not set yet. Returns how many were new.
    */
   // No @GenerateSql example: the statement needs the partition of its rows' day, which the SQL fixture has not.
-  async insertBatch(teamId: number, rows: readonly EventRow[]): Promise<number> {
+  async insertBatch(teamId: number, rows: readonly EventRow[], markIngested = false): Promise<number> {
     if (!rows.length) return 0;
     const n = rows.length;
     const uuids = new Array<string>(n);
@@ -81,13 +82,19 @@ export class EventsRepository extends RepositoryBase {
       sets[i] = r.set ? JSON.stringify(r.set) : null;
       setOnces[i] = r.setOnce ? JSON.stringify(r.setOnce) : null;
     }
-    const inserted = await this.query<{ uuid: string }>(
-      `INSERT INTO events (team_id, uuid, event, distinct_id, person_id, properties, "timestamp", elements_chain,
-         session_id, window_id, "set", set_once)
-       SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::jsonb[], $7::timestamptz[],
-         $8::text[], $9::text[], $10::text[], $11::jsonb[], $12::jsonb[])
-       ON CONFLICT DO NOTHING
-       RETURNING uuid`,
+    const [{ n: inserted }] = await this.rows<{ n: number }>(
+      `WITH inserted AS (
+         INSERT INTO events (team_id, uuid, event, distinct_id, person_id, properties, "timestamp", elements_chain,
+           session_id, window_id, "set", set_once)
+         SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::jsonb[], $7::timestamptz[],
+           $8::text[], $9::text[], $10::text[], $11::jsonb[], $12::jsonb[])
+         ON CONFLICT DO NOTHING
+         RETURNING 1
+       ), marked AS (
+         UPDATE projects SET ingested_event = true
+          WHERE $13::boolean AND id = $1 AND NOT ingested_event AND EXISTS (SELECT 1 FROM inserted)
+       )
+       SELECT count(*)::int AS n FROM inserted`,
       [
         teamId,
         uuids,
@@ -101,9 +108,10 @@ export class EventsRepository extends RepositoryBase {
         windows,
         sets,
         setOnces,
+        markIngested,
       ],
     );
-    return inserted.length;
+    return inserted;
   }
 
   /** The days that have a partition. */

@@ -108,6 +108,82 @@ export class PersonsRepository extends RepositoryBase {
   }
 
   /**
+   * The person (id and uuid) of each of these distinct ids, creating a person for each that has none, in one
+   * statement: the distinct ids are looked up, and the persons of the missing ones and their distinct ids are
+   * inserted together, in the order given (sorted by the caller, so concurrent batches wait on each other's new
+   * distinct ids in one order). A distinct id another transaction gave a person meanwhile (the unique key; ON
+   * CONFLICT DO NOTHING waits for that transaction) keeps that person: the person created for it here is deleted
+   * again in the same transaction (never seen by anyone, exports included) and the other one is returned. Must
+   * run inside a transaction.
+   */
+  @GenerateSql({ params: (f) => [f.projectId, ['user-1', 'user-2'], AT] })
+  async resolveDistinctIds(
+    teamId: number,
+    distinctIds: readonly string[],
+    now: Date,
+  ): Promise<Map<string, { id: number; uuid: string }>> {
+    const result = new Map<string, { id: number; uuid: string }>();
+    if (!distinctIds.length) return result;
+    const rows = await this.rows<{ distinct_id: string; id: number; uuid: string; kept: boolean }>(
+      `WITH wanted AS MATERIALIZED (
+         SELECT w.distinct_id, w.ord, pd.person_id
+           FROM unnest($2::text[]) WITH ORDINALITY AS w(distinct_id, ord)
+           LEFT JOIN person_distinct_ids pd ON pd.team_id = $1 AND pd.distinct_id = w.distinct_id
+       ), input AS MATERIALIZED (
+         SELECT distinct_id, ord, gen_random_uuid() AS uuid FROM wanted WHERE person_id IS NULL
+       ), p AS (
+         INSERT INTO persons (team_id, uuid, properties, created_at)
+         SELECT $1, input.uuid, '{}'::jsonb, $3 FROM input ORDER BY input.ord
+         RETURNING id, uuid
+       ), d AS (
+         INSERT INTO person_distinct_ids (team_id, distinct_id, person_id)
+         SELECT $1, input.distinct_id, p.id FROM input JOIN p ON p.uuid = input.uuid ORDER BY input.ord
+         ON CONFLICT (team_id, distinct_id) DO NOTHING
+         RETURNING person_id
+       )
+       SELECT w.distinct_id, w.person_id AS id, pe.uuid, true AS kept
+         FROM wanted w JOIN persons pe ON pe.id = w.person_id
+       UNION ALL
+       SELECT input.distinct_id, p.id, p.uuid, d.person_id IS NOT NULL
+         FROM input JOIN p ON p.uuid = input.uuid LEFT JOIN d ON d.person_id = p.id`,
+      [teamId, distinctIds, now],
+    );
+    const lost: number[] = [];
+    const taken: string[] = [];
+    for (const row of rows) {
+      if (row.kept) result.set(row.distinct_id, { id: row.id, uuid: row.uuid });
+      else {
+        lost.push(row.id);
+        taken.push(row.distinct_id);
+      }
+    }
+    if (lost.length) {
+      await this.query(`DELETE FROM persons WHERE id = ANY($1::int[])`, [lost]);
+      const winners = await this.personsByDistinctId(teamId, taken);
+      for (const distinctId of taken) {
+        const person = winners.get(distinctId);
+        if (!person) throw new Error(`distinct id ${distinctId}: its person vanished while created`);
+        result.set(distinctId, person);
+      }
+    }
+    return result;
+  }
+
+  /** The person (id and uuid) of each of these distinct ids that has one in the project. */
+  @GenerateSql({ params: [1, ['user-1', 'user-2']] })
+  async personsByDistinctId(
+    teamId: number,
+    distinctIds: readonly string[],
+  ): Promise<Map<string, { id: number; uuid: string }>> {
+    const rows = await this.query<{ distinct_id: string; id: number; uuid: string }>(
+      `SELECT pd.distinct_id, p.id, p.uuid FROM person_distinct_ids pd JOIN persons p ON p.id = pd.person_id
+        WHERE pd.team_id = $1 AND pd.distinct_id = ANY($2::text[])`,
+      [teamId, distinctIds],
+    );
+    return new Map(rows.map((r) => [r.distinct_id, { id: r.id, uuid: r.uuid }]));
+  }
+
+  /**
    * Adds a distinct id to a person; when another transaction added it meanwhile (the unique key), the person it
    * belongs to is returned instead. Must run inside a transaction.
    */
@@ -166,17 +242,6 @@ export class PersonsRepository extends RepositoryBase {
     return rows.map((r) => r.distinct_id);
   }
 
-  /** The uuid of each of these persons. */
-  @GenerateSql({ params: [[1, 2]] })
-  async uuidsByIds(ids: readonly number[]): Promise<Map<number, string>> {
-    if (!ids.length) return new Map();
-    const rows = await this.query<{ id: number; uuid: string }>(
-      `SELECT id, uuid FROM persons WHERE id = ANY($1::int[])`,
-      [ids],
-    );
-    return new Map(rows.map((r) => [r.id, r.uuid]));
-  }
-
   /**
    * Locks a person for an update of its properties (FOR UPDATE, until the transaction ends) and reads them when
    * their JSON text (as PostgreSQL renders it) is at most `loadBytes`; larger ones (stored before the size limit)
@@ -188,7 +253,7 @@ export class PersonsRepository extends RepositoryBase {
     personId: number,
     loadBytes: number,
   ): Promise<{ properties: Record<string, unknown> | null; renderedBytes: number } | null> {
-    const rows = await this.query<{ properties: string | null; rendered_bytes: number }>(
+    const rows = await this.rows<{ properties: string | null; rendered_bytes: number }>(
       `SELECT CASE WHEN octet_length(t.text) <= $2 THEN t.text END AS properties,
               octet_length(t.text) AS rendered_bytes
          FROM persons p CROSS JOIN LATERAL (SELECT p.properties::text AS text) t
@@ -223,7 +288,7 @@ export class PersonsRepository extends RepositoryBase {
   /** Replaces a person's properties (bounded by the caller, `PersonsService`). */
   @GenerateSql({ params: [1, { email: 'ada@example.com', plan: 'pro' }] })
   async replaceProperties(personId: number, properties: Record<string, unknown>): Promise<void> {
-    await this.query(`UPDATE persons SET properties = $2::jsonb WHERE id = $1`, [
+    await this.rows(`UPDATE persons SET properties = $2::jsonb WHERE id = $1`, [
       personId,
       JSON.stringify(properties),
     ]);

@@ -46,23 +46,29 @@ export class PersonsService {
   }
 
   /**
-   * The person id of each distinct id, creating the missing persons. Distinct ids are handled in sorted order,
-   * so concurrent transactions wait for each other's new distinct ids in one order (no deadlock). Runs inside
-   * the caller's transaction.
+   * The person id of each distinct id, creating the missing persons (one statement: `resolvePersons`). Runs
+   * inside the caller's transaction.
    */
   async resolveDistinctIds(
     teamId: number,
     distinctIds: Iterable<string>,
     now: Date,
   ): Promise<Map<string, number>> {
-    const sorted = [...new Set(distinctIds)].sort();
-    const found = await this.persons.personIdsByDistinctId(teamId, sorted);
-    for (const distinctId of sorted) {
-      if (!found.has(distinctId)) {
-        found.set(distinctId, await this.persons.createForDistinctId(teamId, distinctId, now));
-      }
-    }
-    return found;
+    const persons = await this.resolvePersons(teamId, distinctIds, now);
+    return new Map([...persons].map(([distinctId, person]) => [distinctId, person.id]));
+  }
+
+  /**
+   * The person (id and uuid) of each distinct id, creating the missing persons, in one statement per batch.
+   * Distinct ids are handled in sorted order, so concurrent transactions wait for each other's new distinct ids
+   * in one order (no deadlock). Runs inside the caller's transaction.
+   */
+  resolvePersons(
+    teamId: number,
+    distinctIds: Iterable<string>,
+    now: Date,
+  ): Promise<Map<string, { id: number; uuid: string }>> {
+    return this.persons.resolveDistinctIds(teamId, [...new Set(distinctIds)].sort(), now);
   }
 
   /** Why one request may not set these properties on a person (PERSON_SET_MAX_KEYS / _BYTES), or null. */
@@ -184,10 +190,5 @@ export class PersonsService {
   /** The distinct ids of a project's person, by its id or uuid (empty when there is none). */
   distinctIdsOfPerson(teamId: number, idOrUuid: string): Promise<string[]> {
     return this.persons.distinctIdsOfPerson(teamId, idOrUuid);
-  }
-
-  /** The uuid of each of these persons (the `person_id` analytics events carry). */
-  personUuids(ids: Iterable<number>): Promise<Map<number, string>> {
-    return this.persons.uuidsByIds([...new Set(ids)]);
   }
 }

@@ -69,6 +69,13 @@ export class ProjectEntity {
   @Column({ type: 'integer', nullable: true })
   eventsRetentionPeriodDays: number | null;
 
+  /**
+   * PostHog's `ingested_event`: the project has stored an analytics event. Set by the insert of the first events
+   * (EventsRepository.insertBatch); never unset, also once those events have expired.
+   */
+  @Column({ type: 'boolean', default: false })
+  ingestedEvent: boolean;
+
   // PostHog's capture settings of a project, served to the SDK in the remote config. `anonymize_ips`: captured
   // events get no `$ip`.
   @Column({ type: 'boolean', default: false })

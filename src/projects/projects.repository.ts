@@ -73,7 +73,7 @@ export class ProjectsRepository extends RepositoryBase {
   }
 
   private async findOneWhere(condition: string, value: unknown): Promise<ProjectEntity | null> {
-    const rows = await this.query<Record<string, unknown>>(
+    const rows = await this.rows<Record<string, unknown>>(
       `SELECT ${this.columns.select('projects')} FROM projects WHERE ${condition}`,
       [value],
     );

@@ -4,6 +4,7 @@ import { EventPartitionsScheduler } from '../../src/events/event-partitions.sche
 import { EventsIngestionService } from '../../src/events/events-ingestion.service.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
+import { waitFor } from '../support/service-process.js';
 
 interface EventRowView {
   event: string;
@@ -356,6 +357,156 @@ describe('Analytics events: capture and the read API', () => {
       expect(person.ids).toEqual(['alias-main', 'alias-second']);
       expect(person.properties).toEqual({ first: 1 });
       expect(await personOf('undefined')).toBeUndefined();
+    });
+  });
+
+  describe('persons of many new distinct ids', () => {
+    it('creates one person per new distinct id of a batch, also when concurrent batches bring the same ids', async () => {
+      const ids = Array.from({ length: 60 }, (_, i) => `many-${String(i).padStart(2, '0')}`);
+      const batch = (tag: string) =>
+        ids.map((distinctId, i) => ({
+          event: `e-${tag}`,
+          uuid: randomUUID(),
+          distinct_id: distinctId,
+          properties: { $set: { [`from_${tag}`]: i } },
+        }));
+      // Four requests at once, each with every id (in another order): they race to create the same persons.
+      const bodies = ['a', 'b', 'c', 'd'].map((tag, n) => {
+        const events = batch(tag);
+        return { api_key: token, batch: n % 2 ? events.reverse() : events };
+      });
+      const answers = await Promise.all(bodies.map((body) => t.http.post('/batch/').send(body)));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+      const rows = (await t.dataSource.query(
+        `SELECT d.distinct_id, d.person_id, p.uuid, p.properties, d.version::int AS version
+           FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+          WHERE d.team_id = $1 AND d.distinct_id LIKE 'many-%' ORDER BY d.distinct_id`,
+        [projectId],
+      )) as {
+        distinct_id: string;
+        person_id: number;
+        uuid: string;
+        properties: Record<string, unknown>;
+        version: number;
+      }[];
+      expect(rows.map((r) => r.distinct_id)).toEqual(ids);
+      expect(new Set(rows.map((r) => r.person_id)).size).toBe(ids.length);
+      // Every request's $set reached the one person of each id; the distinct ids never moved.
+      for (const [i, row] of rows.entries()) {
+        expect(row.properties).toEqual({ from_a: i, from_b: i, from_c: i, from_d: i });
+        expect(row.version).toBe(0);
+      }
+      // No person was left without a distinct id by a lost race.
+      const [{ orphans }] = (await t.dataSource.query(
+        `SELECT count(*)::int AS orphans FROM persons p WHERE p.team_id = $1
+            AND NOT EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.person_id = p.id)`,
+        [projectId],
+      )) as { orphans: number }[];
+      expect(orphans).toBe(0);
+      // Each stored event points at the person of its distinct id.
+      const events = (await t.dataSource.query(
+        `SELECT e.distinct_id, e.person_id FROM events e WHERE e.team_id = $1 AND e.distinct_id LIKE 'many-%'`,
+        [projectId],
+      )) as { distinct_id: string; person_id: string }[];
+      expect(events).toHaveLength(4 * ids.length);
+      const uuidOf = new Map(rows.map((r) => [r.distinct_id, r.uuid]));
+      for (const e of events) expect(e.person_id).toBe(uuidOf.get(e.distinct_id));
+    });
+  });
+
+  describe('a new distinct id another transaction takes first', () => {
+    it('keeps that transaction’s person, and the one made for it here is gone', async () => {
+      // Another writer gives `race-1` a person and holds its transaction open.
+      const other = t.dataSource.createQueryRunner();
+      await other.connect();
+      await other.startTransaction();
+      const [{ id: otherId, uuid: otherUuid }] = (await other.query(
+        `INSERT INTO persons (team_id, properties) VALUES ($1, '{"from": "other"}') RETURNING id, uuid`,
+        [projectId],
+      )) as { id: number; uuid: string }[];
+      await other.query(
+        `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, 'race-1', $2)`,
+        [projectId, otherId],
+      );
+      const before = (await other.query(`SELECT max(id)::int AS id FROM persons`)) as { id: number }[];
+      const uuid = randomUUID();
+      const sent = t.http
+        .post('/batch/')
+        .send({
+          api_key: token,
+          batch: [
+            { event: 'raced', uuid, distinct_id: 'race-1', properties: { $set: { plan: 'pro' } } },
+            { event: 'calm', uuid: randomUUID(), distinct_id: 'race-2', properties: {} },
+          ],
+        })
+        .then((res) => res);
+      // The capture waits on the uncommitted distinct id (ON CONFLICT waits for the other transaction).
+      await waitFor('capture waiting for the other transaction', async () => {
+        const [row] = (await t.dataSource.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        )) as { n: number }[];
+        return row.n > 0;
+      });
+      await other.commitTransaction();
+      await other.release();
+      expect((await sent).status).toBe(200);
+      const [row] = await stored(uuid);
+      expect(row.person_id).toBe(otherUuid);
+      const persons = (await t.dataSource.query(
+        `SELECT p.id, p.properties, d.distinct_id FROM persons p LEFT JOIN person_distinct_ids d ON d.person_id = p.id
+          WHERE p.team_id = $1 AND p.id > $2 ORDER BY p.id`,
+        [projectId, before[0].id],
+      )) as { id: number; properties: Record<string, unknown>; distinct_id: string | null }[];
+      // Only race-2's person was created by the capture; the one it made for race-1 was deleted again.
+      expect(persons.map((p) => p.distinct_id)).toEqual(['race-2']);
+      const [winner] = (await t.dataSource.query(`SELECT properties FROM persons WHERE id = $1`, [
+        otherId,
+      ])) as {
+        properties: Record<string, unknown>;
+      }[];
+      expect(winner.properties).toEqual({ from: 'other', plan: 'pro' });
+    });
+  });
+
+  describe('ingested_event', () => {
+    it('is false for a new project, stays false when nothing was stored, and is true once an event is', async () => {
+      const org = await t.factories.organization(owner, 'Fresh events');
+      const fresh = org.teams[0];
+      const flag = async () =>
+        (await t.http.get(`/api/projects/${fresh.id}`).set(owner.auth).expect(200)).body
+          .ingested_event as boolean;
+      expect(await flag()).toBe(false);
+      // Only an event older than the retention: dropped, so nothing stored.
+      await t.http
+        .post('/e/')
+        .send({
+          event: 'old',
+          distinct_id: 'fresh-1',
+          timestamp: '2001-01-01T00:00:00.000Z',
+          properties: { token: fresh.api_token, $ignore_sent_at: true },
+        })
+        .expect(200);
+      expect(await flag()).toBe(false);
+      const uuid = randomUUID();
+      await t.http
+        .post('/e/?compression=gzip-js')
+        .set('Content-Type', 'text/plain')
+        .send(
+          gzipSync(
+            JSON.stringify([
+              { event: '$pageview', uuid, distinct_id: 'fresh-1', properties: { token: fresh.api_token } },
+            ]),
+          ),
+        )
+        .expect(200);
+      expect(await flag()).toBe(true);
+      // The same event again (a duplicate, nothing new stored) leaves it set.
+      await t.http
+        .post('/e/')
+        .send({ event: '$pageview', uuid, distinct_id: 'fresh-1', properties: { token: fresh.api_token } })
+        .expect(200);
+      expect(await flag()).toBe(true);
     });
   });
 

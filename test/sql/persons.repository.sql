@@ -13,6 +13,33 @@ INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2
 
 RELEASE SAVEPOINT person_create;
 
+-- PersonsRepository.resolveDistinctIds
+WITH wanted AS MATERIALIZED (
+  SELECT w.distinct_id, w.ord, pd.person_id
+    FROM unnest($2::text[]) WITH ORDINALITY AS w(distinct_id, ord)
+    LEFT JOIN person_distinct_ids pd ON pd.team_id = $1 AND pd.distinct_id = w.distinct_id
+), input AS MATERIALIZED (
+  SELECT distinct_id, ord, gen_random_uuid() AS uuid FROM wanted WHERE person_id IS NULL
+), p AS (
+  INSERT INTO persons (team_id, uuid, properties, created_at)
+  SELECT $1, input.uuid, '{}'::jsonb, $3 FROM input ORDER BY input.ord
+  RETURNING id, uuid
+), d AS (
+  INSERT INTO person_distinct_ids (team_id, distinct_id, person_id)
+  SELECT $1, input.distinct_id, p.id FROM input JOIN p ON p.uuid = input.uuid ORDER BY input.ord
+  ON CONFLICT (team_id, distinct_id) DO NOTHING
+  RETURNING person_id
+)
+SELECT w.distinct_id, w.person_id AS id, pe.uuid, true AS kept
+  FROM wanted w JOIN persons pe ON pe.id = w.person_id
+UNION ALL
+SELECT input.distinct_id, p.id, p.uuid, d.person_id IS NOT NULL
+  FROM input JOIN p ON p.uuid = input.uuid LEFT JOIN d ON d.person_id = p.id;
+
+-- PersonsRepository.personsByDistinctId
+SELECT pd.distinct_id, p.id, p.uuid FROM person_distinct_ids pd JOIN persons p ON p.id = pd.person_id
+WHERE pd.team_id = $1 AND pd.distinct_id = ANY($2::text[]);
+
 -- PersonsRepository.addDistinctId
 SAVEPOINT person_alias;
 
@@ -33,9 +60,6 @@ UPDATE persons SET properties = properties - $2::text[] WHERE id = $1 AND proper
 -- PersonsRepository.distinctIdsOfPerson
 SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
 WHERE d.team_id = $1 AND p.id = $2::int ORDER BY d.id LIMIT 10000;
-
--- PersonsRepository.uuidsByIds
-SELECT id, uuid FROM persons WHERE id = ANY($1::int[]);
 
 -- PersonsRepository.lockProperties
 SELECT CASE WHEN octet_length(t.text) <= $2 THEN t.text END AS properties,

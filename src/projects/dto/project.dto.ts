@@ -46,7 +46,9 @@ export class ProjectDto {
 
   @ApiProperty({
     example: false,
-    description: 'Always false for now: not yet derived from the events the project has stored.',
+    description:
+      'True once the project has stored an analytics event (captured on /e/ and the other capture routes); it ' +
+      'stays true after those events expire.',
   })
   ingested_event: boolean;
 
@@ -126,7 +128,7 @@ export function toProjectDto(p: ProjectEntity): ProjectDto {
     created_at: p.createdAt.toISOString(),
     session_recording_opt_in: p.sessionRecordingOptIn,
     session_recording_retention_period_days: p.sessionRecordingRetentionPeriodDays,
-    ingested_event: false,
+    ingested_event: p.ingestedEvent,
     completed_snippet_onboarding: false,
     has_completed_onboarding_for: null,
     is_demo: false,
