@@ -222,20 +222,83 @@ function eventConditions(filter: EventFilter, bind: Bind, floor: string | null):
 }
 
 /**
- * The WHERE conditions (on `r`, the recording, and `$1`, the project) of the event and person filters, in two
- * forms with the same placeholders. `count`: `EXISTS` / `NOT EXISTS`, which the planner may turn into a semi or
- * anti join over all the matching events (the total counts every recording). `page`: a probe per recording,
- * `(SELECT 1 … LIMIT 1) IS [NOT] NULL`, which stays a per-row subplan: the page walks the recordings in list
- * order and stops at its limit, each probe one index lookup in the day partitions of the recording's time.
+ * The sets of the statement: one `WITH` entry per event filter that names its event, the session ids of the
+ * recordings that had such an event (see `recordingEventFilterSql`).
+ */
+export interface EventSet {
+  name: string;
+  sql: string;
+  negated: boolean;
+}
+
+/**
+ * The listed recordings that had an event of `filter` (which names its event), with their start, read from the
+ * events side: the events of that name (the `(team_id, event, timestamp)` index of each day partition, from the
+ * list's earliest start), each joined to its recording by the recordings' primary key and kept when it lies
+ * within the recording's time and the recording meets `recordingWhere` (the list's other conditions, on `r`).
+ * Its cost follows the number of such events, not the number of recordings.
+ */
+function eventSetSql(
+  filter: EventFilter,
+  bind: Bind,
+  floor: string | null,
+  recordingWhere: readonly string[],
+): string {
+  const conditions = [
+    'e.team_id = $1',
+    `e.event = ${bind(filter.event)}::text`,
+    'e.session_id IS NOT NULL',
+  ];
+  if (floor !== null) conditions.push(`e.timestamp >= ${floor}::timestamptz - ${EVENT_MARGIN}`);
+  for (const property of filter.properties) conditions.push(propertySql('e.properties', property, bind));
+  conditions.push(
+    `e.timestamp >= r.start_time - ${EVENT_MARGIN}`,
+    `e.timestamp <= r.end_time + ${EVENT_MARGIN}`,
+    ...recordingWhere,
+  );
+  return (
+    `SELECT DISTINCT r.session_id, r.start_time FROM events e ` +
+    `JOIN session_recordings r ON r.team_id = $1 AND r.session_id = e.session_id COLLATE "C" ` +
+    `WHERE ${conditions.join(' AND ')}`
+  );
+}
+
+/**
+ * The WHERE conditions (on `r`, the recording, and `$1`, the project) of the event and person filters, with
+ * the same placeholders in both forms, and the sets they read.
+ *
+ * An event filter that names its event (`"id": "checkout"`, the usual case) becomes a set (`sets`): the session
+ * ids of the recordings that had such an event, read once from the events side, then `r.session_id IN (set)`
+ * or, for `exclude_events`, `NOT EXISTS` in it: the page walks the list's index with a hash of the set and the
+ * count joins it, so neither probes every recording. An event filter on any event (`"id": null`, which most
+ * events would match) stays a probe per recording: in the page `(SELECT 1 … LIMIT 1) IS [NOT] NULL`, a per-row
+ * subplan that stops at the page's limit, each probe one index lookup in the day partitions of the recording's
+ * time; in the count `EXISTS` / `NOT EXISTS`, which the planner may answer with a semi or anti join.
+ * The sets are named `f1`, `f2`, … in the statement; each holds only recordings that meet `recordingWhere`
+ * (the list's other conditions), so that a list filtered by sets alone is read from them (`onlySets`).
  */
 export function recordingEventFilterSql(
   filters: RecordingEventFilters,
   bind: Bind,
   floor: string | null = null,
-): { count: string[]; page: string[] } {
+  recordingWhere: readonly string[] = ['r.team_id = $1'],
+): { count: string[]; page: string[]; sets: EventSet[]; onlySets: boolean } {
   const count: string[] = [];
   const page: string[] = [];
+  const sets: EventSet[] = [];
+  let onlySets = true;
   const add = (filter: EventFilter, negated: boolean) => {
+    if (filter.event !== null) {
+      const name = `f${sets.length + 1}`;
+      sets.push({ name, sql: eventSetSql(filter, bind, floor, recordingWhere), negated });
+      const condition = negated
+        ? `NOT EXISTS (SELECT 1 FROM ${name} WHERE ${name}.session_id = r.session_id)`
+        : `r.session_id IN (SELECT ${name}.session_id FROM ${name})`;
+      count.push(condition);
+      page.push(condition);
+      return;
+    }
+    onlySets = false;
     const conditions = eventConditions(filter, bind, floor);
     count.push(`${negated ? 'NOT ' : ''}EXISTS (SELECT 1 FROM events e WHERE ${conditions})`);
     page.push(`(SELECT 1 FROM events e WHERE ${conditions} LIMIT 1) IS ${negated ? '' : 'NOT '}NULL`);
@@ -247,6 +310,7 @@ export function recordingEventFilterSql(
     const person = `EXISTS (SELECT 1 FROM persons pp WHERE pp.id = r.person_id AND pp.team_id = $1 AND ${conditions.join(' AND ')})`;
     count.push(person);
     page.push(person);
+    onlySets = false;
   }
-  return { count, page };
+  return { count, page, sets, onlySets };
 }
