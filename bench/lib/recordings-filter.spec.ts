@@ -9,7 +9,7 @@ const scan = (type: string, relation: string, index?: string, plans: PlanNode[] 
 });
 
 describe('expectedCount', () => {
-  const figures = { total: 1_000_000, withEvents: 1_000_000, proRecordings: 100_000 };
+  const figures = { listed: 1_000_000, withEvents: 1_000_000, proRecordings: 100_000 };
 
   it('follows the seed: checkout in every 20th recording, an amount above 150 in every 200th from 151', () => {
     expect(expectedCount('had event', figures)).toBe(50_000);
@@ -19,7 +19,7 @@ describe('expectedCount', () => {
   });
 
   it('counts only the recordings with events, the negation over every listed one', () => {
-    const small = { total: 1_000_000, withEvents: 50_000, proRecordings: 7 };
+    const small = { listed: 1_000_000, withEvents: 50_000, proRecordings: 7 };
     expect(expectedCount('had event', small)).toBe(2_500);
     expect(expectedCount('had not', small)).toBe(997_500);
     // 151, 351, …, 49951: 250 recordings.
@@ -27,6 +27,13 @@ describe('expectedCount', () => {
     expect(expectedCount('event property', { ...small, withEvents: 150 })).toBe(0);
     expect(expectedCount('event property', { ...small, withEvents: 151 })).toBe(1);
     expect(() => expectedCount('other', small)).toThrow("no expected count for 'other'");
+  });
+
+  it('counts within the window: the newest recordings only', () => {
+    const window = { listed: 129_600, withEvents: 1_000_000, proRecordings: 12_960 };
+    expect(expectedCount('had event', window)).toBe(6_480);
+    expect(expectedCount('had not', window)).toBe(123_120);
+    expect(expectedCount('event property', window)).toBe(648);
   });
 });
 

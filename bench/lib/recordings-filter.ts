@@ -32,54 +32,81 @@ const PRO_PERSON_SQL = 'id % 10 = 0';
 
 export interface FilterRequest {
   name: string;
+  /** The kind of filter, for `expectedCount`. */
+  kind: FilterKind;
+  /** `date_from` of the request, or null for the whole project. */
+  from: string | null;
   /** The list's query parameters (JSON values as text). */
   query: Record<string, string>;
   /** What the statement's plan must show: an index of the events by event name, or none of the events. */
   expects: 'events-by-name' | 'no-events';
 }
 
+export type FilterKind = 'had event' | 'had not' | 'event property' | 'person property';
+
 const entity = (id: string, properties: unknown[] = []) =>
   JSON.stringify([{ id, type: 'events', ...(properties.length ? { properties } : {}) }]);
 
-/** The filtered requests: had an event, had not, an event's property, a person's property. */
-export const FILTER_REQUESTS: readonly FilterRequest[] = [
-  { name: 'had event', query: { events: entity('checkout started') }, expects: 'events-by-name' },
-  { name: 'had not', query: { exclude_events: entity('checkout started') }, expects: 'events-by-name' },
+const KINDS: readonly { kind: FilterKind; query: Record<string, string>; expects: FilterRequest['expects'] }[] = [
+  { kind: 'had event', query: { events: entity('checkout started') }, expects: 'events-by-name' },
+  { kind: 'had not', query: { exclude_events: entity('checkout started') }, expects: 'events-by-name' },
   {
-    name: 'event property',
+    kind: 'event property',
     query: {
       events: entity('order placed', [{ key: 'amount', value: 150, operator: 'gt', type: 'event' }]),
     },
     expects: 'events-by-name',
   },
   {
-    name: 'person property',
+    kind: 'person property',
     query: { properties: JSON.stringify([{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }]) },
     expects: 'no-events',
   },
 ];
 
 /**
- * The count each request must answer, from the seed's arithmetic: recordings 1..`withEvents` have events
- * (recording g's session is `bench-<g>`), all `total` are listed; `proRecordings` have a `pro` person.
+ * The list's windows: the last 3 days of the seeded recordings (PostHog's recordings list always sends a
+ * `date_from`, by default 3 days back), and the whole project (every one of the million recordings counted).
+ */
+export const WINDOWS: readonly { label: string; from: string | null }[] = [
+  { label: '3 days', from: '2026-10-29T00:00:00.000Z' },
+  { label: 'all', from: null },
+];
+
+/** The filtered requests: had an event, had not, an event's property, a person's property, in each window. */
+export const FILTER_REQUESTS: readonly FilterRequest[] = WINDOWS.flatMap((w) =>
+  KINDS.map((k) => ({
+    name: `${k.kind}, ${w.label}`,
+    kind: k.kind,
+    from: w.from,
+    query: w.from ? { date_from: w.from, ...k.query } : { ...k.query },
+    expects: k.expects,
+  })),
+);
+
+/**
+ * The count each request must answer, from the seed's arithmetic: the `listed` recordings of the window are
+ * recordings 1..listed (newest first; recording g's session is `bench-<g>`), those among them up to
+ * `withEvents` have events; `proRecordings` of them have a `pro` person.
  */
 export function expectedCount(
-  request: string,
-  figures: { total: number; withEvents: number; proRecordings: number },
+  kind: string,
+  figures: { listed: number; withEvents: number; proRecordings: number },
 ): number {
-  const checkout = Math.floor(figures.withEvents / 20);
-  switch (request) {
+  const withEvents = Math.min(figures.withEvents, figures.listed);
+  const checkout = Math.floor(withEvents / 20);
+  switch (kind) {
     case 'had event':
       return checkout;
     case 'had not':
-      return figures.total - checkout;
+      return figures.listed - checkout;
     case 'event property':
       // `order placed` (g ≡ 1 mod 50) with an amount (g mod 200) above 150: g ≡ 151 (mod 200).
-      return figures.withEvents >= 151 ? Math.floor((figures.withEvents - 151) / 200) + 1 : 0;
+      return withEvents >= 151 ? Math.floor((withEvents - 151) / 200) + 1 : 0;
     case 'person property':
       return figures.proRecordings;
     default:
-      throw new Error(`no expected count for '${request}'`);
+      throw new Error(`no expected count for '${kind}'`);
   }
 }
 
@@ -129,7 +156,7 @@ export function checkPlan(
   }
   const eventScans = nodes.filter((n) => isEvents(n['Relation Name']));
   if (expects === 'events-by-name') {
-    if (!eventScans.some((n) => /team_id_event_timestamp_idx$/.test(n['Index Name'] ?? ''))) {
+    if (!eventScans.some((n) => /team_id_event_timestamp(_session_id)?_idx$/.test(n['Index Name'] ?? ''))) {
       problems.push('the events are not read by their (team_id, event, timestamp) index');
     }
   } else if (eventScans.length) {
@@ -278,14 +305,18 @@ export async function benchRecordingsFilter(options: {
 }): Promise<RecordingsFilterResult> {
   const { db, log } = options;
   await seedEvents(db, options.projectId, options.withEvents, log);
-  const [{ recordings, pro }] = (
-    await db.query<{ recordings: number; pro: number }>(
-      `SELECT (SELECT count(*)::int FROM session_recordings WHERE team_id = $1 AND deleted_at IS NULL) AS recordings,
-              (SELECT count(*)::int FROM session_recordings r JOIN persons p ON p.id = r.person_id
-                WHERE r.team_id = $1 AND r.deleted_at IS NULL AND p.properties->>'plan' = 'pro') AS pro`,
-      [options.projectId],
-    )
-  ).rows;
+  const figuresOf = async (from: string | null) =>
+    (
+      await db.query<{ listed: number; pro: number }>(
+        `SELECT (SELECT count(*)::int FROM session_recordings
+                  WHERE team_id = $1 AND deleted_at IS NULL AND start_time >= coalesce($2::timestamptz, '-infinity')) AS listed,
+                (SELECT count(*)::int FROM session_recordings r JOIN persons p ON p.id = r.person_id
+                  WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= coalesce($2::timestamptz, '-infinity')
+                    AND p.properties->>'plan' = 'pro') AS pro`,
+        [options.projectId, from],
+      )
+    ).rows[0];
+  const recordings = (await figuresOf(null)).listed;
   const eventsCount = Number(
     (
       await db.query<{ n: string }>(
@@ -316,10 +347,11 @@ export async function benchRecordingsFilter(options: {
       return { ms, body: JSON.parse(text) as { count: number; results: unknown[] } };
     };
     const first = await get(); // warms the caches; its answer is checked
-    const expected = expectedCount(request.name, {
-      total: recordings,
+    const window = await figuresOf(request.from);
+    const expected = expectedCount(request.kind, {
+      listed: window.listed,
       withEvents: options.withEvents,
-      proRecordings: pro,
+      proRecordings: window.pro,
     });
     if (first.body.count !== expected) {
       throw new Error(`recordings-filter ${request.name}: count ${first.body.count}, expected ${expected}`);

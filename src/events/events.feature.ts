@@ -20,6 +20,8 @@ export const EVENTS_FEATURE = defineFeature({
       (await import('../database/migrations/1795810600000-Events.js')).Events1795810600000,
       (await import('../database/migrations/1795910000000-EventsExportIndexes.js'))
         .EventsExportIndexes1795910000000,
+      (await import('../database/migrations/1795930000000-EventsNameSessionIndex.js'))
+        .EventsNameSessionIndex1795930000000,
     ],
   }),
   scopes: ['query'],

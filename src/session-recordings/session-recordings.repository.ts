@@ -197,10 +197,8 @@ export function buildListQuery(
   }
   // The event filters' SQL differs between the count and the page (recording-event-filters.ts).
   const countWhere = [...where];
-  /** Whether nothing but the project, deletion and retention filters the list before the event filters. */
-  const unfilteredBase = where.length === base;
   let sets: EventSet[] = [];
-  let onlySets = false;
+  let probes = false;
   if (filters.eventFilters) {
     const bind = (value: unknown) => {
       params.push(value);
@@ -213,53 +211,40 @@ export function buildListQuery(
       starts.length && (events?.length || excludeEvents?.length)
         ? bind(new Date(Math.max(...starts.map((d) => d.getTime()))))
         : null;
-    const sql = recordingEventFilterSql(filters.eventFilters, bind, floor, [...where]);
+    const sql = recordingEventFilterSql(filters.eventFilters, bind, floor);
     where.push(...sql.page);
     countWhere.push(...sql.count);
     sets = sql.sets;
-    onlySets = sql.onlySets;
+    probes = sql.probes;
   }
   const condition = where.join(' AND ');
   const filtered = where.length > base;
   const counter = '(SELECT c.recordings FROM session_recording_counts c WHERE c.team_id = $1)';
   const expired = `(SELECT count(*) FROM session_recordings r WHERE ${where.slice(0, retained).join(' AND ')} AND r.start_time < $5::timestamptz)`;
-  const unfilteredTotal = retainedFrom ? `greatest(${counter} - ${expired}, 0)` : counter;
-  // Filtered by event sets alone (recording-event-filters.ts), each already holding only recordings that meet
-  // the list's other conditions: with one that the recordings must be in, the count and the page are read from
-  // it (the others as semi / anti joins on its session ids), the page's recordings looked up by their key; with
-  // only sets they must not be in, over the whole list, the count is the maintained total less the recordings
-  // in any of them.
-  const member = (s: EventSet, id: string) =>
-    s.negated
-      ? `NOT EXISTS (SELECT 1 FROM ${s.name} WHERE ${s.name}.session_id = ${id})`
-      : `${id} IN (SELECT ${s.name}.session_id FROM ${s.name})`;
-  const drive = onlySets ? sets.find((s) => !s.negated) : undefined;
-  const driveWhere = drive
-    ? sets.filter((s) => s !== drive).map((s) => member(s, 'd.session_id'))
-    : [];
-  const driveCondition = driveWhere.length ? ` WHERE ${driveWhere.join(' AND ')}` : '';
-  let total: string;
-  if (drive) {
-    total = `(SELECT count(*) FROM ${drive.name} d${driveCondition})`;
-  } else if (onlySets && unfilteredBase) {
-    total = `(${unfilteredTotal} - (SELECT count(*) FROM (${sets.map((s) => `SELECT ${s.name}.session_id FROM ${s.name}`).join(' UNION ')}) u))`;
-  } else {
-    total = filtered
-      ? `(SELECT count(*) FROM session_recordings r WHERE ${countWhere.join(' AND ')})`
-      : unfilteredTotal;
-  }
+  const total = filtered
+    ? `(SELECT count(*) FROM session_recordings r WHERE ${countWhere.join(' AND ')})`
+    : retainedFrom
+      ? `greatest(${counter} - ${expired}, 0)`
+      : counter;
+  // The event sets (recording-event-filters.ts), read once for the count and the page.
   const withSets = sets.length
     ? `WITH ${sets.map((s) => `${s.name} AS MATERIALIZED (${s.sql})`).join(',\n     ')}\n`
     : '';
-  const pageSql = drive
-    ? `
+  // With event sets and no probes, the page's keys are chosen first over every recording that matches (the
+  // `OFFSET 0` keeps the planner from walking the list order row by row against a set, which it may do by
+  // rescanning the set for each row), then only the page's rows are read with their persons. A probe stays in
+  // the row-by-row walk, which stops at the page's limit.
+  const pageSql =
+    sets.length && !probes
+      ? `
     SELECT ${RECORDING_COLUMNS}
-      FROM (SELECT d.session_id FROM ${drive.name} d${driveCondition}
-             ORDER BY d.start_time DESC, d.session_id LIMIT $3 OFFSET $4) AS k
+      FROM (SELECT m.session_id FROM (SELECT r.session_id, r.start_time FROM session_recordings r
+                                       WHERE ${condition} OFFSET 0) AS m
+             ORDER BY m.start_time DESC, m.session_id LIMIT $3 OFFSET $4) AS k
       JOIN session_recordings r ON r.team_id = $1 AND r.session_id = k.session_id
       LEFT JOIN persons p ON p.id = r.person_id
      ORDER BY ${LIST_ORDER}`
-    : `
+      : `
     SELECT ${RECORDING_COLUMNS}
       FROM session_recordings r
       LEFT JOIN persons p ON p.id = r.person_id

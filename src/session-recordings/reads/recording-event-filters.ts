@@ -232,35 +232,16 @@ export interface EventSet {
 }
 
 /**
- * The listed recordings that had an event of `filter` (which names its event), with their start, read from the
- * events side: the events of that name (the `(team_id, event, timestamp)` index of each day partition, from the
- * list's earliest start), each joined to its recording by the recordings' primary key and kept when it lies
- * within the recording's time and the recording meets `recordingWhere` (the list's other conditions, on `r`).
+ * The session ids that had an event of `filter` (which names its event), read from the events side: the events
+ * of that name from the list's earliest start (less EVENT_MARGIN), by the `(team_id, event, timestamp)` index of
+ * each day partition, which holds their session id (an index-only scan unless property filters need the row).
  * Its cost follows the number of such events, not the number of recordings.
  */
-function eventSetSql(
-  filter: EventFilter,
-  bind: Bind,
-  floor: string | null,
-  recordingWhere: readonly string[],
-): string {
-  const conditions = [
-    'e.team_id = $1',
-    `e.event = ${bind(filter.event)}::text`,
-    'e.session_id IS NOT NULL',
-  ];
+function eventSetSql(filter: EventFilter, bind: Bind, floor: string | null): string {
+  const conditions = ['e.team_id = $1', `e.event = ${bind(filter.event)}::text`, 'e.session_id IS NOT NULL'];
   if (floor !== null) conditions.push(`e.timestamp >= ${floor}::timestamptz - ${EVENT_MARGIN}`);
   for (const property of filter.properties) conditions.push(propertySql('e.properties', property, bind));
-  conditions.push(
-    `e.timestamp >= r.start_time - ${EVENT_MARGIN}`,
-    `e.timestamp <= r.end_time + ${EVENT_MARGIN}`,
-    ...recordingWhere,
-  );
-  return (
-    `SELECT DISTINCT r.session_id, r.start_time FROM events e ` +
-    `JOIN session_recordings r ON r.team_id = $1 AND r.session_id = e.session_id COLLATE "C" ` +
-    `WHERE ${conditions.join(' AND ')}`
-  );
+  return `SELECT DISTINCT e.session_id COLLATE "C" AS session_id FROM events e WHERE ${conditions.join(' AND ')}`;
 }
 
 /**
@@ -268,29 +249,29 @@ function eventSetSql(
  * the same placeholders in both forms, and the sets they read.
  *
  * An event filter that names its event (`"id": "checkout"`, the usual case) becomes a set (`sets`): the session
- * ids of the recordings that had such an event, read once from the events side, then `r.session_id IN (set)`
- * or, for `exclude_events`, `NOT EXISTS` in it: the page walks the list's index with a hash of the set and the
- * count joins it, so neither probes every recording. An event filter on any event (`"id": null`, which most
- * events would match) stays a probe per recording: in the page `(SELECT 1 … LIMIT 1) IS [NOT] NULL`, a per-row
- * subplan that stops at the page's limit, each probe one index lookup in the day partitions of the recording's
- * time; in the count `EXISTS` / `NOT EXISTS`, which the planner may answer with a semi or anti join.
- * The sets are named `f1`, `f2`, … in the statement; each holds only recordings that meet `recordingWhere`
- * (the list's other conditions), so that a list filtered by sets alone is read from them (`onlySets`).
+ * ids that had such an event (PostHog's matching: the event's `$session_id`, from the list's earliest start),
+ * read once from the events side, then `r.session_id IN (set)` or, for `exclude_events`, `NOT EXISTS` in it:
+ * the page walks the list's index with a hash of the set until the page is full, the count joins the set to the
+ * list's index (index-only), so neither probes every recording's events. An event filter on any event
+ * (`"id": null`, which most events would match) stays a probe per recording, within the recording's time give
+ * or take EVENT_MARGIN: in the page `(SELECT 1 … LIMIT 1) IS [NOT] NULL`, a per-row subplan that stops at the
+ * page's limit, each probe one index lookup in the day partitions of the recording's time; in the count
+ * `EXISTS` / `NOT EXISTS`, which the planner may answer with a semi or anti join. The sets are named `f1`,
+ * `f2`, … in the statement.
  */
 export function recordingEventFilterSql(
   filters: RecordingEventFilters,
   bind: Bind,
   floor: string | null = null,
-  recordingWhere: readonly string[] = ['r.team_id = $1'],
-): { count: string[]; page: string[]; sets: EventSet[]; onlySets: boolean } {
+): { count: string[]; page: string[]; sets: EventSet[]; probes: boolean } {
   const count: string[] = [];
   const page: string[] = [];
   const sets: EventSet[] = [];
-  let onlySets = true;
+  let probes = false;
   const add = (filter: EventFilter, negated: boolean) => {
     if (filter.event !== null) {
       const name = `f${sets.length + 1}`;
-      sets.push({ name, sql: eventSetSql(filter, bind, floor, recordingWhere), negated });
+      sets.push({ name, sql: eventSetSql(filter, bind, floor), negated });
       const condition = negated
         ? `NOT EXISTS (SELECT 1 FROM ${name} WHERE ${name}.session_id = r.session_id)`
         : `r.session_id IN (SELECT ${name}.session_id FROM ${name})`;
@@ -298,7 +279,7 @@ export function recordingEventFilterSql(
       page.push(condition);
       return;
     }
-    onlySets = false;
+    probes = true;
     const conditions = eventConditions(filter, bind, floor);
     count.push(`${negated ? 'NOT ' : ''}EXISTS (SELECT 1 FROM events e WHERE ${conditions})`);
     page.push(`(SELECT 1 FROM events e WHERE ${conditions} LIMIT 1) IS ${negated ? '' : 'NOT '}NULL`);
@@ -310,7 +291,6 @@ export function recordingEventFilterSql(
     const person = `EXISTS (SELECT 1 FROM persons pp WHERE pp.id = r.person_id AND pp.team_id = $1 AND ${conditions.join(' AND ')})`;
     count.push(person);
     page.push(person);
-    onlySets = false;
   }
-  return { count, page, sets, onlySets };
+  return { count, page, sets, probes };
 }
