@@ -503,7 +503,8 @@ async function main(): Promise<void> {
           value: request.p95,
           limit: `< ${MAX_FILTER_P95_MS}`,
           met: request.p95 < MAX_FILTER_P95_MS,
-          note: request.p95 < MAX_FILTER_P95_MS ? null : `${round(request.p95 - MAX_FILTER_P95_MS, 0)} ms over`,
+          note:
+            request.p95 < MAX_FILTER_P95_MS ? null : `${round(request.p95 - MAX_FILTER_P95_MS, 0)} ms over`,
         });
         targets.push({
           name: `recordings-filter: ${request.name}: problems in the statement's plan`,

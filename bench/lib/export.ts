@@ -337,7 +337,9 @@ export async function benchExport(options: {
                             set_once, ip, site_url, person_id, person_properties, _inserted_at FROM events)) d`,
         );
         if (diff[0].n !== 0) {
-          throw new Error(`export: ${diff[0].n} rows differ between the export and the COPY of the same rows`);
+          throw new Error(
+            `export: ${diff[0].n} rows differ between the export and the COPY of the same rows`,
+          );
         }
       }
       const result: ExportResult = {

@@ -47,7 +47,11 @@ export type FilterKind = 'had event' | 'had not' | 'event property' | 'person pr
 const entity = (id: string, properties: unknown[] = []) =>
   JSON.stringify([{ id, type: 'events', ...(properties.length ? { properties } : {}) }]);
 
-const KINDS: readonly { kind: FilterKind; query: Record<string, string>; expects: FilterRequest['expects'] }[] = [
+const KINDS: readonly {
+  kind: FilterKind;
+  query: Record<string, string>;
+  expects: FilterRequest['expects'];
+}[] = [
   { kind: 'had event', query: { events: entity('checkout started') }, expects: 'events-by-name' },
   { kind: 'had not', query: { exclude_events: entity('checkout started') }, expects: 'events-by-name' },
   {
@@ -128,7 +132,8 @@ export function planNodes(root: PlanNode): PlanNode[] {
   return out;
 }
 
-const isEvents = (relation: string | undefined) => relation === 'events' || /^events_p\d{8}$/.test(relation ?? '');
+const isEvents = (relation: string | undefined) =>
+  relation === 'events' || /^events_p\d{8}$/.test(relation ?? '');
 
 /**
  * What is wrong with a request's plan, if anything: a sequential scan of the events or the recordings (but of
@@ -146,11 +151,17 @@ export function checkPlan(
   for (const node of nodes) {
     const relation = node['Relation Name'];
     if (node['Index Name']) {
-      indexes.add(isEvents(relation) ? node['Index Name'].replace(/^events_p\d{8}_/, 'events_p*_') : node['Index Name']);
+      indexes.add(
+        isEvents(relation) ? node['Index Name'].replace(/^events_p\d{8}_/, 'events_p*_') : node['Index Name'],
+      );
     }
     // A table of a few pages (an empty day partition) is read whole whatever the plan: not a problem.
     const small = relation !== undefined && (smallRelations?.has(relation) ?? false);
-    if (node['Node Type'] === 'Seq Scan' && !small && (isEvents(relation) || relation === 'session_recordings')) {
+    if (
+      node['Node Type'] === 'Seq Scan' &&
+      !small &&
+      (isEvents(relation) || relation === 'session_recordings')
+    ) {
       problems.push(`sequential scan of ${relation}`);
     }
   }
@@ -343,7 +354,8 @@ export async function benchRecordingsFilter(options: {
       const res = await fetch(url, { headers });
       const text = await res.text();
       const ms = performance.now() - started;
-      if (res.status !== 200) throw new Error(`recordings-filter ${request.name}: ${res.status} ${text.slice(0, 300)}`);
+      if (res.status !== 200)
+        throw new Error(`recordings-filter ${request.name}: ${res.status} ${text.slice(0, 300)}`);
       return { ms, body: JSON.parse(text) as { count: number; results: unknown[] } };
     };
     const first = await get(); // warms the caches; its answer is checked
@@ -357,7 +369,9 @@ export async function benchRecordingsFilter(options: {
       throw new Error(`recordings-filter ${request.name}: count ${first.body.count}, expected ${expected}`);
     }
     if (first.body.results.length !== Math.min(100, expected)) {
-      throw new Error(`recordings-filter ${request.name}: ${first.body.results.length} results on the first page`);
+      throw new Error(
+        `recordings-filter ${request.name}: ${first.body.results.length} results on the first page`,
+      );
     }
     const times: number[] = [];
     for (let i = 0; i < options.samples; i++) times.push((await get()).ms);
@@ -373,8 +387,9 @@ export async function benchRecordingsFilter(options: {
       { limit: 100, offset: 0 },
       cutoff,
     );
-    const plan = (await db.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${sql}`, params))
-      .rows[0]['QUERY PLAN'][0].Plan;
+    const plan = (
+      await db.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${sql}`, params)
+    ).rows[0]['QUERY PLAN'][0].Plan;
     const small = new Set(
       (
         await db.query<{ relname: string }>(

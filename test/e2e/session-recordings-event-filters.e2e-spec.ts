@@ -216,7 +216,9 @@ describe('session recordings list: filters by events and person properties', () 
   // Runs last: it deletes a recording.
   it('pages a list read from the event sets in list order, and leaves deleted and earlier recordings out of every count', async () => {
     const all = await t.http
-      .get(`/api/projects/${projectId}/session_recordings?events=${encodeURIComponent(JSON.stringify([pageview()]))}`)
+      .get(
+        `/api/projects/${projectId}/session_recordings?events=${encodeURIComponent(JSON.stringify([pageview()]))}`,
+      )
       .set(owner.auth)
       .expect(200);
     const order = (all.body as { results: { id: string }[] }).results.map((r) => r.id);
@@ -240,12 +242,20 @@ describe('session recordings list: filters by events and person properties', () 
       await list({ events: [pageview()], exclude_events: [{ id: 'order placed', type: 'events' }] }),
     ).toEqual(['browser']);
     // Only exclusions over the whole list: the total less the recordings in the set.
-    await t.http.delete(`/api/projects/${projectId}/session_recordings/${ids.quiet}`).set(owner.auth).expect(204);
+    await t.http
+      .delete(`/api/projects/${projectId}/session_recordings/${ids.quiet}`)
+      .set(owner.auth)
+      .expect(204);
     expect(await list({ exclude_events: [{ id: 'order placed', type: 'events' }] })).toEqual(['browser']);
-    expect(await list({ exclude_events: [{ id: 'signed up', type: 'events' }] })).toEqual(['browser', 'buyer']);
+    expect(await list({ exclude_events: [{ id: 'signed up', type: 'events' }] })).toEqual([
+      'browser',
+      'buyer',
+    ]);
     // Recordings that started before date_from are not listed, whatever their events.
     const later = new Date(T0 + 1000).toISOString();
-    expect(await list({ date_from: later, exclude_events: [{ id: 'signed up', type: 'events' }] })).toEqual([]);
+    expect(await list({ date_from: later, exclude_events: [{ id: 'signed up', type: 'events' }] })).toEqual(
+      [],
+    );
     expect(await list({ date_from: later, events: [pageview()] })).toEqual([]);
   });
 });

@@ -114,6 +114,8 @@ describe('recordingEventFilterSql', () => {
       expect(s).toContain("e.timestamp >= $5::timestamptz - interval '5 minutes'");
     }
     expect(sql.count[1]).toBe(sql.page[1]);
-    expect(sql.count[1]).toMatch(/^EXISTS \(SELECT 1 FROM persons pp WHERE pp\.id = r\.person_id AND pp\.team_id = \$1 AND /);
+    expect(sql.count[1]).toMatch(
+      /^EXISTS \(SELECT 1 FROM persons pp WHERE pp\.id = r\.person_id AND pp\.team_id = \$1 AND /,
+    );
   });
 });
