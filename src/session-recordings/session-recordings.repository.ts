@@ -221,30 +221,38 @@ export function buildListQuery(
   const filtered = where.length > base;
   const counter = '(SELECT c.recordings FROM session_recording_counts c WHERE c.team_id = $1)';
   const expired = `(SELECT count(*) FROM session_recordings r WHERE ${where.slice(0, retained).join(' AND ')} AND r.start_time < $5::timestamptz)`;
-  const total = filtered
+  const counted = filtered
     ? `(SELECT count(*) FROM session_recordings r WHERE ${countWhere.join(' AND ')})`
     : retainedFrom
       ? `greatest(${counter} - ${expired}, 0)`
       : counter;
-  // The event sets (recording-event-filters.ts), read once for the count and the page.
-  const withSets = sets.length
-    ? `WITH ${sets.map((s) => `${s.name} AS MATERIALIZED (${s.sql})`).join(',\n     ')}\n`
-    : '';
-  // With event sets and no probes, the page's keys are chosen first over every recording that matches (the
-  // `OFFSET 0` keeps the planner from walking the list order row by row against a set, which it may do by
-  // rescanning the set for each row), then only the page's rows are read with their persons. A probe stays in
-  // the row-by-row walk, which stops at the page's limit.
-  const pageSql =
-    sets.length && !probes
-      ? `
+  // With event sets and no probes (recording-event-filters.ts), the page's keys are chosen over every recording
+  // that matches, in one pass: the `OFFSET 0` keeps the planner from walking the list order row by row against a
+  // set, which it may do by rescanning the set for each row. Only the page's rows are then read, with their
+  // persons. When a set must hold (`events`), the same pass gives the total (`count(*) OVER ()`, over every match
+  // before the page is cut); a page past the end holds no total, and the count is then run on its own (only
+  // when needed). With only `exclude_events` sets, the matches are most of the list: the count is its own
+  // index-only pass rather than a window over them all. A probe stays in the row-by-row walk of the list
+  // order, which stops at the page's limit.
+  const keyed = sets.length > 0 && !probes;
+  const windowed = keyed && sets.some((s) => !s.negated);
+  const ctes = sets.map((s) => `${s.name} AS MATERIALIZED (${s.sql})`);
+  if (keyed) {
+    ctes.push(`keys AS MATERIALIZED (
+       SELECT m.session_id${windowed ? ', count(*) OVER () AS total' : ''}
+         FROM (SELECT r.session_id, r.start_time FROM session_recordings r WHERE ${condition} OFFSET 0) AS m
+        ORDER BY m.start_time DESC, m.session_id LIMIT $3 OFFSET $4)`);
+  }
+  const withSets = ctes.length ? `WITH ${ctes.join(',\n     ')}\n` : '';
+  const total = windowed ? `coalesce((SELECT k.total FROM keys k LIMIT 1), ${counted})` : counted;
+  const pageSql = keyed
+    ? `
     SELECT ${RECORDING_COLUMNS}
-      FROM (SELECT m.session_id FROM (SELECT r.session_id, r.start_time FROM session_recordings r
-                                       WHERE ${condition} OFFSET 0) AS m
-             ORDER BY m.start_time DESC, m.session_id LIMIT $3 OFFSET $4) AS k
+      FROM keys k
       JOIN session_recordings r ON r.team_id = $1 AND r.session_id = k.session_id
       LEFT JOIN persons p ON p.id = r.person_id
      ORDER BY ${LIST_ORDER}`
-      : `
+    : `
     SELECT ${RECORDING_COLUMNS}
       FROM session_recordings r
       LEFT JOIN persons p ON p.id = r.person_id

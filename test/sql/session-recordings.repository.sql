@@ -63,8 +63,12 @@ ORDER BY page."startMs" DESC, page."sessionId";
 
 -- SessionRecordingsRepository.list (by events and person properties)
 WITH f1 AS MATERIALIZED (SELECT DISTINCT e.session_id COLLATE "C" AS session_id FROM events e WHERE e.team_id = $1 AND e.event = $7::text AND e.session_id IS NOT NULL AND e.timestamp >= $6::timestamptz - interval '5 minutes' AND strpos(lower((e.properties ->> $8::text)), lower($9::text)) > 0),
-     f2 AS MATERIALIZED (SELECT DISTINCT e.session_id COLLATE "C" AS session_id FROM events e WHERE e.team_id = $1 AND e.event = $10::text AND e.session_id IS NOT NULL AND e.timestamp >= $6::timestamptz - interval '5 minutes')
-SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND r.session_id IN (SELECT f1.session_id FROM f1) AND NOT EXISTS (SELECT 1 FROM f2 WHERE f2.session_id = r.session_id) AND EXISTS (SELECT 1 FROM persons pp WHERE pp.id = r.person_id AND pp.team_id = $1 AND (pp.properties ->> $11::text) = ANY($12::text[]))), 0)::float8 AS total, page.*
+     f2 AS MATERIALIZED (SELECT DISTINCT e.session_id COLLATE "C" AS session_id FROM events e WHERE e.team_id = $1 AND e.event = $10::text AND e.session_id IS NOT NULL AND e.timestamp >= $6::timestamptz - interval '5 minutes'),
+     keys AS MATERIALIZED (
+       SELECT m.session_id, count(*) OVER () AS total
+         FROM (SELECT r.session_id, r.start_time FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND r.session_id IN (SELECT f1.session_id FROM f1) AND NOT EXISTS (SELECT 1 FROM f2 WHERE f2.session_id = r.session_id) AND EXISTS (SELECT 1 FROM persons pp WHERE pp.id = r.person_id AND pp.team_id = $1 AND (pp.properties ->> $11::text) = ANY($12::text[])) OFFSET 0) AS m
+        ORDER BY m.start_time DESC, m.session_id LIMIT $3 OFFSET $4)
+SELECT coalesce(coalesce((SELECT k.total FROM keys k LIMIT 1), (SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND r.session_id IN (SELECT f1.session_id FROM f1) AND NOT EXISTS (SELECT 1 FROM f2 WHERE f2.session_id = r.session_id) AND EXISTS (SELECT 1 FROM persons pp WHERE pp.id = r.person_id AND pp.team_id = $1 AND (pp.properties ->> $11::text) = ANY($12::text[])))), 0)::float8 AS total, page.*
   FROM (SELECT 1) AS one
   LEFT JOIN LATERAL (
     SELECT
@@ -85,9 +89,7 @@ SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 
     (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
     (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = p.id)
       AS "personDistinctIds"
-      FROM (SELECT m.session_id FROM (SELECT r.session_id, r.start_time FROM session_recordings r
-                                       WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND r.session_id IN (SELECT f1.session_id FROM f1) AND NOT EXISTS (SELECT 1 FROM f2 WHERE f2.session_id = r.session_id) AND EXISTS (SELECT 1 FROM persons pp WHERE pp.id = r.person_id AND pp.team_id = $1 AND (pp.properties ->> $11::text) = ANY($12::text[])) OFFSET 0) AS m
-             ORDER BY m.start_time DESC, m.session_id LIMIT $3 OFFSET $4) AS k
+      FROM keys k
       JOIN session_recordings r ON r.team_id = $1 AND r.session_id = k.session_id
       LEFT JOIN persons p ON p.id = r.person_id
      ORDER BY r.start_time DESC, r.session_id
