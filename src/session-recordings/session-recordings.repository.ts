@@ -226,16 +226,18 @@ export function buildListQuery(
     : retainedFrom
       ? `greatest(${counter} - ${expired}, 0)`
       : counter;
-  // With event sets and no probes (recording-event-filters.ts), the page's keys are chosen over every recording
-  // that matches, in one pass: the `OFFSET 0` keeps the planner from walking the list order row by row against a
-  // set, which it may do by rescanning the set for each row. Only the page's rows are then read, with their
-  // persons. When a set must hold (`events`), the same pass gives the total (`count(*) OVER ()`, over every match
-  // before the page is cut); a page past the end holds no total, and the count is then run on its own (only
-  // when needed). With only `exclude_events` sets, the matches are most of the list: the count is its own
+  // With event sets or person properties and no probes (recording-event-filters.ts), the page's keys are chosen
+  // over every recording that matches, in one pass: the `OFFSET 0` keeps the planner from walking the list order
+  // row by row against a set, which it may do by rescanning the set for each row. Only the page's rows are then
+  // read, with their persons. When a set or the person's properties must hold, the same pass gives the total
+  // (`count(*) OVER ()`, over every match before the page is cut; the matching persons' recordings come from
+  // the index (team_id, person_id, start_time, session_id)); a page past the end holds no total, and the count is
+  // then run on its own (only when needed). With only `exclude_events` sets, the matches are most of the list: the count is its own
   // index-only pass rather than a window over them all. A probe stays in the row-by-row walk of the list
   // order, which stops at the page's limit.
-  const keyed = sets.length > 0 && !probes;
-  const windowed = keyed && sets.some((s) => !s.negated);
+  const person = (filters.eventFilters?.personProperties?.length ?? 0) > 0;
+  const keyed = (sets.length > 0 || person) && !probes;
+  const windowed = keyed && (person || sets.some((s) => !s.negated));
   const ctes = sets.map((s) => `${s.name} AS MATERIALIZED (${s.sql})`);
   if (keyed) {
     ctes.push(`keys AS MATERIALIZED (
