@@ -237,6 +237,19 @@ describe('session recordings list: filters by events and person properties', () 
       paged.push(...body.results.map((r) => r.id));
     }
     expect(paged).toEqual(order);
+    // Past the last page the total is still counted (by the count alone), for events and person properties.
+    for (const query of [
+      { events: JSON.stringify([pageview()]) },
+      { properties: JSON.stringify([{ key: 'plan', value: ['pro', 'free'], type: 'person' }]) },
+    ]) {
+      const res = await t.http
+        .get(
+          `/api/projects/${projectId}/session_recordings?limit=1&offset=5&${new URLSearchParams(query).toString()}`,
+        )
+        .set(owner.auth)
+        .expect(200);
+      expect(res.body).toMatchObject({ count: 2, results: [], next: null });
+    }
     // A set that must hold and one that must not, in the same request.
     expect(
       await list({ events: [pageview()], exclude_events: [{ id: 'order placed', type: 'events' }] }),
