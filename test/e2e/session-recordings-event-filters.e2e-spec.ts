@@ -238,10 +238,11 @@ describe('session recordings list: filters by events and person properties', () 
     }
     expect(paged).toEqual(order);
     // Past the last page the total is still counted (by the count alone), for events and person properties.
-    for (const query of [
+    const pastTheEnd: Record<string, string>[] = [
       { events: JSON.stringify([pageview()]) },
       { properties: JSON.stringify([{ key: 'plan', value: ['pro', 'free'], type: 'person' }]) },
-    ]) {
+    ];
+    for (const query of pastTheEnd) {
       const res = await t.http
         .get(
           `/api/projects/${projectId}/session_recordings?limit=1&offset=5&${new URLSearchParams(query).toString()}`,
