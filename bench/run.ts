@@ -57,7 +57,14 @@ import { type EventsLoadResult, eventsLoadTargets, formatEventsLoadTable } from 
 import { runEventsScenario } from './lib/events-scenario.js';
 import { benchScheduler } from './lib/scheduler.js';
 import { benchRecordingsPurge } from './lib/recordings-purge.js';
-import { benchExport, type ExportResult, formatExportTable, MIN_EXPORT_RATIO } from './lib/export.js';
+import {
+  benchRecordingsFilter,
+  eventsScale,
+  formatRecordingsFilterTable,
+  MAX_FILTER_P95_MS,
+  type RecordingsFilterResult,
+} from './lib/recordings-filter.js';
+import { benchExport, type ExportResult, formatExportTable, minExportRatio } from './lib/export.js';
 import { type Fixture, readFixture, seed, SEED_VERSION } from './lib/seed.js';
 import { profileStatements, statementDifferences } from './lib/statements.js';
 
@@ -102,6 +109,8 @@ function serviceEnv(databaseUrl: string): Record<string, string> {
     // this process never purges them.
     RECORDING_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
     RECORDING_PURGE_INTERVAL_SECONDS: '0',
+    // The same for the events of the recordings-filter scenario (dated with the recordings).
+    EVENTS_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
   };
 }
 
@@ -390,6 +399,39 @@ async function main(): Promise<void> {
       });
     }
 
+    let recordingsFilter: RecordingsFilterResult | null = null;
+    if (options.scenarios.includes('recordings-filter')) {
+      if (!fixture.recordings) {
+        skipped.push({ name: 'recordings-filter', reason: 'the schema has no session recordings' });
+      } else {
+        const service = await startServer({
+          name: 'service',
+          script: join(ROOT, 'dist', 'main.js'),
+          port: SERVICE_PORT,
+          env: serviceEnv(postgres.url),
+          logFile: join(logDir, 'service.log'),
+          readyPath: '/readyz',
+          cwd: ROOT,
+          nodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
+        });
+        try {
+          recordingsFilter = await benchRecordingsFilter({
+            root: ROOT,
+            db,
+            service,
+            apiKey: fixture.apiKey,
+            projectId: fixture.recordings.projectId,
+            recordings: fixture.recordings.count,
+            withEvents: eventsScale(process.env, fixture.recordings.count),
+            samples: options.quick ? 10 : 40,
+            log,
+          });
+        } finally {
+          await service.stop();
+        }
+      }
+    }
+
     let captureLoad: CaptureLoadResult[] = [];
     if (options.scenarios.some((s) => s === 'capture-postgres' || s === 'capture-s3')) {
       const out = await runCaptureLoadScenarios({
@@ -459,20 +501,24 @@ async function main(): Promise<void> {
       }
     }
 
-    let exported: ExportResult | null = null;
-    if (options.scenarios.includes('export')) {
-      exported = await benchExport({
-        root: ROOT,
-        url: postgres.url,
-        adminUrl: postgres.adminUrl,
-        db,
-        apiKey: fixture.apiKey,
-        organizationId: fixture.retrieveOrganizationId,
-        port: SERVICE_PORT,
-        nodeOptions: deploymentNodeOptions('worker-deployment.yaml'),
-        logDir,
-        log,
-      });
+    const exports: ExportResult[] = [];
+    for (const model of ['persons', 'events'] as const) {
+      if (!options.scenarios.includes(model === 'persons' ? 'export' : 'export-events')) continue;
+      exports.push(
+        await benchExport({
+          model,
+          root: ROOT,
+          url: postgres.url,
+          adminUrl: postgres.adminUrl,
+          db,
+          apiKey: fixture.apiKey,
+          organizationId: fixture.retrieveOrganizationId,
+          port: SERVICE_PORT,
+          nodeOptions: deploymentNodeOptions('worker-deployment.yaml'),
+          logDir,
+          log,
+        }),
+      );
     }
 
     const targets = [
@@ -481,14 +527,34 @@ async function main(): Promise<void> {
       ...(eventsLoad ? eventsLoadTargets(eventsLoad) : []),
       ...(recordingsPurge ? purgeTargets(recordingsPurge) : []),
     ];
-    if (exported) {
-      const met = exported.ratio >= MIN_EXPORT_RATIO;
+    if (recordingsFilter) {
+      for (const request of recordingsFilter.requests) {
+        targets.push({
+          name: `recordings-filter: ${request.name}: p95 of a filtered list request (ms)`,
+          value: request.p95,
+          limit: `< ${MAX_FILTER_P95_MS}`,
+          met: request.p95 < MAX_FILTER_P95_MS,
+          note:
+            request.p95 < MAX_FILTER_P95_MS ? null : `${round(request.p95 - MAX_FILTER_P95_MS, 0)} ms over`,
+        });
+        targets.push({
+          name: `recordings-filter: ${request.name}: problems in the statement's plan`,
+          value: request.planProblems.length,
+          limit: '= 0',
+          met: request.planProblems.length === 0,
+          note: request.planProblems.length ? request.planProblems.join('; ') : null,
+        });
+      }
+    }
+    for (const exported of exports) {
+      const min = minExportRatio(exported.model);
+      const met = exported.ratio >= min;
       targets.push({
-        name: 'export: rows/s of a batch export run ÷ rows/s of a plain COPY (1,000,000 persons)',
+        name: `export: rows/s of a batch export run ÷ rows/s of a plain COPY (1,000,000 ${exported.model})`,
         value: exported.ratio,
-        limit: `≥ ${MIN_EXPORT_RATIO}`,
+        limit: `≥ ${min}`,
         met,
-        note: met ? null : `${round((MIN_EXPORT_RATIO - exported.ratio) * 100, 0)} points short`,
+        note: met ? null : `${round((min - exported.ratio) * 100, 0)} points short`,
       });
     }
     const finishedAt = new Date();
@@ -526,7 +592,9 @@ async function main(): Promise<void> {
       skipped,
       scheduler,
       recordingsPurge,
-      export: exported,
+      recordingsFilter,
+      export: exports.find((e) => e.model === 'persons') ?? null,
+      exportEvents: exports.find((e) => e.model === 'events') ?? null,
       captureLoad,
       eventsLoad,
       capture,
@@ -544,7 +612,8 @@ async function main(): Promise<void> {
       ...skipped.map((s) => `${s.name}: skipped — ${s.reason}`),
       scheduler ? formatSchedulerTable(scheduler) : '',
       recordingsPurge ? formatPurgeTable(recordingsPurge) : '',
-      exported ? formatExportTable(exported) : '',
+      recordingsFilter ? formatRecordingsFilterTable(recordingsFilter) : '',
+      ...exports.map(formatExportTable),
       captureLoad.length ? formatCaptureLoadTable(captureLoad) : '',
       eventsLoad ? formatEventsLoadTable(eventsLoad) : '',
       capture ? formatCaptureTable(capture) : '',

@@ -15,6 +15,7 @@ const DESTINATION_DATABASE = 'org_admin_bench_export';
 export const MIN_EXPORT_RATIO = 0.5;
 
 export interface ExportResult {
+  model: ExportModelName;
   rows: number;
   service: { seconds: number; rowsPerSec: number; bytes: number };
   baseline: { seconds: number; rowsPerSec: number };
@@ -22,6 +23,16 @@ export interface ExportResult {
   worker: { rssIdleMb: number; rssMaxMb: number; cpuMs: number };
   destinationRowsChecked: number;
 }
+
+/** PERSON_PROPERTIES_READ_MAX_BYTES of the service (persons.repository.ts): larger properties are read as `{}`. */
+const PERSON_PROPERTIES_CAP = 2 * 1024 * 1024;
+
+/** The exported model: `persons` (1,000,000 persons) or `events` (1,000,000 events), both of one hour. */
+export type ExportModelName = 'persons' | 'events';
+/** Events in the events export scenario, all inserted within the same hour. */
+export const EXPORT_EVENTS = 1_000_000;
+/** The events export delivers at least 0.6× the rows per second of a plain COPY of the same rows. */
+export const MIN_EVENTS_EXPORT_RATIO = 0.6;
 
 /** The persons export's rows, as the service's export reads them (one statement, for the COPY baseline). */
 const ROWS_SQL = `
@@ -33,6 +44,28 @@ const ROWS_SQL = `
      AND ((p.updated_at >= '${HOUR_START.toISOString()}' AND p.updated_at < '${HOUR_END.toISOString()}')
        OR (d.updated_at >= '${HOUR_START.toISOString()}' AND d.updated_at < '${HOUR_END.toISOString()}'))
    ORDER BY d.id`;
+
+/**
+ * The events export's rows, as the service's export reads them (a backfill: by the insert time alone), with the
+ * same columns and expressions (the person's properties capped as the service caps them), in the same order.
+ */
+const EVENT_ROWS_SQL = `
+  SELECT e.uuid::text AS uuid, e.event, e.properties, e.distinct_id, e.team_id, e."timestamp", e.created_at,
+         e.elements_chain AS elements, e."set", e.set_once, e.properties->>'$ip' AS ip, '' AS site_url,
+         e.person_id::text AS person_id,
+         CASE WHEN p.id IS NULL THEN NULL
+              WHEN octet_length(p.properties::text) <= $CAP THEN p.properties ELSE '{}'::jsonb END AS person_properties,
+         greatest(e.created_at, '${HOUR_START.toISOString()}'::timestamptz) AS _inserted_at
+    FROM events e
+    LEFT JOIN persons p ON p.team_id = e.team_id AND p.uuid = e.person_id
+   WHERE e.team_id = $TEAM AND e.created_at >= '${HOUR_START.toISOString()}' AND e.created_at < '${HOUR_END.toISOString()}'
+   ORDER BY e.created_at, e.uuid`;
+
+/** The events export's destination table, as the service creates it (the model's columns, key (team_id, uuid)). */
+const EVENTS_TABLE_SQL = (name: string) => `CREATE TABLE ${name} (uuid TEXT, event TEXT, properties JSONB,
+  distinct_id TEXT, team_id INTEGER, "timestamp" TIMESTAMP WITH TIME ZONE, created_at TIMESTAMP WITH TIME ZONE,
+  elements TEXT, "set" JSONB, set_once JSONB, ip TEXT, site_url TEXT, person_id TEXT, person_properties JSONB,
+  _inserted_at TIMESTAMP WITH TIME ZONE, PRIMARY KEY (team_id, uuid))`;
 
 const TABLE_SQL = (name: string) => `CREATE TABLE ${name} (team_id INTEGER, distinct_id TEXT, person_id TEXT,
   properties JSONB, person_distinct_id_version BIGINT, person_version BIGINT, created_at TIMESTAMP WITH TIME ZONE,
@@ -76,6 +109,58 @@ async function seedPersons(db: pg.Client, teamId: number, log: (m: string) => vo
 }
 
 /**
+ * Inserts the events scenario's events (once: kept while the bench database is): 1,000,000 events of 10,000
+ * persons of the project (their person uuid set), inserted (`created_at`) within the scenario's hour, with
+ * PostHog-like properties (a page view's URL, an autocapture's elements chain, `$set` on some).
+ */
+async function seedEvents(db: pg.Client, teamId: number, log: (m: string) => void): Promise<void> {
+  const day = HOUR_START.toISOString().slice(0, 10).replaceAll('-', '');
+  const partition = `events_p${day}`;
+  const exists = (await db.query<{ oid: string | null }>(`SELECT to_regclass($1)::text AS oid`, [partition]))
+    .rows[0].oid;
+  if (exists) {
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${partition} WHERE team_id = $1 AND created_at >= $2 AND created_at < $3`,
+      [teamId, HOUR_START, HOUR_END],
+    );
+    if (rows[0].n === EXPORT_EVENTS) return;
+    await db.query(`DROP TABLE ${partition}`);
+  }
+  log(`export: seeding ${EXPORT_EVENTS} events inserted in ${HOUR_START.toISOString()}`);
+  const started = Date.now();
+  const next = new Date(HOUR_START.getTime() + 24 * 3600_000).toISOString();
+  // Filled before it is attached (the parent's indexes are then built in bulk), with the service's unique index.
+  await db.query(`CREATE TABLE ${partition} (LIKE events INCLUDING DEFAULTS)`);
+  await db.query(
+    `WITH people AS (
+       SELECT row_number() OVER (ORDER BY id) - 1 AS n, uuid FROM persons WHERE team_id = $1 ORDER BY id LIMIT 10000
+     ), counted AS (SELECT count(*)::int AS c FROM people)
+     INSERT INTO ${partition} (uuid, event, properties, "timestamp", created_at, team_id, distinct_id, person_id,
+                               elements_chain, session_id, window_id, "set")
+     SELECT gen_random_uuid(),
+            CASE WHEN g % 10 < 5 THEN '$pageview' WHEN g % 10 < 9 THEN '$autocapture' ELSE 'order placed' END,
+            jsonb_build_object('$current_url', format('https://app.bench.test/page/%s', g % 1000),
+                               '$ip', format('10.0.%s.%s', g % 250, g % 200), '$browser', 'Chrome',
+                               '$session_id', format('export-session-%s', g / 10), 'amount', g % 200),
+            $2::timestamptz + (g % 3600) * interval '1 second', $2::timestamptz + (g % 3600) * interval '1 second',
+            $1, format('bench-export-%s', g % 10000), p.uuid,
+            CASE WHEN g % 10 BETWEEN 5 AND 8 THEN 'button.btn:text="Buy"nth-child="1";div.card:nth-child="2"' ELSE '' END,
+            format('export-session-%s', g / 10), format('export-window-%s', g / 10),
+            CASE WHEN g % 100 = 0 THEN jsonb_build_object('plan', 'pro') END
+       FROM generate_series(1, $3::int) g
+       CROSS JOIN counted
+       LEFT JOIN people p ON p.n = g % greatest(counted.c, 1)`,
+    [teamId, HOUR_START, EXPORT_EVENTS],
+  );
+  await db.query(
+    `ALTER TABLE events ATTACH PARTITION ${partition} FOR VALUES FROM ('${HOUR_START.toISOString()}') TO ('${next}')`,
+  );
+  await db.query(`CREATE UNIQUE INDEX ${partition}_team_uuid_key ON ${partition} (team_id, uuid)`);
+  await db.query(`VACUUM ANALYZE ${partition}`);
+  log(`export: seeded in ${round((Date.now() - started) / 1000, 1)} s`);
+}
+
+/**
  * The export scenario: 1,000,000 persons changed within one hour, exported by a batch export run of the built
  * service (a worker process, `node dist/main.js` with the worker Deployment's NODE_OPTIONS) to a Postgres
  * destination on the same server, against a plain COPY of the same rows from the source to a table of the same
@@ -83,6 +168,7 @@ async function seedPersons(db: pg.Client, teamId: number, log: (m: string) => vo
  * of both and the worker's resident memory.
  */
 export async function benchExport(options: {
+  model: ExportModelName;
   root: string;
   url: string;
   adminUrl: string;
@@ -101,6 +187,8 @@ export async function benchExport(options: {
     ])
   ).rows;
   await seedPersons(db, teamId, log);
+  if (options.model === 'events') await seedEvents(db, teamId, log);
+  const events = options.model === 'events';
 
   const admin = new pg.Client({ connectionString: options.adminUrl });
   await admin.connect();
@@ -112,21 +200,25 @@ export async function benchExport(options: {
   await destination.connect();
   try {
     // Baseline: the same rows, one COPY out of the source and into the destination.
-    await destination.query(TABLE_SQL('baseline_persons'));
+    const baselineTable = `baseline_${options.model}`;
+    await destination.query(events ? EVENTS_TABLE_SQL(baselineTable) : TABLE_SQL(baselineTable));
     const source = new pg.Client({ connectionString: options.url });
     await source.connect();
+    const rowsSql = events
+      ? EVENT_ROWS_SQL.replace('$TEAM', String(teamId)).replace('$CAP', String(PERSON_PROPERTIES_CAP))
+      : ROWS_SQL.replace('$TEAM', String(teamId));
     const baselineStarted = performance.now();
     try {
       await pipeline(
-        source.query(copyTo(`COPY (${ROWS_SQL.replace('$TEAM', String(teamId))}) TO STDOUT`)),
-        destination.query(copyFrom('COPY baseline_persons FROM STDIN')),
+        source.query(copyTo(`COPY (${rowsSql}) TO STDOUT`)),
+        destination.query(copyFrom(`COPY ${baselineTable} FROM STDIN`)),
       );
     } finally {
       await source.end();
     }
     const baselineSeconds = (performance.now() - baselineStarted) / 1000;
     const baselineRows = (
-      await destination.query<{ n: number }>('SELECT count(*)::int AS n FROM baseline_persons')
+      await destination.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${baselineTable}`)
     ).rows[0].n;
     log(
       `export: baseline COPY of ${baselineRows} rows in ${round(baselineSeconds, 1)} s (${round(baselineRows / baselineSeconds, 0)} rows/s)`,
@@ -153,6 +245,9 @@ export async function benchExport(options: {
         BATCH_EXPORT_POLL_INTERVAL_MS: '200',
         // The destination is this machine's PostgreSQL.
         BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: 'true',
+        // The scenario's events are dated in its hour, years ago: kept (their partition is not dropped).
+        EVENTS_RETENTION_DAYS: '3650',
+        EVENTS_PURGE_INTERVAL_SECONDS: '0',
       },
       logFile: join(options.logDir, 'export-worker.log'),
       readyPath: '/readyz',
@@ -178,8 +273,8 @@ export async function benchExport(options: {
       const rssIdleMb = worker.rssMb();
       const url = new URL(options.url);
       const created = await api('POST', '', {
-        name: 'bench export',
-        model: 'persons',
+        name: `bench ${options.model} export`,
+        model: options.model,
         interval: 'hour',
         destination: {
           type: 'Postgres',
@@ -189,7 +284,7 @@ export async function benchExport(options: {
             database: DESTINATION_DATABASE,
             user: decodeURIComponent(url.username) || 'postgres',
             password: decodeURIComponent(url.password) || 'unused',
-            table_name: 'persons',
+            table_name: options.model,
           },
         },
       });
@@ -221,14 +316,34 @@ export async function benchExport(options: {
       ).rows;
       const seconds = (new Date(run.finished_at as string).getTime() - started.getTime()) / 1000;
       const rows = run.records_completed as number;
-      const checked = (await destination.query<{ n: number }>('SELECT count(*)::int AS n FROM persons'))
-        .rows[0].n;
+      const checked = (
+        await destination.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${options.model}`)
+      ).rows[0].n;
       if (checked !== baselineRows || rows !== baselineRows) {
         throw new Error(
           `export: ${rows} records reported, ${checked} rows at the destination, ${baselineRows} expected`,
         );
       }
+      if (events) {
+        // The same rows as the COPY: every column of every event equal.
+        const { rows: diff } = await destination.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM (
+             (SELECT uuid, event, properties, distinct_id, team_id, "timestamp", created_at, elements, "set", set_once,
+                     ip, site_url, person_id, person_properties, _inserted_at FROM events
+              EXCEPT SELECT * FROM ${baselineTable})
+             UNION ALL
+             (SELECT * FROM ${baselineTable}
+              EXCEPT SELECT uuid, event, properties, distinct_id, team_id, "timestamp", created_at, elements, "set",
+                            set_once, ip, site_url, person_id, person_properties, _inserted_at FROM events)) d`,
+        );
+        if (diff[0].n !== 0) {
+          throw new Error(
+            `export: ${diff[0].n} rows differ between the export and the COPY of the same rows`,
+          );
+        }
+      }
       const result: ExportResult = {
+        model: options.model,
         rows,
         service: {
           seconds: round(seconds, 2),
@@ -261,15 +376,19 @@ export async function benchExport(options: {
 export function formatExportTable(r: ExportResult): string {
   return [
     table(
-      ['export (persons → Postgres)', 'rows', 'seconds', 'rows/s'],
+      [`export (${r.model} → Postgres)`, 'rows', 'seconds', 'rows/s'],
       [
         ['service (batch export run)', r.rows, r.service.seconds, r.service.rowsPerSec],
         ['baseline (plain COPY)', r.rows, r.baseline.seconds, r.baseline.rowsPerSec],
       ],
     ),
     '',
-    `Ratio (service rows/s ÷ COPY rows/s): ${r.ratio} (target ≥ ${MIN_EXPORT_RATIO}). ` +
+    `Ratio (service rows/s ÷ COPY rows/s): ${r.ratio} (target ≥ ${minExportRatio(r.model)}). ` +
       `Worker RSS: ${r.worker.rssIdleMb} MB idle, ${r.worker.rssMaxMb} MB max during the run; ` +
       `${r.worker.cpuMs} ms of worker CPU.`,
   ].join('\n');
 }
+
+/** The target ratio of a model's export to the plain COPY. */
+export const minExportRatio = (model: ExportModelName): number =>
+  model === 'events' ? MIN_EVENTS_EXPORT_RATIO : MIN_EXPORT_RATIO;

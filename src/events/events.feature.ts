@@ -22,6 +22,8 @@ export const EVENTS_FEATURE = defineFeature({
         .EventsExportIndexes1795910000000,
       // `projects.ingested_event`, which the events' insert sets.
       (await import('../database/migrations/1795927270000-IngestedEvent.js')).IngestedEvent1795927270000,
+      (await import('../database/migrations/1795930000000-EventsNameSessionIndex.js'))
+        .EventsNameSessionIndex1795930000000,
     ],
   }),
   scopes: ['query'],

@@ -16,6 +16,8 @@ export const SESSION_ID_MAX_LENGTH = 70;
 export const RECORDINGS_LIST_INDEX = 'session_recordings_team_start_idx';
 export const RECORDINGS_DISTINCT_ID_INDEX = 'session_recordings_team_distinct_id_start_idx';
 export const RECORDINGS_PERSON_INDEX = 'session_recordings_person_start_idx';
+/** Listed recordings by project and person: the list filtered by person properties counts them here. */
+export const RECORDINGS_TEAM_PERSON_INDEX = 'session_recordings_team_person_start_idx';
 /** Soft-deleted recordings by project and start: where the purge finds the expired ones. */
 export const RECORDINGS_DELETED_INDEX = 'session_recordings_deleted_start_idx';
 
@@ -30,6 +32,7 @@ export const RECORDINGS_DELETED_INDEX = 'session_recordings_deleted_start_idx';
 @Index(RECORDINGS_DISTINCT_ID_INDEX, { synchronize: false })
 @Index(RECORDINGS_PERSON_INDEX, { synchronize: false })
 @Index(RECORDINGS_DELETED_INDEX, { synchronize: false })
+@Index(RECORDINGS_TEAM_PERSON_INDEX, { synchronize: false })
 // Batch exports of sessions read the recordings that received events within an interval, in this order.
 @Index('session_recordings_team_received_idx', ['teamId', 'lastEventReceivedAt', 'sessionId'])
 @Index('session_recordings_team_write_xid_idx', ['teamId', 'writeXid'])

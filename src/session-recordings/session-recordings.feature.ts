@@ -69,6 +69,8 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
         .RecordingRetention1795490000000,
       (await import('../database/migrations/1795900000000-RecordingPackedObjects.js'))
         .RecordingPackedObjects1795900000000,
+      (await import('../database/migrations/1795920000000-RecordingsPersonFilterIndex.js'))
+        .RecordingsPersonFilterIndex1795920000000,
     ],
   }),
   scopes: ['session_recording', 'sharing_configuration'],

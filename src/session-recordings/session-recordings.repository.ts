@@ -1,5 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { type RecordingEventFilters, recordingEventFilterSql } from './reads/recording-event-filters.js';
+import {
+  type EventSet,
+  type RecordingEventFilters,
+  recordingEventFilterSql,
+} from './reads/recording-event-filters.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
 import { type PersonColumns, personSelectSql } from '../persons/persons.repository.js';
@@ -193,6 +197,8 @@ export function buildListQuery(
   }
   // The event filters' SQL differs between the count and the page (recording-event-filters.ts).
   const countWhere = [...where];
+  let sets: EventSet[] = [];
+  let probes = false;
   if (filters.eventFilters) {
     const bind = (value: unknown) => {
       params.push(value);
@@ -208,26 +214,57 @@ export function buildListQuery(
     const sql = recordingEventFilterSql(filters.eventFilters, bind, floor);
     where.push(...sql.page);
     countWhere.push(...sql.count);
+    sets = sql.sets;
+    probes = sql.probes;
   }
   const condition = where.join(' AND ');
   const filtered = where.length > base;
   const counter = '(SELECT c.recordings FROM session_recording_counts c WHERE c.team_id = $1)';
   const expired = `(SELECT count(*) FROM session_recordings r WHERE ${where.slice(0, retained).join(' AND ')} AND r.start_time < $5::timestamptz)`;
-  const total = filtered
+  const counted = filtered
     ? `(SELECT count(*) FROM session_recordings r WHERE ${countWhere.join(' AND ')})`
     : retainedFrom
       ? `greatest(${counter} - ${expired}, 0)`
       : counter;
-  const sql = `
-SELECT coalesce(${total}, 0)::float8 AS total, page.*
-  FROM (SELECT 1) AS one
-  LEFT JOIN LATERAL (
+  // With event sets or person properties and no probes (recording-event-filters.ts), the page's keys are chosen
+  // over every recording that matches, in one pass: the `OFFSET 0` keeps the planner from walking the list order
+  // row by row against a set, which it may do by rescanning the set for each row. Only the page's rows are then
+  // read, with their persons. When a set or the person's properties must hold, the same pass gives the total
+  // (`count(*) OVER ()`, over every match before the page is cut; the matching persons' recordings come from
+  // the index (team_id, person_id, start_time, session_id)); a page past the end holds no total, and the count is
+  // then run on its own (only when needed). With only `exclude_events` sets, the matches are most of the list: the count is its own
+  // index-only pass rather than a window over them all. A probe stays in the row-by-row walk of the list
+  // order, which stops at the page's limit.
+  const person = (filters.eventFilters?.personProperties?.length ?? 0) > 0;
+  const keyed = (sets.length > 0 || person) && !probes;
+  const windowed = keyed && (person || sets.some((s) => !s.negated));
+  const ctes = sets.map((s) => `${s.name} AS MATERIALIZED (${s.sql})`);
+  if (keyed) {
+    ctes.push(`keys AS MATERIALIZED (
+       SELECT m.session_id${windowed ? ', count(*) OVER () AS total' : ''}
+         FROM (SELECT r.session_id, r.start_time FROM session_recordings r WHERE ${condition} OFFSET 0) AS m
+        ORDER BY m.start_time DESC, m.session_id LIMIT $3 OFFSET $4)`);
+  }
+  const withSets = ctes.length ? `WITH ${ctes.join(',\n     ')}\n` : '';
+  const total = windowed ? `coalesce((SELECT k.total FROM keys k LIMIT 1), ${counted})` : counted;
+  const pageSql = keyed
+    ? `
+    SELECT ${RECORDING_COLUMNS}
+      FROM keys k
+      JOIN session_recordings r ON r.team_id = $1 AND r.session_id = k.session_id
+      LEFT JOIN persons p ON p.id = r.person_id
+     ORDER BY ${LIST_ORDER}`
+    : `
     SELECT ${RECORDING_COLUMNS}
       FROM session_recordings r
       LEFT JOIN persons p ON p.id = r.person_id
      WHERE ${condition}
      ORDER BY ${LIST_ORDER}
-     LIMIT $3 OFFSET $4
+     LIMIT $3 OFFSET $4`;
+  const sql = `
+${withSets}SELECT coalesce(${total}, 0)::float8 AS total, page.*
+  FROM (SELECT 1) AS one
+  LEFT JOIN LATERAL (${pageSql}
   ) AS page ON true
  ORDER BY page."startMs" DESC, page."sessionId"`;
   return { sql, params };

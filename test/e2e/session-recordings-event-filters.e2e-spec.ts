@@ -212,4 +212,64 @@ describe('session recordings list: filters by events and person properties', () 
     expect(res.body).toMatchObject({ type: 'validation_error', code: 'invalid_input', attr });
     expect(typeof (res.body as { detail: string }).detail).toBe('string');
   });
+
+  // Runs last: it deletes a recording.
+  it('pages a list read from the event sets in list order, and leaves deleted and earlier recordings out of every count', async () => {
+    const all = await t.http
+      .get(
+        `/api/projects/${projectId}/session_recordings?events=${encodeURIComponent(JSON.stringify([pageview()]))}`,
+      )
+      .set(owner.auth)
+      .expect(200);
+    const order = (all.body as { results: { id: string }[] }).results.map((r) => r.id);
+    expect(order).toHaveLength(2);
+    const paged: string[] = [];
+    for (const offset of [0, 1, 2]) {
+      const res = await t.http
+        .get(
+          `/api/projects/${projectId}/session_recordings?limit=1&offset=${offset}&events=${encodeURIComponent(JSON.stringify([pageview()]))}`,
+        )
+        .set(owner.auth)
+        .expect(200);
+      const body = res.body as { count: number; next: string | null; results: { id: string }[] };
+      expect(body.count).toBe(2);
+      expect(body.next === null).toBe(offset >= 1);
+      paged.push(...body.results.map((r) => r.id));
+    }
+    expect(paged).toEqual(order);
+    // Past the last page the total is still counted (by the count alone), for events and person properties.
+    const pastTheEnd: Record<string, string>[] = [
+      { events: JSON.stringify([pageview()]) },
+      { properties: JSON.stringify([{ key: 'plan', value: ['pro', 'free'], type: 'person' }]) },
+    ];
+    for (const query of pastTheEnd) {
+      const res = await t.http
+        .get(
+          `/api/projects/${projectId}/session_recordings?limit=1&offset=5&${new URLSearchParams(query).toString()}`,
+        )
+        .set(owner.auth)
+        .expect(200);
+      expect(res.body).toMatchObject({ count: 2, results: [], next: null });
+    }
+    // A set that must hold and one that must not, in the same request.
+    expect(
+      await list({ events: [pageview()], exclude_events: [{ id: 'order placed', type: 'events' }] }),
+    ).toEqual(['browser']);
+    // Only exclusions over the whole list: the total less the recordings in the set.
+    await t.http
+      .delete(`/api/projects/${projectId}/session_recordings/${ids.quiet}`)
+      .set(owner.auth)
+      .expect(204);
+    expect(await list({ exclude_events: [{ id: 'order placed', type: 'events' }] })).toEqual(['browser']);
+    expect(await list({ exclude_events: [{ id: 'signed up', type: 'events' }] })).toEqual([
+      'browser',
+      'buyer',
+    ]);
+    // Recordings that started before date_from are not listed, whatever their events.
+    const later = new Date(T0 + 1000).toISOString();
+    expect(await list({ date_from: later, exclude_events: [{ id: 'signed up', type: 'events' }] })).toEqual(
+      [],
+    );
+    expect(await list({ date_from: later, events: [pageview()] })).toEqual([]);
+  });
 });

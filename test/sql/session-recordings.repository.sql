@@ -62,34 +62,39 @@ SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 
 ORDER BY page."startMs" DESC, page."sessionId";
 
 -- SessionRecordingsRepository.list (by events and person properties)
-SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND EXISTS (SELECT 1 FROM events e WHERE e.team_id = r.team_id AND e.session_id = r.session_id COLLATE "default" AND e.timestamp >= r.start_time - interval '5 minutes' AND e.timestamp <= r.end_time + interval '5 minutes' AND e.timestamp >= $6::timestamptz - interval '5 minutes' AND e.event = $7::text AND strpos(lower((e.properties ->> $8::text)), lower($9::text)) > 0) AND NOT EXISTS (SELECT 1 FROM events e WHERE e.team_id = r.team_id AND e.session_id = r.session_id COLLATE "default" AND e.timestamp >= r.start_time - interval '5 minutes' AND e.timestamp <= r.end_time + interval '5 minutes' AND e.timestamp >= $6::timestamptz - interval '5 minutes' AND e.event = $10::text) AND EXISTS (SELECT 1 FROM persons pp WHERE pp.id = r.person_id AND pp.team_id = $1 AND (pp.properties ->> $11::text) = ANY($12::text[]))), 0)::float8 AS total, page.*
- FROM (SELECT 1) AS one
- LEFT JOIN LATERAL (
-   SELECT
- r.session_id AS "sessionId", r.distinct_id AS "distinctId",
- (extract(epoch FROM r.start_time) * 1000)::float8 AS "startMs", (extract(epoch FROM r.end_time) * 1000)::float8 AS "endMs", r.active_ms::float8 AS "activeMs",
- r.click_count AS "clickCount", r.keypress_count AS "keypressCount", r.mouse_activity_count AS "mouseActivityCount",
- r.console_log_count AS "consoleLogCount", r.console_warn_count AS "consoleWarnCount",
- r.console_error_count AS "consoleErrorCount",
- left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
- (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
- EXISTS (SELECT 1 FROM session_recording_views v
-          WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
- ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.user_id
-        WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
-          AND v.user_id <> $2::int
-        ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
- p.id AS "personId", p.uuid AS "personUuid", CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END AS "personProperties",
-   (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
-   (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = p.id)
-     AS "personDistinctIds"
-     FROM session_recordings r
-     LEFT JOIN persons p ON p.id = r.person_id
-    WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND (SELECT 1 FROM events e WHERE e.team_id = r.team_id AND e.session_id = r.session_id COLLATE "default" AND e.timestamp >= r.start_time - interval '5 minutes' AND e.timestamp <= r.end_time + interval '5 minutes' AND e.timestamp >= $6::timestamptz - interval '5 minutes' AND e.event = $7::text AND strpos(lower((e.properties ->> $8::text)), lower($9::text)) > 0 LIMIT 1) IS NOT NULL AND (SELECT 1 FROM events e WHERE e.team_id = r.team_id AND e.session_id = r.session_id COLLATE "default" AND e.timestamp >= r.start_time - interval '5 minutes' AND e.timestamp <= r.end_time + interval '5 minutes' AND e.timestamp >= $6::timestamptz - interval '5 minutes' AND e.event = $10::text LIMIT 1) IS NULL AND EXISTS (SELECT 1 FROM persons pp WHERE pp.id = r.person_id AND pp.team_id = $1 AND (pp.properties ->> $11::text) = ANY($12::text[]))
-    ORDER BY r.start_time DESC, r.session_id
-    LIMIT $3 OFFSET $4
- ) AS page ON true
-ORDER BY page."startMs" DESC, page."sessionId";
+WITH f1 AS MATERIALIZED (SELECT DISTINCT e.session_id COLLATE "C" AS session_id FROM events e WHERE e.team_id = $1 AND e.event = $7::text AND e.session_id IS NOT NULL AND e.timestamp >= $6::timestamptz - interval '5 minutes' AND strpos(lower((e.properties ->> $8::text)), lower($9::text)) > 0),
+     f2 AS MATERIALIZED (SELECT DISTINCT e.session_id COLLATE "C" AS session_id FROM events e WHERE e.team_id = $1 AND e.event = $10::text AND e.session_id IS NOT NULL AND e.timestamp >= $6::timestamptz - interval '5 minutes'),
+     keys AS MATERIALIZED (
+       SELECT m.session_id, count(*) OVER () AS total
+         FROM (SELECT r.session_id, r.start_time FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND r.session_id IN (SELECT f1.session_id FROM f1) AND NOT EXISTS (SELECT 1 FROM f2 WHERE f2.session_id = r.session_id) AND EXISTS (SELECT 1 FROM persons pp WHERE pp.id = r.person_id AND pp.team_id = $1 AND (pp.properties ->> $11::text) = ANY($12::text[])) OFFSET 0) AS m
+        ORDER BY m.start_time DESC, m.session_id LIMIT $3 OFFSET $4)
+SELECT coalesce(coalesce((SELECT k.total FROM keys k LIMIT 1), (SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND r.session_id IN (SELECT f1.session_id FROM f1) AND NOT EXISTS (SELECT 1 FROM f2 WHERE f2.session_id = r.session_id) AND EXISTS (SELECT 1 FROM persons pp WHERE pp.id = r.person_id AND pp.team_id = $1 AND (pp.properties ->> $11::text) = ANY($12::text[])))), 0)::float8 AS total, page.*
+  FROM (SELECT 1) AS one
+  LEFT JOIN LATERAL (
+    SELECT
+  r.session_id AS "sessionId", r.distinct_id AS "distinctId",
+  (extract(epoch FROM r.start_time) * 1000)::float8 AS "startMs", (extract(epoch FROM r.end_time) * 1000)::float8 AS "endMs", r.active_ms::float8 AS "activeMs",
+  r.click_count AS "clickCount", r.keypress_count AS "keypressCount", r.mouse_activity_count AS "mouseActivityCount",
+  r.console_log_count AS "consoleLogCount", r.console_warn_count AS "consoleWarnCount",
+  r.console_error_count AS "consoleErrorCount",
+  left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
+  (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
+  EXISTS (SELECT 1 FROM session_recording_views v
+           WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
+  ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.user_id
+         WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
+           AND v.user_id <> $2::int
+         ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
+  p.id AS "personId", p.uuid AS "personUuid", CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END AS "personProperties",
+    (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
+    (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = p.id)
+      AS "personDistinctIds"
+      FROM keys k
+      JOIN session_recordings r ON r.team_id = $1 AND r.session_id = k.session_id
+      LEFT JOIN persons p ON p.id = r.person_id
+     ORDER BY r.start_time DESC, r.session_id
+  ) AS page ON true
+ ORDER BY page."startMs" DESC, page."sessionId";
 
 -- SessionRecordingsRepository.findOne
 SELECT

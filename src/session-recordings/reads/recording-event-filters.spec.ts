@@ -56,28 +56,66 @@ describe('parseRecordingEventFilters', () => {
 });
 
 describe('recordingEventFilterSql', () => {
-  it('gives the page a probe per recording and the count EXISTS, with the same placeholders', () => {
+  const binder = () => {
     const params: unknown[] = [];
     const bind = (v: unknown) => {
       params.push(v);
       return `$${params.length + 5}`;
     };
+    return { params, bind };
+  };
+
+  it('reads a named event as a set from the events side, the same condition for the page and the count', () => {
+    const { params, bind } = binder();
     const sql = recordingEventFilterSql(
       {
-        events: [{ event: 'a', properties: [] }],
-        excludeEvents: [{ event: null, properties: [{ key: 'k', operator: 'is_not', values: ['x'] }] }],
+        events: [{ event: 'a', properties: [{ key: 'k', operator: 'exact', values: ['x'] }] }],
+        excludeEvents: [{ event: 'b', properties: [] }],
       },
       bind,
       '$5',
     );
-    expect(params).toEqual(['a', 'k', ['x']]);
-    expect(sql.count[0]).toMatch(/^EXISTS \(SELECT 1 FROM events e WHERE .* AND e\.event = \$6::text\)$/);
-    expect(sql.count[1]).toMatch(/^NOT EXISTS \(/);
-    expect(sql.page[0]).toMatch(/ AND e\.event = \$6::text LIMIT 1\) IS NOT NULL$/);
-    expect(sql.page[1]).toMatch(/\$7::text.*\$8::text\[\].* LIMIT 1\) IS NULL$/);
-    for (const s of [...sql.count, ...sql.page]) {
+    expect(params).toEqual(['a', 'k', ['x'], 'b']);
+    expect(sql.sets.map((s) => [s.name, s.negated])).toEqual([
+      ['f1', false],
+      ['f2', true],
+    ]);
+    expect(sql.sets[0].sql).toBe(
+      'SELECT DISTINCT e.session_id COLLATE "C" AS session_id FROM events e WHERE e.team_id = $1 AND e.event = $6::text ' +
+        "AND e.session_id IS NOT NULL AND e.timestamp >= $5::timestamptz - interval '5 minutes' " +
+        'AND (e.properties ->> $7::text) = ANY($8::text[])',
+    );
+    expect(sql.sets[1].sql).toContain('e.event = $9::text');
+    expect(sql.page).toEqual([
+      'r.session_id IN (SELECT f1.session_id FROM f1)',
+      'NOT EXISTS (SELECT 1 FROM f2 WHERE f2.session_id = r.session_id)',
+    ]);
+    expect(sql.count).toEqual(sql.page);
+    expect(sql.probes).toBe(false);
+  });
+
+  it('keeps a probe per recording for any event, and the person filter as EXISTS', () => {
+    const { params, bind } = binder();
+    const sql = recordingEventFilterSql(
+      {
+        excludeEvents: [{ event: null, properties: [{ key: 'k', operator: 'is_not', values: ['x'] }] }],
+        personProperties: [{ key: 'plan', operator: 'exact', values: ['pro'] }],
+      },
+      bind,
+      '$5',
+    );
+    expect(params).toEqual(['k', ['x'], 'plan', ['pro']]);
+    expect(sql.sets).toEqual([]);
+    expect(sql.probes).toBe(true);
+    expect(sql.count[0]).toMatch(/^NOT EXISTS \(SELECT 1 FROM events e WHERE .*\$6::text.*\$7::text\[\]/);
+    expect(sql.page[0]).toMatch(/\$6::text.*\$7::text\[\].* LIMIT 1\) IS NULL$/);
+    for (const s of [sql.count[0], sql.page[0]]) {
       expect(s).toContain('e.session_id = r.session_id COLLATE "default"');
       expect(s).toContain("e.timestamp >= $5::timestamptz - interval '5 minutes'");
     }
+    expect(sql.count[1]).toBe(sql.page[1]);
+    expect(sql.count[1]).toMatch(
+      /^EXISTS \(SELECT 1 FROM persons pp WHERE pp\.id = r\.person_id AND pp\.team_id = \$1 AND /,
+    );
   });
 });

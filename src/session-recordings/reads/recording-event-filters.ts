@@ -222,20 +222,64 @@ function eventConditions(filter: EventFilter, bind: Bind, floor: string | null):
 }
 
 /**
- * The WHERE conditions (on `r`, the recording, and `$1`, the project) of the event and person filters, in two
- * forms with the same placeholders. `count`: `EXISTS` / `NOT EXISTS`, which the planner may turn into a semi or
- * anti join over all the matching events (the total counts every recording). `page`: a probe per recording,
- * `(SELECT 1 … LIMIT 1) IS [NOT] NULL`, which stays a per-row subplan: the page walks the recordings in list
- * order and stops at its limit, each probe one index lookup in the day partitions of the recording's time.
+ * The sets of the statement: one `WITH` entry per event filter that names its event, the session ids of the
+ * recordings that had such an event (see `recordingEventFilterSql`).
+ */
+export interface EventSet {
+  name: string;
+  sql: string;
+  negated: boolean;
+}
+
+/**
+ * The session ids that had an event of `filter` (which names its event), read from the events side: the events
+ * of that name from the list's earliest start (less EVENT_MARGIN), by the `(team_id, event, timestamp)` index of
+ * each day partition, which holds their session id (an index-only scan unless property filters need the row).
+ * Its cost follows the number of such events, not the number of recordings.
+ */
+function eventSetSql(filter: EventFilter, bind: Bind, floor: string | null): string {
+  const conditions = ['e.team_id = $1', `e.event = ${bind(filter.event)}::text`, 'e.session_id IS NOT NULL'];
+  if (floor !== null) conditions.push(`e.timestamp >= ${floor}::timestamptz - ${EVENT_MARGIN}`);
+  for (const property of filter.properties) conditions.push(propertySql('e.properties', property, bind));
+  return `SELECT DISTINCT e.session_id COLLATE "C" AS session_id FROM events e WHERE ${conditions.join(' AND ')}`;
+}
+
+/**
+ * The WHERE conditions (on `r`, the recording, and `$1`, the project) of the event and person filters, with
+ * the same placeholders in both forms, and the sets they read.
+ *
+ * An event filter that names its event (`"id": "checkout"`, the usual case) becomes a set (`sets`): the session
+ * ids that had such an event (PostHog's matching: the event's `$session_id`, from the list's earliest start),
+ * read once from the events side, then `r.session_id IN (set)` or, for `exclude_events`, `NOT EXISTS` in it:
+ * the page walks the list's index with a hash of the set until the page is full, the count joins the set to the
+ * list's index (index-only), so neither probes every recording's events. An event filter on any event
+ * (`"id": null`, which most events would match) stays a probe per recording, within the recording's time give
+ * or take EVENT_MARGIN: in the page `(SELECT 1 … LIMIT 1) IS [NOT] NULL`, a per-row subplan that stops at the
+ * page's limit, each probe one index lookup in the day partitions of the recording's time; in the count
+ * `EXISTS` / `NOT EXISTS`, which the planner may answer with a semi or anti join. The sets are named `f1`,
+ * `f2`, … in the statement.
  */
 export function recordingEventFilterSql(
   filters: RecordingEventFilters,
   bind: Bind,
   floor: string | null = null,
-): { count: string[]; page: string[] } {
+): { count: string[]; page: string[]; sets: EventSet[]; probes: boolean } {
   const count: string[] = [];
   const page: string[] = [];
+  const sets: EventSet[] = [];
+  let probes = false;
   const add = (filter: EventFilter, negated: boolean) => {
+    if (filter.event !== null) {
+      const name = `f${sets.length + 1}`;
+      sets.push({ name, sql: eventSetSql(filter, bind, floor), negated });
+      const condition = negated
+        ? `NOT EXISTS (SELECT 1 FROM ${name} WHERE ${name}.session_id = r.session_id)`
+        : `r.session_id IN (SELECT ${name}.session_id FROM ${name})`;
+      count.push(condition);
+      page.push(condition);
+      return;
+    }
+    probes = true;
     const conditions = eventConditions(filter, bind, floor);
     count.push(`${negated ? 'NOT ' : ''}EXISTS (SELECT 1 FROM events e WHERE ${conditions})`);
     page.push(`(SELECT 1 FROM events e WHERE ${conditions} LIMIT 1) IS ${negated ? '' : 'NOT '}NULL`);
@@ -248,5 +292,5 @@ export function recordingEventFilterSql(
     count.push(person);
     page.push(person);
   }
-  return { count, page };
+  return { count, page, sets, probes };
 }

@@ -171,7 +171,8 @@ export class SessionRecordingsController {
     description:
       'JSON array of PostHog entity filters on the session’s events, every one must hold: `{"id": <event name, or ' +
       'null for any event>, "type": "events", "properties": [<event property filters>]}`, recordings whose session ' +
-      'had such an event (within the recording’s time, give or take 5 minutes). Property filters: `{"key", ' +
+      'had such an event (an event carrying the session’s `$session_id`, at most 5 minutes before the list’s ' +
+      'earliest start; for `"id": null`, within the recording’s time, give or take 5 minutes). Property filters: `{"key", ' +
       '"value", "operator", "type": "event"}` with `operator` one of exact (default; `value` a value or an array of ' +
       'them, any matching), is_not, icontains, not_icontains, is_set, is_not_set, gt, lt. At most 10 filters, 10 ' +
       'property filters each. Actions are not supported. E.g. ' +
