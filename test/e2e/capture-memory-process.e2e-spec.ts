@@ -19,6 +19,8 @@ import { cloneTemplate, dropDatabase } from '../support/test-database.js';
  * capture request receives and collects are charged to CAPTURE_MEMORY_BUDGET as they arrive, and one request
  * receives at most CAPTURE_MEMORY_BUDGET / PUBLIC_MAX_CONCURRENT_PER_IP bytes, so 40 uploads from 5 addresses
  * (the per-address cap, 8, each) cannot take the process past the Deployment's memory limit.
+ *
+ * @serial: measures the built service's memory and its answer times (test/support/test-runner.js).
  */
 
 const HEAP = { NODE_OPTIONS: deploymentNodeOptions() };
