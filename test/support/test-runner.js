@@ -1,9 +1,9 @@
 // The Jest runner of both projects: Jest's own (jest-runner), with one rule added for parallel runs. Test files
 // whose docblock carries `@serial` (they bound a process's latency or memory, or they load the whole machine:
 // the built service under measurement, a million-row table, the generator's build and type-check) never run
-// two at a time; each runs beside at most `maxWorkers - 1` other files. The other files fill the workers in
-// Jest's order (the slowest first, from its timing cache). `--runInBand` runs everything in this process, as
-// Jest's runner does.
+// two at a time; each runs beside at most `maxWorkers - 1` other files. They start first, one after the other;
+// the other files fill the remaining workers in Jest's order (the slowest first, from its timing cache).
+// `--runInBand` runs everything in this process, as Jest's runner does.
 //
 // Plain JavaScript, loaded by Jest outside its transform. Jest's runner and worker pool are resolved through
 // the `jest` package, whose own dependencies they are.
@@ -98,7 +98,12 @@ export default class TestRunner extends EmittingTestRunner {
       return promise;
     };
 
-    const queue = [...tests];
+    // The `@serial` files first: one after the other they are the longest chain of the run, so they start at
+    // once (also on a first run, when Jest has no timings and orders files by size).
+    const queue = [
+      ...tests.filter((test) => isSerial(test.path)),
+      ...tests.filter((test) => !isSerial(test.path)),
+    ];
     let running = 0;
     let serialRunning = false;
     try {
