@@ -3,6 +3,8 @@
  * PostgreSQL: test/**). Sources are compiled by SWC with legacy decorators and decorator metadata (Nest's
  * dependency injection needs both); type-checking is a separate step (`npm run typecheck`).
  */
+import { availableParallelism } from 'node:os';
+
 const swc = [
   '@swc/jest',
   {
@@ -23,6 +25,8 @@ const common = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testEnvironment: 'node',
   setupFilesAfterEnv: ['<rootDir>/test/support/load-nest-first.js'],
+  // Jest's runner, except that files marked `@serial` never run two at a time (test/support/test-runner.js).
+  runner: '<rootDir>/test/support/test-runner.js',
 };
 
 export default {
@@ -43,4 +47,7 @@ export default {
     },
   ],
   testTimeout: 30000,
+  // Two workers even on two cores (Jest's default would be one): most e2e files wait more than they compute
+  // (deadlines, timers, the database, child processes), so two files at a time fill the two cores.
+  maxWorkers: Math.max(2, availableParallelism()),
 };

@@ -12,6 +12,8 @@ const OK = { status: 'Ok' };
  * One capture request cannot stall its project's capture: at most CAPTURE_MAX_SESSIONS recordings per request,
  * the project's recording counter taken only as the commit's last statement, and nothing committed after a
  * request was answered with the timeout.
+ *
+ * @serial: compares answer times under contention with the usual ones (test/support/test-runner.js).
  */
 describe('capture: one request cannot stall a project', () => {
   let t: TestApp;

@@ -22,6 +22,8 @@ import { cloneTemplate, dropDatabase } from '../support/test-database.js';
  * (the per-address cap, 8, each) cannot take the process past the Deployment's memory limit, and `/healthz` is
  * never held up by more than 100 ms of the process's own work meanwhile (what the machine adds, the time the
  * kernel keeps a ready thread waiting for a CPU, is told apart: docs/limits.md).
+ *
+ * @serial: measures the built service's memory and its answer times (test/support/test-runner.js).
  */
 
 const HEAP = { NODE_OPTIONS: deploymentNodeOptions() };

@@ -19,6 +19,8 @@ import { cloneTemplate, dropDatabase } from '../support/test-database.js';
  * The public capture path of the built service (`node dist/main.js`) with the Deployment's heap
  * (`--max-old-space-size=256`): bounded work for hostile bodies, an event loop that keeps serving during large
  * legitimate ones, and the drain deadline.
+ *
+ * @serial: times the built service's answers and measures its memory (test/support/test-runner.js).
  */
 
 /** The Deployment's heap: `--max-old-space-size=256` (and its young generation limit). */

@@ -13,6 +13,8 @@ import { cloneTemplate, dropDatabase } from '../support/test-database.js';
 /**
  * Graceful drain of the built service (`node dist/main.js`): requests are held in flight by a row lock the test
  * takes on the organization a PATCH updates, so the requests are genuinely slow without any test-only route.
+ *
+ * @serial: times the built service's drain (test/support/test-runner.js).
  */
 
 interface Held {

@@ -19,6 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
  * linked): what it writes must pass, without an edit, the type-check, the lint, the migration drift check, the
  * OpenAPI drift check and its own tests (with the route-scopes snapshot and the pinned SQL). Slow by nature (a
  * build, a type-check, a Jest run): two to three minutes here.
+ *
+ * @serial: a build, a type-check, ESLint and a Jest run load both cores (test/support/test-runner.js).
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const COPIED = [

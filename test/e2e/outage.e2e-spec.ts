@@ -16,6 +16,8 @@ import {
 /**
  * A database outage, for real: the test owns a PostgreSQL server, starts the built service against it, stops
  * the server, and starts it again on the same port and data directory, without touching the service.
+ *
+ * @serial: times the built service's answers against its connect timeout (test/support/test-runner.js).
  */
 const CONNECT_TIMEOUT_MS = 1000;
 

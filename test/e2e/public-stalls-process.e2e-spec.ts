@@ -17,6 +17,8 @@ import { cloneTemplate, dropDatabase } from '../support/test-database.js';
  * public request: the hostile bodies of the fuzz suites, the capture limits and the hardening reports, one at a
  * time. Measured by the service itself (`nodejs_eventloop_lag_max_seconds` on METRICS_PORT: the largest delay
  * of the event loop since the previous scrape).
+ *
+ * @serial: measures the built service's event loop stalls (test/support/test-runner.js).
  */
 
 const HEAP = { NODE_OPTIONS: deploymentNodeOptions() };

@@ -19,6 +19,8 @@ import { cloneTemplate, dropDatabase } from '../support/test-database.js';
  * session, then every snapshot source read through the project and the shared routes, by the built service
  * with the Deployment's heap (`--max-old-space-size=256`). Reads hold one stored chunk at a time: the resident
  * memory barely moves, and the process lives.
+ *
+ * @serial: measures the built service's memory (test/support/test-runner.js).
  */
 
 const REQUESTS = 10;

@@ -29,6 +29,8 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 /**
  * A project with a million recordings: the list's exact SQL never scans the recordings table sequentially
  * (unfiltered or with any filter), its count stays exact, and the first page comes back fast.
+ *
+ * @serial: times the list on a million rows, and writing them loads the database (test/support/test-runner.js).
  */
 describe('session recordings at 1,000,000 rows', () => {
   let t: TestApp;

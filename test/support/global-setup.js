@@ -42,6 +42,12 @@ export default async function globalSetup() {
     const db = await startEmbeddedPostgres({ dataDir, port, database: 'postgres', ephemeral: true });
     admin = db.url;
     stop = db.stop;
+    // A throwaway cluster needs no durability: commits do not wait for their WAL to reach the disk (a test
+    // commits thousands of times), and pages are not written whole into the WAL after each checkpoint. The
+    // server started with fsync on; these two take effect on reload.
+    await adminQuery(admin, "ALTER SYSTEM SET synchronous_commit = 'off'");
+    await adminQuery(admin, "ALTER SYSTEM SET full_page_writes = 'off'");
+    await adminQuery(admin, 'SELECT pg_reload_conf()');
   }
   const template = `tmpl_${process.pid}_${Date.now().toString(36)}`;
   await adminQuery(admin, `CREATE DATABASE "${template}"`);
@@ -55,5 +61,7 @@ export default async function globalSetup() {
   }
   process.env.TEST_PG_ADMIN_URL = admin;
   process.env.TEST_PG_TEMPLATE = template;
+  // On the throwaway cluster test files leave their databases for the teardown, which deletes the cluster.
+  process.env.TEST_PG_THROWAWAY = stop ? 'true' : '';
   state.__e2eDatabase = { stop, template, admin };
 }
