@@ -19,6 +19,8 @@ import { cloneTemplate, dropDatabase } from '../support/test-database.js';
  * from a few addresses, on /e/ and /batch/. The process stays up and within the Deployment's memory limit,
  * answers nothing but 200, 429 (the per-address cap) and the budget's documented 503 with Retry-After (never
  * another 5xx), and every event of an answered request is stored.
+ *
+ * @serial: measures the built service's memory under load (test/support/test-runner.js).
  */
 
 const MiB = 1024 * 1024;
