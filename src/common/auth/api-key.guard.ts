@@ -18,7 +18,8 @@ export function bearerSecret(header: string | undefined): string | null | undefi
  * The one global guard: authenticates the bearer key and checks the handler's declared scopes. A handler
  * declaring neither `@RequireScopes` nor `@Public` is refused (fail closed). It runs before the body of an `/api`
  * request is read (`ApiBodyInterceptor`), so nothing of a request without a valid key is parsed. An address
- * that failed to authenticate too often lately gets 429 without its key being looked up (`AuthFailureThrottle`).
+ * that failed to authenticate too often lately gets 429 without its key being looked up, unless the key
+ * authenticated on this process within the last hour (`AuthFailureThrottle`).
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -48,7 +49,7 @@ export class ApiKeyGuard implements CanActivate {
     if (secret === undefined) throw ApiError.notAuthenticated();
     const address = request.ip ?? request.socket.remoteAddress ?? 'unknown';
     const blocked = this.failures.blockedFor(address);
-    if (blocked) throw ApiError.throttled(blocked);
+    if (blocked && (secret === null || !this.failures.knownValid(secret))) throw ApiError.throttled(blocked);
     if (secret === null) {
       this.failures.recordFailure(address);
       throw ApiError.authenticationFailed('Invalid Authorization header: expected "Bearer <key>".');
@@ -56,8 +57,10 @@ export class ApiKeyGuard implements CanActivate {
     const principal = await this.verifier.verify(secret);
     if (!principal) {
       this.failures.recordFailure(address);
+      this.failures.forgetValid(secret);
       throw ApiError.authenticationFailed();
     }
+    this.failures.recordValid(secret);
 
     const missing = missingScope(principal.scopes, required);
     if (missing) throw ApiError.permissionDenied(`API key missing required scope '${missing}'`);

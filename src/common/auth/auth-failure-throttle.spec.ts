@@ -61,4 +61,31 @@ describe('AuthFailureThrottle', () => {
     for (let i = 0; i < 1_000_000; i++) t.recordFailure(`x${i}`);
     expect(t.size).toBe(3);
   });
+
+  it('remembers keys that authenticated for an hour, at most API_AUTH_FAILURE_MAX_ADDRESSES of them', () => {
+    const { clock, throttle: t } = throttle({ API_AUTH_FAILURE_MAX_ADDRESSES: '2' });
+    expect(t.knownValid('phx_a')).toBe(false);
+    t.recordValid('phx_a');
+    expect(t.knownValid('phx_a')).toBe(true);
+    expect(t.knownValid('phx_b')).toBe(false);
+    // Full: the key remembered first is forgotten first.
+    clock.advance(1_000);
+    t.recordValid('phx_b');
+    t.recordValid('phx_c');
+    expect(t.knownValid('phx_a')).toBe(false);
+    expect(t.knownValid('phx_b')).toBe(true);
+    // Forgotten when it no longer authenticates, and an hour after it last did.
+    t.forgetValid('phx_b');
+    expect(t.knownValid('phx_b')).toBe(false);
+    clock.advance(3_599_000);
+    expect(t.knownValid('phx_c')).toBe(true);
+    clock.advance(1_000);
+    expect(t.knownValid('phx_c')).toBe(false);
+  });
+
+  it('remembers nothing with a limit of 0', () => {
+    const { throttle: t } = throttle({ API_AUTH_FAILURE_LIMIT: '0' });
+    t.recordValid('phx_a');
+    expect(t.knownValid('phx_a')).toBe(false);
+  });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/config.js';
 import { Clock } from '../time/clock.js';
@@ -15,10 +16,17 @@ interface Window {
  * request of it that presents a key is refused with 429 until the window ends — without looking the key up, so
  * guessing keys costs the service no database work. At most API_AUTH_FAILURE_MAX_ADDRESSES addresses are
  * tracked: a new one first drops the expired windows, then the oldest tracked address. Per process.
+ *
+ * Keys that authenticated on this process within the last hour (at most API_AUTH_FAILURE_MAX_ADDRESSES of them,
+ * by the SHA-256 digest of the secret, never the secret) still pass a throttled address: several people behind
+ * one address (an office, a proxy not trusted by TRUST_PROXY) keep working while a guesser among them is held
+ * back. A guesser cannot use that door: a key must have been valid to be remembered.
  */
 @Injectable()
 export class AuthFailureThrottle {
   private readonly windows = new Map<string, Window>();
+  /** Digests of secrets that authenticated lately, with when they are forgotten (ms since the epoch). */
+  private readonly validKeys = new Map<string, number>();
   private readonly limit: number;
   private readonly windowMs: number;
   private readonly maxAddresses: number;
@@ -59,6 +67,38 @@ export class AuthFailureThrottle {
     this.windows.set(address, { start: now, failures: 1 });
   }
 
+  /** Remembers a secret that authenticated, so that it passes a throttled address for the next hour. */
+  recordValid(secret: string): void {
+    if (this.limit <= 0) return;
+    const digest = keyDigest(secret);
+    const now = this.clock.now().getTime();
+    this.validKeys.delete(digest);
+    if (this.validKeys.size >= this.maxAddresses) {
+      // In order of remembering: the first is the one forgotten soonest.
+      const first = this.validKeys.keys().next();
+      if (!first.done) this.validKeys.delete(first.value);
+    }
+    this.validKeys.set(digest, now + VALID_KEY_MEMORY_MS);
+  }
+
+  /** Forgets a secret that no longer authenticates (revoked). */
+  forgetValid(secret: string): void {
+    if (this.validKeys.size) this.validKeys.delete(keyDigest(secret));
+  }
+
+  /** Whether the secret authenticated on this process within the last hour. */
+  knownValid(secret: string): boolean {
+    if (!this.validKeys.size) return false;
+    const digest = keyDigest(secret);
+    const until = this.validKeys.get(digest);
+    if (until === undefined) return false;
+    if (until <= this.clock.now().getTime()) {
+      this.validKeys.delete(digest);
+      return false;
+    }
+    return true;
+  }
+
   /** Addresses tracked now. */
   get size(): number {
     return this.windows.size;
@@ -74,4 +114,11 @@ export class AuthFailureThrottle {
       this.windows.delete(address);
     }
   }
+}
+
+/** How long a key that authenticated passes a throttled address. */
+const VALID_KEY_MEMORY_MS = 3600_000;
+
+function keyDigest(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
 }
