@@ -22,6 +22,7 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
       (await import('./reads/session-recording-count.entity.js')).SessionRecordingCountEntity,
       (await import('./ingestion/session-recording-event-key.entity.js')).SessionRecordingEventKeyEntity,
       (await import('./storage/session-recording-snapshot.entity.js')).SessionRecordingSnapshotEntity,
+      (await import('./storage/session-recording-key.entity.js')).SessionRecordingKeyEntity,
       (await import('./reads/session-recording-view.entity.js')).SessionRecordingViewEntity,
       (await import('./sharing/session-recording-sharing.entity.js')).SessionRecordingSharingEntity,
     ],
@@ -37,6 +38,7 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
         .RecordingRetention1795490000000,
       (await import('../database/migrations/1795900000000-RecordingPackedObjects.js'))
         .RecordingPackedObjects1795900000000,
+      (await import('../database/migrations/1795920000000-RecordingKeys.js')).RecordingKeys1795920000000,
     ],
   }),
   scopes: ['session_recording', 'sharing_configuration'],
