@@ -17,7 +17,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -33,10 +33,13 @@ import {
   evaluateTargets,
   formatCaptureLoadTable,
   formatHttpTable,
+  formatPlaybackTable,
+  formatStoreRequestsTable,
   formatCaptureTable,
   formatSchedulerTable,
   formatTargetsTable,
   formatPurgeTable,
+  purgeComparisonTarget,
   purgeTargets,
   type CaptureLoadResult,
   type CaptureResult,
@@ -103,8 +106,15 @@ function serviceEnv(databaseUrl: string): Record<string, string> {
 
 /** Seed identity: the seed's version, the migrations compiled into dist/ and whether recordings exist. */
 function fingerprint(hasRecordings: boolean): string {
-  const migrations = readFileSync(join(ROOT, 'dist', 'database', 'migrations', 'index.js'), 'utf8');
-  const hash = createHash('sha256').update(migrations).digest('hex').slice(0, 16);
+  // Every migration the build holds (each feature lists its own; their files are all in this folder).
+  const dir = join(ROOT, 'dist', 'database', 'migrations');
+  const hasher = createHash('sha256');
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.js'))
+    .sort()) {
+    hasher.update(file).update(readFileSync(join(dir, file)));
+  }
+  const hash = hasher.digest('hex').slice(0, 16);
   return `seed-${SEED_VERSION}-migrations-${hash}-recordings-${hasRecordings}`;
 }
 
@@ -351,8 +361,14 @@ async function main(): Promise<void> {
     }
 
     let recordingsPurge: RecordingsPurgeResult | null = null;
-    if (options.scenarios.includes('recordings-purge')) {
-      recordingsPurge = await benchRecordingsPurge({
+    let recordingsPurgePacked: RecordingsPurgeResult | null = null;
+    // Twice: chunks in rows, then packed objects with a data key per recording (the store behind a counting
+    // proxy), so the second is compared with the first of the same run.
+    for (const layout of options.scenarios.includes('recordings-purge')
+      ? (['rows', 'packed'] as const)
+      : []) {
+      const purged = await benchRecordingsPurge({
+        layout,
         root: ROOT,
         url: postgres.url,
         db,
@@ -377,6 +393,8 @@ async function main(): Promise<void> {
           }),
         log,
       });
+      if (layout === 'rows') recordingsPurge = purged;
+      else recordingsPurgePacked = purged;
     }
 
     let captureLoad: CaptureLoadResult[] = [];
@@ -389,6 +407,7 @@ async function main(): Promise<void> {
         organizationId: fixture.retrieveOrganizationId,
         seededRecordingsProjectId: fixture.recordings?.projectId ?? null,
         serviceEnv: () => serviceEnv(postgres.url),
+        apiKey: fixture.apiKey,
         start: {
           root: ROOT,
           logDir,
@@ -443,6 +462,10 @@ async function main(): Promise<void> {
       ...evaluateTargets(http, scheduler, memory, capture),
       ...captureLoadTargets(captureLoad),
       ...(recordingsPurge ? purgeTargets(recordingsPurge) : []),
+      ...(recordingsPurgePacked ? purgeTargets(recordingsPurgePacked) : []),
+      ...(recordingsPurge && recordingsPurgePacked
+        ? [purgeComparisonTarget(recordingsPurge, recordingsPurgePacked)]
+        : []),
     ];
     if (exported) {
       const met = exported.ratio >= MIN_EXPORT_RATIO;
@@ -489,6 +512,7 @@ async function main(): Promise<void> {
       skipped,
       scheduler,
       recordingsPurge,
+      recordingsPurgePacked,
       export: exported,
       captureLoad,
       capture,
@@ -505,9 +529,13 @@ async function main(): Promise<void> {
       http.length ? formatHttpTable(http) : '',
       ...skipped.map((s) => `${s.name}: skipped — ${s.reason}`),
       scheduler ? formatSchedulerTable(scheduler) : '',
-      recordingsPurge ? formatPurgeTable(recordingsPurge) : '',
+      recordingsPurge || recordingsPurgePacked
+        ? formatPurgeTable(...[recordingsPurge, recordingsPurgePacked].filter((p) => p !== null))
+        : '',
       exported ? formatExportTable(exported) : '',
       captureLoad.length ? formatCaptureLoadTable(captureLoad) : '',
+      formatStoreRequestsTable(captureLoad, recordingsPurgePacked),
+      captureLoad.length ? formatPlaybackTable(captureLoad) : '',
       capture ? formatCaptureTable(capture) : '',
       memory
         ? `Service RSS: idle ${round(memory.idleMb, 0)} MB, max under load ${round(memory.maxUnderLoadMb, 0)} MB, ` +
