@@ -376,7 +376,6 @@ export async function benchRecordingsPurge(options: {
   layout?: 'rows' | 'packed';
   log: (m: string) => void;
 }): Promise<RecordingsPurgeResult> {
-  const { db } = options;
   const layout = options.layout ?? 'rows';
   const log = (m: string) =>
     options.log(layout === 'packed' ? m.replace('recordings-purge:', 'recordings-purge (packed):') : m);

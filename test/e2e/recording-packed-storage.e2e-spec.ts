@@ -545,6 +545,10 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
       chunks: rk.length,
       objectKeys: [objectKey],
     });
+    // The purge deletes the recordings' keys in the statement that deletes the recordings.
+    expect(await keyRows(keep)).toBe(1);
+    expect(await repo.deleteRecordings([{ teamId: projectId, sessionId: keep }])).toBe(1);
+    expect(await keyRows(keep)).toBe(0);
   });
 
   it('a key of another key-encryption key, an altered key or altered bytes answer a clear 500 error body, never garbage', async () => {
