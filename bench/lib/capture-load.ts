@@ -43,6 +43,7 @@ export async function captureProject(
 
 /** Removes the recordings (with their keys and chunks) and persons the capture load left in its project. */
 export async function emptyCaptureProject(db: pg.Client, teamId: number): Promise<void> {
+  await db.query('DELETE FROM session_recording_keys WHERE team_id = $1', [teamId]);
   await db.query('DELETE FROM session_recordings WHERE team_id = $1', [teamId]);
   await db.query('DELETE FROM persons WHERE team_id = $1', [teamId]);
 }

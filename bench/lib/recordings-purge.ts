@@ -214,6 +214,8 @@ export async function purgeProject(db: pg.Client): Promise<{ id: number; token: 
 }
 
 async function emptyProject(db: pg.Client, teamId: number): Promise<void> {
+  // Data keys belong to the project (the purge deletes them with their recordings; this delete does not).
+  await db.query('DELETE FROM session_recording_keys WHERE team_id = $1', [teamId]);
   await db.query('DELETE FROM session_recordings WHERE team_id = $1', [teamId]);
   await db.query('DELETE FROM persons WHERE team_id = $1', [teamId]);
 }
