@@ -34,10 +34,13 @@ import {
   evaluateTargets,
   formatCaptureLoadTable,
   formatHttpTable,
+  formatPlaybackTable,
+  formatStoreRequestsTable,
   formatCaptureTable,
   formatSchedulerTable,
   formatTargetsTable,
   formatPurgeTable,
+  purgeComparisonTarget,
   purgeTargets,
   type CaptureLoadResult,
   type CaptureResult,
@@ -371,8 +374,14 @@ async function main(): Promise<void> {
     }
 
     let recordingsPurge: RecordingsPurgeResult | null = null;
-    if (options.scenarios.includes('recordings-purge')) {
-      recordingsPurge = await benchRecordingsPurge({
+    let recordingsPurgePacked: RecordingsPurgeResult | null = null;
+    // Twice: chunks in rows, then packed objects with a data key per recording (the store behind a counting
+    // proxy), so the second is compared with the first of the same run.
+    for (const layout of options.scenarios.includes('recordings-purge')
+      ? (['rows', 'packed'] as const)
+      : []) {
+      const purged = await benchRecordingsPurge({
+        layout,
         root: ROOT,
         url: postgres.url,
         db,
@@ -397,6 +406,8 @@ async function main(): Promise<void> {
           }),
         log,
       });
+      if (layout === 'rows') recordingsPurge = purged;
+      else recordingsPurgePacked = purged;
     }
 
     let recordingsFilter: RecordingsFilterResult | null = null;
@@ -442,6 +453,7 @@ async function main(): Promise<void> {
         organizationId: fixture.retrieveOrganizationId,
         seededRecordingsProjectId: fixture.recordings?.projectId ?? null,
         serviceEnv: () => serviceEnv(postgres.url),
+        apiKey: fixture.apiKey,
         start: {
           root: ROOT,
           logDir,
@@ -526,6 +538,10 @@ async function main(): Promise<void> {
       ...captureLoadTargets(captureLoad),
       ...(eventsLoad ? eventsLoadTargets(eventsLoad) : []),
       ...(recordingsPurge ? purgeTargets(recordingsPurge) : []),
+      ...(recordingsPurgePacked ? purgeTargets(recordingsPurgePacked) : []),
+      ...(recordingsPurge && recordingsPurgePacked
+        ? [purgeComparisonTarget(recordingsPurge, recordingsPurgePacked)]
+        : []),
     ];
     if (recordingsFilter) {
       for (const request of recordingsFilter.requests) {
@@ -592,6 +608,7 @@ async function main(): Promise<void> {
       skipped,
       scheduler,
       recordingsPurge,
+      recordingsPurgePacked,
       recordingsFilter,
       export: exports.find((e) => e.model === 'persons') ?? null,
       exportEvents: exports.find((e) => e.model === 'events') ?? null,
@@ -611,10 +628,14 @@ async function main(): Promise<void> {
       http.length ? formatHttpTable(http) : '',
       ...skipped.map((s) => `${s.name}: skipped — ${s.reason}`),
       scheduler ? formatSchedulerTable(scheduler) : '',
-      recordingsPurge ? formatPurgeTable(recordingsPurge) : '',
+      recordingsPurge || recordingsPurgePacked
+        ? formatPurgeTable(...[recordingsPurge, recordingsPurgePacked].filter((p) => p !== null))
+        : '',
       recordingsFilter ? formatRecordingsFilterTable(recordingsFilter) : '',
       ...exports.map(formatExportTable),
       captureLoad.length ? formatCaptureLoadTable(captureLoad) : '',
+      formatStoreRequestsTable(captureLoad, recordingsPurgePacked),
+      captureLoad.length ? formatPlaybackTable(captureLoad) : '',
       eventsLoad ? formatEventsLoadTable(eventsLoad) : '',
       capture ? formatCaptureTable(capture) : '',
       memory

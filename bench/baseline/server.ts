@@ -527,7 +527,9 @@ async function listRecordings(req: IncomingMessage, url: URL, projectId: string)
   ]);
   const total = rows.length ? rows[0].total : 0;
   const results = rows.filter((r) => r.session_id !== null).map((r) => recordingDto(r, nowMs, days));
-  return envelope(url, page, total, results);
+  // PostHog's recordings list also answers `has_next` (whether `next` is set).
+  const body = envelope(url, page, total, results);
+  return { ...body, has_next: body.next !== null };
 }
 
 async function retrieveRecording(req: IncomingMessage, projectId: string, id: string) {

@@ -18,7 +18,8 @@ import { sampleRss, type Server } from './processes.js';
 import { connectionQueues, type LoadPlan, pageDom, sessionBodies } from './recording-load.js';
 import type { CaptureLoadResult, CaptureLoadStats } from './report.js';
 import type { Side } from './scenarios.js';
-import { readStoredRecording, storedDifference } from './stored-recording.js';
+import { type ReadObject, readStoredRecording, storedDifference } from './stored-recording.js';
+import { countsBetween, NO_REQUESTS, type StoreCounts } from './store-proxy.js';
 import { statementDifferences, type StatementProfile } from './statements.js';
 import { gzipSync } from 'node:zlib';
 
@@ -42,6 +43,7 @@ export async function captureProject(
 
 /** Removes the recordings (with their keys and chunks) and persons the capture load left in its project. */
 export async function emptyCaptureProject(db: pg.Client, teamId: number): Promise<void> {
+  await db.query('DELETE FROM session_recording_keys WHERE team_id = $1', [teamId]);
   await db.query('DELETE FROM session_recordings WHERE team_id = $1', [teamId]);
   await db.query('DELETE FROM persons WHERE team_id = $1', [teamId]);
 }
@@ -107,7 +109,48 @@ function meanCapture(all: CaptureLoadStats[]): CaptureLoadStats {
     rssMaxMb: Math.max(...all.map((s) => s.rssMaxMb)),
     eventsSent: sum((s) => s.eventsSent),
     eventsStored: sum((s) => s.eventsStored),
+    store: all.every((s) => s.store)
+      ? {
+          requests: all.reduce(
+            (a, s) => {
+              const r = (s.store as { requests: StoreCounts }).requests;
+              return {
+                put: a.put + r.put,
+                get: a.get + r.get,
+                rangedGet: a.rangedGet + r.rangedGet,
+                delete: a.delete + r.delete,
+                other: a.other + r.other,
+              };
+            },
+            { ...NO_REQUESTS },
+          ),
+          seconds: sum((s) => (s.store as { seconds: number }).seconds),
+        }
+      : null,
   };
+}
+
+/**
+ * Waits until no chunk of the sessions whose id starts with `prefix` waits to be packed (the service's packer
+ * runs on its timer); false on timeout.
+ */
+async function waitPacked(
+  db: pg.Client,
+  teamId: number,
+  prefix: string,
+  timeoutMs: number,
+): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM session_recording_snapshots
+        WHERE team_id = $1 AND session_id LIKE $2 AND data IS NULL AND object_key IS NULL`,
+      [teamId, `${prefix}%`],
+    );
+    if (!rows[0].n) return true;
+    if (Date.now() > until) return false;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 /** rrweb events the recordings of one load store (session ids `<prefix>-c…`; the warm-up's prefix is another). */
@@ -128,8 +171,14 @@ export async function benchCaptureLoad(options: {
   statStatements: boolean;
   project: { id: number; token: string };
   servers: Record<Side, Server>;
-  /** Reads an object of the bucket (the s3 variant), for the stored-data check. */
-  readObject: (key: string) => Promise<Buffer>;
+  /** Reads an object of the bucket (the s3 variant), or a range of one, for the stored-data check. */
+  readObject: ReadObject;
+  /** The service's object layout with `s3`; the baseline's is per-chunk. */
+  layout?: 'packed' | 'per-chunk' | null;
+  /** RECORDING_KEY_ENCRYPTION_KEY of the service, to open encrypted packed chunks in the check. */
+  kek?: string | null;
+  /** The requests each side has sent to the object store so far (the s3 variant). */
+  storeCounts?: Record<Side, () => StoreCounts> | null;
   log: (m: string) => void;
 }): Promise<CaptureLoadResult> {
   const { name, bench, db, project, servers, log } = options;
@@ -173,6 +222,9 @@ export async function benchCaptureLoad(options: {
   }
   if (answers.service !== answers.baseline)
     throw new Error(`${name}: answers differ: service ${answers.service}, baseline ${answers.baseline}`);
+  const packed = options.storage === 's3' && options.layout === 'packed';
+  if (packed && !(await waitPacked(db, project.id, `bench-cap-${runId}-check-service`, 60_000)))
+    throw new Error(`${name}: the service's packer left the check session's chunks waiting for 60 s`);
   const stored = {} as Record<Side, Awaited<ReturnType<typeof readStoredRecording>>>;
   for (const side of ['service', 'baseline'] as const) {
     stored[side] = await readStoredRecording(
@@ -180,6 +232,7 @@ export async function benchCaptureLoad(options: {
       project.id,
       `bench-cap-${runId}-check-${side}`,
       options.readObject,
+      options.kek ?? null,
     );
     if (!stored[side]) throw new Error(`${name}: the ${side} stored no recording for the check session`);
   }
@@ -201,6 +254,16 @@ export async function benchCaptureLoad(options: {
           'the same lines): capture does not upload to the object store yet',
       );
     }
+  }
+  if (packed) {
+    // The service's chunks are ranges of packed objects, the baseline's objects of their own: the same lines.
+    const notPacked = stored.service!.chunks.filter((c) => c.storedIn !== 'packed').length;
+    if (notPacked)
+      throw new Error(`${name}: ${notPacked} chunks of the service's check session are not packed`);
+    stored.service = {
+      ...stored.service!,
+      chunks: stored.service!.chunks.map((c) => ({ ...c, storedIn: 'object' as const })),
+    };
   }
   const difference = storedDifference(stored.service!, stored.baseline!);
   if (difference)
@@ -274,7 +337,15 @@ export async function benchCaptureLoad(options: {
       );
       const sampler = sampleRss(servers[side]);
       const cpuBefore = servers[side].cpuMs();
+      const storeBefore = options.storeCounts?.[side]() ?? null;
+      const loadStarted = performance.now();
       const f: CaptureLoadFigures = await runCaptureLoad(servers[side].url, queues, bench.durationSec);
+      const loadSeconds = (performance.now() - loadStarted) / 1000;
+      // The packed layout stores a load's chunks after it (a pass every RECORDING_PACK_MAX_AGE_SECONDS): its
+      // requests are counted until the last of them is packed, and set against the load's duration.
+      if (packed && side === 'service' && !(await waitPacked(db, project.id, prefix, 120_000)))
+        throw new Error(`${name}: the service's packer left chunks of the load waiting for 120 s`);
+      const storeRequests = storeBefore ? countsBetween(storeBefore, options.storeCounts![side]()) : null;
       const cpuMs = servers[side].cpuMs() - cpuBefore;
       const rssMaxMb = sampler.stop();
       if (f.exhausted) {
@@ -296,12 +367,17 @@ export async function benchCaptureLoad(options: {
         rssMaxMb,
         eventsSent: f.events,
         eventsStored,
+        store: storeRequests ? { requests: storeRequests, seconds: loadSeconds } : null,
       };
       log(
         `${name} round ${r + 1} ${side}: ${Math.round(f.rps)} req/s, ${Math.round(f.eventsPerSec)} events/s, ` +
           `${f.mbPerSec.toFixed(2)} MB/s, p50 ${f.p50} ms, p99 ${f.p99} ms, ${f.errors} errors, ` +
           `${(cpuMs / (f.requests || 1)).toFixed(2)} CPU ms/request, ${f.sessions.size} sessions, ` +
-          `${eventsStored} of ${f.events} events stored`,
+          `${eventsStored} of ${f.events} events stored` +
+          (storeRequests
+            ? `; object store: ${storeRequests.put} PUT, ${storeRequests.get} GET, ` +
+              `${storeRequests.delete + storeRequests.other} other in ${loadSeconds.toFixed(1)} s`
+            : ''),
       );
     }
     rounds.push({ first: order[0], service: figures.service, baseline: figures.baseline });
@@ -310,6 +386,8 @@ export async function benchCaptureLoad(options: {
     name,
     description: options.description,
     storage: options.storage,
+    layout: options.storage === 's3' ? (options.layout ?? 'per-chunk') : null,
+    playback: null,
     service: meanCapture(rounds.map((x) => x.service)),
     baseline: meanCapture(rounds.map((x) => x.baseline)),
     rounds,

@@ -26,6 +26,9 @@ import { readCpuMs, type Server } from './processes.js';
 import { pageDom, sessionBodies } from './recording-load.js';
 import type { LatencySummary, PurgeRows, RecordingsPurgeResult } from './report.js';
 import { CountingLogger } from './scheduler.js';
+import { BUCKET, S3_CREDENTIALS, startS3 } from './capture-scenarios.js';
+import { countsBetween, type StoreCounts, StoreProxy } from './store-proxy.js';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 
 /** What the scenario creates in its project. */
 export const PURGE_SHAPE = {
@@ -155,10 +158,11 @@ interface ServiceModules {
   defaultDays: number;
 }
 
-async function loadService(root: string): Promise<ServiceModules> {
+async function loadService(root: string, storageEnv: Record<string, string>): Promise<ServiceModules> {
   const load = (path: string) => import(pathToFileURL(join(root, 'dist', path)).href);
-  const [options, config, transactions, repository, store, clock, retention] = await Promise.all([
+  const [options, features, config, transactions, repository, store, clock, retention] = await Promise.all([
     load('database/typeorm-options.js'),
+    load('features.js').then((m: { loadServiceFeatures(): Promise<unknown[]> }) => m.loadServiceFeatures()),
     load('config/config.js'),
     load('database/transactions.js'),
     load('session-recordings/retention/recording-retention.repository.js'),
@@ -168,10 +172,12 @@ async function loadService(root: string): Promise<ServiceModules> {
     // Registers the features' settings (RECORDING_*), parsed by AppConfig.fromEnv.
     load('features.js'),
   ]);
-  // The service's defaults (RECORDING_RETENTION_DAYS, RECORDING_PURGE_BATCH_SIZE), chunks in PostgreSQL.
-  const appConfig = config.AppConfig.fromEnv({ RECORDING_STORAGE: 'postgres' });
+  // The service's defaults (RECORDING_RETENTION_DAYS, RECORDING_PURGE_BATCH_SIZE), chunks in PostgreSQL or, for
+  // the packed layout, the object store behind the counting proxy.
+  const appConfig = config.AppConfig.fromEnv({ RECORDING_STORAGE: 'postgres', ...storageEnv });
   return {
-    typeormOptions: options.typeormOptions,
+    // The service's features (their entities and migrations), as the service builds its data source.
+    typeormOptions: (settings) => options.typeormOptions({ ...settings, features }),
     defaultDays: appConfig.get('RECORDING_RETENTION_DAYS'),
     retention: (dataSource, now) => {
       const service = new retention.RecordingRetentionService(
@@ -210,6 +216,8 @@ export async function purgeProject(db: pg.Client): Promise<{ id: number; token: 
 }
 
 async function emptyProject(db: pg.Client, teamId: number): Promise<void> {
+  // Data keys belong to the project (the purge deletes them with their recordings; this delete does not).
+  await db.query('DELETE FROM session_recording_keys WHERE team_id = $1', [teamId]);
   await db.query('DELETE FROM session_recordings WHERE team_id = $1', [teamId]);
   await db.query('DELETE FROM persons WHERE team_id = $1', [teamId]);
 }
@@ -248,6 +256,7 @@ async function createRecordings(
   from: Date,
   direction: 1 | -1,
   chunk: Buffer,
+  packed: { keyPrefix: string; chunksPerObject: number } | null = null,
 ): Promise<void> {
   const s = PURGE_SHAPE;
   const start =
@@ -276,6 +285,27 @@ async function createRecordings(
       WHERE ${mine}`,
     [teamId, `${prefix}%`, chunk, s.chunksPerRecording],
   );
+  if (packed) {
+    // The chunks as ranges of packed objects (`chunksPerObject` consecutive chunks of this set each, in list
+    // order), sealed (28 bytes longer), with a data key per recording: what the packer leaves.
+    const length = chunk.length + 28;
+    await db.query(
+      `UPDATE session_recording_snapshots s
+          SET data = NULL, encrypted = true, object_key = $3 || lpad((o.n / $4)::text, 6, '0'),
+              object_offset = (o.n % $4) * $5, object_length = $5
+         FROM (SELECT s2.id, row_number() OVER (ORDER BY s2.session_id, s2.first_timestamp, s2.id) - 1 AS n
+                 FROM session_recording_snapshots s2 WHERE s2.team_id = $1 AND s2.session_id LIKE $2) o
+        WHERE s.id = o.id`,
+      [teamId, `${prefix}%`, packed.keyPrefix, packed.chunksPerObject, length],
+    );
+    await db.query(
+      `INSERT INTO session_recording_keys (team_id, session_id, wrapped_key, kek_id)
+       SELECT r.team_id, r.session_id, sha256(convert_to(r.session_id, 'UTF8')) || sha256(convert_to(r.session_id || '/k', 'UTF8')),
+              'bench-purge'
+         FROM session_recordings r WHERE ${mine}`,
+      [teamId, `${prefix}%`],
+    );
+  }
   await db.query(
     `INSERT INTO session_recording_event_keys (team_id, session_id, event_key)
      SELECT r.team_id, r.session_id, md5(r.session_id || '/' || k)::uuid::text
@@ -346,10 +376,59 @@ export async function benchRecordingsPurge(options: {
   seededRecordingsProjectId: number | null;
   /** Starts the service (HTTP, for the capture probes); null to run without probes. */
   startService: (() => Promise<Server>) | null;
+  /** Where the chunks are: their rows, or ranges of packed objects (an S3-protocol server started here). */
+  layout?: 'rows' | 'packed';
   log: (m: string) => void;
 }): Promise<RecordingsPurgeResult> {
-  const { db, log } = options;
-  const service = await loadService(options.root);
+  const layout = options.layout ?? 'rows';
+  const log = (m: string) =>
+    options.log(layout === 'packed' ? m.replace('recordings-purge:', 'recordings-purge (packed):') : m);
+  const s3 = layout === 'packed' ? await startS3() : null;
+  const proxy = s3 ? new StoreProxy(s3.endpoint) : null;
+  await proxy?.start();
+  // The SDK reads the store's credentials from the usual variables, as in the service.
+  if (s3) for (const [k, v] of Object.entries(S3_CREDENTIALS)) process.env[k] ??= v;
+  const s3Client = s3
+    ? new S3Client({
+        endpoint: s3.endpoint,
+        forcePathStyle: true,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+      })
+    : null;
+  try {
+    return await purgeScenario(options, layout, log, s3Client, proxy);
+  } finally {
+    s3Client?.destroy();
+    await proxy?.close();
+    await s3?.close();
+  }
+}
+
+const OBJECT_PREFIX = 'session_recordings/';
+/** Chunks in one packed object of the scenario (about 500 recordings' worth). */
+const CHUNKS_PER_OBJECT = 1500;
+
+async function purgeScenario(
+  options: Parameters<typeof benchRecordingsPurge>[0],
+  layout: 'rows' | 'packed',
+  log: (m: string) => void,
+  s3Client: S3Client | null,
+  proxy: StoreProxy | null,
+): Promise<RecordingsPurgeResult> {
+  const { db } = options;
+  const service = await loadService(
+    options.root,
+    proxy
+      ? {
+          RECORDING_STORAGE: 's3',
+          RECORDING_S3_LAYOUT: 'packed',
+          RECORDING_S3_BUCKET: BUCKET,
+          RECORDING_S3_PREFIX: OBJECT_PREFIX,
+          RECORDING_S3_ENDPOINT: proxy.endpoint,
+        }
+      : {},
+  );
   const project = await purgeProject(db);
   if (project.id === options.seededRecordingsProjectId)
     throw new Error(`project ${project.id} holds the seeded recordings: the purge scenario needs another`);
@@ -397,6 +476,13 @@ export async function benchRecordingsPurge(options: {
 
   const setupStarted = performance.now();
   const chunk = snapshotChunk();
+  const objectsOf = (prefix: string) =>
+    layout === 'packed'
+      ? {
+          keyPrefix: `${OBJECT_PREFIX}packed/r${projectDays}/${cutoff.toISOString().slice(0, 10)}/${prefix}`,
+          chunksPerObject: CHUNKS_PER_OBJECT,
+        }
+      : null;
   await createRecordings(
     db,
     project.id,
@@ -406,9 +492,46 @@ export async function benchRecordingsPurge(options: {
     cutoff,
     -1,
     chunk,
+    objectsOf(EXPIRED_PREFIX),
   );
-  await createRecordings(db, project.id, options.userId, LIVE_PREFIX, PURGE_SHAPE.live, cutoff, 1, chunk);
-  await db.query(`ANALYZE ${Object.values(TABLES).join(', ')}, session_recording_counts`);
+  await createRecordings(
+    db,
+    project.id,
+    options.userId,
+    LIVE_PREFIX,
+    PURGE_SHAPE.live,
+    cutoff,
+    1,
+    chunk,
+    objectsOf(LIVE_PREFIX),
+  );
+  let objectsCreated = 0;
+  if (s3Client) {
+    // The packed objects, written straight to the store (not counted): the purge never reads their bytes.
+    const { rows: objects } = await db.query<{ key: string; size: string }>(
+      `SELECT object_key AS key, max(object_offset + object_length)::text AS size
+         FROM session_recording_snapshots WHERE team_id = $1 AND object_key IS NOT NULL GROUP BY object_key`,
+      [project.id],
+    );
+    for (let i = 0; i < objects.length; i += 8) {
+      await Promise.all(
+        objects.slice(i, i + 8).map((o) =>
+          s3Client.send(
+            new PutObjectCommand({
+              Bucket: BUCKET,
+              Key: o.key,
+              // Their size, not their bytes, is what the store holds for the purge: it never reads them.
+              Body: Buffer.alloc(Number(o.size), 0xa5),
+            }),
+          ),
+        ),
+      );
+    }
+    objectsCreated = objects.length;
+  }
+  await db.query(
+    `ANALYZE ${Object.values(TABLES).join(', ')}, session_recording_counts, session_recording_keys`,
+  );
   const setupMs = performance.now() - setupStarted;
   const expiredBefore = await countRows(db, project.id, EXPIRED_PREFIX);
   const liveBefore = await countRows(db, project.id, LIVE_PREFIX);
@@ -444,7 +567,11 @@ export async function benchRecordingsPurge(options: {
 
     const logger = new CountingLogger();
     const dataSource = await new DataSource({
-      ...service.typeormOptions({ url: options.url, poolSize: 1, applicationName: 'bench-purge' }),
+      ...service.typeormOptions({
+        url: options.url,
+        poolSize: 1,
+        applicationName: 'bench-purge',
+      }),
       logging: ['query'],
       logger,
     } as DataSourceOptions).initialize();
@@ -460,6 +587,8 @@ export async function benchRecordingsPurge(options: {
     };
     let postgresCpuMs: number | null = null;
     let during: Awaited<ReturnType<typeof sendProbes>> | null = null;
+    let storeBefore: StoreCounts | null = null;
+    let storeRequests: StoreCounts | null = null;
     let batchSize = 0;
     try {
       const retention = service.retention(dataSource, clock);
@@ -478,6 +607,7 @@ export async function benchRecordingsPurge(options: {
           ? sendProbes(server.url, probes.slice(IDLE_PROBE_SESSIONS), () => finished)
           : null;
       const cpuBefore = cpu();
+      storeBefore = proxy?.counts ?? null;
       const started = performance.now();
       try {
         // As `recordings purge` does: batches until one deletes nothing.
@@ -491,6 +621,7 @@ export async function benchRecordingsPurge(options: {
           for (const k of Object.keys(purged) as (keyof PurgeResultLike)[]) purged[k] += batch[k];
         }
         wallMs = performance.now() - started;
+        if (proxy && storeBefore) storeRequests = countsBetween(storeBefore, proxy.counts);
       } finally {
         finished = true;
         during = probing ? await probing : null;
@@ -517,6 +648,39 @@ export async function benchRecordingsPurge(options: {
         project.id,
       ])
     ).rows[0].n;
+    let objectsLeft = 0;
+    const storeProblems: string[] = [];
+    if (s3Client) {
+      const left: string[] = [];
+      let token: string | undefined;
+      do {
+        const page = await s3Client.send(
+          new ListObjectsV2Command({ Bucket: BUCKET, Prefix: OBJECT_PREFIX, ContinuationToken: token }),
+        );
+        for (const o of page.Contents ?? []) left.push(o.Key as string);
+        token = page.NextContinuationToken;
+      } while (token);
+      objectsLeft = left.length;
+      const expiredLeft = left.filter((k) => k.includes(EXPIRED_PREFIX)).length;
+      const liveObjects = Math.ceil((PURGE_SHAPE.live * PURGE_SHAPE.chunksPerRecording) / CHUNKS_PER_OBJECT);
+      if (expiredLeft)
+        storeProblems.push(`${expiredLeft} packed objects of expired recordings left in the store`);
+      if (left.length - expiredLeft !== liveObjects)
+        storeProblems.push(
+          `${left.length - expiredLeft} objects of live recordings in the store, ${liveObjects} written`,
+        );
+      const keys = (
+        await db.query<{ expired: number; live: number }>(
+          `SELECT count(*) FILTER (WHERE session_id LIKE $2)::int AS expired,
+                  count(*) FILTER (WHERE session_id LIKE $3)::int AS live
+             FROM session_recording_keys WHERE team_id = $1`,
+          [project.id, `${EXPIRED_PREFIX}%`, `${LIVE_PREFIX}%`],
+        )
+      ).rows[0];
+      if (keys.expired) storeProblems.push(`${keys.expired} data keys of expired recordings left`);
+      if (keys.live !== PURGE_SHAPE.live)
+        storeProblems.push(`${keys.live} data keys of live recordings, ${PURGE_SHAPE.live} written`);
+    }
     const problems = purgeProblems({
       expiredBefore,
       expiredAfter,
@@ -530,10 +694,12 @@ export async function benchRecordingsPurge(options: {
       othersAfter,
       purgedRecordings: purged.recordings,
       purgedChunks: purged.snapshotChunks,
-    });
+    }).concat(storeProblems);
     const rowsDeleted = totalRows(expiredBefore);
     const sec = wallMs / 1000;
     const result: RecordingsPurgeResult = {
+      layout,
+      store: storeRequests ? { objects: objectsCreated, objectsLeft, requests: storeRequests } : null,
       batchSize,
       clock: clock.toISOString(),
       cutoff: cutoff.toISOString(),

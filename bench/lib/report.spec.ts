@@ -10,6 +10,8 @@ import {
   formatHttpTable,
   formatTargetsTable,
   formatPurgeTable,
+  formatStoreRequestsTable,
+  purgeComparisonTarget,
   type HttpScenarioResult,
   type LoadStats,
   p99Ratio,
@@ -221,6 +223,32 @@ describe('capture load', () => {
     expect(missed[2].reason).toBeDefined();
   });
 
+  it("holds capture-s3 (packed) to 0.9× the events/s of capture-postgres, the service's, and reports the store", () => {
+    const s3 = (events: number): CaptureLoadResult => ({
+      ...captureLoad(
+        {
+          ...captureStats(events),
+          store: { requests: { put: 2, get: 2, rangedGet: 0, delete: 0, other: 1 }, seconds: 20 },
+        },
+        captureStats(2000),
+      ),
+      name: 'capture-s3',
+      storage: 's3',
+      layout: 'packed',
+    });
+    const pg = captureLoad(captureStats(1000), captureStats(2000));
+    const target = (r: CaptureLoadResult) =>
+      captureLoadTargets([pg, r]).find((t) => t.name.includes('events/s ÷'));
+    expect(target(s3(950))).toMatchObject({
+      name: "capture-s3 (packed) events/s ÷ capture-postgres events/s, the service's",
+      value: 0.95,
+      met: true,
+    });
+    expect(target(s3(850))).toMatchObject({ value: 0.85, met: false, note: '5 points short' });
+    const lines = formatStoreRequestsTable([s3(950)]).split('\n');
+    expect(lines[2]).toMatch(/^\| capture-s3: capture, service \(packed\) \| 6 +\| 6 +\| 3 +\|/);
+  });
+
   it('renders one row per side with the ratio on the service row', () => {
     const lines = formatCaptureLoadTable([captureLoad(captureStats(1400), captureStats(2000))]).split('\n');
     expect(lines).toHaveLength(4);
@@ -298,6 +326,7 @@ describe('recordings purge', () => {
       .map((c) => c.trim())
       .slice(1, -1);
     expect(cells).toEqual([
+      'rows',
       '100000',
       '912000',
       '500',
@@ -314,6 +343,22 @@ describe('recordings purge', () => {
     ]);
     const failed = formatPurgeTable(purge({ capture: null, postgresCpuMs: null, problems: ['x'] }));
     expect(failed.split('\n')[2]).toMatch(/\| - +\| - +\| - +\| NO \(1 problems\) \|$/);
+  });
+});
+
+describe('recordings purge from packed objects', () => {
+  it('is compared with the purge of rows of the same run', () => {
+    const base = { recordingsPerSec: 10_000 } as RecordingsPurgeResult;
+    expect(purgeComparisonTarget(base, { ...base, recordingsPerSec: 9_500 })).toMatchObject({
+      value: 0.95,
+      limit: '>= 0.9',
+      met: true,
+    });
+    expect(purgeComparisonTarget(base, { ...base, recordingsPerSec: 8_000 })).toMatchObject({
+      value: 0.8,
+      met: false,
+      note: '10 points short',
+    });
   });
 });
 

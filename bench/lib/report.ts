@@ -52,6 +52,8 @@ export interface CaptureResult {
   serviceCpuMs: number[];
 }
 
+import type { StoreCounts } from './store-proxy.js';
+
 /** One side's figures under the capture load (posthog-js batches to POST /s/). */
 export interface CaptureLoadStats {
   requests: number;
@@ -69,12 +71,41 @@ export interface CaptureLoadStats {
   /** rrweb events sent in answered requests, and the events the recordings of the load count afterwards. */
   eventsSent: number;
   eventsStored: number;
+  /** Requests this side sent to the object store during the measured load (capture-s3), and over how long. */
+  store?: { requests: StoreCounts; seconds: number } | null;
+}
+
+/**
+ * Playing one long recording from packed storage as the player loads it (the list of sources, the first source
+ * alone, then ranges of 2, 4, 8 and at most 16 sources): the time to its first frame and the store's requests.
+ */
+export interface PlaybackResult {
+  /** Minutes between the recording's first and last event. */
+  recordingMinutes: number;
+  sources: number;
+  /** Packed objects its chunks are in. */
+  objects: number;
+  /** Snapshot API requests of one whole load. */
+  apiRequests: number;
+  /** Time to first frame (the list, then the first source with the full snapshot, answered), ms: median, max. */
+  firstFrameMs: { p50: number; max: number; runs: number };
+  /** Time to read the whole recording, ms (median of the runs). */
+  wholeMs: number;
+  /** Requests to the object store of one whole load, and per minute of recording played. */
+  requests: StoreCounts;
+  perRecordingMinute: { put: number; get: number };
+  /** Every event came back, in order, as captured. */
+  verified: boolean;
 }
 
 export interface CaptureLoadResult {
   name: string;
   description: string;
   storage: 'postgres' | 's3';
+  /** The service's object layout (capture-s3): `packed` (the baseline stores per-chunk objects). */
+  layout?: 'packed' | 'per-chunk' | null;
+  /** capture-s3: one 30-minute recording played from packed storage. */
+  playback?: PlaybackResult | null;
   service: CaptureLoadStats;
   baseline: CaptureLoadStats;
   rounds: { first: 'service' | 'baseline'; service: CaptureLoadStats; baseline: CaptureLoadStats }[];
@@ -106,6 +137,13 @@ export interface LatencySummary {
 
 /** The retention purge (`RecordingRetentionService.purgeBatch` until nothing expired is left). */
 export interface RecordingsPurgeResult {
+  /**
+   * Where the recordings' chunks are: their rows (`rows`, as with RECORDING_STORAGE=postgres) or ranges of
+   * packed objects in an S3-protocol server, each recording with a data key (`packed`).
+   */
+  layout?: 'rows' | 'packed';
+  /** `packed`: the objects created, those left after the purge, and the purge's requests to the store. */
+  store?: { objects: number; objectsLeft: number; requests: StoreCounts } | null;
   /** RECORDING_PURGE_BATCH_SIZE (recordings per transaction). */
   batchSize: number;
   /** The purge's clock and the project's retention cutoff at it (ISO). */
@@ -205,6 +243,8 @@ export const RECORDINGS_LIST_P50_MS = 50;
 export const SCHEDULER_TICK_MS = 3000;
 export const RSS_MB = 250;
 export const CAPTURE_MS = 2000;
+/** Events/s of capture-s3 (packed) ÷ those of capture-postgres, the service's, in the same run. */
+export const MIN_S3_CAPTURE_RATIO = 0.9;
 /** Recordings the retention purge deletes per second (with their chunks, keys, views and sharing). */
 export const PURGE_RECORDINGS_PER_SEC = 5000;
 
@@ -258,7 +298,118 @@ export function captureLoadTargets(results: readonly CaptureLoadResult[]): Targe
       ...(ratio >= MIN_RPS_RATIO ? {} : { reason: MISS_REASONS.capture }),
     });
   }
+  const pg = results.find((r) => r.storage === 'postgres');
+  const s3 = results.find((r) => r.storage === 's3');
+  if (pg && s3) {
+    const ratio = pg.service.eventsPerSec > 0 ? s3.service.eventsPerSec / pg.service.eventsPerSec : 0;
+    targets.push({
+      name: `${s3.name} (${s3.layout ?? 'per-chunk'}) events/s ÷ ${pg.name} events/s, the service's`,
+      value: round(ratio),
+      limit: `>= ${MIN_S3_CAPTURE_RATIO}`,
+      met: ratio >= MIN_S3_CAPTURE_RATIO,
+      note:
+        ratio >= MIN_S3_CAPTURE_RATIO
+          ? null
+          : `${round((MIN_S3_CAPTURE_RATIO - ratio) * 100, 0)} points short`,
+    });
+  }
+  for (const r of results) {
+    if (!r.playback) continue;
+    targets.push({
+      name: `${r.name}: ${round(r.playback.recordingMinutes, 0)}-minute recording played back event for event`,
+      value: r.playback.verified ? 1 : 0,
+      limit: '= 1',
+      met: r.playback.verified,
+      note: null,
+    });
+  }
   return targets;
+}
+
+/** Requests per minute of `count` over `seconds`. */
+export const perMinute = (count: number, seconds: number): number =>
+  seconds > 0 ? (count * 60) / seconds : 0;
+
+/**
+ * The object store's requests: per minute of capture load for each side of capture-s3 (the service packs, the
+ * baseline stores one object per chunk), and per minute of recording for the playback.
+ */
+export function formatStoreRequestsTable(
+  results: readonly CaptureLoadResult[],
+  purge: RecordingsPurgeResult | null = null,
+): string {
+  const rows: (string | number)[][] = [];
+  if (purge?.store) {
+    const r = purge.store.requests;
+    const seconds = purge.wallMs / 1000;
+    rows.push([
+      `recordings-purge (packed): ${purge.purged.recordings} recordings, ${purge.purged.objects} objects deleted`,
+      round(perMinute(r.put, seconds), 1),
+      round(perMinute(r.get, seconds), 1),
+      round(perMinute(r.delete + r.other, seconds), 1),
+      `per minute of purge (${round(seconds, 1)} s; ${r.delete} DeleteObjects requests)`,
+    ]);
+  }
+  for (const r of results) {
+    for (const side of ['service', 'baseline'] as const) {
+      const st = r[side].store;
+      if (!st) continue;
+      rows.push([
+        `${r.name}: capture, ${side}${side === 'service' ? ` (${r.layout ?? 'per-chunk'})` : ' (per-chunk)'}`,
+        round(perMinute(st.requests.put, st.seconds), 1),
+        round(perMinute(st.requests.get, st.seconds), 1),
+        round(perMinute(st.requests.delete + st.requests.other, st.seconds), 1),
+        `per minute of load (${round(st.seconds, 0)} s measured, ${round(r[side].rps, 0)} req/s)`,
+      ]);
+    }
+    if (r.playback) {
+      const p = r.playback;
+      rows.push([
+        `${r.name}: playing a ${round(p.recordingMinutes, 0)}-minute recording (packed)`,
+        round(p.perRecordingMinute.put, 2),
+        round(p.perRecordingMinute.get, 2),
+        round((p.requests.delete + p.requests.other) / (p.recordingMinutes || 1), 2),
+        `per minute of recording (${p.requests.get} GETs for ${p.sources} sources in ${p.objects} objects)`,
+      ]);
+    }
+  }
+  return rows.length ? table(['what', 'PUT/min', 'GET/min', 'other/min', 'over'], rows) : '';
+}
+
+/** The playback of a long recording from packed storage. */
+export function formatPlaybackTable(results: readonly CaptureLoadResult[]): string {
+  const rows = results
+    .filter((r) => r.playback)
+    .map((r) => {
+      const p = r.playback as PlaybackResult;
+      return [
+        r.name,
+        round(p.recordingMinutes, 1),
+        p.sources,
+        p.objects,
+        `${round(p.firstFrameMs.p50, 1)} / ${round(p.firstFrameMs.max, 1)} (${p.firstFrameMs.runs} runs)`,
+        round(p.wholeMs, 0),
+        p.apiRequests,
+        p.requests.get,
+        p.verified ? 'yes' : 'NO',
+      ];
+    });
+  return rows.length
+    ? table(
+        [
+          'scenario',
+          'recording minutes',
+          'sources',
+          'packed objects',
+          'first frame ms p50 / max',
+          'whole recording ms',
+          'API requests',
+          'store GETs',
+          'verified',
+        ],
+        rows,
+      )
+    : '';
 }
 
 /** The capture load scenarios: one row per side, the events/s ratio on the service's row. */
@@ -402,16 +553,17 @@ export function evaluateTargets(
 /** The purge's targets: every expired row gone and nothing else, and recordings/s ≥ PURGE_RECORDINGS_PER_SEC. */
 export function purgeTargets(p: RecordingsPurgeResult): Target[] {
   const rate = p.recordingsPerSec;
+  const of = p.layout === 'packed' ? ' (packed)' : '';
   return [
     {
-      name: 'recordings-purge: problems after the purge (rows left or lost, counter, other projects)',
+      name: `recordings-purge${of}: problems after the purge (rows left or lost, counter, other projects)`,
       value: p.problems.length,
       limit: '= 0',
       met: p.problems.length === 0,
       note: p.problems.length ? p.problems.join('; ') : null,
     },
     {
-      name: `recordings-purge: expired recordings deleted per second (${p.expired.recordings}, batches of ${p.batchSize})`,
+      name: `recordings-purge${of}: expired recordings deleted per second (${p.expired.recordings}, batches of ${p.batchSize})`,
       value: round(rate, 0),
       limit: `>= ${PURGE_RECORDINGS_PER_SEC}`,
       met: rate >= PURGE_RECORDINGS_PER_SEC,
@@ -526,11 +678,12 @@ export function formatCaptureTable(c: CaptureResult): string {
   );
 }
 
-export function formatPurgeTable(p: RecordingsPurgeResult): string {
+export function formatPurgeTable(...results: RecordingsPurgeResult[]): string {
   const latency = (l: LatencySummary) =>
     `${round(l.p50, 1)} / ${round(l.p99, 1)} / ${round(l.max, 0)}${l.errors ? ` (${l.errors} errors)` : ''}`;
   return table(
     [
+      'chunks',
       'expired recordings',
       'rows deleted',
       'batch size',
@@ -545,24 +698,43 @@ export function formatPurgeTable(p: RecordingsPurgeResult): string {
       'during purge',
       'verified',
     ],
-    [
-      [
-        p.expired.recordings,
-        p.rowsDeleted,
-        p.batchSize,
-        p.batches,
-        round(p.wallMs, 0),
-        round(p.recordingsPerSec, 0),
-        round(p.rowsPerSec, 0),
-        round(p.statementsPerBatch, 1),
-        `${round(p.batchMs.p50, 0)} / ${round(p.batchMs.max, 0)}`,
-        p.postgresCpuMs === null ? '-' : round(p.postgresCpuMs, 0),
-        p.capture ? latency(p.capture.idle) : '-',
-        p.capture ? `${latency(p.capture.duringPurge)}, ${p.capture.duringPurge.requests} req` : '-',
-        p.problems.length ? `NO (${p.problems.length} problems)` : 'yes',
-      ],
-    ],
+    results.map((p) => [
+      p.layout === 'packed'
+        ? `packed (${p.store?.objects ?? 0} objects, ${p.purged.objects} deleted)`
+        : 'rows',
+      p.expired.recordings,
+      p.rowsDeleted,
+      p.batchSize,
+      p.batches,
+      round(p.wallMs, 0),
+      round(p.recordingsPerSec, 0),
+      round(p.rowsPerSec, 0),
+      round(p.statementsPerBatch, 1),
+      `${round(p.batchMs.p50, 0)} / ${round(p.batchMs.max, 0)}`,
+      p.postgresCpuMs === null ? '-' : round(p.postgresCpuMs, 0),
+      p.capture ? latency(p.capture.idle) : '-',
+      p.capture ? `${latency(p.capture.duringPurge)}, ${p.capture.duringPurge.requests} req` : '-',
+      p.problems.length ? `NO (${p.problems.length} problems)` : 'yes',
+    ]),
   );
+}
+
+/** Recordings purged per second from packed storage ÷ from rows, in the same run. */
+export const MIN_PURGE_PACKED_RATIO = 0.9;
+
+/** The purge of packed recordings (objects, keys) against the purge of chunks in rows, the same run's. */
+export function purgeComparisonTarget(rows: RecordingsPurgeResult, packed: RecordingsPurgeResult): Target {
+  const ratio = rows.recordingsPerSec > 0 ? packed.recordingsPerSec / rows.recordingsPerSec : 0;
+  return {
+    name: 'recordings-purge: recordings/s with packed objects and keys ÷ with chunks in rows',
+    value: round(ratio),
+    limit: `>= ${MIN_PURGE_PACKED_RATIO}`,
+    met: ratio >= MIN_PURGE_PACKED_RATIO,
+    note:
+      ratio >= MIN_PURGE_PACKED_RATIO
+        ? null
+        : `${round((MIN_PURGE_PACKED_RATIO - ratio) * 100, 0)} points short`,
+  };
 }
 
 export function formatTargetsTable(targets: readonly Target[]): string {

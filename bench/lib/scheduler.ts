@@ -24,8 +24,9 @@ interface ServiceModules {
 
 async function loadService(root: string): Promise<ServiceModules> {
   const load = (path: string) => import(pathToFileURL(join(root, 'dist', path)).href);
-  const [options, repository, queue, config] = await Promise.all([
+  const [options, features, repository, queue, config] = await Promise.all([
     load('database/typeorm-options.js'),
+    load('features.js').then((m: { loadServiceFeatures(): Promise<unknown[]> }) => m.loadServiceFeatures()),
     load('batch-exports/batch-exports.repository.js'),
     load('batch-exports/runs/run-queue.js'),
     load('config/config.js'),
@@ -33,7 +34,8 @@ async function loadService(root: string): Promise<ServiceModules> {
     load('features.js'),
   ]);
   return {
-    typeormOptions: options.typeormOptions,
+    // The service's features (their entities and migrations), as the service builds its data source.
+    typeormOptions: (settings) => options.typeormOptions({ ...settings, features }),
     BatchExportsRepository: repository.BatchExportsRepository,
     runQueue: async (dataSource) => {
       const runQueue = new queue.RunQueue(

@@ -1,5 +1,6 @@
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
-import { type StoredRecording, storedDifference } from './stored-recording.js';
+import { openSealed, type StoredRecording, storedDifference } from './stored-recording.js';
 
 const stored = (): StoredRecording => ({
   recording: {
@@ -42,5 +43,18 @@ describe('storedDifference', () => {
     const none = stored();
     none.chunks = [];
     expect(storedDifference(stored(), none)).toBe('chunks: service 1, baseline 0');
+  });
+});
+
+describe('openSealed', () => {
+  it('opens the service format (nonce ‖ ciphertext ‖ tag, associated data) and refuses anything else', () => {
+    const key = randomBytes(32);
+    const nonce = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, nonce);
+    cipher.setAAD(Buffer.from('1/s/7'));
+    const sealed = Buffer.concat([nonce, cipher.update('gzip bytes'), cipher.final(), cipher.getAuthTag()]);
+    expect(openSealed(key, sealed, '1/s/7').toString()).toBe('gzip bytes');
+    expect(() => openSealed(key, sealed, '1/s/8')).toThrow();
+    expect(() => openSealed(randomBytes(32), sealed, '1/s/7')).toThrow();
   });
 });

@@ -65,6 +65,7 @@ describe('parseConfig', () => {
       RECORDING_SESSION_MAX_BYTES: 1024 * 1024 * 1024,
       RECORDING_STORAGE: 'postgres',
       RECORDING_UNPACKED_MAX_BYTES: 4 * 1024 * 1024 * 1024,
+      RECORDING_KEY_ENCRYPTION_KEY: '',
       RECORDING_S3_BUCKET: '',
       RECORDING_S3_PREFIX: 'session_recordings/',
       RECORDING_S3_ENDPOINT: '',
@@ -481,5 +482,17 @@ describe('recording storage settings', () => {
     );
     expect(() => parseConfig({ RECORDING_STORAGE: 's3', RECORDING_S3_BUCKET: '  ' })).toThrow(ConfigError);
     expect(() => parseConfig({ RECORDING_STORAGE: 'gcs' })).toThrow('RECORDING_STORAGE="gcs" is invalid');
+  });
+
+  it('takes a key-encryption key of 32 bytes, required in production with the packed layout', () => {
+    const kek = Buffer.alloc(32, 7).toString('base64');
+    const s3 = { NODE_ENV: 'production', RECORDING_STORAGE: 's3', RECORDING_S3_BUCKET: 'rec' };
+    expect(parseConfig({ ...s3, RECORDING_KEY_ENCRYPTION_KEY: kek }).RECORDING_KEY_ENCRYPTION_KEY).toBe(kek);
+    expect(() => parseConfig(s3)).toThrow('RECORDING_KEY_ENCRYPTION_KEY is required in production');
+    expect(parseConfig({ ...s3, RECORDING_S3_LAYOUT: 'per-chunk' }).RECORDING_KEY_ENCRYPTION_KEY).toBe('');
+    expect(() => parseConfig({ RECORDING_KEY_ENCRYPTION_KEY: Buffer.alloc(16).toString('base64') })).toThrow(
+      'RECORDING_KEY_ENCRYPTION_KEY is invalid: expected base64 of 32 bytes',
+    );
+    expect(() => parseConfig({ RECORDING_KEY_ENCRYPTION_KEY: 'not base64!' })).toThrow(ConfigError);
   });
 });

@@ -252,6 +252,17 @@ export function parseConfig(
   if (!problems.length && out.RECORDING_STORAGE === 's3' && !String(out.RECORDING_S3_BUCKET).trim()) {
     problems.push('RECORDING_S3_BUCKET is required when RECORDING_STORAGE=s3');
   }
+  if (
+    !problems.length &&
+    out.NODE_ENV === 'production' &&
+    out.RECORDING_STORAGE === 's3' &&
+    out.RECORDING_S3_LAYOUT === 'packed' &&
+    !out.RECORDING_KEY_ENCRYPTION_KEY
+  ) {
+    problems.push(
+      'RECORDING_KEY_ENCRYPTION_KEY is required in production with RECORDING_STORAGE=s3 and RECORDING_S3_LAYOUT=packed (deleted recordings are shredded by their keys)',
+    );
+  }
   if (problems.length) throw new ConfigError(problems);
   return out as AppConfigValues;
 }

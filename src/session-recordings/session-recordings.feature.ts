@@ -54,6 +54,7 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
       (await import('./reads/session-recording-count.entity.js')).SessionRecordingCountEntity,
       (await import('./ingestion/session-recording-event-key.entity.js')).SessionRecordingEventKeyEntity,
       (await import('./storage/session-recording-snapshot.entity.js')).SessionRecordingSnapshotEntity,
+      (await import('./storage/session-recording-key.entity.js')).SessionRecordingKeyEntity,
       (await import('./reads/session-recording-view.entity.js')).SessionRecordingViewEntity,
       (await import('./sharing/session-recording-sharing.entity.js')).SessionRecordingSharingEntity,
     ],
@@ -71,6 +72,7 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
         .RecordingPackedObjects1795900000000,
       (await import('../database/migrations/1795920000000-RecordingsPersonFilterIndex.js'))
         .RecordingsPersonFilterIndex1795920000000,
+      (await import('../database/migrations/1795940000000-RecordingKeys.js')).RecordingKeys1795940000000,
     ],
   }),
   scopes: ['session_recording', 'sharing_configuration'],

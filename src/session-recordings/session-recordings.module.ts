@@ -17,6 +17,7 @@ import { SnapshotReader } from './reads/snapshot-reader.js';
 import { S3SnapshotObjectStore } from './storage/s3-snapshot-object-store.js';
 import { SnapshotObjectStore } from './storage/snapshot-object-store.js';
 import { SnapshotPacker } from './storage/snapshot-packer.js';
+import { RecordingKeys } from './storage/recording-keys.js';
 import { SnapshotStorage } from './storage/snapshot-storage.js';
 import { SnapshotStorageMaintenance } from './storage/snapshot-storage-maintenance.js';
 import { SnapshotStorageRepository } from './storage/snapshot-storage.repository.js';
@@ -42,6 +43,7 @@ import { SnapshotStorageRepository } from './storage/snapshot-storage.repository
     SnapshotStorageRepository,
     SnapshotStorageMaintenance,
     SnapshotPacker,
+    RecordingKeys,
   ],
   exports: [
     RecordingIngestionService,

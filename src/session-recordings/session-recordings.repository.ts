@@ -107,6 +107,8 @@ export interface StoredChunk {
   /** The chunk's byte range when `objectKey` is a packed object. */
   objectOffset: string | null;
   objectLength: number | null;
+  /** Whether the packed range is sealed with the recording's data key (`RecordingKeys`). */
+  encrypted: boolean;
 }
 
 /** A chunk's place in the time order of a session's snapshots. */
@@ -416,7 +418,7 @@ export class SessionRecordingsRepository extends RepositoryBase {
   async snapshotData(teamId: number, sessionId: string, id: string): Promise<StoredChunk | null> {
     const rows = await this.query<StoredChunk>(
       `SELECT s.window_id AS "windowId", coalesce(s.data, b.data) AS data, s.object_key AS "objectKey",
-              s.object_offset::text AS "objectOffset", s.object_length AS "objectLength"
+              s.object_offset::text AS "objectOffset", s.object_length AS "objectLength", s.encrypted
          FROM session_recording_snapshots s
          LEFT JOIN session_recording_chunk_buffer b
            ON s.data IS NULL AND s.object_key IS NULL AND b.created_at = s.created_at AND b.snapshot_id = s.id
@@ -460,11 +462,20 @@ export class SessionRecordingsRepository extends RepositoryBase {
    */
   @GenerateSql({ params: (f) => [f.projectId, f.sessionId, AT, CUTOFF] })
   async softDelete(teamId: number, sessionId: string, now: Date, retainedFrom: Date): Promise<boolean> {
-    const { affected } = await this.modify(
-      `UPDATE session_recordings SET deleted_at = $3
-        WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL AND start_time >= $4`,
-      [teamId, sessionId, now, retainedFrom],
-    );
-    return affected > 0;
+    return this.transaction(async () => {
+      const { affected } = await this.modify(
+        `UPDATE session_recordings SET deleted_at = $3
+          WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL AND start_time >= $4`,
+        [teamId, sessionId, now, retainedFrom],
+      );
+      if (!affected) return false;
+      // Crypto-shredding: without its data key the recording's bytes in packed objects can no longer be read.
+      // A statement of its own, after the row lock: it sees a key the packer committed while the UPDATE waited.
+      await this.modify(`DELETE FROM session_recording_keys WHERE team_id = $1 AND session_id = $2`, [
+        teamId,
+        sessionId,
+      ]);
+      return true;
+    });
   }
 }

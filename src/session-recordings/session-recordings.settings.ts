@@ -1,4 +1,5 @@
 import {
+  type Parser,
   byteSize,
   int,
   oneOf,
@@ -7,6 +8,18 @@ import {
   type SettingsTable,
   type SettingValues,
 } from '../config/settings.js';
+
+/** A key-encryption key: base64 of 32 random bytes (`openssl rand -base64 32`). */
+const keyEncryptionKey: Parser<string> = Object.assign(
+  (raw: string, name: string): string => {
+    const value = raw.trim();
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value) || Buffer.from(value, 'base64').length !== 32) {
+      throw new Error(`${name} is invalid: expected base64 of 32 bytes (openssl rand -base64 32)`);
+    }
+    return value;
+  },
+  { accepts: 'base64 of 32 bytes' },
+);
 
 /**
  * The settings of the session-recordings feature, declared by its manifest: parsed with every other setting by
@@ -62,6 +75,11 @@ export const SESSION_RECORDINGS_SETTINGS = {
     byteSize,
     4 * 1024 * 1024 * 1024,
     'Unpacked chunk bytes waiting in the database (the object store down or too slow) past which capture answers 503 with Retry-After instead of filling the database; alert well below it on recording_unpacked_bytes.',
+  ),
+  RECORDING_KEY_ENCRYPTION_KEY: setting(
+    keyEncryptionKey,
+    '',
+    "Key-encryption key of the recordings' data keys (base64 of 32 bytes, `openssl rand -base64 32`). Set, every chunk written into a packed object is encrypted (AES-256-GCM) with a random key of its recording kept in the database wrapped by this one, and deleting a recording destroys its key, so its bytes in shared objects are unreadable at once. Required in production with RECORDING_STORAGE=s3 and the packed layout. Keep it apart from database backups; losing it loses every encrypted recording (it cannot be rotated yet).",
   ),
   RECORDING_S3_BUCKET: setting(
     str,

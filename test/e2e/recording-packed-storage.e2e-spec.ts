@@ -1,10 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { gunzipSync } from 'node:zlib';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { runCli } from '../../src/cli.js';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { RecordingRetentionRepository } from '../../src/session-recordings/retention/recording-retention.repository.js';
+import { SnapshotReader } from '../../src/session-recordings/reads/snapshot-reader.js';
+import { RecordingKeys } from '../../src/session-recordings/storage/recording-keys.js';
 import { SnapshotPacker } from '../../src/session-recordings/storage/snapshot-packer.js';
 import { SnapshotStorageMaintenance } from '../../src/session-recordings/storage/snapshot-storage-maintenance.js';
 import { partitionName } from '../../src/session-recordings/storage/snapshot-storage.repository.js';
@@ -16,6 +19,8 @@ import { newSessionId, readAllSnapshots, rr, type Rrweb, snapshotEvent } from '.
 const BUCKET = 'packed';
 const PREFIX = 'rec/';
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
+/** The key-encryption key of these tests (every chunk packed here is encrypted). */
+const KEK = Buffer.alloc(32, 0x5a).toString('base64');
 const AWS_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
 
 function sessionEvents(n: number, start = T0): Rrweb[] {
@@ -95,6 +100,7 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
     RECORDING_PACK_INTERVAL_SECONDS: '0',
     RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS: '0',
     RECORDING_PACK_MAX_AGE_SECONDS: '0',
+    RECORDING_KEY_ENCRYPTION_KEY: KEK,
   });
   const path = (rest = '') => `/api/projects/${projectId}/session_recordings${rest}`;
   const capture = (app: TestApp, sessionId: string, events: Rrweb[]) =>
@@ -119,6 +125,39 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
   const snapshotsOf = async (sessionId: string) =>
     (await readAllSnapshots(t.http, path(`/${sessionId}/snapshots`), owner.auth)).events.map((e) => e.event);
   const packer = () => t.app.get(SnapshotPacker);
+  const keys = () => t.app.get(RecordingKeys);
+  /** The gzip bytes of a recording's chunks while they wait to be packed, in list order. */
+  const waitingBytes = async (sessionId: string) =>
+    (
+      (await t.dataSource.query(
+        `SELECT b.data FROM session_recording_snapshots s
+           JOIN session_recording_chunk_buffer b ON b.snapshot_id = s.id AND b.created_at = s.created_at
+          WHERE s.session_id = $1 ORDER BY s.first_timestamp, s.id`,
+        [sessionId],
+      )) as { data: Buffer }[]
+    ).map((r) => r.data);
+  const objectBytes = async (key: string) => {
+    const out = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+    return Buffer.from(
+      await (out.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray(),
+    );
+  };
+  const keyRows = async (sessionId: string) =>
+    (
+      (await t.dataSource.query(
+        `SELECT count(*)::int AS n FROM session_recording_keys WHERE session_id = $1`,
+        [sessionId],
+      )) as { n: number }[]
+    )[0].n;
+  const blobRange = (sessionId: string, rs: { id: string }[]) =>
+    t.http
+      .get(path(`/${sessionId}/snapshots`))
+      .query({
+        source: 'blob_v2',
+        start_blob_key: rs[0].id.padStart(19, '0'),
+        end_blob_key: rs[rs.length - 1].id.padStart(19, '0'),
+      })
+      .set(owner.auth);
 
   beforeAll(async () => {
     for (const [k, v] of Object.entries(AWS_ENV)) {
@@ -415,6 +454,169 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
     expect(inDb[0].n).toBe(0);
     for (const id of [inRows, perChunk, waiting]) expect(await snapshotsOf(id)).toEqual(events);
   }, 60_000);
+
+  it('crypto-shredding: deleting one of two recordings packed into one object destroys its key; its ranges no longer decrypt, the other reads back byte for byte', async () => {
+    const keep = newSessionId('ckeep');
+    const gone = newSessionId('cgone');
+    const eventsKeep = sessionEvents(7, T0 + 30_000);
+    const eventsGone = sessionEvents(7, T0 + 30_500);
+    await capture(t, keep, eventsKeep).expect(200);
+    await capture(t, gone, eventsGone).expect(200);
+    const plainKeep = await waitingBytes(keep);
+    const plainGone = await waitingBytes(gone);
+    expect(plainGone.length).toBeGreaterThan(1);
+    await packer().packDue();
+    const rk = await rows(keep);
+    const rg = await rows(gone);
+    const objectKey = rk[0].object_key as string;
+    expect([...rk, ...rg].every((r) => r.object_key === objectKey)).toBe(true);
+    const flags = (await t.dataSource.query(
+      `SELECT DISTINCT encrypted FROM session_recording_snapshots WHERE session_id = ANY($1)`,
+      [[keep, gone]],
+    )) as { encrypted: boolean }[];
+    expect(flags).toEqual([{ encrypted: true }]);
+
+    // What the object holds for a chunk is nonce ‖ ciphertext ‖ tag, not the gzip bytes.
+    const before = await objectBytes(objectKey);
+    const rangeOf = (r: { offset: number; length: number }) => before.subarray(r.offset, r.offset + r.length);
+    const goneKey = (await keys().keyOf(projectId, gone)) as Buffer;
+    const keepKey = (await keys().keyOf(projectId, keep)) as Buffer;
+    rg.forEach((r, i) => {
+      expect(r.length).toBe(plainGone[i].length + 28);
+      expect(rangeOf(r).includes(plainGone[i].subarray(10))).toBe(false);
+      expect(() => gunzipSync(rangeOf(r))).toThrow();
+      // With its key (while it exists) the range opens to exactly the captured bytes.
+      expect(keys().open(goneKey, r.id, { teamId: projectId, sessionId: gone }, rangeOf(r))).toEqual(
+        plainGone[i],
+      );
+    });
+
+    await t.http
+      .delete(path(`/${gone}`))
+      .set(owner.auth)
+      .expect(204);
+    expect(await keyRows(gone)).toBe(0);
+    expect(await keys().keyOf(projectId, gone)).toBeNull();
+    // The shared object was not rewritten, and the deleted recording's index rows are still there (for the purge).
+    expect((await objectBytes(objectKey)).equals(before)).toBe(true);
+    expect(await rows(gone)).toHaveLength(rg.length);
+    // Without its key no other key opens its ranges.
+    for (const r of rg) {
+      expect(() => keys().open(keepKey, r.id, { teamId: projectId, sessionId: gone }, rangeOf(r))).toThrow(
+        'does not decrypt with its key',
+      );
+    }
+    await blobRange(gone, rg).expect(404);
+    // A read that passed the recording check just before the delete answers as deleted too, before any byte.
+    const reader = t.app.get(SnapshotReader);
+    const body = await reader.read(projectId, gone, {
+      source: 'blob_v2',
+      start_blob_key: rg[0].id.padStart(19, '0'),
+      end_blob_key: rg[rg.length - 1].id.padStart(19, '0'),
+    });
+    await expect(
+      (async () => {
+        for await (const piece of body.body) void piece;
+      })(),
+    ).rejects.toMatchObject({ status: 404, detail: 'This recording was deleted.' });
+
+    // The other recording: its ranges open to the captured bytes, and the API plays it event for event.
+    rk.forEach((r, i) =>
+      expect(keys().open(keepKey, r.id, { teamId: projectId, sessionId: keep }, rangeOf(r))).toEqual(
+        plainKeep[i],
+      ),
+    );
+    expect(await snapshotsOf(keep)).toEqual(eventsKeep);
+    const whole = await blobRange(keep, rk).expect(200);
+    expect(
+      whole.text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)[1]),
+    ).toEqual(eventsKeep);
+
+    // The purge deletes the object only once none of its chunks is live.
+    const repo = t.app.get(RecordingRetentionRepository);
+    expect(await repo.deleteSnapshotsOf([{ teamId: projectId, sessionId: gone }])).toEqual({
+      chunks: rg.length,
+      objectKeys: [],
+    });
+    expect(await repo.deleteSnapshotsOf([{ teamId: projectId, sessionId: keep }])).toEqual({
+      chunks: rk.length,
+      objectKeys: [objectKey],
+    });
+    // The purge deletes the recordings' keys in the statement that deletes the recordings.
+    expect(await keyRows(keep)).toBe(1);
+    expect(await repo.deleteRecordings([{ teamId: projectId, sessionId: keep }])).toBe(1);
+    expect(await keyRows(keep)).toBe(0);
+  });
+
+  it('a key of another key-encryption key, an altered key or altered bytes answer a clear 500 error body, never garbage', async () => {
+    const id = newSessionId('ckek');
+    const events = sessionEvents(5, T0 + 40_000);
+    await capture(t, id, events).expect(200);
+    await packer().packDue();
+    const rs = await rows(id);
+    const undecryptable = async () => {
+      const res = await blobRange(id, rs).expect(500);
+      expect(res.body).toEqual({
+        type: 'server_error',
+        code: 'recording_undecryptable',
+        detail: expect.stringContaining('cannot be decrypted'),
+        attr: null,
+      });
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+    };
+    const [row] = (await t.dataSource.query(
+      `SELECT kek_id, wrapped_key FROM session_recording_keys WHERE session_id = $1`,
+      [id],
+    )) as { kek_id: string; wrapped_key: Buffer }[];
+    expect(row.kek_id).toBe(keys().kekId);
+
+    await t.dataSource.query(
+      `UPDATE session_recording_keys SET kek_id = '0000000000000000' WHERE session_id = $1`,
+      [id],
+    );
+    await undecryptable();
+    const altered = Buffer.from(row.wrapped_key);
+    altered[20] ^= 1;
+    await t.dataSource.query(
+      `UPDATE session_recording_keys SET kek_id = $2, wrapped_key = $3 WHERE session_id = $1`,
+      [id, row.kek_id, altered],
+    );
+    await undecryptable();
+    await t.dataSource.query(`UPDATE session_recording_keys SET wrapped_key = $2 WHERE session_id = $1`, [
+      id,
+      row.wrapped_key,
+    ]);
+    expect(await snapshotsOf(id)).toEqual(events);
+
+    // One byte of its first range altered in the store.
+    const key = rs[0].object_key as string;
+    const bytes = await objectBytes(key);
+    bytes[rs[0].offset + 15] ^= 1;
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: bytes }));
+    await undecryptable();
+  });
+
+  it('chunks of a recording deleted while they wait are never packed, and it gets no key', async () => {
+    const gone = newSessionId('cwait');
+    const live = newSessionId('clive');
+    await capture(t, gone, sessionEvents(5, T0 + 50_000)).expect(200);
+    await capture(t, live, sessionEvents(5, T0 + 50_000)).expect(200);
+    const waiting = (await rows(gone)).length;
+    await t.http
+      .delete(path(`/${gone}`))
+      .set(owner.auth)
+      .expect(204);
+    const reports = await packer().packDue();
+    expect(reports).toHaveLength(1);
+    expect(reports![0]).toMatchObject({ chunks: (await rows(live)).length, skipped: waiting });
+    expect(await rows(gone)).toEqual([]);
+    expect(await keyRows(gone)).toBe(0);
+    expect(await keyRows(live)).toBe(1);
+    expect(await snapshotsOf(live)).toEqual(sessionEvents(5, T0 + 50_000));
+  });
 
   it('objects are laid out by retention period, and lifecycle-rules prints (or applies) one rule per period', async () => {
     const shortOrg = await t.factories.organization(owner, 'Short retention');

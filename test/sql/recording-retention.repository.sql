@@ -37,6 +37,10 @@ DELETE FROM session_recording_snapshots s
 RETURNING s.object_key AS "objectKey";
 
 -- RecordingRetentionRepository.deleteRecordings
+WITH data_keys AS (
+  DELETE FROM session_recording_keys k
+   USING unnest($1::int[], $2::varchar[]) AS d(team_id, session_id)
+   WHERE k.team_id = d.team_id AND k.session_id = d.session_id)
 DELETE FROM session_recordings r
-USING unnest($1::int[], $2::varchar[]) AS d(team_id, session_id)
-WHERE r.team_id = d.team_id AND r.session_id = d.session_id;
+ USING unnest($1::int[], $2::varchar[]) AS d(team_id, session_id)
+ WHERE r.team_id = d.team_id AND r.session_id = d.session_id;

@@ -146,7 +146,7 @@ WHERE team_id = $1 AND session_id = $2 AND id = $3::bigint;
 
 -- SessionRecordingsRepository.snapshotData
 SELECT s.window_id AS "windowId", coalesce(s.data, b.data) AS data, s.object_key AS "objectKey",
-      s.object_offset::text AS "objectOffset", s.object_length AS "objectLength"
+      s.object_offset::text AS "objectOffset", s.object_length AS "objectLength", s.encrypted
  FROM session_recording_snapshots s
  LEFT JOIN session_recording_chunk_buffer b
    ON s.data IS NULL AND s.object_key IS NULL AND b.created_at = s.created_at AND b.snapshot_id = s.id
@@ -162,3 +162,5 @@ DELETE FROM session_recording_views WHERE team_id = $1 AND session_id = $2 AND u
 -- SessionRecordingsRepository.softDelete
 UPDATE session_recordings SET deleted_at = $3
 WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL AND start_time >= $4;
+
+DELETE FROM session_recording_keys WHERE team_id = $1 AND session_id = $2;

@@ -3,7 +3,7 @@
 
 -- SnapshotStorageRepository.chunksToMove (to objects)
 SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey",
-      object_offset::text AS "objectOffset", object_length AS "objectLength"
+      object_offset::text AS "objectOffset", object_length AS "objectLength", encrypted
  FROM session_recording_snapshots
 WHERE id > $1::bigint
   AND (CASE WHEN $2::boolean THEN data IS NOT NULL ELSE data IS NULL AND object_key IS NOT NULL END)
@@ -12,7 +12,7 @@ LIMIT $3;
 
 -- SnapshotStorageRepository.chunksToMove (to the database)
 SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey",
-      object_offset::text AS "objectOffset", object_length AS "objectLength"
+      object_offset::text AS "objectOffset", object_length AS "objectLength", encrypted
  FROM session_recording_snapshots
 WHERE id > $1::bigint
   AND (CASE WHEN $2::boolean THEN data IS NOT NULL ELSE data IS NULL AND object_key IS NOT NULL END)
@@ -27,7 +27,8 @@ UPDATE session_recording_snapshots SET object_key = $2, data = NULL
 WHERE id = $1::bigint AND data IS NOT NULL AND sha256(data) = decode($3, 'hex');
 
 -- SnapshotStorageRepository.movedToDatabase
-UPDATE session_recording_snapshots SET data = $3, object_key = NULL, object_offset = NULL, object_length = NULL
+UPDATE session_recording_snapshots
+  SET data = $3, object_key = NULL, object_offset = NULL, object_length = NULL, encrypted = false
 WHERE id = $1::bigint AND object_key = $2
 RETURNING encode(sha256(data), 'hex') AS sha256;
 
@@ -62,17 +63,39 @@ ORDER BY w.id;
 
 -- SnapshotStorageRepository.markPacked
 UPDATE session_recording_snapshots s
-  SET object_key = $1, object_offset = u.off, object_length = u.len
+  SET object_key = $1, object_offset = u.off, object_length = u.len, encrypted = $6
  FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[]) AS u(id, off, len, sha)
 WHERE s.id = u.id AND s.data IS NULL AND s.object_key IS NULL
   AND EXISTS (SELECT 1 FROM session_recording_chunk_buffer b
                WHERE b.created_at = s.created_at AND b.snapshot_id = s.id
                  AND sha256(b.data) = decode(u.sha, 'hex'));
 
+-- SnapshotStorageRepository.dropWaiting
+DELETE FROM session_recording_snapshots
+WHERE id = ANY($1::bigint[]) AND data IS NULL AND object_key IS NULL;
+
+-- SnapshotStorageRepository.wrappedKeys
+SELECT k.team_id AS "teamId", k.session_id AS "sessionId", k.wrapped_key AS "wrappedKey", k.kek_id AS "kekId"
+FROM session_recording_keys k
+JOIN unnest($1::int[], $2::varchar[]) AS u(team_id, session_id)
+  ON k.team_id = u.team_id AND k.session_id = u.session_id;
+
+-- SnapshotStorageRepository.insertKeys
+INSERT INTO session_recording_keys (team_id, session_id, wrapped_key, kek_id)
+SELECT l.team_id, l.session_id, l.wrapped_key, $4
+  FROM (SELECT r.team_id, r.session_id, u.wrapped_key
+          FROM session_recordings r
+          JOIN unnest($1::int[], $2::varchar[], $3::bytea[]) AS u(team_id, session_id, wrapped_key)
+            ON r.team_id = u.team_id AND r.session_id = u.session_id
+         WHERE r.deleted_at IS NULL
+         ORDER BY r.team_id, r.session_id
+           FOR SHARE OF r) l
+ON CONFLICT (team_id, session_id) DO NOTHING;
+
 -- SnapshotStorageRepository.chunkLocations
 SELECT id::text AS id, first_timestamp AS "firstTimestamp", window_id AS "windowId",
       (data IS NOT NULL OR object_key IS NULL) AS "inDatabase", object_key AS "objectKey",
-      object_offset::text AS "objectOffset", object_length AS "objectLength"
+      object_offset::text AS "objectOffset", object_length AS "objectLength", encrypted
  FROM session_recording_snapshots
 WHERE team_id = $1 AND session_id = $2
   AND (CASE WHEN $5::boolean THEN (first_timestamp, id) >= ($3::timestamptz, $4::bigint)
@@ -93,7 +116,7 @@ WHERE NOT EXISTS (SELECT 1 FROM session_recording_snapshots s
 
 -- SnapshotStorageRepository.chunksToPack
 SELECT s.id::text AS id, s.team_id AS "teamId", s.session_id AS "sessionId", s.object_key AS "objectKey",
-      s.object_offset::text AS "objectOffset", s.object_length AS "objectLength",
+      s.object_offset::text AS "objectOffset", s.object_length AS "objectLength", s.encrypted,
       coalesce(p.session_recording_retention_period_days, $1::int) AS "retentionDays"
  FROM session_recording_snapshots s
  LEFT JOIN projects p ON p.id = s.team_id
@@ -107,7 +130,7 @@ WHERE data IS NOT NULL OR (object_key IS NOT NULL AND object_offset IS NULL);
 
 -- SnapshotStorageRepository.movedToPacked
 UPDATE session_recording_snapshots s
-   SET object_key = $1, object_offset = u.off, object_length = u.len, data = NULL
+   SET object_key = $1, object_offset = u.off, object_length = u.len, data = NULL, encrypted = $7
   FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[], $6::varchar[]) AS u(id, off, len, sha, src)
  WHERE s.id = u.id AND s.object_offset IS NULL
    AND (CASE WHEN u.src IS NULL THEN s.data IS NOT NULL AND sha256(s.data) = decode(u.sha, 'hex')

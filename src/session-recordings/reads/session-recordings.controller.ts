@@ -56,7 +56,8 @@ const SNAPSHOTS_OPERATION = {
     '(a larger single event is a chunk of its own); a player merges the windows by timestamp. Events are ' +
     'exactly as captured: events that posthog-js packed (`cv: "2024-10"`, their large `data` gzip-compressed ' +
     'into a latin1 string) are returned packed, as PostHog returns them, for a player that unpacks them ' +
-    "(PostHog's does). An unknown blob key is 404.",
+    "(PostHog's does). An unknown blob key is 404, and so is a recording deleted while it is being read (its " +
+    'data key destroyed). Stored bytes that cannot be decrypted answer 500 `recording_undecryptable`.',
 };
 const SNAPSHOTS_OK = {
   description:
@@ -299,7 +300,8 @@ export class SessionRecordingsController {
     summary: 'Delete a session recording',
     description:
       'Soft delete: the recording is 404 from then on, and snapshots captured later for its session id are ' +
-      'dropped.',
+      'dropped. With RECORDING_KEY_ENCRYPTION_KEY set its data key is destroyed at once, so its bytes in shared ' +
+      'packed objects can no longer be decrypted; its chunks still waiting to be packed are dropped.',
   })
   @ApiParam(RECORDING)
   @ApiNoContentResponse({ description: 'Deleted.' })

@@ -1,7 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error.js';
 import { BLOB_V2, type SnapshotsQuery } from './dto/snapshots.dto.js';
 import { type SnapshotPosition, SessionRecordingsRepository } from '../session-recordings.repository.js';
+import {
+  RecordingDecryptionError,
+  RecordingKeys,
+  deletedRecording,
+  undecryptable,
+} from '../storage/recording-keys.js';
 import { readChunkLines } from '../storage/snapshot-chunks.js';
 import { SnapshotStorage } from '../storage/snapshot-storage.js';
 import { type ChunkLocation, SnapshotStorageRepository } from '../storage/snapshot-storage.repository.js';
@@ -45,10 +51,13 @@ const optionalString = (query: SnapshotsQuery, name: keyof SnapshotsQuery): stri
  */
 @Injectable()
 export class SnapshotReader {
+  private readonly logger = new Logger(SnapshotReader.name);
+
   constructor(
     private readonly recordings: SessionRecordingsRepository,
     private readonly storage: SnapshotStorage,
     private readonly locations: SnapshotStorageRepository,
+    private readonly keys: RecordingKeys,
   ) {}
 
   /**
@@ -142,6 +151,7 @@ export class SnapshotReader {
   ): AsyncGenerator<Buffer | string> {
     let from: SnapshotPosition = start;
     let inclusive = true;
+    const opener = new ChunkOpener(this.keys, this.logger, teamId, sessionId);
     for (;;) {
       const page = await this.locations.chunkLocations(
         teamId,
@@ -161,10 +171,12 @@ export class SnapshotReader {
           const bytes = await this.storage.readRange(first.objectKey as string, offset, length);
           for (const c of page.slice(i, i + run)) {
             const at = Number(c.objectOffset) - offset;
-            if (bytes) yield* readChunkLines(bytes.subarray(at, at + (c.objectLength as number)), c.windowId);
+            if (!bytes) continue;
+            const stored = bytes.subarray(at, at + (c.objectLength as number));
+            yield* readChunkLines(await opener.open(c.id, c.encrypted, stored), c.windowId);
           }
         } else {
-          yield* this.oneChunk(teamId, sessionId, page[i]);
+          yield* this.oneChunk(teamId, sessionId, page[i], opener);
         }
         i += run;
       }
@@ -180,11 +192,41 @@ export class SnapshotReader {
     teamId: number,
     sessionId: string,
     c: ChunkLocation,
+    opener: ChunkOpener,
   ): AsyncGenerator<Buffer | string> {
     const chunk = c.inDatabase ? await this.recordings.snapshotData(teamId, sessionId, c.id) : c;
     // A chunk deleted meanwhile (its recording's organization deleted, or purged) is skipped.
     const data = chunk && (await this.storage.read({ data: null, ...chunk }));
-    if (chunk && data) yield* readChunkLines(data, chunk.windowId);
+    if (chunk && data) yield* readChunkLines(await opener.open(c.id, chunk.encrypted, data), chunk.windowId);
+  }
+}
+
+/**
+ * Opens the stored bytes of one recording's chunks: those in the clear as they are, encrypted ones with the
+ * recording's data key, looked up once (at the first encrypted chunk). No key: the recording was deleted (404);
+ * a key or bytes that do not open: a clear 500 of its own. Either is the response when no byte was written yet,
+ * else the response is cut.
+ */
+class ChunkOpener {
+  private key: Buffer | null | undefined;
+
+  constructor(
+    private readonly keys: RecordingKeys,
+    private readonly logger: Logger,
+    private readonly teamId: number,
+    private readonly sessionId: string,
+  ) {}
+
+  async open(chunkId: string, encrypted: boolean, stored: Buffer): Promise<Buffer> {
+    if (!encrypted) return stored;
+    try {
+      if (this.key === undefined) this.key = await this.keys.keyOf(this.teamId, this.sessionId);
+      if (this.key === null) throw deletedRecording();
+      return this.keys.open(this.key, chunkId, { teamId: this.teamId, sessionId: this.sessionId }, stored);
+    } catch (error) {
+      if (error instanceof RecordingDecryptionError) throw undecryptable(this.logger, error);
+      throw error;
+    }
   }
 }
 

@@ -103,13 +103,18 @@ export class RecordingRetentionRepository extends RepositoryBase {
   }
 
   /**
-   * Deletes these recordings; their event keys, views and sharing go with them (ON DELETE CASCADE) and the
-   * project counters follow (trigger). Returns how many were deleted.
+   * Deletes these recordings and their data keys (set-based, in the same statement: the keys' foreign key is
+   * the project's); their event keys, views and sharing go with them (ON DELETE CASCADE) and the project
+   * counters follow (trigger). Returns how many recordings were deleted.
    */
   @GenerateSql({ params: (f) => [[{ teamId: f.projectId, sessionId: f.sessionId }]] })
   async deleteRecordings(keys: readonly RecordingKey[]): Promise<number> {
     const [, affected] = (await this.manager.query(
-      `DELETE FROM session_recordings r
+      `WITH data_keys AS (
+         DELETE FROM session_recording_keys k
+          USING unnest($1::int[], $2::varchar[]) AS d(team_id, session_id)
+          WHERE k.team_id = d.team_id AND k.session_id = d.session_id)
+       DELETE FROM session_recordings r
         USING unnest($1::int[], $2::varchar[]) AS d(team_id, session_id)
         WHERE r.team_id = d.team_id AND r.session_id = d.session_id`,
       [keys.map((k) => k.teamId), keys.map((k) => k.sessionId)],

@@ -11,6 +11,7 @@ import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from '../session-record
  */
 @Entity('session_recording_snapshots')
 @Index('session_recording_snapshots_session_idx', ['teamId', 'sessionId', 'firstTimestamp', 'id'])
+@Check('session_recording_snapshots_encrypted_check', `NOT "encrypted" OR "object_offset" IS NOT NULL`)
 @Check(
   'session_recording_snapshots_range_check',
   `("object_offset" IS NULL) = ("object_length" IS NULL) AND ("object_offset" IS NULL OR "object_key" IS NOT NULL)`,
@@ -70,6 +71,13 @@ export class SessionRecordingSnapshotEntity {
   /** How many bytes of the packed object are the chunk's (with `objectOffset`). */
   @Column({ type: 'integer', nullable: true })
   objectLength: number | null;
+
+  /**
+   * Whether the chunk's range of its packed object is encrypted with its recording's data key
+   * (`session_recording_keys`): nonce (12 bytes), AES-256-GCM ciphertext of the gzip bytes, tag (16 bytes).
+   */
+  @Column({ type: 'boolean', default: false })
+  encrypted: boolean;
 
   @Column({ type: 'timestamptz' })
   createdAt: Date;

@@ -6,6 +6,7 @@ import { IntervalTask } from '../../common/tasks/interval-task.js';
 import { AppConfig } from '../../config/config.js';
 import { TransactionHost } from '../../database/transactions.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
+import { RecordingKeys, recordingRef } from './recording-keys.js';
 import { SnapshotObjectStore } from './snapshot-object-store.js';
 import { type PackBacklog, SnapshotStorage } from './snapshot-storage.js';
 import { type PackedEntry, SnapshotStorageRepository } from './snapshot-storage.repository.js';
@@ -37,7 +38,10 @@ export interface PackReport {
   chunks: number;
   /** Bytes of the object. */
   bytes: number;
-  /** Chunks taken but no longer in the database when the index was written (deleted meanwhile). */
+  /**
+   * Chunks taken but not packed: no longer in the database when the index was written, or of a recording
+   * deleted while they waited (dropped, never packed).
+   */
   skipped: number;
 }
 
@@ -68,6 +72,7 @@ export class SnapshotPacker extends IntervalTask implements OnApplicationBootstr
     private readonly chunks: SnapshotStorageRepository,
     private readonly objects: SnapshotObjectStore,
     private readonly storage: SnapshotStorage,
+    private readonly keys: RecordingKeys,
     private readonly transactions: TransactionHost,
     private readonly clock: Clock,
     private readonly config: AppConfig,
@@ -222,7 +227,19 @@ export class SnapshotPacker extends IntervalTask implements OnApplicationBootstr
     // One object holds one retention period (its prefix): that of the oldest waiting chunk; the others wait for
     // the next pass.
     const retentionDays = oldest[0].retentionDays;
-    const taken = oldest.filter((c) => c.retentionDays === retentionDays);
+    let taken = oldest.filter((c) => c.retentionDays === retentionDays);
+    let dropped = 0;
+    let keys: Map<string, Buffer> | null = null;
+    if (this.keys.enabled) {
+      keys = await this.keys.keysFor(taken);
+      // A recording deleted while its chunks waited has no key and gets none: its chunks are never packed.
+      const orphaned = taken.filter((c) => !keys?.has(recordingRef(c.teamId, c.sessionId)));
+      if (orphaned.length) {
+        dropped = await this.chunks.dropWaiting(orphaned.map((c) => c.id));
+        taken = taken.filter((c) => keys?.has(recordingRef(c.teamId, c.sessionId)));
+        if (!taken.length) return { objectKey: null, chunks: 0, bytes: 0, skipped: dropped };
+      }
+    }
     taken.sort(
       (a, b) =>
         a.teamId - b.teamId ||
@@ -231,15 +248,18 @@ export class SnapshotPacker extends IntervalTask implements OnApplicationBootstr
         (BigInt(a.id) < BigInt(b.id) ? -1 : 1),
     );
     const entries: PackedEntry[] = [];
+    const parts: Buffer[] = [];
     let offset = 0;
     for (const c of taken) {
-      entries.push({ id: c.id, offset, length: c.data.length, sha256: sha256(c.data) });
-      offset += c.data.length;
+      // The entry's SHA-256 is that of the waiting bytes (the index update checks them); the range holds what
+      // is stored: those bytes, or them sealed with the recording's data key.
+      const key = keys?.get(recordingRef(c.teamId, c.sessionId));
+      const stored = key ? this.keys.seal(key, c.id, c, c.data) : c.data;
+      entries.push({ id: c.id, offset, length: stored.length, sha256: sha256(c.data) });
+      parts.push(stored);
+      offset += stored.length;
     }
-    const body = Buffer.concat(
-      taken.map((c) => c.data),
-      offset,
-    );
+    const body = Buffer.concat(parts, offset);
     const digest = sha256(body);
     const key = this.objects.packedKey(this.clock.now(), retentionDays);
     try {
@@ -252,7 +272,7 @@ export class SnapshotPacker extends IntervalTask implements OnApplicationBootstr
       this.metrics?.recordPackPass('failed');
       throw err;
     }
-    const packed = await this.chunks.markPacked(key, entries);
+    const packed = await this.chunks.markPacked(key, entries, keys !== null);
     if (!packed) {
       // Every chunk was deleted meanwhile: the object is nobody's.
       await this.objects.deleteMany([key]).catch(() => undefined);
@@ -262,7 +282,7 @@ export class SnapshotPacker extends IntervalTask implements OnApplicationBootstr
       objectKey: packed ? key : null,
       chunks: packed,
       bytes: body.length,
-      skipped: taken.length - packed,
+      skipped: taken.length - packed + dropped,
     };
   }
 }

@@ -5,6 +5,7 @@ import { Clock } from '../../common/time/clock.js';
 import { IntervalTask } from '../../common/tasks/interval-task.js';
 import { AppConfig } from '../../config/config.js';
 import { TransactionHost } from '../../database/transactions.js';
+import { RecordingKeys, recordingRef } from './recording-keys.js';
 import { type LifecycleRule, SnapshotObjectStore } from './snapshot-object-store.js';
 import {
   type ChunkToMove,
@@ -68,6 +69,7 @@ export class SnapshotStorageMaintenance extends IntervalTask {
   constructor(
     private readonly chunks: SnapshotStorageRepository,
     private readonly objects: SnapshotObjectStore,
+    private readonly keys: RecordingKeys,
     private readonly transactions: TransactionHost,
     private readonly clock: Clock,
     private readonly config: AppConfig,
@@ -269,26 +271,36 @@ export class SnapshotStorageMaintenance extends IntervalTask {
       const entries: (PackedEntry & { from: string | null })[] = [];
       let offset = 0;
       const retentionDays = page[0].retentionDays as number;
+      // With encryption, each chunk is sealed with its recording's data key; a deleted recording has none and
+      // gets none: its chunks stay where they are (for the purge), counted as skipped.
+      const keys = this.keys.enabled ? await this.keys.keysFor(page) : null;
       for (const chunk of page) {
         // One object holds one retention period (its prefix); the next chunk of another starts the next one.
         if (chunk.retentionDays !== retentionDays) break;
         after = chunk.id;
-        const data = chunk.objectKey
-          ? await this.objects.get(chunk.objectKey)
-          : await this.chunks.chunkData(chunk.id);
+        const key = keys?.get(recordingRef(chunk.teamId, chunk.sessionId));
+        const data =
+          keys && !key
+            ? null
+            : chunk.objectKey
+              ? await this.objects.get(chunk.objectKey)
+              : await this.chunks.chunkData(chunk.id);
         if (!data) {
           report.skipped++;
           continue;
         }
-        parts.push(data);
+        // The entry's SHA-256 is that of the source's bytes (the index update checks a row's against it); the
+        // object's read-back is compared over what is stored.
+        const stored = key ? this.keys.seal(key, chunk.id, chunk, data) : data;
+        parts.push(stored);
         entries.push({
           id: chunk.id,
           offset,
-          length: data.length,
+          length: stored.length,
           sha256: sha256(data),
           from: chunk.objectKey,
         });
-        offset += data.length;
+        offset += stored.length;
         if (offset >= maxBytes) break;
       }
       if (!entries.length) continue;
@@ -299,7 +311,7 @@ export class SnapshotStorageMaintenance extends IntervalTask {
       if (!written || sha256(written) !== sha256(body)) {
         throw new Error(`the packed object ${key} read back differs from the chunks written into it`);
       }
-      const moved = await this.chunks.movedToPacked(key, entries);
+      const moved = await this.chunks.movedToPacked(key, entries, keys !== null);
       if (!moved.size) await this.objects.deleteMany([key]);
       const replaced = entries.filter((e) => e.from !== null && moved.has(e.id)).map((e) => e.from as string);
       await this.objects.deleteMany(replaced);
@@ -335,13 +347,21 @@ export class SnapshotStorageMaintenance extends IntervalTask {
     if (!chunk.objectKey) return null;
     const key = chunk.objectKey;
     const packed = chunk.objectOffset !== null && chunk.objectLength !== null;
-    const data = packed
+    const dataKey = chunk.encrypted ? await this.keys.keyOf(chunk.teamId, chunk.sessionId) : null;
+    if (chunk.encrypted && !dataKey) {
+      // Its recording was deleted: the bytes cannot be read by anyone; the purge removes the row.
+      this.logger.warn({ chunk: chunk.id }, 'chunk of a deleted recording (no data key): not moved');
+      return null;
+    }
+    const stored = packed
       ? await this.objects.getRange(key, Number(chunk.objectOffset), chunk.objectLength as number)
       : await this.objects.get(key);
-    if (!data) {
+    if (!stored) {
       this.logger.warn({ chunk: chunk.id, objectKey: key }, 'snapshot object missing: chunk not moved');
       return null;
     }
+    // GCM authenticates what is stored: bytes that do not open stop the migration with the cause.
+    const data = dataKey ? this.keys.open(dataKey, chunk.id, chunk, stored) : stored;
     const digest = sha256(data);
     const moved = await this.transactions.withTransaction(async () => {
       const stored = await this.chunks.movedToDatabase(chunk.id, key, data);

@@ -11,6 +11,8 @@ export interface ChunkToMove {
   /** Set when the object is a packed one: the chunk's byte range in it. */
   objectOffset: string | null;
   objectLength: number | null;
+  /** Whether the packed range is sealed with the recording's data key. */
+  encrypted: boolean;
   /** The project's recording retention in days (`chunksToPack` only). */
   retentionDays?: number;
 }
@@ -43,6 +45,15 @@ export interface ChunkLocation {
   objectKey: string | null;
   objectOffset: string | null;
   objectLength: number | null;
+  encrypted: boolean;
+}
+
+/** A recording's data key as stored: wrapped by the key-encryption key `kekId` names. */
+export interface WrappedKeyRow {
+  teamId: number;
+  sessionId: string;
+  wrappedKey: Buffer;
+  kekId: string;
 }
 
 /** How many chunks each backend holds. */
@@ -68,7 +79,7 @@ export class SnapshotStorageRepository extends RepositoryBase {
   chunksToMove(toObjects: boolean, afterId: string, limit: number): Promise<ChunkToMove[]> {
     return this.query<ChunkToMove>(
       `SELECT id::text AS id, team_id AS "teamId", session_id AS "sessionId", object_key AS "objectKey",
-              object_offset::text AS "objectOffset", object_length AS "objectLength"
+              object_offset::text AS "objectOffset", object_length AS "objectLength", encrypted
          FROM session_recording_snapshots
         WHERE id > $1::bigint
           AND (CASE WHEN $2::boolean THEN data IS NOT NULL ELSE data IS NULL AND object_key IS NOT NULL END)
@@ -109,7 +120,8 @@ export class SnapshotStorageRepository extends RepositoryBase {
   @GenerateSql({ params: ['1', 'session_recordings/1/s/chunk-1', Buffer.from('x')] })
   async movedToDatabase(id: string, objectKey: string, data: Buffer): Promise<string | null> {
     const { rows } = await this.modify<{ sha256: string }>(
-      `UPDATE session_recording_snapshots SET data = $3, object_key = NULL, object_offset = NULL, object_length = NULL
+      `UPDATE session_recording_snapshots
+          SET data = $3, object_key = NULL, object_offset = NULL, object_length = NULL, encrypted = false
         WHERE id = $1::bigint AND object_key = $2
         RETURNING encode(sha256(data), 'hex') AS sha256`,
       [id, objectKey, data],
@@ -183,11 +195,13 @@ export class SnapshotStorageRepository extends RepositoryBase {
    * and its buffered bytes have the entry's SHA-256 (what was written and read back). How many rows changed.
    * The buffered bytes stay until their hour's partition is dropped (`dropPackedPartitions`).
    */
-  @GenerateSql({ params: ['rec/packed/2026-01-01/x', [{ id: '1', offset: 0, length: 1, sha256: '00' }]] })
-  async markPacked(objectKey: string, entries: readonly PackedEntry[]): Promise<number> {
+  @GenerateSql({
+    params: ['rec/packed/2026-01-01/x', [{ id: '1', offset: 0, length: 1, sha256: '00' }], true],
+  })
+  async markPacked(objectKey: string, entries: readonly PackedEntry[], encrypted: boolean): Promise<number> {
     const { affected } = await this.modify(
       `UPDATE session_recording_snapshots s
-          SET object_key = $1, object_offset = u.off, object_length = u.len
+          SET object_key = $1, object_offset = u.off, object_length = u.len, encrypted = $6
          FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[]) AS u(id, off, len, sha)
         WHERE s.id = u.id AND s.data IS NULL AND s.object_key IS NULL
           AND EXISTS (SELECT 1 FROM session_recording_chunk_buffer b
@@ -199,7 +213,62 @@ export class SnapshotStorageRepository extends RepositoryBase {
         entries.map((e) => e.offset),
         entries.map((e) => e.length),
         entries.map((e) => e.sha256),
+        encrypted,
       ],
+    );
+    return affected;
+  }
+
+  /**
+   * Deletes chunks still waiting to be packed whose recording was deleted (it has no data key, and gets none):
+   * they are never packed; their bytes leave with their buffer partition. How many.
+   */
+  @GenerateSql({ params: [['1']] })
+  async dropWaiting(ids: readonly string[]): Promise<number> {
+    const { affected } = await this.modify(
+      `DELETE FROM session_recording_snapshots
+        WHERE id = ANY($1::bigint[]) AND data IS NULL AND object_key IS NULL`,
+      [ids],
+    );
+    return affected;
+  }
+
+  /** The stored data keys of these recordings (those that have one). */
+  @GenerateSql({ params: (f) => [[{ teamId: f.projectId, sessionId: f.sessionId }]] })
+  wrappedKeys(recordings: readonly { teamId: number; sessionId: string }[]): Promise<WrappedKeyRow[]> {
+    return this.query<WrappedKeyRow>(
+      `SELECT k.team_id AS "teamId", k.session_id AS "sessionId", k.wrapped_key AS "wrappedKey", k.kek_id AS "kekId"
+         FROM session_recording_keys k
+         JOIN unnest($1::int[], $2::varchar[]) AS u(team_id, session_id)
+           ON k.team_id = u.team_id AND k.session_id = u.session_id`,
+      [recordings.map((r) => r.teamId), recordings.map((r) => r.sessionId)],
+    );
+  }
+
+  /**
+   * Stores new data keys for those of these recordings that are live (not deleted) and have none, each
+   * recording's row locked FOR SHARE for the statement, so a concurrent DELETE of the recording (which deletes
+   * its key after its UPDATE) either comes first or sees the key. How many were stored.
+   */
+  @GenerateSql({
+    params: (f) => [[{ teamId: f.projectId, sessionId: f.sessionId, wrappedKey: Buffer.from('k') }], 'abc'],
+  })
+  async insertKeys(
+    keys: readonly { teamId: number; sessionId: string; wrappedKey: Buffer }[],
+    kekId: string,
+  ): Promise<number> {
+    const { affected } = await this.modify(
+      `INSERT INTO session_recording_keys (team_id, session_id, wrapped_key, kek_id)
+       SELECT l.team_id, l.session_id, l.wrapped_key, $4
+         FROM (SELECT r.team_id, r.session_id, u.wrapped_key
+                 FROM session_recordings r
+                 JOIN unnest($1::int[], $2::varchar[], $3::bytea[]) AS u(team_id, session_id, wrapped_key)
+                   ON r.team_id = u.team_id AND r.session_id = u.session_id
+                WHERE r.deleted_at IS NULL
+                ORDER BY r.team_id, r.session_id
+                  FOR SHARE OF r) l
+       ON CONFLICT (team_id, session_id) DO NOTHING`,
+      [keys.map((k) => k.teamId), keys.map((k) => k.sessionId), keys.map((k) => k.wrappedKey), kekId],
     );
     return affected;
   }
@@ -229,7 +298,7 @@ export class SnapshotStorageRepository extends RepositoryBase {
     return this.query<ChunkLocation>(
       `SELECT id::text AS id, first_timestamp AS "firstTimestamp", window_id AS "windowId",
               (data IS NOT NULL OR object_key IS NULL) AS "inDatabase", object_key AS "objectKey",
-              object_offset::text AS "objectOffset", object_length AS "objectLength"
+              object_offset::text AS "objectOffset", object_length AS "objectLength", encrypted
          FROM session_recording_snapshots
         WHERE team_id = $1 AND session_id = $2
           AND (CASE WHEN $5::boolean THEN (first_timestamp, id) >= ($3::timestamptz, $4::bigint)
@@ -311,7 +380,7 @@ export class SnapshotStorageRepository extends RepositoryBase {
   chunksToPack(defaultDays: number, afterId: string, limit: number): Promise<ChunkToMove[]> {
     return this.query<ChunkToMove>(
       `SELECT s.id::text AS id, s.team_id AS "teamId", s.session_id AS "sessionId", s.object_key AS "objectKey",
-              s.object_offset::text AS "objectOffset", s.object_length AS "objectLength",
+              s.object_offset::text AS "objectOffset", s.object_length AS "objectLength", s.encrypted,
               coalesce(p.session_recording_retention_period_days, $1::int) AS "retentionDays"
          FROM session_recording_snapshots s
          LEFT JOIN projects p ON p.id = s.team_id
@@ -338,15 +407,16 @@ export class SnapshotStorageRepository extends RepositoryBase {
    * that was its own object only if it still points at `from` (that object). The ids moved.
    */
   @GenerateSql({
-    params: ['rec/packed/2026-01-01/x', [{ id: '1', offset: 0, length: 1, sha256: '00', from: null }]],
+    params: ['rec/packed/2026-01-01/x', [{ id: '1', offset: 0, length: 1, sha256: '00', from: null }], true],
   })
   async movedToPacked(
     objectKey: string,
     entries: readonly (PackedEntry & { from: string | null })[],
+    encrypted: boolean,
   ): Promise<Set<string>> {
     const { rows } = await this.modify<{ id: string }>(
       `UPDATE session_recording_snapshots s
-          SET object_key = $1, object_offset = u.off, object_length = u.len, data = NULL
+          SET object_key = $1, object_offset = u.off, object_length = u.len, data = NULL, encrypted = $7
          FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[], $6::varchar[]) AS u(id, off, len, sha, src)
         WHERE s.id = u.id AND s.object_offset IS NULL
           AND (CASE WHEN u.src IS NULL THEN s.data IS NOT NULL AND sha256(s.data) = decode(u.sha, 'hex')
@@ -359,6 +429,7 @@ export class SnapshotStorageRepository extends RepositoryBase {
         entries.map((e) => e.length),
         entries.map((e) => e.sha256),
         entries.map((e) => e.from),
+        encrypted,
       ],
     );
     return new Set(rows.map((r) => r.id));
