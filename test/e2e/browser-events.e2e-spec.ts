@@ -8,78 +8,37 @@
  * its name says why.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { findChromium, type HeadlessChromium, launchChromium } from '../support/browser.js';
+import {
+  eventually,
+  findChromium,
+  type HeadlessChromium,
+  launchChromium,
+  posthogDefaults,
+  sitePage,
+  startSite,
+  type TestSite,
+} from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 
 const chromiumFound = findChromium();
 
-function sdkBundle(): Buffer {
-  const require = createRequire(import.meta.url);
-  return readFileSync(join(dirname(require.resolve('posthog-js/package.json')), 'dist', 'array.js'));
-}
-
-/**
- * A page of the site with posthog-js on its defaults. The one option besides `api_host` is
- * `opt_out_useragent_filter`: an automated browser reports navigator.webdriver, which the SDK otherwise treats as
- * a bot and drops every event of; a real visitor's browser does not.
- */
-function pageHtml(token: string, apiHost: string, title: string, body: string): string {
-  const options = { api_host: apiHost, opt_out_useragent_filter: true };
-  return `<!doctype html>
-<html>
-  <head><meta charset="utf-8"><title>${title}</title></head>
-  <body>
-    ${body}
-    <script src="/vendor/posthog-array.js"></script>
-    <script>posthog.init(${JSON.stringify(token)}, ${JSON.stringify(options)});</script>
-  </body>
-</html>`;
-}
-
-async function startSite(
-  token: () => string,
-  apiHost: () => string,
-): Promise<{ server: Server; url: string }> {
-  const bundle = sdkBundle();
-  const server = createServer((req, res) => {
-    const html = (title: string, body: string) =>
-      res
-        .writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' })
-        .end(pageHtml(token(), apiHost(), title, body));
-    if (req.url === '/') {
-      html(
+/** The two-page site, initialising posthog-js on its defaults. */
+function shop(token: () => string, apiHost: () => string) {
+  return startSite((path) => {
+    const init = posthogDefaults(token(), apiHost());
+    if (path === '/')
+      return sitePage(
         'Shop',
         '<h1>Shop</h1><button id="buy" type="button">Buy now</button><a id="next" href="/cart">Cart</a>',
+        init,
       );
-    } else if (req.url === '/cart') {
-      html('Cart', '<h1>Cart</h1><button id="pay" type="button">Pay</button>');
-    } else if (req.url === '/vendor/posthog-array.js') {
-      res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8' }).end(bundle);
-    } else {
-      res.writeHead(404).end();
-    }
+    if (path === '/cart')
+      return sitePage('Cart', '<h1>Cart</h1><button id="pay" type="button">Pay</button>', init);
+    return null;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
-async function eventually<T>(fn: () => Promise<T | string>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    const result = await fn();
-    if (typeof result !== 'string') return result;
-    last = result;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms: ${last}`);
 }
 
 interface StoredEvent {
@@ -99,7 +58,7 @@ if ('reason' in chromiumFound) {
   describe('analytics from a real browser (posthog-js on its defaults in headless Chromium)', () => {
     let t: TestApp;
     let service: string;
-    let site: { server: Server; url: string };
+    let site: TestSite;
     let browser: HeadlessChromium;
     let owner: TestUser;
     let project: { id: number; api_token: string };
@@ -117,7 +76,7 @@ if ('reason' in chromiumFound) {
         id: number;
         api_token: string;
       };
-      site = await startSite(
+      site = await shop(
         () => project.api_token,
         () => service,
       );
@@ -139,7 +98,7 @@ if ('reason' in chromiumFound) {
 
     afterAll(async () => {
       await browser?.close();
-      await new Promise((resolve) => site?.server.close(resolve));
+      await site?.close();
       await t?.close();
     }, 60_000);
 

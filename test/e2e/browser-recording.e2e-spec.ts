@@ -10,14 +10,20 @@
  * its name says why.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
-import { findChromium, type HeadlessChromium, launchChromium, posthogInit } from '../support/browser.js';
+import {
+  eventually,
+  findChromium,
+  type HeadlessChromium,
+  launchChromium,
+  posthogInit,
+  sitePage,
+  startSite,
+  type TestSite,
+} from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { readAllSnapshots } from '../support/recordings.js';
@@ -65,12 +71,6 @@ interface Recording {
   recording_duration: number;
 }
 
-/** posthog-js's browser bundle, straight from the installed package. */
-function sdkBundle(): Buffer {
-  const require = createRequire(import.meta.url);
-  return readFileSync(join(dirname(require.resolve('posthog-js/package.json')), 'dist', 'array.js'));
-}
-
 function sdkVersion(): string {
   const require = createRequire(import.meta.url);
   return (require('posthog-js/package.json') as { version: string }).version;
@@ -78,50 +78,15 @@ function sdkVersion(): string {
 
 /** The site: one page with a button, an input and a long body, initialising the SDK as docs/recordings.md says. */
 function pageHtml(token: string, apiHost: string): string {
-  return `<!doctype html>
-<html>
-  <head><meta charset="utf-8"><title>Test shop</title></head>
-  <body>
-    <h1>Test shop</h1>
+  return sitePage(
+    'Test shop',
+    `<h1>Test shop</h1>
     <button id="buy" type="button">Buy</button>
     <label>Name <input id="name" type="text" autocomplete="off"></label>
     <div style="height: 4000px; background: linear-gradient(#fff, #ccc)">Long content</div>
-    <p id="bottom">The end</p>
-    <script src="/vendor/posthog-array.js"></script>
-    <script>
-      ${posthogInit(token, apiHost)}
-    </script>
-  </body>
-</html>`;
-}
-
-/** Serves the test site on loopback, on a port of its own (another origin than the service). */
-async function startSite(html: () => string): Promise<{ server: Server; url: string }> {
-  const bundle = sdkBundle();
-  const server = createServer((req, res) => {
-    if (req.url === '/') {
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(html());
-    } else if (req.url === '/vendor/posthog-array.js') {
-      res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8' }).end(bundle);
-    } else {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
-}
-
-/** Polls `fn` until it returns a value, or fails after `timeoutMs` with the last reason. */
-async function eventually<T>(fn: () => Promise<T | string>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    const result = await fn();
-    if (typeof result !== 'string') return result;
-    last = result;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms: ${last}`);
+    <p id="bottom">The end</p>`,
+    posthogInit(token, apiHost),
+  );
 }
 
 if ('reason' in chromiumFound) {
@@ -134,7 +99,7 @@ if ('reason' in chromiumFound) {
   describe('recording from a real browser (posthog-js in headless Chromium)', () => {
     let t: TestApp;
     let service: string;
-    let site: { server: Server; url: string };
+    let site: TestSite;
     let browser: HeadlessChromium;
     let owner: TestUser;
     let project: { id: number; api_token: string };
@@ -151,7 +116,7 @@ if ('reason' in chromiumFound) {
         id: number;
         api_token: string;
       };
-      site = await startSite(() => pageHtml(project.api_token, service));
+      site = await startSite((path) => (path === '/' ? pageHtml(project.api_token, service) : null));
       browser = await launchChromium(chromiumPath);
       page = await browser.context.newPage();
       page.on('response', (response) => {
@@ -164,12 +129,12 @@ if ('reason' in chromiumFound) {
 
     afterAll(async () => {
       await browser?.close();
-      await new Promise((resolve) => site?.server.close(resolve));
+      await site?.close();
       await t?.close();
     }, 60_000);
 
     it('records clicks, typing, scrolling and console output, readable through the API', async () => {
-      await page.goto(site.url);
+      await page.goto(`${site.url}/`);
       // The SDK fetched its config from the service, turned recording on and loaded the recorder from it.
       // (Code run in the page is passed as text: it runs in the browser, not in this process.)
       await page.waitForFunction('window.posthog && window.posthog.sessionRecordingStarted()', undefined, {
@@ -226,7 +191,7 @@ if ('reason' in chromiumFound) {
       expect(recording.console_log_count).toBeGreaterThanOrEqual(LOGS.log);
       expect(recording.console_warn_count).toBeGreaterThanOrEqual(LOGS.warn);
       expect(recording.console_error_count).toBeGreaterThanOrEqual(LOGS.error);
-      expect(recording.start_url).toBe(site.url);
+      expect(recording.start_url).toBe(`${site.url}/`);
       expect(recording.snapshot_source).toBe('web');
       // Whole seconds, as PostHog sends them.
       expect(Number.isInteger(recording.recording_duration)).toBe(true);
@@ -245,7 +210,7 @@ if ('reason' in chromiumFound) {
       // The full snapshot is the page the browser showed: its button is in the serialised DOM.
       expect(JSON.stringify(full?.data)).toContain('"id":"buy"');
       // The meta event carries the page's address; events are in time order.
-      expect(events.find((e) => e.type === 4)?.data).toMatchObject({ href: site.url });
+      expect(events.find((e) => e.type === 4)?.data).toMatchObject({ href: `${site.url}/` });
       const times = events.map((e) => e.timestamp);
       expect(times).toEqual([...times].sort((a, b) => a - b));
 

@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ConsoleMessage, Page } from 'playwright-core';
 import { runCli } from '../../src/cli.js';
-import { findChromium, type HeadlessChromium, launchChromium } from '../support/browser.js';
+import { findChromium, type HeadlessChromium, launchChromium, until } from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 
@@ -47,15 +47,6 @@ function watch(page: Page): { list: string[]; violations: () => Promise<string[]
 }
 
 /** Polls `expression` in the page (the pages' policy forbids the `new Function` of waitForFunction). */
-async function until(page: Page, expression: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await page.evaluate<unknown>(expression).catch(() => false)) return;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${expression.trim()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 interface Box {
   x: number;

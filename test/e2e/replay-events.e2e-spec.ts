@@ -11,10 +11,8 @@
  * name says why.
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -22,7 +20,17 @@ import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/clien
 import pg from 'pg';
 import type { Page } from 'playwright-core';
 import { startS3Server, waitForRunsToEnd } from '../support/batch-export-runs.js';
-import { findChromium, type HeadlessChromium, launchChromium } from '../support/browser.js';
+import {
+  eventually,
+  findChromium,
+  type HeadlessChromium,
+  launchChromium,
+  posthogDefaults,
+  sitePage,
+  startSite,
+  type TestSite,
+  until,
+} from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { newSessionId, snapshotEvent } from '../support/recordings.js';
@@ -36,75 +44,24 @@ const DEST_PASSWORD = 'replay-events-destination';
 const AWS_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
 const CUSTOM_EVENT = 'checkout started';
 
-function sdkBundle(): Buffer {
-  const require = createRequire(import.meta.url);
-  return readFileSync(join(dirname(require.resolve('posthog-js/package.json')), 'dist', 'array.js'));
-}
-
-/**
- * A page of the site with posthog-js on its defaults; the one option besides `api_host` is
- * `opt_out_useragent_filter` (an automated browser reports navigator.webdriver, which the SDK treats as a bot).
- */
-function pageHtml(token: string, apiHost: string, title: string, body: string): string {
-  const options = { api_host: apiHost, opt_out_useragent_filter: true };
-  return `<!doctype html>
-<html>
-  <head><meta charset="utf-8"><title>${title}</title></head>
-  <body>
-    ${body}
-    <script src="/vendor/posthog-array.js"></script>
-    <script>posthog.init(${JSON.stringify(token)}, ${JSON.stringify(options)});</script>
-  </body>
-</html>`;
-}
-
-async function startSite(
-  token: () => string,
-  apiHost: () => string,
-): Promise<{ server: Server; url: string }> {
-  const bundle = sdkBundle();
-  const server = createServer((req, res) => {
-    const html = (title: string, body: string) =>
-      res
-        .writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' })
-        .end(pageHtml(token(), apiHost(), title, body));
-    if (req.url === '/') {
-      html(
+/** The two-page site, initialising posthog-js on its defaults. */
+function shop(token: () => string, apiHost: () => string) {
+  return startSite((path) => {
+    const init = posthogDefaults(token(), apiHost());
+    if (path === '/')
+      return sitePage(
         'Shop',
         '<h1>Shop</h1><p>Our finest goods.</p><button id="buy" type="button">Buy now</button> <a id="next" href="/cart">Go to cart</a>',
+        init,
       );
-    } else if (req.url === '/cart') {
-      html('Cart', '<h1>Cart</h1><p>One item.</p><button id="pay" type="button">Pay</button>');
-    } else if (req.url === '/vendor/posthog-array.js') {
-      res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8' }).end(bundle);
-    } else {
-      res.writeHead(404).end();
-    }
+    if (path === '/cart')
+      return sitePage(
+        'Cart',
+        '<h1>Cart</h1><p>One item.</p><button id="pay" type="button">Pay</button>',
+        init,
+      );
+    return null;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
-async function eventually<T>(fn: () => Promise<T | string>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    const result = await fn();
-    if (typeof result !== 'string') return result;
-    last = result;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms: ${last}`);
-}
-
-async function until(page: Page, expression: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await page.evaluate<unknown>(expression).catch(() => false)) return;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${expression.trim()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 interface StoredEvent {
@@ -135,7 +92,7 @@ if ('reason' in chromiumFound) {
   describe('events in /replay and the events export, from a real browser (headless Chromium)', () => {
     let t: TestApp;
     let service: string;
-    let site: { server: Server; url: string };
+    let site: TestSite;
     let browser: HeadlessChromium;
     let owner: TestUser;
     let orgId: string;
@@ -181,7 +138,7 @@ if ('reason' in chromiumFound) {
         region: 'us-east-1',
         credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
       });
-      site = await startSite(
+      site = await shop(
         () => project.api_token,
         () => service,
       );
@@ -190,7 +147,7 @@ if ('reason' in chromiumFound) {
 
     afterAll(async () => {
       await browser?.close();
-      await new Promise((resolve) => site?.server.close(resolve));
+      await site?.close();
       await destination?.end();
       await t?.close();
       s3Client?.destroy();

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { findChromium, type HeadlessChromium, launchChromium } from '../support/browser.js';
+import { findChromium, type HeadlessChromium, launchChromium, until } from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { newSessionId, type Rrweb, snapshotEvent } from '../support/recordings.js';
@@ -64,16 +64,6 @@ const move = (timestamp: number): Rrweb => ({
   timestamp,
   data: { source: 1, positions: [{ x: 10, y: 20, id: 4, timeOffset: 0 }] },
 });
-
-async function until(page: Page, expression: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await page.evaluate<unknown>(expression).catch(() => false)) return;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${expression.trim()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const lines = (page: Page) =>
   page.evaluate<string[]>(

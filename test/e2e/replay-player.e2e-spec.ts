@@ -15,15 +15,22 @@
  * test is skipped and its name says why.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ConsoleMessage, Frame, Page } from 'playwright-core';
+import type { ConsoleMessage, Page } from 'playwright-core';
 import { runCli } from '../../src/cli.js';
-import { findChromium, type HeadlessChromium, launchChromium, posthogInit } from '../support/browser.js';
+import {
+  eventually,
+  findChromium,
+  type HeadlessChromium,
+  launchChromium,
+  posthogInit,
+  startSite,
+  type TestSite,
+  until,
+} from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 
@@ -42,11 +49,6 @@ interface Recording {
   click_count: number;
   start_time: string;
   recording_duration: number;
-}
-
-function sdkBundle(): Buffer {
-  const require = createRequire(import.meta.url);
-  return readFileSync(join(dirname(require.resolve('posthog-js/package.json')), 'dist', 'array.js'));
 }
 
 /** The test site: a heading, a stylesheet, an image and a button whose click adds a paragraph. */
@@ -79,49 +81,23 @@ function sitePage(token: string, apiHost: string, heading: string): string {
 
 const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="48" height="48"><rect width="48" height="48" fill="#f54e00"/></svg>`;
 
-async function startSite(
-  pages: (path: string) => string | null,
-  service: string,
-): Promise<{ server: Server; url: string }> {
-  const bundle = sdkBundle();
-  const server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (path === '/vendor/posthog-array.js') {
-      res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8' }).end(bundle);
-    } else if (path === '/site.css') {
-      res
-        .writeHead(200, { 'Content-Type': 'text/css' })
-        .end(`h1 { color: ${HEADING_COLOR}; font-size: 40px; }`);
-    } else if (path === '/logo.svg') {
-      res.writeHead(200, { 'Content-Type': 'image/svg+xml' }).end(LOGO);
-    } else if (path === '/embed') {
+/** The test site: its pages as `pages` says, its stylesheet and logo, and a page framing the service's players. */
+function startShop(pages: (path: string) => string | null, service: string): Promise<TestSite> {
+  return startSite((path, req) => {
+    if (path === '/site.css')
+      return { type: 'text/css', body: `h1 { color: ${HEADING_COLOR}; font-size: 40px; }` };
+    if (path === '/logo.svg') return { type: 'image/svg+xml', body: LOGO };
+    if (path === '/embed') {
       // Another site framing the service's player pages.
       const token = new URL(req.url ?? '/', 'http://x').searchParams.get('token') ?? '';
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(`<!doctype html>
+      return `<!doctype html>
 <html><head><meta charset="utf-8"><title>Embedding site</title></head><body>
 <iframe id="embedded" src="${service}/embedded/${token}" width="900" height="560"></iframe>
 <iframe id="shared" src="${service}/shared/${token}" width="300" height="200"></iframe>
-</body></html>`);
-    } else {
-      const html = pages(path);
-      if (html === null) res.writeHead(404).end();
-      else res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(html);
+</body></html>`;
     }
+    return pages(path);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
-async function eventually<T>(fn: () => Promise<T | string>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    const result = await fn();
-    if (typeof result !== 'string') return result;
-    last = result;
-    await new Promise((resolve) => setTimeout(resolve, 300));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms: ${last}`);
 }
 
 /**
@@ -129,15 +105,6 @@ async function eventually<T>(fn: () => Promise<T | string>, timeoutMs: number): 
  * debugging protocol) because Playwright's waitForFunction compiles its predicate with `new Function`, which the
  * player pages' policy forbids, as it should.
  */
-async function until(target: Page | Frame, expression: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await target.evaluate<unknown>(expression).catch(() => false)) return;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${expression.trim()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 /** What went wrong on a page: console errors, uncaught errors, CSP violations (also those of its frames). */
 interface Problems {
@@ -191,7 +158,7 @@ if ('reason' in chromiumFound) {
   describe('replay in a real browser (headless Chromium)', () => {
     let t: TestApp;
     let service: string;
-    let site: { server: Server; url: string };
+    let site: TestSite;
     let browser: HeadlessChromium;
     let owner: TestUser;
     let project: { id: number; api_token: string };
@@ -227,7 +194,7 @@ if ('reason' in chromiumFound) {
         id: number;
         api_token: string;
       };
-      site = await startSite(
+      site = await startShop(
         (path) =>
           path === '/'
             ? sitePage(project.api_token, service, TITLE)
@@ -298,7 +265,7 @@ if ('reason' in chromiumFound) {
 
     afterAll(async () => {
       await browser?.close();
-      await new Promise((resolve) => site?.server.close(resolve));
+      await site?.close();
       await t?.close();
     }, 60_000);
 

@@ -8,11 +8,25 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { runCli } from '../../src/cli.js';
-import { findChromium, type HeadlessChromium, launchChromium } from '../support/browser.js';
+import {
+  findChromium,
+  type HeadlessChromium,
+  launchChromium,
+  until as waitUntil,
+} from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 
 const chromiumFound = findChromium();
+
+/** Waits for `expression` in the page; on timeout says what the list, the status and the saved views show. */
+const until = (page: Page, expression: string, timeoutMs = 20_000) =>
+  waitUntil(
+    page,
+    expression,
+    timeoutMs,
+    `[document.querySelector('.replay-list caption')?.textContent, document.querySelector('.replay-status')?.textContent, document.querySelector('.replay-saved-views-message')?.textContent].join(' | ')`,
+  );
 
 interface Recording {
   id: string;
@@ -21,19 +35,6 @@ interface Recording {
 }
 
 /** Waits until `expression` is truthy in the page (polled: the page's policy forbids `new Function`). */
-async function until(page: Page, expression: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await page.evaluate<unknown>(expression).catch(() => false)) return;
-    if (Date.now() > deadline) {
-      const shown = await page.evaluate<string>(
-        `[document.querySelector('.replay-list caption')?.textContent, document.querySelector('.replay-status')?.textContent, document.querySelector('.replay-saved-views-message')?.textContent].join(' | ')`,
-      );
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${expression.trim()} (page: ${shown})`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const listedIds = (page: Page) =>
   page.evaluate<string[]>(
