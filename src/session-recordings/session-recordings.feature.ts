@@ -71,6 +71,8 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
         .RecordingPackedObjects1795900000000,
       (await import('../database/migrations/1795920000000-RecordingsPersonFilterIndex.js'))
         .RecordingsPersonFilterIndex1795920000000,
+      (await import('../database/migrations/1795941230000-RecordingsSessionFilterIndex.js'))
+        .RecordingsSessionFilterIndex1795941230000,
     ],
   }),
   scopes: ['session_recording', 'sharing_configuration'],
