@@ -152,6 +152,32 @@ describe('session recordings list: filters by events and person properties', () 
       'quiet',
     ]);
     expect(await list({ events: [pageview()], exclude_events: [pageview(checkout)] })).toEqual(['browser']);
+    // Two exclusions the buyer's session both had: it is left out (and counted out) once.
+    expect(
+      await list({ exclude_events: [pageview(checkout), { id: 'order placed', type: 'events' }] }),
+    ).toEqual(['browser', 'quiet']);
+    // With another filter: the count is that filter's matches less those with the event.
+    expect(
+      await list({
+        exclude_events: [{ id: 'order placed', type: 'events' }],
+        properties: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }],
+      }),
+    ).toEqual([]);
+    expect(
+      await list({
+        exclude_events: [{ id: 'order placed', type: 'events' }],
+        distinct_id: 'browser-1',
+        date_to: new Date(T0 + 3_600_000).toISOString(),
+      }),
+    ).toEqual(['browser']);
+    // Past the last page, the count is still the recordings without the event.
+    const res = await t.http
+      .get(
+        `/api/projects/${projectId}/session_recordings?limit=1&offset=5&exclude_events=${encodeURIComponent(JSON.stringify([pageview(checkout)]))}`,
+      )
+      .set(owner.auth)
+      .expect(200);
+    expect(res.body).toMatchObject({ count: 2, results: [], next: null });
   });
 
   it('filters on person properties', async () => {
