@@ -103,7 +103,12 @@ describe('recordingEventFilterSql', () => {
   it('counts the recordings that had any of several excluded events from the union of their sets', () => {
     const { bind } = binder();
     const sql = recordingEventFilterSql(
-      { excludeEvents: [{ event: 'a', properties: [] }, { event: 'b', properties: [] }] },
+      {
+        excludeEvents: [
+          { event: 'a', properties: [] },
+          { event: 'b', properties: [] },
+        ],
+      },
       bind,
       null,
     );
@@ -119,7 +124,12 @@ describe('recordingEventFilterSql', () => {
   it('keeps a hashed lookup of an event set in a walk with probes', () => {
     const { bind } = binder();
     const sql = recordingEventFilterSql(
-      { events: [{ event: 'a', properties: [] }, { event: null, properties: [] }] },
+      {
+        events: [
+          { event: 'a', properties: [] },
+          { event: null, properties: [] },
+        ],
+      },
       bind,
       '$5',
     );
