@@ -152,6 +152,12 @@ const RECORDING_COLUMNS = `
          ORDER BY v.viewed_at, v.user_id LIMIT ${MAX_VIEWERS}) AS viewers,
   ${personSelectSql('p')}`;
 
+/**
+ * The most rows (offset and limit) a page of a list filtered by `exclude_events` alone is found in by walking the
+ * list order with a probe of each row's events; a deeper page is chosen in one pass with an anti join.
+ */
+export const EXCLUDED_WALK_MAX_ROWS = 2000;
+
 /** The list order: newest first, the session id as tie-breaker (served by the partial index on it). */
 export const LIST_ORDER = 'r.start_time DESC, r.session_id';
 
@@ -229,11 +235,15 @@ export function buildListQuery(
   // the end holds no total, and the count is then run on its own (only when needed). `exclude_events` sets are
   // anti joins in that pass. Without such a bounded set of matches (`exclude_events` alone, or with probes), the
   // page walks the list order row by row and stops at the page's limit, each row's events probed for the
-  // excluded ones; the count of those without is the count of the other conditions (the maintained counter
-  // when there are none) less the count of those of them with one, which probes the index of the sessions with
-  // the excluded sets' ids, so neither reads every recording against the sets.
+  // excluded ones; the count of those without is the count of the other conditions (the maintained counter when
+  // there are none) less the count of those of them with one, which probes the index of the sessions with the
+  // excluded sets' ids, so neither reads every recording against the sets. A page past EXCLUDED_WALK_MAX_ROWS
+  // rows of a list with only exclusions is chosen in one pass too, with anti joins (the walk would probe every
+  // row before it); its total is then that count, not a window over most of the list.
   const person = (filters.eventFilters?.personProperties?.length ?? 0) > 0;
-  const keyed = (sets.some((s) => !s.negated) || person) && !probes;
+  const bounded = (sets.some((s) => !s.negated) || person) && !probes;
+  const deep = page.offset + page.limit > EXCLUDED_WALK_MAX_ROWS;
+  const keyed = bounded || (excluded !== null && !probes && deep);
   if (excluded) where.push(...(keyed ? excluded.antiJoin : excluded.probes));
   const condition = where.join(' AND ');
   const filteredCount = countWhere.length > base;
@@ -250,12 +260,12 @@ export function buildListQuery(
   const ctes = sets.map((s) => `${s.name} AS MATERIALIZED (${s.sql})`);
   if (keyed) {
     ctes.push(`keys AS MATERIALIZED (
-       SELECT m.session_id, count(*) OVER () AS total
+       SELECT m.session_id${bounded ? ', count(*) OVER () AS total' : ''}
          FROM (SELECT r.session_id, r.start_time FROM session_recordings r WHERE ${condition} OFFSET 0) AS m
         ORDER BY m.start_time DESC, m.session_id LIMIT $3 OFFSET $4)`);
   }
   const withSets = ctes.length ? `WITH ${ctes.join(',\n     ')}\n` : '';
-  const total = keyed ? `coalesce((SELECT k.total FROM keys k LIMIT 1), ${counted})` : counted;
+  const total = bounded ? `coalesce((SELECT k.total FROM keys k LIMIT 1), ${counted})` : counted;
   const pageSql = keyed
     ? `
     SELECT ${RECORDING_COLUMNS}
