@@ -38,14 +38,19 @@ describe('expectedCount', () => {
 });
 
 describe('checkPlan', () => {
-  it('accepts the events read by their name index and names the indexes', () => {
+  it('accepts the events read by their name index, the recordings probed by session, and names the indexes', () => {
     const plan = scan('Hash Join', 'session_recordings', undefined, [
       scan('Index Scan', 'events_p20261010', 'events_p20261010_team_id_event_timestamp_idx'),
+      scan('Index Only Scan', 'session_recordings', 'session_recordings_team_session_live_idx'),
       scan('Index Scan', 'session_recordings', 'session_recordings_team_start_idx'),
     ]);
     expect(checkPlan(plan, 'events-by-name')).toEqual({
       problems: [],
-      indexes: ['events_p*_team_id_event_timestamp_idx', 'session_recordings_team_start_idx'],
+      indexes: [
+        'events_p*_team_id_event_timestamp_idx',
+        'session_recordings_team_session_live_idx',
+        'session_recordings_team_start_idx',
+      ],
     });
   });
 
@@ -59,6 +64,7 @@ describe('checkPlan', () => {
       'sequential scan of events_p20261010',
       'sequential scan of session_recordings',
       'the events are not read by their (team_id, event, timestamp) index',
+      'the recordings of the sessions are not probed by their (team_id, session_id) index',
     ]);
   });
 
@@ -70,6 +76,7 @@ describe('checkPlan', () => {
     const empty = scan('Append', 'events', undefined, [
       scan('Index Scan', 'events_p20261010', 'events_p20261010_team_id_event_timestamp_idx'),
       scan('Seq Scan', 'events_p20261127'),
+      scan('Index Only Scan', 'session_recordings', 'session_recordings_team_session_live_idx'),
     ]);
     expect(checkPlan(empty, 'events-by-name', new Set(['events_p20261127'])).problems).toEqual([]);
     expect(checkPlan(empty, 'events-by-name').problems).toEqual(['sequential scan of events_p20261127']);

@@ -137,7 +137,7 @@ const isEvents = (relation: string | undefined) =>
 
 /**
  * What is wrong with a request's plan, if anything: a sequential scan of the events or the recordings (but of
- * `smallRelations`, tables of a few pages such as an empty day partition); for `events-by-name`, no scan of the events by the `(team_id, event, timestamp)` index; for
+ * `smallRelations`, tables of a few pages such as an empty day partition); for `events-by-name`, no scan of the events by the `(team_id, event, timestamp)` index, or no probe of the recordings by their `(team_id, session_id) INCLUDE (start_time)` index (the sessions of the named event: without it the count matches every recording against them); for
  * `no-events`, any scan of the events. Also the indexes it uses, for the report.
  */
 export function checkPlan(
@@ -169,6 +169,15 @@ export function checkPlan(
   if (expects === 'events-by-name') {
     if (!eventScans.some((n) => /team_id_event_timestamp(_session_id)?_idx$/.test(n['Index Name'] ?? ''))) {
       problems.push('the events are not read by their (team_id, event, timestamp) index');
+    }
+    if (
+      !nodes.some(
+        (n) =>
+          n['Relation Name'] === 'session_recordings' &&
+          n['Index Name'] === 'session_recordings_team_session_live_idx',
+      )
+    ) {
+      problems.push('the recordings of the sessions are not probed by their (team_id, session_id) index');
     }
   } else if (eventScans.length) {
     problems.push('the events are read although no event filter is given');

@@ -18,6 +18,11 @@ export const RECORDINGS_DISTINCT_ID_INDEX = 'session_recordings_team_distinct_id
 export const RECORDINGS_PERSON_INDEX = 'session_recordings_person_start_idx';
 /** Listed recordings by project and person: the list filtered by person properties counts them here. */
 export const RECORDINGS_TEAM_PERSON_INDEX = 'session_recordings_team_person_start_idx';
+/**
+ * Listed recordings by project and session id, with their start (INCLUDE): the list filtered by an event probes
+ * it with the session ids that had the event (the page's keys and the count from this index alone).
+ */
+export const RECORDINGS_TEAM_SESSION_INDEX = 'session_recordings_team_session_live_idx';
 /** Soft-deleted recordings by project and start: where the purge finds the expired ones. */
 export const RECORDINGS_DELETED_INDEX = 'session_recordings_deleted_start_idx';
 
@@ -33,6 +38,7 @@ export const RECORDINGS_DELETED_INDEX = 'session_recordings_deleted_start_idx';
 @Index(RECORDINGS_PERSON_INDEX, { synchronize: false })
 @Index(RECORDINGS_DELETED_INDEX, { synchronize: false })
 @Index(RECORDINGS_TEAM_PERSON_INDEX, { synchronize: false })
+@Index(RECORDINGS_TEAM_SESSION_INDEX, { synchronize: false })
 // Batch exports of sessions read the recordings that received events within an interval, in this order.
 @Index('session_recordings_team_received_idx', ['teamId', 'lastEventReceivedAt', 'sessionId'])
 @Index('session_recordings_team_write_xid_idx', ['teamId', 'writeXid'])

@@ -73,6 +73,8 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
       (await import('../database/migrations/1795920000000-RecordingsPersonFilterIndex.js'))
         .RecordingsPersonFilterIndex1795920000000,
       (await import('../database/migrations/1795940000000-RecordingKeys.js')).RecordingKeys1795940000000,
+      (await import('../database/migrations/1795941230000-RecordingsSessionFilterIndex.js'))
+        .RecordingsSessionFilterIndex1795941230000,
     ],
   }),
   scopes: ['session_recording', 'sharing_configuration'],

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import {
   type EventSet,
+  type ExcludedEvents,
   type RecordingEventFilters,
   recordingEventFilterSql,
 } from './reads/recording-event-filters.js';
@@ -153,6 +154,12 @@ const RECORDING_COLUMNS = `
          ORDER BY v.viewed_at, v.user_id LIMIT ${MAX_VIEWERS}) AS viewers,
   ${personSelectSql('p')}`;
 
+/**
+ * The most rows (offset and limit) a page of a list filtered by `exclude_events` alone is found in by walking the
+ * list order with a probe of each row's events; a deeper page is chosen in one pass with an anti join.
+ */
+export const EXCLUDED_WALK_MAX_ROWS = 2000;
+
 /** The list order: newest first, the session id as tie-breaker (served by the partial index on it). */
 export const LIST_ORDER = 'r.start_time DESC, r.session_id';
 
@@ -201,6 +208,7 @@ export function buildListQuery(
   const countWhere = [...where];
   let sets: EventSet[] = [];
   let probes = false;
+  let excluded: ExcludedEvents | null = null;
   if (filters.eventFilters) {
     const bind = (value: unknown) => {
       params.push(value);
@@ -218,37 +226,48 @@ export function buildListQuery(
     countWhere.push(...sql.count);
     sets = sql.sets;
     probes = sql.probes;
+    excluded = sql.excluded;
   }
+  // With `events` sets or person properties and no probes (recording-event-filters.ts), the page's keys are
+  // chosen over every recording that matches, in one pass: the `OFFSET 0` keeps the planner from walking the
+  // list order row by row against a set, which it may do by rescanning the set for each row. Only the page's rows
+  // are then read, with their persons. The same pass gives the total (`count(*) OVER ()`, over every match before
+  // the page is cut; the recordings of the sessions of a set come from the index (team_id, session_id) INCLUDE
+  // (start_time), those of the matching persons from (team_id, person_id, start_time, session_id)); a page past
+  // the end holds no total, and the count is then run on its own (only when needed). `exclude_events` sets are
+  // anti joins in that pass. Without such a bounded set of matches (`exclude_events` alone, or with probes), the
+  // page walks the list order row by row and stops at the page's limit, each row's events probed for the
+  // excluded ones; the count of those without is the count of the other conditions (the maintained counter when
+  // there are none) less the count of those of them with one, which probes the index of the sessions with the
+  // excluded sets' ids, so neither reads every recording against the sets. A page past EXCLUDED_WALK_MAX_ROWS
+  // rows of a list with only exclusions is chosen in one pass too, with anti joins (the walk would probe every
+  // row before it); its total is then that count, not a window over most of the list.
+  const person = (filters.eventFilters?.personProperties?.length ?? 0) > 0;
+  const bounded = (sets.some((s) => !s.negated) || person) && !probes;
+  const deep = page.offset + page.limit > EXCLUDED_WALK_MAX_ROWS;
+  const keyed = bounded || (excluded !== null && !probes && deep);
+  if (excluded) where.push(...(keyed ? excluded.antiJoin : excluded.probes));
   const condition = where.join(' AND ');
-  const filtered = where.length > base;
+  const filteredCount = countWhere.length > base;
   const counter = '(SELECT c.recordings FROM session_recording_counts c WHERE c.team_id = $1)';
   const expired = `(SELECT count(*) FROM session_recordings r WHERE ${where.slice(0, retained).join(' AND ')} AND r.start_time < $5::timestamptz)`;
-  const counted = filtered
+  const matching = filteredCount
     ? `(SELECT count(*) FROM session_recordings r WHERE ${countWhere.join(' AND ')})`
     : retainedFrom
       ? `greatest(${counter} - ${expired}, 0)`
       : counter;
-  // With event sets or person properties and no probes (recording-event-filters.ts), the page's keys are chosen
-  // over every recording that matches, in one pass: the `OFFSET 0` keeps the planner from walking the list order
-  // row by row against a set, which it may do by rescanning the set for each row. Only the page's rows are then
-  // read, with their persons. When a set or the person's properties must hold, the same pass gives the total
-  // (`count(*) OVER ()`, over every match before the page is cut; the matching persons' recordings come from
-  // the index (team_id, person_id, start_time, session_id)); a page past the end holds no total, and the count is
-  // then run on its own (only when needed). With only `exclude_events` sets, the matches are most of the list: the count is its own
-  // index-only pass rather than a window over them all. A probe stays in the row-by-row walk of the list
-  // order, which stops at the page's limit.
-  const person = (filters.eventFilters?.personProperties?.length ?? 0) > 0;
-  const keyed = (sets.length > 0 || person) && !probes;
-  const windowed = keyed && (person || sets.some((s) => !s.negated));
+  const counted = excluded
+    ? `(${matching} - (SELECT count(*) FROM session_recordings r WHERE ${[...countWhere, excluded.had].join(' AND ')}))`
+    : matching;
   const ctes = sets.map((s) => `${s.name} AS MATERIALIZED (${s.sql})`);
   if (keyed) {
     ctes.push(`keys AS MATERIALIZED (
-       SELECT m.session_id${windowed ? ', count(*) OVER () AS total' : ''}
+       SELECT m.session_id${bounded ? ', count(*) OVER () AS total' : ''}
          FROM (SELECT r.session_id, r.start_time FROM session_recordings r WHERE ${condition} OFFSET 0) AS m
         ORDER BY m.start_time DESC, m.session_id LIMIT $3 OFFSET $4)`);
   }
   const withSets = ctes.length ? `WITH ${ctes.join(',\n     ')}\n` : '';
-  const total = windowed ? `coalesce((SELECT k.total FROM keys k LIMIT 1), ${counted})` : counted;
+  const total = bounded ? `coalesce((SELECT k.total FROM keys k LIMIT 1), ${counted})` : counted;
   const pageSql = keyed
     ? `
     SELECT ${RECORDING_COLUMNS}

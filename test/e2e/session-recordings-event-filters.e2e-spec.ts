@@ -6,6 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  buildListQuery,
+  EXCLUDED_WALK_MAX_ROWS,
+} from '../../src/session-recordings/session-recordings.repository.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { newSessionId, rr, snapshotEvent } from '../support/recordings.js';
@@ -152,6 +156,61 @@ describe('session recordings list: filters by events and person properties', () 
       'quiet',
     ]);
     expect(await list({ events: [pageview()], exclude_events: [pageview(checkout)] })).toEqual(['browser']);
+    // Two exclusions the buyer's session both had: it is left out (and counted out) once.
+    expect(
+      await list({ exclude_events: [pageview(checkout), { id: 'order placed', type: 'events' }] }),
+    ).toEqual(['browser', 'quiet']);
+    // With another filter: the count is that filter's matches less those with the event.
+    expect(
+      await list({
+        exclude_events: [{ id: 'order placed', type: 'events' }],
+        properties: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }],
+      }),
+    ).toEqual([]);
+    expect(
+      await list({
+        exclude_events: [{ id: 'order placed', type: 'events' }],
+        distinct_id: 'browser-1',
+        date_to: new Date(T0 + 3_600_000).toISOString(),
+      }),
+    ).toEqual(['browser']);
+    // Past the last page, the count is still the recordings without the event.
+    const res = await t.http
+      .get(
+        `/api/projects/${projectId}/session_recordings?limit=1&offset=5&exclude_events=${encodeURIComponent(JSON.stringify([pageview(checkout)]))}`,
+      )
+      .set(owner.auth)
+      .expect(200);
+    expect(res.body).toMatchObject({ count: 2, results: [], next: null });
+  });
+
+  it('chooses a deep page of a list with only exclusions in one pass, with the same rows and count as the walk', async () => {
+    const answers: { sql: string; names: string[]; totals: number[] }[] = [];
+    for (const limit of [100, EXCLUDED_WALK_MAX_ROWS + 1]) {
+      const { sql, params } = buildListQuery(
+        projectId,
+        owner.id,
+        { eventFilters: { excludeEvents: [{ event: 'order placed', properties: [] }] } },
+        { limit, offset: 0 },
+        new Date(T0 - 3_600_000),
+      );
+      const rows: { sessionId: string | null; total: number }[] = await t.dataSource.query(sql, params);
+      answers.push({
+        sql,
+        names: rows.map((r) => Object.keys(ids).find((n) => ids[n] === r.sessionId) ?? String(r.sessionId)),
+        totals: rows.map((r) => r.total),
+      });
+    }
+    // The walk probes each row's events; the deep page anti-joins the set and counts apart.
+    expect(answers[0].sql).toContain('LIMIT 1) IS NULL');
+    expect(answers[0].sql).not.toContain('keys AS');
+    expect(answers[1].sql).toContain('NOT EXISTS (SELECT 1 FROM f1 WHERE f1.session_id = r.session_id)');
+    expect(answers[1].sql).toContain('keys AS');
+    for (const answer of answers) {
+      expect([...answer.names].sort()).toEqual(['browser', 'quiet']);
+      expect(answer.totals).toEqual([2, 2]);
+    }
+    expect(answers[1].names).toEqual(answers[0].names);
   });
 
   it('filters on person properties', async () => {

@@ -65,7 +65,7 @@ describe('recordingEventFilterSql', () => {
     return { params, bind };
   };
 
-  it('reads a named event as a set from the events side, the same condition for the page and the count', () => {
+  it('reads a named event as a set from the events side, probed by its ids; an excluded one in three forms', () => {
     const { params, bind } = binder();
     const sql = recordingEventFilterSql(
       {
@@ -86,12 +86,56 @@ describe('recordingEventFilterSql', () => {
         'AND (e.properties ->> $7::text) = ANY($8::text[])',
     );
     expect(sql.sets[1].sql).toContain('e.event = $9::text');
-    expect(sql.page).toEqual([
-      'r.session_id IN (SELECT f1.session_id FROM f1)',
-      'NOT EXISTS (SELECT 1 FROM f2 WHERE f2.session_id = r.session_id)',
-    ]);
+    expect(sql.page).toEqual(['r.session_id = ANY(ARRAY(SELECT f1.session_id FROM f1))']);
     expect(sql.count).toEqual(sql.page);
     expect(sql.probes).toBe(false);
+    expect(sql.excluded?.had).toBe('r.session_id = ANY(ARRAY(SELECT f2.session_id FROM f2))');
+    expect(sql.excluded?.antiJoin).toEqual([
+      'NOT EXISTS (SELECT 1 FROM f2 WHERE f2.session_id = r.session_id)',
+    ]);
+    // The probe holds the set's own conditions (the same placeholders), for the recording's session.
+    expect(sql.excluded?.probes).toEqual([
+      "(SELECT 1 FROM events e WHERE e.team_id = $1 AND e.event = $9::text AND e.session_id IS NOT NULL AND e.timestamp >= $5::timestamptz - interval '5 minutes' " +
+        'AND e.session_id = r.session_id COLLATE "default" LIMIT 1) IS NULL',
+    ]);
+  });
+
+  it('counts the recordings that had any of several excluded events from the union of their sets', () => {
+    const { bind } = binder();
+    const sql = recordingEventFilterSql(
+      {
+        excludeEvents: [
+          { event: 'a', properties: [] },
+          { event: 'b', properties: [] },
+        ],
+      },
+      bind,
+      null,
+    );
+    expect(sql.count).toEqual([]);
+    expect(sql.page).toEqual([]);
+    expect(sql.excluded?.had).toBe(
+      'r.session_id = ANY(ARRAY(SELECT f1.session_id FROM f1 UNION SELECT f2.session_id FROM f2))',
+    );
+    expect(sql.excluded?.probes).toHaveLength(2);
+    expect(sql.sets[0].sql).not.toContain('timestamp');
+  });
+
+  it('keeps a hashed lookup of an event set in a walk with probes', () => {
+    const { bind } = binder();
+    const sql = recordingEventFilterSql(
+      {
+        events: [
+          { event: 'a', properties: [] },
+          { event: null, properties: [] },
+        ],
+      },
+      bind,
+      '$5',
+    );
+    expect(sql.probes).toBe(true);
+    expect(sql.page[0]).toBe('r.session_id IN (SELECT f1.session_id FROM f1)');
+    expect(sql.count[0]).toBe('r.session_id = ANY(ARRAY(SELECT f1.session_id FROM f1))');
   });
 
   it('keeps a probe per recording for any event, and the person filter as EXISTS', () => {

@@ -232,16 +232,48 @@ export interface EventSet {
 }
 
 /**
- * The session ids that had an event of `filter` (which names its event), read from the events side: the events
- * of that name from the list's earliest start (less EVENT_MARGIN), by the `(team_id, event, timestamp)` index of
- * each day partition, which holds their session id (an index-only scan unless property filters need the row).
- * Its cost follows the number of such events, not the number of recordings.
+ * The conditions on an event `e` of `filter` (which names its event): the project, the name, a session id, from
+ * the list's earliest start (less EVENT_MARGIN), and the property filters.
  */
-function eventSetSql(filter: EventFilter, bind: Bind, floor: string | null): string {
+function eventSetConditions(filter: EventFilter, bind: Bind, floor: string | null): string {
   const conditions = ['e.team_id = $1', `e.event = ${bind(filter.event)}::text`, 'e.session_id IS NOT NULL'];
   if (floor !== null) conditions.push(`e.timestamp >= ${floor}::timestamptz - ${EVENT_MARGIN}`);
   for (const property of filter.properties) conditions.push(propertySql('e.properties', property, bind));
-  return `SELECT DISTINCT e.session_id COLLATE "C" AS session_id FROM events e WHERE ${conditions.join(' AND ')}`;
+  return conditions.join(' AND ');
+}
+
+/**
+ * The session ids that had an event of `conditions` (`eventSetConditions`), read from the events side: the events
+ * of that name by the `(team_id, event, timestamp)` index of each day partition, which holds their session id (an
+ * index-only scan unless property filters need the row). Its cost follows the number of such events, not the
+ * number of recordings.
+ */
+const eventSetSql = (conditions: string) =>
+  `SELECT DISTINCT e.session_id COLLATE "C" AS session_id FROM events e WHERE ${conditions}`;
+
+/**
+ * The recordings among a set's session ids: `= ANY` of the set as an array, which the planner answers by probing
+ * the index (team_id, session_id) INCLUDE (start_time) of the listed recordings with each id, in order (an
+ * index-only scan), so the cost follows the size of the set, not the number of recordings.
+ */
+const amongSql = (names: string[]) =>
+  `r.session_id = ANY(ARRAY(${names.map((n) => `SELECT ${n}.session_id FROM ${n}`).join(' UNION ')}))`;
+
+/**
+ * What `exclude_events` (the negated filters that name their event) needs, in the forms the statement chooses
+ * from (see `buildListQuery`):
+ * - `had`: the recordings that had any of the excluded events (`amongSql` of the union of their sets), for the
+ *   count: those without = the recordings that match the other filters, less those of them that had one;
+ * - `antiJoin`: per set, `NOT EXISTS` in it, for a pass over a bounded set of matches (an anti join);
+ * - `probes`: per set, a probe of the recording's session in the events with the set's conditions (`(SELECT 1
+ *   … LIMIT 1) IS NULL`, one lookup of the (team_id, session_id, timestamp) index per day partition from the
+ *   list's earliest start), for the walk of the list order row by row, which stops when the page is full. The
+ *   probe and the set hold the same events: a recording is excluded by both or by neither.
+ */
+export interface ExcludedEvents {
+  had: string;
+  antiJoin: string[];
+  probes: string[];
 }
 
 /**
@@ -250,9 +282,9 @@ function eventSetSql(filter: EventFilter, bind: Bind, floor: string | null): str
  *
  * An event filter that names its event (`"id": "checkout"`, the usual case) becomes a set (`sets`): the session
  * ids that had such an event (PostHog's matching: the event's `$session_id`, from the list's earliest start),
- * read once from the events side, then `r.session_id IN (set)` or, for `exclude_events`, `NOT EXISTS` in it:
- * the page walks the list's index with a hash of the set until the page is full, the count joins the set to the
- * list's index (index-only), so neither probes every recording's events. An event filter on any event
+ * read once from the events side. For `events`, the condition is `amongSql` of its set (in the row-by-row walk
+ * of a statement with probes, `IN` the set, a hashed lookup per row). The conditions of `exclude_events` are
+ * left out of `count` and `page` and given in `excluded` (see `ExcludedEvents`). An event filter on any event
  * (`"id": null`, which most events would match) stays a probe per recording, within the recording's time give
  * or take EVENT_MARGIN: in the page `(SELECT 1 … LIMIT 1) IS [NOT] NULL`, a per-row subplan that stops at the
  * page's limit, each probe one index lookup in the day partitions of the recording's time; in the count
@@ -263,23 +295,38 @@ export function recordingEventFilterSql(
   filters: RecordingEventFilters,
   bind: Bind,
   floor: string | null = null,
-): { count: string[]; page: string[]; sets: EventSet[]; probes: boolean } {
+): {
+  count: string[];
+  page: string[];
+  sets: EventSet[];
+  probes: boolean;
+  excluded: ExcludedEvents | null;
+} {
   const count: string[] = [];
   const page: string[] = [];
   const sets: EventSet[] = [];
-  let probes = false;
+  const excludedSets: string[] = [];
+  const excluded: ExcludedEvents = { had: '', antiJoin: [], probes: [] };
+  const probes =
+    (filters.events ?? []).some((f) => f.event === null) ||
+    (filters.excludeEvents ?? []).some((f) => f.event === null);
   const add = (filter: EventFilter, negated: boolean) => {
     if (filter.event !== null) {
       const name = `f${sets.length + 1}`;
-      sets.push({ name, sql: eventSetSql(filter, bind, floor), negated });
-      const condition = negated
-        ? `NOT EXISTS (SELECT 1 FROM ${name} WHERE ${name}.session_id = r.session_id)`
-        : `r.session_id IN (SELECT ${name}.session_id FROM ${name})`;
-      count.push(condition);
-      page.push(condition);
+      const conditions = eventSetConditions(filter, bind, floor);
+      sets.push({ name, sql: eventSetSql(conditions), negated });
+      if (negated) {
+        excludedSets.push(name);
+        excluded.antiJoin.push(`NOT EXISTS (SELECT 1 FROM ${name} WHERE ${name}.session_id = r.session_id)`);
+        excluded.probes.push(
+          `(SELECT 1 FROM events e WHERE ${conditions} AND e.session_id = r.session_id COLLATE "default" LIMIT 1) IS NULL`,
+        );
+        return;
+      }
+      count.push(amongSql([name]));
+      page.push(probes ? `r.session_id IN (SELECT ${name}.session_id FROM ${name})` : amongSql([name]));
       return;
     }
-    probes = true;
     const conditions = eventConditions(filter, bind, floor);
     count.push(`${negated ? 'NOT ' : ''}EXISTS (SELECT 1 FROM events e WHERE ${conditions})`);
     page.push(`(SELECT 1 FROM events e WHERE ${conditions} LIMIT 1) IS ${negated ? '' : 'NOT '}NULL`);
@@ -292,5 +339,6 @@ export function recordingEventFilterSql(
     count.push(person);
     page.push(person);
   }
-  return { count, page, sets, probes };
+  if (excludedSets.length) excluded.had = amongSql(excludedSets);
+  return { count, page, sets, probes, excluded: excludedSets.length ? excluded : null };
 }
