@@ -1,3 +1,10 @@
+/**
+ * Batch export runs under faults: a destination down, cancels, pauses, automatic pause with its e-mail, two
+ * worker processes sharing runs, a worker killed mid-run, and SIGTERM draining a worker.
+ *
+ * @serial: starts and kills worker processes whose deadlines a second busy file would stretch
+ * (test/support/test-runner.js).
+ */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import pg from 'pg';
@@ -406,18 +413,23 @@ describe('batch export worker processes', () => {
       .set(owner.auth)
       .send({ start_at: H0.toISOString(), end_at: new Date(H0.getTime() + 3600_000).toISOString() })
       .expect(200);
+    // A worker process boots, takes the run and loads its staging table: generous deadlines for a busy machine.
     const [run] = await waitFor(async () => {
       const runs = await runsOf(t.http, owner.auth, orgId, id);
       return runs[0]?.status === 'Running' ? runs : undefined;
-    });
+    }, 45_000);
     // Waiting on the lock, mid-merge.
-    await waitFor(async () => {
-      const { rows } = await destination.query(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`,
-        [dest.name],
-      );
-      return rows[0].n > 0 ? true : undefined;
-    });
+    await waitFor(
+      async () => {
+        const { rows } = await destination.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`,
+          [dest.name],
+        );
+        return rows[0].n > 0 ? true : undefined;
+      },
+      45_000,
+      'the first worker to wait on the locked table',
+    );
     first.child.kill('SIGKILL');
     await first.exited;
     await destination.query('COMMIT');
@@ -438,7 +450,7 @@ describe('batch export worker processes', () => {
     ]);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-  }, 60000);
+  }, 150_000);
 
   it('SIGTERM drains the workers: the run in progress finishes, then the process exits 0', async () => {
     const receiver = await startHttpReceiver();
