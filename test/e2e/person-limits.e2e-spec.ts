@@ -1,3 +1,9 @@
+/**
+ * Persons stay bounded: what one request may set, a person's total size, lists and exports that never embed an
+ * unbounded blob, and a 900,000-key `$set` refused or trimmed without a long stall of the event loop.
+ *
+ * @serial: measures the event loop's largest stall (test/support/test-runner.js).
+ */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
