@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, type KeyObject, randomBytes } from 'node:crypto';
 import { HttpStatus, Injectable, Logger } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error.js';
 import { AppConfig } from '../../config/config.js';
@@ -44,7 +44,7 @@ export function undecryptable(logger: Logger, error: RecordingDecryptionError): 
 /** What a read answers for an encrypted chunk whose recording's key is gone: the recording was deleted. */
 export const deletedRecording = (): ApiError => ApiError.notFound('This recording was deleted.');
 
-function seal(key: Buffer, plaintext: Buffer, aad: string): Buffer {
+function seal(key: Buffer | KeyObject, plaintext: Buffer, aad: string): Buffer {
   const nonce = randomBytes(NONCE_BYTES);
   const cipher = createCipheriv(ALGORITHM, key, nonce);
   cipher.setAAD(Buffer.from(aad, 'utf8'));
@@ -113,9 +113,8 @@ export class RecordingKeys {
     const out = new Map<string, Buffer>();
     if (!refs.length) return out;
     const existing = await this.repository.wrappedKeys(refs);
-    const missing = refs.filter(
-      (r) => !existing.some((e) => e.teamId === r.teamId && e.sessionId === r.sessionId),
-    );
+    const found = new Set(existing.map((e) => recordingRef(e.teamId, e.sessionId)));
+    const missing = refs.filter((r) => !found.has(recordingRef(r.teamId, r.sessionId)));
     if (missing.length) {
       await this.repository.insertKeys(
         missing.map((r) => ({
@@ -136,8 +135,12 @@ export class RecordingKeys {
     return row ? this.unwrap(row) : null;
   }
 
-  /** A chunk's bytes sealed with its recording's data key, as stored in a packed object. */
-  seal(key: Buffer, chunkId: string, ref: RecordingRef, data: Buffer): Buffer {
+  /**
+   * A chunk's bytes sealed with its recording's data key, as stored in a packed object. The key may be given as
+   * a KeyObject (`createSecretKey`), made once for all of a recording's chunks of a pass: a raw key is made into
+   * one by every cipher.
+   */
+  seal(key: Buffer | KeyObject, chunkId: string, ref: RecordingRef, data: Buffer): Buffer {
     return seal(key, data, chunkAad(chunkId, ref));
   }
 
