@@ -50,8 +50,8 @@ export interface PackReport {
  * pass takes the oldest of them, up to RECORDING_PACK_MAX_BYTES, orders them by recording and time (so a
  * recording's chunks are adjacent), writes them as one object under `<prefix>packed/<day>/`, reads the object
  * back and compares its SHA-256, and only then, in one statement, points each chunk at its
- * `(object_key, object_offset, object_length)` and drops its bytes from the row (each row only if it still
- * holds the bytes that were written). A pass starts once RECORDING_PACK_MAX_BYTES wait or the oldest waiting
+ * `(object_key, object_offset, object_length)` (each row only if it still waits and its buffered bytes are still
+ * there, with the length that was written). A pass starts once RECORDING_PACK_MAX_BYTES wait or the oldest waiting
  * chunk is RECORDING_PACK_MAX_AGE_SECONDS old.
  *
  * Every replica ticks (RECORDING_PACK_INTERVAL_SECONDS): each measures the backlog (for the gauges and for
