@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, createHash, type KeyObject, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createSecretKey,
+  type KeyObject,
+  randomBytes,
+} from 'node:crypto';
 import { HttpStatus, Injectable, Logger } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error.js';
 import { AppConfig } from '../../config/config.js';
@@ -53,7 +60,7 @@ function seal(key: Buffer | KeyObject, plaintext: Buffer, aad: string): Buffer {
   return Buffer.concat([nonce, body, cipher.getAuthTag()], NONCE_BYTES + body.length + TAG_BYTES);
 }
 
-function open(key: Buffer, sealed: Buffer, aad: string): Buffer | null {
+function open(key: Buffer | KeyObject, sealed: Buffer, aad: string): Buffer | null {
   if (sealed.length < ENCRYPTION_OVERHEAD) return null;
   const decipher = createDecipheriv(ALGORITHM, key, sealed.subarray(0, NONCE_BYTES));
   decipher.setAAD(Buffer.from(aad, 'utf8'));
@@ -81,7 +88,8 @@ function open(key: Buffer, sealed: Buffer, aad: string): Buffer | null {
 @Injectable()
 export class RecordingKeys {
   private readonly logger = new Logger(RecordingKeys.name);
-  private readonly kek: Buffer | null;
+  /** The key-encryption key, made a KeyObject once (a raw key would be made into one by every cipher). */
+  private readonly kek: KeyObject | null;
   /** Identifies the key-encryption key in key rows (a digest, never the key). */
   readonly kekId: string;
 
@@ -90,8 +98,9 @@ export class RecordingKeys {
     config: AppConfig,
   ) {
     const raw = config.get('RECORDING_KEY_ENCRYPTION_KEY');
-    this.kek = raw ? Buffer.from(raw, 'base64') : null;
-    this.kekId = this.kek ? kekIdOf(this.kek) : '';
+    const kek = raw ? Buffer.from(raw, 'base64') : null;
+    this.kek = kek ? createSecretKey(kek) : null;
+    this.kekId = kek ? kekIdOf(kek) : '';
   }
 
   /** Whether chunks written to packed objects are encrypted (RECORDING_KEY_ENCRYPTION_KEY is set). */
@@ -171,7 +180,7 @@ export class RecordingKeys {
     return key;
   }
 
-  private requireKek(): Buffer {
+  private requireKek(): KeyObject {
     if (!this.kek) {
       this.logger.error('encrypted recording bytes met but RECORDING_KEY_ENCRYPTION_KEY is not set');
       throw new RecordingDecryptionError(
