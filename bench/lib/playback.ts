@@ -76,6 +76,8 @@ async function servicePacker(
       load('common/time/clock.js'),
       load('session-recordings/storage/snapshot-packer.js'),
     ]);
+  // The features register their settings when features.js is imported: before the environment is parsed.
+  const features = await load('features.js');
   const appConfig = config.AppConfig.fromEnv({ ...env, DATABASE_URL: databaseUrl });
   // The object store's credentials come from the SDK's usual variables, as in the service.
   for (const [k, v] of Object.entries(env)) if (k.startsWith('AWS_') && !process.env[k]) process.env[k] = v;
@@ -84,7 +86,7 @@ async function servicePacker(
       url: databaseUrl,
       poolSize: 2,
       applicationName: 'bench-playback-packer',
-      features: await (await load('features.js')).loadServiceFeatures(),
+      features: await features.loadServiceFeatures(),
     }),
   ).initialize();
   const repo = new repository.SnapshotStorageRepository(dataSource);

@@ -64,11 +64,11 @@ ORDER BY w.id;
 -- SnapshotStorageRepository.markPacked
 UPDATE session_recording_snapshots s
   SET object_key = $1, object_offset = u.off, object_length = u.len, encrypted = $6
- FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[]) AS u(id, off, len, sha)
+ FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::int[]) AS u(id, off, len, data_len)
 WHERE s.id = u.id AND s.data IS NULL AND s.object_key IS NULL
   AND EXISTS (SELECT 1 FROM session_recording_chunk_buffer b
                WHERE b.created_at = s.created_at AND b.snapshot_id = s.id
-                 AND sha256(b.data) = decode(u.sha, 'hex'));
+                 AND octet_length(b.data) = u.data_len);
 
 -- SnapshotStorageRepository.dropWaiting
 DELETE FROM session_recording_snapshots

@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { AppConfig } from '../../config/config.js';
+// The features register their settings (RECORDING_*) when features.js is imported.
+import '../../features.js';
 import { RecordingDecryptionError, RecordingKeys, kekIdOf } from './recording-keys.js';
 import type { SnapshotStorageRepository, WrappedKeyRow } from './snapshot-storage.repository.js';
 

@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createSecretKey,
+  type KeyObject,
+  randomBytes,
+} from 'node:crypto';
 import { HttpStatus, Injectable, Logger } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error.js';
 import { AppConfig } from '../../config/config.js';
@@ -44,7 +51,7 @@ export function undecryptable(logger: Logger, error: RecordingDecryptionError): 
 /** What a read answers for an encrypted chunk whose recording's key is gone: the recording was deleted. */
 export const deletedRecording = (): ApiError => ApiError.notFound('This recording was deleted.');
 
-function seal(key: Buffer, plaintext: Buffer, aad: string): Buffer {
+function seal(key: Buffer | KeyObject, plaintext: Buffer, aad: string): Buffer {
   const nonce = randomBytes(NONCE_BYTES);
   const cipher = createCipheriv(ALGORITHM, key, nonce);
   cipher.setAAD(Buffer.from(aad, 'utf8'));
@@ -53,7 +60,7 @@ function seal(key: Buffer, plaintext: Buffer, aad: string): Buffer {
   return Buffer.concat([nonce, body, cipher.getAuthTag()], NONCE_BYTES + body.length + TAG_BYTES);
 }
 
-function open(key: Buffer, sealed: Buffer, aad: string): Buffer | null {
+function open(key: Buffer | KeyObject, sealed: Buffer, aad: string): Buffer | null {
   if (sealed.length < ENCRYPTION_OVERHEAD) return null;
   const decipher = createDecipheriv(ALGORITHM, key, sealed.subarray(0, NONCE_BYTES));
   decipher.setAAD(Buffer.from(aad, 'utf8'));
@@ -81,7 +88,8 @@ function open(key: Buffer, sealed: Buffer, aad: string): Buffer | null {
 @Injectable()
 export class RecordingKeys {
   private readonly logger = new Logger(RecordingKeys.name);
-  private readonly kek: Buffer | null;
+  /** The key-encryption key, made a KeyObject once (a raw key would be made into one by every cipher). */
+  private readonly kek: KeyObject | null;
   /** Identifies the key-encryption key in key rows (a digest, never the key). */
   readonly kekId: string;
 
@@ -90,8 +98,9 @@ export class RecordingKeys {
     config: AppConfig,
   ) {
     const raw = config.get('RECORDING_KEY_ENCRYPTION_KEY');
-    this.kek = raw ? Buffer.from(raw, 'base64') : null;
-    this.kekId = this.kek ? kekIdOf(this.kek) : '';
+    const kek = raw ? Buffer.from(raw, 'base64') : null;
+    this.kek = kek ? createSecretKey(kek) : null;
+    this.kekId = kek ? kekIdOf(kek) : '';
   }
 
   /** Whether chunks written to packed objects are encrypted (RECORDING_KEY_ENCRYPTION_KEY is set). */
@@ -113,9 +122,8 @@ export class RecordingKeys {
     const out = new Map<string, Buffer>();
     if (!refs.length) return out;
     const existing = await this.repository.wrappedKeys(refs);
-    const missing = refs.filter(
-      (r) => !existing.some((e) => e.teamId === r.teamId && e.sessionId === r.sessionId),
-    );
+    const found = new Set(existing.map((e) => recordingRef(e.teamId, e.sessionId)));
+    const missing = refs.filter((r) => !found.has(recordingRef(r.teamId, r.sessionId)));
     if (missing.length) {
       await this.repository.insertKeys(
         missing.map((r) => ({
@@ -136,8 +144,12 @@ export class RecordingKeys {
     return row ? this.unwrap(row) : null;
   }
 
-  /** A chunk's bytes sealed with its recording's data key, as stored in a packed object. */
-  seal(key: Buffer, chunkId: string, ref: RecordingRef, data: Buffer): Buffer {
+  /**
+   * A chunk's bytes sealed with its recording's data key, as stored in a packed object. The key may be given as
+   * a KeyObject (`createSecretKey`), made once for all of a recording's chunks of a pass: a raw key is made into
+   * one by every cipher.
+   */
+  seal(key: Buffer | KeyObject, chunkId: string, ref: RecordingRef, data: Buffer): Buffer {
     return seal(key, data, chunkAad(chunkId, ref));
   }
 
@@ -168,7 +180,7 @@ export class RecordingKeys {
     return key;
   }
 
-  private requireKek(): Buffer {
+  private requireKek(): KeyObject {
     if (!this.kek) {
       this.logger.error('encrypted recording bytes met but RECORDING_KEY_ENCRYPTION_KEY is not set');
       throw new RecordingDecryptionError(

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createSecretKey, type KeyObject } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../../common/errors/database-errors.js';
 import { Clock } from '../../common/time/clock.js';
@@ -9,7 +9,7 @@ import { MetricsService } from '../../metrics/metrics.service.js';
 import { RecordingKeys, recordingRef } from './recording-keys.js';
 import { SnapshotObjectStore } from './snapshot-object-store.js';
 import { type PackBacklog, SnapshotStorage } from './snapshot-storage.js';
-import { type PackedEntry, SnapshotStorageRepository } from './snapshot-storage.repository.js';
+import { type BufferedEntry, SnapshotStorageRepository } from './snapshot-storage.repository.js';
 
 /** The advisory lock of the packer: one replica packs at a time. */
 export const PACK_LOCK = 7_305_120_002;
@@ -50,8 +50,8 @@ export interface PackReport {
  * pass takes the oldest of them, up to RECORDING_PACK_MAX_BYTES, orders them by recording and time (so a
  * recording's chunks are adjacent), writes them as one object under `<prefix>packed/<day>/`, reads the object
  * back and compares its SHA-256, and only then, in one statement, points each chunk at its
- * `(object_key, object_offset, object_length)` and drops its bytes from the row (each row only if it still
- * holds the bytes that were written). A pass starts once RECORDING_PACK_MAX_BYTES wait or the oldest waiting
+ * `(object_key, object_offset, object_length)` (each row only if it still waits and its buffered bytes are still
+ * there, with the length that was written). A pass starts once RECORDING_PACK_MAX_BYTES wait or the oldest waiting
  * chunk is RECORDING_PACK_MAX_AGE_SECONDS old.
  *
  * Every replica ticks (RECORDING_PACK_INTERVAL_SECONDS): each measures the backlog (for the gauges and for
@@ -247,15 +247,26 @@ export class SnapshotPacker extends IntervalTask implements OnApplicationBootstr
         a.firstTimestamp.getTime() - b.firstTimestamp.getTime() ||
         (BigInt(a.id) < BigInt(b.id) ? -1 : 1),
     );
-    const entries: PackedEntry[] = [];
+    const entries: BufferedEntry[] = [];
     const parts: Buffer[] = [];
+    // Each recording's data key as a KeyObject, made once for all its chunks of the pass (taken is in recording
+    // order).
+    let keyRef = '';
+    let keyObject: KeyObject | null = null;
     let offset = 0;
     for (const c of taken) {
-      // The entry's SHA-256 is that of the waiting bytes (the index update checks them); the range holds what
-      // is stored: those bytes, or them sealed with the recording's data key.
-      const key = keys?.get(recordingRef(c.teamId, c.sessionId));
-      const stored = key ? this.keys.seal(key, c.id, c, c.data) : c.data;
-      entries.push({ id: c.id, offset, length: stored.length, sha256: sha256(c.data) });
+      // The range holds what is stored: the waiting bytes, or them sealed with the recording's data key; the
+      // index update checks that the waiting bytes are still there, with their length.
+      if (keys) {
+        const ref = recordingRef(c.teamId, c.sessionId);
+        if (ref !== keyRef) {
+          keyRef = ref;
+          const raw = keys.get(ref);
+          keyObject = raw ? createSecretKey(raw) : null;
+        }
+      }
+      const stored = keyObject ? this.keys.seal(keyObject, c.id, c, c.data) : c.data;
+      entries.push({ id: c.id, offset, length: stored.length, dataLength: c.data.length });
       parts.push(stored);
       offset += stored.length;
     }

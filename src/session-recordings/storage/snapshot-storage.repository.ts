@@ -36,6 +36,14 @@ export interface PackedEntry {
   sha256: string;
 }
 
+/** A waiting chunk's place in its packed object, and the length of its buffered (gzip) bytes. */
+export interface BufferedEntry {
+  id: string;
+  offset: number;
+  length: number;
+  dataLength: number;
+}
+
 /** Where one chunk of a recording is, without its bytes (the snapshot reader's page). */
 export interface ChunkLocation {
   id: string;
@@ -191,28 +199,35 @@ export class SnapshotStorageRepository extends RepositoryBase {
   }
 
   /**
-   * Points the waiting chunks at their ranges of the packed object `objectKey`, each only if it still waits
-   * and its buffered bytes have the entry's SHA-256 (what was written and read back). How many rows changed.
-   * The buffered bytes stay until their hour's partition is dropped (`dropPackedPartitions`).
+   * Points the waiting chunks at their ranges of the packed object `objectKey`, each only if it still waits and
+   * its buffered bytes are still there with the entry's length (those the pass read, packed and read back by
+   * SHA-256: a buffer row is never updated, and its `snapshot_id` comes from the chunks' sequence, so the row
+   * under that id and hour holds those bytes or is gone). The length is read from the stored value's header,
+   * without reading the bytes. How many rows changed. The buffered bytes stay until their hour's partition is
+   * dropped (`dropPackedPartitions`).
    */
   @GenerateSql({
-    params: ['rec/packed/2026-01-01/x', [{ id: '1', offset: 0, length: 1, sha256: '00' }], true],
+    params: ['rec/packed/2026-01-01/x', [{ id: '1', offset: 0, length: 1, dataLength: 1 }], true],
   })
-  async markPacked(objectKey: string, entries: readonly PackedEntry[], encrypted: boolean): Promise<number> {
+  async markPacked(
+    objectKey: string,
+    entries: readonly BufferedEntry[],
+    encrypted: boolean,
+  ): Promise<number> {
     const { affected } = await this.modify(
       `UPDATE session_recording_snapshots s
           SET object_key = $1, object_offset = u.off, object_length = u.len, encrypted = $6
-         FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[]) AS u(id, off, len, sha)
+         FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::int[]) AS u(id, off, len, data_len)
         WHERE s.id = u.id AND s.data IS NULL AND s.object_key IS NULL
           AND EXISTS (SELECT 1 FROM session_recording_chunk_buffer b
                        WHERE b.created_at = s.created_at AND b.snapshot_id = s.id
-                         AND sha256(b.data) = decode(u.sha, 'hex'))`,
+                         AND octet_length(b.data) = u.data_len)`,
       [
         objectKey,
         entries.map((e) => e.id),
         entries.map((e) => e.offset),
         entries.map((e) => e.length),
-        entries.map((e) => e.sha256),
+        entries.map((e) => e.dataLength),
         encrypted,
       ],
     );
