@@ -37,7 +37,7 @@ describe('EntityColumns', () => {
     const columns = EntityColumns.of(dataSource, ProjectEntity);
     expect(columns.select('p')).toBe(
       'p.id, p.uuid, p.organization_id, p.name, p.api_token, p.timezone, p.session_recording_opt_in, ' +
-        'p.session_recording_retention_period_days, p.events_retention_period_days, p.anonymize_ips, ' +
+        'p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, ' +
         'p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, ' +
         'p.capture_performance_opt_in, p.heatmaps_opt_in, p.created_at',
     );
