@@ -33,7 +33,10 @@ export class ProjectTokenCache {
   }
 
   /** The project of `token`, from the cache while fresh, else from `load` (and then kept if found). */
-  async get(token: string, load: (token: string) => Promise<ProjectEntity | null>): Promise<ProjectEntity | null> {
+  async get(
+    token: string,
+    load: (token: string) => Promise<ProjectEntity | null>,
+  ): Promise<ProjectEntity | null> {
     const entry = this.entries.get(token);
     if (entry) {
       if (entry.expires > this.now()) return entry.project;
