@@ -177,7 +177,11 @@ export function toEventRow(
   // Tokens are the project's public key: not part of what is stored.
   delete properties.token;
   const propertiesJson = JSON.stringify(properties);
-  if (Buffer.byteLength(propertiesJson) > context.maxPropertiesBytes) {
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most events are clearly within the bound without counting.
+  if (
+    propertiesJson.length * 3 > context.maxPropertiesBytes &&
+    Buffer.byteLength(propertiesJson) > context.maxPropertiesBytes
+  ) {
     dropped.add(`${prefix}properties`, `larger than ${context.maxPropertiesBytes} bytes`);
     return 'too_large';
   }

@@ -513,9 +513,16 @@ describe('Analytics events: capture and the read API', () => {
   describe('retention and settings', () => {
     const DAY = 86400_000;
 
-    it('stores no $ip with anonymize_ips', async () => {
+    it('stores no $ip with anonymize_ips, from the first request after the change', async () => {
       const org = await t.factories.organization(owner, 'Anonymous');
       const team = org.teams[0];
+      // A capture before the change: the project (remembered by its token for a few seconds) stores $ip.
+      const before = randomUUID();
+      await t.http
+        .post('/e/')
+        .send({ event: 'x', uuid: before, distinct_id: 'a', properties: { token: team.api_token } })
+        .expect(200);
+      expect((await stored(before))[0].properties).toHaveProperty('$ip');
       await t.http
         .patch(`/api/projects/${team.id}`)
         .set(owner.auth)
