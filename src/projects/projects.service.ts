@@ -140,9 +140,9 @@ export class ProjectsService {
     return this.byToken.get(apiToken, (token) => this.projects.findByApiToken(token));
   }
 
-  /** Forgets the projects capture remembers by token (their organization was deleted). */
-  forgetCaptureTokens(): void {
-    this.byToken.forget();
+  /** Forgets the projects capture remembers by token: this one, or all (their organization was deleted). */
+  forgetCaptureTokens(projectId?: number): void {
+    this.byToken.forget(projectId);
   }
 
   findDefault(organizationId: string): Promise<ProjectEntity | null> {

@@ -542,6 +542,26 @@ describe('Analytics events: capture and the read API', () => {
       expect(row.properties).not.toHaveProperty('$ip');
     });
 
+    it('answers 401 for a remembered token whose project another replica deleted, storing nothing', async () => {
+      const org = await t.factories.organization(owner, 'Gone elsewhere');
+      const team = org.teams[0];
+      const send = (uuid: string) =>
+        t.http
+          .post('/e/')
+          .send({ event: 'x', uuid, distinct_id: 'gone-a', properties: { token: team.api_token } });
+      const first = randomUUID();
+      await send(first).expect(200);
+      expect(await stored(first)).toHaveLength(1);
+      // Deleted in the database, as another replica would: this one still remembers the token.
+      await t.dataSource.query('DELETE FROM organizations WHERE id = $1', [org.id]);
+      const second = randomUUID();
+      const res = await send(second).expect(401);
+      expect(res.body).toMatchObject({ code: 'authentication_failed', attr: 'token' });
+      expect(await stored(second)).toHaveLength(0);
+      // The token is forgotten: the next request is refused before anything is decoded into rows.
+      await send(randomUUID()).expect(401);
+    });
+
     it("hides a project's expired events at once, trims them for a shorter retention, drops whole expired day partitions, and a deleted organization takes its events", async () => {
       const org = await t.factories.organization(owner, 'Retention');
       const team = org.teams[0];
