@@ -181,9 +181,7 @@ export class CaptureService {
       return await this.storeBatch(project, batch, deadline, others, hold);
     } catch (error) {
       if (!isForeignKeyViolation(error)) throw error;
-      // The project was deleted meanwhile (its token was remembered, or it went during the request): its token
-      // is now unknown, as a fresh lookup says.
-      this.projects.forgetCaptureTokens(project.id);
+      // The project was deleted during the request: its token is now unknown, as a fresh lookup says.
       if (!(await this.findProject(batch.token))) throw invalidToken();
       throw error;
     }

@@ -190,8 +190,6 @@ export class OrganizationsService {
     );
     try {
       if (!(await this.organizations.delete(id))) throw ApiError.notFound();
-      // Its projects' tokens no longer capture on this replica (on others within the cache's TTL).
-      this.projects.forgetCaptureTokens();
     } catch (err) {
       if (isForeignKeyViolation(err, PLUGIN_CONFIG_PLUGIN_FOREIGN_KEY)) {
         throw ApiError.validation(

@@ -8,7 +8,6 @@ import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
 import type { UpdateProjectDto } from './dto/update-project.dto.js';
 import type { ProjectEntity } from './project.entity.js';
-import { ProjectTokenCache } from './project-token-cache.js';
 import { ProjectsRepository } from './projects.repository.js';
 
 export const PROJECT_TOKEN_PREFIX = 'phc_';
@@ -16,9 +15,6 @@ export const DEFAULT_PROJECT_NAME = 'Default project';
 
 @Injectable()
 export class ProjectsService {
-  /** Projects of capture tokens, reused for a few seconds (every capture request needs its project). */
-  private readonly byToken = new ProjectTokenCache();
-
   constructor(
     private readonly projects: ProjectsRepository,
     private readonly memberships: MembershipsService,
@@ -111,8 +107,6 @@ export class ProjectsService {
       heatmapsOptIn: input.heatmaps_opt_in,
       eventsRetentionPeriodDays: input.events_retention_period_days,
     });
-    // Capture on this replica sees the new settings from the next request on (others within the cache's TTL).
-    this.byToken.forget(project.id);
     if (!updated) throw ApiError.notFound();
     return updated;
   }
@@ -132,17 +126,11 @@ export class ProjectsService {
 
   /**
    * The project of a public project token (`phc_…`), for capture; null when none has it (a token no project
-   * can have, too long or holding text PostgreSQL cannot compare, is not looked up). A project found is reused
-   * for PROJECT_TOKEN_CACHE_TTL_MS (a change made on this replica is seen at once).
+   * can have, too long or holding text PostgreSQL cannot compare, is not looked up).
    */
   findByApiToken(apiToken: string): Promise<ProjectEntity | null> {
     if (apiToken.length > 64 || textProblem(apiToken)) return Promise.resolve(null);
-    return this.byToken.get(apiToken, (token) => this.projects.findByApiToken(token));
-  }
-
-  /** Forgets the projects capture remembers by token: this one, or all (their organization was deleted). */
-  forgetCaptureTokens(projectId?: number): void {
-    this.byToken.forget(projectId);
+    return this.projects.findByApiToken(apiToken);
   }
 
   findDefault(organizationId: string): Promise<ProjectEntity | null> {

@@ -516,7 +516,7 @@ describe('Analytics events: capture and the read API', () => {
     it('stores no $ip with anonymize_ips, from the first request after the change', async () => {
       const org = await t.factories.organization(owner, 'Anonymous');
       const team = org.teams[0];
-      // A capture before the change: the project (remembered by its token for a few seconds) stores $ip.
+      // A capture before the change stores $ip.
       const before = randomUUID();
       await t.http
         .post('/e/')
@@ -542,7 +542,7 @@ describe('Analytics events: capture and the read API', () => {
       expect(row.properties).not.toHaveProperty('$ip');
     });
 
-    it('answers 401 for a remembered token whose project another replica deleted, storing nothing', async () => {
+    it('answers 401 for the token of a project deleted elsewhere, storing nothing', async () => {
       const org = await t.factories.organization(owner, 'Gone elsewhere');
       const team = org.teams[0];
       const send = (uuid: string) =>
@@ -552,13 +552,12 @@ describe('Analytics events: capture and the read API', () => {
       const first = randomUUID();
       await send(first).expect(200);
       expect(await stored(first)).toHaveLength(1);
-      // Deleted in the database, as another replica would: this one still remembers the token.
+      // Deleted in the database, as another replica would.
       await t.dataSource.query('DELETE FROM organizations WHERE id = $1', [org.id]);
       const second = randomUUID();
       const res = await send(second).expect(401);
       expect(res.body).toMatchObject({ code: 'authentication_failed', attr: 'token' });
       expect(await stored(second)).toHaveLength(0);
-      // The token is forgotten: the next request is refused before anything is decoded into rows.
       await send(randomUUID()).expect(401);
     });
 
