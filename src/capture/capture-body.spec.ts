@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { ApiError } from '../common/errors/api-error.js';
 import { decodeCaptureBody } from './capture-body.js';
+import { isMarkedWithoutBadText } from './capture-text.js';
 
 const LIMIT = 64 * 1024;
 const LIMITS = { maxBytes: LIMIT, maxDepth: 100, maxValues: 100_000 };
@@ -25,6 +26,26 @@ describe('decodeCaptureBody', () => {
     for (const contentType of ['application/json', 'text/plain;charset=UTF-8', undefined]) {
       expect(await decodeCaptureBody({ bytes: Buffer.from(json), contentType }, LIMITS)).toEqual(payload);
     }
+  });
+
+  it('marks a body without any \\u escape as free of bad text, and only such a body', async () => {
+    const decode = (text: string) =>
+      decodeCaptureBody({ bytes: gzipSync(text), compression: 'gzip-js' }, LIMITS);
+    expect(isMarkedWithoutBadText(await decode(json))).toBe(true);
+    // Invalid UTF-8 (a surrogate's bytes) decodes to U+FFFD, which can be stored.
+    const surrogateBytes = Buffer.concat([
+      Buffer.from('[{"a":"'),
+      Buffer.from([0xed, 0xa0, 0x80]),
+      Buffer.from('"}]'),
+    ]);
+    const decoded = await decodeCaptureBody({ bytes: surrogateBytes }, LIMITS);
+    expect(decoded).toEqual([{ a: '\ufffd\ufffd\ufffd' }]);
+    expect(isMarkedWithoutBadText(decoded)).toBe(true);
+    for (const text of ['[{"a":"x\\u0000"}]', '[{"a\\ud800":1}]', '[{"a":"\\u00e9"}]', '[{"a":"\\\\u"}]']) {
+      const value = await decode(text);
+      expect(isMarkedWithoutBadText(value)).toBe(false);
+    }
+    expect(await decode('[{"a":"x\\u0000"}]')).toEqual([{ a: 'x\u0000' }]);
   });
 
   it('strips a UTF-8 byte order mark', async () => {

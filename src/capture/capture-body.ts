@@ -18,6 +18,7 @@ import { createGunzip, createInflate, gunzipSync } from 'node:zlib';
 import { ApiError } from '../common/errors/api-error.js';
 import { Yielder } from '../common/time/yielder.js';
 import { BoundedJsonParser, type JsonHooks, type JsonLimits, valuesWithinLimits } from './bounded-json.js';
+import { markWithoutBadText } from './capture-text.js';
 
 export interface CaptureBody {
   /** The raw request body, whole. */
@@ -449,6 +450,7 @@ class BodyDecoder {
     }
     const values = valuesWithinLimits(value, this.limits);
     if (values < 0) return undefined;
+    markWithoutBadText(value, bytes);
     const { onFirstEvent } = this.hooks;
     if (onFirstEvent) {
       const batchRoot =

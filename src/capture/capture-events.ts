@@ -10,7 +10,7 @@ import { DISTINCT_ID_MAX_LENGTH } from '../persons/person-distinct-id.entity.js'
 import { type PersonSetLimits, setLimitProblem } from '../persons/person-properties.js';
 import type { RrwebEvent } from '../session-recordings/ingestion/recording-metadata.js';
 import type { SnapshotBatch } from '../session-recordings/ingestion/snapshot-batch.js';
-import { DroppedValues, textProblem, withoutBadText } from './capture-text.js';
+import { DroppedValues, isMarkedWithoutBadText, textProblem, withoutBadText } from './capture-text.js';
 import { EVENT_KEY_MAX_LENGTH } from '../session-recordings/ingestion/session-recording-event-key.entity.js';
 import { SESSION_ID_MAX_LENGTH } from '../session-recordings/session-recording.entity.js';
 
@@ -44,6 +44,8 @@ export interface CaptureBatch {
   events: CaptureEvent[];
   /** The `sent_at` of a `{"batch": [...]}` body, as sent (the analytics routes correct clock skew with it). */
   sentAt?: unknown;
+  /** The decoded body is known to hold no NUL or lone surrogate (`markWithoutBadText`): no value needs a check. */
+  withoutBadText?: boolean;
 }
 
 const isObject = (value: unknown): value is Json =>
@@ -86,7 +88,12 @@ export function readCaptureBatch(payload: unknown): CaptureBatch {
     }
   }
   const sentAt = container === 'batch' ? (payload as Json).sent_at : undefined;
-  return { token: tokenOf(events[0].event, batchToken), events, sentAt };
+  return {
+    token: tokenOf(events[0].event, batchToken),
+    events,
+    sentAt,
+    withoutBadText: isMarkedWithoutBadText(payload),
+  };
 }
 
 /** The batch-level token of a `{"api_key", "batch": [...]}` body. */

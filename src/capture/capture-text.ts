@@ -36,6 +36,27 @@ export class DroppedValues {
   }
 }
 
+/** Decoded bodies known to hold no text with a `textProblem` (see `markWithoutBadText`). */
+const withoutBadTextBodies = new WeakSet<object>();
+const UNICODE_ESCAPE = Buffer.from('\\u');
+
+/**
+ * Marks a value `JSON.parse` made of `json` as holding no NUL and no lone surrogate, in any key or string, when
+ * the text has no `\u` escape: a NUL or a lone surrogate can only come from one (a raw NUL is not valid JSON,
+ * and UTF-8 decoding turns invalid or surrogate bytes into U+FFFD). Capture then skips its own checks of every
+ * value; a text with an escape (or a literal backslash followed by `u`) is checked value by value, as before.
+ */
+export function markWithoutBadText(value: unknown, json: Buffer): void {
+  if (value !== null && typeof value === 'object' && json.indexOf(UNICODE_ESCAPE) === -1) {
+    withoutBadTextBodies.add(value);
+  }
+}
+
+/** Whether `markWithoutBadText` found this decoded body free of bad text. */
+export function isMarkedWithoutBadText(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && withoutBadTextBodies.has(value);
+}
+
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ApiError } from '../common/errors/api-error.js';
+import { isForeignKeyViolation } from '../common/errors/database-errors.js';
 import type { RequestDeadline } from '../common/http/request-deadline.js';
 import { AppConfig } from '../config/config.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
@@ -176,6 +177,23 @@ export class CaptureService {
       project = await this.findProject(batch.token);
     }
     if (!project) throw invalidToken();
+    try {
+      return await this.storeBatch(project, batch, deadline, others, hold);
+    } catch (error) {
+      if (!isForeignKeyViolation(error)) throw error;
+      // The project was deleted during the request: its token is now unknown, as a fresh lookup says.
+      if (!(await this.findProject(batch.token))) throw invalidToken();
+      throw error;
+    }
+  }
+
+  private async storeBatch(
+    project: ProjectEntity,
+    batch: CaptureBatch,
+    deadline: RequestDeadline | null,
+    others: OtherEventsSink | undefined,
+    hold: (bytes: number) => Promise<void>,
+  ): Promise<IngestResult> {
     const dropped = new DroppedValues();
     const droppedSets = new DroppedValues();
     if (others) await others(project, batch, dropped, hold);

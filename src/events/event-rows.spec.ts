@@ -75,6 +75,38 @@ describe('toEventRow', () => {
     expect((row as { uuid: string }).uuid).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('builds the same row from a body known to be free of bad text, without checking it again', () => {
+    const event = () => ({
+      event: 'clicked',
+      distinct_id: 'd',
+      uuid: '0192d6c4-8f8a-7c1e-9d57-2a9d3c1e4b5f',
+      $set: { plan: 'pro' },
+      properties: {
+        $session_id: 's',
+        $set_once: { first: 'é' },
+        list: [1, 'two', { three: 3 }],
+        token: 'phc_x',
+      },
+    });
+    const checked = toEventRow(entry(event()), context(), new DroppedValues());
+    const dropped = new DroppedValues();
+    const trusted = toEventRow(entry(event()), context({ withoutBadText: true }), dropped);
+    expect(trusted).toEqual(checked);
+    expect((trusted as { propertiesJson: string }).propertiesJson).toBe(
+      (checked as { propertiesJson: string }).propertiesJson,
+    );
+    expect(dropped.count).toBe(0);
+    // Without the mark the same values are checked: a NUL is dropped from the properties.
+    const dirty = new DroppedValues();
+    const row = toEventRow(
+      entry({ event: 'x', distinct_id: 'd', properties: { a: 'x\u0000', b: 'ok' } }),
+      context(),
+      dirty,
+    );
+    expect((row as { properties: object }).properties).toEqual({ b: 'ok', $ip: '203.0.113.7' });
+    expect(dirty.listed).toEqual([{ attr: '0__properties__a', problem: 'NUL character' }]);
+  });
+
   it('drops $ip with anonymize_ips, even one the client sent', () => {
     const row = toEventRow(
       entry({ event: 'x', distinct_id: 'd', properties: { $ip: '198.51.100.1' } }),

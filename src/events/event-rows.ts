@@ -56,6 +56,8 @@ export interface RowContext {
   sentAt: unknown;
   /** Most bytes of an event's properties as JSON; a larger event is dropped. */
   maxPropertiesBytes: number;
+  /** The body is known to hold no NUL or lone surrogate (`markWithoutBadText`): its text is not checked again. */
+  withoutBadText?: boolean;
 }
 
 /** Why an event was dropped, counted per request and logged once. */
@@ -143,24 +145,30 @@ export function toEventRow(
   if (!isObject(rawProperties))
     throw ApiError.validation('properties must be a JSON object.', `${prefix}properties`);
   const distinctId = distinctIdOf(event, rawProperties, `${prefix}distinct_id`);
-  for (const [value, attr] of [
-    [name, `${prefix}event`],
-    [distinctId, `${prefix}distinct_id`],
-  ] as const) {
-    const problem = textProblem(value);
+  const checkText = !context.withoutBadText;
+  if (checkText) {
+    let problem = textProblem(name);
     if (problem) {
-      dropped.add(attr, problem);
+      dropped.add(`${prefix}event`, problem);
+      return 'bad_text';
+    }
+    problem = textProblem(distinctId);
+    if (problem) {
+      dropped.add(`${prefix}distinct_id`, problem);
       return 'bad_text';
     }
   }
   const uuid = uuidOf(event.uuid, `${prefix}uuid`);
-  const properties = withoutBadText(rawProperties, `${prefix}properties`, dropped) as Json;
+  const properties = checkText
+    ? (withoutBadText(rawProperties, `${prefix}properties`, dropped) as Json)
+    : rawProperties;
   const set = personProperties(event, properties, '$set');
   const setOnce = personProperties(event, properties, '$set_once');
   if (set && !isObject(properties.$set)) properties.$set = set;
   if (setOnce && !isObject(properties.$set_once)) properties.$set_once = setOnce;
-  const cleanSet = set ? (withoutBadText(set, `${prefix}$set`, dropped) as Json) : null;
-  const cleanSetOnce = setOnce ? (withoutBadText(setOnce, `${prefix}$set_once`, dropped) as Json) : null;
+  const cleanSet = set && checkText ? (withoutBadText(set, `${prefix}$set`, dropped) as Json) : set;
+  const cleanSetOnce =
+    setOnce && checkText ? (withoutBadText(setOnce, `${prefix}$set_once`, dropped) as Json) : setOnce;
   if (context.anonymizeIps) delete properties.$ip;
   else if (context.ip && properties.$ip === undefined) properties.$ip = context.ip;
   const elementsChain = elementsChainOf(properties);
@@ -169,7 +177,11 @@ export function toEventRow(
   // Tokens are the project's public key: not part of what is stored.
   delete properties.token;
   const propertiesJson = JSON.stringify(properties);
-  if (Buffer.byteLength(propertiesJson) > context.maxPropertiesBytes) {
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most events are clearly within the bound without counting.
+  if (
+    propertiesJson.length * 3 > context.maxPropertiesBytes &&
+    Buffer.byteLength(propertiesJson) > context.maxPropertiesBytes
+  ) {
     dropped.add(`${prefix}properties`, `larger than ${context.maxPropertiesBytes} bytes`);
     return 'too_large';
   }

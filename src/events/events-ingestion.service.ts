@@ -127,6 +127,7 @@ export class EventsIngestionService {
       anonymizeIps: project.anonymizeIps,
       sentAt: batch.sentAt ?? context.querySentAt,
       maxPropertiesBytes: this.maxPropertiesBytes,
+      withoutBadText: batch.withoutBadText === true,
     };
     const cutoff = eventsCutoff(context.now.getTime(), this.retentionOf(project)).getTime();
     const rows: EventRow[] = [];

@@ -513,9 +513,16 @@ describe('Analytics events: capture and the read API', () => {
   describe('retention and settings', () => {
     const DAY = 86400_000;
 
-    it('stores no $ip with anonymize_ips', async () => {
+    it('stores no $ip with anonymize_ips, from the first request after the change', async () => {
       const org = await t.factories.organization(owner, 'Anonymous');
       const team = org.teams[0];
+      // A capture before the change stores $ip.
+      const before = randomUUID();
+      await t.http
+        .post('/e/')
+        .send({ event: 'x', uuid: before, distinct_id: 'a', properties: { token: team.api_token } })
+        .expect(200);
+      expect((await stored(before))[0].properties).toHaveProperty('$ip');
       await t.http
         .patch(`/api/projects/${team.id}`)
         .set(owner.auth)
@@ -533,6 +540,25 @@ describe('Analytics events: capture and the read API', () => {
         .expect(200);
       const [row] = await stored(uuid);
       expect(row.properties).not.toHaveProperty('$ip');
+    });
+
+    it('answers 401 for the token of a project deleted elsewhere, storing nothing', async () => {
+      const org = await t.factories.organization(owner, 'Gone elsewhere');
+      const team = org.teams[0];
+      const send = (uuid: string) =>
+        t.http
+          .post('/e/')
+          .send({ event: 'x', uuid, distinct_id: 'gone-a', properties: { token: team.api_token } });
+      const first = randomUUID();
+      await send(first).expect(200);
+      expect(await stored(first)).toHaveLength(1);
+      // Deleted in the database, as another replica would.
+      await t.dataSource.query('DELETE FROM organizations WHERE id = $1', [org.id]);
+      const second = randomUUID();
+      const res = await send(second).expect(401);
+      expect(res.body).toMatchObject({ code: 'authentication_failed', attr: 'token' });
+      expect(await stored(second)).toHaveLength(0);
+      await send(randomUUID()).expect(401);
     });
 
     it("hides a project's expired events at once, trims them for a shorter retention, drops whole expired day partitions, and a deleted organization takes its events", async () => {
