@@ -95,11 +95,12 @@ export class CaptureService {
    * `others`: where the events other than `$snapshot` go (the analytics capture routes); without it they are ignored.
    */
   async capture(
-    body: CaptureBody & { discard?(): void },
+    body: CaptureBody & { discard?(): Promise<void> | void },
     deadline: RequestDeadline | null = null,
     others?: OtherEventsSink,
   ): Promise<IngestResult> {
     const reservation = this.budget.open();
+    let failed = false;
     let early: EarlyLookup | null = null;
     // The estimate of what the request holds: what it parsed, and the bytes it holds outside the parser.
     let parsed = 0;
@@ -136,10 +137,15 @@ export class CaptureService {
         others,
         hold,
       );
+    } catch (error) {
+      failed = true;
+      throw error;
     } finally {
       reservation.release();
-      // Whatever the client still sends after an early answer is read and dropped.
-      body.discard?.();
+      // Whatever the client still sends after an early answer is read and dropped; an error is answered once
+      // the body is in (within the body limit and the request timeout), as a client may read only then.
+      const drained = body.discard?.();
+      if (failed) await drained;
     }
   }
 
@@ -181,7 +187,9 @@ export class CaptureService {
       return await this.storeBatch(project, batch, deadline, others, hold);
     } catch (error) {
       if (!isForeignKeyViolation(error)) throw error;
-      // The project was deleted during the request: its token is now unknown, as a fresh lookup says.
+      // The project was deleted during the request (or since its token was looked up): its token is now
+      // unknown, as a fresh lookup says.
+      this.projects.forgetToken(batch.token);
       if (!(await this.findProject(batch.token))) throw invalidToken();
       throw error;
     }

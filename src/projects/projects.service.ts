@@ -8,6 +8,7 @@ import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
 import type { UpdateProjectDto } from './dto/update-project.dto.js';
 import type { ProjectEntity } from './project.entity.js';
+import { ProjectTokenCache } from './project-token-cache.js';
 import { ProjectsRepository } from './projects.repository.js';
 
 export const PROJECT_TOKEN_PREFIX = 'phc_';
@@ -15,6 +16,9 @@ export const DEFAULT_PROJECT_NAME = 'Default project';
 
 @Injectable()
 export class ProjectsService {
+  /** Projects of recently used capture tokens. */
+  private readonly byToken = new ProjectTokenCache();
+
   constructor(
     private readonly projects: ProjectsRepository,
     private readonly memberships: MembershipsService,
@@ -107,7 +111,9 @@ export class ProjectsService {
       heatmapsOptIn: input.heatmaps_opt_in,
       eventsRetentionPeriodDays: input.events_retention_period_days,
     });
+    this.byToken.forget(project.apiToken);
     if (!updated) throw ApiError.notFound();
+    this.byToken.forget(updated.apiToken);
     return updated;
   }
 
@@ -126,11 +132,20 @@ export class ProjectsService {
 
   /**
    * The project of a public project token (`phc_…`), for capture; null when none has it (a token no project
-   * can have, too long or holding text PostgreSQL cannot compare, is not looked up).
+   * can have, too long or holding text PostgreSQL cannot compare, is not looked up). A project found is reused
+   * for a few seconds (`ProjectTokenCache`); a change through `update` is seen at once.
    */
   findByApiToken(apiToken: string): Promise<ProjectEntity | null> {
     if (apiToken.length > 64 || textProblem(apiToken)) return Promise.resolve(null);
-    return this.projects.findByApiToken(apiToken);
+    return this.byToken.get(apiToken, (token) => this.projects.findByApiToken(token));
+  }
+
+  /**
+   * Forgets the project of a capture token (its project was deleted, or changed through another path): the next
+   * capture with it looks it up again.
+   */
+  forgetToken(apiToken: string): void {
+    this.byToken.forget(apiToken);
   }
 
   findDefault(organizationId: string): Promise<ProjectEntity | null> {

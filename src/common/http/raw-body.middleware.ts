@@ -68,6 +68,8 @@ export function rawBody(limit: number) {
 export class RequestBodyStream implements AsyncIterable<Buffer> {
   private started = false;
   private finished = false;
+  /** Bytes of the body received so far (read, or dropped by `discard`). */
+  private received = 0;
   private detach: (() => void) | null = null;
 
   constructor(
@@ -105,7 +107,6 @@ export class RequestBodyStream implements AsyncIterable<Buffer> {
       req.off('end', onEnd);
       req.off('error', onError);
     };
-    let received = 0;
     try {
       for (;;) {
         if (!queue.length && !ended && !failure) {
@@ -115,8 +116,8 @@ export class RequestBodyStream implements AsyncIterable<Buffer> {
         }
         const chunk = queue.shift();
         if (chunk) {
-          received += chunk.length;
-          if (received > this.limit) throw ApiError.payloadTooLarge(this.limit);
+          this.received += chunk.length;
+          if (this.received > this.limit) throw ApiError.payloadTooLarge(this.limit);
           yield chunk;
           continue;
         }
@@ -137,10 +138,36 @@ export class RequestBodyStream implements AsyncIterable<Buffer> {
     }
   }
 
-  /** Drops whatever the client still sends (after an early answer), also when no reader has started. */
-  discard(): void {
+  /**
+   * Drops whatever the client still sends (after an early answer), also when no reader has started. Resolves
+   * once the body has ended, the request is gone, or the body has passed `limit` bytes in all (a client sending
+   * that much is not waited for): a handler that awaits it before answering an error lets a client that writes
+   * its whole body before reading the answer read it, instead of a connection reset.
+   */
+  discard(): Promise<void> {
     this.detach?.();
-    if (!this.finished && !this.req.destroyed) this.req.resume();
+    const { req } = this;
+    if (this.finished || req.destroyed || req.readableEnded || this.received > this.limit) {
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        req.off('data', onData);
+        req.off('end', done);
+        req.off('close', done);
+        req.off('error', done);
+        resolve();
+      };
+      const onData = (chunk: Buffer) => {
+        this.received += chunk.length;
+        if (this.received > this.limit) done();
+      };
+      req.on('data', onData);
+      req.on('end', done);
+      req.on('close', done);
+      req.on('error', done);
+      req.resume();
+    });
   }
 }
 

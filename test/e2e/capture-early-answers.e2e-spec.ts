@@ -1,0 +1,152 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Agent, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createTestApp, type TestApp } from '../support/create-test-app.js';
+
+/**
+ * Capture answers an error before the whole body is in (an unknown token seen in the first event, a body past
+ * its limit): a client that writes its whole body before reading the answer, as most HTTP clients do, must still
+ * read that answer rather than a reset connection, and a keep-alive connection must stay usable after it. The
+ * rest of the body is read and dropped first (within the body limit), so that the answer is not followed by a
+ * close while the client is still writing.
+ */
+describe('capture: early answers reach a client still sending its body', () => {
+  let t: TestApp;
+  let base: string;
+  let token: string;
+  let teamId: number;
+
+  beforeAll(async () => {
+    t = await createTestApp({ RECORDING_BODY_LIMIT: '8mb' });
+    await t.app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
+    const owner = await t.factories.user();
+    const org = (
+      await t.http.post('/api/organizations').set(owner.auth).send({ name: 'Early answers' }).expect(201)
+    ).body as { teams: { id: number; api_token: string }[] };
+    token = org.teams[0].api_token;
+    teamId = org.teams[0].id;
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  /** About `mb` MB of analytics events for `eventToken`, as one JSON array. */
+  const events = (eventToken: string, mb: number) => {
+    const one = (i: number) =>
+      JSON.stringify({
+        event: 'clicked',
+        distinct_id: `early-${i % 10}`,
+        properties: { token: eventToken, n: i, pad: 'x'.repeat(200) },
+      });
+    const count = Math.ceil((mb * 1024 * 1024) / one(0).length);
+    return Buffer.from(`[${Array.from({ length: count }, (_, i) => one(i)).join(',')}]`);
+  };
+
+  /**
+   * POSTs `body` in 64 KiB writes (waiting for each to be taken), ending it, and only then reads the answer.
+   * Resolves with the answer, or rejects with the connection's error (a reset, a broken pipe).
+   */
+  const send = (
+    body: Buffer,
+    agent: Agent | false,
+  ): Promise<{ status: number; json: Record<string, unknown> }> =>
+    new Promise((resolve, reject) => {
+      const req = httpRequest(`${base}/e/`, {
+        method: 'POST',
+        agent,
+        headers: { 'Content-Type': 'application/json', 'Content-Length': String(body.length) },
+      });
+      req.on('error', reject);
+      req.on('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+      });
+      const write = async () => {
+        for (let at = 0; at < body.length; at += 64 * 1024) {
+          if (!req.write(body.subarray(at, at + 64 * 1024))) {
+            await new Promise((r) => req.once('drain', r));
+          }
+        }
+        req.end();
+      };
+      write().catch(reject);
+    });
+
+  const stored = async () =>
+    (
+      (await t.dataSource.query(`SELECT count(*)::int AS n FROM events WHERE team_id = $1`, [teamId])) as {
+        n: number;
+      }[]
+    )[0].n;
+
+  it('an unknown token: the client reads the 401 after sending 6 MB, on a closing connection', async () => {
+    const res = await send(events('phc_no_such_project_token', 6), false);
+    expect(res).toEqual({
+      status: 401,
+      json: expect.objectContaining({ type: 'authentication_error' }) as unknown,
+    });
+  });
+
+  it('a keep-alive connection answered early serves the next request', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const sockets = new Set<unknown>();
+      const before = await stored();
+      const first = await send(events('phc_no_such_project_token', 4), agent);
+      expect(first.status).toBe(401);
+      for (const list of Object.values(agent.freeSockets)) for (const s of list ?? []) sockets.add(s);
+      expect(sockets.size).toBe(1);
+      const second = await send(
+        Buffer.from(JSON.stringify([{ event: 'ok', distinct_id: 'd', properties: { token } }])),
+        agent,
+      );
+      expect(second).toEqual({ status: 200, json: { status: 1 } });
+      // The same connection carried both.
+      const after = new Set<unknown>();
+      for (const list of Object.values(agent.freeSockets)) for (const s of list ?? []) after.add(s);
+      expect([...after]).toEqual([...sockets]);
+      expect(await stored()).toBe(before + 1);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('a body past RECORDING_BODY_LIMIT without Content-Length is answered 413 without waiting for its end', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${base}/e/`, {
+        method: 'POST',
+        agent: false,
+        headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' },
+      });
+      let answered = false;
+      req.on('error', (error) => (answered ? undefined : reject(error)));
+      req.on('response', (res) => {
+        answered = true;
+        res.resume();
+        resolve(res.statusCode ?? 0);
+        req.destroy();
+      });
+      // A body that never ends: only the limit can end the request.
+      const one = JSON.stringify({
+        event: 'e',
+        distinct_id: 'd',
+        properties: { token, pad: 'x'.repeat(500) },
+      });
+      let first = true;
+      const chunk = () => {
+        const text = `${first ? '[' : ''}${`${one},`.repeat(100)}`;
+        first = false;
+        return Buffer.from(text);
+      };
+      const pump = () => {
+        while (!answered && req.write(chunk()));
+        if (!answered) req.once('drain', pump);
+      };
+      pump();
+    });
+    expect(status).toBe(413);
+  });
+});
