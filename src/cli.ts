@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CliUsageError } from './common/cli/cli-args.js';
 import { commandHelp, groupHelp, mainHelp } from './common/cli/cli-help.js';
@@ -118,8 +120,21 @@ export async function runCli(
   }
 }
 
-const isEntryPoint = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
-if (isEntryPoint) {
+/**
+ * Run as `node dist/cli.js`, not imported. The script's path is compared by its real path, as the module's own
+ * URL is: a project reached through a symbolic link (a linked home or checkout directory, macOS's /tmp) must
+ * not make the CLI exit silently having done nothing.
+ */
+function isEntryPoint(): boolean {
+  if (!process.argv[1]) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
   runCli(
     process.argv.slice(2),
     process.env,

@@ -83,7 +83,7 @@ export const BATCH_EXPORTS_SETTINGS = {
   BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: setting(
     bool,
     false,
-    'Let batch exports deliver to hosts that resolve to loopback, private, link-local or cloud metadata addresses (also through the IPv6 forms that carry such an IPv4 address), in every environment.',
+    'Let batch exports deliver to hosts that resolve to loopback, private, link-local or cloud metadata addresses (also through the IPv6 forms that carry such an IPv4 address), in every environment. Without it, the one private destination allowed is the embedded PostgreSQL itself (127.0.0.1 at EMBEDDED_PG_PORT) when the service runs on it (no DATABASE_URL).',
   ),
   BATCH_EXPORT_HTTP_TIMEOUT_MS: setting(
     int(100, 3600000),

@@ -403,6 +403,18 @@ describe('batch export scheduler settings', () => {
     );
   });
 
+  it('names the embedded database port batch exports may reach only when the service runs on it', () => {
+    const url = 'postgres://postgres@127.0.0.1:54400/app';
+    expect(AppConfig.fromEnv({}).embeddedDatabasePort).toBeNull();
+    expect(AppConfig.fromEnv({ DATABASE_URL: 'postgres://db/app' }).embeddedDatabasePort).toBeNull();
+    expect(AppConfig.fromEnv({}).withEmbeddedDatabase(url).embeddedDatabasePort).toBe(54329);
+    expect(
+      AppConfig.fromEnv({ EMBEDDED_PG_PORT: '54400' }).withEmbeddedDatabase(url).embeddedDatabasePort,
+    ).toBe(54400);
+    // It does not lift the rule for other private destinations.
+    expect(AppConfig.fromEnv({}).withEmbeddedDatabase(url).allowPrivateDestinations).toBe(false);
+  });
+
   it('refuses private batch export destinations in every environment unless told otherwise', () => {
     expect(AppConfig.fromEnv({}).allowPrivateDestinations).toBe(false);
     expect(AppConfig.fromEnv({ NODE_ENV: 'development' }).allowPrivateDestinations).toBe(false);

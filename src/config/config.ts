@@ -311,6 +311,15 @@ export class AppConfig {
   }
 
   /**
+   * The port of the embedded PostgreSQL (on 127.0.0.1) when the service runs on it, else null: batch exports may
+   * deliver to that address and port without BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS (the service's own local
+   * database; docs/batch-exports.md, "Egress rule").
+   */
+  get embeddedDatabasePort(): number | null {
+    return this.embeddedDatabase ? this.values.EMBEDDED_PG_PORT : null;
+  }
+
+  /**
    * The bytes one capture request (`POST /s/`) may receive: RECORDING_BODY_LIMIT, but at most
    * CAPTURE_MEMORY_BUDGET / PUBLIC_MAX_CONCURRENT_PER_IP, so that the requests one address may have in flight
    * can never together receive more than the budget (docs/limits.md). With no per-address cap (0), the

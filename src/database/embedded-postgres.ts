@@ -7,6 +7,9 @@ import { arch, platform, userInfo } from 'node:os';
 import { promisify } from 'node:util';
 import pg from 'pg';
 
+/** The one address the embedded server listens on (loopback; batch exports may reach it: batch-exports/runs/egress.ts). */
+export const EMBEDDED_LISTEN_ADDRESS = '127.0.0.1';
+
 export interface EmbeddedDatabase {
   /** postgres:// URL of the application database on the embedded server. */
   url: string;
@@ -60,7 +63,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
 
   const postgresFlags = [
     '-c',
-    'listen_addresses=127.0.0.1',
+    `listen_addresses=${EMBEDDED_LISTEN_ADDRESS}`,
     '-c',
     'unix_socket_directories=',
     '-c',

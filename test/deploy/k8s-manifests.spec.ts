@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseConfig, SETTINGS } from '../../src/config/config.js';
@@ -433,6 +433,60 @@ describe.each(['base', 'overlays/example'])('deploy/k8s/%s', (dir) => {
       pdb.spec.minAvailable ?? hpa.spec.minReplicas - (pdb.spec.maxUnavailable ?? hpa.spec.minReplicas);
     expect(available).toBeGreaterThanOrEqual(1);
     expect(available).toBeLessThan(hpa.spec.minReplicas);
+  });
+});
+
+describe('pointers to the documentation in deploy/', () => {
+  /** Every file under deploy/, recursively. */
+  const files = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)],
+    );
+  /** `(docs/x.md, "Heading")`, `(README, "Heading")`, `(docs/x.md)`: a document and optionally its section. */
+  const POINTER = /\((README(?:\.md)?|[\w./-]+\.md)(?:, "([^"]+)")?\)/g;
+  type Pointer = { where: string; doc: string; heading: string | null };
+  const pointersIn = (text: string, where: string): Pointer[] =>
+    [...text.matchAll(POINTER)].map((m) => ({
+      where,
+      doc: m[1] === 'README' ? 'README.md' : m[1],
+      heading: m[2] ?? null,
+    }));
+  const headings = (doc: string) =>
+    [...readFileSync(join(ROOT, doc), 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map((m) => m[1].trim());
+  const broken = (p: Pointer) =>
+    !existsSync(join(ROOT, p.doc)) || (p.heading !== null && !headings(p.doc).includes(p.heading));
+
+  it('name an existing document and one of its headings', () => {
+    const pointers = files(join(ROOT, 'deploy')).flatMap((file) =>
+      pointersIn(readFileSync(file, 'utf8'), relative(ROOT, file)),
+    );
+    // At least the base's kustomization, ConfigMap and migration Job point at the Kubernetes section.
+    expect(pointers.filter((p) => p.heading === 'Deploying to Kubernetes').map((p) => p.where)).toEqual(
+      expect.arrayContaining([
+        'deploy/k8s/base/kustomization.yaml',
+        'deploy/k8s/base/configmap.yaml',
+        'deploy/k8s/base/migration-job.yaml',
+      ]),
+    );
+    expect(pointers.filter(broken)).toEqual([]);
+  });
+
+  it('the check refuses a section the named document lacks, and a missing document', () => {
+    const sample = [
+      '# (README, "Deploying to Kubernetes")',
+      '# (docs/operations.md, "Deploying to Kubernetes")',
+      '# (docs/nowhere.md)',
+      '# (docs/operations.md, "No such heading")',
+    ].join('\n');
+    expect(
+      pointersIn(sample, 'sample')
+        .filter(broken)
+        .map((p) => [p.doc, p.heading]),
+    ).toEqual([
+      ['README.md', 'Deploying to Kubernetes'],
+      ['docs/nowhere.md', null],
+      ['docs/operations.md', 'No such heading'],
+    ]);
   });
 });
 

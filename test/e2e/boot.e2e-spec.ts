@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
+import pg from 'pg';
 import { KEYS_EXIST_MESSAGE, NO_BOOTSTRAP_KEY_MESSAGE } from '../../src/bootstrap.js';
 import {
   bootstrapKey,
@@ -14,6 +15,7 @@ import {
   printedKey,
   type ServiceProcess,
   startService,
+  waitFor,
 } from '../support/service-process.js';
 import { createEmptyDatabase, dropDatabase } from '../support/test-database.js';
 
@@ -24,6 +26,152 @@ async function stop(running: ServiceProcess): Promise<number | null> {
   running.child.kill('SIGTERM');
   const [code] = (await once(running.child, 'exit')) as [number | null];
   return code;
+}
+
+/**
+ * The README tour's batch export on the embedded database, as pasted: an export of `sessions` to the `postgres`
+ * database of the embedded server itself (127.0.0.1, EMBEDDED_PG_PORT, the password file), the recording sent
+ * to `/s/`, then runs that complete with records, their log, and the session's row in the destination table.
+ * The tour waits for the scheduler to run the 5-minute interval that holds the recording; here the recording is
+ * moved 10 minutes back and that interval backfilled (same delivery, no 5-minute wait).
+ */
+async function readmeTourExport(
+  service: ServiceProcess,
+  key: string,
+  passwordFile: string,
+  pgPort: number,
+): Promise<void> {
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${service.base}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return JSON.parse(text) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  };
+  const org = (await api('POST', '/api/organizations/', { name: 'Acme' })).id as string;
+  const project = (await api('GET', `/api/organizations/${org}/projects/`)).results[0].id as number;
+  const password = (await readFile(passwordFile, 'utf8')).trim();
+  const exportId = (
+    await api('POST', `/api/organizations/${org}/batch_exports/`, {
+      name: 'Sessions to Postgres',
+      model: 'sessions',
+      interval: 'every 5 minutes',
+      destination: {
+        type: 'Postgres',
+        config: {
+          host: '127.0.0.1',
+          port: pgPort,
+          user: 'postgres',
+          password,
+          database: 'postgres',
+          schema: 'public',
+          table_name: 'sessions',
+        },
+      },
+    })
+  ).id as string;
+  const token = (await api('GET', `/api/projects/${project}/`)).api_token as string;
+  const capture = await fetch(`${service.base}/s/`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify([
+      {
+        event: '$snapshot',
+        distinct_id: 'user-42',
+        properties: {
+          token,
+          $session_id: 'session-1',
+          $snapshot_data: [
+            {
+              type: 4,
+              timestamp: Date.now(),
+              data: { href: 'https://shop.example/', width: 1280, height: 720 },
+            },
+          ],
+        },
+      },
+    ]),
+  });
+  expect(capture.status).toBe(200);
+
+  const app = new pg.Client({ host: '127.0.0.1', port: pgPort, user: 'postgres', password, database: 'app' });
+  await app.connect();
+  let received: Date;
+  try {
+    const { rows } = await app.query<{ at: Date }>(
+      `UPDATE session_recordings SET last_event_received_at = last_event_received_at - interval '10 minutes'
+        WHERE session_id = 'session-1' RETURNING last_event_received_at AS at`,
+    );
+    expect(rows).toHaveLength(1);
+    received = rows[0].at;
+  } finally {
+    await app.end();
+  }
+  const FIVE_MINUTES = 5 * 60_000;
+  const start = new Date(Math.floor(received.getTime() / FIVE_MINUTES) * FIVE_MINUTES);
+  const end = new Date(start.getTime() + FIVE_MINUTES);
+  await api('POST', `/api/organizations/${org}/batch_exports/${exportId}/backfill/`, {
+    start_at: start.toISOString(),
+    end_at: end.toISOString(),
+  });
+
+  // The tour's wait: until a run is Completed with records.
+  type Run = {
+    status: string;
+    records_completed: number | null;
+    data_interval_start: string;
+    latest_error: string;
+  };
+  let runs: Run[] = [];
+  await waitFor(
+    'a Completed run with records',
+    async () => {
+      runs = (await api('GET', `/api/organizations/${org}/batch_exports/${exportId}/runs/`)).results as Run[];
+      if (runs.some((r) => r.status === 'Failed')) throw new Error(`a run failed: ${JSON.stringify(runs)}`);
+      return runs.some((r) => r.status === 'Completed' && (r.records_completed ?? 0) > 0);
+    },
+    30000,
+  );
+  expect(runs.map((r) => [r.status, r.records_completed, r.data_interval_start])).toEqual([
+    ['Completed', 1, start.toISOString()],
+  ]);
+  // Its log: the run's lines, none an error (the embedded server offers no TLS: a WARNING says so).
+  const logs = (await api('GET', `/api/organizations/${org}/batch_exports/${exportId}/logs/`)).results as {
+    level: string;
+    message: string;
+  }[];
+  expect(logs.length).toBeGreaterThan(0);
+  expect(logs.filter((l) => l.level === 'ERROR')).toEqual([]);
+  expect(logs.map((l) => l.message).join('\n')).not.toContain('not delivered there');
+
+  // The row in the destination table of the `postgres` database.
+  const destination = new pg.Client({
+    host: '127.0.0.1',
+    port: pgPort,
+    user: 'postgres',
+    password,
+    database: 'postgres',
+  });
+  await destination.connect();
+  try {
+    const { rows } = await destination.query(
+      'SELECT session_id, team_id, distinct_id, entry_current_url FROM public.sessions',
+    );
+    expect(rows).toEqual([
+      {
+        session_id: 'session-1',
+        team_id: expect.anything(),
+        distinct_id: 'user-42',
+        entry_current_url: 'https://shop.example/',
+      },
+    ]);
+    expect(Number(rows[0].team_id)).toBe(project);
+  } finally {
+    await destination.end();
+  }
 }
 
 describe('booting the built service', () => {
@@ -117,6 +265,8 @@ describe('booting the built service', () => {
       EMBEDDED_PG_PORT: String(await freePort()),
       LOG_LEVEL: 'info',
       SCHEDULER_ENABLED: 'false',
+      // As `npm start` runs: loopback destinations refused, but for the embedded database itself (the tour).
+      BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: 'false',
     };
     try {
       const embedded = await startService(env, { timeoutMs: 90000 });
@@ -157,6 +307,7 @@ describe('booting the built service', () => {
         });
         expect(me.status).toBe(200);
         expect(existsSync(join(dir, 'postgres', 'postmaster.pid'))).toBe(true);
+        await readmeTourExport(again, key!, join(dir, 'postgres.password'), Number(env.EMBEDDED_PG_PORT));
       } finally {
         process.kill(-again.child.pid!, 'SIGINT');
         expect(await again.exited).toBe(0);

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -505,7 +507,10 @@ describe('CLI', () => {
   });
 
   describe('the built CLI (node dist/cli.js)', () => {
-    function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    function run(
+      args: string[],
+      script = 'dist/cli.js',
+    ): Promise<{ code: number; stdout: string; stderr: string }> {
       const childEnv: NodeJS.ProcessEnv = {
         ...process.env,
         DATABASE_URL: t.databaseUrl,
@@ -515,7 +520,7 @@ describe('CLI', () => {
       return new Promise((resolve) => {
         execFile(
           process.execPath,
-          ['dist/cli.js', ...args],
+          [script, ...args],
           { cwd: ROOT, env: childEnv, timeout: 30_000 },
           (error, stdout, stderr) => {
             const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
@@ -541,6 +546,18 @@ describe('CLI', () => {
       expect(bad.stdout).toBe('');
       expect(bad.stderr.endsWith('\n')).toBe(true);
       expect(bad.stderr.trimEnd().split('\n')).toEqual(['keys create: --scopes is required']);
+    });
+
+    it('runs when called by a path through a symbolic link (node ~/link/dist/cli.js)', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'cli-link-'));
+      try {
+        await symlink(ROOT, join(dir, 'project'), 'dir');
+        const res = await run(['--help'], join(dir, 'project', 'dist', 'cli.js'));
+        expect(res.code).toBe(0);
+        expect(res.stdout).toContain('Usage: node dist/cli.js <command> [options]');
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     });
   });
 });

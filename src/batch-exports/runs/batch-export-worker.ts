@@ -73,7 +73,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     private readonly mailer: Mailer,
     private readonly memberships: MembershipsRepository,
   ) {
-    this.egress = new EgressPolicy(config.allowPrivateDestinations);
+    this.egress = new EgressPolicy(config.allowPrivateDestinations, config.embeddedDatabasePort);
   }
 
   get enabled(): boolean {

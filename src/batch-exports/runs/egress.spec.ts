@@ -1,5 +1,12 @@
+import { lookup } from 'node:dns/promises';
 import { describe, expect, it } from '@jest/globals';
-import { EgressPolicy, embeddedIpv4, ipv6Bytes, isPrivateAddress } from './egress.js';
+import {
+  EgressPolicy,
+  embeddedIpv4,
+  ipv6Bytes,
+  isEmbeddedDatabaseAddress,
+  isPrivateAddress,
+} from './egress.js';
 import { ExportError } from './export-errors.js';
 
 describe('isPrivateAddress', () => {
@@ -108,5 +115,101 @@ describe('EgressPolicy', () => {
       new EgressPolicy(true).lookup('127.0.0.1', {}, (_e, address) => resolve(address as string)),
     );
     expect(ok).toBe('127.0.0.1');
+  });
+});
+
+describe('isEmbeddedDatabaseAddress', () => {
+  it.each(['127.0.0.1', '::ffff:127.0.0.1', '::ffff:7f00:1', '0:0:0:0:0:ffff:7f00:0001'])('%s is', (a) =>
+    expect(isEmbeddedDatabaseAddress(a)).toBe(true),
+  );
+  it.each([
+    '127.0.0.2',
+    '::1',
+    '::127.0.0.1',
+    '::ffff:0:127.0.0.1',
+    '64:ff9b::7f00:1',
+    '2002:7f00:1::',
+    '10.0.0.1',
+    '0.0.0.0',
+    'localhost',
+  ])('%s is not', (a) => expect(isEmbeddedDatabaseAddress(a)).toBe(false));
+});
+
+describe('EgressPolicy with the embedded database (no DATABASE_URL)', () => {
+  const PORT = 54329;
+  const embedded = new EgressPolicy(false, PORT);
+  const refusal = (promise: Promise<unknown>) =>
+    promise.then(
+      () => null,
+      (e: unknown) => e as ExportError,
+    );
+
+  it('lets a Postgres destination reach the embedded server at its own address and port', async () => {
+    expect(await embedded.resolve('127.0.0.1', PORT)).toBe('127.0.0.1');
+    expect(await embedded.resolve('::ffff:127.0.0.1', PORT)).toBe('::ffff:127.0.0.1');
+    // A name resolving to loopback only connects to the server's address, also when it resolves to ::1 first.
+    // `localhost` as many systems resolve it, IPv6 first: the connection goes to 127.0.0.1.
+    const dualStack = new EgressPolicy(false, PORT, (_host, _options, callback) =>
+      callback(null, [
+        { address: '::1', family: 6 },
+        { address: '127.0.0.1', family: 4 },
+      ]),
+    );
+    expect(await dualStack.resolve('localhost', PORT)).toBe('127.0.0.1');
+    // A name resolving to the server's address and to another, non-loopback one is refused.
+    const mixed = new EgressPolicy(false, PORT, (_host, _options, callback) =>
+      callback(null, [
+        { address: '127.0.0.1', family: 4 },
+        { address: '10.0.0.7', family: 4 },
+      ]),
+    );
+    await expect(mixed.resolve('db.example', PORT)).rejects.toThrow(/resolves to 10\.0\.0\.7/);
+    // This system's `localhost`.
+    const names = (await lookup('localhost', { all: true })).map((a) => a.address);
+    if (names.includes('127.0.0.1')) {
+      expect(await embedded.resolve('localhost', PORT)).toBe('127.0.0.1');
+    } else {
+      await expect(embedded.resolve('localhost', PORT)).rejects.toThrow(
+        'The embedded PostgreSQL is reached at 127.0.0.1:54329.',
+      );
+    }
+  });
+
+  it('refuses another loopback port, another loopback address, a private address, and unknown ports', async () => {
+    for (const [host, port] of [
+      ['127.0.0.1', 5432],
+      ['127.0.0.1', PORT + 1],
+      ['127.0.0.2', PORT],
+      ['::1', PORT],
+      ['10.0.0.5', PORT],
+      ['192.168.1.10', PORT],
+      ['169.254.169.254', PORT],
+      ['64:ff9b::7f00:1', PORT],
+    ] as const) {
+      const error = await refusal(embedded.resolve(host, port));
+      expect([host, port, error]).toEqual([host, port, expect.any(ExportError)]);
+      expect(error!.retryable).toBe(false);
+      expect(error!.message).toMatch(/a loopback, private, link-local or metadata address/);
+    }
+    // On the embedded port the refusal says where the embedded server is reached.
+    expect((await refusal(embedded.resolve('::1', PORT)))!.message).toContain(
+      'The embedded PostgreSQL is reached at 127.0.0.1:54329.',
+    );
+    expect((await refusal(embedded.resolve('127.0.0.1', 5432)))!.message).not.toContain('embedded');
+    // Without a port (an HTTP or S3 destination) nothing private is let through.
+    await expect(embedded.resolve('127.0.0.1')).rejects.toThrow(/loopback, private/);
+    const viaLookup = await new Promise<Error | null>((resolve) =>
+      embedded.lookup('127.0.0.1', {}, (e) => resolve(e)),
+    );
+    expect(viaLookup).toBeInstanceOf(ExportError);
+    // Public addresses are unaffected.
+    expect(await embedded.resolve('93.184.215.14', PORT)).toBe('93.184.215.14');
+  });
+
+  it('refuses the embedded port when the service runs on DATABASE_URL (no embedded database)', async () => {
+    const external = new EgressPolicy(false, null);
+    await expect(external.resolve('127.0.0.1', PORT)).rejects.toThrow(
+      /^The destination host 127\.0\.0\.1 resolves to 127\.0\.0\.1, a loopback, private, link-local or metadata address; batch exports are not delivered there \(BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS\)\.$/,
+    );
   });
 });

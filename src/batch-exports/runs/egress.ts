@@ -1,9 +1,11 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { EMBEDDED_LISTEN_ADDRESS } from '../../database/embedded-postgres.js';
 import { nonRetryable, retryable } from './export-errors.js';
 
 /**
- * Addresses a batch export may not deliver to unless BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: loopback,
+ * Addresses a batch export may not deliver to unless BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS (or, for the
+ * embedded database's own address and port, see `EgressPolicy`): loopback,
  * private networks, link-local (which holds the cloud metadata endpoints 169.254.169.254 and fd00:ec2::254),
  * carrier-grade NAT, "this network", multicast and reserved ranges, deprecated site-local IPv6, and the IPv6
  * forms that carry an IPv4 address (classified like the address they carry, see `embeddedIpv4`).
@@ -93,10 +95,46 @@ export function isPrivateAddress(address: string): boolean {
   return BLOCKED.check(address.split('%')[0], 'ipv6');
 }
 
-function refused(host: string, address: string) {
+/**
+ * Whether `address` is the embedded PostgreSQL's own address: `127.0.0.1`, or its IPv4-mapped IPv6 form
+ * `::ffff:127.0.0.1` in any spelling (the one IPv6 form the host delivers to its own IPv4 loopback). Not another
+ * loopback address (`127.0.0.2`, `::1`: the server does not listen there, another program may) and not the
+ * forms that route elsewhere (6to4, NAT64).
+ */
+export function isEmbeddedDatabaseAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return address === EMBEDDED_LISTEN_ADDRESS;
+  if (family !== 6) return false;
+  const bytes = ipv6Bytes(address);
+  return (
+    zero(bytes, 0, 10) &&
+    bytes[10] === 0xff &&
+    bytes[11] === 0xff &&
+    quadAt(bytes, 12) === EMBEDDED_LISTEN_ADDRESS
+  );
+}
+
+/** Loopback: `127.0.0.0/8`, its IPv4-mapped form `::ffff:127.x.y.z`, or `::1`. */
+function isLoopback(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return address.startsWith('127.');
+  if (family !== 6) return false;
+  const bytes = ipv6Bytes(address);
+  if (zero(bytes, 0, 15) && bytes[15] === 1) return true;
+  return zero(bytes, 0, 10) && bytes[10] === 0xff && bytes[11] === 0xff && bytes[12] === 127;
+}
+
+/** `dns.lookup` with `all: true`: every address of a name. */
+export type ResolveAll = (
+  host: string,
+  options: LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
+
+function refused(host: string, address: string, hint = '') {
   return nonRetryable(
     `The destination host ${host} resolves to ${address}, a loopback, private, link-local or metadata address; ` +
-      'batch exports are not delivered there (BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS).',
+      `batch exports are not delivered there (BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS).${hint}`,
   );
 }
 
@@ -104,35 +142,59 @@ function refused(host: string, address: string) {
  * Where a batch export may connect. Hosts are resolved and checked at connection time, and the connection is
  * made to the checked address (so a name cannot resolve to a public address for the check and a private one
  * for the connection).
+ *
+ * `embeddedDatabasePort`: when the service runs on its embedded PostgreSQL (no DATABASE_URL, a workstation), the
+ * port that server listens on at 127.0.0.1. A connection to exactly that address and port (a Postgres or Redshift
+ * destination naming it, `resolve(host, port)`) is allowed without BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: it is
+ * the service's own local database, which the export reaches only with its password. Every other private address
+ * and port stays refused, and so does a connection whose port the policy is not told (HTTP and S3).
  */
 export class EgressPolicy {
-  constructor(readonly allowPrivate: boolean) {}
+  constructor(
+    readonly allowPrivate: boolean,
+    readonly embeddedDatabasePort: number | null = null,
+    /** Name resolution (the system's; a test passes its own). */
+    private readonly dns: ResolveAll = (host, options, callback) => dnsLookup(host, options, callback),
+  ) {}
 
-  /** Resolves `host` to the address to connect to, refusing private ones unless allowed. */
-  async resolve(host: string): Promise<string> {
+  /**
+   * Resolves `host` to the address to connect to, refusing private ones unless allowed. `port`, when the
+   * connection's port is known, lets the embedded database's own address through (see the class).
+   */
+  async resolve(host: string, port?: number): Promise<string> {
     const addresses = await new Promise<LookupAddress[]>((resolve, reject) =>
-      dnsLookup(host, { all: true }, (err, found) => (err ? reject(err) : resolve(found))),
+      this.dns(host, { all: true }, (err, found) => (err ? reject(err) : resolve(found))),
     ).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOTFOUND' || err.code === 'ENODATA') {
         throw nonRetryable(`The destination host ${host} does not resolve.`);
       }
       throw retryable(`The destination host ${host} could not be resolved (${err.code ?? err.message}).`);
     });
-    return this.pick(host, addresses).address;
+    return this.pick(host, addresses, port).address;
   }
 
-  private pick(host: string, addresses: LookupAddress[]): LookupAddress {
+  private pick(host: string, addresses: LookupAddress[], port?: number): LookupAddress {
     if (!addresses.length) throw nonRetryable(`The destination host ${host} does not resolve.`);
-    if (!this.allowPrivate) {
-      const bad = addresses.find((a) => isPrivateAddress(a.address));
-      if (bad) throw refused(host, bad.address);
-    }
-    return addresses[0];
+    if (this.allowPrivate) return addresses[0];
+    const bad = addresses.find((a) => isPrivateAddress(a.address));
+    if (!bad) return addresses[0];
+    const embedded = this.embeddedDatabasePort;
+    if (embedded === null || port !== embedded) throw refused(host, bad.address);
+    // The embedded database's port: its own address is let through when the name resolves to loopback only
+    // (`localhost` also to ::1), and the connection goes to that address. Any other address is refused by name.
+    const own = addresses.find((a) => isEmbeddedDatabaseAddress(a.address));
+    if (own && addresses.every((a) => isLoopback(a.address))) return own;
+    const other = addresses.find((a) => isPrivateAddress(a.address) && !isEmbeddedDatabaseAddress(a.address));
+    throw refused(
+      host,
+      (other ?? bad).address,
+      ` The embedded PostgreSQL is reached at ${EMBEDDED_LISTEN_ADDRESS}:${embedded}.`,
+    );
   }
 
   /** A `lookup` for http(s) agents and sockets applying the same rule to every connection they open. */
   readonly lookup: LookupFunction = (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (err, found) => {
+    this.dns(hostname, { ...options, all: true }, (err, found) => {
       if (err) return callback(err, '', 4);
       let picked: LookupAddress;
       try {

@@ -136,9 +136,13 @@ export class PostgresWriter implements DestinationWriter {
     this.columns = ctx.model.columns.map((c) => ident(c.name)).join(', ');
   }
 
+  private get port(): number {
+    return (this.ctx.config.port as number | undefined) ?? 5432;
+  }
+
   async open(): Promise<void> {
     const host = this.ctx.config.host as string;
-    const address = await this.ctx.egress.resolve(host);
+    const address = await this.ctx.egress.resolve(host, this.port);
     this.endpoint = { host, address };
     this.client = await this.connect(host, address);
     const types = this.redshift ? REDSHIFT_TYPES : PG_TYPES;
@@ -372,7 +376,7 @@ export class PostgresWriter implements DestinationWriter {
   private async connect(host: string, address: string, stoppable = true): Promise<pg.Client> {
     const base: pg.ClientConfig = {
       host: address,
-      port: (this.ctx.config.port as number | undefined) ?? 5432,
+      port: this.port,
       user: this.ctx.config.user as string,
       password: this.ctx.config.password as string,
       database: this.ctx.config.database as string,
