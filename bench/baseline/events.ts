@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type pg from 'pg';
-import { badText, CaptureError, decode, invalid, isObject, nonEmpty } from './capture.js';
+import { badText, CaptureError, decode, invalid, isObject, nonEmpty, projectByToken } from './capture.js';
 import * as sql from './sql.js';
 
 type Json = Record<string, unknown>;
@@ -262,13 +262,13 @@ async function store(client: pg.PoolClient, teamId: number, rows: Row[], now: Da
       part.map((r) => r.event),
       part.map((r) => r.distinctId),
       part.map((r) => r.personId),
-      part.map((r) => r.properties),
+      `[${part.map((r) => r.properties).join(',')}]`,
       part.map((r) => r.timestamp),
-      part.map((r) => r.chain),
+      JSON.stringify(part.map((r) => r.chain)),
       part.map((r) => r.sessionId),
       part.map((r) => r.windowId),
-      part.map((r) => (r.set ? JSON.stringify(r.set) : null)),
-      part.map((r) => (r.setOnce ? JSON.stringify(r.setOnce) : null)),
+      JSON.stringify(part.map((r) => r.set ?? null)),
+      JSON.stringify(part.map((r) => r.setOnce ?? null)),
       false,
     ]);
   }
@@ -304,10 +304,7 @@ export async function captureEvents(
         nonEmpty(first.api_key) ??
         (isObject(first.properties) ? nonEmpty(first.properties.token) : null))
       : null);
-  const project =
-    token && !badText(token)
-      ? (await pool.query<{ id: number }>(sql.PROJECT_BY_TOKEN, [token])).rows[0]
-      : null;
+  const project = token && !badText(token) ? await projectByToken(pool, token) : null;
   if (!project)
     throw new CaptureError(401, {
       type: 'authentication_error',
