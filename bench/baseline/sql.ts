@@ -279,11 +279,14 @@ export const REPLACE_PERSON_PROPERTIES = 'UPDATE persons SET properties = $2::js
 export const INSERT_EVENTS = `WITH inserted AS (
          INSERT INTO events (team_id, uuid, event, distinct_id, person_id, properties, "timestamp", elements_chain,
            session_id, window_id, "set", set_once)
-         SELECT $1, r.uuid, r.event, r.distinct_id, r.person_id, r.properties, r."timestamp", r.elements_chain,
-                r.session_id, r.window_id, nullif(r."set", 'null'::jsonb), nullif(r.set_once, 'null'::jsonb)
-           FROM ROWS FROM (unnest($2::uuid[]), unnest($3::text[]), unnest($4::text[]), unnest($5::uuid[]),
-                  jsonb_array_elements($6::jsonb), unnest($7::timestamptz[]), jsonb_array_elements_text($8::jsonb),
-                  unnest($9::text[]), unnest($10::text[]), jsonb_array_elements($11::jsonb),
+         SELECT $1, r.uuid::uuid, r.event, r.distinct_id, r.person_id::uuid, r.properties, r."timestamp"::timestamptz,
+                r.elements_chain, r.session_id, r.window_id, nullif(r."set", 'null'::jsonb),
+                nullif(r.set_once, 'null'::jsonb)
+           FROM ROWS FROM (jsonb_array_elements_text($2::jsonb), jsonb_array_elements_text($3::jsonb),
+                  jsonb_array_elements_text($4::jsonb), jsonb_array_elements_text($5::jsonb),
+                  jsonb_array_elements($6::jsonb), jsonb_array_elements_text($7::jsonb),
+                  jsonb_array_elements_text($8::jsonb), jsonb_array_elements_text($9::jsonb),
+                  jsonb_array_elements_text($10::jsonb), jsonb_array_elements($11::jsonb),
                   jsonb_array_elements($12::jsonb))
              AS r(uuid, event, distinct_id, person_id, properties, "timestamp", elements_chain, session_id, window_id,
                   "set", set_once)

@@ -44,17 +44,22 @@ const AT = new Date('2026-11-21T10:00:00.000Z');
 /**
  * One batch of a project's events, zipped from its columns (`ROWS FROM`: the n-th element of each), skipping an
  * event whose (project, uuid) is in its day's partition already; with $13, the project's `ingested_event` set in
- * the same statement once a row was stored. The JSON columns arrive as JSON arrays (a JSON `null` element is no
- * `$set`), the other columns as PostgreSQL arrays.
+ * the same statement once a row was stored. Every column arrives as one JSON array (JSON text for the text
+ * columns; a JSON `null` is SQL NULL, or no `$set`): the driver would write a PostgreSQL array parameter by
+ * escaping every element's quotes and backslashes, copying each properties document twice, where a JSON array
+ * is joined once and parsed by PostgreSQL in one pass.
  */
 export const INSERT_EVENTS = `WITH inserted AS (
          INSERT INTO events (team_id, uuid, event, distinct_id, person_id, properties, "timestamp", elements_chain,
            session_id, window_id, "set", set_once)
-         SELECT $1, r.uuid, r.event, r.distinct_id, r.person_id, r.properties, r."timestamp", r.elements_chain,
-                r.session_id, r.window_id, nullif(r."set", 'null'::jsonb), nullif(r.set_once, 'null'::jsonb)
-           FROM ROWS FROM (unnest($2::uuid[]), unnest($3::text[]), unnest($4::text[]), unnest($5::uuid[]),
-                  jsonb_array_elements($6::jsonb), unnest($7::timestamptz[]), jsonb_array_elements_text($8::jsonb),
-                  unnest($9::text[]), unnest($10::text[]), jsonb_array_elements($11::jsonb),
+         SELECT $1, r.uuid::uuid, r.event, r.distinct_id, r.person_id::uuid, r.properties, r."timestamp"::timestamptz,
+                r.elements_chain, r.session_id, r.window_id, nullif(r."set", 'null'::jsonb),
+                nullif(r.set_once, 'null'::jsonb)
+           FROM ROWS FROM (jsonb_array_elements_text($2::jsonb), jsonb_array_elements_text($3::jsonb),
+                  jsonb_array_elements_text($4::jsonb), jsonb_array_elements_text($5::jsonb),
+                  jsonb_array_elements($6::jsonb), jsonb_array_elements_text($7::jsonb),
+                  jsonb_array_elements_text($8::jsonb), jsonb_array_elements_text($9::jsonb),
+                  jsonb_array_elements_text($10::jsonb), jsonb_array_elements($11::jsonb),
                   jsonb_array_elements($12::jsonb))
              AS r(uuid, event, distinct_id, person_id, properties, "timestamp", elements_chain, session_id, window_id,
                   "set", set_once)
@@ -109,18 +114,15 @@ export class EventsRepository extends RepositoryBase {
     }
     const [{ n: inserted }] = await this.rows<{ n: number }>(INSERT_EVENTS, [
       teamId,
-      uuids,
-      names,
-      distinctIds,
-      personIds,
-      // The JSON columns (and the elements chains) go as one JSON array each, not as PostgreSQL arrays: the
-      // driver writes an array parameter by escaping every element's quotes and backslashes, copying each
-      // properties document twice; these are joined once, and PostgreSQL parses each array in one pass.
+      JSON.stringify(uuids),
+      JSON.stringify(names),
+      JSON.stringify(distinctIds),
+      JSON.stringify(personIds),
       `[${properties.join(',')}]`,
-      timestamps,
+      JSON.stringify(timestamps),
       JSON.stringify(chains),
-      sessions,
-      windows,
+      JSON.stringify(sessions),
+      JSON.stringify(windows),
       JSON.stringify(sets),
       JSON.stringify(setOnces),
       markIngested,
