@@ -62,6 +62,16 @@ interface EarlyLookup {
  * soon as the first event is decoded (the rest of the body is then not read for an unknown one), validates the
  * `$snapshot` events and hands them to recording ingestion.
  */
+/**
+ * Whether an error capture raised is answered only once the rest of the body has been read: a 4xx refusing the
+ * request itself, not the memory budget's 503, a size past a limit (413) or the per-address cap (429).
+ */
+export function answeredAfterBody(error: unknown): boolean {
+  if (!(error instanceof ApiError)) return false;
+  const status = error.getStatus();
+  return status >= 400 && status < 500 && status !== 413 && status !== 429;
+}
+
 @Injectable()
 export class CaptureService {
   private readonly logger = new Logger(CaptureService.name);
@@ -100,7 +110,7 @@ export class CaptureService {
     others?: OtherEventsSink,
   ): Promise<IngestResult> {
     const reservation = this.budget.open();
-    let failed = false;
+    let drainFirst = false;
     let early: EarlyLookup | null = null;
     // The estimate of what the request holds: what it parsed, and the bytes it holds outside the parser.
     let parsed = 0;
@@ -138,14 +148,16 @@ export class CaptureService {
         hold,
       );
     } catch (error) {
-      failed = true;
+      drainFirst = answeredAfterBody(error);
       throw error;
     } finally {
       reservation.release();
-      // Whatever the client still sends after an early answer is read and dropped; an error is answered once
-      // the body is in (within the body limit and the request timeout), as a client may read only then.
+      // Whatever the client still sends after an early answer is read and dropped. A refused request (an unknown
+      // token, a malformed body) is answered once the body is in (within the body limit and the request timeout),
+      // as a client may read only then; the memory budget's 503 and a body past a limit are answered at once, so
+      // that shedding load or refusing a size takes no more of the body.
       const drained = body.discard?.();
-      if (failed) await drained;
+      if (drainFirst) await drained;
     }
   }
 
