@@ -87,6 +87,29 @@ describe('Analytics events: capture and the read API', () => {
       expect(person.properties).toEqual({ plan: 'pro' });
     });
 
+    it('stores SQL NULL, not a JSON null, as $set and $set_once of an event without them, beside one with $set_once', async () => {
+      const [plain, once] = [randomUUID(), randomUUID()];
+      await t.http
+        .post('/batch/')
+        .send({
+          api_key: token,
+          batch: [
+            { event: 'plain', uuid: plain, distinct_id: 'null-set', properties: {} },
+            { event: 'once', uuid: once, distinct_id: 'null-set', properties: { $set_once: { first: 1 } } },
+          ],
+        })
+        .expect(200, { status: 1 });
+      const rows = (await t.dataSource.query(
+        `SELECT event, "set" IS NULL AS set_null, set_once IS NULL AS set_once_null, set_once
+           FROM events WHERE uuid = ANY($1::uuid[]) ORDER BY event`,
+        [[plain, once]],
+      )) as { event: string; set_null: boolean; set_once_null: boolean; set_once: unknown }[];
+      expect(rows).toEqual([
+        { event: 'once', set_null: true, set_once_null: false, set_once: { first: 1 } },
+        { event: 'plain', set_null: true, set_once_null: true, set_once: null },
+      ]);
+    });
+
     it('takes {"batch", "api_key", "sent_at"} gzip on /batch/, gzip-js on /i/v0/e/, a base64 form on /capture/, and GET data= on /track/', async () => {
       const ids = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
       const event = (uuid: string, name: string) => ({
