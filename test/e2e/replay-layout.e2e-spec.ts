@@ -166,7 +166,7 @@ if ('reason' in chromiumFound) {
         ).body as { access_token: string }
       ).access_token;
       key = (
-        await t.factories.keyFor(owner, 'project:read,session_recording:read,query:read')
+        await t.factories.keyFor(owner, 'project:read,session_recording:write,query:read')
       ).Authorization.slice('Bearer '.length);
       browser = await launchChromium(chromiumPath);
     }, 120_000);
