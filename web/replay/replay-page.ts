@@ -9,7 +9,7 @@
  * `session_recording_playlist:read`, saving one and pinning a recording `session_recording_playlist:write`. The
  * player's inspector lists the session's events with `query:read` (without it, the recording's own lines only).
  *
- * Long on purpose (about 790 lines): one page controller, `RecordingsBrowser`, whose steps (the key form, the
+ * Long on purpose (about 850 lines): one page controller, `RecordingsBrowser`, whose steps (the key form, the
  * organization and project pickers, the list with its pager, the player panel, sharing) share the signed-in
  * client, the chosen project and the open recording, and hand focus to each other. The parts that stand alone are
  * already modules of their own: the API client (./api.ts), the filters (./filters.ts), the saved views
