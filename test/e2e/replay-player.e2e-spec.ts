@@ -461,7 +461,9 @@ if ('reason' in chromiumFound) {
       expect(await page.inputValue('#replay-share-embed')).toContain(`${service}/embedded/${accessToken}`);
       await page.screenshot({ path: join(ARTIFACTS, 'replay-browser.png'), fullPage: true });
 
-      // The console-errors filter leaves this recording out (it has none).
+      // The console-errors filter leaves this recording out (it has none). Beside the open player the filters
+      // are behind "Show filters".
+      await page.click('.replay-filters-toggle');
       await page.check('#filter-errors');
       await page.click('.replay-filters button[type=submit]');
       await until(

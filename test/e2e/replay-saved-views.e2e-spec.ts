@@ -197,7 +197,11 @@ if ('reason' in chromiumFound) {
         .set(owner.auth)
         .expect(200);
       expect((pinned.body as { results: { id: string }[] }).results.map((r) => r.id)).toEqual([played]);
-      // A view saved while the recording is open is offered to pin it to at once.
+      // A view saved while the recording is open is offered to pin it to at once. Beside the player the
+      // filters and views give way to the list, until "Show filters" shows them.
+      expect(await page.locator('#saved-view-name').isVisible()).toBe(false);
+      await page.click('.replay-filters-toggle');
+      expect(await page.getAttribute('.replay-filters-toggle', 'aria-expanded')).toBe('true');
       await page.fill('#saved-view-name', 'Saved while playing');
       await page.click('.replay-save-view');
       await until(

@@ -67,6 +67,45 @@ describe('fromApiEvent and fromSharedEvent', () => {
   });
 });
 
+describe('the element of a rage click and a dead click', () => {
+  const apiEvent = (name: string, chain: string) =>
+    fromApiEvent({
+      uuid: name,
+      event: name,
+      timestamp: '2026-11-20T10:00:01.500Z',
+      properties: { $current_url: 'https://shop.example/', $event_type: 'click' },
+      elements_chain: chain,
+    });
+
+  it('is read from elements_chain as for $autocapture, and named in the line', () => {
+    const rage = apiEvent('$rageclick', 'button.add:attr__id="add"nth-child="1"text="Add to cart";div.row');
+    expect(rage).toMatchObject({ element_tag: 'button', element_text: 'Add to cart' });
+    expect(entryOfEvent(rage)).toMatchObject({
+      kind: 'click',
+      label: 'rageclick',
+      text: 'button “Add to cart”',
+    });
+
+    const dead = apiEvent('$dead_click', 'span:nth-child="2";a:href="/ship"text="Free shipping"');
+    expect(dead).toMatchObject({ element_tag: 'span', element_text: 'Free shipping' });
+    expect(entryOfEvent(dead)).toMatchObject({
+      kind: 'click',
+      label: 'dead click',
+      text: 'span “Free shipping”',
+    });
+
+    expect(entryOfEvent(apiEvent('$dead_click', 'img.logo:nth-child="1"'))).toMatchObject({ text: 'img' });
+    expect(entryOfEvent(apiEvent('$rageclick', ''))).toMatchObject({ text: 'an element' });
+  });
+
+  it('is not read for other events', () => {
+    expect(apiEvent('checkout started', 'button:text="Buy"')).toMatchObject({
+      element_tag: null,
+      element_text: null,
+    });
+  });
+});
+
 describe('entryOfEvent', () => {
   it('lists page views with their URL, clicks with their text, custom events by name, exceptions', () => {
     expect(entryOfEvent(event({ event: '$pageview', current_url: 'https://shop.example/' }))).toEqual({

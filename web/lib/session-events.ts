@@ -90,10 +90,13 @@ export function exceptionMessage(properties: Record<string, unknown>): string | 
   return text(properties.$exception_message);
 }
 
+/** The events whose clicked element the inspector names: autocapture's clicks, rage clicks and dead clicks. */
+export const CLICK_EVENTS: ReadonlySet<string> = new Set(['$autocapture', '$rageclick', '$dead_click']);
+
 export function fromApiEvent(e: ApiEvent): SessionEvent {
   const properties = e.properties ?? {};
   const autocapture = e.event === '$autocapture';
-  const element = autocapture ? clickedElement(e.elements_chain ?? '') : null;
+  const element = CLICK_EVENTS.has(e.event) ? clickedElement(e.elements_chain ?? '') : null;
   return {
     uuid: e.uuid,
     event: e.event,

@@ -304,7 +304,18 @@ export class Inspector {
     if (!line) return;
     line.classList.add('inspector-current');
     line.setAttribute('aria-current', 'true');
-    if (this.follow.checked) line.scrollIntoView({ block: 'nearest' });
+    if (this.follow.checked) this.keepInView(line);
+  }
+
+  /**
+   * Scrolls the list (and nothing around it, unlike scrollIntoView: the page, or the panel the player sits in)
+   * so that `line` is in view.
+   */
+  private keepInView(line: HTMLElement): void {
+    const shown = line.getBoundingClientRect();
+    const list = this.list.getBoundingClientRect();
+    if (shown.top < list.top) this.list.scrollTop -= list.top - shown.top;
+    else if (shown.bottom > list.bottom) this.list.scrollTop += shown.bottom - list.bottom;
   }
 
   private renderMarkers(): void {

@@ -9,7 +9,7 @@
  * `session_recording_playlist:read`, saving one and pinning a recording `session_recording_playlist:write`. The
  * player's inspector lists the session's events with `query:read` (without it, the recording's own lines only).
  *
- * Long on purpose (about 790 lines): one page controller, `RecordingsBrowser`, whose steps (the key form, the
+ * Long on purpose (about 850 lines): one page controller, `RecordingsBrowser`, whose steps (the key form, the
  * organization and project pickers, the list with its pager, the player panel, sharing) share the signed-in
  * client, the chosen project and the open recording, and hand focus to each other. The parts that stand alone are
  * already modules of their own: the API client (./api.ts), the filters (./filters.ts), the saved views
@@ -39,6 +39,9 @@ const KEY_STORAGE = 'replay.personal_api_key';
 const PAGE_SIZE = 20;
 /** At most this many projects are asked whether they have recordings when looking for where to start. */
 const MAX_START_PROBES = 20;
+/** The open player's panel: its least height, and the room left under it at the bottom of the window (px). */
+const VIEWER_MIN_HEIGHT = 420;
+const VIEWER_MARGIN = 8;
 
 class RecordingsBrowser {
   private api: ApiClient | null = null;
@@ -74,6 +77,7 @@ class RecordingsBrowser {
       this.status,
       this.main,
     );
+    window.addEventListener('resize', () => this.fitViewer());
     const key = sessionStorage.getItem(KEY_STORAGE);
     if (key) void this.signIn(key);
     else this.showKeyForm();
@@ -183,16 +187,49 @@ class RecordingsBrowser {
       e.preventDefault();
       this.closePlayer(true);
     });
+    // Beside an open player the filters give way to the list (replay.css), until this button shows them.
+    const filtersToggle = h(
+      'button',
+      {
+        type: 'button',
+        class: 'replay-filters-toggle',
+        'aria-expanded': 'false',
+        'aria-controls': 'replay-filter-panel',
+      },
+      'Show filters',
+    );
+    filtersToggle.addEventListener('click', () => {
+      const shown = this.main.querySelector('.replay-columns')!.classList.toggle('replay-filters-shown');
+      filtersToggle.setAttribute('aria-expanded', String(shown));
+      filtersToggle.textContent = shown ? 'Hide filters' : 'Show filters';
+    });
     this.note.textContent = this.urlIgnored.length
       ? `The address holds filters this page cannot show, left out: ${this.urlIgnored.join(', ')}.`
       : '';
+    // The pickers, the filters and the list share one column: an open player takes the rest of the page's width
+    // and its height from right under the page's title.
     replaceChildren(
       this.main,
-      scope,
-      this.note,
-      this.filtersForm(),
-      h('div', { class: 'replay-saved-views-slot' }),
-      h('div', { class: 'replay-columns' }, h('div', { class: 'replay-list-column' }, table, pager), viewer),
+      h(
+        'div',
+        { class: 'replay-columns' },
+        h(
+          'div',
+          { class: 'replay-list-column' },
+          scope,
+          this.note,
+          filtersToggle,
+          h(
+            'div',
+            { id: 'replay-filter-panel', class: 'replay-filter-panel' },
+            this.filtersForm(),
+            h('div', { class: 'replay-saved-views-slot' }),
+          ),
+          table,
+          pager,
+        ),
+        viewer,
+      ),
     );
     orgSelect.addEventListener('change', () => {
       this.note.textContent = '';
@@ -620,14 +657,19 @@ class RecordingsBrowser {
     });
     this.player = player;
     inspector = new Inspector(player);
+    const person = recording.person?.name || recording.distinct_id;
     replaceChildren(
       viewer,
-      title,
-      h('p', { class: 'replay-viewer-facts' }, `Person: ${recording.person?.name || recording.distinct_id}`),
       h(
         'div',
         { class: 'replay-viewer-actions' },
-        viewed,
+        h(
+          'div',
+          { class: 'replay-viewer-about' },
+          title,
+          h('p', { class: 'replay-viewer-facts', title: person }, `Person: ${person}`),
+          viewed,
+        ),
         h(
           'span',
           { class: 'replay-viewer-buttons' },
@@ -639,6 +681,7 @@ class RecordingsBrowser {
       sharePanel,
       h('div', { class: 'player-with-inspector' }, player.element, inspector.element),
     );
+    this.fitViewer();
     title.focus();
     void player.load();
     void this.loadSessionEvents(api, projectId, recording, inspector);
@@ -745,6 +788,22 @@ class RecordingsBrowser {
   private setStatus(text: string): void {
     this.status.textContent = text;
     this.status.classList.remove('replay-error');
+    this.fitViewer();
+  }
+
+  /**
+   * The open player's panel reaches from where the list starts to the bottom of the window (in the layout with
+   * the list beside it, replay.css), so the recording is drawn as large as the window allows and the player's
+   * controls are in view without scrolling; while the page scrolls the panel stays in view.
+   */
+  private fitViewer(): void {
+    const columns = this.main.querySelector<HTMLElement>('.replay-columns-open');
+    if (!columns) return;
+    const top = columns.getBoundingClientRect().top + window.scrollY;
+    columns.style.setProperty(
+      '--replay-viewer-height',
+      `${Math.max(VIEWER_MIN_HEIGHT, Math.floor(window.innerHeight - top - VIEWER_MARGIN))}px`,
+    );
   }
 
   private fail(error: unknown): void {
@@ -758,6 +817,7 @@ class RecordingsBrowser {
         ? `Not allowed with this key: ${error.message}`
         : `Something went wrong: ${(error as Error).message}`;
     this.status.classList.add('replay-error');
+    this.fitViewer();
   }
 }
 

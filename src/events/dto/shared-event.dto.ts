@@ -42,7 +42,7 @@ export class SharedEventDto {
   @ApiProperty({
     type: String,
     nullable: true,
-    description: "The clicked element's tag (autocapture), else null.",
+    description: "The clicked element's tag (`$autocapture`, `$rageclick`, `$dead_click`), else null.",
   })
   element_tag: string | null;
 
@@ -50,7 +50,8 @@ export class SharedEventDto {
     type: String,
     nullable: true,
     description:
-      'The text of the clicked element, or of the innermost element around it that has one (autocapture).',
+      'The text of the clicked element, or of the innermost element around it that has one (`$autocapture`, ' +
+      '`$rageclick`, `$dead_click`).',
   })
   element_text: string | null;
 
@@ -74,11 +75,14 @@ export function exceptionMessageOf(properties: Record<string, unknown>): string 
   return clip(properties.$exception_message);
 }
 
+/** The events whose clicked element is shown: autocapture's clicks, rage clicks and dead clicks. */
+const CLICK_EVENTS: ReadonlySet<string> = new Set(['$autocapture', '$rageclick', '$dead_click']);
+
 /** An allowlist, not a deletion: a field of the event stays private until listed here. */
 export function toSharedEventDto(row: StoredEvent): SharedEventDto {
   const properties = row.properties ?? {};
   const autocapture = row.event === '$autocapture';
-  const element = autocapture ? clickedElementOf(row.elementsChain) : null;
+  const element = CLICK_EVENTS.has(row.event) ? clickedElementOf(row.elementsChain) : null;
   return {
     uuid: row.uuid,
     event: row.event,
