@@ -8,9 +8,14 @@ import {
   PROTECTED_PERSON_PROPERTIES,
   setLimitProblem,
 } from './person-properties.js';
-import { PersonsRepository } from './persons.repository.js';
+import { type EventPerson, PersonsRepository } from './persons.repository.js';
 
-export type { PersonPropertyUpdate };
+export type { EventPerson, PersonPropertyUpdate };
+
+/** The person properties an event of the events API shows (PostHog's). */
+export const EVENT_PERSON_PROPERTIES = ['email', 'name', 'username'];
+/** Most bytes (JSON text) of one of them; a larger value is left out of the event's `person`. */
+export const EVENT_PERSON_VALUE_BYTES = 1000;
 
 /** What `applyPropertyUpdates` left out, for the caller's log line and answer. */
 export interface PropertyUpdateOutcome {
@@ -155,9 +160,21 @@ export class PersonsService {
    * Puts two distinct ids on one person (`$identify`, `$create_alias`), PostHog's way: neither known — one new
    * person with both; one known — the other joins its person; on two persons — the newer one is merged into the
    * older one (`beforeMerge` is called first, inside the caller's transaction, to re-point what refers to it).
-   * Returns the person of both.
+   * The person is then identified (`is_identified`), as PostHog marks it. Returns the person of both.
    */
   async link(
+    teamId: number,
+    distinctId: string,
+    otherId: string,
+    now: Date,
+    beforeMerge: (fromId: number, intoId: number) => Promise<void>,
+  ): Promise<number> {
+    const person = await this.linkDistinctIds(teamId, distinctId, otherId, now, beforeMerge);
+    await this.persons.markIdentified(person);
+    return person;
+  }
+
+  private async linkDistinctIds(
     teamId: number,
     distinctId: string,
     otherId: string,
@@ -190,5 +207,19 @@ export class PersonsService {
   /** The distinct ids of a project's person, by its id or uuid (empty when there is none). */
   distinctIdsOfPerson(teamId: number, idOrUuid: string): Promise<string[]> {
     return this.persons.distinctIdsOfPerson(teamId, idOrUuid);
+  }
+
+  /**
+   * The person of each of these distinct ids (those that have one), as an event of the events API embeds it:
+   * `is_identified`, its oldest distinct id, and of its properties only EVENT_PERSON_PROPERTIES, each of at most
+   * EVENT_PERSON_VALUE_BYTES of JSON (PostHog sends these three keys only, and one distinct id).
+   */
+  eventPersons(teamId: number, distinctIds: Iterable<string>): Promise<Map<string, EventPerson>> {
+    return this.persons.eventPersons(
+      teamId,
+      [...new Set(distinctIds)],
+      EVENT_PERSON_PROPERTIES,
+      EVENT_PERSON_VALUE_BYTES,
+    );
   }
 }
