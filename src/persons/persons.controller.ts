@@ -44,12 +44,16 @@ export class PersonsController {
     description: 'Only the person of this distinct id (PostHog: retrieve by distinct id).',
   })
   @ApiQuery({ name: 'email', required: false, description: 'Only persons whose `properties.email` is this.' })
-  @ApiQuery({ name: 'uuid', required: false, description: 'Only these persons: up to 100 comma-separated uuids.' })
+  @ApiQuery({
+    name: 'uuid',
+    required: false,
+    description: 'Only these persons: up to 100 comma-separated uuids.',
+  })
   @ApiQuery({
     name: 'search',
     required: false,
     description:
-      "Persons whose `properties.email` or `properties.name` or one of whose distinct ids contains this " +
+      'Persons whose `properties.email` or `properties.name` or one of whose distinct ids contains this ' +
       '(case-insensitive), or whose uuid it is.',
   })
   @ApiQuery({

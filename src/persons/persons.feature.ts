@@ -35,7 +35,10 @@ export const PERSONS_FEATURE = defineFeature({
           event: '$identify',
           distinct_id: distinctId,
           timestamp: now.toISOString(),
-          properties: { $anon_distinct_id: fixtureText('anon-'), $set: { email: `${distinctId}@example.com` } },
+          properties: {
+            $anon_distinct_id: fixtureText('anon-'),
+            $set: { email: `${distinctId}@example.com` },
+          },
         },
         { public: true },
       );

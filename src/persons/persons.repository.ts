@@ -365,7 +365,9 @@ export class PersonsRepository extends RepositoryBase {
   /** Marks a person identified (`$identify`, `$create_alias`); a no-op when it is already. */
   @GenerateSql({ params: [1] })
   async markIdentified(personId: number): Promise<void> {
-    await this.query(`UPDATE persons SET is_identified = true WHERE id = $1 AND NOT is_identified`, [personId]);
+    await this.query(`UPDATE persons SET is_identified = true WHERE id = $1 AND NOT is_identified`, [
+      personId,
+    ]);
   }
 
   /**

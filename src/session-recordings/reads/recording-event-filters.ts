@@ -99,7 +99,8 @@ export function parseRecordingEventFilters(query: Record<string, unknown>): Reco
   const excludeEvents = parseEvents(query.exclude_events, 'exclude_events');
   if (excludeEvents) filters.excludeEvents = excludeEvents;
   const properties = parseJsonArray(query.properties, 'properties', MAX_EVENT_FILTERS);
-  if (properties?.length) filters.personProperties = parsePropertyFilterList(properties, 'properties', 'person');
+  if (properties?.length)
+    filters.personProperties = parsePropertyFilterList(properties, 'properties', 'person');
   const sessionIds = parseJsonArray(query.session_ids, 'session_ids', MAX_SESSION_IDS);
   if (sessionIds) {
     if (!sessionIds.every((s) => typeof s === 'string' && s.length > 0 && s.length <= MAX_NAME_LENGTH)) {
@@ -126,7 +127,8 @@ function eventConditions(filter: EventFilter, bind: Bind, floor: string | null):
   ];
   if (floor !== null) conditions.push(`e.timestamp >= ${floor}::timestamptz - ${EVENT_MARGIN}`);
   if (filter.event !== null) conditions.push(`e.event = ${bind(filter.event)}::text`);
-  for (const property of filter.properties) conditions.push(propertyFilterSql('e.properties', property, bind));
+  for (const property of filter.properties)
+    conditions.push(propertyFilterSql('e.properties', property, bind));
   return conditions.join(' AND ');
 }
 
@@ -147,7 +149,8 @@ export interface EventSet {
 function eventSetConditions(filter: EventFilter, bind: Bind, floor: string | null): string {
   const conditions = ['e.team_id = $1', `e.event = ${bind(filter.event)}::text`, 'e.session_id IS NOT NULL'];
   if (floor !== null) conditions.push(`e.timestamp >= ${floor}::timestamptz - ${EVENT_MARGIN}`);
-  for (const property of filter.properties) conditions.push(propertyFilterSql('e.properties', property, bind));
+  for (const property of filter.properties)
+    conditions.push(propertyFilterSql('e.properties', property, bind));
   return conditions.join(' AND ');
 }
 
