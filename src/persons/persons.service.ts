@@ -82,7 +82,8 @@ export class PersonsService {
   }
 
   /**
-   * Applies `$set`/`$set_once` updates within PERSON_PROPERTIES_MAX_BYTES, one person at a time in person id
+   * Applies `$set`/`$set_once` updates within PERSON_PROPERTIES_MAX_BYTES (and marks the persons of updates with
+   * `identify` identified), one person at a time in person id
    * order (each locked until the caller's transaction ends, so concurrent updates never lose one another's
    * keys). An update that would take a person past the limit is left out; a person already past it is trimmed
    * (`boundedUpdate`). Both are counted in the outcome and logged; nothing here fails a request. The updates
@@ -95,6 +96,7 @@ export class PersonsService {
     const outcome: PropertyUpdateOutcome = { applied: 0, refused: 0, trimmedKeys: 0 };
     for (const personId of [...updates.keys()].sort((a, b) => a - b)) {
       const update = updates.get(personId) as PersonPropertyUpdate;
+      if (update.identify) await this.persons.markIdentified(personId);
       if (!Object.keys(update.set).length && !Object.keys(update.setOnce).length) continue;
       // PostgreSQL's rendering of the JSON adds a space after each `:` and `,`: a person within the limit
       // always loads; a larger one (stored before the limit) keeps only its small protected properties.
@@ -160,21 +162,10 @@ export class PersonsService {
    * Puts two distinct ids on one person (`$identify`, `$create_alias`), PostHog's way: neither known — one new
    * person with both; one known — the other joins its person; on two persons — the newer one is merged into the
    * older one (`beforeMerge` is called first, inside the caller's transaction, to re-point what refers to it).
-   * The person is then identified (`is_identified`), as PostHog marks it. Returns the person of both.
+   * Returns the person of both, which the caller marks identified (`identify` of its update in
+   * `applyPropertyUpdates`, so the row is locked in person id order with the others).
    */
   async link(
-    teamId: number,
-    distinctId: string,
-    otherId: string,
-    now: Date,
-    beforeMerge: (fromId: number, intoId: number) => Promise<void>,
-  ): Promise<number> {
-    const person = await this.linkDistinctIds(teamId, distinctId, otherId, now, beforeMerge);
-    await this.persons.markIdentified(person);
-    return person;
-  }
-
-  private async linkDistinctIds(
     teamId: number,
     distinctId: string,
     otherId: string,

@@ -223,6 +223,22 @@ describe('Persons API', () => {
     await t.http.get(`/api/projects/999999/persons/`).set(owner.auth).expect(404);
   });
 
+  it('marks a person identified by $create_alias too, also when its $set is refused, and not by other events', async () => {
+    await capture([{ event: 'visit', distinct_id: 'dave-anon', properties: {} }]);
+    expect((await list({ distinct_id: 'dave-anon' })).results[0].is_identified).toBe(false);
+    await capture([
+      {
+        event: '$create_alias',
+        distinct_id: 'dave-anon',
+        // Past PERSON_SET_MAX_BYTES (64 KB): the $set is left out, the link and its mark are not.
+        properties: { alias: 'dave@example.com', $set: { blob: 'x'.repeat(70_000) } },
+      },
+    ]);
+    const [dave] = (await list({ distinct_id: 'dave@example.com' })).results;
+    expect(dave).toMatchObject({ is_identified: true, distinct_ids_count: 2, properties: {} });
+    expect(dave.distinct_ids.sort()).toEqual(['dave-anon', 'dave@example.com']);
+  });
+
   describe('bounds', () => {
     let boundedProject: number;
     let boundedToken: string;
