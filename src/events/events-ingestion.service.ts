@@ -234,12 +234,14 @@ export class EventsIngestionService {
     const withPerson = rows.filter((r) => r.processPerson);
     if (!withPerson.length) return;
     // `$identify` / `$create_alias` first, in the order sent, so every event of the batch sees the merged person.
+    const identified = new Set<number>();
     for (const row of withPerson) {
       const other = row.linkedId ?? linkedDistinctId(row);
       if (other === null) continue;
-      await this.persons.link(teamId, row.distinctId, other, now, (from, into) =>
+      const person = await this.persons.link(teamId, row.distinctId, other, now, (from, into) =>
         this.recordings.reassignPerson(from, into),
       );
+      identified.add(person);
     }
     const persons = await this.persons.resolvePersons(
       teamId,
@@ -248,6 +250,9 @@ export class EventsIngestionService {
     );
     const ids = new Map([...persons].map(([distinctId, person]) => [distinctId, person.id]));
     const updates = new Map<number, PersonPropertyUpdate>();
+    // Linked persons are marked identified in the pass that locks persons in id order (a person merged by a later
+    // link of the batch is gone: its mark changes nothing, and the survivor was returned by that link).
+    for (const personId of identified) updates.set(personId, { set: {}, setOnce: {}, identify: true });
     for (const row of withPerson) {
       const personId = ids.get(row.distinctId);
       if (personId === undefined || (!row.set && !row.setOnce)) continue;
@@ -261,7 +266,7 @@ export class EventsIngestionService {
     for (const [personId, update] of updates) {
       const problem = this.persons.setProblem({ ...update.setOnce, ...update.set });
       if (!problem) continue;
-      updates.delete(personId);
+      updates.set(personId, { set: {}, setOnce: {}, identify: update.identify });
       this.logger.warn(
         { teamId, personId },
         `person ${personId}: the $set/$set_once of this request were not applied, they have ${problem}`,

@@ -119,7 +119,11 @@ export class EventsService {
       page.offset,
       EVENTS_COUNT_CAP,
     );
-    return { items: rows.map(toEventDto), total };
+    const persons = await this.persons.eventPersons(
+      project.id,
+      rows.map((r) => r.distinctId),
+    );
+    return { items: rows.map((row) => toEventDto(row, persons.get(row.distinctId))), total };
   }
 
   /**
@@ -154,6 +158,7 @@ export class EventsService {
     const cutoff = eventsCutoff(this.clock.now().getTime(), this.ingestion.retentionOf(project));
     const row = await this.events.findByUuid(project.id, id.toLowerCase(), cutoff);
     if (!row) throw ApiError.notFound();
-    return toEventDto(row);
+    const persons = await this.persons.eventPersons(project.id, [row.distinctId]);
+    return toEventDto(row, persons.get(row.distinctId));
   }
 }

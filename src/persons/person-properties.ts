@@ -24,6 +24,8 @@ export interface PersonSetLimits {
 export interface PersonPropertyUpdate {
   set: Json;
   setOnce: Json;
+  /** Also mark the person identified (`is_identified`: an `$identify` or `$create_alias` linked it). */
+  identify?: boolean;
 }
 
 /**

@@ -41,6 +41,10 @@ export class PersonEntity {
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;
 
+  /** PostHog's `is_identified`: an `$identify` or `$create_alias` linked a second distinct id to the person. */
+  @Column({ type: 'boolean', default: false })
+  isIdentified: boolean;
+
   /**
    * Raised by one each time `properties` change (a database trigger, `persons_touch`, whoever writes them):
    * PostHog's `person_version`, which batch exports merge on.

@@ -1,10 +1,18 @@
 import { Module } from '@nestjs/common';
+import { ProjectsModule } from '../projects/projects.module.js';
+import { PersonReadsService } from './person-reads.service.js';
+import { PersonsController } from './persons.controller.js';
 import { PersonsRepository } from './persons.repository.js';
 import { PersonsService } from './persons.service.js';
 
-/** Persons of a project and their distinct ids; used by recording capture and the recordings API. */
+/**
+ * Persons of a project and their distinct ids: used by recording and event capture and the recordings and
+ * events APIs, and read through the persons API.
+ */
 @Module({
-  providers: [PersonsRepository, PersonsService],
+  imports: [ProjectsModule],
+  controllers: [PersonsController],
+  providers: [PersonsRepository, PersonsService, PersonReadsService],
   exports: [PersonsService],
 })
 export class PersonsModule {}

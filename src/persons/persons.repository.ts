@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
+import { type PropertyFilter, propertyFilterSql } from '../common/filters/property-filters.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
 
@@ -60,6 +61,73 @@ export function personFromColumns(row: PersonColumns): PersonSummary | null {
     createdAt: new Date(row.personCreatedMs ?? 0),
     distinctIds: row.personDistinctIds ?? [],
   };
+}
+
+/** A person as the persons API shows it, with at most `PERSON_DISTINCT_IDS_SHOWN` of its distinct ids. */
+export interface PersonRecord {
+  id: number;
+  uuid: string;
+  properties: Record<string, unknown>;
+  createdAt: Date;
+  isIdentified: boolean;
+  /** Oldest first, at most PERSON_DISTINCT_IDS_SHOWN. */
+  distinctIds: string[];
+  /** How many distinct ids the person has. */
+  distinctIdCount: number;
+}
+
+/** A person as an event of the events API embeds it (PostHog's `person` of an event). */
+export interface EventPerson {
+  isIdentified: boolean;
+  /** The person's oldest distinct id. */
+  firstDistinctId: string;
+  /** Only the keys asked for, each of at most the bytes asked for. */
+  properties: Record<string, unknown>;
+}
+
+/** Filters of the persons list (all optional; every one given must hold). */
+export interface PersonFilters {
+  distinctId?: string;
+  uuids?: string[];
+  email?: string;
+  /** In `properties.email`, `properties.name`, any distinct id (case-insensitive), or the uuid. */
+  search?: string;
+  properties?: PropertyFilter[];
+}
+
+/** Most distinct ids of one person the persons API lists (`distinct_ids_count` says how many there are). */
+export const PERSON_DISTINCT_IDS_SHOWN = 100;
+
+/** The columns of a PersonRecord of the person `p` (its distinct ids capped, its properties as `cappedPropertiesSql`). */
+const RECORD_SELECT = `p.id, p.uuid, ${cappedPropertiesSql('p')} AS properties, p.created_at AS "createdAt",
+  p.is_identified AS "isIdentified",
+  coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
+    WHERE d.person_id = p.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), '{}') AS "distinctIds",
+  (SELECT count(*)::int FROM person_distinct_ids d WHERE d.person_id = p.id) AS "distinctIdCount"`;
+
+/** The persons list's WHERE conditions on `p`, with their parameters after `$1` (the project). */
+function personConditions(filters: PersonFilters, params: unknown[]): string {
+  const bind = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const where = ['p.team_id = $1'];
+  if (filters.distinctId !== undefined) {
+    where.push(
+      `p.id = (SELECT d.person_id FROM person_distinct_ids d WHERE d.team_id = $1 AND d.distinct_id = ${bind(filters.distinctId)}::text)`,
+    );
+  }
+  if (filters.uuids !== undefined) where.push(`p.uuid = ANY(${bind(filters.uuids)}::uuid[])`);
+  if (filters.email !== undefined) where.push(`p.properties ->> 'email' = ${bind(filters.email)}::text`);
+  if (filters.search !== undefined) {
+    const q = bind(filters.search.toLowerCase());
+    where.push(`(strpos(lower(p.properties ->> 'email'), ${q}::text) > 0
+      OR strpos(lower(p.properties ->> 'name'), ${q}::text) > 0
+      OR p.uuid::text = ${q}::text
+      OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.person_id = p.id AND strpos(lower(d.distinct_id), ${q}::text) > 0))`);
+  }
+  for (const filter of filters.properties ?? []) where.push(propertyFilterSql('p.properties', filter, bind));
+  return where.join(' AND ');
 }
 
 const AT = new Date('2026-11-21T10:00:00.000Z');
@@ -292,5 +360,97 @@ export class PersonsRepository extends RepositoryBase {
       personId,
       JSON.stringify(properties),
     ]);
+  }
+
+  /** Marks a person identified (`$identify`, `$create_alias`); a no-op when it is already. */
+  @GenerateSql({ params: [1] })
+  async markIdentified(personId: number): Promise<void> {
+    await this.query(`UPDATE persons SET is_identified = true WHERE id = $1 AND NOT is_identified`, [
+      personId,
+    ]);
+  }
+
+  /**
+   * One page of a project's persons, newest first (by id), bounded in rows (`limit`) and in bytes: rows are kept
+   * while the bytes of the rows before them (properties as JSON text and the distinct ids shown) stay under
+   * `maxBytes`, so the first row is always kept. `total` counts every match.
+   */
+  @GenerateSql({
+    params: (f) => [
+      f.projectId,
+      { search: 'ada', properties: [{ key: 'plan', operator: 'exact', values: ['pro'] }] },
+      100,
+      0,
+      8388608,
+    ],
+  })
+  async list(
+    teamId: number,
+    filters: PersonFilters,
+    limit: number,
+    offset: number,
+    maxBytes: number,
+  ): Promise<{ rows: PersonRecord[]; total: number }> {
+    const params: unknown[] = [teamId];
+    const condition = personConditions(filters, params);
+    const counted = [...params];
+    params.push(maxBytes);
+    const rows = await this.query<PersonRecord>(
+      `WITH matched AS (
+         SELECT p.id, octet_length((${cappedPropertiesSql('p')})::text)
+                  + coalesce((SELECT sum(octet_length(s.distinct_id) + 3) FROM (SELECT d.distinct_id FROM person_distinct_ids d
+                      WHERE d.person_id = p.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), 0) AS bytes
+           FROM persons p WHERE ${condition}
+          ORDER BY p.id DESC LIMIT ${Number(limit)} OFFSET ${Number(offset)}
+       ), kept AS (
+         SELECT id, sum(bytes) OVER (ORDER BY id DESC) - bytes AS before FROM matched
+       )
+       SELECT ${RECORD_SELECT} FROM kept JOIN persons p ON p.id = kept.id
+        WHERE kept.before < $${params.length} ORDER BY p.id DESC`,
+      params,
+    );
+    const [{ n }] = await this.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM persons p WHERE ${condition}`,
+      counted,
+    );
+    return { rows, total: n };
+  }
+
+  /** A project's person by its id or uuid, or null. */
+  @GenerateSql({ params: [1, '1'] })
+  async findRecord(teamId: number, idOrUuid: string): Promise<PersonRecord | null> {
+    const byId = /^\d{1,9}$/.test(idOrUuid);
+    const rows = await this.query<PersonRecord>(
+      `SELECT ${RECORD_SELECT} FROM persons p
+        WHERE p.team_id = $1 AND ${byId ? 'p.id = $2::int' : 'p.uuid::text = lower($2)'}`,
+      [teamId, idOrUuid],
+    );
+    return rows[0] ?? null;
+  }
+
+  /**
+   * The person of each of these distinct ids that has one in the project, as an event embeds it: the flag, its
+   * oldest distinct id, and of its properties only `keys`, each whose JSON text is at most `valueBytes`.
+   */
+  @GenerateSql({ params: [1, ['user-1', 'user-2'], ['email', 'name', 'username'], 1024] })
+  async eventPersons(
+    teamId: number,
+    distinctIds: readonly string[],
+    keys: readonly string[],
+    valueBytes: number,
+  ): Promise<Map<string, EventPerson>> {
+    if (!distinctIds.length) return new Map();
+    const rows = await this.query<EventPerson & { distinctId: string }>(
+      `SELECT d.distinct_id AS "distinctId", p.is_identified AS "isIdentified",
+              (SELECT f.distinct_id FROM person_distinct_ids f WHERE f.person_id = p.id ORDER BY f.id LIMIT 1)
+                AS "firstDistinctId",
+              coalesce((SELECT jsonb_object_agg(k.key, p.properties -> k.key) FROM unnest($3::text[]) AS k(key)
+                 WHERE p.properties ? k.key AND octet_length((p.properties -> k.key)::text) <= $4), '{}'::jsonb)
+                AS properties
+         FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+        WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[])`,
+      [teamId, distinctIds, keys, valueBytes],
+    );
+    return new Map(rows.map(({ distinctId, ...person }) => [distinctId, person]));
   }
 }

@@ -8,9 +8,14 @@ import {
   PROTECTED_PERSON_PROPERTIES,
   setLimitProblem,
 } from './person-properties.js';
-import { PersonsRepository } from './persons.repository.js';
+import { type EventPerson, PersonsRepository } from './persons.repository.js';
 
-export type { PersonPropertyUpdate };
+export type { EventPerson, PersonPropertyUpdate };
+
+/** The person properties an event of the events API shows (PostHog's). */
+export const EVENT_PERSON_PROPERTIES = ['email', 'name', 'username'];
+/** Most bytes (JSON text) of one of them; a larger value is left out of the event's `person`. */
+export const EVENT_PERSON_VALUE_BYTES = 1000;
 
 /** What `applyPropertyUpdates` left out, for the caller's log line and answer. */
 export interface PropertyUpdateOutcome {
@@ -77,7 +82,8 @@ export class PersonsService {
   }
 
   /**
-   * Applies `$set`/`$set_once` updates within PERSON_PROPERTIES_MAX_BYTES, one person at a time in person id
+   * Applies `$set`/`$set_once` updates within PERSON_PROPERTIES_MAX_BYTES (and marks the persons of updates with
+   * `identify` identified), one person at a time in person id
    * order (each locked until the caller's transaction ends, so concurrent updates never lose one another's
    * keys). An update that would take a person past the limit is left out; a person already past it is trimmed
    * (`boundedUpdate`). Both are counted in the outcome and logged; nothing here fails a request. The updates
@@ -90,6 +96,7 @@ export class PersonsService {
     const outcome: PropertyUpdateOutcome = { applied: 0, refused: 0, trimmedKeys: 0 };
     for (const personId of [...updates.keys()].sort((a, b) => a - b)) {
       const update = updates.get(personId) as PersonPropertyUpdate;
+      if (update.identify) await this.persons.markIdentified(personId);
       if (!Object.keys(update.set).length && !Object.keys(update.setOnce).length) continue;
       // PostgreSQL's rendering of the JSON adds a space after each `:` and `,`: a person within the limit
       // always loads; a larger one (stored before the limit) keeps only its small protected properties.
@@ -155,7 +162,8 @@ export class PersonsService {
    * Puts two distinct ids on one person (`$identify`, `$create_alias`), PostHog's way: neither known — one new
    * person with both; one known — the other joins its person; on two persons — the newer one is merged into the
    * older one (`beforeMerge` is called first, inside the caller's transaction, to re-point what refers to it).
-   * Returns the person of both.
+   * Returns the person of both, which the caller marks identified (`identify` of its update in
+   * `applyPropertyUpdates`, so the row is locked in person id order with the others).
    */
   async link(
     teamId: number,
@@ -190,5 +198,19 @@ export class PersonsService {
   /** The distinct ids of a project's person, by its id or uuid (empty when there is none). */
   distinctIdsOfPerson(teamId: number, idOrUuid: string): Promise<string[]> {
     return this.persons.distinctIdsOfPerson(teamId, idOrUuid);
+  }
+
+  /**
+   * The person of each of these distinct ids (those that have one), as an event of the events API embeds it:
+   * `is_identified`, its oldest distinct id, and of its properties only EVENT_PERSON_PROPERTIES, each of at most
+   * EVENT_PERSON_VALUE_BYTES of JSON (PostHog sends these three keys only, and one distinct id).
+   */
+  eventPersons(teamId: number, distinctIds: Iterable<string>): Promise<Map<string, EventPerson>> {
+    return this.persons.eventPersons(
+      teamId,
+      [...new Set(distinctIds)],
+      EVENT_PERSON_PROPERTIES,
+      EVENT_PERSON_VALUE_BYTES,
+    );
   }
 }

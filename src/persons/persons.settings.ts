@@ -27,6 +27,11 @@ export const PERSONS_SETTINGS = {
     512 * 1024,
     "Most bytes (compact JSON) of one person's properties. An update that would pass it is not applied (capture: dropped and logged; the API: 400); a person already past it (stored before the limit, or the limit lowered) is trimmed on its next update, largest properties first, keeping the identifying ones (email, name, initial and campaign properties).",
   ),
+  PERSONS_LIST_MAX_BYTES: setting(
+    byteSizeBetween(64 * 1024, 256 * 1024 * 1024),
+    8 * 1024 * 1024,
+    "Most bytes of persons (their properties' JSON and the distinct ids shown) one page of the persons list holds: a page ends early, before `limit`, at the first person past it (always at least one person), and `next` starts at the first person left out.",
+  ),
 } satisfies SettingsTable;
 
 declare module '../config/config.js' {

@@ -769,5 +769,77 @@ describe('Analytics events: capture and the read API', () => {
         .set(owner.auth)
         .expect(400);
     });
+
+    it("carries each event's person as PostHog does: the distinct id's person now, its first id and three properties", async () => {
+      const anon = randomUUID();
+      const [seen, identify, other, unprocessed] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+      const base = Date.now() - 300_000;
+      const at = (i: number) => new Date(base + i * 1000).toISOString();
+      await t.http
+        .post('/batch/')
+        .send({
+          api_key: token,
+          batch: [
+            {
+              event: 'seen',
+              uuid: seen,
+              distinct_id: anon,
+              timestamp: at(0),
+              properties: { $session_id: 'who' },
+            },
+            {
+              event: 'bought',
+              uuid: other,
+              distinct_id: 'who-other',
+              timestamp: at(1),
+              properties: { $session_id: 'who', $set: { plan: 'free' } },
+            },
+            {
+              event: 'anonymous',
+              uuid: unprocessed,
+              distinct_id: 'who-nobody',
+              timestamp: at(2),
+              properties: { $session_id: 'who', $process_person_profile: false },
+            },
+          ],
+        })
+        .expect(200);
+      // Identified later: the earlier event's distinct id now belongs to an identified person.
+      await t.http
+        .post('/e/')
+        .send({
+          api_key: token,
+          event: '$identify',
+          uuid: identify,
+          distinct_id: 'who@example.com',
+          timestamp: at(3),
+          properties: {
+            $session_id: 'who',
+            $anon_distinct_id: anon,
+            $set: { email: 'who@example.com', username: 'who', plan: 'pro', name: 'W'.repeat(2000) },
+          },
+        })
+        .expect(200);
+      const res = await t.http
+        .get(`/api/projects/${projectId}/events/`)
+        .query({ session_id: 'who' })
+        .set(owner.auth)
+        .expect(200);
+      const byId = new Map(
+        (res.body.results as { id: string; person: unknown }[]).map((e) => [e.id, e.person]),
+      );
+      const identified = {
+        is_identified: true,
+        // Its oldest distinct id only; email and username, not `plan`, nor a `name` past 1,000 bytes.
+        distinct_ids: [anon],
+        properties: { email: 'who@example.com', username: 'who' },
+      };
+      expect(byId.get(seen)).toEqual(identified);
+      expect(byId.get(identify)).toEqual(identified);
+      expect(byId.get(other)).toEqual({ is_identified: false, distinct_ids: ['who-other'], properties: {} });
+      expect(byId.get(unprocessed)).toBeNull();
+      const one = await t.http.get(`/api/projects/${projectId}/events/${seen}/`).set(owner.auth).expect(200);
+      expect(one.body.person).toEqual(identified);
+    });
   });
 });

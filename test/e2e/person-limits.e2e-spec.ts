@@ -280,6 +280,41 @@ describe('persons are bounded', () => {
       expect(one.body.person.properties).toEqual({});
     });
 
+    it('is listed and read by the persons API without its properties, and an event shows its small ones', async () => {
+      const list = await t.http
+        .get(`/api/projects/${projectId}/persons/?limit=1000`)
+        .set(owner.auth)
+        .expect(200);
+      const item = (list.body.results as { distinct_ids: string[]; properties: object; name: string }[]).find(
+        (p) => p.distinct_ids.includes(distinctId),
+      );
+      expect(item?.properties).toEqual({});
+      expect(item?.name).toBe(distinctId);
+      expect(JSON.stringify(list.body).length).toBeLessThan(1_000_000);
+      const one = await t.http
+        .get(`/api/projects/${projectId}/persons/`)
+        .query({ distinct_id: distinctId })
+        .set(owner.auth)
+        .expect(200);
+      expect(one.body.results).toHaveLength(1);
+      expect(one.body.results[0].properties).toEqual({});
+      // The events API reads only `email`, `name` and `username` of the person, never its 5 MB.
+      await t.http
+        .post('/e/')
+        .send({ api_key: token, event: 'legacy-seen', distinct_id: distinctId, properties: {} })
+        .expect(200);
+      const events = await t.http
+        .get(`/api/projects/${projectId}/events/`)
+        .query({ distinct_id: distinctId, event: 'legacy-seen' })
+        .set(owner.auth)
+        .expect(200);
+      expect(events.body.results[0].person).toEqual({
+        is_identified: false,
+        distinct_ids: [distinctId],
+        properties: { email: 'old@example.com' },
+      });
+    });
+
     it('is exported without its properties', async () => {
       const source = t.app.get(ExportSourceRepository, { strict: false });
       const rows: Record<string, unknown>[] = [];

@@ -280,3 +280,29 @@ describe('toPageNumberEnvelope', () => {
     expect(first).toEqual({ results: [1], next: null, previous: null, total_count: 1 });
   });
 });
+
+describe('toEnvelope of a page that ended early (nextOffset)', () => {
+  const url = new URL('https://api.example.com/api/projects/1/persons/?search=a&limit=100&offset=10');
+
+  it('starts next at the first item left out, keeping the limit', () => {
+    const envelope = toEnvelope(
+      { items: [1, 2, 3], total: 50, nextOffset: 13 },
+      { limit: 100, offset: 10 },
+      url,
+    );
+    const next = new URL(envelope.next as string);
+    expect(next.searchParams.get('offset')).toBe('13');
+    expect(next.searchParams.get('limit')).toBe('100');
+    expect(next.searchParams.get('search')).toBe('a');
+    expect(envelope.previous).toBe(
+      'https://api.example.com/api/projects/1/persons/?search=a&limit=100&offset=0',
+    );
+    expect(envelope).toMatchObject({ count: 50, results: [1, 2, 3] });
+  });
+
+  it('has no next when the first item left out is past the count', () => {
+    expect(
+      toEnvelope({ items: [1], total: 11, nextOffset: 11 }, { limit: 100, offset: 10 }, url).next,
+    ).toBeNull();
+  });
+});

@@ -4,6 +4,11 @@ import { ApiError } from '../errors/api-error.js';
 export interface Page<T> {
   items: T[];
   total: number;
+  /**
+   * Set when the page ended before `limit` items while more match (a bound on its bytes): the offset of the
+   * first item left out, where `next` starts.
+   */
+  nextOffset?: number;
 }
 
 export interface PageParams {
@@ -62,7 +67,20 @@ export function pageLinks(
 }
 
 export function toEnvelope<T>(page: Page<T>, params: PageParams, requestUrl: URL): Envelope<T> {
-  return { count: page.total, ...pageLinks(requestUrl, params, page.total), results: page.items };
+  const links = pageLinks(requestUrl, params, page.total);
+  if (page.nextOffset !== undefined) {
+    // A page ended early: the next one starts at its first item left out, with the same limit.
+    const short = { ...params, limit: page.nextOffset - params.offset };
+    const next = pageLinks(requestUrl, short, page.total).next;
+    links.next = next === null ? null : withLimit(next, params.limit);
+  }
+  return { count: page.total, ...links, results: page.items };
+}
+
+function withLimit(href: string, limit: number): string {
+  const url = new URL(href);
+  url.searchParams.set('limit', String(limit));
+  return url.href;
 }
 
 /** PostHog's page-number envelope (activity logs): `{results, next, previous, total_count}`. */

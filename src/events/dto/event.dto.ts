@@ -1,5 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Allow } from 'class-validator';
+import { EventPersonDto, toEventPersonDto } from '../../persons/dto/person-detail.dto.js';
+import type { EventPerson } from '../../persons/persons.service.js';
 import type { StoredEvent } from '../events.repository.js';
 
 /** An event as PostHog's events API shows it. */
@@ -18,6 +20,15 @@ export class EventDto {
 
   @ApiProperty({ type: String, nullable: true, description: "The uuid of the event's person when captured." })
   person_id: string | null;
+
+  @ApiProperty({
+    type: EventPersonDto,
+    nullable: true,
+    description:
+      "The person of the event's distinct id now (after merges), as PostHog shows it: whether it is identified, " +
+      'its oldest distinct id, and its `email`, `name` and `username`; null when the distinct id has no person.',
+  })
+  person: EventPersonDto | null;
 
   @ApiProperty({ type: 'object', additionalProperties: true })
   properties: Record<string, unknown>;
@@ -41,13 +52,15 @@ export class EventDto {
   window_id: string | null;
 }
 
-export function toEventDto(row: StoredEvent): EventDto {
+/** An event and the person of its distinct id (`PersonsService.eventPersons`), if it has one. */
+export function toEventDto(row: StoredEvent, person: EventPerson | undefined): EventDto {
   return {
     id: row.uuid,
     uuid: row.uuid,
     event: row.event,
     distinct_id: row.distinctId,
     person_id: row.personId,
+    person: toEventPersonDto(person),
     properties: row.properties,
     timestamp: new Date(row.timestamp).toISOString(),
     created_at: new Date(row.createdAt).toISOString(),

@@ -1,4 +1,12 @@
 import { ApiError } from '../../common/errors/api-error.js';
+import {
+  type Bind,
+  parsePropertyFilterList,
+  type PropertyFilter,
+  propertyFilterSql,
+} from '../../common/filters/property-filters.js';
+
+export type { Bind, PropertyFilter } from '../../common/filters/property-filters.js';
 
 /**
  * The recordings list's filters on events and persons, in PostHog's query parameters:
@@ -12,26 +20,6 @@ import { ApiError } from '../../common/errors/api-error.js';
  * Events are matched by (team_id, session_id) within the recording's time range widened by EVENT_MARGIN, which
  * the (team_id, session_id, timestamp) index of the events table answers partition by partition.
  */
-
-export type PropertyOperator =
-  'exact' | 'is_not' | 'icontains' | 'not_icontains' | 'is_set' | 'is_not_set' | 'gt' | 'lt';
-export const PROPERTY_OPERATORS: readonly PropertyOperator[] = [
-  'exact',
-  'is_not',
-  'icontains',
-  'not_icontains',
-  'is_set',
-  'is_not_set',
-  'gt',
-  'lt',
-];
-
-export interface PropertyFilter {
-  key: string;
-  operator: PropertyOperator;
-  /** Text values (any of them for exact / is_not); empty for is_set / is_not_set. */
-  values: string[];
-}
 
 export interface EventFilter {
   /** The event name; null for any event (PostHog's `"id": null`, "All events"). */
@@ -53,7 +41,6 @@ export const MAX_SESSION_IDS = 100;
 /** Longest text of a parameter, an event name, a property key or value. */
 const MAX_PARAMETER_LENGTH = 8192;
 const MAX_NAME_LENGTH = 200;
-const MAX_VALUES = 20;
 /** Events this long before the recording's start or after its end still count as the recording's. */
 export const EVENT_MARGIN = "interval '5 minutes'";
 
@@ -79,56 +66,6 @@ function parseJsonArray(raw: unknown, name: Parameter, max: number): unknown[] |
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const scalarText = (v: unknown): string | null =>
-  typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : null;
-
-function parseProperties(entries: unknown[], name: Parameter, type: 'event' | 'person'): PropertyFilter[] {
-  if (entries.length > MAX_EVENT_FILTERS) {
-    throw ApiError.validation(
-      `'${name}' property filters may hold at most ${MAX_EVENT_FILTERS} entries.`,
-      name,
-    );
-  }
-  return entries.map((entry) => {
-    if (!isObject(entry))
-      throw ApiError.validation(`Each property filter of '${name}' must be an object.`, name);
-    if (entry.type !== undefined && entry.type !== type) {
-      throw ApiError.validation(`'${name}' property filters must be of type '${type}'.`, name);
-    }
-    if (typeof entry.key !== 'string' || entry.key === '' || entry.key.length > MAX_NAME_LENGTH) {
-      throw ApiError.validation(
-        `'${name}' property filters need a 'key' of 1 to ${MAX_NAME_LENGTH} characters.`,
-        name,
-      );
-    }
-    const operator = entry.operator ?? 'exact';
-    if (!PROPERTY_OPERATORS.includes(operator as PropertyOperator)) {
-      throw ApiError.validation(
-        `'${name}' property operator ${JSON.stringify(operator)} is not supported; use one of ${PROPERTY_OPERATORS.join(', ')}.`,
-        name,
-      );
-    }
-    const op = operator as PropertyOperator;
-    if (op === 'is_set' || op === 'is_not_set') return { key: entry.key, operator: op, values: [] };
-    const raw = Array.isArray(entry.value) ? entry.value : [entry.value];
-    const values = raw.map(scalarText);
-    if (
-      values.length === 0 ||
-      values.length > MAX_VALUES ||
-      values.some((v) => v === null || v.length > MAX_NAME_LENGTH * 5)
-    ) {
-      throw ApiError.validation(
-        `'${name}' property values must be 1 to ${MAX_VALUES} strings, numbers or booleans.`,
-        name,
-      );
-    }
-    if ((op === 'gt' || op === 'lt') && (values.length !== 1 || !Number.isFinite(Number(values[0])))) {
-      throw ApiError.validation(`'${name}' property operator '${op}' needs one number.`, name);
-    }
-    return { key: entry.key, operator: op, values: values as string[] };
-  });
-}
-
 function parseEvents(raw: unknown, name: 'events' | 'exclude_events'): EventFilter[] | undefined {
   const entries = parseJsonArray(raw, name, MAX_EVENT_FILTERS);
   if (!entries?.length) return undefined;
@@ -150,7 +87,7 @@ function parseEvents(raw: unknown, name: 'events' | 'exclude_events'): EventFilt
     const properties = entry.properties ?? [];
     if (!Array.isArray(properties))
       throw ApiError.validation(`'${name}' filters' 'properties' must be an array.`, name);
-    return { event: id, properties: parseProperties(properties, name, 'event') };
+    return { event: id, properties: parsePropertyFilterList(properties, name, 'event') };
   });
 }
 
@@ -162,7 +99,8 @@ export function parseRecordingEventFilters(query: Record<string, unknown>): Reco
   const excludeEvents = parseEvents(query.exclude_events, 'exclude_events');
   if (excludeEvents) filters.excludeEvents = excludeEvents;
   const properties = parseJsonArray(query.properties, 'properties', MAX_EVENT_FILTERS);
-  if (properties?.length) filters.personProperties = parseProperties(properties, 'properties', 'person');
+  if (properties?.length)
+    filters.personProperties = parsePropertyFilterList(properties, 'properties', 'person');
   const sessionIds = parseJsonArray(query.session_ids, 'session_ids', MAX_SESSION_IDS);
   if (sessionIds) {
     if (!sessionIds.every((s) => typeof s === 'string' && s.length > 0 && s.length <= MAX_NAME_LENGTH)) {
@@ -171,34 +109,6 @@ export function parseRecordingEventFilters(query: Record<string, unknown>): Reco
     filters.sessionIds = sessionIds as string[];
   }
   return filters;
-}
-
-/** A placeholder for a parameter value, `$n`. */
-export type Bind = (value: unknown) => string;
-
-/** The SQL of one property filter on a jsonb column; values are bound, the key too. */
-function propertySql(column: string, filter: PropertyFilter, bind: Bind): string {
-  const key = bind(filter.key);
-  const text = `(${column} ->> ${key}::text)`;
-  switch (filter.operator) {
-    case 'is_set':
-      return `(${column} ? ${key}::text)`;
-    case 'is_not_set':
-      return `NOT (${column} ? ${key}::text)`;
-    case 'exact':
-      return `${text} = ANY(${bind(filter.values)}::text[])`;
-    case 'is_not':
-      return `(${text} IS NULL OR NOT ${text} = ANY(${bind(filter.values)}::text[]))`;
-    case 'icontains':
-      return `strpos(lower(${text}), lower(${bind(filter.values[0])}::text)) > 0`;
-    case 'not_icontains':
-      return `(${text} IS NULL OR strpos(lower(${text}), lower(${bind(filter.values[0])}::text)) = 0)`;
-    case 'gt':
-    case 'lt': {
-      const num = `(CASE WHEN jsonb_typeof(${column} -> ${key}::text) = 'number' THEN (${column} ->> ${key}::text)::float8 END)`;
-      return `${num} ${filter.operator === 'gt' ? '>' : '<'} ${bind(Number(filter.values[0]))}::float8`;
-    }
-  }
 }
 
 /**
@@ -217,7 +127,8 @@ function eventConditions(filter: EventFilter, bind: Bind, floor: string | null):
   ];
   if (floor !== null) conditions.push(`e.timestamp >= ${floor}::timestamptz - ${EVENT_MARGIN}`);
   if (filter.event !== null) conditions.push(`e.event = ${bind(filter.event)}::text`);
-  for (const property of filter.properties) conditions.push(propertySql('e.properties', property, bind));
+  for (const property of filter.properties)
+    conditions.push(propertyFilterSql('e.properties', property, bind));
   return conditions.join(' AND ');
 }
 
@@ -238,7 +149,8 @@ export interface EventSet {
 function eventSetConditions(filter: EventFilter, bind: Bind, floor: string | null): string {
   const conditions = ['e.team_id = $1', `e.event = ${bind(filter.event)}::text`, 'e.session_id IS NOT NULL'];
   if (floor !== null) conditions.push(`e.timestamp >= ${floor}::timestamptz - ${EVENT_MARGIN}`);
-  for (const property of filter.properties) conditions.push(propertySql('e.properties', property, bind));
+  for (const property of filter.properties)
+    conditions.push(propertyFilterSql('e.properties', property, bind));
   return conditions.join(' AND ');
 }
 
@@ -334,7 +246,7 @@ export function recordingEventFilterSql(
   for (const filter of filters.events ?? []) add(filter, false);
   for (const filter of filters.excludeEvents ?? []) add(filter, true);
   if (filters.personProperties?.length) {
-    const conditions = filters.personProperties.map((p) => propertySql('pp.properties', p, bind));
+    const conditions = filters.personProperties.map((p) => propertyFilterSql('pp.properties', p, bind));
     const person = `EXISTS (SELECT 1 FROM persons pp WHERE pp.id = r.person_id AND pp.team_id = $1 AND ${conditions.join(' AND ')})`;
     count.push(person);
     page.push(person);
