@@ -18,4 +18,14 @@ export const PROJECTS_FEATURE = defineFeature({
     ],
   }),
   scopes: ['project'],
+  // PostHog serves its project routes under /api/environments/:id/ too (an environment is its "team", which a
+  // project is here): every /api/projects/:id/… route of any feature answers there as well.
+  routeAliases: [
+    {
+      under: '/api/projects',
+      alias: '/api/environments',
+      description:
+        "PostHog's environment path: an environment is the project of the same id here (PostHog's team).",
+    },
+  ],
 });
