@@ -30,7 +30,8 @@ const READ_ONLY = [
   'default_role_id',
 ];
 
-export const EXPERIMENT_STATS_METHODS = ['bayesian', 'frequentist'] as const;
+/** PostHog's choices, and its blank value: the field is `blank=True`, so `""` is accepted and stored as it is. */
+export const EXPERIMENT_STATS_METHODS = ['bayesian', 'frequentist', ''] as const;
 
 const Name = () =>
   applyDecorators(
@@ -116,10 +117,10 @@ abstract class OrganizationOptionsDto {
     enum: EXPERIMENT_STATS_METHODS,
     nullable: true,
     default: 'bayesian',
-    description: 'Stored and returned.',
+    description: 'Stored and returned; `""` (blank, as PostHog takes it) and null too.',
   })
   @IsOptional()
-  @IsIn(EXPERIMENT_STATS_METHODS, { message: 'Must be "bayesian", "frequentist" or null.' })
+  @IsIn(EXPERIMENT_STATS_METHODS, { message: 'Must be "bayesian", "frequentist", "" or null.' })
   default_experiment_stats_method?: (typeof EXPERIMENT_STATS_METHODS)[number] | null;
 }
 
