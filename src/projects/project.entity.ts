@@ -8,6 +8,7 @@ import {
   JoinColumn,
   ManyToOne,
   PrimaryGeneratedColumn,
+  UpdateDateColumn,
 } from 'typeorm';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 
@@ -98,4 +99,8 @@ export class ProjectEntity {
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;
+
+  /** When its settings last changed (a project from before this column: its creation). */
+  @UpdateDateColumn({ type: 'timestamptz' })
+  updatedAt: Date;
 }

@@ -15,6 +15,8 @@ export const PROJECTS_FEATURE = defineFeature({
     migrations: [
       (await import('../database/migrations/1795243816388-ProjectSessionRecordingOptIn.js'))
         .ProjectSessionRecordingOptIn1795243816388,
+      (await import('../database/migrations/1795948100000-ProjectUpdatedAt.js'))
+        .ProjectUpdatedAt1795948100000,
     ],
   }),
   scopes: ['project'],
