@@ -27,6 +27,10 @@ export const RECORDING_RETENTION_MAX_DAYS = 3650;
   'projects_events_retention_check',
   `"events_retention_period_days" BETWEEN ${RECORDING_RETENTION_MIN_DAYS} AND ${RECORDING_RETENTION_MAX_DAYS}`,
 )
+@Check(
+  'projects_default_experiment_stats_method_check',
+  `"default_experiment_stats_method" IN ('bayesian', 'frequentist', '')`,
+)
 export class ProjectEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id: number;
@@ -96,6 +100,10 @@ export class ProjectEntity {
 
   @Column({ type: 'boolean', default: false })
   heatmapsOptIn: boolean;
+
+  /** PostHog's team setting: stored and returned (no experiments here); `""` and null as PostHog takes them. */
+  @Column({ type: 'varchar', length: 20, nullable: true, default: 'bayesian' })
+  defaultExperimentStatsMethod: string | null;
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;

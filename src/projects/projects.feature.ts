@@ -17,6 +17,8 @@ export const PROJECTS_FEATURE = defineFeature({
         .ProjectSessionRecordingOptIn1795243816388,
       (await import('../database/migrations/1795948100000-ProjectUpdatedAt.js'))
         .ProjectUpdatedAt1795948100000,
+      (await import('../database/migrations/1795948200000-ProjectExperimentStatsMethod.js'))
+        .ProjectExperimentStatsMethod1795948200000,
     ],
   }),
   scopes: ['project'],

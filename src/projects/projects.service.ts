@@ -122,6 +122,7 @@ export class ProjectsService {
       capturePerformanceOptIn: input.capture_performance_opt_in,
       heatmapsOptIn: input.heatmaps_opt_in,
       eventsRetentionPeriodDays: input.events_retention_period_days,
+      defaultExperimentStatsMethod: input.default_experiment_stats_method,
     });
     this.byToken.forget(project.apiToken);
     if (!updated) throw ApiError.notFound();

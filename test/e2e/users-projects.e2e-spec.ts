@@ -61,6 +61,7 @@ describe('users, keys and projects', () => {
         'capture_performance_opt_in',
         'heatmaps_opt_in',
         'events_retention_period_days',
+        'default_experiment_stats_method',
         'timezone',
         'uuid',
         'project_id',
@@ -109,6 +110,7 @@ describe('users, keys and projects', () => {
     expect(body.anonymize_ips).toBe(false);
     expect(body.capture_console_log_opt_in).toBe(true);
     expect(body.events_retention_period_days).toBeNull();
+    expect(body.default_experiment_stats_method).toBe('bayesian');
     expect(body.created_at).toMatch(ISO_MS_Z_RE);
     const [row] = await t.dataSource.query<{ created_at: Date; updated_at: Date }[]>(
       'SELECT created_at, updated_at FROM projects WHERE id = $1',
@@ -484,6 +486,33 @@ describe('users, keys and projects', () => {
           .set(owner.auth)
           .send({ name: 'Default project', session_recording_opt_in: true })
           .expect(200);
+      });
+
+      it('takes default_experiment_stats_method as PostHog does: a method, "" (stored blank) or null', async () => {
+        const path = orgPath(mine, mine.teams[0].id);
+        const stored = async () =>
+          (
+            await t.dataSource.query<{ m: string | null }[]>(
+              'SELECT default_experiment_stats_method AS m FROM projects WHERE id = $1',
+              [mine.teams[0].id],
+            )
+          )[0].m;
+        for (const value of ['frequentist', '', null, 'bayesian']) {
+          const res = await t.http
+            .patch(path)
+            .set(owner.auth)
+            .send({ default_experiment_stats_method: value })
+            .expect(200);
+          expect(res.body.default_experiment_stats_method).toBe(value);
+          expect(await stored()).toBe(value);
+        }
+        const bad = await t.http
+          .patch(`/api/environments/${mine.teams[0].id}`)
+          .set(owner.auth)
+          .send({ default_experiment_stats_method: 'vibes' })
+          .expect(400);
+        expect(bad.body).toMatchObject({ code: 'invalid_input', attr: 'default_experiment_stats_method' });
+        expect(await stored()).toBe('bayesian');
       });
 
       it('404 for a project of another organization, another organization, a bad id; 401 without a key', async () => {

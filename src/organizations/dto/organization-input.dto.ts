@@ -12,6 +12,10 @@ import {
 } from 'class-validator';
 import { IsOmittable, Trim } from '../../common/validation/decorators.js';
 import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
+import {
+  EXPERIMENT_STATS_METHOD_MESSAGE,
+  EXPERIMENT_STATS_METHODS,
+} from '../../common/vocabulary/experiment-stats-methods.js';
 
 /** Fields of an Organization that clients can read but never write. */
 const READ_ONLY = [
@@ -29,9 +33,6 @@ const READ_ONLY = [
   'member_count',
   'default_role_id',
 ];
-
-/** PostHog's choices, and its blank value: the field is `blank=True`, so `""` is accepted and stored as it is. */
-export const EXPERIMENT_STATS_METHODS = ['bayesian', 'frequentist', ''] as const;
 
 const Name = () =>
   applyDecorators(
@@ -120,7 +121,7 @@ abstract class OrganizationOptionsDto {
     description: 'Stored and returned; `""` (blank, as PostHog takes it) and null too.',
   })
   @IsOptional()
-  @IsIn(EXPERIMENT_STATS_METHODS, { message: 'Must be "bayesian", "frequentist", "" or null.' })
+  @IsIn(EXPERIMENT_STATS_METHODS, { message: EXPERIMENT_STATS_METHOD_MESSAGE })
   default_experiment_stats_method?: (typeof EXPERIMENT_STATS_METHODS)[number] | null;
 }
 

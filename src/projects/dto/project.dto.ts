@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { EXPERIMENT_STATS_METHODS } from '../../common/vocabulary/experiment-stats-methods.js';
 import { MembershipLevel } from '../../common/vocabulary/membership-level.js';
 import type { ProjectEntity } from '../project.entity.js';
 
@@ -213,6 +214,17 @@ export class ProjectDto {
     description: "Days this project's events are kept; null: the service's default (EVENTS_RETENTION_DAYS).",
   })
   events_retention_period_days: number | null;
+
+  @ApiProperty({
+    type: String,
+    enum: EXPERIMENT_STATS_METHODS,
+    nullable: true,
+    example: 'bayesian',
+    description:
+      'PostHog\'s default statistical method of new experiments: stored and returned (no experiments here); `""` ' +
+      'and null as PostHog takes them. Default `bayesian`.',
+  })
+  default_experiment_stats_method: string | null;
 }
 
 /** `level`: the caller's membership level in the project's organization. */
@@ -252,5 +264,6 @@ export function toProjectDto(p: ProjectEntity, level: number): ProjectDto {
     capture_performance_opt_in: p.capturePerformanceOptIn,
     heatmaps_opt_in: p.heatmapsOptIn,
     events_retention_period_days: p.eventsRetentionPeriodDays,
+    default_experiment_stats_method: p.defaultExperimentStatsMethod,
   };
 }

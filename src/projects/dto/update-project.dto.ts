@@ -1,5 +1,21 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsInt, IsString, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateIf,
+} from 'class-validator';
+import {
+  EXPERIMENT_STATS_METHOD_MESSAGE,
+  EXPERIMENT_STATS_METHODS,
+  type ExperimentStatsMethod,
+} from '../../common/vocabulary/experiment-stats-methods.js';
 import { IsOmittable, Trim } from '../../common/validation/decorators.js';
 import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
 import { RECORDING_RETENTION_MAX_DAYS, RECORDING_RETENTION_MIN_DAYS } from '../project.entity.js';
@@ -140,4 +156,14 @@ export class UpdateProjectDto {
   @Min(RECORDING_RETENTION_MIN_DAYS, { message: RETENTION_RANGE })
   @Max(RECORDING_RETENTION_MAX_DAYS, { message: RETENTION_RANGE })
   events_retention_period_days?: number | null;
+
+  @ApiPropertyOptional({
+    enum: EXPERIMENT_STATS_METHODS,
+    nullable: true,
+    example: 'frequentist',
+    description: 'Stored and returned (no experiments here); `""` (blank) and null as PostHog takes them.',
+  })
+  @IsOptional()
+  @IsIn(EXPERIMENT_STATS_METHODS, { message: EXPERIMENT_STATS_METHOD_MESSAGE })
+  default_experiment_stats_method?: ExperimentStatsMethod | null;
 }
