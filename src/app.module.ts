@@ -7,6 +7,7 @@ import { AuthFailureThrottle } from './common/auth/auth-failure-throttle.js';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter.js';
 import { ApiBodyInterceptor } from './common/http/api-body.js';
 import { DirectRoutesModule } from './common/http/direct-route.js';
+import { applyRouteAliases, controllersOf } from './common/http/route-aliases.js';
 import { RequestTimeoutInterceptor } from './common/http/request-timeout.interceptor.js';
 import {
   CHECKED_PREFIXES,
@@ -42,6 +43,12 @@ export class AppModule {
    */
   static forRoot(config: AppConfig, features: readonly LoadedFeature[]): DynamicModule {
     registerFeatures(features);
+    // The features' route aliases (`/api/environments/:id/…` for `/api/projects/:id/…`): set on the controllers'
+    // paths, which Nest's router and Swagger read, before either runs.
+    applyRouteAliases(
+      controllersOf(features.flatMap((feature) => feature.modules)),
+      features.flatMap((feature) => feature.routeAliases ?? []),
+    );
     const rateLimited = config.get('RATE_LIMIT_ENABLED');
     return {
       module: AppModule,

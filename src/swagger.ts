@@ -2,6 +2,12 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { SECURITY_SCHEME } from './common/auth/auth.decorators.js';
 import { ErrorBodyDto } from './common/errors/error-body.dto.js';
+import {
+  aliasedPath,
+  aliasOfPath,
+  appliedRouteAliases,
+  type RouteAlias,
+} from './common/http/route-aliases.js';
 import { closeResponseSchemas, documentErrors, documentRequestExamples } from './openapi-rules.js';
 
 const DESCRIPTION = `
@@ -61,10 +67,46 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       }
     }
   }
+  documentAliases(document, appliedRouteAliases());
   documentErrors(document);
   closeResponseSchemas(document);
   documentRequestExamples(document);
   return document;
+}
+
+/**
+ * The operations of a route with an alias (src/common/http/route-aliases.ts) appear once per path, and Swagger
+ * numbers their ids (`list[0]`, `list[1]`): the original keeps its plain id, the twin gets the alias's last
+ * segment appended (`SessionRecordingsController_list_environments`), `x-alias-of` naming the original, and a
+ * description saying what it is.
+ */
+function documentAliases(document: OpenAPIObject, aliases: readonly RouteAlias[]): void {
+  // The operations that have a twin, as `METHOD path`: only their numbers are removed.
+  const twinned = new Set<string>();
+  for (const [path, item] of Object.entries(document.paths)) {
+    const alias = aliasOfPath(path, aliases);
+    if (alias) for (const method of Object.keys(item)) twinned.add(`${method} ${aliasedPath(path, alias)}`);
+  }
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(item as Record<string, unknown>)) {
+      if (!operation || typeof operation !== 'object' || !('operationId' in operation)) continue;
+      const op = operation as { operationId: string; description?: string; 'x-alias-of'?: string };
+      const numbered = /^(.+)\[\d+\]$/.exec(op.operationId);
+      const alias = aliasOfPath(path, aliases);
+      if (!numbered && !alias) continue;
+      const base = numbered ? numbered[1] : op.operationId;
+      if (!alias) {
+        if (twinned.has(`${method} ${path}`)) op.operationId = base;
+        continue;
+      }
+      op.operationId = `${base}_${alias.alias.split('/').filter(Boolean).pop()}`;
+      op['x-alias-of'] = base;
+      const original = `${method.toUpperCase()} ${aliasedPath(path, alias)}`;
+      op.description = [`${alias.description} The same operation as \`${original}\`.`, op.description]
+        .filter(Boolean)
+        .join('\n\n');
+    }
+  }
 }
 
 /** Swagger UI at /docs and the document at /docs-json; `GET /` redirects to /docs. */

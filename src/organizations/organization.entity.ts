@@ -4,7 +4,7 @@ import { Check, Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, Update
 @Check('organizations_plugins_access_level_check', '"plugins_access_level" IN (0, 3, 6, 9)')
 @Check(
   'organizations_default_experiment_stats_method_check',
-  `"default_experiment_stats_method" IN ('bayesian', 'frequentist')`,
+  `"default_experiment_stats_method" IN ('bayesian', 'frequentist', '')`,
 )
 export class OrganizationEntity {
   @PrimaryGeneratedColumn('uuid')

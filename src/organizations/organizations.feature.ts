@@ -20,6 +20,8 @@ export const ORGANIZATIONS_FEATURE = defineFeature({
         .OrganizationSettings1795467478000,
       (await import('../database/migrations/1795500000000-NullableOrganizationSettings.js'))
         .NullableOrganizationSettings1795500000000,
+      (await import('../database/migrations/1795948000000-BlankExperimentStatsMethod.js'))
+        .BlankExperimentStatsMethod1795948000000,
     ],
   }),
   scopes: ['organization', 'organization_member'],

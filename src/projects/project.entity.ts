@@ -8,6 +8,7 @@ import {
   JoinColumn,
   ManyToOne,
   PrimaryGeneratedColumn,
+  UpdateDateColumn,
 } from 'typeorm';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 
@@ -25,6 +26,10 @@ export const RECORDING_RETENTION_MAX_DAYS = 3650;
 @Check(
   'projects_events_retention_check',
   `"events_retention_period_days" BETWEEN ${RECORDING_RETENTION_MIN_DAYS} AND ${RECORDING_RETENTION_MAX_DAYS}`,
+)
+@Check(
+  'projects_default_experiment_stats_method_check',
+  `"default_experiment_stats_method" IN ('bayesian', 'frequentist', '')`,
 )
 export class ProjectEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
@@ -96,6 +101,14 @@ export class ProjectEntity {
   @Column({ type: 'boolean', default: false })
   heatmapsOptIn: boolean;
 
+  /** PostHog's team setting: stored and returned (no experiments here); `""` and null as PostHog takes them. */
+  @Column({ type: 'varchar', length: 20, nullable: true, default: 'bayesian' })
+  defaultExperimentStatsMethod: string | null;
+
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;
+
+  /** When its settings last changed (a project from before this column: its creation). */
+  @UpdateDateColumn({ type: 'timestamptz' })
+  updatedAt: Date;
 }

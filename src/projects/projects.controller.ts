@@ -40,7 +40,7 @@ export class ProjectsController {
     @PageQuery() page: PageParams,
   ): Promise<Page<ProjectDto>> {
     const result = await this.projects.pageForOrganization(principal, organizationId, page);
-    return { items: result.items.map(toProjectDto), total: result.total };
+    return { items: result.items.map((p) => toProjectDto(p, result.level)), total: result.total };
   }
 
   @Get('api/organizations/:organization_id/projects/:id')
@@ -57,7 +57,8 @@ export class ProjectsController {
     @Param('organization_id', UuidPipe) organizationId: string,
     @Param('id', IntIdPipe) id: number,
   ): Promise<ProjectDto> {
-    return toProjectDto(await this.projects.requireAccessibleIn(principal, organizationId, id));
+    const { project, level } = await this.projects.requireAccessibleIn(principal, organizationId, id);
+    return toProjectDto(project, level);
   }
 
   @Patch('api/organizations/:organization_id/projects/:id')
@@ -81,7 +82,8 @@ export class ProjectsController {
     @Param('id', IntIdPipe) id: number,
     @Body() body: UpdateProjectDto,
   ): Promise<ProjectDto> {
-    return toProjectDto(await this.projects.updateIn(principal, organizationId, id, body));
+    const { project, level } = await this.projects.updateIn(principal, organizationId, id, body);
+    return toProjectDto(project, level);
   }
 
   @Get('api/projects/:id')
@@ -93,7 +95,8 @@ export class ProjectsController {
     @CurrentPrincipal() principal: Principal,
     @Param('id', IntIdPipe) id: number,
   ): Promise<ProjectDto> {
-    return toProjectDto(await this.projects.requireAccessible(principal, id));
+    const { project, level } = await this.projects.retrieve(principal, id);
+    return toProjectDto(project, level);
   }
 
   @Patch('api/projects/:id')
@@ -114,6 +117,7 @@ export class ProjectsController {
     @Param('id', IntIdPipe) id: number,
     @Body() body: UpdateProjectDto,
   ): Promise<ProjectDto> {
-    return toProjectDto(await this.projects.update(principal, id, body));
+    const { project, level } = await this.projects.update(principal, id, body);
+    return toProjectDto(project, level);
   }
 }

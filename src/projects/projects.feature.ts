@@ -15,7 +15,21 @@ export const PROJECTS_FEATURE = defineFeature({
     migrations: [
       (await import('../database/migrations/1795243816388-ProjectSessionRecordingOptIn.js'))
         .ProjectSessionRecordingOptIn1795243816388,
+      (await import('../database/migrations/1795948100000-ProjectUpdatedAt.js'))
+        .ProjectUpdatedAt1795948100000,
+      (await import('../database/migrations/1795948200000-ProjectExperimentStatsMethod.js'))
+        .ProjectExperimentStatsMethod1795948200000,
     ],
   }),
   scopes: ['project'],
+  // PostHog serves its project routes under /api/environments/:id/ too (an environment is its "team", which a
+  // project is here): every /api/projects/:id/… route of any feature answers there as well.
+  routeAliases: [
+    {
+      under: '/api/projects',
+      alias: '/api/environments',
+      description:
+        "PostHog's environment path: an environment is the project of the same id here (PostHog's team).",
+    },
+  ],
 });

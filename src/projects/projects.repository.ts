@@ -100,6 +100,7 @@ export class ProjectsRepository extends RepositoryBase {
         | 'capturePerformanceOptIn'
         | 'heatmapsOptIn'
         | 'eventsRetentionPeriodDays'
+        | 'defaultExperimentStatsMethod'
       >
     >,
   ): Promise<ProjectEntity | null> {

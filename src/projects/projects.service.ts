@@ -12,6 +12,12 @@ import { ProjectTokenCache } from './project-token-cache.js';
 import { ProjectsRepository } from './projects.repository.js';
 
 export const PROJECT_TOKEN_PREFIX = 'phc_';
+
+/** A project with the caller's membership level in its organization (what its answer shows). */
+export interface AccessibleProject {
+  project: ProjectEntity;
+  level: number;
+}
 export const DEFAULT_PROJECT_NAME = 'Default project';
 
 @Injectable()
@@ -37,11 +43,17 @@ export class ProjectsService {
     principal: Principal,
     organizationId: string,
     page: PageParams,
-  ): Promise<Page<ProjectEntity>> {
+  ): Promise<Page<ProjectEntity> & { level: number }> {
     const access = await this.memberships.requireAccess(principal, organizationId);
     // A key restricted to some projects lists only those.
     const onlyIds = principal.onlyProjects;
-    return this.projects.pageForOrganization(access.organizationId, onlyIds, page);
+    const result = await this.projects.pageForOrganization(access.organizationId, onlyIds, page);
+    return { ...result, level: access.level };
+  }
+
+  /** As requireAccessible, with the caller's level in the project's organization. */
+  retrieve(principal: Principal, id: number): Promise<AccessibleProject> {
+    return this.accessible(principal, id);
   }
 
   /**
@@ -61,12 +73,12 @@ export class ProjectsService {
     principal: Principal,
     organizationId: string,
     id: number,
-  ): Promise<ProjectEntity> {
+  ): Promise<AccessibleProject> {
     // The organization first, as on its other routes (404 outside it, 403 for a key that does not reach it).
     const access = await this.memberships.requireAccess(principal, organizationId);
     const project = await this.projects.findById(id);
     if (!project || project.organizationId !== access.organizationId) throw ApiError.notFound();
-    return this.requireAccessible(principal, id);
+    return this.accessible(principal, id);
   }
 
   /** As update, for the organization path: 404 when the project belongs to another organization. */
@@ -75,7 +87,7 @@ export class ProjectsService {
     organizationId: string,
     id: number,
     input: UpdateProjectDto,
-  ): Promise<ProjectEntity> {
+  ): Promise<AccessibleProject> {
     await this.requireAccessibleIn(principal, organizationId, id);
     return this.update(principal, id, input);
   }
@@ -96,7 +108,7 @@ export class ProjectsService {
   }
 
   /** Changes a project's settings: admins and owners of its organization only. */
-  async update(principal: Principal, id: number, input: UpdateProjectDto): Promise<ProjectEntity> {
+  async update(principal: Principal, id: number, input: UpdateProjectDto): Promise<AccessibleProject> {
     const { project, level } = await this.accessible(principal, id);
     if (level < MembershipLevel.ADMIN) throw ApiError.insufficientLevel();
     const updated = await this.projects.update(project.id, {
@@ -110,11 +122,12 @@ export class ProjectsService {
       capturePerformanceOptIn: input.capture_performance_opt_in,
       heatmapsOptIn: input.heatmaps_opt_in,
       eventsRetentionPeriodDays: input.events_retention_period_days,
+      defaultExperimentStatsMethod: input.default_experiment_stats_method,
     });
     this.byToken.forget(project.apiToken);
     if (!updated) throw ApiError.notFound();
     this.byToken.forget(updated.apiToken);
-    return updated;
+    return { project: updated, level };
   }
 
   /** Which of these project ids belong to the organization (ids out of the integer range never do). */

@@ -40,6 +40,7 @@ export interface PlaylistListQuery {
   pinned?: unknown;
   created_by?: unknown;
   search?: unknown;
+  type?: unknown;
 }
 
 /** Longest `search` accepted. */
@@ -50,8 +51,16 @@ export function parsePlaylistListQuery(query: PlaylistListQuery): {
   pinned?: boolean;
   createdById?: number;
   search?: string;
+  type?: 'collection' | 'filters';
 } {
-  const out: { pinned?: boolean; createdById?: number; search?: string } = {};
+  const out: { pinned?: boolean; createdById?: number; search?: string; type?: 'collection' | 'filters' } =
+    {};
+  if (query.type !== undefined) {
+    if (query.type !== 'collection' && query.type !== 'filters') {
+      throw violationError(violation("'type' must be collection or filters.", 'type'));
+    }
+    out.type = query.type;
+  }
   if (query.pinned !== undefined) {
     if (query.pinned !== 'true' && query.pinned !== 'false') {
       throw violationError(violation("'pinned' must be true or false.", 'pinned'));

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiCreatedResponse,
@@ -18,7 +18,7 @@ import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.j
 import { IntIdPipe } from '../common/validation/id.pipe.js';
 import { SessionRecordingDto } from '../session-recordings/reads/dto/session-recording.dto.js';
 import { SessionIdPipe } from '../session-recordings/reads/session-id.pipe.js';
-import { PlaylistInputDto } from './dto/playlist-input.dto.js';
+import { CreatePlaylistDto, PlaylistInputDto } from './dto/playlist-input.dto.js';
 import { PinResultDto, PlaylistDto } from './dto/playlist.dto.js';
 import {
   parsePlaylistListQuery,
@@ -35,7 +35,8 @@ const NOT_FOUND = {
 const BAD_BODY = {
   description:
     'Invalid body: a field of the wrong type, too long, `filters` not an object or too large, or an unknown ' +
-    'field. Read-only fields sent are ignored.',
+    'field. Read-only fields sent are ignored (`type`, `recordings_counts`, `is_synthetic` too, and ' +
+    "PostHog's `_create_in_folder`).",
   type: ErrorBodyDto,
 };
 const PROJECT = { name: 'project_id', type: 'integer', description: 'The id of the project.' } as const;
@@ -62,6 +63,12 @@ export class SessionRecordingPlaylistsController {
   @ApiQuery({ name: 'pinned', required: false, enum: ['true', 'false'] })
   @ApiQuery({ name: 'created_by', required: false, type: 'integer', description: 'A user id.' })
   @ApiQuery({
+    name: 'type',
+    required: false,
+    enum: ['collection', 'filters'],
+    description: '`filters`: those with saved filters; `collection`: those without.',
+  })
+  @ApiQuery({
     name: 'search',
     required: false,
     description: `Part of the name or derived name, any case (at most ${PLAYLIST_SEARCH_MAX_LENGTH} characters).`,
@@ -83,14 +90,15 @@ export class SessionRecordingPlaylistsController {
     summary: 'Create a recording playlist',
     description:
       'Every field may be left out. The playlist gets a random `short_id`; `created_by` is the caller. ' +
-      '`deleted` is ignored on creation.',
+      "`deleted` is ignored on creation. `type`, when sent, must agree with `filters` (PostHog's rule: a " +
+      '`collection` has none, `filters` has some); left out, it follows from them.',
   })
   @ApiCreatedResponse({ type: PlaylistDto })
   @ApiBadRequestResponse(BAD_BODY)
   create(
     @CurrentPrincipal() principal: Principal,
     @Param('project_id', IntIdPipe) projectId: number,
-    @Body() body: PlaylistInputDto,
+    @Body() body: CreatePlaylistDto,
   ): Promise<PlaylistDto> {
     return this.playlists.create(principal, projectId, body);
   }
@@ -128,6 +136,24 @@ export class SessionRecordingPlaylistsController {
     return this.playlists.update(principal, projectId, shortId, body);
   }
 
+  @Put(':short_id')
+  @RequireScopes('session_recording_playlist:write')
+  @ApiOperation({
+    summary: 'Replace a recording playlist',
+    description: "As PATCH (PostHog's PUT): no field is required, and the fields left out keep their value.",
+  })
+  @ApiParam(SHORT_ID)
+  @ApiOkResponse({ type: PlaylistDto })
+  @ApiBadRequestResponse(BAD_BODY)
+  replace(
+    @CurrentPrincipal() principal: Principal,
+    @Param('project_id', IntIdPipe) projectId: number,
+    @Param('short_id') shortId: string,
+    @Body() body: PlaylistInputDto,
+  ): Promise<PlaylistDto> {
+    return this.playlists.update(principal, projectId, shortId, body);
+  }
+
   @Delete(':short_id')
   @HttpCode(204)
   @RequireScopes('session_recording_playlist:write')
@@ -154,7 +180,9 @@ export class SessionRecordingPlaylistsController {
       'them and in its order (newest first). Needs the recordings’ read scope too.',
   })
   @ApiParam(SHORT_ID)
-  @Paginated(SessionRecordingDto)
+  @Paginated(SessionRecordingDto, 'One page of the pinned recordings; `has_next` as PostHog answers it.', {
+    hasNext: true,
+  })
   recordings(
     @CurrentPrincipal() principal: Principal,
     @Param('project_id', IntIdPipe) projectId: number,

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { RepositoryBase } from '../database/repository-base.js';
+import { SessionRecordingViewEntity } from '../session-recordings/reads/session-recording-view.entity.js';
+import type { PinnedCounts } from './dto/playlist.dto.js';
 import {
   SessionRecordingPlaylistEntity,
   SessionRecordingPlaylistItemEntity,
@@ -22,6 +24,8 @@ export interface PlaylistListFilters {
   createdById?: number;
   /** A case-insensitive substring of the name or derived name. */
   search?: string;
+  /** `filters`: those with saved filters; `collection`: those without. */
+  type?: 'collection' | 'filters';
 }
 
 const RELATIONS = { createdBy: true, lastModifiedBy: true } as const;
@@ -43,6 +47,9 @@ export class SessionRecordingPlaylistsRepository extends RepositoryBase {
     if (filters.pinned !== undefined) qb.andWhere('p.pinned = :pinned', { pinned: filters.pinned });
     if (filters.createdById !== undefined) {
       qb.andWhere('p.createdById = :createdById', { createdById: filters.createdById });
+    }
+    if (filters.type !== undefined) {
+      qb.andWhere(filters.type === 'filters' ? "p.filters <> '{}'::jsonb" : "p.filters = '{}'::jsonb");
     }
     if (filters.search) {
       const pattern = `%${filters.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -110,6 +117,29 @@ export class SessionRecordingPlaylistsRepository extends RepositoryBase {
       take: limit,
     });
     return rows.map((r) => r.sessionId);
+  }
+
+  /**
+   * For each of these playlists, its pinned recordings and how many of them the user has viewed (one query;
+   * a playlist with none is absent from the map).
+   */
+  async pinnedCounts(playlistIds: readonly number[], userId: number): Promise<Map<number, PinnedCounts>> {
+    if (!playlistIds.length) return new Map();
+    const rows = await this.repository(SessionRecordingPlaylistItemEntity)
+      .createQueryBuilder('i')
+      .leftJoin(
+        SessionRecordingViewEntity,
+        'v',
+        'v.teamId = i.teamId AND v.sessionId = i.sessionId AND v.userId = :userId',
+        { userId },
+      )
+      .select('i.playlistId', 'playlistId')
+      .addSelect('count(*)::int', 'pinned')
+      .addSelect('count(v.userId)::int', 'watched')
+      .where('i.playlistId IN (:...playlistIds)', { playlistIds })
+      .groupBy('i.playlistId')
+      .getRawMany<{ playlistId: number; pinned: number; watched: number }>();
+    return new Map(rows.map((r) => [r.playlistId, { pinned: r.pinned, watched: r.watched }]));
   }
 
   countPinned(playlistId: number): Promise<number> {

@@ -9,8 +9,9 @@ import type { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import type { SessionRecordingDto } from '../session-recordings/reads/dto/session-recording.dto.js';
 import { SessionRecordingsService } from '../session-recordings/reads/session-recordings.service.js';
-import type { PlaylistInputDto } from './dto/playlist-input.dto.js';
-import { type PlaylistDto, toPlaylistDto } from './dto/playlist.dto.js';
+import type { CreatePlaylistDto, PlaylistInputDto } from './dto/playlist-input.dto.js';
+import { type PinnedCounts, type PlaylistDto, playlistTypeOf, toPlaylistDto } from './dto/playlist.dto.js';
+import type { SessionRecordingPlaylistEntity } from './session-recording-playlist.entity.js';
 import { isShortId, newShortId, PLAYLIST_MAX_PINS } from './playlist-rules.js';
 import { PLAYLIST_SHORT_ID_CONSTRAINT } from './session-recording-playlist.entity.js';
 import {
@@ -18,6 +19,8 @@ import {
   type PlaylistListFilters,
   SessionRecordingPlaylistsRepository,
 } from './session-recording-playlists.repository.js';
+
+const NO_PINS: PinnedCounts = { pinned: 0, watched: 0 };
 
 /** Attempts at a free short id before giving up (a collision of 62^8 ids is already unlikely). */
 const SHORT_ID_ATTEMPTS = 5;
@@ -41,11 +44,24 @@ export class SessionRecordingPlaylistsService {
   ): Promise<Page<PlaylistDto>> {
     const project = await this.projects.requireAccessible(principal, projectId);
     const { items, total } = await this.playlists.page(project.id, filters, page);
-    return { items: items.map(toPlaylistDto), total };
+    const counts = await this.playlists.pinnedCounts(
+      items.map((p) => p.id),
+      principal.userId,
+    );
+    return { items: items.map((p) => toPlaylistDto(p, counts.get(p.id) ?? NO_PINS)), total };
   }
 
-  async create(principal: Principal, projectId: number, body: PlaylistInputDto): Promise<PlaylistDto> {
+  async create(principal: Principal, projectId: number, body: CreatePlaylistDto): Promise<PlaylistDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
+    if (body.type !== undefined && body.type !== playlistTypeOf(body.filters ?? {})) {
+      // PostHog's rules: a collection has no filters, saved filters have some.
+      throw ApiError.validation(
+        body.type === 'collection'
+          ? 'A collection cannot have filters: leave them out, or create type "filters".'
+          : 'A playlist of type "filters" needs non-empty filters.',
+        'filters',
+      );
+    }
     const now = this.clock.now();
     for (let attempt = 1; ; attempt++) {
       const shortId = newShortId();
@@ -64,13 +80,13 @@ export class SessionRecordingPlaylistsService {
         if (attempt < SHORT_ID_ATTEMPTS && isUniqueViolation(error, PLAYLIST_SHORT_ID_CONSTRAINT)) continue;
         throw error;
       }
-      return this.require(project.id, shortId);
+      return this.require(project.id, shortId, principal.userId);
     }
   }
 
   async retrieve(principal: Principal, projectId: number, shortId: string): Promise<PlaylistDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
-    return this.require(project.id, shortId);
+    return this.require(project.id, shortId, principal.userId);
   }
 
   /** Changes the fields sent; `deleted: true` deletes the playlist (the answer is its last state). */
@@ -88,7 +104,7 @@ export class SessionRecordingPlaylistsService {
       });
       const updated = await this.playlists.findById(playlist.id);
       if (!updated) throw ApiError.notFound();
-      return toPlaylistDto(updated);
+      return this.toDto(updated, principal.userId);
     });
   }
 
@@ -163,10 +179,16 @@ export class SessionRecordingPlaylistsService {
     });
   }
 
-  private async require(teamId: number, shortId: string): Promise<PlaylistDto> {
+  private async require(teamId: number, shortId: string, userId: number): Promise<PlaylistDto> {
     const playlist = isShortId(shortId) ? await this.playlists.findByShortId(teamId, shortId) : null;
     if (!playlist) throw ApiError.notFound();
-    return toPlaylistDto(playlist);
+    return this.toDto(playlist, userId);
+  }
+
+  /** The playlist as answered to the user (its pinned recordings counted, and those the user viewed). */
+  private async toDto(playlist: SessionRecordingPlaylistEntity, userId: number): Promise<PlaylistDto> {
+    const counts = await this.playlists.pinnedCounts([playlist.id], userId);
+    return toPlaylistDto(playlist, counts.get(playlist.id) ?? NO_PINS);
   }
 }
 

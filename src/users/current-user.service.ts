@@ -52,14 +52,7 @@ export class CurrentUserService {
       scene_personalisation: [],
       organization,
       organizations,
-      team:
-        project && current
-          ? {
-              ...toProjectDto(project),
-              project_id: project.id,
-              effective_membership_level: current.membership_level,
-            }
-          : null,
+      team: project && current ? toProjectDto(project, current.membership_level) : null,
     };
   }
 }

@@ -52,7 +52,8 @@ function withToken(value: unknown, token: string): unknown {
 
 /**
  * The order examples are sent in (creates before the changes of what they created), by path template. Every
- * template with an example must be listed: a new one fails the test until it is placed here.
+ * template with an example must be listed: a new one fails the test until it is placed here. Each project route
+ * is followed by its `/api/environments/` twin, whose examples are the same.
  */
 const ORDER = [
   'POST /s',
@@ -88,10 +89,18 @@ const ORDER = [
   'POST /api/projects/{project_id}/plugin_configs',
   'PATCH /api/projects/{project_id}/plugin_configs/{id}',
   'PUT /api/projects/{project_id}/plugin_configs/{id}',
+  // The twins' create runs once the original's config is deleted (one config per plugin and project).
+  'POST /api/environments/{project_id}/plugin_configs',
+  'PATCH /api/environments/{project_id}/plugin_configs/{id}',
+  'PUT /api/environments/{project_id}/plugin_configs/{id}',
   'PATCH /api/projects/{project_id}/session_recordings/{id}',
   'PUT /api/projects/{project_id}/session_recordings/{id}',
   'PATCH /api/projects/{project_id}/session_recordings/{recording_id}/sharing',
-];
+].flatMap((key) =>
+  key.includes(' /api/projects/') && !key.includes('/plugin_configs')
+    ? [key, key.replace(' /api/projects/', ' /api/environments/')]
+    : [key],
+);
 
 describe('OpenAPI request examples', () => {
   let t: TestApp;
@@ -135,7 +144,8 @@ describe('OpenAPI request examples', () => {
       .replace(/\{id\}(\/update_source)$/, () => `${sources.get(collection)}/update_source`)
       .replace('{id}', () => {
         if (template === '/api/organizations/{id}') return org.id;
-        if (template === '/api/projects/{id}') return String(project.id);
+        if (template === '/api/projects/{id}' || template === '/api/environments/{id}')
+          return String(project.id);
         if (template === '/api/organizations/{organization_id}/projects/{id}') return String(project.id);
         if (template.includes('/session_recordings/')) return '0192d6c4-8f8a-7c1e-9d57-000000000001';
         const id = created.get(collection);
@@ -157,6 +167,13 @@ describe('OpenAPI request examples', () => {
         .send({ plugin_type: 'source', name: 'Inline source' })
         .expect(201);
       sources.set(collection, source.body.id as number);
+    }
+    if (key === 'POST /api/environments/{project_id}/plugin_configs') {
+      const original = '/api/projects/{project_id}/plugin_configs';
+      await t.http
+        .delete(`${original.replace('{project_id}', String(org.teams[0].id))}/${created.get(original)}`)
+        .set(owner.auth)
+        .expect(204);
     }
     for (const example of own) {
       // Sent as they are: a plugin config's example names record 1, the first one a fresh database creates

@@ -134,6 +134,40 @@ describe('organizations', () => {
       expect(reread.body).toMatchObject(settings);
     });
 
+    it('takes a blank default_experiment_stats_method on create, PATCH and PUT, and stores it blank, as PostHog', async () => {
+      const created = await t.http
+        .post('/api/organizations')
+        .set(owner.auth)
+        .send({ name: 'Blank stats', default_experiment_stats_method: '' })
+        .expect(201);
+      expect(created.body.default_experiment_stats_method).toBe('');
+      const path = `/api/organizations/${created.body.id}`;
+      await t.http
+        .patch(path)
+        .set(owner.auth)
+        .send({ default_experiment_stats_method: 'frequentist' })
+        .expect(200);
+      const patched = await t.http
+        .patch(path)
+        .set(owner.auth)
+        .send({ default_experiment_stats_method: '' })
+        .expect(200);
+      expect(patched.body.default_experiment_stats_method).toBe('');
+      const stored = await t.dataSource.query(
+        'SELECT default_experiment_stats_method AS m FROM organizations WHERE id = $1',
+        [created.body.id],
+      );
+      expect(stored).toEqual([{ m: '' }]);
+      const put = await t.http
+        .put(path)
+        .set(owner.auth)
+        .send({ name: 'Blank stats', default_experiment_stats_method: '' })
+        .expect(200);
+      expect(put.body.default_experiment_stats_method).toBe('');
+      const read = await t.http.get(path).set(owner.auth).expect(200);
+      expect(read.body.default_experiment_stats_method).toBe('');
+    });
+
     it("takes null for PostHog's nullable settings on create, PATCH and PUT, and stores it", async () => {
       const nulls = {
         enforce_2fa: null,

@@ -150,7 +150,11 @@ describe('recording retention', () => {
       expect(initial.body.session_recording_retention_period_days).toBeNull();
 
       const set = await setRetention(project, 90).expect(200);
-      expect(set.body).toEqual({ ...initial.body, session_recording_retention_period_days: 90 });
+      expect(set.body).toEqual({
+        ...initial.body,
+        session_recording_retention_period_days: 90,
+        updated_at: expect.any(String),
+      });
       const read = await t.http.get(`/api/projects/${project.id}`).set(owner.auth).expect(200);
       expect(read.body.session_recording_retention_period_days).toBe(90);
       const kept = await t.http

@@ -331,6 +331,21 @@ describe('SDK routes: remote config, flags, recorder scripts, CORS', () => {
         capture_performance_opt_in: true,
         heatmaps_opt_in: false,
         events_retention_period_days: null,
+        default_experiment_stats_method: 'bayesian',
+        // PostHog's team keys (docs/compatibility.md).
+        project_id: project.id,
+        updated_at: expect.any(String),
+        effective_membership_level: 15,
+        user_access_level: 'admin',
+        secret_api_token: null,
+        secret_api_token_backup: null,
+        live_events_token: null,
+        has_group_types: false,
+        group_types: [],
+        person_on_events_querying_enabled: false,
+        default_modifiers: {},
+        product_intents: [],
+        available_setup_task_ids: [],
       });
       const got = await t.http.get(`/api/projects/${project.id}`).set(owner.auth).expect(200);
       expect(got.body).toEqual(res.body);
@@ -382,9 +397,16 @@ describe('SDK routes: remote config, flags, recorder scripts, CORS', () => {
       const res = await t.http
         .patch(`/api/projects/${project.id}`)
         .set(owner.auth)
-        .send({ ...read.body, api_token: 'phc_mine', timezone: 'Europe/Paris' })
+        .send({
+          ...read.body,
+          api_token: 'phc_mine',
+          timezone: 'Europe/Paris',
+          updated_at: '2000-01-01T00:00:00Z',
+        })
         .expect(200);
-      expect(res.body).toEqual(read.body);
+      // Only `updated_at` moves: the fields sent were written (with their values unchanged).
+      expect(res.body).toEqual({ ...read.body, updated_at: expect.any(String) });
+      expect(Date.parse(res.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(read.body.updated_at));
     });
 
     it('401 without a key, 403 without project:write, 403 below admin, 404 for another organization', async () => {

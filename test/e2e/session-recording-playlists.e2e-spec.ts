@@ -14,12 +14,26 @@ const PLAYLIST_FIELDS = [
   'description',
   'filters',
   'id',
+  'is_synthetic',
   'last_modified_at',
   'last_modified_by',
   'name',
   'pinned',
+  'recordings_counts',
   'short_id',
+  'type',
 ];
+/** PostHog's counts of a playlist with no pinned recordings (saved filters' counts are never computed here). */
+const NO_COUNTS = {
+  saved_filters: {
+    count: null,
+    has_more: null,
+    watched_count: null,
+    increased: null,
+    last_refreshed_at: null,
+  },
+  collection: { count: null, watched_count: 0 },
+};
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 const T0 = Date.UTC(2026, 10, 20, 9, 0, 0);
 
@@ -92,10 +106,14 @@ describe('session recording playlists', () => {
       description: 'Long sessions on the shop',
       pinned: true,
       filters,
-      // read-only fields sent are ignored
+      type: 'filters',
+      // read-only fields sent are ignored, PostHog's too
       id: 999,
       short_id: 'chosen',
       created_by: null,
+      is_synthetic: true,
+      recordings_counts: { collection: { count: 5, watched_count: 5 } },
+      _create_in_folder: 'Unfiled/Replay',
     });
     expect(Object.keys(created).sort()).toEqual(PLAYLIST_FIELDS);
     expect(created).toEqual({
@@ -111,6 +129,9 @@ describe('session recording playlists', () => {
       filters,
       last_modified_at: NOW.toISOString(),
       last_modified_by: expect.objectContaining({ id: owner.id, uuid: owner.uuid }),
+      type: 'filters',
+      is_synthetic: false,
+      recordings_counts: NO_COUNTS,
     });
     expect(created.id).not.toBe(999);
     expect(created.created_at).toMatch(ISO);
@@ -131,7 +152,66 @@ describe('session recording playlists', () => {
       description: '',
       pinned: false,
       filters: {},
+      type: 'collection',
+      is_synthetic: false,
+      recordings_counts: NO_COUNTS,
     });
+  });
+
+  it("takes PostHog's type on creation when it agrees with the filters, and refuses it otherwise", async () => {
+    expect((await create({ type: 'collection', name: 'Pins only' })).type).toBe('collection');
+    for (const [body, detail] of [
+      [{ type: 'collection', filters: { date_from: '-7d' } }, 'A collection cannot have filters'],
+      [{ type: 'filters' }, 'A playlist of type "filters" needs non-empty filters.'],
+      [{ type: 'filters', filters: {} }, 'A playlist of type "filters" needs non-empty filters.'],
+    ] as const) {
+      const res = await t.http.post(path()).set(owner.auth).send(body).expect(400);
+      expect(res.body).toMatchObject({ type: 'validation_error', code: 'invalid_input', attr: 'filters' });
+      expect(res.body.detail).toContain(detail);
+    }
+    const bad = await t.http.post(path()).set(owner.auth).send({ type: 'smart' }).expect(400);
+    expect(bad.body).toMatchObject({ code: 'invalid_input', attr: 'type' });
+  });
+
+  it('takes back what it answered (read-only fields ignored) by PATCH and PUT; PUT changes only the fields sent', async () => {
+    const created = await create({ name: 'Round trip', filters: { date_from: '-7d' } });
+    const read = (
+      await t.http
+        .get(path(`/${created.short_id}`))
+        .set(owner.auth)
+        .expect(200)
+    ).body;
+    const patched = await t.http
+      .patch(path(`/${created.short_id}`))
+      .set(owner.auth)
+      .send({ ...read, description: 'patched', type: 'collection', _create_in_folder: '' })
+      .expect(200);
+    expect(patched.body).toEqual({ ...read, description: 'patched' });
+    t.clock.set(new Date(NOW.getTime() + 120_000));
+    const put = await t.http
+      .put(path(`/${created.short_id}`))
+      .set(member.auth)
+      .send({ ...patched.body, name: 'Replaced' })
+      .expect(200);
+    expect(put.body).toEqual({
+      ...patched.body,
+      name: 'Replaced',
+      last_modified_at: new Date(NOW.getTime() + 120_000).toISOString(),
+      last_modified_by: expect.objectContaining({ id: member.id }),
+    });
+    const partial = await t.http
+      .put(path(`/${created.short_id}`))
+      .set(owner.auth)
+      .send({ pinned: true })
+      .expect(200);
+    expect(partial.body).toMatchObject({ name: 'Replaced', description: 'patched', pinned: true });
+    const bad = await t.http
+      .put(path(`/${created.short_id}`))
+      .set(owner.auth)
+      .send({ name: 7 })
+      .expect(400);
+    expect(bad.body).toMatchObject({ code: 'invalid_input', attr: 'name' });
+    await t.http.put(path('/nosuch1')).set(owner.auth).send({}).expect(404);
   });
 
   it('updates only the fields sent, replacing filters, and records who changed it when', async () => {
@@ -161,7 +241,7 @@ describe('session recording playlists', () => {
       [
         [owner, { name: 'Alpha 100%' }],
         [member, { name: 'beta', pinned: true }],
-        [owner, { derived_name: 'Derived ALPHA' }],
+        [owner, { derived_name: 'Derived ALPHA', filters: { date_from: '-7d' } }],
       ] as const
     ).entries()) {
       at(i);
@@ -202,6 +282,9 @@ describe('session recording playlists', () => {
     // % is a plain character, not a wildcard
     expect(await names('search=100%25')).toEqual([made[0].short_id]);
     expect(await names('search=a%25a')).toEqual([]);
+    // PostHog's type: saved filters or not
+    expect(await names('type=filters')).toEqual([made[2].short_id]);
+    expect(await names('type=collection')).toEqual([made[1].short_id, made[0].short_id]);
 
     const page = await t.http
       .get(`${path('', project)}?limit=1&offset=1`)
@@ -275,6 +358,7 @@ describe('session recording playlists', () => {
         next: null,
         previous: null,
         results: [],
+        has_next: false,
       });
       for (const id of [older, newer, newer]) {
         expect((await t.http.post(`${pins}/${id}`).set(member.auth).expect(200)).body).toEqual({
@@ -296,7 +380,31 @@ describe('session recording playlists', () => {
         click_count: 1,
       });
       const paged = await t.http.get(`${pins}?limit=1&offset=1`).set(owner.auth).expect(200);
-      expect(paged.body).toMatchObject({ count: 2, results: [{ id: older }] });
+      expect(paged.body).toMatchObject({ count: 2, results: [{ id: older }], has_next: false });
+      const first = await t.http.get(`${pins}?limit=1`).set(owner.auth).expect(200);
+      expect(first.body).toMatchObject({ count: 2, results: [{ id: newer }], has_next: true });
+
+      // PostHog's counts: the pinned recordings, and those the caller viewed.
+      const counts = async (who: TestUser) =>
+        (
+          await t.http
+            .get(path(`/${playlist.short_id}`))
+            .set(who.auth)
+            .expect(200)
+        ).body.recordings_counts;
+      expect((await counts(owner)).collection).toEqual({ count: 2, watched_count: 0 });
+      await t.http
+        .patch(`/api/projects/${projectId}/session_recordings/${newer}`)
+        .set(owner.auth)
+        .send({ viewed: true })
+        .expect(200);
+      expect(await counts(owner)).toEqual({ ...NO_COUNTS, collection: { count: 2, watched_count: 1 } });
+      expect((await counts(member)).collection).toEqual({ count: 2, watched_count: 0 });
+      const listedPlaylists = await t.http.get(`${path()}?search=Pins`).set(owner.auth).expect(200);
+      expect(
+        (listedPlaylists.body.results as Playlist[]).find((p) => p.short_id === playlist.short_id)
+          ?.recordings_counts,
+      ).toEqual({ ...NO_COUNTS, collection: { count: 2, watched_count: 1 } });
 
       expect((await t.http.delete(`${pins}/${newer}`).set(owner.auth).expect(200)).body).toEqual({
         success: true,
@@ -443,6 +551,7 @@ describe('session recording playlists', () => {
         ['created_by=me', 'created_by'],
         [`search=${'s'.repeat(401)}`, 'search'],
         ['search=a&search=b', 'search'],
+        ['type=smart', 'type'],
       ]) {
         const res = await t.http.get(`${path()}?${query}`).set(owner.auth).expect(400);
         expect(res.body).toMatchObject({ type: 'validation_error', attr });

@@ -61,17 +61,41 @@ describe('users, keys and projects', () => {
         'capture_performance_opt_in',
         'heatmaps_opt_in',
         'events_retention_period_days',
+        'default_experiment_stats_method',
         'timezone',
         'uuid',
+        'project_id',
+        'updated_at',
+        'effective_membership_level',
+        'user_access_level',
+        'secret_api_token',
+        'secret_api_token_backup',
+        'live_events_token',
+        'has_group_types',
+        'group_types',
+        'person_on_events_querying_enabled',
+        'default_modifiers',
+        'product_intents',
+        'available_setup_task_ids',
       ].sort(),
     );
-    // PostHog's required keys of a project, constant here.
+    // PostHog's required keys of a project, constant here (PostHog's empty values where there is nothing).
     expect(body).toMatchObject({
       access_control: false,
       completed_snippet_onboarding: false,
       has_completed_onboarding_for: null,
       ingested_event: false,
       is_demo: false,
+      project_id: team.id,
+      secret_api_token: null,
+      secret_api_token_backup: null,
+      live_events_token: null,
+      has_group_types: false,
+      group_types: [],
+      person_on_events_querying_enabled: false,
+      default_modifiers: {},
+      product_intents: [],
+      available_setup_task_ids: [],
     });
     expect(body.id).toBe(team.id);
     expect(body.uuid).toBe(team.uuid);
@@ -86,12 +110,14 @@ describe('users, keys and projects', () => {
     expect(body.anonymize_ips).toBe(false);
     expect(body.capture_console_log_opt_in).toBe(true);
     expect(body.events_retention_period_days).toBeNull();
+    expect(body.default_experiment_stats_method).toBe('bayesian');
     expect(body.created_at).toMatch(ISO_MS_Z_RE);
-    const [row] = await t.dataSource.query<{ created_at: Date }[]>(
-      'SELECT created_at FROM projects WHERE id = $1',
+    const [row] = await t.dataSource.query<{ created_at: Date; updated_at: Date }[]>(
+      'SELECT created_at, updated_at FROM projects WHERE id = $1',
       [team.id],
     );
     expect(body.created_at).toBe(row.created_at.toISOString());
+    expect(body.updated_at).toBe(row.updated_at.toISOString());
   }
 
   describe('GET /api/users/@me', () => {
@@ -160,8 +186,8 @@ describe('users, keys and projects', () => {
         basic(newer.id, 'Me Newer', 'me-newer'),
         basic(older.id, 'Me Older', 'me-older'),
       ]);
-      const { project_id, effective_membership_level, ...project } = res.body.team;
-      await expectProject(project, newer);
+      const { project_id, effective_membership_level } = res.body.team;
+      await expectProject(res.body.team, newer);
       expect(res.body.team.has_completed_onboarding_for).toBeNull();
       expect({ project_id, effective_membership_level }).toEqual({
         project_id: newer.teams[0].id,
@@ -418,6 +444,12 @@ describe('users, keys and projects', () => {
       const member = await t.factories.user({ scopes: 'project:read' });
       await t.factories.member(mine.id, member, MembershipLevel.MEMBER);
       const res = await t.http.get(`/api/projects/${mine.teams[0].id}`).set(member.auth).expect(200);
+      expect(res.body).toMatchObject({ effective_membership_level: 1, user_access_level: 'member' });
+      const underOrg = await t.http
+        .get(`/api/organizations/${mine.id}/projects/${mine.teams[0].id}/`)
+        .set(member.auth)
+        .expect(200);
+      expect(underOrg.body).toEqual(res.body);
       expect(res.body.organization).toBe(mine.id);
     });
 
@@ -427,6 +459,7 @@ describe('users, keys and projects', () => {
       it('GET returns the project as GET /api/projects/:id does', async () => {
         const res = await t.http.get(orgPath(mine, mine.teams[0].id)).set(owner.auth).expect(200);
         await expectProject(res.body, mine);
+        expect(res.body).toMatchObject({ effective_membership_level: 15, user_access_level: 'admin' });
         const direct = await t.http.get(`/api/projects/${mine.teams[0].id}`).set(owner.auth).expect(200);
         expect(res.body).toEqual(direct.body);
       });
@@ -438,7 +471,14 @@ describe('users, keys and projects', () => {
           .set(owner.auth)
           .send({ ...read, name: 'Renamed under org', session_recording_opt_in: false })
           .expect(200);
-        expect(res.body).toEqual({ ...read, name: 'Renamed under org', session_recording_opt_in: false });
+        const { updated_at: before, ...unchanged } = read as { updated_at: string };
+        expect(res.body).toEqual({
+          ...unchanged,
+          name: 'Renamed under org',
+          session_recording_opt_in: false,
+          updated_at: expect.any(String),
+        });
+        expect(Date.parse(res.body.updated_at)).toBeGreaterThan(Date.parse(before));
         const again = await t.http.get(`/api/projects/${mine.teams[0].id}`).set(owner.auth).expect(200);
         expect(again.body).toEqual(res.body);
         await t.http
@@ -446,6 +486,33 @@ describe('users, keys and projects', () => {
           .set(owner.auth)
           .send({ name: 'Default project', session_recording_opt_in: true })
           .expect(200);
+      });
+
+      it('takes default_experiment_stats_method as PostHog does: a method, "" (stored blank) or null', async () => {
+        const path = orgPath(mine, mine.teams[0].id);
+        const stored = async () =>
+          (
+            await t.dataSource.query<{ m: string | null }[]>(
+              'SELECT default_experiment_stats_method AS m FROM projects WHERE id = $1',
+              [mine.teams[0].id],
+            )
+          )[0].m;
+        for (const value of ['frequentist', '', null, 'bayesian']) {
+          const res = await t.http
+            .patch(path)
+            .set(owner.auth)
+            .send({ default_experiment_stats_method: value })
+            .expect(200);
+          expect(res.body.default_experiment_stats_method).toBe(value);
+          expect(await stored()).toBe(value);
+        }
+        const bad = await t.http
+          .patch(`/api/environments/${mine.teams[0].id}`)
+          .set(owner.auth)
+          .send({ default_experiment_stats_method: 'vibes' })
+          .expect(400);
+        expect(bad.body).toMatchObject({ code: 'invalid_input', attr: 'default_experiment_stats_method' });
+        expect(await stored()).toBe('bayesian');
       });
 
       it('404 for a project of another organization, another organization, a bad id; 401 without a key', async () => {

@@ -92,7 +92,11 @@ export function pathValues(op: ApiOperation, tenant: Tenant): Record<string, str
 function valueFor(name: string, collection: string, t: Tenant, op: ApiOperation): string | undefined {
   if (name === 'organization_id' || (name === 'id' && collection === 'organizations'))
     return t.organizationId;
-  if (name === 'project_id' || (name === 'id' && collection === 'projects')) return String(t.projectId);
+  if (
+    name === 'project_id' ||
+    (name === 'id' && (collection === 'projects' || collection === 'environments'))
+  )
+    return String(t.projectId);
   const key = name === 'id' ? collection : name;
   if (key in t.ids) return String(t.ids[key]);
   const parameter = op.parameters.find((p) => p.in === 'path' && p.name === name);
@@ -112,10 +116,12 @@ export function baseBody(
   now: Date,
   features: readonly Feature[],
 ): unknown {
-  const declared = features.find((f) => f.testFixture?.bodies?.[op.operationId])?.testFixture?.bodies;
+  // An alias twin (`/api/environments/…`) takes the bodies of the operation it stands for.
+  const operationId = op.aliasOf ?? op.operationId;
+  const declared = features.find((f) => f.testFixture?.bodies?.[operationId])?.testFixture?.bodies;
   if (declared) {
     const context: FeatureFixtureTenant = { ...tenant, now };
-    return declared[op.operationId](context);
+    return declared[operationId](context);
   }
   return op.body ? sample(document, op.body) : undefined;
 }

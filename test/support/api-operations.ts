@@ -42,6 +42,8 @@ export interface ApiOperation {
   /** The OpenAPI path template, e.g. `/api/organizations/{organization_id}/domains/{id}`. */
   path: string;
   operationId: string;
+  /** The operation this one is the alias twin of (`x-alias-of`: `/api/environments/…` of `/api/projects/…`). */
+  aliasOf?: string;
   parameters: Parameter[];
   /** The JSON request body schema, resolved at its top level; undefined when the operation takes none. */
   body?: Schema;
@@ -63,6 +65,7 @@ export function apiOperations(app: INestApplication): {
       const op = (item as Record<string, unknown>)[method] as
         | {
             operationId: string;
+            'x-alias-of'?: string;
             parameters?: Parameter[];
             requestBody?: { content?: Record<string, { schema?: Schema }> };
             security?: unknown[];
@@ -74,6 +77,7 @@ export function apiOperations(app: INestApplication): {
         method,
         path,
         operationId: op.operationId,
+        aliasOf: op['x-alias-of'],
         parameters: op.parameters ?? [],
         body: bodySchema ? resolve(document, bodySchema) : undefined,
         isPublic: !op.security?.length,

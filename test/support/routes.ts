@@ -24,7 +24,7 @@ export function inventory(app: INestApplication): RouteDeclaration[] {
   for (const module of app.get(ModulesContainer).values()) {
     for (const wrapper of module.controllers.values()) {
       const controller = wrapper.metatype as new (...args: unknown[]) => unknown;
-      const base = ([] as string[]).concat(Reflect.getMetadata(PATH_METADATA, controller) ?? '')[0];
+      const bases = ([] as string[]).concat(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
       const proto = controller.prototype as Record<string, unknown>;
       for (const name of Object.getOwnPropertyNames(proto)) {
         const handler = proto[name];
@@ -35,7 +35,7 @@ export function inventory(app: INestApplication): RouteDeclaration[] {
         const read = <T>(key: string): T | undefined =>
           (Reflect.getMetadata(key, handler) as T | undefined) ??
           (Reflect.getMetadata(key, controller) as T | undefined);
-        for (const p of ([] as string[]).concat(path)) {
+        for (const [base, p] of bases.flatMap((b) => ([] as string[]).concat(path).map((h) => [b, h]))) {
           routes.push({
             route: `${method} ${join(base, p)}`,
             handler: `${controller.name}.${name}`,

@@ -3,6 +3,7 @@ import type { DynamicModule, INestApplicationContext, Type } from '@nestjs/commo
 import type { SettingsTable } from '../../config/settings.js';
 import type { AppConfig } from '../../config/config.js';
 import type { ScopeObject } from '../auth/scopes.js';
+import type { RouteAlias } from '../http/route-aliases.js';
 import type { IntervalTask } from '../tasks/interval-task.js';
 
 /** A TypeORM migration class (its name ends with the 13-digit timestamp that orders it). */
@@ -151,6 +152,11 @@ export interface Feature {
    */
   settings?: SettingsTable;
   tasks?: FeatureTask[];
+  /**
+   * Second path prefixes for routes under a prefix (`/api/environments` for `/api/projects`): every route of
+   * the application under `under`, of any feature, also answers under `alias` (src/common/http/route-aliases.ts).
+   */
+  routeAliases?: readonly RouteAlias[];
   testFixture?: FeatureTestFixture;
 }
 

@@ -12,6 +12,10 @@ import {
 } from 'class-validator';
 import { IsOmittable, Trim } from '../../common/validation/decorators.js';
 import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
+import {
+  EXPERIMENT_STATS_METHOD_MESSAGE,
+  EXPERIMENT_STATS_METHODS,
+} from '../../common/vocabulary/experiment-stats-methods.js';
 
 /** Fields of an Organization that clients can read but never write. */
 const READ_ONLY = [
@@ -29,8 +33,6 @@ const READ_ONLY = [
   'member_count',
   'default_role_id',
 ];
-
-export const EXPERIMENT_STATS_METHODS = ['bayesian', 'frequentist'] as const;
 
 const Name = () =>
   applyDecorators(
@@ -116,10 +118,10 @@ abstract class OrganizationOptionsDto {
     enum: EXPERIMENT_STATS_METHODS,
     nullable: true,
     default: 'bayesian',
-    description: 'Stored and returned.',
+    description: 'Stored and returned; `""` (blank, as PostHog takes it) and null too.',
   })
   @IsOptional()
-  @IsIn(EXPERIMENT_STATS_METHODS, { message: 'Must be "bayesian", "frequentist" or null.' })
+  @IsIn(EXPERIMENT_STATS_METHODS, { message: EXPERIMENT_STATS_METHOD_MESSAGE })
   default_experiment_stats_method?: (typeof EXPERIMENT_STATS_METHODS)[number] | null;
 }
 

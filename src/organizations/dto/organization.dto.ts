@@ -98,10 +98,10 @@ export class OrganizationDto {
 
   @ApiProperty({
     type: String,
-    enum: ['bayesian', 'frequentist'],
+    enum: ['bayesian', 'frequentist', ''],
     nullable: true,
     example: 'bayesian',
-    description: 'Stored and returned.',
+    description: 'Stored and returned (`""` when set blank, as PostHog stores it).',
   })
   default_experiment_stats_method: string | null;
 

@@ -1,4 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { EXPERIMENT_STATS_METHODS } from '../../common/vocabulary/experiment-stats-methods.js';
+import { MembershipLevel } from '../../common/vocabulary/membership-level.js';
 import type { ProjectEntity } from '../project.entity.js';
 
 /** A project (PostHog's "team"). */
@@ -8,6 +10,14 @@ export class ProjectDto {
 
   @ApiProperty({ format: 'uuid' })
   uuid: string;
+
+  @ApiProperty({
+    type: 'integer',
+    example: 1,
+    description:
+      "The same as `id`: PostHog's project of this environment (one environment per project here).",
+  })
+  project_id: number;
 
   @ApiProperty({ format: 'uuid', description: 'Id of the organization the project belongs to.' })
   organization: string;
@@ -26,6 +36,95 @@ export class ProjectDto {
 
   @ApiProperty({ format: 'date-time' })
   created_at: string;
+
+  @ApiProperty({
+    format: 'date-time',
+    description: 'When its settings last changed (its creation for a project not changed since).',
+  })
+  updated_at: string;
+
+  @ApiProperty({
+    type: 'integer',
+    enum: [MembershipLevel.MEMBER, MembershipLevel.ADMIN, MembershipLevel.OWNER],
+    example: MembershipLevel.OWNER,
+    description: "The caller's level in the project's organization (1 member, 8 admin, 15 owner).",
+  })
+  effective_membership_level: number;
+
+  @ApiProperty({
+    type: String,
+    enum: ['member', 'admin'],
+    example: 'admin',
+    description:
+      "PostHog's access level of the caller for this project: `admin` for organization admins and owners, " +
+      '`member` for members (no per-project access control here).',
+  })
+  user_access_level: string;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description: 'Always null: there are no project secret API keys here (PostHog: null when none is set).',
+  })
+  secret_api_token: string | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description: 'Always null: there are no project secret API keys here.',
+  })
+  secret_api_token_backup: string | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description: "Always null: there is no live events stream here (PostHog's token for it).",
+  })
+  live_events_token: string | null;
+
+  @ApiProperty({ example: false, description: 'Always false: no group analytics here.' })
+  has_group_types: boolean;
+
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    example: [],
+    description: 'Always empty: no group analytics here.',
+  })
+  group_types: Record<string, unknown>[];
+
+  @ApiProperty({
+    example: false,
+    description: "Always false: there is no person-on-events query mode here (PostHog's query setting).",
+  })
+  person_on_events_querying_enabled: boolean;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    example: {},
+    description: "Always empty: no HogQL queries here (PostHog's default query modifiers).",
+  })
+  default_modifiers: Record<string, unknown>;
+
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    example: [],
+    description: "Always empty: no product onboarding here (PostHog's product intents).",
+  })
+  product_intents: Record<string, unknown>[];
+
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'string' },
+    example: [],
+    description: "Always empty: no onboarding setup tasks here (PostHog's setup task ids).",
+  })
+  available_setup_task_ids: string[];
 
   @ApiProperty({
     description:
@@ -115,17 +214,42 @@ export class ProjectDto {
     description: "Days this project's events are kept; null: the service's default (EVENTS_RETENTION_DAYS).",
   })
   events_retention_period_days: number | null;
+
+  @ApiProperty({
+    type: String,
+    enum: EXPERIMENT_STATS_METHODS,
+    nullable: true,
+    example: 'bayesian',
+    description:
+      'PostHog\'s default statistical method of new experiments: stored and returned (no experiments here); `""` ' +
+      'and null as PostHog takes them. Default `bayesian`.',
+  })
+  default_experiment_stats_method: string | null;
 }
 
-export function toProjectDto(p: ProjectEntity): ProjectDto {
+/** `level`: the caller's membership level in the project's organization. */
+export function toProjectDto(p: ProjectEntity, level: number): ProjectDto {
   return {
     id: p.id,
     uuid: p.uuid,
+    project_id: p.id,
     organization: p.organizationId,
     name: p.name,
     api_token: p.apiToken,
     timezone: p.timezone,
     created_at: p.createdAt.toISOString(),
+    updated_at: p.updatedAt.toISOString(),
+    effective_membership_level: level,
+    user_access_level: level >= MembershipLevel.ADMIN ? 'admin' : 'member',
+    secret_api_token: null,
+    secret_api_token_backup: null,
+    live_events_token: null,
+    has_group_types: false,
+    group_types: [],
+    person_on_events_querying_enabled: false,
+    default_modifiers: {},
+    product_intents: [],
+    available_setup_task_ids: [],
     session_recording_opt_in: p.sessionRecordingOptIn,
     session_recording_retention_period_days: p.sessionRecordingRetentionPeriodDays,
     ingested_event: p.ingestedEvent,
@@ -140,5 +264,6 @@ export function toProjectDto(p: ProjectEntity): ProjectDto {
     capture_performance_opt_in: p.capturePerformanceOptIn,
     heatmaps_opt_in: p.heatmapsOptIn,
     events_retention_period_days: p.eventsRetentionPeriodDays,
+    default_experiment_stats_method: p.defaultExperimentStatsMethod,
   };
 }

@@ -1,5 +1,21 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsInt, IsString, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateIf,
+} from 'class-validator';
+import {
+  EXPERIMENT_STATS_METHOD_MESSAGE,
+  EXPERIMENT_STATS_METHODS,
+  type ExperimentStatsMethod,
+} from '../../common/vocabulary/experiment-stats-methods.js';
 import { IsOmittable, Trim } from '../../common/validation/decorators.js';
 import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
 import { RECORDING_RETENTION_MAX_DAYS, RECORDING_RETENTION_MIN_DAYS } from '../project.entity.js';
@@ -10,10 +26,23 @@ const RETENTION_RANGE = `Must be an integer between ${RECORDING_RETENTION_MIN_DA
 @ReadOnlyFields(
   'id',
   'uuid',
+  'project_id',
   'organization',
   'api_token',
   'timezone',
   'created_at',
+  'updated_at',
+  'effective_membership_level',
+  'user_access_level',
+  'secret_api_token',
+  'secret_api_token_backup',
+  'live_events_token',
+  'has_group_types',
+  'group_types',
+  'person_on_events_querying_enabled',
+  'default_modifiers',
+  'product_intents',
+  'available_setup_task_ids',
   'ingested_event',
   'completed_snippet_onboarding',
   'has_completed_onboarding_for',
@@ -127,4 +156,14 @@ export class UpdateProjectDto {
   @Min(RECORDING_RETENTION_MIN_DAYS, { message: RETENTION_RANGE })
   @Max(RECORDING_RETENTION_MAX_DAYS, { message: RETENTION_RANGE })
   events_retention_period_days?: number | null;
+
+  @ApiPropertyOptional({
+    enum: EXPERIMENT_STATS_METHODS,
+    nullable: true,
+    example: 'frequentist',
+    description: 'Stored and returned (no experiments here); `""` (blank) and null as PostHog takes them.',
+  })
+  @IsOptional()
+  @IsIn(EXPERIMENT_STATS_METHODS, { message: EXPERIMENT_STATS_METHOD_MESSAGE })
+  default_experiment_stats_method?: ExperimentStatsMethod | null;
 }

@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsObject, IsOptional, IsString, MaxLength, ValidateBy } from 'class-validator';
+import { IsBoolean, IsIn, IsObject, IsOptional, IsString, MaxLength, ValidateBy } from 'class-validator';
 import { IsOmittable } from '../../common/validation/decorators.js';
 import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
 import {
@@ -7,18 +7,32 @@ import {
   PLAYLIST_NAME_MAX_LENGTH,
   filtersWithinLimit,
 } from '../playlist-rules.js';
+import { PLAYLIST_TYPES, type PlaylistType } from './playlist.dto.js';
 
-/** Fields of a playlist that clients read but never write. */
-const READ_ONLY = ['id', 'short_id', 'created_at', 'created_by', 'last_modified_at', 'last_modified_by'];
+/**
+ * Fields of a playlist that clients read but never write, and PostHog's `_create_in_folder` (a folder of
+ * PostHog's file system; there are none here): ignored when sent.
+ */
+const READ_ONLY = [
+  'id',
+  'short_id',
+  'created_at',
+  'created_by',
+  'last_modified_at',
+  'last_modified_by',
+  'recordings_counts',
+  'is_synthetic',
+  '_create_in_folder',
+];
 
 const NAME_LENGTH = `Ensure this field has no more than ${PLAYLIST_NAME_MAX_LENGTH} characters.`;
 const DESCRIPTION_MAX_LENGTH = 10_000;
 
 /**
- * The writable fields of a playlist (PostHog's session recording playlist). Every field may be left out, on
- * creation too, as in PostHog.
+ * The writable fields of a playlist (PostHog's session recording playlist), as PATCH and PUT take them: every
+ * field may be left out; `type` is read-only (it follows from `filters`).
  */
-@ReadOnlyFields(...READ_ONLY)
+@ReadOnlyFields(...READ_ONLY, 'type')
 export class PlaylistInputDto {
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: PLAYLIST_NAME_MAX_LENGTH })
   @IsOptional()
@@ -76,4 +90,20 @@ export class PlaylistInputDto {
     },
   })
   filters?: Record<string, unknown>;
+}
+
+/**
+ * The body of a new playlist: the writable fields and PostHog's `type`, which may be left out (then it follows
+ * from `filters`); given, it must agree with them, as PostHog checks.
+ */
+@ReadOnlyFields(...READ_ONLY)
+export class CreatePlaylistDto extends PlaylistInputDto {
+  @ApiPropertyOptional({
+    enum: PLAYLIST_TYPES,
+    description:
+      '`collection` (pinned recordings: no `filters`) or `filters` (saved filters: `filters` must not be empty).',
+  })
+  @IsOmittable()
+  @IsIn(PLAYLIST_TYPES, { message: 'Must be "collection" or "filters".' })
+  type?: PlaylistType;
 }

@@ -37,23 +37,6 @@ export class ScenePersonalisationDto {
   @ApiProperty({ type: 'integer', nullable: true }) dashboard: number | null;
 }
 
-/** The current project as `team` (PostHog's basic team fields on top of the Project). */
-export class CurrentTeamDto extends ProjectDto {
-  @ApiProperty({
-    type: 'integer',
-    example: 1,
-    description: 'The same as `id` (projects and teams are one here).',
-  })
-  project_id: number;
-
-  @ApiProperty({
-    type: 'integer',
-    enum: [1, 8, 15],
-    description: "The caller's level in the project's organization.",
-  })
-  effective_membership_level: number;
-}
-
 /**
  * `GET /api/users/@me`: the caller in the shape of PostHog's user, with its current organization (in full), its
  * organizations and its current project. Access is by personal API key only, hence the constant login fields.
@@ -124,9 +107,9 @@ export class CurrentUserDto extends UserDto {
   organizations: OrganizationSummaryDto[];
 
   @ApiProperty({
-    type: CurrentTeamDto,
+    type: ProjectDto,
     nullable: true,
     description: "The current organization's default project.",
   })
-  team: CurrentTeamDto | null;
+  team: ProjectDto | null;
 }
