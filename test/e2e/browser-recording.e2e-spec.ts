@@ -21,6 +21,7 @@ import {
   findChromium,
   type HeadlessChromium,
   launchChromium,
+  posthogDefaults,
   posthogInit,
   sitePage,
   startSite,
@@ -99,8 +100,9 @@ function bundleAs(version: string): string {
  * recorder comes from the versioned path or not at all.
  */
 function newerSdkPage(token: string, apiHost: string, version: string): string {
-  // Its own session (memory persistence), not the one the other page of this origin left in localStorage.
-  const init = posthogInit(token, apiHost).replace(
+  // On the SDK's defaults (so it loads every script it loads lazily by default, surveys.js among them), with its
+  // own session (memory persistence), not the one the other page of this origin left in localStorage.
+  const init = posthogDefaults(token, apiHost).replace(
     '{',
     '{"strict_script_versioning":true,"persistence":"memory",',
   );
@@ -309,6 +311,11 @@ if ('reason' in chromiumFound) {
         expect(recording.start_url).toBe(`${site.url}/newer-sdk`);
         // The recorder at the path the newer SDK forms, served (before: 404, and no recording at all).
         expect(calls).toContain(`GET /static/${NEWER_SDK}/lazy-recorder.js 200`);
+        expect(calls).toContain(`GET /static/${NEWER_SDK}/surveys.js 200`);
+        // Every script at its versioned path; no request the service refused.
+        expect(
+          calls.filter((c) => c.startsWith('GET /static/') && !c.startsWith(`GET /static/${NEWER_SDK}/`)),
+        ).toEqual([]);
         expect(calls.filter((c) => / [45]\d\d$/.test(c))).toEqual([]);
         expect(errors).toEqual([]);
       } finally {
