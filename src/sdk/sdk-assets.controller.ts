@@ -13,11 +13,14 @@ import type { Response } from 'express';
 import { Public } from '../common/auth/auth.decorators.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
-import { SDK_SCRIPTS, SdkAssets } from './sdk-assets.js';
+import { isSdkVersion, SDK_SCRIPTS, SdkAssets } from './sdk-assets.js';
 
 /** A year, for URLs naming the exact SDK version (their content never changes). */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
-/** An hour, for unversioned URLs: a newer package reaches browsers within it. */
+/**
+ * An hour, for URLs without the installed version (none, or another SDK's): they get the installed package's
+ * script, so a newer package reaches browsers within it.
+ */
 const SHORT = 'public, max-age=3600';
 
 const FILE_PARAM = {
@@ -55,17 +58,21 @@ export class SdkAssetsController {
   @Get(':version/:file')
   @Public()
   @ApiOperation({
-    summary: 'An SDK script of an exact version',
+    summary: 'An SDK script, at the path naming the SDK version',
     description:
-      'The path the SDK uses with `strict_script_versioning`. Only the installed version exists (404 for any other); cached for a year.',
+      "The path the SDK asks for first (`strict_script_versioning`, on by default as `'fallback'`): `/static/<posthog.version>/<kind>.js`. Any SDK version gets the installed package's script (so a site running a newer or older posthog-js loads without errors). Cached for a year when `version` is the installed version, else for an hour (the content follows the installed package). A `version` that is not `major.minor.patch[-pre.release]` is 404.",
   })
-  @ApiParam({ name: 'version', description: 'SDK version.', example: '1.434.18' })
+  @ApiParam({
+    name: 'version',
+    description: 'SDK version, `major.minor.patch` with an optional pre-release (`1.450.0-beta.1`).',
+    example: '1.449.2',
+  })
   @ApiParam(FILE_PARAM)
   @ApiProduces('text/javascript')
   @ApiOkResponse({ description: 'The script.', schema: { type: 'string' } })
   @ApiResponse({ status: 304, description: 'Not modified: the ETag or date the browser sent is current.' })
   @ApiNotFoundResponse({
-    description: 'Another version, or not one of the served files.',
+    description: 'Not a version string, or not one of the served files.',
     type: ErrorBodyDto,
   })
   versionedScript(
@@ -73,9 +80,9 @@ export class SdkAssetsController {
     @Param('file') file: string,
     @Res() res: Response,
   ): void {
-    if (version !== this.assets.version)
-      throw ApiError.notFound(`Only SDK version ${this.assets.version} is served.`);
-    this.send(res, file, IMMUTABLE);
+    if (!isSdkVersion(version))
+      throw ApiError.notFound('Not an SDK version: expected major.minor.patch, e.g. 1.449.2.');
+    this.send(res, file, version === this.assets.version ? IMMUTABLE : SHORT);
   }
 
   private send(res: Response, file: string, cacheControl: string): void {

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { SDK_SCRIPTS, SdkAssets } from './sdk-assets.js';
+import { isSdkVersion, SDK_SCRIPTS, SdkAssets } from './sdk-assets.js';
 
 describe('SdkAssets', () => {
   const assets = new SdkAssets();
@@ -36,5 +36,41 @@ describe('SdkAssets', () => {
     ]) {
       expect(assets.find(name)).toBeNull();
     }
+  });
+
+  it('takes the versions posthog-js releases carry, and nothing a path could hide in', () => {
+    for (const version of [
+      assets.version,
+      '1.449.2',
+      '0.0.1',
+      '1.450.0-beta.1',
+      '2.0.0-rc.0',
+      '999999.0.0',
+    ]) {
+      expect(isSdkVersion(version)).toBe(true);
+    }
+    for (const version of [
+      '',
+      '1.449',
+      'v1.449.2',
+      '1.449.2.1',
+      '01.449.2',
+      '1000000.0.0',
+      '1.449.2-',
+      '1.449.2-beta..1',
+      '1.449.2+build',
+      '..',
+      '../1.449.2',
+      '1.449.2/..',
+      '1.449.2%2F..',
+      '1.449.2\\..',
+      '1.449.2\0',
+      ' 1.449.2',
+      '1.449.2\n',
+      `1.449.2-${'a'.repeat(57)}`,
+    ]) {
+      expect(isSdkVersion(version)).toBe(false);
+    }
+    expect(isSdkVersion(`1.449.2-${'a'.repeat(56)}`)).toBe(true);
   });
 });

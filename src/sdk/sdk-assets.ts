@@ -9,6 +9,10 @@
  * remote config's `scriptConfig.script` names another: `posthog-recorder`); SDK versions before the lazy
  * recorder load `recorder` or `recorder-v2`. `array.js` / `array.full.js` are the SDK itself, for sites that
  * load it with a script tag from this service.
+ *
+ * `posthog.version` is the SDK's `package.json` version baked into its bundle (`Config.LIB_VERSION`), so the
+ * versioned path of any release names that release: the installed package's scripts are served for every
+ * version, as the lazily loaded extensions talk to the SDK only through `window.__PosthogExtensions__`.
  */
 import { readFileSync, type Stats, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -31,6 +35,19 @@ export const SDK_SCRIPTS = [
   'web-vitals.js',
   'tracing-headers.js',
 ] as const;
+
+/**
+ * A version as posthog-js releases are numbered: `major.minor.patch`, optionally with a semver pre-release
+ * (`1.450.0-beta.1`). Bounded (at most 6 digits a number, 64 characters in all), with no `/`, `\\`, `%` or
+ * `.` runs, so a path segment that passes can only ever be a version string.
+ */
+const SDK_VERSION =
+  /^(?:0|[1-9]\d{0,5})\.(?:0|[1-9]\d{0,5})\.(?:0|[1-9]\d{0,5})(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
+
+/** True for a string a posthog-js release could report as its version (see `SDK_VERSION`). */
+export function isSdkVersion(version: string): boolean {
+  return version.length <= 64 && SDK_VERSION.test(version);
+}
 
 const SERVED = new Set<string>([...SDK_SCRIPTS, ...SDK_SCRIPTS.map((name) => `${name}.map`)]);
 

@@ -2,7 +2,7 @@ import { describe, expect, it, jest } from '@jest/globals';
 import type { NextFunction, Request, Response } from 'express';
 import { sdkCors } from './sdk-cors.middleware.js';
 
-function call(method: string, headers: Record<string, string> = {}) {
+function call(method: string, headers: Record<string, string> = {}, originalUrl = '/flags/') {
   const set: Record<string, string> = {};
   let status: number | undefined;
   let ended = false;
@@ -19,7 +19,7 @@ function call(method: string, headers: Record<string, string> = {}) {
     },
   } as unknown as Response;
   const next = jest.fn() as unknown as NextFunction;
-  sdkCors({ method, headers } as unknown as Request, res, next);
+  sdkCors({ method, headers, originalUrl } as unknown as Request, res, next);
   return { set, status, ended, next: next as unknown as jest.Mock };
 }
 
@@ -54,5 +54,22 @@ describe('sdkCors', () => {
     const r = call('OPTIONS');
     expect(r.next).toHaveBeenCalled();
     expect(r.status).toBeUndefined();
+  });
+
+  it("leaves the server SDKs' definitions poll (a personal API key route) alone", () => {
+    for (const url of [
+      '/flags/definitions',
+      '/flags/definitions/',
+      '/flags/definitions?token=phc_x&send_cohorts',
+    ]) {
+      const r = call('OPTIONS', { 'access-control-request-method': 'GET' }, url);
+      expect([r.set['access-control-allow-origin'], r.status, r.next.mock.calls.length]).toEqual([
+        undefined,
+        undefined,
+        1,
+      ]);
+    }
+    expect(call('POST', {}, '/flags/?v=2').set['access-control-allow-origin']).toBe('*');
+    expect(call('POST', {}, '/flags/definitionsX').set['access-control-allow-origin']).toBe('*');
   });
 });

@@ -2,7 +2,8 @@ import type { NextFunction, Request, Response } from 'express';
 
 /**
  * Path prefixes of the routes browsers call from any site: capture, remote config, flags, the SDK's scripts
- * and the refused analytics endpoints. They carry only the public project token, never a credential.
+ * and the refused analytics endpoints. They carry only the public project token, never a credential (the one
+ * route under them that takes a key, the server SDKs' `/flags/definitions`, is left out by `sdkCors`).
  */
 export const SDK_PUBLIC_PATHS = [
   '/s',
@@ -29,6 +30,11 @@ const HEADER_LIST = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+(\s*,\s*[A-Za-z0-9!#$%&'*+.^_`|
  * The JSON API under `/api` keeps its own policy; this middleware is mounted on `SDK_PUBLIC_PATHS` only.
  */
 export function sdkCors(req: Request, res: Response, next: NextFunction): void {
+  // The server SDKs' definitions poll takes a personal API key: no browser calls it, it gets no CORS.
+  if (isFlagDefinitions(req.originalUrl)) {
+    next();
+    return;
+  }
   res.setHeader('Access-Control-Allow-Origin', '*');
   res.setHeader('Access-Control-Expose-Headers', 'Retry-After');
   res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
@@ -44,4 +50,9 @@ export function sdkCors(req: Request, res: Response, next: NextFunction): void {
     return;
   }
   next();
+}
+
+/** `/flags/definitions` (with or without a trailing slash or a query), under the SDK's `/flags` prefix. */
+function isFlagDefinitions(url: string | undefined): boolean {
+  return !!url && /^\/flags\/definitions(?:\/)?(?:\?|$)/.test(url);
 }

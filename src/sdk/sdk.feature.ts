@@ -1,11 +1,19 @@
 import { defineFeature, fixtureText } from '../common/feature/feature.js';
 
+declare module '../common/auth/scopes.js' {
+  interface ScopeObjects {
+    feature_flag: true;
+  }
+}
+
 /** The sdk feature: what it contributes to the application, the database, the CLI and the tests. */
 export const SDK_FEATURE = defineFeature({
   name: 'sdk',
   load: async () => ({
     modules: [(await import('./sdk.module.js')).SdkModule],
   }),
+  // `feature_flag:read`: the server SDKs' definitions poll, as PostHog scopes it.
+  scopes: ['feature_flag'],
   testFixture: {
     // The project's token is the {token} of /array/{token}/config(.js).
     create: async ({ apiToken }) => ({ token: apiToken }),

@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import type { JsonLimits } from '../capture/bounded-json.js';
 import { decodeCaptureBody } from '../capture/capture-body.js';
 import { isLookupableToken } from '../capture/capture-text.js';
+import type { Principal } from '../common/auth/principal.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { AppConfig } from '../config/config.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
@@ -11,6 +12,7 @@ import { protocolVersion, tokenOf } from './flags-request.js';
 import { flagsResponse, type FlagsResponse, type FlagsRoute } from './flags-response.js';
 import { type RemoteConfig, remoteConfigFor } from './remote-config.js';
 import type { FlagsQueryDto } from './dto/flags-query.dto.js';
+import { emptyFlagDefinitions, type FlagDefinitionsDto } from './dto/flag-definitions.dto.js';
 /**
  * The 401 bodies of `/flags` and `/decide` for a missing or unknown project token, with PostHog's codes:
  * posthog-js records the status (`FeatureFlagError.apiError`) and carries on without flags or config.
@@ -30,6 +32,15 @@ const INVALID_TOKEN = () =>
     'Project API key invalid. You can find your project API key in the project settings (GET /api/projects/:id, api_token).',
     null,
     'authentication_error',
+  );
+
+/**
+ * The 401 of the definitions poll for a token no project the key reaches has (unknown, or of an organization
+ * the key's user is not a member of: the two are not told apart). The SDKs log it as an invalid key pair.
+ */
+const NO_PROJECT_FOR_TOKEN = () =>
+  ApiError.authenticationFailed(
+    "No project of the key's organizations has this token: pass the project's api_token (GET /api/projects/:id) as ?token=.",
   );
 
 @Injectable()
@@ -68,6 +79,31 @@ export class SdkService {
     const project = await this.projectFor(token);
     if (!project) throw INVALID_TOKEN();
     return flagsResponse(remoteConfigFor(project), route, protocolVersion(query.v));
+  }
+
+  /**
+   * The feature flag definitions of the project a server SDK names by its token, for a key whose user may see
+   * that project: none, as the service has no feature flags (`GET /flags/definitions`).
+   */
+  async flagDefinitions(principal: Principal, token: unknown): Promise<FlagDefinitionsDto> {
+    if (token === undefined || token === '') {
+      throw ApiError.validation(
+        "The project's token is required: ?token=<api_token of the project>.",
+        'token',
+        'required',
+      );
+    }
+    if (typeof token !== 'string') throw ApiError.validation('Must be one string.', 'token');
+    const project = await this.projectFor(token);
+    if (!project) throw NO_PROJECT_FOR_TOKEN();
+    try {
+      await this.projects.requireAccessible(principal, project.id);
+    } catch (error) {
+      // Another organization's project: as an unknown token (a 403 for a key restricted to other projects stays).
+      if (error instanceof ApiError && error.getStatus() === 404) throw NO_PROJECT_FOR_TOKEN();
+      throw error;
+    }
+    return emptyFlagDefinitions();
   }
 
   /**

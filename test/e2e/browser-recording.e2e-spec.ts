@@ -10,8 +10,10 @@
  * its name says why.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import {
@@ -19,6 +21,7 @@ import {
   findChromium,
   type HeadlessChromium,
   launchChromium,
+  posthogDefaults,
   posthogInit,
   sitePage,
   startSite,
@@ -76,6 +79,44 @@ function sdkVersion(): string {
   return (require('posthog-js/package.json') as { version: string }).version;
 }
 
+/** A newer posthog-js release than the installed one: the current release when this test was written. */
+const NEWER_SDK = '1.449.2';
+
+/**
+ * The installed browser bundle as a site running release `version` has it: `posthog.version` is the
+ * `LIB_VERSION` baked into the bundle, and it alone forms the versioned script paths the SDK asks for.
+ */
+function bundleAs(version: string): string {
+  const require = createRequire(import.meta.url);
+  const file = join(dirname(require.resolve('posthog-js/package.json')), 'dist', 'array.js');
+  const bundle = readFileSync(file, 'utf8');
+  const baked = `LIB_VERSION=${JSON.stringify(sdkVersion())}`;
+  if (bundle.split(baked).length !== 2) throw new Error(`${file}: expected one ${baked}`);
+  return bundle.replace(baked, `LIB_VERSION=${JSON.stringify(version)}`);
+}
+
+/**
+ * A page running SDK release `version` with `strict_script_versioning: true`: no unversioned fallback, so the
+ * recorder comes from the versioned path or not at all.
+ */
+function newerSdkPage(token: string, apiHost: string, version: string): string {
+  // On the SDK's defaults (so it loads every script it loads lazily by default, surveys.js among them), with its
+  // own session (memory persistence), not the one the other page of this origin left in localStorage.
+  const init = posthogDefaults(token, apiHost).replace(
+    '{',
+    '{"strict_script_versioning":true,"persistence":"memory",',
+  );
+  return `<!doctype html>
+<html>
+  <head><meta charset="utf-8"><title>Newer SDK</title></head>
+  <body>
+    <button id="buy" type="button">Buy</button>
+    <script src="/vendor/posthog-array-${version}.js"></script>
+    <script>${init}</script>
+  </body>
+</html>`;
+}
+
 /** The site: one page with a button, an input and a long body, initialising the SDK as docs/recordings.md says. */
 function pageHtml(token: string, apiHost: string): string {
   return sitePage(
@@ -116,7 +157,15 @@ if ('reason' in chromiumFound) {
         id: number;
         api_token: string;
       };
-      site = await startSite((path) => (path === '/' ? pageHtml(project.api_token, service) : null));
+      const newerBundle = bundleAs(NEWER_SDK);
+      site = await startSite((path) => {
+        if (path === '/') return pageHtml(project.api_token, service);
+        if (path === '/newer-sdk') return newerSdkPage(project.api_token, service, NEWER_SDK);
+        if (path === `/vendor/posthog-array-${NEWER_SDK}.js`) {
+          return { type: 'text/javascript; charset=utf-8', body: newerBundle };
+        }
+        return null;
+      });
       browser = await launchChromium(chromiumPath);
       page = await browser.context.newPage();
       page.on('response', (response) => {
@@ -222,6 +271,56 @@ if ('reason' in chromiumFound) {
       expect(calls.filter((c) => c === 'POST /s/ 200').length).toBeGreaterThan(0);
       // Configured as docs/recordings.md says, the SDK sent nothing the service does not store.
       expect(calls.filter((c) => !/^(GET \/array\/|GET \/static\/|POST \/s\/ )/.test(c))).toEqual([]);
+    }, 150_000);
+
+    it(`a site on another SDK release (${NEWER_SDK}, strict_script_versioning: true) loads its scripts and records, with no console error`, async () => {
+      const other = await browser.context.newPage();
+      const calls: string[] = [];
+      const errors: string[] = [];
+      other.on('response', (response) => {
+        const url = new URL(response.url());
+        if (url.origin === service)
+          calls.push(`${response.request().method()} ${url.pathname} ${response.status()}`);
+      });
+      other.on('console', (message) => {
+        if (message.type() === 'error') errors.push(message.text());
+      });
+      other.on('pageerror', (error) => errors.push(error.message));
+      try {
+        await other.goto(`${site.url}/newer-sdk`);
+        await other.waitForFunction('window.posthog && window.posthog.sessionRecordingStarted()', undefined, {
+          timeout: 30_000,
+        });
+        expect(await other.evaluate<string>('posthog.version')).toBe(NEWER_SDK);
+        const sessionId = await other.evaluate<string>('posthog.get_session_id()');
+        await other.click('#buy');
+        await other.evaluate(`
+          Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true });
+          document.dispatchEvent(new Event('visibilitychange'));
+        `);
+        const reader = await t.factories.keyFor(owner, 'session_recording:read');
+        const recording = await eventually<Recording>(async () => {
+          const res = await t.http
+            .get(`/api/projects/${project.id}/session_recordings/${sessionId}`)
+            .set(reader);
+          if (res.status !== 200)
+            return `recording not there yet (${res.status}); calls: ${calls.join(', ')}`;
+          const r = res.body as Recording;
+          return r.click_count >= 1 ? r : `no click yet: ${JSON.stringify(r)}`;
+        }, 60_000);
+        expect(recording.start_url).toBe(`${site.url}/newer-sdk`);
+        // The recorder at the path the newer SDK forms, served (before: 404, and no recording at all).
+        expect(calls).toContain(`GET /static/${NEWER_SDK}/lazy-recorder.js 200`);
+        expect(calls).toContain(`GET /static/${NEWER_SDK}/surveys.js 200`);
+        // Every script at its versioned path; no request the service refused.
+        expect(
+          calls.filter((c) => c.startsWith('GET /static/') && !c.startsWith(`GET /static/${NEWER_SDK}/`)),
+        ).toEqual([]);
+        expect(calls.filter((c) => / [45]\d\d$/.test(c))).toEqual([]);
+        expect(errors).toEqual([]);
+      } finally {
+        await other.close();
+      }
     }, 150_000);
   });
 }

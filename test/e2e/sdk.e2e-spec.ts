@@ -541,11 +541,72 @@ describe('SDK routes: remote config, flags, recorder scripts, CORS', () => {
       expect(byPath.headers['cache-control']).toBe('public, max-age=31536000, immutable');
       const otherVersion = await t.http.get('/static/lazy-recorder.js?v=0.0.1').expect(200);
       expect(otherVersion.headers['cache-control']).toBe('public, max-age=3600');
-      const missingVersion = await t.http.get('/static/0.0.1/lazy-recorder.js').expect(404);
-      expect(missingVersion.body).toEqual({
-        ...NOT_FOUND,
-        detail: `Only SDK version ${SDK_VERSION} is served.`,
-      });
+      const otherPath = await t.http.get('/static/0.0.1/lazy-recorder.js').expect(200);
+      expect(otherPath.headers['cache-control']).toBe('public, max-age=3600');
+    });
+
+    it("serves any SDK version's versioned paths (posthog-js 1.449.2's lazily loaded scripts) from the installed package", async () => {
+      // `/static/${posthog.version}/${kind}.js`: loadExternalDependency with strict_script_versioning
+      // (posthog-js lib/src/entrypoints/external-scripts-loader.js); the kinds the SDK loads on its defaults.
+      for (const version of ['1.449.2', '1.450.0-beta.1', '1.300.0']) {
+        for (const file of [
+          'lazy-recorder.js',
+          'surveys.js',
+          'exception-autocapture.js',
+          'dead-clicks-autocapture.js',
+          'web-vitals.js',
+          'tracing-headers.js',
+        ]) {
+          const res = await t.http
+            .get(`/static/${version}/${file}`)
+            .buffer(true)
+            .parse((r, cb) => {
+              const chunks: Buffer[] = [];
+              r.on('data', (c: Buffer) => chunks.push(c));
+              r.on('end', () => cb(null, Buffer.concat(chunks)));
+            });
+          expect(`${version}/${file} ${res.status}`).toBe(`${version}/${file} 200`);
+          expect(res.headers['content-type']).toBe('text/javascript; charset=utf-8');
+          expect(res.headers['cache-control']).toBe('public, max-age=3600');
+          expect(res.headers['x-content-type-options']).toBe('nosniff');
+          expect(sha(res.body as Buffer)).toBe(sha(readFileSync(join(SDK_DIST, file))));
+        }
+      }
+      const map = await t.http.head('/static/1.449.2/lazy-recorder.js.map').expect(200);
+      expect(map.headers['content-type']).toBe('application/json; charset=utf-8');
+      // Validators work on the versioned path as on the others.
+      const first = await t.http.get('/static/1.449.2/surveys.js').expect(200);
+      await t.http.get('/static/1.449.2/surveys.js').set('If-None-Match', first.headers.etag).expect(304);
+      // A file outside the list stays 404 under any version.
+      const toolbar = await t.http.get('/static/1.449.2/toolbar.js').expect(404);
+      expect(toolbar.body).toEqual(NOT_FOUND);
+    });
+
+    it('404 for a version segment that is not a version string, whatever it hides', async () => {
+      for (const version of [
+        'latest',
+        '1.449',
+        'v1.449.2',
+        '1.449.2.1',
+        '01.449.2',
+        '1.449.2-',
+        '1.449.2+build',
+        '1234567.0.0',
+        `1.449.2-${'a'.repeat(100)}`,
+        '%2E%2E',
+        '..%2F..',
+        '1.449.2%2F..',
+        '1.449.2%5C..',
+        '1.449.2%00',
+        '%20',
+      ]) {
+        const res = await t.http.get(`/static/${version}/lazy-recorder.js`);
+        expect(`${version} ${res.status}`).toBe(`${version} 404`);
+        expect(res.body).toEqual({
+          ...NOT_FOUND,
+          detail: 'Not an SDK version: expected major.minor.patch, e.g. 1.449.2.',
+        });
+      }
     });
 
     it('serves every listed script and its source map', async () => {
@@ -588,6 +649,7 @@ describe('SDK routes: remote config, flags, recorder scripts, CORS', () => {
       for (const name of encoded) {
         await t.http.get(`/static/${name}`).expect(404);
         await t.http.get(`/static/${SDK_VERSION}/${name}`).expect(404);
+        await t.http.get(`/static/1.449.2/${name}`).expect(404);
       }
       // A raw "../" sent as is on the wire (no client-side normalisation).
       const server = t.app.getHttpServer();
@@ -597,6 +659,8 @@ describe('SDK routes: remote config, flags, recorder scripts, CORS', () => {
         '/static/../package.json',
         '/static/../../../../etc/passwd',
         `/static/${SDK_VERSION}/../package.json`,
+        '/static/1.449.2/../../package.json',
+        '/static/../1.449.2/lazy-recorder.js/../../package.json',
       ]) {
         const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
           const req = httpRequest({ host: '127.0.0.1', port, path, method: 'GET' }, (res) => {
