@@ -3,7 +3,7 @@
 
 -- BatchExportRunsRepository.claimNext
 SELECT r.id, r.status, r.batch_export_id, r.backfill_id, r.data_interval_start, r.data_interval_end,
-      r.read_xid_from, r.read_xid_to, e.organization_id, e.team_id, e.name, e.model, e.destination_type, e.destination_config,
+      r.read_xid_from, r.read_xid_to, r.read_late_before, e.organization_id, e.team_id, e.name, e.model, e.destination_type, e.destination_config,
       e.destination_secrets, e.paused, e.deleted_at
  FROM batch_export_runs r
  JOIN batch_exports e ON e.id = r.batch_export_id

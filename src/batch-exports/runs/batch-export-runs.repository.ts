@@ -40,6 +40,8 @@ export interface ClaimedRun {
     /** Scheduled runs: the transaction ids read by (`ExportWatermark`); null for backfill runs. */
     readXidFrom: string | null;
     readXidTo: string | null;
+    /** Scheduled runs: the rows read late are stamped before this (`ExportLateBefore`); null: the start. */
+    readLateBefore: Date | null;
   };
   batchExport: {
     id: string;
@@ -85,6 +87,7 @@ interface ClaimRow {
   data_interval_end: Date;
   read_xid_from: string | null;
   read_xid_to: string | null;
+  read_late_before: Date | null;
   organization_id: string;
   team_id: number;
   name: string;
@@ -125,6 +128,7 @@ const fixtureClaim = (f: SqlFixture, attemptNumber = 1): ClaimedRun => ({
     dataIntervalEnd: new Date('2026-11-21T09:00:00.000Z'),
     readXidFrom: null,
     readXidTo: null,
+    readLateBefore: null,
   },
   batchExport: {
     id: f.batchExportId,
@@ -170,7 +174,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
         const attempt = { id: job.id, retryCount: job.retryCount };
         const [row] = await this.query<ClaimRow>(
           `SELECT r.id, r.status, r.batch_export_id, r.backfill_id, r.data_interval_start, r.data_interval_end,
-                  r.read_xid_from, r.read_xid_to, e.organization_id, e.team_id, e.name, e.model, e.destination_type, e.destination_config,
+                  r.read_xid_from, r.read_xid_to, r.read_late_before, e.organization_id, e.team_id, e.name, e.model, e.destination_type, e.destination_config,
                   e.destination_secrets, e.paused, e.deleted_at
              FROM batch_export_runs r
              JOIN batch_exports e ON e.id = r.batch_export_id
@@ -234,6 +238,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
               dataIntervalEnd: row.data_interval_end,
               readXidFrom: row.read_xid_from,
               readXidTo: row.read_xid_to,
+              readLateBefore: row.read_late_before,
             },
             batchExport: {
               id: row.batch_export_id,

@@ -372,6 +372,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       end: claim.run.dataIntervalEnd,
       xidFrom: claim.run.readXidFrom,
       xidTo: claim.run.readXidTo,
+      lateBefore: claim.run.readLateBefore,
       now: this.clock.now(),
       defaultRetentionDays: this.config.get('RECORDING_RETENTION_DAYS'),
       includeEvents: names(config.include_events),
