@@ -20,6 +20,13 @@ SELECT paused FROM batch_exports WHERE id = $1 FOR SHARE;
 -- BatchExportRunsRepository.statusOf
 SELECT status FROM batch_export_runs WHERE id = $1;
 
+-- BatchExportRunsRepository.endedRunSuffixes
+SELECT right(replace(r.id::text, '-', ''), 16) AS suffix
+ FROM batch_exports e
+ JOIN batch_export_runs r ON r.batch_export_id = e.id
+WHERE e.team_id = $1 AND r.status NOT IN ('Starting', 'Running')
+  AND right(replace(r.id::text, '-', ''), 16) = ANY($2::text[]);
+
 -- BatchExportRunsRepository.finish (completed)
 SELECT status FROM batch_export_runs WHERE id = $1 FOR UPDATE;
 

@@ -286,6 +286,24 @@ export class BatchExportRunsRepository extends RepositoryBase {
   }
 
   /** A line of the run's log, outside any transaction (progress reported while it runs). */
+  /**
+   * Of these run id suffixes (the last 16 hex digits of a run id: Redshift staging tables carry them), those of
+   * the project's runs that have ended (any status but Starting and Running). At most 1,000 suffixes.
+   */
+  @GenerateSql({ params: (f) => [f.projectId, ['0123456789abcdef']] })
+  async endedRunSuffixes(teamId: number, suffixes: readonly string[]): Promise<ReadonlySet<string>> {
+    if (!suffixes.length) return new Set();
+    const rows = await this.query<{ suffix: string }>(
+      `SELECT right(replace(r.id::text, '-', ''), 16) AS suffix
+         FROM batch_exports e
+         JOIN batch_export_runs r ON r.batch_export_id = e.id
+        WHERE e.team_id = $1 AND r.status NOT IN ('Starting', 'Running')
+          AND right(replace(r.id::text, '-', ''), 16) = ANY($2::text[])`,
+      [teamId, suffixes.slice(0, 1000)],
+    );
+    return new Set(rows.map((r) => r.suffix));
+  }
+
   async addRunLog(claim: ClaimedRun, at: Date, level: LogLevel, message: string): Promise<void> {
     await this.exports.addLogs([
       { batchExportId: claim.run.batchExportId, runId: claim.run.id, timestamp: at, level, message },

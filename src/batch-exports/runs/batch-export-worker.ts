@@ -293,6 +293,8 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     const model = EXPORT_MODELS[modelName];
     const ctx: DeliveryContext = {
       runId: claim.run.id,
+      attempt: claim.attemptNumber,
+      endedRuns: (suffixes) => this.runs.endedRunSuffixes(teamId, suffixes),
       teamId,
       dataIntervalStart: claim.run.dataIntervalStart,
       dataIntervalEnd: claim.run.dataIntervalEnd,
