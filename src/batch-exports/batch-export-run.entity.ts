@@ -105,9 +105,10 @@ export class BatchExportRunEntity {
   readXidTo: string | null;
 
   /**
-   * Scheduled runs: the rows read late (by \`readXidFrom\`) are stamped before this: the end of the previous
-   * run's interval, or this run's start when earlier. Below this run's start only after a gap, whose own
-   * intervals are left to a backfill. Null: this run's start (runs created before the column existed).
+   * Scheduled runs: the end of the previous run's interval. The rows read late (by \`readXidFrom\`) are stamped
+   * before it, and the run's own reads start there when it is after the interval's start (intervals that
+   * overlap after a schedule change). Before the start only after a gap, whose own intervals are left to a
+   * backfill. Null: the run's start (runs created before the column existed, an export's first run).
    */
   @Column({ type: 'timestamptz', nullable: true })
   readLateBefore: Date | null;

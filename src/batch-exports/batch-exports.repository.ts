@@ -81,8 +81,10 @@ const LAST_K = `floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv
  *    once even when the watermark is behind (a retried or concurrent tick). Each run gets the transaction ids
  *    it reads by (docs/batch-exports.md, "Late commits"): up to the oldest transaction still open now, from
  *    where the export's scheduled run before it (created earlier, or in this statement) stopped, also across
- *    skipped intervals; and the stamp its late reads stay below: the end of that run's interval, so the
- *    writes committed late into the intervals before a gap are read, those stamped in the gap are not;
+ *    skipped intervals; and the end of that run's interval (`read_late_before`): late reads stay below it and
+ *    the run's own reads start there when it is after the interval's start, so the writes committed late into
+ *    the intervals before a gap are read, those stamped in the gap are not, and an interval that overlaps the
+ *    previous one (a schedule change) does not read its rows again;
  * 4. `advanced` — moves the watermark to the last run created when the cap was hit, else to the last end
  *    considered (skipped ones included);
  * 5. logs one entry per run actually created, and returns the runs created (their jobs are sent in the same
@@ -133,7 +135,7 @@ inserted AS (
   SELECT ${RUN_ID_SQL('data_interval_start')}, batch_export_id, 'Starting', kept.data_interval_start, kept.data_interval_end, $1, $1,
          CASE WHEN kept.n = 1 THEN prev.read_xid_to ELSE horizon.xid END,
          horizon.xid,
-         least(CASE WHEN kept.n = 1 THEN prev.data_interval_end ELSE kept.previous_end END, kept.data_interval_start)
+         CASE WHEN kept.n = 1 THEN prev.data_interval_end ELSE kept.previous_end END
     FROM kept
    CROSS JOIN (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xid) horizon
     -- The export's scheduled run before this one, gap or not: the one that started last (the scheduled

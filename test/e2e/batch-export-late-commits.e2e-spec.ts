@@ -404,7 +404,7 @@ describe('batch exports and writes that commit late', () => {
         [exports.events],
       );
     expect(chain.map((r) => [r.read_xid_from, r.read_late_before?.toISOString() ?? null])).toEqual([
-      [null, iso(end - STEP_MS)],
+      [null, null],
       [chain[0].read_xid_to, iso(end)],
     ]);
 
@@ -450,5 +450,136 @@ describe('batch exports and writes that commit late', () => {
     expect(
       Object.fromEntries(sessions.rows.map((r) => [r.session_id, r._inserted_at.toISOString()])),
     ).toEqual({ [sessionId]: iso(end + STEP_MS), [pausedSessionId]: iso(end + 120_000) });
+  });
+  it('after a change to a longer interval, the overlapping interval reads the late writes once and nothing read before again', async () => {
+    const HOUR_MS = 3600_000;
+    let now = Date.now();
+    let end = Math.ceil(now / STEP_MS) * STEP_MS;
+    if (end - now < 40_000) {
+      await new Promise((resolve) => setTimeout(resolve, end - now + 1000));
+      now = Date.now();
+      end = Math.ceil(now / STEP_MS) * STEP_MS;
+    }
+    // The first hourly interval ending after `end` holds the 5-minute interval before it (unless `end` is on
+    // the hour: then it follows it).
+    const hourEnd = Math.floor(end / HOUR_MS) * HOUR_MS + HOUR_MS;
+    const at = (ms: number) => new Date(ms);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    t.clock.set(at(now));
+    const mine = await t.factories.organization(owner);
+    const myPath = (rest: string) => `/api/organizations/${mine.id}/batch_exports${rest}`;
+    const myToken = mine.teams[0].api_token;
+    const models = ['events', 'persons', 'sessions'] as const;
+    const exports: Record<(typeof models)[number], string> = { events: '', persons: '', sessions: '' };
+    for (const model of models) {
+      const created = await t.http
+        .post(myPath(''))
+        .set(owner.auth)
+        .send({
+          name: `Longer ${model}`,
+          model,
+          interval: 'every 5 minutes',
+          destination: { type: 'Postgres', config: pgConfig(`longer_${model}`) },
+        })
+        .expect(201);
+      exports[model] = (created.body as { id: string }).id;
+    }
+    const endedRuns = (model: (typeof models)[number], count: number) =>
+      waitForRunsToEnd(t.http, owner.auth, mine.id, exports[model], count, 60_000);
+    const captureRecording = (sessionId: string, distinctId: string, events: Rrweb[]) =>
+      t.http
+        .post('/s/')
+        .send([snapshotEvent({ token: myToken, sessionId, distinctId, events })])
+        .expect(200);
+    const captureEvents = (uuids: string[], distinctId: string) =>
+      t.http
+        .post('/batch/')
+        .send({
+          api_key: myToken,
+          batch: uuids.map((uuid) => ({
+            uuid,
+            event: 'longer',
+            distinct_id: distinctId,
+            timestamp: iso(end - 8000),
+          })),
+        })
+        .expect(200);
+
+    // Committed before the interval's runs: read by them.
+    t.clock.set(at(end - 10_000));
+    const earlySession = newSessionId('early');
+    const earlyEvent = randomUUID();
+    await captureRecording(earlySession, 'early-visitor', [
+      rr.meta(end - 12_000, 'https://shop.example/'),
+      rr.full(end - 11_999),
+    ]);
+    await captureEvents([earlyEvent], 'early-visitor');
+
+    const holder = new pg.Client({ connectionString: t.databaseUrl });
+    await holder.connect();
+    const lateSession = newSessionId('longer');
+    const lateEvents = Array.from({ length: 5 }, () => randomUUID());
+    let captured: Promise<unknown> | undefined;
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE session_recordings, events IN SHARE ROW EXCLUSIVE MODE');
+      t.clock.set(at(end - 2000));
+      captured = Promise.all([
+        captureRecording(lateSession, 'late-visitor', [
+          rr.meta(end - 4000, 'https://shop.example/'),
+          rr.full(end - 3999),
+        ]),
+        captureEvents(lateEvents, 'late-event-visitor'),
+      ]);
+      await waitFor(async () => {
+        const { rows } = await holder.query<{ n: number }>(
+          `SELECT count(DISTINCT relation)::int AS n FROM pg_locks
+            WHERE NOT granted AND relation IN ('session_recordings'::regclass, 'events'::regclass)`,
+        );
+        return rows[0].n === 2 ? true : undefined;
+      });
+      t.clock.set(at(end + 1000));
+      for (const model of models) {
+        const [first] = await endedRuns(model, 1);
+        expect([model, first.status, first.records_completed]).toEqual([model, 'Completed', 1]);
+      }
+      // The schedule changes to hourly before the captures commit.
+      t.clock.set(at(end + 1500));
+      for (const model of models) {
+        await t.http
+          .patch(myPath(`/${exports[model]}`))
+          .set(owner.auth)
+          .send({ interval: 'hour' })
+          .expect(200);
+      }
+      await holder.query('COMMIT');
+      await captured;
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+      await captured?.catch(() => undefined);
+    }
+
+    t.clock.set(at(hourEnd + 1000));
+    const expected = { events: 5, persons: 2, sessions: 1 };
+    for (const model of models) {
+      const runs = (await endedRuns(model, 2)).sort((a, b) =>
+        a.data_interval_end.localeCompare(b.data_interval_end),
+      );
+      expect([model, runs.map((r) => [r.data_interval_end, r.status, r.records_completed])]).toEqual([
+        model,
+        [
+          [iso(end), 'Completed', 1],
+          [iso(hourEnd), 'Completed', expected[model]],
+        ],
+      ]);
+    }
+    // Each destination holds every row once (a Postgres table keeps one row per key: counted by the runs).
+    const events = await destination.query<{ uuid: string }>('SELECT uuid FROM longer_events ORDER BY uuid');
+    expect(events.rows.map((r) => r.uuid)).toEqual([earlyEvent, ...lateEvents].sort());
+    const sessions = await destination.query<{ session_id: string }>(
+      'SELECT session_id FROM longer_sessions ORDER BY session_id',
+    );
+    expect(sessions.rows.map((r) => r.session_id)).toEqual([earlySession, lateSession].sort());
   });
 });

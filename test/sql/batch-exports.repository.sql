@@ -129,7 +129,7 @@ inserted AS (
      (get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid, batch_export_id, 'Starting', kept.data_interval_start, kept.data_interval_end, $1, $1,
          CASE WHEN kept.n = 1 THEN prev.read_xid_to ELSE horizon.xid END,
          horizon.xid,
-         least(CASE WHEN kept.n = 1 THEN prev.data_interval_end ELSE kept.previous_end END, kept.data_interval_start)
+         CASE WHEN kept.n = 1 THEN prev.data_interval_end ELSE kept.previous_end END
     FROM kept
    CROSS JOIN (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xid) horizon
     -- The export's scheduled run before this one, gap or not: the one that started last (the scheduled

@@ -6,7 +6,7 @@ import { cappedPropertiesSql } from '../../persons/persons.repository.js';
 import { recordingRetentionDaysSql } from '../../projects/projects.repository.js';
 import { START_URL_MAX_LENGTH } from '../../session-recordings/ingestion/recording-metadata.js';
 import type { ExportModel, ExportRow } from './export-models.js';
-import { LATE_BEFORE, eventXidSql, insertedAtSql, readByWatermarkSql } from './export-watermark.js';
+import { LATE_BEFORE, OWN_FROM, eventXidSql, insertedAtSql, readByWatermarkSql } from './export-watermark.js';
 
 export interface SourceRange {
   teamId: number;
@@ -190,7 +190,7 @@ const EVENTS_SQL = `
          ${insertedAtSql('e.created_at')} AS _inserted_at
     FROM (
       SELECT e.* FROM events e
-       WHERE e.team_id = $1 AND e.created_at >= $2 AND ${EVENT_READ} AND ${EVENT_FILTERS}
+       WHERE e.team_id = $1 AND e.created_at >= ${OWN_FROM} AND ${EVENT_READ} AND ${EVENT_FILTERS}
       UNION ALL
       SELECT e.* FROM events e
        WHERE e.team_id = $1 AND e.created_at < ${LATE_BEFORE}

@@ -1,9 +1,10 @@
 import { MigrationInterface, QueryRunner } from "typeorm";
 
 /**
- * Scheduled runs keep the stamp bound of the rows they read late (docs/batch-exports.md, "Late commits"): a run
- * that follows a gap (intervals skipped by a pause, a schedule change) reads the writes committed late into the
- * intervals before the gap, and only those, so the rows of the last run before a pause are not lost.
+ * Scheduled runs keep the end of the previous run's interval (docs/batch-exports.md, "Late commits"): a run
+ * that follows a gap (intervals skipped by a pause) reads the writes committed late into the intervals before
+ * the gap, and only those, so the rows of the last run before a pause are not lost; one that overlaps the
+ * previous run (a change to a longer interval) reads its own rows from there.
  */
 export class ExportLateBefore1795950000000 implements MigrationInterface {
     name = 'ExportLateBefore1795950000000'
