@@ -276,11 +276,24 @@ describe('Redshift staging tables and the attempt deadline', () => {
         'FailedRetryable',
         expect.stringMatching(/^The attempt did not end within 3000 ms/),
       ]);
-      // Dropped while the destination table is still held: the stopped merge's process was ended.
+      // Dropped while the destination table is still held, and the stopped merge's server process ended (it
+      // would wait for the lock as long as it is held: its client's closed socket goes unnoticed meanwhile).
       await waitFor(
         async () => ((await stagingTablesOf(destination)).length === 0 ? true : undefined),
         20_000,
         'the staging table to be dropped',
+      );
+      await waitFor(
+        async () => {
+          const { rows } = await destination.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE application_name = 'posthog-batch-export' AND datname = $1`,
+            [dest.name],
+          );
+          return rows[0].n === 0 ? true : undefined;
+        },
+        10_000,
+        'the stopped merge to end',
       );
       await holder.query('COMMIT');
     } finally {

@@ -35,6 +35,9 @@ const INSERT_PARAMETERS = 60000;
 /** How long dropping a Redshift staging table after a failed or stopped attempt may wait. */
 const STAGE_DROP_TIMEOUT_MS = 15000;
 
+/** The `application_name` of the export's connections. */
+const APPLICATION_NAME = 'posthog-batch-export';
+
 export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /** A value in COPY's text format. */
@@ -388,9 +391,7 @@ export class PostgresWriter implements DestinationWriter {
       own = await this.connect(this.endpoint!.host, this.endpoint!.address, false);
       // A stopped statement may still hold the table on the server for a while: bounded.
       await own.query(`SET statement_timeout = ${STAGE_DROP_TIMEOUT_MS}`);
-      if (this.backendPid !== null) {
-        await own.query(`SELECT pg_terminate_backend($1)`, [this.backendPid]).catch(() => undefined);
-      }
+      if (this.backendPid !== null) await this.endBackend(own, this.backendPid);
       await own.query(`DROP TABLE IF EXISTS ${this.stage}`);
     } catch (err) {
       await this.ctx
@@ -406,6 +407,24 @@ export class PostgresWriter implements DestinationWriter {
     }
   }
 
+  /**
+   * Ends the attempt's server process. PostgreSQL: only while it is still a session of this user and of this
+   * service (`application_name`), so a process id reused by another session is never touched. Redshift (whose
+   * `pg_stat_activity` has neither column): by its id, which only the user's own sessions (or a superuser's)
+   * may be ended by. A failure is left to the drop's lock wait.
+   */
+  private async endBackend(own: pg.Client, pid: number): Promise<void> {
+    try {
+      await own.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE pid = $1 AND usename = current_user AND application_name = '${APPLICATION_NAME}'`,
+        [pid],
+      );
+    } catch {
+      await own.query('SELECT pg_terminate_backend($1)', [pid]).catch(() => undefined);
+    }
+  }
+
   /** A connection to the destination; closed when the attempt is stopped unless `stoppable` is false. */
   private async connect(host: string, address: string, stoppable = true): Promise<pg.Client> {
     const base: pg.ClientConfig = {
@@ -418,7 +437,7 @@ export class PostgresWriter implements DestinationWriter {
       // The client's own timer, past the server's statement_timeout (set below): a server that does not apply
       // it still cannot hold the attempt.
       query_timeout: this.ctx.statementTimeoutMs + 2000,
-      application_name: 'posthog-batch-export',
+      application_name: APPLICATION_NAME,
     };
     const tls = {
       servername: host,
