@@ -94,7 +94,8 @@ export class BatchExportRunEntity {
   /**
    * Scheduled runs: the transaction ids they read by (docs/batch-exports.md, "Late commits"). \`readXidTo\` is
    * the oldest transaction still open when the run was created (every write with a lower id had ended);
-   * \`readXidFrom\` the previous scheduled run's \`readXidTo\` when it ended where this run starts. Null for
+   * \`readXidFrom\` the \`readXidTo\` of the export's scheduled run before it (the one that started last), also
+   * across a gap (intervals skipped by a pause, a schedule change). Null for an export's first run and for
    * backfill runs, which read by the interval alone.
    */
   @Column({ type: 'bigint', nullable: true })
@@ -102,4 +103,13 @@ export class BatchExportRunEntity {
 
   @Column({ type: 'bigint', nullable: true })
   readXidTo: string | null;
+
+  /**
+   * Scheduled runs: the end of the previous run's interval. The rows read late (by \`readXidFrom\`) are stamped
+   * before it, and the run's own reads start there when it is after the interval's start (intervals that
+   * overlap after a schedule change). Before the start only after a gap, whose own intervals are left to a
+   * backfill. Null: the run's start (runs created before the column existed, an export's first run).
+   */
+  @Column({ type: 'timestamptz', nullable: true })
+  readLateBefore: Date | null;
 }

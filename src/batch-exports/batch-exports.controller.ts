@@ -177,7 +177,8 @@ export class BatchExportsController {
     summary: 'Unpause a batch export',
     description:
       'Any member. Runs resume with the first interval ending from now on; intervals that ended while paused ' +
-      'are skipped (backfill them if needed). Idempotent. Takes no body (one sent is ignored).',
+      'are skipped (backfill them if needed). The first run also reads the writes committed late into the ' +
+      'intervals before the pause. Idempotent. Takes no body (one sent is ignored).',
   })
   @ApiParam({ name: 'id', format: 'uuid' })
   @ApiOkResponse({ type: PausedDto })

@@ -55,6 +55,9 @@ export const BATCH_EXPORTS_FEATURE = defineFeature({
       (await import('../database/migrations/1795473000000-BatchExportRuns.js')).BatchExportRuns1795473000000,
       // The transaction-id watermark of export reads, on the tables the export models read (export-watermark.ts).
       (await import('../database/migrations/1795807561520-ExportWatermark.js')).ExportWatermark1795807561520,
+      // Where a scheduled run's late reads stop, so a gap (pause, schedule change) loses no late write.
+      (await import('../database/migrations/1795950000000-ExportLateBefore.js'))
+        .ExportLateBefore1795950000000,
     ],
   }),
   scopes: ['batch_export'],

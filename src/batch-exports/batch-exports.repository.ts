@@ -80,7 +80,11 @@ const LAST_K = `floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv
  *    DO NOTHING` on the unique key (export, data_interval_start, data_interval_end) of scheduled runs: exactly
  *    once even when the watermark is behind (a retried or concurrent tick). Each run gets the transaction ids
  *    it reads by (docs/batch-exports.md, "Late commits"): up to the oldest transaction still open now, from
- *    where the run of the interval just before it (created earlier, or in this statement) stopped;
+ *    where the export's scheduled run before it (created earlier, or in this statement) stopped, also across
+ *    skipped intervals; and the end of that run's interval (`read_late_before`): late reads stay below it and
+ *    the run's own reads start there when it is after the interval's start, so the writes committed late into
+ *    the intervals before a gap are read, those stamped in the gap are not, and an interval that overlaps the
+ *    previous one (a schedule change) does not read its rows again;
  * 4. `advanced` — moves the watermark to the last run created when the cap was hit, else to the last end
  *    considered (skipped ones included);
  * 5. logs one entry per run actually created, and returns the runs created (their jobs are sent in the same
@@ -127,16 +131,23 @@ kept AS MATERIALIZED (
 inserted AS (
   INSERT INTO batch_export_runs
          (id, batch_export_id, status, data_interval_start, data_interval_end, created_at, last_updated_at,
-          read_xid_from, read_xid_to)
-  SELECT ${RUN_ID_SQL('data_interval_start')}, batch_export_id, 'Starting', data_interval_start, data_interval_end, $1, $1,
-         coalesce(
-           (SELECT p.read_xid_to FROM batch_export_runs p
-             WHERE p.batch_export_id = kept.batch_export_id AND p.backfill_id IS NULL
-               AND p.data_interval_end = kept.data_interval_start),
-           CASE WHEN kept.previous_end = kept.data_interval_start THEN horizon.xid END),
-         horizon.xid
+          read_xid_from, read_xid_to, read_late_before)
+  SELECT ${RUN_ID_SQL('data_interval_start')}, batch_export_id, 'Starting', kept.data_interval_start, kept.data_interval_end, $1, $1,
+         CASE WHEN kept.n = 1 THEN prev.read_xid_to ELSE horizon.xid END,
+         horizon.xid,
+         CASE WHEN kept.n = 1 THEN prev.data_interval_end ELSE kept.previous_end END
     FROM kept
    CROSS JOIN (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xid) horizon
+    -- The export's scheduled run before this one, gap or not: the one that started last (the scheduled
+    -- runs' unique index, read backwards), this interval's own run (a retried tick) aside.
+    LEFT JOIN LATERAL (
+      SELECT p.read_xid_to, p.data_interval_end FROM batch_export_runs p
+       WHERE kept.n = 1 AND p.batch_export_id = kept.batch_export_id AND p.backfill_id IS NULL
+         AND p.data_interval_start < kept.data_interval_end AND p.data_interval_end <= kept.data_interval_end
+         AND (p.data_interval_start, p.data_interval_end) <> (kept.data_interval_start, kept.data_interval_end)
+       ORDER BY p.data_interval_start DESC, p.data_interval_end DESC
+       LIMIT 1
+    ) prev ON true
    WHERE n <= $2
    ORDER BY batch_export_id, k
   ON CONFLICT (batch_export_id, data_interval_start, data_interval_end) WHERE backfill_id IS NULL DO NOTHING

@@ -167,7 +167,7 @@ describe('batch export merges into tables', () => {
       });
       expect(running).toBe(true);
       const staged = await stagingTables();
-      expect(staged).toEqual([expect.stringMatching(/^stage_merge_rs_[0-9a-f]{16}$/)]);
+      expect(staged).toEqual([expect.stringMatching(/^stage_merge_rs_[0-9a-f]{16}_1$/)]);
       const run = (await t.dataSource.query(
         `SELECT id FROM batch_export_runs WHERE batch_export_id = $1 AND status = 'Running'`,
         [id],

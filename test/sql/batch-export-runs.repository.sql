@@ -3,7 +3,7 @@
 
 -- BatchExportRunsRepository.claimNext
 SELECT r.id, r.status, r.batch_export_id, r.backfill_id, r.data_interval_start, r.data_interval_end,
-      r.read_xid_from, r.read_xid_to, e.organization_id, e.team_id, e.name, e.model, e.destination_type, e.destination_config,
+      r.read_xid_from, r.read_xid_to, r.read_late_before, e.organization_id, e.team_id, e.name, e.model, e.destination_type, e.destination_config,
       e.destination_secrets, e.paused, e.deleted_at
  FROM batch_export_runs r
  JOIN batch_exports e ON e.id = r.batch_export_id
@@ -19,6 +19,13 @@ SELECT paused FROM batch_exports WHERE id = $1 FOR SHARE;
 
 -- BatchExportRunsRepository.statusOf
 SELECT status FROM batch_export_runs WHERE id = $1;
+
+-- BatchExportRunsRepository.endedRunSuffixes
+SELECT right(replace(r.id::text, '-', ''), 16) AS suffix
+ FROM batch_exports e
+ JOIN batch_export_runs r ON r.batch_export_id = e.id
+WHERE e.team_id = $1 AND r.status NOT IN ('Starting', 'Running')
+  AND right(replace(r.id::text, '-', ''), 16) = ANY($2::text[]);
 
 -- BatchExportRunsRepository.finish (completed)
 SELECT status FROM batch_export_runs WHERE id = $1 FOR UPDATE;

@@ -8,7 +8,7 @@ ORDER BY created_at DESC, id ASC LIMIT $3 OFFSET $4;
 SELECT count(*)::int AS total FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]));
 
 -- BatchExportsRepository.latestRuns
-SELECT r.id, r.batch_export_id, r.backfill_id, r.status, r.records_completed, r.records_total_count, r.bytes_exported, r.latest_error, r.cursor, r.data_interval_start, r.data_interval_end, r.created_at, r.finished_at, r.last_updated_at, r.read_xid_from, r.read_xid_to
+SELECT r.id, r.batch_export_id, r.backfill_id, r.status, r.records_completed, r.records_total_count, r.bytes_exported, r.latest_error, r.cursor, r.data_interval_start, r.data_interval_end, r.created_at, r.finished_at, r.last_updated_at, r.read_xid_from, r.read_xid_to, r.read_late_before
 FROM unnest($1::uuid[]) AS x(id)
 CROSS JOIN LATERAL (
   SELECT * FROM batch_export_runs
@@ -41,7 +41,7 @@ logged AS (
 SELECT id FROM cancelled;
 
 -- BatchExportsRepository.pageRuns
-SELECT batch_export_runs.id, batch_export_runs.batch_export_id, batch_export_runs.backfill_id, batch_export_runs.status, batch_export_runs.records_completed, batch_export_runs.records_total_count, batch_export_runs.bytes_exported, batch_export_runs.latest_error, batch_export_runs.cursor, batch_export_runs.data_interval_start, batch_export_runs.data_interval_end, batch_export_runs.created_at, batch_export_runs.finished_at, batch_export_runs.last_updated_at, batch_export_runs.read_xid_from, batch_export_runs.read_xid_to FROM batch_export_runs
+SELECT batch_export_runs.id, batch_export_runs.batch_export_id, batch_export_runs.backfill_id, batch_export_runs.status, batch_export_runs.records_completed, batch_export_runs.records_total_count, batch_export_runs.bytes_exported, batch_export_runs.latest_error, batch_export_runs.cursor, batch_export_runs.data_interval_start, batch_export_runs.data_interval_end, batch_export_runs.created_at, batch_export_runs.finished_at, batch_export_runs.last_updated_at, batch_export_runs.read_xid_from, batch_export_runs.read_xid_to, batch_export_runs.read_late_before FROM batch_export_runs
 WHERE batch_export_id = $1 ORDER BY created_at DESC, data_interval_end DESC, id DESC LIMIT $2 OFFSET $3;
 
 SELECT count(*)::int AS total FROM batch_export_runs WHERE batch_export_id = $1;
@@ -124,17 +124,24 @@ kept AS MATERIALIZED (
 inserted AS (
   INSERT INTO batch_export_runs
          (id, batch_export_id, status, data_interval_start, data_interval_end, created_at, last_updated_at,
-          read_xid_from, read_xid_to)
+          read_xid_from, read_xid_to, read_late_before)
   SELECT encode(set_byte(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send((extract(epoch FROM data_interval_start) * 1000)::int8) FROM 3) FROM 1 FOR 6), 6,
-     (get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid, batch_export_id, 'Starting', data_interval_start, data_interval_end, $1, $1,
-         coalesce(
-           (SELECT p.read_xid_to FROM batch_export_runs p
-             WHERE p.batch_export_id = kept.batch_export_id AND p.backfill_id IS NULL
-               AND p.data_interval_end = kept.data_interval_start),
-           CASE WHEN kept.previous_end = kept.data_interval_start THEN horizon.xid END),
-         horizon.xid
+     (get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid, batch_export_id, 'Starting', kept.data_interval_start, kept.data_interval_end, $1, $1,
+         CASE WHEN kept.n = 1 THEN prev.read_xid_to ELSE horizon.xid END,
+         horizon.xid,
+         CASE WHEN kept.n = 1 THEN prev.data_interval_end ELSE kept.previous_end END
     FROM kept
    CROSS JOIN (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xid) horizon
+    -- The export's scheduled run before this one, gap or not: the one that started last (the scheduled
+    -- runs' unique index, read backwards), this interval's own run (a retried tick) aside.
+    LEFT JOIN LATERAL (
+      SELECT p.read_xid_to, p.data_interval_end FROM batch_export_runs p
+       WHERE kept.n = 1 AND p.batch_export_id = kept.batch_export_id AND p.backfill_id IS NULL
+         AND p.data_interval_start < kept.data_interval_end AND p.data_interval_end <= kept.data_interval_end
+         AND (p.data_interval_start, p.data_interval_end) <> (kept.data_interval_start, kept.data_interval_end)
+       ORDER BY p.data_interval_start DESC, p.data_interval_end DESC
+       LIMIT 1
+    ) prev ON true
    WHERE n <= $2
    ORDER BY batch_export_id, k
   ON CONFLICT (batch_export_id, data_interval_start, data_interval_end) WHERE backfill_id IS NULL DO NOTHING

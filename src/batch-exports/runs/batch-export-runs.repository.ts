@@ -40,6 +40,8 @@ export interface ClaimedRun {
     /** Scheduled runs: the transaction ids read by (`ExportWatermark`); null for backfill runs. */
     readXidFrom: string | null;
     readXidTo: string | null;
+    /** Scheduled runs: the rows read late are stamped before this (`ExportLateBefore`); null: the start. */
+    readLateBefore: Date | null;
   };
   batchExport: {
     id: string;
@@ -85,6 +87,7 @@ interface ClaimRow {
   data_interval_end: Date;
   read_xid_from: string | null;
   read_xid_to: string | null;
+  read_late_before: Date | null;
   organization_id: string;
   team_id: number;
   name: string;
@@ -125,6 +128,7 @@ const fixtureClaim = (f: SqlFixture, attemptNumber = 1): ClaimedRun => ({
     dataIntervalEnd: new Date('2026-11-21T09:00:00.000Z'),
     readXidFrom: null,
     readXidTo: null,
+    readLateBefore: null,
   },
   batchExport: {
     id: f.batchExportId,
@@ -170,7 +174,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
         const attempt = { id: job.id, retryCount: job.retryCount };
         const [row] = await this.query<ClaimRow>(
           `SELECT r.id, r.status, r.batch_export_id, r.backfill_id, r.data_interval_start, r.data_interval_end,
-                  r.read_xid_from, r.read_xid_to, e.organization_id, e.team_id, e.name, e.model, e.destination_type, e.destination_config,
+                  r.read_xid_from, r.read_xid_to, r.read_late_before, e.organization_id, e.team_id, e.name, e.model, e.destination_type, e.destination_config,
                   e.destination_secrets, e.paused, e.deleted_at
              FROM batch_export_runs r
              JOIN batch_exports e ON e.id = r.batch_export_id
@@ -234,6 +238,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
               dataIntervalEnd: row.data_interval_end,
               readXidFrom: row.read_xid_from,
               readXidTo: row.read_xid_to,
+              readLateBefore: row.read_late_before,
             },
             batchExport: {
               id: row.batch_export_id,
@@ -281,6 +286,24 @@ export class BatchExportRunsRepository extends RepositoryBase {
   }
 
   /** A line of the run's log, outside any transaction (progress reported while it runs). */
+  /**
+   * Of these run id suffixes (the last 16 hex digits of a run id: Redshift staging tables carry them), those of
+   * the project's runs that have ended (any status but Starting and Running). At most 1,000 suffixes.
+   */
+  @GenerateSql({ params: (f) => [f.projectId, ['0123456789abcdef']] })
+  async endedRunSuffixes(teamId: number, suffixes: readonly string[]): Promise<ReadonlySet<string>> {
+    if (!suffixes.length) return new Set();
+    const rows = await this.query<{ suffix: string }>(
+      `SELECT right(replace(r.id::text, '-', ''), 16) AS suffix
+         FROM batch_exports e
+         JOIN batch_export_runs r ON r.batch_export_id = e.id
+        WHERE e.team_id = $1 AND r.status NOT IN ('Starting', 'Running')
+          AND right(replace(r.id::text, '-', ''), 16) = ANY($2::text[])`,
+      [teamId, suffixes.slice(0, 1000)],
+    );
+    return new Set(rows.map((r) => r.suffix));
+  }
+
   async addRunLog(claim: ClaimedRun, at: Date, level: LogLevel, message: string): Promise<void> {
     await this.exports.addLogs([
       { batchExportId: claim.run.batchExportId, runId: claim.run.id, timestamp: at, level, message },

@@ -293,6 +293,8 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     const model = EXPORT_MODELS[modelName];
     const ctx: DeliveryContext = {
       runId: claim.run.id,
+      attempt: claim.attemptNumber,
+      endedRuns: (suffixes) => this.runs.endedRunSuffixes(teamId, suffixes),
       teamId,
       dataIntervalStart: claim.run.dataIntervalStart,
       dataIntervalEnd: claim.run.dataIntervalEnd,
@@ -372,6 +374,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       end: claim.run.dataIntervalEnd,
       xidFrom: claim.run.readXidFrom,
       xidTo: claim.run.readXidTo,
+      lateBefore: claim.run.readLateBefore,
       now: this.clock.now(),
       defaultRetentionDays: this.config.get('RECORDING_RETENTION_DAYS'),
       includeEvents: names(config.include_events),

@@ -6,7 +6,7 @@ import { cappedPropertiesSql } from '../../persons/persons.repository.js';
 import { recordingRetentionDaysSql } from '../../projects/projects.repository.js';
 import { START_URL_MAX_LENGTH } from '../../session-recordings/ingestion/recording-metadata.js';
 import type { ExportModel, ExportRow } from './export-models.js';
-import { eventXidSql, insertedAtSql, readByWatermarkSql } from './export-watermark.js';
+import { LATE_BEFORE, OWN_FROM, eventXidSql, insertedAtSql, readByWatermarkSql } from './export-watermark.js';
 
 export interface SourceRange {
   teamId: number;
@@ -15,6 +15,8 @@ export interface SourceRange {
   /** Scheduled runs: the transaction ids read by (see export-watermark.ts); null for backfill runs. */
   xidFrom: string | null;
   xidTo: string | null;
+  /** Scheduled runs: the rows read late are stamped before this (null: the interval's start). */
+  lateBefore?: Date | null;
   /**
    * When the run reads (its clock) and RECORDING_RETENTION_DAYS: sessions whose recording has expired by then
    * (by the project's retention, else this default) are left out, as the API hides them.
@@ -30,10 +32,17 @@ const DAY_MS = 24 * 3600_000;
 
 /**
  * The statement of `model` and its parameters ($1 project, $2 and $3 the interval, $4 and $5 the transaction
- * ids, then the model's own).
+ * ids, $6 the stamp rows read late stay below, then the model's own).
  */
 function statementOf(model: ExportModel, range: SourceRange): { sql: string; params: unknown[] } {
-  const params: unknown[] = [range.teamId, range.start, range.end, range.xidFrom, range.xidTo];
+  const params: unknown[] = [
+    range.teamId,
+    range.start,
+    range.end,
+    range.xidFrom,
+    range.xidTo,
+    range.lateBefore ?? null,
+  ];
   if (model.name === 'persons') return { sql: PERSONS_SQL, params };
   if (model.name === 'events') {
     const list = (names: readonly string[] | null | undefined) => (names?.length ? [...names] : null);
@@ -159,13 +168,13 @@ function quoteLiteral(value: string): string {
 }
 
 const EVENT_READ = readByWatermarkSql('e', 'created_at', eventXidSql('e'));
-const EVENT_FILTERS = `($6::text[] IS NULL OR e.event = ANY($6::text[])) AND ($7::text[] IS NULL OR e.event <> ALL($7::text[]))`;
+const EVENT_FILTERS = `($7::text[] IS NULL OR e.event = ANY($7::text[])) AND ($8::text[] IS NULL OR e.event <> ALL($8::text[]))`;
 
 /**
  * Events: every event of the project read by the run, stamped by its insert (`created_at`, the transaction's
  * start, as a recording's `last_event_received_at`) and read by its `inserted_xid` (export-watermark.ts), so an
- * event committed after its interval's run read is read by the next run, once. $6 the event names to include
- * (null: all), $7 those to leave out (null: none). The person's properties are capped as the persons export
+ * event committed after its interval's run read is read by the next run, once. $7 the event names to include
+ * (null: all), $8 those to leave out (null: none). The person's properties are capped as the persons export
  * reads them. In insert order, then uuid.
  *
  * The watermark's condition is read in its two disjoint parts, each by an index of the project's events
@@ -181,10 +190,10 @@ const EVENTS_SQL = `
          ${insertedAtSql('e.created_at')} AS _inserted_at
     FROM (
       SELECT e.* FROM events e
-       WHERE e.team_id = $1 AND e.created_at >= $2 AND ${EVENT_READ} AND ${EVENT_FILTERS}
+       WHERE e.team_id = $1 AND e.created_at >= ${OWN_FROM} AND ${EVENT_READ} AND ${EVENT_FILTERS}
       UNION ALL
       SELECT e.* FROM events e
-       WHERE e.team_id = $1 AND e.created_at < $2
+       WHERE e.team_id = $1 AND e.created_at < ${LATE_BEFORE}
          AND ${eventXidSql('e')} >= coalesce($4::bigint, 9223372036854775807)
          AND ${EVENT_READ} AND ${EVENT_FILTERS}
     ) e
@@ -219,7 +228,7 @@ const PERSONS_SQL = `
 /**
  * Sessions: every undeleted recording read by the run (it received events within the interval, or its write
  * committed late: export-watermark.ts), in the order of its last events, unless it has
- * expired ($6 the start of today, UTC; $7 RECORDING_RETENTION_DAYS): the cutoff is the API's
+ * expired ($7 the start of today, UTC; $8 RECORDING_RETENTION_DAYS): the cutoff is the API's
  * (`retentionCutoff`), so an export never sends a recording the API no longer shows, nor one the purge is about
  * to delete.
  */
@@ -237,7 +246,7 @@ const SESSIONS_SQL = `
     LEFT JOIN persons p ON p.id = r.person_id
    WHERE r.team_id = $1 AND r.deleted_at IS NULL
      AND ${readByWatermarkSql('r', 'last_event_received_at')}
-     AND r.start_time >= $6::timestamptz - (${recordingRetentionDaysSql('t', '$7::int')} - 1) * interval '24 hours'
+     AND r.start_time >= $7::timestamptz - (${recordingRetentionDaysSql('t', '$8::int')} - 1) * interval '24 hours'
    ORDER BY r.last_event_received_at, r.session_id`;
 
 /** A recording's bigint version arrives as a string: a number for every format (far below 2^53). */

@@ -9,22 +9,43 @@
  * when it commits, so a row stamped inside an interval may become visible only after that interval's run read
  * it. Transaction ids close that gap: a scheduled run is created with `read_xid_to`, the oldest transaction
  * still open then (`pg_snapshot_xmin`: every transaction with a lower id had ended, committed or not), and
- * `read_xid_from`, where the run of the interval just before it stopped. It reads the rows
+ * `read_xid_from`, where the export's scheduled run before it stopped, and `read_late_before`, the end of
+ * that run's interval (this run's start, unless intervals were skipped between them or overlap). It reads
+ * the rows
  *
- *   stamp < interval end  AND  write_xid < read_xid_to  AND  (stamp >= interval start  OR  write_xid >= read_xid_from)
+ *   stamp < interval end  AND  write_xid < read_xid_to
+ *     AND  (stamp >= greatest(interval start, read_late_before)
+ *           OR  (write_xid >= read_xid_from  AND  stamp < read_late_before))
  *
  * so a row written by a transaction that was still open when the previous run was created is read by the
  * first run created after it committed, whatever its stamp. Each write is read by exactly one scheduled run:
  * the run of its stamp's interval when its transaction id is below that run's `read_xid_to`, else the one run
- * whose `[read_xid_from, read_xid_to)` holds it. A retry reads the same range (it is stored with the run).
- * Backfill runs (both null) read by the interval alone.
+ * whose `[read_xid_from, read_xid_to)` holds it. The chain of ids continues across skipped intervals (a pause,
+ * a schedule change): the first run after them reads what was committed late into the intervals before them
+ * (`read_late_before`), not what is stamped within them, which is a backfill's; an interval that overlaps
+ * the one before it (a schedule change to a longer interval) reads its own rows from where that one ended. A
+ * retry reads the same range
+ * (it is stored with the run). Backfill runs (all null) read by the interval alone.
  *
  * The statements number their parameters: $2 interval start, $3 interval end, $4 `read_xid_from`, $5
- * `read_xid_to` (the project is $1).
+ * `read_xid_to`, $6 `read_late_before` (the project is $1).
  */
 
 /** The largest bigint: no upper bound on transaction ids (backfill runs). */
 const NO_BOUND = '9223372036854775807';
+
+/**
+ * The stamp the rows a run reads late stay below: `read_late_before`, or the interval's start (runs created
+ * before it was stored; backfill runs read nothing late).
+ */
+export const LATE_BEFORE = 'coalesce($6::timestamptz, $2)';
+
+/**
+ * Where a run's own reads (by stamp) start: its interval's start, or the end of the previous run's interval
+ * when it is later (intervals that overlap after a schedule change: what the previous runs read is not read
+ * again).
+ */
+export const OWN_FROM = `greatest($2, ${LATE_BEFORE})`;
 
 /**
  * Whether the row of `alias` (stamped by `stamp`) belongs to the run: the condition above. `xidColumn` is the
@@ -36,7 +57,7 @@ export function readByWatermarkSql(alias: string, stamp: string, xidColumn?: str
   const xid = xidColumn ?? `${alias}.write_xid`;
   return (
     `(${at} < $3 AND ${xid} < coalesce($5::bigint, ${NO_BOUND}) ` +
-    `AND (${at} >= $2 OR ${xid} >= coalesce($4::bigint, ${NO_BOUND})))`
+    `AND (${at} >= ${OWN_FROM} OR (${xid} >= coalesce($4::bigint, ${NO_BOUND}) AND ${at} < ${LATE_BEFORE})))`
   );
 }
 

@@ -8,6 +8,13 @@ export type RunLogLevel = 'INFO' | 'WARNING' | 'ERROR';
 /** What a destination writer knows of the run it delivers. */
 export interface DeliveryContext {
   runId: string;
+  /** 1 for the run's first attempt. */
+  attempt: number;
+  /**
+   * Of these run id suffixes (the last 16 hex digits of a run id, as staging tables are named), those of
+   * the project's runs that have ended: a staging table of theirs is stale.
+   */
+  endedRuns(suffixes: readonly string[]): Promise<ReadonlySet<string>>;
   teamId: number;
   dataIntervalStart: Date;
   dataIntervalEnd: Date;

@@ -12,6 +12,7 @@ import {
 } from '../export-errors.js';
 import { isPrivateAddress } from '../egress.js';
 import type { DeliveryContext, DestinationWriter } from './destination.js';
+import { sweepStagingTables } from './redshift-staging.js';
 
 const PG_TYPES: Record<ColumnKind, string> = {
   text: 'TEXT',
@@ -33,6 +34,9 @@ const INSERT_PARAMETERS = 60000;
 
 /** How long dropping a Redshift staging table after a failed or stopped attempt may wait. */
 const STAGE_DROP_TIMEOUT_MS = 15000;
+
+/** The `application_name` of the export's connections. */
+const APPLICATION_NAME = 'posthog-batch-export';
 
 export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -116,23 +120,35 @@ export class PostgresWriter implements DestinationWriter {
   private copy: Writable | null = null;
   private copyDone: Promise<void> | null = null;
   private bytes = 0;
-  /** Redshift: the staging table exists in the destination (created and not yet dropped by the merge). */
+  /**
+   * Redshift: the staging table may exist in the destination (from just before its CREATE until the merge or
+   * the drop after a failure committed).
+   */
   private stageLeft = false;
+  /** The server process of the attempt's connection (Redshift: ended before its staging table is dropped). */
+  private backendPid: number | null = null;
   private endpoint: { host: string; address: string } | null = null;
   private readonly redshift: boolean;
+  private readonly schema: string;
   private readonly table: string;
   private readonly stage: string;
+  private readonly stagePrefix: string;
   private readonly columns: string;
 
   constructor(private readonly ctx: DeliveryContext) {
     this.redshift = ctx.type === 'Redshift';
-    const schema = (ctx.config.schema as string | undefined) || 'public';
+    this.schema = (ctx.config.schema as string | undefined) || 'public';
     const tableName = ctx.config.table_name as string;
-    this.table = `${ident(schema)}.${ident(tableName)}`;
-    const stageName = `stage_${tableName.slice(0, 32)}_${ctx.runId.replace(/-/g, '').slice(-16)}`;
+    this.table = `${ident(this.schema)}.${ident(tableName)}`;
+    // Redshift: one table per attempt (`stage_<table>_<run>_<attempt>`), so an attempt that lost its worker
+    // and the next one never share it.
+    this.stagePrefix = `stage_${tableName.slice(0, 32)}_`;
+    const stageName =
+      `${this.stagePrefix}${ctx.runId.replace(/-/g, '').slice(-16)}` +
+      (this.redshift ? `_${ctx.attempt}` : '');
     // PostgreSQL: a temporary table (no WAL, gone with the connection if the attempt dies); Redshift: a table
-    // in the destination's schema, dropped and recreated by a retry.
-    this.stage = this.redshift ? `${ident(schema)}.${ident(stageName)}` : ident(stageName);
+    // in the destination's schema, dropped by the attempt however it ends, else by a later attempt's sweep.
+    this.stage = this.redshift ? `${ident(this.schema)}.${ident(stageName)}` : ident(stageName);
     this.columns = ctx.model.columns.map((c) => ident(c.name)).join(', ');
   }
 
@@ -145,6 +161,7 @@ export class PostgresWriter implements DestinationWriter {
     const address = await this.ctx.egress.resolve(host, this.port);
     this.endpoint = { host, address };
     this.client = await this.connect(host, address);
+    this.backendPid = (this.client as unknown as { processID?: number | null }).processID ?? null;
     const types = this.redshift ? REDSHIFT_TYPES : PG_TYPES;
     const definition = this.ctx.model.columns.map((c) => `${ident(c.name)} ${types[c.kind]}`).join(', ');
     const key = this.ctx.model.key.map(ident).join(', ');
@@ -153,6 +170,13 @@ export class PostgresWriter implements DestinationWriter {
       'creating the destination table',
     );
     await this.addMissingColumns(types);
+    if (this.redshift) {
+      try {
+        await sweepStagingTables(this.client!, this.ctx, this.schema, this.stagePrefix);
+      } catch (err) {
+        throw this.classify(err, 'listing the staging tables');
+      }
+    }
     await this.query(`DROP TABLE IF EXISTS ${this.stage}`, 'dropping an earlier staging table');
     this.stageLeft = this.redshift;
     await this.query(
@@ -336,39 +360,68 @@ export class PostgresWriter implements DestinationWriter {
       this.copy = null;
     }
     if (this.stageLeft) {
-      // Redshift: an attempt that did not merge (failed, cancelled) leaves no staging table behind in the
-      // destination's schema; a cancelled attempt's connection was closed, so over a connection of its own. An
-      // attempt stopped for shutdown or a lost heartbeat is taken up again, and its next attempt drops it.
+      // Redshift: an attempt that did not merge leaves no staging table behind in the destination's schema,
+      // whatever ended it (a failure, a cancel, the attempt's deadline, a lost heartbeat, a shutdown). A stopped
+      // attempt's connection was closed, so over a connection of its own.
       const stopped = this.ctx.signal.aborted ? (this.ctx.signal.reason as AttemptStopped).reason : null;
-      if (!stopped) await this.dropStage(client);
-      else if (stopped === 'cancelled') await this.dropStage(null);
+      await this.dropStage(stopped ? null : client, stopped);
     }
     await endClient(client);
   }
 
-  /** Drops the Redshift staging table; a failure is logged, not thrown (a retry drops it anyway). */
-  private async dropStage(client: pg.Client | null): Promise<void> {
+  /**
+   * Drops the Redshift staging table over `client`, else (stopped, or `client` failing) over a connection of its
+   * own, after ending the attempt's server process: a stopped attempt's statement (a load, a CREATE) may still
+   * run there, and must neither hold the table nor commit after the drop. A failure is logged with the table's
+   * name (WARNING), not thrown: a later attempt's sweep drops it.
+   */
+  private async dropStage(client: pg.Client | null, stopped: AttemptStopped['reason'] | null): Promise<void> {
     this.stageLeft = false;
+    if (client) {
+      try {
+        await client.query('ROLLBACK').catch(() => undefined);
+        await client.query(`DROP TABLE IF EXISTS ${this.stage}`);
+        return;
+      } catch {
+        // The attempt's connection failed: over a connection of its own, below.
+      }
+    }
     let own: pg.Client | null = null;
     try {
-      if (!client) {
-        own = await this.connect(this.endpoint!.host, this.endpoint!.address, false);
-        client = own;
-      }
-      await client.query('ROLLBACK').catch(() => undefined);
-      // A stopped attempt's statement may still hold the table on the server for a while: bounded.
-      await client.query(`SET statement_timeout = ${STAGE_DROP_TIMEOUT_MS}`);
-      await client.query(`DROP TABLE IF EXISTS ${this.stage}`);
+      own = await this.connect(this.endpoint!.host, this.endpoint!.address, false);
+      // A stopped statement may still hold the table on the server for a while: bounded.
+      await own.query(`SET statement_timeout = ${STAGE_DROP_TIMEOUT_MS}`);
+      if (this.backendPid !== null) await this.endBackend(own, this.backendPid);
+      await own.query(`DROP TABLE IF EXISTS ${this.stage}`);
     } catch (err) {
       await this.ctx
         .log(
           'WARNING',
-          `The staging table ${this.stage} could not be dropped: ${(err as Error).message}. ` +
-            'It is dropped by the next attempt of the run, or can be dropped by hand.',
+          `The staging table ${this.stage} of this ${stopped ? `${stopped} ` : 'failed '}attempt could not be ` +
+            `dropped: ${(err as Error).message}. It is dropped by the sweep of a later attempt exporting to this table, ` +
+            'or can be dropped by hand.',
         )
         .catch(() => undefined);
     } finally {
       await own?.end().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Ends the attempt's server process. PostgreSQL: only while it is still a session of this user and of this
+   * service (`application_name`), so a process id reused by another session is never touched. Redshift (whose
+   * `pg_stat_activity` has neither column): by its id, which only the user's own sessions (or a superuser's)
+   * may be ended by. A failure is left to the drop's lock wait.
+   */
+  private async endBackend(own: pg.Client, pid: number): Promise<void> {
+    try {
+      await own.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE pid = $1 AND usename = current_user AND application_name = '${APPLICATION_NAME}'`,
+        [pid],
+      );
+    } catch {
+      await own.query('SELECT pg_terminate_backend($1)', [pid]).catch(() => undefined);
     }
   }
 
@@ -384,7 +437,7 @@ export class PostgresWriter implements DestinationWriter {
       // The client's own timer, past the server's statement_timeout (set below): a server that does not apply
       // it still cannot hold the attempt.
       query_timeout: this.ctx.statementTimeoutMs + 2000,
-      application_name: 'posthog-batch-export',
+      application_name: APPLICATION_NAME,
     };
     const tls = {
       servername: host,
