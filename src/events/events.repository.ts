@@ -24,7 +24,10 @@ export interface ListedEvent extends StoredEvent {
 }
 
 /** What the public share of a recording reads of an event: only what `SharedEventDto` shows. */
-export type SharedEventRow = Pick<StoredEvent, 'uuid' | 'event' | 'timestamp' | 'properties' | 'elementsChain'>;
+export type SharedEventRow = Pick<
+  StoredEvent,
+  'uuid' | 'event' | 'timestamp' | 'properties' | 'elementsChain'
+>;
 
 /**
  * Most bytes (PostgreSQL's JSON text) of one property value an events list shows; a larger value is replaced by
@@ -333,7 +336,17 @@ export class EventsRepository extends RepositoryBase {
    * would start past `maxBytes` (the first one always stays).
    */
   @GenerateSql({
-    params: (f) => [f.projectId, 'session-1', AT, AT, new Date(AT.getTime() + 3_600_000), 100, 0, 10000, 8388608],
+    params: (f) => [
+      f.projectId,
+      'session-1',
+      AT,
+      AT,
+      new Date(AT.getTime() + 3_600_000),
+      100,
+      0,
+      10000,
+      8388608,
+    ],
   })
   async listSharedOfSession(
     teamId: number,

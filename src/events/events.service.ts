@@ -76,7 +76,8 @@ export function parsePropertyFilters(raw: string | undefined): Record<string, un
  */
 function endedEarly<T>(result: Page<T>, page: PageParams): Page<T> {
   const end = page.offset + result.items.length;
-  if (result.items.length > 0 && result.items.length < page.limit && end < result.total) result.nextOffset = end;
+  if (result.items.length > 0 && result.items.length < page.limit && end < result.total)
+    result.nextOffset = end;
   return result;
 }
 

@@ -40,7 +40,8 @@ export class PersonDto {
   properties: Record<string, unknown>;
 
   @ApiProperty({
-    description: 'Whether `properties` is a bounded view that leaves some of them out (an addition to PostHog).',
+    description:
+      'Whether `properties` is a bounded view that leaves some of them out (an addition to PostHog).',
   })
   properties_truncated: boolean;
 
