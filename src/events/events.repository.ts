@@ -63,13 +63,15 @@ const COLUMNS = `e.uuid, e.event, e.distinct_id AS "distinctId", e.person_id AS 
   e.window_id AS "windowId"`;
 
 /**
- * FROM clause items computing the bounded properties of `e` as `b.properties` and `b.truncated`: the stored
+ * FROM clause items computing the bounded properties of `e` as `b.properties` and `b.truncated` (and the length of
+ * the stored properties' JSON text, `w.length`, and whether it is over `valueBytes`, `s.big`): the stored
  * properties when their JSON text is within `valueBytes` (no value can be larger), else each value larger than
  * it replaced by the marker `{"$truncated": true, "bytes": n}`. PostgreSQL does this: a large value never
  * reaches the process.
  */
 function boundedPropertiesSql(valueBytes: string): string {
-  return `CROSS JOIN LATERAL (SELECT octet_length(e.properties::text) > ${valueBytes} AS big) s
+  return `CROSS JOIN LATERAL (SELECT octet_length(e.properties::text) AS length) w
+    CROSS JOIN LATERAL (SELECT w.length > ${valueBytes} AS big) s
     CROSS JOIN LATERAL (
       SELECT CASE WHEN s.big THEN coalesce(jsonb_object_agg(x.key, CASE WHEN x.bytes <= ${valueBytes} THEN x.value
                     ELSE jsonb_build_object('$truncated', true, 'bytes', x.bytes) END), '{}'::jsonb)
@@ -315,7 +317,8 @@ export class EventsRepository extends RepositoryBase {
     params.push(EVENT_LIST_VALUE_MAX_BYTES, maxBytes);
     const valueBytes = `$${params.length - 1}::int`;
     const page = `SELECT ${COLUMNS}, b.properties, b.truncated AS "propertiesTruncated",
-         octet_length(b.properties::text) + octet_length(e.elements_chain) AS bytes,
+         CASE WHEN s.big THEN octet_length(b.properties::text) ELSE w.length END + octet_length(e.elements_chain)
+           AS bytes,
          row_number() OVER (ORDER BY e."timestamp" DESC, e.uuid DESC) AS ord
        FROM (SELECT * FROM events e WHERE ${condition}
               ORDER BY e."timestamp" DESC, e.uuid DESC LIMIT ${Number(limit)} OFFSET ${Number(offset)}) e

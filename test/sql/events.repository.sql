@@ -12,11 +12,13 @@ SELECT * FROM (
       FROM (SELECT e.uuid, e.event, e.distinct_id AS "distinctId", e.person_id AS "personId",
 e."timestamp", e.created_at AS "createdAt", e.elements_chain AS "elementsChain", e.session_id AS "sessionId",
 e.window_id AS "windowId", b.properties, b.truncated AS "propertiesTruncated",
-       octet_length(b.properties::text) + octet_length(e.elements_chain) AS bytes,
+       CASE WHEN s.big THEN octet_length(b.properties::text) ELSE w.length END + octet_length(e.elements_chain)
+         AS bytes,
        row_number() OVER (ORDER BY e."timestamp" DESC, e.uuid DESC) AS ord
      FROM (SELECT * FROM events e WHERE e.team_id = $1 AND e."timestamp" >= $2 AND e.event = $3
             ORDER BY e."timestamp" DESC, e.uuid DESC LIMIT 10 OFFSET 0) e
-     CROSS JOIN LATERAL (SELECT octet_length(e.properties::text) > $4::int AS big) s
+     CROSS JOIN LATERAL (SELECT octet_length(e.properties::text) AS length) w
+  CROSS JOIN LATERAL (SELECT w.length > $4::int AS big) s
   CROSS JOIN LATERAL (
     SELECT CASE WHEN s.big THEN coalesce(jsonb_object_agg(x.key, CASE WHEN x.bytes <= $4::int THEN x.value
                   ELSE jsonb_build_object('$truncated', true, 'bytes', x.bytes) END), '{}'::jsonb)
