@@ -35,7 +35,10 @@ export class EventsController {
     description:
       "The project's stored events within its retention, newest first (by `timestamp`, then uuid). `count` " +
       'counts matches up to 10,000, and `offset + limit` may not exceed it: page further back with `before` ' +
-      '(the `timestamp` of the last event of a page).',
+      '(the `timestamp` of the last event of a page). A property value whose JSON is over 64 KiB is replaced by ' +
+      '`{"$truncated": true, "bytes": <its size>}` (`properties_truncated` is true; `GET /events/{id}` shows it ' +
+      'whole), and a page holds at most EVENTS_LIST_MAX_BYTES (8 MB by default) of properties and elements ' +
+      'chains: a page past it ends early, and `next` starts at the first event left out.',
   })
   @ApiParam(PROJECT)
   @ApiQuery({ name: 'event', required: false, description: 'Only events of this name.' })
@@ -100,7 +103,8 @@ export class SharedEventsController {
       "recording's session (from 5 minutes before its start to 5 minutes after its end, within the project's " +
       'events retention), oldest first, as the shared player lists them: name, time, page URL, the clicked ' +
       "element's tag and text, an exception's message; never the person, the distinct id or the event's " +
-      'properties. `offset + limit` may not exceed 10,000.',
+      'properties. `offset + limit` may not exceed 10,000; a page past EVENTS_LIST_MAX_BYTES ends early, and ' +
+      '`next` starts at the first event left out.',
   })
   @ApiParam({ name: 'access_token', description: 'The access token of an enabled sharing configuration.' })
   @ApiNotFoundResponse({

@@ -18,6 +18,28 @@ export interface StoredEvent {
   windowId: string | null;
 }
 
+/** An event of a list page: its properties bounded (`boundedPropertiesSql`), `propertiesTruncated` when they were. */
+export interface ListedEvent extends StoredEvent {
+  propertiesTruncated: boolean;
+}
+
+/** What the public share of a recording reads of an event: only what `SharedEventDto` shows. */
+export type SharedEventRow = Pick<
+  StoredEvent,
+  'uuid' | 'event' | 'timestamp' | 'properties' | 'elementsChain'
+>;
+
+/**
+ * Most bytes (PostgreSQL's JSON text) of one property value an events list shows; a larger value is replaced by
+ * the marker `{"$truncated": true, "bytes": <its size>}` and the event flagged `properties_truncated` (the whole
+ * event: `GET /events/:id`).
+ */
+export const EVENT_LIST_VALUE_MAX_BYTES = 64 * 1024;
+/** Most characters of an elements chain the public share reads (it shows the clicked element, the chain's first). */
+export const SHARED_CHAIN_MAX_LENGTH = 16 * 1024;
+/** Most characters of a text property the public share reads (it shows 500). */
+const SHARED_TEXT_READ_MAX = 501;
+
 /** Filters of the events list (all optional; every one given must hold). */
 export interface EventFilters {
   event?: string;
@@ -35,9 +57,59 @@ export function isMissingPartition(error: unknown): boolean {
   return e?.code === '23514' && /no partition of relation/.test(e.message ?? '');
 }
 
-const SELECT = `e.uuid, e.event, e.distinct_id AS "distinctId", e.person_id AS "personId", e.properties,
+/** The columns of an event but its properties. */
+const COLUMNS = `e.uuid, e.event, e.distinct_id AS "distinctId", e.person_id AS "personId",
   e."timestamp", e.created_at AS "createdAt", e.elements_chain AS "elementsChain", e.session_id AS "sessionId",
   e.window_id AS "windowId"`;
+
+/**
+ * FROM clause items computing the bounded properties of `e` as `b.properties` and `b.truncated` (and the length of
+ * the stored properties' JSON text, `w.length`, and whether it is over `valueBytes`, `s.big`): the stored
+ * properties when their JSON text is within `valueBytes` (no value can be larger), else each value larger than
+ * it replaced by the marker `{"$truncated": true, "bytes": n}`. PostgreSQL does this: a large value never
+ * reaches the process.
+ */
+function boundedPropertiesSql(valueBytes: string): string {
+  return `CROSS JOIN LATERAL (SELECT octet_length(e.properties::text) AS length) w
+    CROSS JOIN LATERAL (SELECT w.length > ${valueBytes} AS big) s
+    CROSS JOIN LATERAL (
+      SELECT CASE WHEN s.big THEN coalesce(jsonb_object_agg(x.key, CASE WHEN x.bytes <= ${valueBytes} THEN x.value
+                    ELSE jsonb_build_object('$truncated', true, 'bytes', x.bytes) END), '{}'::jsonb)
+                  ELSE e.properties END AS properties,
+             coalesce(bool_or(x.bytes > ${valueBytes}), false) AS truncated
+        FROM (SELECT j.key, j.value, octet_length(j.value::text) AS bytes
+                FROM jsonb_each(CASE WHEN s.big THEN e.properties ELSE '{}'::jsonb END) j) x
+    ) b`;
+}
+
+/**
+ * A page of `rows` (a statement with the columns `bytes` and `ord`, a row's place in the page) cut where its rows'
+ * `bytes` reach `maxBytes`: a row is kept while the rows before it hold fewer, so the first one always is.
+ */
+function boundedPageSql(rows: string, maxBytes: string): string {
+  return `SELECT * FROM (
+      SELECT q.*, sum(q.bytes) OVER (ORDER BY q.ord ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - q.bytes AS before
+        FROM (${rows}) q
+    ) w WHERE w.before < ${maxBytes} ORDER BY w.ord`;
+}
+
+/** SQL of the JSON string at `path` (a jsonb expression), cut to `max` characters; null when not a string. */
+const sharedText = (path: string) =>
+  `CASE WHEN jsonb_typeof(${path}) = 'string' THEN to_jsonb(left(${path} #>> '{}', ${SHARED_TEXT_READ_MAX})) END`;
+
+/**
+ * The properties the public share shows (`toSharedEventDto`), each cut: `$current_url`, `$event_type`,
+ * `$exception_message` and the `type` and `value` of the first of `$exception_list`. Nothing else of the event's
+ * properties is read.
+ */
+const SHARED_PROPERTIES = `jsonb_strip_nulls(jsonb_build_object(
+    '$current_url', ${sharedText(`e.properties -> '$current_url'`)},
+    '$event_type', ${sharedText(`e.properties -> '$event_type'`)},
+    '$exception_message', ${sharedText(`e.properties -> '$exception_message'`)},
+    '$exception_list', CASE WHEN jsonb_typeof(e.properties -> '$exception_list') = 'array'
+      AND jsonb_array_length(e.properties -> '$exception_list') > 0 THEN jsonb_build_array(jsonb_build_object(
+        'type', ${sharedText(`e.properties -> '$exception_list' -> 0 -> 'type'`)},
+        'value', ${sharedText(`e.properties -> '$exception_list' -> 0 -> 'value'`)})) END))`;
 
 const AT = new Date('2026-11-21T10:00:00.000Z');
 
@@ -212,9 +284,11 @@ export class EventsRepository extends RepositoryBase {
 
   /**
    * One page of a project's events at or after `cutoff`, newest first (ties by uuid), and the number of matches
-   * counted up to `countCap`.
+   * counted up to `countCap`. The page holds at most `limit` events and ends early at the first event that would
+   * start past `maxBytes` (its properties' JSON and elements chain; the first event always stays); each event's
+   * property values are bounded by EVENT_LIST_VALUE_MAX_BYTES (`boundedPropertiesSql`).
    */
-  @GenerateSql({ params: (f) => [f.projectId, AT, { event: '$pageview' }, 10, 0, 10000] })
+  @GenerateSql({ params: (f) => [f.projectId, AT, { event: '$pageview' }, 10, 0, 10000, 8388608] })
   async list(
     teamId: number,
     cutoff: Date,
@@ -222,7 +296,8 @@ export class EventsRepository extends RepositoryBase {
     limit: number,
     offset: number,
     countCap: number,
-  ): Promise<{ rows: StoredEvent[]; total: number }> {
+    maxBytes: number,
+  ): Promise<{ rows: ListedEvent[]; total: number }> {
     const params: unknown[] = [teamId, cutoff];
     const where = ['e.team_id = $1', 'e."timestamp" >= $2'];
     const add = (sql: (p: string) => string, value: unknown) => {
@@ -238,26 +313,45 @@ export class EventsRepository extends RepositoryBase {
     if (filters.properties !== undefined)
       add((p) => `e.properties @> ${p}::jsonb`, JSON.stringify(filters.properties));
     const condition = where.join(' AND ');
-    const rows = await this.query<StoredEvent>(
-      `SELECT ${SELECT} FROM events e WHERE ${condition}
-       ORDER BY e."timestamp" DESC, e.uuid DESC LIMIT ${Number(limit)} OFFSET ${Number(offset)}`,
-      params,
-    );
+    const counted = [...params];
+    params.push(EVENT_LIST_VALUE_MAX_BYTES, maxBytes);
+    const valueBytes = `$${params.length - 1}::int`;
+    const page = `SELECT ${COLUMNS}, b.properties, b.truncated AS "propertiesTruncated",
+         CASE WHEN s.big THEN octet_length(b.properties::text) ELSE w.length END + octet_length(e.elements_chain)
+           AS bytes,
+         row_number() OVER (ORDER BY e."timestamp" DESC, e.uuid DESC) AS ord
+       FROM (SELECT * FROM events e WHERE ${condition}
+              ORDER BY e."timestamp" DESC, e.uuid DESC LIMIT ${Number(limit)} OFFSET ${Number(offset)}) e
+       ${boundedPropertiesSql(valueBytes)}`;
+    const rows = await this.query<ListedEvent>(boundedPageSql(page, `$${params.length}::bigint`), params);
     const [{ n }] = await this.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM (SELECT 1 FROM events e WHERE ${condition} LIMIT ${Number(countCap)}) c`,
-      params,
+      counted,
     );
     return { rows, total: n };
   }
 
   /**
    * One page of the events of a session at or after `cutoff` and within [from, to], oldest first (ties by uuid),
-   * and the number of them counted up to `countCap`: the (team_id, session_id, timestamp) index answers it.
+   * as the public share reads them (`SharedEventRow`: only `SHARED_PROPERTIES` of the properties, each cut, and
+   * the elements chain of click events up to SHARED_CHAIN_MAX_LENGTH), and the number of them counted up to
+   * `countCap`: the (team_id, session_id, timestamp) index answers it. The page ends early at the first event that
+   * would start past `maxBytes` (the first one always stays).
    */
   @GenerateSql({
-    params: (f) => [f.projectId, 'session-1', AT, AT, new Date(AT.getTime() + 3_600_000), 100, 0, 10000],
+    params: (f) => [
+      f.projectId,
+      'session-1',
+      AT,
+      AT,
+      new Date(AT.getTime() + 3_600_000),
+      100,
+      0,
+      10000,
+      8388608,
+    ],
   })
-  async listOfSession(
+  async listSharedOfSession(
     teamId: number,
     sessionId: string,
     cutoff: Date,
@@ -266,15 +360,20 @@ export class EventsRepository extends RepositoryBase {
     limit: number,
     offset: number,
     countCap: number,
-  ): Promise<{ rows: StoredEvent[]; total: number }> {
-    const params = [teamId, sessionId, cutoff, from, to];
+    maxBytes: number,
+  ): Promise<{ rows: SharedEventRow[]; total: number }> {
+    const params: unknown[] = [teamId, sessionId, cutoff, from, to];
     const condition = `e.team_id = $1 AND e.session_id = $2 AND e."timestamp" >= $3
        AND e."timestamp" >= $4 AND e."timestamp" <= $5`;
-    const rows = await this.query<StoredEvent>(
-      `SELECT ${SELECT} FROM events e WHERE ${condition}
-       ORDER BY e."timestamp", e.uuid LIMIT ${Number(limit)} OFFSET ${Number(offset)}`,
-      params,
-    );
+    const page = `SELECT e.uuid, e.event, e."timestamp", e.properties, e."elementsChain",
+         octet_length(e.properties::text) + coalesce(octet_length(e."elementsChain"), 0) AS bytes,
+         row_number() OVER (ORDER BY e."timestamp", e.uuid) AS ord
+       FROM (SELECT e.uuid, e.event, e."timestamp", ${SHARED_PROPERTIES} AS properties,
+                    CASE WHEN e.event IN ('$autocapture', '$rageclick', '$dead_click')
+                         THEN left(e.elements_chain, ${SHARED_CHAIN_MAX_LENGTH}) ELSE '' END AS "elementsChain"
+               FROM events e WHERE ${condition}
+              ORDER BY e."timestamp", e.uuid LIMIT ${Number(limit)} OFFSET ${Number(offset)}) e`;
+    const rows = await this.query<SharedEventRow>(boundedPageSql(page, '$6::bigint'), [...params, maxBytes]);
     const [{ n }] = await this.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM (SELECT 1 FROM events e WHERE ${condition} LIMIT ${Number(countCap)}) c`,
       params,
@@ -286,7 +385,7 @@ export class EventsRepository extends RepositoryBase {
   @GenerateSql({ params: (f) => [f.projectId, '0192d6c4-8f8a-7c1e-9d57-2a9d3c1e4b5f', AT] })
   async findByUuid(teamId: number, uuid: string, cutoff: Date): Promise<StoredEvent | null> {
     const rows = await this.query<StoredEvent>(
-      `SELECT ${SELECT} FROM events e WHERE e.team_id = $1 AND e.uuid = $2 AND e."timestamp" >= $3
+      `SELECT ${COLUMNS}, e.properties FROM events e WHERE e.team_id = $1 AND e.uuid = $2 AND e."timestamp" >= $3
        ORDER BY e."timestamp" DESC LIMIT 1`,
       [teamId, uuid, cutoff],
     );

@@ -3,6 +3,7 @@ import type { Principal } from '../common/auth/principal.js';
 import { ApiError } from '../common/errors/api-error.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { Clock } from '../common/time/clock.js';
+import { AppConfig } from '../config/config.js';
 import { PersonsService } from '../persons/persons.service.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { SessionRecordingsService } from '../session-recordings/reads/session-recordings.service.js';
@@ -69,9 +70,22 @@ export function parsePropertyFilters(raw: string | undefined): Record<string, un
   return out;
 }
 
+/**
+ * A page that may have ended before `limit` at its byte bound (EVENTS_LIST_MAX_BYTES): `nextOffset` is its first
+ * event left out, so `next` continues there (`toEnvelope`).
+ */
+function endedEarly<T>(result: Page<T>, page: PageParams): Page<T> {
+  const end = page.offset + result.items.length;
+  if (result.items.length > 0 && result.items.length < page.limit && end < result.total)
+    result.nextOffset = end;
+  return result;
+}
+
 /** The read side of events: the list and one event, for members of the project's organization. */
 @Injectable()
 export class EventsService {
+  private readonly maxPageBytes: number;
+
   constructor(
     private readonly events: EventsRepository,
     private readonly projects: ProjectsService,
@@ -79,7 +93,10 @@ export class EventsService {
     private readonly ingestion: EventsIngestionService,
     private readonly clock: Clock,
     private readonly recordings: SessionRecordingsService,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.maxPageBytes = config.get('EVENTS_LIST_MAX_BYTES');
+  }
 
   async list(
     principal: Principal,
@@ -118,12 +135,14 @@ export class EventsService {
       page.limit,
       page.offset,
       EVENTS_COUNT_CAP,
+      this.maxPageBytes,
     );
     const persons = await this.persons.eventPersons(
       project.id,
       rows.map((r) => r.distinctId),
     );
-    return { items: rows.map((row) => toEventDto(row, persons.get(row.distinctId))), total };
+    const items = rows.map((row) => toEventDto(row, persons.get(row.distinctId), row.propertiesTruncated));
+    return endedEarly({ items, total }, page);
   }
 
   /**
@@ -139,7 +158,7 @@ export class EventsService {
     const project = await this.projects.findById(session.teamId);
     if (!project) throw ApiError.notFound();
     const cutoff = eventsCutoff(this.clock.now().getTime(), this.ingestion.retentionOf(project));
-    const { rows, total } = await this.events.listOfSession(
+    const { rows, total } = await this.events.listSharedOfSession(
       project.id,
       session.sessionId,
       cutoff,
@@ -148,8 +167,9 @@ export class EventsService {
       page.limit,
       page.offset,
       EVENTS_COUNT_CAP,
+      this.maxPageBytes,
     );
-    return { items: rows.map(toSharedEventDto), total };
+    return endedEarly({ items: rows.map(toSharedEventDto), total }, page);
   }
 
   async retrieve(principal: Principal, projectId: number, id: string): Promise<EventDto> {

@@ -1,4 +1,4 @@
-import { int, setting, type SettingsTable, type SettingValues } from '../config/settings.js';
+import { byteSizeBetween, int, setting, type SettingsTable, type SettingValues } from '../config/settings.js';
 
 /**
  * The settings of the events feature, declared by its manifest: parsed with every other setting by
@@ -24,6 +24,11 @@ export const EVENTS_SETTINGS = {
     int(1024, 16 * 1024 * 1024),
     1024 * 1024,
     "Most bytes of one captured event's properties as JSON (PostHog's 1 MB event limit); a larger event is dropped, counted and logged, and the rest of its batch stored.",
+  ),
+  EVENTS_LIST_MAX_BYTES: setting(
+    byteSizeBetween(64 * 1024, 256 * 1024 * 1024),
+    8 * 1024 * 1024,
+    "Most bytes of events (their properties' JSON, large values already replaced by the truncation marker, and elements chains) one page of an events list holds (`GET /api/projects/:id/events`, the public `GET /api/shared/:token/events`): a page ends early, before `limit`, at the first event past it (always at least one event), and `next` starts at the first event left out.",
   ),
 } satisfies SettingsTable;
 

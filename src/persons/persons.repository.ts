@@ -3,27 +3,44 @@ import { isUniqueViolation } from '../common/errors/database-errors.js';
 import { type PropertyFilter, propertyFilterSql } from '../common/filters/property-filters.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
+import { PROTECTED_PERSON_PROPERTIES } from './person-properties.js';
 
 /** Unique (team_id, distinct_id): the guard that makes person creation race-safe. */
 export const DISTINCT_ID_KEY = 'person_distinct_ids_team_distinct_id_key';
 
-/** A person as other resources embed it (a recording's `person`). */
+/** A person as other resources embed it (a recording's `person`): a bounded view (`personSelectSql`). */
 export interface PersonSummary {
   id: number;
   uuid: string;
   properties: Record<string, unknown>;
+  /** Some properties were left out of `properties` (the person's were over EMBEDDED_PERSON_MAX_BYTES). */
+  propertiesTruncated: boolean;
   createdAt: Date;
-  /** Oldest first. */
+  /** Oldest first, at most PERSON_DISTINCT_IDS_SHOWN. */
   distinctIds: string[];
+  /** How many distinct ids the person has. */
+  distinctIdCount: number;
 }
 
 /**
  * Most bytes of a person's properties (as PostgreSQL renders their JSON) that lists and exports read: twice the
  * largest PERSON_PROPERTIES_MAX_BYTES allowed (1mb), so a person within the limit is always read in full, while
- * one stored before the limit existed (megabytes of `$set`) reads as `{}` instead of filling a page of recordings
- * or an export batch. Writes keep persons within PERSON_PROPERTIES_MAX_BYTES; this is the defence behind it.
+ * one stored before the limit existed (megabytes of `$set`) reads as `{}` instead of filling an export batch.
+ * Writes keep persons within PERSON_PROPERTIES_MAX_BYTES; this is the defence behind it.
  */
 export const PERSON_PROPERTIES_READ_MAX_BYTES = 2 * 1024 * 1024;
+
+/**
+ * Most bytes of the properties of a person embedded in another resource (a recording's `person`, one per row of
+ * the recordings list): a person whose properties' JSON is larger shows the identifying properties
+ * (PROTECTED_PERSON_PROPERTIES) first, then the others by key, each value of at most
+ * EMBEDDED_PERSON_VALUE_MAX_BYTES, as long as they fit, and is flagged `properties_truncated`.
+ */
+export const EMBEDDED_PERSON_MAX_BYTES = 16 * 1024;
+export const EMBEDDED_PERSON_VALUE_MAX_BYTES = 1000;
+
+/** PROTECTED_PERSON_PROPERTIES as an SQL text array. */
+const PROTECTED_KEYS_SQL = `ARRAY[${[...PROTECTED_PERSON_PROPERTIES].map((k) => `'${k.replace(/'/g, "''")}'`).join(', ')}]::text[]`;
 
 /** SQL of the properties of the person `alias`, `{}` when past PERSON_PROPERTIES_READ_MAX_BYTES. */
 export function cappedPropertiesSql(alias: string): string {
@@ -35,20 +52,33 @@ export interface PersonColumns {
   personId: number | null;
   personUuid: string | null;
   personProperties: Record<string, unknown> | null;
+  personPropertiesTruncated: boolean | null;
   personCreatedMs: number | null;
   personDistinctIds: string[] | null;
+  personDistinctIdCount: number | null;
 }
 
 /**
- * SQL fragment for queries of other modules joining `persons` as `alias`: the person's columns and its distinct
- * ids (oldest first), named as PersonColumns and read back with `personFromColumns`. Hot list queries embed it,
- * so a page of recordings reads its persons in the same statement.
+ * SQL fragment for queries of other modules joining `persons` as `alias`: the bounded view of the person
+ * (PersonColumns, read back with `personFromColumns`): its properties within EMBEDDED_PERSON_MAX_BYTES and its
+ * oldest PERSON_DISTINCT_IDS_SHOWN distinct ids with their count. Hot list queries embed it, so a page of
+ * recordings reads its persons in the same statement, each row a bounded size whatever the person holds.
  */
 export function personSelectSql(alias: string): string {
-  return `${alias}.id AS "personId", ${alias}.uuid AS "personUuid", ${cappedPropertiesSql(alias)} AS "personProperties",
+  const whole = `octet_length(${alias}.properties::text) <= ${EMBEDDED_PERSON_MAX_BYTES}`;
+  return `${alias}.id AS "personId", ${alias}.uuid AS "personUuid",
+    CASE WHEN ${whole} THEN ${alias}.properties ELSE coalesce((
+      SELECT jsonb_object_agg(k.key, k.value) FROM (
+        SELECT v.key, v.value, sum(octet_length(v.key) + v.bytes + 4) OVER (
+                 ORDER BY v.key = ANY(${PROTECTED_KEYS_SQL}) DESC, v.key ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto
+          FROM (SELECT j.key, j.value, octet_length(j.value::text) AS bytes FROM jsonb_each(${alias}.properties) j) v
+         WHERE v.bytes <= ${EMBEDDED_PERSON_VALUE_MAX_BYTES}) k
+       WHERE k.upto <= ${EMBEDDED_PERSON_MAX_BYTES}), '{}'::jsonb) END AS "personProperties",
+    NOT (${whole}) AS "personPropertiesTruncated",
     (extract(epoch FROM ${alias}.created_at) * 1000)::float8 AS "personCreatedMs",
-    (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = ${alias}.id)
-      AS "personDistinctIds"`;
+    coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
+       WHERE d.person_id = ${alias}.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), '{}') AS "personDistinctIds",
+    (SELECT count(*)::int FROM person_distinct_ids d WHERE d.person_id = ${alias}.id) AS "personDistinctIdCount"`;
 }
 
 /** The person selected by `personSelectSql`, or null when the row has none. */
@@ -58,8 +88,10 @@ export function personFromColumns(row: PersonColumns): PersonSummary | null {
     id: row.personId,
     uuid: row.personUuid,
     properties: row.personProperties ?? {},
+    propertiesTruncated: row.personPropertiesTruncated ?? false,
     createdAt: new Date(row.personCreatedMs ?? 0),
     distinctIds: row.personDistinctIds ?? [],
+    distinctIdCount: row.personDistinctIdCount ?? 0,
   };
 }
 

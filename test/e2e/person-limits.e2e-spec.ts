@@ -262,22 +262,26 @@ describe('persons are bounded', () => {
       );
     });
 
-    it('is listed and read without its properties, named by its distinct id', async () => {
+    it('is listed and read by the recordings with a bounded view of its properties: the small ones', async () => {
       const list = await t.http
         .get(`/api/projects/${projectId}/session_recordings/?limit=20`)
         .set(owner.auth)
         .expect(200);
-      const item = (list.body.results as { id: string; person: { properties: object; name: string } }[]).find(
-        (r) => r.id === sessionId,
-      );
-      expect(item?.person.properties).toEqual({});
-      expect(item?.person.name).toBe(distinctId);
+      const item = (
+        list.body.results as {
+          id: string;
+          person: { properties: object; properties_truncated: boolean; name: string };
+        }[]
+      ).find((r) => r.id === sessionId);
+      expect(item?.person.properties).toEqual({ email: 'old@example.com', utm_source: 'news' });
+      expect(item?.person.properties_truncated).toBe(true);
+      expect(item?.person.name).toBe('old@example.com');
       expect(JSON.stringify(list.body).length).toBeLessThan(200_000);
       const one = await t.http
         .get(`/api/projects/${projectId}/session_recordings/${sessionId}`)
         .set(owner.auth)
         .expect(200);
-      expect(one.body.person.properties).toEqual({});
+      expect(one.body.person.properties).toEqual({ email: 'old@example.com', utm_source: 'news' });
     });
 
     it('is listed and read by the persons API without its properties, and an event shows its small ones', async () => {

@@ -42,7 +42,16 @@ const RECORDING_FIELDS = [
   'viewed',
   'viewers',
 ];
-const PERSON_FIELDS = ['created_at', 'distinct_ids', 'id', 'name', 'properties', 'uuid'];
+const PERSON_FIELDS = [
+  'created_at',
+  'distinct_ids',
+  'distinct_ids_count',
+  'id',
+  'name',
+  'properties',
+  'properties_truncated',
+  'uuid',
+];
 /** When the test's clock stands unless a test moves it. */
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 const T0 = Date.UTC(2026, 10, 20, 9, 0, 0);
@@ -181,7 +190,9 @@ describe('session recordings', () => {
           id: expect.any(Number),
           name: 'ada@example.com',
           distinct_ids: '["ada-anon"]',
+          distinct_ids_count: 1,
           properties: { email: 'ada@example.com', plan: 'pro' },
+          properties_truncated: false,
           created_at: new Date(NOW.getTime() - 60_000).toISOString(),
           uuid: expect.stringMatching(UUID),
         },

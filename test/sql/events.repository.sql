@@ -7,25 +7,56 @@ DELETE FROM events WHERE ctid IN (
 AND team_id = $1 AND "timestamp" < $2;
 
 -- EventsRepository.list
-SELECT e.uuid, e.event, e.distinct_id AS "distinctId", e.person_id AS "personId", e.properties,
+SELECT * FROM (
+    SELECT q.*, sum(q.bytes) OVER (ORDER BY q.ord ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - q.bytes AS before
+      FROM (SELECT e.uuid, e.event, e.distinct_id AS "distinctId", e.person_id AS "personId",
 e."timestamp", e.created_at AS "createdAt", e.elements_chain AS "elementsChain", e.session_id AS "sessionId",
-e.window_id AS "windowId" FROM events e WHERE e.team_id = $1 AND e."timestamp" >= $2 AND e.event = $3
-     ORDER BY e."timestamp" DESC, e.uuid DESC LIMIT 10 OFFSET 0;
+e.window_id AS "windowId", b.properties, b.truncated AS "propertiesTruncated",
+       CASE WHEN s.big THEN octet_length(b.properties::text) ELSE w.length END + octet_length(e.elements_chain)
+         AS bytes,
+       row_number() OVER (ORDER BY e."timestamp" DESC, e.uuid DESC) AS ord
+     FROM (SELECT * FROM events e WHERE e.team_id = $1 AND e."timestamp" >= $2 AND e.event = $3
+            ORDER BY e."timestamp" DESC, e.uuid DESC LIMIT 10 OFFSET 0) e
+     CROSS JOIN LATERAL (SELECT octet_length(e.properties::text) AS length) w
+  CROSS JOIN LATERAL (SELECT w.length > $4::int AS big) s
+  CROSS JOIN LATERAL (
+    SELECT CASE WHEN s.big THEN coalesce(jsonb_object_agg(x.key, CASE WHEN x.bytes <= $4::int THEN x.value
+                  ELSE jsonb_build_object('$truncated', true, 'bytes', x.bytes) END), '{}'::jsonb)
+                ELSE e.properties END AS properties,
+           coalesce(bool_or(x.bytes > $4::int), false) AS truncated
+      FROM (SELECT j.key, j.value, octet_length(j.value::text) AS bytes
+              FROM jsonb_each(CASE WHEN s.big THEN e.properties ELSE '{}'::jsonb END) j) x
+  ) b) q
+  ) w WHERE w.before < $5::bigint ORDER BY w.ord;
 
 SELECT count(*)::int AS n FROM (SELECT 1 FROM events e WHERE e.team_id = $1 AND e."timestamp" >= $2 AND e.event = $3 LIMIT 10000) c;
 
--- EventsRepository.listOfSession
-SELECT e.uuid, e.event, e.distinct_id AS "distinctId", e.person_id AS "personId", e.properties,
-e."timestamp", e.created_at AS "createdAt", e.elements_chain AS "elementsChain", e.session_id AS "sessionId",
-e.window_id AS "windowId" FROM events e WHERE e.team_id = $1 AND e.session_id = $2 AND e."timestamp" >= $3
-     AND e."timestamp" >= $4 AND e."timestamp" <= $5
-     ORDER BY e."timestamp", e.uuid LIMIT 100 OFFSET 0;
+-- EventsRepository.listSharedOfSession
+SELECT * FROM (
+  SELECT q.*, sum(q.bytes) OVER (ORDER BY q.ord ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - q.bytes AS before
+    FROM (SELECT e.uuid, e.event, e."timestamp", e.properties, e."elementsChain",
+     octet_length(e.properties::text) + coalesce(octet_length(e."elementsChain"), 0) AS bytes,
+     row_number() OVER (ORDER BY e."timestamp", e.uuid) AS ord
+   FROM (SELECT e.uuid, e.event, e."timestamp", jsonb_strip_nulls(jsonb_build_object(
+'$current_url', CASE WHEN jsonb_typeof(e.properties -> '$current_url') = 'string' THEN to_jsonb(left(e.properties -> '$current_url' #>> '{}', 501)) END,
+'$event_type', CASE WHEN jsonb_typeof(e.properties -> '$event_type') = 'string' THEN to_jsonb(left(e.properties -> '$event_type' #>> '{}', 501)) END,
+'$exception_message', CASE WHEN jsonb_typeof(e.properties -> '$exception_message') = 'string' THEN to_jsonb(left(e.properties -> '$exception_message' #>> '{}', 501)) END,
+'$exception_list', CASE WHEN jsonb_typeof(e.properties -> '$exception_list') = 'array'
+  AND jsonb_array_length(e.properties -> '$exception_list') > 0 THEN jsonb_build_array(jsonb_build_object(
+    'type', CASE WHEN jsonb_typeof(e.properties -> '$exception_list' -> 0 -> 'type') = 'string' THEN to_jsonb(left(e.properties -> '$exception_list' -> 0 -> 'type' #>> '{}', 501)) END,
+    'value', CASE WHEN jsonb_typeof(e.properties -> '$exception_list' -> 0 -> 'value') = 'string' THEN to_jsonb(left(e.properties -> '$exception_list' -> 0 -> 'value' #>> '{}', 501)) END)) END)) AS properties,
+                CASE WHEN e.event IN ('$autocapture', '$rageclick', '$dead_click')
+                     THEN left(e.elements_chain, 16384) ELSE '' END AS "elementsChain"
+           FROM events e WHERE e.team_id = $1 AND e.session_id = $2 AND e."timestamp" >= $3
+   AND e."timestamp" >= $4 AND e."timestamp" <= $5
+          ORDER BY e."timestamp", e.uuid LIMIT 100 OFFSET 0) e) q
+) w WHERE w.before < $6::bigint ORDER BY w.ord;
 
 SELECT count(*)::int AS n FROM (SELECT 1 FROM events e WHERE e.team_id = $1 AND e.session_id = $2 AND e."timestamp" >= $3
 AND e."timestamp" >= $4 AND e."timestamp" <= $5 LIMIT 10000) c;
 
 -- EventsRepository.findByUuid
-SELECT e.uuid, e.event, e.distinct_id AS "distinctId", e.person_id AS "personId", e.properties,
+SELECT e.uuid, e.event, e.distinct_id AS "distinctId", e.person_id AS "personId",
 e."timestamp", e.created_at AS "createdAt", e.elements_chain AS "elementsChain", e.session_id AS "sessionId",
-e.window_id AS "windowId" FROM events e WHERE e.team_id = $1 AND e.uuid = $2 AND e."timestamp" >= $3
+e.window_id AS "windowId", e.properties FROM events e WHERE e.team_id = $1 AND e.uuid = $2 AND e."timestamp" >= $3
      ORDER BY e."timestamp" DESC LIMIT 1;

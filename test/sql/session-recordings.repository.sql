@@ -19,10 +19,19 @@ SELECT coalesce(greatest((SELECT c.recordings FROM session_recording_counts c WH
         WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
           AND v.user_id <> $2::int
         ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
- p.id AS "personId", p.uuid AS "personUuid", CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END AS "personProperties",
+ p.id AS "personId", p.uuid AS "personUuid",
+   CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
+     SELECT jsonb_object_agg(k.key, k.value) FROM (
+       SELECT v.key, v.value, sum(octet_length(v.key) + v.bytes + 4) OVER (
+                ORDER BY v.key = ANY(ARRAY['email', 'name', '$user_id', '$device_id', '$anon_distinct_id', '$browser', '$os', '$device_type', '$current_url', '$referrer', '$referring_domain', '$initial_referrer', '$initial_referring_domain', '$initial_current_url', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term', '$initial_utm_source', '$initial_utm_medium', '$initial_utm_campaign', '$initial_utm_content', '$initial_utm_term', 'gclid', 'fbclid', 'msclkid']::text[]) DESC, v.key ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto
+         FROM (SELECT j.key, j.value, octet_length(j.value::text) AS bytes FROM jsonb_each(p.properties) j) v
+        WHERE v.bytes <= 1000) k
+      WHERE k.upto <= 16384), '{}'::jsonb) END AS "personProperties",
+   NOT (octet_length(p.properties::text) <= 16384) AS "personPropertiesTruncated",
    (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
-   (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = p.id)
-     AS "personDistinctIds"
+   coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
+      WHERE d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}') AS "personDistinctIds",
+   (SELECT count(*)::int FROM person_distinct_ids d WHERE d.person_id = p.id) AS "personDistinctIdCount"
      FROM session_recordings r
      LEFT JOIN persons p ON p.id = r.person_id
     WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz
@@ -49,10 +58,19 @@ SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 
         WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
           AND v.user_id <> $2::int
         ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
- p.id AS "personId", p.uuid AS "personUuid", CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END AS "personProperties",
+ p.id AS "personId", p.uuid AS "personUuid",
+   CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
+     SELECT jsonb_object_agg(k.key, k.value) FROM (
+       SELECT v.key, v.value, sum(octet_length(v.key) + v.bytes + 4) OVER (
+                ORDER BY v.key = ANY(ARRAY['email', 'name', '$user_id', '$device_id', '$anon_distinct_id', '$browser', '$os', '$device_type', '$current_url', '$referrer', '$referring_domain', '$initial_referrer', '$initial_referring_domain', '$initial_current_url', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term', '$initial_utm_source', '$initial_utm_medium', '$initial_utm_campaign', '$initial_utm_content', '$initial_utm_term', 'gclid', 'fbclid', 'msclkid']::text[]) DESC, v.key ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto
+         FROM (SELECT j.key, j.value, octet_length(j.value::text) AS bytes FROM jsonb_each(p.properties) j) v
+        WHERE v.bytes <= 1000) k
+      WHERE k.upto <= 16384), '{}'::jsonb) END AS "personProperties",
+   NOT (octet_length(p.properties::text) <= 16384) AS "personPropertiesTruncated",
    (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
-   (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = p.id)
-     AS "personDistinctIds"
+   coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
+      WHERE d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}') AS "personDistinctIds",
+   (SELECT count(*)::int FROM person_distinct_ids d WHERE d.person_id = p.id) AS "personDistinctIdCount"
      FROM session_recordings r
      LEFT JOIN persons p ON p.id = r.person_id
     WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND r.start_time >= $6::timestamptz AND r.distinct_id = $7::text AND extract(epoch FROM (r.end_time - r.start_time)) > $8::float8 AND (r.console_warn_count > 0 OR r.console_error_count > 0)
@@ -85,10 +103,19 @@ SELECT coalesce(coalesce((SELECT k.total FROM keys k LIMIT 1), ((SELECT count(*)
          WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
            AND v.user_id <> $2::int
          ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
-  p.id AS "personId", p.uuid AS "personUuid", CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END AS "personProperties",
+  p.id AS "personId", p.uuid AS "personUuid",
+    CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
+      SELECT jsonb_object_agg(k.key, k.value) FROM (
+        SELECT v.key, v.value, sum(octet_length(v.key) + v.bytes + 4) OVER (
+                 ORDER BY v.key = ANY(ARRAY['email', 'name', '$user_id', '$device_id', '$anon_distinct_id', '$browser', '$os', '$device_type', '$current_url', '$referrer', '$referring_domain', '$initial_referrer', '$initial_referring_domain', '$initial_current_url', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term', '$initial_utm_source', '$initial_utm_medium', '$initial_utm_campaign', '$initial_utm_content', '$initial_utm_term', 'gclid', 'fbclid', 'msclkid']::text[]) DESC, v.key ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto
+          FROM (SELECT j.key, j.value, octet_length(j.value::text) AS bytes FROM jsonb_each(p.properties) j) v
+         WHERE v.bytes <= 1000) k
+       WHERE k.upto <= 16384), '{}'::jsonb) END AS "personProperties",
+    NOT (octet_length(p.properties::text) <= 16384) AS "personPropertiesTruncated",
     (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
-    (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = p.id)
-      AS "personDistinctIds"
+    coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
+       WHERE d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}') AS "personDistinctIds",
+    (SELECT count(*)::int FROM person_distinct_ids d WHERE d.person_id = p.id) AS "personDistinctIdCount"
       FROM keys k
       JOIN session_recordings r ON r.team_id = $1 AND r.session_id = k.session_id
       LEFT JOIN persons p ON p.id = r.person_id
@@ -111,10 +138,19 @@ ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.use
        WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
          AND v.user_id <> $2::int
        ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
-p.id AS "personId", p.uuid AS "personUuid", CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END AS "personProperties",
+p.id AS "personId", p.uuid AS "personUuid",
+  CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
+    SELECT jsonb_object_agg(k.key, k.value) FROM (
+      SELECT v.key, v.value, sum(octet_length(v.key) + v.bytes + 4) OVER (
+               ORDER BY v.key = ANY(ARRAY['email', 'name', '$user_id', '$device_id', '$anon_distinct_id', '$browser', '$os', '$device_type', '$current_url', '$referrer', '$referring_domain', '$initial_referrer', '$initial_referring_domain', '$initial_current_url', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term', '$initial_utm_source', '$initial_utm_medium', '$initial_utm_campaign', '$initial_utm_content', '$initial_utm_term', 'gclid', 'fbclid', 'msclkid']::text[]) DESC, v.key ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto
+        FROM (SELECT j.key, j.value, octet_length(j.value::text) AS bytes FROM jsonb_each(p.properties) j) v
+       WHERE v.bytes <= 1000) k
+     WHERE k.upto <= 16384), '{}'::jsonb) END AS "personProperties",
+  NOT (octet_length(p.properties::text) <= 16384) AS "personPropertiesTruncated",
   (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
-  (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = p.id)
-    AS "personDistinctIds"
+  coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
+     WHERE d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}') AS "personDistinctIds",
+  (SELECT count(*)::int FROM person_distinct_ids d WHERE d.person_id = p.id) AS "personDistinctIdCount"
        FROM session_recordings r
        LEFT JOIN persons p ON p.id = r.person_id
       WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4;

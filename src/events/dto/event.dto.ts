@@ -30,8 +30,22 @@ export class EventDto {
   })
   person: EventPersonDto | null;
 
-  @ApiProperty({ type: 'object', additionalProperties: true })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      "The event's properties. In a list, a value whose JSON is over 64 KiB is replaced by the marker " +
+      '`{"$truncated": true, "bytes": <its size>}` and `properties_truncated` is true; `GET /events/{id}` ' +
+      'shows every value whole.',
+  })
   properties: Record<string, unknown>;
+
+  @ApiProperty({
+    description:
+      'Whether a value of `properties` was replaced by the truncation marker (lists only; an addition to ' +
+      "PostHog's event).",
+  })
+  properties_truncated: boolean;
 
   @ApiProperty({ format: 'date-time' })
   timestamp: string;
@@ -52,8 +66,11 @@ export class EventDto {
   window_id: string | null;
 }
 
-/** An event and the person of its distinct id (`PersonsService.eventPersons`), if it has one. */
-export function toEventDto(row: StoredEvent, person: EventPerson | undefined): EventDto {
+/**
+ * An event and the person of its distinct id (`PersonsService.eventPersons`), if it has one; `truncated` when a
+ * list replaced a value of its properties by the marker.
+ */
+export function toEventDto(row: StoredEvent, person: EventPerson | undefined, truncated = false): EventDto {
   return {
     id: row.uuid,
     uuid: row.uuid,
@@ -62,6 +79,7 @@ export function toEventDto(row: StoredEvent, person: EventPerson | undefined): E
     person_id: row.personId,
     person: toEventPersonDto(person),
     properties: row.properties,
+    properties_truncated: truncated,
     timestamp: new Date(row.timestamp).toISOString(),
     created_at: new Date(row.createdAt).toISOString(),
     elements_chain: row.elementsChain,

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { clickedElementOf } from '../elements-chain.js';
-import type { StoredEvent } from '../events.repository.js';
+import type { SharedEventRow } from '../events.repository.js';
 
 /** Longest URL or message a shared event shows. */
 const SHARED_TEXT_MAX = 500;
@@ -79,7 +79,7 @@ export function exceptionMessageOf(properties: Record<string, unknown>): string 
 const CLICK_EVENTS: ReadonlySet<string> = new Set(['$autocapture', '$rageclick', '$dead_click']);
 
 /** An allowlist, not a deletion: a field of the event stays private until listed here. */
-export function toSharedEventDto(row: StoredEvent): SharedEventDto {
+export function toSharedEventDto(row: SharedEventRow): SharedEventDto {
   const properties = row.properties ?? {};
   const autocapture = row.event === '$autocapture';
   const element = CLICK_EVENTS.has(row.event) ? clickedElementOf(row.elementsChain) : null;

@@ -4,7 +4,15 @@ import { IsBoolean, IsObject, IsOptional, ValidateNested } from 'class-validator
 import { IsOmittable } from '../../../common/validation/decorators.js';
 import { ReadOnlyFields } from '../../../common/validation/read-only-fields.decorator.js';
 
-@ReadOnlyFields('id', 'name', 'distinct_ids', 'created_at', 'uuid')
+@ReadOnlyFields(
+  'id',
+  'name',
+  'distinct_ids',
+  'distinct_ids_count',
+  'created_at',
+  'uuid',
+  'properties_truncated',
+)
 export class UpdatePersonDto {
   @ApiPropertyOptional({
     type: 'object',
