@@ -140,4 +140,22 @@ describe('CaptureMemoryBudget', () => {
     await waiting;
     expect(budget.exhaustedForMs()).toBe(0);
   });
+
+  it('is under pressure from half of it in use, or while it refuses', async () => {
+    const budget = new CaptureMemoryBudget(100);
+    const a = budget.open();
+    await a.charge(49);
+    expect(budget.underPressure).toBe(false);
+    await a.charge(1);
+    expect(budget.underPressure).toBe(true);
+    await a.chargeUpTo(10);
+    expect(budget.underPressure).toBe(false);
+    const b = budget.open();
+    await expect(b.charge(95)).rejects.toBeInstanceOf(ApiError);
+    // Refusing, with 10 in use: under pressure until half of it is free again.
+    expect(budget.underPressure).toBe(true);
+    b.release();
+    a.release();
+    expect(budget.underPressure).toBe(false);
+  });
 });

@@ -47,6 +47,14 @@ export class CaptureMemoryBudget {
   }
 
   /**
+   * Whether memory is short: half of the budget or more in use, or requests being refused or kept waiting.
+   * A request refused then is answered at once and its connection closed, the rest of its body not read.
+   */
+  get underPressure(): boolean {
+    return this.exhaustedAt !== null || this.used >= this.capacity / 2;
+  }
+
+  /**
    * How long (ms) the budget has been exhausted: from a request refused (503) or kept waiting for it, until the
    * waiting request is served or half of the budget is free again. 0 when it is not. Every request gives its
    * charge back by its deadline, so a budget exhausted for much longer than a request may last is stuck

@@ -2,6 +2,7 @@ import { Injectable, Logger, Optional } from '@nestjs/common';
 import { ApiError } from '../common/errors/api-error.js';
 import { isForeignKeyViolation } from '../common/errors/database-errors.js';
 import { ReadinessChecks } from '../common/health/readiness-checks.js';
+import { RequestBodyStream } from '../common/http/raw-body.middleware.js';
 import type { RequestDeadline } from '../common/http/request-deadline.js';
 import { AppConfig } from '../config/config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -129,9 +130,15 @@ export class CaptureService {
     // Abandoned (the deadline fired, the connection closed): the budget is given back at once, whatever the
     // decoder awaits (the body, the budget itself), and the body stops, so the decoder ends.
     const signal = deadline?.signal;
+    // The rest of a body not decoded: read and dropped, or, while memory is short, not read at all (the
+    // connection closes after the answer).
+    const letGo = (): Promise<void> | void => {
+      if (this.budget.underPressure && body.stream instanceof RequestBodyStream) return body.stream.refuse();
+      return body.discard?.();
+    };
     const abandon = () => {
       reservation.release(signal?.reason ?? new Error('abandoned'));
-      void body.discard?.();
+      void letGo();
     };
     if (signal?.aborted) abandon();
     else signal?.addEventListener('abort', abandon, { once: true });
@@ -182,8 +189,9 @@ export class CaptureService {
       // Whatever the client still sends after an early answer is read and dropped. A refused request (an unknown
       // token, a malformed body) is answered once the body is in (within the body limit and the request timeout),
       // as a client may read only then; the memory budget's 503 and a body past a limit are answered at once, so
-      // that shedding load or refusing a size takes no more of the body.
-      const drained = body.discard?.();
+      // that shedding load or refusing a size takes no more of the body. While memory is short (the budget half
+      // used or refusing), nothing more of a refused body is read: it is answered at once, the connection closed.
+      const drained = letGo();
       if (drainFirst) await drained;
     }
   }

@@ -160,6 +160,22 @@ export class RequestBodyStream implements AsyncIterable<Buffer> {
     return this.discarding;
   }
 
+  /**
+   * Reads no more of the body, not even to drop it: the answer closes the connection (`Connection: close`), so
+   * the rest the client sends is never read. A reader still waiting stops (its iteration throws). For a request
+   * refused while memory is short, whose client may keep sending for a long time.
+   */
+  refuse(): void {
+    // A body read to its end has nothing left to refuse: its connection stays open.
+    if (this.finished || this.req.readableEnded) return;
+    this.detach?.();
+    this.discarded = true;
+    this.wakeReader?.();
+    const res = this.req.res;
+    if (res && !res.headersSent) res.setHeader('Connection', 'close');
+    this.req.pause();
+  }
+
   private startDiscarding(): Promise<void> {
     this.detach?.();
     this.discarded = true;
