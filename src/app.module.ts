@@ -20,6 +20,7 @@ import { EnvelopeInterceptor } from './common/pagination/envelope.interceptor.js
 import { ApiKeyThrottlerGuard } from './common/rate-limit/api-key-throttler.guard.js';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
 import { TaskRunnerModule } from './common/tasks/task-runner.js';
+import { ReadinessChecksModule } from './common/health/readiness-checks.js';
 import { ClockModule } from './common/time/clock.module.js';
 import { ApiValidationPipe } from './common/validation/api-validation.pipe.js';
 import type { LoadedFeature } from './common/feature/feature.js';
@@ -55,6 +56,7 @@ export class AppModule {
       imports: [
         CoreModule.forRoot(config),
         ClockModule,
+        ReadinessChecksModule,
         LoggerModule.forRoot(loggerOptions(config)),
         DatabaseModule.forRoot(config, features),
         MetricsModule,

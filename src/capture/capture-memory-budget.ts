@@ -15,17 +15,53 @@ export const weightOf = (bytes: number, values: number) => BYTE_WEIGHT * bytes +
  * is answered 503 `unavailable` with `Retry-After` (the SDK retries it later), so requests never wait on each
  * other in a circle and the process never holds more than the budget, however many clients send at once. A
  * request that could not fit even alone is answered 413.
+ *
+ * A reservation is released when its request ends, and also as soon as its request is abandoned (its
+ * REQUEST_TIMEOUT_MS fired or its connection closed: `BudgetReservation.release(reason)`), whatever its decoder
+ * is waiting for then; a waiting request abandoned so stops waiting (its wait rejects with the reason), and a
+ * released reservation is charged nothing more. So no request holds the budget past its deadline.
  */
 export class CaptureMemoryBudget {
   private used = 0;
   /** Requests holding memory, oldest first (a Set keeps insertion order). */
   private readonly holders = new Set<BudgetReservation>();
-  private waiter: { reservation: BudgetReservation; amount: number; resolve: () => void } | null = null;
+  private waiter: {
+    reservation: BudgetReservation;
+    amount: number;
+    resolve: () => void;
+    reject: (reason: unknown) => void;
+  } | null = null;
+  /**
+   * Since when (epoch ms) the budget has been exhausted: requests refused or kept waiting, and since then neither
+   * the waiting request served nor half of the budget free again; or null.
+   */
+  private exhaustedAt: number | null = null;
 
-  constructor(readonly capacity: number) {}
+  constructor(
+    readonly capacity: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   get inUse(): number {
     return this.used;
+  }
+
+  /**
+   * Whether memory is short: half of the budget or more in use, or requests being refused or kept waiting.
+   * A request refused then is answered at once and its connection closed, the rest of its body not read.
+   */
+  get underPressure(): boolean {
+    return this.exhaustedAt !== null || this.used >= this.capacity / 2;
+  }
+
+  /**
+   * How long (ms) the budget has been exhausted: from a request refused (503) or kept waiting for it, until the
+   * waiting request is served or half of the budget is free again. 0 when it is not. Every request gives its
+   * charge back by its deadline, so a budget exhausted for much longer than a request may last is stuck
+   * (readiness fails on it).
+   */
+  exhaustedForMs(): number {
+    return this.exhaustedAt === null ? 0 : Math.max(0, this.now() - this.exhaustedAt);
   }
 
   /** A reservation for one request; release it when the request ends. */
@@ -49,6 +85,7 @@ export class CaptureMemoryBudget {
       this.take(reservation, amount);
       return;
     }
+    this.exhaustedAt ??= this.now();
     if (!oldest) {
       throw new ApiError(
         503,
@@ -59,14 +96,20 @@ export class CaptureMemoryBudget {
         { 'Retry-After': '1' },
       );
     }
-    await new Promise<void>((resolve) => (this.waiter = { reservation, amount, resolve }));
+    await new Promise<void>((resolve, reject) => (this.waiter = { reservation, amount, resolve, reject }));
   }
 
-  /** @internal */
-  release(reservation: BudgetReservation): void {
+  /** @internal `reason`: the request was abandoned; its wait, if it waits, rejects with it. */
+  release(reservation: BudgetReservation, reason?: unknown): void {
     this.used -= reservation.held;
     reservation.held = 0;
     this.holders.delete(reservation);
+    this.easeOff();
+    const waiter = this.waiter;
+    if (waiter?.reservation === reservation) {
+      this.waiter = null;
+      waiter.reject(reason ?? new Error('The request ended while it waited for the capture memory budget.'));
+    }
     this.wake();
   }
 
@@ -76,13 +119,21 @@ export class CaptureMemoryBudget {
     if (given <= 0) return;
     this.used -= given;
     reservation.held -= given;
+    this.easeOff();
     this.wake();
+  }
+
+  /** The budget is no longer exhausted once half of it is free again. */
+  private easeOff(): void {
+    if (this.used <= this.capacity / 2) this.exhaustedAt = null;
   }
 
   private wake(): void {
     const waiter = this.waiter;
     if (waiter && this.used + waiter.amount <= this.capacity) {
       this.waiter = null;
+      // The request that waited goes on: memory is moving again.
+      this.exhaustedAt = null;
       this.take(waiter.reservation, waiter.amount);
       waiter.resolve();
     }
@@ -97,11 +148,19 @@ export class CaptureMemoryBudget {
 export class BudgetReservation {
   held = 0;
   private released = false;
+  /** Set when the request was abandoned (deadline, closed connection): why, thrown by any later charge. */
+  abandoned: { reason: unknown } | null = null;
 
   constructor(private readonly budget: CaptureMemoryBudget) {}
 
   /** Holds `amount` more bytes of the budget (waits, or throws 503/413, as the budget says). */
   charge(amount: number): Promise<void> {
+    // A released reservation holds nothing more (its request has ended or was abandoned).
+    if (this.released && amount > 0) {
+      return Promise.reject(
+        this.abandoned?.reason ?? new Error('The capture memory reservation was released.'),
+      );
+    }
     return this.budget.charge(this, amount);
   }
 
@@ -117,9 +176,14 @@ export class BudgetReservation {
     return this.charge(total - this.held);
   }
 
-  release(): void {
+  /**
+   * Gives back all the reservation holds. With `reason` (the request was abandoned: its deadline fired or its
+   * connection closed), any wait for the budget rejects with it, and so does any later charge.
+   */
+  release(reason?: unknown): void {
+    if (reason !== undefined && !this.abandoned) this.abandoned = { reason };
     if (this.released) return;
     this.released = true;
-    this.budget.release(this);
+    this.budget.release(this, reason);
   }
 }

@@ -1,7 +1,10 @@
 import { Module } from '@nestjs/common';
+import { Clock } from '../common/time/clock.js';
+import { AppConfig } from '../config/config.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { SessionRecordingsModule } from '../session-recordings/session-recordings.module.js';
 import { CaptureController } from './capture.controller.js';
+import { CaptureMemoryBudget } from './capture-memory-budget.js';
 import { CaptureService } from './capture.service.js';
 
 /**
@@ -11,7 +14,16 @@ import { CaptureService } from './capture.service.js';
 @Module({
   imports: [ProjectsModule, SessionRecordingsModule],
   controllers: [CaptureController],
-  providers: [CaptureService],
+  providers: [
+    CaptureService,
+    {
+      // One budget per process (CAPTURE_MEMORY_BUDGET), on the service's clock.
+      provide: CaptureMemoryBudget,
+      inject: [AppConfig, Clock],
+      useFactory: (config: AppConfig, clock: Clock) =>
+        new CaptureMemoryBudget(config.get('CAPTURE_MEMORY_BUDGET'), () => clock.now().getTime()),
+    },
+  ],
   exports: [CaptureService],
 })
 export class CaptureModule {}

@@ -1,8 +1,11 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { ApiError } from '../common/errors/api-error.js';
 import { isForeignKeyViolation } from '../common/errors/database-errors.js';
+import { ReadinessChecks } from '../common/health/readiness-checks.js';
+import { RequestBodyStream } from '../common/http/raw-body.middleware.js';
 import type { RequestDeadline } from '../common/http/request-deadline.js';
 import { AppConfig } from '../config/config.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import {
@@ -76,13 +79,15 @@ export function answeredAfterBody(error: unknown): boolean {
 export class CaptureService {
   private readonly logger = new Logger(CaptureService.name);
   private readonly limits: JsonLimits;
-  private readonly budget: CaptureMemoryBudget;
   private readonly readLimits: SnapshotReadLimits;
 
   constructor(
     config: AppConfig,
     private readonly projects: ProjectsService,
     private readonly ingestion: RecordingIngestionService,
+    private readonly budget: CaptureMemoryBudget,
+    @Optional() metrics?: MetricsService,
+    @Optional() readiness?: ReadinessChecks,
   ) {
     this.limits = {
       maxBytes: config.get('RECORDING_BODY_LIMIT'),
@@ -97,7 +102,19 @@ export class CaptureService {
       maxSessions: config.get('CAPTURE_MAX_SESSIONS'),
       set: { maxKeys: config.get('PERSON_SET_MAX_KEYS'), maxBytes: config.get('PERSON_SET_MAX_BYTES') },
     };
-    this.budget = new CaptureMemoryBudget(config.get('CAPTURE_MEMORY_BUDGET'));
+    metrics?.setCaptureBudgetReader(() => ({
+      inUse: this.budget.inUse,
+      capacity: this.budget.capacity,
+      exhaustedSeconds: this.budget.exhaustedForMs() / 1000,
+    }));
+    // Every request gives its charge back by its deadline: a budget exhausted for longer than that is stuck,
+    // and the replica is taken out of service rather than answering every capture 503.
+    const stuckMs = 2 * config.get('REQUEST_TIMEOUT_MS');
+    readiness?.register(() =>
+      this.budget.exhaustedForMs() > stuckMs
+        ? `The capture memory budget has been exhausted for more than ${stuckMs} ms.`
+        : null,
+    );
   }
 
   /**
@@ -110,6 +127,21 @@ export class CaptureService {
     others?: OtherEventsSink,
   ): Promise<IngestResult> {
     const reservation = this.budget.open();
+    // Abandoned (the deadline fired, the connection closed): the budget is given back at once, whatever the
+    // decoder awaits (the body, the budget itself), and the body stops, so the decoder ends.
+    const signal = deadline?.signal;
+    // The rest of a body not decoded: read and dropped, or, while memory is short, not read at all (the
+    // connection closes after the answer).
+    const letGo = (): Promise<void> | void => {
+      if (this.budget.underPressure && body.stream instanceof RequestBodyStream) return body.stream.refuse();
+      return body.discard?.();
+    };
+    const abandon = () => {
+      reservation.release(signal?.reason ?? new Error('abandoned'));
+      void letGo();
+    };
+    if (signal?.aborted) abandon();
+    else signal?.addEventListener('abort', abandon, { once: true });
     let drainFirst = false;
     let early: EarlyLookup | null = null;
     // The estimate of what the request holds: what it parsed, and the bytes it holds outside the parser.
@@ -148,15 +180,18 @@ export class CaptureService {
         hold,
       );
     } catch (error) {
-      drainFirst = answeredAfterBody(error);
+      // An abandoned request was answered already: its body is not waited for.
+      drainFirst = answeredAfterBody(error) && !signal?.aborted;
       throw error;
     } finally {
+      signal?.removeEventListener('abort', abandon);
       reservation.release();
       // Whatever the client still sends after an early answer is read and dropped. A refused request (an unknown
       // token, a malformed body) is answered once the body is in (within the body limit and the request timeout),
       // as a client may read only then; the memory budget's 503 and a body past a limit are answered at once, so
-      // that shedding load or refusing a size takes no more of the body.
-      const drained = body.discard?.();
+      // that shedding load or refusing a size takes no more of the body. While memory is short (the budget half
+      // used or refusing), nothing more of a refused body is read: it is answered at once, the connection closed.
+      const drained = letGo();
       if (drainFirst) await drained;
     }
   }

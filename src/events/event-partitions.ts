@@ -29,3 +29,10 @@ export function dayOfPartition(name: string): number | null {
 export function eventsCutoff(nowMs: number, retentionDays: number): Date {
   return new Date((dayOf(nowMs) - (retentionDays - 1)) * DAY_MS);
 }
+
+/**
+ * Most day partitions one capture request may create: an SDK sending events queued offline spans a few days;
+ * a request whose events fall on more days that have no partition yet is refused (400), as each partition
+ * slows every later read of `events` a little (docs/limits.md).
+ */
+export const MAX_NEW_PARTITIONS_PER_REQUEST = 7;

@@ -1,13 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { type CaptureBatch, SNAPSHOT_EVENT } from '../capture/capture-events.js';
 import type { DroppedValues } from '../capture/capture-text.js';
+import { ApiError } from '../common/errors/api-error.js';
 import { Yielder } from '../common/time/yielder.js';
 import { AppConfig } from '../config/config.js';
 import { TransactionHost } from '../database/transactions.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { type PersonPropertyUpdate, PersonsService } from '../persons/persons.service.js';
 import { RecordingIngestionService } from '../session-recordings/ingestion/recording-ingestion.service.js';
-import { dayOf, eventsCutoff } from './event-partitions.js';
+import { dayOf, eventsCutoff, MAX_NEW_PARTITIONS_PER_REQUEST, partitionName } from './event-partitions.js';
 import { linkedDistinctId, unsetKeys } from './person-updates.js';
 import { type DropReason, type EventRow, toEventRow } from './event-rows.js';
 import { EventsRepository, isMissingPartition } from './events.repository.js';
@@ -166,6 +167,7 @@ export class EventsIngestionService {
     }
     if (!rows.length) return { stored: 0, duplicates: 0, dropped: droppedEvents };
     await hold(INSERT_COPIES * Math.min(INSERT_BYTES, largestStatementBytes(rows)));
+    await this.refuseTooManyNewPartitions(rows);
     await this.ensurePartitions(rows);
     let stored: number;
     try {
@@ -182,6 +184,30 @@ export class EventsIngestionService {
       this.ingestedTeams.add(project.id);
     }
     return { stored, duplicates: rows.length - stored, dropped: droppedEvents };
+  }
+
+  /**
+   * Refuses (400, nothing stored) rows that fall on more than MAX_NEW_PARTITIONS_PER_REQUEST days with no
+   * partition yet: one request of back-dated events cannot add hundreds of partitions, which would slow every
+   * project's reads of `events`.
+   */
+  private async refuseTooManyNewPartitions(rows: readonly { timestamp: Date }[]): Promise<void> {
+    const unknown = new Set<number>();
+    for (const row of rows) {
+      const day = dayOf(row.timestamp.getTime());
+      if (!this.knownDays.has(day)) unknown.add(day);
+    }
+    if (unknown.size <= MAX_NEW_PARTITIONS_PER_REQUEST) return;
+    // This process may not know of partitions another one created: the database says which are missing.
+    const existing = new Set(await this.events.partitionDays());
+    const missing = [...unknown].filter((day) => !existing.has(day)).sort((a, b) => a - b);
+    if (missing.length <= MAX_NEW_PARTITIONS_PER_REQUEST) return;
+    const span = `${partitionName(missing[0]).slice(8)} to ${partitionName(missing[missing.length - 1]).slice(8)}`;
+    throw ApiError.validation(
+      `The events of this request fall on ${missing.length} days that have no storage partition yet (${span}); ` +
+        `one request may add at most ${MAX_NEW_PARTITIONS_PER_REQUEST}. Send the events of fewer past days per request.`,
+      'timestamp',
+    );
   }
 
   /** Creates the partitions of every day the rows fall on that is not known to exist. */

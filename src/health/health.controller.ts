@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { Public } from '../common/auth/auth.decorators.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
+import { ReadinessChecks } from '../common/health/readiness-checks.js';
 import { DatabaseProbe } from '../database/database-probe.js';
 import { ShutdownState } from './shutdown-state.js';
 
@@ -15,6 +16,7 @@ export class HealthController {
   constructor(
     private readonly database: DatabaseProbe,
     private readonly shutdown: ShutdownState,
+    private readonly checks: ReadinessChecks,
   ) {}
 
   @Get('healthz')
@@ -30,7 +32,10 @@ export class HealthController {
   @Public()
   @ApiOperation({
     summary: 'Readiness',
-    description: 'The database answers and the process is not shutting down.',
+    description:
+      'The database answers, the process is not shutting down, and no part of it is stuck: 503 while the ' +
+      'capture memory budget has been exhausted (requests refused or waiting, none ending) for longer than ' +
+      'twice REQUEST_TIMEOUT_MS (docs/limits.md).',
   })
   @ApiOkResponse({ schema: { example: { status: 'ok', database: 'up' } } })
   @ApiServiceUnavailableResponse({ type: ErrorBodyDto })
@@ -38,6 +43,11 @@ export class HealthController {
     if (this.shutdown.draining) {
       res.status(503);
       return ApiError.unavailable('Shutting down.').body;
+    }
+    const stuck = this.checks.failure();
+    if (stuck) {
+      res.status(503);
+      return ApiError.unavailable(stuck).body;
     }
     try {
       await Promise.race([

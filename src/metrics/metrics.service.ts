@@ -20,6 +20,13 @@ export interface BatchExportQueueDepth {
   oldestReadySeconds: number;
 }
 
+/** The capture memory budget, as its gauges report it. */
+export interface CaptureBudgetState {
+  inUse: number;
+  capacity: number;
+  exhaustedSeconds: number;
+}
+
 /**
  * The Prometheus metrics of one application instance, in a registry of its own (several instances in one
  * process, as in the tests, never share counters). Served by MetricsServer on METRICS_PORT.
@@ -199,7 +206,43 @@ export class MetricsService {
       },
     });
 
+    const budget = () => this.captureBudgetReader?.() ?? null;
+    new Gauge({
+      name: 'capture_memory_budget_in_use_bytes',
+      help: 'Estimated memory the capture requests of this process hold now, of CAPTURE_MEMORY_BUDGET.',
+      registers: [this.registry],
+      collect() {
+        const b = budget();
+        if (b) this.set(b.inUse);
+      },
+    });
+    new Gauge({
+      name: 'capture_memory_budget_bytes',
+      help: 'CAPTURE_MEMORY_BUDGET: the memory the capture requests of this process may hold at once.',
+      registers: [this.registry],
+      collect() {
+        const b = budget();
+        if (b) this.set(b.capacity);
+      },
+    });
+    new Gauge({
+      name: 'capture_memory_budget_exhausted_seconds',
+      help: 'How long the capture memory budget has been exhausted (requests refused 503 or waiting, none ending since); 0 when it is not. Readiness fails past twice REQUEST_TIMEOUT_MS.',
+      registers: [this.registry],
+      collect() {
+        const b = budget();
+        if (b) this.set(b.exhaustedSeconds);
+      },
+    });
+
     if (this.enabled) collectDefaultMetrics({ register: this.registry });
+  }
+
+  private captureBudgetReader: (() => CaptureBudgetState) | null = null;
+
+  /** Where the capture memory budget gauges read from (the capture module's budget). */
+  setCaptureBudgetReader(reader: () => CaptureBudgetState): void {
+    this.captureBudgetReader = reader;
   }
 
   private queueDepth: { value: BatchExportQueueDepth; at: number } | null = null;

@@ -99,7 +99,7 @@ export const SESSION_RECORDINGS_SETTINGS = {
   RECORDING_S3_TIMEOUT_MS: setting(
     int(100, 600000),
     15000,
-    'Time allowed for one object store request (connect plus response); past it the request is retried (3 attempts) and then the capture (per-chunk layout) or the read answers 503, or the packer retries on its next tick.',
+    'Time allowed for one object store request (connect plus response); past it the request is retried (3 attempts) and then the capture (per-chunk layout) or the read answers 503, or the packer retries on its next tick. A read of a chunk (its attempts and its body) takes at most this long in all.',
   ),
   RECORDING_ORPHAN_GRACE_MINUTES: setting(
     int(1, 100000),

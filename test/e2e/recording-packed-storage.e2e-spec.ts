@@ -39,6 +39,8 @@ function sessionEvents(n: number, start = T0): Rrweb[] {
 class StoreProxy {
   readonly requests: { method: string; path: string; range: string | null }[] = [];
   down = false;
+  /** Ranged GETs are answered 206 and then one byte every 300 ms, never ending (a store that hangs mid-body). */
+  trickleRangedGets = false;
   holdPackedGet: (() => void) | null = null;
   private server!: Server;
   endpoint = '';
@@ -52,6 +54,12 @@ class StoreProxy {
       this.requests.push({ method: req.method ?? '', path, range: (req.headers.range as string) ?? null });
       if (this.down) {
         req.socket.destroy();
+        return;
+      }
+      if (this.trickleRangedGets && req.method === 'GET' && req.headers.range) {
+        res.writeHead(206, { 'Content-Type': 'application/octet-stream', 'Content-Length': '1000000' });
+        const timer = setInterval(() => res.write('x'), 300);
+        res.on('close', () => clearInterval(timer));
         return;
       }
       if (this.holdPackedGet && req.method === 'GET' && path.includes('/packed/') && !req.headers.range) {
@@ -245,6 +253,30 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
     expect(await packer().packDue()).toBeNull();
     expect(await objects()).toHaveLength(1);
   });
+
+  it('a store that hangs in the middle of a packed read: the read answers 503 within RECORDING_S3_TIMEOUT_MS', async () => {
+    const sessionId = newSessionId('hang');
+    const events = sessionEvents(6);
+    await capture(t, sessionId, events).expect(200);
+    expect(await packer().packDue()).not.toBeNull();
+    const rs = await rows(sessionId);
+    expect(rs.every((r) => !r.in_db)).toBe(true);
+    proxy.trickleRangedGets = true;
+    try {
+      const started = Date.now();
+      const res = await blobRange(sessionId, rs);
+      const elapsed = Date.now() - started;
+      // The store sends a byte every 300 ms, so no socket is ever idle for the 2 s of RECORDING_S3_TIMEOUT_MS:
+      // only a deadline on the whole read answers before REQUEST_TIMEOUT_MS (30 s).
+      expect(res.status).toBe(503);
+      expect(res.body.code).not.toBe('timeout');
+      expect(elapsed).toBeLessThan(2000 + 1500);
+    } finally {
+      proxy.trickleRangedGets = false;
+    }
+    // The store answers again: so does the read.
+    expect(await snapshotsOf(sessionId)).toEqual(events);
+  }, 60_000);
 
   it('the store down: capture still answers 200, the packer fails and reports its backlog, the limit answers 503, and all is packed once the store is back', async () => {
     const limited = await createTestApp({

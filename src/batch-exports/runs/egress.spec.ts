@@ -55,6 +55,14 @@ describe('isPrivateAddress', () => {
     ['fec0::1', 'deprecated site-local'],
     ['fefe:1::2', 'deprecated site-local'],
     ['fe80::1%eth0', 'link-local with a zone'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'Teredo'],
+    ['2001::1', 'Teredo'],
+    ['2001:0:ffff:ffff:ffff:ffff:ffff:ffff', 'Teredo, its last address'],
+    ['2001:db8::1', 'IPv6 documentation'],
+    ['192.0.2.1', 'TEST-NET-1'],
+    ['198.51.100.7', 'TEST-NET-2'],
+    ['203.0.113.255', 'TEST-NET-3'],
+    ['::ffff:203.0.113.9', 'IPv4-mapped TEST-NET-3'],
   ])('refuses %s (%s)', (address) => expect(isPrivateAddress(address)).toBe(true));
 
   it.each([
@@ -65,6 +73,9 @@ describe('isPrivateAddress', () => {
     ['64:ff9b::101:101', 'NAT64 of 1.1.1.1, in hex'],
     ['64:ff9b:1::8.8.8.8', 'local-use NAT64 in the /96 form'],
     ['2001:4860:4860::8888', 'a plain public address'],
+    ['2001:1::1', 'just past Teredo'],
+    ['192.0.3.1', 'just past TEST-NET-1'],
+    ['203.0.114.1', 'just past TEST-NET-3'],
   ])('allows %s (%s)', (address) => expect(isPrivateAddress(address)).toBe(false));
 });
 

@@ -7,8 +7,10 @@ import { nonRetryable, retryable } from './export-errors.js';
  * Addresses a batch export may not deliver to unless BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS (or, for the
  * embedded database's own address and port, see `EgressPolicy`): loopback,
  * private networks, link-local (which holds the cloud metadata endpoints 169.254.169.254 and fd00:ec2::254),
- * carrier-grade NAT, "this network", multicast and reserved ranges, deprecated site-local IPv6, and the IPv6
- * forms that carry an IPv4 address (classified like the address they carry, see `embeddedIpv4`).
+ * carrier-grade NAT, "this network", multicast and reserved ranges, the documentation ranges (TEST-NET-1, -2
+ * and -3, `2001:db8::/32`), deprecated site-local IPv6, Teredo (`2001::/32`: its client address is obfuscated
+ * and the tunnel's relay decides where it goes, so it is refused whole), and the IPv6 forms that carry an IPv4
+ * address (classified like the address they carry, see `embeddedIpv4`).
  */
 const BLOCKED = new BlockList();
 for (const [net, prefix] of [
@@ -19,8 +21,11 @@ for (const [net, prefix] of [
   ['169.254.0.0', 16],
   ['172.16.0.0', 12],
   ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
   ['192.168.0.0', 16],
   ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ] as const) {
@@ -32,6 +37,8 @@ for (const [net, prefix] of [
   ['fec0::', 10],
   ['ff00::', 8],
   ['100::', 64],
+  ['2001::', 32],
+  ['2001:db8::', 32],
 ] as const) {
   BLOCKED.addSubnet(net, prefix, 'ipv6');
 }

@@ -94,8 +94,17 @@ async function routes() {
 }
 
 function fakeResponse() {
+  const closeListeners: (() => void)[] = [];
   const res = {
     headersSent: false,
+    once(event: string, listener: () => void) {
+      if (event === 'close') closeListeners.push(listener);
+      return res;
+    },
+    /** The connection closes. */
+    close() {
+      for (const listener of closeListeners.splice(0)) listener();
+    },
     statusCode: 0,
     body: undefined as unknown,
     status(code: number) {
@@ -186,10 +195,14 @@ describe('direct routes', () => {
       await Promise.resolve();
       expect(res.headersSent).toBe(false);
       expect(seenDeadline?.passed).toBe(false);
+      expect(seenDeadline?.signal.aborted).toBe(false);
       jest.advanceTimersByTime(1);
       await outcome;
-      // The handler's work sees the deadline has passed: it may not commit any more.
+      // The handler's work sees the deadline has passed: it may not commit any more, and gives back what it
+      // holds (its signal is aborted with the timeout).
       expect(seenDeadline?.passed).toBe(true);
+      expect(seenDeadline?.signal.aborted).toBe(true);
+      expect((seenDeadline?.signal.reason as ApiError).body.code).toBe('timeout');
       expect(() => seenDeadline?.claimCommit()).toThrow(ApiError);
       // The handler finishing later writes nothing.
       release({ late: true });
@@ -219,5 +232,24 @@ describe('direct routes', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+
+  it('abandons the handler’s work when the connection closes before the answer', async () => {
+    const found = await routes();
+    const res = fakeResponse();
+    const answer = directRouteMiddleware(found.get('slow')!, 60_000)(
+      {} as Request,
+      res as unknown as Response,
+      next,
+    );
+    await Promise.resolve();
+    expect(seenDeadline?.signal.aborted).toBe(false);
+    res.close();
+    expect(seenDeadline?.signal.aborted).toBe(true);
+    expect((seenDeadline?.signal.reason as ApiError).getStatus()).toBe(400);
+    // Not answered by the timeout: the deadline has not passed.
+    expect(seenDeadline?.passed).toBe(false);
+    release({ late: true });
+    await answer;
   });
 });

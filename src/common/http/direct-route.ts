@@ -30,7 +30,8 @@ const DIRECT_ROUTE = 'http:directRoute';
  * - the input check interceptor: it covers `/api` only, where no direct route may be;
  * - the request timeout: REQUEST_TIMEOUT_MS, the same 503 `timeout`, whose detail tells the client that nothing
  *   was stored: a direct route's handler must pass the request's `RequestDeadline` (`deadlineOf(req)`) to its
- *   work, which stops and commits nothing once the client was answered so;
+ *   work, which stops and commits nothing once the client was answered so, and gives back what it holds when
+ *   the deadline's `signal` aborts (the timeout, or the connection closed);
  * - the error body: a thrown error reaches the global exception filter, as a handler's would.
  *
  * Everything in front of Nest's routes still runs: request log and id, metrics, security headers, CORS, the
@@ -95,6 +96,8 @@ export function directRouteMiddleware(
     let timer: NodeJS.Timeout | undefined;
     const deadline = new RequestDeadline(timeoutMs);
     setDeadline(req, deadline);
+    // A connection that closes (the client gone; or the answer sent) abandons what the handler still holds.
+    res.once('close', () => deadline.closed());
     const timedOut = new Promise<never>((_, reject) => {
       // While the handler's work commits, its outcome answers the request, not the timeout.
       timer = setTimeout(() => {

@@ -71,6 +71,10 @@ export class RequestBodyStream implements AsyncIterable<Buffer> {
   /** Bytes of the body received so far (read, or dropped by `discard`). */
   private received = 0;
   private detach: (() => void) | null = null;
+  /** Set by `discard`: a reader still waiting for the body stops (its iteration throws). */
+  private discarded = false;
+  private wakeReader: (() => void) | null = null;
+  private discarding: Promise<void> | null = null;
 
   constructor(
     private readonly req: Request,
@@ -91,6 +95,7 @@ export class RequestBodyStream implements AsyncIterable<Buffer> {
       req.pause();
       wake?.();
     };
+    this.wakeReader = () => wake?.();
     const onEnd = () => {
       ended = true;
       wake?.();
@@ -109,10 +114,14 @@ export class RequestBodyStream implements AsyncIterable<Buffer> {
     };
     try {
       for (;;) {
+        if (this.discarded) {
+          throw ApiError.validation('The request body was not read to its end.', null, 'invalid_input');
+        }
         if (!queue.length && !ended && !failure) {
           req.resume();
           await new Promise<void>((resolve) => (wake = resolve));
           wake = null;
+          continue;
         }
         const chunk = queue.shift();
         if (chunk) {
@@ -135,6 +144,7 @@ export class RequestBodyStream implements AsyncIterable<Buffer> {
       }
     } finally {
       this.detach();
+      this.wakeReader = null;
     }
   }
 
@@ -142,10 +152,34 @@ export class RequestBodyStream implements AsyncIterable<Buffer> {
    * Drops whatever the client still sends (after an early answer), also when no reader has started. Resolves
    * once the body has ended, the request is gone, or the body has passed `limit` bytes in all (a client sending
    * that much is not waited for): a handler that awaits it before answering an error lets a client that writes
-   * its whole body before reading the answer read it, instead of a connection reset.
+   * its whole body before reading the answer read it, instead of a connection reset. A reader still waiting for
+   * the body stops at once: its iteration throws (a request abandoned at its deadline lets go of its decoder).
    */
   discard(): Promise<void> {
+    this.discarding ??= this.startDiscarding();
+    return this.discarding;
+  }
+
+  /**
+   * Reads no more of the body, not even to drop it: the answer closes the connection (`Connection: close`), so
+   * the rest the client sends is never read. A reader still waiting stops (its iteration throws). For a request
+   * refused while memory is short, whose client may keep sending for a long time.
+   */
+  refuse(): void {
+    // A body read to its end has nothing left to refuse: its connection stays open.
+    if (this.finished || this.req.readableEnded) return;
     this.detach?.();
+    this.discarded = true;
+    this.wakeReader?.();
+    const res = this.req.res;
+    if (res && !res.headersSent) res.setHeader('Connection', 'close');
+    this.req.pause();
+  }
+
+  private startDiscarding(): Promise<void> {
+    this.detach?.();
+    this.discarded = true;
+    this.wakeReader?.();
     const { req } = this;
     if (this.finished || req.destroyed || req.readableEnded || this.received > this.limit) {
       return Promise.resolve();

@@ -9,8 +9,27 @@ import { ApiError } from '../errors/api-error.js';
  */
 export class RequestDeadline {
   private state: 'open' | 'passed' | 'committing' = 'open';
+  private readonly abandon = new AbortController();
 
   constructor(readonly timeoutMs: number) {}
+
+  /**
+   * Aborted once the request is abandoned: answered with the timeout, or its connection closed (the client gone,
+   * or the answer sent). Work holding shared resources for the request (the capture memory budget) gives them
+   * back then, whatever it is waiting for; the reason is the timeout error, or `closed()`'s.
+   */
+  get signal(): AbortSignal {
+    return this.abandon.signal;
+  }
+
+  /** The request's connection closed: its work is abandoned (`signal`), unless it already was. */
+  closed(): void {
+    if (!this.abandon.signal.aborted) {
+      this.abandon.abort(
+        ApiError.validation('The request was closed before it was answered.', null, 'invalid_input'),
+      );
+    }
+  }
 
   /** Whether the request was (or is being) answered with the timeout. */
   get passed(): boolean {
@@ -21,6 +40,7 @@ export class RequestDeadline {
   expire(): boolean {
     if (this.state === 'committing') return false;
     this.state = 'passed';
+    if (!this.abandon.signal.aborted) this.abandon.abort(ApiError.timedOut(this.timeoutMs, true));
     return true;
   }
 

@@ -5,6 +5,7 @@ import {
   DeleteObjectsCommand,
   GetBucketLifecycleConfigurationCommand,
   GetObjectCommand,
+  type GetObjectCommandOutput,
   type LifecycleRule as S3LifecycleRule,
   ListObjectsV2Command,
   NoSuchKey,
@@ -21,6 +22,20 @@ import {
 } from './snapshot-object-store.js';
 
 const DELETE_BATCH = 1000;
+
+/** The bytes of an object's body; the body's stream is destroyed (its socket let go) when `signal` aborts. */
+async function bodyBytes(body: GetObjectCommandOutput['Body'], signal: AbortSignal): Promise<Buffer> {
+  if (!body) return Buffer.alloc(0);
+  const stream = body as unknown as { destroy?(error?: Error): void };
+  const stop = () => stream.destroy?.(signal.reason as Error);
+  if (signal.aborted) stop();
+  signal.addEventListener('abort', stop, { once: true });
+  try {
+    return Buffer.from(await body.transformToByteArray());
+  } finally {
+    signal.removeEventListener('abort', stop);
+  }
+}
 /** Characters of a session id kept verbatim in an object key; others are percent-encoded. */
 const KEY_SAFE = /[^A-Za-z0-9._-]/g;
 
@@ -142,9 +157,12 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
 
   async get(key: string): Promise<Buffer | null> {
     try {
-      const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      if (!out.Body) return Buffer.alloc(0);
-      return Buffer.from(await out.Body.transformToByteArray());
+      return await this.readWithin(async (abortSignal) => {
+        const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
+          abortSignal,
+        });
+        return bodyBytes(out.Body, abortSignal);
+      });
     } catch (error) {
       if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
       throw new ObjectStoreUnavailableError('read a snapshot chunk', error);
@@ -154,14 +172,17 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
   async getRange(key: string, offset: number, length: number): Promise<Buffer | null> {
     let data: Buffer;
     try {
-      const out = await this.s3.send(
-        new GetObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          Range: `bytes=${offset}-${offset + length - 1}`,
-        }),
-      );
-      data = out.Body ? Buffer.from(await out.Body.transformToByteArray()) : Buffer.alloc(0);
+      data = await this.readWithin(async (abortSignal) => {
+        const out = await this.s3.send(
+          new GetObjectCommand({
+            Bucket: this.bucket,
+            Key: key,
+            Range: `bytes=${offset}-${offset + length - 1}`,
+          }),
+          { abortSignal },
+        );
+        return bodyBytes(out.Body, abortSignal);
+      });
     } catch (error) {
       if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
       throw new ObjectStoreUnavailableError('read a snapshot chunk', error);
@@ -173,6 +194,29 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
       );
     }
     return data;
+  }
+
+  /**
+   * A read of the store within RECORDING_S3_TIMEOUT_MS in all, its attempts and its body included: the SDK's own
+   * timeouts bound each attempt's connection and each silence on its socket, so a store that hangs after its
+   * headers or trickles its body would hold a read (and the request waiting for it) without end.
+   */
+  private async readWithin<T>(read: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const timeoutMs = this.config.get('RECORDING_S3_TIMEOUT_MS');
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new Error(`no complete answer within RECORDING_S3_TIMEOUT_MS (${timeoutMs} ms)`);
+        controller.abort(error);
+        reject(error);
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([read(controller.signal), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async deleteMany(keys: readonly string[]): Promise<void> {
