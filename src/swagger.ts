@@ -8,7 +8,7 @@ const DESCRIPTION = `
 Organization administration and session recording API, compatible with PostHog's.
 
 **Authentication.** Send a personal API key as \`Authorization: Bearer phx_…\`. Create one with
-\`node dist/cli.js keys create --email you@example.com --scopes '*'\` (the first start prints one), then use the
+\`npm run cli -- keys create --email you@example.com --scopes '*'\` (the first start prints one), then use the
 **Authorize** button. Each operation lists the scopes it needs (\`x-required-scopes\`); a write scope also grants
 the read scope of the same object.
 
