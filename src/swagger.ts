@@ -2,7 +2,12 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { SECURITY_SCHEME } from './common/auth/auth.decorators.js';
 import { ErrorBodyDto } from './common/errors/error-body.dto.js';
-import { closeResponseSchemas, documentErrors, documentRequestExamples } from './openapi-rules.js';
+import {
+  closeResponseSchemas,
+  documentErrors,
+  documentPathExamples,
+  documentRequestExamples,
+} from './openapi-rules.js';
 
 const DESCRIPTION = `
 Organization administration and session recording API, compatible with PostHog's.
@@ -64,6 +69,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   documentErrors(document);
   closeResponseSchemas(document);
   documentRequestExamples(document);
+  documentPathExamples(document);
   return document;
 }
 
