@@ -35,6 +35,14 @@ async function stop(running: ServiceProcess): Promise<number | null> {
  * The tour waits for the scheduler to run the 5-minute interval that holds the recording; here the recording is
  * moved 10 minutes back and that interval backfilled (same delivery, no 5-minute wait).
  */
+/** The first bash block after `marker` in the README. */
+function readmeBlock(readme: string, marker: string): string {
+  const at = readme.indexOf(marker);
+  const block = /```bash\n([\s\S]*?)```/.exec(readme.slice(at));
+  if (at < 0 || !block) throw new Error(`README has no bash block after ${marker}`);
+  return block[1];
+}
+
 async function readmeTourExport(
   service: ServiceProcess,
   key: string,
@@ -74,6 +82,33 @@ async function readmeTourExport(
     })
   ).id as string;
   const token = (await api('GET', `/api/projects/${project}/`)).api_token as string;
+
+  // The tour's events, as pasted: its setup (`auth=`) and its Events block, run by bash with curl and jq.
+  const tour = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+  const events = readmeBlock(tour, '**Events.**');
+  const setup = readmeBlock(tour, '## A five-minute tour')
+    .split('\n')
+    .filter((l) => l.startsWith('auth='));
+  const pasted = await runAsTyped(
+    ['set -e', ...setup, events].join('\n'),
+    {
+      API: service.base,
+      KEY: key,
+      PROJECT: String(project),
+    },
+    'bash',
+  );
+  expect({ code: pasted.code, stderr: pasted.stderr }).toEqual({ code: 0, stderr: '' });
+  expect(pasted.stdout).toContain('"status": 1');
+  const listed = await api('GET', `/api/projects/${project}/events/?event=signed_up`);
+  expect(listed.results).toEqual([
+    expect.objectContaining({
+      event: 'signed_up',
+      distinct_id: 'user-42',
+      properties: expect.objectContaining({ plan: 'pro' }),
+    }),
+  ]);
+  expect(pasted.stdout).toContain('"plan": "pro"');
   const capture = await fetch(`${service.base}/s/`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },

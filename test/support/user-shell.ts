@@ -31,10 +31,14 @@ export interface ShellResult {
 }
 
 /**
- * Runs `command` as typed in a user's shell (sh -c, in the project's directory, with userShellPath() and none of
+ * Runs `command` as typed in a user's shell (`shell -c`, in the project's directory, with userShellPath() and none of
  * the test run's npm or NODE_OPTIONS variables), with `env` added.
  */
-export function runAsTyped(command: string, env: Record<string, string> = {}): Promise<ShellResult> {
+export function runAsTyped(
+  command: string,
+  env: Record<string, string> = {},
+  shell: 'sh' | 'bash' = 'sh',
+): Promise<ShellResult> {
   const base = Object.fromEntries(
     Object.entries(process.env).filter(
       ([name]) => !/^(npm_|NODE_OPTIONS$|DATABASE_URL$|INIT_CWD$|EMBEDDED_PG_)/i.test(name),
@@ -42,7 +46,7 @@ export function runAsTyped(command: string, env: Record<string, string> = {}): P
   );
   return new Promise((resolve) => {
     execFile(
-      '/bin/sh',
+      shell,
       ['-c', command],
       {
         cwd: PROJECT_ROOT,
