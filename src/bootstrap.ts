@@ -55,7 +55,11 @@ export async function prepareDatabase(
  * printed, since standard output ends up in shared container logs: while the database has no user, each start
  * logs that the operator creates the first key with the CLI.
  */
-export async function printBootstrapKey(app: INestApplication, config: AppConfig): Promise<void> {
+export async function printBootstrapKey(
+  app: INestApplication,
+  config: AppConfig,
+  port: number = config.get('PORT'),
+): Promise<void> {
   const bootstrap = app.get(BootstrapKeyService);
   if (!config.embeddedDatabase) {
     if (await bootstrap.hasNoUser()) bootLog(NO_BOOTSTRAP_KEY_MESSAGE, 'warn');
@@ -66,7 +70,7 @@ export async function printBootstrapKey(app: INestApplication, config: AppConfig
     bootLog(KEYS_EXIST_MESSAGE);
     return;
   }
-  const url = localUrl(config.get('HOST'), config.get('PORT'));
+  const url = localUrl(config.get('HOST'), port);
   writeToLog(
     [
       '',

@@ -26,11 +26,16 @@ async function main(): Promise<void> {
     );
     try {
       await app.init();
-      await printBootstrapKey(app, database.config);
       await app.listen(port, host).catch((err: unknown) => {
         throw explainListenError(err, 'PORT', port, host);
       });
       address = (app.getHttpServer() as import('node:http').Server).address();
+      // After listening, so the banner names the port bound (PORT=0: the one the system chose).
+      await printBootstrapKey(
+        app,
+        database.config,
+        typeof address === 'object' && address ? address.port : port,
+      );
     } catch (err) {
       await app.close().catch(() => undefined);
       throw err;

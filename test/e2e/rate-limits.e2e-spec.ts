@@ -11,7 +11,7 @@ import {
   startPausableRedis,
   type PausableRedis,
 } from '../support/pausable-redis.js';
-import { freePort, sleep, waitFor } from '../support/service-process.js';
+import { refusedPort, sleep, waitFor } from '../support/service-process.js';
 
 /** Per-key rate limits (docs/decisions.md §3), with small limits so a test can reach them. */
 
@@ -199,7 +199,7 @@ describe('rate limits in memory (REDIS_URL unset)', () => {
   });
 
   it('lets requests through when REDIS_URL points at a Redis that does not answer (fails open)', async () => {
-    const deadRedis = `redis://127.0.0.1:${await freePort()}`;
+    const deadRedis = `redis://127.0.0.1:${await refusedPort()}`;
     const open = await createTestApp(
       { RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_BURST: '1', REDIS_URL: deadRedis },
       { databaseUrl: t.databaseUrl },
