@@ -12,6 +12,7 @@ import {
   type PausableRedis,
 } from '../support/pausable-redis.js';
 import { refusedPort, sleep, waitFor } from '../support/service-process.js';
+import { margin } from '../support/shared-machine.js';
 
 /** Per-key rate limits (docs/decisions.md §3), with small limits so a test can reach them. */
 
@@ -210,7 +211,7 @@ describe('rate limits in memory (REDIS_URL unset)', () => {
         const started = Date.now();
         const res = await open.http.get('/api/users/@me').set(auth).expect(200);
         expect(res.headers['x-ratelimit-limit']).toBeUndefined();
-        expect(Date.now() - started).toBeLessThan(1500);
+        expect(Date.now() - started).toBeLessThan(margin(1500));
       }
     } finally {
       await open.close();
