@@ -292,7 +292,9 @@ describe('the built service under a 256 MB heap: the event loop during large cap
         attempts.push(
           `worst ${worst.toFixed(0)} ms over ${busy.length} (idle twin: ${idleWorst.toFixed(0)} ms)`,
         );
-        passed = worst < 200 || worst <= idleWorst + 50;
+        // The bounds are an idle machine's, stretched by the load per core when the machine is shared (a stall
+        // of the service's own, seconds of a blocked loop, stays far past them).
+        passed = worst < margin(200) || worst <= idleWorst + margin(50);
       }
       process.stdout.write(`${name}: /healthz ${attempts.join('; ')}\n`);
       expect({ name, passed, attempts }).toEqual({ name, passed: true, attempts });
