@@ -18,12 +18,12 @@ export function bootLog(msg: string, level: 'debug' | 'info' | 'warn' | 'error' 
 /** Logged at each start on an external database that has no user yet. */
 export const NO_BOOTSTRAP_KEY_MESSAGE =
   'the database has no user yet; with DATABASE_URL no key is created at start (container logs are no place ' +
-  "for a secret): create the first one with node dist/cli.js keys create --email you@example.com --scopes '*'";
+  "for a secret): create the first one with npm run cli -- keys create --email you@example.com --scopes '*'";
 
 /** Logged at a start on the embedded database that finds its users and keys already there. */
 export const KEYS_EXIST_MESSAGE =
   'the database already has its users and keys: the key printed at the first start still works. To create ' +
-  "another: node dist/cli.js keys create --email you@example.com --scopes '*' (the secret is printed once)";
+  "another: npm run cli -- keys create --email you@example.com --scopes '*' (the secret is printed once)";
 
 /** Resolves the database (embedded when DATABASE_URL is unset) and applies migrations when configured to. */
 export async function prepareDatabase(
@@ -55,7 +55,11 @@ export async function prepareDatabase(
  * printed, since standard output ends up in shared container logs: while the database has no user, each start
  * logs that the operator creates the first key with the CLI.
  */
-export async function printBootstrapKey(app: INestApplication, config: AppConfig): Promise<void> {
+export async function printBootstrapKey(
+  app: INestApplication,
+  config: AppConfig,
+  port: number = config.get('PORT'),
+): Promise<void> {
   const bootstrap = app.get(BootstrapKeyService);
   if (!config.embeddedDatabase) {
     if (await bootstrap.hasNoUser()) bootLog(NO_BOOTSTRAP_KEY_MESSAGE, 'warn');
@@ -66,7 +70,7 @@ export async function printBootstrapKey(app: INestApplication, config: AppConfig
     bootLog(KEYS_EXIST_MESSAGE);
     return;
   }
-  const url = localUrl(config.get('HOST'), config.get('PORT'));
+  const url = localUrl(config.get('HOST'), port);
   writeToLog(
     [
       '',

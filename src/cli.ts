@@ -1,149 +1,21 @@
-import { realpathSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
-import { CliUsageError } from './common/cli/cli-args.js';
-import { commandHelp, groupHelp, mainHelp } from './common/cli/cli-help.js';
-import type { CliCommand, CliGroup, Feature } from './common/feature/feature.js';
-import { ConfigError } from './config/config.js';
-import { FEATURES } from './features.js';
+import { exitOnOldNode } from './node-version.js';
 
 /**
- * The operator CLI: a dispatcher over the commands the features declare (`cli` of their manifests). Its
- * help is generated from the declarations, and nothing of the application is loaded until a command runs.
+ * The operator CLI's entry point (`npm run cli -- <command>`, which runs `node dist/cli.js` on the project's Node).
+ * It checks the Node.js version before loading the commands (cli-dispatch.ts), so an older Node fails with one line
+ * saying what to type instead.
  */
-export { CliUsageError };
-
-type Out = (line: string) => void;
-
-const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h' || arg === 'help';
-
-/** Runs one CLI command of `features`; returns the exit code. Exposed for tests. */
-export async function runCli(
-  argv: string[],
-  env: NodeJS.ProcessEnv,
-  out: Out,
-  err: Out,
-  features: readonly Feature[] = FEATURES,
-): Promise<number> {
-  const commands = new Map<string, CliCommand>(
-    features.flatMap((f) => (f.cli ?? []).map((c) => [c.name, c])),
-  );
-  const groups = new Map<string, CliGroup>(
-    features.flatMap((f) => (f.cliGroups ?? []).map((g) => [g.name, g])),
-  );
-  const all = [...commands.values()];
-  const help = (topic: string): string | undefined => {
-    if (topic === 'main') return mainHelp([...groups.values()], all);
-    const group = groups.get(topic);
-    if (group) return groupHelp(group, all);
-    const command = commands.get(topic);
-    return command && commandHelp(command);
-  };
-  /** The command named by the start of `argv` (one word, or a group and its command) and the rest. */
-  const splitCommand = (words: string[]): { command: string; args: string[] } => {
-    const [first = '', second, ...rest] = words;
-    if (groups.has(first) && second !== undefined && !second.startsWith('-') && !isHelp(second)) {
-      return { command: `${first} ${second}`, args: rest };
-    }
-    return { command: first, args: words.slice(1) };
-  };
-
-  if (!argv.length) {
-    out(help('main')!);
-    return 2;
-  }
-  if (isHelp(argv[0])) {
-    // `--help` alone, or `help <command>`.
-    const topic = argv.length > 1 ? splitCommand(argv.slice(1)).command : 'main';
-    const text = help(topic);
-    if (!text) {
-      err(`unknown command '${argv.slice(1).join(' ')}' (try --help)`);
-      return 2;
-    }
-    out(text);
-    return 0;
-  }
-  const { command: name, args } = splitCommand(argv);
-  const asksHelp = args.some((a) => a === '--help' || a === '-h');
-  if (groups.has(name)) {
-    // A group lists its commands: as the answer to `keys --help` (or `keys help`), as a usage error alone.
-    if (asksHelp || isHelp(args[0])) {
-      out(help(name)!);
-      return 0;
-    }
-    if (!args.length) {
-      out(help(name)!);
-      return 2;
-    }
-  }
-  const command = commands.get(name);
-  if (!command) {
-    err(`unknown command '${argv.slice(0, groups.has(argv[0]) ? 2 : 1).join(' ')}' (try --help)`);
-    return 2;
-  }
-  if (asksHelp) {
-    out(commandHelp(command));
-    return 0;
-  }
-
-  try {
-    let values: Record<string, string | boolean | undefined>;
-    try {
-      const options = Object.fromEntries(
-        Object.entries(command.options ?? {}).map(([k, o]) => [k, { type: o.type }]),
-      );
-      values = parseArgs({
-        args,
-        options: { ...options, help: { type: 'boolean' } },
-        strict: true,
-        allowPositionals: false,
-      }).values as Record<string, string | boolean | undefined>;
-    } catch (e) {
-      throw new CliUsageError(`${name}: ${(e as Error).message.split('\n')[0]}`);
-    }
-    // Validate the arguments fully before touching the database.
-    await command.validate?.(values, name);
-    const { runCommand } = await import('./cli-runtime.js');
-    return await runCommand(command, values, env, features, out, err);
-  } catch (e) {
-    if (e instanceof CliUsageError) {
-      err(e.message);
-      return 2;
-    }
-    if (e instanceof ConfigError) {
-      err(e.message.replace(/\n\s*/g, ' '));
-      return 2;
-    }
-    // Input the service rejects (unknown scope, bad label...) is a one-line error too.
-    err(`${name}: ${(e as Error).message.split('\n')[0]}`);
-    return 1;
-  }
-}
-
-/**
- * Run as `node dist/cli.js`, not imported. The script's path is compared by its real path, as the module's own
- * URL is: a project reached through a symbolic link (a linked home or checkout directory, macOS's /tmp) must
- * not make the CLI exit silently having done nothing.
- */
-function isEntryPoint(): boolean {
-  if (!process.argv[1]) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryPoint()) {
-  runCli(
-    process.argv.slice(2),
-    process.env,
-    (l) => process.stdout.write(`${l}\n`),
-    (l) => process.stderr.write(`${l}\n`),
-  )
-    .then((code) => process.exit(code))
-    .catch((e: unknown) => {
-      process.stderr.write(`${(e as Error).message}\n`);
-      process.exit(1);
-    });
-}
+const shellWord = (arg: string) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
+exitOnOldNode('CLI', `\`npm run cli -- ${process.argv.slice(2).map(shellWord).join(' ') || '--help'}\``);
+const { runCli } = await import('./cli-dispatch.js');
+runCli(
+  process.argv.slice(2),
+  process.env,
+  (l) => process.stdout.write(`${l}\n`),
+  (l) => process.stderr.write(`${l}\n`),
+)
+  .then((code) => process.exit(code))
+  .catch((e: unknown) => {
+    process.stderr.write(`${(e as Error).message}\n`);
+    process.exit(1);
+  });

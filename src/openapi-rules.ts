@@ -33,20 +33,81 @@ const errorContent = (example: ErrorBody) => ({
   'application/json': { schema: ref('ErrorBodyDto'), example },
 });
 
+type Parameter = { name: string; in: string; schema?: Json };
+
+const nulIn = (name: string): ErrorBody => ({
+  type: 'validation_error',
+  code: 'invalid_input',
+  detail: `Field '${name}' contains the NUL character (U+0000), which is not accepted.`,
+  attr: name,
+});
+
+/**
+ * A 400 that this operation really answers, and the query string producing it when a query alone does: a bad
+ * `limit` of a list; a NUL character in the last path parameter, or in the body's first text field, of the JSON
+ * API (the input check answers it before any validation); a body the capture routes cannot read. Null for an
+ * operation that takes no input (then it documents no 400).
+ */
+export function badInputExample(
+  path: string,
+  operation: Operation,
+  schemas: Record<string, Json> = {},
+): { example: ErrorBody; query?: string } | null {
+  const parameters = (operation.parameters ?? []) as Parameter[];
+  const inPath = parameters.filter((p) => p.in === 'path');
+  if (parameters.some((p) => p.in === 'query' && p.name === 'limit')) {
+    return {
+      example: {
+        type: 'validation_error',
+        code: 'invalid_input',
+        // Page-number lists (with `page`, as PostHog's activity logs) say positive, offset lists non-negative.
+        detail: parameters.some((p) => p.in === 'query' && p.name === 'page')
+          ? "'limit' must be a positive integer."
+          : "'limit' must be a non-negative integer.",
+        attr: 'limit',
+      },
+      query: 'limit=abc',
+    };
+  }
+  if (path.startsWith('/api/')) {
+    if (inPath.length) return { example: nulIn(inPath[inPath.length - 1].name) };
+    const body = (operation.requestBody?.content as Record<string, Json> | undefined)?.['application/json'];
+    const schema = body?.schema ? resolve(body.schema as Json, schemas) : null;
+    const required = new Set((schema?.required ?? []) as string[]);
+    const texts = Object.entries((schema?.properties ?? {}) as Record<string, Json>).filter(
+      ([, property]) => property.type === 'string',
+    );
+    const textField = texts.find(([name]) => required.has(name)) ?? texts[0];
+    if (textField) return { example: nulIn(textField[0]) };
+    return { example: nulIn('x'), query: 'x=%00' };
+  }
+  if (operation.requestBody || parameters.some((p) => p.in === 'query' && p.name === 'data')) {
+    return {
+      example: {
+        type: 'validation_error',
+        code: 'parse_error',
+        detail: 'Malformed request body: not valid JSON.',
+        attr: null,
+      },
+      ...(parameters.some((p) => p.in === 'query' && p.name === 'data') ? { query: 'data=abc' } : {}),
+    };
+  }
+  return null;
+}
+
 /**
  * One example error body per status, so that each documented status shows its own (not the 400 one); an
  * operation that documents its own example for a status keeps it.
  */
-export function errorExampleFor(status: string, operation: Operation): ErrorBody | null {
+export function errorExampleFor(
+  status: string,
+  operation: Operation,
+  badInput: ErrorBody | null = null,
+): ErrorBody | null {
   const scopes = (operation['x-required-scopes'] as string[] | undefined) ?? [];
   switch (status) {
     case '400':
-      return {
-        type: 'validation_error',
-        code: 'invalid_input',
-        detail: 'Must be a boolean.',
-        attr: 'enabled',
-      };
+      return badInput;
     case '401':
       return {
         type: 'authentication_error',
@@ -121,13 +182,15 @@ export function errorExampleFor(status: string, operation: Operation): ErrorBody
 
 /**
  * Every error response gets an example of its own status. Every operation documents the errors any request can
- * meet: 400 (malformed input, also in paths and queries), 404 (unknown ids), 429 on the public routes capped per
+ * meet: 400 (malformed input, also in paths and queries; not for an operation that takes none), 404 (unknown ids), 429 on the public routes capped per
  * client address, and for operations with a body 413 (too large) and, on the JSON API, 415 (not JSON).
  */
 export function documentErrors(document: OpenAPIObject): void {
-  for (const { path, operation } of operationsOf(document)) {
+  const schemas = (document.components?.schemas ?? {}) as Record<string, Json>;
+  for (const { path, method, operation } of operationsOf(document)) {
     const responses = (operation.responses ??= {});
-    responses['400'] ??= { description: 'Invalid input: `attr` names the field or parameter.' };
+    const badInput = badInputExample(path, operation, schemas);
+    if (badInput) responses['400'] ??= { description: 'Invalid input: `attr` names the field or parameter.' };
     if (operation['x-required-scopes']) {
       responses['404'] ??= { description: "No such record among the caller's." };
     }
@@ -146,7 +209,7 @@ export function documentErrors(document: OpenAPIObject): void {
       }
     }
     for (const [status, response] of Object.entries(responses)) {
-      const example = errorExampleFor(status, operation);
+      const example = errorExampleFor(status, operation, badInput?.example ?? null);
       if (!example) continue;
       const content = response.content as Record<string, Json> | undefined;
       const json = content?.['application/json'];
@@ -154,6 +217,11 @@ export function documentErrors(document: OpenAPIObject): void {
       // An operation's own example (a real answer of that operation) is kept.
       if (json?.example !== undefined) continue;
       response.content = errorContent(example);
+      // A 400 that a query string alone produces says which (the examples test sends it).
+      if (status === '400' && badInput?.query && method === 'get') {
+        response.description =
+          `${String(response.description ?? '').trim()} The example is the answer to \`?${badInput.query}\`.`.trim();
+      }
     }
   }
 }
@@ -269,5 +337,44 @@ export function documentRequestExamples(document: OpenAPIObject): void {
     if (!json || json.example !== undefined || json.examples !== undefined) continue;
     const example = exampleOf(json.schema as Json | undefined, schemas);
     if (example !== undefined) json.example = example;
+  }
+}
+
+const CURRENT_ORGANIZATION =
+  "The organization's uuid, or `@current`: the caller's current organization (`organization` of `GET /api/users/@me`: created or joined most " +
+  'recently among those the key reaches).';
+const CURRENT_PROJECT =
+  "The project's id, or `@current`: the caller's current project (`team` of `GET /api/users/@me`), or under an organization its " +
+  'default project.';
+
+/**
+ * Path parameters naming an organization or a project get `@current` as their example (as PostHog's API takes
+ * it), so "Try it out" works as pre-filled: `organization_id` and `project_id`, and `id` on the routes of an
+ * organization or a project itself. Other ids have no example a fresh installation could answer.
+ */
+export function documentPathExamples(document: OpenAPIObject): void {
+  for (const { path, operation } of operationsOf(document)) {
+    for (const parameter of (operation.parameters ?? []) as (Parameter & Json)[]) {
+      if (parameter.in !== 'path' || parameter.example !== undefined) continue;
+      let kind: 'organization' | 'project' | null = null;
+      if (parameter.name === 'organization_id') kind = 'organization';
+      if (parameter.name === 'project_id') kind = 'project';
+      if (parameter.name === 'id' && /^\/api\/organizations\/\{id\}(\/|$)/.test(path)) kind = 'organization';
+      if (
+        parameter.name === 'id' &&
+        /^\/api\/(projects|organizations\/\{organization_id\}\/projects)\/\{id\}(\/|$)/.test(path)
+      ) {
+        kind = 'project';
+      }
+      if (!kind) continue;
+      parameter.example = '@current';
+      const own = typeof parameter.description === 'string' ? `${parameter.description} ` : '';
+      parameter.description = `${own}${kind === 'organization' ? CURRENT_ORGANIZATION : CURRENT_PROJECT}`;
+      // The uuid or integer format would make Swagger UI refuse the example.
+      if (parameter.schema) {
+        delete parameter.schema.format;
+        parameter.schema.type = 'string';
+      }
+    }
   }
 }

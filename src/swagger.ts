@@ -8,13 +8,18 @@ import {
   appliedRouteAliases,
   type RouteAlias,
 } from './common/http/route-aliases.js';
-import { closeResponseSchemas, documentErrors, documentRequestExamples } from './openapi-rules.js';
+import {
+  closeResponseSchemas,
+  documentErrors,
+  documentPathExamples,
+  documentRequestExamples,
+} from './openapi-rules.js';
 
 const DESCRIPTION = `
 Organization administration and session recording API, compatible with PostHog's.
 
 **Authentication.** Send a personal API key as \`Authorization: Bearer phx_…\`. Create one with
-\`node dist/cli.js keys create --email you@example.com --scopes '*'\` (the first start prints one), then use the
+\`npm run cli -- keys create --email you@example.com --scopes '*'\` (the first start prints one), then use the
 **Authorize** button. Each operation lists the scopes it needs (\`x-required-scopes\`); a write scope also grants
 the read scope of the same object.
 
@@ -71,6 +76,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   documentErrors(document);
   closeResponseSchemas(document);
   documentRequestExamples(document);
+  documentPathExamples(document);
   return document;
 }
 

@@ -74,7 +74,7 @@ export const CORE_SETTINGS = {
   MIGRATIONS_RUN: setting<boolean | null>(
     bool,
     null,
-    'Apply pending migrations at boot. Default: on for the embedded database, off otherwise (run `node dist/cli.js migrate`).',
+    'Apply pending migrations at boot. Default: on for the embedded database, off otherwise (run `npm run cli -- migrate`).',
   ),
   BODY_LIMIT: setting(byteSize, 1024 * 1024, 'Largest accepted JSON request body (e.g. 1mb); larger is 413.'),
   BODY_JSON_MAX_DEPTH: setting(

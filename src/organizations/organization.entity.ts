@@ -21,7 +21,7 @@ export class OrganizationEntity {
 
   /**
    * 0 none, 3 configure, 6 install (the default), 9 root: may publish global plugins. Only the operator raises
-   * an organization to 9 (`node dist/cli.js orgs set-plugins-access`).
+   * an organization to 9 (`npm run cli -- orgs set-plugins-access`).
    */
   @Column({ type: 'smallint', default: 6 })
   pluginsAccessLevel: number;

@@ -8,7 +8,7 @@ export const PERSONAL_API_KEYS_SETTINGS = {
   BOOTSTRAP_EMAIL: setting(
     email,
     'admin@localhost',
-    'E-mail of the user created with a `*` key on an empty embedded database (with DATABASE_URL no key is created: use `node dist/cli.js keys create`).',
+    'E-mail of the user created with a `*` key on an empty embedded database (with DATABASE_URL no key is created: use `npm run cli -- keys create`).',
   ),
 } satisfies SettingsTable;
 

@@ -49,7 +49,7 @@ export const SESSION_RECORDINGS_SETTINGS = {
   RECORDING_STORAGE: setting(
     oneOf('postgres', 's3'),
     'postgres',
-    'Where snapshot chunks are written: `postgres` (gzip rows in the database) or `s3` (objects in RECORDING_S3_BUCKET, laid out as RECORDING_S3_LAYOUT says; metadata and the chunk index stay in the database). Chunks already stored are read from wherever they are; `node dist/cli.js recordings migrate-storage` moves them.',
+    'Where snapshot chunks are written: `postgres` (gzip rows in the database) or `s3` (objects in RECORDING_S3_BUCKET, laid out as RECORDING_S3_LAYOUT says; metadata and the chunk index stay in the database). Chunks already stored are read from wherever they are; `npm run cli -- recordings migrate-storage` moves them.',
   ),
   RECORDING_S3_LAYOUT: setting(
     oneOf('packed', 'per-chunk'),

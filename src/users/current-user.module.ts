@@ -1,17 +1,19 @@
 import { Module } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
+import { CurrentRefsInterceptor } from './current-refs.interceptor.js';
 import { CurrentUserService } from './current-user.service.js';
 import { UsersController } from './users.controller.js';
 import { UsersModule } from './users.module.js';
 
 /**
- * `/api/users/@me`. Apart from UsersModule because it sits above organizations and projects, which the lower
+ * `/api/users/@me`, and `@current` in place of an organization or project id on every route. Apart from UsersModule because it sits above organizations and projects, which the lower
  * modules (keys, memberships) must not depend on: module imports point downward only.
  */
 @Module({
   imports: [UsersModule, OrganizationsModule, ProjectsModule],
   controllers: [UsersController],
-  providers: [CurrentUserService],
+  providers: [CurrentUserService, { provide: APP_INTERCEPTOR, useClass: CurrentRefsInterceptor }],
 })
 export class CurrentUserModule {}

@@ -26,6 +26,21 @@ export class CurrentUserService {
     return this.describe(principal);
   }
 
+  /** The caller's current organization (`organization` of `GET /api/users/@me`), or null without one. */
+  async currentOrganizationId(principal: Principal): Promise<string | null> {
+    return (await this.organizations.summaries(principal))[0]?.id ?? null;
+  }
+
+  /**
+   * The caller's current project (`team` of `GET /api/users/@me`): the default project of `organizationId` when
+   * given (an id the route checks as usual), else of the current organization; null without one.
+   */
+  async currentProjectId(principal: Principal, organizationId?: string): Promise<number | null> {
+    const organization = organizationId ?? (await this.currentOrganizationId(principal));
+    if (!organization) return null;
+    return (await this.projects.findDefaultFor(principal, organization))?.id ?? null;
+  }
+
   async describe(principal: Principal): Promise<CurrentUserDto> {
     const user = await this.users.findById(principal.userId);
     if (!user) throw ApiError.authenticationFailed();

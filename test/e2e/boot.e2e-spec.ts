@@ -9,7 +9,6 @@ import { connect } from 'node:net';
 import pg from 'pg';
 import { KEYS_EXIST_MESSAGE, NO_BOOTSTRAP_KEY_MESSAGE } from '../../src/bootstrap.js';
 import {
-  bootstrapKey,
   freePort,
   MAIN,
   printedKey,
@@ -18,6 +17,7 @@ import {
   waitFor,
 } from '../support/service-process.js';
 import { createEmptyDatabase, dropDatabase } from '../support/test-database.js';
+import { runAsTyped, typedCommand } from '../support/user-shell.js';
 
 const KEY_RE = /phx_[0-9A-Za-z]{43}/;
 
@@ -35,6 +35,14 @@ async function stop(running: ServiceProcess): Promise<number | null> {
  * The tour waits for the scheduler to run the 5-minute interval that holds the recording; here the recording is
  * moved 10 minutes back and that interval backfilled (same delivery, no 5-minute wait).
  */
+/** The first bash block after `marker` in the README. */
+function readmeBlock(readme: string, marker: string): string {
+  const at = readme.indexOf(marker);
+  const block = /```bash\n([\s\S]*?)```/.exec(readme.slice(at));
+  if (at < 0 || !block) throw new Error(`README has no bash block after ${marker}`);
+  return block[1];
+}
+
 async function readmeTourExport(
   service: ServiceProcess,
   key: string,
@@ -74,6 +82,33 @@ async function readmeTourExport(
     })
   ).id as string;
   const token = (await api('GET', `/api/projects/${project}/`)).api_token as string;
+
+  // The tour's events, as pasted: its setup (`auth=`) and its Events block, run by bash with curl and jq.
+  const tour = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+  const events = readmeBlock(tour, '**Events.**');
+  const setup = readmeBlock(tour, '## A five-minute tour')
+    .split('\n')
+    .filter((l) => l.startsWith('auth='));
+  const pasted = await runAsTyped(
+    ['set -e', ...setup, events].join('\n'),
+    {
+      API: service.base,
+      KEY: key,
+      PROJECT: String(project),
+    },
+    'bash',
+  );
+  expect({ code: pasted.code, stderr: pasted.stderr }).toEqual({ code: 0, stderr: '' });
+  expect(pasted.stdout).toContain('"status": 1');
+  const listed = await api('GET', `/api/projects/${project}/events/?event=signed_up`);
+  expect(listed.results).toEqual([
+    expect.objectContaining({
+      event: 'signed_up',
+      distinct_id: 'user-42',
+      properties: expect.objectContaining({ plan: 'pro' }),
+    }),
+  ]);
+  expect(pasted.stdout).toContain('"plan": "pro"');
   const capture = await fetch(`${service.base}/s/`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
@@ -198,19 +233,23 @@ describe('booting the built service', () => {
     expect(first.stdout()).not.toContain('Authorize');
     const notice = first.logs().filter((l) => l.msg === NO_BOOTSTRAP_KEY_MESSAGE);
     expect(notice).toEqual([expect.objectContaining({ level: 'warn', context: 'Bootstrap' })]);
-    expect(NO_BOOTSTRAP_KEY_MESSAGE).toContain(
-      "node dist/cli.js keys create --email you@example.com --scopes '*'",
+    expect(typedCommand(NO_BOOTSTRAP_KEY_MESSAGE)).toBe(
+      "npm run cli -- keys create --email you@example.com --scopes '*'",
     );
     const users = await fetch(`http://127.0.0.1:${first.port}/api/users/@me`);
     expect(users.status).toBe(401);
 
-    // The operator's way: the CLI's key works at once.
-    key = await bootstrapKey(first);
+    // The operator's way, the command the notice gives typed as it is in a shell whose own `node` may be older
+    // than Node 24: its key works at once.
+    const typed = await runAsTyped(typedCommand(NO_BOOTSTRAP_KEY_MESSAGE), { DATABASE_URL: db.url });
+    expect({ code: typed.code, stderr: typed.stderr }).toEqual({ code: 0, stderr: '' });
+    key = typed.stdout.trimEnd().split('\n').pop()!;
+    expect(key).toMatch(KEY_RE);
     const me = await fetch(`http://127.0.0.1:${first.port}/api/users/@me`, {
       headers: { Authorization: `Bearer ${key}` },
     });
     expect(me.status).toBe(200);
-    expect(((await me.json()) as { email: string }).email).toBe('admin@localhost');
+    expect(((await me.json()) as { email: string }).email).toBe('you@example.com');
   }, 60000);
 
   it('logs JSON lines with a request id and never the key', async () => {
@@ -299,9 +338,18 @@ describe('booting the built service', () => {
         expect(again.logs()).toContainEqual(
           expect.objectContaining({ level: 'info', context: 'Bootstrap', msg: KEYS_EXIST_MESSAGE }),
         );
-        expect(KEYS_EXIST_MESSAGE).toContain(
-          "node dist/cli.js keys create --email you@example.com --scopes '*'",
-        );
+        // The command it gives, typed in a user's shell, makes another key that works (on the running database).
+        const typed = await runAsTyped(typedCommand(KEYS_EXIST_MESSAGE), {
+          EMBEDDED_PG_DATA_DIR: env.EMBEDDED_PG_DATA_DIR,
+          EMBEDDED_PG_PORT: env.EMBEDDED_PG_PORT,
+        });
+        expect({ code: typed.code, stderr: typed.stderr }).toEqual({ code: 0, stderr: '' });
+        const another = typed.stdout.trimEnd().split('\n').pop()!;
+        expect(another).toMatch(KEY_RE);
+        const mine = await fetch(`${again.base}/api/personal_api_keys/@current`, {
+          headers: { Authorization: `Bearer ${another}` },
+        });
+        expect(mine.status).toBe(200);
         const me = await fetch(`${again.base}/api/users/@me`, {
           headers: { Authorization: `Bearer ${key}` },
         });

@@ -14,6 +14,7 @@ import {
   waitFor,
 } from '../support/service-process.js';
 import { cloneTemplate, dropDatabase } from '../support/test-database.js';
+import { margin } from '../support/shared-machine.js';
 
 /**
  * The public capture path of the built service (`node dist/main.js`) with the Deployment's heap
@@ -145,7 +146,7 @@ describe('the built service under a 256 MB heap: public capture path', () => {
       code: 'not_authenticated',
       attr: 'token',
     });
-    expect(ms).toBeLessThan(1000);
+    expect(ms).toBeLessThan(margin(1000));
     expect(growth).toBeLessThan(50 * MB);
     await alive();
   });
@@ -163,7 +164,7 @@ describe('the built service under a 256 MB heap: public capture path', () => {
       detail: 'Too many events in one request: at most 50000.',
       attr: null,
     });
-    expect(ms).toBeLessThan(1000);
+    expect(ms).toBeLessThan(margin(1000));
     expect(growth).toBeLessThan(50 * MB);
     await alive();
   });
@@ -182,7 +183,7 @@ describe('the built service under a 256 MB heap: public capture path', () => {
         `${name} bomb: ${res.status} in ${ms.toFixed(0)} ms, RSS +${(growth / MB).toFixed(1)} MB\n`,
       );
       expect(res.status).toBe(status);
-      expect(ms).toBeLessThan(maxMs);
+      expect(ms).toBeLessThan(margin(maxMs));
       expect(growth).toBeLessThan(maxGrowth);
     }
     await alive();
@@ -291,7 +292,9 @@ describe('the built service under a 256 MB heap: the event loop during large cap
         attempts.push(
           `worst ${worst.toFixed(0)} ms over ${busy.length} (idle twin: ${idleWorst.toFixed(0)} ms)`,
         );
-        passed = worst < 200 || worst <= idleWorst + 50;
+        // The bounds are an idle machine's, stretched by the load per core when the machine is shared (a stall
+        // of the service's own, seconds of a blocked loop, stays far past them).
+        passed = worst < margin(200) || worst <= idleWorst + margin(50);
       }
       process.stdout.write(`${name}: /healthz ${attempts.join('; ')}\n`);
       expect({ name, passed, attempts }).toEqual({ name, passed: true, attempts });
@@ -350,7 +353,7 @@ describe('the built service: the drain deadline holds during a large capture req
     expect(code).toBe(1);
     expect(app.stdout()).toContain('drain not finished after 300 ms');
     // The deadline plus the 503 answers and the pool's end, not the seconds the work would have taken.
-    expect(elapsed).toBeLessThan(1500);
+    expect(elapsed).toBeLessThan(300 + margin(1200));
     // Every request is answered 503: the one still working when the deadline came with the drain's answer, the
     // others possibly earlier by the capture memory budget (three bodies this large do not fit in it at once).
     const details = answers.map((a) => {

@@ -6,11 +6,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KNOWN_SCOPES } from '../../src/common/auth/scopes.js';
-import { runCli } from '../../src/cli.js';
+import { runCli } from '../../src/cli-dispatch.js';
 import { migrationsOf } from '../../src/common/feature/feature.js';
 import { loadServiceFeatures } from '../../src/features.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { createEmptyDatabase, dropDatabase } from '../support/test-database.js';
+import { runAsTyped, type ShellResult, systemNode } from '../support/user-shell.js';
 
 const FEATURES = await loadServiceFeatures();
 const MIGRATIONS = migrationsOf(FEATURES);
@@ -379,17 +380,17 @@ describe('CLI', () => {
       expect(res.code).toBe(0);
       expect(res.err).toEqual([]);
       expect(res.out).toHaveLength(1);
-      expect(res.out[0]).toMatch(/^Usage: node dist\/cli\.js <command> \[options\]/);
+      expect(res.out[0]).toMatch(/^Usage: npm run cli -- <command> \[options\]/);
       for (const command of ['keys create', 'keys list', 'keys revoke', 'migrate']) {
         expect(res.out[0]).toContain(command);
       }
     });
 
     it.each([
-      ['keys create', /^Usage: node dist\/cli\.js keys create --email E --scopes S/],
-      ['keys list', /^Usage: node dist\/cli\.js keys list --email E/],
-      ['keys revoke', /^Usage: node dist\/cli\.js keys revoke --id ID/],
-      ['migrate', /^Usage: node dist\/cli\.js migrate/],
+      ['keys create', /^Usage: npm run cli -- keys create --email E --scopes S/],
+      ['keys list', /^Usage: npm run cli -- keys list --email E/],
+      ['keys revoke', /^Usage: npm run cli -- keys revoke --id ID/],
+      ['migrate', /^Usage: npm run cli -- migrate/],
     ])('%s --help prints its usage and exits 0', async (command, usage) => {
       const res = await cli([...command.split(' '), '--help']);
       expect(res.code).toBe(0);
@@ -428,7 +429,7 @@ describe('CLI', () => {
           const res = await cli(ask);
           expect({ ask, code: res.code, err: res.err }).toEqual({ ask, code: 0, err: [] });
           expect(res.out).toHaveLength(1);
-          expect(res.out[0].startsWith(`Usage: node dist/cli.js ${name}`)).toBe(true);
+          expect(res.out[0].startsWith(`Usage: npm run cli -- ${name}`)).toBe(true);
         }
       }
     });
@@ -436,7 +437,7 @@ describe('CLI', () => {
     it('a group lists its commands: as the answer to --help, as a usage error alone', async () => {
       const help = await cli(['keys', '--help']);
       expect(help.code).toBe(0);
-      expect(help.out[0]).toMatch(/^Usage: node dist\/cli\.js keys <create\|list\|revoke>/);
+      expect(help.out[0]).toMatch(/^Usage: npm run cli -- keys <create\|list\|revoke>/);
       for (const command of ['keys create', 'keys list', 'keys revoke'])
         expect(help.out[0]).toContain(command);
       expect(await cli(['keys', 'help'])).toEqual(help);
@@ -548,13 +549,81 @@ describe('CLI', () => {
       expect(bad.stderr.trimEnd().split('\n')).toEqual(['keys create: --scopes is required']);
     });
 
+    /** `node <script> …args` on a Node reporting `version`, as an older Node would run it. */
+    function runOnNode(version: string, script: string, args: string[]): Promise<ShellResult> {
+      const pretend = `Object.defineProperty(process.versions, 'node', { value: '${version}' })`;
+      return new Promise((resolve) => {
+        execFile(
+          process.execPath,
+          [`--import=data:text/javascript,${encodeURIComponent(pretend)}`, script, ...args],
+          { cwd: ROOT, env: { PATH: process.env.PATH ?? '' }, timeout: 30_000 },
+          (error, stdout, stderr) =>
+            resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
+        );
+      });
+    }
+
+    it('on a Node older than 24.11, dist/cli.js and dist/main.js fail at once with one line saying what to type', async () => {
+      const cli = await runOnNode('20.19.0', 'dist/cli.js', [
+        'keys',
+        'create',
+        '--email',
+        'a@b.example',
+        '--scopes',
+        '*',
+      ]);
+      expect(cli).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          'This CLI needs Node.js 24.11 or later (this is Node.js 20.19.0): type ' +
+          "`npm run cli -- keys create --email a@b.example --scopes '*'` instead, which runs it on the project's own " +
+          'Node 24 (node_modules/.bin/node), or switch to Node 24 (nvm use).\n',
+      });
+      const main = await runOnNode('24.10.0', 'dist/main.js', []);
+      expect(main).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          'This service needs Node.js 24.11 or later (this is Node.js 24.10.0): type `npm start` instead, which ' +
+          "runs it on the project's own Node 24 (node_modules/.bin/node), or switch to Node 24 (nvm use).\n",
+      });
+      // The oldest Node allowed runs the CLI.
+      expect((await runOnNode('24.11.0', 'dist/cli.js', ['--help'])).code).toBe(0);
+    });
+
+    it("on the machine's own Node, when it is older, the same one line; the typed npm form runs the CLI", async () => {
+      const node = systemNode();
+      const version = node && (await runAsTyped(`${node} -p process.versions.node`)).stdout.trim();
+      if (node && version && Number(version.split('.')[0]) < 24) {
+        const old = await runAsTyped(`${node} dist/cli.js keys list --email nobody@example.com`);
+        expect(old.code).toBe(1);
+        expect(old.stdout).toBe('');
+        expect(old.stderr.trimEnd().split('\n')).toEqual([
+          expect.stringContaining(
+            `needs Node.js 24.11 or later (this is Node.js ${version}): type \`npm run cli -- keys list --email nobody@example.com\``,
+          ),
+        ]);
+      }
+      const typed = await runAsTyped(
+        'npm run cli -- keys create --email typed@example.com --scopes organization:read',
+        {
+          DATABASE_URL: t.databaseUrl,
+        },
+      );
+      expect({ code: typed.code, stderr: typed.stderr }).toEqual({ code: 0, stderr: '' });
+      const secret = typed.stdout.trimEnd().split('\n').pop()!;
+      expect(secret).toMatch(SECRET_RE);
+      await t.http.get('/api/personal_api_keys/@current').set(bearer(secret)).expect(200);
+    });
+
     it('runs when called by a path through a symbolic link (node ~/link/dist/cli.js)', async () => {
       const dir = await mkdtemp(join(tmpdir(), 'cli-link-'));
       try {
         await symlink(ROOT, join(dir, 'project'), 'dir');
         const res = await run(['--help'], join(dir, 'project', 'dist', 'cli.js'));
         expect(res.code).toBe(0);
-        expect(res.stdout).toContain('Usage: node dist/cli.js <command> [options]');
+        expect(res.stdout).toContain('Usage: npm run cli -- <command> [options]');
       } finally {
         await rm(dir, { recursive: true, force: true });
       }

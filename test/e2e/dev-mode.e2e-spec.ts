@@ -61,13 +61,13 @@ describe('npm run start:dev', () => {
       }),
     );
     pgPort.value = await freePort();
-    port.value = await freePort();
     // As a terminal starts it: a process group of its own, which Ctrl-C signals as a whole.
     dev = spawn(process.execPath, [join(dir, 'tools', 'dev.mjs')], {
       cwd: dir,
       env: {
         PATH: process.env.PATH ?? '',
-        PORT: String(port.value),
+        // Port 0: the system picks a free one as the service binds it; the "listening on" line names it.
+        PORT: '0',
         HOST: '127.0.0.1',
         EMBEDDED_PG_DATA_DIR: join(dir, '.data', 'postgres'),
         EMBEDDED_PG_PORT: String(pgPort.value),
@@ -85,6 +85,7 @@ describe('npm run start:dev', () => {
       if (Date.now() > deadline) throw new Error(`dev.mjs logged no "listening on" line:\n${out}`);
       await sleep(100);
     }
+    port.value = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]);
   }, 70000);
 
   afterAll(async () => {

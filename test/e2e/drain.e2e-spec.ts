@@ -9,6 +9,7 @@ import {
   waitFor,
 } from '../support/service-process.js';
 import { cloneTemplate, dropDatabase } from '../support/test-database.js';
+import { margin } from '../support/shared-machine.js';
 
 /**
  * Graceful drain of the built service (`node dist/main.js`): requests are held in flight by a row lock the test
@@ -211,7 +212,7 @@ describe('graceful drain of the built service on SIGTERM', () => {
       expect(await app.exited).toBe(1);
       const elapsed = Date.now() - signalled;
       expect(elapsed).toBeGreaterThanOrEqual(1400);
-      expect(elapsed).toBeLessThan(4000);
+      expect(elapsed).toBeLessThan(1500 + margin(2500));
       expect(app.stdout()).toContain('drain not finished after 1500 ms');
     } finally {
       await lock.release();

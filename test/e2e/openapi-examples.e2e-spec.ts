@@ -248,6 +248,104 @@ describe('OpenAPI request examples', () => {
         }
       }
     }
-    expect(checked).toContain('GET /api/projects/{project_id}/session_recordings 400');
+    expect(checked).toEqual(
+      expect.arrayContaining([
+        'GET /api/projects/{project_id}/session_recordings 400',
+        // A list's 400 is its `limit`, a capture route's a body it cannot read.
+        'GET /api/organizations 400',
+        'GET /api/organizations/{organization_id}/batch_exports 400',
+        'GET /e 400',
+      ]),
+    );
+  });
+  /** Every operation of the document, with its path template and method. */
+  const operations = Object.entries(document.paths).flatMap(([template, item]) =>
+    Object.entries(item).map(([method, operation]) => ({ template, method, operation })),
+  );
+  const pathParameters = (operation: Json) =>
+    ((operation.parameters ?? []) as Json[]).filter((p) => p.in === 'path');
+  const example400 = (operation: Json) =>
+    (((operation.responses as Record<string, Json>)['400']?.content as Record<string, Json> | undefined)?.[
+      'application/json'
+    ]?.example ?? null) as Json | null;
+
+  it("'Try it out' with the path parameters as pre-filled (`@current`, `@me`, the examples' ids) answers 200", async () => {
+    const tried: string[] = [];
+    for (const { template, method, operation } of operations) {
+      const parameters = pathParameters(operation);
+      if (method !== 'get' || !parameters.length || !operation['x-required-scopes']) continue;
+      if (parameters.some((p) => p.example === undefined)) continue;
+      let path = template;
+      for (const p of parameters) path = path.replace(`{${String(p.name)}}`, String(p.example));
+      const res = await t.http.get(path).set(owner.auth);
+      if (res.status !== 200)
+        throw new Error(`GET ${path} answered ${res.status}: ${JSON.stringify(res.body)}`);
+      tried.push(`GET ${template}`);
+    }
+    expect(tried).toEqual(
+      expect.arrayContaining([
+        'GET /api/organizations/{id}',
+        'GET /api/organizations/{organization_id}/members',
+        'GET /api/projects/{id}',
+        'GET /api/projects/{project_id}/events',
+        'GET /api/projects/{project_id}/session_recordings',
+      ]),
+    );
+    // The organization they name is the caller's current one (the examples' `POST /api/organizations` made it).
+    const named = await t.http.get('/api/organizations/@current').set(owner.auth).expect(200);
+    const me = await t.http.get('/api/users/@me').set(owner.auth).expect(200);
+    expect(named.body.id).toBe(me.body.organization.id);
+    expect(named.body.id).toBe(created.get('/api/organizations'));
+  });
+
+  it("every 400 example names an input of its own operation (a list's is never a body field's)", () => {
+    const strays: string[] = [];
+    for (const { template, method, operation } of operations) {
+      const example = example400(operation);
+      if (!example || example.attr === null) continue;
+      const body = (
+        (operation.requestBody as Json | undefined)?.content as Record<string, Json> | undefined
+      )?.['application/json'];
+      const ref =
+        String(((body?.schema ?? {}) as Json).$ref ?? '')
+          .split('/')
+          .pop() ?? '';
+      const components = (document as unknown as { components: { schemas: Record<string, Json> } })
+        .components;
+      const fields = Object.keys((components.schemas[ref]?.properties ?? {}) as Json);
+      const inputs = [...((operation.parameters ?? []) as Json[]).map((p) => String(p.name)), ...fields];
+      // `x`: the query parameter of the example answer of an operation that takes no input of its own.
+      const ownQuery = /answer to `\?x=/.test(
+        String((operation.responses as Record<string, Json>)['400'].description),
+      );
+      if (!inputs.includes(String(example.attr)) && !ownQuery) {
+        strays.push(`${method.toUpperCase()} ${template}: ${String(example.attr)}`);
+      }
+    }
+    expect(strays).toEqual([]);
+  });
+
+  it('every 400 example of a NUL character in a path parameter is what the service answers to it', async () => {
+    const checked: string[] = [];
+    for (const { template, method, operation } of operations) {
+      const example = example400(operation);
+      const name = /^Field '(\w+)' contains the NUL/.exec(String(example?.detail ?? ''))?.[1];
+      if (!name || !pathParameters(operation).some((p) => p.name === name)) continue;
+      const path = template.replace(`{${name}}`, '%00').replace(/\{[^}]+\}/g, '1');
+      const request = t.http[method as 'get'](path).set(owner.auth);
+      const res = await (['post', 'put', 'patch'].includes(method) ? request.send({}) : request);
+      expect({ key: `${method} ${template}`, status: res.status, body: res.body }).toEqual({
+        key: `${method} ${template}`,
+        status: 400,
+        body: example,
+      });
+      checked.push(`${method.toUpperCase()} ${template}`);
+    }
+    expect(checked).toEqual(
+      expect.arrayContaining([
+        'GET /api/organizations/{id}',
+        'DELETE /api/organizations/{organization_id}/domains/{id}',
+      ]),
+    );
   });
 });

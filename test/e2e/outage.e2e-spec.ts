@@ -12,6 +12,7 @@ import {
   startService,
   waitFor,
 } from '../support/service-process.js';
+import { margin } from '../support/shared-machine.js';
 
 /**
  * A database outage, for real: the test owns a PostgreSQL server, starts the built service against it, stops
@@ -208,7 +209,7 @@ describe('database outage and recovery', () => {
       attr: null,
     });
     expect(res.headers['x-request-id']).toBe('outage-probe-1');
-    expect(elapsed).toBeLessThan(CONNECT_TIMEOUT_MS + 1500);
+    expect(elapsed).toBeLessThan(CONNECT_TIMEOUT_MS + margin(1500));
 
     // A write fails the same way.
     const write = await rawRequest(service.base, '/api/organizations', {

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { runCli } from '../../src/cli.js';
+import { runCli } from '../../src/cli-dispatch.js';
 import { migrationsOf } from '../../src/common/feature/feature.js';
 import { loadServiceFeatures } from '../../src/features.js';
 import { PluginTenancy1795467468180 } from '../../src/database/migrations/1795467468180-PluginTenancy.js';
@@ -384,7 +384,7 @@ describe('plugin tenancy', () => {
       expect(res.code).toBe(0);
       expect(res.err).toEqual([]);
       expect(res.out).toHaveLength(1);
-      expect(res.out[0]).toMatch(/^Usage: node dist\/cli\.js orgs set-plugins-access --org ID --level N\n/);
+      expect(res.out[0]).toMatch(/^Usage: npm run cli -- orgs set-plugins-access --org ID --level N\n/);
       for (const text of ['--org', '--level', '0 (no plugins)', '3 (configure', '6 (install', '9 (root']) {
         expect(res.out[0]).toContain(text);
       }

@@ -11,7 +11,8 @@ import {
   startPausableRedis,
   type PausableRedis,
 } from '../support/pausable-redis.js';
-import { freePort, sleep, waitFor } from '../support/service-process.js';
+import { refusedPort, sleep, waitFor } from '../support/service-process.js';
+import { margin } from '../support/shared-machine.js';
 
 /** Per-key rate limits (docs/decisions.md §3), with small limits so a test can reach them. */
 
@@ -199,7 +200,7 @@ describe('rate limits in memory (REDIS_URL unset)', () => {
   });
 
   it('lets requests through when REDIS_URL points at a Redis that does not answer (fails open)', async () => {
-    const deadRedis = `redis://127.0.0.1:${await freePort()}`;
+    const deadRedis = `redis://127.0.0.1:${await refusedPort()}`;
     const open = await createTestApp(
       { RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_BURST: '1', REDIS_URL: deadRedis },
       { databaseUrl: t.databaseUrl },
@@ -210,7 +211,7 @@ describe('rate limits in memory (REDIS_URL unset)', () => {
         const started = Date.now();
         const res = await open.http.get('/api/users/@me').set(auth).expect(200);
         expect(res.headers['x-ratelimit-limit']).toBeUndefined();
-        expect(Date.now() - started).toBeLessThan(1500);
+        expect(Date.now() - started).toBeLessThan(margin(1500));
       }
     } finally {
       await open.close();

@@ -3,7 +3,7 @@ import { createServer, request, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { runCli } from '../../src/cli.js';
+import { runCli } from '../../src/cli-dispatch.js';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { RecordingRetentionRepository } from '../../src/session-recordings/retention/recording-retention.repository.js';
 import { SnapshotReader } from '../../src/session-recordings/reads/snapshot-reader.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { runCli } from '../../src/cli.js';
+import { runCli } from '../../src/cli-dispatch.js';
 import { RecordingPurgeScheduler } from '../../src/session-recordings/retention/recording-purge.scheduler.js';
 import { RecordingRetentionService } from '../../src/session-recordings/retention/recording-retention.service.js';
 import { SnapshotObjectStore } from '../../src/session-recordings/storage/snapshot-object-store.js';
@@ -677,7 +677,7 @@ describe('recording retention', () => {
     it('answers --help with its usage, and refuses options', async () => {
       const help = await cli(['recordings', 'purge', '--help']);
       expect(help.code).toBe(0);
-      expect(help.out[0]).toMatch(/^Usage: node dist\/cli\.js recordings purge\n\nDeletes every recording/);
+      expect(help.out[0]).toMatch(/^Usage: npm run cli -- recordings purge\n\nDeletes every recording/);
       const bad = await cli(['recordings', 'purge', '--all']);
       expect(bad.code).toBe(2);
       expect(bad.err[0]).toMatch(/^recordings purge: Unknown option '--all'/);

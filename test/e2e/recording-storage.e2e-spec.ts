@@ -3,7 +3,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { runCli } from '../../src/cli.js';
+import { runCli } from '../../src/cli-dispatch.js';
 import { SnapshotObjectStore } from '../../src/session-recordings/storage/snapshot-object-store.js';
 import {
   SnapshotStorageMaintenance,

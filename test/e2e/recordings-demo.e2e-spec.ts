@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { runCli } from '../../src/cli.js';
+import { runCli } from '../../src/cli-dispatch.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { readAllSnapshots } from '../support/recordings.js';
@@ -105,7 +105,7 @@ describe('CLI demo', () => {
     });
     const help = await cli(['demo', '--help']);
     expect(help.code).toBe(0);
-    expect(help.out[0]).toMatch(/^Usage: node dist\/cli\.js demo --project ID/);
+    expect(help.out[0]).toMatch(/^Usage: npm run cli -- demo --project ID/);
     expect((await cli(['--help'])).out[0]).toMatch(
       /\n {2}demo +Fill a project with generated session recordings\n/,
     );

@@ -6,6 +6,7 @@ import {
 import { retentionCutoff } from '../../src/session-recordings/reads/recording-figures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
+import { margin } from '../support/shared-machine.js';
 
 const ROWS = 1_000_000;
 const PERSONS = 1_000;
@@ -143,8 +144,8 @@ describe('session recordings at 1,000,000 rows', () => {
     process.stdout.write(
       `first page of ${ROWS}: median ${ms.toFixed(1)} ms over ${timings.length} requests\n`,
     );
-    // Generous: the machine is shared; the benchmark measures the real figure.
-    expect(ms).toBeLessThan(500);
+    // Generous, and stretched when the machine is shared; the benchmark measures the real figure.
+    expect(ms).toBeLessThan(margin(500));
   }, 120_000);
 
   it('keeps the count exact after a soft delete and with a filter', async () => {

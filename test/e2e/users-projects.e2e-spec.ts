@@ -563,4 +563,86 @@ describe('users, keys and projects', () => {
       });
     });
   });
+  describe('@current in place of an organization or project id', () => {
+    let user: TestUser;
+    let older: Org;
+    let newer: Org;
+
+    beforeAll(async () => {
+      user = await t.factories.user();
+      older = (await t.factories.organization(user, 'Current Older')) as Org;
+      newer = (await t.factories.organization(user, 'Current Newer')) as Org;
+    });
+
+    it("names the caller's current organization: the one GET /api/users/@me returns", async () => {
+      const me = await t.http.get('/api/users/@me').set(user.auth).expect(200);
+      expect(me.body.organization.id).toBe(newer.id);
+      for (const path of ['/api/organizations/@current', '/api/organizations/@current/']) {
+        const res = await t.http.get(path).set(user.auth).expect(200);
+        expect(res.body).toEqual(me.body.organization);
+      }
+      const projects = await t.http.get('/api/organizations/@current/projects/').set(user.auth).expect(200);
+      expect(projects.body.results.map((p: { id: number }) => p.id)).toEqual([newer.teams[0].id]);
+      const members = await t.http.get('/api/organizations/@current/members/').set(user.auth).expect(200);
+      expect(members.body.results.map((m: { user: { uuid: string } }) => m.user.uuid)).toEqual([user.uuid]);
+      // A change through it changes that organization, and only it.
+      await t.http.patch('/api/organizations/@current/').set(user.auth).send({ name: 'Renamed' }).expect(200);
+      const renamed = await t.http.get(`/api/organizations/${newer.id}`).set(user.auth).expect(200);
+      expect(renamed.body.name).toBe('Renamed');
+      const untouched = await t.http.get(`/api/organizations/${older.id}`).set(user.auth).expect(200);
+      expect(untouched.body.name).toBe('Current Older');
+    });
+
+    it("names the current organization's project, or the named organization's default project", async () => {
+      const me = await t.http.get('/api/users/@me').set(user.auth).expect(200);
+      const res = await t.http.get('/api/projects/@current/').set(user.auth).expect(200);
+      expect(res.body.id).toBe(newer.teams[0].id);
+      expect(res.body.id).toBe(me.body.team.id);
+      const events = await t.http.get('/api/projects/@current/events/').set(user.auth).expect(200);
+      expect(events.body.results).toEqual([]);
+      const inOlder = await t.http
+        .get(`/api/organizations/${older.id}/projects/@current`)
+        .set(user.auth)
+        .expect(200);
+      expect(inOlder.body.id).toBe(older.teams[0].id);
+      const both = await t.http
+        .get('/api/organizations/@current/projects/@current/')
+        .set(user.auth)
+        .expect(200);
+      expect(both.body.id).toBe(newer.teams[0].id);
+    });
+
+    it('follows a key restricted to one organization, and is 404 when the caller has none', async () => {
+      const restricted = await t.factories.keyFor(user, 'organization:read,project:read', {
+        organizations: [older.id],
+      });
+      const org = await t.http.get('/api/organizations/@current').set(restricted).expect(200);
+      expect(org.body.id).toBe(older.id);
+      const project = await t.http.get('/api/projects/@current').set(restricted).expect(200);
+      expect(project.body.id).toBe(older.teams[0].id);
+
+      const loner = await t.factories.user();
+      for (const path of [
+        '/api/organizations/@current',
+        '/api/projects/@current',
+        '/api/organizations/@current/members',
+      ]) {
+        const res = await t.http.get(path).set(loner.auth).expect(404);
+        expect(res.body).toEqual(NOT_FOUND);
+      }
+      // Elsewhere it is no id: an invite or a domain called `@current` is 404 as any malformed id.
+      const domain = await t.http
+        .get(`/api/organizations/${older.id}/domains/@current`)
+        .set(user.auth)
+        .expect(404);
+      expect(domain.body).toEqual(NOT_FOUND);
+    });
+
+    it('needs a key and the route scope as any id does', async () => {
+      await t.http.get('/api/organizations/@current').expect(401);
+      const projectOnly = await t.factories.keyFor(user, 'project:read');
+      const res = await t.http.get('/api/organizations/@current').set(projectOnly).expect(403);
+      expect(res.body).toEqual(scopeDenied('organization:read'));
+    });
+  });
 });

@@ -33,25 +33,44 @@ export async function startPausableRedis(): Promise<PausableRedis | null> {
 }
 
 async function spawnRedisServer(): Promise<PausableRedis> {
-  const port = await freePort();
-  const child: ChildProcess = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: 'ignore' },
-  );
+  // redis-server cannot bind port 0 and report it: a free port is picked, and another one if some other process
+  // took it before redis-server bound it (redis-server then exits at once).
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const child: ChildProcess = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    if (await redisUp(child, port)) return pausableServer(child, port);
+    if (attempt === 5 || child.exitCode === null) {
+      child.kill('SIGKILL');
+      throw new Error('redis-server did not start');
+    }
+  }
+}
+
+/** Whether redis-server answers on `port` (false once it has exited, or after 10 s). */
+async function redisUp(child: ChildProcess, port: number): Promise<boolean> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     const up = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => {
-        socket.end();
-        resolve(true);
+      const socket = connect(port, '127.0.0.1', () => socket.write('PING\r\n'));
+      socket.once('data', (d: Buffer) => {
+        socket.destroy();
+        resolve(d.toString().startsWith('+PONG'));
       });
       socket.on('error', () => resolve(false));
     });
-    if (up) break;
-    if (Date.now() > deadline) throw new Error('redis-server did not start');
+    // A redis-server that could not bind exits within moments: still running then, the answer was its own.
+    if (up) await sleep(100);
+    if (up && child.exitCode === null) return true;
+    if (child.exitCode !== null || Date.now() > deadline) return false;
     await sleep(50);
   }
+}
+
+function pausableServer(child: ChildProcess, port: number): PausableRedis {
   return {
     url: `redis://127.0.0.1:${port}`,
     kind: `redis-server on port ${port}, paused with SIGSTOP`,

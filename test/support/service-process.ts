@@ -1,9 +1,12 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { readFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const execFileAsync = promisify(execFile);
@@ -13,6 +16,11 @@ export const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url)
 /** The built operator CLI. */
 export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
+/**
+ * A port free at the moment of asking, for a server that cannot bind port 0 itself and report it (the embedded
+ * PostgreSQL, the metrics server, where 0 means off): another process may take it before it is bound, so prefer
+ * port 0 (startService) or a held listener where the server allows it, and refusedPort() for "nothing there".
+ */
 export async function freePort(): Promise<number> {
   const server = createServer();
   server.listen(0, '127.0.0.1');
@@ -20,6 +28,24 @@ export async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   server.close();
   return port;
+}
+
+/**
+ * A loopback port where a connection is refused, for "the peer is down": a privileged port (below 1024, which
+ * no unprivileged process can bind, so none of the machine's other tests takes it meanwhile) found refusing.
+ */
+export async function refusedPort(): Promise<number> {
+  for (let port = 1; port < 1024; port++) {
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.once('error', (e: NodeJS.ErrnoException) => resolve(e.code === 'ECONNREFUSED'));
+    });
+    if (refused) return port;
+  }
+  throw new Error('no refusing port below 1024 on loopback');
 }
 
 export interface ServiceProcess {
@@ -36,7 +62,14 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `node dist/main.js` on a free port with only the given environment, and waits until it answers. */
+/** Preloaded into the service: it reports the ports it listens on (test/support/report-listening.mjs). */
+const REPORT_LISTENING = fileURLToPath(new URL('./report-listening.mjs', import.meta.url));
+
+/**
+ * Starts `node dist/main.js` with only the given environment on port 0 (the system picks a free port as the
+ * service binds it: no other process can take it between a test's choice and the bind), learns the port it got,
+ * and waits until it answers.
+ */
 export async function startService(
   env: Record<string, string>,
   {
@@ -48,15 +81,17 @@ export async function startService(
     processGroup?: boolean;
   } = {},
 ): Promise<ServiceProcess> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], {
+  const reportDir = await mkdtemp(join(tmpdir(), 'service-ports-'));
+  const reportFile = join(reportDir, 'ports');
+  const child = spawn(process.execPath, ['--import', pathToFileURL(REPORT_LISTENING).href, MAIN], {
     env: {
       PATH: process.env.PATH ?? '',
-      PORT: String(port),
+      PORT: '0',
       HOST: '127.0.0.1',
       // Batch exports of the tests go to servers on loopback.
       BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: 'true',
       ...env,
+      LISTEN_REPORT_FILE: reportFile,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: processGroup,
@@ -67,19 +102,30 @@ export async function startService(
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const deadline = Date.now() + timeoutMs;
-  // Listening once /healthz answers (the "listening on" line is not printed when LOG_LEVEL is above info).
-  const answers = () =>
+  // Listening once /healthz answers on one of the ports it reported (the metrics server may have one too).
+  const answers = (port: number) =>
     fetch(`http://127.0.0.1:${port}/healthz`).then(
       (r) => r.ok,
       () => false,
     );
-  while (!(await answers())) {
-    if (child.exitCode !== null) throw new Error(`service exited ${child.exitCode}: ${err || out}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`service did not start: ${err || out}`);
+  let port = 0;
+  try {
+    while (!port) {
+      if (child.exitCode !== null) throw new Error(`service exited ${child.exitCode}: ${err || out}`);
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`service did not start: ${err || out}`);
+      }
+      const reported = existsSync(reportFile)
+        ? readFileSync(reportFile, 'utf8').split('\n').filter(Boolean)
+        : [];
+      for (const candidate of reported.map(Number)) {
+        if (await answers(candidate)) port = candidate;
+      }
+      if (!port) await sleep(50);
     }
-    await sleep(50);
+  } finally {
+    await rm(reportDir, { recursive: true, force: true });
   }
   // Then the boot lines: the "listening on" line is logged (batched, within LOG_FLUSH_MS) once the process has
   // set up its shutdown handling; at a level above info it is not logged, and a flush interval is waited instead.

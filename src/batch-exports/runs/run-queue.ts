@@ -85,7 +85,7 @@ export class RunQueue implements OnModuleInit, BeforeApplicationShutdown {
     } catch (err) {
       if (/not installed|version/i.test((err as Error).message)) {
         throw new Error(
-          `The job queue schema "${JOB_QUEUE_SCHEMA}" is missing or outdated: run the migrations (node dist/cli.js migrate). ${(err as Error).message}`,
+          `The job queue schema "${JOB_QUEUE_SCHEMA}" is missing or outdated: run the migrations (npm run cli -- migrate). ${(err as Error).message}`,
           { cause: err },
         );
       }

@@ -1,6 +1,7 @@
 import type { CliCommand, CliGroup } from '../feature/feature.js';
 
-export const CLI = 'node dist/cli.js';
+/** How a user runs the CLI: through npm, which puts the project's Node 24 first on the PATH. */
+export const CLI = 'npm run cli --';
 
 /** Rows `  <name>  <text>` aligned on the longest name (continuation lines of a text indented to its column). */
 function table(rows: [string, string][]): string {

@@ -36,7 +36,7 @@ export interface CliContext {
 }
 
 /**
- * An operator command of `node dist/cli.js`. `run` imports what it needs lazily (so `--help` stays fast) and
+ * An operator command of `npm run cli --`. `run` imports what it needs lazily (so `--help` stays fast) and
  * returns the exit code; a CliUsageError it throws is a one-line usage error (exit 2).
  */
 export interface CliCommand {

@@ -47,7 +47,7 @@ export class OrganizationDto {
     example: 6,
     description:
       'Plugin access: 0 none, 3 configure, 6 install (new organizations), 9 also publish global plugins. ' +
-      'Read-only; set by the operator (`node dist/cli.js orgs set-plugins-access`).',
+      'Read-only; set by the operator (`npm run cli -- orgs set-plugins-access`).',
   })
   plugins_access_level: number;
 
