@@ -9,8 +9,14 @@ import { ApiError } from '../errors/api-error.js';
  */
 export class RequestDeadline {
   private state: 'open' | 'passed' | 'committing' = 'open';
+  private readonly startedAt = performance.now();
 
   constructor(readonly timeoutMs: number) {}
+
+  /** Milliseconds left before the deadline (0 once it is reached): the longest the work may still wait. */
+  remainingMs(): number {
+    return Math.max(0, Math.floor(this.timeoutMs - (performance.now() - this.startedAt)));
+  }
 
   /** Whether the request was (or is being) answered with the timeout. */
   get passed(): boolean {
