@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { type CaptureBatch, SNAPSHOT_EVENT } from '../capture/capture-events.js';
+import { type CaptureBatch, type CaptureEvent, SNAPSHOT_EVENT } from '../capture/capture-events.js';
 import type { DroppedValues } from '../capture/capture-text.js';
+import { ApiError } from '../common/errors/api-error.js';
 import type { RequestDeadline } from '../common/http/request-deadline.js';
 import { Yielder } from '../common/time/yielder.js';
 import { AppConfig } from '../config/config.js';
@@ -67,6 +68,22 @@ function largestStatementBytes(rows: EventRow[]): number {
       part.reduce((a, r) => a + jsonBytes(r), 0),
     );
   return most;
+}
+
+/**
+ * The 400 of a historical migration (`historical_migration: true`) holding an event older than the project's
+ * retention: such an event would be deleted at once, and an import must not lose events quietly, so the request
+ * is refused whole (nothing stored) and says which event and why.
+ */
+function olderThanRetention(entry: CaptureEvent, days: number, cutoff: number): ApiError {
+  return ApiError.validation(
+    `Event ${entry.index} of this historical migration is older than the project's events retention ` +
+      `(${days} days: events before ${new Date(cutoff).toISOString()} are deleted), so it would not be kept. ` +
+      "Nothing of the request was stored: send only events within the retention, or raise the project's " +
+      '`events_retention_period_days` first.',
+    `${entry.attrPrefix}timestamp`,
+    'older_than_retention',
+  );
 }
 
 export interface EventsIngestContext {
@@ -143,6 +160,7 @@ export class EventsIngestionService {
       }
       const row = toEventRow(entry, rowContext, dropped);
       if (typeof row !== 'string' && row.timestamp.getTime() < cutoff) {
+        if (batch.historicalMigration) throw olderThanRetention(entry, this.retentionOf(project), cutoff);
         reasons.set('expired', (reasons.get('expired') ?? 0) + 1);
       } else if (typeof row === 'string') {
         reasons.set(row, (reasons.get(row) ?? 0) + 1);
@@ -257,7 +275,27 @@ export class EventsIngestionService {
    */
   private async resolvePersons(teamId: number, rows: EventRow[], now: Date): Promise<void> {
     const withPerson = rows.filter((r) => r.processPerson);
-    if (!withPerson.length) return;
+    if (withPerson.length) await this.processPersons(teamId, withPerson, now);
+    await this.attachPersonless(
+      teamId,
+      rows.filter((r) => !r.processPerson),
+    );
+  }
+
+  /**
+   * Events with `$process_person_profile: false` create and update no person, but one whose distinct id has a
+   * person (before the request, or made by its other events) is attached to it, as PostHog's ingestion does
+   * (its personless step reads the distinct id's person and uses it when there is one); else none.
+   */
+  private async attachPersonless(teamId: number, personless: EventRow[]): Promise<void> {
+    const missing = personless.filter((r) => r.personId === null).map((r) => r.distinctId);
+    if (!missing.length) return;
+    const persons = await this.persons.existingPersons(teamId, missing);
+    for (const row of personless) row.personId ??= persons.get(row.distinctId)?.uuid ?? null;
+  }
+
+  /** The persons of the events that process persons, their links, `$set`/`$set_once` and `$unset`. */
+  private async processPersons(teamId: number, withPerson: EventRow[], now: Date): Promise<void> {
     // `$identify` / `$create_alias` first, in the order sent, so every event of the batch sees the merged person.
     for (const row of withPerson) {
       const other = row.linkedId ?? linkedDistinctId(row);
