@@ -20,7 +20,7 @@ import { ApiError } from '../common/errors/api-error.js';
 import { Yielder } from '../common/time/yielder.js';
 import { BoundedJsonParser, type JsonHooks, type JsonLimits, valuesWithinLimits } from './bounded-json.js';
 import { markWithoutBadText } from './capture-text.js';
-import { decompressFromBase64, Lz64TooLargeError } from './lz-string.js';
+import { lz64Data } from './lz-string.js';
 
 export interface CaptureBody {
   /** The raw request body, whole. */
@@ -390,23 +390,9 @@ class BodyDecoder {
     return this.parse([bytes], chunksOf(Buffer.alloc(0)));
   }
 
-  /**
-   * LZ-string's base64 form decompressed (at most the byte limit of UTF-16 units: UTF-8 is never shorter, so no
-   * body within the limit is refused), then parsed. Its dictionary and pieces hold about twice the output while
-   * it runs, accounted for with the text once it is made.
-   */
+  /** LZ-string's base64 form decompressed (`lz64Data`), then parsed; its dictionary and pieces held meanwhile. */
   private async fromLz64(value: string): Promise<unknown> {
-    let text: string;
-    try {
-      text = decompressFromBase64(value, this.limit);
-    } catch (error) {
-      if (error instanceof Lz64TooLargeError) throw ApiError.payloadTooLarge(this.limit, true);
-      throw ApiError.validation(
-        'The data is not valid LZ-string base64 (compression=lz64).',
-        'data',
-        'invalid_input',
-      );
-    }
+    const text = lz64Data(value, this.limit);
     await this.hold(6 * text.length);
     const parsed = await this.parseText(text);
     await this.hold(-6 * text.length);

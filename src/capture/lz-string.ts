@@ -8,6 +8,7 @@
  * UTF-16 units (the dictionary holds at most one entry per code read, each at most one unit longer than output
  * already produced, so it is bounded by the same count); a malformed stream is an error, never a partial result.
  */
+import { ApiError } from '../common/errors/api-error.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=';
 const VALUES = new Int8Array(128).fill(-1);
@@ -103,5 +104,19 @@ export function decompressFromBase64(input: string, maxUnits: number): string {
     // A code is at most 16 bits wide before the output limit is reached for any limit in use (the width grows by
     // one bit each time the dictionary doubles); past 30 the shifts above would overflow: malformed input.
     if (width > 30) throw new Lz64FormatError('LZ-string data has too many entries');
+  }
+}
+
+/**
+ * The text of a capture body's LZ-string data (`compression=lz64`), at most `maxBytes` UTF-16 units (UTF-8 is never
+ * shorter, so no body within the byte limit is refused): 413 past it, 400 naming `data` when it is not LZ-string.
+ */
+export function lz64Data(value: string, maxBytes: number): string {
+  try {
+    return decompressFromBase64(value, maxBytes);
+  } catch (error) {
+    if (error instanceof Lz64TooLargeError) throw ApiError.payloadTooLarge(maxBytes, true);
+    if (!(error instanceof Lz64FormatError)) throw error;
+    throw ApiError.validation('The data is not valid LZ-string base64 (compression=lz64).', 'data');
   }
 }
