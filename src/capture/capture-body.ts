@@ -5,7 +5,8 @@
  * - gzip, recognised from the `compression` query or form parameter (`gzip`, `gzip-js`), a `Content-Encoding`
  *   header (`gzip`, `x-gzip`; `deflate` too), or the gzip magic bytes `1f 8b` with no hint at all;
  * - a form body (`application/x-www-form-urlencoded`, or a body starting with `data=`) whose `data` field holds
- *   the JSON, base64 of it (`compression=base64`), or base64 of gzip;
+ *   the JSON, base64 of it (`compression=base64`), base64 of gzip, or LZ-string's base64 form
+ *   (`compression=lz64`, in the form or the query: `lz-string.ts`, its output bounded by the byte limit);
  * - a body that is all base64.
  *
  * The work is bounded whatever the client sends: decompression streams, and the decoded JSON is parsed as it
@@ -19,6 +20,7 @@ import { ApiError } from '../common/errors/api-error.js';
 import { Yielder } from '../common/time/yielder.js';
 import { BoundedJsonParser, type JsonHooks, type JsonLimits, valuesWithinLimits } from './bounded-json.js';
 import { markWithoutBadText } from './capture-text.js';
+import { lz64Data } from './lz-string.js';
 
 export interface CaptureBody {
   /** The raw request body, whole. */
@@ -69,6 +71,8 @@ const SLICE_BYTES = 16 * 1024;
 const WHOLE_PARSE_BYTES = 128 * 1024;
 
 const GZIP_HINTS = new Set(['gzip', 'gzip-js']);
+/** LZ-string's base64 form (`compressToBase64`), as older posthog-js versions send it; PostHog's names for it. */
+const LZ64_HINTS = new Set(['lz64', 'lz-string']);
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
 export function isGzip(bytes: Buffer): boolean {
@@ -233,6 +237,12 @@ class BodyDecoder {
     if (bytes) await this.hooks.onHeld?.(bytes);
   }
 
+  /** `lz64` when the query's `compression` names LZ-string (the body, or its `data` field, is then its base64). */
+  private lz64Query(): string | undefined {
+    const compression = this.body.compression?.trim().toLowerCase();
+    return compression && LZ64_HINTS.has(compression) ? 'lz64' : undefined;
+  }
+
   private get gzipHinted(): boolean {
     const compression = this.body.compression?.trim().toLowerCase();
     return !!compression && GZIP_HINTS.has(compression);
@@ -323,7 +333,7 @@ class BodyDecoder {
       await this.hold(chunk.length);
     }
     const { value, compression } = await this.textOf(head, received);
-    return this.fromText(value, compression);
+    return this.fromText(value, compression ?? this.lz64Query());
   }
 
   /**
@@ -360,6 +370,7 @@ class BodyDecoder {
    * The text is held (`textOf`): the copies made of it are accounted for.
    */
   private async fromText(value: string, compression: string | undefined): Promise<unknown> {
+    if (compression && LZ64_HINTS.has(compression) && !looksLikeJson(value)) return this.fromLz64(value);
     const gzipHinted = !!compression && GZIP_HINTS.has(compression);
     const json = looksLikeJson(value);
     if (json && !gzipHinted) return this.parseText(value);
@@ -377,6 +388,15 @@ class BodyDecoder {
     if (isGzip(bytes)) return this.consume(decompressed('gzip', bytes, this.limit), true);
     if (bytes.length > this.limit) throw ApiError.payloadTooLarge(this.limit, true);
     return this.parse([bytes], chunksOf(Buffer.alloc(0)));
+  }
+
+  /** LZ-string's base64 form decompressed (`lz64Data`), then parsed; its dictionary and pieces held meanwhile. */
+  private async fromLz64(value: string): Promise<unknown> {
+    const text = lz64Data(value, this.limit);
+    await this.hold(6 * text.length);
+    const parsed = await this.parseText(text);
+    await this.hold(-6 * text.length);
+    return parsed;
   }
 
   /** Parses a text (its bytes held as well). */

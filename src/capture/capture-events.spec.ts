@@ -39,12 +39,37 @@ describe('readCaptureBatch', () => {
     expect(readCaptureBatch([{ token: 'phc_a', $token: 'x' }]).token).toBe('phc_a');
     expect(readCaptureBatch([{ $token: 'phc_b' }]).token).toBe('phc_b');
     expect(readCaptureBatch([{ api_key: 'phc_c' }]).token).toBe('phc_c');
-    expect(readCaptureBatch([{ properties: { token: 'phc_d' } }, { token: 'phc_other' }]).token).toBe(
+    expect(readCaptureBatch([{ properties: { token: 'phc_d' } }, { token: 'phc_d' }, {}]).token).toBe(
       'phc_d',
     );
     expect(readCaptureBatch({ properties: { token: 'phc_e' } }).token).toBe('phc_e');
     expect(readCaptureBatch([{ properties: {} }, { token: 'phc_second' }]).token).toBeNull();
     expect(readCaptureBatch([{ token: '  ' }]).token).toBeNull();
+  });
+
+  it('refuses events of two projects (401 naming the first other one), unless the batch has its own token', () => {
+    const refused = error(() =>
+      readCaptureBatch([
+        { token: 'phc_a' },
+        { properties: { token: 'phc_a' } },
+        { properties: { token: 'phc_b' } },
+      ]),
+    );
+    expect({ status: refused.getStatus(), body: refused.body }).toEqual({
+      status: 401,
+      body: {
+        type: 'authentication_error',
+        code: 'authentication_failed',
+        detail:
+          "The request holds events of more than one project: event 2's token differs from the request's. Send each project's events in a request of its own.",
+        attr: '2__token',
+      },
+    });
+    expect(error(() => readCaptureBatch({ batch: [{ token: 'phc_a' }, { $token: 'phc_b' }] })).attr).toBe(
+      'batch__1__token',
+    );
+    // PostHog's capture gives the batch's own token precedence over the events'.
+    expect(readCaptureBatch({ api_key: 'phc_a', batch: [{ token: 'phc_b' }] }).token).toBe('phc_a');
   });
 
   it('reads a {api_key, batch} body', () => {

@@ -44,6 +44,11 @@ export interface CaptureBatch {
   events: CaptureEvent[];
   /** The `sent_at` of a `{"batch": [...]}` body, as sent (the analytics routes correct clock skew with it). */
   sentAt?: unknown;
+  /**
+   * `historical_migration: true` of a `{"batch": [...]}` body (PostHog's SDKs' import mode): its events must be
+   * kept, so one older than the retention refuses the request instead of being dropped.
+   */
+  historicalMigration?: boolean;
   /** The decoded body is known to hold no NUL or lone surrogate (`markWithoutBadText`): no value needs a check. */
   withoutBadText?: boolean;
 }
@@ -88,12 +93,35 @@ export function readCaptureBatch(payload: unknown): CaptureBatch {
     }
   }
   const sentAt = container === 'batch' ? (payload as Json).sent_at : undefined;
+  const token = tokenOf(events[0].event, batchToken);
+  // A batch-level token has precedence over the events' own, as in PostHog's capture.
+  if (token && !batchToken) checkOneProject(events, token);
   return {
-    token: tokenOf(events[0].event, batchToken),
+    token,
     events,
     sentAt,
+    historicalMigration: container === 'batch' && (payload as Json).historical_migration === true,
     withoutBadText: isMarkedWithoutBadText(payload),
   };
+}
+
+/**
+ * A request without a batch-level token holds the events of one project: an event whose own token (`token`,
+ * `$token`, `api_key`, `properties.token`) differs from the first event's is a 401 naming it, and nothing of the
+ * request is stored, as PostHog's capture answers events of several tokens (`rust/capture/src/utils.rs`,
+ * `extract_token`: `CaptureError::MultipleTokensError`, 401 in `api.rs`).
+ */
+function checkOneProject(events: readonly CaptureEvent[], token: string): void {
+  for (const entry of events) {
+    const own = tokenOf(entry.event);
+    if (own === null || own === token) continue;
+    throw new ApiError(
+      401,
+      'authentication_failed',
+      `The request holds events of more than one project: event ${entry.index}'s token differs from the request's. Send each project's events in a request of its own.`,
+      `${entry.attrPrefix}token`,
+    );
+  }
 }
 
 /** The batch-level token of a `{"api_key", "batch": [...]}` body. */

@@ -69,7 +69,11 @@ export class CaptureController {
     'application/x-www-form-urlencoded',
     'application/octet-stream',
   )
-  @ApiQuery({ name: 'compression', required: false, enum: ['gzip', 'gzip-js', 'base64'] })
+  @ApiQuery({
+    name: 'compression',
+    required: false,
+    enum: ['gzip', 'gzip-js', 'base64', 'lz64', 'lz-string'],
+  })
   @ApiBody({
     schema: {
       type: 'array',

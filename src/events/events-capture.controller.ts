@@ -23,6 +23,8 @@ import { EventsIngestionService } from './events-ingestion.service.js';
 
 /** PostHog's analytics capture endpoints (posthog-js, posthog-node and the HTTP API use all of them). */
 export const EVENT_CAPTURE_PATHS = ['e', 'i/v0/e', 'batch', 'capture', 'track'];
+/** PostHog's capture v1 endpoint, answered with a 404 naming the v0 endpoints. */
+export const CAPTURE_V1_PATH = 'i/v1/analytics/events';
 
 export class EventCaptureResponseDto {
   @ApiProperty({ example: 1, description: "PostHog's success answer." })
@@ -32,19 +34,24 @@ export class EventCaptureResponseDto {
 const DESCRIPTION =
   "PostHog's analytics capture, as posthog-js (current and 1.x), posthog-node and PostHog's HTTP API send " +
   "events; no API key: the project is found by its `api_token` (`phc_…`) — the batch's `api_key`/`token`, " +
-  "else the first event's `token`, `$token`, `api_key` or `properties.token`. The body is one event, a JSON " +
-  'array of events, or `{"batch": [...], "api_key", "sent_at"}`, sent as JSON, gzip (`compression=gzip-js` or ' +
-  '`gzip`, `Content-Encoding: gzip`, or the gzip magic bytes), base64, or a form whose `data` field holds any ' +
-  'of these (`GET` with `data=` in the query too). Each event needs `event` and `distinct_id`; `uuid` (a UUID) ' +
+  "else the first event's `token`, `$token`, `api_key` or `properties.token`; without a batch token, events " +
+  "of two projects' tokens in one request are a 401. The body is one event, a JSON " +
+  'array of events, or `{"batch": [...], "api_key", "sent_at", "historical_migration"}`, sent as JSON, gzip ' +
+  '(`compression=gzip-js` or `gzip`, `Content-Encoding: gzip`, or the gzip magic bytes), base64, LZ-string ' +
+  '(`compression=lz64`), or a form whose `data` field holds any of these (`GET` with `data=` in the query too). Each event needs `event` and `distinct_id`; `uuid` (a UUID) ' +
   'is generated when absent, and an event re-sent with the same uuid on the same day is stored once. ' +
   '`timestamp` is corrected for the client clock (`sent_at` of the event or batch, or the `_` query ' +
   'parameter; `$ignore_sent_at` turns that off), `offset` (ms before sending) stands for a missing one, and a ' +
   'time more than 23 hours ahead is replaced by the time of receipt. `$ip` is the request address unless the ' +
-  "project has `anonymize_ips`. `$set`/`$set_once` update the event's person (unless `$process_person_profile` " +
-  'is false). `$snapshot` events are stored as recordings, exactly as `POST /s/` does. The limits of `/s/` ' +
+  "project has `anonymize_ips`. `$set`/`$set_once` update the event's person; with `$process_person_profile: " +
+  "false` no person is created or updated, but the event is attached to its distinct id's person if it has one. " +
+  '`$snapshot` events are stored as recordings, exactly as `POST /s/` does. The limits of `/s/` ' +
   'apply (docs/limits.md); an event whose properties exceed EVENT_PROPERTIES_MAX_BYTES, whose name or ' +
   'distinct id cannot be stored (NUL, lone surrogate), or older than the retention, is dropped and logged, the ' +
-  'rest stored. A malformed event rejects the whole request (400, nothing stored).';
+  'rest stored — except in a `historical_migration` batch, where an event older than the retention refuses ' +
+  'the whole request (400 `older_than_retention`, nothing stored). A malformed event rejects the whole ' +
+  'request (400, nothing stored). A lock or statement timeout, or REQUEST_TIMEOUT_MS, is a 503 with ' +
+  '`Retry-After` and nothing stored.';
 
 /**
  * The analytics capture endpoints: the body is decoded by the recordings' capture (same limits, budget and
@@ -71,7 +78,11 @@ export class EventsCaptureController {
     'application/x-www-form-urlencoded',
     'application/octet-stream',
   )
-  @ApiQuery({ name: 'compression', required: false, enum: ['gzip', 'gzip-js', 'base64'] })
+  @ApiQuery({
+    name: 'compression',
+    required: false,
+    enum: ['gzip', 'gzip-js', 'base64', 'lz64', 'lz-string'],
+  })
   @ApiQuery({
     name: '_',
     required: false,
@@ -113,7 +124,13 @@ export class EventsCaptureController {
   })
   @ApiResponse({ status: 415, description: 'Unsupported Content-Encoding.', type: ErrorBodyDto })
   @ApiResponse({ status: 429, description: 'Too many requests of this address at once.', type: ErrorBodyDto })
-  @ApiResponse({ status: 503, description: 'CAPTURE_MEMORY_BUDGET is taken; retry.', type: ErrorBodyDto })
+  @ApiResponse({
+    status: 503,
+    description:
+      'CAPTURE_MEMORY_BUDGET is taken, or the request ran out of time (REQUEST_TIMEOUT_MS, a lock or statement ' +
+      'timeout: `Retry-After`, nothing stored); retry.',
+    type: ErrorBodyDto,
+  })
   async captureEvents(@Req() req: RequestWithBodyStream): Promise<EventCaptureResponseDto> {
     const compression = req.query.compression;
     // The body is read as it arrives, within the capture memory budget (docs/limits.md), as on `/s/`.
@@ -139,7 +156,11 @@ export class EventsCaptureController {
       '`compression=gzip-js`), as image-beacon and older clients send it.',
   })
   @ApiQuery({ name: 'data', required: true })
-  @ApiQuery({ name: 'compression', required: false, enum: ['gzip', 'gzip-js', 'base64'] })
+  @ApiQuery({
+    name: 'compression',
+    required: false,
+    enum: ['gzip', 'gzip-js', 'base64', 'lz64', 'lz-string'],
+  })
   @ApiOkResponse({ type: EventCaptureResponseDto })
   @ApiResponse({ status: 400, description: 'No `data`, or a malformed one.', type: ErrorBodyDto })
   @ApiResponse({ status: 401, description: 'Missing or unknown project token.', type: ErrorBodyDto })
@@ -160,12 +181,34 @@ export class EventsCaptureController {
     return { status: 1 };
   }
 
+  @Post(CAPTURE_V1_PATH)
+  @Public()
+  @DirectRoute()
+  @ApiOperation({
+    summary: 'Capture v1 (not served)',
+    description:
+      "PostHog's capture v1 protocol (Bearer token, per-event results), which posthog-node, posthog-python and " +
+      'posthog-go send only when configured for it, is not served: the answer is 404 `capture_v1_not_supported` ' +
+      'naming the v0 endpoints to use (`/batch/`, `/i/v0/e/`), which every SDK uses by default.',
+  })
+  @ApiResponse({ status: 404, description: 'Capture v1 is not served.', type: ErrorBodyDto })
+  captureV1(@Req() _req: Request): never {
+    throw new ApiError(
+      404,
+      'capture_v1_not_supported',
+      'Capture v1 (POST /i/v1/analytics/events) is not served here. Send events with capture v0: POST /batch/ ' +
+        '(or /i/v0/e/) with the project token in the body, which is what the SDKs do by default (posthog-node ' +
+        "and posthog-python without capture_mode 'v1', posthog-go with CaptureModeLegacy).",
+    );
+  }
+
   private async captureBody(req: Request, body: Parameters<CaptureService['capture']>[0]): Promise<void> {
     const now = this.clock.now();
     const querySentAt = req.query._;
-    await this.capture.capture(body, deadlineOf(req), (project, batch, dropped, hold) =>
+    const deadline = deadlineOf(req);
+    await this.capture.capture(body, deadline, (project, batch, dropped, hold) =>
       this.ingestion
-        .ingest(project, batch, dropped, { now, ip: req.ip ?? null, querySentAt }, hold)
+        .ingest(project, batch, dropped, { now, ip: req.ip ?? null, querySentAt }, hold, deadline)
         .then(() => undefined),
     );
   }

@@ -1,7 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { type CaptureBatch, SNAPSHOT_EVENT } from '../capture/capture-events.js';
+import { type CaptureBatch, type CaptureEvent, SNAPSHOT_EVENT } from '../capture/capture-events.js';
 import type { DroppedValues } from '../capture/capture-text.js';
 import { ApiError } from '../common/errors/api-error.js';
+import type { RequestDeadline } from '../common/http/request-deadline.js';
 import { Yielder } from '../common/time/yielder.js';
 import { AppConfig } from '../config/config.js';
 import { TransactionHost } from '../database/transactions.js';
@@ -69,6 +70,22 @@ function largestStatementBytes(rows: EventRow[]): number {
   return most;
 }
 
+/**
+ * The 400 of a historical migration (`historical_migration: true`) holding an event older than the project's
+ * retention: such an event would be deleted at once, and an import must not lose events quietly, so the request
+ * is refused whole (nothing stored) and says which event and why.
+ */
+function olderThanRetention(entry: CaptureEvent, days: number, cutoff: number): ApiError {
+  return ApiError.validation(
+    `Event ${entry.index} of this historical migration is older than the project's events retention ` +
+      `(${days} days: events before ${new Date(cutoff).toISOString()} are deleted), so it would not be kept. ` +
+      "Nothing of the request was stored: send only events within the retention, or raise the project's " +
+      '`events_retention_period_days` first.',
+    `${entry.attrPrefix}timestamp`,
+    'older_than_retention',
+  );
+}
+
 export interface EventsIngestContext {
   /** The time the request was received. */
   now: Date;
@@ -121,6 +138,7 @@ export class EventsIngestionService {
     dropped: DroppedValues,
     context: EventsIngestContext,
     hold: (bytes: number) => Promise<void> = () => Promise.resolve(),
+    deadline: RequestDeadline | null = null,
   ): Promise<EventsIngestResult> {
     const rowContext = {
       now: context.now,
@@ -142,6 +160,7 @@ export class EventsIngestionService {
       }
       const row = toEventRow(entry, rowContext, dropped);
       if (typeof row !== 'string' && row.timestamp.getTime() < cutoff) {
+        if (batch.historicalMigration) throw olderThanRetention(entry, this.retentionOf(project), cutoff);
         reasons.set('expired', (reasons.get('expired') ?? 0) + 1);
       } else if (typeof row === 'string') {
         reasons.set(row, (reasons.get(row) ?? 0) + 1);
@@ -153,7 +172,10 @@ export class EventsIngestionService {
         row.properties = {};
         rows.push(row);
       }
-      if (yielder.due) await yielder.tick();
+      if (yielder.due) {
+        deadline?.throwIfPassed();
+        await yielder.tick();
+      }
     }
     // The rows hold what is stored of the other events: only the snapshots (for recordings) stay in the batch, so
     // the decoded events themselves can be collected while the rows are stored.
@@ -168,16 +190,17 @@ export class EventsIngestionService {
     if (!rows.length) return { stored: 0, duplicates: 0, dropped: droppedEvents };
     await hold(INSERT_COPIES * Math.min(INSERT_BYTES, largestStatementBytes(rows)));
     await this.refuseTooManyNewPartitions(rows);
+    deadline?.throwIfPassed();
     await this.ensurePartitions(rows);
     let stored: number;
     try {
-      stored = await this.store(project, rows, context.now);
+      stored = await this.store(project, rows, context.now, deadline);
     } catch (error) {
       if (!isMissingPartition(error)) throw error;
       // Another replica dropped a partition this one remembered: forget them all and create what is missing.
       this.knownDays.clear();
       await this.ensurePartitions(rows);
-      stored = await this.store(project, rows, context.now);
+      stored = await this.store(project, rows, context.now, deadline);
     }
     if (stored > 0 && !this.ingestedTeams.has(project.id)) {
       if (this.ingestedTeams.size >= MAX_INGESTED_TEAMS) this.ingestedTeams.clear();
@@ -237,19 +260,38 @@ export class EventsIngestionService {
 
   /**
    * Persons, then the rows, in one transaction; returns how many rows were new. The project's `ingested_event`
-   * is set by the insert statements until it is known to be set.
+   * is set by the insert statements until it is known to be set. With the request's `deadline`, no lock is
+   * waited for past it (a person row another request holds: lock_not_available, answered 503 with
+   * Retry-After), and nothing commits once the request was answered with the timeout.
    */
-  private store(project: ProjectEntity, rows: EventRow[], now: Date): Promise<number> {
+  private async store(
+    project: ProjectEntity,
+    rows: EventRow[],
+    now: Date,
+    deadline: RequestDeadline | null,
+  ): Promise<number> {
     const teamId = project.id;
-    return this.transactions.withTransaction(async () => {
-      await this.resolvePersons(teamId, rows, now);
-      let stored = 0;
-      for (const part of statementsOf(rows)) {
-        const mark = !project.ingestedEvent && !this.ingestedTeams.has(teamId) && stored === 0;
-        stored += await this.events.insertBatch(teamId, part, mark);
-      }
-      return stored;
-    });
+    try {
+      return await this.transactions.withTransaction(async () => {
+        if (deadline) {
+          deadline.throwIfPassed();
+          await this.events.limitLockWait(deadline.remainingMs());
+        }
+        await this.resolvePersons(teamId, rows, now);
+        let stored = 0;
+        for (const part of statementsOf(rows)) {
+          deadline?.throwIfPassed();
+          const mark = !project.ingestedEvent && !this.ingestedTeams.has(teamId) && stored === 0;
+          stored += await this.events.insertBatch(teamId, part, mark);
+        }
+        // Answered with the timeout meanwhile: roll back rather than commit what the client was told failed.
+        deadline?.claimCommit();
+        return stored;
+      });
+    } catch (error) {
+      deadline?.commitFailed();
+      throw error;
+    }
   }
 
   /**
@@ -258,7 +300,27 @@ export class EventsIngestionService {
    */
   private async resolvePersons(teamId: number, rows: EventRow[], now: Date): Promise<void> {
     const withPerson = rows.filter((r) => r.processPerson);
-    if (!withPerson.length) return;
+    if (withPerson.length) await this.processPersons(teamId, withPerson, now);
+    await this.attachPersonless(
+      teamId,
+      rows.filter((r) => !r.processPerson),
+    );
+  }
+
+  /**
+   * Events with `$process_person_profile: false` create and update no person, but one whose distinct id has a
+   * person (before the request, or made by its other events) is attached to it, as PostHog's ingestion does
+   * (its personless step reads the distinct id's person and uses it when there is one); else none.
+   */
+  private async attachPersonless(teamId: number, personless: EventRow[]): Promise<void> {
+    const missing = personless.filter((r) => r.personId === null).map((r) => r.distinctId);
+    if (!missing.length) return;
+    const persons = await this.persons.existingPersons(teamId, missing);
+    for (const row of personless) row.personId ??= persons.get(row.distinctId)?.uuid ?? null;
+  }
+
+  /** The persons of the events that process persons, their links, `$set`/`$set_once` and `$unset`. */
+  private async processPersons(teamId: number, withPerson: EventRow[], now: Date): Promise<void> {
     // `$identify` / `$create_alias` first, in the order sent, so every event of the batch sees the merged person.
     const identified = new Set<number>();
     for (const row of withPerson) {

@@ -76,6 +76,18 @@ export class PersonsService {
     return this.persons.resolveDistinctIds(teamId, [...new Set(distinctIds)].sort(), now);
   }
 
+  /**
+   * The person (id and uuid) of each of these distinct ids that has one, without creating or locking any: what
+   * an event that does not process persons (`$process_person_profile: false`) is attached to.
+   */
+  existingPersons(
+    teamId: number,
+    distinctIds: Iterable<string>,
+  ): Promise<Map<string, { id: number; uuid: string }>> {
+    const ids = [...new Set(distinctIds)];
+    return ids.length ? this.persons.personsByDistinctId(teamId, ids) : Promise.resolve(new Map());
+  }
+
   /** Why one request may not set these properties on a person (PERSON_SET_MAX_KEYS / _BYTES), or null. */
   setProblem(properties: Record<string, unknown>): string | null {
     return setLimitProblem(properties, this.setLimits);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import {
+  isDatabaseTimeout,
   isDatabaseUnavailable,
   isForeignKeyViolation,
   isTransactionConflict,
@@ -111,6 +112,16 @@ describe('isUniqueViolation', () => {
     ['undefined', undefined],
   ])('is false for %s', (_label, error) => {
     expect(isUniqueViolation(error)).toBe(false);
+  });
+});
+
+describe('isDatabaseTimeout', () => {
+  it('recognises lock_not_available and query_canceled (lock and statement timeouts), bare or wrapped', () => {
+    expect(isDatabaseTimeout(pgError('55P03'))).toBe(true);
+    expect(isDatabaseTimeout({ driverError: pgError('57014') })).toBe(true);
+    for (const other of [pgError('40P01'), pgError('23505'), pgError('57P01'), new Error('x'), null]) {
+      expect(isDatabaseTimeout(other)).toBe(false);
+    }
   });
 });
 
