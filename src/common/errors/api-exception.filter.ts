@@ -11,7 +11,7 @@ import { ApiError, type ErrorBody, errorTypeFor } from './api-error.js';
 import { allowedMethodsFor } from '../http/allowed-methods.js';
 import { JsonBodyError } from '../input/json-body.js';
 import { redactUrl } from '../logging/redact-url.js';
-import { isDatabaseUnavailable } from './database-errors.js';
+import { isDatabaseUnavailable, isStatementTimeout } from './database-errors.js';
 
 const CODE_BY_STATUS: Record<number, string> = {
   400: 'invalid_input',
@@ -98,6 +98,11 @@ export class ApiExceptionFilter implements ExceptionFilter {
       return { status, body: body(status, messageOf(exception)), headers: {} };
     }
     if (isDatabaseUnavailable(exception)) return this.unavailable(exception, req);
+    if (isStatementTimeout(exception)) {
+      this.logger.warn({ err: exception, path: redactUrl(req.originalUrl) }, 'statement timeout');
+      const timedOut = ApiError.statementTimedOut(null);
+      return { status: timedOut.getStatus(), body: timedOut.body, headers: {} };
+    }
     this.logger.error({ err: exception, path: redactUrl(req.originalUrl) }, 'unhandled error');
     return { status: 500, body: body(500, 'A server error occurred.'), headers: {} };
   }
