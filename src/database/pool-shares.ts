@@ -113,6 +113,16 @@ export class PoolShares {
     return this.inUse;
   }
 
+  /** `/api` checkouts waiting for the share now. */
+  get apiWaiting(): number {
+    return this.waiting.length;
+  }
+
+  /** Connections `/api` handlers may hold at once. */
+  get apiShare(): number {
+    return this.settings.apiShare;
+  }
+
   /** Gives `client` the statement timeout `ms` when it runs with another one, then hands it to `callback`. */
   private handOver(
     err: unknown,

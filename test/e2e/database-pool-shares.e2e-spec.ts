@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { Response } from 'supertest';
+import { DatabaseProbe } from '../../src/database/database-probe.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { newSessionId, rr, snapshotEvent } from '../support/recordings.js';
@@ -137,6 +138,7 @@ describe('database pool: one key cannot hold it', () => {
       await record(tokenB);
       expect(settled).toHaveLength(4);
       expect(await lockWaits()).toBe(3);
+      expect(t.app.get(DatabaseProbe).apiShareCounts()).toEqual({ inUse: 3, waiting: 0, size: 3 });
 
       // PostgreSQL cancels the waiting statements at API_READ_STATEMENT_TIMEOUT_MS, the lock still held.
       const ended = [...(await Promise.all(heavy)).filter((r) => r.status !== 429), await thirdHeavy];
