@@ -5,6 +5,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { ApiKeyGuard } from './common/auth/api-key.guard.js';
 import { AuthFailureThrottle } from './common/auth/auth-failure-throttle.js';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter.js';
+import { ExpensiveReadsModule } from './common/expensive-reads/expensive-reads.js';
 import { ApiBodyInterceptor } from './common/http/api-body.js';
 import { DirectRoutesModule } from './common/http/direct-route.js';
 import { applyRouteAliases, controllersOf } from './common/http/route-aliases.js';
@@ -26,6 +27,7 @@ import { ApiValidationPipe } from './common/validation/api-validation.pipe.js';
 import type { LoadedFeature } from './common/feature/feature.js';
 import type { AppConfig } from './config/config.js';
 import { CoreModule } from './config/core.module.js';
+import { ApiRequestInterceptor } from './database/api-request.interceptor.js';
 import { DatabaseModule } from './database/database.module.js';
 import { registerFeatures } from './features.js';
 import { MetricsModule } from './metrics/metrics.module.js';
@@ -57,6 +59,7 @@ export class AppModule {
         CoreModule.forRoot(config),
         ClockModule,
         ReadinessChecksModule,
+        ExpensiveReadsModule,
         LoggerModule.forRoot(loggerOptions(config)),
         DatabaseModule.forRoot(config, features),
         MetricsModule,
@@ -85,6 +88,8 @@ export class AppModule {
           } satisfies InputCheckOptions,
         },
         { provide: APP_INTERCEPTOR, useClass: InputCheckInterceptor },
+        // Every `/api` handler on the API's share of the database pool, with its kind's statement timeout.
+        { provide: APP_INTERCEPTOR, useClass: ApiRequestInterceptor },
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         { provide: APP_INTERCEPTOR, useClass: RequestTimeoutInterceptor },
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },

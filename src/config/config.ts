@@ -67,7 +67,22 @@ export const CORE_SETTINGS = {
   DATABASE_STATEMENT_TIMEOUT_MS: setting(
     int(0, 3600000),
     30000,
-    'Server-side statement timeout per query (0 disables).',
+    'Server-side statement timeout per query (0 disables) of everything outside the /api handlers: capture, the API key lookup, scheduled work, the CLI. The queries of /api handlers have API_READ_STATEMENT_TIMEOUT_MS and API_WRITE_STATEMENT_TIMEOUT_MS.',
+  ),
+  DATABASE_POOL_RESERVE: setting(
+    int(0, 199),
+    2,
+    'Connections of the pool the /api handlers cannot take: kept for capture, the API key lookups, readiness and scheduled work. The /api handlers hold at most DATABASE_POOL_SIZE minus this (at least 1) at once; one more waits up to DATABASE_CONNECT_TIMEOUT_MS for one of theirs, then 503 `unavailable`.',
+  ),
+  API_READ_STATEMENT_TIMEOUT_MS: setting(
+    int(0, 3600000),
+    20000,
+    'Statement timeout of the queries of an /api read (GET, HEAD); past it PostgreSQL cancels the statement and the answer is 503 `timeout` (0 disables). Capture and scheduled work keep DATABASE_STATEMENT_TIMEOUT_MS.',
+  ),
+  API_WRITE_STATEMENT_TIMEOUT_MS: setting(
+    int(0, 3600000),
+    30000,
+    'Statement timeout of the queries of an /api write (POST, PUT, PATCH, DELETE); past it PostgreSQL cancels the statement, the transaction rolls back and the answer is 503 `timeout` (0 disables).',
   ),
   EMBEDDED_PG_DATA_DIR: setting(str, '.data/postgres', 'Data directory of the embedded PostgreSQL.'),
   EMBEDDED_PG_PORT: setting(int(1, 65535), 54329, 'Port of the embedded PostgreSQL (loopback only).'),
@@ -96,6 +111,16 @@ export const CORE_SETTINGS = {
     int(0, 100000),
     8,
     'Large /api request bodies (API_LARGE_BODY_BYTES) one process reads, parses and handles at once; one more is answered 503 `unavailable` with Retry-After: 1, its body unread. 0: no cap.',
+  ),
+  API_EXPENSIVE_READS_PER_KEY: setting(
+    int(0, 100000),
+    2,
+    'Expensive reads (recordings lists filtered by `events` or `exclude_events`) one API key may run at once, per process; one more is 429 `throttled` with Retry-After. 0: no cap.',
+  ),
+  API_EXPENSIVE_READS_PER_ORGANIZATION: setting(
+    int(0, 100000),
+    4,
+    'Expensive reads the keys of one organization may run at once together, per process; one more is 429 `throttled` with Retry-After. 0: no cap.',
   ),
   API_AUTH_FAILURE_LIMIT: setting(
     int(0, 1000000),

@@ -3,12 +3,14 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { LoadedFeature } from '../common/feature/feature.js';
 import type { AppConfig } from '../config/config.js';
 import { DatabaseProbe } from './database-probe.js';
+import { ApiPoolShare } from './pool-shares.js';
 import { TransactionHost } from './transactions.js';
 import { typeormOptions } from './typeorm-options.js';
 
 /**
  * The TypeORM connection pool, from the one options function; the TransactionHost services open their
- * transactions with, and the DatabaseProbe of readiness and metrics (global: every module may inject them).
+ * transactions with, the DatabaseProbe of readiness and metrics, and the API's share of the pool (ApiPoolShare:
+ * the /api handlers cannot take the DATABASE_POOL_RESERVE connections; global: every module may inject them).
  */
 @Module({})
 export class DatabaseModule {
@@ -16,8 +18,8 @@ export class DatabaseModule {
     return {
       module: DatabaseModule,
       global: true,
-      providers: [TransactionHost, DatabaseProbe],
-      exports: [TransactionHost, DatabaseProbe],
+      providers: [TransactionHost, DatabaseProbe, ApiPoolShare],
+      exports: [TransactionHost, DatabaseProbe, ApiPoolShare],
       imports: [
         TypeOrmModule.forRoot({
           ...typeormOptions({

@@ -176,6 +176,30 @@ export class MetricsService {
       'Largest number of connections the pool opens (DATABASE_POOL_SIZE).',
       (p) => p.options?.max,
     );
+    const probe = this.database;
+    const apiShareGauge = (
+      name: string,
+      help: string,
+      read: (c: ReturnType<DatabaseProbe['apiShareCounts']>) => number,
+    ) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read(probe.apiShareCounts()));
+        },
+      });
+    apiShareGauge(
+      'db_pool_api_connections_in_use',
+      'Database connections of the pool held by /api handlers (at most DATABASE_POOL_SIZE minus DATABASE_POOL_RESERVE).',
+      (c) => c.inUse,
+    );
+    apiShareGauge(
+      'db_pool_api_requests_waiting',
+      "/api checkouts waiting for a connection of the API's share of the pool.",
+      (c) => c.waiting,
+    );
 
     for (const status of ['Completed', 'Failed', 'FailedRetryable', 'Cancelled']) {
       this.runsFinished.labels(status).inc(0);

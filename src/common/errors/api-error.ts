@@ -140,6 +140,20 @@ export class ApiError extends HttpException {
     );
   }
 
+  /**
+   * 503 `timeout`: PostgreSQL cancelled a statement of the request at its statement timeout (`ms`, when known).
+   * The cancelled statement changed nothing; retrying the same request will likely time out again.
+   */
+  static statementTimedOut(ms: number | null, what = 'request'): ApiError {
+    const limit = ms ? ` (${ms} ms)` : '';
+    return new ApiError(
+      HttpStatus.SERVICE_UNAVAILABLE,
+      'timeout',
+      `A database statement of this ${what} ran past its statement timeout${limit} and was cancelled. ` +
+        'Narrow the request (a shorter date range, fewer filters, a smaller page) before retrying.',
+    );
+  }
+
   static unavailable(detail = 'The service is temporarily unavailable. Try again shortly.'): ApiError {
     return new ApiError(HttpStatus.SERVICE_UNAVAILABLE, 'unavailable', detail);
   }

@@ -3,6 +3,7 @@ import {
   isDatabaseTimeout,
   isDatabaseUnavailable,
   isForeignKeyViolation,
+  isStatementTimeout,
   isTransactionConflict,
   isUniqueViolation,
 } from './database-errors.js';
@@ -156,5 +157,20 @@ describe('isForeignKeyViolation', () => {
     ['null', null],
   ])('is false for %s', (_label, error) => {
     expect(isForeignKeyViolation(error)).toBe(false);
+  });
+});
+
+describe('isStatementTimeout', () => {
+  it("recognises PostgreSQL's statement timeout, bare or wrapped by TypeORM", () => {
+    const pg = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+    expect(isStatementTimeout(pg)).toBe(true);
+    expect(isStatementTimeout({ driverError: pg })).toBe(true);
+  });
+
+  it('is false for another cancel and for other errors', () => {
+    const cancel = Object.assign(new Error('canceling statement due to user request'), { code: '57014' });
+    expect(isStatementTimeout(cancel)).toBe(false);
+    expect(isStatementTimeout(new Error('statement timeout'))).toBe(false);
+    expect(isStatementTimeout(null)).toBe(false);
   });
 });

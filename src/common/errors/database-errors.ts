@@ -92,3 +92,13 @@ export function isDatabaseTimeout(error: unknown): boolean {
   const code = (e as { code?: string })?.code;
   return code === '55P03' || code === '57014';
 }
+
+/**
+ * PostgreSQL query_canceled (57014) raised by `statement_timeout`: the statement ran past the timeout of its
+ * connection and PostgreSQL cancelled it (a cancel for another reason, pg_cancel_backend, is not this).
+ */
+export function isStatementTimeout(error: unknown): boolean {
+  const e = (error as { driverError?: unknown })?.driverError ?? error;
+  const pgError = e as { code?: string; message?: string };
+  return pgError?.code === '57014' && /statement timeout/i.test(pgError.message ?? '');
+}

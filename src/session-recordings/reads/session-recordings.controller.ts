@@ -126,7 +126,10 @@ export class SessionRecordingsController {
       'with h, d, w, m (months) or y, such as `-7d`), `distinct_id` (the recording’s), `person_uuid`, and ' +
       'PostHog’s `having_predicates`, `console_log_filters`, `events`, `properties` (person properties) and ' +
       '`session_ids`, and `exclude_events` (sessions without an event); JSON arrays, see each parameter. Each ' +
-      'of `events`, `exclude_events`, `properties` and `session_ids` has at most 8192 characters.',
+      'of `events`, `exclude_events`, `properties` and `session_ids` has at most 8192 characters. A list filtered ' +
+      'by `events` or `exclude_events` is an expensive read: one API key may run API_EXPENSIVE_READS_PER_KEY ' +
+      '(default 2) at once and one organization API_EXPENSIVE_READS_PER_ORGANIZATION (default 4), one more is ' +
+      '429 `throttled` with `Retry-After`; a statement past API_READ_STATEMENT_TIMEOUT_MS is cancelled, 503 `timeout`.',
   })
   // Examples stay in the descriptions: Swagger UI pre-fills a parameter's example as its value, and "Try it out"
   // would then send filters that hide the project's recordings.

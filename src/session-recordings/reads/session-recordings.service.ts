@@ -8,6 +8,7 @@ import type { Page, PageParams } from '../../common/pagination/page.js';
 import { Clock } from '../../common/time/clock.js';
 import { AppConfig } from '../../config/config.js';
 import { TransactionHost } from '../../database/transactions.js';
+import { ExpensiveReads } from '../../common/expensive-reads/expensive-reads.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
 import { PersonsService } from '../../persons/persons.service.js';
 import { ProjectsService } from '../../projects/projects.service.js';
@@ -75,6 +76,7 @@ export class SessionRecordingsService {
     private readonly organizations: OrganizationsService,
     private readonly clock: Clock,
     private readonly snapshotReader: SnapshotReader,
+    private readonly expensiveReads: ExpensiveReads,
     config: AppConfig,
   ) {
     this.retentionDays = config.get('RECORDING_RETENTION_DAYS');
@@ -92,13 +94,18 @@ export class SessionRecordingsService {
     const filters = parseRecordingFilters(query, now);
     const nowMs = now.getTime();
     const days = this.retentionOf(project);
-    const { rows, total } = await this.recordings.list(
-      project.id,
-      principal.userId,
-      filters,
-      page,
-      retentionCutoff(nowMs, days),
-    );
+    const read = () =>
+      this.recordings.list(project.id, principal.userId, filters, page, retentionCutoff(nowMs, days));
+    // Filters on the session's events may scan much of the project's events: an expensive read, capped per key
+    // and per organization (ExpensiveReads).
+    const { events, excludeEvents } = filters.eventFilters ?? {};
+    const { rows, total } =
+      events?.length || excludeEvents?.length
+        ? await this.expensiveReads.run(
+            { keyId: principal.keyId, organizationId: project.organizationId },
+            read,
+          )
+        : await read();
     const items = new Array<SessionRecordingDto>(rows.length);
     for (let i = 0; i < rows.length; i++) items[i] = toRecordingDto(rows[i], nowMs, days, this.storage);
     return { items, total };

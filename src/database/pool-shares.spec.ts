@@ -1,0 +1,115 @@
+import { describe, expect, it } from '@jest/globals';
+import { ApiError } from '../common/errors/api-error.js';
+import { PoolShares, runAsApiRequest } from './pool-shares.js';
+
+type Release = (err?: unknown) => void;
+interface Client {
+  id: number;
+  sent: string[];
+  release?: Release;
+  query(text: string): Promise<unknown>;
+}
+
+/** A pool of `size` clients that records each client's statements and hands them out as node-postgres does. */
+function fakePool(size: number) {
+  const idle: Client[] = Array.from({ length: size }, (_, i) => {
+    const client: Client = {
+      id: i,
+      sent: [],
+      query(text: string) {
+        client.sent.push(text);
+        return Promise.resolve();
+      },
+    };
+    return client;
+  });
+  const pool = {
+    connect(callback: (err: unknown, client?: Client, release?: Release) => void) {
+      const client = idle.shift();
+      if (!client) {
+        callback(new Error('fake pool exhausted'));
+        return;
+      }
+      client.release = () => {
+        if (!idle.includes(client)) idle.push(client);
+      };
+      callback(undefined, client, client.release);
+    },
+  };
+  return { pool, idle };
+}
+
+function checkout(pool: { connect: (cb: never) => void }): Promise<{ client: Client; release: Release }> {
+  return new Promise((resolve, reject) => {
+    (pool.connect as (cb: (err: unknown, client?: Client, release?: Release) => void) => void)(
+      (err, client, release) => (err ? reject(err) : resolve({ client: client!, release: release! })),
+    );
+  });
+}
+
+const settings = { apiShare: 2, waitMs: 200, baseTimeoutMs: 30000, timeoutMs: { read: 2000, write: 5000 } };
+
+describe('PoolShares', () => {
+  it('gives each checkout the statement timeout of its kind, sending SET only when it changes', async () => {
+    const { pool } = fakePool(1);
+    new PoolShares(settings).install(pool);
+    const plain = await checkout(pool);
+    expect(plain.client.sent).toEqual([]);
+    plain.release();
+    const read = await runAsApiRequest('read', () => checkout(pool));
+    expect(read.client.sent).toEqual(['SET statement_timeout = 2000']);
+    read.release();
+    const again = await runAsApiRequest('read', () => checkout(pool));
+    expect(again.client.sent).toHaveLength(1);
+    again.release();
+    const write = await runAsApiRequest('write', () => checkout(pool));
+    expect(write.client.sent.at(-1)).toBe('SET statement_timeout = 5000');
+    write.release();
+    const back = await checkout(pool);
+    expect(back.client.sent.at(-1)).toBe('SET statement_timeout = 30000');
+  });
+
+  it('lets /api checkouts hold at most the share; the rest of the pool stays for everything else', async () => {
+    const { pool } = fakePool(4);
+    const shares = new PoolShares(settings);
+    shares.install(pool);
+    const first = await runAsApiRequest('read', () => checkout(pool));
+    await runAsApiRequest('write', () => checkout(pool));
+    expect(shares.apiInUse).toBe(2);
+    let third: { client: Client } | null = null;
+    const waiting = runAsApiRequest('read', () => checkout(pool)).then((c) => (third = c));
+    await new Promise((r) => setImmediate(r));
+    expect(third).toBeNull();
+    // Capture and other work still get the remaining connections.
+    await checkout(pool);
+    await checkout(pool);
+    // Given back through `client.release`, as the pool's own `query` does: the waiting checkout gets the slot.
+    first.client.release!();
+    await waiting;
+    expect(third).not.toBeNull();
+    expect(shares.apiInUse).toBe(2);
+  });
+
+  it('answers 503 `unavailable` when the share stays busy past the wait', async () => {
+    const { pool } = fakePool(4);
+    new PoolShares({ ...settings, apiShare: 1, waitMs: 20 }).install(pool);
+    await runAsApiRequest('read', () => checkout(pool));
+    const refused = await runAsApiRequest('read', () => checkout(pool)).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect((refused as ApiError).getStatus()).toBe(503);
+    expect((refused as ApiError).body.code).toBe('unavailable');
+  });
+
+  it('gives a slot back once when the release is called twice, and on a failed checkout', async () => {
+    const { pool } = fakePool(1);
+    const shares = new PoolShares(settings);
+    shares.install(pool);
+    const held = await runAsApiRequest('read', () => checkout(pool));
+    held.release();
+    held.release();
+    expect(shares.apiInUse).toBe(0);
+    await runAsApiRequest('read', () => checkout(pool));
+    await expect(runAsApiRequest('read', () => checkout(pool))).rejects.toThrow('fake pool exhausted');
+    expect(shares.apiInUse).toBe(1);
+  });
+});
