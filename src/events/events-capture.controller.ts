@@ -163,9 +163,10 @@ export class EventsCaptureController {
   private async captureBody(req: Request, body: Parameters<CaptureService['capture']>[0]): Promise<void> {
     const now = this.clock.now();
     const querySentAt = req.query._;
-    await this.capture.capture(body, deadlineOf(req), (project, batch, dropped, hold) =>
+    const deadline = deadlineOf(req);
+    await this.capture.capture(body, deadline, (project, batch, dropped, hold) =>
       this.ingestion
-        .ingest(project, batch, dropped, { now, ip: req.ip ?? null, querySentAt }, hold)
+        .ingest(project, batch, dropped, { now, ip: req.ip ?? null, querySentAt }, hold, deadline)
         .then(() => undefined),
     );
   }

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { type CaptureBatch, SNAPSHOT_EVENT } from '../capture/capture-events.js';
 import type { DroppedValues } from '../capture/capture-text.js';
 import { ApiError } from '../common/errors/api-error.js';
+import type { RequestDeadline } from '../common/http/request-deadline.js';
 import { Yielder } from '../common/time/yielder.js';
 import { AppConfig } from '../config/config.js';
 import { TransactionHost } from '../database/transactions.js';
@@ -121,6 +122,7 @@ export class EventsIngestionService {
     dropped: DroppedValues,
     context: EventsIngestContext,
     hold: (bytes: number) => Promise<void> = () => Promise.resolve(),
+    deadline: RequestDeadline | null = null,
   ): Promise<EventsIngestResult> {
     const rowContext = {
       now: context.now,
@@ -153,7 +155,10 @@ export class EventsIngestionService {
         row.properties = {};
         rows.push(row);
       }
-      if (yielder.due) await yielder.tick();
+      if (yielder.due) {
+        deadline?.throwIfPassed();
+        await yielder.tick();
+      }
     }
     // The rows hold what is stored of the other events: only the snapshots (for recordings) stay in the batch, so
     // the decoded events themselves can be collected while the rows are stored.
@@ -168,16 +173,17 @@ export class EventsIngestionService {
     if (!rows.length) return { stored: 0, duplicates: 0, dropped: droppedEvents };
     await hold(INSERT_COPIES * Math.min(INSERT_BYTES, largestStatementBytes(rows)));
     await this.refuseTooManyNewPartitions(rows);
+    deadline?.throwIfPassed();
     await this.ensurePartitions(rows);
     let stored: number;
     try {
-      stored = await this.store(project, rows, context.now);
+      stored = await this.store(project, rows, context.now, deadline);
     } catch (error) {
       if (!isMissingPartition(error)) throw error;
       // Another replica dropped a partition this one remembered: forget them all and create what is missing.
       this.knownDays.clear();
       await this.ensurePartitions(rows);
-      stored = await this.store(project, rows, context.now);
+      stored = await this.store(project, rows, context.now, deadline);
     }
     if (stored > 0 && !this.ingestedTeams.has(project.id)) {
       if (this.ingestedTeams.size >= MAX_INGESTED_TEAMS) this.ingestedTeams.clear();
@@ -237,19 +243,38 @@ export class EventsIngestionService {
 
   /**
    * Persons, then the rows, in one transaction; returns how many rows were new. The project's `ingested_event`
-   * is set by the insert statements until it is known to be set.
+   * is set by the insert statements until it is known to be set. With the request's `deadline`, no lock is
+   * waited for past it (a person row another request holds: lock_not_available, answered 503 with
+   * Retry-After), and nothing commits once the request was answered with the timeout.
    */
-  private store(project: ProjectEntity, rows: EventRow[], now: Date): Promise<number> {
+  private async store(
+    project: ProjectEntity,
+    rows: EventRow[],
+    now: Date,
+    deadline: RequestDeadline | null,
+  ): Promise<number> {
     const teamId = project.id;
-    return this.transactions.withTransaction(async () => {
-      await this.resolvePersons(teamId, rows, now);
-      let stored = 0;
-      for (const part of statementsOf(rows)) {
-        const mark = !project.ingestedEvent && !this.ingestedTeams.has(teamId) && stored === 0;
-        stored += await this.events.insertBatch(teamId, part, mark);
-      }
-      return stored;
-    });
+    try {
+      return await this.transactions.withTransaction(async () => {
+        if (deadline) {
+          deadline.throwIfPassed();
+          await this.events.limitLockWait(deadline.remainingMs());
+        }
+        await this.resolvePersons(teamId, rows, now);
+        let stored = 0;
+        for (const part of statementsOf(rows)) {
+          deadline?.throwIfPassed();
+          const mark = !project.ingestedEvent && !this.ingestedTeams.has(teamId) && stored === 0;
+          stored += await this.events.insertBatch(teamId, part, mark);
+        }
+        // Answered with the timeout meanwhile: roll back rather than commit what the client was told failed.
+        deadline?.claimCommit();
+        return stored;
+      });
+    } catch (error) {
+      deadline?.commitFailed();
+      throw error;
+    }
   }
 
   /**

@@ -11,6 +11,9 @@ export interface ErrorBody {
   attr: string | null;
 }
 
+/** `Retry-After` of a request that ran out of time or waited too long on the database: it may simply be sent again. */
+export const RETRY_AFTER_SECONDS = 5;
+
 /** Type of each status, for errors raised without an explicit one. */
 export function errorTypeFor(status: number): ErrorType {
   if (status === 400) return 'validation_error';
@@ -116,6 +119,24 @@ export class ApiError extends HttpException {
       nothingStored
         ? `The request did not complete within ${ms} ms. Nothing of it was stored; it may be retried.`
         : `The request did not complete within ${ms} ms. Its changes may still take effect; check before retrying.`,
+      null,
+      undefined,
+      nothingStored ? { 'Retry-After': String(RETRY_AFTER_SECONDS) } : {},
+    );
+  }
+
+  /**
+   * 503 `unavailable` with `Retry-After`: a statement waited past its lock or statement timeout (another
+   * transaction held the rows it needed); its transaction was rolled back.
+   */
+  static databaseBusy(): ApiError {
+    return new ApiError(
+      HttpStatus.SERVICE_UNAVAILABLE,
+      'unavailable',
+      'The request waited too long for rows another request holds (a lock or statement timeout) and was rolled back. Try again shortly.',
+      null,
+      undefined,
+      { 'Retry-After': String(RETRY_AFTER_SECONDS) },
     );
   }
 

@@ -11,7 +11,7 @@ import { ApiError, type ErrorBody, errorTypeFor } from './api-error.js';
 import { allowedMethodsFor } from '../http/allowed-methods.js';
 import { JsonBodyError } from '../input/json-body.js';
 import { redactUrl } from '../logging/redact-url.js';
-import { isDatabaseUnavailable } from './database-errors.js';
+import { isDatabaseTimeout, isDatabaseUnavailable } from './database-errors.js';
 
 const CODE_BY_STATUS: Record<number, string> = {
   400: 'invalid_input',
@@ -31,7 +31,8 @@ const CODE_BY_STATUS: Record<number, string> = {
 /**
  * Renders every error as `{type, code, detail, attr}` (docs/decisions.md §1): errors thrown by services (ApiError),
  * Nest's own HTTP exceptions, body parser failures, unknown routes (404) and known paths called with another
- * method (405). Anything unexpected becomes a 500 (503 when the database is unreachable) whose detail never
+ * method (405). Anything unexpected becomes a 500 (503 when the database is unreachable, or a statement ran past its
+ * lock or statement timeout: then with `Retry-After`) whose detail never
  * carries internals; the full error goes to the log.
  */
 @Catch()
@@ -98,6 +99,12 @@ export class ApiExceptionFilter implements ExceptionFilter {
       return { status, body: body(status, messageOf(exception)), headers: {} };
     }
     if (isDatabaseUnavailable(exception)) return this.unavailable(exception, req);
+    if (isDatabaseTimeout(exception)) {
+      // A lock or statement timeout: the request lost a wait for rows, not the service; it may be sent again.
+      this.logger.warn({ err: exception, path: redactUrl(req.originalUrl) }, 'database timeout');
+      const busy = ApiError.databaseBusy();
+      return { status: 503, body: busy.body, headers: busy.headers };
+    }
     this.logger.error({ err: exception, path: redactUrl(req.originalUrl) }, 'unhandled error');
     return { status: 500, body: body(500, 'A server error occurred.'), headers: {} };
   }

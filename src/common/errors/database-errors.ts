@@ -82,3 +82,13 @@ export function isForeignKeyViolation(error: unknown, constraint?: string): bool
   const pgError = e as { code?: string; constraint?: string };
   return pgError?.code === '23503' && (!constraint || pgError.constraint === constraint);
 }
+
+/**
+ * PostgreSQL lock_not_available (55P03: `lock_timeout`) or query_canceled (57014: `statement_timeout`): a statement
+ * waited or ran too long, typically behind rows another transaction holds; its transaction is rolled back.
+ */
+export function isDatabaseTimeout(error: unknown): boolean {
+  const e = (error as { driverError?: unknown })?.driverError ?? error;
+  const code = (e as { code?: string })?.code;
+  return code === '55P03' || code === '57014';
+}

@@ -10,6 +10,7 @@ import { ApiError } from '../errors/api-error.js';
 export class RequestDeadline {
   private state: 'open' | 'passed' | 'committing' = 'open';
   private readonly abandon = new AbortController();
+  private readonly startedAt = performance.now();
 
   constructor(readonly timeoutMs: number) {}
 
@@ -29,6 +30,11 @@ export class RequestDeadline {
         ApiError.validation('The request was closed before it was answered.', null, 'invalid_input'),
       );
     }
+  }
+
+  /** Milliseconds left before the deadline (0 once it is reached): the longest the work may still wait. */
+  remainingMs(): number {
+    return Math.max(0, Math.floor(this.timeoutMs - (performance.now() - this.startedAt)));
   }
 
   /** Whether the request was (or is being) answered with the timeout. */
