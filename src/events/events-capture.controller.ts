@@ -44,7 +44,11 @@ const DESCRIPTION =
   'is false). `$snapshot` events are stored as recordings, exactly as `POST /s/` does. The limits of `/s/` ' +
   'apply (docs/limits.md); an event whose properties exceed EVENT_PROPERTIES_MAX_BYTES, whose name or ' +
   'distinct id cannot be stored (NUL, lone surrogate), or older than the retention, is dropped and logged, the ' +
-  'rest stored. A malformed event rejects the whole request (400, nothing stored).';
+  'rest stored. A malformed event rejects the whole request (400, nothing stored), and so does one with more ' +
+  'than EVENTS_MAX_PERSON_LINKS_PER_REQUEST events linking two distinct ids (`$identify`, `$create_alias`, ' +
+  '`$merge_dangerously`) or more than EVENTS_MAX_PERSONS_PER_REQUEST distinct ids of persons. A request is ' +
+  'stored whole (persons, events, recordings) or not at all: answered 503 `timeout` at REQUEST_TIMEOUT_MS, ' +
+  'nothing of it is stored, also later.';
 
 /**
  * The analytics capture endpoints: the body is decoded by the recordings' capture (same limits, budget and
@@ -102,7 +106,8 @@ export class EventsCaptureController {
   })
   @ApiResponse({
     status: 400,
-    description: 'Malformed body or event; `attr` names the field.',
+    description:
+      'Malformed body or event, or more persons work than one request may ask (links, distinct ids); `attr` names the field.',
     type: ErrorBodyDto,
   })
   @ApiResponse({ status: 401, description: 'Missing or unknown project token.', type: ErrorBodyDto })
@@ -113,7 +118,12 @@ export class EventsCaptureController {
   })
   @ApiResponse({ status: 415, description: 'Unsupported Content-Encoding.', type: ErrorBodyDto })
   @ApiResponse({ status: 429, description: 'Too many requests of this address at once.', type: ErrorBodyDto })
-  @ApiResponse({ status: 503, description: 'CAPTURE_MEMORY_BUDGET is taken; retry.', type: ErrorBodyDto })
+  @ApiResponse({
+    status: 503,
+    description:
+      'CAPTURE_MEMORY_BUDGET is taken, a person is held by another request, or REQUEST_TIMEOUT_MS passed: nothing stored; retry.',
+    type: ErrorBodyDto,
+  })
   async captureEvents(@Req() req: RequestWithBodyStream): Promise<EventCaptureResponseDto> {
     const compression = req.query.compression;
     // The body is read as it arrives, within the capture memory budget (docs/limits.md), as on `/s/`.
@@ -164,9 +174,9 @@ export class EventsCaptureController {
     const now = this.clock.now();
     const querySentAt = req.query._;
     const deadline = deadlineOf(req);
-    await this.capture.capture(body, deadline, (project, batch, dropped, hold) =>
+    await this.capture.capture(body, deadline, (project, batch, dropped, hold, alongside) =>
       this.ingestion
-        .ingest(project, batch, dropped, { now, ip: req.ip ?? null, querySentAt }, hold, deadline)
+        .ingest(project, batch, dropped, { now, ip: req.ip ?? null, querySentAt }, hold, deadline, alongside)
         .then(() => undefined),
     );
   }
