@@ -211,6 +211,53 @@ describe('events capture keeps its deadline', () => {
     }
   });
 
+  it('/s/ behind a held recording: 503 at the deadline, and its lock wait ends then too, not at DATABASE_STATEMENT_TIMEOUT_MS', async () => {
+    const sessionId = `held-s-${randomUUID()}`;
+    const snapshot = {
+      event: '$snapshot',
+      distinct_id: 'viewer-s',
+      properties: {
+        token,
+        $session_id: sessionId,
+        $window_id: 'w1',
+        $snapshot_data: [{ type: 4, timestamp: Date.now(), data: { href: 'https://x.example/' } }],
+      },
+    };
+    await t.http.post('/s/').send([snapshot]).expect(200);
+    const short = await createTestApp(
+      {
+        REQUEST_TIMEOUT_MS: '1500',
+        DATABASE_STATEMENT_TIMEOUT_MS: '60000',
+        PUBLIC_MAX_CONCURRENT_PER_IP: '0',
+      },
+      { databaseUrl: t.databaseUrl },
+    );
+    const client = new pg.Client({ connectionString: t.databaseUrl });
+    await client.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(`SELECT 1 FROM session_recordings WHERE session_id = $1 FOR UPDATE`, [sessionId]);
+      const res = await short.http.post('/s/').send([{ ...snapshot, uuid: randomUUID() }]);
+      expect(res.status).toBe(503);
+      // Still holding the recording: the request's statement has stopped waiting for it.
+      const answeredAt = Date.now();
+      let waiting = 1;
+      while (waiting > 0 && Date.now() - answeredAt < 10_000) {
+        const [row] = await t.dataSource.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        waiting = (row as { n: number }).n;
+        if (waiting) await sleep(100);
+      }
+      expect({ waiting, within: Date.now() - answeredAt < 10_000 }).toEqual({ waiting: 0, within: true });
+    } finally {
+      await client.query('ROLLBACK').catch(() => undefined);
+      await client.end();
+      await short.close();
+    }
+  });
+
   describe('persons work per request is bounded', () => {
     let capped: TestApp;
     beforeAll(async () => {
