@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { type CaptureBatch, SNAPSHOT_EVENT } from '../capture/capture-events.js';
 import type { DroppedValues } from '../capture/capture-text.js';
 import { ApiError } from '../common/errors/api-error.js';
+import { isTransactionConflict } from '../common/errors/database-errors.js';
 import type { RequestDeadline } from '../common/http/request-deadline.js';
 import { Yielder } from '../common/time/yielder.js';
 import { AppConfig } from '../config/config.js';
@@ -24,6 +25,8 @@ const INSERT_BYTES = 4 * 1024 * 1024;
 const INSERT_COPIES = 3;
 /** Links (`$identify`, ...) made between two renewals of the statements' bound by the time the request has left. */
 const LINKS_PER_BOUND = 50;
+/** Attempts of a request's transaction lost to a deadlock or serialization failure. */
+const MAX_ATTEMPTS = 3;
 /** Most partition days remembered as existing (retention plus the days ahead, at most). */
 const MAX_KNOWN_DAYS = 4000;
 /** Most projects remembered as having `ingested_event` set. */
@@ -186,15 +189,24 @@ export class EventsIngestionService {
     await this.refuseTooManyNewPartitions(rows);
     deadline?.throwIfPassed();
     await this.ensurePartitions(rows);
-    let stored: number;
-    try {
-      stored = await this.store(project, rows, context.now, deadline, alongside);
-    } catch (error) {
-      if (!isMissingPartition(error)) throw error;
-      // Another replica dropped a partition this one remembered: forget them all and create what is missing.
-      this.knownDays.clear();
-      await this.ensurePartitions(rows);
-      stored = await this.store(project, rows, context.now, deadline, alongside);
+    let stored: number | null = null;
+    let partitionsChecked = false;
+    for (let attempt = 1; stored === null; attempt++) {
+      try {
+        stored = await this.store(project, rows, context.now, deadline, alongside);
+      } catch (error) {
+        if (isMissingPartition(error) && !partitionsChecked) {
+          // Another replica dropped a partition this one remembered: forget them all and create what is missing.
+          partitionsChecked = true;
+          this.knownDays.clear();
+          await this.ensurePartitions(rows);
+        } else if (isTransactionConflict(error) && attempt < MAX_ATTEMPTS && !deadline?.passed) {
+          // A deadlock or serialization failure rolled the whole transaction back (its recordings too): again.
+          this.logger.warn({ teamId: project.id, attempt }, 'events capture transaction retried');
+        } else {
+          throw error;
+        }
+      }
     }
     if (stored > 0 && !this.ingestedTeams.has(project.id)) {
       if (this.ingestedTeams.size >= MAX_INGESTED_TEAMS) this.ingestedTeams.clear();
