@@ -51,6 +51,11 @@ export type OtherEventsSink = (
   dropped: DroppedValues,
   /** Charges (or, negative, gives back) memory the sink holds beyond the decoded body, to the request's budget. */
   hold: (bytes: number) => Promise<void>,
+  /**
+   * Stores the rest of the request (its `$snapshot` events): the sink runs it inside its own transaction before
+   * that commits, so that the request commits whole or not at all (or on its own when the sink stores nothing).
+   */
+  alongside: () => Promise<void>,
 ) => Promise<void>;
 
 /** The project lookup started as soon as the token is known, settled without ever rejecting. */
@@ -250,8 +255,22 @@ export class CaptureService {
     hold: (bytes: number) => Promise<void>,
   ): Promise<IngestResult> {
     const dropped = new DroppedValues();
+    if (!others) return this.storeSnapshots(project, batch, deadline, dropped);
+    let result: IngestResult = { stored: 0, duplicates: 0, dropped: 0, capped: 0, setsDropped: 0 };
+    await others(project, batch, dropped, hold, async () => {
+      result = await this.storeSnapshots(project, batch, deadline, dropped);
+    });
+    return result;
+  }
+
+  /** The `$snapshot` events of the batch, stored as recordings. */
+  private async storeSnapshots(
+    project: ProjectEntity,
+    batch: CaptureBatch,
+    deadline: RequestDeadline | null,
+    dropped: DroppedValues,
+  ): Promise<IngestResult> {
     const droppedSets = new DroppedValues();
-    if (others) await others(project, batch, dropped, hold);
     const snapshots = await readSnapshotEvents(batch, dropped, { ...this.readLimits, droppedSets });
     // From here on only the snapshots are needed: the rest of the decoded body can be collected.
     batch.events.length = 0;

@@ -101,6 +101,23 @@ export class TransactionHost {
     }
   }
 
+  /**
+   * Bounds every later statement of the current transaction by `ms` (the time its request has left): how long
+   * one waits for a lock (`lock_timeout`: lock_not_available past it) and runs (`statement_timeout`, never raised
+   * past DATABASE_STATEMENT_TIMEOUT_MS: query_canceled past it); either rolls the transaction back. Called again
+   * between steps of long work with the time then left, so no statement outlives the deadline.
+   */
+  async limitStatements(ms: number): Promise<void> {
+    const bound = Math.max(1, Math.floor(ms));
+    await currentManager(this.dataSource).query(
+      `SELECT set_config('lock_timeout', $1, true),
+              set_config('statement_timeout',
+                         CASE WHEN s.setting::bigint = 0 OR s.setting::bigint > $2 THEN $1 ELSE s.setting END, true)
+         FROM pg_settings s WHERE s.name = 'statement_timeout'`,
+      [String(bound), bound],
+    );
+  }
+
   /** Whether the calling code runs inside a transaction of this data source. */
   get isActive(): boolean {
     return currentManager(this.dataSource) !== this.dataSource.manager;

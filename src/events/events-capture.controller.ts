@@ -50,8 +50,11 @@ const DESCRIPTION =
   'distinct id cannot be stored (NUL, lone surrogate), or older than the retention, is dropped and logged, the ' +
   'rest stored — except in a `historical_migration` batch, where an event older than the retention refuses ' +
   'the whole request (400 `older_than_retention`, nothing stored). A malformed event rejects the whole ' +
-  'request (400, nothing stored). A lock or statement timeout, or REQUEST_TIMEOUT_MS, is a 503 with ' +
-  '`Retry-After` and nothing stored.';
+  'request (400, nothing stored), and so does one with more than EVENTS_MAX_PERSON_LINKS_PER_REQUEST events ' +
+  'linking two distinct ids (`$identify`, `$create_alias`, `$merge_dangerously`) or more than ' +
+  'EVENTS_MAX_PERSONS_PER_REQUEST distinct ids of persons. A request is stored whole (persons, events, ' +
+  'recordings) or not at all: a lock or statement timeout, or REQUEST_TIMEOUT_MS, is a 503 with `Retry-After` ' +
+  'and nothing of it is stored, also later.';
 
 /**
  * The analytics capture endpoints: the body is decoded by the recordings' capture (same limits, budget and
@@ -113,7 +116,8 @@ export class EventsCaptureController {
   })
   @ApiResponse({
     status: 400,
-    description: 'Malformed body or event; `attr` names the field.',
+    description:
+      'Malformed body or event, or more persons work than one request may ask (links, distinct ids); `attr` names the field.',
     type: ErrorBodyDto,
   })
   @ApiResponse({ status: 401, description: 'Missing or unknown project token.', type: ErrorBodyDto })
@@ -206,9 +210,9 @@ export class EventsCaptureController {
     const now = this.clock.now();
     const querySentAt = req.query._;
     const deadline = deadlineOf(req);
-    await this.capture.capture(body, deadline, (project, batch, dropped, hold) =>
+    await this.capture.capture(body, deadline, (project, batch, dropped, hold, alongside) =>
       this.ingestion
-        .ingest(project, batch, dropped, { now, ip: req.ip ?? null, querySentAt }, hold, deadline)
+        .ingest(project, batch, dropped, { now, ip: req.ip ?? null, querySentAt }, hold, deadline, alongside)
         .then(() => undefined),
     );
   }

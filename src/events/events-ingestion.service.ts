@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { type CaptureBatch, type CaptureEvent, SNAPSHOT_EVENT } from '../capture/capture-events.js';
 import type { DroppedValues } from '../capture/capture-text.js';
 import { ApiError } from '../common/errors/api-error.js';
+import { isTransactionConflict } from '../common/errors/database-errors.js';
 import type { RequestDeadline } from '../common/http/request-deadline.js';
 import { Yielder } from '../common/time/yielder.js';
 import { AppConfig } from '../config/config.js';
@@ -22,6 +23,10 @@ const INSERT_BYTES = 4 * 1024 * 1024;
  * the request's capture memory budget for the largest statement of the request.
  */
 const INSERT_COPIES = 3;
+/** Links (`$identify`, ...) made between two renewals of the statements' bound by the time the request has left. */
+const LINKS_PER_BOUND = 50;
+/** Attempts of a request's transaction lost to a deadlock or serialization failure. */
+const MAX_ATTEMPTS = 3;
 /** Most partition days remembered as existing (retention plus the days ahead, at most). */
 const MAX_KNOWN_DAYS = 4000;
 /** Most projects remembered as having `ingested_event` set. */
@@ -115,6 +120,8 @@ export class EventsIngestionService {
   private readonly ingestedTeams = new Set<number>();
   private readonly retentionDays: number;
   private readonly maxPropertiesBytes: number;
+  private readonly maxLinks: number;
+  private readonly maxPersons: number;
 
   constructor(
     private readonly events: EventsRepository,
@@ -125,6 +132,8 @@ export class EventsIngestionService {
   ) {
     this.retentionDays = config.get('EVENTS_RETENTION_DAYS');
     this.maxPropertiesBytes = config.get('EVENT_PROPERTIES_MAX_BYTES');
+    this.maxLinks = config.get('EVENTS_MAX_PERSON_LINKS_PER_REQUEST');
+    this.maxPersons = config.get('EVENTS_MAX_PERSONS_PER_REQUEST');
   }
 
   /** Days an event of this project is kept. */
@@ -139,6 +148,7 @@ export class EventsIngestionService {
     context: EventsIngestContext,
     hold: (bytes: number) => Promise<void> = () => Promise.resolve(),
     deadline: RequestDeadline | null = null,
+    alongside: () => Promise<void> = () => Promise.resolve(),
   ): Promise<EventsIngestResult> {
     const rowContext = {
       now: context.now,
@@ -187,26 +197,72 @@ export class EventsIngestionService {
         `capture dropped ${droppedEvents} event(s) (values that cannot be stored, too large, or older than the retention) and stored the rest`,
       );
     }
-    if (!rows.length) return { stored: 0, duplicates: 0, dropped: droppedEvents };
+    if (!rows.length) {
+      await alongside();
+      return { stored: 0, duplicates: 0, dropped: droppedEvents };
+    }
+    this.refuseTooMuchPersonsWork(rows);
     await hold(INSERT_COPIES * Math.min(INSERT_BYTES, largestStatementBytes(rows)));
     await this.refuseTooManyNewPartitions(rows);
     deadline?.throwIfPassed();
     await this.ensurePartitions(rows);
-    let stored: number;
-    try {
-      stored = await this.store(project, rows, context.now, deadline);
-    } catch (error) {
-      if (!isMissingPartition(error)) throw error;
-      // Another replica dropped a partition this one remembered: forget them all and create what is missing.
-      this.knownDays.clear();
-      await this.ensurePartitions(rows);
-      stored = await this.store(project, rows, context.now, deadline);
+    let stored: number | null = null;
+    let partitionsChecked = false;
+    for (let attempt = 1; stored === null; attempt++) {
+      try {
+        stored = await this.store(project, rows, context.now, deadline, alongside);
+      } catch (error) {
+        if (isMissingPartition(error) && !partitionsChecked) {
+          // Another replica dropped a partition this one remembered: forget them all and create what is missing.
+          partitionsChecked = true;
+          this.knownDays.clear();
+          await this.ensurePartitions(rows);
+        } else if (isTransactionConflict(error) && attempt < MAX_ATTEMPTS && !deadline?.passed) {
+          // A deadlock or serialization failure rolled the whole transaction back (its recordings too): again.
+          this.logger.warn({ teamId: project.id, attempt }, 'events capture transaction retried');
+        } else {
+          throw error;
+        }
+      }
     }
     if (stored > 0 && !this.ingestedTeams.has(project.id)) {
       if (this.ingestedTeams.size >= MAX_INGESTED_TEAMS) this.ingestedTeams.clear();
       this.ingestedTeams.add(project.id);
     }
     return { stored, duplicates: rows.length - stored, dropped: droppedEvents };
+  }
+
+  /**
+   * Refuses (400, nothing stored) a request asking more of persons than one transaction should do:
+   * EVENTS_MAX_PERSON_LINKS_PER_REQUEST events that link two distinct ids (each may merge two persons, a few
+   * statements and row locks each), EVENTS_MAX_PERSONS_PER_REQUEST distinct ids whose persons are found or
+   * created. Counted before any work, so that a refused request holds no lock and no transaction.
+   */
+  private refuseTooMuchPersonsWork(rows: readonly EventRow[]): void {
+    let links = 0;
+    const ids = new Set<string>();
+    for (const row of rows) {
+      if (!row.processPerson) continue;
+      ids.add(row.distinctId);
+      if (row.linkedId != null) {
+        links++;
+        ids.add(row.linkedId);
+      }
+      if (links > this.maxLinks) {
+        throw ApiError.validation(
+          `This request has more than ${this.maxLinks} events that link two distinct ids ($identify, ` +
+            `$create_alias, $merge_dangerously; EVENTS_MAX_PERSON_LINKS_PER_REQUEST). Send them in several requests.`,
+          'event',
+        );
+      }
+      if (ids.size > this.maxPersons) {
+        throw ApiError.validation(
+          `The events of this request name more than ${this.maxPersons} distinct ids whose persons would be ` +
+            `found or created (EVENTS_MAX_PERSONS_PER_REQUEST). Send them in several requests.`,
+          'distinct_id',
+        );
+      }
+    }
   }
 
   /**
@@ -259,31 +315,31 @@ export class EventsIngestionService {
   }
 
   /**
-   * Persons, then the rows, in one transaction; returns how many rows were new. The project's `ingested_event`
-   * is set by the insert statements until it is known to be set. With the request's `deadline`, no lock is
-   * waited for past it (a person row another request holds: lock_not_available, answered 503 with
-   * Retry-After), and nothing commits once the request was answered with the timeout.
+   * Persons, then the rows, then `alongside` (the request's recordings), in one transaction; returns how many
+   * rows were new. The project's `ingested_event` is set by the insert statements until it is known to be set.
+   * With the request's `deadline`, the work stops at its next step once it has passed, no statement waits or
+   * runs past it (a person row another request holds: lock_not_available, answered 503 with Retry-After), and
+   * nothing commits once the request was answered with the timeout.
    */
   private async store(
     project: ProjectEntity,
     rows: EventRow[],
     now: Date,
     deadline: RequestDeadline | null,
+    alongside: () => Promise<void>,
   ): Promise<number> {
     const teamId = project.id;
     try {
       return await this.transactions.withTransaction(async () => {
-        if (deadline) {
-          deadline.throwIfPassed();
-          await this.events.limitLockWait(deadline.remainingMs());
-        }
-        await this.resolvePersons(teamId, rows, now);
+        await this.resolvePersons(teamId, rows, now, deadline);
         let stored = 0;
         for (const part of statementsOf(rows)) {
-          deadline?.throwIfPassed();
+          await this.checkDeadline(deadline);
           const mark = !project.ingestedEvent && !this.ingestedTeams.has(teamId) && stored === 0;
           stored += await this.events.insertBatch(teamId, part, mark);
         }
+        // The request's recordings (`$snapshot` events of `/e/`), in this transaction: the request commits whole.
+        await alongside();
         // Answered with the timeout meanwhile: roll back rather than commit what the client was told failed.
         deadline?.claimCommit();
         return stored;
@@ -295,12 +351,29 @@ export class EventsIngestionService {
   }
 
   /**
+   * Stops the work (the timeout error, the transaction rolls back) once the request's deadline has passed, and
+   * bounds the next statements by the time left (their lock waits and run time), so that no step of a long
+   * request outlives its deadline.
+   */
+  private async checkDeadline(deadline: RequestDeadline | null): Promise<void> {
+    if (!deadline) return;
+    deadline.throwIfPassed();
+    await this.transactions.limitStatements(deadline.remainingMs());
+  }
+
+  /**
    * The person of every event that processes persons (found or created by its distinct id), with the events'
    * `$set`/`$set_once` applied in order (later events win for `$set`, earlier ones for `$set_once`).
    */
-  private async resolvePersons(teamId: number, rows: EventRow[], now: Date): Promise<void> {
+  private async resolvePersons(
+    teamId: number,
+    rows: EventRow[],
+    now: Date,
+    deadline: RequestDeadline | null,
+  ): Promise<void> {
+    await this.checkDeadline(deadline);
     const withPerson = rows.filter((r) => r.processPerson);
-    if (withPerson.length) await this.processPersons(teamId, withPerson, now);
+    if (withPerson.length) await this.processPersons(teamId, withPerson, now, deadline);
     await this.attachPersonless(
       teamId,
       rows.filter((r) => !r.processPerson),
@@ -320,17 +393,28 @@ export class EventsIngestionService {
   }
 
   /** The persons of the events that process persons, their links, `$set`/`$set_once` and `$unset`. */
-  private async processPersons(teamId: number, withPerson: EventRow[], now: Date): Promise<void> {
+  private async processPersons(
+    teamId: number,
+    withPerson: EventRow[],
+    now: Date,
+    deadline: RequestDeadline | null,
+  ): Promise<void> {
     // `$identify` / `$create_alias` first, in the order sent, so every event of the batch sees the merged person.
+    // A chain of merges stops at the deadline: checked before each link, the statements' bound renewed now and
+    // then (LINKS_PER_BOUND).
     const identified = new Set<number>();
+    let links = 0;
     for (const row of withPerson) {
       const other = row.linkedId ?? linkedDistinctId(row);
       if (other === null) continue;
+      deadline?.throwIfPassed();
+      if (++links % LINKS_PER_BOUND === 0) await this.checkDeadline(deadline);
       const person = await this.persons.link(teamId, row.distinctId, other, now, (from, into) =>
         this.recordings.reassignPerson(from, into),
       );
       identified.add(person);
     }
+    await this.checkDeadline(deadline);
     const persons = await this.persons.resolvePersons(
       teamId,
       withPerson.map((r) => r.distinctId),
@@ -360,7 +444,8 @@ export class EventsIngestionService {
         `person ${personId}: the $set/$set_once of this request were not applied, they have ${problem}`,
       );
     }
-    await this.persons.applyPropertyUpdates(updates, teamId);
+    await this.checkDeadline(deadline);
+    await this.persons.applyPropertyUpdates(updates, teamId, () => deadline?.throwIfPassed());
     const unsets = new Map<number, Set<string>>();
     for (const row of withPerson) {
       const personId = ids.get(row.distinctId);
@@ -370,6 +455,7 @@ export class EventsIngestionService {
       if (!set) unsets.set(personId, (set = new Set()));
       for (const key of keys) set.add(key);
     }
+    await this.checkDeadline(deadline);
     await this.persons.unsetProperties(unsets);
     for (const row of withPerson) row.personId = persons.get(row.distinctId)?.uuid ?? null;
   }

@@ -219,14 +219,6 @@ export class EventsRepository extends RepositoryBase {
   }
 
   /**
-   * Bounds how long a statement of the current transaction waits for a lock (`SET LOCAL lock_timeout`): past it
-   * the statement fails with lock_not_available and the transaction rolls back.
-   */
-  async limitLockWait(ms: number): Promise<void> {
-    await this.query(`SET LOCAL lock_timeout = '${Math.max(1, Math.floor(ms))}ms'`);
-  }
-
-  /**
    * Creates the partition of a day with its unique (team_id, uuid) index, unless it exists. Every replica may
    * call it at once: creations are serialised by an advisory lock and checked again under it.
    */

@@ -30,6 +30,16 @@ export const EVENTS_SETTINGS = {
     8 * 1024 * 1024,
     "Most bytes of events (their properties' JSON, large values already replaced by the truncation marker, and elements chains) one page of an events list holds (`GET /api/projects/:id/events`, the public `GET /api/shared/:token/events`): a page ends early, before `limit`, at the first event past it (always at least one event), and `next` starts at the first event left out.",
   ),
+  EVENTS_MAX_PERSON_LINKS_PER_REQUEST: setting(
+    int(1, 1000000),
+    1000,
+    'Most events of one analytics capture request that link two distinct ids (`$identify` with `$anon_distinct_id`, `$create_alias` and `$merge_dangerously` with `alias`), each of which may merge two persons; a request with more is refused whole with 400 (nothing stored). Send the rest in later requests.',
+  ),
+  EVENTS_MAX_PERSONS_PER_REQUEST: setting(
+    int(1, 10000000),
+    10000,
+    'Most distinct ids whose persons one analytics capture request finds or creates (the `distinct_id` of its events that process persons, and the ids they link), so at most that many persons; a request with more is refused whole with 400 (nothing stored). Send them in several requests.',
+  ),
 } satisfies SettingsTable;
 
 declare module '../config/config.js' {

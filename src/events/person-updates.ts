@@ -1,6 +1,6 @@
 /**
- * What analytics events ask of persons (docs/decisions.md §13): the distinct id an `$identify` or
- * `$create_alias` links, and the keys of `$unset`.
+ * What analytics events ask of persons (docs/decisions.md §13): the distinct id an `$identify`,
+ * `$create_alias` or `$merge_dangerously` links, and the keys of `$unset`.
  */
 import { textProblem } from '../capture/capture-text.js';
 import { EVENT_DISTINCT_ID_MAX_LENGTH, type EventRow } from './event-rows.js';
@@ -42,12 +42,15 @@ function usableId(value: unknown, own: string): string | null {
 
 /**
  * The other distinct id an event puts on its person: `$anon_distinct_id` of an `$identify`, `alias` of a
- * `$create_alias` (PostHog's rules); null for other events or an id that cannot be merged on.
+ * `$create_alias` or `$merge_dangerously` (PostHog's rules); null for other events or an id that cannot be merged
+ * on.
  */
 export function linkedDistinctId(row: Pick<EventRow, 'event' | 'distinctId' | 'properties'>): string | null {
   if (ILLEGAL_IDS.has(row.distinctId.trim().toLowerCase())) return null;
   if (row.event === '$identify') return usableId(row.properties.$anon_distinct_id, row.distinctId);
-  if (row.event === '$create_alias') return usableId(row.properties.alias, row.distinctId);
+  if (row.event === '$create_alias' || row.event === '$merge_dangerously') {
+    return usableId(row.properties.alias, row.distinctId);
+  }
   return null;
 }
 

@@ -100,13 +100,16 @@ export class PersonsService {
    * keys). An update that would take a person past the limit is left out; a person already past it is trimmed
    * (`boundedUpdate`). Both are counted in the outcome and logged; nothing here fails a request. The updates
    * must already be within PERSON_SET_MAX_KEYS / _BYTES (`setProblem`). Runs inside the caller's transaction.
+   * `beforeEach` is called before each person (a request's deadline check: what it throws ends the work).
    */
   async applyPropertyUpdates(
     updates: Map<number, PersonPropertyUpdate>,
     teamId: number | null = null,
+    beforeEach: () => void = () => undefined,
   ): Promise<PropertyUpdateOutcome> {
     const outcome: PropertyUpdateOutcome = { applied: 0, refused: 0, trimmedKeys: 0 };
     for (const personId of [...updates.keys()].sort((a, b) => a - b)) {
+      beforeEach();
       const update = updates.get(personId) as PersonPropertyUpdate;
       if (update.identify) await this.persons.markIdentified(personId);
       if (!Object.keys(update.set).length && !Object.keys(update.setOnce).length) continue;

@@ -128,6 +128,8 @@ export class RecordingIngestionService {
     deadline: RequestDeadline | null = null,
   ): Promise<IngestResult> {
     if (!batches.length) return { stored: 0, duplicates: 0, dropped: 0, capped: 0, setsDropped: 0 };
+    // Run inside the caller's transaction (the events of `/e/`), the work joins it: it cannot be retried alone.
+    const joined = this.transactions.isActive;
     for (let attempt = 1; ; attempt++) {
       deadline?.throwIfPassed();
       // Objects uploaded by this attempt (RECORDING_STORAGE=s3), removed again if it fails before committing.
@@ -154,10 +156,23 @@ export class RecordingIngestionService {
         const code =
           (error as { driverError?: { code?: string }; code?: string }).driverError?.code ??
           (error as { code?: string }).code;
-        if (!code || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw unavailable(this.logger, error);
+        if (joined || !code || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) {
+          throw unavailable(this.logger, error);
+        }
         this.logger.warn({ code, attempt }, 'capture transaction retried');
       }
     }
+  }
+
+  /**
+   * Stops the work once the request's deadline has passed, and bounds the transaction's next statements (lock
+   * waits, run time) by the time it has left: a person or recording another request holds is not waited for
+   * past the deadline.
+   */
+  private async boundByDeadline(deadline: RequestDeadline | null): Promise<void> {
+    if (!deadline) return;
+    deadline.throwIfPassed();
+    await this.transactions.limitStatements(deadline.remainingMs());
   }
 
   /** The work of one attempt, inside its transaction. */
@@ -169,6 +184,7 @@ export class RecordingIngestionService {
   ): Promise<IngestResult> {
     const now = this.clock.now();
     const yielder = new DeadlineYielder(deadline);
+    await this.boundByDeadline(deadline);
     const result: IngestResult = { stored: 0, duplicates: 0, dropped: 0, capped: 0, setsDropped: 0 };
 
     // The same key twice in one request counts once; the batches are grouped by session, in request order.
@@ -231,7 +247,8 @@ export class RecordingIngestionService {
         if (yielder.step()) await yielder.tick();
       }
     }
-    const outcome = await this.persons.applyPropertyUpdates(updates, teamId);
+    await this.boundByDeadline(deadline);
+    const outcome = await this.persons.applyPropertyUpdates(updates, teamId, () => deadline?.throwIfPassed());
     result.setsDropped = setsDropped + outcome.refused;
     if (setsDropped) {
       this.logger.warn(
@@ -263,6 +280,7 @@ export class RecordingIngestionService {
       });
     }
     const inserted = await this.recordings.insertRecordings(teamId, newRecordings, now);
+    await this.boundByDeadline(deadline);
     const locked = await this.recordings.lockSessions(teamId, [...bySession.keys()].sort());
 
     // 3-6. Per session: new keys, cap, metadata, snapshots.
