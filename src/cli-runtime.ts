@@ -8,6 +8,8 @@ import { migrateSchema } from './database/database.cli.js';
 import { DatabaseModule } from './database/database.module.js';
 import { resolveDatabase } from './database/resolve-database.js';
 import { ClockModule } from './common/time/clock.module.js';
+import { ExpensiveReadsModule } from './common/expensive-reads/expensive-reads.js';
+import { ReadinessChecksModule } from './common/health/readiness-checks.js';
 import {
   type CliCommand,
   type CliValues,
@@ -32,6 +34,9 @@ class CliAppModule {
       imports: [
         CoreModule.forRoot(config),
         ClockModule,
+        // The global modules the features' providers may inject, as in AppModule.
+        ReadinessChecksModule,
+        ExpensiveReadsModule,
         LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
         DatabaseModule.forRoot(config, features),
         ...modules,

@@ -45,8 +45,8 @@ const nulIn = (name: string): ErrorBody => ({
 /**
  * A 400 that this operation really answers, and the query string producing it when a query alone does: a bad
  * `limit` of a list; a NUL character in the last path parameter, or in the body's first text field, of the JSON
- * API (the input check answers it before any validation); a body the capture routes cannot read. Null for an
- * operation that takes no input (then it documents no 400).
+ * API (the input check answers it before any validation); a path value of a public route that is not UTF-8; a body
+ * the capture routes cannot read. Null for an operation that takes no input (then it documents no 400).
  */
 export function badInputExample(
   path: string,
@@ -80,6 +80,17 @@ export function badInputExample(
     const textField = texts.find(([name]) => required.has(name)) ?? texts[0];
     if (textField) return { example: nulIn(textField[0]) };
     return { example: nulIn('x'), query: 'x=%00' };
+  }
+  if (inPath.length && !operation.requestBody) {
+    // A public route's path value that is not valid percent-encoded UTF-8 cannot be routed (`attr` null).
+    return {
+      example: {
+        type: 'validation_error',
+        code: 'invalid_input',
+        detail: 'A path value is not valid percent-encoded UTF-8.',
+        attr: null,
+      },
+    };
   }
   if (operation.requestBody || parameters.some((p) => p.in === 'query' && p.name === 'data')) {
     return {

@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { runCli } from '../../src/cli.js';
+import { runCli } from '../../src/cli-dispatch.js';
 import { findChromium, type HeadlessChromium, launchChromium, until } from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 
