@@ -1,4 +1,4 @@
-import { bool, int, setting, type SettingsTable, type SettingValues } from '../config/settings.js';
+import { bool, byteSize, int, setting, type SettingsTable, type SettingValues } from '../config/settings.js';
 
 /**
  * The settings of the batch-exports feature, declared by its manifest: parsed with every other setting by
@@ -69,6 +69,11 @@ export const BATCH_EXPORTS_SETTINGS = {
     int(1, 100000),
     5000,
     'Rows a batch export run reads from the database at a time (memory per run grows with it).',
+  ),
+  BATCH_EXPORT_PAGE_MAX_BYTES: setting(
+    byteSize,
+    8 * 1024 * 1024,
+    "Most bytes (the rows' values as text) a batch export run reads from the database at a time, whatever BATCH_EXPORT_PAGE_SIZE: a page ends before the row that would pass it, and holds one row at least. A single row larger than this fails its run (Failed, naming the row and the interval) instead of being read.",
   ),
   BATCH_EXPORT_HTTP_MAX_RETRIES: setting(
     int(0, 20),

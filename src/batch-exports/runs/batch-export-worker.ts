@@ -340,6 +340,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
         model,
         this.sourceRange(teamId, claim, config),
         this.config.get('BATCH_EXPORT_PAGE_SIZE'),
+        this.config.get('BATCH_EXPORT_PAGE_MAX_BYTES'),
       );
       mark = performance.now();
       for await (const page of pages) {
