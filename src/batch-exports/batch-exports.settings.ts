@@ -110,6 +110,21 @@ export const BATCH_EXPORTS_SETTINGS = {
     2,
     "Most batch export runs of one organization executing at a time over all workers; an organization's further runs wait in the queue without taking a worker slot. 0: no limit.",
   ),
+  BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_PROJECT: setting(
+    int(0, 10000),
+    2,
+    "Most batch export runs of one project executing at a time over all workers; a project's further runs wait in the queue without taking a worker slot. 0: no limit.",
+  ),
+  BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_USER: setting(
+    int(0, 10000),
+    2,
+    "Most batch export runs of one user's organizations executing at a time over all workers (the user is the organization's first owner: exports do not record who created them), so one user with several organizations cannot take every worker slot. 0: no limit.",
+  ),
+  BATCH_EXPORT_SLOT_WAIT_WARNING_SECONDS: setting(
+    int(0, 86400),
+    300,
+    "A batch export run ready to start that has waited this long for a worker slot gets a WARNING line in its log (once) and in the service's log, naming the runs executing with its organization, project and user against their caps. 0: off.",
+  ),
 } satisfies SettingsTable;
 
 declare module '../config/config.js' {
