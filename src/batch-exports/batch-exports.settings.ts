@@ -118,7 +118,7 @@ export const BATCH_EXPORTS_SETTINGS = {
   BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_USER: setting(
     int(0, 10000),
     2,
-    "Most batch export runs of one user's organizations executing at a time over all workers (the user is the organization's first owner: exports do not record who created them), so one user with several organizations cannot take every worker slot. 0: no limit.",
+    "Most batch export runs of one user executing at a time over all workers (the user whose key created the export; for an export created before that was recorded, or whose user was deleted, the organization's first owner), so one user with several organizations cannot take every worker slot. 0: no limit.",
   ),
   BATCH_EXPORT_SLOT_WAIT_WARNING_SECONDS: setting(
     int(0, 86400),

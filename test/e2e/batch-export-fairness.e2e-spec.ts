@@ -1,6 +1,6 @@
 /**
  * Fair sharing of the batch export workers: runs count against their organization, their project and their
- * user (the organization's owner), so one user owning three organizations cannot hold every worker slot, another
+ * user (the export's creator, else the organization's owner), so one user owning three organizations cannot hold every worker slot, another
  * tenant's run takes a free slot, and a run waiting for a slot longer than BATCH_EXPORT_SLOT_WAIT_WARNING_SECONDS
  * gets a WARNING line naming the caps that hold it.
  */
@@ -107,6 +107,16 @@ describe('batch export workers shared fairly between users, organizations and pr
       for (const org of ['a', 'b', 'c']) {
         for (const n of [1, 2]) mine.push(await exportOf(busy, receiver.url, `busy-${org}${n}`));
       }
+      // The first organization's two exports as if created before creators were recorded: their organization's
+      // owner (the same user) stands for it.
+      await t.dataSource.query('UPDATE batch_exports SET created_by_id = NULL WHERE id = ANY($1::uuid[])', [
+        [mine[0].id, mine[1].id],
+      ]);
+      const [{ created_by_id: creator }] = await t.dataSource.query(
+        'SELECT created_by_id FROM batch_exports WHERE id = $1',
+        [mine[2].id],
+      );
+      expect(creator).toBe(busy.id);
       for (const e of mine) await backfill(busy, e);
       await waitFor(async () => (receiver.held.length >= 2 ? true : undefined), 20000, 'two held requests');
       // Time for the free slots to be taken, were the user's runs allowed to.
@@ -147,7 +157,7 @@ describe('batch export workers shared fairly between users, organizations and pr
       expect(new Set(warnings.map((w) => w.run_id)).size).toBe(4);
       for (const w of warnings) {
         expect(w.message).toMatch(
-          /^Waiting for a worker slot for \d+ s\. Runs executing now: its organization's [01] of 2, its project's [01] of 2, its owner's 2 of 2; below every cap, all workers are busy\.$/,
+          /^Waiting for a worker slot for \d+ s\. Runs executing now: its organization's [01] of 2, its project's [01] of 2, its user's 2 of 2; below every cap, all workers are busy\.$/,
         );
       }
 

@@ -52,13 +52,13 @@ export interface FairnessCounts {
 }
 
 /**
- * The user a run of the export `alias` counts against: the organization's first owner. Exports do not record
- * who created them, so every export of an organization counts against its owner, and the exports of all the
- * organizations one user owns count together.
+ * The user a run of the export `alias` counts against: the user whose key created the export, else (an export
+ * created before that was recorded, or whose user was deleted) the organization's first owner. The exports of
+ * every organization one user created exports in count together.
  */
 export const fairnessUserSql = (alias: string) =>
-  `(SELECT m.user_id FROM organization_memberships m WHERE m.organization_id = ${alias}.organization_id AND m.level = 15
-     ORDER BY m.joined_at, m.id LIMIT 1)`;
+  `coalesce(${alias}.created_by_id, (SELECT m.user_id FROM organization_memberships m
+     WHERE m.organization_id = ${alias}.organization_id AND m.level = 15 ORDER BY m.joined_at, m.id LIMIT 1))`;
 
 /** The active jobs of runs with their fairness keys (a subquery). */
 const ACTIVE_RUNS_SQL = `

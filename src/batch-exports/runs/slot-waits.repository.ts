@@ -51,7 +51,7 @@ export class SlotWaitsRepository extends RepositoryBase {
           message:
             `Waiting for a worker slot for ${w.waited} s. Runs executing now: its organization's ` +
             `${cap(w.organization, caps.organization)}, its project's ${cap(w.project, caps.project)}, ` +
-            `its owner's ${cap(w.user, caps.user)}; below every cap, all workers are busy.`,
+            `its user's ${cap(w.user, caps.user)}; below every cap, all workers are busy.`,
         }));
       await this.exports.addLogs(
         fresh.map((f) => ({
