@@ -270,11 +270,14 @@ export class RunQueue implements OnModuleInit, BeforeApplicationShutdown {
     return rows[0];
   }
 
-  /** Gives a job queued before jobs had groups its export's group, so `fetch` can skip it at a cap. */
+  /**
+   * Gives a job queued before jobs were grouped by export (no group, or its organization) its export's group, so
+   * `fetch` can skip it at a cap.
+   */
   async assignGroup(jobId: string, batchExportId: string): Promise<void> {
     await this.dataSource.query(
       `UPDATE ${JOB_QUEUE_SCHEMA}.job SET group_id = $3
-        WHERE name = $1 AND id = $2 AND group_id IS NULL`,
+        WHERE name = $1 AND id = $2 AND group_id IS DISTINCT FROM $3`,
       [RUNS_QUEUE, jobId, batchExportId],
     );
   }
