@@ -28,6 +28,10 @@ const MEMORY_LIMIT = 512 * MiB;
 const HOUR_MS = 3600_000;
 const DAY_MS = 24 * HOUR_MS;
 
+/** Whether the process still runs (a heap exhausted ends it with SIGABRT: a signal, no exit code). */
+const alive = (service: ServiceProcess) =>
+  service.child.exitCode === null && service.child.signalCode === null;
+
 /** An HTTP receiver that counts the records and bytes it is sent and keeps nothing else. */
 async function countingReceiver(): Promise<{
   url: string;
@@ -114,7 +118,7 @@ describe('a batch export worker process with the Deployment heap: rows of 1 MB',
   }, 90_000);
 
   afterAll(async () => {
-    if (worker && worker.child.exitCode === null) worker.child.kill('SIGKILL');
+    if (worker && alive(worker)) worker.child.kill('SIGKILL');
     await t?.close();
   });
 
@@ -138,9 +142,9 @@ describe('a batch export worker process with the Deployment heap: rows of 1 MB',
       for (const id of [noop.id, http.id]) {
         const runs = await waitFor(
           async () => {
-            if (worker.child.exitCode !== null) {
+            if (!alive(worker)) {
               throw new Error(
-                `the worker exited (${worker.child.exitCode}): ${worker.stderr().slice(-2000)}`,
+                `the worker ended (${worker.child.exitCode ?? worker.child.signalCode}): ${worker.stderr().slice(-2000)}`,
               );
             }
             const ended = await waitForRunsToEnd(t.http, owner.auth, orgId, id, 1, 1000).catch(
@@ -166,7 +170,7 @@ describe('a batch export worker process with the Deployment heap: rows of 1 MB',
       ]);
       expect(receiver.records).toBe(400);
       expect(receiver.bytes).toBeGreaterThan(400 * MiB);
-      expect(worker.child.exitCode).toBeNull();
+      expect(alive(worker)).toBe(true);
       expect(rss.max).toBeLessThan(MEMORY_LIMIT);
       // Every run started once: no attempt was lost with a worker.
       const starts: { n: number }[] = await t.dataSource.query(
@@ -213,7 +217,7 @@ describe('a batch export worker process with the Deployment heap: rows of 1 MB',
         [run.id],
       );
       expect(starts[0].n).toBe(1);
-      expect(worker.child.exitCode).toBeNull();
+      expect(alive(worker)).toBe(true);
       // The worker takes the next run: the interval without the large event completes.
       await t.dataSource.query('DELETE FROM events WHERE team_id = $1 AND uuid = $2', [teamId, uuids[2]]);
       const after = await createExport('Without the oversized event', { type: 'NoOp', config: {} });
