@@ -1,6 +1,7 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 import { ProjectEntity } from '../projects/project.entity.js';
+import { UserEntity } from '../users/user.entity.js';
 import type { Config, DestinationType } from './destinations.js';
 import type { Interval } from './schedule.js';
 
@@ -44,6 +45,17 @@ export class BatchExportEntity {
   @ManyToOne(() => ProjectEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'team_id' })
   team?: ProjectEntity;
+
+  /**
+   * The user whose key created the export: the user its runs count against in the workers' fair sharing (null
+   * for exports created before it was recorded, or whose user was deleted: the organization's owner then).
+   */
+  @Column({ type: 'integer', nullable: true })
+  createdById: number | null;
+
+  @ManyToOne(() => UserEntity, { onDelete: 'SET NULL' })
+  @JoinColumn({ name: 'created_by_id' })
+  createdBy?: UserEntity;
 
   @Column({ type: 'varchar', length: 255 })
   name: string;

@@ -55,6 +55,8 @@ export const BATCH_EXPORTS_FEATURE = defineFeature({
       (await import('../database/migrations/1795473000000-BatchExportRuns.js')).BatchExportRuns1795473000000,
       // The transaction-id watermark of export reads, on the tables the export models read (export-watermark.ts).
       (await import('../database/migrations/1795807561520-ExportWatermark.js')).ExportWatermark1795807561520,
+      // Who created an export: the user its runs count against in the workers' fair sharing.
+      (await import('./migrations/1795941684165-BatchExportCreatedBy.js')).BatchExportCreatedBy1795941684165,
       // Where a scheduled run's late reads stop, so a gap (pause, schedule change) loses no late write.
       (await import('../database/migrations/1795950000000-ExportLateBefore.js'))
         .ExportLateBefore1795950000000,

@@ -10,6 +10,7 @@ import { BatchExportRunsRepository } from './runs/batch-export-runs.repository.j
 import { BatchExportWorker } from './runs/batch-export-worker.js';
 import { ExportSourceRepository } from './runs/export-source.repository.js';
 import { RunQueue } from './runs/run-queue.js';
+import { SlotWaitsRepository } from './runs/slot-waits.repository.js';
 
 /**
  * Batch exports of an organization: CRUD, runs, pause/unpause, backfill, logs, the run scheduler, the job
@@ -24,6 +25,7 @@ import { RunQueue } from './runs/run-queue.js';
     BatchExportsService,
     BatchExportsScheduler,
     BatchExportRunsRepository,
+    SlotWaitsRepository,
     ExportSourceRepository,
     BatchExportWorker,
     Mailer,

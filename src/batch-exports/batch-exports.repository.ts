@@ -31,7 +31,7 @@ type Writable = Parameters<Repository<BatchExportEntity>['update']>[1];
 
 export type BatchExportFields = Omit<
   BatchExportEntity,
-  'id' | 'organization' | 'team' | 'scheduledThrough' | 'deletedAt'
+  'id' | 'organization' | 'team' | 'createdBy' | 'scheduledThrough' | 'deletedAt'
 >;
 
 /** The intervals as the scheduler's SQL reads them (`jsonb_to_recordset`). */

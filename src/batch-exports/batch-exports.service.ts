@@ -124,6 +124,7 @@ export class BatchExportsService {
     const fields: BatchExportFields & { destinationSecrets: Config } = {
       organizationId: access.organizationId,
       teamId: project.id,
+      createdById: principal.userId,
       name: input.name,
       model: input.model ?? 'events',
       destinationType: type,

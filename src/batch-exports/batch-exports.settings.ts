@@ -1,4 +1,4 @@
-import { bool, int, setting, type SettingsTable, type SettingValues } from '../config/settings.js';
+import { bool, byteSize, int, setting, type SettingsTable, type SettingValues } from '../config/settings.js';
 
 /**
  * The settings of the batch-exports feature, declared by its manifest: parsed with every other setting by
@@ -70,6 +70,11 @@ export const BATCH_EXPORTS_SETTINGS = {
     5000,
     'Rows a batch export run reads from the database at a time (memory per run grows with it).',
   ),
+  BATCH_EXPORT_PAGE_MAX_BYTES: setting(
+    byteSize,
+    8 * 1024 * 1024,
+    "Most bytes (the rows' values as text) a batch export run reads from the database at a time, whatever BATCH_EXPORT_PAGE_SIZE: a page ends before the row that would pass it, and holds one row at least. A single row larger than this fails its run (Failed, naming the row and the interval) instead of being read.",
+  ),
   BATCH_EXPORT_HTTP_MAX_RETRIES: setting(
     int(0, 20),
     5,
@@ -104,6 +109,21 @@ export const BATCH_EXPORTS_SETTINGS = {
     int(0, 10000),
     2,
     "Most batch export runs of one organization executing at a time over all workers; an organization's further runs wait in the queue without taking a worker slot. 0: no limit.",
+  ),
+  BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_PROJECT: setting(
+    int(0, 10000),
+    2,
+    "Most batch export runs of one project executing at a time over all workers; a project's further runs wait in the queue without taking a worker slot. 0: no limit.",
+  ),
+  BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_USER: setting(
+    int(0, 10000),
+    2,
+    "Most batch export runs of one user executing at a time over all workers (the user whose key created the export; for an export created before that was recorded, or whose user was deleted, the organization's first owner), so one user with several organizations cannot take every worker slot. 0: no limit.",
+  ),
+  BATCH_EXPORT_SLOT_WAIT_WARNING_SECONDS: setting(
+    int(0, 86400),
+    300,
+    "A batch export run ready to start that has waited this long for a worker slot gets a WARNING line in its log (once) and in the service's log, naming the runs executing with its organization, project and user against their caps. 0: off.",
   ),
 } satisfies SettingsTable;
 

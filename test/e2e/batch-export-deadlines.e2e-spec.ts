@@ -227,6 +227,9 @@ describe('batch export attempts have a deadline and organizations share the work
     t = await setUp({
       BATCH_EXPORT_WORKER_CONCURRENCY: '3',
       BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_ORGANIZATION: '2',
+      // One owner has both organizations: the per-user cap is left out, so the organization's cap alone is measured
+      // (test/e2e/batch-export-fairness.e2e-spec.ts has the user's).
+      BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_USER: '0',
       BATCH_EXPORT_MAX_ATTEMPTS: '1',
       // Far longer than the attempt: only the attempt deadline stops the tarpit's requests.
       BATCH_EXPORT_HTTP_TIMEOUT_MS: '600000',

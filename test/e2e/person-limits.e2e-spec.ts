@@ -335,6 +335,7 @@ describe('persons are bounded', () => {
           defaultRetentionDays: 30,
         },
         100,
+        8 * 1024 * 1024,
       )) {
         rows.push(...page);
       }

@@ -2,7 +2,7 @@
 -- After a deliberate query change, rerun that test with UPDATE_SQL=1 and review the diff.
 
 -- BatchExportsRepository.pageForOrganization
-SELECT batch_exports.id, batch_exports.organization_id, batch_exports.team_id, batch_exports.name, batch_exports.model, batch_exports.destination_type, batch_exports.destination_config, batch_exports.interval, batch_exports.paused, batch_exports.last_paused_at, batch_exports.start_at, batch_exports.end_at, batch_exports.hogql_query, batch_exports.filters, batch_exports.destination_integration_id, batch_exports.scheduled_through, batch_exports.created_at, batch_exports.last_updated_at, batch_exports.deleted_at FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))
+SELECT batch_exports.id, batch_exports.organization_id, batch_exports.team_id, batch_exports.created_by_id, batch_exports.name, batch_exports.model, batch_exports.destination_type, batch_exports.destination_config, batch_exports.interval, batch_exports.paused, batch_exports.last_paused_at, batch_exports.start_at, batch_exports.end_at, batch_exports.hogql_query, batch_exports.filters, batch_exports.destination_integration_id, batch_exports.scheduled_through, batch_exports.created_at, batch_exports.last_updated_at, batch_exports.deleted_at FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))
 ORDER BY created_at DESC, id ASC LIMIT $3 OFFSET $4;
 
 SELECT count(*)::int AS total FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]));

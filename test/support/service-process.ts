@@ -305,3 +305,22 @@ export function deploymentNodeOptions(): string {
   if (!options.includes('--max-old-space-size=256')) throw new Error(`unexpected NODE_OPTIONS: ${options}`);
   return options;
 }
+
+/**
+ * The environment of the worker Deployment's container that sizes its work (deploy/k8s/base/worker-deployment.yaml):
+ * its V8 heap limits (NODE_OPTIONS) and BATCH_EXPORT_WORKER_CONCURRENCY, so a test runs workers as deployed.
+ */
+export function workerDeploymentEnv(): { NODE_OPTIONS: string; BATCH_EXPORT_WORKER_CONCURRENCY: string } {
+  const manifest = readFileSync(
+    new URL('../../deploy/k8s/base/worker-deployment.yaml', import.meta.url),
+    'utf8',
+  );
+  const value = (name: string) => {
+    const match = new RegExp(`- name: ${name}\\s+value: (.+)`).exec(manifest);
+    if (!match) throw new Error(`deploy/k8s/base/worker-deployment.yaml sets no ${name}`);
+    return match[1].trim().replace(/^(['"])(.*)\1$/, '$2');
+  };
+  const options = value('NODE_OPTIONS');
+  if (!options.includes('--max-old-space-size=256')) throw new Error(`unexpected NODE_OPTIONS: ${options}`);
+  return { NODE_OPTIONS: options, BATCH_EXPORT_WORKER_CONCURRENCY: value('BATCH_EXPORT_WORKER_CONCURRENCY') };
+}

@@ -9,7 +9,7 @@ import type { RunStatus } from '../batch-export-run.entity.js';
 import type { BatchExportModel } from '../batch-export.entity.js';
 import { BatchExportsRepository } from '../batch-exports.repository.js';
 import type { Config, DestinationType } from '../destinations.js';
-import { RunQueue, type RunAttempt } from './run-queue.js';
+import { fairnessUserSql, RunQueue, type FairnessCaps, type RunAttempt } from './run-queue.js';
 
 /** Statuses a run never leaves. */
 export const FINAL_STATUSES: readonly RunStatus[] = [
@@ -62,8 +62,8 @@ export type ClaimResult =
   | { kind: 'paused'; batchExportId: string }
   /** The run had used its attempts (its workers were lost): recorded FailedRetryable. */
   | { kind: 'gave-up'; runId: string }
-  /** The run's organization has its cap of runs executing: the job went back to the queue, untouched. */
-  | { kind: 'over-cap'; organizationId: string }
+  /** The run's organization, project or user has its cap of runs executing: the job went back to the queue, untouched. */
+  | { kind: 'over-cap'; batchExportId: string; key: 'organization' | 'project' | 'user' }
   | { kind: 'claimed'; claim: ClaimedRun };
 
 export type RunOutcome =
@@ -90,6 +90,7 @@ interface ClaimRow {
   read_late_before: Date | null;
   organization_id: string;
   team_id: number;
+  fairness_user_id: number | null;
   name: string;
   model: BatchExportModel;
   destination_type: DestinationType;
@@ -108,9 +109,10 @@ class Paused extends Error {
 class OverCap extends Error {
   constructor(
     readonly jobId: string,
-    readonly organizationId: string,
+    readonly batchExportId: string,
+    readonly key: 'organization' | 'project' | 'user',
   ) {
-    super('over the organization cap');
+    super(`over the ${key} cap`);
   }
 }
 
@@ -159,22 +161,24 @@ export class BatchExportRunsRepository extends RepositoryBase {
   /**
    * Claims the next runnable job and marks its run Running, in one transaction. A job whose run has ended is
    * settled; a job of a paused export goes back to the queue parked (`paused`); a run whose attempts are used
-   * up (its workers were lost) is recorded FailedRetryable. With `perOrganization` > 0, the jobs of an
-   * organization that has that many runs executing are skipped, and the claim counts the organization's active
-   * runs under a transaction lock of the organization: concurrent claims on any replica are serialized there,
-   * each sees the ones committed before it, and one that would pass the cap is rolled back (`over-cap`).
+   * up (its workers were lost) is recorded FailedRetryable. With caps (`caps`, 0: none), the jobs of exports
+   * whose organization, project or user (`fairnessUserSql`) has that many runs executing are skipped, and the
+   * claim counts the active runs of its keys under transaction locks of the keys: concurrent claims on any
+   * replica are serialized there, each sees the ones committed before it, and one that would pass a cap is
+   * rolled back (`over-cap`).
    */
-  @GenerateSql({ params: [AT, 3, 2] })
-  async claimNext(now: Date, maxAttempts: number, perOrganization = 0): Promise<ClaimResult> {
+  @GenerateSql({ params: [AT, 3, { organization: 2, project: 2, user: 2 }] })
+  async claimNext(now: Date, maxAttempts: number, caps: FairnessCaps): Promise<ClaimResult> {
     try {
       return await this.transaction(async () => {
         const db = await transactionExecutor(this.manager);
-        const job = await this.queue.fetch(db, perOrganization);
+        const job = await this.queue.fetch(db, caps);
         if (!job) return { kind: 'none' } as const;
         const attempt = { id: job.id, retryCount: job.retryCount };
         const [row] = await this.query<ClaimRow>(
           `SELECT r.id, r.status, r.batch_export_id, r.backfill_id, r.data_interval_start, r.data_interval_end,
-                  r.read_xid_from, r.read_xid_to, r.read_late_before, e.organization_id, e.team_id, e.name, e.model, e.destination_type, e.destination_config,
+                  r.read_xid_from, r.read_xid_to, r.read_late_before, e.organization_id, e.team_id,
+                  ${fairnessUserSql('e')} AS fairness_user_id, e.name, e.model, e.destination_type, e.destination_config,
                   e.destination_secrets, e.paused, e.deleted_at
              FROM batch_export_runs r
              JOIN batch_exports e ON e.id = r.batch_export_id
@@ -211,11 +215,18 @@ export class BatchExportRunsRepository extends RepositoryBase {
           await this.queue.complete(db, attempt, { status: 'FailedRetryable' });
           return { kind: 'gave-up', runId: row.id } as const;
         }
-        if (perOrganization > 0) {
-          await this.queue.lockOrganization(db, row.organization_id);
-          const active = await this.queue.activeInOrganization(db, row.organization_id);
-          // Rolls the fetch back: the job stays queued as it was.
-          if (active > perOrganization) throw new OverCap(job.id, row.organization_id);
+        if (caps.organization > 0 || caps.project > 0 || caps.user > 0) {
+          const keys = {
+            organizationId: row.organization_id,
+            teamId: row.team_id,
+            userId: row.fairness_user_id,
+          };
+          await this.queue.lockFairness(db, keys);
+          const active = await this.queue.activeWith(db, keys);
+          for (const key of ['organization', 'project', 'user'] as const) {
+            // Rolls the fetch back: the job stays queued as it was.
+            if (caps[key] > 0 && active[key] > caps[key]) throw new OverCap(job.id, row.batch_export_id, key);
+          }
         }
         await this.setStatus(row.id, 'Running', now);
         await this.log(
@@ -254,8 +265,8 @@ export class BatchExportRunsRepository extends RepositoryBase {
       });
     } catch (err) {
       if (err instanceof OverCap) {
-        await this.queue.assignGroup(err.jobId, err.organizationId);
-        return { kind: 'over-cap', organizationId: err.organizationId };
+        await this.queue.assignGroup(err.jobId, err.batchExportId);
+        return { kind: 'over-cap', batchExportId: err.batchExportId, key: err.key };
       }
       if (!(err instanceof Paused)) throw err;
       await this.parkIfPaused(err.batchExportId);

@@ -17,7 +17,8 @@ import { EgressPolicy } from './egress.js';
 import { AttemptStopped, ExportError, scrubSecrets } from './export-errors.js';
 import { EXPORT_MODELS } from './export-models.js';
 import { ExportSourceRepository, type SourceRange } from './export-source.repository.js';
-import { RunQueue } from './run-queue.js';
+import { RunQueue, type FairnessCaps } from './run-queue.js';
+import { SlotWaitsRepository } from './slot-waits.repository.js';
 
 /** How often a running attempt checks whether its run was cancelled. */
 const CANCEL_CHECK_MS = 1000;
@@ -72,6 +73,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     private readonly metrics: MetricsService,
     private readonly mailer: Mailer,
     private readonly memberships: MembershipsRepository,
+    private readonly slotWaits: SlotWaitsRepository,
   ) {
     this.egress = new EgressPolicy(config.allowPrivateDestinations, config.embeddedDatabasePort);
   }
@@ -90,7 +92,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     if (!this.enabled) return;
     const concurrency = this.config.get('BATCH_EXPORT_WORKER_CONCURRENCY');
     for (let slot = 0; slot < concurrency; slot++) this.loops.push(this.loop());
-    this.loops.push(this.deadLetterLoop());
+    this.loops.push(this.deadLetterLoop(), this.slotWaitLoop());
     this.logger.log({ concurrency }, 'batch export workers started');
   }
 
@@ -124,7 +126,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
         const result = await this.runs.claimNext(
           this.clock.now(),
           this.config.get('BATCH_EXPORT_MAX_ATTEMPTS'),
-          this.config.get('BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_ORGANIZATION'),
+          this.caps(),
         );
         if (result.kind === 'claimed') {
           await this.execute(result.claim);
@@ -137,6 +139,41 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
         this.reportLoopError(err, 'claiming a batch export run failed');
         await sleep(poll * 5, this.stopping.signal);
       }
+    }
+  }
+
+  /** The fairness caps: runs executing at once per organization, project and user (0: none). */
+  private caps(): FairnessCaps {
+    return {
+      organization: this.config.get('BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_ORGANIZATION'),
+      project: this.config.get('BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_PROJECT'),
+      user: this.config.get('BATCH_EXPORT_MAX_CONCURRENT_RUNS_PER_USER'),
+    };
+  }
+
+  /** Every BATCH_EXPORT_SUPERVISE_SECONDS, logs the runs that waited past BATCH_EXPORT_SLOT_WAIT_WARNING_SECONDS. */
+  private async slotWaitLoop(): Promise<void> {
+    const seconds = this.config.get('BATCH_EXPORT_SLOT_WAIT_WARNING_SECONDS');
+    if (!seconds) return;
+    while (!this.stopping.signal.aborted) {
+      try {
+        const waiting = await this.slotWaits.logLongWaits(this.clock.now(), seconds, this.caps());
+        if (waiting.length) {
+          this.logger.warn(
+            {
+              runs: waiting.map((w) => ({
+                runId: w.runId,
+                batchExportId: w.batchExportId,
+                waited: w.waited,
+              })),
+            },
+            `batch export runs waited more than ${seconds} s for a worker slot`,
+          );
+        }
+      } catch (err) {
+        this.reportLoopError(err, 'looking for batch export runs waiting for a slot failed');
+      }
+      await sleep(this.config.get('BATCH_EXPORT_SUPERVISE_SECONDS') * 1000, this.stopping.signal);
     }
   }
 
@@ -342,6 +379,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
         model,
         this.sourceRange(teamId, claim, config),
         this.config.get('BATCH_EXPORT_PAGE_SIZE'),
+        this.config.get('BATCH_EXPORT_PAGE_MAX_BYTES'),
       );
       mark = performance.now();
       for await (const page of pages) {

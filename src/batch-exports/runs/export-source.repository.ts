@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { cappedPropertiesSql } from '../../persons/persons.repository.js';
 import { recordingRetentionDaysSql } from '../../projects/projects.repository.js';
 import { START_URL_MAX_LENGTH } from '../../session-recordings/ingestion/recording-metadata.js';
+import { nonRetryable } from './export-errors.js';
 import type { ExportModel, ExportRow } from './export-models.js';
 import { LATE_BEFORE, OWN_FROM, eventXidSql, insertedAtSql, readByWatermarkSql } from './export-watermark.js';
 
@@ -67,21 +68,48 @@ export class ExportSourceRepository {
     return copyRows(this.dataSource, model, range);
   }
 
-  /** The rows of `model` changed within `[start, end)`, in pages of at most `pageSize`. */
-  async *pages(model: ExportModel, range: SourceRange, pageSize: number): AsyncGenerator<ExportRow[]> {
+  /**
+   * The rows of `model` changed within `[start, end)`, in pages of at most `pageSize` rows and `maxBytes` bytes
+   * (the rows' values as text, as they arrive: see `rowBytesSql`). Two cursors of the one statement in the one
+   * snapshot: the first gives each row's size (and key), the second the rows, fetched as many at a time as fit in
+   * a page, so a page's rows are never read into the process before their size is known. A page always holds one
+   * row at least; a row larger than `maxBytes` alone ends the read with a non-retryable error naming it and the
+   * interval (after the pages before it), since no attempt could ever read it.
+   */
+  async *pages(
+    model: ExportModel,
+    range: SourceRange,
+    pageSize: number,
+    maxBytes: number,
+  ): AsyncGenerator<ExportRow[]> {
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     let open = false;
     try {
       await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       open = true;
-      // The whole result is read: plan the cursor for total time (hash joins), not for its first rows.
+      // The whole result is read: plan the cursors for total time (hash joins), not for their first rows.
       await runner.query('SET LOCAL cursor_tuple_fraction = 1.0');
       const { sql, params } = statementOf(model, range);
       await runner.query(`DECLARE export_rows NO SCROLL CURSOR FOR ${sql}`, params);
-      // The next page is fetched while the caller writes this one (reading and writing overlap).
+      await runner.query(
+        `DECLARE export_sizes NO SCROLL CURSOR FOR
+           SELECT ${rowBytesSql(model, 'x')} AS bytes, ${rowLabelSql(model, 'x')} AS label FROM (${sql}) x`,
+        params,
+      );
+      const sizes = new RowSizes(runner, Math.floor(pageSize));
+      const toRow = model.name === 'persons' ? personRow : model.name === 'events' ? eventRow : sessionRow;
+      // The next page is planned and fetched while the caller writes this one (reading and writing overlap).
       const fetchPage = () => {
-        const page = runner.query(`FETCH ${Math.floor(pageSize)} FROM export_rows`) as Promise<ExportRow[]>;
+        const page = (async (): Promise<ExportRow[]> => {
+          const { count, lastLabel } = await planPage(sizes, model, range, pageSize, maxBytes);
+          if (!count) return [];
+          const rows = (await runner.query(`FETCH ${count} FROM export_rows`)) as ExportRow[];
+          if (rows.length !== count || rowLabel(model, rows[rows.length - 1]) !== lastLabel) {
+            throw new Error('the rows of the export were not read in the order their sizes were');
+          }
+          return rows;
+        })();
         // Awaited below, or abandoned when the reader stops early (its failure then does not matter).
         page.catch(() => undefined);
         return page;
@@ -90,12 +118,8 @@ export class ExportSourceRepository {
       for (;;) {
         const rows = await next;
         if (!rows.length) break;
-        const last = rows.length < pageSize;
-        if (!last) next = fetchPage();
-        yield rows.map(
-          model.name === 'persons' ? personRow : model.name === 'events' ? eventRow : sessionRow,
-        );
-        if (last) break;
+        next = fetchPage();
+        yield rows.map(toRow);
       }
       await runner.query('COMMIT');
       open = false;
@@ -105,6 +129,107 @@ export class ExportSourceRepository {
       await runner.release();
     }
   }
+}
+
+/** The size and key of the rows to come, read from the sizes cursor `pageSize` at a time. */
+class RowSizes {
+  private buffer: { bytes: number; label: string }[] = [];
+  private at = 0;
+  private ended = false;
+
+  constructor(
+    private readonly runner: { query(sql: string): Promise<unknown> },
+    private readonly batch: number,
+  ) {}
+
+  /** The next row's size and key, without taking it; null after the last row. */
+  async peek(): Promise<{ bytes: number; label: string } | null> {
+    if (this.at === this.buffer.length && !this.ended) {
+      const rows = (await this.runner.query(`FETCH ${this.batch} FROM export_sizes`)) as {
+        bytes: string;
+        label: string;
+      }[];
+      this.buffer = rows.map((r) => ({ bytes: Number(r.bytes), label: r.label }));
+      this.at = 0;
+      if (rows.length < this.batch) this.ended = true;
+    }
+    return this.buffer[this.at] ?? null;
+  }
+
+  take(): void {
+    this.at++;
+  }
+}
+
+/** What a row of each model is called in an error. */
+const ROW_NOUN: Record<ExportModel['name'], string> = {
+  events: 'event',
+  persons: 'person row of the distinct id',
+  sessions: 'session',
+};
+
+/**
+ * How many of the next rows make the next page: at most `pageSize`, and as many as fit in `maxBytes` (one at
+ * least). A row larger than `maxBytes` ends the page before it, or fails the read when it comes first.
+ */
+async function planPage(
+  sizes: RowSizes,
+  model: ExportModel,
+  range: SourceRange,
+  pageSize: number,
+  maxBytes: number,
+): Promise<{ count: number; lastLabel: string | null }> {
+  let count = 0;
+  let bytes = 0;
+  let lastLabel: string | null = null;
+  while (count < pageSize) {
+    const row = await sizes.peek();
+    if (!row) break;
+    if (row.bytes > maxBytes && !count) {
+      throw nonRetryable(
+        `The ${ROW_NOUN[model.name]} ${row.label} of the interval ${range.start.toISOString()} to ` +
+          `${range.end.toISOString()} is ${row.bytes} bytes as exported, more than BATCH_EXPORT_PAGE_MAX_BYTES ` +
+          `(${maxBytes} bytes): it cannot be exported, and the rows after it were not. Raise ` +
+          'BATCH_EXPORT_PAGE_MAX_BYTES (with the workers’ memory), then backfill the interval again.',
+      );
+    }
+    if (bytes + row.bytes > maxBytes) break;
+    sizes.take();
+    bytes += row.bytes;
+    count++;
+    lastLabel = row.label;
+  }
+  return { count, lastLabel };
+}
+
+/** Bytes a row takes beside its values (names, type and length headers): an estimate per column. */
+const COLUMN_OVERHEAD_BYTES = 16;
+
+/**
+ * The size of a row of `model` (the statement's output as `alias`): the bytes of every column's value as text,
+ * as the process receives it (PostgreSQL's text format), plus a fixed overhead per column. JSON is measured as
+ * its text, never its stored size: compressed storage would count a 1 MB repetitive string as a few kilobytes.
+ */
+function rowBytesSql(model: ExportModel, alias: string): string {
+  const columns = model.columns.map((c) => `coalesce(octet_length(${alias}."${c.name}"::text), 0)`);
+  return `(${columns.join(' + ')} + ${model.columns.length * COLUMN_OVERHEAD_BYTES})::bigint`;
+}
+
+/** The key naming a row in errors (its merge key but the project): an event's uuid, a distinct id, a session id. */
+function labelColumns(model: ExportModel): string[] {
+  return model.key.filter((k) => k !== 'team_id');
+}
+
+function rowLabelSql(model: ExportModel, alias: string): string {
+  return labelColumns(model)
+    .map((k) => `coalesce(${alias}."${k}"::text, '')`)
+    .join(` || ' ' || `);
+}
+
+function rowLabel(model: ExportModel, row: ExportRow): string {
+  return labelColumns(model)
+    .map((k) => String(row[k] ?? ''))
+    .join(' ');
 }
 
 export interface CopyRows {

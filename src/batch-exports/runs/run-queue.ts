@@ -17,7 +17,7 @@ export interface RunJobData {
   batch_export_id: string;
 }
 
-/** A run whose job is to be queued: its id, its export and the export's organization (the job's group). */
+/** A run whose job is to be queued: its id, its export (the job's group) and the export's organization. */
 export interface RunToEnqueue {
   id: string;
   batchExportId: string;
@@ -29,6 +29,44 @@ export interface RunAttempt {
   id: string;
   retryCount: number;
 }
+
+/** Most runs executing at once per organization, per project and per user (0: no cap). */
+export interface FairnessCaps {
+  organization: number;
+  project: number;
+  user: number;
+}
+
+/** What a run's fairness is counted by: its organization, its project and its user (`fairnessUserSql`). */
+export interface FairnessKeys {
+  organizationId: string;
+  teamId: number;
+  userId: number | null;
+}
+
+/** Runs executing now with the same keys as a run, as the claim transaction sees them (its own claim included). */
+export interface FairnessCounts {
+  organization: number;
+  project: number;
+  user: number;
+}
+
+/**
+ * The user a run of the export `alias` counts against: the user whose key created the export, else (an export
+ * created before that was recorded, or whose user was deleted) the organization's first owner. The exports of
+ * every organization one user created exports in count together.
+ */
+export const fairnessUserSql = (alias: string) =>
+  `coalesce(${alias}.created_by_id, (SELECT m.user_id FROM organization_memberships m
+     WHERE m.organization_id = ${alias}.organization_id AND m.level = 15 ORDER BY m.joined_at, m.id LIMIT 1))`;
+
+/** The active jobs of runs with their fairness keys (a subquery). */
+const ACTIVE_RUNS_SQL = `
+  SELECT e.organization_id, e.team_id, ${fairnessUserSql('e')} AS user_id
+    FROM ${JOB_QUEUE_SCHEMA}.job j
+    JOIN batch_export_runs r ON r.id = j.id
+    JOIN batch_exports e ON e.id = r.batch_export_id
+   WHERE j.name = $1 AND j.state = 'active'`;
 
 export interface QueueDepth {
   /** Jobs that could start now (created or waiting for a retry whose time has come). */
@@ -122,7 +160,7 @@ export class RunQueue implements OnModuleInit, BeforeApplicationShutdown {
 
   /**
    * One job per run, inserted in `db`'s transaction; parked (not runnable before unpause) when `parked`. The
-   * job's group is the export's organization: `fetch` skips the organizations at their cap of running runs.
+   * job's group is its export: `fetch` skips the exports whose organization, project or user is at its cap.
    */
   async enqueue(db: IDatabase, runs: readonly RunToEnqueue[], parked = false): Promise<void> {
     if (!runs.length) return;
@@ -132,7 +170,7 @@ export class RunQueue implements OnModuleInit, BeforeApplicationShutdown {
         id: run.id,
         data: { batch_export_id: run.batchExportId } satisfies RunJobData,
         singletonKey: run.batchExportId,
-        group: { id: run.organizationId },
+        group: { id: run.batchExportId },
         ...(parked ? { startAfter: PARKED_UNTIL } : {}),
       })),
       { db, returnId: true },
@@ -169,46 +207,117 @@ export class RunQueue implements OnModuleInit, BeforeApplicationShutdown {
 
   /**
    * Claims the next runnable job in `db`'s transaction (rolled back: the job is back in the queue), skipping the
-   * jobs of organizations that have `perOrganization` jobs active (0: no limit). The skip reads committed
-   * state, so two concurrent claims may both pass it: `activeInOrganization` under `lockOrganization` is the
-   * exact check.
+   * jobs of exports whose organization, project or user has its cap of runs executing (`caps`, 0: no cap). The
+   * skip reads committed state, so two concurrent claims may both pass it: `activeWith` under `lockFairness`
+   * is the exact check.
    */
-  async fetch(db: IDatabase, perOrganization = 0): Promise<Job<RunJobData> | null> {
+  async fetch(db: IDatabase, caps: FairnessCaps): Promise<Job<RunJobData> | null> {
+    const ignoreGroups = await this.groupsAtCap(db, caps);
     const [job] = await this.boss.fetch<RunJobData>(RUNS_QUEUE, {
       db,
       batchSize: 1,
-      ...(perOrganization > 0 ? { groupConcurrency: perOrganization } : {}),
+      ...(ignoreGroups.length ? { ignoreGroups } : {}),
     });
     return job ?? null;
   }
 
-  /** Serializes the claims of one organization's runs until `db`'s transaction ends (a transaction lock). */
-  async lockOrganization(db: IDatabase, organizationId: string): Promise<void> {
-    await db.executeSql(`SELECT pg_advisory_xact_lock(hashtextextended('batch-export-org:' || $1, 0))`, [
-      organizationId,
-    ]);
-  }
-
-  /** Jobs of the organization's runs active now, as `db` sees them (its own claim included). */
-  async activeInOrganization(db: IDatabase, organizationId: string): Promise<number> {
+  /**
+   * The job groups to skip: the exports (and, for jobs queued when a job's group was its organization, the
+   * organizations) whose organization, project or user has its cap of runs executing. Bounded by the exports of
+   * the keys at their cap, which are few (at most one key per running run).
+   */
+  private async groupsAtCap(db: IDatabase, caps: FairnessCaps): Promise<string[]> {
+    if (!caps.organization && !caps.project && !caps.user) return [];
     const { rows } = (await db.executeSql(
-      `SELECT count(*)::int AS active
-         FROM ${JOB_QUEUE_SCHEMA}.job j
-         JOIN batch_export_runs r ON r.id = j.id
-         JOIN batch_exports e ON e.id = r.batch_export_id
-        WHERE j.name = $1 AND j.state = 'active' AND e.organization_id = $2`,
-      [RUNS_QUEUE, organizationId],
-    )) as { rows: { active: number }[] };
-    return rows[0].active;
+      `WITH active AS (${ACTIVE_RUNS_SQL}),
+            full_org AS (SELECT organization_id FROM active GROUP BY 1 HAVING $2::int > 0 AND count(*) >= $2::int),
+            full_team AS (SELECT team_id FROM active GROUP BY 1 HAVING $3::int > 0 AND count(*) >= $3::int),
+            full_user AS (SELECT user_id FROM active WHERE user_id IS NOT NULL GROUP BY 1
+                           HAVING $4::int > 0 AND count(*) >= $4::int)
+       SELECT e.id::text AS id FROM batch_exports e
+        WHERE e.organization_id IN (SELECT organization_id FROM full_org)
+           OR e.team_id IN (SELECT team_id FROM full_team)
+           OR ${fairnessUserSql('e')} IN (SELECT user_id FROM full_user)
+       UNION
+       SELECT organization_id::text FROM full_org`,
+      [RUNS_QUEUE, caps.organization, caps.project, caps.user],
+    )) as { rows: { id: string }[] };
+    return rows.map((r) => r.id);
   }
 
-  /** Gives a job queued before jobs had groups its organization's group, so `fetch` can skip it at the cap. */
-  async assignGroup(jobId: string, organizationId: string): Promise<void> {
+  /**
+   * Serializes the claims of runs sharing a key (organization, project, user) until `db`'s transaction ends
+   * (transaction locks, always taken in this order, so two claims never wait for each other in a cycle).
+   */
+  async lockFairness(db: IDatabase, keys: FairnessKeys): Promise<void> {
+    await db.executeSql(
+      `SELECT pg_advisory_xact_lock(hashtextextended('batch-export-org:' || $1, 0)),
+              pg_advisory_xact_lock(hashtextextended('batch-export-project:' || $2, 0)),
+              pg_advisory_xact_lock(hashtextextended('batch-export-user:' || coalesce($3, ''), 0))`,
+      [keys.organizationId, String(keys.teamId), keys.userId === null ? null : String(keys.userId)],
+    );
+  }
+
+  /** Runs executing now with each of these keys, as `db` sees them (its own claim included). */
+  async activeWith(db: IDatabase, keys: FairnessKeys): Promise<FairnessCounts> {
+    const { rows } = (await db.executeSql(
+      `SELECT count(*) FILTER (WHERE organization_id = $2)::int AS organization,
+              count(*) FILTER (WHERE team_id = $3)::int AS project,
+              count(*) FILTER (WHERE user_id = $4::int)::int AS user
+         FROM (${ACTIVE_RUNS_SQL}) a`,
+      [RUNS_QUEUE, keys.organizationId, keys.teamId, keys.userId],
+    )) as { rows: FairnessCounts[] };
+    return rows[0];
+  }
+
+  /**
+   * Gives a job queued before jobs were grouped by export (no group, or its organization) its export's group, so
+   * `fetch` can skip it at a cap.
+   */
+  async assignGroup(jobId: string, batchExportId: string): Promise<void> {
     await this.dataSource.query(
       `UPDATE ${JOB_QUEUE_SCHEMA}.job SET group_id = $3
-        WHERE name = $1 AND id = $2 AND group_id IS NULL`,
-      [RUNS_QUEUE, jobId, organizationId],
+        WHERE name = $1 AND id = $2 AND group_id IS DISTINCT FROM $3`,
+      [RUNS_QUEUE, jobId, batchExportId],
     );
+  }
+
+  /**
+   * Runs whose job has been ready for longer than `seconds` without a worker slot, none of their export's runs
+   * executing (so they do not merely wait for the export's earlier run), oldest first, at most `limit`; with the
+   * runs executing now with their keys, to say which cap holds them.
+   */
+  async waitingLongerThan(
+    db: IDatabase,
+    seconds: number,
+    limit: number,
+  ): Promise<(FairnessKeys & FairnessCounts & { runId: string; batchExportId: string; waited: number })[]> {
+    const { rows } = (await db.executeSql(
+      `WITH active AS (${ACTIVE_RUNS_SQL}),
+            waiting AS (
+              SELECT DISTINCT ON (j.singleton_key) j.id, j.start_after
+                FROM ${JOB_QUEUE_SCHEMA}.job j
+               WHERE j.name = $1 AND j.state < 'active' AND j.start_after <= now() - make_interval(secs => $2)
+                 AND NOT EXISTS (SELECT 1 FROM ${JOB_QUEUE_SCHEMA}.job a
+                                  WHERE a.name = $1 AND a.state = 'active' AND a.singleton_key = j.singleton_key)
+               ORDER BY j.singleton_key, j.created_on, j.id)
+       SELECT r.id::text AS "runId", r.batch_export_id::text AS "batchExportId", e.organization_id AS "organizationId",
+              e.team_id AS "teamId", u.user_id AS "userId",
+              floor(extract(epoch FROM now() - w.start_after))::int AS waited,
+              (SELECT count(*) FROM active a WHERE a.organization_id = e.organization_id)::int AS organization,
+              (SELECT count(*) FROM active a WHERE a.team_id = e.team_id)::int AS project,
+              (SELECT count(*) FROM active a WHERE a.user_id = u.user_id)::int AS user
+         FROM waiting w
+         JOIN batch_export_runs r ON r.id = w.id
+         JOIN batch_exports e ON e.id = r.batch_export_id
+         CROSS JOIN LATERAL (SELECT ${fairnessUserSql('e')} AS user_id) u
+        ORDER BY w.start_after, r.id
+        LIMIT $3`,
+      [RUNS_QUEUE, seconds, limit],
+    )) as {
+      rows: (FairnessKeys & FairnessCounts & { runId: string; batchExportId: string; waited: number })[];
+    };
+    return rows;
   }
 
   /** Reports the attempt alive. False when it no longer holds the job (cancelled, or given to another worker). */
