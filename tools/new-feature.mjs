@@ -117,12 +117,18 @@ const block = /(exports\[`route inventory matches[^\n]*\n\{\n)((?: {2}".*\n)*)(\
 if (!block) fail('test/__snapshots__/route-scopes.spec.ts.snap: the route table was not found');
 const base = parent.route(segment);
 const entries = block[2].split('\n').filter(Boolean);
-entries.push(
-  `  "GET ${base}": "${scope}:read",`,
-  `  "POST ${base}": "${scope}:write",`,
-  `  "GET ${base}/:id": "${scope}:read",`,
-  `  "DELETE ${base}/:id": "${scope}:write",`,
-);
+// A project's routes are served under /api/environments/ too (the projects feature's route alias).
+const bases = base.startsWith('/api/projects/')
+  ? [base, base.replace('/api/projects/', '/api/environments/')]
+  : [base];
+for (const path of bases) {
+  entries.push(
+    `  "GET ${path}": "${scope}:read",`,
+    `  "POST ${path}": "${scope}:write",`,
+    `  "GET ${path}/:id": "${scope}:read",`,
+    `  "DELETE ${path}/:id": "${scope}:write",`,
+  );
+}
 const key = (line) => line.slice(3, line.indexOf('":'));
 entries.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 writeFileSync(snapPath, snap.replace(block[0], `${block[1]}${entries.join('\n')}\n${block[3]}`));
@@ -132,7 +138,7 @@ console.log('added its routes to test/__snapshots__/route-scopes.spec.ts.snap');
 // name each: the create goes last (nothing before needs it).
 const examplesPath = join(root, 'test', 'e2e', 'openapi-examples.e2e-spec.ts');
 const examples = readFileSync(examplesPath, 'utf8');
-const order = /(\nconst ORDER = \[\n(?:.*\n)*?)(\];\n)/.exec(examples);
+const order = /(\nconst ORDER = \[\n(?:.*\n)*?)(\](?:;|\.flatMap\()\n?)/.exec(examples);
 if (!order) fail('test/e2e/openapi-examples.e2e-spec.ts: the ORDER list was not found');
 const createKey = `POST ${parent.openapi(segment)}`;
 writeFileSync(examplesPath, examples.replace(order[0], `${order[1]}  '${createKey}',\n${order[2]}`));

@@ -158,7 +158,7 @@ describe('npm run new:feature', () => {
     );
     const order = readFileSync(join(dir, 'test', 'e2e', 'openapi-examples.e2e-spec.ts'), 'utf8');
     expect(order).toContain(
-      "  'POST /api/organizations/{organization_id}/annotations',\n  'POST /api/projects/{project_id}/release_notes',\n];",
+      "  'POST /api/organizations/{organization_id}/annotations',\n  'POST /api/projects/{project_id}/release_notes',\n]",
     );
     const paths = Object.keys(
       (JSON.parse(readFileSync(join(dir, 'openapi', 'openapi.json'), 'utf8')) as { paths: object }).paths,
@@ -236,7 +236,7 @@ describe('npm run new:feature', () => {
         TEST_DATABASE_URL: admin(),
         NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --experimental-vm-modules`.trim(),
       },
-      280_000,
+      540_000,
     );
     expectSuccess(result);
     expect(result.output).toMatch(/Tests: +\d+ passed, \d+ total/);
@@ -247,5 +247,5 @@ describe('npm run new:feature', () => {
     expect(result.output).toContain(`PASS unit src/${PROJECT_NAME}/release-note.spec.ts`);
     expect(result.output).toContain('PASS e2e test/e2e/openapi-examples.e2e-spec.ts');
     expect(result.output).toContain('PASS e2e test/e2e/key-confinement.e2e-spec.ts');
-  }, 300_000);
+  }, 560_000);
 });
