@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import pg from 'pg';
@@ -20,6 +20,11 @@ import { createEmptyDatabase, dropDatabase } from '../support/test-database.js';
 import { runAsTyped, typedCommand } from '../support/user-shell.js';
 
 const KEY_RE = /phx_[0-9A-Za-z]{43}/;
+
+/** Whether a command is on PATH (the tour's tools: bash, curl, jq). */
+function onPath(command: string): boolean {
+  return (process.env.PATH ?? '').split(delimiter).some((dir) => dir && existsSync(join(dir, command)));
+}
 
 async function stop(running: ServiceProcess): Promise<number | null> {
   if (running.child.exitCode !== null) return running.child.exitCode;
@@ -83,32 +88,40 @@ async function readmeTourExport(
   ).id as string;
   const token = (await api('GET', `/api/projects/${project}/`)).api_token as string;
 
-  // The tour's events, as pasted: its setup (`auth=`) and its Events block, run by bash with curl and jq.
-  const tour = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-  const events = readmeBlock(tour, '**Events.**');
-  const setup = readmeBlock(tour, '## A five-minute tour')
-    .split('\n')
-    .filter((l) => l.startsWith('auth='));
-  const pasted = await runAsTyped(
-    ['set -e', ...setup, events].join('\n'),
-    {
-      API: service.base,
-      KEY: key,
-      PROJECT: String(project),
-    },
-    'bash',
-  );
-  expect({ code: pasted.code, stderr: pasted.stderr }).toEqual({ code: 0, stderr: '' });
-  expect(pasted.stdout).toContain('"status": 1');
-  const listed = await api('GET', `/api/projects/${project}/events/?event=signed_up`);
-  expect(listed.results).toEqual([
-    expect.objectContaining({
-      event: 'signed_up',
-      distinct_id: 'user-42',
-      properties: expect.objectContaining({ plan: 'pro' }),
-    }),
-  ]);
-  expect(pasted.stdout).toContain('"plan": "pro"');
+  // The tour's events, as pasted: its setup (`auth=`) and its Events block, run by bash with curl and jq (the
+  // README asks for them for the tour; a machine without them skips this part, saying so).
+  const missingTools = ['bash', 'curl', 'jq'].filter((tool) => !onPath(tool));
+  if (missingTools.length) {
+    process.stderr.write(
+      `boot.e2e-spec: ${missingTools.join(', ')} not on PATH, so the README's Events block is not run as pasted\n`,
+    );
+  } else {
+    const tour = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const events = readmeBlock(tour, '**Events.**');
+    const setup = readmeBlock(tour, '## A five-minute tour')
+      .split('\n')
+      .filter((l) => l.startsWith('auth='));
+    const pasted = await runAsTyped(
+      ['set -e', ...setup, events].join('\n'),
+      {
+        API: service.base,
+        KEY: key,
+        PROJECT: String(project),
+      },
+      'bash',
+    );
+    expect({ code: pasted.code, stderr: pasted.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(pasted.stdout).toContain('"status": 1');
+    const listed = await api('GET', `/api/projects/${project}/events/?event=signed_up`);
+    expect(listed.results).toEqual([
+      expect.objectContaining({
+        event: 'signed_up',
+        distinct_id: 'user-42',
+        properties: expect.objectContaining({ plan: 'pro' }),
+      }),
+    ]);
+    expect(pasted.stdout).toContain('"plan": "pro"');
+  }
   const capture = await fetch(`${service.base}/s/`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
