@@ -19,6 +19,7 @@ import {
   type CaptureBatch,
   readCaptureBatch,
   readSnapshotEvents,
+  type SnapshotBatch,
   type SnapshotReadLimits,
   tokenOf,
 } from './capture-events.js';
@@ -257,8 +258,12 @@ export class CaptureService {
     const dropped = new DroppedValues();
     if (!others) return this.storeSnapshots(project, batch, deadline, dropped);
     let result: IngestResult = { stored: 0, duplicates: 0, dropped: 0, capped: 0, setsDropped: 0 };
+    // The events' transaction may run again (a deadlock): the snapshots are read once (reading empties the
+    // batch's events) and stored on every attempt.
+    let snapshots: SnapshotBatch[] | undefined;
     await others(project, batch, dropped, hold, async () => {
-      result = await this.storeSnapshots(project, batch, deadline, dropped);
+      snapshots ??= await this.readSnapshots(project, batch, dropped);
+      result = await this.ingestion.ingest(project.id, snapshots, deadline);
     });
     return result;
   }
@@ -270,6 +275,15 @@ export class CaptureService {
     deadline: RequestDeadline | null,
     dropped: DroppedValues,
   ): Promise<IngestResult> {
+    return this.ingestion.ingest(project.id, await this.readSnapshots(project, batch, dropped), deadline);
+  }
+
+  /** The `$snapshot` events of the batch as recordings' batches; the batch's events are emptied (collected). */
+  private async readSnapshots(
+    project: ProjectEntity,
+    batch: CaptureBatch,
+    dropped: DroppedValues,
+  ): Promise<SnapshotBatch[]> {
     const droppedSets = new DroppedValues();
     const snapshots = await readSnapshotEvents(batch, dropped, { ...this.readLimits, droppedSets });
     // From here on only the snapshots are needed: the rest of the decoded body can be collected.
@@ -286,7 +300,7 @@ export class CaptureService {
         `capture dropped ${droppedSets.count} $set/$set_once past PERSON_SET_MAX_KEYS or PERSON_SET_MAX_BYTES and stored the rest of the batch`,
       );
     }
-    return this.ingestion.ingest(project.id, snapshots, deadline);
+    return snapshots;
   }
 
   private findProject(token: string): Promise<ProjectEntity | null> {

@@ -90,6 +90,21 @@ describe('PoolShares', () => {
     expect(shares.apiInUse).toBe(2);
   });
 
+  it('takes connections background work holds for long from the share, never below one', async () => {
+    const { pool } = fakePool(6);
+    const shares = new PoolShares({ ...settings, apiShare: 3 });
+    shares.install(pool);
+    shares.holdOutsideApi(2);
+    expect(shares.apiShare).toBe(1);
+    await runAsApiRequest('read', () => checkout(pool));
+    let second: { client: Client } | null = null;
+    void runAsApiRequest('read', () => checkout(pool)).then((c) => (second = c));
+    await new Promise((r) => setImmediate(r));
+    expect([second, shares.apiInUse, shares.apiWaiting]).toEqual([null, 1, 1]);
+    shares.holdOutsideApi(5);
+    expect(shares.apiShare).toBe(1);
+  });
+
   it('answers 503 `unavailable` when the share stays busy past the wait', async () => {
     const { pool } = fakePool(4);
     new PoolShares({ ...settings, apiShare: 1, waitMs: 20 }).install(pool);

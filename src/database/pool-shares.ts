@@ -62,6 +62,8 @@ export interface PoolShareSettings {
  */
 export class PoolShares {
   private inUse = 0;
+  /** Connections background work of this process holds for long, taken from the API's share. */
+  private heldOutside = 0;
   /** The `/api` checkouts waiting for the share, first come first served (at most MAX_API_WAITERS). */
   private readonly waiting: (() => void)[] = [];
   /** The statement timeout each pooled connection runs with now (set at connect from the pool's options). */
@@ -118,9 +120,17 @@ export class PoolShares {
     return this.waiting.length;
   }
 
-  /** Connections `/api` handlers may hold at once. */
+  /** Connections `/api` handlers may hold at once (less what background work of this process holds for long). */
   get apiShare(): number {
-    return this.settings.apiShare;
+    return Math.max(1, this.settings.apiShare - this.heldOutside);
+  }
+
+  /**
+   * Background work of this process that holds `connections` of the pool for long (the batch export workers: a
+   * run keeps one for its whole read) takes them from the API's share, so the reserve stays free for capture.
+   */
+  holdOutsideApi(connections: number): void {
+    this.heldOutside += Math.max(0, connections);
   }
 
   /** Gives `client` the statement timeout `ms` when it runs with another one, then hands it to `callback`. */
@@ -154,7 +164,7 @@ export class PoolShares {
   }
 
   private acquire(): Promise<void> {
-    if (this.inUse < this.settings.apiShare) {
+    if (this.inUse < this.apiShare) {
       this.inUse++;
       return Promise.resolve();
     }
@@ -182,7 +192,7 @@ export class PoolShares {
 
   private busy(): ApiError {
     return ApiError.unavailable(
-      `Every database connection the API may use (${this.settings.apiShare}) stayed busy for ` +
+      `Every database connection the API may use (${this.apiShare}) stayed busy for ` +
         `${this.settings.waitMs} ms. Try again shortly.`,
     );
   }

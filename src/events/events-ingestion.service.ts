@@ -386,10 +386,13 @@ export class EventsIngestionService {
    * (its personless step reads the distinct id's person and uses it when there is one); else none.
    */
   private async attachPersonless(teamId: number, personless: EventRow[]): Promise<void> {
-    const missing = personless.filter((r) => r.personId === null).map((r) => r.distinctId);
-    if (!missing.length) return;
-    const persons = await this.persons.existingPersons(teamId, missing);
-    for (const row of personless) row.personId ??= persons.get(row.distinctId)?.uuid ?? null;
+    if (!personless.length) return;
+    // Read on every attempt of the transaction: a person an earlier, rolled back attempt made is gone.
+    const persons = await this.persons.existingPersons(
+      teamId,
+      personless.map((r) => r.distinctId),
+    );
+    for (const row of personless) row.personId = persons.get(row.distinctId)?.uuid ?? null;
   }
 
   /** The persons of the events that process persons, their links, `$set`/`$set_once` and `$unset`. */

@@ -23,7 +23,9 @@ function refKinds(routePath: string): Record<string, 'organization' | 'project'>
     project_id: 'project',
   };
   if (/^\/api\/organizations\/:id(\/|\{|$)/.test(routePath)) kinds.id = 'organization';
-  if (/^\/api\/(projects|organizations\/:organization_id\/projects)\/:id(\/|\{|$)/.test(routePath)) {
+  if (
+    /^\/api\/(projects|environments|organizations\/:organization_id\/projects)\/:id(\/|\{|$)/.test(routePath)
+  ) {
     kinds.id = 'project';
   }
   return kinds;

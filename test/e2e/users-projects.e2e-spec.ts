@@ -598,6 +598,9 @@ describe('users, keys and projects', () => {
       const res = await t.http.get('/api/projects/@current/').set(user.auth).expect(200);
       expect(res.body.id).toBe(newer.teams[0].id);
       expect(res.body.id).toBe(me.body.team.id);
+      // PostHog's environments path of the project takes it too.
+      const environment = await t.http.get('/api/environments/@current/').set(user.auth).expect(200);
+      expect(environment.body.id).toBe(me.body.team.id);
       const events = await t.http.get('/api/projects/@current/events/').set(user.auth).expect(200);
       expect(events.body.results).toEqual([]);
       const inOlder = await t.http

@@ -3,6 +3,7 @@ import { isDatabaseUnavailable } from '../../common/errors/database-errors.js';
 import { Mailer } from '../../common/mail/mailer.js';
 import { Clock } from '../../common/time/clock.js';
 import { AppConfig } from '../../config/config.js';
+import { ApiPoolShare } from '../../database/pool-shares.js';
 import { MembershipsRepository } from '../../memberships/memberships.repository.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { secretKeys } from '../destinations.js';
@@ -74,6 +75,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     private readonly mailer: Mailer,
     private readonly memberships: MembershipsRepository,
     private readonly slotWaits: SlotWaitsRepository,
+    private readonly poolShare: ApiPoolShare,
   ) {
     this.egress = new EgressPolicy(config.allowPrivateDestinations, config.embeddedDatabasePort);
   }
@@ -91,6 +93,8 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     this.metrics.setBatchExportQueueReader(() => this.queue.depth());
     if (!this.enabled) return;
     const concurrency = this.config.get('BATCH_EXPORT_WORKER_CONCURRENCY');
+    // Each running export holds a connection for its whole read: taken from the API's share, not the reserve.
+    this.poolShare.shares.holdOutsideApi(concurrency);
     for (let slot = 0; slot < concurrency; slot++) this.loops.push(this.loop());
     this.loops.push(this.deadLetterLoop(), this.slotWaitLoop());
     this.logger.log({ concurrency }, 'batch export workers started');

@@ -50,9 +50,14 @@ export class RequestDeadline {
     return true;
   }
 
-  /** Throws the timeout error once the deadline has passed: work in progress stops at its next step. */
+  /**
+   * Throws the timeout error once the deadline has passed, or the abandonment's reason once the request was
+   * abandoned (its connection closed) before its commit: work in progress stops at its next step, so work whose
+   * budget charge was given back does not go on holding its memory.
+   */
   throwIfPassed(): void {
     if (this.state === 'passed') throw ApiError.timedOut(this.timeoutMs, true);
+    if (this.state === 'open' && this.abandon.signal.aborted) throw this.abandon.signal.reason as Error;
   }
 
   /** Claims the commit of the request's work: throws (the work rolls back) when the deadline has passed. */
