@@ -6,7 +6,7 @@
  * (test/support/test-runner.js).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import {
   runsOf,
@@ -19,7 +19,7 @@ import {
 } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
-import { freePort, startService, type ServiceProcess } from '../support/service-process.js';
+import { startService, type ServiceProcess } from '../support/service-process.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 import { createDestinationDatabase, dropDestinationDatabase } from '../support/test-database.js';
 import { margin } from '../support/shared-machine.js';
@@ -27,22 +27,42 @@ import { margin } from '../support/shared-machine.js';
 const H0 = new Date('2026-01-01T00:00:00.000Z');
 const hours = (n: number) => new Date(H0.getTime() + n * 3600_000);
 
-/** A TCP proxy on `port` to the PostgreSQL of `target` (the destination coming back up). */
-async function tcpProxy(port: number, target: URL): Promise<{ close(): Promise<void> }> {
+/**
+ * A PostgreSQL destination that can be down and come back on the same port: a TCP proxy to the PostgreSQL of
+ * `target`, bound to port 0 and held for the whole test (no other process can take the port between "down" and
+ * "up"). While down, it resets every connection at once (the client sees ECONNRESET before any byte); while
+ * up, it relays them.
+ */
+async function switchableProxy(target: URL): Promise<{ port: number; up: boolean; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
+  const state = { up: false };
   const server: Server = createServer((client) => {
+    if (!state.up) {
+      client.resetAndDestroy();
+      return;
+    }
     const upstream = connect(Number(target.port || 5432), target.hostname);
     sockets.add(client).add(upstream);
     client.pipe(upstream).pipe(client);
     const end = () => {
       client.destroy();
       upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
     };
     client.on('error', end).on('close', end);
     upstream.on('error', end).on('close', end);
   });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
   return {
+    port,
+    get up() {
+      return state.up;
+    },
+    set up(value: boolean) {
+      state.up = value;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
@@ -141,29 +161,29 @@ describe('batch export runs under faults', () => {
   });
 
   it('a destination that is down: retried with backoff, FailedRetryable, then a later run succeeds', async () => {
-    const port = await freePort();
-    const { id } = await create({
-      name: 'Down',
-      destination: { type: 'Postgres', config: pgConfig(port, 'down_sessions') },
-    });
-    await backfill(id, hours(0), hours(1));
-    const [failed] = await waitForRunsToEnd(t.http, owner.auth, orgId, id, 1);
-    expect(failed.status).toBe('FailedRetryable');
-    expect(failed.latest_error).toMatch(/^connecting to 127\.0\.0\.1: .*ECONNREFUSED/);
-    const lines = (await logsOf(id))
-      .filter((l) => l.run_id === failed.id)
-      .map((l) => `${l.level} ${l.message}`);
-    expect(lines).toEqual(
-      expect.arrayContaining([
-        expect.stringMatching(
-          /^WARNING Attempt 1 of 2 failed: connecting to 127\.0\.0\.1: .* It will be retried\.$/,
-        ),
-        expect.stringMatching(/^ERROR Run failed after 2 attempts: connecting to 127\.0\.0\.1/),
-        expect.stringMatching(/\(attempt 2 of 2\)\.$/),
-      ]),
-    );
-    const proxy = await tcpProxy(port, new URL(dest.url));
+    const proxy = await switchableProxy(new URL(dest.url));
     try {
+      const { id } = await create({
+        name: 'Down',
+        destination: { type: 'Postgres', config: pgConfig(proxy.port, 'down_sessions') },
+      });
+      await backfill(id, hours(0), hours(1));
+      const [failed] = await waitForRunsToEnd(t.http, owner.auth, orgId, id, 1);
+      expect(failed.status).toBe('FailedRetryable');
+      expect(failed.latest_error).toMatch(/^connecting to 127\.0\.0\.1: .*ECONNRESET/);
+      const lines = (await logsOf(id))
+        .filter((l) => l.run_id === failed.id)
+        .map((l) => `${l.level} ${l.message}`);
+      expect(lines).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(
+            /^WARNING Attempt 1 of 2 failed: connecting to 127\.0\.0\.1: .* It will be retried\.$/,
+          ),
+          expect.stringMatching(/^ERROR Run failed after 2 attempts: connecting to 127\.0\.0\.1/),
+          expect.stringMatching(/\(attempt 2 of 2\)\.$/),
+        ]),
+      );
+      proxy.up = true;
       await backfill(id, hours(1), hours(2));
       const runs = await waitForRunsToEnd(t.http, owner.auth, orgId, id, 2);
       expect(runs.map((r) => [r.status, r.records_completed])).toEqual([

@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import pg from 'pg';
 import { KEYS_EXIST_MESSAGE, NO_BOOTSTRAP_KEY_MESSAGE } from '../../src/bootstrap.js';
 import {
-  freePort,
+  onSomePort,
   MAIN,
   printedKey,
   type ServiceProcess,
@@ -314,14 +314,20 @@ describe('booting the built service', () => {
     const dir = await mkdtemp(join(tmpdir(), 'boot-embedded-'));
     const env = {
       EMBEDDED_PG_DATA_DIR: join(dir, 'postgres'),
-      EMBEDDED_PG_PORT: String(await freePort()),
+      EMBEDDED_PG_PORT: '',
       LOG_LEVEL: 'info',
       SCHEDULER_ENABLED: 'false',
       // As `npm start` runs: loopback destinations refused, but for the embedded database itself (the tour).
       BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: 'false',
     };
+    // The embedded PostgreSQL cannot bind port 0 and report it: each start takes some port, another if it was taken.
+    const start = (options: { timeoutMs: number; processGroup?: boolean }) =>
+      onSomePort((port) => {
+        env.EMBEDDED_PG_PORT = String(port);
+        return startService(env, options);
+      });
     try {
-      const embedded = await startService(env, { timeoutMs: 90000 });
+      const embedded = await start({ timeoutMs: 90000 });
       let key: string | null;
       try {
         key = printedKey(embedded);
@@ -344,7 +350,7 @@ describe('booting the built service', () => {
         expect(await stop(embedded)).toBe(0);
       }
       // A later start, as a terminal runs it; Ctrl-C (SIGINT to its whole process group) stops it.
-      const again = await startService(env, { timeoutMs: 90000, processGroup: true });
+      const again = await start({ timeoutMs: 90000, processGroup: true });
       try {
         expect(again.stdout()).not.toMatch(KEY_RE);
         // It says the keys are there and how to create another.

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CaptureMemoryBudget } from '../../src/capture/capture-memory-budget.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { newSessionId, rr, snapshotEvent } from '../support/recordings.js';
-import { freePort } from '../support/service-process.js';
+import { onSomePort } from '../support/service-process.js';
 
 /**
  * The capture memory budget as operations see it: the `capture_memory_budget_*` gauges on METRICS_PORT, and
@@ -25,12 +25,14 @@ describe('capture memory budget: gauges and readiness', () => {
   };
 
   beforeAll(async () => {
-    metricsPort = await freePort();
-    t = await createTestApp({
-      METRICS_PORT: String(metricsPort),
-      HOST: '127.0.0.1',
-      REQUEST_TIMEOUT_MS: '1000',
-      CAPTURE_MEMORY_BUDGET: '1mb',
+    t = await onSomePort((port) => {
+      metricsPort = port;
+      return createTestApp({
+        METRICS_PORT: String(port),
+        HOST: '127.0.0.1',
+        REQUEST_TIMEOUT_MS: '1000',
+        CAPTURE_MEMORY_BUDGET: '1mb',
+      });
     });
     budget = t.app.get(CaptureMemoryBudget);
     const owner = await t.factories.user();

@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import {
   bootstrapKey,
   deploymentNodeOptions,
-  freePort,
+  onSomePort,
   rawRequest,
   type RawResponse,
   type ServiceProcess,
@@ -64,15 +64,17 @@ describe('the built service: a capture held past its deadline gives its memory b
 
   beforeAll(async () => {
     database = await cloneTemplate('capture_budget_release');
-    metricsPort = await freePort();
-    service = await startService({
-      DATABASE_URL: database.url,
-      LOG_LEVEL: 'error',
-      REQUEST_TIMEOUT_MS: String(TIMEOUT_MS),
-      // A small budget, so that a few leaked charges would fill it.
-      CAPTURE_MEMORY_BUDGET: '16mb',
-      METRICS_PORT: String(metricsPort),
-      NODE_OPTIONS: deploymentNodeOptions(),
+    service = await onSomePort((port) => {
+      metricsPort = port;
+      return startService({
+        DATABASE_URL: database.url,
+        LOG_LEVEL: 'error',
+        REQUEST_TIMEOUT_MS: String(TIMEOUT_MS),
+        // A small budget, so that a few leaked charges would fill it.
+        CAPTURE_MEMORY_BUDGET: '16mb',
+        METRICS_PORT: String(port),
+        NODE_OPTIONS: deploymentNodeOptions(),
+      });
     });
     const org = await rawRequest(service.base, '/api/organizations', {
       method: 'POST',

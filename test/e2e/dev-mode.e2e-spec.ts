@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, sleep } from '../support/service-process.js';
+import { onSomePort, sleep } from '../support/service-process.js';
 
 /**
  * `npm run start:dev` (tools/dev.mjs) stopped by Ctrl-C, as a terminal sends it (SIGINT to its whole process
@@ -60,31 +60,36 @@ describe('npm run start:dev', () => {
         files: ['src/dev-probe.ts'],
       }),
     );
-    pgPort.value = await freePort();
-    // As a terminal starts it: a process group of its own, which Ctrl-C signals as a whole.
-    dev = spawn(process.execPath, [join(dir, 'tools', 'dev.mjs')], {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH ?? '',
-        // Port 0: the system picks a free one as the service binds it; the "listening on" line names it.
-        PORT: '0',
-        HOST: '127.0.0.1',
-        EMBEDDED_PG_DATA_DIR: join(dir, '.data', 'postgres'),
-        EMBEDDED_PG_PORT: String(pgPort.value),
-        SCHEDULER_ENABLED: 'false',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
+    // The embedded PostgreSQL cannot bind port 0 and report it: dev.mjs is started again on another port when
+    // the one picked was taken before PostgreSQL bound it (dev.mjs then exits).
+    await onSomePort(async (pg) => {
+      pgPort.value = pg;
+      out = '';
+      // As a terminal starts it: a process group of its own, which Ctrl-C signals as a whole.
+      dev = spawn(process.execPath, [join(dir, 'tools', 'dev.mjs')], {
+        cwd: dir,
+        env: {
+          PATH: process.env.PATH ?? '',
+          // Port 0: the system picks a free one as the service binds it; the "listening on" line names it.
+          PORT: '0',
+          HOST: '127.0.0.1',
+          EMBEDDED_PG_DATA_DIR: join(dir, '.data', 'postgres'),
+          EMBEDDED_PG_PORT: String(pg),
+          SCHEDULER_ENABLED: 'false',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      dev.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      dev.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      exited = once(dev, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+      const deadline = Date.now() + 60000;
+      while (!out.includes('listening on')) {
+        if (dev.exitCode !== null) throw new Error(`dev.mjs exited ${dev.exitCode}:\n${out}`);
+        if (Date.now() > deadline) throw new Error(`dev.mjs logged no "listening on" line:\n${out}`);
+        await sleep(100);
+      }
     });
-    dev.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    dev.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    exited = once(dev, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-    const deadline = Date.now() + 60000;
-    while (!out.includes('listening on')) {
-      if (dev.exitCode !== null) throw new Error(`dev.mjs exited ${dev.exitCode}:\n${out}`);
-      if (Date.now() > deadline) throw new Error(`dev.mjs logged no "listening on" line:\n${out}`);
-      await sleep(100);
-    }
     port.value = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]);
   }, 70000);
 

@@ -4,7 +4,7 @@ import type { QueryRunner } from 'typeorm';
 import { BatchExportsScheduler } from '../../src/batch-exports/batch-exports.scheduler.js';
 import { MetricsServer } from '../../src/metrics/metrics.server.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
-import { freePort } from '../support/service-process.js';
+import { onSomePort } from '../support/service-process.js';
 import type { TestUser } from '../support/factories.js';
 
 /**
@@ -77,11 +77,9 @@ describe('metrics (METRICS_PORT)', () => {
   const http = (route: string, status: number, method = 'GET') => ({ method, route, status: String(status) });
 
   beforeAll(async () => {
-    metricsPort = await freePort();
-    t = await createTestApp({
-      METRICS_PORT: String(metricsPort),
-      HOST: '127.0.0.1',
-      DATABASE_POOL_SIZE: '3',
+    t = await onSomePort((port) => {
+      metricsPort = port;
+      return createTestApp({ METRICS_PORT: String(port), HOST: '127.0.0.1', DATABASE_POOL_SIZE: '3' });
     });
     owner = await t.factories.user();
     orgId = (await t.factories.organization(owner)).id;
@@ -303,8 +301,11 @@ describe('metrics (METRICS_PORT)', () => {
 
 describe('the metrics server on shutdown', () => {
   it('stops listening when the application closes', async () => {
-    const port = await freePort();
-    const t = await createTestApp({ METRICS_PORT: String(port), HOST: '127.0.0.1' });
+    let port = 0;
+    const t = await onSomePort((p) => {
+      port = p;
+      return createTestApp({ METRICS_PORT: String(p), HOST: '127.0.0.1' });
+    });
     expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(200);
     await t.close();
     await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/database/embedded-postgres.js';
 import {
   bootstrapKey,
-  freePort,
+  onSomePort,
   rawRequest,
   type ServiceProcess,
   startService,
@@ -34,8 +34,11 @@ describe('database outage and recovery', () => {
 
   beforeAll(async () => {
     dataDir = join(await mkdtemp(join(tmpdir(), 'outage-pg-')), 'data');
-    port = await freePort();
-    const db = await startPostgres();
+    // PostgreSQL cannot bind port 0 and report it: some port, another one if it was taken before the bind.
+    const db = await onSomePort((p) => {
+      port = p;
+      return startPostgres();
+    });
     service = await startService({
       DATABASE_URL: db.url,
       MIGRATIONS_RUN: 'true',

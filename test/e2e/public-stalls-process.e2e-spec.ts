@@ -4,7 +4,7 @@ import { newSessionId, rr, snapshotEvent } from '../support/recordings.js';
 import {
   bootstrapKey,
   deploymentNodeOptions,
-  freePort,
+  onSomePort,
   rawRequest,
   type RawResponse,
   type ServiceProcess,
@@ -39,12 +39,14 @@ describe('the built service: no public request stalls the event loop', () => {
 
   beforeAll(async () => {
     database = await cloneTemplate('public_stalls');
-    metricsPort = await freePort();
-    service = await startService({
-      DATABASE_URL: database.url,
-      LOG_LEVEL: 'warn',
-      METRICS_PORT: String(metricsPort),
-      ...HEAP,
+    service = await onSomePort((port) => {
+      metricsPort = port;
+      return startService({
+        DATABASE_URL: database.url,
+        LOG_LEVEL: 'warn',
+        METRICS_PORT: String(port),
+        ...HEAP,
+      });
     });
     const org = await rawRequest(service.base, '/api/organizations', {
       method: 'POST',

@@ -103,7 +103,14 @@ export async function createTestApp(
   const contract = new ContractRecorder();
   nestApp.use(contract.middleware);
   const app = configureApp(nestApp);
-  await app.init();
+  try {
+    await app.init();
+  } catch (err) {
+    // A server that could not bind its port (a test retries on another one): nothing of this app is left behind.
+    await app.close().catch(() => undefined);
+    if (db.name) await dropDatabase(db.name);
+    throw err;
+  }
   contract.expectDocumented(inventory(app));
   const http = request(app.getHttpServer());
   const dataSource = app.get(DataSource);

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { freePort, sleep } from './service-process.js';
+import { onSomePort, sleep } from './service-process.js';
 
 /** A Redis a test can make hang: it keeps its connections open but stops answering until resumed. */
 export interface PausableRedis {
@@ -33,21 +33,19 @@ export async function startPausableRedis(): Promise<PausableRedis | null> {
 }
 
 async function spawnRedisServer(): Promise<PausableRedis> {
-  // redis-server cannot bind port 0 and report it: a free port is picked, and another one if some other process
+  // redis-server cannot bind port 0 and report it: some port is picked, and another one if some other process
   // took it before redis-server bound it (redis-server then exits at once).
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
+  return onSomePort(async (port) => {
     const child: ChildProcess = spawn(
       'redis-server',
       ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
       { stdio: 'ignore' },
     );
     if (await redisUp(child, port)) return pausableServer(child, port);
-    if (attempt === 5 || child.exitCode === null) {
-      child.kill('SIGKILL');
-      throw new Error('redis-server did not start');
-    }
-  }
+    const exited = child.exitCode !== null;
+    child.kill('SIGKILL');
+    throw new Error(exited ? `redis-server could not bind port ${port}` : 'redis-server did not start');
+  });
 }
 
 /** Whether redis-server answers on `port` (false once it has exited, or after 10 s). */

@@ -1,7 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -16,18 +15,28 @@ export const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url)
 /** The built operator CLI. */
 export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
+/** Whether `err` says a server could not bind its port because another process holds it. */
+export function isPortTaken(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : String(err);
+  return /EADDRINUSE|already in use|could not bind/i.test(message);
+}
+
 /**
- * A port free at the moment of asking, for a server that cannot bind port 0 itself and report it (the embedded
- * PostgreSQL, the metrics server, where 0 means off): another process may take it before it is bound, so prefer
- * port 0 (startService) or a held listener where the server allows it, and refusedPort() for "nothing there".
+ * Starts a server that cannot bind port 0 and report the port it got (the embedded PostgreSQL; the metrics
+ * server, where METRICS_PORT=0 means off; redis-server) on a port picked at random below Linux's ephemeral range
+ * (32768 and up, where the system puts port 0 and outgoing connections), and again on another one when `start`
+ * fails because that port was taken (isPortTaken) by some other process before the server bound it: a port
+ * lost in between costs a retry, never the test. `start` cleans up after its own failure.
  */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
+export async function onSomePort<T>(start: (port: number) => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * 12000);
+    try {
+      return await start(port);
+    } catch (err) {
+      if (attempt >= attempts || !isPortTaken(err)) throw err;
+    }
+  }
 }
 
 /**
