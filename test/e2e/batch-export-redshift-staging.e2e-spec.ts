@@ -115,8 +115,19 @@ describe('Redshift staging tables', () => {
   it('a run cancelled at any point of a 100,000-row load leaves no staging table and stops loading', async () => {
     // Cancelled once the staging table holds at least this many rows (0: as soon as it exists).
     const points = [0, 2000, 20_000, 60_000];
+    // The destination table is locked against writes while each run loads (reads pass), so no run can merge
+    // before its cancel however slow the machine: a cancel meets the load, never a finished run.
+    const locker = new pg.Client({ connectionString: dest.url });
+    await locker.connect();
     for (const [i, point] of points.entries()) {
       await backfill();
+      await waitFor(
+        async () => ((await stagingTables()).length ? true : undefined),
+        60_000,
+        'a staging table',
+      );
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE rs_persons IN EXCLUSIVE MODE');
       const [stage, loaded] = await waitFor(
         async () => {
           const [name] = await stagingTables();
@@ -144,9 +155,11 @@ describe('Redshift staging tables', () => {
       // Nothing loads on: no staging table comes back.
       await sleep(1500);
       expect([point, await stagingTables(), await exportSessions()]).toEqual([point, [], 0]);
+      await locker.query('COMMIT');
       const ended = await waitForRunsToEnd(t.http, owner.auth, orgId, exportId, i + 1);
       expect([point, ended.find((r) => r.id === run.id)!.status]).toEqual([point, 'Cancelled']);
     }
+    await locker.end();
     // Nothing was merged.
     const { rows } = await destination.query<{ n: number }>('SELECT count(*)::int AS n FROM rs_persons');
     expect(rows[0].n).toBe(0);
