@@ -53,6 +53,18 @@ export class ProjectEntity {
   @Column({ type: 'varchar', length: 64, unique: true })
   apiToken: string;
 
+  /**
+   * The project secret API token (`phs_…`): server SDKs send it instead of a personal API key for local
+   * evaluation (`/flags/definitions`). Stored in plain text, as PostHog does: admins and owners read it in the
+   * project's answer. `rotate_secret_token` moves it to `secretApiTokenBackup`.
+   */
+  @Column({ type: 'varchar', length: 64, unique: true })
+  secretApiToken: string;
+
+  /** The previous secret token, still accepted until the next rotation; null before the first. */
+  @Column({ type: 'varchar', length: 64, nullable: true, unique: true })
+  secretApiTokenBackup: string | null;
+
   @Column({ type: 'varchar', length: 64, default: 'UTC' })
   timezone: string;
 

@@ -40,7 +40,7 @@ export class ProjectsController {
     @PageQuery() page: PageParams,
   ): Promise<Page<ProjectDto>> {
     const result = await this.projects.pageForOrganization(principal, organizationId, page);
-    return { items: result.items.map((p) => toProjectDto(p, result.level)), total: result.total };
+    return { items: result.items.map((p) => toProjectDto(p, result.level, true)), total: result.total };
   }
 
   @Get('api/organizations/:organization_id/projects/:id')
@@ -58,7 +58,7 @@ export class ProjectsController {
     @Param('id', IntIdPipe) id: number,
   ): Promise<ProjectDto> {
     const { project, level } = await this.projects.requireAccessibleIn(principal, organizationId, id);
-    return toProjectDto(project, level);
+    return toProjectDto(project, level, true);
   }
 
   @Patch('api/organizations/:organization_id/projects/:id')
@@ -83,7 +83,26 @@ export class ProjectsController {
     @Body() body: UpdateProjectDto,
   ): Promise<ProjectDto> {
     const { project, level } = await this.projects.updateIn(principal, organizationId, id, body);
-    return toProjectDto(project, level);
+    return toProjectDto(project, level, true);
+  }
+
+  @Patch('api/projects/:id/rotate_secret_token')
+  @RequireScopes('project:write')
+  @ApiOperation({
+    summary: "Rotate a project's secret API token",
+    description:
+      "Admins and owners of the project's organization only. The current `secret_api_token` becomes " +
+      '`secret_api_token_backup` (still accepted for local evaluation, so SDKs can move to the new one) and a new ' +
+      'token is generated; the previous backup stops being accepted. Answers the project. No body is read.',
+  })
+  @ApiParam({ name: 'id', type: 'integer' })
+  @ApiOkResponse({ type: ProjectDto })
+  async rotateSecretToken(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', IntIdPipe) id: number,
+  ): Promise<ProjectDto> {
+    const { project, level } = await this.projects.rotateSecretToken(principal, id);
+    return toProjectDto(project, level, true);
   }
 
   @Get('api/projects/:id')
@@ -96,7 +115,7 @@ export class ProjectsController {
     @Param('id', IntIdPipe) id: number,
   ): Promise<ProjectDto> {
     const { project, level } = await this.projects.retrieve(principal, id);
-    return toProjectDto(project, level);
+    return toProjectDto(project, level, true);
   }
 
   @Patch('api/projects/:id')
@@ -118,6 +137,6 @@ export class ProjectsController {
     @Body() body: UpdateProjectDto,
   ): Promise<ProjectDto> {
     const { project, level } = await this.projects.update(principal, id, body);
-    return toProjectDto(project, level);
+    return toProjectDto(project, level, true);
   }
 }

@@ -19,6 +19,8 @@ export const PROJECTS_FEATURE = defineFeature({
         .ProjectUpdatedAt1795948100000,
       (await import('../database/migrations/1795948200000-ProjectExperimentStatsMethod.js'))
         .ProjectExperimentStatsMethod1795948200000,
+      (await import('../database/migrations/1795970000000-ProjectSecretApiToken.js'))
+        .ProjectSecretApiToken1795970000000,
     ],
   }),
   scopes: ['project'],

@@ -52,7 +52,9 @@ export class ProjectsRepository extends RepositoryBase {
     return EntityColumns.of(this.dataSource, ProjectEntity);
   }
 
-  create(fields: Pick<ProjectEntity, 'organizationId' | 'name' | 'apiToken'>): Promise<ProjectEntity> {
+  create(
+    fields: Pick<ProjectEntity, 'organizationId' | 'name' | 'apiToken' | 'secretApiToken'>,
+  ): Promise<ProjectEntity> {
     const repo = this.repository(ProjectEntity);
     return repo.save(repo.create(fields));
   }
@@ -70,6 +72,29 @@ export class ProjectsRepository extends RepositoryBase {
   @GenerateSql({ params: ['phc_example'] })
   findByApiToken(apiToken: string): Promise<ProjectEntity | null> {
     return this.findOneWhere('api_token = $1', apiToken);
+  }
+
+  /**
+   * The project of a secret API token (`phs_…`), current or backup: an exact match on either unique column (an
+   * index lookup each), never a scan comparing secrets.
+   */
+  @GenerateSql({ params: ['phs_example'] })
+  findBySecretToken(secret: string): Promise<ProjectEntity | null> {
+    return this.findOneWhere('secret_api_token = $1 OR secret_api_token_backup = $1', secret);
+  }
+
+  /**
+   * Moves the secret token to the backup and stores `next` as the current one, in one UPDATE (two concurrent
+   * rotations each move the token the other wrote). The row after it, or null when it no longer exists.
+   */
+  @GenerateSql({ params: [1, 'phs_next'] })
+  async rotateSecretToken(id: number, next: string): Promise<ProjectEntity | null> {
+    await this.rows(
+      `UPDATE projects SET secret_api_token_backup = secret_api_token, secret_api_token = $2, updated_at = now()
+        WHERE id = $1`,
+      [id, next],
+    );
+    return this.findById(id);
   }
 
   private async findOneWhere(condition: string, value: unknown): Promise<ProjectEntity | null> {

@@ -12,6 +12,8 @@ import { ProjectTokenCache } from './project-token-cache.js';
 import { ProjectsRepository } from './projects.repository.js';
 
 export const PROJECT_TOKEN_PREFIX = 'phc_';
+/** Prefix of project secret API tokens (`phs_` + 43 url-safe characters), as PostHog's. */
+export const PROJECT_SECRET_TOKEN_PREFIX = 'phs_';
 
 /** A project with the caller's membership level in its organization (what its answer shows). */
 export interface AccessibleProject {
@@ -36,6 +38,7 @@ export class ProjectsService {
       organizationId,
       name: DEFAULT_PROJECT_NAME,
       apiToken: generateToken(PROJECT_TOKEN_PREFIX),
+      secretApiToken: generateToken(PROJECT_SECRET_TOKEN_PREFIX),
     });
   }
 
@@ -128,6 +131,32 @@ export class ProjectsService {
     if (!updated) throw ApiError.notFound();
     this.byToken.forget(updated.apiToken);
     return { project: updated, level };
+  }
+
+  /**
+   * `rotate_secret_token`: admins and owners only. The current secret token becomes the backup (still accepted)
+   * and a new one is generated; the previous backup stops being accepted.
+   */
+  async rotateSecretToken(principal: Principal, id: number): Promise<AccessibleProject> {
+    const { project, level } = await this.accessible(principal, id);
+    if (level < MembershipLevel.ADMIN) throw ApiError.insufficientLevel();
+    const updated = await this.projects.rotateSecretToken(
+      project.id,
+      generateToken(PROJECT_SECRET_TOKEN_PREFIX),
+    );
+    if (!updated) throw ApiError.notFound();
+    return { project: updated, level };
+  }
+
+  /**
+   * The project of a secret API token (`phs_…`, current or backup); null when none has it (a value no token can
+   * be is not looked up).
+   */
+  findBySecretToken(secret: string): Promise<ProjectEntity | null> {
+    if (!secret.startsWith(PROJECT_SECRET_TOKEN_PREFIX) || secret.length > 64 || textProblem(secret)) {
+      return Promise.resolve(null);
+    }
+    return this.projects.findBySecretToken(secret);
   }
 
   /** Which of these project ids belong to the organization (ids out of the integer range never do). */

@@ -1,6 +1,7 @@
-import { Controller, Get, Query } from '@nestjs/common';
+import { Controller, Get, Query, Req } from '@nestjs/common';
+import type { Request } from 'express';
 import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal, RequireScopes } from '../common/auth/auth.decorators.js';
+import { AcceptsProjectSecret, projectSecretOf, RequireScopes } from '../common/auth/auth.decorators.js';
 import type { Principal } from '../common/auth/principal.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import { FlagDefinitionsQueryDto } from './dto/flag-definitions-query.dto.js';
@@ -8,7 +9,7 @@ import { emptyFlagDefinitions, FlagDefinitionsDto } from './dto/flag-definitions
 import { SdkService } from './sdk.service.js';
 
 const DESCRIPTION =
-  'What server SDKs (posthog-node, posthog-python, …) poll when initialised with a personal API key for local evaluation: `GET /flags/definitions?token=<project token>&send_cohorts` with `Authorization: Bearer <personal API key>` (scope `feature_flag:read`). Answers as PostHog does for a project without feature flags: `{"flags": [], "group_type_mapping": {}, "cohorts": {}}` — the service has no feature flags, so the SDKs evaluate every flag as absent, without logging an error. 401 `authentication_failed` when no project the key\'s user is a member of has the token; 403 when the key is restricted to other projects.';
+  'What server SDKs (posthog-node, posthog-python, …) poll when initialised with a personal API key for local evaluation: `GET /flags/definitions?token=<project token>&send_cohorts` with `Authorization: Bearer <personal API key>` (scope `feature_flag:read`). Answers as PostHog does for a project without feature flags: `{"flags": [], "group_type_mapping": {}, "cohorts": {}}` — the service has no feature flags, so the SDKs evaluate every flag as absent, without logging an error. 401 `authentication_failed` when no project the key\'s user is a member of has the token; 403 when the key is restricted to other projects. The project secret API token (`Authorization: Bearer phs_…`, the project\'s `secret_api_token` or, after a rotation, its `secret_api_token_backup`) is accepted instead of a personal API key: the answer is then for its project, `token` may be left out (given, it must be that project\'s api_token, else 401), and an unknown `phs_` token is 401 `authentication_failed`.';
 const EXAMPLE = emptyFlagDefinitions();
 const BAD_TOKEN = {
   description: 'No `token` (`required`), or more than one.',
@@ -26,28 +27,33 @@ export class FlagDefinitionsController {
 
   @Get('flags/definitions')
   @RequireScopes('feature_flag:read')
+  @AcceptsProjectSecret()
   @ApiOperation({ summary: 'Feature flag definitions for local evaluation', description: DESCRIPTION })
   @ApiOkResponse({ type: FlagDefinitionsDto, example: EXAMPLE })
   @ApiBadRequestResponse(BAD_TOKEN)
-  definitions(
-    @CurrentPrincipal() principal: Principal,
-    @Query() query: FlagDefinitionsQueryDto,
-  ): Promise<FlagDefinitionsDto> {
-    return this.sdk.flagDefinitions(principal, query.token);
+  definitions(@Req() req: Request, @Query() query: FlagDefinitionsQueryDto): Promise<FlagDefinitionsDto> {
+    return this.answer(req, query);
   }
 
   @Get('api/feature_flag/local_evaluation')
   @RequireScopes('feature_flag:read')
+  @AcceptsProjectSecret()
   @ApiOperation({
     summary: 'Feature flag definitions for local evaluation (older SDK versions)',
     description: `The path SDK versions before \`/flags/definitions\` poll (posthog-node up to 5.x: \`/api/feature_flag/local_evaluation?token=…&send_cohorts\`); the same answer. ${DESCRIPTION}`,
   })
   @ApiOkResponse({ type: FlagDefinitionsDto, example: EXAMPLE })
   @ApiBadRequestResponse(BAD_TOKEN)
-  localEvaluation(
-    @CurrentPrincipal() principal: Principal,
-    @Query() query: FlagDefinitionsQueryDto,
-  ): Promise<FlagDefinitionsDto> {
+  localEvaluation(@Req() req: Request, @Query() query: FlagDefinitionsQueryDto): Promise<FlagDefinitionsDto> {
+    return this.answer(req, query);
+  }
+
+  /** With a project secret token (let through by the guard) or else the personal key's principal. */
+  private answer(req: Request, query: FlagDefinitionsQueryDto): Promise<FlagDefinitionsDto> {
+    const secret = projectSecretOf(req);
+    if (secret !== undefined) return this.sdk.flagDefinitionsWithSecret(secret, query.token);
+    const principal = (req as Request & { principal?: Principal }).principal;
+    if (!principal) throw new Error('flag definitions reached without a principal or project secret');
     return this.sdk.flagDefinitions(principal, query.token);
   }
 }

@@ -107,6 +107,25 @@ export class SdkService {
   }
 
   /**
+   * The definitions poll with a project secret API token (`phs_…`, current or backup) instead of a personal API
+   * key: it answers for the token's project. 401 when no project has the token, or when `token` is given and is
+   * not that project's api_token (PostHog's secret-token path does not need it).
+   */
+  async flagDefinitionsWithSecret(secret: string, token: unknown): Promise<FlagDefinitionsDto> {
+    if (token !== undefined && token !== '' && typeof token !== 'string') {
+      throw ApiError.validation('Must be one string.', 'token');
+    }
+    const project = await this.projects.findBySecretToken(secret);
+    if (!project) throw ApiError.authenticationFailed();
+    if (typeof token === 'string' && token !== '' && token !== project.apiToken) {
+      throw ApiError.authenticationFailed(
+        "The token is not the api_token of the secret token's project: pass that project's api_token, or none.",
+      );
+    }
+    return emptyFlagDefinitions();
+  }
+
+  /**
    * The request's JSON payload. The body arrives raw (the routes are marked `@RawBody`) and
    * is decoded like a capture body: JSON, gzip, form `data=` with base64 or JSON, or bare base64. No body:
    * null (the token may still come in the query). Decoding is bounded like capture's: BODY_LIMIT decoded

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../common/auth/principal.js';
+import { grants } from '../common/auth/scopes.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { toProjectDto } from '../projects/dto/project.dto.js';
@@ -67,7 +68,10 @@ export class CurrentUserService {
       scene_personalisation: [],
       organization,
       organizations,
-      team: project && current ? toProjectDto(project, current.membership_level) : null,
+      team:
+        project && current
+          ? toProjectDto(project, current.membership_level, grants(principal.scopes, 'project:read'))
+          : null,
     };
   }
 }

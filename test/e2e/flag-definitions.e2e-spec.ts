@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { expectScopeEnforced, NOT_AUTHENTICATED } from '../support/expectations.js';
 import type { TestUser } from '../support/factories.js';
+import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
 
 const NO_FLAGS = { flags: [], group_type_mapping: {}, cohorts: {} };
 
@@ -164,5 +165,113 @@ describe('GET /flags/definitions and /api/feature_flag/local_evaluation (server 
     // The browser SDK's own /flags keeps its policy.
     const flags = await t.http.post('/flags/?v=2').set('Origin', 'https://a.example').send({ token });
     expect(flags.headers['access-control-allow-origin']).toBe('*');
+  });
+  describe('with a project secret API token (phs_…) instead of a personal API key', () => {
+    let projectId: number;
+    let orgId: string;
+
+    const secretsOf = async (id: number, headers: Record<string, string>) => {
+      const res = await t.http.get(`/api/projects/${id}`).set(headers).expect(200);
+      return res.body as { secret_api_token: string | null; secret_api_token_backup: string | null };
+    };
+    const poll = (secret: string, query = '') =>
+      t.http.get(`/flags/definitions${query}`).set('Authorization', `Bearer ${secret}`);
+
+    beforeAll(async () => {
+      const org = await t.factories.organization(owner);
+      orgId = org.id;
+      projectId = org.teams[0].id;
+    });
+
+    it('admins and owners see the token (phs_ + 43 url-safe characters) with project:read; members see null', async () => {
+      const seen = await secretsOf(projectId, owner.auth);
+      expect(seen.secret_api_token).toMatch(/^phs_[A-Za-z0-9_-]{43}$/);
+      expect(seen.secret_api_token_backup).toBeNull();
+      const listed = await t.http.get(`/api/organizations/${orgId}/projects`).set(owner.auth).expect(200);
+      expect(listed.body.results[0].secret_api_token).toBe(seen.secret_api_token);
+      expect(
+        (await secretsOf(projectId, await t.factories.keyFor(owner, 'project:read'))).secret_api_token,
+      ).toBe(seen.secret_api_token);
+      const admin = await t.factories.user();
+      await t.factories.member(orgId, admin, MembershipLevel.ADMIN);
+      expect((await secretsOf(projectId, admin.auth)).secret_api_token).toBe(seen.secret_api_token);
+      const member = await t.factories.user();
+      await t.factories.member(orgId, member, MembershipLevel.MEMBER);
+      expect(await secretsOf(projectId, member.auth)).toMatchObject({
+        secret_api_token: null,
+        secret_api_token_backup: null,
+      });
+      // Without project:read (as in /api/users/@me's team), not shown.
+      const me = await t.http
+        .get('/api/users/@me')
+        .set(await t.factories.keyFor(owner, 'user:read,organization:read'))
+        .expect(200);
+      if (me.body.team) expect(me.body.team.secret_api_token).toBeNull();
+      // Another project's token differs.
+      expect((await secretsOf(ownersOtherProject, owner.auth)).secret_api_token).not.toBe(
+        seen.secret_api_token,
+      );
+    });
+
+    it("answers for the token's project on both paths, with or without its api_token; 401 for another project's api_token or an unknown phs_ token", async () => {
+      const { secret_api_token: secret } = await secretsOf(projectId, owner.auth);
+      const projectToken = (await t.http.get(`/api/projects/${projectId}`).set(owner.auth)).body.api_token;
+      for (const url of ['/flags/definitions', '/api/feature_flag/local_evaluation']) {
+        for (const query of ['', '?send_cohorts', `?token=${projectToken}&send_cohorts`]) {
+          const res = await t.http.get(`${url}${query}`).set('Authorization', `Bearer ${secret}`).expect(200);
+          expect(res.body).toEqual(NO_FLAGS);
+        }
+      }
+      // This project's secret with another project's api_token (the owner's own, and a stranger's): 401.
+      for (const other of [token, strangersToken]) {
+        const res = await poll(secret!, `?token=${other}`).expect(401);
+        expect(res.body).toMatchObject({ type: 'authentication_error', code: 'authentication_failed' });
+      }
+      const unknown = await poll(`phs_${'x'.repeat(43)}`, `?token=${projectToken}`).expect(401);
+      expect(unknown.body).toMatchObject({
+        type: 'authentication_error',
+        code: 'authentication_failed',
+        attr: null,
+      });
+      // The secret token is not a personal API key elsewhere.
+      await t.http.get(`/api/projects/${projectId}`).set('Authorization', `Bearer ${secret}`).expect(401);
+    });
+
+    it('rotate_secret_token: admins only; the old token keeps working as the backup until the next rotation', async () => {
+      const first = await secretsOf(projectId, owner.auth);
+      const member = await t.factories.user();
+      await t.factories.member(orgId, member, MembershipLevel.MEMBER);
+      await t.http.patch(`/api/projects/${projectId}/rotate_secret_token/`).set(member.auth).expect(403);
+      await t.http
+        .patch(`/api/projects/${projectId}/rotate_secret_token/`)
+        .set(await t.factories.keyFor(owner, 'project:read'))
+        .expect(403);
+
+      const rotated = await t.http
+        .patch(`/api/projects/${projectId}/rotate_secret_token/`)
+        .set(owner.auth)
+        .expect(200);
+      expect(rotated.body.id).toBe(projectId);
+      expect(rotated.body.secret_api_token).toMatch(/^phs_[A-Za-z0-9_-]{43}$/);
+      expect(rotated.body.secret_api_token).not.toBe(first.secret_api_token);
+      expect(rotated.body.secret_api_token_backup).toBe(first.secret_api_token);
+      expect(await secretsOf(projectId, owner.auth)).toMatchObject({
+        secret_api_token: rotated.body.secret_api_token,
+        secret_api_token_backup: first.secret_api_token,
+      });
+      expect((await poll(rotated.body.secret_api_token).expect(200)).body).toEqual(NO_FLAGS);
+      expect((await poll(first.secret_api_token!).expect(200)).body).toEqual(NO_FLAGS);
+
+      // The environments alias rotates too; the first token is no longer accepted.
+      const again = await t.http
+        .patch(`/api/environments/${projectId}/rotate_secret_token/`)
+        .set(owner.auth)
+        .expect(200);
+      expect(again.body.secret_api_token_backup).toBe(rotated.body.secret_api_token);
+      const old = await poll(first.secret_api_token!).expect(401);
+      expect(old.body).toMatchObject({ type: 'authentication_error', code: 'authentication_failed' });
+      expect((await poll(rotated.body.secret_api_token).expect(200)).body).toEqual(NO_FLAGS);
+      expect((await poll(again.body.secret_api_token).expect(200)).body).toEqual(NO_FLAGS);
+    });
   });
 });

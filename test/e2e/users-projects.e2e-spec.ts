@@ -87,7 +87,8 @@ describe('users, keys and projects', () => {
       ingested_event: false,
       is_demo: false,
       project_id: team.id,
-      secret_api_token: null,
+      // The caller owns the organization and its key holds project:read: the secret token is shown.
+      secret_api_token: expect.stringMatching(/^phs_[A-Za-z0-9_-]{43}$/),
       secret_api_token_backup: null,
       live_events_token: null,
       has_group_types: false,

@@ -2,7 +2,12 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger } f
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiError } from '../errors/api-error.js';
-import { PUBLIC_KEY, REQUIRED_SCOPES_KEY } from './auth.decorators.js';
+import {
+  PROJECT_SECRET_KEY,
+  PROJECT_SECRET_PREFIX,
+  PUBLIC_KEY,
+  REQUIRED_SCOPES_KEY,
+} from './auth.decorators.js';
 import { AuthFailureThrottle } from './auth-failure-throttle.js';
 import { API_KEY_VERIFIER, type ApiKeyVerifier, type Principal } from './principal.js';
 import { missingScope, type Scope } from './scopes.js';
@@ -53,6 +58,14 @@ export class ApiKeyGuard implements CanActivate {
     if (secret === null) {
       this.failures.recordFailure(address);
       throw ApiError.authenticationFailed('Invalid Authorization header: expected "Bearer <key>".');
+    }
+    if (
+      secret.startsWith(PROJECT_SECRET_PREFIX) &&
+      this.reflector.get<boolean | undefined>(PROJECT_SECRET_KEY, context.getHandler())
+    ) {
+      // A project secret token: the handler authenticates it against its project (`@AcceptsProjectSecret`).
+      (request as { projectSecret?: string }).projectSecret = secret;
+      return true;
     }
     const principal = await this.verifier.verify(secret);
     if (!principal) {

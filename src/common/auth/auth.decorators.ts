@@ -6,6 +6,9 @@ import type { Scope } from './scopes.js';
 
 export const REQUIRED_SCOPES_KEY = 'auth:requiredScopes';
 export const PUBLIC_KEY = 'auth:public';
+export const PROJECT_SECRET_KEY = 'auth:projectSecret';
+/** Prefix of project secret API tokens (`phs_…`). */
+export const PROJECT_SECRET_PREFIX = 'phs_';
 /** Name of the security scheme in the OpenAPI document. */
 export const SECURITY_SCHEME = 'PersonalApiKey';
 
@@ -28,6 +31,20 @@ export function RequireScopes(...scopes: Scope[]): MethodDecorator & ClassDecora
       type: ErrorBodyDto,
     }),
   );
+}
+
+/**
+ * Declares that a `@RequireScopes` handler also takes a project secret API token (`Authorization: Bearer phs_…`)
+ * in place of a personal API key: the guard then leaves the token, unchecked, in the request (`projectSecretOf`)
+ * for the handler to authenticate against its project (401 when no project has it), and sets no principal.
+ */
+export function AcceptsProjectSecret(): MethodDecorator {
+  return SetMetadata(PROJECT_SECRET_KEY, true);
+}
+
+/** The project secret token the guard let through on an `@AcceptsProjectSecret` handler; undefined otherwise. */
+export function projectSecretOf(request: object): string | undefined {
+  return (request as { projectSecret?: string }).projectSecret;
 }
 
 /** Declares that a handler needs no API key. */

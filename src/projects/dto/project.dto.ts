@@ -65,7 +65,10 @@ export class ProjectDto {
     type: String,
     nullable: true,
     example: null,
-    description: 'Always null: there are no project secret API keys here (PostHog: null when none is set).',
+    description:
+      'The project secret API token (`phs_…`), which server SDKs may send instead of a personal API key for ' +
+      'local evaluation (`/flags/definitions`). Shown to organization admins and owners with a key holding ' +
+      '`project:read`; null for members. `PATCH /api/projects/:id/rotate_secret_token/` replaces it.',
   })
   secret_api_token: string | null;
 
@@ -73,7 +76,9 @@ export class ProjectDto {
     type: String,
     nullable: true,
     example: null,
-    description: 'Always null: there are no project secret API keys here.',
+    description:
+      'The previous secret token, still accepted until the next rotation; null before the first rotation and ' +
+      'for members (as `secret_api_token`).',
   })
   secret_api_token_backup: string | null;
 
@@ -227,8 +232,12 @@ export class ProjectDto {
   default_experiment_stats_method: string | null;
 }
 
-/** `level`: the caller's membership level in the project's organization. */
-export function toProjectDto(p: ProjectEntity, level: number): ProjectDto {
+/**
+ * `level`: the caller's membership level in the project's organization. `secretsReadable`: the caller's key
+ * holds `project:read`; the secret tokens are shown only then, and only to admins and owners.
+ */
+export function toProjectDto(p: ProjectEntity, level: number, secretsReadable = false): ProjectDto {
+  const showSecrets = secretsReadable && level >= MembershipLevel.ADMIN;
   return {
     id: p.id,
     uuid: p.uuid,
@@ -241,8 +250,8 @@ export function toProjectDto(p: ProjectEntity, level: number): ProjectDto {
     updated_at: p.updatedAt.toISOString(),
     effective_membership_level: level,
     user_access_level: level >= MembershipLevel.ADMIN ? 'admin' : 'member',
-    secret_api_token: null,
-    secret_api_token_backup: null,
+    secret_api_token: showSecrets ? p.secretApiToken : null,
+    secret_api_token_backup: showSecrets ? p.secretApiTokenBackup : null,
     live_events_token: null,
     has_group_types: false,
     group_types: [],

@@ -7,8 +7,10 @@ import { Allow } from 'class-validator';
  */
 export class FlagDefinitionsQueryDto {
   @ApiProperty({
-    required: true,
-    description: "The project's public token (`api_token` of `GET /api/projects/:id`, `phc_…`).",
+    required: false,
+    description:
+      "The project's public token (`api_token` of `GET /api/projects/:id`, `phc_…`). Required with a personal API " +
+      "key; optional with a project secret token (given, it must be that token's project's).",
   })
   @Allow()
   token?: unknown;
