@@ -97,8 +97,9 @@ export async function seed(
   );
   await step(
     'projects',
-    `INSERT INTO projects (organization_id, name, api_token, created_at)
-     SELECT o.id, 'Default project', format('phc_bench_%s', o.n), o.created_at FROM ${ORG} o`,
+    `INSERT INTO projects (organization_id, name, api_token, secret_api_token, created_at)
+     SELECT o.id, 'Default project', format('phc_bench_%s', o.n), format('phs_bench_%s', o.n), o.created_at
+       FROM ${ORG} o`,
   );
   await step(
     'caller memberships',

@@ -33,10 +33,12 @@ describe('EntityColumns', () => {
       organizationId: organization.id,
       name: 'Web',
       apiToken: `phc_${Date.now()}`,
+      secretApiToken: `phs_${Date.now()}`,
     });
     const columns = EntityColumns.of(dataSource, ProjectEntity);
     expect(columns.select('p')).toBe(
-      'p.id, p.uuid, p.organization_id, p.name, p.api_token, p.timezone, p.session_recording_opt_in, ' +
+      'p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, ' +
+        'p.timezone, p.session_recording_opt_in, ' +
         'p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, ' +
         'p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, ' +
         'p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, ' +

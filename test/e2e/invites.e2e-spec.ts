@@ -402,8 +402,8 @@ describe('invites', () => {
       const [p1] = org.teams;
       const p2 = (
         await t.dataSource.query(
-          `INSERT INTO projects (organization_id, name, api_token) VALUES ($1, 'Second', $2) RETURNING id`,
-          [org.id, `phc_merge_${org.id}`],
+          `INSERT INTO projects (organization_id, name, api_token, secret_api_token) VALUES ($1, 'Second', $2, $3) RETURNING id`,
+          [org.id, `phc_merge_${org.id}`, `phs_merge_${org.id}`],
         )
       )[0].id as number;
       await invite(org.id, owner, {

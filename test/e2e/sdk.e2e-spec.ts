@@ -337,7 +337,7 @@ describe('SDK routes: remote config, flags, recorder scripts, CORS', () => {
         updated_at: expect.any(String),
         effective_membership_level: 15,
         user_access_level: 'admin',
-        secret_api_token: null,
+        secret_api_token: expect.stringMatching(/^phs_[A-Za-z0-9_-]{43}$/),
         secret_api_token_backup: null,
         live_events_token: null,
         has_group_types: false,
