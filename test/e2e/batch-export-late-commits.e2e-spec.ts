@@ -263,7 +263,7 @@ describe('batch exports and writes that commit late', () => {
     } finally {
       await receiver.close();
     }
-  });
+  }, 120_000);
   it('writes committed late into the last interval before a pause are read by the first run after it, once; the paused interval is left to a backfill', async () => {
     // Events and persons are stamped by the database's clock, recordings by the service's (which follows it
     // here): every database stamp below falls before `end`, so the margin must cover the test's first steps.
@@ -450,7 +450,7 @@ describe('batch exports and writes that commit late', () => {
     expect(
       Object.fromEntries(sessions.rows.map((r) => [r.session_id, r._inserted_at.toISOString()])),
     ).toEqual({ [sessionId]: iso(end + STEP_MS), [pausedSessionId]: iso(end + 120_000) });
-  });
+  }, 120_000);
   it('after a change to a longer interval, the overlapping interval reads the late writes once and nothing read before again', async () => {
     const HOUR_MS = 3600_000;
     let now = Date.now();
@@ -581,5 +581,5 @@ describe('batch exports and writes that commit late', () => {
       'SELECT session_id FROM longer_sessions ORDER BY session_id',
     );
     expect(sessions.rows.map((r) => r.session_id)).toEqual([earlySession, lateSession].sort());
-  });
+  }, 120_000);
 });
