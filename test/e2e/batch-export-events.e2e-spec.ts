@@ -371,5 +371,5 @@ describe('events batch exports (an event committed late)', () => {
     expect((await s3Objects('late/events')).records.map((r) => r.uuid).sort()).toEqual(
       [lateId, onTime].sort(),
     );
-  });
+  }, 120_000);
 });
