@@ -327,9 +327,13 @@ describe('events batch exports (an event committed late)', () => {
         return rows[0].n > 0 ? true : undefined;
       });
       t.clock.set(at(end + 1000));
+      // The interval's own run reads the on-time event, unless a transaction of another database of the cluster
+      // (another test file's) was open since before it committed: the run's xid bound is the cluster's oldest open
+      // transaction, and then a later run reads it. Never the late one, whose transaction is still open.
       for (const e of exports) {
         const [first] = await waitForRunsToEnd(t.http, s.owner.auth, s.orgId, e.id, 1);
-        expect([first.status, first.records_completed]).toEqual(['Completed', 1]);
+        expect(first.status).toBe('Completed');
+        expect([0, 1]).toContain(first.records_completed);
       }
       await holder.query('COMMIT');
     } finally {
@@ -355,10 +359,9 @@ describe('events batch exports (an event committed late)', () => {
     );
     for (const list of runs.values()) {
       expect(list.map((r) => r.status)).toEqual(Array(list.length).fill('Completed'));
-      // The interval's own run read the event on time, exactly one later run the late one.
-      expect(list.map((r) => r.records_completed)).toEqual(
-        list.map((_, i) => (i === 0 || i === list.length - 1 ? 1 : 0)),
-      );
+      // Each event read by exactly one run: two records in all, the late one by the last run.
+      expect(list.reduce((n, r) => n + (r.records_completed ?? 0), 0)).toBe(2);
+      expect(list.at(-1)!.records_completed).toBeGreaterThanOrEqual(1);
     }
     const insertedAt = runs.get(exports[0].id)!.at(-1)!.data_interval_start;
     const rows = (
