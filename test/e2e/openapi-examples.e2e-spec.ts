@@ -96,6 +96,7 @@ const ORDER = [
   'PATCH /api/projects/{project_id}/session_recordings/{id}',
   'PUT /api/projects/{project_id}/session_recordings/{id}',
   'PATCH /api/projects/{project_id}/session_recordings/{recording_id}/sharing',
+  'POST /api/organizations/{organization_id}/roles',
 ].flatMap((key) =>
   key.includes(' /api/projects/') && !key.includes('/plugin_configs')
     ? [key, key.replace(' /api/projects/', ' /api/environments/')]
