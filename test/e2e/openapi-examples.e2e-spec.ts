@@ -97,6 +97,8 @@ const ORDER = [
   'PUT /api/projects/{project_id}/session_recordings/{id}',
   'PATCH /api/projects/{project_id}/session_recordings/{recording_id}/sharing',
   'POST /api/organizations/{organization_id}/roles',
+  'PATCH /api/organizations/{organization_id}/roles/{id}',
+  'PUT /api/organizations/{organization_id}/roles/{id}',
 ].flatMap((key) =>
   key.includes(' /api/projects/') && !key.includes('/plugin_configs')
     ? [key, key.replace(' /api/projects/', ' /api/environments/')]

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
+import { RolesService } from '../../src/roles/roles.service.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { expectScopeEnforced, INSUFFICIENT, ISO, NOT_FOUND, UUID } from '../support/expectations.js';
@@ -282,6 +283,61 @@ describe('roles', () => {
       .delete(membersPath(other.id, `/${second.id}`))
       .set(owner.auth)
       .expect(404);
+  });
+
+  it('embeds at most 100 members in a role; the memberships list pages through all of them', async () => {
+    const role = await create('Crowd');
+    await t.dataSource.query(
+      `WITH u AS (
+         INSERT INTO users (email, distinct_id)
+         SELECT 'crowd' || n || '@example.com', 'crowd' || n FROM generate_series(1, 101) n RETURNING id
+       ), m AS (
+         INSERT INTO organization_memberships (organization_id, user_id, level)
+         SELECT $1, id, 1 FROM u RETURNING id, user_id
+       )
+       INSERT INTO role_memberships (role_id, user_id, organization_member_id, joined_at)
+       SELECT $2, m.user_id, m.id, now() - (m.user_id || ' seconds')::interval FROM m`,
+      [orgId, role.id],
+    );
+    const one = (
+      await t.http
+        .get(path(orgId, `/${role.id}`))
+        .set(member.auth)
+        .expect(200)
+    ).body as Role;
+    expect(one.members).toHaveLength(100);
+    const all = await t.http.get(membersPath(role.id)).query({ limit: 1000 }).set(member.auth).expect(200);
+    expect(all.body.count).toBe(101);
+    // The embedded members are the first 100 of that list (oldest first).
+    expect(one.members.map((m) => m.id)).toEqual(
+      (all.body.results as RoleMembership[]).slice(0, 100).map((m) => m.id),
+    );
+    const listed = (await t.http.get(path()).query({ limit: 1000 }).set(member.auth).expect(200)).body
+      .results as Role[];
+    expect(listed.find((r) => r.id === role.id)?.members).toHaveLength(100);
+    await t.http
+      .delete(path(orgId, `/${role.id}`))
+      .set(owner.auth)
+      .expect(204);
+  });
+
+  it("RolesService.roleIdsOf answers the ids of a user's roles in one organization", async () => {
+    const a = await create('Ids A');
+    const b = await create('Ids B');
+    await create('Ids C');
+    const elsewhere = await create('Ids elsewhere', otherOrgId, stranger);
+    const both = await t.factories.user();
+    await t.factories.member(orgId, both, MembershipLevel.MEMBER);
+    await t.factories.member(otherOrgId, both, MembershipLevel.MEMBER);
+    await addMember(a.id, both);
+    await addMember(b.id, both);
+    const roles = t.app.get(RolesService);
+    expect(await roles.roleIdsOf(both.id, orgId)).toEqual([a.id, b.id].sort());
+    expect(await roles.roleIdsOf(both.id, otherOrgId)).toEqual([]);
+    await addMember(elsewhere.id, both, stranger, otherOrgId);
+    expect(await roles.roleIdsOf(both.id, otherOrgId)).toEqual([elsewhere.id]);
+    expect(await roles.roleIdsOf(both.id, orgId)).toEqual([a.id, b.id].sort());
+    expect(await roles.roleIdsOf(stranger.id, otherOrgId)).toEqual([]);
   });
 
   it('refuses a user already in the role, one outside the organization, and a bad body (400, nothing written)', async () => {
