@@ -490,7 +490,8 @@ export class PersonsRepository extends RepositoryBase {
    * Deletes at most `limit` distinct ids of a (deleted) project, or once none is left at most `limit` of its
    * persons; how many rows.
    */
-  @GenerateSql({ params: (f) => [f.projectId, 1000] })
+  // A project without distinct ids: both statements run.
+  @GenerateSql({ params: [2147483647, 1000] })
   async deleteOfProject(teamId: number, limit: number): Promise<number> {
     const ids = await this.modify(
       `DELETE FROM person_distinct_ids WHERE id IN (

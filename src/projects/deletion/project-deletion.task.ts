@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../../common/errors/database-errors.js';
 import { IntervalTask } from '../../common/tasks/interval-task.js';
 import { AppConfig } from '../../config/config.js';
+import { runOutsideApiRequest } from '../../database/pool-shares.js';
 import { ProjectDeletionService } from './project-deletion.service.js';
 
 /**
@@ -23,11 +24,14 @@ export class ProjectDeletionTask extends IntervalTask {
     super();
   }
 
-  /** Starts a pass now, unless the task is off in this process (PROJECT_DELETION_INTERVAL_SECONDS=0). */
+  /**
+   * Starts a pass now, unless the task is off in this process (PROJECT_DELETION_INTERVAL_SECONDS=0): background
+   * work, outside the request that asks for it (not on the API's share of the pool, nor under its timeout).
+   */
   kick(): void {
     if (!this.config.get('PROJECT_DELETION_INTERVAL_SECONDS')) return;
     this.again = true;
-    void this.tick();
+    runOutsideApiRequest(() => void this.tick());
   }
 
   /** One pass (a tick), repeated while deletions come in during it. */
