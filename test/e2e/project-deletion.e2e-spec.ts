@@ -62,9 +62,16 @@ async function rowsOf(
     counts[name] = row.n;
   }
   counts.projects = (
-    await dataSource.query<{ n: number }[]>('SELECT count(*)::int AS n FROM projects WHERE id = $1', [projectId])
+    await dataSource.query<{ n: number }[]>('SELECT count(*)::int AS n FROM projects WHERE id = $1', [
+      projectId,
+    ])
   )[0].n;
-  for (const table of ['batch_export_runs', 'batch_export_logs', 'batch_export_backfills', 'batch_export_pauses']) {
+  for (const table of [
+    'batch_export_runs',
+    'batch_export_logs',
+    'batch_export_backfills',
+    'batch_export_pauses',
+  ]) {
     const [row] = await dataSource.query<{ n: number }[]>(
       `SELECT count(*)::int AS n FROM ${table} WHERE batch_export_id = ANY($1::uuid[])`,
       [exports],
@@ -105,7 +112,11 @@ describe('the removal of a deleted project', () => {
     let token: string | undefined;
     do {
       const page = await client.send(
-        new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `${PREFIX}${projectId}/`, ContinuationToken: token }),
+        new ListObjectsV2Command({
+          Bucket: BUCKET,
+          Prefix: `${PREFIX}${projectId}/`,
+          ContinuationToken: token,
+        }),
       );
       for (const o of page.Contents ?? []) out.push(o.Key as string);
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
