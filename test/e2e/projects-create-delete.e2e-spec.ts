@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
 import { ORGANIZATION_NOT_ALLOWED } from '../../src/memberships/memberships.service.js';
+import { ProjectDeletionService } from '../../src/projects/deletion/project-deletion.service.js';
 import { PROJECT_CREATION_NOT_ALLOWED } from '../../src/projects/projects.service.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
@@ -426,5 +427,53 @@ describe('creating and deleting projects', () => {
       expect((await t.http.get('/api/organizations').set(key).expect(200)).body.count).toBe(0);
       await t.http.get(`/api/projects/${kept.id}`).set(user.auth).expect(200);
     });
+  });
+
+  it("a feature's own cleanup runs for every deleted project; one that fails leaves its project for the next pass, not the others", async () => {
+    const deletion = t.app.get(ProjectDeletionService);
+    const user = await t.factories.user();
+    const org = await t.factories.organization(user);
+    const make = async (name: string) =>
+      (await t.http.post(`/api/organizations/${org.id}/projects`).set(user.auth).send({ name }).expect(201))
+        .body as Project;
+    const [failing, fine] = [await make('Failing'), await make('Fine')];
+    let storeDown = true;
+    const seen = new Set<number>();
+    // As a feature added later registers its own (here, last in this file: it stays registered in this app).
+    deletion.register({
+      name: 'a-later-feature',
+      order: 1,
+      deleteBatch: (projectId) => {
+        seen.add(projectId);
+        if (projectId === failing.id && storeDown) return Promise.reject(new Error('its store is down'));
+        return Promise.resolve(0);
+      },
+    });
+    expect(() =>
+      deletion.register({ name: 'a-later-feature', deleteBatch: () => Promise.resolve(0) }),
+    ).toThrow(/already registered/);
+    expect(deletion.registered()[0]).toBe('a-later-feature');
+    for (const p of [failing, fine]) await t.http.delete(`/api/projects/${p.id}`).set(user.auth).expect(204);
+    const left = async () =>
+      (
+        await t.dataSource.query<{ id: number }[]>(
+          'SELECT id FROM projects WHERE id = ANY($1::int[]) ORDER BY id',
+          [[failing.id, fine.id]],
+        )
+      ).map((r) => r.id);
+
+    const first = await deletion.deletePending();
+    expect(first?.failed).toBe(1);
+    expect([...seen].sort()).toEqual(expect.arrayContaining([failing.id, fine.id]));
+    expect(await left()).toEqual([failing.id]);
+    // Still hidden while it waits.
+    await t.http.get(`/api/projects/${failing.id}`).set(user.auth).expect(404);
+
+    storeDown = false;
+    const second = await deletion.deletePending();
+    expect(second).toMatchObject({ projects: 1, failed: 0 });
+    expect(await left()).toEqual([]);
+    // Nothing waits any more: a pass does nothing.
+    expect(await deletion.deletePending()).toEqual({ projects: 0, removed: {}, failed: 0 });
   });
 });
