@@ -3,6 +3,7 @@ import { Mailer } from '../common/mail/mailer.js';
 import { MembershipsModule } from '../memberships/memberships.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { BatchExportsController } from './batch-exports.controller.js';
+import { BatchExportsProjectCleanup } from './batch-exports-project-cleanup.js';
 import { BatchExportsRepository } from './batch-exports.repository.js';
 import { BatchExportsScheduler } from './batch-exports.scheduler.js';
 import { BatchExportsService } from './batch-exports.service.js';
@@ -29,6 +30,7 @@ import { SlotWaitsRepository } from './runs/slot-waits.repository.js';
     ExportSourceRepository,
     BatchExportWorker,
     Mailer,
+    BatchExportsProjectCleanup,
   ],
   exports: [BatchExportWorker],
 })

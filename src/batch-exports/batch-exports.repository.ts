@@ -366,6 +366,39 @@ export class BatchExportsRepository extends RepositoryBase {
     }
   }
 
+  /**
+   * Soft-deletes every export of a (deleted) project that is not yet, cancelling their Starting and Running runs
+   * (as `softDelete`, each): none is scheduled or run again. In the caller's transaction.
+   */
+  @GenerateSql({ params: (f) => [f.projectId, AT] })
+  async softDeleteOfProject(teamId: number, at: Date): Promise<void> {
+    const live = await this.query<{ id: string }>(
+      'SELECT id FROM batch_exports WHERE team_id = $1 AND deleted_at IS NULL ORDER BY id FOR UPDATE',
+      [teamId],
+    );
+    for (const { id } of live) await this.softDelete(id, at);
+  }
+
+  /**
+   * Deletes at most `limit` exports of a (deleted) project for good, soft-deleted or not, with their runs,
+   * backfills, pauses and logs (ON DELETE CASCADE); one still live first has its runs cancelled, as
+   * `softDelete` does. How many exports.
+   */
+  @GenerateSql({ params: (f) => [f.projectId, 100, AT] })
+  deleteOfProject(teamId: number, limit: number, at: Date): Promise<number> {
+    return this.transaction(async () => {
+      const rows = await this.query<{ id: string; live: boolean }>(
+        `SELECT id, deleted_at IS NULL AS live FROM batch_exports WHERE team_id = $1
+          ORDER BY id LIMIT $2 FOR UPDATE`,
+        [teamId, limit],
+      );
+      for (const row of rows) if (row.live) await this.softDelete(row.id, at);
+      if (!rows.length) return 0;
+      await this.query('DELETE FROM batch_exports WHERE id = ANY($1::uuid[])', [rows.map((r) => r.id)]);
+      return rows.length;
+    });
+  }
+
   async addLogs(entries: readonly LogEntry[]): Promise<void> {
     if (!entries.length) return;
     await this.repository(BatchExportLogEntity).insert(entries.map((e) => ({ runId: null, ...e })));

@@ -87,6 +87,8 @@ describe('parseConfig', () => {
       TRUST_PROXY: false,
       BOOTSTRAP_EMAIL: 'admin@localhost',
       INSTANCE_TAG: 'none',
+      PROJECT_DELETION_INTERVAL_SECONDS: 60,
+      PROJECT_DELETION_BATCH_SIZE: 1000,
       SHUTDOWN_TIMEOUT_MS: 10000,
       SHUTDOWN_DELAY_MS: 0,
       REQUEST_TIMEOUT_MS: 30000,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../common/errors/api-error.js';
-import { PoolShares, runAsApiRequest } from './pool-shares.js';
+import { currentApiRequest, PoolShares, runAsApiRequest, runOutsideApiRequest } from './pool-shares.js';
 
 type Release = (err?: unknown) => void;
 interface Client {
@@ -126,5 +126,19 @@ describe('PoolShares', () => {
     await runAsApiRequest('read', () => checkout(pool));
     await expect(runAsApiRequest('read', () => checkout(pool))).rejects.toThrow('fake pool exhausted');
     expect(shares.apiInUse).toBe(1);
+  });
+});
+
+describe('runOutsideApiRequest', () => {
+  it('runs background work a request starts outside that request, also what it starts later', async () => {
+    const seen = await runAsApiRequest('write', async () => {
+      const inside = currentApiRequest();
+      const outside = await runOutsideApiRequest(async () => {
+        await new Promise((resolve) => setImmediate(resolve));
+        return currentApiRequest();
+      });
+      return { inside, outside, after: currentApiRequest() };
+    });
+    expect(seen).toEqual({ inside: 'write', outside: null, after: 'write' });
   });
 });

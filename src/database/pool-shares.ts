@@ -18,6 +18,14 @@ export function runAsApiRequest<T>(kind: ApiRequestKind, work: () => T): T {
   return requests.run(kind, work);
 }
 
+/**
+ * Runs `work` outside the `/api` request the calling code answers, for background work a request starts (the
+ * removal of a deleted project): its connections are not the API's share, its statements not under its timeout.
+ */
+export function runOutsideApiRequest<T>(work: () => T): T {
+  return requests.exit(work);
+}
+
 /** The kind of `/api` request the calling code answers, or null (capture, health, scheduled work). */
 export function currentApiRequest(): ApiRequestKind | null {
   return requests.getStore() ?? null;

@@ -6,6 +6,7 @@ import { ProjectsModule } from '../projects/projects.module.js';
 import { EventPartitionsScheduler } from './event-partitions.scheduler.js';
 import { EventsCaptureController } from './events-capture.controller.js';
 import { EventsIngestionService } from './events-ingestion.service.js';
+import { EventsProjectCleanup } from './events-project-cleanup.js';
 import { EventsController, SharedEventsController } from './events.controller.js';
 import { EventsRepository } from './events.repository.js';
 import { EventsService } from './events.service.js';
@@ -18,7 +19,13 @@ import { EventsService } from './events.service.js';
 @Module({
   imports: [CaptureModule, PersonsModule, ProjectsModule, SessionRecordingsModule],
   controllers: [EventsCaptureController, EventsController, SharedEventsController],
-  providers: [EventsRepository, EventsIngestionService, EventsService, EventPartitionsScheduler],
+  providers: [
+    EventsRepository,
+    EventsIngestionService,
+    EventsService,
+    EventPartitionsScheduler,
+    EventsProjectCleanup,
+  ],
   exports: [EventsIngestionService],
 })
 export class EventsModule {}

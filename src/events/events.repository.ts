@@ -283,6 +283,20 @@ export class EventsRepository extends RepositoryBase {
   }
 
   /**
+   * Deletes at most `limit` events of a (deleted) project, of any day partition; returns how many. Its index on
+   * (team_id, timestamp) finds them in each partition.
+   */
+  @GenerateSql({ params: (f) => [f.projectId, 1000] })
+  async deleteOfProject(teamId: number, limit: number): Promise<number> {
+    const { affected } = await this.modify(
+      `DELETE FROM events WHERE team_id = $1 AND (tableoid, ctid) IN (
+         SELECT tableoid, ctid FROM events WHERE team_id = $1 LIMIT $2)`,
+      [teamId, limit],
+    );
+    return affected;
+  }
+
+  /**
    * One page of a project's events at or after `cutoff`, newest first (ties by uuid), and the number of matches
    * counted up to `countCap`. The page holds at most `limit` events and ends early at the first event that would
    * start past `maxBytes` (its properties' JSON and elements chain; the first event always stays); each event's

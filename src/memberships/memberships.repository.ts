@@ -31,7 +31,8 @@ export interface OrganizationReach {
 export function reachSql(column: string, a: number, b: number): string {
   return `($${a}::uuid[] IS NULL OR ${column} = ANY($${a}::uuid[]))
    AND ($${b}::bigint[] IS NULL OR EXISTS (
-         SELECT 1 FROM projects rp WHERE rp.organization_id = ${column} AND rp.id = ANY($${b}::bigint[])))`;
+         SELECT 1 FROM projects rp
+          WHERE rp.organization_id = ${column} AND rp.id = ANY($${b}::bigint[]) AND rp.deleted_at IS NULL))`;
 }
 
 /** SQL fragment: the number of members of `organization` (an SQL expression), as text. */
@@ -58,6 +59,25 @@ export class MembershipsRepository extends RepositoryBase {
       [userId, organizationId],
     );
     return rows[0]?.level ?? null;
+  }
+
+  /**
+   * The user's current organization among those the key reaches: the one joined most recently (the first of
+   * `OrganizationsRepository.summariesForUser`); null without one.
+   */
+  @GenerateSql({ params: [1, { onlyIds: null, onlyHoldingProjects: null }] })
+  async currentOrganizationOf(
+    userId: number,
+    { onlyIds, onlyHoldingProjects }: OrganizationReach,
+  ): Promise<string | null> {
+    const rows = await this.query<{ id: string }>(
+      `SELECT m.organization_id AS id FROM organization_memberships m
+        WHERE m.user_id = $1 AND ${reachSql('m.organization_id', 2, 3)}
+        ORDER BY m.joined_at DESC, m.id DESC
+        LIMIT 1`,
+      [userId, onlyIds, onlyHoldingProjects],
+    );
+    return rows[0]?.id ?? null;
   }
 
   /** How many organizations the user belongs to, among those the key reaches. */
@@ -94,7 +114,8 @@ export class MembershipsRepository extends RepositoryBase {
     const rows = await this.query<{ level: number; holds_project: boolean }>(
       `SELECT m.level,
               ($3::bigint[] IS NULL OR EXISTS (
-                 SELECT 1 FROM projects p WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[])
+                 SELECT 1 FROM projects p
+                  WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[]) AND p.deleted_at IS NULL
               )) AS holds_project
          FROM organization_memberships m
         WHERE m.user_id = $1 AND m.organization_id = $2`,
@@ -107,7 +128,7 @@ export class MembershipsRepository extends RepositoryBase {
   @GenerateSql({ params: [ORGANIZATION, [1, 2]] })
   async holdsAnyProject(organizationId: string, projectIds: readonly number[]): Promise<boolean> {
     const rows = await this.query<unknown>(
-      'SELECT 1 FROM projects WHERE organization_id = $1 AND id = ANY($2::bigint[]) LIMIT 1',
+      'SELECT 1 FROM projects WHERE organization_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL LIMIT 1',
       [organizationId, projectIds],
     );
     return rows.length > 0;
@@ -224,7 +245,7 @@ export class MembershipsRepository extends RepositoryBase {
       `INSERT INTO membership_project_access (membership_id, project_id, level)
        SELECT $1, p.id, g.level
          FROM jsonb_to_recordset($3::jsonb) AS g(id integer, level text)
-         JOIN projects p ON p.id = g.id AND p.organization_id = $2
+         JOIN projects p ON p.id = g.id AND p.organization_id = $2 AND p.deleted_at IS NULL
        ON CONFLICT (membership_id, project_id) DO UPDATE SET level = EXCLUDED.level`,
       [membershipId, organizationId, JSON.stringify(grants)],
     );

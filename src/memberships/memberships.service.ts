@@ -64,6 +64,17 @@ export class MembershipsService {
   }
 
   /**
+   * The caller's current organization (`organization` of `GET /api/users/@me`, what `@current` names): among
+   * those the key reaches, the one joined most recently; null without one.
+   */
+  currentOrganizationId(principal: Principal): Promise<string | null> {
+    return this.memberships.currentOrganizationOf(principal.userId, {
+      onlyIds: principal.onlyOrganizations,
+      onlyHoldingProjects: principal.onlyProjects,
+    });
+  }
+
+  /**
    * 403 unless the key's restrictions reach the organization, for a caller that is not (yet) a member of it,
    * such as the invitee accepting an invite.
    */

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { PersonReadsService } from './person-reads.service.js';
 import { PersonsController } from './persons.controller.js';
+import { PersonsProjectCleanup } from './persons-project-cleanup.js';
 import { PersonsRepository } from './persons.repository.js';
 import { PersonsService } from './persons.service.js';
 
@@ -12,7 +13,7 @@ import { PersonsService } from './persons.service.js';
 @Module({
   imports: [ProjectsModule],
   controllers: [PersonsController],
-  providers: [PersonsRepository, PersonsService, PersonReadsService],
+  providers: [PersonsRepository, PersonsService, PersonReadsService, PersonsProjectCleanup],
   exports: [PersonsService],
 })
 export class PersonsModule {}

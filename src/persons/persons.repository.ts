@@ -485,4 +485,24 @@ export class PersonsRepository extends RepositoryBase {
     );
     return new Map(rows.map(({ distinctId, ...person }) => [distinctId, person]));
   }
+
+  /**
+   * Deletes at most `limit` distinct ids of a (deleted) project, or once none is left at most `limit` of its
+   * persons; how many rows.
+   */
+  // A project without distinct ids: both statements run.
+  @GenerateSql({ params: [2147483647, 1000] })
+  async deleteOfProject(teamId: number, limit: number): Promise<number> {
+    const ids = await this.modify(
+      `DELETE FROM person_distinct_ids WHERE id IN (
+         SELECT id FROM person_distinct_ids WHERE team_id = $1 LIMIT $2)`,
+      [teamId, limit],
+    );
+    if (ids.affected) return ids.affected;
+    const persons = await this.modify(
+      `DELETE FROM persons WHERE id IN (SELECT id FROM persons WHERE team_id = $1 LIMIT $2)`,
+      [teamId, limit],
+    );
+    return persons.affected;
+  }
 }

@@ -5,6 +5,7 @@ import { ProjectsModule } from '../projects/projects.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { PluginCatalog } from './catalog/plugin-catalog.js';
 import { PluginConfigsController } from './configs/plugin-configs.controller.js';
+import { PluginConfigsProjectCleanup } from './configs/plugin-configs-project-cleanup.js';
 import { PluginConfigsService } from './configs/plugin-configs.service.js';
 import { PLUGIN_CATEGORY_CONTROLLERS } from './categories/plugins.controller.js';
 import { PluginsRepository } from './plugins.repository.js';
@@ -17,7 +18,13 @@ import { PluginsService } from './records/plugins.service.js';
 @Module({
   imports: [MembershipsModule, OrganizationsModule, ProjectsModule, UsersModule],
   controllers: [...PLUGIN_CATEGORY_CONTROLLERS, PluginConfigsController],
-  providers: [PluginsRepository, PluginsService, PluginConfigsService, PluginCatalog],
+  providers: [
+    PluginsRepository,
+    PluginsService,
+    PluginConfigsService,
+    PluginCatalog,
+    PluginConfigsProjectCleanup,
+  ],
   exports: [PluginsService],
 })
 export class PluginsModule {}

@@ -318,6 +318,16 @@ export class PluginsRepository extends RepositoryBase {
     return (result.affected ?? 0) > 0;
   }
 
+  /** Deletes at most `limit` plugin configs of a (deleted) project; how many. */
+  @GenerateSql({ params: (f) => [f.projectId, 1000] })
+  async deleteConfigsOfProject(teamId: number, limit: number): Promise<number> {
+    const [, affected] = (await this.manager.query(
+      'DELETE FROM plugin_configs WHERE id IN (SELECT id FROM plugin_configs WHERE team_id = $1 LIMIT $2)',
+      [teamId, limit],
+    )) as [unknown[], number];
+    return affected;
+  }
+
   /**
    * Enabled configs of destination records in the organization's projects (optionally only these projects),
    * by project, `order`, id.

@@ -19,6 +19,7 @@ export const RECORDING_RETENTION_MAX_DAYS = 3650;
 /** A project (PostHog's "team"): the unit recordings belong to. */
 @Entity('projects')
 @Index('projects_organization_idx', ['organizationId', 'id'])
+@Index('projects_pending_deletion_idx', ['deletedAt'], { where: '"deleted_at" IS NOT NULL' })
 @Check(
   'projects_recording_retention_check',
   `"session_recording_retention_period_days" BETWEEN ${RECORDING_RETENTION_MIN_DAYS} AND ${RECORDING_RETENTION_MAX_DAYS}`,
@@ -123,4 +124,12 @@ export class ProjectEntity {
   /** When its settings last changed (a project from before this column: its creation). */
   @UpdateDateColumn({ type: 'timestamptz' })
   updatedAt: Date;
+
+  /**
+   * When it was deleted (`DELETE /api/projects/:id`); null while it exists. A deleted project is gone from every
+   * read at once (ProjectsRepository never returns it); the project deletion task then removes its data and the
+   * row (ProjectDeletionService).
+   */
+  @Column({ type: 'timestamptz', nullable: true })
+  deletedAt: Date | null;
 }

@@ -1,4 +1,5 @@
 import { defineFeature } from '../common/feature/feature.js';
+import { PROJECTS_SETTINGS } from './projects.settings.js';
 
 declare module '../common/auth/scopes.js' {
   interface ScopeObjects {
@@ -21,9 +22,23 @@ export const PROJECTS_FEATURE = defineFeature({
         .ProjectExperimentStatsMethod1795948200000,
       (await import('../database/migrations/1795970000000-ProjectSecretApiToken.js'))
         .ProjectSecretApiToken1795970000000,
+      (await import('../database/migrations/1796000100000-ProjectDeletedAt.js'))
+        .ProjectDeletedAt1796000100000,
     ],
   }),
   scopes: ['project'],
+  settings: PROJECTS_SETTINGS,
+  tasks: [
+    {
+      name: 'project-deletion',
+      interval: 'PROJECT_DELETION_INTERVAL_SECONDS',
+      description:
+        "Removes deleted projects' data (each feature's registered cleanup), then their rows; also at boot, and at " +
+        'once after a deletion; one process at a time (0 turns it off).',
+      handler: async () => (await import('./deletion/project-deletion.task.js')).ProjectDeletionTask,
+      atBoot: true,
+    },
+  ],
   // PostHog serves its project routes under /api/environments/:id/ too (an environment is its "team", which a
   // project is here): every /api/projects/:id/… route of any feature answers there as well.
   routeAliases: [

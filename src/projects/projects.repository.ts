@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { In, Raw } from 'typeorm';
+import { In, IsNull, Raw } from 'typeorm';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { EntityColumns } from '../database/entity-columns.js';
 import { GenerateSql } from '../database/generate-sql.js';
@@ -20,14 +20,14 @@ export interface ProjectSummary {
 
 /**
  * SQL fragment for queries of other modules: the projects of `organization` (an SQL expression) as a JSON
- * array of ProjectSummary, by id; `[]` when none. A correlated subquery (an index scan on organization_id), so
+ * array of ProjectSummary, by id, deleted ones left out; `[]` when none. A correlated subquery (an index scan on organization_id), so
  * a page of organizations reads its projects in the same statement.
  */
 export function projectSummariesJsonSql(organization: string): string {
   return `COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organizationId', p.organization_id,
                                       'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
                     ORDER BY p.id)
-                FROM projects p WHERE p.organization_id = ${organization}), '[]'::json)`;
+                FROM projects p WHERE p.organization_id = ${organization} AND p.deleted_at IS NULL), '[]'::json)`;
 }
 
 /**
@@ -46,22 +46,54 @@ export function recordingRetentionDaysSql(project: string, defaultDays: string):
 const anyOf = (ids: readonly number[]) =>
   Raw((column) => `${column} = ANY(CAST(:ids AS bigint[]))`, { ids: [...ids] });
 
+/** The settings a new project may be given; those left undefined take their defaults. */
+export type NewProject = Pick<ProjectEntity, 'organizationId' | 'name' | 'apiToken' | 'secretApiToken'> &
+  Partial<ProjectSettings>;
+
+/** The settings of a project its admins change (`PATCH`), and may give a new one (`POST`). */
+export type ProjectSettings = Pick<
+  ProjectEntity,
+  | 'name'
+  | 'sessionRecordingOptIn'
+  | 'sessionRecordingRetentionPeriodDays'
+  | 'anonymizeIps'
+  | 'autocaptureOptOut'
+  | 'autocaptureExceptionsOptIn'
+  | 'captureConsoleLogOptIn'
+  | 'capturePerformanceOptIn'
+  | 'heatmapsOptIn'
+  | 'eventsRetentionPeriodDays'
+  | 'defaultExperimentStatsMethod'
+>;
+
+/** The fields of `fields` that are not undefined (an undefined field is left alone, or takes its default). */
+const definedOnly = <T extends object>(fields: T): Partial<T> =>
+  Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<T>;
+
 @Injectable()
 export class ProjectsRepository extends RepositoryBase {
   private get columns(): EntityColumns<ProjectEntity> {
     return EntityColumns.of(this.dataSource, ProjectEntity);
   }
 
-  create(
-    fields: Pick<ProjectEntity, 'organizationId' | 'name' | 'apiToken' | 'secretApiToken'>,
-  ): Promise<ProjectEntity> {
+  /**
+   * Inserts a project of the organization; the settings left undefined take their column defaults, but for
+   * `anonymizeIps`, which takes the organization's `default_anonymize_ips` (as PostHog's new teams do). Null when
+   * the organization does not exist (any more).
+   */
+  async create(fields: NewProject): Promise<ProjectEntity | null> {
+    const [organization] = await this.query<{ anonymize: boolean }>(
+      'SELECT default_anonymize_ips AS anonymize FROM organizations WHERE id = $1',
+      [fields.organizationId],
+    );
+    if (!organization) return null;
     const repo = this.repository(ProjectEntity);
-    return repo.save(repo.create(fields));
+    return repo.save(repo.create({ anonymizeIps: organization.anonymize, ...definedOnly(fields) }));
   }
 
   /**
    * Every project-scoped request starts here: plain SQL (the columns and the mapping come from the entity),
-   * without the ORM's query building.
+   * without the ORM's query building. A deleted project is not found, here and in every read of this class.
    */
   @GenerateSql({ params: [1] })
   findById(id: number): Promise<ProjectEntity | null> {
@@ -80,7 +112,50 @@ export class ProjectsRepository extends RepositoryBase {
    */
   @GenerateSql({ params: ['phs_example'] })
   findBySecretToken(secret: string): Promise<ProjectEntity | null> {
-    return this.findOneWhere('secret_api_token = $1 OR secret_api_token_backup = $1', secret);
+    return this.findOneWhere('(secret_api_token = $1 OR secret_api_token_backup = $1)', secret);
+  }
+
+  /**
+   * Marks the project deleted (hidden from every read from the commit on); its capture token, for the token
+   * cache to forget, or null when there is no such project or it was already deleted.
+   */
+  @GenerateSql({ params: [1] })
+  async markDeleted(id: number): Promise<string | null> {
+    const rows = await this.rows<{ api_token: string }>(
+      `UPDATE projects SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING api_token`,
+      [id],
+    );
+    return rows[0]?.api_token ?? null;
+  }
+
+  /** Whether a deleted project waits for its data to be removed (an index scan of the pending ones). */
+  @GenerateSql()
+  async hasPendingDeletion(): Promise<boolean> {
+    const rows = await this.query('SELECT 1 FROM projects WHERE deleted_at IS NOT NULL LIMIT 1');
+    return rows.length > 0;
+  }
+
+  /** The deleted project waiting longest for its data to be removed, but for those `skipped`; null when none. */
+  @GenerateSql({ params: [[]] })
+  async nextPendingDeletion(skipped: readonly number[]): Promise<number | null> {
+    const rows = await this.query<{ id: number }>(
+      `SELECT id FROM projects WHERE deleted_at IS NOT NULL AND id <> ALL($1::int[])
+        ORDER BY deleted_at, id LIMIT 1`,
+      [skipped],
+    );
+    return rows[0]?.id ?? null;
+  }
+
+  /**
+   * Deletes the row of a deleted project, once its features removed their data; what is left of it (rows no
+   * feature removes itself) goes with it (ON DELETE CASCADE). Whether it was there.
+   */
+  @GenerateSql({ params: [2147483647] })
+  async removeDeleted(id: number): Promise<boolean> {
+    const { affected } = await this.modify('DELETE FROM projects WHERE id = $1 AND deleted_at IS NOT NULL', [
+      id,
+    ]);
+    return affected > 0;
   }
 
   /**
@@ -91,7 +166,7 @@ export class ProjectsRepository extends RepositoryBase {
   async rotateSecretToken(id: number, next: string): Promise<ProjectEntity | null> {
     await this.rows(
       `UPDATE projects SET secret_api_token_backup = secret_api_token, secret_api_token = $2, updated_at = now()
-        WHERE id = $1`,
+        WHERE id = $1 AND deleted_at IS NULL`,
       [id, next],
     );
     return this.findById(id);
@@ -99,7 +174,7 @@ export class ProjectsRepository extends RepositoryBase {
 
   private async findOneWhere(condition: string, value: unknown): Promise<ProjectEntity | null> {
     const rows = await this.rows<Record<string, unknown>>(
-      `SELECT ${this.columns.select('projects')} FROM projects WHERE ${condition}`,
+      `SELECT ${this.columns.select('projects')} FROM projects WHERE ${condition} AND deleted_at IS NULL`,
       [value],
     );
     return rows.length ? this.columns.hydrate(rows[0]) : null;
@@ -110,32 +185,15 @@ export class ProjectsRepository extends RepositoryBase {
    * of different fields never undo each other. Returns the row as it is after the update, or null when it no
    * longer exists.
    */
-  async update(
-    id: number,
-    fields: Partial<
-      Pick<
-        ProjectEntity,
-        | 'name'
-        | 'sessionRecordingOptIn'
-        | 'sessionRecordingRetentionPeriodDays'
-        | 'anonymizeIps'
-        | 'autocaptureOptOut'
-        | 'autocaptureExceptionsOptIn'
-        | 'captureConsoleLogOptIn'
-        | 'capturePerformanceOptIn'
-        | 'heatmapsOptIn'
-        | 'eventsRetentionPeriodDays'
-        | 'defaultExperimentStatsMethod'
-      >
-    >,
-  ): Promise<ProjectEntity | null> {
-    const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
-    const repo = this.repository(ProjectEntity);
-    if (Object.keys(changes).length) await repo.update({ id }, changes);
-    return repo.findOneBy({ id });
+  async update(id: number, fields: Partial<ProjectSettings>): Promise<ProjectEntity | null> {
+    const changes = definedOnly(fields);
+    if (Object.keys(changes).length) {
+      await this.repository(ProjectEntity).update({ id, deletedAt: IsNull() }, changes);
+    }
+    return this.findById(id);
   }
 
-  /** Projects of an organization, by id (the first one is the default project). */
+  /** Projects of an organization, by id (the first one is the default project); deleted ones left out. */
   @GenerateSql(
     { name: 'all', params: [ORGANIZATION, null, { limit: 100, offset: 0 }] },
     { name: 'some', params: [ORGANIZATION, [1, 2], { limit: 100, offset: 0 }] },
@@ -146,7 +204,9 @@ export class ProjectsRepository extends RepositoryBase {
     { limit, offset }: PageParams,
   ): Promise<Page<ProjectEntity>> {
     const [items, total] = await this.repository(ProjectEntity).findAndCount({
-      where: onlyIds ? { organizationId, id: anyOf(onlyIds) } : { organizationId },
+      where: onlyIds
+        ? { organizationId, id: anyOf(onlyIds), deletedAt: IsNull() }
+        : { organizationId, deletedAt: IsNull() },
       order: { id: 'ASC' },
       take: limit,
       skip: offset,
@@ -159,12 +219,15 @@ export class ProjectsRepository extends RepositoryBase {
     if (!ids.length) return new Set();
     const rows = await this.repository(ProjectEntity).find({
       select: { id: true },
-      where: { organizationId, id: In([...ids]) },
+      where: { organizationId, id: In([...ids]), deletedAt: IsNull() },
     });
     return new Set(rows.map((r) => r.id));
   }
 
-  /** The organization's first project (lowest id), optionally among some ids only. */
+  /**
+   * The organization's first project (lowest id) that is not deleted, optionally among some ids only: when the
+   * first is deleted, the next one is the default.
+   */
   @GenerateSql({ params: [ORGANIZATION] }, { name: 'among some', params: [ORGANIZATION, [1, 2]] })
   findDefault(
     organizationId: string,
@@ -172,7 +235,8 @@ export class ProjectsRepository extends RepositoryBase {
   ): Promise<ProjectEntity | null> {
     const qb = this.repository(ProjectEntity)
       .createQueryBuilder('p')
-      .where('p.organizationId = :organizationId', { organizationId });
+      .where('p.organizationId = :organizationId', { organizationId })
+      .andWhere('p.deletedAt IS NULL');
     if (onlyIds) qb.andWhere('p.id = ANY(CAST(:onlyIds AS bigint[]))', { onlyIds: [...onlyIds] });
     return qb.orderBy('p.id', 'ASC').getOne();
   }

@@ -6,10 +6,13 @@ import { textProblem } from '../common/input/text-input.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
+import { ProjectDeletionService } from './deletion/project-deletion.service.js';
+import { ProjectDeletionTask } from './deletion/project-deletion.task.js';
+import type { CreateProjectDto } from './dto/create-project.dto.js';
 import type { UpdateProjectDto } from './dto/update-project.dto.js';
 import type { ProjectEntity } from './project.entity.js';
 import { ProjectTokenCache } from './project-token-cache.js';
-import { ProjectsRepository } from './projects.repository.js';
+import { type ProjectSettings, ProjectsRepository } from './projects.repository.js';
 
 export const PROJECT_TOKEN_PREFIX = 'phc_';
 /** Prefix of project secret API tokens (`phs_` + 43 url-safe characters), as PostHog's. */
@@ -22,6 +25,26 @@ export interface AccessibleProject {
 }
 export const DEFAULT_PROJECT_NAME = 'Default project';
 
+/** The 403 detail for a key restricted to projects asking to create one (docs/decisions.md §3). */
+export const PROJECT_CREATION_NOT_ALLOWED = 'An API key restricted to some projects cannot create projects.';
+
+/** The settings of a create or update body (undefined: not sent). */
+function settingsOf(input: UpdateProjectDto | CreateProjectDto): Partial<ProjectSettings> {
+  return {
+    name: input.name,
+    sessionRecordingOptIn: input.session_recording_opt_in,
+    sessionRecordingRetentionPeriodDays: input.session_recording_retention_period_days,
+    anonymizeIps: input.anonymize_ips,
+    autocaptureOptOut: input.autocapture_opt_out,
+    autocaptureExceptionsOptIn: input.autocapture_exceptions_opt_in,
+    captureConsoleLogOptIn: input.capture_console_log_opt_in,
+    capturePerformanceOptIn: input.capture_performance_opt_in,
+    heatmapsOptIn: input.heatmaps_opt_in,
+    eventsRetentionPeriodDays: input.events_retention_period_days,
+    defaultExperimentStatsMethod: input.default_experiment_stats_method,
+  };
+}
+
 @Injectable()
 export class ProjectsService {
   /** Projects of recently used capture tokens. */
@@ -30,16 +53,82 @@ export class ProjectsService {
   constructor(
     private readonly projects: ProjectsRepository,
     private readonly memberships: MembershipsService,
+    private readonly deletion: ProjectDeletionService,
+    private readonly deletionTask: ProjectDeletionTask,
   ) {}
 
   /** Creates the first project of a new organization (inside the organization's creation transaction). */
-  createDefault(organizationId: string): Promise<ProjectEntity> {
-    return this.projects.create({
+  async createDefault(organizationId: string): Promise<ProjectEntity> {
+    const project = await this.projects.create({
       organizationId,
       name: DEFAULT_PROJECT_NAME,
       apiToken: generateToken(PROJECT_TOKEN_PREFIX),
       secretApiToken: generateToken(PROJECT_SECRET_TOKEN_PREFIX),
     });
+    if (!project) throw new Error(`organization ${organizationId} does not exist`);
+    return project;
+  }
+
+  /**
+   * `POST /api/organizations/:organization_id/projects/`: admins and owners only, with fresh tokens; session
+   * recording off unless the body turns it on. The organization is checked as on its other routes (404, 403 for a
+   * key that does not reach it); a key restricted to projects cannot create one (403).
+   */
+  async create(
+    principal: Principal,
+    organizationId: string,
+    input: CreateProjectDto,
+  ): Promise<AccessibleProject> {
+    const access = await this.memberships.requireAccess(principal, organizationId);
+    if (principal.onlyProjects) throw ApiError.permissionDenied(PROJECT_CREATION_NOT_ALLOWED);
+    if (access.level < MembershipLevel.ADMIN) throw ApiError.insufficientLevel();
+    const project = await this.projects.create({
+      ...settingsOf(input),
+      // Off until the project's admins turn it on, as PostHog's new projects.
+      sessionRecordingOptIn: input.session_recording_opt_in ?? false,
+      name: input.name,
+      organizationId: access.organizationId,
+      apiToken: generateToken(PROJECT_TOKEN_PREFIX),
+      secretApiToken: generateToken(PROJECT_SECRET_TOKEN_PREFIX),
+    });
+    // The organization was deleted since the check.
+    if (!project) throw ApiError.notFound();
+    return { project, level: access.level };
+  }
+
+  /**
+   * `POST /api/projects/`: as `create`, in the caller's current organization (the one `@current` names: joined most
+   * recently among those the key reaches; 404 without one).
+   */
+  async createInCurrentOrganization(
+    principal: Principal,
+    input: CreateProjectDto,
+  ): Promise<AccessibleProject> {
+    if (principal.onlyProjects) throw ApiError.permissionDenied(PROJECT_CREATION_NOT_ALLOWED);
+    const organizationId = await this.memberships.currentOrganizationId(principal);
+    if (!organizationId) throw ApiError.notFound();
+    return this.create(principal, organizationId, input);
+  }
+
+  /**
+   * Deletes a project: admins and owners only. Gone at once from every read (each route under it answers 404,
+   * capture refuses its token: this process's token cache forgets it now, other processes' within
+   * TOKEN_CACHE_MS); its data is removed in the background (ProjectDeletionService), started at once.
+   */
+  async delete(principal: Principal, id: number): Promise<void> {
+    const { project, level } = await this.accessible(principal, id);
+    if (level < MembershipLevel.ADMIN) throw ApiError.insufficientLevel();
+    const token = await this.deletion.markDeleted(project.id);
+    // Deleted meanwhile by another request.
+    if (token === null) throw ApiError.notFound();
+    this.byToken.forget(token);
+    this.deletionTask.kick();
+  }
+
+  /** As delete, for the organization path: 404 when the project belongs to another organization. */
+  async deleteIn(principal: Principal, organizationId: string, id: number): Promise<void> {
+    await this.requireAccessibleIn(principal, organizationId, id);
+    return this.delete(principal, id);
   }
 
   async pageForOrganization(
@@ -114,19 +203,7 @@ export class ProjectsService {
   async update(principal: Principal, id: number, input: UpdateProjectDto): Promise<AccessibleProject> {
     const { project, level } = await this.accessible(principal, id);
     if (level < MembershipLevel.ADMIN) throw ApiError.insufficientLevel();
-    const updated = await this.projects.update(project.id, {
-      name: input.name,
-      sessionRecordingOptIn: input.session_recording_opt_in,
-      sessionRecordingRetentionPeriodDays: input.session_recording_retention_period_days,
-      anonymizeIps: input.anonymize_ips,
-      autocaptureOptOut: input.autocapture_opt_out,
-      autocaptureExceptionsOptIn: input.autocapture_exceptions_opt_in,
-      captureConsoleLogOptIn: input.capture_console_log_opt_in,
-      capturePerformanceOptIn: input.capture_performance_opt_in,
-      heatmapsOptIn: input.heatmaps_opt_in,
-      eventsRetentionPeriodDays: input.events_retention_period_days,
-      defaultExperimentStatsMethod: input.default_experiment_stats_method,
-    });
+    const updated = await this.projects.update(project.id, settingsOf(input));
     this.byToken.forget(project.apiToken);
     if (!updated) throw ApiError.notFound();
     this.byToken.forget(updated.apiToken);

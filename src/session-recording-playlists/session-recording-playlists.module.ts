@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { SessionRecordingsModule } from '../session-recordings/session-recordings.module.js';
+import { PlaylistsProjectCleanup } from './playlists-project-cleanup.js';
 import { SessionRecordingPlaylistsController } from './session-recording-playlists.controller.js';
 import { SessionRecordingPlaylistsRepository } from './session-recording-playlists.repository.js';
 import { SessionRecordingPlaylistsService } from './session-recording-playlists.service.js';
@@ -9,6 +10,6 @@ import { SessionRecordingPlaylistsService } from './session-recording-playlists.
 @Module({
   imports: [ProjectsModule, SessionRecordingsModule],
   controllers: [SessionRecordingPlaylistsController],
-  providers: [SessionRecordingPlaylistsRepository, SessionRecordingPlaylistsService],
+  providers: [SessionRecordingPlaylistsRepository, SessionRecordingPlaylistsService, PlaylistsProjectCleanup],
 })
 export class SessionRecordingPlaylistsModule {}

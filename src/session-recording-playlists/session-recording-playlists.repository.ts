@@ -166,4 +166,17 @@ export class SessionRecordingPlaylistsRepository extends RepositoryBase {
     });
     return (result.affected ?? 0) > 0;
   }
+
+  /**
+   * Deletes at most `limit` playlists of a (deleted) project, soft-deleted ones too, with their pinned recordings;
+   * how many.
+   */
+  async deleteOfProject(teamId: number, limit: number): Promise<number> {
+    const [, affected] = (await this.manager.query(
+      `DELETE FROM session_recording_playlists WHERE id IN (
+         SELECT id FROM session_recording_playlists WHERE team_id = $1 LIMIT $2)`,
+      [teamId, limit],
+    )) as [unknown[], number];
+    return affected;
+  }
 }

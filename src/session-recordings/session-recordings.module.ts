@@ -11,6 +11,8 @@ import {
 import { SessionRecordingsRepository } from './session-recordings.repository.js';
 import { RecordingIngestionRepository } from './ingestion/recording-ingestion.repository.js';
 import { RecordingRetentionRepository } from './retention/recording-retention.repository.js';
+import { ProjectRecordingsRepository } from './retention/project-recordings.repository.js';
+import { RecordingProjectCleanup } from './retention/recording-project-cleanup.js';
 import { RecordingSharingRepository } from './sharing/recording-sharing.repository.js';
 import { SessionRecordingsService } from './reads/session-recordings.service.js';
 import { SnapshotReader } from './reads/snapshot-reader.js';
@@ -44,6 +46,9 @@ import { SnapshotStorageRepository } from './storage/snapshot-storage.repository
     SnapshotStorageMaintenance,
     SnapshotPacker,
     RecordingKeys,
+    // Removes a deleted project's recordings (registered with the projects' ProjectDeletionService).
+    ProjectRecordingsRepository,
+    RecordingProjectCleanup,
   ],
   exports: [
     RecordingIngestionService,

@@ -29,10 +29,23 @@ const NOT_FOUND = { type: 'invalid_request', code: 'not_found', detail: 'Not fou
 /** Organization-level operations: everything under /api/organizations/{…}. */
 const isOrganizationLevel = (op: ApiOperation) => /^\/api\/organizations\/\{[^}]+\}/.test(op.path);
 
-/** Reads first, then writes, then deletes, the organization's own deletion last (it takes everything with it). */
+/**
+ * Reads first, then writes, then deletes, the organization's own deletion after them (it takes everything with
+ * it), and the deletion of the tenant's project after that: a key restricted to that project reaches nothing of
+ * the organization once the project is gone, its deletion included, so the project's deletion meets the
+ * organization already gone (404).
+ */
 function byDestructiveness(a: ApiOperation, b: ApiOperation): number {
   const rank = (op: ApiOperation) =>
-    op.method === 'get' ? 0 : op.method !== 'delete' ? 1 : op.path === '/api/organizations/{id}' ? 3 : 2;
+    op.method === 'get'
+      ? 0
+      : op.method !== 'delete'
+        ? 1
+        : op.path === '/api/organizations/{organization_id}/projects/{id}'
+          ? 4
+          : op.path === '/api/organizations/{id}'
+            ? 3
+            : 2;
   return rank(a) - rank(b) || a.path.localeCompare(b.path);
 }
 
@@ -135,7 +148,8 @@ describe('restricted keys are confined to what they are restricted to', () => {
         }
       }
       expect(wrong).toEqual([]);
-      // The last operation deleted the organization: the key's confinement did not stop it.
+      // The organization's deletion (the last operation but the project's) went through: the key's confinement
+      // did not stop it.
       const gone = await t.dataSource.query('SELECT 1 FROM organizations WHERE id = $1', [
         reached().organizationId,
       ]);

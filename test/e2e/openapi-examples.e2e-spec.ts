@@ -69,6 +69,8 @@ const ORDER = [
   'PUT /api/organizations/{id}',
   'PATCH /api/projects/{id}',
   'PATCH /api/organizations/{organization_id}/projects/{id}',
+  'POST /api/organizations/{organization_id}/projects',
+  'POST /api/projects',
   'POST /api/organizations/{organization_id}/batch_exports',
   'PATCH /api/organizations/{organization_id}/batch_exports/{id}',
   'PUT /api/organizations/{organization_id}/batch_exports/{id}',

@@ -40,6 +40,45 @@ logged AS (
 )
 SELECT id FROM cancelled;
 
+-- BatchExportsRepository.softDeleteOfProject
+SELECT id FROM batch_exports WHERE team_id = $1 AND deleted_at IS NULL ORDER BY id FOR UPDATE;
+
+UPDATE "batch_exports" SET "deleted_at" = $1, "last_updated_at" = $2 WHERE "id" = $3;
+
+WITH cancelled AS (
+  UPDATE batch_export_runs
+     SET status = 'Cancelled', finished_at = $2, last_updated_at = $2
+   WHERE id IN (SELECT id FROM batch_export_runs
+                 WHERE batch_export_id = $1 AND status = ANY($3::text[]) LIMIT 1000)
+   RETURNING id
+),
+logged AS (
+  INSERT INTO batch_export_logs (batch_export_id, run_id, timestamp, level, message)
+  SELECT $1, id, $2, 'INFO', 'Run cancelled: the batch export was deleted.' FROM cancelled
+)
+SELECT id FROM cancelled;
+
+-- BatchExportsRepository.deleteOfProject
+SELECT id, deleted_at IS NULL AS live FROM batch_exports WHERE team_id = $1
+ORDER BY id LIMIT $2 FOR UPDATE;
+
+UPDATE "batch_exports" SET "deleted_at" = $1, "last_updated_at" = $2 WHERE "id" = $3;
+
+WITH cancelled AS (
+  UPDATE batch_export_runs
+     SET status = 'Cancelled', finished_at = $2, last_updated_at = $2
+   WHERE id IN (SELECT id FROM batch_export_runs
+                 WHERE batch_export_id = $1 AND status = ANY($3::text[]) LIMIT 1000)
+   RETURNING id
+),
+logged AS (
+  INSERT INTO batch_export_logs (batch_export_id, run_id, timestamp, level, message)
+  SELECT $1, id, $2, 'INFO', 'Run cancelled: the batch export was deleted.' FROM cancelled
+)
+SELECT id FROM cancelled;
+
+DELETE FROM batch_exports WHERE id = ANY($1::uuid[]);
+
 -- BatchExportsRepository.pageRuns
 SELECT batch_export_runs.id, batch_export_runs.batch_export_id, batch_export_runs.backfill_id, batch_export_runs.status, batch_export_runs.records_completed, batch_export_runs.records_total_count, batch_export_runs.bytes_exported, batch_export_runs.latest_error, batch_export_runs.cursor, batch_export_runs.data_interval_start, batch_export_runs.data_interval_end, batch_export_runs.created_at, batch_export_runs.finished_at, batch_export_runs.last_updated_at, batch_export_runs.read_xid_from, batch_export_runs.read_xid_to, batch_export_runs.read_late_before FROM batch_export_runs
 WHERE batch_export_id = $1 ORDER BY created_at DESC, data_interval_end DESC, id DESC LIMIT $2 OFFSET $3;

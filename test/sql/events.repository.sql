@@ -6,6 +6,10 @@ DELETE FROM events WHERE ctid IN (
   SELECT ctid FROM events WHERE team_id = $1 AND "timestamp" < $2 LIMIT $3)
 AND team_id = $1 AND "timestamp" < $2;
 
+-- EventsRepository.deleteOfProject
+DELETE FROM events WHERE team_id = $1 AND (tableoid, ctid) IN (
+SELECT tableoid, ctid FROM events WHERE team_id = $1 LIMIT $2);
+
 -- EventsRepository.list
 SELECT * FROM (
     SELECT q.*, sum(q.bytes) OVER (ORDER BY q.ord ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - q.bytes AS before

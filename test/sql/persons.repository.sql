@@ -121,3 +121,9 @@ SELECT d.distinct_id AS "distinctId", p.is_identified AS "isIdentified",
         AS properties
  FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
 WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[]);
+
+-- PersonsRepository.deleteOfProject
+DELETE FROM person_distinct_ids WHERE id IN (
+SELECT id FROM person_distinct_ids WHERE team_id = $1 LIMIT $2);
+
+DELETE FROM persons WHERE id IN (SELECT id FROM persons WHERE team_id = $1 LIMIT $2);

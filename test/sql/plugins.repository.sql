@@ -24,3 +24,6 @@ WHERE p.category = $2
          WHERE c.plugin_id = p.id AND c.enabled AND t.organization_id = $1
       )
 ORDER BY p.id;
+
+-- PluginsRepository.deleteConfigsOfProject
+DELETE FROM plugin_configs WHERE id IN (SELECT id FROM plugin_configs WHERE team_id = $1 LIMIT $2);

@@ -55,10 +55,10 @@ export interface TestAppOptions {
 /**
  * Boots the real AppModule through the same `configureApp` as main.ts, on its own database cloned from the
  * migrated template. Only the clock is replaced (tests set time instead of sleeping). The batch export
- * scheduler, the batch export workers, the recording purge timer and the per-key rate limits are off unless the
- * test's `env` turns them on (`SCHEDULER_ENABLED: 'true'`, `BATCH_EXPORT_WORKERS: 'true'`,
- * `RECORDING_PURGE_INTERVAL_SECONDS: '60'`, `RATE_LIMIT_ENABLED: 'true'`); tests run a purge directly
- * (`RecordingRetentionService`).
+ * scheduler, the batch export workers, the recording purge timer, the project deletion task and the per-key rate
+ * limits are off unless the test's `env` turns them on (`SCHEDULER_ENABLED: 'true'`, `BATCH_EXPORT_WORKERS:
+ * 'true'`, `RECORDING_PURGE_INTERVAL_SECONDS: '60'`, `PROJECT_DELETION_INTERVAL_SECONDS: '60'`,
+ * `RATE_LIMIT_ENABLED: 'true'`); tests run a purge directly (`RecordingRetentionService`).
  */
 export async function createTestApp(
   env: Record<string, string> = {},
@@ -75,6 +75,7 @@ export async function createTestApp(
       RECORDING_PURGE_INTERVAL_SECONDS: '0',
       RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS: '0',
       EVENTS_PURGE_INTERVAL_SECONDS: '0',
+      PROJECT_DELETION_INTERVAL_SECONDS: '0',
       BATCH_EXPORT_WORKERS: 'false',
       RATE_LIMIT_ENABLED: 'false',
       // Tests deliver batch exports to servers on loopback; the egress rule's refusals are tested with 'false'.

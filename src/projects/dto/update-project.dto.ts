@@ -22,8 +22,8 @@ import { RECORDING_RETENTION_MAX_DAYS, RECORDING_RETENTION_MIN_DAYS } from '../p
 
 const RETENTION_RANGE = `Must be an integer between ${RECORDING_RETENTION_MIN_DAYS} and ${RECORDING_RETENTION_MAX_DAYS}, or null.`;
 
-/** Body of `PATCH /api/projects/:id` (and under its organization): every field optional; the fields a Project shows but never takes. */
-@ReadOnlyFields(
+/** The fields a Project shows but never takes (dropped from a `POST` or `PATCH` body that sends them back). */
+export const PROJECT_READ_ONLY_FIELDS = [
   'id',
   'uuid',
   'project_id',
@@ -48,7 +48,10 @@ const RETENTION_RANGE = `Must be an integer between ${RECORDING_RETENTION_MIN_DA
   'has_completed_onboarding_for',
   'is_demo',
   'access_control',
-)
+];
+
+/** Body of `PATCH /api/projects/:id` (and under its organization): every field optional. */
+@ReadOnlyFields(...PROJECT_READ_ONLY_FIELDS)
 export class UpdateProjectDto {
   @ApiPropertyOptional({
     minLength: 1,
