@@ -17,6 +17,7 @@ import { SDK_FEATURE } from './sdk/sdk.feature.js';
 import { SESSION_RECORDING_PLAYLISTS_FEATURE } from './session-recording-playlists/session-recording-playlists.feature.js';
 import { SESSION_RECORDINGS_FEATURE } from './session-recordings/session-recordings.feature.js';
 import { USERS_FEATURE } from './users/users.feature.js';
+import { RECORDING_ACCESS_RULES_FEATURE } from './recording-access-rules/recording-access-rules.feature.js';
 import { registerScopeObjects } from './common/auth/scopes.js';
 import { registerFeatureSettings } from './config/config.js';
 import { checkFeatures, type Feature, type LoadedFeature, loadFeatures } from './common/feature/feature.js';
@@ -46,6 +47,7 @@ export const FEATURES: readonly Feature[] = [
   CAPTURE_FEATURE,
   EVENTS_FEATURE,
   SDK_FEATURE,
+  RECORDING_ACCESS_RULES_FEATURE,
 ];
 
 /**
