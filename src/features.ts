@@ -12,6 +12,7 @@ import { PERSONAL_API_KEYS_FEATURE } from './personal-api-keys/personal-api-keys
 import { PERSONS_FEATURE } from './persons/persons.feature.js';
 import { PLUGINS_FEATURE } from './plugins/plugins.feature.js';
 import { PROJECTS_FEATURE } from './projects/projects.feature.js';
+import { ROLES_FEATURE } from './roles/roles.feature.js';
 import { REPLAY_FEATURE } from './replay/replay.feature.js';
 import { SDK_FEATURE } from './sdk/sdk.feature.js';
 import { SESSION_RECORDING_PLAYLISTS_FEATURE } from './session-recording-playlists/session-recording-playlists.feature.js';
@@ -34,6 +35,7 @@ export const FEATURES: readonly Feature[] = [
   USERS_FEATURE,
   MEMBERSHIPS_FEATURE,
   ORGANIZATIONS_FEATURE,
+  ROLES_FEATURE,
   PROJECTS_FEATURE,
   DOMAINS_FEATURE,
   MEMBERS_FEATURE,

@@ -1,4 +1,15 @@
-import { Check, Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import {
+  Check,
+  Column,
+  CreateDateColumn,
+  Entity,
+  JoinColumn,
+  ManyToOne,
+  PrimaryGeneratedColumn,
+  type Relation,
+  UpdateDateColumn,
+} from 'typeorm';
+import type { RoleEntity } from '../roles/role.entity.js';
 
 @Entity('organizations')
 @Check('organizations_plugins_access_level_check', '"plugins_access_level" IN (0, 3, 6, 9)')
@@ -62,6 +73,17 @@ export class OrganizationEntity {
 
   @Column({ type: 'varchar', length: 20, nullable: true, default: 'bayesian' })
   defaultExperimentStatsMethod: string | null;
+
+  /**
+   * The role every new member joins (PostHog's `default_role`); null: none. The roles feature owns the table
+   * (migration RolesSchema), so the relation names the entity by name rather than importing it.
+   */
+  @Column({ type: 'uuid', nullable: true })
+  defaultRoleId: string | null;
+
+  @ManyToOne('RoleEntity', { onDelete: 'SET NULL' })
+  @JoinColumn({ name: 'default_role_id', foreignKeyConstraintName: 'organizations_default_role_id_fkey' })
+  defaultRole?: Relation<RoleEntity> | null;
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;
