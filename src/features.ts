@@ -12,13 +12,13 @@ import { PERSONAL_API_KEYS_FEATURE } from './personal-api-keys/personal-api-keys
 import { PERSONS_FEATURE } from './persons/persons.feature.js';
 import { PLUGINS_FEATURE } from './plugins/plugins.feature.js';
 import { PROJECTS_FEATURE } from './projects/projects.feature.js';
+import { RECORDING_ACCESS_RULES_FEATURE } from './recording-access-rules/recording-access-rules.feature.js';
 import { ROLES_FEATURE } from './roles/roles.feature.js';
 import { REPLAY_FEATURE } from './replay/replay.feature.js';
 import { SDK_FEATURE } from './sdk/sdk.feature.js';
 import { SESSION_RECORDING_PLAYLISTS_FEATURE } from './session-recording-playlists/session-recording-playlists.feature.js';
 import { SESSION_RECORDINGS_FEATURE } from './session-recordings/session-recordings.feature.js';
 import { USERS_FEATURE } from './users/users.feature.js';
-import { RECORDING_ACCESS_RULES_FEATURE } from './recording-access-rules/recording-access-rules.feature.js';
 import { registerScopeObjects } from './common/auth/scopes.js';
 import { registerFeatureSettings } from './config/config.js';
 import { checkFeatures, type Feature, type LoadedFeature, loadFeatures } from './common/feature/feature.js';
@@ -45,11 +45,11 @@ export const FEATURES: readonly Feature[] = [
   PERSONS_FEATURE,
   SESSION_RECORDINGS_FEATURE,
   SESSION_RECORDING_PLAYLISTS_FEATURE,
+  RECORDING_ACCESS_RULES_FEATURE,
   REPLAY_FEATURE,
   CAPTURE_FEATURE,
   EVENTS_FEATURE,
   SDK_FEATURE,
-  RECORDING_ACCESS_RULES_FEATURE,
 ];
 
 /**

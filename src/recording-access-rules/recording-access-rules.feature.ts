@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { defineFeature } from '../common/feature/feature.js';
+import { defineFeature, type FeatureFixtureTenant } from '../common/feature/feature.js';
 
 declare module '../common/auth/scopes.js' {
   interface ScopeObjects {
@@ -7,44 +7,46 @@ declare module '../common/auth/scopes.js' {
   }
 }
 
-/** A recording access rule name no other test uses. */
-const fixtureName = () => `recording access rule ${randomUUID().slice(0, 8)}`;
+/**
+ * A rule of the tests' tenants: a start URL pattern no recording has (so it hides nothing from anyone), naming
+ * the tenant's role when the roles fixture made one.
+ */
+const fixtureRule = ({ ids }: Pick<FeatureFixtureTenant, 'ids'>) => ({
+  kind: 'start_url',
+  url_pattern: `https://fixture-${randomUUID().slice(0, 8)}.invalid/*`,
+  role_ids: typeof ids.roles === 'string' ? [ids.roles] : [],
+});
 
-/** The recording access rules feature: what it contributes to the application, the database and the tests. */
+/**
+ * The recording access rules feature (docs/recordings.md, "Who may watch"): rules restricting who may watch a
+ * project's recordings to roles, and what they hide from whom (`RecordingVisibilityService`), which the features
+ * reading recordings ask.
+ */
 export const RECORDING_ACCESS_RULES_FEATURE = defineFeature({
   name: 'recording-access-rules',
   load: async () => ({
     modules: [(await import('./recording-access-rules.module.js')).RecordingAccessRulesModule],
-    entities: [(await import('./recording-access-rule.entity.js')).RecordingAccessRuleEntity],
+    entities: [
+      (await import('./recording-access-rule.entity.js')).RecordingAccessRuleEntity,
+      (await import('./recording-access-rule.entity.js')).RecordingAccessRuleRoleEntity,
+    ],
     migrations: [
-      (await import('./migrations/1795948877888-CreateRecordingAccessRules.js'))
-        .CreateRecordingAccessRules1795948877888,
+      (await import('./migrations/1796000400000-RecordingAccessRules.js')).RecordingAccessRules1796000400000,
     ],
   }),
   scopes: ['recording_access_rule'],
   testFixture: {
-    async create({ request, projectId }) {
-      const created = await request<{ id: string }>(
+    async create(tenant) {
+      const created = await tenant.request<{ id: string }>(
         'post',
-        `/api/projects/${projectId}/recording_access_rules`,
-        {
-          name: fixtureName(),
-        },
+        `/api/projects/${tenant.projectId}/recording_access_rules`,
+        fixtureRule(tenant),
       );
       return { recording_access_rules: created.id };
     },
-    bodies: { RecordingAccessRulesController_create: () => ({ name: fixtureName() }) },
+    bodies: {
+      RecordingAccessRulesController_create: fixtureRule,
+      RecordingAccessRulesController_update: fixtureRule,
+    },
   },
-  // A scheduled task, when the feature needs one: a provider of its module extending IntervalTask
-  // (common/tasks/interval-task.ts; `run` does one tick and logs its own failures), its interval in seconds a
-  // setting of recording-access-rules.settings.ts (0 turns it off). The task runner starts it on every replica; work that one
-  // replica at a time must do takes an advisory lock in `run`. docs/configuration.md lists it.
-  // tasks: [
-  //   {
-  //     name: 'recording-access-rules-cleanup',
-  //     interval: 'RECORDING_ACCESS_RULES_CLEANUP_SECONDS',
-  //     description: 'Deletes the recording access rules past their retention (0 turns it off).',
-  //     handler: async () => (await import('./recording-access-rules-cleanup.task.js')).RecordingAccessRulesCleanupTask,
-  //   },
-  // ],
 });

@@ -3,12 +3,16 @@ import { ProjectsModule } from '../projects/projects.module.js';
 import { RecordingAccessRulesController } from './recording-access-rules.controller.js';
 import { RecordingAccessRulesRepository } from './recording-access-rules.repository.js';
 import { RecordingAccessRulesService } from './recording-access-rules.service.js';
+import { RecordingVisibilityService } from './recording-visibility.service.js';
 
-/** RecordingAccessRules of a project. */
+/**
+ * Recording access rules of a project (their API) and what they hide from whom (`RecordingVisibilityService`,
+ * used by every feature that reads recordings).
+ */
 @Module({
   imports: [ProjectsModule],
   controllers: [RecordingAccessRulesController],
-  providers: [RecordingAccessRulesRepository, RecordingAccessRulesService],
-  exports: [RecordingAccessRulesService],
+  providers: [RecordingAccessRulesRepository, RecordingAccessRulesService, RecordingVisibilityService],
+  exports: [RecordingVisibilityService],
 })
 export class RecordingAccessRulesModule {}

@@ -9,6 +9,7 @@ import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
 import { type PersonColumns, personSelectSql } from '../persons/persons.repository.js';
 import { recordingRetentionDaysSql } from '../projects/projects.repository.js';
+import { RecordingVisibility } from '../recording-access-rules/recording-visibility.service.js';
 import { START_URL_MAX_LENGTH } from './ingestion/recording-metadata.js';
 import type { SnapshotSource } from './session-recording.entity.js';
 
@@ -39,6 +40,8 @@ export interface RecordingFilters {
   sessionIds?: readonly string[];
   /** Filters on the session's events and the person's properties (recording-event-filters.ts). */
   eventFilters?: RecordingEventFilters;
+  /** What the caller may watch: the recordings the project's access rules hide from them are left out. */
+  visibility?: RecordingVisibility;
 }
 
 const DURATION_SECONDS = 'extract(epoch FROM (r.end_time - r.start_time))';
@@ -120,6 +123,30 @@ export interface SnapshotPosition {
 
 const AT = new Date('2026-11-21T10:00:00.000Z');
 const CUTOFF = new Date('2026-10-23T00:00:00.000Z');
+/** Access rules of each kind hiding recordings from the caller, for the pinned SQL. */
+export const SQL_RULES = new RecordingVisibility([
+  {
+    kind: 'start_url',
+    urlPattern: 'https://example.com/billing/*',
+    propertyKey: null,
+    propertyOperator: null,
+    propertyValue: null,
+  },
+  {
+    kind: 'person_property',
+    urlPattern: null,
+    propertyKey: 'email',
+    propertyOperator: 'icontains',
+    propertyValue: '@example.com',
+  },
+  {
+    kind: 'person_property',
+    urlPattern: null,
+    propertyKey: 'plan',
+    propertyOperator: 'is_not',
+    propertyValue: 'free',
+  },
+]);
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const startOfUtcDay = (now: Date) => new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
@@ -204,6 +231,12 @@ export function buildListQuery(
   for (const levels of filters.consoleLevels ?? []) {
     where.push(`(${levels.map((level) => CONSOLE_LEVEL_SQL[level]).join(' OR ')})`);
   }
+  // Recordings the access rules hide from the caller: a condition like any filter, in the page and the count.
+  const visible = filters.visibility?.visibleSql('r', (value) => {
+    params.push(value);
+    return `$${params.length}`;
+  });
+  if (visible) where.push(visible);
   // The event filters' SQL differs between the count and the page (recording-event-filters.ts).
   const countWhere = [...where];
   let sets: EventSet[] = [];
@@ -342,6 +375,10 @@ export class SessionRecordingsRepository extends RepositoryBase {
         CUTOFF,
       ],
     },
+    {
+      name: 'under access rules',
+      params: (f) => [f.projectId, f.userId, { visibility: SQL_RULES }, { limit: 100, offset: 0 }, CUTOFF],
+    },
   )
   async list(
     teamId: number,
@@ -356,41 +393,66 @@ export class SessionRecordingsRepository extends RepositoryBase {
     return { rows: result.filter((r) => r.sessionId !== null), total };
   }
 
-  /** A recording that is neither deleted nor expired (started before `retainedFrom`), or null. */
-  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, f.userId, CUTOFF] })
+  /**
+   * A recording that is neither deleted nor expired (started before `retainedFrom`) nor hidden from the caller by
+   * the access rules (`visibility`), or null.
+   */
+  @GenerateSql(
+    { params: (f) => [f.projectId, f.sessionId, f.userId, CUTOFF] },
+    { name: 'under access rules', params: (f) => [f.projectId, f.sessionId, f.userId, CUTOFF, SQL_RULES] },
+  )
   async findOne(
     teamId: number,
     sessionId: string,
     userId: number | null,
     retainedFrom: Date,
+    visibility: RecordingVisibility = RecordingVisibility.EVERYTHING,
   ): Promise<RecordingView | null> {
+    const params: unknown[] = [teamId, userId, sessionId, retainedFrom];
+    const visible = visibility.visibleSql('r', (value) => `$${params.push(value)}`);
     const rows = await this.query<RecordingView>(
       `SELECT ${RECORDING_COLUMNS}
          FROM session_recordings r
          LEFT JOIN persons p ON p.id = r.person_id
-        WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4`,
-      [teamId, userId, sessionId, retainedFrom],
+        WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4${visible ? ` AND ${visible}` : ''}`,
+      params,
     );
     return rows[0] ?? null;
   }
 
   /**
-   * Whether a recording that is neither deleted nor expired exists, locking it against deletion (and the purge)
-   * until the caller's transaction ends.
+   * Whether a recording that is neither deleted nor expired (nor hidden from the caller by the access rules,
+   * `visibility`) exists, locking it against deletion (and the purge) until the caller's transaction ends.
    */
-  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, CUTOFF] })
+  @GenerateSql(
+    { params: (f) => [f.projectId, f.sessionId, CUTOFF] },
+    { name: 'under access rules', params: (f) => [f.projectId, f.sessionId, CUTOFF, SQL_RULES] },
+  )
   async lockLive(
     teamId: number,
     sessionId: string,
     retainedFrom: Date,
+    visibility: RecordingVisibility = RecordingVisibility.EVERYTHING,
   ): Promise<{ personId: number | null } | null> {
+    const params: unknown[] = [teamId, sessionId, retainedFrom];
+    const visible = visibility.visibleSql('r', (value) => `$${params.push(value)}`);
     const rows = await this.query<{ person_id: number | null }>(
-      `SELECT person_id FROM session_recordings
-        WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL AND start_time >= $3
-          FOR NO KEY UPDATE`,
-      [teamId, sessionId, retainedFrom],
+      `SELECT r.person_id FROM session_recordings r
+        WHERE r.team_id = $1 AND r.session_id = $2 AND r.deleted_at IS NULL AND r.start_time >= $3${visible ? ` AND ${visible}` : ''}
+          FOR NO KEY UPDATE OF r`,
+      params,
     );
     return rows.length ? { personId: rows[0].person_id } : null;
+  }
+
+  /** Whether the project's recording `sessionId` (deleted or not) exists and the access rules hide it. */
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, SQL_RULES] })
+  async isHidden(teamId: number, sessionId: string, visibility: RecordingVisibility): Promise<boolean> {
+    const params: unknown[] = [teamId, sessionId];
+    const hidden = visibility.hiddenSessionSql('$1::int', '$2::text', (value) => `$${params.push(value)}`);
+    if (!hidden) return false;
+    const [row] = await this.query<{ hidden: boolean }>(`SELECT ${hidden} AS hidden`, params);
+    return row.hidden;
   }
 
   /**

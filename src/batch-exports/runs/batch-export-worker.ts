@@ -5,6 +5,10 @@ import { Clock } from '../../common/time/clock.js';
 import { AppConfig } from '../../config/config.js';
 import { ApiPoolShare } from '../../database/pool-shares.js';
 import { MembershipsRepository } from '../../memberships/memberships.repository.js';
+import {
+  type RecordingVisibility,
+  RecordingVisibilityService,
+} from '../../recording-access-rules/recording-visibility.service.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { secretKeys } from '../destinations.js';
 import {
@@ -76,6 +80,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     private readonly memberships: MembershipsRepository,
     private readonly slotWaits: SlotWaitsRepository,
     private readonly poolShare: ApiPoolShare,
+    private readonly recordingVisibility: RecordingVisibilityService,
   ) {
     this.egress = new EgressPolicy(config.allowPrivateDestinations, config.embeddedDatabasePort);
   }
@@ -353,6 +358,11 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       statementTimeoutMs: this.config.get('BATCH_EXPORT_STATEMENT_TIMEOUT_MS'),
       production: this.config.get('NODE_ENV') === 'production',
     };
+    // A sessions export runs as its creator: the recordings the access rules hide from them now are left out.
+    const visibility =
+      modelName === 'sessions'
+        ? await this.recordingVisibility.visibilityFor(teamId, claim.batchExport.createdById)
+        : undefined;
     const writer = createWriter(ctx);
     let records = 0;
     const timing = { read: 0, write: 0, finish: 0 };
@@ -366,7 +376,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       await writer.open();
       if (writer.copyStream) {
         // Rows that need no conversion (PostgreSQL to PostgreSQL) go through as COPY text.
-        const source = await this.source.copyRows(model, this.sourceRange(teamId, claim, config));
+        const source = await this.source.copyRows(model, this.sourceRange(teamId, claim, config, visibility));
         try {
           ({ records } = await writer.copyStream(source.stream));
         } finally {
@@ -381,7 +391,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       }
       const pages = this.source.pages(
         model,
-        this.sourceRange(teamId, claim, config),
+        this.sourceRange(teamId, claim, config, visibility),
         this.config.get('BATCH_EXPORT_PAGE_SIZE'),
         this.config.get('BATCH_EXPORT_PAGE_MAX_BYTES'),
       );
@@ -408,7 +418,12 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
    * What a run reads: its project, interval and transaction ids (scheduled runs, see export-watermark.ts), and
    * the retention its sessions are read with (now), the event names an events export includes or leaves out.
    */
-  private sourceRange(teamId: number, claim: ClaimedRun, config: Record<string, unknown>): SourceRange {
+  private sourceRange(
+    teamId: number,
+    claim: ClaimedRun,
+    config: Record<string, unknown>,
+    visibility: RecordingVisibility | undefined,
+  ): SourceRange {
     const names = (value: unknown) => (Array.isArray(value) ? (value as string[]) : null);
     return {
       teamId,
@@ -421,6 +436,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       defaultRetentionDays: this.config.get('RECORDING_RETENTION_DAYS'),
       includeEvents: names(config.include_events),
       excludeEvents: names(config.exclude_events),
+      visibility,
     };
   }
 

@@ -4,6 +4,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import { DataSource } from 'typeorm';
 import { cappedPropertiesSql } from '../../persons/persons.repository.js';
 import { recordingRetentionDaysSql } from '../../projects/projects.repository.js';
+import type { RecordingVisibility } from '../../recording-access-rules/recording-visibility.service.js';
 import { START_URL_MAX_LENGTH } from '../../session-recordings/ingestion/recording-metadata.js';
 import { nonRetryable } from './export-errors.js';
 import type { ExportModel, ExportRow } from './export-models.js';
@@ -27,6 +28,11 @@ export interface SourceRange {
   /** Events: the export's `include_events` / `exclude_events` (null or empty: no filter). */
   includeEvents?: readonly string[] | null;
   excludeEvents?: readonly string[] | null;
+  /**
+   * Sessions: what the export's creator may watch; the recordings the access rules hide from them are left out
+   * (undefined: nothing is).
+   */
+  visibility?: RecordingVisibility;
 }
 
 const DAY_MS = 24 * 3600_000;
@@ -50,7 +56,9 @@ function statementOf(model: ExportModel, range: SourceRange): { sql: string; par
     return { sql: EVENTS_SQL, params: [...params, list(range.includeEvents), list(range.excludeEvents)] };
   }
   const today = new Date(Math.floor(range.now.getTime() / DAY_MS) * DAY_MS);
-  return { sql: SESSIONS_SQL, params: [...params, today, Math.trunc(range.defaultRetentionDays)] };
+  const sessionParams = [...params, today, Math.trunc(range.defaultRetentionDays)];
+  const visible = range.visibility?.visibleSql('r', (value) => `$${sessionParams.push(value)}`);
+  return { sql: sessionsSql(visible ? `AND ${visible}` : ''), params: sessionParams };
 }
 
 /**
@@ -355,9 +363,10 @@ const PERSONS_SQL = `
  * committed late: export-watermark.ts), in the order of its last events, unless it has
  * expired ($7 the start of today, UTC; $8 RECORDING_RETENTION_DAYS): the cutoff is the API's
  * (`retentionCutoff`), so an export never sends a recording the API no longer shows, nor one the purge is about
- * to delete.
+ * to delete. `visible`: the condition leaving out the recordings the access rules hide from the export's creator
+ * (its parameters from $9), or nothing.
  */
-const SESSIONS_SQL = `
+const sessionsSql = (visible: string) => `
   SELECT r.session_id, r.team_id, r.distinct_id, p.uuid::text AS person_id,
          r.start_time AS start_timestamp, r.end_time AS end_timestamp,
          round(extract(epoch FROM r.end_time - r.start_time))::int AS duration,
@@ -372,6 +381,7 @@ const SESSIONS_SQL = `
    WHERE r.team_id = $1 AND r.deleted_at IS NULL
      AND ${readByWatermarkSql('r', 'last_event_received_at')}
      AND r.start_time >= $7::timestamptz - (${recordingRetentionDaysSql('t', '$8::int')} - 1) * interval '24 hours'
+     ${visible}
    ORDER BY r.last_event_received_at, r.session_id`;
 
 /** A recording's bigint version arrives as a string: a number for every format (far below 2^53). */
