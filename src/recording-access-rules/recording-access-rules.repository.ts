@@ -119,13 +119,16 @@ export class RecordingAccessRulesRepository extends RepositoryBase {
     createdById: number,
     now: Date,
   ): Promise<string> {
-    const repository = this.repository(RecordingAccessRuleEntity);
-    const saved = await repository.save(
-      repository.create({ teamId, ...match, createdById, createdAt: now, updatedAt: now }),
-      { transaction: false, reload: false },
-    );
-    await this.setRoles(saved.id, roleIds);
-    return saved.id;
+    const { identifiers } = await this.repository(RecordingAccessRuleEntity).insert({
+      teamId,
+      ...match,
+      createdById,
+      createdAt: now,
+      updatedAt: now,
+    });
+    const id = (identifiers[0] as { id: string }).id;
+    await this.setRoles(id, roleIds);
+    return id;
   }
 
   /** Replaces a rule's match, and its roles when `roleIds` is given (in the caller's transaction). */
