@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
-import { RecordingVisibility } from '../recording-access-rules/recording-visibility.service.js';
+import {
+  EXAMPLE_VISIBILITY,
+  type RecordingVisibility,
+} from '../recording-access-rules/recording-visibility.service.js';
 import { DAY_MS, dayOfPartition, partitionName } from './event-partitions.js';
 import type { EventRow } from './event-rows.js';
 
@@ -53,17 +56,6 @@ export interface EventFilters {
   /** What the caller may watch: the events of a session whose recording the access rules hide are left out. */
   visibility?: RecordingVisibility;
 }
-
-/** Access rules hiding recordings, for the pinned SQL. */
-const SQL_RULES = new RecordingVisibility([
-  {
-    kind: 'start_url',
-    urlPattern: 'https://example.com/billing/*',
-    propertyKey: null,
-    propertyOperator: null,
-    propertyValue: null,
-  },
-]);
 
 /**
  * The condition leaving out the events (`e`) of a session whose recording `visibility` hides, or null. The
@@ -318,7 +310,7 @@ export class EventsRepository extends RepositoryBase {
       params: (f) => [
         f.projectId,
         AT,
-        { sessionId: 'session-1', visibility: SQL_RULES },
+        { sessionId: 'session-1', visibility: EXAMPLE_VISIBILITY },
         10,
         0,
         10000,
@@ -428,7 +420,7 @@ export class EventsRepository extends RepositoryBase {
     { params: (f) => [f.projectId, '0192d6c4-8f8a-7c1e-9d57-2a9d3c1e4b5f', AT] },
     {
       name: 'under access rules',
-      params: (f) => [f.projectId, '0192d6c4-8f8a-7c1e-9d57-2a9d3c1e4b5f', AT, SQL_RULES],
+      params: (f) => [f.projectId, '0192d6c4-8f8a-7c1e-9d57-2a9d3c1e4b5f', AT, EXAMPLE_VISIBILITY],
     },
   )
   async findByUuid(

@@ -7,7 +7,7 @@ import { CreateRecordingAccessRuleDto } from './dto/recording-access-rule-input.
 import { toRecordingAccessRuleDto } from './dto/recording-access-rule.dto.js';
 import type { RecordingAccessRuleEntity } from './recording-access-rule.entity.js';
 import { ruleMatchOf } from './recording-access-rules.service.js';
-import { globToLike, type HidingRule, RecordingVisibility } from './recording-visibility.service.js';
+import { globToLike, type HidingRule, RecordingVisibility } from './recording-visibility.js';
 
 const violations = async (body: unknown) =>
   (await validate(plainToInstance(CreateRecordingAccessRuleDto, body))).map((e) => [

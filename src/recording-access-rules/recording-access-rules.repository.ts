@@ -9,7 +9,7 @@ import {
   type RuleKind,
   type RulePropertyOperator,
 } from './recording-access-rule.entity.js';
-import type { HidingRule } from './recording-visibility.service.js';
+import { EXAMPLE_VISIBILITY, type HidingRule, type RecordingVisibility } from './recording-visibility.js';
 
 /** The match of a rule: the columns of its kind set, the others null. */
 export interface RuleMatch {
@@ -58,6 +58,16 @@ export class RecordingAccessRulesRepository extends RepositoryBase {
         ORDER BY ar.created_at, ar.id`,
       [teamId, userId],
     );
+  }
+
+  /** Whether the project's recording `sessionId` (deleted or not) exists and `visibility` hides it. */
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, EXAMPLE_VISIBILITY] })
+  async hidesSession(teamId: number, sessionId: string, visibility: RecordingVisibility): Promise<boolean> {
+    const params: unknown[] = [teamId, sessionId];
+    const hidden = visibility.hiddenSessionSql('$1::int', '$2::text', (value) => `$${params.push(value)}`);
+    if (!hidden) return false;
+    const [row] = await this.query<{ hidden: boolean }>(`SELECT ${hidden} AS hidden`, params);
+    return row.hidden;
   }
 
   /** A page of the project's rules, oldest first, with their creators and roles. */

@@ -165,7 +165,8 @@ export class SessionRecordingPlaylistsService {
    */
   async unpin(principal: Principal, projectId: number, shortId: string, sessionId: string): Promise<void> {
     await this.writeLocked(principal, projectId, shortId, async (project, playlist) => {
-      if (await this.recordings.isHidden(project, principal.userId, sessionId)) throw ApiError.notFound();
+      if (await this.visibility.hidesSession(project.id, principal.userId, sessionId))
+        throw ApiError.notFound();
       if (!(await this.playlists.unpin(playlist.id, sessionId))) throw ApiError.notFound();
     });
   }

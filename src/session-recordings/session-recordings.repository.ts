@@ -1,3 +1,8 @@
+/**
+ * The recordings' read statements (the list, one recording, the lock of a live one, snapshots), kept together
+ * on purpose: they share the select list, the retention conditions and the access rules' condition, pinned
+ * together in test/sql. The writes of ingestion, sharing and the purge have their own repositories.
+ */
 import { Injectable } from '@nestjs/common';
 import {
   type EventSet,
@@ -9,7 +14,10 @@ import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
 import { type PersonColumns, personSelectSql } from '../persons/persons.repository.js';
 import { recordingRetentionDaysSql } from '../projects/projects.repository.js';
-import { RecordingVisibility } from '../recording-access-rules/recording-visibility.service.js';
+import {
+  EXAMPLE_VISIBILITY,
+  RecordingVisibility,
+} from '../recording-access-rules/recording-visibility.service.js';
 import { START_URL_MAX_LENGTH } from './ingestion/recording-metadata.js';
 import type { SnapshotSource } from './session-recording.entity.js';
 
@@ -123,30 +131,6 @@ export interface SnapshotPosition {
 
 const AT = new Date('2026-11-21T10:00:00.000Z');
 const CUTOFF = new Date('2026-10-23T00:00:00.000Z');
-/** Access rules of each kind hiding recordings from the caller, for the pinned SQL. */
-export const SQL_RULES = new RecordingVisibility([
-  {
-    kind: 'start_url',
-    urlPattern: 'https://example.com/billing/*',
-    propertyKey: null,
-    propertyOperator: null,
-    propertyValue: null,
-  },
-  {
-    kind: 'person_property',
-    urlPattern: null,
-    propertyKey: 'email',
-    propertyOperator: 'icontains',
-    propertyValue: '@example.com',
-  },
-  {
-    kind: 'person_property',
-    urlPattern: null,
-    propertyKey: 'plan',
-    propertyOperator: 'is_not',
-    propertyValue: 'free',
-  },
-]);
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const startOfUtcDay = (now: Date) => new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
@@ -232,10 +216,7 @@ export function buildListQuery(
     where.push(`(${levels.map((level) => CONSOLE_LEVEL_SQL[level]).join(' OR ')})`);
   }
   // Recordings the access rules hide from the caller: a condition like any filter, in the page and the count.
-  const visible = filters.visibility?.visibleSql('r', (value) => {
-    params.push(value);
-    return `$${params.length}`;
-  });
+  const visible = filters.visibility?.visibleSql('r', (value) => `$${params.push(value)}`);
   if (visible) where.push(visible);
   // The event filters' SQL differs between the count and the page (recording-event-filters.ts).
   const countWhere = [...where];
@@ -377,7 +358,13 @@ export class SessionRecordingsRepository extends RepositoryBase {
     },
     {
       name: 'under access rules',
-      params: (f) => [f.projectId, f.userId, { visibility: SQL_RULES }, { limit: 100, offset: 0 }, CUTOFF],
+      params: (f) => [
+        f.projectId,
+        f.userId,
+        { visibility: EXAMPLE_VISIBILITY },
+        { limit: 100, offset: 0 },
+        CUTOFF,
+      ],
     },
   )
   async list(
@@ -393,13 +380,13 @@ export class SessionRecordingsRepository extends RepositoryBase {
     return { rows: result.filter((r) => r.sessionId !== null), total };
   }
 
-  /**
-   * A recording that is neither deleted nor expired (started before `retainedFrom`) nor hidden from the caller by
-   * the access rules (`visibility`), or null.
-   */
+  /** A recording neither deleted, expired (started before `retainedFrom`) nor hidden by `visibility`, or null. */
   @GenerateSql(
     { params: (f) => [f.projectId, f.sessionId, f.userId, CUTOFF] },
-    { name: 'under access rules', params: (f) => [f.projectId, f.sessionId, f.userId, CUTOFF, SQL_RULES] },
+    {
+      name: 'under access rules',
+      params: (f) => [f.projectId, f.sessionId, f.userId, CUTOFF, EXAMPLE_VISIBILITY],
+    },
   )
   async findOne(
     teamId: number,
@@ -424,10 +411,7 @@ export class SessionRecordingsRepository extends RepositoryBase {
    * Whether a recording that is neither deleted nor expired (nor hidden from the caller by the access rules,
    * `visibility`) exists, locking it against deletion (and the purge) until the caller's transaction ends.
    */
-  @GenerateSql(
-    { params: (f) => [f.projectId, f.sessionId, CUTOFF] },
-    { name: 'under access rules', params: (f) => [f.projectId, f.sessionId, CUTOFF, SQL_RULES] },
-  )
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, CUTOFF] })
   async lockLive(
     teamId: number,
     sessionId: string,
@@ -443,16 +427,6 @@ export class SessionRecordingsRepository extends RepositoryBase {
       params,
     );
     return rows.length ? { personId: rows[0].person_id } : null;
-  }
-
-  /** Whether the project's recording `sessionId` (deleted or not) exists and the access rules hide it. */
-  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, SQL_RULES] })
-  async isHidden(teamId: number, sessionId: string, visibility: RecordingVisibility): Promise<boolean> {
-    const params: unknown[] = [teamId, sessionId];
-    const hidden = visibility.hiddenSessionSql('$1::int', '$2::text', (value) => `$${params.push(value)}`);
-    if (!hidden) return false;
-    const [row] = await this.query<{ hidden: boolean }>(`SELECT ${hidden} AS hidden`, params);
-    return row.hidden;
   }
 
   /**

@@ -51,11 +51,6 @@ export interface ClaimedRun {
     model: BatchExportModel;
     destinationType: DestinationType;
     config: Config;
-    /**
-     * Who created the export (null: before this was kept, or the user was deleted): a sessions export leaves out
-     * the recordings the access rules hide from that user (docs/batch-exports.md, "Recording access rules").
-     */
-    createdById: number | null;
   };
 }
 
@@ -96,7 +91,6 @@ interface ClaimRow {
   organization_id: string;
   team_id: number;
   fairness_user_id: number | null;
-  created_by_id: number | null;
   name: string;
   model: BatchExportModel;
   destination_type: DestinationType;
@@ -146,7 +140,6 @@ const fixtureClaim = (f: SqlFixture, attemptNumber = 1): ClaimedRun => ({
     model: 'persons',
     destinationType: 'NoOp',
     config: {},
-    createdById: null,
   },
 });
 
@@ -185,7 +178,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
         const [row] = await this.query<ClaimRow>(
           `SELECT r.id, r.status, r.batch_export_id, r.backfill_id, r.data_interval_start, r.data_interval_end,
                   r.read_xid_from, r.read_xid_to, r.read_late_before, e.organization_id, e.team_id,
-                  ${fairnessUserSql('e')} AS fairness_user_id, e.created_by_id, e.name, e.model, e.destination_type, e.destination_config,
+                  ${fairnessUserSql('e')} AS fairness_user_id, e.name, e.model, e.destination_type, e.destination_config,
                   e.destination_secrets, e.paused, e.deleted_at
              FROM batch_export_runs r
              JOIN batch_exports e ON e.id = r.batch_export_id
@@ -266,7 +259,6 @@ export class BatchExportRunsRepository extends RepositoryBase {
               model: row.model,
               destinationType: row.destination_type,
               config: { ...row.destination_config, ...row.destination_secrets },
-              createdById: row.created_by_id,
             },
           },
         } as const;

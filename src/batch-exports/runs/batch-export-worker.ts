@@ -10,6 +10,7 @@ import {
   RecordingVisibilityService,
 } from '../../recording-access-rules/recording-visibility.service.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
+import { BatchExportsRepository } from '../batch-exports.repository.js';
 import { secretKeys } from '../destinations.js';
 import {
   BatchExportRunsRepository,
@@ -81,6 +82,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     private readonly slotWaits: SlotWaitsRepository,
     private readonly poolShare: ApiPoolShare,
     private readonly recordingVisibility: RecordingVisibilityService,
+    private readonly exports: BatchExportsRepository,
   ) {
     this.egress = new EgressPolicy(config.allowPrivateDestinations, config.embeddedDatabasePort);
   }
@@ -358,11 +360,9 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       statementTimeoutMs: this.config.get('BATCH_EXPORT_STATEMENT_TIMEOUT_MS'),
       production: this.config.get('NODE_ENV') === 'production',
     };
-    // A sessions export runs as its creator: the recordings the access rules hide from them now are left out.
-    const visibility =
-      modelName === 'sessions'
-        ? await this.recordingVisibility.visibilityFor(teamId, claim.batchExport.createdById)
-        : undefined;
+    // A sessions export runs as its creator (none known: as a user in no role): the recordings the access rules
+    // hide from them now are left out.
+    const visibility = modelName === 'sessions' ? await this.sessionsVisibility(claim) : undefined;
     const writer = createWriter(ctx);
     let records = 0;
     const timing = { read: 0, write: 0, finish: 0 };
@@ -438,6 +438,13 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       excludeEvents: names(config.exclude_events),
       visibility,
     };
+  }
+
+  /** What the creator of the run's export may watch of its project's recordings now. */
+  private async sessionsVisibility(claim: ClaimedRun): Promise<RecordingVisibility> {
+    const { organizationId, id, teamId } = claim.batchExport;
+    const batchExport = await this.exports.findInOrganization(organizationId, id);
+    return this.recordingVisibility.visibilityFor(teamId, batchExport?.createdById ?? null);
   }
 
   private logTiming(claim: ClaimedRun, timing: { read: number; write: number; finish: number }): void {

@@ -161,15 +161,6 @@ export class SessionRecordingsService {
     });
   }
 
-  /**
-   * Whether the access rules hide the project's recording `sessionId` (deleted or expired ones too) from user
-   * `userId`: what they may not watch, they may not touch through other resources either (a playlist's pins).
-   */
-  async isHidden(project: ProjectEntity, userId: number, sessionId: string): Promise<boolean> {
-    const visibility = await this.visibility.visibilityFor(project.id, userId);
-    return visibility.restricted && this.recordings.isHidden(project.id, sessionId, visibility);
-  }
-
   async retrieve(principal: Principal, projectId: number, id: string): Promise<SessionRecordingDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
     const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
