@@ -97,6 +97,7 @@ const ORDER = [
   'PUT /api/projects/{project_id}/session_recordings/{id}',
   'PATCH /api/projects/{project_id}/session_recordings/{recording_id}/sharing',
   'POST /api/projects/{project_id}/recording_access_rules',
+  'PATCH /api/projects/{project_id}/recording_access_rules/{id}',
 ].flatMap((key) =>
   key.includes(' /api/projects/') && !key.includes('/plugin_configs')
     ? [key, key.replace(' /api/projects/', ' /api/environments/')]

@@ -2,7 +2,7 @@
 -- After a deliberate query change, rerun that test with UPDATE_SQL=1 and review the diff.
 
 -- OrganizationsRepository.pageViewsForUser
-SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id, o.members_can_invite, o.members_can_use_personal_api_keys, o.allow_publicly_shared_resources, o.is_ai_data_processing_approved, o.default_anonymize_ips, o.default_experiment_stats_method, o.created_at, o.updated_at, m.level AS membership_level,
+SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id, o.members_can_invite, o.members_can_use_personal_api_keys, o.allow_publicly_shared_resources, o.is_ai_data_processing_approved, o.default_anonymize_ips, o.default_experiment_stats_method, o.default_role_id, o.created_at, o.updated_at, m.level AS membership_level,
       (SELECT count(*) FROM organization_memberships c WHERE c.organization_id = o.id)::text AS member_count,
       COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organizationId', p.organization_id,
                                    'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
@@ -17,7 +17,7 @@ ORDER BY o.created_at, o.id
 LIMIT $4 OFFSET $5;
 
 -- OrganizationsRepository.pageViewsForUser (restricted to projects)
-SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id, o.members_can_invite, o.members_can_use_personal_api_keys, o.allow_publicly_shared_resources, o.is_ai_data_processing_approved, o.default_anonymize_ips, o.default_experiment_stats_method, o.created_at, o.updated_at, m.level AS membership_level,
+SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id, o.members_can_invite, o.members_can_use_personal_api_keys, o.allow_publicly_shared_resources, o.is_ai_data_processing_approved, o.default_anonymize_ips, o.default_experiment_stats_method, o.default_role_id, o.created_at, o.updated_at, m.level AS membership_level,
       (SELECT count(*) FROM organization_memberships c WHERE c.organization_id = o.id)::text AS member_count,
       COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organizationId', p.organization_id,
                                    'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
@@ -32,7 +32,7 @@ ORDER BY o.created_at, o.id
 LIMIT $4 OFFSET $5;
 
 -- OrganizationsRepository.findViewForUser
-SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id, o.members_can_invite, o.members_can_use_personal_api_keys, o.allow_publicly_shared_resources, o.is_ai_data_processing_approved, o.default_anonymize_ips, o.default_experiment_stats_method, o.created_at, o.updated_at, m.level AS membership_level,
+SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id, o.members_can_invite, o.members_can_use_personal_api_keys, o.allow_publicly_shared_resources, o.is_ai_data_processing_approved, o.default_anonymize_ips, o.default_experiment_stats_method, o.default_role_id, o.created_at, o.updated_at, m.level AS membership_level,
       (SELECT count(*) FROM organization_memberships c WHERE c.organization_id = o.id)::text AS member_count,
       COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organizationId', p.organization_id,
                                    'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
@@ -43,7 +43,7 @@ SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.availabl
 WHERE o.id = $2;
 
 -- OrganizationsRepository.insertIfSlugFree
-INSERT INTO "organizations" AS "OrganizationEntity"("id", "name", "slug", "logo_media_id", "plugins_access_level", "available_product_features", "is_member_join_email_enabled", "enforce_2fa", "customer_id", "members_can_invite", "members_can_use_personal_api_keys", "allow_publicly_shared_resources", "is_ai_data_processing_approved", "default_anonymize_ips", "default_experiment_stats_method", "created_at", "updated_at") VALUES (DEFAULT, $1, $2, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT) ON CONFLICT DO NOTHING  RETURNING "id";
+INSERT INTO "organizations" AS "OrganizationEntity"("id", "name", "slug", "logo_media_id", "plugins_access_level", "available_product_features", "is_member_join_email_enabled", "enforce_2fa", "customer_id", "members_can_invite", "members_can_use_personal_api_keys", "allow_publicly_shared_resources", "is_ai_data_processing_approved", "default_anonymize_ips", "default_experiment_stats_method", "default_role_id", "created_at", "updated_at") VALUES (DEFAULT, $1, $2, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT) ON CONFLICT DO NOTHING  RETURNING "id";
 
 -- OrganizationsRepository.summariesForUser
 SELECT o.id, o.name, o.slug, o.logo_media_id, m.level, o.members_can_use_personal_api_keys
