@@ -2,16 +2,18 @@
  * What recording access rules hide, on every path that shows a recording: the recordings list and its counts,
  * retrieve, snapshots, update and delete, sharing changes, the events of a session (list and retrieve),
  * playlists (their counts, pinned recordings, pin and unpin), shared links (the JSON routes and the replay pages)
- * and the sessions batch export. A rule by start URL pattern and one by person property restrict recordings to
+ * and the sessions and events batch exports. A rule by start URL pattern and one by person property restrict recordings to
  * the role `Support`: its member watches them, a member outside it gets absence or 404 everywhere, admins and
  * owners see everything, and leaving the role takes effect on the next request. A hostile pattern does not stall.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
 import { startHttpReceiver, waitForRunsToEnd } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { NOT_FOUND } from '../support/expectations.js';
+import { createDestinationDatabase, dropDestinationDatabase } from '../support/test-database.js';
 import type { TestUser } from '../support/factories.js';
 import { newSessionId, rr, snapshotEvent } from '../support/recordings.js';
 import { margin } from '../support/shared-machine.js';
@@ -511,43 +513,96 @@ describe('recording access rules hide what a user may not watch, on every path',
     });
   });
 
-  describe('the sessions batch export', () => {
-    it("exports what the export's creator may watch when it runs", async () => {
-      const receiver = await startHttpReceiver();
-      try {
-        // The hour of the captures has ended.
-        t.clock.set(new Date('2026-11-21T12:00:00.000Z'));
-        const exportFor = async (who: TestUser) => {
-          const created = await t.http
-            .post(`/api/organizations/${orgId}/batch_exports`)
-            .set(who.auth)
-            .send({
-              name: `Sessions of ${who.email}`,
-              model: 'sessions',
-              interval: 'hour',
-              destination: { type: 'HTTP', config: { url: receiver.url, token: `token-${who.id}` } },
-            })
-            .expect(201);
-          const id = created.body.id as string;
-          await t.http
-            .post(`/api/organizations/${orgId}/batch_exports/${id}/backfill`)
-            .set(who.auth)
-            .send({ start_at: '2026-11-21T10:00:00Z', end_at: '2026-11-21T11:00:00Z' })
-            .expect(200);
-          const [run] = await waitForRunsToEnd(t.http, who.auth, orgId, id, 1);
-          expect(run.status).toBe('Completed');
-          return receiver.received
-            .filter((r) => r.body.api_key === `token-${who.id}`)
-            .flatMap((r) => r.body.batch.map((row) => row.session_id as string))
-            .filter((id) => ALL.includes(id))
-            .sort();
-        };
-        expect(await exportFor(member)).toEqual([plain]);
-        expect(await exportFor(support)).toEqual([...ALL].sort());
-        expect(await exportFor(admin)).toEqual([...ALL].sort());
-      } finally {
-        await receiver.close();
-        t.clock.set(NOW);
+  describe('batch exports of sessions and events', () => {
+    const PASSWORD = 'rules-destination-password';
+    let receiver: Awaited<ReturnType<typeof startHttpReceiver>>;
+    let dest: Awaited<ReturnType<typeof createDestinationDatabase>>;
+    let destination: pg.Client;
+
+    beforeAll(async () => {
+      receiver = await startHttpReceiver();
+      dest = await createDestinationDatabase('rules', PASSWORD);
+      destination = new pg.Client({ connectionString: dest.url });
+      await destination.connect();
+      // The hour of the captures has ended.
+      t.clock.set(new Date('2026-11-21T12:00:00.000Z'));
+    });
+    afterAll(async () => {
+      t.clock.set(NOW);
+      await receiver?.close();
+      await destination?.end();
+      if (dest) await dropDestinationDatabase(dest.name);
+    });
+
+    /** Runs an export of `model` created by `who` over `[start, end)`; the keys of its rows among ours. */
+    const exportAs = async (
+      who: TestUser,
+      model: 'sessions' | 'events',
+      type: 'HTTP' | 'Postgres',
+      [start, end] = ['2026-11-21T10:00:00Z', '2026-11-21T11:00:00Z'],
+    ) => {
+      const table = `${model}_${who.id}_${type.toLowerCase()}`;
+      const url = new URL(dest.url);
+      const config =
+        type === 'HTTP'
+          ? { url: receiver.url, token: table }
+          : {
+              host: url.hostname,
+              port: Number(url.port || 5432),
+              database: dest.name,
+              user: dest.user,
+              password: PASSWORD,
+              table_name: table,
+            };
+      const created = await t.http
+        .post(`/api/organizations/${orgId}/batch_exports`)
+        .set(who.auth)
+        .send({ name: table, model, interval: 'hour', destination: { type, config } })
+        .expect(201);
+      const id = created.body.id as string;
+      await t.http
+        .post(`/api/organizations/${orgId}/batch_exports/${id}/backfill`)
+        .set(who.auth)
+        .send({ start_at: start, end_at: end })
+        .expect(200);
+      const runs = await waitForRunsToEnd(
+        t.http,
+        who.auth,
+        orgId,
+        id,
+        (Date.parse(end) - Date.parse(start)) / 3_600_000,
+      );
+      for (const run of runs)
+        expect([table, run.status, run.latest_error]).toEqual([table, 'Completed', null]);
+      const key = model === 'sessions' ? 'session_id' : 'uuid';
+      const rows =
+        type === 'HTTP'
+          ? receiver.received.filter((r) => r.body.api_key === table).flatMap((r) => r.body.batch)
+          : ((await destination.query(`SELECT * FROM ${table}`)).rows as Record<string, unknown>[]);
+      const ours: string[] = model === 'sessions' ? ALL : Object.values(eventIds);
+      return rows
+        .map((row) => String(row[key]))
+        .filter((value) => ours.includes(value))
+        .sort();
+    };
+
+    it("exports the sessions the export's creator may watch when it runs, through either read path", async () => {
+      for (const type of ['HTTP', 'Postgres'] as const) {
+        expect(await exportAs(member, 'sessions', type)).toEqual([plain]);
+        expect(await exportAs(support, 'sessions', type)).toEqual([...ALL].sort());
+        expect(await exportAs(admin, 'sessions', type)).toEqual([...ALL].sort());
+      }
+    });
+
+    it('leaves out of an events export the events of sessions its creator may not watch', async () => {
+      // Events are stamped with the database's clock when inserted: a backfill of the hours around it reads them.
+      const [{ now }] = (await t.dataSource.query('SELECT now() AS now')) as { now: Date }[];
+      const hour = Math.floor(now.getTime() / 3_600_000) * 3_600_000;
+      t.clock.set(new Date(hour + 3 * 3_600_000));
+      const hours = [new Date(hour - 3_600_000).toISOString(), new Date(hour + 3_600_000).toISOString()];
+      for (const type of ['HTTP', 'Postgres'] as const) {
+        expect(await exportAs(member, 'events', type, hours)).toEqual([eventIds.plain]);
+        expect(await exportAs(support, 'events', type, hours)).toEqual(Object.values(eventIds).sort());
       }
     });
   });

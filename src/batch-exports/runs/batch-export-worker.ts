@@ -360,9 +360,9 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       statementTimeoutMs: this.config.get('BATCH_EXPORT_STATEMENT_TIMEOUT_MS'),
       production: this.config.get('NODE_ENV') === 'production',
     };
-    // A sessions export runs as its creator (none known: as a user in no role): the recordings the access rules
-    // hide from them now are left out.
-    const visibility = modelName === 'sessions' ? await this.sessionsVisibility(claim) : undefined;
+    // A sessions or events export runs as its creator (none known: as a user in no role): the recordings the access
+    // rules hide from them now, and their sessions' events, are left out.
+    const visibility = modelName === 'persons' ? undefined : await this.creatorsVisibility(claim);
     const writer = createWriter(ctx);
     let records = 0;
     const timing = { read: 0, write: 0, finish: 0 };
@@ -441,7 +441,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /** What the creator of the run's export may watch of its project's recordings now. */
-  private async sessionsVisibility(claim: ClaimedRun): Promise<RecordingVisibility> {
+  private async creatorsVisibility(claim: ClaimedRun): Promise<RecordingVisibility> {
     const { organizationId, id, teamId } = claim.batchExport;
     const batchExport = await this.exports.findInOrganization(organizationId, id);
     return this.recordingVisibility.visibilityFor(teamId, batchExport?.createdById ?? null);

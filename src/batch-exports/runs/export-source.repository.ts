@@ -29,13 +29,20 @@ export interface SourceRange {
   includeEvents?: readonly string[] | null;
   excludeEvents?: readonly string[] | null;
   /**
-   * Sessions: what the export's creator may watch; the recordings the access rules hide from them are left out
-   * (undefined: nothing is).
+   * Sessions and events: what the export's creator may watch; the recordings the access rules hide from them,
+   * and the events of their sessions, are left out (undefined: nothing is).
    */
   visibility?: RecordingVisibility;
 }
 
 const DAY_MS = 24 * 3600_000;
+
+/**
+ * Binds a value of the access rules' condition to `params`: a text as the one element of an array, which
+ * `copyRows` writes as a text literal (a lone string parameter there is a transaction id).
+ */
+const bindRuleValue = (params: unknown[]) => (value: unknown) =>
+  typeof value === 'string' ? `($${params.push([value])}::text[])[1]` : `$${params.push(value)}`;
 
 /**
  * The statement of `model` and its parameters ($1 project, $2 and $3 the interval, $4 and $5 the transaction
@@ -53,11 +60,14 @@ function statementOf(model: ExportModel, range: SourceRange): { sql: string; par
   if (model.name === 'persons') return { sql: PERSONS_SQL, params };
   if (model.name === 'events') {
     const list = (names: readonly string[] | null | undefined) => (names?.length ? [...names] : null);
-    return { sql: EVENTS_SQL, params: [...params, list(range.includeEvents), list(range.excludeEvents)] };
+    const eventParams = [...params, list(range.includeEvents), list(range.excludeEvents)];
+    const bind = bindRuleValue(eventParams);
+    const hidden = range.visibility?.hiddenSessionSql('e.team_id', 'e.session_id COLLATE "C"', bind);
+    return { sql: eventsSql(hidden ? `WHERE NOT ${hidden}` : ''), params: eventParams };
   }
   const today = new Date(Math.floor(range.now.getTime() / DAY_MS) * DAY_MS);
   const sessionParams = [...params, today, Math.trunc(range.defaultRetentionDays)];
-  const visible = range.visibility?.visibleSql('r', (value) => `$${sessionParams.push(value)}`);
+  const visible = range.visibility?.visibleSql('r', bindRuleValue(sessionParams));
   return { sql: sessionsSql(visible ? `AND ${visible}` : ''), params: sessionParams };
 }
 
@@ -315,7 +325,7 @@ const EVENT_FILTERS = `($7::text[] IS NULL OR e.event = ANY($7::text[])) AND ($8
  * before it but committed late (by the transaction id, within `[read_xid_from, read_xid_to)`: none for a
  * backfill). One OR over both would read every event of the project before the interval's end.
  */
-const EVENTS_SQL = `
+const eventsSql = (visible: string) => `
   SELECT e.uuid::text AS uuid, e.event, e.properties, e.distinct_id, e.team_id, e."timestamp", e.created_at,
          e.elements_chain AS elements, e."set", e.set_once, e.properties->>'$ip' AS ip, '' AS site_url,
          e.person_id::text AS person_id,
@@ -331,6 +341,7 @@ const EVENTS_SQL = `
          AND ${EVENT_READ} AND ${EVENT_FILTERS}
     ) e
     LEFT JOIN persons p ON p.team_id = e.team_id AND p.uuid = e.person_id
+   ${visible}
    ORDER BY e.created_at, e.uuid`;
 
 const PERSON_CHANGED = readByWatermarkSql('p', 'updated_at');
