@@ -98,6 +98,9 @@ const ORDER = [
   'PATCH /api/projects/{project_id}/session_recordings/{recording_id}/sharing',
   'POST /api/projects/{project_id}/recording_access_rules',
   'PATCH /api/projects/{project_id}/recording_access_rules/{id}',
+  'POST /api/organizations/{organization_id}/roles',
+  'PATCH /api/organizations/{organization_id}/roles/{id}',
+  'PUT /api/organizations/{organization_id}/roles/{id}',
 ].flatMap((key) =>
   key.includes(' /api/projects/') && !key.includes('/plugin_configs')
     ? [key, key.replace(' /api/projects/', ' /api/environments/')]

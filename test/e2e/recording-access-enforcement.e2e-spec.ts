@@ -67,16 +67,23 @@ describe('recording access rules hide what a user may not watch, on every path',
         }),
       ])
       .expect(200);
+  /** The role memberships made through the roles API, by user id (to remove them the same way). */
+  const memberships = new Map<number, string>();
   const memberOf = async (roleId: string, user: TestUser) => {
-    // Role memberships go straight to the table (as the roles API's `role_memberships` route stores them).
-    await t.dataSource.query(
-      `INSERT INTO role_memberships (role_id, user_id, organization_member_id)
-       SELECT $1, m.user_id, m.id FROM organization_memberships m WHERE m.organization_id = $2 AND m.user_id = $3`,
-      [roleId, orgId, user.id],
-    );
+    const created = await t.http
+      .post(`/api/organizations/${orgId}/roles/${roleId}/role_memberships`)
+      .set(owner.auth)
+      .send({ user_uuid: user.uuid })
+      .expect(201);
+    memberships.set(user.id, created.body.id as string);
   };
-  const leave = (roleId: string, user: TestUser) =>
-    t.dataSource.query('DELETE FROM role_memberships WHERE role_id = $1 AND user_id = $2', [roleId, user.id]);
+  const leave = async (roleId: string, user: TestUser) => {
+    await t.http
+      .delete(`/api/organizations/${orgId}/roles/${roleId}/role_memberships/${memberships.get(user.id)}`)
+      .set(owner.auth)
+      .expect(204);
+    memberships.delete(user.id);
+  };
   const rule = async (body: Record<string, unknown>) =>
     (
       await t.http
@@ -599,7 +606,10 @@ describe('recording access rules hide what a user may not watch, on every path',
       const [{ now }] = (await t.dataSource.query('SELECT now() AS now')) as { now: Date }[];
       const hour = Math.floor(now.getTime() / 3_600_000) * 3_600_000;
       t.clock.set(new Date(hour + 3 * 3_600_000));
-      const hours = [new Date(hour - 3_600_000).toISOString(), new Date(hour + 3_600_000).toISOString()];
+      const hours: [string, string] = [
+        new Date(hour - 3_600_000).toISOString(),
+        new Date(hour + 3_600_000).toISOString(),
+      ];
       for (const type of ['HTTP', 'Postgres'] as const) {
         expect(await exportAs(member, 'events', type, hours)).toEqual([eventIds.plain]);
         expect(await exportAs(support, 'events', type, hours)).toEqual(Object.values(eventIds).sort());
