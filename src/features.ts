@@ -12,6 +12,7 @@ import { PERSONAL_API_KEYS_FEATURE } from './personal-api-keys/personal-api-keys
 import { PERSONS_FEATURE } from './persons/persons.feature.js';
 import { PLUGINS_FEATURE } from './plugins/plugins.feature.js';
 import { PROJECTS_FEATURE } from './projects/projects.feature.js';
+import { RECORDING_ACCESS_RULES_FEATURE } from './recording-access-rules/recording-access-rules.feature.js';
 import { ROLES_FEATURE } from './roles/roles.feature.js';
 import { REPLAY_FEATURE } from './replay/replay.feature.js';
 import { SDK_FEATURE } from './sdk/sdk.feature.js';
@@ -44,6 +45,7 @@ export const FEATURES: readonly Feature[] = [
   PERSONS_FEATURE,
   SESSION_RECORDINGS_FEATURE,
   SESSION_RECORDING_PLAYLISTS_FEATURE,
+  RECORDING_ACCESS_RULES_FEATURE,
   REPLAY_FEATURE,
   CAPTURE_FEATURE,
   EVENTS_FEATURE,

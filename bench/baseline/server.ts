@@ -446,6 +446,18 @@ async function requireProject(
   };
 }
 
+/** The service's recording access rules check; the bench seeds no rule, so none may hide anything here. */
+async function requireNoHidingRules(projectId: number, userId: number): Promise<void> {
+  if ((await pool.query(sql.HIDING_RULES, [projectId, userId])).rows.length) {
+    throw new HttpError(501, {
+      type: 'server_error',
+      code: 'error',
+      detail: 'Recording access rules are not implemented here.',
+      attr: null,
+    });
+  }
+}
+
 function personName(properties: Record<string, unknown>, distinctIds: string[]): string {
   for (const key of ['email', 'name']) {
     const value = properties[key];
@@ -516,6 +528,7 @@ async function listRecordings(req: IncomingMessage, url: URL, projectId: string)
       attr: null,
     });
   }
+  await requireNoHidingRules(project.id, principal.userId);
   const nowMs = Date.now();
   const days = project.session_recording_retention_period_days ?? RECORDING_RETENTION_DAYS;
   const { rows } = await pool.query(sql.RECORDINGS_PAGE, [
@@ -535,6 +548,7 @@ async function listRecordings(req: IncomingMessage, url: URL, projectId: string)
 async function retrieveRecording(req: IncomingMessage, projectId: string, id: string) {
   const principal = await authenticate(req, 'session_recording:read');
   const project = await requireProject(principal, projectId);
+  await requireNoHidingRules(project.id, principal.userId);
   const nowMs = Date.now();
   const days = project.session_recording_retention_period_days ?? RECORDING_RETENTION_DAYS;
   const row = SESSION_ID_RE.test(id)

@@ -162,6 +162,22 @@ SELECT coalesce(greatest((SELECT c.recordings FROM session_recording_counts c WH
   ) AS page ON true
  ORDER BY page.start_ms DESC, page.session_id`;
 
+/**
+ * The recording access rules that hide recordings from the caller (none for the bench's owner): the service asks
+ * them on every read of recordings.
+ */
+export const HIDING_RULES = `SELECT ar.kind, ar.url_pattern AS "urlPattern", ar.property_key AS "propertyKey",
+              ar.property_operator AS "propertyOperator", ar.property_value AS "propertyValue"
+         FROM recording_access_rules ar
+        WHERE ar.team_id = $1
+          AND NOT EXISTS (SELECT 1 FROM projects t
+                            JOIN organization_memberships m ON m.organization_id = t.organization_id
+                           WHERE t.id = $1 AND m.user_id = $2::int AND m.level >= 8)
+          AND NOT EXISTS (SELECT 1 FROM recording_access_rule_roles rr
+                            JOIN role_memberships rm ON rm.role_id = rr.role_id
+                           WHERE rr.rule_id = ar.id AND rm.user_id = $2::int)
+        ORDER BY ar.created_at, ar.id`;
+
 export const RECORDING_BY_ID = `SELECT ${RECORDING_COLUMNS}
          FROM session_recordings r
          LEFT JOIN persons p ON p.id = r.person_id

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { Mailer } from '../common/mail/mailer.js';
 import { MembershipsModule } from '../memberships/memberships.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
+import { RecordingAccessRulesModule } from '../recording-access-rules/recording-access-rules.module.js';
 import { BatchExportsController } from './batch-exports.controller.js';
 import { BatchExportsProjectCleanup } from './batch-exports-project-cleanup.js';
 import { BatchExportsRepository } from './batch-exports.repository.js';
@@ -18,7 +19,7 @@ import { SlotWaitsRepository } from './runs/slot-waits.repository.js';
  * queue of runs (pg-boss) and the workers that execute them.
  */
 @Module({
-  imports: [MembershipsModule, ProjectsModule],
+  imports: [MembershipsModule, ProjectsModule, RecordingAccessRulesModule],
   controllers: [BatchExportsController],
   providers: [
     RunQueue,

@@ -3,6 +3,7 @@ import { CaptureModule } from '../capture/capture.module.js';
 import { SessionRecordingsModule } from '../session-recordings/session-recordings.module.js';
 import { PersonsModule } from '../persons/persons.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
+import { RecordingAccessRulesModule } from '../recording-access-rules/recording-access-rules.module.js';
 import { EventPartitionsScheduler } from './event-partitions.scheduler.js';
 import { EventsCaptureController } from './events-capture.controller.js';
 import { EventsIngestionService } from './events-ingestion.service.js';
@@ -17,7 +18,13 @@ import { EventsService } from './events.service.js';
  * table, the partition task, and the read API.
  */
 @Module({
-  imports: [CaptureModule, PersonsModule, ProjectsModule, SessionRecordingsModule],
+  imports: [
+    CaptureModule,
+    PersonsModule,
+    ProjectsModule,
+    RecordingAccessRulesModule,
+    SessionRecordingsModule,
+  ],
   controllers: [EventsCaptureController, EventsController, SharedEventsController],
   providers: [
     EventsRepository,

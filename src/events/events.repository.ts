@@ -1,6 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
+import {
+  EXAMPLE_VISIBILITY,
+  type RecordingVisibility,
+} from '../recording-access-rules/recording-visibility.service.js';
 import { DAY_MS, dayOfPartition, partitionName } from './event-partitions.js';
 import type { EventRow } from './event-rows.js';
 
@@ -49,6 +53,17 @@ export interface EventFilters {
   sessionId?: string;
   /** Properties that must equal these values (`properties @> {...}`). */
   properties?: Record<string, unknown>;
+  /** What the caller may watch: the events of a session whose recording the access rules hide are left out. */
+  visibility?: RecordingVisibility;
+}
+
+/**
+ * The condition leaving out the events (`e`) of a session whose recording `visibility` hides, or null. The
+ * recording is found by its primary key (the session id in the recordings' "C" collation).
+ */
+function visibleEventSql(visibility: RecordingVisibility | undefined, bind: (value: unknown) => string) {
+  const hidden = visibility?.hiddenSessionSql('e.team_id', 'e.session_id COLLATE "C"', bind);
+  return hidden ? `NOT ${hidden}` : null;
 }
 
 /** PostgreSQL's error when a row has no partition (check_violation, "no partition of relation … found"). */
@@ -302,7 +317,21 @@ export class EventsRepository extends RepositoryBase {
    * start past `maxBytes` (its properties' JSON and elements chain; the first event always stays); each event's
    * property values are bounded by EVENT_LIST_VALUE_MAX_BYTES (`boundedPropertiesSql`).
    */
-  @GenerateSql({ params: (f) => [f.projectId, AT, { event: '$pageview' }, 10, 0, 10000, 8388608] })
+  @GenerateSql(
+    { params: (f) => [f.projectId, AT, { event: '$pageview' }, 10, 0, 10000, 8388608] },
+    {
+      name: 'under access rules',
+      params: (f) => [
+        f.projectId,
+        AT,
+        { sessionId: 'session-1', visibility: EXAMPLE_VISIBILITY },
+        10,
+        0,
+        10000,
+        8388608,
+      ],
+    },
+  )
   async list(
     teamId: number,
     cutoff: Date,
@@ -326,6 +355,8 @@ export class EventsRepository extends RepositoryBase {
     if (filters.sessionId !== undefined) add((p) => `e.session_id = ${p}`, filters.sessionId);
     if (filters.properties !== undefined)
       add((p) => `e.properties @> ${p}::jsonb`, JSON.stringify(filters.properties));
+    const visible = visibleEventSql(filters.visibility, (value) => `$${params.push(value)}`);
+    if (visible) where.push(visible);
     const condition = where.join(' AND ');
     const counted = [...params];
     params.push(EVENT_LIST_VALUE_MAX_BYTES, maxBytes);
@@ -395,13 +426,29 @@ export class EventsRepository extends RepositoryBase {
     return { rows, total: n };
   }
 
-  /** One event of a project at or after `cutoff` by its uuid (the newest, if it was stored on several days). */
-  @GenerateSql({ params: (f) => [f.projectId, '0192d6c4-8f8a-7c1e-9d57-2a9d3c1e4b5f', AT] })
-  async findByUuid(teamId: number, uuid: string, cutoff: Date): Promise<StoredEvent | null> {
+  /**
+   * One event of a project at or after `cutoff` by its uuid (the newest, if it was stored on several days), unless
+   * it belongs to a session whose recording the access rules hide (`visibility`).
+   */
+  @GenerateSql(
+    { params: (f) => [f.projectId, '0192d6c4-8f8a-7c1e-9d57-2a9d3c1e4b5f', AT] },
+    {
+      name: 'under access rules',
+      params: (f) => [f.projectId, '0192d6c4-8f8a-7c1e-9d57-2a9d3c1e4b5f', AT, EXAMPLE_VISIBILITY],
+    },
+  )
+  async findByUuid(
+    teamId: number,
+    uuid: string,
+    cutoff: Date,
+    visibility?: RecordingVisibility,
+  ): Promise<StoredEvent | null> {
+    const params: unknown[] = [teamId, uuid, cutoff];
+    const visible = visibleEventSql(visibility, (value) => `$${params.push(value)}`);
     const rows = await this.query<StoredEvent>(
-      `SELECT ${COLUMNS}, e.properties FROM events e WHERE e.team_id = $1 AND e.uuid = $2 AND e."timestamp" >= $3
+      `SELECT ${COLUMNS}, e.properties FROM events e WHERE e.team_id = $1 AND e.uuid = $2 AND e."timestamp" >= $3${visible ? ` AND ${visible}` : ''}
        ORDER BY e."timestamp" DESC LIMIT 1`,
-      [teamId, uuid, cutoff],
+      params,
     );
     return rows[0] ?? null;
   }

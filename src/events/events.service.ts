@@ -6,6 +6,7 @@ import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/config.js';
 import { PersonsService } from '../persons/persons.service.js';
 import { ProjectsService } from '../projects/projects.service.js';
+import { RecordingVisibilityService } from '../recording-access-rules/recording-visibility.service.js';
 import { SessionRecordingsService } from '../session-recordings/reads/session-recordings.service.js';
 import { type EventDto, type EventListQueryDto, toEventDto } from './dto/event.dto.js';
 import { type SharedEventDto, toSharedEventDto } from './dto/shared-event.dto.js';
@@ -93,6 +94,7 @@ export class EventsService {
     private readonly ingestion: EventsIngestionService,
     private readonly clock: Clock,
     private readonly recordings: SessionRecordingsService,
+    private readonly visibility: RecordingVisibilityService,
     config: AppConfig,
   ) {
     this.maxPageBytes = config.get('EVENTS_LIST_MAX_BYTES');
@@ -118,6 +120,8 @@ export class EventsService {
       before: time(q, 'before'),
       sessionId: text(q, 'session_id', 70),
       properties: parsePropertyFilters(text(q, 'properties', 10000)),
+      // The events of a session whose recording the access rules hide from the caller are left out.
+      visibility: await this.visibility.visibilityFor(project.id, principal.userId),
     };
     const distinctId = text(q, 'distinct_id', 200);
     if (distinctId !== undefined) filters.distinctIds = [distinctId];
@@ -175,8 +179,9 @@ export class EventsService {
   async retrieve(principal: Principal, projectId: number, id: string): Promise<EventDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
     if (!UUID.test(id)) throw ApiError.notFound();
+    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
     const cutoff = eventsCutoff(this.clock.now().getTime(), this.ingestion.retentionOf(project));
-    const row = await this.events.findByUuid(project.id, id.toLowerCase(), cutoff);
+    const row = await this.events.findByUuid(project.id, id.toLowerCase(), cutoff, visibility);
     if (!row) throw ApiError.notFound();
     const persons = await this.persons.eventPersons(project.id, [row.distinctId]);
     return toEventDto(row, persons.get(row.distinctId));

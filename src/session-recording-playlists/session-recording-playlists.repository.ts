@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { RepositoryBase } from '../database/repository-base.js';
-import { SessionRecordingViewEntity } from '../session-recordings/reads/session-recording-view.entity.js';
+import { RecordingVisibility } from '../recording-access-rules/recording-visibility.service.js';
 import type { PinnedCounts } from './dto/playlist.dto.js';
 import {
   SessionRecordingPlaylistEntity,
@@ -121,24 +121,26 @@ export class SessionRecordingPlaylistsRepository extends RepositoryBase {
 
   /**
    * For each of these playlists, its pinned recordings and how many of them the user has viewed (one query;
-   * a playlist with none is absent from the map).
+   * a playlist with none is absent from the map). Recordings the access rules hide from the user
+   * (`visibility`) are not counted.
    */
-  async pinnedCounts(playlistIds: readonly number[], userId: number): Promise<Map<number, PinnedCounts>> {
+  async pinnedCounts(
+    playlistIds: readonly number[],
+    userId: number,
+    visibility: RecordingVisibility = RecordingVisibility.EVERYTHING,
+  ): Promise<Map<number, PinnedCounts>> {
     if (!playlistIds.length) return new Map();
-    const rows = await this.repository(SessionRecordingPlaylistItemEntity)
-      .createQueryBuilder('i')
-      .leftJoin(
-        SessionRecordingViewEntity,
-        'v',
-        'v.teamId = i.teamId AND v.sessionId = i.sessionId AND v.userId = :userId',
-        { userId },
-      )
-      .select('i.playlistId', 'playlistId')
-      .addSelect('count(*)::int', 'pinned')
-      .addSelect('count(v.userId)::int', 'watched')
-      .where('i.playlistId IN (:...playlistIds)', { playlistIds })
-      .groupBy('i.playlistId')
-      .getRawMany<{ playlistId: number; pinned: number; watched: number }>();
+    const params: unknown[] = [playlistIds, userId];
+    const hidden = visibility.hiddenSessionSql('i.team_id', 'i.session_id', (v) => `$${params.push(v)}`);
+    const rows = await this.query<{ playlistId: number; pinned: number; watched: number }>(
+      `SELECT i.playlist_id AS "playlistId", count(*)::int AS pinned, count(v.user_id)::int AS watched
+         FROM session_recording_playlist_items i
+         LEFT JOIN session_recording_views v
+           ON v.team_id = i.team_id AND v.session_id = i.session_id AND v.user_id = $2
+        WHERE i.playlist_id = ANY($1::int[])${hidden ? ` AND NOT ${hidden}` : ''}
+        GROUP BY i.playlist_id`,
+      params,
+    );
     return new Map(rows.map((r) => [r.playlistId, { pinned: r.pinned, watched: r.watched }]));
   }
 

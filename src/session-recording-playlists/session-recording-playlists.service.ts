@@ -7,6 +7,7 @@ import { Clock } from '../common/time/clock.js';
 import { TransactionHost } from '../database/transactions.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
+import { RecordingVisibilityService } from '../recording-access-rules/recording-visibility.service.js';
 import type { SessionRecordingDto } from '../session-recordings/reads/dto/session-recording.dto.js';
 import { SessionRecordingsService } from '../session-recordings/reads/session-recordings.service.js';
 import type { CreatePlaylistDto, PlaylistInputDto } from './dto/playlist-input.dto.js';
@@ -33,6 +34,7 @@ export class SessionRecordingPlaylistsService {
     private readonly playlists: SessionRecordingPlaylistsRepository,
     private readonly projects: ProjectsService,
     private readonly recordings: SessionRecordingsService,
+    private readonly visibility: RecordingVisibilityService,
     private readonly clock: Clock,
   ) {}
 
@@ -47,6 +49,7 @@ export class SessionRecordingPlaylistsService {
     const counts = await this.playlists.pinnedCounts(
       items.map((p) => p.id),
       principal.userId,
+      await this.visibility.visibilityFor(project.id, principal.userId),
     );
     return { items: items.map((p) => toPlaylistDto(p, counts.get(p.id) ?? NO_PINS)), total };
   }
@@ -139,7 +142,7 @@ export class SessionRecordingPlaylistsService {
   async pin(principal: Principal, projectId: number, shortId: string, sessionId: string): Promise<void> {
     const project = await this.projects.requireAccessible(principal, projectId);
     if (!isShortId(shortId)) throw ApiError.notFound();
-    await this.recordings.withLiveRecording(project, sessionId, async () => {
+    await this.recordings.withLiveRecording(project, principal.userId, sessionId, async () => {
       const playlist = await this.playlists.lockByShortId(project.id, shortId);
       if (!playlist) throw ApiError.notFound();
       if ((await this.playlists.countPinned(playlist.id)) >= PLAYLIST_MAX_PINS) {
@@ -156,9 +159,14 @@ export class SessionRecordingPlaylistsService {
     });
   }
 
-  /** Unpins a recording (a deleted or expired one too); 404 when it is not pinned. */
+  /**
+   * Unpins a recording (a deleted or expired one too); 404 when it is not pinned, or when the access rules hide
+   * it from the caller (to whom it does not exist).
+   */
   async unpin(principal: Principal, projectId: number, shortId: string, sessionId: string): Promise<void> {
-    await this.writeLocked(principal, projectId, shortId, async (_project, playlist) => {
+    await this.writeLocked(principal, projectId, shortId, async (project, playlist) => {
+      if (await this.visibility.hidesSession(project.id, principal.userId, sessionId))
+        throw ApiError.notFound();
       if (!(await this.playlists.unpin(playlist.id, sessionId))) throw ApiError.notFound();
     });
   }
@@ -185,9 +193,13 @@ export class SessionRecordingPlaylistsService {
     return this.toDto(playlist, userId);
   }
 
-  /** The playlist as answered to the user (its pinned recordings counted, and those the user viewed). */
+  /**
+   * The playlist as answered to the user (its pinned recordings counted, but for those the access rules hide
+   * from the user, and those the user viewed).
+   */
   private async toDto(playlist: SessionRecordingPlaylistEntity, userId: number): Promise<PlaylistDto> {
-    const counts = await this.playlists.pinnedCounts([playlist.id], userId);
+    const visibility = await this.visibility.visibilityFor(playlist.teamId, userId);
+    const counts = await this.playlists.pinnedCounts([playlist.id], userId, visibility);
     return toPlaylistDto(playlist, counts.get(playlist.id) ?? NO_PINS);
   }
 }

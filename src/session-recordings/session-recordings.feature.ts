@@ -75,6 +75,8 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
       (await import('../database/migrations/1795940000000-RecordingKeys.js')).RecordingKeys1795940000000,
       (await import('../database/migrations/1795941230000-RecordingsSessionFilterIndex.js'))
         .RecordingsSessionFilterIndex1795941230000,
+      (await import('../database/migrations/1796000400001-SharingEnabledBy.js'))
+        .SharingEnabledBy1796000400001,
     ],
   }),
   scopes: ['session_recording', 'sharing_configuration'],

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { PersonsModule } from '../persons/persons.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
+import { RecordingAccessRulesModule } from '../recording-access-rules/recording-access-rules.module.js';
 import { RecordingIngestionService } from './ingestion/recording-ingestion.service.js';
 import { RecordingRetentionService } from './retention/recording-retention.service.js';
 import {
@@ -29,7 +30,7 @@ import { SnapshotStorageRepository } from './storage/snapshot-storage.repository
  * of expired recordings (its timer: RecordingPurgeModule).
  */
 @Module({
-  imports: [OrganizationsModule, PersonsModule, ProjectsModule],
+  imports: [OrganizationsModule, PersonsModule, ProjectsModule, RecordingAccessRulesModule],
   controllers: [SessionRecordingsController, SharedRecordingsController],
   providers: [
     SessionRecordingsRepository,

@@ -1,3 +1,8 @@
+/**
+ * The recordings' read statements (the list, one recording, the lock of a live one, snapshots), kept together
+ * on purpose: they share the select list, the retention conditions and the access rules' condition, pinned
+ * together in test/sql. The writes of ingestion, sharing and the purge have their own repositories.
+ */
 import { Injectable } from '@nestjs/common';
 import {
   type EventSet,
@@ -9,6 +14,10 @@ import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
 import { type PersonColumns, personSelectSql } from '../persons/persons.repository.js';
 import { recordingRetentionDaysSql } from '../projects/projects.repository.js';
+import {
+  EXAMPLE_VISIBILITY,
+  RecordingVisibility,
+} from '../recording-access-rules/recording-visibility.service.js';
 import { START_URL_MAX_LENGTH } from './ingestion/recording-metadata.js';
 import type { SnapshotSource } from './session-recording.entity.js';
 
@@ -39,6 +48,8 @@ export interface RecordingFilters {
   sessionIds?: readonly string[];
   /** Filters on the session's events and the person's properties (recording-event-filters.ts). */
   eventFilters?: RecordingEventFilters;
+  /** What the caller may watch: the recordings the project's access rules hide from them are left out. */
+  visibility?: RecordingVisibility;
 }
 
 const DURATION_SECONDS = 'extract(epoch FROM (r.end_time - r.start_time))';
@@ -204,6 +215,9 @@ export function buildListQuery(
   for (const levels of filters.consoleLevels ?? []) {
     where.push(`(${levels.map((level) => CONSOLE_LEVEL_SQL[level]).join(' OR ')})`);
   }
+  // Recordings the access rules hide from the caller: a condition like any filter, in the page and the count.
+  const visible = filters.visibility?.visibleSql('r', (value) => `$${params.push(value)}`);
+  if (visible) where.push(visible);
   // The event filters' SQL differs between the count and the page (recording-event-filters.ts).
   const countWhere = [...where];
   let sets: EventSet[] = [];
@@ -342,6 +356,16 @@ export class SessionRecordingsRepository extends RepositoryBase {
         CUTOFF,
       ],
     },
+    {
+      name: 'under access rules',
+      params: (f) => [
+        f.projectId,
+        f.userId,
+        { visibility: EXAMPLE_VISIBILITY },
+        { limit: 100, offset: 0 },
+        CUTOFF,
+      ],
+    },
   )
   async list(
     teamId: number,
@@ -356,39 +380,51 @@ export class SessionRecordingsRepository extends RepositoryBase {
     return { rows: result.filter((r) => r.sessionId !== null), total };
   }
 
-  /** A recording that is neither deleted nor expired (started before `retainedFrom`), or null. */
-  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, f.userId, CUTOFF] })
+  /** A recording neither deleted, expired (started before `retainedFrom`) nor hidden by `visibility`, or null. */
+  @GenerateSql(
+    { params: (f) => [f.projectId, f.sessionId, f.userId, CUTOFF] },
+    {
+      name: 'under access rules',
+      params: (f) => [f.projectId, f.sessionId, f.userId, CUTOFF, EXAMPLE_VISIBILITY],
+    },
+  )
   async findOne(
     teamId: number,
     sessionId: string,
     userId: number | null,
     retainedFrom: Date,
+    visibility: RecordingVisibility = RecordingVisibility.EVERYTHING,
   ): Promise<RecordingView | null> {
+    const params: unknown[] = [teamId, userId, sessionId, retainedFrom];
+    const visible = visibility.visibleSql('r', (value) => `$${params.push(value)}`);
     const rows = await this.query<RecordingView>(
       `SELECT ${RECORDING_COLUMNS}
          FROM session_recordings r
          LEFT JOIN persons p ON p.id = r.person_id
-        WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4`,
-      [teamId, userId, sessionId, retainedFrom],
+        WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4${visible ? ` AND ${visible}` : ''}`,
+      params,
     );
     return rows[0] ?? null;
   }
 
   /**
-   * Whether a recording that is neither deleted nor expired exists, locking it against deletion (and the purge)
-   * until the caller's transaction ends.
+   * Whether a recording that is neither deleted nor expired (nor hidden from the caller by the access rules,
+   * `visibility`) exists, locking it against deletion (and the purge) until the caller's transaction ends.
    */
   @GenerateSql({ params: (f) => [f.projectId, f.sessionId, CUTOFF] })
   async lockLive(
     teamId: number,
     sessionId: string,
     retainedFrom: Date,
+    visibility: RecordingVisibility = RecordingVisibility.EVERYTHING,
   ): Promise<{ personId: number | null } | null> {
+    const params: unknown[] = [teamId, sessionId, retainedFrom];
+    const visible = visibility.visibleSql('r', (value) => `$${params.push(value)}`);
     const rows = await this.query<{ person_id: number | null }>(
-      `SELECT person_id FROM session_recordings
-        WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL AND start_time >= $3
-          FOR NO KEY UPDATE`,
-      [teamId, sessionId, retainedFrom],
+      `SELECT r.person_id FROM session_recordings r
+        WHERE r.team_id = $1 AND r.session_id = $2 AND r.deleted_at IS NULL AND r.start_time >= $3${visible ? ` AND ${visible}` : ''}
+          FOR NO KEY UPDATE OF r`,
+      params,
     );
     return rows.length ? { personId: rows[0].person_id } : null;
   }

@@ -98,6 +98,8 @@ const ORDER = [
   'PATCH /api/projects/{project_id}/session_recordings/{id}',
   'PUT /api/projects/{project_id}/session_recordings/{id}',
   'PATCH /api/projects/{project_id}/session_recordings/{recording_id}/sharing',
+  'POST /api/projects/{project_id}/recording_access_rules',
+  'PATCH /api/projects/{project_id}/recording_access_rules/{id}',
   'POST /api/organizations/{organization_id}/roles',
   'PATCH /api/organizations/{organization_id}/roles/{id}',
   'PUT /api/organizations/{organization_id}/roles/{id}',

@@ -10,12 +10,14 @@ RETURNING team_id AS "teamId", session_id AS "sessionId", access_token AS "acces
 -- RecordingSharingRepository.updateSharing
 UPDATE session_recording_sharing
   SET enabled = coalesce($3, enabled), access_token = coalesce($4, access_token),
-      settings = CASE WHEN $5 THEN $6::jsonb ELSE settings END
+      settings = CASE WHEN $5 THEN $6::jsonb ELSE settings END,
+      enabled_by_id = coalesce($7::int, enabled_by_id)
 WHERE team_id = $1 AND session_id = $2
 RETURNING team_id AS "teamId", session_id AS "sessionId", access_token AS "accessToken", enabled, settings, created_at AS "createdAt";
 
 -- RecordingSharingRepository.findEnabledSharing
-SELECT s.team_id AS "teamId", s.session_id AS "sessionId", coalesce(p.session_recording_retention_period_days, $3::int) AS "retentionDays"
+SELECT s.team_id AS "teamId", s.session_id AS "sessionId", coalesce(p.session_recording_retention_period_days, $3::int) AS "retentionDays",
+      s.enabled_by_id AS "enabledById"
  FROM session_recording_sharing s
  JOIN session_recordings r ON r.team_id = s.team_id AND r.session_id = s.session_id
  JOIN projects p ON p.id = s.team_id

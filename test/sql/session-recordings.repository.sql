@@ -123,6 +123,45 @@ SELECT coalesce(coalesce((SELECT k.total FROM keys k LIMIT 1), ((SELECT count(*)
   ) AS page ON true
  ORDER BY page."startMs" DESC, page."sessionId";
 
+-- SessionRecordingsRepository.list (under access rules)
+SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND NOT (coalesce(left(r.start_url, 8192) ILIKE ANY($6::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.id = r.person_id AND (strpos(lower((rvp.properties ->> $7::text)), lower($8::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.id = r.person_id AND (rvp.properties ->> $9::text) = $10::text))), 0)::float8 AS total, page.*
+ FROM (SELECT 1) AS one
+ LEFT JOIN LATERAL (
+   SELECT
+ r.session_id AS "sessionId", r.distinct_id AS "distinctId",
+ (extract(epoch FROM r.start_time) * 1000)::float8 AS "startMs", (extract(epoch FROM r.end_time) * 1000)::float8 AS "endMs", r.active_ms::float8 AS "activeMs",
+ r.click_count AS "clickCount", r.keypress_count AS "keypressCount", r.mouse_activity_count AS "mouseActivityCount",
+ r.console_log_count AS "consoleLogCount", r.console_warn_count AS "consoleWarnCount",
+ r.console_error_count AS "consoleErrorCount",
+ left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
+ (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
+ EXISTS (SELECT 1 FROM session_recording_views v
+          WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
+ ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.user_id
+        WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
+          AND v.user_id <> $2::int
+        ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
+ p.id AS "personId", p.uuid AS "personUuid",
+   CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
+     SELECT jsonb_object_agg(k.key, k.value) FROM (
+       SELECT v.key, v.value, sum(octet_length(v.key) + v.bytes + 4) OVER (
+                ORDER BY v.key = ANY(ARRAY['email', 'name', '$user_id', '$device_id', '$anon_distinct_id', '$browser', '$os', '$device_type', '$current_url', '$referrer', '$referring_domain', '$initial_referrer', '$initial_referring_domain', '$initial_current_url', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term', '$initial_utm_source', '$initial_utm_medium', '$initial_utm_campaign', '$initial_utm_content', '$initial_utm_term', 'gclid', 'fbclid', 'msclkid']::text[]) DESC, v.key ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto
+         FROM (SELECT j.key, j.value, octet_length(j.value::text) AS bytes FROM jsonb_each(p.properties) j) v
+        WHERE v.bytes <= 1000) k
+      WHERE k.upto <= 16384), '{}'::jsonb) END AS "personProperties",
+   NOT (octet_length(p.properties::text) <= 16384) AS "personPropertiesTruncated",
+   (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
+   coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
+      WHERE d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}') AS "personDistinctIds",
+   (SELECT count(*)::int FROM person_distinct_ids d WHERE d.person_id = p.id) AS "personDistinctIdCount"
+     FROM session_recordings r
+     LEFT JOIN persons p ON p.id = r.person_id
+    WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND NOT (coalesce(left(r.start_url, 8192) ILIKE ANY($6::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.id = r.person_id AND (strpos(lower((rvp.properties ->> $7::text)), lower($8::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.id = r.person_id AND (rvp.properties ->> $9::text) = $10::text))
+    ORDER BY r.start_time DESC, r.session_id
+    LIMIT $3 OFFSET $4
+ ) AS page ON true
+ORDER BY page."startMs" DESC, page."sessionId";
+
 -- SessionRecordingsRepository.findOne
 SELECT
 r.session_id AS "sessionId", r.distinct_id AS "distinctId",
@@ -155,10 +194,42 @@ p.id AS "personId", p.uuid AS "personUuid",
        LEFT JOIN persons p ON p.id = r.person_id
       WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4;
 
+-- SessionRecordingsRepository.findOne (under access rules)
+SELECT
+r.session_id AS "sessionId", r.distinct_id AS "distinctId",
+(extract(epoch FROM r.start_time) * 1000)::float8 AS "startMs", (extract(epoch FROM r.end_time) * 1000)::float8 AS "endMs", r.active_ms::float8 AS "activeMs",
+r.click_count AS "clickCount", r.keypress_count AS "keypressCount", r.mouse_activity_count AS "mouseActivityCount",
+r.console_log_count AS "consoleLogCount", r.console_warn_count AS "consoleWarnCount",
+r.console_error_count AS "consoleErrorCount",
+left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
+(extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
+EXISTS (SELECT 1 FROM session_recording_views v
+         WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
+ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.user_id
+       WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
+         AND v.user_id <> $2::int
+       ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
+p.id AS "personId", p.uuid AS "personUuid",
+  CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
+    SELECT jsonb_object_agg(k.key, k.value) FROM (
+      SELECT v.key, v.value, sum(octet_length(v.key) + v.bytes + 4) OVER (
+               ORDER BY v.key = ANY(ARRAY['email', 'name', '$user_id', '$device_id', '$anon_distinct_id', '$browser', '$os', '$device_type', '$current_url', '$referrer', '$referring_domain', '$initial_referrer', '$initial_referring_domain', '$initial_current_url', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term', '$initial_utm_source', '$initial_utm_medium', '$initial_utm_campaign', '$initial_utm_content', '$initial_utm_term', 'gclid', 'fbclid', 'msclkid']::text[]) DESC, v.key ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto
+        FROM (SELECT j.key, j.value, octet_length(j.value::text) AS bytes FROM jsonb_each(p.properties) j) v
+       WHERE v.bytes <= 1000) k
+     WHERE k.upto <= 16384), '{}'::jsonb) END AS "personProperties",
+  NOT (octet_length(p.properties::text) <= 16384) AS "personPropertiesTruncated",
+  (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
+  coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
+     WHERE d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}') AS "personDistinctIds",
+  (SELECT count(*)::int FROM person_distinct_ids d WHERE d.person_id = p.id) AS "personDistinctIdCount"
+       FROM session_recordings r
+       LEFT JOIN persons p ON p.id = r.person_id
+      WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4 AND NOT (coalesce(left(r.start_url, 8192) ILIKE ANY($5::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.id = r.person_id AND (strpos(lower((rvp.properties ->> $6::text)), lower($7::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.id = r.person_id AND (rvp.properties ->> $8::text) = $9::text));
+
 -- SessionRecordingsRepository.lockLive
-SELECT person_id FROM session_recordings
-WHERE team_id = $1 AND session_id = $2 AND deleted_at IS NULL AND start_time >= $3
-  FOR NO KEY UPDATE;
+SELECT r.person_id FROM session_recordings r
+WHERE r.team_id = $1 AND r.session_id = $2 AND r.deleted_at IS NULL AND r.start_time >= $3
+  FOR NO KEY UPDATE OF r;
 
 -- SessionRecordingsRepository.snapshotSources (first page)
 SELECT id::text AS id, first_timestamp AS "firstTimestamp", last_timestamp AS "lastTimestamp"

@@ -5,7 +5,12 @@ import { Clock } from '../../common/time/clock.js';
 import { AppConfig } from '../../config/config.js';
 import { ApiPoolShare } from '../../database/pool-shares.js';
 import { MembershipsRepository } from '../../memberships/memberships.repository.js';
+import {
+  type RecordingVisibility,
+  RecordingVisibilityService,
+} from '../../recording-access-rules/recording-visibility.service.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
+import { BatchExportsRepository } from '../batch-exports.repository.js';
 import { secretKeys } from '../destinations.js';
 import {
   BatchExportRunsRepository,
@@ -76,6 +81,8 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     private readonly memberships: MembershipsRepository,
     private readonly slotWaits: SlotWaitsRepository,
     private readonly poolShare: ApiPoolShare,
+    private readonly recordingVisibility: RecordingVisibilityService,
+    private readonly exports: BatchExportsRepository,
   ) {
     this.egress = new EgressPolicy(config.allowPrivateDestinations, config.embeddedDatabasePort);
   }
@@ -353,6 +360,9 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       statementTimeoutMs: this.config.get('BATCH_EXPORT_STATEMENT_TIMEOUT_MS'),
       production: this.config.get('NODE_ENV') === 'production',
     };
+    // A sessions or events export runs as its creator (none known: as a user in no role): the recordings the access
+    // rules hide from them now, and their sessions' events, are left out.
+    const visibility = modelName === 'persons' ? undefined : await this.creatorsVisibility(claim);
     const writer = createWriter(ctx);
     let records = 0;
     const timing = { read: 0, write: 0, finish: 0 };
@@ -366,7 +376,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       await writer.open();
       if (writer.copyStream) {
         // Rows that need no conversion (PostgreSQL to PostgreSQL) go through as COPY text.
-        const source = await this.source.copyRows(model, this.sourceRange(teamId, claim, config));
+        const source = await this.source.copyRows(model, this.sourceRange(teamId, claim, config, visibility));
         try {
           ({ records } = await writer.copyStream(source.stream));
         } finally {
@@ -381,7 +391,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       }
       const pages = this.source.pages(
         model,
-        this.sourceRange(teamId, claim, config),
+        this.sourceRange(teamId, claim, config, visibility),
         this.config.get('BATCH_EXPORT_PAGE_SIZE'),
         this.config.get('BATCH_EXPORT_PAGE_MAX_BYTES'),
       );
@@ -408,7 +418,12 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
    * What a run reads: its project, interval and transaction ids (scheduled runs, see export-watermark.ts), and
    * the retention its sessions are read with (now), the event names an events export includes or leaves out.
    */
-  private sourceRange(teamId: number, claim: ClaimedRun, config: Record<string, unknown>): SourceRange {
+  private sourceRange(
+    teamId: number,
+    claim: ClaimedRun,
+    config: Record<string, unknown>,
+    visibility: RecordingVisibility | undefined,
+  ): SourceRange {
     const names = (value: unknown) => (Array.isArray(value) ? (value as string[]) : null);
     return {
       teamId,
@@ -421,7 +436,15 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       defaultRetentionDays: this.config.get('RECORDING_RETENTION_DAYS'),
       includeEvents: names(config.include_events),
       excludeEvents: names(config.exclude_events),
+      visibility,
     };
+  }
+
+  /** What the creator of the run's export may watch of its project's recordings now. */
+  private async creatorsVisibility(claim: ClaimedRun): Promise<RecordingVisibility> {
+    const { organizationId, id, teamId } = claim.batchExport;
+    const batchExport = await this.exports.findInOrganization(organizationId, id);
+    return this.recordingVisibility.visibilityFor(teamId, batchExport?.createdById ?? null);
   }
 
   private logTiming(claim: ClaimedRun, timing: { read: number; write: number; finish: number }): void {

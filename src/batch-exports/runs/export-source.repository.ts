@@ -4,6 +4,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import { DataSource } from 'typeorm';
 import { cappedPropertiesSql } from '../../persons/persons.repository.js';
 import { recordingRetentionDaysSql } from '../../projects/projects.repository.js';
+import type { RecordingVisibility } from '../../recording-access-rules/recording-visibility.service.js';
 import { START_URL_MAX_LENGTH } from '../../session-recordings/ingestion/recording-metadata.js';
 import { nonRetryable } from './export-errors.js';
 import type { ExportModel, ExportRow } from './export-models.js';
@@ -27,9 +28,21 @@ export interface SourceRange {
   /** Events: the export's `include_events` / `exclude_events` (null or empty: no filter). */
   includeEvents?: readonly string[] | null;
   excludeEvents?: readonly string[] | null;
+  /**
+   * Sessions and events: what the export's creator may watch; the recordings the access rules hide from them,
+   * and the events of their sessions, are left out (undefined: nothing is).
+   */
+  visibility?: RecordingVisibility;
 }
 
 const DAY_MS = 24 * 3600_000;
+
+/**
+ * Binds a value of the access rules' condition to `params`: a text as the one element of an array, which
+ * `copyRows` writes as a text literal (a lone string parameter there is a transaction id).
+ */
+const bindRuleValue = (params: unknown[]) => (value: unknown) =>
+  typeof value === 'string' ? `($${params.push([value])}::text[])[1]` : `$${params.push(value)}`;
 
 /**
  * The statement of `model` and its parameters ($1 project, $2 and $3 the interval, $4 and $5 the transaction
@@ -47,10 +60,15 @@ function statementOf(model: ExportModel, range: SourceRange): { sql: string; par
   if (model.name === 'persons') return { sql: PERSONS_SQL, params };
   if (model.name === 'events') {
     const list = (names: readonly string[] | null | undefined) => (names?.length ? [...names] : null);
-    return { sql: EVENTS_SQL, params: [...params, list(range.includeEvents), list(range.excludeEvents)] };
+    const eventParams = [...params, list(range.includeEvents), list(range.excludeEvents)];
+    const bind = bindRuleValue(eventParams);
+    const hidden = range.visibility?.hiddenSessionSql('e.team_id', 'e.session_id COLLATE "C"', bind);
+    return { sql: eventsSql(hidden ? `WHERE NOT ${hidden}` : ''), params: eventParams };
   }
   const today = new Date(Math.floor(range.now.getTime() / DAY_MS) * DAY_MS);
-  return { sql: SESSIONS_SQL, params: [...params, today, Math.trunc(range.defaultRetentionDays)] };
+  const sessionParams = [...params, today, Math.trunc(range.defaultRetentionDays)];
+  const visible = range.visibility?.visibleSql('r', bindRuleValue(sessionParams));
+  return { sql: sessionsSql(visible ? `AND ${visible}` : ''), params: sessionParams };
 }
 
 /**
@@ -307,7 +325,7 @@ const EVENT_FILTERS = `($7::text[] IS NULL OR e.event = ANY($7::text[])) AND ($8
  * before it but committed late (by the transaction id, within `[read_xid_from, read_xid_to)`: none for a
  * backfill). One OR over both would read every event of the project before the interval's end.
  */
-const EVENTS_SQL = `
+const eventsSql = (visible: string) => `
   SELECT e.uuid::text AS uuid, e.event, e.properties, e.distinct_id, e.team_id, e."timestamp", e.created_at,
          e.elements_chain AS elements, e."set", e.set_once, e.properties->>'$ip' AS ip, '' AS site_url,
          e.person_id::text AS person_id,
@@ -323,6 +341,7 @@ const EVENTS_SQL = `
          AND ${EVENT_READ} AND ${EVENT_FILTERS}
     ) e
     LEFT JOIN persons p ON p.team_id = e.team_id AND p.uuid = e.person_id
+   ${visible}
    ORDER BY e.created_at, e.uuid`;
 
 const PERSON_CHANGED = readByWatermarkSql('p', 'updated_at');
@@ -355,9 +374,10 @@ const PERSONS_SQL = `
  * committed late: export-watermark.ts), in the order of its last events, unless it has
  * expired ($7 the start of today, UTC; $8 RECORDING_RETENTION_DAYS): the cutoff is the API's
  * (`retentionCutoff`), so an export never sends a recording the API no longer shows, nor one the purge is about
- * to delete.
+ * to delete. `visible`: the condition leaving out the recordings the access rules hide from the export's creator
+ * (its parameters from $9), or nothing.
  */
-const SESSIONS_SQL = `
+const sessionsSql = (visible: string) => `
   SELECT r.session_id, r.team_id, r.distinct_id, p.uuid::text AS person_id,
          r.start_time AS start_timestamp, r.end_time AS end_timestamp,
          round(extract(epoch FROM r.end_time - r.start_time))::int AS duration,
@@ -372,6 +392,7 @@ const SESSIONS_SQL = `
    WHERE r.team_id = $1 AND r.deleted_at IS NULL
      AND ${readByWatermarkSql('r', 'last_event_received_at')}
      AND r.start_time >= $7::timestamptz - (${recordingRetentionDaysSql('t', '$8::int')} - 1) * interval '24 hours'
+     ${visible}
    ORDER BY r.last_event_received_at, r.session_id`;
 
 /** A recording's bigint version arrives as a string: a number for every format (far below 2^53). */

@@ -13,6 +13,10 @@ import { OrganizationsService } from '../../organizations/organizations.service.
 import { PersonsService } from '../../persons/persons.service.js';
 import { ProjectsService } from '../../projects/projects.service.js';
 import type { ProjectEntity } from '../../projects/project.entity.js';
+import {
+  RecordingVisibility,
+  RecordingVisibilityService,
+} from '../../recording-access-rules/recording-visibility.service.js';
 import type { RecordingListQueryDto } from './dto/recording-list-query.dto.js';
 import type {
   ReplaceSessionRecordingDto,
@@ -77,6 +81,7 @@ export class SessionRecordingsService {
     private readonly clock: Clock,
     private readonly snapshotReader: SnapshotReader,
     private readonly expensiveReads: ExpensiveReads,
+    private readonly visibility: RecordingVisibilityService,
     config: AppConfig,
   ) {
     this.retentionDays = config.get('RECORDING_RETENTION_DAYS');
@@ -92,6 +97,7 @@ export class SessionRecordingsService {
     const project = await this.projects.requireAccessible(principal, projectId);
     const now = this.clock.now();
     const filters = parseRecordingFilters(query, now);
+    filters.visibility = await this.visibility.visibilityFor(project.id, principal.userId);
     const nowMs = now.getTime();
     const days = this.retentionOf(project);
     const read = () =>
@@ -112,8 +118,9 @@ export class SessionRecordingsService {
   }
 
   /**
-   * A page of the project's recordings among `sessionIds` (neither deleted nor expired), in the list's order,
-   * as the user sees them (the recordings pinned to a playlist). The project's access is the caller's check.
+   * A page of the project's recordings among `sessionIds` (neither deleted nor expired, nor hidden from the user
+   * by the access rules), in the list's order, as the user sees them (the recordings pinned to a playlist). The
+   * project's access is the caller's check.
    */
   async listAmong(
     project: ProjectEntity,
@@ -124,10 +131,11 @@ export class SessionRecordingsService {
     if (!sessionIds.length) return { items: [], total: 0 };
     const nowMs = this.clock.now().getTime();
     const days = this.retentionOf(project);
+    const visibility = await this.visibility.visibilityFor(project.id, userId);
     const { rows, total } = await this.recordings.list(
       project.id,
       userId,
-      { sessionIds },
+      { sessionIds, visibility },
       page,
       retentionCutoff(nowMs, days),
     );
@@ -136,19 +144,27 @@ export class SessionRecordingsService {
 
   /**
    * Runs `work` in a transaction holding the project's recording `id` locked against deletion and the purge;
-   * 404 when it does not exist, was deleted or has expired. The project's access is the caller's check.
+   * 404 when it does not exist, was deleted, has expired or is hidden from user `userId` by the access rules.
+   * The project's access is the caller's check.
    */
-  async withLiveRecording<T>(project: ProjectEntity, id: string, work: () => Promise<T>): Promise<T> {
+  async withLiveRecording<T>(
+    project: ProjectEntity,
+    userId: number,
+    id: string,
+    work: () => Promise<T>,
+  ): Promise<T> {
     const cutoff = this.cutoff(this.retentionOf(project));
+    const visibility = await this.visibility.visibilityFor(project.id, userId);
     return this.transactions.withTransaction(async () => {
-      if (!(await this.recordings.lockLive(project.id, id, cutoff))) throw ApiError.notFound();
+      if (!(await this.recordings.lockLive(project.id, id, cutoff, visibility))) throw ApiError.notFound();
       return work();
     });
   }
 
   async retrieve(principal: Principal, projectId: number, id: string): Promise<SessionRecordingDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
-    return this.requireRecording(project.id, id, principal.userId, this.retentionOf(project));
+    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
+    return this.requireRecording(project.id, id, principal.userId, this.retentionOf(project), visibility);
   }
 
   async update(
@@ -158,28 +174,33 @@ export class SessionRecordingsService {
     body: UpdateSessionRecordingDto | ReplaceSessionRecordingDto,
   ): Promise<SessionRecordingDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
+    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
     // `analyzed` and `player_metadata` are PostHog's player telemetry: accepted (validated) and not stored.
     const days = this.retentionOf(project);
     await this.transactions.withTransaction(async () => {
       if (body.person?.properties !== undefined) {
         // The person is locked before the recording, the order capture takes them in (no deadlock with it).
-        const current = await this.requireRecording(project.id, id, null, days);
+        const current = await this.requireRecording(project.id, id, null, days, visibility);
         if (current.person === null) {
           throw ApiError.validation('This recording has no person to update.', 'person');
         }
         await this.persons.mergeProperties(current.person.id, body.person.properties, 'person__properties');
       }
-      const recording = await this.recordings.lockLive(project.id, id, this.cutoff(days));
+      const recording = await this.recordings.lockLive(project.id, id, this.cutoff(days), visibility);
       if (!recording) throw ApiError.notFound();
       if (body.viewed !== undefined) {
         await this.recordings.setViewed(project.id, id, principal.userId, body.viewed, this.clock.now());
       }
     });
-    return this.requireRecording(project.id, id, principal.userId, days);
+    return this.requireRecording(project.id, id, principal.userId, days, visibility);
   }
 
   async delete(principal: Principal, projectId: number, id: string): Promise<void> {
     const project = await this.projects.requireAccessible(principal, projectId);
+    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
+    // A recording hidden from the caller is not theirs to delete (404, as if it did not exist).
+    if (visibility.restricted)
+      await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
     const now = this.clock.now();
     const cutoff = retentionCutoff(now.getTime(), this.retentionOf(project));
     if (!(await this.recordings.softDelete(project.id, id, now, cutoff))) {
@@ -195,7 +216,8 @@ export class SessionRecordingsService {
     query: SnapshotsQuery,
   ): Promise<StreamedBody> {
     const project = await this.projects.requireAccessible(principal, projectId);
-    await this.requireRecording(project.id, id, null, this.retentionOf(project));
+    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
+    await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
     return this.snapshotReader.read(project.id, id, query);
   }
 
@@ -203,7 +225,8 @@ export class SessionRecordingsService {
 
   async sharing(principal: Principal, projectId: number, id: string): Promise<SharingConfigurationDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
-    await this.requireRecording(project.id, id, null, this.retentionOf(project));
+    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
+    await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
     return toSharingDto(await this.findOrCreateSharing(project.id, id));
   }
 
@@ -214,8 +237,9 @@ export class SessionRecordingsService {
     body: UpdateSharingDto,
   ): Promise<SharingConfigurationDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
+    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
     if (body.enabled === true) requireRecordingRead(principal, 'publishing');
-    await this.requireRecording(project.id, id, null, this.retentionOf(project));
+    await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
     if (body.password_required === true) {
       throw ApiError.validation(
         'Password-protected sharing is not supported by this service; password_required can only be false.',
@@ -233,6 +257,8 @@ export class SessionRecordingsService {
     const row = await this.sharings.updateSharing(project.id, id, {
       enabled: body.enabled,
       settings: body.settings,
+      // Enabling makes the caller the link's issuer: the link works while the rules let them watch it.
+      enabledById: body.enabled === true ? principal.userId : undefined,
     });
     if (!row) throw ApiError.notFound();
     return toSharingDto(row);
@@ -244,11 +270,12 @@ export class SessionRecordingsService {
     id: string,
   ): Promise<SharingConfigurationDto> {
     const project = await this.projects.requireAccessible(principal, projectId);
+    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
     requireRecordingRead(principal, 'issuing a new link to');
-    await this.requireRecording(project.id, id, null, this.retentionOf(project));
+    await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
     await this.findOrCreateSharing(project.id, id);
     const row = await this.withFreshToken((accessToken) =>
-      this.sharings.updateSharing(project.id, id, { accessToken }),
+      this.sharings.updateSharing(project.id, id, { accessToken, enabledById: principal.userId }),
     );
     if (!row) throw ApiError.notFound();
     return toSharingDto(row);
@@ -256,12 +283,18 @@ export class SessionRecordingsService {
 
   /**
    * The recording behind an enabled sharing token (no API key), without anything about its person; 404 for any
-   * other token.
+   * other token, and while the access rules hide the recording from the link's issuer.
    */
   async shared(accessToken: string): Promise<SharedSessionRecordingDto> {
     const shared = await this.requireShared(accessToken);
     return toSharedRecordingDto(
-      await this.requireRecording(shared.teamId, shared.sessionId, null, shared.retentionDays),
+      await this.requireRecording(
+        shared.teamId,
+        shared.sessionId,
+        null,
+        shared.retentionDays,
+        shared.visibility,
+      ),
     );
   }
 
@@ -278,6 +311,7 @@ export class SessionRecordingsService {
       shared.sessionId,
       null,
       shared.retentionDays,
+      shared.visibility,
     );
     return {
       teamId: shared.teamId,
@@ -289,6 +323,15 @@ export class SessionRecordingsService {
 
   async sharedSnapshots(accessToken: string, query: SnapshotsQuery): Promise<StreamedBody> {
     const shared = await this.requireShared(accessToken);
+    if (shared.visibility.restricted) {
+      await this.requireRecording(
+        shared.teamId,
+        shared.sessionId,
+        null,
+        shared.retentionDays,
+        shared.visibility,
+      );
+    }
     return this.snapshotReader.read(shared.teamId, shared.sessionId, query);
   }
 
@@ -304,26 +347,35 @@ export class SessionRecordingsService {
     return retentionCutoff(this.clock.now().getTime(), days);
   }
 
-  /** The recording as the API shows it; 404 when it does not exist, is deleted, or has expired. */
+  /**
+   * The recording as the API shows it; 404 when it does not exist, is deleted, has expired, or is hidden by the
+   * access rules (`visibility`: what the caller may watch).
+   */
   private async requireRecording(
     teamId: number,
     id: string,
     userId: number | null,
     retentionDays: number,
+    visibility: RecordingVisibility = RecordingVisibility.EVERYTHING,
   ): Promise<SessionRecordingDto> {
     const nowMs = this.clock.now().getTime();
-    const row = await this.recordings.findOne(teamId, id, userId, retentionCutoff(nowMs, retentionDays));
+    const cutoff = retentionCutoff(nowMs, retentionDays);
+    const row = await this.recordings.findOne(teamId, id, userId, cutoff, visibility);
     if (!row) throw ApiError.notFound();
     return toRecordingDto(row, nowMs, retentionDays, this.storage);
   }
 
+  /**
+   * The enabled sharing of a token, with what its issuer may watch of the project's recordings (the link shows
+   * the recording while the access rules let its issuer watch it); 404 for any other token.
+   */
   private async requireShared(accessToken: string) {
     const shared =
       accessToken.length <= 64 && ACCESS_TOKEN.test(accessToken)
         ? await this.sharings.findEnabledSharing(accessToken, this.clock.now(), this.retentionDays)
         : null;
     if (!shared) throw ApiError.notFound();
-    return shared;
+    return { ...shared, visibility: await this.visibility.visibilityFor(shared.teamId, shared.enabledById) };
   }
 
   private findOrCreateSharing(teamId: number, id: string) {

@@ -18,11 +18,13 @@ const SHARING_COLUMNS =
   'team_id AS "teamId", session_id AS "sessionId", access_token AS "accessToken", enabled, settings, ' +
   'created_at AS "createdAt"';
 
-/** A recording shared by an enabled token, with its project's retention in days. */
+/** A recording shared by an enabled token, with its project's retention in days and the link's issuer. */
 export interface SharedRecording {
   teamId: number;
   sessionId: string;
   retentionDays: number;
+  /** Who enabled the sharing or issued the link (null: before this was kept, or the user was deleted). */
+  enabledById: number | null;
 }
 
 const AT = new Date('2026-11-21T10:00:00.000Z');
@@ -56,16 +58,23 @@ export class RecordingSharingRepository extends RepositoryBase {
     return rows[0];
   }
 
-  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, { enabled: true }] })
+  @GenerateSql({ params: (f) => [f.projectId, f.sessionId, { enabled: true, enabledById: f.userId }] })
   async updateSharing(
     teamId: number,
     sessionId: string,
-    changes: { enabled?: boolean; accessToken?: string; settings?: Record<string, boolean> | null },
+    changes: {
+      enabled?: boolean;
+      accessToken?: string;
+      settings?: Record<string, boolean> | null;
+      /** The user who enabled the sharing or issued the new link (`enabled_by_id`); left as is when undefined. */
+      enabledById?: number;
+    },
   ): Promise<RecordingSharing | null> {
     const { rows } = await this.modify<RecordingSharing>(
       `UPDATE session_recording_sharing
           SET enabled = coalesce($3, enabled), access_token = coalesce($4, access_token),
-              settings = CASE WHEN $5 THEN $6::jsonb ELSE settings END
+              settings = CASE WHEN $5 THEN $6::jsonb ELSE settings END,
+              enabled_by_id = coalesce($7::int, enabled_by_id)
         WHERE team_id = $1 AND session_id = $2
         RETURNING ${SHARING_COLUMNS}`,
       [
@@ -75,6 +84,7 @@ export class RecordingSharingRepository extends RepositoryBase {
         changes.accessToken ?? null,
         changes.settings !== undefined,
         changes.settings === undefined || changes.settings === null ? null : JSON.stringify(changes.settings),
+        changes.enabledById ?? null,
       ],
     );
     return rows[0] ?? null;
@@ -91,7 +101,8 @@ export class RecordingSharingRepository extends RepositoryBase {
     defaultDays: number,
   ): Promise<SharedRecording | null> {
     const rows = await this.query<SharedRecording>(
-      `SELECT s.team_id AS "teamId", s.session_id AS "sessionId", ${RETENTION_DAYS} AS "retentionDays"
+      `SELECT s.team_id AS "teamId", s.session_id AS "sessionId", ${RETENTION_DAYS} AS "retentionDays",
+              s.enabled_by_id AS "enabledById"
          FROM session_recording_sharing s
          JOIN session_recordings r ON r.team_id = s.team_id AND r.session_id = s.session_id
          JOIN projects p ON p.id = s.team_id

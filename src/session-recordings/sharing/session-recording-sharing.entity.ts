@@ -1,4 +1,5 @@
-import { Column, Entity, JoinColumn, OneToOne, PrimaryColumn } from 'typeorm';
+import { Column, Entity, JoinColumn, ManyToOne, OneToOne, PrimaryColumn } from 'typeorm';
+import { UserEntity } from '../../users/user.entity.js';
 import { SESSION_ID_MAX_LENGTH, SessionRecordingEntity } from '../session-recording.entity.js';
 
 /**
@@ -32,4 +33,19 @@ export class SessionRecordingSharingEntity {
 
   @Column({ type: 'timestamptz' })
   createdAt: Date;
+
+  /**
+   * The user who last enabled sharing or issued the current link: the link shows the recording while the
+   * recording access rules let that user watch it (docs/recordings.md, "Who may watch"). Null for links issued
+   * before, or once the user is deleted: the link then works only for recordings no rule restricts.
+   */
+  @Column({ type: 'integer', nullable: true })
+  enabledById: number | null;
+
+  @ManyToOne(() => UserEntity, { onDelete: 'SET NULL' })
+  @JoinColumn({
+    name: 'enabled_by_id',
+    foreignKeyConstraintName: 'session_recording_sharing_enabled_by_id_fkey',
+  })
+  enabledBy?: UserEntity | null;
 }
