@@ -98,11 +98,16 @@ describe('PoolShares', () => {
     expect(shares.apiShare).toBe(1);
     await runAsApiRequest('read', () => checkout(pool));
     let second: { client: Client } | null = null;
-    void runAsApiRequest('read', () => checkout(pool)).then((c) => (second = c));
+    // Awaited below: left alone, its refusal at the wait's end would reject unhandled in whatever test file the
+    // worker runs next.
+    const waiting = runAsApiRequest('read', () => checkout(pool)).then((c) => (second = c));
     await new Promise((r) => setImmediate(r));
     expect([second, shares.apiInUse, shares.apiWaiting]).toEqual([null, 1, 1]);
     shares.holdOutsideApi(5);
     expect(shares.apiShare).toBe(1);
+    // Nothing gives the one slot back: the waiting checkout is refused at the end of its wait.
+    expect(((await waiting.catch((e: unknown) => e)) as ApiError).getStatus()).toBe(503);
+    expect(shares.apiWaiting).toBe(0);
   });
 
   it('answers 503 `unavailable` when the share stays busy past the wait', async () => {
