@@ -96,6 +96,8 @@ const ORDER = [
   'PATCH /api/projects/{project_id}/session_recordings/{id}',
   'PUT /api/projects/{project_id}/session_recordings/{id}',
   'PATCH /api/projects/{project_id}/session_recordings/{recording_id}/sharing',
+  'POST /api/projects/{project_id}/project_secret_api_keys',
+  'POST /api/organizations/{organization_id}/service_accounts',
 ].flatMap((key) =>
   key.includes(' /api/projects/') && !key.includes('/plugin_configs')
     ? [key, key.replace(' /api/projects/', ' /api/environments/')]
