@@ -5,6 +5,7 @@
  * their project only, within their scopes, and keep working when the person who made them leaves.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { runCli } from '../../src/cli-dispatch.js';
 import { sha256Hex } from '../../src/common/crypto/tokens.js';
 import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
@@ -474,6 +475,115 @@ describe('project secret API keys', () => {
     );
     expect((await poll(key.value!).expect(401)).body).toEqual(AUTH_FAILED);
   });
+});
+
+describe('project-keys (CLI)', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let projectId: number;
+
+  const cli = async (argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(
+      argv,
+      { DATABASE_URL: t.databaseUrl, LOG_LEVEL: 'silent' },
+      (l) => out.push(l),
+      (l) => err.push(l),
+    );
+    return { code, out, err };
+  };
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    owner = await t.factories.user();
+    projectId = (await t.factories.organization(owner)).teams[0].id;
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('create prints the secret last (it authenticates the poll); list shows it masked; revoke makes it 401 at once', async () => {
+    const made = await cli([
+      'project-keys',
+      'create',
+      '--project',
+      String(projectId),
+      '--label',
+      'sdk',
+      '--scopes',
+      'feature_flag:read',
+    ]);
+    expect(made.err).toEqual([]);
+    expect(made.code).toBe(0);
+    const secret = made.out[made.out.length - 1];
+    expect(secret).toMatch(SECRET_RE);
+    const id = new RegExp(
+      `^created project secret API key ([0-9a-f-]{36}) \\(phs_\\.\\.\\.${secret.slice(-4)}\\) "sdk" for project ${projectId} with scopes feature_flag:read$`,
+    ).exec(made.out[0])?.[1];
+    expect(id).toMatch(UUID);
+    expect((await poll(secret).expect(200)).body).toEqual(NO_FLAGS);
+    const shown = await t.http
+      .get(`/api/projects/${projectId}/project_secret_api_keys/${id!}`)
+      .set(owner.auth);
+    expect(shown.body).toMatchObject({ label: 'sdk', created_by: null });
+
+    const listed = await cli(['project-keys', 'list', '--project', String(projectId)]);
+    expect(listed.code).toBe(0);
+    expect(listed.out).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^${id!}  phs_\\.\\.\\.${secret.slice(-4)}  label=sdk  scopes=feature_flag:read  created_by=operator  last_used=\\d{4}-`,
+        ),
+      ),
+    ]);
+    expect(await cli(['project-keys', 'revoke', '--id', id!])).toEqual({
+      code: 0,
+      out: [`revoked project secret API key ${id!}`],
+      err: [],
+    });
+    expect((await poll(secret).expect(401)).body).toEqual(AUTH_FAILED);
+    expect(await cli(['project-keys', 'revoke', '--id', id!])).toEqual({
+      code: 2,
+      out: [],
+      err: [`project-keys revoke: no project secret API key with id ${id!}`],
+    });
+  });
+
+  it('refuses bad input with one line (exit 2)', async () => {
+    const cases: [string[], string][] = [
+      [
+        ['--project', 'x', '--label', 'l', '--scopes', 'feature_flag:read'],
+        'project-keys create: --project must be a project id',
+      ],
+      [
+        ['--project', String(projectId), '--scopes', 'feature_flag:read'],
+        'project-keys create: --label is required',
+      ],
+      [
+        ['--project', String(projectId), '--label', 'l', '--scopes', '*'],
+        "project-keys create: Wildcard scope '*' is not allowed for project secret API keys. Please specify explicit scopes.",
+      ],
+      [
+        ['--project', String(projectId), '--label', 'l', '--scopes', 'project:read'],
+        "project-keys create: Scope 'project:read' is not available for project secret API keys. Allowed scopes: feature_flag:read",
+      ],
+      [
+        ['--project', '2000000000', '--label', 'l', '--scopes', 'feature_flag:read'],
+        'project-keys create: no project with id 2000000000',
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const res = await cli(['project-keys', 'create', ...args]);
+      expect([args, res.code, res.err]).toEqual([args, 2, [message]]);
+    }
+    expect((await cli(['project-keys', 'list', '--project', '2000000000'])).err).toEqual([
+      'project-keys list: no project with id 2000000000',
+    ]);
+    expect((await cli(['project-keys', 'list', '--project', String(projectId)])).out).toEqual(['no keys']);
+  });
+
+  const poll = (secret: string) => t.http.get('/flags/definitions').set(bearer(secret));
 });
 
 describe('project secret credentials are rate limited per key, and failed ones count against the address', () => {
