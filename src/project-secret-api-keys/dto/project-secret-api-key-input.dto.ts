@@ -45,7 +45,13 @@ export class CreateProjectSecretApiKeyDto {
 /** The body of PATCH and PUT: the fields given are changed (PostHog's update takes a partial body on both). */
 @ReadOnlyFields(...READ_ONLY)
 export class UpdateProjectSecretApiKeyDto {
-  @ApiProperty({ required: false, example: 'Local evaluation', minLength: 1, maxLength: 40 })
+  // No example: the request example changes the scopes only (a label must stay unique in the project).
+  @ApiProperty({
+    required: false,
+    minLength: 1,
+    maxLength: 40,
+    description: 'A new name, unique in the project.',
+  })
   @IsOmittable()
   @Trim()
   @IsString({ message: 'Must be a string.' })
