@@ -9,13 +9,7 @@ import { runCli } from '../../src/cli-dispatch.js';
 import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
 import { ORGANIZATION_NOT_ALLOWED, PROJECT_NOT_ALLOWED } from '../../src/memberships/memberships.service.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
-import {
-  expectScopeEnforced,
-  INSUFFICIENT,
-  ISO,
-  NOT_FOUND,
-  UUID,
-} from '../support/expectations.js';
+import { expectScopeEnforced, INSUFFICIENT, ISO, NOT_FOUND, UUID } from '../support/expectations.js';
 import type { TestUser } from '../support/factories.js';
 
 interface Key {
