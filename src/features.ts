@@ -14,8 +14,10 @@ import { PLUGINS_FEATURE } from './plugins/plugins.feature.js';
 import { PROJECTS_FEATURE } from './projects/projects.feature.js';
 import { RECORDING_ACCESS_RULES_FEATURE } from './recording-access-rules/recording-access-rules.feature.js';
 import { ROLES_FEATURE } from './roles/roles.feature.js';
+import { PROJECT_SECRET_API_KEYS_FEATURE } from './project-secret-api-keys/project-secret-api-keys.feature.js';
 import { REPLAY_FEATURE } from './replay/replay.feature.js';
 import { SDK_FEATURE } from './sdk/sdk.feature.js';
+import { SERVICE_ACCOUNTS_FEATURE } from './service-accounts/service-accounts.feature.js';
 import { SESSION_RECORDING_PLAYLISTS_FEATURE } from './session-recording-playlists/session-recording-playlists.feature.js';
 import { SESSION_RECORDINGS_FEATURE } from './session-recordings/session-recordings.feature.js';
 import { USERS_FEATURE } from './users/users.feature.js';
@@ -37,8 +39,10 @@ export const FEATURES: readonly Feature[] = [
   ORGANIZATIONS_FEATURE,
   ROLES_FEATURE,
   PROJECTS_FEATURE,
+  PROJECT_SECRET_API_KEYS_FEATURE,
   DOMAINS_FEATURE,
   MEMBERS_FEATURE,
+  SERVICE_ACCOUNTS_FEATURE,
   INVITES_FEATURE,
   BATCH_EXPORTS_FEATURE,
   PLUGINS_FEATURE,

@@ -81,6 +81,10 @@ const INTERNAL_IMPORTS: Record<string, string> = {
   'personal-api-keys/bootstrap-key.ts -> users/users.repository.js': 'creates the first user',
   'personal-api-keys/personal-api-keys.service.ts -> users/users.repository.js':
     'creates a key owner that does not exist yet',
+  'service-accounts/service-accounts.service.ts -> memberships/memberships.repository.js':
+    "adds and ends the service account's membership in its creation and revocation transactions",
+  'service-accounts/service-accounts.service.ts -> users/users.repository.js':
+    "creates the service account's user in the creation transaction",
   'plugins/records/plugins.service.ts -> users/users.repository.js':
     'reads the acting user of plugin activity',
   'sdk/sdk.service.ts -> capture/bounded-json.js':

@@ -62,7 +62,7 @@ export class MembersController {
   @RequireScopes('organization_member:write')
   @ApiOperation({
     summary: "Change a member's level",
-    description: `${LEVEL_RULES} The organization's last owner cannot be demoted (400 \`last_owner\`).`,
+    description: `${LEVEL_RULES} The organization's last owner cannot be demoted (400 \`last_owner\`); a service account cannot be made owner (400).`,
   })
   @ApiParam(USER_PARAM)
   @ApiOkResponse({ type: MemberDto })
@@ -115,11 +115,12 @@ export class MembersController {
       'Removing another member needs admin or above and a target level not above yours (403 "You can only edit ' +
       'others if you are an admin." / "You can only edit others with level lower or equal to you."). Anyone may ' +
       "leave. The organization's last owner can neither leave nor be removed (400 `last_owner`). Only the " +
-      "membership is deleted: the user's keys stop seeing the organization at once.",
+      "membership is deleted: the user's keys stop seeing the organization at once. A service account is not " +
+      'removed here (400 `service_account`): it is revoked with its keys (`DELETE …/service_accounts/:id/`).',
   })
   @ApiParam(USER_PARAM)
   @ApiNoContentResponse({ description: 'Removed.' })
-  @ApiBadRequestResponse({ description: '`last_owner`.', type: ErrorBodyDto })
+  @ApiBadRequestResponse({ description: '`last_owner`, or `service_account`.', type: ErrorBodyDto })
   async remove(
     @CurrentPrincipal() principal: Principal,
     @Param('organization_id', UuidPipe) organizationId: string,

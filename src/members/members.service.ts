@@ -5,7 +5,7 @@ import type { Page, PageParams } from '../common/pagination/page.js';
 import { TransactionHost } from '../database/transactions.js';
 import { MembershipsRepository } from '../memberships/memberships.repository.js';
 import { MembershipsService } from '../memberships/memberships.service.js';
-import type { MembershipLevel } from '../common/vocabulary/membership-level.js';
+import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 import { type MemberDto, toMemberDto } from './dto/member.dto.js';
 import { type MemberChangeRefusal, memberChangeRefusal } from './member-rules.js';
 import { ME } from './user-ref.pipe.js';
@@ -47,6 +47,9 @@ export class MembersService {
     return this.transactions.withTransaction(async () => {
       const { actor, target, ownerIds } = await this.lockedSides(principal, access.organizationId, userRef);
       refuse(memberChangeRefusal(actor, target, level, ownerIds), 'level');
+      if (target.user?.isServiceAccount && level === MembershipLevel.OWNER) {
+        throw ApiError.validation('A service account cannot be an owner of the organization.', 'level');
+      }
       if (target.level === level) return toMemberDto(target);
       await this.memberships.setLevel(target.id, level);
       const updated = await this.memberships.findWithUser(access.organizationId, { id: target.userId });
@@ -63,6 +66,13 @@ export class MembersService {
     await this.transactions.withTransaction(async () => {
       const { actor, target, ownerIds } = await this.lockedSides(principal, access.organizationId, userRef);
       refuse(memberChangeRefusal(actor, target, null, ownerIds), null);
+      if (target.user?.isServiceAccount) {
+        throw ApiError.validation(
+          'This member is a service account: revoke it with DELETE /api/organizations/:organization_id/service_accounts/:id/, which revokes its keys too.',
+          null,
+          'service_account',
+        );
+      }
       await this.memberships.remove(target.id);
     });
   }

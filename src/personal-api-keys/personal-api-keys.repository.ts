@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { In, IsNull } from 'typeorm';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
 import { PersonalApiKeyEntity } from './personal-api-key.entity.js';
@@ -88,6 +89,27 @@ export class PersonalApiKeysRepository extends RepositoryBase {
       where: { userId },
       order: { createdAt: 'ASC', id: 'ASC' },
     });
+  }
+
+  /** The active keys of these users, oldest first. */
+  activeForUsers(userIds: readonly number[]): Promise<PersonalApiKeyEntity[]> {
+    if (!userIds.length) return Promise.resolve([]);
+    return this.repository(PersonalApiKeyEntity).find({
+      where: { userId: In([...userIds]), revokedAt: IsNull() },
+      order: { createdAt: 'ASC', id: 'ASC' },
+    });
+  }
+
+  /** Marks the user's key `keyId` (or every key of the user: null) revoked; how many it revoked. */
+  async revokeOfUser(userId: number, keyId: string | null, now: Date): Promise<number> {
+    const result = await this.repository(PersonalApiKeyEntity)
+      .createQueryBuilder()
+      .update()
+      .set({ revokedAt: now })
+      .where('user_id = :userId AND revoked_at IS NULL', { userId })
+      .andWhere(keyId === null ? 'TRUE' : 'id = :keyId', { keyId })
+      .execute();
+    return result.affected ?? 0;
   }
 
   /** Marks the key revoked; false when there is no such active key. */

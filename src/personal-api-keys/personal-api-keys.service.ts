@@ -69,22 +69,53 @@ export class PersonalApiKeysService implements ApiKeyVerifier {
     for (const id of input.projects ?? []) {
       if (!Number.isSafeInteger(id) || id < 1) throw new Error(`projects: '${id}' is not a project id`);
     }
-    const secret = generateToken(KEY_PREFIX);
     return this.transactions.withTransaction(async () => {
       const { user, created } = await this.users.findOrCreate({ email: input.email });
-      const key = await this.keys.create({
-        userId: user.id,
+      if (user.isServiceAccount) {
+        throw new Error(
+          `${input.email} is a service account: its keys are made with service-accounts (CLI) or the API`,
+        );
+      }
+      const made = await this.createForUser(user.id, {
         label,
-        secureValue: sha256Hex(secret),
-        maskValue: maskSecret(secret),
         scopes,
-        scopedOrganizations: input.organizations?.length
-          ? input.organizations.map((o) => o.toLowerCase())
-          : null,
-        scopedTeams: input.projects?.length ? input.projects : null,
+        organizations: input.organizations?.map((o) => o.toLowerCase()),
+        projects: input.projects,
       });
-      return { key, secret, userCreated: created };
+      return { ...made, userCreated: created };
     });
+  }
+
+  /**
+   * A new key of an existing user, its input already checked (scopes parsed, label at most 40 characters): the
+   * service accounts' keys. The secret is returned once; only its digest is stored.
+   */
+  async createForUser(
+    userId: number,
+    input: { label: string; scopes: string[]; organizations?: string[]; projects?: number[] },
+  ): Promise<{ key: PersonalApiKeyEntity; secret: string }> {
+    const secret = generateToken(KEY_PREFIX);
+    const key = await this.keys.create({
+      userId,
+      label: input.label,
+      secureValue: sha256Hex(secret),
+      maskValue: maskSecret(secret),
+      scopes: input.scopes,
+      scopedOrganizations: input.organizations?.length ? input.organizations : null,
+      scopedTeams: input.projects?.length ? input.projects : null,
+    });
+    return { key, secret };
+  }
+
+  /** The keys of these users that are not revoked, oldest first. */
+  activeForUsers(userIds: readonly number[]): Promise<PersonalApiKeyEntity[]> {
+    return this.keys.activeForUsers(userIds);
+  }
+
+  /** Revokes the user's key `keyId`, or every key of the user (`keyId` null); how many it revoked. */
+  revokeOfUser(userId: number, keyId: string | null): Promise<number> {
+    if (keyId !== null && !isUuid(keyId)) return Promise.resolve(0);
+    return this.keys.revokeOfUser(userId, keyId, this.clock.now());
   }
 
   async listForEmail(email: string): Promise<PersonalApiKeyEntity[] | null> {

@@ -1,7 +1,7 @@
 import { Controller, Get, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AcceptsProjectSecret, projectSecretOf, RequireScopes } from '../common/auth/auth.decorators.js';
+import { AcceptsProjectSecret, projectCredentialOf, RequireScopes } from '../common/auth/auth.decorators.js';
 import type { Principal } from '../common/auth/principal.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import { FlagDefinitionsQueryDto } from './dto/flag-definitions-query.dto.js';
@@ -9,7 +9,7 @@ import { emptyFlagDefinitions, FlagDefinitionsDto } from './dto/flag-definitions
 import { SdkService } from './sdk.service.js';
 
 const DESCRIPTION =
-  'What server SDKs (posthog-node, posthog-python, …) poll when initialised with a personal API key for local evaluation: `GET /flags/definitions?token=<project token>&send_cohorts` with `Authorization: Bearer <personal API key>` (scope `feature_flag:read`). Answers as PostHog does for a project without feature flags: `{"flags": [], "group_type_mapping": {}, "cohorts": {}}` — the service has no feature flags, so the SDKs evaluate every flag as absent, without logging an error. 401 `authentication_failed` when no project the key\'s user is a member of has the token; 403 when the key is restricted to other projects. The project secret API token (`Authorization: Bearer phs_…`, the project\'s `secret_api_token` or, after a rotation, its `secret_api_token_backup`) is accepted instead of a personal API key: the answer is then for its project, `token` may be left out (given, it must be that project\'s api_token, else 401), and an unknown `phs_` token is 401 `authentication_failed`.';
+  'What server SDKs (posthog-node, posthog-python, …) poll when initialised with a personal API key for local evaluation: `GET /flags/definitions?token=<project token>&send_cohorts` with `Authorization: Bearer <personal API key>` (scope `feature_flag:read`). Answers as PostHog does for a project without feature flags: `{"flags": [], "group_type_mapping": {}, "cohorts": {}}` — the service has no feature flags, so the SDKs evaluate every flag as absent, without logging an error. 401 `authentication_failed` when no project the key\'s user is a member of has the token; 403 when the key is restricted to other projects. A project secret credential (`Authorization: Bearer phs_…`) is accepted instead of a personal API key: a project secret API key holding `feature_flag:read` (`/api/projects/:id/project_secret_api_keys/`), or the project\'s own `secret_api_token` (or, after a rotation, its `secret_api_token_backup`). The answer is then for its project, `token` may be left out (given, it must be that project\'s api_token, else 401), and an unknown `phs_` secret is 401 `authentication_failed` (counted as a failed authentication of the address).';
 const EXAMPLE = emptyFlagDefinitions();
 const BAD_TOKEN = {
   description: 'No `token` (`required`), or more than one.',
@@ -48,10 +48,10 @@ export class FlagDefinitionsController {
     return this.answer(req, query);
   }
 
-  /** With a project secret token (let through by the guard) or else the personal key's principal. */
+  /** With a project secret credential (authenticated by the guard) or else the personal key's principal. */
   private answer(req: Request, query: FlagDefinitionsQueryDto): Promise<FlagDefinitionsDto> {
-    const secret = projectSecretOf(req);
-    if (secret !== undefined) return this.sdk.flagDefinitionsWithSecret(secret, query.token);
+    const credential = projectCredentialOf(req);
+    if (credential) return this.sdk.flagDefinitionsForProject(credential.projectId, query.token);
     const principal = (req as Request & { principal?: Principal }).principal;
     if (!principal) throw new Error('flag definitions reached without a principal or project secret');
     return this.sdk.flagDefinitions(principal, query.token);

@@ -107,15 +107,15 @@ export class SdkService {
   }
 
   /**
-   * The definitions poll with a project secret API token (`phs_…`, current or backup) instead of a personal API
-   * key: it answers for the token's project. 401 when no project has the token, or when `token` is given and is
-   * not that project's api_token (PostHog's secret-token path does not need it).
+   * The definitions poll with a project secret credential (`phs_…`, authenticated by the guard) instead of a
+   * personal API key: it answers for the credential's project. 401 when `token` is given and is not that
+   * project's api_token (PostHog's secret-token path does not need it).
    */
-  async flagDefinitionsWithSecret(secret: string, token: unknown): Promise<FlagDefinitionsDto> {
+  async flagDefinitionsForProject(projectId: number, token: unknown): Promise<FlagDefinitionsDto> {
     if (token !== undefined && token !== '' && typeof token !== 'string') {
       throw ApiError.validation('Must be one string.', 'token');
     }
-    const project = await this.projects.findBySecretToken(secret);
+    const project = await this.projects.findById(projectId);
     if (!project) throw ApiError.authenticationFailed();
     if (typeof token === 'string' && token !== '' && token !== project.apiToken) {
       throw ApiError.authenticationFailed(

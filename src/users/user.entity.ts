@@ -35,4 +35,11 @@ export class UserEntity {
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;
+
+  /**
+   * A service account of an organization (src/service-accounts/): no person, a member of that one organization
+   * only, acting through keys restricted to it. Set when the user is made, never changed.
+   */
+  @Column({ type: 'boolean', default: false })
+  isServiceAccount: boolean;
 }

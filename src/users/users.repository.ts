@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { In } from 'typeorm';
 import { GenerateSql } from '../database/generate-sql.js';
@@ -58,6 +59,23 @@ export class UsersRepository extends RepositoryBase {
     const user = await this.findByEmail(fields.email);
     if (!user) throw new Error(`user ${fields.email} vanished during creation`);
     return { user, created: rows.length > 0 };
+  }
+
+  /**
+   * A new service account user (src/service-accounts/): named `name`, with an address of its own under the
+   * reserved `.invalid` domain (no mail can reach it, and no person can hold it).
+   */
+  insertServiceAccount(name: string): Promise<UserEntity> {
+    const repo = this.repository(UserEntity);
+    const id = randomUUID();
+    return repo.save(
+      repo.create({
+        email: `service-account-${id}@service-accounts.invalid`,
+        distinctId: id,
+        firstName: name,
+        isServiceAccount: true,
+      }),
+    );
   }
 
   /** Whether the database has any user at all (a first start has none). */

@@ -55,6 +55,7 @@ describe('invites', () => {
       'email',
       'is_email_verified',
       'hedgehog_config',
+      'is_service_account',
     ];
     return Object.fromEntries(fields.map((f) => [f, me[f]]));
   }
@@ -129,6 +130,7 @@ describe('invites', () => {
           'hedgehog_config',
           'id',
           'is_email_verified',
+          'is_service_account',
           'last_name',
           'uuid',
         ].sort(),

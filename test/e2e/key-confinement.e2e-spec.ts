@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { ORGANIZATION_NOT_ALLOWED } from '../../src/memberships/memberships.service.js';
+import { ORGANIZATION_NOT_ALLOWED, PROJECT_NOT_ALLOWED } from '../../src/memberships/memberships.service.js';
 import { createTenant, baseBody, pathValues, type Tenant } from '../support/api-fixtures.js';
 import {
   type ApiOperation,
@@ -167,6 +167,140 @@ describe('restricted keys are confined to what they are restricted to', () => {
       });
       expect(await t.dataSource.query('SELECT count(*)::int AS n FROM organizations')).toEqual(before);
     });
+  });
+
+  describe("service accounts' keys are confined to their organization and, when given, its projects", () => {
+    /** Its service account's key is unrestricted within it (level admin, every scope). */
+    let fullTenant: Tenant;
+    /** Its service account's key is restricted to its first project; it holds a second one. */
+    let projectsTenant: Tenant;
+    let secondProject: number;
+    let fullKey: { Authorization: string };
+    let projectsKey: { Authorization: string };
+
+    const serviceAccountKey = async (tenant: Tenant, scopedTeams: number[]) => {
+      const res = await t.http
+        .post(`/api/organizations/${tenant.organizationId}/service_accounts`)
+        .set(owner.auth)
+        .send({ name: 'Confined', level: 8, scopes: ['*'], scoped_teams: scopedTeams })
+        .expect(201);
+      return { Authorization: `Bearer ${res.body.key.value as string}` };
+    };
+    const isProjectLevel = (op: ApiOperation) =>
+      /^\/api\/(projects|environments)\/\{(project_id|id)\}/.test(op.path);
+
+    beforeAll(async () => {
+      fullTenant = await createTenant(t, owner);
+      projectsTenant = await createTenant(t, owner);
+      secondProject = (
+        await t.dataSource.query(
+          `INSERT INTO projects (organization_id, name, api_token, secret_api_token) VALUES ($1, 'Second', $2, $3) RETURNING id`,
+          [
+            projectsTenant.organizationId,
+            `phc_conf_${projectsTenant.organizationId}`,
+            `phs_conf_${projectsTenant.organizationId}`,
+          ],
+        )
+      )[0].id as number;
+      fullKey = await serviceAccountKey(fullTenant, []);
+      projectsKey = await serviceAccountKey(projectsTenant, [projectsTenant.projectId]);
+      // Their first use stamps their last use (users.last_login): before the fingerprints are taken.
+      for (const key of [fullKey, projectsKey]) await t.http.get('/api/users/@me').set(key).expect(200);
+    }, 60000);
+
+    it.each([
+      ['unrestricted', () => fullKey],
+      ['restricted to a project', () => projectsKey],
+    ])(
+      'a service account key (%s) gets 404 on every organization-level operation of another organization, even one its maker owns, changing nothing',
+      async (_label, key) => {
+        const before = await databaseFingerprint(t.dataSource);
+        const wrong: string[] = [];
+        for (const op of operations.filter(isOrganizationLevel)) {
+          const res = await call(op, outside, key());
+          if (res.status !== 404 || JSON.stringify(res.body) !== JSON.stringify(NOT_FOUND)) {
+            wrong.push(`${op.method.toUpperCase()} ${op.path}: ${res.status} ${JSON.stringify(res.body)}`);
+          }
+        }
+        expect(wrong).toEqual([]);
+        expect(await databaseFingerprint(t.dataSource)).toEqual(before);
+      },
+    );
+
+    it('a service account key restricted to a project gets 403 on every project-level operation of another project of its organization, changing nothing', async () => {
+      const before = await databaseFingerprint(t.dataSource);
+      const other: Tenant = { ...projectsTenant, projectId: secondProject };
+      const covered = operations.filter((op) => isProjectLevel(op) && !op.isPublic);
+      expect(covered.length).toBeGreaterThanOrEqual(40);
+      const wrong: string[] = [];
+      for (const op of covered) {
+        const res = await call(op, other, projectsKey);
+        if (res.status !== 403 || res.body.detail !== PROJECT_NOT_ALLOWED) {
+          wrong.push(`${op.method.toUpperCase()} ${op.path}: ${res.status} ${JSON.stringify(res.body)}`);
+        }
+      }
+      expect(wrong).toEqual([]);
+      expect(await databaseFingerprint(t.dataSource)).toEqual(before);
+    });
+
+    it.each([
+      ['unrestricted', () => fullKey, () => fullTenant],
+      ['restricted to a project', () => projectsKey, () => projectsTenant],
+    ])(
+      'a service account key (%s) is not held back on any organization-level operation of its own organization',
+      async (_label, key, tenant) => {
+        const wrong: string[] = [];
+        for (const op of operations.filter(isOrganizationLevel).sort(byDestructiveness)) {
+          const res = await call(op, tenant(), key());
+          const confined =
+            res.status === 403 && [ORGANIZATION_NOT_ALLOWED, PROJECT_NOT_ALLOWED].includes(res.body.detail);
+          if (confined || res.status >= 500 || (op.method === 'get' && res.status !== 200)) {
+            wrong.push(`${op.method.toUpperCase()} ${op.path}: ${res.status} ${JSON.stringify(res.body)}`);
+          }
+        }
+        expect(wrong).toEqual([]);
+        // An admin, not an owner: the organization's deletion (the last operation) was refused for its level.
+        const kept = await t.dataSource.query('SELECT 1 FROM organizations WHERE id = $1', [
+          tenant().organizationId,
+        ]);
+        expect(kept).toEqual([{ '?column?': 1 }]);
+      },
+    );
+  });
+
+  it('a project secret API key authenticates no operation of the document but the local evaluation poll (401 elsewhere)', async () => {
+    const created = await t.http
+      .post(`/api/projects/${outside.projectId}/project_secret_api_keys`)
+      .set(owner.auth)
+      .send({ label: 'Confined', scopes: ['feature_flag:read'] })
+      .expect(201);
+    const key = { Authorization: `Bearer ${created.body.value as string}` };
+    // Its first use stamps its last use: before the fingerprint is taken.
+    await t.http.get('/flags/definitions').set(key).expect(200);
+    const before = await databaseFingerprint(t.dataSource);
+    const accepted: string[] = [];
+    const wrong: string[] = [];
+    // Every operation that takes a key (the public ones, capture's among them, declare an empty requirement).
+    const needsKey = (op: ApiOperation) =>
+      ((document.paths[op.path] as Record<string, { security?: object[] }>)[op.method].security ?? []).some(
+        (requirement) => Object.keys(requirement).length > 0,
+      );
+    const covered = operations.filter(needsKey);
+    expect(covered.length).toBeGreaterThanOrEqual(150);
+    for (const [i, op] of covered.entries()) {
+      // Each refusal counts as a failed authentication of the address (API_AUTH_FAILURE_LIMIT, 60 a minute):
+      // a minute passes every 50 calls, so the walk meets the key's answers, not the address's throttle.
+      if (i % 50 === 49) t.clock.advance(61_000);
+      const res = await call(op, outside, key);
+      if (res.status === 200) accepted.push(`${op.method.toUpperCase()} ${op.path}`);
+      else if (res.status !== 401 || res.body.code !== 'authentication_failed') {
+        wrong.push(`${op.method.toUpperCase()} ${op.path}: ${res.status} ${JSON.stringify(res.body)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(accepted.sort()).toEqual(['GET /api/feature_flag/local_evaluation', 'GET /flags/definitions']);
+    expect(await databaseFingerprint(t.dataSource)).toEqual(before);
+    t.clock.advance(61_000);
   });
 
   describe('lists and introspection show only what the key reaches', () => {

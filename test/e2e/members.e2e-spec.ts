@@ -53,6 +53,7 @@ describe('members', () => {
       email: me.email,
       is_email_verified: me.is_email_verified,
       hedgehog_config: me.hedgehog_config,
+      is_service_account: me.is_service_account,
     };
   }
 
@@ -123,6 +124,7 @@ describe('members', () => {
         email: member.email,
         is_email_verified: false,
         hedgehog_config: null,
+        is_service_account: false,
       });
       expect(second).toMatchObject({ user: { id: owner.id, uuid: owner.uuid }, level: 15 });
     });

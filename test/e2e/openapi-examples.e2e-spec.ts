@@ -103,6 +103,11 @@ const ORDER = [
   'POST /api/organizations/{organization_id}/roles',
   'PATCH /api/organizations/{organization_id}/roles/{id}',
   'PUT /api/organizations/{organization_id}/roles/{id}',
+  'POST /api/projects/{project_id}/project_secret_api_keys',
+  'PATCH /api/projects/{project_id}/project_secret_api_keys/{id}',
+  'PUT /api/projects/{project_id}/project_secret_api_keys/{id}',
+  'POST /api/organizations/{organization_id}/service_accounts',
+  'POST /api/organizations/{organization_id}/service_accounts/{id}/keys',
 ].flatMap((key) =>
   key.includes(' /api/projects/') && !key.includes('/plugin_configs')
     ? [key, key.replace(' /api/projects/', ' /api/environments/')]
@@ -181,6 +186,15 @@ describe('OpenAPI request examples', () => {
         .delete(`${original.replace('{project_id}', String(org.teams[0].id))}/${created.get(original)}`)
         .set(owner.auth)
         .expect(204);
+    }
+    if (key === 'POST /api/environments/{project_id}/project_secret_api_keys') {
+      // Labels are unique in a project: the key the projects path's example made (the same label) is renamed.
+      const original = '/api/projects/{project_id}/project_secret_api_keys';
+      await t.http
+        .patch(`${original.replace('{project_id}', String(org.teams[0].id))}/${created.get(original)}`)
+        .set(owner.auth)
+        .send({ label: 'Made on the projects path' })
+        .expect(200);
     }
     for (const example of own) {
       // Sent as they are: a plugin config's example names record 1, the first one a fresh database creates

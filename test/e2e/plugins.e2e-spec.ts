@@ -591,6 +591,7 @@ describe('pipeline plugin records', () => {
           email: member.email,
           is_email_verified: expect.any(Boolean),
           hedgehog_config: null,
+          is_service_account: false,
         },
         activity: 'updated',
         scope: 'Plugin',

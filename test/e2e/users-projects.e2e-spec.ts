@@ -138,6 +138,7 @@ describe('users, keys and projects', () => {
         email,
         is_email_verified: false,
         hedgehog_config: null,
+        is_service_account: false,
         date_joined: row.created_at.toISOString(),
         pending_email: null,
         has_password: false,

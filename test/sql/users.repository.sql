@@ -2,20 +2,20 @@
 -- After a deliberate query change, rerun that test with UPDATE_SQL=1 and review the diff.
 
 -- UsersRepository.findById
-SELECT "UserEntity"."id" AS "UserEntity_id", "UserEntity"."uuid" AS "UserEntity_uuid", "UserEntity"."email" AS "UserEntity_email", "UserEntity"."distinct_id" AS "UserEntity_distinct_id", "UserEntity"."first_name" AS "UserEntity_first_name", "UserEntity"."last_name" AS "UserEntity_last_name", "UserEntity"."is_email_verified" AS "UserEntity_is_email_verified", "UserEntity"."hedgehog_config" AS "UserEntity_hedgehog_config", "UserEntity"."last_login" AS "UserEntity_last_login", "UserEntity"."created_at" AS "UserEntity_created_at" FROM "users" "UserEntity" WHERE (("UserEntity"."id" = $1)) LIMIT 1;
+SELECT "UserEntity"."id" AS "UserEntity_id", "UserEntity"."uuid" AS "UserEntity_uuid", "UserEntity"."email" AS "UserEntity_email", "UserEntity"."distinct_id" AS "UserEntity_distinct_id", "UserEntity"."first_name" AS "UserEntity_first_name", "UserEntity"."last_name" AS "UserEntity_last_name", "UserEntity"."is_email_verified" AS "UserEntity_is_email_verified", "UserEntity"."hedgehog_config" AS "UserEntity_hedgehog_config", "UserEntity"."last_login" AS "UserEntity_last_login", "UserEntity"."created_at" AS "UserEntity_created_at", "UserEntity"."is_service_account" AS "UserEntity_is_service_account" FROM "users" "UserEntity" WHERE (("UserEntity"."id" = $1)) LIMIT 1;
 
 -- UsersRepository.findByEmail
-SELECT "u"."id" AS "u_id", "u"."uuid" AS "u_uuid", "u"."email" AS "u_email", "u"."distinct_id" AS "u_distinct_id", "u"."first_name" AS "u_first_name", "u"."last_name" AS "u_last_name", "u"."is_email_verified" AS "u_is_email_verified", "u"."hedgehog_config" AS "u_hedgehog_config", "u"."last_login" AS "u_last_login", "u"."created_at" AS "u_created_at" FROM "users" "u" WHERE lower("u"."email") = lower($1);
+SELECT "u"."id" AS "u_id", "u"."uuid" AS "u_uuid", "u"."email" AS "u_email", "u"."distinct_id" AS "u_distinct_id", "u"."first_name" AS "u_first_name", "u"."last_name" AS "u_last_name", "u"."is_email_verified" AS "u_is_email_verified", "u"."hedgehog_config" AS "u_hedgehog_config", "u"."last_login" AS "u_last_login", "u"."created_at" AS "u_created_at", "u"."is_service_account" AS "u_is_service_account" FROM "users" "u" WHERE lower("u"."email") = lower($1);
 
 -- UsersRepository.findOrCreate
-SELECT "u"."id" AS "u_id", "u"."uuid" AS "u_uuid", "u"."email" AS "u_email", "u"."distinct_id" AS "u_distinct_id", "u"."first_name" AS "u_first_name", "u"."last_name" AS "u_last_name", "u"."is_email_verified" AS "u_is_email_verified", "u"."hedgehog_config" AS "u_hedgehog_config", "u"."last_login" AS "u_last_login", "u"."created_at" AS "u_created_at" FROM "users" "u" WHERE lower("u"."email") = lower($1);
+SELECT "u"."id" AS "u_id", "u"."uuid" AS "u_uuid", "u"."email" AS "u_email", "u"."distinct_id" AS "u_distinct_id", "u"."first_name" AS "u_first_name", "u"."last_name" AS "u_last_name", "u"."is_email_verified" AS "u_is_email_verified", "u"."hedgehog_config" AS "u_hedgehog_config", "u"."last_login" AS "u_last_login", "u"."created_at" AS "u_created_at", "u"."is_service_account" AS "u_is_service_account" FROM "users" "u" WHERE lower("u"."email") = lower($1);
 
 INSERT INTO users (email, distinct_id, first_name, last_name)
 VALUES ($1, gen_random_uuid()::text, $2, $3)
 ON CONFLICT (lower(email)) DO NOTHING
 RETURNING id;
 
-SELECT "u"."id" AS "u_id", "u"."uuid" AS "u_uuid", "u"."email" AS "u_email", "u"."distinct_id" AS "u_distinct_id", "u"."first_name" AS "u_first_name", "u"."last_name" AS "u_last_name", "u"."is_email_verified" AS "u_is_email_verified", "u"."hedgehog_config" AS "u_hedgehog_config", "u"."last_login" AS "u_last_login", "u"."created_at" AS "u_created_at" FROM "users" "u" WHERE lower("u"."email") = lower($1);
+SELECT "u"."id" AS "u_id", "u"."uuid" AS "u_uuid", "u"."email" AS "u_email", "u"."distinct_id" AS "u_distinct_id", "u"."first_name" AS "u_first_name", "u"."last_name" AS "u_last_name", "u"."is_email_verified" AS "u_is_email_verified", "u"."hedgehog_config" AS "u_hedgehog_config", "u"."last_login" AS "u_last_login", "u"."created_at" AS "u_created_at", "u"."is_service_account" AS "u_is_service_account" FROM "users" "u" WHERE lower("u"."email") = lower($1);
 
 -- UsersRepository.anyExists
 SELECT 1 AS "row_exists" FROM (SELECT 1 AS dummy_column) "dummy_table" WHERE EXISTS (SELECT 1 FROM "users" "UserEntity") LIMIT 1;

@@ -1,4 +1,11 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  type CanActivate,
+  type ExecutionContext,
+  Inject,
+  Injectable,
+  Logger,
+  Optional,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiError } from '../errors/api-error.js';
@@ -9,7 +16,14 @@ import {
   REQUIRED_SCOPES_KEY,
 } from './auth.decorators.js';
 import { AuthFailureThrottle } from './auth-failure-throttle.js';
-import { API_KEY_VERIFIER, type ApiKeyVerifier, type Principal } from './principal.js';
+import {
+  API_KEY_VERIFIER,
+  type ApiKeyVerifier,
+  type Principal,
+  type ProjectCredential,
+  PROJECT_SECRET_VERIFIER,
+  type ProjectSecretVerifier,
+} from './principal.js';
 import { missingScope, type Scope } from './scopes.js';
 
 /** Extracts the secret of an `Authorization: Bearer <secret>` header; undefined when there is no header. */
@@ -24,7 +38,9 @@ export function bearerSecret(header: string | undefined): string | null | undefi
  * declaring neither `@RequireScopes` nor `@Public` is refused (fail closed). It runs before the body of an `/api`
  * request is read (`ApiBodyInterceptor`), so nothing of a request without a valid key is parsed. An address
  * that failed to authenticate too often lately gets 429 without its key being looked up, unless the key
- * authenticated on this process within the last hour (`AuthFailureThrottle`).
+ * authenticated on this process within the last hour (`AuthFailureThrottle`). On an `@AcceptsProjectSecret`
+ * handler a `phs_…` secret is a project secret credential, authenticated and scope-checked the same way (an unknown
+ * one counts as a failure), and left in the request instead of a principal.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -34,6 +50,8 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
     @Inject(API_KEY_VERIFIER) private readonly verifier: ApiKeyVerifier,
     private readonly failures: AuthFailureThrottle,
+    // Absent in an application without the project secret API keys feature: every `phs_` secret is then 401.
+    @Optional() @Inject(PROJECT_SECRET_VERIFIER) private readonly projectSecrets?: ProjectSecretVerifier,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -63,21 +81,34 @@ export class ApiKeyGuard implements CanActivate {
       secret.startsWith(PROJECT_SECRET_PREFIX) &&
       this.reflector.get<boolean | undefined>(PROJECT_SECRET_KEY, context.getHandler())
     ) {
-      // A project secret token: the handler authenticates it against its project (`@AcceptsProjectSecret`).
-      (request as { projectSecret?: string }).projectSecret = secret;
+      const credential = (await this.projectSecrets?.verify(secret)) ?? null;
+      this.checkAuthenticated(credential, secret, address, required);
+      (request as { projectCredential?: ProjectCredential }).projectCredential = credential;
       return true;
     }
     const principal = await this.verifier.verify(secret);
-    if (!principal) {
+    this.checkAuthenticated(principal, secret, address, required);
+    request.principal = principal;
+    return true;
+  }
+
+  /**
+   * 401 (counted against the address) when the secret authenticated nothing; else remembers it as valid, and 403
+   * when its scopes miss one the route requires.
+   */
+  private checkAuthenticated<T extends { scopes: readonly string[] }>(
+    found: T | null,
+    secret: string,
+    address: string,
+    required: Scope[],
+  ): asserts found is T {
+    if (!found) {
       this.failures.recordFailure(address);
       this.failures.forgetValid(secret);
       throw ApiError.authenticationFailed();
     }
     this.failures.recordValid(secret);
-
-    const missing = missingScope(principal.scopes, required);
+    const missing = missingScope(found.scopes, required);
     if (missing) throw ApiError.permissionDenied(`API key missing required scope '${missing}'`);
-    request.principal = principal;
-    return true;
   }
 }

@@ -1,7 +1,7 @@
 import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
 import { ApiExtension, ApiForbiddenResponse, ApiSecurity, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { ErrorBodyDto } from '../errors/error-body.dto.js';
-import type { Principal } from './principal.js';
+import type { Principal, ProjectCredential } from './principal.js';
 import type { Scope } from './scopes.js';
 
 export const REQUIRED_SCOPES_KEY = 'auth:requiredScopes';
@@ -34,17 +34,19 @@ export function RequireScopes(...scopes: Scope[]): MethodDecorator & ClassDecora
 }
 
 /**
- * Declares that a `@RequireScopes` handler also takes a project secret API token (`Authorization: Bearer phs_…`)
- * in place of a personal API key: the guard then leaves the token, unchecked, in the request (`projectSecretOf`)
- * for the handler to authenticate against its project (401 when no project has it), and sets no principal.
+ * Declares that a `@RequireScopes` handler also takes a project secret credential (`Authorization: Bearer phs_…`:
+ * a project secret API key, or the project's own secret API token) in place of a personal API key. The guard
+ * authenticates it (401 for an unknown one, counted as a failed authentication), checks its scopes against the
+ * route's, and leaves it in the request (`projectCredentialOf`) instead of a principal; the per-key rate limit
+ * counts its requests as any key's.
  */
 export function AcceptsProjectSecret(): MethodDecorator {
   return SetMetadata(PROJECT_SECRET_KEY, true);
 }
 
-/** The project secret token the guard let through on an `@AcceptsProjectSecret` handler; undefined otherwise. */
-export function projectSecretOf(request: object): string | undefined {
-  return (request as { projectSecret?: string }).projectSecret;
+/** The project secret credential the guard authenticated on an `@AcceptsProjectSecret` handler; else undefined. */
+export function projectCredentialOf(request: object): ProjectCredential | undefined {
+  return (request as { projectCredential?: ProjectCredential }).projectCredential;
 }
 
 /** Declares that a handler needs no API key. */

@@ -51,3 +51,27 @@ export interface ApiKeyVerifier {
 }
 
 export const API_KEY_VERIFIER = Symbol('API_KEY_VERIFIER');
+
+/**
+ * A project secret credential the guard authenticated on an `@AcceptsProjectSecret` route: a project secret API
+ * key (`phs_…`, a row of its own, with scopes) or the project's own secret API token (current or backup).
+ */
+export interface ProjectCredential {
+  projectId: number;
+  organizationId: string;
+  /**
+   * What the per-key rate limit counts by: `project_secret_api_key:<id>` for a key, `project_secret_token:<project
+   * id>` for the project's token (its current and backup values share one counter).
+   */
+  trackerId: string;
+  /** What it may do: a key's scopes; the project's token holds `feature_flag:read`, what it was made for. */
+  scopes: readonly string[];
+}
+
+/** Resolves a `phs_…` secret to its project; provided by the project secret API keys module. */
+export interface ProjectSecretVerifier {
+  /** The credential of an existing project secret API key or project secret token, or null. */
+  verify(secret: string): Promise<ProjectCredential | null>;
+}
+
+export const PROJECT_SECRET_VERIFIER = Symbol('PROJECT_SECRET_VERIFIER');

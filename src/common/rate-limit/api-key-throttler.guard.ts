@@ -1,7 +1,7 @@
 import { type ExecutionContext, Injectable } from '@nestjs/common';
 import { ThrottlerGuard, type ThrottlerRequest } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
-import type { Principal } from '../auth/principal.js';
+import type { Principal, ProjectCredential } from '../auth/principal.js';
 import { ApiError } from '../errors/api-error.js';
 import {
   RateLimitStorageUnavailable,
@@ -9,7 +9,12 @@ import {
   type SlidingWindowStorage,
 } from './sliding-window-storage.js';
 
-type KeyedRequest = Request & { principal?: Principal };
+type KeyedRequest = Request & { principal?: Principal; projectCredential?: ProjectCredential };
+
+/** The counter a request counts in: its personal API key's, or its project secret credential's; none without. */
+function trackerOf(req: KeyedRequest): string | undefined {
+  return req.principal?.keyId ?? req.projectCredential?.trackerId;
+}
 
 /** What one request has done so far across the windows (the guard is a singleton; this is per request). */
 interface RequestState {
@@ -22,9 +27,10 @@ interface RequestState {
 
 /**
  * Per-key rate limits (docs/decisions.md §3) on @nestjs/throttler: each configured throttler (burst per
- * minute, sustained per hour) is a window counting the requests of the caller's personal API key, across all
- * routes. Registered right after the ApiKeyGuard, so it only sees authenticated requests; routes without a key
- * (`@Public`: health, shared links, capture) and requests refused with 401 are skipped.
+ * minute, sustained per hour) is a window counting the requests of the caller's key, across all routes: a
+ * personal API key, or on the routes that take one a project secret credential (a project secret API key, or the
+ * project's secret token). Registered right after the ApiKeyGuard, so it only sees authenticated requests; routes
+ * without a key (`@Public`: health, shared links, capture) and requests refused with 401 are skipped.
  *
  * What differs from the throttler's own guard:
  * - the tracker is the API key (not the client address), and one counter serves every route;
@@ -40,11 +46,11 @@ export class ApiKeyThrottlerGuard extends ThrottlerGuard {
 
   protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return Promise.resolve(true);
-    return Promise.resolve(!context.switchToHttp().getRequest<KeyedRequest>().principal);
+    return Promise.resolve(trackerOf(context.switchToHttp().getRequest<KeyedRequest>()) === undefined);
   }
 
   protected override getTracker(req: Record<string, unknown>): Promise<string> {
-    return Promise.resolve((req as { principal: Principal }).principal.keyId);
+    return Promise.resolve(trackerOf(req as unknown as KeyedRequest)!);
   }
 
   /** The tracker alone: the storage adds the window's name; every route shares the key's counters. */

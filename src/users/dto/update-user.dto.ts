@@ -14,6 +14,7 @@ import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorat
   'email',
   'is_email_verified',
   'hedgehog_config',
+  'is_service_account',
   'date_joined',
   'pending_email',
   'has_password',

@@ -16,6 +16,14 @@ export class UserDto {
     string,
     unknown
   > | null;
+
+  @ApiProperty({
+    example: false,
+    description:
+      "True for an organization's service account (a user that is no person, acting through keys that belong to " +
+      'the organization); false for people.',
+  })
+  is_service_account: boolean;
 }
 
 export function toUserDto(u: UserEntity): UserDto {
@@ -28,6 +36,7 @@ export function toUserDto(u: UserEntity): UserDto {
     email: u.email,
     is_email_verified: u.isEmailVerified,
     hedgehog_config: u.hedgehogConfig,
+    is_service_account: u.isServiceAccount,
   };
 }
 

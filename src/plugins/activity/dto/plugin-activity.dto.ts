@@ -108,6 +108,7 @@ export function toPluginActivityDto(
             email: entity.userEmail ?? '',
             is_email_verified: false,
             hedgehog_config: null,
+            is_service_account: false,
           },
     activity: entity.activity,
     scope: 'Plugin',
