@@ -1,3 +1,4 @@
+import { ACCESS_CONTROLS_FEATURE } from './access-controls/access-controls.feature.js';
 import { BATCH_EXPORTS_FEATURE } from './batch-exports/batch-exports.feature.js';
 import { CAPTURE_FEATURE } from './capture/capture.feature.js';
 import { DATABASE_FEATURE } from './database/database.feature.js';
@@ -36,6 +37,7 @@ export const FEATURES: readonly Feature[] = [
   ORGANIZATIONS_FEATURE,
   ROLES_FEATURE,
   PROJECTS_FEATURE,
+  ACCESS_CONTROLS_FEATURE,
   DOMAINS_FEATURE,
   MEMBERS_FEATURE,
   INVITES_FEATURE,

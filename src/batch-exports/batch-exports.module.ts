@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { Mailer } from '../common/mail/mailer.js';
+import { AccessControlsModule } from '../access-controls/access-controls.module.js';
 import { MembershipsModule } from '../memberships/memberships.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
+import { BatchExportAccessControlsController } from './batch-export-access-controls.controller.js';
 import { BatchExportsController } from './batch-exports.controller.js';
 import { BatchExportsRepository } from './batch-exports.repository.js';
 import { BatchExportsScheduler } from './batch-exports.scheduler.js';
@@ -17,8 +19,8 @@ import { SlotWaitsRepository } from './runs/slot-waits.repository.js';
  * queue of runs (pg-boss) and the workers that execute them.
  */
 @Module({
-  imports: [MembershipsModule, ProjectsModule],
-  controllers: [BatchExportsController],
+  imports: [MembershipsModule, ProjectsModule, AccessControlsModule],
+  controllers: [BatchExportsController, BatchExportAccessControlsController],
   providers: [
     RunQueue,
     BatchExportsRepository,

@@ -135,6 +135,7 @@ export class InvitesService {
           membership.id,
           invite.organizationId,
           invite.privateProjectAccess,
+          invite.createdById,
         );
         await this.invites.deleteForEmail(invite.organizationId, invite.targetEmail);
         return invite.organizationId;

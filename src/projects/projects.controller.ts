@@ -40,7 +40,10 @@ export class ProjectsController {
     @PageQuery() page: PageParams,
   ): Promise<Page<ProjectDto>> {
     const result = await this.projects.pageForOrganization(principal, organizationId, page);
-    return { items: result.items.map((p) => toProjectDto(p, result.level, true)), total: result.total };
+    return {
+      items: result.items.map(({ project, level }) => toProjectDto(project, level, true)),
+      total: result.total,
+    };
   }
 
   @Get('api/organizations/:organization_id/projects/:id')

@@ -18,9 +18,9 @@ import {
 import { IsOmittable } from '../../common/validation/decorators.js';
 import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
 import {
-  PROJECT_ACCESS_LEVELS,
-  type ProjectAccessLevel,
-} from '../../memberships/membership-project-access.entity.js';
+  INVITE_PROJECT_ACCESS_LEVELS as PROJECT_ACCESS_LEVELS,
+  type InviteProjectAccessLevel as ProjectAccessLevel,
+} from '../invite.entity.js';
 import { MEMBERSHIP_LEVELS, type MembershipLevel } from '../../common/vocabulary/membership-level.js';
 import {
   FIRST_NAME_MAX_LENGTH,

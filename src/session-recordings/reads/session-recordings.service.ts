@@ -89,7 +89,12 @@ export class SessionRecordingsService {
     query: RecordingListQueryDto,
     page: PageParams,
   ): Promise<Page<SessionRecordingDto>> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'viewer',
+    );
     const now = this.clock.now();
     const filters = parseRecordingFilters(query, now);
     const nowMs = now.getTime();
@@ -147,7 +152,12 @@ export class SessionRecordingsService {
   }
 
   async retrieve(principal: Principal, projectId: number, id: string): Promise<SessionRecordingDto> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'viewer',
+    );
     return this.requireRecording(project.id, id, principal.userId, this.retentionOf(project));
   }
 
@@ -157,7 +167,12 @@ export class SessionRecordingsService {
     id: string,
     body: UpdateSessionRecordingDto | ReplaceSessionRecordingDto,
   ): Promise<SessionRecordingDto> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'editor',
+    );
     // `analyzed` and `player_metadata` are PostHog's player telemetry: accepted (validated) and not stored.
     const days = this.retentionOf(project);
     await this.transactions.withTransaction(async () => {
@@ -179,7 +194,12 @@ export class SessionRecordingsService {
   }
 
   async delete(principal: Principal, projectId: number, id: string): Promise<void> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'editor',
+    );
     const now = this.clock.now();
     const cutoff = retentionCutoff(now.getTime(), this.retentionOf(project));
     if (!(await this.recordings.softDelete(project.id, id, now, cutoff))) {
@@ -194,7 +214,12 @@ export class SessionRecordingsService {
     id: string,
     query: SnapshotsQuery,
   ): Promise<StreamedBody> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'viewer',
+    );
     await this.requireRecording(project.id, id, null, this.retentionOf(project));
     return this.snapshotReader.read(project.id, id, query);
   }
@@ -202,7 +227,12 @@ export class SessionRecordingsService {
   // ---- sharing ----------------------------------------------------------------------------------------------
 
   async sharing(principal: Principal, projectId: number, id: string): Promise<SharingConfigurationDto> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'viewer',
+    );
     await this.requireRecording(project.id, id, null, this.retentionOf(project));
     return toSharingDto(await this.findOrCreateSharing(project.id, id));
   }
@@ -213,7 +243,12 @@ export class SessionRecordingsService {
     id: string,
     body: UpdateSharingDto,
   ): Promise<SharingConfigurationDto> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'editor',
+    );
     if (body.enabled === true) requireRecordingRead(principal, 'publishing');
     await this.requireRecording(project.id, id, null, this.retentionOf(project));
     if (body.password_required === true) {
@@ -243,7 +278,12 @@ export class SessionRecordingsService {
     projectId: number,
     id: string,
   ): Promise<SharingConfigurationDto> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'editor',
+    );
     requireRecordingRead(principal, 'issuing a new link to');
     await this.requireRecording(project.id, id, null, this.retentionOf(project));
     await this.findOrCreateSharing(project.id, id);
