@@ -120,7 +120,8 @@ export class CreateInviteDto {
     default: [],
     description:
       'Projects of this organization the invitee gets access to, each with "member" or "admin" (null or []: ' +
-      'none). Recorded on the membership when the invite is accepted.',
+      "none): on acceptance, the member's project-level access controls (so a project whose default is `none` " +
+      'is visible to them, and `admin` makes them an admin of it). A project of another organization: 400.',
   })
   @IsOptional()
   @Type(() => ProjectAccessDto)
