@@ -46,8 +46,9 @@ export const ACCESS_TOKEN_LENGTH = 43;
 
 /**
  * The recordings API of a project (docs/decisions.md §10): list, retrieve, update (person properties, viewed), soft
- * delete, snapshots, and sharing. Every operation starts with `ProjectsService.requireAccessible` (404 for a
- * project of another organization, 403 for keys restricted to other projects).
+ * delete, snapshots, and sharing. Every operation starts with `ProjectsService.requireResourceProject` on
+ * `session_recording` (404 for a project of another organization, or one whose recordings the caller's access
+ * controls hide; 403 for keys restricted to other projects, and for a write below `editor`).
  */
 /**
  * Publishing a recording (enabling its sharing) or issuing a new link to it shows it to anyone with the link: the
