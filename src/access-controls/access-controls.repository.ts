@@ -44,11 +44,12 @@ export class AccessControlsRepository extends RepositoryBase {
 
   /**
    * Sets the level of the target's rule for its subject, creating it (one statement, safe against a concurrent
-   * PUT of the same rule: the unique key on the target and subject with NULLs equal).
+   * PUT of the same rule: the unique key on the target and subject with NULLs equal). Null when the project no
+   * longer exists.
    */
   @GenerateSql({
     params: [
-      { teamId: 1, resource: 'project', resourceId: '1', organizationMemberId: MEMBERSHIP, roleId: null },
+      { teamId: 1, resource: 'project', resourceId: '1', organizationMemberId: null, roleId: null },
       'member',
       1,
     ],
@@ -57,10 +58,11 @@ export class AccessControlsRepository extends RepositoryBase {
     target: AccessControlTarget,
     level: AccessLevel,
     createdById: number,
-  ): Promise<AccessControlEntity> {
+  ): Promise<AccessControlEntity | null> {
     const rows = await this.query<{ id: string }>(
-      `INSERT INTO access_controls (team_id, resource, resource_id, organization_member_id, role_id, access_level, created_by_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
+      `INSERT INTO access_controls
+              (team_id, resource, resource_id, organization_member_id, role_id, access_level, created_by_id)
+       SELECT p.id, $2, $3, $4, $5, $6, $7 FROM projects p WHERE p.id = $1
        ON CONFLICT (team_id, resource, resource_id, organization_member_id, role_id)
        DO UPDATE SET access_level = EXCLUDED.access_level, updated_at = now()
        RETURNING id`,
@@ -74,7 +76,7 @@ export class AccessControlsRepository extends RepositoryBase {
         createdById,
       ],
     );
-    return this.repository(AccessControlEntity).findOneByOrFail({ id: rows[0].id });
+    return rows.length ? this.repository(AccessControlEntity).findOneBy({ id: rows[0].id }) : null;
   }
 
   /** Removes the target's rule for its subject; whether there was one. */

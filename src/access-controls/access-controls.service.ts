@@ -226,7 +226,9 @@ export class AccessControlsService {
       await this.rules.remove(target);
       return null;
     }
-    return toAccessControlDto(await this.rules.upsert(target, level, principal.userId));
+    const rule = await this.rules.upsert(target, level, principal.userId);
+    if (!rule) throw ApiError.notFound();
+    return toAccessControlDto(rule);
   }
 }
 

@@ -33,6 +33,9 @@ export const ACCESS_CONTROL_TARGET_KEY = 'access_controls_target_key';
 @Index('access_controls_member_idx', ['organizationMemberId', 'teamId'], {
   where: '"organization_member_id" IS NOT NULL',
 })
+@Index('access_controls_default_idx', ['teamId'], {
+  where: '"organization_member_id" IS NULL AND "role_id" IS NULL',
+})
 @Index('access_controls_role_idx', ['roleId', 'teamId'], { where: '"role_id" IS NOT NULL' })
 @Check('access_controls_one_subject_check', '"organization_member_id" IS NULL OR "role_id" IS NULL')
 @Check(

@@ -32,6 +32,45 @@ SELECT m.level,
  FROM organization_memberships m
 WHERE m.user_id = $1 AND m.organization_id = $2;
 
+-- MembershipsRepository.accessWithProjectsOf
+SELECT m.id, m.level,
+           ($3::bigint[] IS NULL OR EXISTS (
+              SELECT 1 FROM projects p WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[])
+           )) AS holds_project,
+           (SELECT COALESCE(json_agg(json_build_array(p.id, CASE WHEN m.id IS NULL OR m.level >= 8 THEN '[]'::json
+  ELSE COALESCE((SELECT json_agg(json_build_array(r.resource, r.resource_id, r.access_level, r.subject)) FROM (
+    SELECT a.resource, a.resource_id, a.access_level, 'member' AS subject FROM access_controls a
+     WHERE a.organization_member_id = m.id AND a.team_id = p.id
+    UNION ALL
+    SELECT a.resource, a.resource_id, a.access_level, 'role' FROM access_controls a
+     WHERE a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id) AND a.team_id = p.id
+    UNION ALL
+    SELECT a.resource, a.resource_id, a.access_level, 'default' FROM access_controls a
+     WHERE a.team_id = p.id AND a.organization_member_id IS NULL AND a.role_id IS NULL) r), '[]'::json)
+END) ORDER BY p.id), '[]')
+              FROM projects p WHERE p.organization_id = m.organization_id) AS projects
+      FROM organization_memberships m
+     WHERE m.user_id = $1 AND m.organization_id = $2;
+
+-- MembershipsRepository.membersWithRules
+SELECT m.id, m.level, m.user_id, u.uuid AS user_uuid, CASE WHEN m.id IS NULL OR m.level >= 8 THEN '[]'::json
+  ELSE COALESCE((SELECT json_agg(json_build_array(r.resource, r.resource_id, r.access_level, r.subject)) FROM (
+    SELECT a.resource, a.resource_id, a.access_level, 'member' AS subject FROM access_controls a
+     WHERE a.organization_member_id = m.id AND a.team_id = p.id
+    UNION ALL
+    SELECT a.resource, a.resource_id, a.access_level, 'role' FROM access_controls a
+     WHERE a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id) AND a.team_id = p.id
+    UNION ALL
+    SELECT a.resource, a.resource_id, a.access_level, 'default' FROM access_controls a
+     WHERE a.team_id = p.id AND a.organization_member_id IS NULL AND a.role_id IS NULL) r), '[]'::json)
+END AS rules
+      FROM projects p
+      JOIN organization_memberships m ON m.organization_id = p.organization_id
+      JOIN users u ON u.id = m.user_id
+     WHERE p.id = $1
+     ORDER BY m.joined_at, m.id
+     LIMIT 1000;
+
 -- MembershipsRepository.holdsAnyProject
 SELECT 1 FROM projects WHERE organization_id = $1 AND id = ANY($2::bigint[]) LIMIT 1;
 
@@ -61,8 +100,9 @@ SELECT lower(u.email) AS email
 WHERE m.organization_id = $1 AND lower(u.email) = ANY($2::text[]);
 
 -- MembershipsRepository.grantProjectAccess
-INSERT INTO membership_project_access (membership_id, project_id, level)
-SELECT $1, p.id, g.level
+INSERT INTO access_controls (team_id, resource, resource_id, access_level, organization_member_id, created_by_id)
+SELECT p.id, 'project', p.id::text, g.level, $1, $4
   FROM jsonb_to_recordset($3::jsonb) AS g(id integer, level text)
   JOIN projects p ON p.id = g.id AND p.organization_id = $2
-ON CONFLICT (membership_id, project_id) DO UPDATE SET level = EXCLUDED.level;
+ON CONFLICT (team_id, resource, resource_id, organization_member_id, role_id)
+DO UPDATE SET access_level = EXCLUDED.access_level, updated_at = now();

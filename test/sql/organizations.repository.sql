@@ -2,12 +2,19 @@
 -- After a deliberate query change, rerun that test with UPDATE_SQL=1 and review the diff.
 
 -- OrganizationsRepository.pageViewsForUser
-SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id, o.members_can_invite, o.members_can_use_personal_api_keys, o.allow_publicly_shared_resources, o.is_ai_data_processing_approved, o.default_anonymize_ips, o.default_experiment_stats_method, o.created_at, o.updated_at, m.level AS membership_level,
+SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id, o.members_can_invite, o.members_can_use_personal_api_keys, o.allow_publicly_shared_resources, o.is_ai_data_processing_approved, o.default_anonymize_ips, o.default_experiment_stats_method, o.default_role_id, o.created_at, o.updated_at, m.level AS membership_level,
       (SELECT count(*) FROM organization_memberships c WHERE c.organization_id = o.id)::text AS member_count,
       COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organizationId', p.organization_id,
                                    'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
                  ORDER BY p.id)
-             FROM projects p WHERE p.organization_id = o.id), '[]'::json) AS projects
+             FROM projects p WHERE p.organization_id = o.id
+              AND (m.level >= 8 OR COALESCE(
+  (SELECT bool_or(a.access_level <> 'none') FROM access_controls a
+    WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+      AND (a.organization_member_id = m.id OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))),
+  (SELECT a.access_level <> 'none' FROM access_controls a
+    WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text AND a.organization_member_id IS NULL AND a.role_id IS NULL),
+  true))), '[]'::json) AS projects
  FROM organizations o
  JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1
 WHERE ($2::uuid[] IS NULL OR o.id = ANY($2::uuid[]))
@@ -17,12 +24,19 @@ ORDER BY o.created_at, o.id
 LIMIT $4 OFFSET $5;
 
 -- OrganizationsRepository.pageViewsForUser (restricted to projects)
-SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id, o.members_can_invite, o.members_can_use_personal_api_keys, o.allow_publicly_shared_resources, o.is_ai_data_processing_approved, o.default_anonymize_ips, o.default_experiment_stats_method, o.created_at, o.updated_at, m.level AS membership_level,
+SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id, o.members_can_invite, o.members_can_use_personal_api_keys, o.allow_publicly_shared_resources, o.is_ai_data_processing_approved, o.default_anonymize_ips, o.default_experiment_stats_method, o.default_role_id, o.created_at, o.updated_at, m.level AS membership_level,
       (SELECT count(*) FROM organization_memberships c WHERE c.organization_id = o.id)::text AS member_count,
       COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organizationId', p.organization_id,
                                    'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
                  ORDER BY p.id)
-             FROM projects p WHERE p.organization_id = o.id), '[]'::json) AS projects
+             FROM projects p WHERE p.organization_id = o.id
+              AND (m.level >= 8 OR COALESCE(
+  (SELECT bool_or(a.access_level <> 'none') FROM access_controls a
+    WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+      AND (a.organization_member_id = m.id OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))),
+  (SELECT a.access_level <> 'none' FROM access_controls a
+    WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text AND a.organization_member_id IS NULL AND a.role_id IS NULL),
+  true))), '[]'::json) AS projects
  FROM organizations o
  JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1
 WHERE ($2::uuid[] IS NULL OR o.id = ANY($2::uuid[]))
@@ -32,18 +46,25 @@ ORDER BY o.created_at, o.id
 LIMIT $4 OFFSET $5;
 
 -- OrganizationsRepository.findViewForUser
-SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id, o.members_can_invite, o.members_can_use_personal_api_keys, o.allow_publicly_shared_resources, o.is_ai_data_processing_approved, o.default_anonymize_ips, o.default_experiment_stats_method, o.created_at, o.updated_at, m.level AS membership_level,
+SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id, o.members_can_invite, o.members_can_use_personal_api_keys, o.allow_publicly_shared_resources, o.is_ai_data_processing_approved, o.default_anonymize_ips, o.default_experiment_stats_method, o.default_role_id, o.created_at, o.updated_at, m.level AS membership_level,
       (SELECT count(*) FROM organization_memberships c WHERE c.organization_id = o.id)::text AS member_count,
       COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organizationId', p.organization_id,
                                    'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
                  ORDER BY p.id)
-             FROM projects p WHERE p.organization_id = o.id), '[]'::json) AS projects
+             FROM projects p WHERE p.organization_id = o.id
+              AND (m.level >= 8 OR COALESCE(
+  (SELECT bool_or(a.access_level <> 'none') FROM access_controls a
+    WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+      AND (a.organization_member_id = m.id OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))),
+  (SELECT a.access_level <> 'none' FROM access_controls a
+    WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text AND a.organization_member_id IS NULL AND a.role_id IS NULL),
+  true))), '[]'::json) AS projects
  FROM organizations o
  JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1
 WHERE o.id = $2;
 
 -- OrganizationsRepository.insertIfSlugFree
-INSERT INTO "organizations" AS "OrganizationEntity"("id", "name", "slug", "logo_media_id", "plugins_access_level", "available_product_features", "is_member_join_email_enabled", "enforce_2fa", "customer_id", "members_can_invite", "members_can_use_personal_api_keys", "allow_publicly_shared_resources", "is_ai_data_processing_approved", "default_anonymize_ips", "default_experiment_stats_method", "created_at", "updated_at") VALUES (DEFAULT, $1, $2, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT) ON CONFLICT DO NOTHING  RETURNING "id";
+INSERT INTO "organizations" AS "OrganizationEntity"("id", "name", "slug", "logo_media_id", "plugins_access_level", "available_product_features", "is_member_join_email_enabled", "enforce_2fa", "customer_id", "members_can_invite", "members_can_use_personal_api_keys", "allow_publicly_shared_resources", "is_ai_data_processing_approved", "default_anonymize_ips", "default_experiment_stats_method", "default_role_id", "created_at", "updated_at") VALUES (DEFAULT, $1, $2, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT) ON CONFLICT DO NOTHING  RETURNING "id";
 
 -- OrganizationsRepository.summariesForUser
 SELECT o.id, o.name, o.slug, o.logo_media_id, m.level, o.members_can_use_personal_api_keys

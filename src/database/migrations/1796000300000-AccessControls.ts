@@ -20,6 +20,9 @@ export class AccessControls1796000300000 implements MigrationInterface {
       `CREATE INDEX "access_controls_member_idx" ON "access_controls" ("organization_member_id", "team_id") WHERE "organization_member_id" IS NOT NULL`,
     );
     await queryRunner.query(
+      `CREATE INDEX "access_controls_default_idx" ON "access_controls" ("team_id") WHERE "organization_member_id" IS NULL AND "role_id" IS NULL`,
+    );
+    await queryRunner.query(
       `CREATE INDEX "access_controls_role_idx" ON "access_controls" ("role_id", "team_id") WHERE "role_id" IS NOT NULL`,
     );
     await queryRunner.query(
