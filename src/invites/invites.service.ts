@@ -15,6 +15,7 @@ import { MEMBERSHIP_UNIQUE_CONSTRAINT } from '../memberships/organization-member
 import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { ProjectsService } from '../projects/projects.service.js';
+import { RolesService } from '../roles/roles.service.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { itemAttr } from './bulk-invites.js';
 import type { CreateInviteDto } from './dto/invite-input.dto.js';
@@ -60,6 +61,7 @@ export class InvitesService {
     private readonly members: MembersService,
     private readonly projects: ProjectsService,
     private readonly organizations: OrganizationsService,
+    private readonly roles: RolesService,
     private readonly users: UsersRepository,
     private readonly mailer: Mailer,
     private readonly clock: Clock,
@@ -99,8 +101,9 @@ export class InvitesService {
 
   /**
    * The invitee (a key whose user's e-mail equals the invite's address, any case) joins the organization at
-   * the invite's level, with its project access recorded; every invite to that address in the organization is
-   * deleted. Someone else's or an unknown invite: 404; expired: 400; already a member: 400.
+   * the invite's level, with its project access recorded, in the organization's default role when it has one
+   * (in the same transaction); every invite to that address in the organization is deleted. Someone else's or
+   * an unknown invite: 404; expired: 400; already a member: 400.
    */
   async accept(principal: Principal, inviteId: string): Promise<MemberDto> {
     const user = await this.users.findById(principal.userId);
@@ -137,6 +140,7 @@ export class InvitesService {
           invite.privateProjectAccess,
           invite.createdById,
         );
+        await this.roles.joinDefaultRole(invite.organizationId, userId, membership.id);
         await this.invites.deleteForEmail(invite.organizationId, invite.targetEmail);
         return invite.organizationId;
       });

@@ -11,6 +11,9 @@ import {
 } from 'typeorm';
 import type { RoleEntity } from '../roles/role.entity.js';
 
+/** The foreign key of `default_role_id` (created by the roles feature's migration). */
+export const ORGANIZATION_DEFAULT_ROLE_FOREIGN_KEY = 'organizations_default_role_id_fkey';
+
 @Entity('organizations')
 @Check('organizations_plugins_access_level_check', '"plugins_access_level" IN (0, 3, 6, 9)')
 @Check(
@@ -82,7 +85,7 @@ export class OrganizationEntity {
   defaultRoleId: string | null;
 
   @ManyToOne('RoleEntity', { onDelete: 'SET NULL' })
-  @JoinColumn({ name: 'default_role_id', foreignKeyConstraintName: 'organizations_default_role_id_fkey' })
+  @JoinColumn({ name: 'default_role_id', foreignKeyConstraintName: ORGANIZATION_DEFAULT_ROLE_FOREIGN_KEY })
   defaultRole?: Relation<RoleEntity> | null;
 
   @CreateDateColumn({ type: 'timestamptz' })

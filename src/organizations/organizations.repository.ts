@@ -51,6 +51,7 @@ export type OrganizationWrite = Partial<
     | 'isAiDataProcessingApproved'
     | 'defaultAnonymizeIps'
     | 'defaultExperimentStatsMethod'
+    | 'defaultRoleId'
   >
 >;
 
@@ -207,6 +208,19 @@ export class OrganizationsRepository extends RepositoryBase {
       const [row] = rows;
       return { id: row.id, name: row.name, before: Number(row.before), after: level };
     });
+  }
+
+  /**
+   * Whether the role belongs to the organization. The roles table is the roles feature's (above this one); the
+   * check is one indexed lookup by primary key.
+   */
+  @GenerateSql({ params: [ORGANIZATION, '00000000-0000-4000-8000-000000000002'] })
+  async holdsRole(organizationId: string, roleId: string): Promise<boolean> {
+    const rows = await this.query<unknown>('SELECT 1 FROM roles WHERE id = $1 AND organization_id = $2', [
+      roleId,
+      organizationId,
+    ]);
+    return rows.length > 0;
   }
 
   async update(id: string, fields: OrganizationWrite): Promise<void> {

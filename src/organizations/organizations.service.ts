@@ -23,6 +23,7 @@ import {
   type OrganizationView,
   type OrganizationWrite,
 } from './organizations.repository.js';
+import { ORGANIZATION_DEFAULT_ROLE_FOREIGN_KEY } from './organization.entity.js';
 import { slugify, withRandomSuffix } from './slug.js';
 
 const SLUG_ATTEMPTS = 10;
@@ -41,6 +42,15 @@ function writeOf(input: UpdateOrganizationDto | CreateOrganizationDto): Organiza
     defaultAnonymizeIps: input.default_anonymize_ips,
     defaultExperimentStatsMethod: input.default_experiment_stats_method,
   };
+}
+
+/** 400 for a `default_role_id` that is no role of the organization (PostHog's words for an unknown key). */
+function defaultRoleMissing(roleId: string): ApiError {
+  return ApiError.validation(
+    `Invalid pk "${roleId}" - object does not exist.`,
+    'default_role_id',
+    'does_not_exist',
+  );
 }
 
 /** The restrictions of the caller's key that limit which organizations it sees. */
@@ -165,7 +175,22 @@ export class OrganizationsService {
       organizationId,
       MembershipLevel.ADMIN,
     );
-    await this.organizations.update(id, writeOf(input));
+    const write = writeOf(input);
+    const roleId = input.default_role_id?.toLowerCase();
+    if (roleId) {
+      if (!(await this.organizations.holdsRole(id, roleId))) throw defaultRoleMissing(roleId);
+      write.defaultRoleId = roleId;
+    } else if (input.default_role_id === null) {
+      write.defaultRoleId = null;
+    }
+    try {
+      await this.organizations.update(id, write);
+    } catch (err) {
+      // The role was deleted between the check and the write.
+      if (roleId && isForeignKeyViolation(err, ORGANIZATION_DEFAULT_ROLE_FOREIGN_KEY))
+        throw defaultRoleMissing(roleId);
+      throw err;
+    }
     return this.view(principal, id);
   }
 
@@ -245,7 +270,7 @@ export class OrganizationsService {
       is_ai_data_processing_approved: o.isAiDataProcessingApproved,
       default_anonymize_ips: o.defaultAnonymizeIps,
       default_experiment_stats_method: o.defaultExperimentStatsMethod,
-      default_role_id: null,
+      default_role_id: o.defaultRoleId,
     };
   }
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiCreatedResponse,
@@ -15,9 +15,13 @@ import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { PageQuery, Paginated } from '../common/pagination/paginated.decorator.js';
 import { UuidPipe } from '../common/validation/id.pipe.js';
-import { CreateRoleDto } from './dto/role-input.dto.js';
+import { CreateRoleDto, UpdateRoleDto } from './dto/role-input.dto.js';
 import { RoleDto } from './dto/role.dto.js';
 import { RolesService } from './roles.service.js';
+
+const WRITE = 'Admins and owners (403 below admin).';
+const NAME_RULE =
+  'A name another role of the organization has, regardless of case, is 400 `unique` naming `name`.';
 
 @ApiTags('roles')
 @ApiParam({ name: 'organization_id', format: 'uuid' })
@@ -28,7 +32,10 @@ export class RolesController {
 
   @Get()
   @RequireScopes('organization:read')
-  @ApiOperation({ summary: "List an organization's roles", description: 'Any member; oldest first.' })
+  @ApiOperation({
+    summary: "List an organization's roles",
+    description: 'Any member; oldest first, then by id. Each role embeds its first members.',
+  })
   @Paginated(RoleDto)
   list(
     @CurrentPrincipal() principal: Principal,
@@ -40,10 +47,10 @@ export class RolesController {
 
   @Post()
   @RequireScopes('organization:write')
-  @ApiOperation({ summary: 'Add a role', description: 'Admins and owners.' })
+  @ApiOperation({ summary: 'Create a role', description: `${WRITE} ${NAME_RULE}` })
   @ApiCreatedResponse({ type: RoleDto })
   @ApiBadRequestResponse({
-    description: 'Invalid body: a bad value or an unknown field.',
+    description: 'Invalid body: a bad value, an unknown field, or a name taken.',
     type: ErrorBodyDto,
   })
   create(
@@ -67,10 +74,43 @@ export class RolesController {
     return this.roles.retrieve(principal, organizationId, id);
   }
 
+  @Patch(':id')
+  @RequireScopes('organization:write')
+  @ApiOperation({ summary: 'Rename a role', description: `${WRITE} ${NAME_RULE}` })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiOkResponse({ type: RoleDto })
+  @ApiBadRequestResponse({ description: 'Invalid body, or a name taken.', type: ErrorBodyDto })
+  update(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
+    @Body() body: UpdateRoleDto,
+  ): Promise<RoleDto> {
+    return this.roles.update(principal, organizationId, id, body);
+  }
+
+  @Put(':id')
+  @RequireScopes('organization:write')
+  @ApiOperation({ summary: 'Replace a role', description: `${WRITE} \`name\` is required. ${NAME_RULE}` })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiOkResponse({ type: RoleDto })
+  @ApiBadRequestResponse({ description: 'Invalid body, or a name taken.', type: ErrorBodyDto })
+  replace(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
+    @Body() body: CreateRoleDto,
+  ): Promise<RoleDto> {
+    return this.roles.update(principal, organizationId, id, body);
+  }
+
   @Delete(':id')
   @HttpCode(204)
   @RequireScopes('organization:write')
-  @ApiOperation({ summary: 'Delete a role', description: 'Admins and owners.' })
+  @ApiOperation({
+    summary: 'Delete a role',
+    description: `${WRITE} Its memberships go with it; an organization whose default role it was has none after.`,
+  })
   @ApiParam({ name: 'id', format: 'uuid' })
   @ApiNoContentResponse({ description: 'Deleted.' })
   async delete(

@@ -19,12 +19,25 @@ export const ROLES_FEATURE = defineFeature({
     migrations: [(await import('./migrations/1796000200000-RolesSchema.js')).RolesSchema1796000200000],
   }),
   testFixture: {
-    async create({ request, organizationId }) {
-      const created = await request<{ id: string }>('post', `/api/organizations/${organizationId}/roles`, {
-        name: fixtureName(),
+    // A role with one member, and another member of the organization not in it (the body of a new membership).
+    async create({ request, organizationId, addMember }) {
+      const roles = `/api/organizations/${organizationId}/roles`;
+      const role = await request<{ id: string }>('post', roles, { name: fixtureName() });
+      const membership = await request<{ id: string }>('post', `${roles}/${role.id}/role_memberships`, {
+        user_uuid: await addMember(),
       });
-      return { roles: created.id };
+      return {
+        roles: role.id,
+        role_id: role.id,
+        role_memberships: membership.id,
+        role_candidate_uuid: await addMember(),
+      };
     },
-    bodies: { RolesController_create: () => ({ name: fixtureName() }) },
+    bodies: {
+      RolesController_create: () => ({ name: fixtureName() }),
+      RolesController_update: () => ({ name: fixtureName() }),
+      RolesController_replace: () => ({ name: fixtureName() }),
+      RoleMembershipsController_create: ({ ids }) => ({ user_uuid: ids.role_candidate_uuid }),
+    },
   },
 });

@@ -82,7 +82,6 @@ const ORDER = [
   'PUT /api/organizations/{organization_id}/domains/{id}',
   'POST /api/organizations/{organization_id}/invites',
   'POST /api/organizations/{organization_id}/invites/bulk',
-  'POST /api/organizations/{organization_id}/roles',
   'PATCH /api/organizations/{organization_id}/members/{user__uuid}',
   'PUT /api/organizations/{organization_id}/members/{user__uuid}',
   ...['transformations', 'destinations', 'import_apps', 'frontend_apps'].flatMap((c) => [
@@ -101,6 +100,9 @@ const ORDER = [
   'PATCH /api/projects/{project_id}/session_recordings/{id}',
   'PUT /api/projects/{project_id}/session_recordings/{id}',
   'PATCH /api/projects/{project_id}/session_recordings/{recording_id}/sharing',
+  'POST /api/organizations/{organization_id}/roles',
+  'PATCH /api/organizations/{organization_id}/roles/{id}',
+  'PUT /api/organizations/{organization_id}/roles/{id}',
 ].flatMap((key) =>
   key.includes(' /api/projects/') && !key.includes('/plugin_configs')
     ? [key, key.replace(' /api/projects/', ' /api/environments/')]

@@ -78,3 +78,6 @@ AND ($3::bigint[] IS NULL OR EXISTS (
 SELECT id, name, plugins_access_level AS before FROM organizations WHERE id = $1 FOR UPDATE;
 
 UPDATE organizations SET plugins_access_level = $2, updated_at = now() WHERE id = $1;
+
+-- OrganizationsRepository.holdsRole
+SELECT 1 FROM roles WHERE id = $1 AND organization_id = $2;

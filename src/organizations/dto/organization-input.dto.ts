@@ -31,8 +31,25 @@ const READ_ONLY = [
   'metadata',
   'customer_id',
   'member_count',
-  'default_role_id',
 ];
+
+/** Read-only at creation too: a new organization has no role yet. */
+const READ_ONLY_AT_CREATION = [...READ_ONLY, 'default_role_id'];
+
+/** `default_role_id` of PUT and PATCH. */
+const DefaultRoleId = () =>
+  applyDecorators(
+    ApiPropertyOptional({
+      type: String,
+      format: 'uuid',
+      nullable: true,
+      description:
+        'The role every new member joins (a role of this organization, else 400 `does_not_exist` naming the ' +
+        'field); null: none.',
+    }),
+    IsOptional(),
+    IsUUID('all', { message: 'Must be a valid UUID.' }),
+  );
 
 const Name = () =>
   applyDecorators(
@@ -125,7 +142,7 @@ abstract class OrganizationOptionsDto {
   default_experiment_stats_method?: (typeof EXPERIMENT_STATS_METHODS)[number] | null;
 }
 
-@ReadOnlyFields(...READ_ONLY)
+@ReadOnlyFields(...READ_ONLY_AT_CREATION)
 export class CreateOrganizationDto extends OrganizationOptionsDto {
   @ApiProperty({ minLength: 1, maxLength: 64, example: 'Acme', description: 'Trimmed; 1 to 64 characters.' })
   @IsDefined()
@@ -140,6 +157,9 @@ export class ReplaceOrganizationDto extends OrganizationOptionsDto {
   @IsDefined()
   @Name()
   name: string;
+
+  @DefaultRoleId()
+  default_role_id?: string | null;
 }
 
 @ReadOnlyFields(...READ_ONLY)
@@ -153,4 +173,7 @@ export class UpdateOrganizationDto extends OrganizationOptionsDto {
   @IsOmittable()
   @Name()
   name?: string;
+
+  @DefaultRoleId()
+  default_role_id?: string | null;
 }

@@ -108,8 +108,9 @@ export class OrganizationDto {
   @ApiProperty({
     type: String,
     nullable: true,
+    format: 'uuid',
     example: null,
-    description: 'Always null: roles are not supported.',
+    description: 'The role every new member joins (`/api/organizations/{id}/roles`); null: none.',
   })
   default_role_id: string | null;
 }
