@@ -193,14 +193,14 @@ describe('access controls', () => {
     });
 
     it('roles: a role rule grants its members access, and losing the role takes it away', async () => {
-      const [{ id: role }] = await t.dataSource.query(
-        `INSERT INTO roles (organization_id, name) VALUES ($1, 'Engineers') RETURNING id`,
-        [tenant.organizationId],
-      );
-      await t.dataSource.query(
-        'INSERT INTO role_memberships (role_id, user_id, organization_member_id) VALUES ($1, $2, $3)',
-        [role, member.id, memberId],
-      );
+      const roles = `/api/organizations/${tenant.organizationId}/roles`;
+      const role = (await t.http.post(roles).set(owner.auth).send({ name: 'Engineers' }).expect(201)).body
+        .id as string;
+      const joined = await t.http
+        .post(`${roles}/${role}/role_memberships`)
+        .set(owner.auth)
+        .send({ user_uuid: member.uuid })
+        .expect(201);
       await projectRule({ access_level: 'none' }).expect(200);
       await t.http.get(p).set(member.auth).expect(404);
       await projectRule({ role, access_level: 'member' }).expect(200);
@@ -210,7 +210,8 @@ describe('access controls', () => {
       await t.http.get(p).set(member.auth).expect(200);
       await resourceRule({ resource: 'session_recording', role, access_level: 'none' }).expect(200);
       await t.http.get(`${p}/session_recordings`).set(member.auth).expect(404);
-      await t.dataSource.query('DELETE FROM role_memberships WHERE role_id = $1', [role]);
+      // Leaving the role takes effect on the next request.
+      await t.http.delete(`${roles}/${role}/role_memberships/${joined.body.id}`).set(owner.auth).expect(204);
       await t.http.get(p).set(member.auth).expect(404);
     });
 
