@@ -76,14 +76,16 @@ export function accessRulesOf(json: unknown): AccessRule[] {
  * `ProjectAccess.visible`, for lists of projects.
  */
 export function projectVisibleSql(project: string, membership: string): string {
-  const target = `a.team_id = ${project}.id AND a.resource = 'project' AND a.resource_id = ${project}.id::text`;
-  return `(${membership}.level >= ${MembershipLevel.ADMIN} OR COALESCE(
-     (SELECT bool_or(a.access_level <> 'none') FROM access_controls a
-       WHERE ${target}
-         AND (a.organization_member_id = ${membership}.id OR a.role_id IN (${rolesOfSql(membership)}))),
-     (SELECT a.access_level <> 'none' FROM access_controls a
-       WHERE ${target} AND a.organization_member_id IS NULL AND a.role_id IS NULL),
-     true))`;
+  return `(${membership}.level >= ${MembershipLevel.ADMIN} OR (
+     SELECT COALESCE(
+              bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+              bool_or(a.access_level <> 'none'),
+              true)
+       FROM access_controls a
+      WHERE a.team_id = ${project}.id AND a.resource = 'project' AND a.resource_id = ${project}.id::text
+        AND (a.organization_member_id = ${membership}.id
+             OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+             OR a.role_id IN (${rolesOfSql(membership)}))))`;
 }
 
 /** SQL fragment: the number of members of `organization` (an SQL expression), as text. */

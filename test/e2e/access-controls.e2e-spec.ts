@@ -173,9 +173,18 @@ describe('access controls', () => {
       await projectRule({ organization_member: memberId, access_level: 'member' }).expect(200);
       const project = await t.http.get(p).set(member.auth).expect(200);
       expect(project.body).toMatchObject({ user_access_level: 'member', effective_membership_level: 1 });
+      const listed = async () =>
+        (
+          await t.http
+            .get(`/api/organizations/${tenant.organizationId}/projects`)
+            .set(member.auth)
+            .expect(200)
+        ).body.results.map((r: { id: number }) => r.id);
+      expect(await listed()).toEqual([tenant.projectId]);
       await projectRule({ access_level: 'admin' }).expect(200);
       await projectRule({ organization_member: memberId, access_level: 'none' }).expect(200);
       await t.http.get(p).set(member.auth).expect(404);
+      expect(await listed()).toEqual([]);
     });
 
     it('a project admin by a rule changes the project and its rules; the secret token is shown to them', async () => {

@@ -8,13 +8,16 @@ SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.availabl
                                    'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
                  ORDER BY p.id)
              FROM projects p WHERE p.organization_id = o.id
-              AND (m.level >= 8 OR COALESCE(
-  (SELECT bool_or(a.access_level <> 'none') FROM access_controls a
-    WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
-      AND (a.organization_member_id = m.id OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))),
-  (SELECT a.access_level <> 'none' FROM access_controls a
-    WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text AND a.organization_member_id IS NULL AND a.role_id IS NULL),
-  true))), '[]'::json) AS projects
+              AND (m.level >= 8 OR (
+  SELECT COALESCE(
+           bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+           bool_or(a.access_level <> 'none'),
+           true)
+    FROM access_controls a
+   WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+     AND (a.organization_member_id = m.id
+          OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+          OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))))), '[]'::json) AS projects
  FROM organizations o
  JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1
 WHERE ($2::uuid[] IS NULL OR o.id = ANY($2::uuid[]))
@@ -30,13 +33,16 @@ SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.availabl
                                    'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
                  ORDER BY p.id)
              FROM projects p WHERE p.organization_id = o.id
-              AND (m.level >= 8 OR COALESCE(
-  (SELECT bool_or(a.access_level <> 'none') FROM access_controls a
-    WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
-      AND (a.organization_member_id = m.id OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))),
-  (SELECT a.access_level <> 'none' FROM access_controls a
-    WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text AND a.organization_member_id IS NULL AND a.role_id IS NULL),
-  true))), '[]'::json) AS projects
+              AND (m.level >= 8 OR (
+  SELECT COALESCE(
+           bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+           bool_or(a.access_level <> 'none'),
+           true)
+    FROM access_controls a
+   WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+     AND (a.organization_member_id = m.id
+          OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+          OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))))), '[]'::json) AS projects
  FROM organizations o
  JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1
 WHERE ($2::uuid[] IS NULL OR o.id = ANY($2::uuid[]))
@@ -52,13 +58,16 @@ SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.availabl
                                    'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
                  ORDER BY p.id)
              FROM projects p WHERE p.organization_id = o.id
-              AND (m.level >= 8 OR COALESCE(
-  (SELECT bool_or(a.access_level <> 'none') FROM access_controls a
-    WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
-      AND (a.organization_member_id = m.id OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))),
-  (SELECT a.access_level <> 'none' FROM access_controls a
-    WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text AND a.organization_member_id IS NULL AND a.role_id IS NULL),
-  true))), '[]'::json) AS projects
+              AND (m.level >= 8 OR (
+  SELECT COALESCE(
+           bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+           bool_or(a.access_level <> 'none'),
+           true)
+    FROM access_controls a
+   WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+     AND (a.organization_member_id = m.id
+          OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+          OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))))), '[]'::json) AS projects
  FROM organizations o
  JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1
 WHERE o.id = $2;

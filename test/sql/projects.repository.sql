@@ -49,24 +49,30 @@ END AS access_rules
         FROM projects p
       JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
      WHERE p.organization_id = $1 AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
-       AND (m.level >= 8 OR COALESCE(
-  (SELECT bool_or(a.access_level <> 'none') FROM access_controls a
-    WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
-      AND (a.organization_member_id = m.id OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))),
-  (SELECT a.access_level <> 'none' FROM access_controls a
-    WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text AND a.organization_member_id IS NULL AND a.role_id IS NULL),
-  true)) ORDER BY p.id LIMIT $4 OFFSET $5;
+       AND (m.level >= 8 OR (
+  SELECT COALESCE(
+           bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+           bool_or(a.access_level <> 'none'),
+           true)
+    FROM access_controls a
+   WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+     AND (a.organization_member_id = m.id
+          OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+          OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id)))) ORDER BY p.id LIMIT $4 OFFSET $5;
 
 SELECT count(*)::int AS total FROM projects p
     JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
    WHERE p.organization_id = $1 AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
-     AND (m.level >= 8 OR COALESCE(
-(SELECT bool_or(a.access_level <> 'none') FROM access_controls a
-  WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
-    AND (a.organization_member_id = m.id OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))),
-(SELECT a.access_level <> 'none' FROM access_controls a
-  WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text AND a.organization_member_id IS NULL AND a.role_id IS NULL),
-true));
+     AND (m.level >= 8 OR (
+SELECT COALESCE(
+         bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+         bool_or(a.access_level <> 'none'),
+         true)
+  FROM access_controls a
+ WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+   AND (a.organization_member_id = m.id
+        OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+        OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))));
 
 -- ProjectsRepository.pageForOrganization (some)
 SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at, m.id AS access_membership_id, m.level AS access_membership_level,
@@ -84,60 +90,75 @@ END AS access_rules
         FROM projects p
       JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
      WHERE p.organization_id = $1 AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
-       AND (m.level >= 8 OR COALESCE(
-  (SELECT bool_or(a.access_level <> 'none') FROM access_controls a
-    WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
-      AND (a.organization_member_id = m.id OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))),
-  (SELECT a.access_level <> 'none' FROM access_controls a
-    WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text AND a.organization_member_id IS NULL AND a.role_id IS NULL),
-  true)) ORDER BY p.id LIMIT $4 OFFSET $5;
+       AND (m.level >= 8 OR (
+  SELECT COALESCE(
+           bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+           bool_or(a.access_level <> 'none'),
+           true)
+    FROM access_controls a
+   WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+     AND (a.organization_member_id = m.id
+          OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+          OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id)))) ORDER BY p.id LIMIT $4 OFFSET $5;
 
 SELECT count(*)::int AS total FROM projects p
     JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
    WHERE p.organization_id = $1 AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
-     AND (m.level >= 8 OR COALESCE(
-(SELECT bool_or(a.access_level <> 'none') FROM access_controls a
-  WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
-    AND (a.organization_member_id = m.id OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))),
-(SELECT a.access_level <> 'none' FROM access_controls a
-  WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text AND a.organization_member_id IS NULL AND a.role_id IS NULL),
-true));
+     AND (m.level >= 8 OR (
+SELECT COALESCE(
+         bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+         bool_or(a.access_level <> 'none'),
+         true)
+  FROM access_controls a
+ WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+   AND (a.organization_member_id = m.id
+        OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+        OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))));
 
 -- ProjectsRepository.findDefault
 SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at FROM projects p
     LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $3
    WHERE p.organization_id = $1 AND ($2::bigint[] IS NULL OR p.id = ANY($2::bigint[]))
-     AND ($3::int IS NULL OR (m.level >= 8 OR COALESCE(
-(SELECT bool_or(a.access_level <> 'none') FROM access_controls a
-  WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
-    AND (a.organization_member_id = m.id OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))),
-(SELECT a.access_level <> 'none' FROM access_controls a
-  WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text AND a.organization_member_id IS NULL AND a.role_id IS NULL),
-true)))
+     AND ($3::int IS NULL OR (m.level >= 8 OR (
+SELECT COALESCE(
+         bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+         bool_or(a.access_level <> 'none'),
+         true)
+  FROM access_controls a
+ WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+   AND (a.organization_member_id = m.id
+        OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+        OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id)))))
    ORDER BY p.id LIMIT 1;
 
 -- ProjectsRepository.findDefault (among some)
 SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at FROM projects p
     LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $3
    WHERE p.organization_id = $1 AND ($2::bigint[] IS NULL OR p.id = ANY($2::bigint[]))
-     AND ($3::int IS NULL OR (m.level >= 8 OR COALESCE(
-(SELECT bool_or(a.access_level <> 'none') FROM access_controls a
-  WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
-    AND (a.organization_member_id = m.id OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))),
-(SELECT a.access_level <> 'none' FROM access_controls a
-  WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text AND a.organization_member_id IS NULL AND a.role_id IS NULL),
-true)))
+     AND ($3::int IS NULL OR (m.level >= 8 OR (
+SELECT COALESCE(
+         bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+         bool_or(a.access_level <> 'none'),
+         true)
+  FROM access_controls a
+ WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+   AND (a.organization_member_id = m.id
+        OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+        OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id)))))
    ORDER BY p.id LIMIT 1;
 
 -- ProjectsRepository.findDefault (visible to a user)
 SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at FROM projects p
     LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $3
    WHERE p.organization_id = $1 AND ($2::bigint[] IS NULL OR p.id = ANY($2::bigint[]))
-     AND ($3::int IS NULL OR (m.level >= 8 OR COALESCE(
-(SELECT bool_or(a.access_level <> 'none') FROM access_controls a
-  WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
-    AND (a.organization_member_id = m.id OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))),
-(SELECT a.access_level <> 'none' FROM access_controls a
-  WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text AND a.organization_member_id IS NULL AND a.role_id IS NULL),
-true)))
+     AND ($3::int IS NULL OR (m.level >= 8 OR (
+SELECT COALESCE(
+         bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+         bool_or(a.access_level <> 'none'),
+         true)
+  FROM access_controls a
+ WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+   AND (a.organization_member_id = m.id
+        OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+        OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id)))))
    ORDER BY p.id LIMIT 1;
