@@ -1,3 +1,4 @@
+import { ACCESS_CONTROLS_FEATURE } from './access-controls/access-controls.feature.js';
 import { BATCH_EXPORTS_FEATURE } from './batch-exports/batch-exports.feature.js';
 import { CAPTURE_FEATURE } from './capture/capture.feature.js';
 import { DATABASE_FEATURE } from './database/database.feature.js';
@@ -40,6 +41,7 @@ export const FEATURES: readonly Feature[] = [
   ROLES_FEATURE,
   PROJECTS_FEATURE,
   PROJECT_SECRET_API_KEYS_FEATURE,
+  ACCESS_CONTROLS_FEATURE,
   DOMAINS_FEATURE,
   MEMBERS_FEATURE,
   SERVICE_ACCOUNTS_FEATURE,

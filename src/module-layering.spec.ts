@@ -74,6 +74,8 @@ const INTERNAL_IMPORTS: Record<string, string> = {
     'changes memberships inside its own transactions',
   'organizations/organizations.repository.ts -> memberships/memberships.repository.js':
     'joins memberships in the organization queries',
+  'projects/projects.repository.ts -> memberships/memberships.repository.js':
+    "joins the caller's membership and access rules in the one statement of project access",
   'organizations/organizations.repository.ts -> projects/projects.repository.js':
     'creates the first project with the organization',
   'organizations/organizations.service.ts -> memberships/memberships.repository.js':

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type pg from 'pg';
 
 /** Bumped whenever the seed below changes, so an older seeded database is rebuilt. */
-export const SEED_VERSION = '2';
+export const SEED_VERSION = '3';
 
 export const SEED = {
   /** Organizations the caller belongs to (the organization list scenario pages through them). */
@@ -164,6 +164,8 @@ export async function seed(
     [schedulerOrganizationId, await projectOf(c, schedulerOrganizationId), SEED.schedulerExports],
   );
 
+  if (await hasTable(c, 'access_controls')) await seedAccessRules(c, step, userId, exportsOrganizationId);
+
   const recordings = hasRecordings ? await seedRecordings(c, await orgId(c, 2), step, userId) : null;
 
   const fixture: Fixture = {
@@ -183,6 +185,87 @@ export async function seed(
   await c.query('VACUUM ANALYZE');
   log(`seed: VACUUM ANALYZE in ${Date.now() - started} ms`);
   return fixture;
+}
+
+async function hasTable(c: pg.ClientBase, name: string): Promise<boolean> {
+  return (await c.query('SELECT to_regclass($1) IS NOT NULL AS present', [name])).rows[0].present as boolean;
+}
+
+/**
+ * Roles and access rules, so the read scenarios resolve them as a member does: the caller becomes a plain member of
+ * every other organization of theirs (orgs 0 and 2, of the exports and the recordings, and 150, the retrieved one,
+ * among them; org 1, the invites', keeps them owner), and in each of their organizations a role holds them and one
+ * other member. Every project of theirs has a default rule, a role rule and the caller's rule at the project level,
+ * and the same three on each of the four resources, plus a `query` rule of every other member; 50 exports of the
+ * exports organization have their own default and caller rules, 50 others a rule of another member. None of them
+ * hides anything from the caller, so both sides answer the same JSON.
+ */
+async function seedAccessRules(
+  c: pg.ClientBase,
+  step: (what: string, sql: string, params?: unknown[]) => Promise<void>,
+  userId: number,
+  exportsOrganizationId: string,
+): Promise<void> {
+  const callerOrgs = `(SELECT o.id, o.n FROM ${ORG} o WHERE o.n < ${SEED.callerOrganizations})`;
+  await step(
+    'caller as a member',
+    `UPDATE organization_memberships m SET level = 1 FROM ${callerOrgs} o
+      WHERE m.organization_id = o.id AND m.user_id = $1 AND o.n % 2 = 0`,
+    [userId],
+  );
+  await step(
+    'roles',
+    `INSERT INTO roles (organization_id, name) SELECT o.id, 'Bench role' FROM ${callerOrgs} o`,
+  );
+  await step(
+    'role memberships',
+    `INSERT INTO role_memberships (role_id, user_id, organization_member_id)
+     SELECT r.id, m.user_id, m.id FROM roles r
+       JOIN LATERAL (SELECT * FROM organization_memberships m WHERE m.organization_id = r.organization_id
+                      ORDER BY m.user_id = $1 DESC, m.joined_at LIMIT 2) m ON true
+      WHERE r.name = 'Bench role'`,
+    [userId],
+  );
+  await step(
+    'project and resource rules',
+    `INSERT INTO access_controls (team_id, resource, resource_id, access_level, organization_member_id, role_id)
+     SELECT p.id, t.resource, CASE WHEN t.resource = 'project' THEN p.id::text END,
+            CASE WHEN t.resource = 'project' THEN 'member' WHEN s.subject = 'default' THEN 'viewer' ELSE 'editor' END,
+            CASE WHEN s.subject = 'member' THEN m.id END, CASE WHEN s.subject = 'role' THEN r.id END
+       FROM ${callerOrgs} o
+       JOIN projects p ON p.organization_id = o.id
+       JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1
+       JOIN roles r ON r.organization_id = o.id
+      CROSS JOIN (VALUES ('project'), ('session_recording'), ('batch_export'), ('plugin'), ('query')) t(resource)
+      CROSS JOIN (VALUES ('default'), ('role'), ('member')) s(subject)`,
+    [userId],
+  );
+  await step(
+    "other members' rules",
+    `INSERT INTO access_controls (team_id, resource, access_level, organization_member_id)
+     SELECT p.id, 'query', 'none', m.id
+       FROM ${callerOrgs} o
+       JOIN projects p ON p.organization_id = o.id
+       JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id <> $1`,
+    [userId],
+  );
+  await step(
+    'export rules',
+    `INSERT INTO access_controls (team_id, resource, resource_id, access_level, organization_member_id)
+     SELECT e.team_id, 'batch_export', e.id::text, x.level, x.member
+       FROM (SELECT id, team_id, row_number() OVER (ORDER BY created_at) AS k FROM batch_exports
+              WHERE organization_id = $2) e
+       CROSS JOIN LATERAL (
+         SELECT 'viewer' AS level, NULL::uuid AS member WHERE e.k <= 50
+         UNION ALL
+         SELECT 'editor', m.id FROM organization_memberships m
+          WHERE e.k <= 50 AND m.organization_id = $2 AND m.user_id = $1
+         UNION ALL
+         SELECT 'none', m.id FROM organization_memberships m
+          WHERE e.k > 50 AND e.k <= 100 AND m.organization_id = $2 AND m.user_id <> $1
+       ) x`,
+    [userId, exportsOrganizationId],
+  );
 }
 
 /**

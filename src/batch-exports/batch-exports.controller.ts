@@ -47,7 +47,9 @@ export class BatchExportsController {
 
   @Get()
   @RequireScopes('batch_export:read')
-  @ApiOperation({ summary: "List an organization's batch exports", description: 'Any member; newest first.' })
+  @ApiOperation({ summary: "List an organization's batch exports", description:
+      'Newest first; the exports of the projects the caller may see, as their access controls allow (`batch_export`).',
+  })
   @Paginated(BatchExportDto)
   list(
     @CurrentPrincipal() principal: Principal,
@@ -62,7 +64,7 @@ export class BatchExportsController {
   @ApiOperation({
     summary: 'Create a batch export',
     description:
-      "Any member. Exports the organization's default project. The scheduler creates a run for every " +
+      "An editor of the project's exports (`batch_export`). Exports the first project of the organization the caller may see. The scheduler creates a run for every " +
       'aligned interval that ends from then on (not before `start_at`, not after `end_at`).',
   })
   @ApiCreatedResponse({ type: BatchExportDto })
@@ -79,7 +81,7 @@ export class BatchExportsController {
   @RequireScopes('batch_export:read')
   @ApiOperation({
     summary: 'Retrieve a batch export',
-    description: 'Any member. Secrets are never returned.',
+    description: 'Whoever may see the export (`viewer` and above; 404 otherwise). Secrets are never returned.',
   })
   @ApiParam({ name: 'id', format: 'uuid' })
   @ApiOkResponse({ type: BatchExportDto })
@@ -96,7 +98,7 @@ export class BatchExportsController {
   @ApiOperation({
     summary: 'Update a batch export',
     description:
-      'Any member. `destination.config` is deep-merged into the current config (omitted secrets are kept); ' +
+      'Editors of the export. `destination.config` is deep-merged into the current config (omitted secrets are kept); ' +
       'the destination type cannot change. `paused` has the effect of pause/unpause.',
   })
   @ApiParam({ name: 'id', format: 'uuid' })
@@ -116,7 +118,7 @@ export class BatchExportsController {
   @ApiOperation({
     summary: 'Replace a batch export',
     description:
-      'Any member. A full update: `name`, `destination` (with its current `type`) and `interval` are required; ' +
+      'Editors of the export. A full update: `name`, `destination` (with its current `type`) and `interval` are required; ' +
       'fields left out keep their value; `destination.config` is deep-merged as for PATCH (omitted secrets are ' +
       'kept); read-only fields sent are ignored.',
   })
@@ -138,7 +140,7 @@ export class BatchExportsController {
   @ApiOperation({
     summary: 'Delete a batch export',
     description:
-      'Any member. Soft delete: the export disappears from every read, gets no further runs, and its ' +
+      'Editors of the export. Soft delete: the export disappears from every read, gets no further runs, and its ' +
       'Starting and Running runs are cancelled.',
   })
   @ApiParam({ name: 'id', format: 'uuid' })
@@ -157,7 +159,7 @@ export class BatchExportsController {
   @ApiOperation({
     summary: 'Pause a batch export',
     description:
-      'Any member. Sets `paused` and `last_paused_at`; no run is ever created for an interval that ends while ' +
+      'Editors of the export. Sets `paused` and `last_paused_at`; no run is ever created for an interval that ends while ' +
       'paused. Idempotent. Takes no body (one sent is ignored).',
   })
   @ApiParam({ name: 'id', format: 'uuid' })
@@ -176,7 +178,7 @@ export class BatchExportsController {
   @ApiOperation({
     summary: 'Unpause a batch export',
     description:
-      'Any member. Runs resume with the first interval ending from now on; intervals that ended while paused ' +
+      'Editors of the export. Runs resume with the first interval ending from now on; intervals that ended while paused ' +
       'are skipped (backfill them if needed). The first run also reads the writes committed late into the ' +
       'intervals before the pause. Idempotent. Takes no body (one sent is ignored).',
   })
@@ -196,7 +198,7 @@ export class BatchExportsController {
   @ApiOperation({
     summary: 'Backfill a batch export',
     description:
-      'Any member. Creates, in one transaction, a `Starting` run for every aligned interval whose end lies in ' +
+      'Editors of the export. Creates, in one transaction, a `Starting` run for every aligned interval whose end lies in ' +
       '(start_at, end_at] — at most BACKFILL_MAX_RUNS — whether or not the schedule already ran it.',
   })
   @ApiParam({ name: 'id', format: 'uuid' })
@@ -220,7 +222,7 @@ export class BatchExportsController {
   @RequireScopes('batch_export:read')
   @ApiOperation({
     summary: "List a batch export's runs",
-    description: 'Any member. Newest first (`created_at`, then `data_interval_end`, descending).',
+    description: 'Whoever may see the export. Newest first (`created_at`, then `data_interval_end`, descending).',
   })
   @ApiParam({ name: 'id', format: 'uuid' })
   @Paginated(BatchExportRunDto)
@@ -239,7 +241,7 @@ export class BatchExportsController {
   @ApiOperation({
     summary: 'Cancel a run',
     description:
-      'Any member. Only a `Starting` or `Running` run: it becomes `Cancelled` with `finished_at` set. ' +
+      'Editors of the export. Only a `Starting` or `Running` run: it becomes `Cancelled` with `finished_at` set. ' +
       'Takes no body (one sent is ignored).',
   })
   @ApiParam({ name: 'id', format: 'uuid' })
@@ -260,7 +262,7 @@ export class BatchExportsController {
   @ApiOperation({
     summary: "List a batch export's log",
     description:
-      'Any member. Entries for create, update, pause, unpause, backfill, run created and run cancelled; ' +
+      'Whoever may see the export. Entries for create, update, pause, unpause, backfill, run created and run cancelled; ' +
       'newest first.',
   })
   @ApiParam({ name: 'id', format: 'uuid' })

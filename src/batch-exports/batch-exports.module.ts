@@ -1,8 +1,10 @@
 import { Module } from '@nestjs/common';
 import { Mailer } from '../common/mail/mailer.js';
+import { AccessControlsModule } from '../access-controls/access-controls.module.js';
 import { MembershipsModule } from '../memberships/memberships.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { RecordingAccessRulesModule } from '../recording-access-rules/recording-access-rules.module.js';
+import { BatchExportAccessControlsController } from './batch-export-access-controls.controller.js';
 import { BatchExportsController } from './batch-exports.controller.js';
 import { BatchExportsProjectCleanup } from './batch-exports-project-cleanup.js';
 import { BatchExportsRepository } from './batch-exports.repository.js';
@@ -19,8 +21,8 @@ import { SlotWaitsRepository } from './runs/slot-waits.repository.js';
  * queue of runs (pg-boss) and the workers that execute them.
  */
 @Module({
-  imports: [MembershipsModule, ProjectsModule, RecordingAccessRulesModule],
-  controllers: [BatchExportsController],
+  imports: [MembershipsModule, ProjectsModule, RecordingAccessRulesModule, AccessControlsModule],
+  controllers: [BatchExportsController, BatchExportAccessControlsController],
   providers: [
     RunQueue,
     BatchExportsRepository,

@@ -201,6 +201,15 @@ const AT = new Date('2026-11-21T10:00:00.000Z');
  * come from the entities (EntityColumns). Writes join the caller's transaction, whose connection also carries
  * the job queue's statements (`transactionExecutor`), so runs and their jobs commit together.
  */
+/**
+ * Which exports a caller's list shows (access rules): only those of `teams`, and of each the ones `only_ids`
+ * lists (when not null) less `except_ids`, plus those `creatorId` created.
+ */
+export interface VisibleExports {
+  creatorId: number;
+  teams: { team: number; only_ids: string[] | null; except_ids: string[] }[];
+}
+
 @Injectable()
 export class BatchExportsRepository extends RepositoryBase {
   constructor(
@@ -227,24 +236,49 @@ export class BatchExportsRepository extends RepositoryBase {
    * A hot read: plain SQL (page and count at once) mapped to entities through EntityColumns, without the ORM's
    * hydration.
    */
-  @GenerateSql({ params: [ORGANIZATION, null, { limit: 100, offset: 0 }] })
+  @GenerateSql(
+    { params: [ORGANIZATION, null, { limit: 100, offset: 0 }] },
+    {
+      name: 'with access rules',
+      params: [
+        ORGANIZATION,
+        null,
+        { limit: 100, offset: 0 },
+        { creatorId: 1, teams: [{ team: 1, only_ids: null, except_ids: [ORGANIZATION] }] },
+      ],
+    },
+  )
   async pageForOrganization(
     organizationId: string,
     onlyTeams: readonly number[] | null,
     { limit, offset }: PageParams,
+    visible: VisibleExports | null = null,
   ): Promise<Page<BatchExportEntity>> {
-    const filter = `organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))`;
+    // Access rules: exports of the listed projects only, those the rules leave and the caller's own.
+    const filter = `organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))
+      AND ($3::jsonb IS NULL OR EXISTS (
+            SELECT 1 FROM jsonb_to_recordset($3::jsonb) AS v(team integer, only_ids uuid[], except_ids uuid[])
+             WHERE v.team = batch_exports.team_id
+               AND (batch_exports.created_by_id = $4
+                    OR ((v.only_ids IS NULL OR batch_exports.id = ANY(v.only_ids))
+                        AND batch_exports.id <> ALL(v.except_ids)))))`;
     const columns = this.exportColumns;
+    const params = [
+      organizationId,
+      onlyTeams,
+      visible && JSON.stringify(visible.teams),
+      visible?.creatorId ?? null,
+    ];
     const [rows, [{ total }]] = await Promise.all([
       this.query<Record<string, unknown>>(
         `SELECT ${columns.select('batch_exports')} FROM batch_exports WHERE ${filter}
-          ORDER BY created_at DESC, id ASC LIMIT $3 OFFSET $4`,
-        [organizationId, onlyTeams, limit, offset],
+          ORDER BY created_at DESC, id ASC LIMIT $5 OFFSET $6`,
+        [...params, limit, offset],
       ),
-      this.query<{ total: number }>(`SELECT count(*)::int AS total FROM batch_exports WHERE ${filter}`, [
-        organizationId,
-        onlyTeams,
-      ]),
+      this.query<{ total: number }>(
+        `SELECT count(*)::int AS total FROM batch_exports WHERE ${filter}`,
+        params,
+      ),
     ]);
     return { items: rows.map((row) => columns.hydrate(row)), total };
   }

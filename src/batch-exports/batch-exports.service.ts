@@ -3,12 +3,14 @@ import { QueryFailedError } from 'typeorm';
 import type { Principal } from '../common/auth/principal.js';
 import { ApiError } from '../common/errors/api-error.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
+import type { AccessControlObject } from '../access-controls/access-controls.service.js';
 import { Clock } from '../common/time/clock.js';
 import { parseZonedTimestamp } from '../common/validation/timestamps.js';
 import { throwIfViolated } from '../common/validation/violation.js';
 import { AppConfig } from '../config/config.js';
 import { TransactionHost } from '../database/transactions.js';
-import { MembershipsService } from '../memberships/memberships.service.js';
+import { MembershipsService, type ProjectAccess } from '../memberships/memberships.service.js';
+import { BATCH_EXPORT, requireExport, visibleExports } from './batch-export-access.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import type { BatchExportEntity } from './batch-export.entity.js';
 import { BatchExportsRepository, type BatchExportFields, type LogEntry } from './batch-exports.repository.js';
@@ -74,7 +76,8 @@ const VISIBLE_FIELDS = [
 ] as const;
 
 /**
- * Batch exports of an organization (docs/decisions.md §8): any member reads and writes them. Configs are validated per
+ * Batch exports of an organization (docs/decisions.md §8): members read and write those of the projects they may
+ * see, as the access rules of the `batch_export` resource and of each export allow (docs/security.md). Configs are validated per
  * destination type; secret keys are stored apart and never returned, logged or echoed. Every change is logged
  * in the export's log. Run creation is the scheduler's (`createDueRuns`) and backfill's.
  */
@@ -91,10 +94,19 @@ export class BatchExportsService {
     private readonly config: AppConfig,
   ) {}
 
+  /**
+   * The organization's exports the caller may see: of the projects the key reaches and the caller may see, at a
+   * `batch_export` level above `none`, less those the access rules of an export hide from them.
+   */
   async list(principal: Principal, organizationId: string, page: PageParams): Promise<Page<BatchExportDto>> {
-    const access = await this.memberships.requireAccess(principal, organizationId);
+    const access = await this.memberships.requireAccessWithProjects(principal, organizationId);
     const onlyTeams = principal.onlyProjects;
-    const { items, total } = await this.exports.pageForOrganization(access.organizationId, onlyTeams, page);
+    const { items, total } = await this.exports.pageForOrganization(
+      access.organizationId,
+      onlyTeams,
+      page,
+      visibleExports(principal.userId, access.projects),
+    );
     return { items: await this.toDtos(items), total };
   }
 
@@ -108,10 +120,12 @@ export class BatchExportsService {
     organizationId: string,
     input: CreateBatchExportDto,
   ): Promise<BatchExportDto> {
-    const access = await this.memberships.requireAccess(principal, organizationId);
-    const project = await this.projects.findDefault(access.organizationId);
+    const access = await this.memberships.requireAccessWithProjects(principal, organizationId);
+    // The first project the caller may see (and the key reaches): exports are made there.
+    const project = await this.projects.findDefaultFor(principal, access.organizationId);
     if (!project) throw ApiError.notFound('This organization has no project to export.');
     this.assertProjectAllowed(principal, project.id, access.organizationId);
+    access.projects.get(project.id)?.requireResource('batch_export', 'editor');
     const type = input.destination.type;
     const config = input.destination.config ?? {};
     assertConfig(type, config);
@@ -428,21 +442,54 @@ export class BatchExportsService {
     { lock = true, withSecrets = false }: { lock?: boolean; withSecrets?: boolean },
     work: (current: BatchExportEntity) => Promise<T>,
   ): Promise<T> {
-    const access = await this.memberships.requireAccess(principal, organizationId);
+    const access = await this.memberships.requireAccessWithProjects(principal, organizationId);
     return this.transactions.withTransaction(async () => {
       const current = await this.exports.findInOrganization(access.organizationId, id, { lock, withSecrets });
       if (!current) throw ApiError.notFound();
+      requireExport(access.projects, current, 'editor');
       this.assertProjectAllowed(principal, current.teamId, access.organizationId);
       return work(current);
     });
   }
 
   private async find(principal: Principal, organizationId: string, id: string): Promise<BatchExportEntity> {
-    const access = await this.memberships.requireAccess(principal, organizationId);
+    return (await this.findWithAccess(principal, organizationId, id)).entity;
+  }
+
+  /**
+   * An export the caller may see (404 otherwise, and 403 outside the key's projects), with what the caller may
+   * do in its project: for its reads.
+   */
+  async findWithAccess(
+    principal: Principal,
+    organizationId: string,
+    id: string,
+  ): Promise<{ entity: BatchExportEntity; project: ProjectAccess }> {
+    const access = await this.memberships.requireAccessWithProjects(principal, organizationId);
     const entity = await this.exports.findInOrganization(access.organizationId, id);
     if (!entity) throw ApiError.notFound();
+    const project = requireExport(access.projects, entity, 'viewer');
     this.assertProjectAllowed(principal, entity.teamId, access.organizationId);
-    return entity;
+    return { entity, project };
+  }
+
+  /**
+   * The export as the object of its access controls
+   * (`/api/organizations/:organization_id/batch_exports/:id/access_controls`): 404 as retrieve.
+   */
+  async accessControlObject(
+    principal: Principal,
+    organizationId: string,
+    id: string,
+  ): Promise<AccessControlObject> {
+    const { entity, project } = await this.findWithAccess(principal, organizationId, id);
+    return {
+      project: { id: entity.teamId, organizationId: entity.organizationId },
+      access: project,
+      kind: BATCH_EXPORT,
+      id: entity.id,
+      createdById: entity.createdById,
+    };
   }
 
   private async retrieveUnchecked(organizationId: string, id: string): Promise<BatchExportDto> {

@@ -1,4 +1,5 @@
-import { defineFeature } from '../common/feature/feature.js';
+import { randomUUID } from 'node:crypto';
+import { defineFeature, fixtureText } from '../common/feature/feature.js';
 import { EVENTS_SETTINGS } from './events.settings.js';
 
 declare module '../common/auth/scopes.js' {
@@ -28,6 +29,25 @@ export const EVENTS_FEATURE = defineFeature({
   }),
   scopes: ['query'],
   settings: EVENTS_SETTINGS,
+  testFixture: {
+    // An event captured through /e/ with a known uuid: the path's {id} of `…/events/{id}`.
+    async create({ request, apiToken, now }) {
+      const uuid = randomUUID();
+      await request(
+        'post',
+        '/e/',
+        {
+          api_key: apiToken,
+          event: 'fixture event',
+          uuid,
+          distinct_id: fixtureText('events-'),
+          timestamp: now.toISOString(),
+        },
+        { public: true },
+      );
+      return { events: uuid };
+    },
+  },
   tasks: [
     {
       name: 'event-partitions',

@@ -106,7 +106,7 @@ export class EventsService {
     query: EventListQueryDto,
     page: PageParams,
   ): Promise<Page<EventDto>> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(principal, projectId, 'query', 'viewer');
     const q = query as Record<string, unknown>;
     if (page.offset + page.limit > EVENTS_COUNT_CAP) {
       throw ApiError.validation(
@@ -177,7 +177,7 @@ export class EventsService {
   }
 
   async retrieve(principal: Principal, projectId: number, id: string): Promise<EventDto> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(principal, projectId, 'query', 'viewer');
     if (!UUID.test(id)) throw ApiError.notFound();
     const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
     const cutoff = eventsCutoff(this.clock.now().getTime(), this.ingestion.retentionOf(project));

@@ -1,5 +1,4 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
-import type { ProjectAccessLevel } from '../memberships/membership-project-access.entity.js';
 import { OrganizationEntity } from '../organizations/organization.entity.js';
 import { UserEntity } from '../users/user.entity.js';
 
@@ -9,9 +8,13 @@ import { UserEntity } from '../users/user.entity.js';
  */
 export const INVITE_EMAIL_UNIQUE_INDEX = 'organization_invites_organization_email_key';
 
+/** The project levels an invite may grant (`private_project_access`): project-level access rules of the member. */
+export const INVITE_PROJECT_ACCESS_LEVELS = ['member', 'admin'] as const;
+export type InviteProjectAccessLevel = (typeof INVITE_PROJECT_ACCESS_LEVELS)[number];
+
 export interface ProjectAccessGrant {
   id: number;
-  level: ProjectAccessLevel;
+  level: InviteProjectAccessLevel;
 }
 
 /** An invitation to join an organization (docs/interface.md §2.7, docs/decisions.md §6). */

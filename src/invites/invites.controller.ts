@@ -146,8 +146,8 @@ export class InvitesController {
     description:
       "Called with the invitee's own key: its user's e-mail must equal the invite's `target_email` " +
       "(case-insensitively), else 404 as for an unknown invite. Creates the membership at the invite's level, " +
-      'records its `private_project_access` on the membership (projects have no private mode yet, so this ' +
-      'grants nothing beyond membership today), deletes every invite to that address in the organization, and ' +
+      'gives it the project-level access its `private_project_access` lists (access controls naming the member, ' +
+      'as `PUT /api/projects/:id/access_controls` sets them), deletes every invite to that address in the organization, and ' +
       'returns the new Member. Expired invite: 400 `expired`; already a member: 400 `already_member`. Takes no ' +
       'body (one sent is ignored).',
   })

@@ -138,6 +138,7 @@ export class InvitesService {
           membership.id,
           invite.organizationId,
           invite.privateProjectAccess,
+          invite.createdById,
         );
         await this.roles.joinDefaultRole(invite.organizationId, userId, membership.id);
         await this.invites.deleteForEmail(invite.organizationId, invite.targetEmail);

@@ -7,7 +7,10 @@ export const MEMBERSHIPS_FEATURE = defineFeature({
     modules: [(await import('./memberships.module.js')).MembershipsModule],
     entities: [
       (await import('./organization-membership.entity.js')).OrganizationMembershipEntity,
-      (await import('./membership-project-access.entity.js')).MembershipProjectAccessEntity,
+      (await import('./access-control.entity.js')).AccessControlEntity,
+    ],
+    migrations: [
+      (await import('../database/migrations/1796000300000-AccessControls.js')).AccessControls1796000300000,
     ],
   }),
 });

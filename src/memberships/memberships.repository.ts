@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
-import type { ProjectAccessLevel } from './membership-project-access.entity.js';
+import type { AccessLevel, ProjectAccessLevel } from '../common/vocabulary/access-levels.js';
+import type { AccessRule, RuleSubject } from './project-access.js';
 import { OrganizationMembershipEntity } from './organization-membership.entity.js';
 import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 
@@ -35,11 +36,67 @@ export function reachSql(column: string, a: number, b: number): string {
           WHERE rp.organization_id = ${column} AND rp.id = ANY($${b}::bigint[]) AND rp.deleted_at IS NULL))`;
 }
 
+/** SQL: the ids of the roles the membership `membership` (an alias of organization_memberships) holds. */
+function rolesOfSql(membership: string): string {
+  return `SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = ${membership}.id`;
+}
+
+/**
+ * SQL fragment for the one statement of project access (`ProjectsRepository.findWithAccess`, and the
+ * organization-wide reads): the access rules of project `project` (an alias of projects) that apply to the
+ * member `membership` (an alias of organization_memberships, null when not a member): theirs, their roles' and
+ * the defaults, as a JSON array of `[resource, resource_id, access_level, subject]` (`AccessRule`); `[]` for
+ * organization admins and owners, whom no rule limits. Three index scans (the member's rules, the roles' rules,
+ * the defaults), each limited to the project.
+ */
+export function accessRulesJsonSql(project: string, membership: string): string {
+  return `CASE WHEN ${membership}.id IS NULL OR ${membership}.level >= ${MembershipLevel.ADMIN} THEN '[]'::json
+     ELSE COALESCE((SELECT json_agg(json_build_array(r.resource, r.resource_id, r.access_level, r.subject)) FROM (
+       SELECT a.resource, a.resource_id, a.access_level, 'member' AS subject FROM access_controls a
+        WHERE a.organization_member_id = ${membership}.id AND a.team_id = ${project}.id
+       UNION ALL
+       SELECT a.resource, a.resource_id, a.access_level, 'role' FROM access_controls a
+        WHERE a.role_id IN (${rolesOfSql(membership)}) AND a.team_id = ${project}.id
+       UNION ALL
+       SELECT a.resource, a.resource_id, a.access_level, 'default' FROM access_controls a
+        WHERE a.team_id = ${project}.id AND a.organization_member_id IS NULL AND a.role_id IS NULL) r), '[]'::json)
+   END`;
+}
+
+/** The rules `accessRulesJsonSql` read, as `AccessRule`s. */
+export function accessRulesOf(json: unknown): AccessRule[] {
+  return ((json ?? []) as [string, string | null, AccessLevel, RuleSubject][]).map(
+    ([resource, resourceId, level, subject]) => ({ resource, resourceId, level, subject }),
+  );
+}
+
+/**
+ * SQL condition: the member `membership` (an alias of organization_memberships) may see project `project` (an
+ * alias of projects): an admin or owner, or the project-level rules naming them or their roles grant more than
+ * `none`, or, without such rules, the project's default rule does, or there is no rule. The same decision as
+ * `ProjectAccess.visible`, for lists of projects.
+ */
+export function projectVisibleSql(project: string, membership: string): string {
+  return `(${membership}.level >= ${MembershipLevel.ADMIN} OR (
+     SELECT COALESCE(
+              bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+              bool_or(a.access_level <> 'none'),
+              true)
+       FROM access_controls a
+      WHERE a.team_id = ${project}.id AND a.resource = 'project' AND a.resource_id = ${project}.id::text
+        AND (a.organization_member_id = ${membership}.id
+             OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+             OR a.role_id IN (${rolesOfSql(membership)}))))`;
+}
+
 /** SQL fragment: the number of members of `organization` (an SQL expression), as text. */
 export function memberCountSql(organization: string): string {
   return `(SELECT count(*) FROM organization_memberships c WHERE c.organization_id = ${organization})::text`;
 }
 const MEMBERSHIP = '00000000-0000-4000-8000-000000000002';
+
+/** How many members `users_with_access` looks at, the earliest to join first. */
+export const MEMBERS_WITH_ACCESS_MAX = 1000;
 const USER_UUID = '00000000-0000-4000-8000-000000000003';
 
 /**
@@ -122,6 +179,82 @@ export class MembershipsRepository extends RepositoryBase {
       [userId, organizationId, onlyProjects],
     );
     return rows[0] ? { level: rows[0].level, holdsProject: rows[0].holds_project } : null;
+  }
+
+  /**
+   * As `accessOf`, with the member's id and every project of the organization with the access rules of it that
+   * apply to the member (`accessRulesJsonSql`), in one statement: for organization routes whose objects belong
+   * to projects (batch exports).
+   */
+  @GenerateSql({ params: [1, ORGANIZATION, null] })
+  async accessWithProjectsOf(
+    userId: number,
+    organizationId: string,
+    onlyProjects: readonly number[] | null,
+  ): Promise<{
+    id: string;
+    level: number;
+    holdsProject: boolean;
+    projects: { id: number; rules: AccessRule[] }[];
+  } | null> {
+    const rows = await this.query<{
+      id: string;
+      level: number;
+      holds_project: boolean;
+      projects: [number, unknown][];
+    }>(
+      `SELECT m.id, m.level,
+              ($3::bigint[] IS NULL OR EXISTS (
+                 SELECT 1 FROM projects p WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[])
+                   AND p.deleted_at IS NULL
+              )) AS holds_project,
+              (SELECT COALESCE(json_agg(json_build_array(p.id, ${accessRulesJsonSql('p', 'm')}) ORDER BY p.id), '[]')
+                 FROM projects p WHERE p.organization_id = m.organization_id AND p.deleted_at IS NULL) AS projects
+         FROM organization_memberships m
+        WHERE m.user_id = $1 AND m.organization_id = $2`,
+      [userId, organizationId, onlyProjects],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      id: row.id,
+      level: row.level,
+      holdsProject: row.holds_project,
+      projects: row.projects.map(([id, rules]) => ({ id, rules: accessRulesOf(rules) })),
+    };
+  }
+
+  /**
+   * The first MEMBERS_WITH_ACCESS_MAX members of the project's organization by join date, each with its user's
+   * uuid and the access rules of the project that apply to it (`users_with_access`).
+   */
+  @GenerateSql({ params: [1] })
+  async membersWithRules(
+    projectId: number,
+  ): Promise<{ id: string; level: number; userId: number; userUuid: string; rules: AccessRule[] }[]> {
+    const rows = await this.query<{
+      id: string;
+      level: number;
+      user_id: number;
+      user_uuid: string;
+      rules: unknown;
+    }>(
+      `SELECT m.id, m.level, m.user_id, u.uuid AS user_uuid, ${accessRulesJsonSql('p', 'm')} AS rules
+         FROM projects p
+         JOIN organization_memberships m ON m.organization_id = p.organization_id
+         JOIN users u ON u.id = m.user_id
+        WHERE p.id = $1
+        ORDER BY m.joined_at, m.id
+        LIMIT ${MEMBERS_WITH_ACCESS_MAX}`,
+      [projectId],
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      level: r.level,
+      userId: r.user_id,
+      userUuid: r.user_uuid,
+      rules: accessRulesOf(r.rules),
+    }));
   }
 
   /** Whether the organization holds one of these projects. */
@@ -231,23 +364,26 @@ export class MembershipsRepository extends RepositoryBase {
   }
 
   /**
-   * Records the member's access to projects of its organization; projects that are not (or no longer) in the
-   * organization are skipped. One statement for the whole list.
+   * Gives the member the project-level access an invite granted (access rules naming the member, as
+   * `PUT /api/projects/:id/access_controls` writes them); projects that are not (or no longer) in the organization
+   * are skipped. One statement for the whole list.
    */
-  @GenerateSql({ params: [MEMBERSHIP, ORGANIZATION, [{ id: 1, level: 'admin' }]] })
+  @GenerateSql({ params: [MEMBERSHIP, ORGANIZATION, [{ id: 1, level: 'admin' }], 1] })
   async grantProjectAccess(
     membershipId: string,
     organizationId: string,
     grants: readonly { id: number; level: ProjectAccessLevel }[],
+    createdById: number | null,
   ): Promise<void> {
     if (!grants.length) return;
     await this.query(
-      `INSERT INTO membership_project_access (membership_id, project_id, level)
-       SELECT $1, p.id, g.level
+      `INSERT INTO access_controls (team_id, resource, resource_id, access_level, organization_member_id, created_by_id)
+       SELECT p.id, 'project', p.id::text, g.level, $1, $4
          FROM jsonb_to_recordset($3::jsonb) AS g(id integer, level text)
          JOIN projects p ON p.id = g.id AND p.organization_id = $2 AND p.deleted_at IS NULL
-       ON CONFLICT (membership_id, project_id) DO UPDATE SET level = EXCLUDED.level`,
-      [membershipId, organizationId, JSON.stringify(grants)],
+       ON CONFLICT (team_id, resource, resource_id, organization_member_id, role_id)
+       DO UPDATE SET access_level = EXCLUDED.access_level, updated_at = now()`,
+      [membershipId, organizationId, JSON.stringify(grants), createdById],
     );
   }
 }

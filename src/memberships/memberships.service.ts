@@ -4,6 +4,16 @@ import { ApiError } from '../common/errors/api-error.js';
 import { isUuid } from '../common/validation/ids.js';
 import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 import { MembershipsRepository } from './memberships.repository.js';
+import { type AccessRule, ProjectAccess } from './project-access.js';
+
+export { ProjectAccess, type AccessRule, type ObjectListFilter } from './project-access.js';
+
+/** The caller's membership of a project's organization, with the access rules of the project that apply. */
+export interface MembershipWithRules {
+  id: string;
+  level: number;
+  rules: AccessRule[];
+}
 
 export interface OrganizationAccess {
   organizationId: string;
@@ -47,20 +57,73 @@ export class MembershipsService {
   }
 
   /**
-   * As `requireAccess`, for one project of the organization: a key restricted to other projects (or to other
-   * organizations) gets 403 naming the project.
+   * As `requireAccess`, with what the caller may do in each project of the organization (access rules), in one
+   * statement: for organization routes whose objects belong to projects (batch exports). `projects` holds every
+   * project of the organization, those at `none` for the caller too (`ProjectAccess.visible`).
    */
-  async requireProjectAccess(
+  async requireAccessWithProjects(
     principal: Principal,
     organizationId: string,
-    projectId: number,
-  ): Promise<OrganizationAccess> {
-    const level = await this.memberships.levelOf(principal.userId, organizationId);
-    if (level === null) throw ApiError.notFound();
-    if (!principal.allowsProject(projectId, organizationId)) {
+  ): Promise<OrganizationAccess & { projects: Map<number, ProjectAccess> }> {
+    if (!isUuid(organizationId)) throw ApiError.notFound();
+    const id = organizationId.toLowerCase();
+    const access = await this.memberships.accessWithProjectsOf(principal.userId, id, principal.onlyProjects);
+    if (access === null) throw ApiError.notFound();
+    if (!principal.allowsOrganization(id) || !access.holdsProject) {
+      throw ApiError.permissionDenied(ORGANIZATION_NOT_ALLOWED);
+    }
+    const projects = new Map<number, ProjectAccess>();
+    for (const project of access.projects) {
+      projects.set(
+        project.id,
+        new ProjectAccess(id, project.id, access.level, access.id, principal.userId, project.rules),
+      );
+    }
+    return { organizationId: id, level: access.level, projects };
+  }
+
+  /**
+   * What each member of the project's organization may do in the project (the first MEMBERS_WITH_ACCESS_MAX by
+   * join date), for `users_with_access`.
+   */
+  async membersAccess(project: {
+    id: number;
+    organizationId: string;
+  }): Promise<{ userUuid: string; membershipId: string; level: number; access: ProjectAccess }[]> {
+    const members = await this.memberships.membersWithRules(project.id);
+    return members.map((m) => ({
+      userUuid: m.userUuid,
+      membershipId: m.id,
+      level: m.level,
+      access: new ProjectAccess(project.organizationId, project.id, m.level, m.id, m.userId, m.rules),
+    }));
+  }
+
+  /**
+   * The caller's access to one project, from what `ProjectsRepository.findWithAccess` read with it (the caller's
+   * membership of its organization and the access rules that apply to them): 404 when not a member, or when the
+   * project is at `none` for them (its existence does not leak); 403 naming the project for a key restricted to
+   * other projects or organizations. What the caller may do under it: `ProjectAccess`.
+   */
+  projectAccess(
+    principal: Principal,
+    project: { id: number; organizationId: string },
+    membership: MembershipWithRules | null,
+  ): ProjectAccess {
+    if (!membership) throw ApiError.notFound();
+    const access = new ProjectAccess(
+      project.organizationId,
+      project.id,
+      membership.level,
+      membership.id,
+      principal.userId,
+      membership.rules,
+    );
+    if (!access.visible) throw ApiError.notFound();
+    if (!principal.allowsProject(project.id, project.organizationId)) {
       throw ApiError.permissionDenied(PROJECT_NOT_ALLOWED);
     }
-    return { organizationId, level };
+    return access;
   }
 
   /**

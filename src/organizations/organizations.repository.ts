@@ -72,7 +72,7 @@ export class OrganizationsRepository extends RepositoryBase {
   private viewSql(where: string): string {
     return `SELECT ${this.columns.select('o')}, m.level AS membership_level,
          ${memberCountSql('o.id')} AS member_count,
-         ${projectSummariesJsonSql('o.id')} AS projects
+         ${projectSummariesJsonSql('o.id', 'm')} AS projects
     FROM organizations o
     ${membershipOfUserJoinSql('m', 'o.id', '$1')}
    ${where}`;

@@ -82,7 +82,7 @@ export class PersonReadsService {
     query: PersonListQueryDto,
     page: PageParams,
   ): Promise<Page<PersonDetailDto>> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(principal, projectId, 'query', 'viewer');
     const filters = parsePersonFilters(query as Record<string, unknown>);
     const { rows, total } = await this.persons.list(
       project.id,
@@ -98,7 +98,7 @@ export class PersonReadsService {
   }
 
   async retrieve(principal: Principal, projectId: number, id: string): Promise<PersonDetailDto> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(principal, projectId, 'query', 'viewer');
     if (!/^\d{1,9}$/.test(id) && !UUID.test(id)) throw ApiError.notFound();
     const person = await this.persons.findRecord(project.id, id);
     if (!person) throw ApiError.notFound();

@@ -123,7 +123,9 @@ export class ProjectsController {
   @RequireScopes('project:read')
   @ApiOperation({
     summary: "List an organization's projects",
-    description: 'Ordered by id; the first is the default project.',
+    description:
+      'Ordered by id; the first is the default project. Only the projects the caller may see: one whose access ' +
+      'controls give the caller `none` is left out.',
   })
   @ApiParam({ name: 'organization_id', format: 'uuid' })
   @Paginated(ProjectDto)
@@ -133,7 +135,10 @@ export class ProjectsController {
     @PageQuery() page: PageParams,
   ): Promise<Page<ProjectDto>> {
     const result = await this.projects.pageForOrganization(principal, organizationId, page);
-    return { items: result.items.map((p) => toProjectDto(p, result.level, true)), total: result.total };
+    return {
+      items: result.items.map(({ project, level }) => toProjectDto(project, level, true)),
+      total: result.total,
+    };
   }
 
   @Get('api/organizations/:organization_id/projects/:id')
@@ -159,8 +164,8 @@ export class ProjectsController {
   @ApiOperation({
     summary: "Update one of an organization's projects",
     description:
-      'As `PATCH /api/projects/:id`, under its organization (404 when it belongs to another). Admins and ' +
-      'owners only; only the fields sent change.',
+      'As `PATCH /api/projects/:id`, under its organization (404 when it belongs to another). Admins of the ' +
+      'project only; only the fields sent change.',
   })
   @ApiParam({ name: 'organization_id', format: 'uuid' })
   @ApiParam({ name: 'id', type: 'integer' })
@@ -184,7 +189,8 @@ export class ProjectsController {
   @ApiOperation({
     summary: "Rotate a project's secret API token",
     description:
-      "Admins and owners of the project's organization only. The current `secret_api_token` becomes " +
+      "Admins of the project only (organization admins and owners, and members an access control makes `admin`). " +
+      'The current `secret_api_token` becomes ' +
       '`secret_api_token_backup` (still accepted for local evaluation, so SDKs can move to the new one) and a new ' +
       'token is generated; the previous backup stops being accepted. Answers the project. No body is read.',
   })
@@ -216,7 +222,7 @@ export class ProjectsController {
   @ApiOperation({
     summary: 'Update a project',
     description:
-      "Admins and owners of the project's organization only. Only the fields sent change; `session_recording_opt_in` switches session recording for the project's SDK clients.",
+      "Admins of the project only (organization admins and owners, and members an access control makes `admin`). Only the fields sent change; `session_recording_opt_in` switches session recording for the project's SDK clients.",
   })
   @ApiParam({ name: 'id', type: 'integer' })
   @ApiOkResponse({ type: ProjectDto })

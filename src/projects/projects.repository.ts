@@ -1,9 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { In, IsNull, Raw } from 'typeorm';
+import { In, IsNull } from 'typeorm';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { EntityColumns } from '../database/entity-columns.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
+import type { MembershipWithRules } from '../memberships/memberships.service.js';
+import {
+  accessRulesJsonSql,
+  accessRulesOf,
+  projectVisibleSql,
+} from '../memberships/memberships.repository.js';
 import { ProjectEntity } from './project.entity.js';
 
 const ORGANIZATION = '00000000-0000-4000-8000-000000000001';
@@ -19,15 +25,17 @@ export interface ProjectSummary {
 }
 
 /**
- * SQL fragment for queries of other modules: the projects of `organization` (an SQL expression) as a JSON
- * array of ProjectSummary, by id, deleted ones left out; `[]` when none. A correlated subquery (an index scan on organization_id), so
- * a page of organizations reads its projects in the same statement.
+ * SQL fragment for queries of other modules: the projects of `organization` (an SQL expression) that the member
+ * `membership` (an alias of organization_memberships) may see, as a JSON array of ProjectSummary, by id, deleted ones left out; `[]`
+ * when none. A correlated subquery (an index scan on organization_id), so a page of organizations reads its
+ * projects in the same statement.
  */
-export function projectSummariesJsonSql(organization: string): string {
+export function projectSummariesJsonSql(organization: string, membership: string): string {
   return `COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organizationId', p.organization_id,
                                       'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
                     ORDER BY p.id)
-                FROM projects p WHERE p.organization_id = ${organization} AND p.deleted_at IS NULL), '[]'::json)`;
+                FROM projects p WHERE p.organization_id = ${organization} AND p.deleted_at IS NULL
+                 AND ${projectVisibleSql('p', membership)}), '[]'::json)`;
 }
 
 /**
@@ -38,13 +46,6 @@ export function projectSummariesJsonSql(organization: string): string {
 export function recordingRetentionDaysSql(project: string, defaultDays: string): string {
   return `coalesce(${project}.session_recording_retention_period_days, ${defaultDays})`;
 }
-
-/**
- * `id` among these ids, compared as bigint: a key may name ids beyond the integer range, which match nothing
- * (an `IN` list of integer parameters would fail on them).
- */
-const anyOf = (ids: readonly number[]) =>
-  Raw((column) => `${column} = ANY(CAST(:ids AS bigint[]))`, { ids: [...ids] });
 
 /** The settings a new project may be given; those left undefined take their defaults. */
 export type NewProject = Pick<ProjectEntity, 'organizationId' | 'name' | 'apiToken' | 'secretApiToken'> &
@@ -98,6 +99,39 @@ export class ProjectsRepository extends RepositoryBase {
   @GenerateSql({ params: [1] })
   findById(id: number): Promise<ProjectEntity | null> {
     return this.findOneWhere('id = $1', id);
+  }
+
+  /**
+   * The project, the user's membership of its organization (null when not a member) and the access rules of the
+   * project that apply to the user, in one statement: what every project-scoped request starts with
+   * (`ProjectsService.requireAccessible`), so access rules cost no query of their own.
+   */
+  @GenerateSql({ params: [1, 1] })
+  async findWithAccess(
+    id: number,
+    userId: number,
+  ): Promise<{ project: ProjectEntity; membership: MembershipWithRules | null } | null> {
+    const rows = await this.rows<Record<string, unknown>>(
+      `SELECT ${this.columns.select('p')}, m.id AS access_membership_id, m.level AS access_membership_level,
+              ${accessRulesJsonSql('p', 'm')} AS access_rules
+         FROM projects p
+         LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
+        WHERE p.id = $1 AND p.deleted_at IS NULL`,
+      [id, userId],
+    );
+    if (!rows.length) return null;
+    const row = rows[0];
+    return {
+      project: this.columns.hydrate(row),
+      membership:
+        row.access_membership_id === null
+          ? null
+          : {
+              id: row.access_membership_id as string,
+              level: row.access_membership_level as number,
+              rules: accessRulesOf(row.access_rules),
+            },
+    };
   }
 
   /** The project of a capture token (every capture request): plain SQL, as `findById`. */
@@ -193,25 +227,46 @@ export class ProjectsRepository extends RepositoryBase {
     return this.findById(id);
   }
 
-  /** Projects of an organization, by id (the first one is the default project); deleted ones left out. */
+  /**
+   * The projects of an organization that the user may see (access rules: `projectVisibleSql`), by id (the first
+   * one is the default project), among `onlyIds` when given.
+   */
   @GenerateSql(
-    { name: 'all', params: [ORGANIZATION, null, { limit: 100, offset: 0 }] },
-    { name: 'some', params: [ORGANIZATION, [1, 2], { limit: 100, offset: 0 }] },
+    { name: 'all', params: [ORGANIZATION, 1, null, { limit: 100, offset: 0 }] },
+    { name: 'some', params: [ORGANIZATION, 1, [1, 2], { limit: 100, offset: 0 }] },
   )
   async pageForOrganization(
     organizationId: string,
+    userId: number,
     onlyIds: readonly number[] | null,
     { limit, offset }: PageParams,
-  ): Promise<Page<ProjectEntity>> {
-    const [items, total] = await this.repository(ProjectEntity).findAndCount({
-      where: onlyIds
-        ? { organizationId, id: anyOf(onlyIds), deletedAt: IsNull() }
-        : { organizationId, deletedAt: IsNull() },
-      order: { id: 'ASC' },
-      take: limit,
-      skip: offset,
-    });
-    return { items, total };
+  ): Promise<Page<{ project: ProjectEntity; membership: MembershipWithRules }>> {
+    const from = `FROM projects p
+         JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
+        WHERE p.organization_id = $1 AND p.deleted_at IS NULL
+          AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
+          AND ${projectVisibleSql('p', 'm')}`;
+    const params = [organizationId, userId, onlyIds];
+    const [rows, count] = await Promise.all([
+      this.query<Record<string, unknown>>(
+        `SELECT ${this.columns.select('p')}, m.id AS access_membership_id, m.level AS access_membership_level,
+                ${accessRulesJsonSql('p', 'm')} AS access_rules
+           ${from} ORDER BY p.id LIMIT $4 OFFSET $5`,
+        [...params, limit, offset],
+      ),
+      this.query<{ total: number }>(`SELECT count(*)::int AS total ${from}`, params),
+    ]);
+    return {
+      items: rows.map((row) => ({
+        project: this.columns.hydrate(row),
+        membership: {
+          id: row.access_membership_id as string,
+          level: row.access_membership_level as number,
+          rules: accessRulesOf(row.access_rules),
+        },
+      })),
+      total: count[0].total,
+    };
   }
 
   /** Which of these project ids belong to the organization. */
@@ -225,19 +280,28 @@ export class ProjectsRepository extends RepositoryBase {
   }
 
   /**
-   * The organization's first project (lowest id) that is not deleted, optionally among some ids only: when the
-   * first is deleted, the next one is the default.
+   * The organization's first project (lowest id), optionally among some ids only, and (with `userId`) among
+   * those the user may see.
    */
-  @GenerateSql({ params: [ORGANIZATION] }, { name: 'among some', params: [ORGANIZATION, [1, 2]] })
-  findDefault(
+  @GenerateSql(
+    { params: [ORGANIZATION] },
+    { name: 'among some', params: [ORGANIZATION, [1, 2]] },
+    { name: 'visible to a user', params: [ORGANIZATION, null, 1] },
+  )
+  async findDefault(
     organizationId: string,
     onlyIds: readonly number[] | null = null,
+    userId: number | null = null,
   ): Promise<ProjectEntity | null> {
-    const qb = this.repository(ProjectEntity)
-      .createQueryBuilder('p')
-      .where('p.organizationId = :organizationId', { organizationId })
-      .andWhere('p.deletedAt IS NULL');
-    if (onlyIds) qb.andWhere('p.id = ANY(CAST(:onlyIds AS bigint[]))', { onlyIds: [...onlyIds] });
-    return qb.orderBy('p.id', 'ASC').getOne();
+    const rows = await this.query<Record<string, unknown>>(
+      `SELECT ${this.columns.select('p')} FROM projects p
+         LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $3
+        WHERE p.organization_id = $1 AND p.deleted_at IS NULL
+          AND ($2::bigint[] IS NULL OR p.id = ANY($2::bigint[]))
+          AND ($3::int IS NULL OR ${projectVisibleSql('p', 'm')})
+        ORDER BY p.id LIMIT 1`,
+      [organizationId, onlyIds, userId],
+    );
+    return rows.length ? this.columns.hydrate(rows[0]) : null;
   }
 }

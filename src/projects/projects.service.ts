@@ -5,11 +5,12 @@ import { ApiError } from '../common/errors/api-error.js';
 import { textProblem } from '../common/input/text-input.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { MembershipLevel } from '../common/vocabulary/membership-level.js';
-import { MembershipsService } from '../memberships/memberships.service.js';
+import { MembershipsService, type ProjectAccess } from '../memberships/memberships.service.js';
 import { ProjectDeletionService } from './deletion/project-deletion.service.js';
 import { ProjectDeletionTask } from './deletion/project-deletion.task.js';
 import type { CreateProjectDto } from './dto/create-project.dto.js';
 import type { UpdateProjectDto } from './dto/update-project.dto.js';
+import type { AccessControlResource } from '../common/vocabulary/access-levels.js';
 import type { ProjectEntity } from './project.entity.js';
 import { ProjectTokenCache } from './project-token-cache.js';
 import { type ProjectSettings, ProjectsRepository } from './projects.repository.js';
@@ -18,10 +19,21 @@ export const PROJECT_TOKEN_PREFIX = 'phc_';
 /** Prefix of project secret API tokens (`phs_` + 43 url-safe characters), as PostHog's. */
 export const PROJECT_SECRET_TOKEN_PREFIX = 'phs_';
 
-/** A project with the caller's membership level in its organization (what its answer shows). */
+/**
+ * A project with the caller's effective membership level for it (what its answer shows and its settings' rules
+ * read): an organization admin's or owner's own level, else 8 for a project admin (an access rule), else 1. With
+ * what the caller may do under it (`access`).
+ */
 export interface AccessibleProject {
   project: ProjectEntity;
   level: number;
+  access: ProjectAccess;
+}
+
+/** The effective membership level of `AccessibleProject.level`. */
+function effectiveLevel(access: ProjectAccess): number {
+  if (access.isOrganizationAdmin) return access.organizationLevel;
+  return access.isProjectAdmin ? MembershipLevel.ADMIN : MembershipLevel.MEMBER;
 }
 export const DEFAULT_PROJECT_NAME = 'Default project';
 
@@ -93,7 +105,8 @@ export class ProjectsService {
     });
     // The organization was deleted since the check.
     if (!project) throw ApiError.notFound();
-    return { project, level: access.level };
+    // Read back with what the creator may do in it (an admin or owner of its organization: everything).
+    return this.accessible(principal, project.id);
   }
 
   /**
@@ -131,16 +144,28 @@ export class ProjectsService {
     return this.delete(principal, id);
   }
 
+  /** The organization's projects the caller may see (access rules), each with the caller's level for it. */
   async pageForOrganization(
     principal: Principal,
     organizationId: string,
     page: PageParams,
-  ): Promise<Page<ProjectEntity> & { level: number }> {
+  ): Promise<Page<{ project: ProjectEntity; level: number }>> {
     const access = await this.memberships.requireAccess(principal, organizationId);
     // A key restricted to some projects lists only those.
     const onlyIds = principal.onlyProjects;
-    const result = await this.projects.pageForOrganization(access.organizationId, onlyIds, page);
-    return { ...result, level: access.level };
+    const result = await this.projects.pageForOrganization(
+      access.organizationId,
+      principal.userId,
+      onlyIds,
+      page,
+    );
+    return {
+      items: result.items.map(({ project, membership }) => ({
+        project,
+        level: effectiveLevel(this.memberships.projectAccess(principal, project, membership)),
+      })),
+      total: result.total,
+    };
   }
 
   /** As requireAccessible, with the caller's level in the project's organization. */
@@ -167,10 +192,11 @@ export class ProjectsService {
     id: number,
   ): Promise<AccessibleProject> {
     // The organization first, as on its other routes (404 outside it, 403 for a key that does not reach it).
-    const access = await this.memberships.requireAccess(principal, organizationId);
-    const project = await this.projects.findById(id);
-    if (!project || project.organizationId !== access.organizationId) throw ApiError.notFound();
-    return this.accessible(principal, id);
+    const organization = await this.memberships.requireAccess(principal, organizationId);
+    const found = await this.projects.findWithAccess(id, principal.userId);
+    if (!found || found.project.organizationId !== organization.organizationId) throw ApiError.notFound();
+    const access = this.memberships.projectAccess(principal, found.project, found.membership);
+    return { project: found.project, level: effectiveLevel(access), access };
   }
 
   /** As update, for the organization path: 404 when the project belongs to another organization. */
@@ -184,45 +210,67 @@ export class ProjectsService {
     return this.update(principal, id, input);
   }
 
-  /** The project and the caller's membership level in its organization, checked as for requireAccessible. */
-  private async accessible(
-    principal: Principal,
-    id: number,
-  ): Promise<{ project: ProjectEntity; level: number }> {
-    const project = await this.projects.findById(id);
-    if (!project) throw ApiError.notFound();
-    const { level } = await this.memberships.requireProjectAccess(
-      principal,
-      project.organizationId,
-      project.id,
-    );
-    return { project, level };
+  /**
+   * The project and what the caller may do in it (one statement: `ProjectsRepository.findWithAccess`), checked
+   * as for requireAccessible.
+   */
+  private async accessible(principal: Principal, id: number): Promise<AccessibleProject> {
+    const found = await this.projects.findWithAccess(id, principal.userId);
+    if (!found) throw ApiError.notFound();
+    const access = this.memberships.projectAccess(principal, found.project, found.membership);
+    return { project: found.project, level: effectiveLevel(access), access };
   }
 
-  /** Changes a project's settings: admins and owners of its organization only. */
+  /**
+   * A project the caller may use a resource of (`session_recording`, `batch_export`, `plugin`, `query`), with
+   * what the caller may do in it: as requireAccessible, then 404 when the caller's level on the resource is
+   * `none` (the resource's objects do not exist for them), 403 when it is below `need` (a viewer writing).
+   */
+  async requireResource(
+    principal: Principal,
+    id: number,
+    resource: AccessControlResource,
+    need: 'viewer' | 'editor',
+  ): Promise<{ project: ProjectEntity; access: ProjectAccess }> {
+    const { project, access } = await this.accessible(principal, id);
+    access.requireResource(resource, need);
+    return { project, access };
+  }
+
+  /** As requireResource, returning what a caller that checks nothing more needs: the project. */
+  async requireResourceProject(
+    principal: Principal,
+    id: number,
+    resource: AccessControlResource,
+    need: 'viewer' | 'editor',
+  ): Promise<ProjectEntity> {
+    return (await this.requireResource(principal, id, resource, need)).project;
+  }
+
+  /** Changes a project's settings: admins of the project only (organization admins and owners, or by a rule). */
   async update(principal: Principal, id: number, input: UpdateProjectDto): Promise<AccessibleProject> {
-    const { project, level } = await this.accessible(principal, id);
+    const { project, level, access } = await this.accessible(principal, id);
     if (level < MembershipLevel.ADMIN) throw ApiError.insufficientLevel();
     const updated = await this.projects.update(project.id, settingsOf(input));
     this.byToken.forget(project.apiToken);
     if (!updated) throw ApiError.notFound();
     this.byToken.forget(updated.apiToken);
-    return { project: updated, level };
+    return { project: updated, level, access };
   }
 
   /**
-   * `rotate_secret_token`: admins and owners only. The current secret token becomes the backup (still accepted)
+   * `rotate_secret_token`: admins of the project only. The current secret token becomes the backup (still accepted)
    * and a new one is generated; the previous backup stops being accepted.
    */
   async rotateSecretToken(principal: Principal, id: number): Promise<AccessibleProject> {
-    const { project, level } = await this.accessible(principal, id);
+    const { project, level, access } = await this.accessible(principal, id);
     if (level < MembershipLevel.ADMIN) throw ApiError.insufficientLevel();
     const updated = await this.projects.rotateSecretToken(
       project.id,
       generateToken(PROJECT_SECRET_TOKEN_PREFIX),
     );
     if (!updated) throw ApiError.notFound();
-    return { project: updated, level };
+    return { project: updated, level, access };
   }
 
   /**
@@ -271,9 +319,12 @@ export class ProjectsService {
     return this.projects.findDefault(organizationId);
   }
 
-  /** The organization's first project that the caller's key reaches (the default one when unrestricted). */
+  /**
+   * The organization's first project that the caller's key reaches and the caller may see (the default one when
+   * unrestricted and no rule hides it).
+   */
   findDefaultFor(principal: Principal, organizationId: string): Promise<ProjectEntity | null> {
     if (!principal.allowsOrganization(organizationId)) return Promise.resolve(null);
-    return this.projects.findDefault(organizationId, principal.onlyProjects);
+    return this.projects.findDefault(organizationId, principal.onlyProjects, principal.userId);
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Page, PageParams } from '../common/pagination/page.js';
+import type { ObjectListFilter } from '../memberships/memberships.service.js';
 import { RepositoryBase } from '../database/repository-base.js';
 import { RecordingVisibility } from '../recording-access-rules/recording-visibility.service.js';
 import type { PinnedCounts } from './dto/playlist.dto.js';
@@ -38,12 +39,23 @@ export class SessionRecordingPlaylistsRepository extends RepositoryBase {
     teamId: number,
     filters: PlaylistListFilters,
     { limit, offset }: PageParams,
+    visible: ObjectListFilter | null = null,
   ): Promise<Page<SessionRecordingPlaylistEntity>> {
     const qb = this.repository(SessionRecordingPlaylistEntity)
       .createQueryBuilder('p')
       .leftJoinAndSelect('p.createdBy', 'created_by')
       .leftJoinAndSelect('p.lastModifiedBy', 'last_modified_by')
       .where('p.teamId = :teamId AND p.deleted = false', { teamId });
+    if (visible) {
+      // Access rules: the user's own playlists, and those the rules leave them.
+      const ids = (list: string[]) => list.map(Number).filter(Number.isSafeInteger);
+      qb.andWhere(
+        visible.only
+          ? '(p.createdById = :creator OR p.id = ANY(CAST(:only AS integer[])))'
+          : '(p.createdById = :creator OR p.id <> ALL(CAST(:except AS integer[])))',
+        { creator: visible.creatorId, only: ids(visible.only ?? []), except: ids(visible.except) },
+      );
+    }
     if (filters.pinned !== undefined) qb.andWhere('p.pinned = :pinned', { pinned: filters.pinned });
     if (filters.createdById !== undefined) {
       qb.andWhere('p.createdById = :createdById', { createdById: filters.createdById });

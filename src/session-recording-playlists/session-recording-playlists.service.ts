@@ -5,6 +5,8 @@ import { isUniqueViolation } from '../common/errors/database-errors.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { Clock } from '../common/time/clock.js';
 import { TransactionHost } from '../database/transactions.js';
+import type { AccessControlObject } from '../access-controls/access-controls.service.js';
+import type { ProjectAccess } from '../memberships/memberships.service.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { RecordingVisibilityService } from '../recording-access-rules/recording-visibility.service.js';
@@ -22,6 +24,9 @@ import {
 } from './session-recording-playlists.repository.js';
 
 const NO_PINS: PinnedCounts = { pinned: 0, watched: 0 };
+
+/** The kind of object of a playlist's access rules (PostHog's `session_recording_playlist`). */
+const PLAYLIST = 'session_recording_playlist';
 
 /** Attempts at a free short id before giving up (a collision of 62^8 ids is already unlikely). */
 const SHORT_ID_ATTEMPTS = 5;
@@ -44,8 +49,18 @@ export class SessionRecordingPlaylistsService {
     filters: PlaylistListFilters,
     page: PageParams,
   ): Promise<Page<PlaylistDto>> {
-    const project = await this.projects.requireAccessible(principal, projectId);
-    const { items, total } = await this.playlists.page(project.id, filters, page);
+    const { project, access } = await this.projects.requireResource(
+      principal,
+      projectId,
+      'session_recording',
+      'viewer',
+    );
+    const { items, total } = await this.playlists.page(
+      project.id,
+      filters,
+      page,
+      access.objectListFilter(PLAYLIST),
+    );
     const counts = await this.playlists.pinnedCounts(
       items.map((p) => p.id),
       principal.userId,
@@ -55,7 +70,12 @@ export class SessionRecordingPlaylistsService {
   }
 
   async create(principal: Principal, projectId: number, body: CreatePlaylistDto): Promise<PlaylistDto> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'editor',
+    );
     if (body.type !== undefined && body.type !== playlistTypeOf(body.filters ?? {})) {
       // PostHog's rules: a collection has no filters, saved filters have some.
       throw ApiError.validation(
@@ -83,13 +103,40 @@ export class SessionRecordingPlaylistsService {
         if (attempt < SHORT_ID_ATTEMPTS && isUniqueViolation(error, PLAYLIST_SHORT_ID_CONSTRAINT)) continue;
         throw error;
       }
-      return this.require(project.id, shortId, principal.userId);
+      return this.require(project.id, shortId, principal.userId, null);
     }
   }
 
   async retrieve(principal: Principal, projectId: number, shortId: string): Promise<PlaylistDto> {
-    const project = await this.projects.requireAccessible(principal, projectId);
-    return this.require(project.id, shortId, principal.userId);
+    const { project, access } = await this.projects.requireResource(
+      principal,
+      projectId,
+      'session_recording',
+      'viewer',
+    );
+    return this.require(project.id, shortId, principal.userId, access);
+  }
+
+  /**
+   * The playlist and what the caller may do with it, for its access controls
+   * (`…/session_recording_playlists/:short_id/access_controls`): 404 as retrieve.
+   */
+  async accessControlObject(
+    principal: Principal,
+    projectId: number,
+    shortId: string,
+  ): Promise<AccessControlObject> {
+    const { project, access } = await this.projects.requireResource(
+      principal,
+      projectId,
+      'session_recording',
+      'viewer',
+    );
+    const playlist = isShortId(shortId) ? await this.playlists.findByShortId(project.id, shortId) : null;
+    if (!playlist) throw ApiError.notFound();
+    const id = String(playlist.id);
+    access.requireObject(PLAYLIST, id, playlist.createdById, 'viewer');
+    return { project, access, kind: PLAYLIST, id, createdById: playlist.createdById };
   }
 
   /** Changes the fields sent; `deleted: true` deletes the playlist (the answer is its last state). */
@@ -128,9 +175,15 @@ export class SessionRecordingPlaylistsService {
     shortId: string,
     page: PageParams,
   ): Promise<Page<SessionRecordingDto>> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const { project, access } = await this.projects.requireResource(
+      principal,
+      projectId,
+      'session_recording',
+      'viewer',
+    );
     const playlist = await this.playlists.findByShortId(project.id, shortId);
     if (!playlist) throw ApiError.notFound();
+    access.requireObject(PLAYLIST, String(playlist.id), playlist.createdById, 'viewer');
     const sessionIds = await this.playlists.pinnedSessionIds(playlist.id, PLAYLIST_MAX_PINS);
     return this.recordings.listAmong(project, principal.userId, sessionIds, page);
   }
@@ -140,11 +193,17 @@ export class SessionRecordingPlaylistsService {
    * already pinned changes nothing. At most PLAYLIST_MAX_PINS per playlist.
    */
   async pin(principal: Principal, projectId: number, shortId: string, sessionId: string): Promise<void> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const { project, access } = await this.projects.requireResource(
+      principal,
+      projectId,
+      'session_recording',
+      'viewer',
+    );
     if (!isShortId(shortId)) throw ApiError.notFound();
     await this.recordings.withLiveRecording(project, principal.userId, sessionId, async () => {
       const playlist = await this.playlists.lockByShortId(project.id, shortId);
       if (!playlist) throw ApiError.notFound();
+      access.requireObject(PLAYLIST, String(playlist.id), playlist.createdById, 'editor');
       if ((await this.playlists.countPinned(playlist.id)) >= PLAYLIST_MAX_PINS) {
         // Counted under the playlist's lock: concurrent pins cannot pass the limit together.
         const pinned = await this.playlists.pinnedSessionIds(playlist.id, PLAYLIST_MAX_PINS);
@@ -178,18 +237,32 @@ export class SessionRecordingPlaylistsService {
     shortId: string,
     work: (project: ProjectEntity, playlist: PlaylistRow) => Promise<T>,
   ): Promise<T> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const { project, access } = await this.projects.requireResource(
+      principal,
+      projectId,
+      'session_recording',
+      'viewer',
+    );
     if (!isShortId(shortId)) throw ApiError.notFound();
     return this.transactions.withTransaction(async () => {
       const playlist = await this.playlists.lockByShortId(project.id, shortId);
       if (!playlist) throw ApiError.notFound();
+      // A playlist the caller may not see is not found; one they may only view is not theirs to change.
+      access.requireObject(PLAYLIST, String(playlist.id), playlist.createdById, 'editor');
       return work(project, playlist);
     });
   }
 
-  private async require(teamId: number, shortId: string, userId: number): Promise<PlaylistDto> {
+  /** The playlist as the user sees it; 404 when it does not exist, or (with `access`) the user may not see it. */
+  private async require(
+    teamId: number,
+    shortId: string,
+    userId: number,
+    access: ProjectAccess | null,
+  ): Promise<PlaylistDto> {
     const playlist = isShortId(shortId) ? await this.playlists.findByShortId(teamId, shortId) : null;
     if (!playlist) throw ApiError.notFound();
+    access?.requireObject(PLAYLIST, String(playlist.id), playlist.createdById, 'viewer');
     return this.toDto(playlist, userId);
   }
 

@@ -936,11 +936,18 @@ describe('invites', () => {
         has_social_auth: false,
         last_login: now.toISOString(),
       });
-      const access = await t.dataSource.query(
-        'SELECT project_id, level FROM membership_project_access WHERE membership_id = $1',
-        [membership[0].id],
-      );
-      expect(access).toEqual([{ project_id: project, level: 'admin' }]);
+      // The project access is the member's project-level access control, as the project's rules show it.
+      const access = await t.http.get(`/api/projects/${project}/access_controls`).set(owner.auth).expect(200);
+      expect(access.body.access_controls).toEqual([
+        expect.objectContaining({
+          resource: 'project',
+          resource_id: String(project),
+          access_level: 'admin',
+          organization_member: membership[0].id,
+          role: null,
+          created_by: owner.id,
+        }),
+      ]);
 
       const list = (await t.http.get(`/api/organizations/${org.id}/invites`).set(owner.auth).expect(200))
         .body;
@@ -960,10 +967,10 @@ describe('invites', () => {
       expect(
         (await t.http.post(`/api/invites/${created.id}/accept`).set(invitee.auth).expect(404)).body,
       ).toEqual(NOT_FOUND);
-      // Removing the member removes its recorded project access with it.
+      // Removing the member removes its project access with it.
       await t.http.delete(`/api/organizations/${org.id}/members/${invitee.uuid}`).set(owner.auth).expect(204);
       expect(
-        await t.dataSource.query('SELECT 1 FROM membership_project_access WHERE membership_id = $1', [
+        await t.dataSource.query('SELECT 1 FROM access_controls WHERE organization_member_id = $1', [
           membership[0].id,
         ]),
       ).toEqual([]);

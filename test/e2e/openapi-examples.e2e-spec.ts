@@ -71,9 +71,13 @@ const ORDER = [
   'PATCH /api/organizations/{organization_id}/projects/{id}',
   'POST /api/organizations/{organization_id}/projects',
   'POST /api/projects',
+  'PUT /api/projects/{id}/access_controls',
+  'PUT /api/projects/{id}/resource_access_controls',
+  'PUT /api/projects/{project_id}/session_recording_playlists/{short_id}/access_controls',
   'POST /api/organizations/{organization_id}/batch_exports',
   'PATCH /api/organizations/{organization_id}/batch_exports/{id}',
   'PUT /api/organizations/{organization_id}/batch_exports/{id}',
+  'PUT /api/organizations/{organization_id}/batch_exports/{id}/access_controls',
   'POST /api/organizations/{organization_id}/batch_exports/{id}/backfill',
   'POST /api/organizations/{organization_id}/domains',
   'PATCH /api/organizations/{organization_id}/domains/{id}',
@@ -123,6 +127,8 @@ describe('OpenAPI request examples', () => {
   const created = new Map<string, string | number>();
   /** A source plugin record per category path (update_source needs one). */
   const sources = new Map<string, number>();
+  /** A recording playlist of the project (its access controls' examples). */
+  let playlist: string;
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -132,6 +138,13 @@ describe('OpenAPI request examples', () => {
     member = await t.factories.user();
     org = (await t.factories.organization(owner, 'Examples')) as typeof org;
     await t.factories.member(org.id, member, MembershipLevel.MEMBER);
+    playlist = (
+      await t.http
+        .post(`/api/projects/${org.teams[0].id}/session_recording_playlists`)
+        .set(owner.auth)
+        .send({ name: 'Examples' })
+        .expect(201)
+    ).body.short_id;
   });
   afterAll(async () => {
     await t?.close();
@@ -152,12 +165,12 @@ describe('OpenAPI request examples', () => {
       .replace('{organization_id}', org.id)
       .replace('{project_id}', String(project.id))
       .replace('{user__uuid}', member.uuid)
+      .replace('{short_id}', playlist)
       .replace('{recording_id}', '0192d6c4-8f8a-7c1e-9d57-000000000001')
       .replace(/\{id\}(\/update_source)$/, () => `${sources.get(collection)}/update_source`)
       .replace('{id}', () => {
         if (template === '/api/organizations/{id}') return org.id;
-        if (template === '/api/projects/{id}' || template === '/api/environments/{id}')
-          return String(project.id);
+        if (/^\/api\/(projects|environments)\/\{id\}(\/|$)/.test(template)) return String(project.id);
         if (template === '/api/organizations/{organization_id}/projects/{id}') return String(project.id);
         if (template.includes('/session_recordings/')) return '0192d6c4-8f8a-7c1e-9d57-000000000001';
         const id = created.get(collection);

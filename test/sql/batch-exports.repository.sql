@@ -3,9 +3,39 @@
 
 -- BatchExportsRepository.pageForOrganization
 SELECT batch_exports.id, batch_exports.organization_id, batch_exports.team_id, batch_exports.created_by_id, batch_exports.name, batch_exports.model, batch_exports.destination_type, batch_exports.destination_config, batch_exports.interval, batch_exports.paused, batch_exports.last_paused_at, batch_exports.start_at, batch_exports.end_at, batch_exports.hogql_query, batch_exports.filters, batch_exports.destination_integration_id, batch_exports.scheduled_through, batch_exports.created_at, batch_exports.last_updated_at, batch_exports.deleted_at FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))
-ORDER BY created_at DESC, id ASC LIMIT $3 OFFSET $4;
+AND ($3::jsonb IS NULL OR EXISTS (
+      SELECT 1 FROM jsonb_to_recordset($3::jsonb) AS v(team integer, only_ids uuid[], except_ids uuid[])
+       WHERE v.team = batch_exports.team_id
+         AND (batch_exports.created_by_id = $4
+              OR ((v.only_ids IS NULL OR batch_exports.id = ANY(v.only_ids))
+                  AND batch_exports.id <> ALL(v.except_ids)))))
+    ORDER BY created_at DESC, id ASC LIMIT $5 OFFSET $6;
 
-SELECT count(*)::int AS total FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]));
+SELECT count(*)::int AS total FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))
+AND ($3::jsonb IS NULL OR EXISTS (
+      SELECT 1 FROM jsonb_to_recordset($3::jsonb) AS v(team integer, only_ids uuid[], except_ids uuid[])
+       WHERE v.team = batch_exports.team_id
+         AND (batch_exports.created_by_id = $4
+              OR ((v.only_ids IS NULL OR batch_exports.id = ANY(v.only_ids))
+                  AND batch_exports.id <> ALL(v.except_ids)))));
+
+-- BatchExportsRepository.pageForOrganization (with access rules)
+SELECT batch_exports.id, batch_exports.organization_id, batch_exports.team_id, batch_exports.created_by_id, batch_exports.name, batch_exports.model, batch_exports.destination_type, batch_exports.destination_config, batch_exports.interval, batch_exports.paused, batch_exports.last_paused_at, batch_exports.start_at, batch_exports.end_at, batch_exports.hogql_query, batch_exports.filters, batch_exports.destination_integration_id, batch_exports.scheduled_through, batch_exports.created_at, batch_exports.last_updated_at, batch_exports.deleted_at FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))
+AND ($3::jsonb IS NULL OR EXISTS (
+      SELECT 1 FROM jsonb_to_recordset($3::jsonb) AS v(team integer, only_ids uuid[], except_ids uuid[])
+       WHERE v.team = batch_exports.team_id
+         AND (batch_exports.created_by_id = $4
+              OR ((v.only_ids IS NULL OR batch_exports.id = ANY(v.only_ids))
+                  AND batch_exports.id <> ALL(v.except_ids)))))
+    ORDER BY created_at DESC, id ASC LIMIT $5 OFFSET $6;
+
+SELECT count(*)::int AS total FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))
+AND ($3::jsonb IS NULL OR EXISTS (
+      SELECT 1 FROM jsonb_to_recordset($3::jsonb) AS v(team integer, only_ids uuid[], except_ids uuid[])
+       WHERE v.team = batch_exports.team_id
+         AND (batch_exports.created_by_id = $4
+              OR ((v.only_ids IS NULL OR batch_exports.id = ANY(v.only_ids))
+                  AND batch_exports.id <> ALL(v.except_ids)))));
 
 -- BatchExportsRepository.latestRuns
 SELECT r.id, r.batch_export_id, r.backfill_id, r.status, r.records_completed, r.records_total_count, r.bytes_exported, r.latest_error, r.cursor, r.data_interval_start, r.data_interval_end, r.created_at, r.finished_at, r.last_updated_at, r.read_xid_from, r.read_xid_to, r.read_late_before

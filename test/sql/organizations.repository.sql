@@ -7,13 +7,22 @@ SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.availabl
       COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organizationId', p.organization_id,
                                    'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
                  ORDER BY p.id)
-             FROM projects p WHERE p.organization_id = o.id AND p.deleted_at IS NULL), '[]'::json) AS projects
+             FROM projects p WHERE p.organization_id = o.id
+              AND (m.level >= 8 OR (
+  SELECT COALESCE(
+           bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+           bool_or(a.access_level <> 'none'),
+           true)
+    FROM access_controls a
+   WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+     AND (a.organization_member_id = m.id
+          OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+          OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))))), '[]'::json) AS projects
  FROM organizations o
  JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1
 WHERE ($2::uuid[] IS NULL OR o.id = ANY($2::uuid[]))
 AND ($3::bigint[] IS NULL OR EXISTS (
-      SELECT 1 FROM projects rp
-       WHERE rp.organization_id = o.id AND rp.id = ANY($3::bigint[]) AND rp.deleted_at IS NULL))
+      SELECT 1 FROM projects rp WHERE rp.organization_id = o.id AND rp.id = ANY($3::bigint[])))
 ORDER BY o.created_at, o.id
 LIMIT $4 OFFSET $5;
 
@@ -23,13 +32,22 @@ SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.availabl
       COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organizationId', p.organization_id,
                                    'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
                  ORDER BY p.id)
-             FROM projects p WHERE p.organization_id = o.id AND p.deleted_at IS NULL), '[]'::json) AS projects
+             FROM projects p WHERE p.organization_id = o.id
+              AND (m.level >= 8 OR (
+  SELECT COALESCE(
+           bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+           bool_or(a.access_level <> 'none'),
+           true)
+    FROM access_controls a
+   WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+     AND (a.organization_member_id = m.id
+          OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+          OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))))), '[]'::json) AS projects
  FROM organizations o
  JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1
 WHERE ($2::uuid[] IS NULL OR o.id = ANY($2::uuid[]))
 AND ($3::bigint[] IS NULL OR EXISTS (
-      SELECT 1 FROM projects rp
-       WHERE rp.organization_id = o.id AND rp.id = ANY($3::bigint[]) AND rp.deleted_at IS NULL))
+      SELECT 1 FROM projects rp WHERE rp.organization_id = o.id AND rp.id = ANY($3::bigint[])))
 ORDER BY o.created_at, o.id
 LIMIT $4 OFFSET $5;
 
@@ -39,7 +57,17 @@ SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.availabl
       COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organizationId', p.organization_id,
                                    'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
                  ORDER BY p.id)
-             FROM projects p WHERE p.organization_id = o.id AND p.deleted_at IS NULL), '[]'::json) AS projects
+             FROM projects p WHERE p.organization_id = o.id
+              AND (m.level >= 8 OR (
+  SELECT COALESCE(
+           bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+           bool_or(a.access_level <> 'none'),
+           true)
+    FROM access_controls a
+   WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+     AND (a.organization_member_id = m.id
+          OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+          OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))))), '[]'::json) AS projects
  FROM organizations o
  JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1
 WHERE o.id = $2;
@@ -52,8 +80,7 @@ SELECT o.id, o.name, o.slug, o.logo_media_id, m.level, o.members_can_use_persona
       FROM organizations o JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1
      WHERE ($2::uuid[] IS NULL OR o.id = ANY($2::uuid[]))
 AND ($3::bigint[] IS NULL OR EXISTS (
-      SELECT 1 FROM projects rp
-       WHERE rp.organization_id = o.id AND rp.id = ANY($3::bigint[]) AND rp.deleted_at IS NULL))
+      SELECT 1 FROM projects rp WHERE rp.organization_id = o.id AND rp.id = ANY($3::bigint[])))
      ORDER BY m.joined_at DESC, m.id DESC;
 
 -- OrganizationsRepository.setPluginsAccessLevel

@@ -2,41 +2,163 @@
 -- After a deliberate query change, rerun that test with UPDATE_SQL=1 and review the diff.
 
 -- ProjectsRepository.findById
-SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at, projects.deleted_at FROM projects WHERE id = $1 AND deleted_at IS NULL;
+SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at FROM projects WHERE id = $1;
+
+-- ProjectsRepository.findWithAccess
+SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at, m.id AS access_membership_id, m.level AS access_membership_level,
+           CASE WHEN m.id IS NULL OR m.level >= 8 THEN '[]'::json
+  ELSE COALESCE((SELECT json_agg(json_build_array(r.resource, r.resource_id, r.access_level, r.subject)) FROM (
+    SELECT a.resource, a.resource_id, a.access_level, 'member' AS subject FROM access_controls a
+     WHERE a.organization_member_id = m.id AND a.team_id = p.id
+    UNION ALL
+    SELECT a.resource, a.resource_id, a.access_level, 'role' FROM access_controls a
+     WHERE a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id) AND a.team_id = p.id
+    UNION ALL
+    SELECT a.resource, a.resource_id, a.access_level, 'default' FROM access_controls a
+     WHERE a.team_id = p.id AND a.organization_member_id IS NULL AND a.role_id IS NULL) r), '[]'::json)
+END AS access_rules
+      FROM projects p
+      LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
+     WHERE p.id = $1;
 
 -- ProjectsRepository.findByApiToken
-SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at, projects.deleted_at FROM projects WHERE api_token = $1 AND deleted_at IS NULL;
+SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at FROM projects WHERE api_token = $1;
 
 -- ProjectsRepository.findBySecretToken
-SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at, projects.deleted_at FROM projects WHERE (secret_api_token = $1 OR secret_api_token_backup = $1) AND deleted_at IS NULL;
-
--- ProjectsRepository.markDeleted
-UPDATE projects SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING api_token;
-
--- ProjectsRepository.hasPendingDeletion
-SELECT 1 FROM projects WHERE deleted_at IS NOT NULL LIMIT 1;
-
--- ProjectsRepository.nextPendingDeletion
-SELECT id FROM projects WHERE deleted_at IS NOT NULL AND id <> ALL($1::int[])
-ORDER BY deleted_at, id LIMIT 1;
-
--- ProjectsRepository.removeDeleted
-DELETE FROM projects WHERE id = $1 AND deleted_at IS NOT NULL;
+SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at FROM projects WHERE secret_api_token = $1 OR secret_api_token_backup = $1;
 
 -- ProjectsRepository.rotateSecretToken
 UPDATE projects SET secret_api_token_backup = secret_api_token, secret_api_token = $2, updated_at = now()
-WHERE id = $1 AND deleted_at IS NULL;
+WHERE id = $1;
 
-SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at, projects.deleted_at FROM projects WHERE id = $1 AND deleted_at IS NULL;
+SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at FROM projects WHERE id = $1;
 
 -- ProjectsRepository.pageForOrganization (all)
-SELECT "ProjectEntity"."id" AS "ProjectEntity_id", "ProjectEntity"."uuid" AS "ProjectEntity_uuid", "ProjectEntity"."organization_id" AS "ProjectEntity_organization_id", "ProjectEntity"."name" AS "ProjectEntity_name", "ProjectEntity"."api_token" AS "ProjectEntity_api_token", "ProjectEntity"."secret_api_token" AS "ProjectEntity_secret_api_token", "ProjectEntity"."secret_api_token_backup" AS "ProjectEntity_secret_api_token_backup", "ProjectEntity"."timezone" AS "ProjectEntity_timezone", "ProjectEntity"."session_recording_opt_in" AS "ProjectEntity_session_recording_opt_in", "ProjectEntity"."session_recording_retention_period_days" AS "ProjectEntity_session_recording_retention_period_days", "ProjectEntity"."events_retention_period_days" AS "ProjectEntity_events_retention_period_days", "ProjectEntity"."ingested_event" AS "ProjectEntity_ingested_event", "ProjectEntity"."anonymize_ips" AS "ProjectEntity_anonymize_ips", "ProjectEntity"."autocapture_opt_out" AS "ProjectEntity_autocapture_opt_out", "ProjectEntity"."autocapture_exceptions_opt_in" AS "ProjectEntity_autocapture_exceptions_opt_in", "ProjectEntity"."capture_console_log_opt_in" AS "ProjectEntity_capture_console_log_opt_in", "ProjectEntity"."capture_performance_opt_in" AS "ProjectEntity_capture_performance_opt_in", "ProjectEntity"."heatmaps_opt_in" AS "ProjectEntity_heatmaps_opt_in", "ProjectEntity"."default_experiment_stats_method" AS "ProjectEntity_default_experiment_stats_method", "ProjectEntity"."created_at" AS "ProjectEntity_created_at", "ProjectEntity"."updated_at" AS "ProjectEntity_updated_at", "ProjectEntity"."deleted_at" AS "ProjectEntity_deleted_at" FROM "projects" "ProjectEntity" WHERE (("ProjectEntity"."organization_id" = $1) AND ("ProjectEntity"."deleted_at" IS NULL)) ORDER BY "ProjectEntity"."id" ASC LIMIT 100 OFFSET 0;
+SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at, m.id AS access_membership_id, m.level AS access_membership_level,
+             CASE WHEN m.id IS NULL OR m.level >= 8 THEN '[]'::json
+  ELSE COALESCE((SELECT json_agg(json_build_array(r.resource, r.resource_id, r.access_level, r.subject)) FROM (
+    SELECT a.resource, a.resource_id, a.access_level, 'member' AS subject FROM access_controls a
+     WHERE a.organization_member_id = m.id AND a.team_id = p.id
+    UNION ALL
+    SELECT a.resource, a.resource_id, a.access_level, 'role' FROM access_controls a
+     WHERE a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id) AND a.team_id = p.id
+    UNION ALL
+    SELECT a.resource, a.resource_id, a.access_level, 'default' FROM access_controls a
+     WHERE a.team_id = p.id AND a.organization_member_id IS NULL AND a.role_id IS NULL) r), '[]'::json)
+END AS access_rules
+        FROM projects p
+      JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
+     WHERE p.organization_id = $1 AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
+       AND (m.level >= 8 OR (
+  SELECT COALESCE(
+           bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+           bool_or(a.access_level <> 'none'),
+           true)
+    FROM access_controls a
+   WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+     AND (a.organization_member_id = m.id
+          OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+          OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id)))) ORDER BY p.id LIMIT $4 OFFSET $5;
+
+SELECT count(*)::int AS total FROM projects p
+    JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
+   WHERE p.organization_id = $1 AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
+     AND (m.level >= 8 OR (
+SELECT COALESCE(
+         bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+         bool_or(a.access_level <> 'none'),
+         true)
+  FROM access_controls a
+ WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+   AND (a.organization_member_id = m.id
+        OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+        OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))));
 
 -- ProjectsRepository.pageForOrganization (some)
-SELECT "ProjectEntity"."id" AS "ProjectEntity_id", "ProjectEntity"."uuid" AS "ProjectEntity_uuid", "ProjectEntity"."organization_id" AS "ProjectEntity_organization_id", "ProjectEntity"."name" AS "ProjectEntity_name", "ProjectEntity"."api_token" AS "ProjectEntity_api_token", "ProjectEntity"."secret_api_token" AS "ProjectEntity_secret_api_token", "ProjectEntity"."secret_api_token_backup" AS "ProjectEntity_secret_api_token_backup", "ProjectEntity"."timezone" AS "ProjectEntity_timezone", "ProjectEntity"."session_recording_opt_in" AS "ProjectEntity_session_recording_opt_in", "ProjectEntity"."session_recording_retention_period_days" AS "ProjectEntity_session_recording_retention_period_days", "ProjectEntity"."events_retention_period_days" AS "ProjectEntity_events_retention_period_days", "ProjectEntity"."ingested_event" AS "ProjectEntity_ingested_event", "ProjectEntity"."anonymize_ips" AS "ProjectEntity_anonymize_ips", "ProjectEntity"."autocapture_opt_out" AS "ProjectEntity_autocapture_opt_out", "ProjectEntity"."autocapture_exceptions_opt_in" AS "ProjectEntity_autocapture_exceptions_opt_in", "ProjectEntity"."capture_console_log_opt_in" AS "ProjectEntity_capture_console_log_opt_in", "ProjectEntity"."capture_performance_opt_in" AS "ProjectEntity_capture_performance_opt_in", "ProjectEntity"."heatmaps_opt_in" AS "ProjectEntity_heatmaps_opt_in", "ProjectEntity"."default_experiment_stats_method" AS "ProjectEntity_default_experiment_stats_method", "ProjectEntity"."created_at" AS "ProjectEntity_created_at", "ProjectEntity"."updated_at" AS "ProjectEntity_updated_at", "ProjectEntity"."deleted_at" AS "ProjectEntity_deleted_at" FROM "projects" "ProjectEntity" WHERE (("ProjectEntity"."organization_id" = $1) AND ("ProjectEntity"."id" = ANY(CAST($2 AS bigint[]))) AND ("ProjectEntity"."deleted_at" IS NULL)) ORDER BY "ProjectEntity"."id" ASC LIMIT 100 OFFSET 0;
+SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at, m.id AS access_membership_id, m.level AS access_membership_level,
+             CASE WHEN m.id IS NULL OR m.level >= 8 THEN '[]'::json
+  ELSE COALESCE((SELECT json_agg(json_build_array(r.resource, r.resource_id, r.access_level, r.subject)) FROM (
+    SELECT a.resource, a.resource_id, a.access_level, 'member' AS subject FROM access_controls a
+     WHERE a.organization_member_id = m.id AND a.team_id = p.id
+    UNION ALL
+    SELECT a.resource, a.resource_id, a.access_level, 'role' FROM access_controls a
+     WHERE a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id) AND a.team_id = p.id
+    UNION ALL
+    SELECT a.resource, a.resource_id, a.access_level, 'default' FROM access_controls a
+     WHERE a.team_id = p.id AND a.organization_member_id IS NULL AND a.role_id IS NULL) r), '[]'::json)
+END AS access_rules
+        FROM projects p
+      JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
+     WHERE p.organization_id = $1 AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
+       AND (m.level >= 8 OR (
+  SELECT COALESCE(
+           bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+           bool_or(a.access_level <> 'none'),
+           true)
+    FROM access_controls a
+   WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+     AND (a.organization_member_id = m.id
+          OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+          OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id)))) ORDER BY p.id LIMIT $4 OFFSET $5;
+
+SELECT count(*)::int AS total FROM projects p
+    JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
+   WHERE p.organization_id = $1 AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
+     AND (m.level >= 8 OR (
+SELECT COALESCE(
+         bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+         bool_or(a.access_level <> 'none'),
+         true)
+  FROM access_controls a
+ WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+   AND (a.organization_member_id = m.id
+        OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+        OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))));
 
 -- ProjectsRepository.findDefault
-SELECT "p"."id" AS "p_id", "p"."uuid" AS "p_uuid", "p"."organization_id" AS "p_organization_id", "p"."name" AS "p_name", "p"."api_token" AS "p_api_token", "p"."secret_api_token" AS "p_secret_api_token", "p"."secret_api_token_backup" AS "p_secret_api_token_backup", "p"."timezone" AS "p_timezone", "p"."session_recording_opt_in" AS "p_session_recording_opt_in", "p"."session_recording_retention_period_days" AS "p_session_recording_retention_period_days", "p"."events_retention_period_days" AS "p_events_retention_period_days", "p"."ingested_event" AS "p_ingested_event", "p"."anonymize_ips" AS "p_anonymize_ips", "p"."autocapture_opt_out" AS "p_autocapture_opt_out", "p"."autocapture_exceptions_opt_in" AS "p_autocapture_exceptions_opt_in", "p"."capture_console_log_opt_in" AS "p_capture_console_log_opt_in", "p"."capture_performance_opt_in" AS "p_capture_performance_opt_in", "p"."heatmaps_opt_in" AS "p_heatmaps_opt_in", "p"."default_experiment_stats_method" AS "p_default_experiment_stats_method", "p"."created_at" AS "p_created_at", "p"."updated_at" AS "p_updated_at", "p"."deleted_at" AS "p_deleted_at" FROM "projects" "p" WHERE "p"."organization_id" = $1 AND "p"."deleted_at" IS NULL ORDER BY "p"."id" ASC;
+SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at FROM projects p
+    LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $3
+   WHERE p.organization_id = $1 AND ($2::bigint[] IS NULL OR p.id = ANY($2::bigint[]))
+     AND ($3::int IS NULL OR (m.level >= 8 OR (
+SELECT COALESCE(
+         bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+         bool_or(a.access_level <> 'none'),
+         true)
+  FROM access_controls a
+ WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+   AND (a.organization_member_id = m.id
+        OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+        OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id)))))
+   ORDER BY p.id LIMIT 1;
 
 -- ProjectsRepository.findDefault (among some)
-SELECT "p"."id" AS "p_id", "p"."uuid" AS "p_uuid", "p"."organization_id" AS "p_organization_id", "p"."name" AS "p_name", "p"."api_token" AS "p_api_token", "p"."secret_api_token" AS "p_secret_api_token", "p"."secret_api_token_backup" AS "p_secret_api_token_backup", "p"."timezone" AS "p_timezone", "p"."session_recording_opt_in" AS "p_session_recording_opt_in", "p"."session_recording_retention_period_days" AS "p_session_recording_retention_period_days", "p"."events_retention_period_days" AS "p_events_retention_period_days", "p"."ingested_event" AS "p_ingested_event", "p"."anonymize_ips" AS "p_anonymize_ips", "p"."autocapture_opt_out" AS "p_autocapture_opt_out", "p"."autocapture_exceptions_opt_in" AS "p_autocapture_exceptions_opt_in", "p"."capture_console_log_opt_in" AS "p_capture_console_log_opt_in", "p"."capture_performance_opt_in" AS "p_capture_performance_opt_in", "p"."heatmaps_opt_in" AS "p_heatmaps_opt_in", "p"."default_experiment_stats_method" AS "p_default_experiment_stats_method", "p"."created_at" AS "p_created_at", "p"."updated_at" AS "p_updated_at", "p"."deleted_at" AS "p_deleted_at" FROM "projects" "p" WHERE "p"."organization_id" = $1 AND "p"."deleted_at" IS NULL AND "p"."id" = ANY(CAST($2 AS bigint[])) ORDER BY "p"."id" ASC;
+SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at FROM projects p
+    LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $3
+   WHERE p.organization_id = $1 AND ($2::bigint[] IS NULL OR p.id = ANY($2::bigint[]))
+     AND ($3::int IS NULL OR (m.level >= 8 OR (
+SELECT COALESCE(
+         bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+         bool_or(a.access_level <> 'none'),
+         true)
+  FROM access_controls a
+ WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+   AND (a.organization_member_id = m.id
+        OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+        OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id)))))
+   ORDER BY p.id LIMIT 1;
+
+-- ProjectsRepository.findDefault (visible to a user)
+SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at FROM projects p
+    LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $3
+   WHERE p.organization_id = $1 AND ($2::bigint[] IS NULL OR p.id = ANY($2::bigint[]))
+     AND ($3::int IS NULL OR (m.level >= 8 OR (
+SELECT COALESCE(
+         bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+         bool_or(a.access_level <> 'none'),
+         true)
+  FROM access_controls a
+ WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+   AND (a.organization_member_id = m.id
+        OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+        OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id)))))
+   ORDER BY p.id LIMIT 1;

@@ -18,9 +18,9 @@ import {
 import { IsOmittable } from '../../common/validation/decorators.js';
 import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorator.js';
 import {
-  PROJECT_ACCESS_LEVELS,
-  type ProjectAccessLevel,
-} from '../../memberships/membership-project-access.entity.js';
+  INVITE_PROJECT_ACCESS_LEVELS as PROJECT_ACCESS_LEVELS,
+  type InviteProjectAccessLevel as ProjectAccessLevel,
+} from '../invite.entity.js';
 import { MEMBERSHIP_LEVELS, type MembershipLevel } from '../../common/vocabulary/membership-level.js';
 import {
   FIRST_NAME_MAX_LENGTH,
@@ -120,7 +120,8 @@ export class CreateInviteDto {
     default: [],
     description:
       'Projects of this organization the invitee gets access to, each with "member" or "admin" (null or []: ' +
-      'none). Recorded on the membership when the invite is accepted.',
+      "none): on acceptance, the member's project-level access controls (so a project whose default is `none` " +
+      'is visible to them, and `admin` makes them an admin of it). A project of another organization: 400.',
   })
   @IsOptional()
   @Type(() => ProjectAccessDto)

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PROJECT_ACCESS_LEVELS } from '../../memberships/membership-project-access.entity.js';
+import { INVITE_PROJECT_ACCESS_LEVELS as PROJECT_ACCESS_LEVELS } from '../invite.entity.js';
 import { toUserDto, UserDto } from '../../users/dto/user.dto.js';
 import type { InviteEntity } from '../invite.entity.js';
 

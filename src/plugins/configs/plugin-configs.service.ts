@@ -78,11 +78,13 @@ export class PluginConfigsService {
     private readonly clock: Clock,
   ) {}
 
+  /** The project's plugin configs for the caller: `need` on the `plugin` resource (404 at none, 403 below). */
   private async access(
     principal: Principal,
     projectId: number,
+    need: 'viewer' | 'editor',
   ): Promise<{ teamId: number; organizationId: string }> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(principal, projectId, 'plugin', need);
     const level = await this.organizations.pluginsAccessLevel(project.organizationId);
     if (level === null) throw ApiError.notFound();
     if (level < PluginsAccessLevel.CONFIG) throw insufficientPluginAccess();
@@ -97,13 +99,13 @@ export class PluginConfigsService {
   }
 
   async list(principal: Principal, projectId: number, page: PageParams): Promise<Page<PluginConfigDto>> {
-    const { teamId } = await this.access(principal, projectId);
+    const { teamId } = await this.access(principal, projectId, 'viewer');
     const { items, total } = await this.plugins.pageConfigs(teamId, page);
     return { items: items.map((row) => toPluginConfigDto(row)), total };
   }
 
   async retrieve(principal: Principal, projectId: number, id: number): Promise<PluginConfigDto> {
-    const { teamId } = await this.access(principal, projectId);
+    const { teamId } = await this.access(principal, projectId, 'viewer');
     return this.view(teamId, id);
   }
 
@@ -112,7 +114,7 @@ export class PluginConfigsService {
     projectId: number,
     input: CreatePluginConfigDto,
   ): Promise<PluginConfigDto> {
-    const { teamId, organizationId } = await this.access(principal, projectId);
+    const { teamId, organizationId } = await this.access(principal, projectId, 'editor');
     const pluginId = parseIntId(String(input.plugin));
     const now = this.clock.now();
     let id: number;
@@ -157,7 +159,7 @@ export class PluginConfigsService {
     id: number,
     input: UpdatePluginConfigDto,
   ): Promise<PluginConfigDto> {
-    const { teamId } = await this.access(principal, projectId);
+    const { teamId } = await this.access(principal, projectId, 'editor');
     await this.transactions.withTransaction(async () => {
       const row = await this.plugins.lockConfig(teamId, id);
       if (!row) throw ApiError.notFound();
@@ -179,7 +181,7 @@ export class PluginConfigsService {
   }
 
   async delete(principal: Principal, projectId: number, id: number): Promise<void> {
-    const { teamId } = await this.access(principal, projectId);
+    const { teamId } = await this.access(principal, projectId, 'editor');
     if (!(await this.plugins.deleteConfig(teamId, id))) throw ApiError.notFound();
   }
 }

@@ -47,7 +47,9 @@ export class ProjectDto {
     type: 'integer',
     enum: [MembershipLevel.MEMBER, MembershipLevel.ADMIN, MembershipLevel.OWNER],
     example: MembershipLevel.OWNER,
-    description: "The caller's level in the project's organization (1 member, 8 admin, 15 owner).",
+    description:
+      "The caller's effective level for the project: an organization admin's or owner's own level (8, 15), 8 for a " +
+      'member an access control makes `admin` of the project, else 1.',
   })
   effective_membership_level: number;
 
@@ -56,8 +58,8 @@ export class ProjectDto {
     enum: ['member', 'admin'],
     example: 'admin',
     description:
-      "PostHog's access level of the caller for this project: `admin` for organization admins and owners, " +
-      '`member` for members (no per-project access control here).',
+      "PostHog's access level of the caller for this project: `admin` for organization admins and owners and for " +
+      'members an access control makes `admin` of it, `member` for other members (`GET …/access_controls`).',
   })
   user_access_level: string;
 
@@ -67,8 +69,8 @@ export class ProjectDto {
     example: null,
     description:
       'The project secret API token (`phs_…`), which server SDKs may send instead of a personal API key for ' +
-      'local evaluation (`/flags/definitions`). Shown to organization admins and owners with a key holding ' +
-      '`project:read`; null for members. `PATCH /api/projects/:id/rotate_secret_token/` replaces it.',
+      'local evaluation (`/flags/definitions`). Shown to admins of the project with a key holding ' +
+      '`project:read`; null for other members. `PATCH /api/projects/:id/rotate_secret_token/` replaces it.',
   })
   secret_api_token: string | null;
 
@@ -233,8 +235,8 @@ export class ProjectDto {
 }
 
 /**
- * `level`: the caller's membership level in the project's organization. `secretsReadable`: the caller's key
- * holds `project:read`; the secret tokens are shown only then, and only to admins and owners.
+ * `level`: the caller's effective membership level for the project (`AccessibleProject.level`). `secretsReadable`:
+ * the caller's key holds `project:read`; the secret tokens are shown only then, and only to the project's admins.
  */
 export function toProjectDto(p: ProjectEntity, level: number, secretsReadable = false): ProjectDto {
   const showSecrets = secretsReadable && level >= MembershipLevel.ADMIN;

@@ -50,8 +50,9 @@ export const ACCESS_TOKEN_LENGTH = 43;
 
 /**
  * The recordings API of a project (docs/decisions.md §10): list, retrieve, update (person properties, viewed), soft
- * delete, snapshots, and sharing. Every operation starts with `ProjectsService.requireAccessible` (404 for a
- * project of another organization, 403 for keys restricted to other projects).
+ * delete, snapshots, and sharing. Every operation starts with `ProjectsService.requireResourceProject` on
+ * `session_recording` (404 for a project of another organization, or one whose recordings the caller's access
+ * controls hide; 403 for keys restricted to other projects, and for a write below `editor`).
  */
 /**
  * Publishing a recording (enabling its sharing) or issuing a new link to it shows it to anyone with the link: the
@@ -94,7 +95,12 @@ export class SessionRecordingsService {
     query: RecordingListQueryDto,
     page: PageParams,
   ): Promise<Page<SessionRecordingDto>> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'viewer',
+    );
     const now = this.clock.now();
     const filters = parseRecordingFilters(query, now);
     filters.visibility = await this.visibility.visibilityFor(project.id, principal.userId);
@@ -162,7 +168,12 @@ export class SessionRecordingsService {
   }
 
   async retrieve(principal: Principal, projectId: number, id: string): Promise<SessionRecordingDto> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'viewer',
+    );
     const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
     return this.requireRecording(project.id, id, principal.userId, this.retentionOf(project), visibility);
   }
@@ -173,7 +184,12 @@ export class SessionRecordingsService {
     id: string,
     body: UpdateSessionRecordingDto | ReplaceSessionRecordingDto,
   ): Promise<SessionRecordingDto> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'editor',
+    );
     const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
     // `analyzed` and `player_metadata` are PostHog's player telemetry: accepted (validated) and not stored.
     const days = this.retentionOf(project);
@@ -196,7 +212,12 @@ export class SessionRecordingsService {
   }
 
   async delete(principal: Principal, projectId: number, id: string): Promise<void> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'editor',
+    );
     const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
     // A recording hidden from the caller is not theirs to delete (404, as if it did not exist).
     if (visibility.restricted)
@@ -215,7 +236,12 @@ export class SessionRecordingsService {
     id: string,
     query: SnapshotsQuery,
   ): Promise<StreamedBody> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'viewer',
+    );
     const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
     await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
     return this.snapshotReader.read(project.id, id, query);
@@ -224,7 +250,12 @@ export class SessionRecordingsService {
   // ---- sharing ----------------------------------------------------------------------------------------------
 
   async sharing(principal: Principal, projectId: number, id: string): Promise<SharingConfigurationDto> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'viewer',
+    );
     const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
     await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
     return toSharingDto(await this.findOrCreateSharing(project.id, id));
@@ -236,7 +267,12 @@ export class SessionRecordingsService {
     id: string,
     body: UpdateSharingDto,
   ): Promise<SharingConfigurationDto> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'editor',
+    );
     const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
     if (body.enabled === true) requireRecordingRead(principal, 'publishing');
     await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
@@ -269,7 +305,12 @@ export class SessionRecordingsService {
     projectId: number,
     id: string,
   ): Promise<SharingConfigurationDto> {
-    const project = await this.projects.requireAccessible(principal, projectId);
+    const project = await this.projects.requireResourceProject(
+      principal,
+      projectId,
+      'session_recording',
+      'editor',
+    );
     const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
     requireRecordingRead(principal, 'issuing a new link to');
     await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
