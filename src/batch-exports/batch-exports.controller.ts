@@ -47,7 +47,9 @@ export class BatchExportsController {
 
   @Get()
   @RequireScopes('batch_export:read')
-  @ApiOperation({ summary: "List an organization's batch exports", description:
+  @ApiOperation({
+    summary: "List an organization's batch exports",
+    description:
       'Newest first; the exports of the projects the caller may see, as their access controls allow (`batch_export`).',
   })
   @Paginated(BatchExportDto)
@@ -81,7 +83,8 @@ export class BatchExportsController {
   @RequireScopes('batch_export:read')
   @ApiOperation({
     summary: 'Retrieve a batch export',
-    description: 'Whoever may see the export (`viewer` and above; 404 otherwise). Secrets are never returned.',
+    description:
+      'Whoever may see the export (`viewer` and above; 404 otherwise). Secrets are never returned.',
   })
   @ApiParam({ name: 'id', format: 'uuid' })
   @ApiOkResponse({ type: BatchExportDto })
@@ -222,7 +225,8 @@ export class BatchExportsController {
   @RequireScopes('batch_export:read')
   @ApiOperation({
     summary: "List a batch export's runs",
-    description: 'Whoever may see the export. Newest first (`created_at`, then `data_interval_end`, descending).',
+    description:
+      'Whoever may see the export. Newest first (`created_at`, then `data_interval_end`, descending).',
   })
   @ApiParam({ name: 'id', format: 'uuid' })
   @Paginated(BatchExportRunDto)

@@ -189,7 +189,7 @@ export class ProjectsController {
   @ApiOperation({
     summary: "Rotate a project's secret API token",
     description:
-      "Admins of the project only (organization admins and owners, and members an access control makes `admin`). " +
+      'Admins of the project only (organization admins and owners, and members an access control makes `admin`). ' +
       'The current `secret_api_token` becomes ' +
       '`secret_api_token_backup` (still accepted for local evaluation, so SDKs can move to the new one) and a new ' +
       'token is generated; the previous backup stops being accepted. Answers the project. No body is read.',

@@ -155,6 +155,9 @@ describe('access controls', () => {
       expect(org.body.projects).toEqual([]);
       const me = await t.http.get('/api/users/@me').set(member.auth).expect(200);
       expect(me.body.team).toBeNull();
+      // The public share acts as no user: unaffected.
+      const shared = await t.http.get(`/api/shared/${tenant.ids.access_token}`).expect(200);
+      expect(shared.body.id).toBe(tenant.ids.session_recordings);
       // Organization admins and owners keep full access.
       for (const who of [admin, owner]) {
         const project = await t.http.get(p).set(who.auth).expect(200);
