@@ -4,22 +4,34 @@
 -- MembershipsRepository.levelOf
 SELECT level FROM organization_memberships WHERE user_id = $1 AND organization_id = $2;
 
+-- MembershipsRepository.currentOrganizationOf
+SELECT m.organization_id AS id FROM organization_memberships m
+     WHERE m.user_id = $1 AND ($2::uuid[] IS NULL OR m.organization_id = ANY($2::uuid[]))
+AND ($3::bigint[] IS NULL OR EXISTS (
+      SELECT 1 FROM projects rp
+       WHERE rp.organization_id = m.organization_id AND rp.id = ANY($3::bigint[]) AND rp.deleted_at IS NULL))
+     ORDER BY m.joined_at DESC, m.id DESC
+     LIMIT 1;
+
 -- MembershipsRepository.countOrganizationsOf
 SELECT count(*)::int AS total FROM organization_memberships m
      WHERE m.user_id = $1 AND ($2::uuid[] IS NULL OR m.organization_id = ANY($2::uuid[]))
 AND ($3::bigint[] IS NULL OR EXISTS (
-      SELECT 1 FROM projects rp WHERE rp.organization_id = m.organization_id AND rp.id = ANY($3::bigint[])));
+      SELECT 1 FROM projects rp
+       WHERE rp.organization_id = m.organization_id AND rp.id = ANY($3::bigint[]) AND rp.deleted_at IS NULL));
 
 -- MembershipsRepository.countOrganizationsOf (restricted)
 SELECT count(*)::int AS total FROM organization_memberships m
      WHERE m.user_id = $1 AND ($2::uuid[] IS NULL OR m.organization_id = ANY($2::uuid[]))
 AND ($3::bigint[] IS NULL OR EXISTS (
-      SELECT 1 FROM projects rp WHERE rp.organization_id = m.organization_id AND rp.id = ANY($3::bigint[])));
+      SELECT 1 FROM projects rp
+       WHERE rp.organization_id = m.organization_id AND rp.id = ANY($3::bigint[]) AND rp.deleted_at IS NULL));
 
 -- MembershipsRepository.accessOf
 SELECT m.level,
       ($3::bigint[] IS NULL OR EXISTS (
-         SELECT 1 FROM projects p WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[])
+         SELECT 1 FROM projects p
+          WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[]) AND p.deleted_at IS NULL
       )) AS holds_project
  FROM organization_memberships m
 WHERE m.user_id = $1 AND m.organization_id = $2;
@@ -27,7 +39,8 @@ WHERE m.user_id = $1 AND m.organization_id = $2;
 -- MembershipsRepository.accessOf (restricted to projects)
 SELECT m.level,
       ($3::bigint[] IS NULL OR EXISTS (
-         SELECT 1 FROM projects p WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[])
+         SELECT 1 FROM projects p
+          WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[]) AND p.deleted_at IS NULL
       )) AS holds_project
  FROM organization_memberships m
 WHERE m.user_id = $1 AND m.organization_id = $2;
@@ -36,6 +49,7 @@ WHERE m.user_id = $1 AND m.organization_id = $2;
 SELECT m.id, m.level,
            ($3::bigint[] IS NULL OR EXISTS (
               SELECT 1 FROM projects p WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[])
+                AND p.deleted_at IS NULL
            )) AS holds_project,
            (SELECT COALESCE(json_agg(json_build_array(p.id, CASE WHEN m.id IS NULL OR m.level >= 8 THEN '[]'::json
   ELSE COALESCE((SELECT json_agg(json_build_array(r.resource, r.resource_id, r.access_level, r.subject)) FROM (
@@ -48,7 +62,7 @@ SELECT m.id, m.level,
     SELECT a.resource, a.resource_id, a.access_level, 'default' FROM access_controls a
      WHERE a.team_id = p.id AND a.organization_member_id IS NULL AND a.role_id IS NULL) r), '[]'::json)
 END) ORDER BY p.id), '[]')
-              FROM projects p WHERE p.organization_id = m.organization_id) AS projects
+              FROM projects p WHERE p.organization_id = m.organization_id AND p.deleted_at IS NULL) AS projects
       FROM organization_memberships m
      WHERE m.user_id = $1 AND m.organization_id = $2;
 
@@ -72,16 +86,16 @@ END AS rules
      LIMIT 1000;
 
 -- MembershipsRepository.holdsAnyProject
-SELECT 1 FROM projects WHERE organization_id = $1 AND id = ANY($2::bigint[]) LIMIT 1;
+SELECT 1 FROM projects WHERE organization_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL LIMIT 1;
 
 -- MembershipsRepository.pageWithUsers
-SELECT DISTINCT "distinctAlias"."m_id" AS "ids_m_id", "distinctAlias"."m_joined_at", "distinctAlias"."m_id" FROM (SELECT "m"."id" AS "m_id", "m"."organization_id" AS "m_organization_id", "m"."user_id" AS "m_user_id", "m"."level" AS "m_level", "m"."joined_at" AS "m_joined_at", "m"."updated_at" AS "m_updated_at", "u"."id" AS "u_id", "u"."uuid" AS "u_uuid", "u"."email" AS "u_email", "u"."distinct_id" AS "u_distinct_id", "u"."first_name" AS "u_first_name", "u"."last_name" AS "u_last_name", "u"."is_email_verified" AS "u_is_email_verified", "u"."hedgehog_config" AS "u_hedgehog_config", "u"."last_login" AS "u_last_login", "u"."created_at" AS "u_created_at" FROM "organization_memberships" "m" INNER JOIN "users" "u" ON "u"."id"="m"."user_id" WHERE "m"."organization_id" = $1) "distinctAlias" ORDER BY "distinctAlias"."m_joined_at" DESC, "distinctAlias"."m_id" ASC, "m_id" ASC LIMIT 100 OFFSET 0;
+SELECT DISTINCT "distinctAlias"."m_id" AS "ids_m_id", "distinctAlias"."m_joined_at", "distinctAlias"."m_id" FROM (SELECT "m"."id" AS "m_id", "m"."organization_id" AS "m_organization_id", "m"."user_id" AS "m_user_id", "m"."level" AS "m_level", "m"."joined_at" AS "m_joined_at", "m"."updated_at" AS "m_updated_at", "u"."id" AS "u_id", "u"."uuid" AS "u_uuid", "u"."email" AS "u_email", "u"."distinct_id" AS "u_distinct_id", "u"."first_name" AS "u_first_name", "u"."last_name" AS "u_last_name", "u"."is_email_verified" AS "u_is_email_verified", "u"."hedgehog_config" AS "u_hedgehog_config", "u"."last_login" AS "u_last_login", "u"."created_at" AS "u_created_at", "u"."is_service_account" AS "u_is_service_account" FROM "organization_memberships" "m" INNER JOIN "users" "u" ON "u"."id"="m"."user_id" WHERE "m"."organization_id" = $1) "distinctAlias" ORDER BY "distinctAlias"."m_joined_at" DESC, "distinctAlias"."m_id" ASC, "m_id" ASC LIMIT 100 OFFSET 0;
 
 -- MembershipsRepository.findWithUser (by uuid)
-SELECT "m"."id" AS "m_id", "m"."organization_id" AS "m_organization_id", "m"."user_id" AS "m_user_id", "m"."level" AS "m_level", "m"."joined_at" AS "m_joined_at", "m"."updated_at" AS "m_updated_at", "u"."id" AS "u_id", "u"."uuid" AS "u_uuid", "u"."email" AS "u_email", "u"."distinct_id" AS "u_distinct_id", "u"."first_name" AS "u_first_name", "u"."last_name" AS "u_last_name", "u"."is_email_verified" AS "u_is_email_verified", "u"."hedgehog_config" AS "u_hedgehog_config", "u"."last_login" AS "u_last_login", "u"."created_at" AS "u_created_at" FROM "organization_memberships" "m" INNER JOIN "users" "u" ON "u"."id"="m"."user_id" WHERE "m"."organization_id" = $1 AND "u"."uuid" = $2;
+SELECT "m"."id" AS "m_id", "m"."organization_id" AS "m_organization_id", "m"."user_id" AS "m_user_id", "m"."level" AS "m_level", "m"."joined_at" AS "m_joined_at", "m"."updated_at" AS "m_updated_at", "u"."id" AS "u_id", "u"."uuid" AS "u_uuid", "u"."email" AS "u_email", "u"."distinct_id" AS "u_distinct_id", "u"."first_name" AS "u_first_name", "u"."last_name" AS "u_last_name", "u"."is_email_verified" AS "u_is_email_verified", "u"."hedgehog_config" AS "u_hedgehog_config", "u"."last_login" AS "u_last_login", "u"."created_at" AS "u_created_at", "u"."is_service_account" AS "u_is_service_account" FROM "organization_memberships" "m" INNER JOIN "users" "u" ON "u"."id"="m"."user_id" WHERE "m"."organization_id" = $1 AND "u"."uuid" = $2;
 
 -- MembershipsRepository.findWithUser (by id)
-SELECT "m"."id" AS "m_id", "m"."organization_id" AS "m_organization_id", "m"."user_id" AS "m_user_id", "m"."level" AS "m_level", "m"."joined_at" AS "m_joined_at", "m"."updated_at" AS "m_updated_at", "u"."id" AS "u_id", "u"."uuid" AS "u_uuid", "u"."email" AS "u_email", "u"."distinct_id" AS "u_distinct_id", "u"."first_name" AS "u_first_name", "u"."last_name" AS "u_last_name", "u"."is_email_verified" AS "u_is_email_verified", "u"."hedgehog_config" AS "u_hedgehog_config", "u"."last_login" AS "u_last_login", "u"."created_at" AS "u_created_at" FROM "organization_memberships" "m" INNER JOIN "users" "u" ON "u"."id"="m"."user_id" WHERE "m"."organization_id" = $1 AND "u"."id" = $2;
+SELECT "m"."id" AS "m_id", "m"."organization_id" AS "m_organization_id", "m"."user_id" AS "m_user_id", "m"."level" AS "m_level", "m"."joined_at" AS "m_joined_at", "m"."updated_at" AS "m_updated_at", "u"."id" AS "u_id", "u"."uuid" AS "u_uuid", "u"."email" AS "u_email", "u"."distinct_id" AS "u_distinct_id", "u"."first_name" AS "u_first_name", "u"."last_name" AS "u_last_name", "u"."is_email_verified" AS "u_is_email_verified", "u"."hedgehog_config" AS "u_hedgehog_config", "u"."last_login" AS "u_last_login", "u"."created_at" AS "u_created_at", "u"."is_service_account" AS "u_is_service_account" FROM "organization_memberships" "m" INNER JOIN "users" "u" ON "u"."id"="m"."user_id" WHERE "m"."organization_id" = $1 AND "u"."id" = $2;
 
 -- MembershipsRepository.lockOwners
 SELECT user_id FROM organization_memberships
@@ -103,6 +117,6 @@ WHERE m.organization_id = $1 AND lower(u.email) = ANY($2::text[]);
 INSERT INTO access_controls (team_id, resource, resource_id, access_level, organization_member_id, created_by_id)
 SELECT p.id, 'project', p.id::text, g.level, $1, $4
   FROM jsonb_to_recordset($3::jsonb) AS g(id integer, level text)
-  JOIN projects p ON p.id = g.id AND p.organization_id = $2
+  JOIN projects p ON p.id = g.id AND p.organization_id = $2 AND p.deleted_at IS NULL
 ON CONFLICT (team_id, resource, resource_id, organization_member_id, role_id)
 DO UPDATE SET access_level = EXCLUDED.access_level, updated_at = now();

@@ -7,7 +7,7 @@ SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.availabl
       COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organizationId', p.organization_id,
                                    'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
                  ORDER BY p.id)
-             FROM projects p WHERE p.organization_id = o.id
+             FROM projects p WHERE p.organization_id = o.id AND p.deleted_at IS NULL
               AND (m.level >= 8 OR (
   SELECT COALESCE(
            bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
@@ -22,7 +22,8 @@ SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.availabl
  JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1
 WHERE ($2::uuid[] IS NULL OR o.id = ANY($2::uuid[]))
 AND ($3::bigint[] IS NULL OR EXISTS (
-      SELECT 1 FROM projects rp WHERE rp.organization_id = o.id AND rp.id = ANY($3::bigint[])))
+      SELECT 1 FROM projects rp
+       WHERE rp.organization_id = o.id AND rp.id = ANY($3::bigint[]) AND rp.deleted_at IS NULL))
 ORDER BY o.created_at, o.id
 LIMIT $4 OFFSET $5;
 
@@ -32,7 +33,7 @@ SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.availabl
       COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organizationId', p.organization_id,
                                    'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
                  ORDER BY p.id)
-             FROM projects p WHERE p.organization_id = o.id
+             FROM projects p WHERE p.organization_id = o.id AND p.deleted_at IS NULL
               AND (m.level >= 8 OR (
   SELECT COALESCE(
            bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
@@ -47,7 +48,8 @@ SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.availabl
  JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1
 WHERE ($2::uuid[] IS NULL OR o.id = ANY($2::uuid[]))
 AND ($3::bigint[] IS NULL OR EXISTS (
-      SELECT 1 FROM projects rp WHERE rp.organization_id = o.id AND rp.id = ANY($3::bigint[])))
+      SELECT 1 FROM projects rp
+       WHERE rp.organization_id = o.id AND rp.id = ANY($3::bigint[]) AND rp.deleted_at IS NULL))
 ORDER BY o.created_at, o.id
 LIMIT $4 OFFSET $5;
 
@@ -57,7 +59,7 @@ SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.availabl
       COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organizationId', p.organization_id,
                                    'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
                  ORDER BY p.id)
-             FROM projects p WHERE p.organization_id = o.id
+             FROM projects p WHERE p.organization_id = o.id AND p.deleted_at IS NULL
               AND (m.level >= 8 OR (
   SELECT COALESCE(
            bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
@@ -80,7 +82,8 @@ SELECT o.id, o.name, o.slug, o.logo_media_id, m.level, o.members_can_use_persona
       FROM organizations o JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1
      WHERE ($2::uuid[] IS NULL OR o.id = ANY($2::uuid[]))
 AND ($3::bigint[] IS NULL OR EXISTS (
-      SELECT 1 FROM projects rp WHERE rp.organization_id = o.id AND rp.id = ANY($3::bigint[])))
+      SELECT 1 FROM projects rp
+       WHERE rp.organization_id = o.id AND rp.id = ANY($3::bigint[]) AND rp.deleted_at IS NULL))
      ORDER BY m.joined_at DESC, m.id DESC;
 
 -- OrganizationsRepository.setPluginsAccessLevel

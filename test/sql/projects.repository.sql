@@ -2,10 +2,10 @@
 -- After a deliberate query change, rerun that test with UPDATE_SQL=1 and review the diff.
 
 -- ProjectsRepository.findById
-SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at FROM projects WHERE id = $1;
+SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at, projects.deleted_at FROM projects WHERE id = $1 AND deleted_at IS NULL;
 
 -- ProjectsRepository.findWithAccess
-SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at, m.id AS access_membership_id, m.level AS access_membership_level,
+SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at, p.deleted_at, m.id AS access_membership_id, m.level AS access_membership_level,
            CASE WHEN m.id IS NULL OR m.level >= 8 THEN '[]'::json
   ELSE COALESCE((SELECT json_agg(json_build_array(r.resource, r.resource_id, r.access_level, r.subject)) FROM (
     SELECT a.resource, a.resource_id, a.access_level, 'member' AS subject FROM access_controls a
@@ -19,22 +19,35 @@ SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token,
 END AS access_rules
       FROM projects p
       LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
-     WHERE p.id = $1;
+     WHERE p.id = $1 AND p.deleted_at IS NULL;
 
 -- ProjectsRepository.findByApiToken
-SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at FROM projects WHERE api_token = $1;
+SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at, projects.deleted_at FROM projects WHERE api_token = $1 AND deleted_at IS NULL;
 
 -- ProjectsRepository.findBySecretToken
-SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at FROM projects WHERE secret_api_token = $1 OR secret_api_token_backup = $1;
+SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at, projects.deleted_at FROM projects WHERE (secret_api_token = $1 OR secret_api_token_backup = $1) AND deleted_at IS NULL;
+
+-- ProjectsRepository.markDeleted
+UPDATE projects SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING api_token;
+
+-- ProjectsRepository.hasPendingDeletion
+SELECT 1 FROM projects WHERE deleted_at IS NOT NULL LIMIT 1;
+
+-- ProjectsRepository.nextPendingDeletion
+SELECT id FROM projects WHERE deleted_at IS NOT NULL AND id <> ALL($1::int[])
+ORDER BY deleted_at, id LIMIT 1;
+
+-- ProjectsRepository.removeDeleted
+DELETE FROM projects WHERE id = $1 AND deleted_at IS NOT NULL;
 
 -- ProjectsRepository.rotateSecretToken
 UPDATE projects SET secret_api_token_backup = secret_api_token, secret_api_token = $2, updated_at = now()
-WHERE id = $1;
+WHERE id = $1 AND deleted_at IS NULL;
 
-SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at FROM projects WHERE id = $1;
+SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at, projects.deleted_at FROM projects WHERE id = $1 AND deleted_at IS NULL;
 
 -- ProjectsRepository.pageForOrganization (all)
-SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at, m.id AS access_membership_id, m.level AS access_membership_level,
+SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at, p.deleted_at, m.id AS access_membership_id, m.level AS access_membership_level,
              CASE WHEN m.id IS NULL OR m.level >= 8 THEN '[]'::json
   ELSE COALESCE((SELECT json_agg(json_build_array(r.resource, r.resource_id, r.access_level, r.subject)) FROM (
     SELECT a.resource, a.resource_id, a.access_level, 'member' AS subject FROM access_controls a
@@ -48,7 +61,8 @@ SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token,
 END AS access_rules
         FROM projects p
       JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
-     WHERE p.organization_id = $1 AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
+     WHERE p.organization_id = $1 AND p.deleted_at IS NULL
+       AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
        AND (m.level >= 8 OR (
   SELECT COALESCE(
            bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
@@ -62,7 +76,8 @@ END AS access_rules
 
 SELECT count(*)::int AS total FROM projects p
     JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
-   WHERE p.organization_id = $1 AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
+   WHERE p.organization_id = $1 AND p.deleted_at IS NULL
+     AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
      AND (m.level >= 8 OR (
 SELECT COALESCE(
          bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
@@ -75,7 +90,7 @@ SELECT COALESCE(
         OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))));
 
 -- ProjectsRepository.pageForOrganization (some)
-SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at, m.id AS access_membership_id, m.level AS access_membership_level,
+SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at, p.deleted_at, m.id AS access_membership_id, m.level AS access_membership_level,
              CASE WHEN m.id IS NULL OR m.level >= 8 THEN '[]'::json
   ELSE COALESCE((SELECT json_agg(json_build_array(r.resource, r.resource_id, r.access_level, r.subject)) FROM (
     SELECT a.resource, a.resource_id, a.access_level, 'member' AS subject FROM access_controls a
@@ -89,7 +104,8 @@ SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token,
 END AS access_rules
         FROM projects p
       JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
-     WHERE p.organization_id = $1 AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
+     WHERE p.organization_id = $1 AND p.deleted_at IS NULL
+       AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
        AND (m.level >= 8 OR (
   SELECT COALESCE(
            bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
@@ -103,7 +119,8 @@ END AS access_rules
 
 SELECT count(*)::int AS total FROM projects p
     JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
-   WHERE p.organization_id = $1 AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
+   WHERE p.organization_id = $1 AND p.deleted_at IS NULL
+     AND ($3::bigint[] IS NULL OR p.id = ANY($3::bigint[]))
      AND (m.level >= 8 OR (
 SELECT COALESCE(
          bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
@@ -116,9 +133,10 @@ SELECT COALESCE(
         OR a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id))));
 
 -- ProjectsRepository.findDefault
-SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at FROM projects p
+SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at, p.deleted_at FROM projects p
     LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $3
-   WHERE p.organization_id = $1 AND ($2::bigint[] IS NULL OR p.id = ANY($2::bigint[]))
+   WHERE p.organization_id = $1 AND p.deleted_at IS NULL
+     AND ($2::bigint[] IS NULL OR p.id = ANY($2::bigint[]))
      AND ($3::int IS NULL OR (m.level >= 8 OR (
 SELECT COALESCE(
          bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
@@ -132,9 +150,10 @@ SELECT COALESCE(
    ORDER BY p.id LIMIT 1;
 
 -- ProjectsRepository.findDefault (among some)
-SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at FROM projects p
+SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at, p.deleted_at FROM projects p
     LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $3
-   WHERE p.organization_id = $1 AND ($2::bigint[] IS NULL OR p.id = ANY($2::bigint[]))
+   WHERE p.organization_id = $1 AND p.deleted_at IS NULL
+     AND ($2::bigint[] IS NULL OR p.id = ANY($2::bigint[]))
      AND ($3::int IS NULL OR (m.level >= 8 OR (
 SELECT COALESCE(
          bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
@@ -148,9 +167,10 @@ SELECT COALESCE(
    ORDER BY p.id LIMIT 1;
 
 -- ProjectsRepository.findDefault (visible to a user)
-SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at FROM projects p
+SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at, p.deleted_at FROM projects p
     LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $3
-   WHERE p.organization_id = $1 AND ($2::bigint[] IS NULL OR p.id = ANY($2::bigint[]))
+   WHERE p.organization_id = $1 AND p.deleted_at IS NULL
+     AND ($2::bigint[] IS NULL OR p.id = ANY($2::bigint[]))
      AND ($3::int IS NULL OR (m.level >= 8 OR (
 SELECT COALESCE(
          bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
