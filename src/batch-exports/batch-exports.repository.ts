@@ -15,6 +15,7 @@ import { BatchExportLogEntity, type LogLevel } from './batch-export-log.entity.j
 import { BatchExportPauseEntity } from './batch-export-pause.entity.js';
 import { BatchExportRunEntity, CANCELLABLE_STATUSES } from './batch-export-run.entity.js';
 import { BatchExportEntity } from './batch-export.entity.js';
+import { DATABASE_HORIZON_SQL } from './runs/export-watermark.js';
 import { RunQueue, type RunToEnqueue } from './runs/run-queue.js';
 import { INTERVAL_SPECS, type IntervalSpec } from './schedule.js';
 
@@ -137,7 +138,7 @@ inserted AS (
          horizon.xid,
          CASE WHEN kept.n = 1 THEN prev.data_interval_end ELSE kept.previous_end END
     FROM kept
-   CROSS JOIN (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xid) horizon
+   CROSS JOIN (SELECT ${DATABASE_HORIZON_SQL} AS xid) horizon
     -- The export's scheduled run before this one, gap or not: the one that started last (the scheduled
     -- runs' unique index, read backwards), this interval's own run (a retried tick) aside.
     LEFT JOIN LATERAL (

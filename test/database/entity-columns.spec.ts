@@ -42,7 +42,7 @@ describe('EntityColumns', () => {
         'p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, ' +
         'p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, ' +
         'p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, ' +
-        'p.updated_at',
+        'p.updated_at, p.deleted_at',
     );
     const [row] = await dataSource.query(`SELECT ${columns.select('p')} FROM projects p WHERE p.id = $1`, [
       saved.id,

@@ -192,8 +192,7 @@ describe('batch exports and writes that commit late', () => {
         await captured?.catch(() => undefined);
       }
 
-      // The next intervals end. The write is read by the first run created after it committed (a transaction
-      // of another database of this server, still open, may move that to the run after).
+      // The next intervals end. The write is read by the first run created after it committed.
       const runs = new Map<string, ApiRun[]>();
       let k = 1;
       await waitFor(
@@ -541,8 +540,8 @@ describe('batch exports and writes that commit late', () => {
       t.clock.set(at(end + 1000));
       for (const model of models) {
         const [first] = await endedRuns(model, 1);
-        // The on-time row, or none when another database's transaction was open since before it committed (the
-        // run's xid bound is the cluster's oldest open transaction): then the next run reads it.
+        // The on-time row, or none when a transaction of this database (the service's own background work) was
+        // open since before it committed: then the next run reads it.
         expect([model, first.status]).toEqual([model, 'Completed']);
         expect([0, 1]).toContain(first.records_completed);
       }

@@ -200,7 +200,17 @@ inserted AS (
          horizon.xid,
          CASE WHEN kept.n = 1 THEN prev.data_interval_end ELSE kept.previous_end END
     FROM kept
-   CROSS JOIN (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xid) horizon
+   CROSS JOIN (SELECT (
+  SELECT least(s.xmax, min(s.xmax + ((o.xid - s.xmax % 4294967296) % 4294967296 + 6442450944) % 4294967296 - 2147483648))
+    FROM (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xmax) s
+    LEFT JOIN (
+      SELECT backend_xid::text::bigint AS xid FROM pg_stat_activity
+       WHERE datid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND backend_xid IS NOT NULL
+      UNION ALL
+      SELECT transaction::text::bigint FROM pg_prepared_xacts WHERE database = current_database()
+    ) o ON true
+   GROUP BY s.xmax
+) AS xid) horizon
     -- The export's scheduled run before this one, gap or not: the one that started last (the scheduled
     -- runs' unique index, read backwards), this interval's own run (a retried tick) aside.
     LEFT JOIN LATERAL (

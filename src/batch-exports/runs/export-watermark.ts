@@ -8,7 +8,8 @@
  * (`pg_current_xact_id()`, the writing transaction's id). A stamp is taken when its transaction starts, not
  * when it commits, so a row stamped inside an interval may become visible only after that interval's run read
  * it. Transaction ids close that gap: a scheduled run is created with `read_xid_to`, the oldest transaction
- * still open then (`pg_snapshot_xmin`: every transaction with a lower id had ended, committed or not), and
+ * of this database still open then (`DATABASE_HORIZON_SQL`: every transaction of this database with a lower
+ * id had ended, committed or not), and
  * `read_xid_from`, where the export's scheduled run before it stopped, and `read_late_before`, the end of
  * that run's interval (this run's start, unless intervals were skipped between them or overlap). It reads
  * the rows
@@ -30,6 +31,35 @@
  * The statements number their parameters: $2 interval start, $3 interval end, $4 `read_xid_from`, $5
  * `read_xid_to`, $6 `read_late_before` (the project is $1).
  */
+
+/**
+ * The oldest transaction id of this database still open, as a bigint: the statement's snapshot's `xmax` (every id
+ * at or above it was unassigned or still open when the snapshot was taken), lowered to the smallest
+ * id of this database's transactions still open (`pg_stat_activity.backend_xid`, prepared transactions too).
+ *
+ * Not the snapshot's `xmin`: that is the whole cluster's oldest open transaction, so a transaction held open in
+ * another database of the same server (another service, a long migration, a test file) would hold every export
+ * back for as long as it stays open. Only this database's transactions can write the rows an export reads.
+ *
+ * Why it is safe: the activity is read while the statement runs, after its snapshot was taken. A transaction of
+ * this database with an id below `xmax` is either ended by then (its rows are visible to the run, whose read
+ * starts later with a new snapshot) or still listed with its id. Ids assigned later are at or above `xmax`. The
+ * bound never goes down from one call to the next: an id below it was ended or listed. The 32-bit
+ * `backend_xid` is widened to 64 bits by its distance from `xmax` (an open id is within 2^31 of it). The
+ * activity is read once per transaction (PostgreSQL caches it), so this must be the first read of
+ * `pg_stat_activity` in its transaction: the scheduler's tick reads it nowhere else.
+ */
+export const DATABASE_HORIZON_SQL = `(
+  SELECT least(s.xmax, min(s.xmax + ((o.xid - s.xmax % 4294967296) % 4294967296 + 6442450944) % 4294967296 - 2147483648))
+    FROM (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xmax) s
+    LEFT JOIN (
+      SELECT backend_xid::text::bigint AS xid FROM pg_stat_activity
+       WHERE datid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND backend_xid IS NOT NULL
+      UNION ALL
+      SELECT transaction::text::bigint FROM pg_prepared_xacts WHERE database = current_database()
+    ) o ON true
+   GROUP BY s.xmax
+)`;
 
 /** The largest bigint: no upper bound on transaction ids (backfill runs). */
 const NO_BOUND = '9223372036854775807';
