@@ -11,7 +11,6 @@ import { TransactionHost } from '../../database/transactions.js';
 import { ExpensiveReads } from '../../common/expensive-reads/expensive-reads.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
 import { PersonsService } from '../../persons/persons.service.js';
-import { ProjectsService } from '../../projects/projects.service.js';
 import type { ProjectEntity } from '../../projects/project.entity.js';
 import {
   RecordingVisibility,
@@ -50,9 +49,10 @@ export const ACCESS_TOKEN_LENGTH = 43;
 
 /**
  * The recordings API of a project (docs/decisions.md §10): list, retrieve, update (person properties, viewed), soft
- * delete, snapshots, and sharing. Every operation starts with `ProjectsService.requireResourceProject` on
- * `session_recording` (404 for a project of another organization, or one whose recordings the caller's access
- * controls hide; 403 for keys restricted to other projects, and for a write below `editor`).
+ * delete, snapshots, and sharing. Every operation starts with `enter`: `ProjectsService.requireResource` on
+ * `session_recording` and what the caller may watch, read in one statement (404 for a project of another
+ * organization, or one whose recordings the caller's access controls hide; 403 for keys restricted to other
+ * projects, and for a write below `editor`).
  */
 /**
  * Publishing a recording (enabling its sharing) or issuing a new link to it shows it to anyone with the link: the
@@ -76,7 +76,6 @@ export class SessionRecordingsService {
     private readonly transactions: TransactionHost,
     private readonly recordings: SessionRecordingsRepository,
     private readonly sharings: RecordingSharingRepository,
-    private readonly projects: ProjectsService,
     private readonly persons: PersonsService,
     private readonly organizations: OrganizationsService,
     private readonly clock: Clock,
@@ -95,15 +94,10 @@ export class SessionRecordingsService {
     query: RecordingListQueryDto,
     page: PageParams,
   ): Promise<Page<SessionRecordingDto>> {
-    const project = await this.projects.requireResourceProject(
-      principal,
-      projectId,
-      'session_recording',
-      'viewer',
-    );
+    const { project, visibility } = await this.enter(principal, projectId, 'viewer');
     const now = this.clock.now();
     const filters = parseRecordingFilters(query, now);
-    filters.visibility = await this.visibility.visibilityFor(project.id, principal.userId);
+    filters.visibility = visibility;
     const nowMs = now.getTime();
     const days = this.retentionOf(project);
     const read = () =>
@@ -125,19 +119,19 @@ export class SessionRecordingsService {
 
   /**
    * A page of the project's recordings among `sessionIds` (neither deleted nor expired, nor hidden from the user
-   * by the access rules), in the list's order, as the user sees them (the recordings pinned to a playlist). The
-   * project's access is the caller's check.
+   * by the access rules: `visibility`, what the user may watch), in the list's order, as the user sees them (the
+   * recordings pinned to a playlist). The project's access is the caller's check.
    */
   async listAmong(
     project: ProjectEntity,
     userId: number,
+    visibility: RecordingVisibility,
     sessionIds: readonly string[],
     page: PageParams,
   ): Promise<Page<SessionRecordingDto>> {
     if (!sessionIds.length) return { items: [], total: 0 };
     const nowMs = this.clock.now().getTime();
     const days = this.retentionOf(project);
-    const visibility = await this.visibility.visibilityFor(project.id, userId);
     const { rows, total } = await this.recordings.list(
       project.id,
       userId,
@@ -150,17 +144,16 @@ export class SessionRecordingsService {
 
   /**
    * Runs `work` in a transaction holding the project's recording `id` locked against deletion and the purge;
-   * 404 when it does not exist, was deleted, has expired or is hidden from user `userId` by the access rules.
-   * The project's access is the caller's check.
+   * 404 when it does not exist, was deleted, has expired or is hidden by the access rules (`visibility`: what the
+   * caller may watch). The project's access is the caller's check.
    */
   async withLiveRecording<T>(
     project: ProjectEntity,
-    userId: number,
+    visibility: RecordingVisibility,
     id: string,
     work: () => Promise<T>,
   ): Promise<T> {
     const cutoff = this.cutoff(this.retentionOf(project));
-    const visibility = await this.visibility.visibilityFor(project.id, userId);
     return this.transactions.withTransaction(async () => {
       if (!(await this.recordings.lockLive(project.id, id, cutoff, visibility))) throw ApiError.notFound();
       return work();
@@ -168,13 +161,7 @@ export class SessionRecordingsService {
   }
 
   async retrieve(principal: Principal, projectId: number, id: string): Promise<SessionRecordingDto> {
-    const project = await this.projects.requireResourceProject(
-      principal,
-      projectId,
-      'session_recording',
-      'viewer',
-    );
-    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
+    const { project, visibility } = await this.enter(principal, projectId, 'viewer');
     return this.requireRecording(project.id, id, principal.userId, this.retentionOf(project), visibility);
   }
 
@@ -184,13 +171,7 @@ export class SessionRecordingsService {
     id: string,
     body: UpdateSessionRecordingDto | ReplaceSessionRecordingDto,
   ): Promise<SessionRecordingDto> {
-    const project = await this.projects.requireResourceProject(
-      principal,
-      projectId,
-      'session_recording',
-      'editor',
-    );
-    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
+    const { project, visibility } = await this.enter(principal, projectId, 'editor');
     // `analyzed` and `player_metadata` are PostHog's player telemetry: accepted (validated) and not stored.
     const days = this.retentionOf(project);
     await this.transactions.withTransaction(async () => {
@@ -212,13 +193,7 @@ export class SessionRecordingsService {
   }
 
   async delete(principal: Principal, projectId: number, id: string): Promise<void> {
-    const project = await this.projects.requireResourceProject(
-      principal,
-      projectId,
-      'session_recording',
-      'editor',
-    );
-    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
+    const { project, visibility } = await this.enter(principal, projectId, 'editor');
     // A recording hidden from the caller is not theirs to delete (404, as if it did not exist).
     if (visibility.restricted)
       await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
@@ -236,28 +211,14 @@ export class SessionRecordingsService {
     id: string,
     query: SnapshotsQuery,
   ): Promise<StreamedBody> {
-    const project = await this.projects.requireResourceProject(
-      principal,
-      projectId,
-      'session_recording',
-      'viewer',
-    );
-    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
-    await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
+    const project = await this.enterRecording(principal, projectId, id, 'viewer');
     return this.snapshotReader.read(project.id, id, query);
   }
 
   // ---- sharing ----------------------------------------------------------------------------------------------
 
   async sharing(principal: Principal, projectId: number, id: string): Promise<SharingConfigurationDto> {
-    const project = await this.projects.requireResourceProject(
-      principal,
-      projectId,
-      'session_recording',
-      'viewer',
-    );
-    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
-    await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
+    const project = await this.enterRecording(principal, projectId, id, 'viewer');
     return toSharingDto(await this.findOrCreateSharing(project.id, id));
   }
 
@@ -267,15 +228,9 @@ export class SessionRecordingsService {
     id: string,
     body: UpdateSharingDto,
   ): Promise<SharingConfigurationDto> {
-    const project = await this.projects.requireResourceProject(
-      principal,
-      projectId,
-      'session_recording',
-      'editor',
-    );
-    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
-    if (body.enabled === true) requireRecordingRead(principal, 'publishing');
-    await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
+    const project = await this.enterRecording(principal, projectId, id, 'editor', () => {
+      if (body.enabled === true) requireRecordingRead(principal, 'publishing');
+    });
     if (body.password_required === true) {
       throw ApiError.validation(
         'Password-protected sharing is not supported by this service; password_required can only be false.',
@@ -305,15 +260,9 @@ export class SessionRecordingsService {
     projectId: number,
     id: string,
   ): Promise<SharingConfigurationDto> {
-    const project = await this.projects.requireResourceProject(
-      principal,
-      projectId,
-      'session_recording',
-      'editor',
+    const project = await this.enterRecording(principal, projectId, id, 'editor', () =>
+      requireRecordingRead(principal, 'issuing a new link to'),
     );
-    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
-    requireRecordingRead(principal, 'issuing a new link to');
-    await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
     await this.findOrCreateSharing(project.id, id);
     const row = await this.withFreshToken((accessToken) =>
       this.sharings.updateSharing(project.id, id, { accessToken, enabledById: principal.userId }),
@@ -377,6 +326,33 @@ export class SessionRecordingsService {
   }
 
   // ---- helpers ------------------------------------------------------------------------------------------------
+
+  /**
+   * Where every recordings route of a caller starts: the project, checked for `session_recording` at `need`
+   * (`ProjectsService.requireResource`: 404, 403), and what the caller may watch of its recordings, in one
+   * statement (`RecordingVisibilityService.enter`).
+   */
+  private enter(principal: Principal, projectId: number, need: 'viewer' | 'editor') {
+    return this.visibility.enter(principal, projectId, 'session_recording', need);
+  }
+
+  /**
+   * As `enter`, for a route about one recording: 404 when the recording does not exist, was deleted, has
+   * expired, or the access rules hide it from the caller. `check` runs between the two (a refusal that only a
+   * caller who may enter the project is told). The project.
+   */
+  private async enterRecording(
+    principal: Principal,
+    projectId: number,
+    id: string,
+    need: 'viewer' | 'editor',
+    check?: () => void,
+  ): Promise<ProjectEntity> {
+    const { project, visibility } = await this.enter(principal, projectId, need);
+    check?.();
+    await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
+    return project;
+  }
 
   /** Days the project's recordings are kept: its own setting, else RECORDING_RETENTION_DAYS. */
   private retentionOf(project: { sessionRecordingRetentionPeriodDays: number | null }): number {
