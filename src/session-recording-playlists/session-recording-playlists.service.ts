@@ -186,7 +186,7 @@ export class SessionRecordingPlaylistsService {
     if (!playlist) throw ApiError.notFound();
     access.requireObject(PLAYLIST, String(playlist.id), playlist.createdById, 'viewer');
     const sessionIds = await this.playlists.pinnedSessionIds(playlist.id, PLAYLIST_MAX_PINS);
-    return this.recordings.listAmong(project, principal.userId, visibility, sessionIds, page);
+    return this.recordings.listAmong(project, principal.userId, { access, visibility }, sessionIds, page);
   }
 
   /**

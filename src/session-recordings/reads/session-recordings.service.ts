@@ -12,6 +12,7 @@ import { ExpensiveReads } from '../../common/expensive-reads/expensive-reads.js'
 import { OrganizationsService } from '../../organizations/organizations.service.js';
 import { PersonsService } from '../../persons/persons.service.js';
 import type { ProjectEntity } from '../../projects/project.entity.js';
+import type { ProjectAccess } from '../../memberships/memberships.service.js';
 import {
   RecordingVisibility,
   RecordingVisibilityService,
@@ -38,7 +39,7 @@ import {
 } from '../sharing/dto/sharing.dto.js';
 import { retentionCutoff } from './recording-figures.js';
 import { parseRecordingFilters } from './recording-filters.js';
-import { SessionRecordingsRepository } from '../session-recordings.repository.js';
+import { type RecordingFilters, SessionRecordingsRepository } from '../session-recordings.repository.js';
 import { RecordingSharingRepository } from '../sharing/recording-sharing.repository.js';
 import { SnapshotReader, type StreamedBody } from './snapshot-reader.js';
 
@@ -63,6 +64,38 @@ function requireRecordingRead(principal: Principal, action: string): void {
   if (!grants(principal.scopes, 'session_recording:read')) {
     throw ApiError.permissionDenied(
       `API key missing required scope 'session_recording:read' (${action} a recording shows it to anyone with its link).`,
+    );
+  }
+}
+
+/**
+ * Whether the caller may read the project's persons, which a recording embeds (`person`): their level on the
+ * events and persons (`query`) is above `none` (docs/decisions.md §17, "A recording's person").
+ */
+function seesPersons(access: ProjectAccess): boolean {
+  return access.resource('query').level !== 'none';
+}
+
+/** The recording as a caller sees it: without its person when they may not read persons. */
+function asSeen(recording: SessionRecordingDto, persons: boolean): SessionRecordingDto {
+  return persons ? recording : { ...recording, person: null };
+}
+
+/**
+ * A caller who may not read the project's events and persons (`query` at `none`) may not filter recordings by
+ * them either (the list would tell what they hold): 403 naming the parameter.
+ */
+function refusePersonFilters(filters: RecordingFilters): void {
+  const { events, excludeEvents, personProperties } = filters.eventFilters ?? {};
+  const used = [
+    filters.personUuid !== undefined && 'person_uuid',
+    !!personProperties?.length && 'properties',
+    !!events?.length && 'events',
+    !!excludeEvents?.length && 'exclude_events',
+  ].filter((name): name is string => typeof name === 'string');
+  if (used.length) {
+    throw ApiError.permissionDenied(
+      `'${used[0]}' filters by the project's events and persons, which you may not read (query: none).`,
     );
   }
 }
@@ -94,9 +127,10 @@ export class SessionRecordingsService {
     query: RecordingListQueryDto,
     page: PageParams,
   ): Promise<Page<SessionRecordingDto>> {
-    const { project, visibility } = await this.enter(principal, projectId, 'viewer');
+    const { project, access, visibility } = await this.enter(principal, projectId, 'viewer');
     const now = this.clock.now();
     const filters = parseRecordingFilters(query, now);
+    if (!seesPersons(access)) refusePersonFilters(filters);
     filters.visibility = visibility;
     const nowMs = now.getTime();
     const days = this.retentionOf(project);
@@ -113,19 +147,23 @@ export class SessionRecordingsService {
           )
         : await read();
     const items = new Array<SessionRecordingDto>(rows.length);
-    for (let i = 0; i < rows.length; i++) items[i] = toRecordingDto(rows[i], nowMs, days, this.storage);
+    const persons = seesPersons(access);
+    for (let i = 0; i < rows.length; i++) {
+      items[i] = asSeen(toRecordingDto(rows[i], nowMs, days, this.storage), persons);
+    }
     return { items, total };
   }
 
   /**
    * A page of the project's recordings among `sessionIds` (neither deleted nor expired, nor hidden from the user
    * by the access rules: `visibility`, what the user may watch), in the list's order, as the user sees them (the
-   * recordings pinned to a playlist). The project's access is the caller's check.
+   * recordings pinned to a playlist), without their persons unless the user may read the project's persons
+   * (`access`: `query` above `none`). The project's access is the caller's check.
    */
   async listAmong(
     project: ProjectEntity,
     userId: number,
-    visibility: RecordingVisibility,
+    { access, visibility }: { access: ProjectAccess; visibility: RecordingVisibility },
     sessionIds: readonly string[],
     page: PageParams,
   ): Promise<Page<SessionRecordingDto>> {
@@ -139,7 +177,8 @@ export class SessionRecordingsService {
       page,
       retentionCutoff(nowMs, days),
     );
-    return { items: rows.map((r) => toRecordingDto(r, nowMs, days, this.storage)), total };
+    const persons = seesPersons(access);
+    return { items: rows.map((r) => asSeen(toRecordingDto(r, nowMs, days, this.storage), persons)), total };
   }
 
   /**
@@ -161,8 +200,11 @@ export class SessionRecordingsService {
   }
 
   async retrieve(principal: Principal, projectId: number, id: string): Promise<SessionRecordingDto> {
-    const { project, visibility } = await this.enter(principal, projectId, 'viewer');
-    return this.requireRecording(project.id, id, principal.userId, this.retentionOf(project), visibility);
+    const { project, access, visibility } = await this.enter(principal, projectId, 'viewer');
+    return asSeen(
+      await this.requireRecording(project.id, id, principal.userId, this.retentionOf(project), visibility),
+      seesPersons(access),
+    );
   }
 
   async update(
@@ -171,7 +213,9 @@ export class SessionRecordingsService {
     id: string,
     body: UpdateSessionRecordingDto | ReplaceSessionRecordingDto,
   ): Promise<SessionRecordingDto> {
-    const { project, visibility } = await this.enter(principal, projectId, 'editor');
+    const { project, access, visibility } = await this.enter(principal, projectId, 'editor');
+    // Writing the person's properties writes the project's persons (`query`): not below its viewers' reach.
+    if (body.person?.properties !== undefined && !seesPersons(access)) throw ApiError.notFound();
     // `analyzed` and `player_metadata` are PostHog's player telemetry: accepted (validated) and not stored.
     const days = this.retentionOf(project);
     await this.transactions.withTransaction(async () => {
@@ -189,7 +233,10 @@ export class SessionRecordingsService {
         await this.recordings.setViewed(project.id, id, principal.userId, body.viewed, this.clock.now());
       }
     });
-    return this.requireRecording(project.id, id, principal.userId, days, visibility);
+    return asSeen(
+      await this.requireRecording(project.id, id, principal.userId, days, visibility),
+      seesPersons(access),
+    );
   }
 
   async delete(principal: Principal, projectId: number, id: string): Promise<void> {
