@@ -290,6 +290,31 @@ describe('access controls', () => {
       });
     });
 
+    it("answers PostHog's deprecated global_access_controls as resource_access_controls (GET and PUT)", async () => {
+      const set = await put(`${p}/global_access_controls`, {
+        resource: 'plugin',
+        organization_member: memberId,
+        access_level: 'viewer',
+      }).expect(200);
+      expect(set.body).toMatchObject({ resource: 'plugin', resource_id: null, access_level: 'viewer' });
+      const resource = await t.http.get(`${p}/resource_access_controls`).set(member.auth).expect(200);
+      const global = await t.http.get(`${p}/global_access_controls`).set(member.auth).expect(200);
+      expect(global.body).toEqual(resource.body);
+      expect(global.body.access_controls).toEqual([set.body]);
+      // The same checks: a member who is no project admin is refused.
+      await put(`${p}/global_access_controls`, { resource: 'plugin', access_level: 'none' }, member).expect(
+        403,
+      );
+      await put(`${p}/global_access_controls`, {
+        resource: 'plugin',
+        organization_member: memberId,
+        access_level: null,
+      }).expect(204);
+      expect(
+        (await t.http.get(`${p}/global_access_controls`).set(owner.auth).expect(200)).body.access_controls,
+      ).toEqual([]);
+    });
+
     it('viewer reads recordings and playlists, and every write of them is 403', async () => {
       await resourceRule({ resource: 'session_recording', access_level: 'viewer' }).expect(200);
       const recording = tenant.ids.session_recordings;
