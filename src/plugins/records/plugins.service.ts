@@ -485,7 +485,7 @@ export class PluginsService {
   /**
    * The category's records no project has enabled, among the projects whose plugin configs the caller may see
    * (`pluginProjects`): a project hidden from them, or at `plugin: none`, does not count, so its configs do not
-   * show through (docs/decisions.md §D-plugins-org-routes).
+   * show through (docs/decisions.md §17, "Organization routes over projects").
    */
   async unused(principal: Principal, organizationId: string, category: PluginCategory): Promise<number[]> {
     const { access, projects } = await this.accessWithPluginProjects(principal, organizationId);
