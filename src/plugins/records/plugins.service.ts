@@ -482,46 +482,35 @@ export class PluginsService {
     return this.catalog.entries();
   }
 
-  /**
-   * The category's records no project has enabled, among the projects whose plugin configs the caller may see
-   * (`pluginProjects`): a project hidden from them, or at `plugin: none`, does not count, so its configs do not
-   * show through (docs/decisions.md §17, "Organization routes over projects").
-   */
+  /** The category's records none of the projects whose plugin configs the caller may see enables (§17). */
   async unused(principal: Principal, organizationId: string, category: PluginCategory): Promise<number[]> {
-    const { access, projects } = await this.accessWithPluginProjects(principal, organizationId);
-    return this.plugins.unusedIds(access.organizationId, category, projects);
+    const { organizationId: id, projects } = await this.withPluginProjects(principal, organizationId);
+    return this.plugins.unusedIds(id, category, projects);
   }
 
   /** The enabled destination configs of the projects whose plugin configs the caller may see. */
   async exportsUnsubscribeConfigs(principal: Principal, organizationId: string): Promise<PluginConfigDto[]> {
-    const { access, projects } = await this.accessWithPluginProjects(principal, organizationId);
+    const { organizationId: id, projects } = await this.withPluginProjects(principal, organizationId);
     if (projects?.length === 0) return [];
-    const rows = await this.plugins.enabledDestinationConfigs(access.organizationId, projects);
-    return rows.map((row) => toPluginConfigDto(row));
+    return (await this.plugins.enabledDestinationConfigs(id, projects)).map((row) => toPluginConfigDto(row));
   }
 
   /**
-   * As `access` at CONFIG, with the projects of the organization whose plugin configs the caller may see: those
-   * the key reaches, that are not at `none` for the caller, and whose `plugin` resource is not `none` for them
-   * (for a member, among the first ORGANIZATION_PROJECTS_ACCESS_MAX projects); null when that is every project
-   * (an organization admin or owner with an unrestricted key). One statement
-   * (`MembershipsService.requireAccessWithProjects`) in place of the membership lookup.
+   * As `access` at CONFIG, with the projects whose plugin configs the caller may see (docs/decisions.md §17,
+   * "Organization routes over projects"; null for all), in the membership's one statement.
    */
-  private async accessWithPluginProjects(
-    principal: Principal,
-    organizationId: string,
-  ): Promise<{ access: PluginAccess; projects: number[] | null }> {
+  private async withPluginProjects(principal: Principal, organizationId: string) {
     const membership = await this.memberships.requireAccessWithProjects(principal, organizationId);
-    const access = await this.access(principal, membership.organizationId, PluginsAccessLevel.CONFIG);
-    // Admins and owners see every project's configs (a restricted key: its projects').
+    const level = await this.organizations.pluginsAccessLevel(membership.organizationId);
+    if (level === null) throw ApiError.notFound();
+    if (level < PluginsAccessLevel.CONFIG) throw insufficientPluginAccess();
     if (membership.level >= MembershipLevel.ADMIN) {
-      return { access, projects: principal.onlyProjects ? [...principal.onlyProjects] : null };
+      return { organizationId: membership.organizationId, projects: principal.onlyProjects ?? null };
     }
-    const projects: number[] = [];
-    for (const [id, project] of membership.projects) {
-      if (!principal.allowsProject(id, membership.organizationId)) continue;
-      if (project.resource('plugin').level !== 'none') projects.push(id);
-    }
-    return { access, projects };
+    const seen = [...membership.projects].filter(
+      ([id, project]) =>
+        principal.allowsProject(id, membership.organizationId) && project.resource('plugin').level !== 'none',
+    );
+    return { organizationId: membership.organizationId, projects: seen.map(([id]) => id) };
   }
 }
