@@ -8,7 +8,8 @@ import { describe, expect, it } from '@jest/globals';
  * can be read (and tested) with what is below it. Entities are the exception (a TypeORM relation from one
  * entity file names the other table's entity class), and the cross-cutting folders (common/, config/,
  * database/) know no feature. A feature is used by another only through its public face: its module, its
- * services, its entities (types), its DTOs, its manifest and CLI declarations; shared vocabulary lives in
+ * services, its entities (types), its DTOs, its manifest and CLI declarations, and the routes it offers other
+ * features' controllers to extend (`*.routes.ts`); shared vocabulary lives in
  * common/ (common/vocabulary/membership-level.ts).
  */
 const SRC = dirname(fileURLToPath(import.meta.url));
@@ -32,7 +33,7 @@ const FEATURE_FOLDERS = new Set(
 );
 /** A file of a feature's public face: what other features may import. */
 const isPublicFace = (target: string) =>
-  /(\.module|\.service|\.entity|\.feature|\.cli)\.js$/.test(target) || target.includes('/dto/');
+  /(\.module|\.service|\.entity|\.feature|\.cli|\.routes)\.js$/.test(target) || target.includes('/dto/');
 /**
  * Imports of another feature's internals that remain, each with its reason (a repository shared for its
  * pinned SQL inside one transaction, pure helpers not yet moved to common/).

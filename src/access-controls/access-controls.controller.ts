@@ -109,6 +109,41 @@ export class AccessControlsController {
     return putAnswer(res, await this.controls.putResourceControl(principal, id, body));
   }
 
+  @Get('global_access_controls')
+  @RequireScopes('access_control:read')
+  @ApiOperation({
+    deprecated: true,
+    summary: "List a project's resource access controls (PostHog's deprecated name)",
+    description: 'The same as `GET …/resource_access_controls`, under the name PostHog still answers.',
+  })
+  @ApiOkResponse({ type: AccessControlsDto })
+  globalControls(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', IntIdPipe) id: number,
+  ): Promise<AccessControlsDto> {
+    return this.controls.resourceControls(principal, id);
+  }
+
+  @Put('global_access_controls')
+  @RequireScopes('access_control:write')
+  @ApiOperation({
+    deprecated: true,
+    summary: "Set a project's resource access control (PostHog's deprecated name)",
+    description: 'The same as `PUT …/resource_access_controls`, under the name PostHog still answers.',
+  })
+  @ApiOkResponse(PUT_RESPONSES.ok)
+  @ApiNoContentResponse(PUT_RESPONSES.noContent)
+  @ApiBadRequestResponse(PUT_RESPONSES.badRequest)
+  @ApiForbiddenResponse(PUT_RESPONSES.forbidden)
+  async putGlobalControl(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', IntIdPipe) id: number,
+    @Body() body: PutResourceAccessControlDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<AccessControlDto | undefined> {
+    return putAnswer(res, await this.controls.putResourceControl(principal, id, body));
+  }
+
   @Get('users_with_access')
   @RequireScopes('access_control:read')
   @ApiOperation({

@@ -11,11 +11,11 @@ export const BATCH_EXPORT = 'batch_export';
  * project or the export at `none` for them) and that their level on it reaches `need` (403 otherwise).
  */
 export function requireExport(
-  projects: Map<number, ProjectAccess>,
+  projects: { project(id: number): ProjectAccess | undefined },
   entity: BatchExportEntity,
   need: 'viewer' | 'editor',
 ): ProjectAccess {
-  const project = projects.get(entity.teamId);
+  const project = projects.project(entity.teamId);
   if (!project?.visible) throw ApiError.notFound();
   project.requireObject(BATCH_EXPORT, entity.id, entity.createdById, need);
   return project;
@@ -24,10 +24,16 @@ export function requireExport(
 /**
  * Which exports of the organization the caller's lists show, by project: null when no rule hides any (an
  * organization admin or owner); else the projects the caller may see, each with the exports the rules leave.
+ * With `complete` false (`projects` holds only the first projects of the organization), the exports of the
+ * others are hidden from a member.
  */
-export function visibleExports(userId: number, projects: Map<number, ProjectAccess>): VisibleExports | null {
+export function visibleExports(
+  userId: number,
+  projects: Map<number, ProjectAccess>,
+  complete = true,
+): VisibleExports | null {
   const teams: VisibleExports['teams'] = [];
-  let hidesAny = false;
+  let hidesAny = !complete;
   for (const [team, access] of projects) {
     if (access.isOrganizationAdmin) return null;
     if (!access.visible) {

@@ -105,7 +105,7 @@ export class BatchExportsService {
       access.organizationId,
       onlyTeams,
       page,
-      visibleExports(principal.userId, access.projects),
+      visibleExports(principal.userId, access.projects, access.complete),
     );
     return { items: await this.toDtos(items), total };
   }
@@ -125,7 +125,10 @@ export class BatchExportsService {
     const project = await this.projects.findDefaultFor(principal, access.organizationId);
     if (!project) throw ApiError.notFound('This organization has no project to export.');
     this.assertProjectAllowed(principal, project.id, access.organizationId);
-    access.projects.get(project.id)?.requireResource('batch_export', 'editor');
+    // A project beyond the bound of the access statement is not one a member may export from (404).
+    const projectAccess = access.project(project.id);
+    if (!projectAccess) throw ApiError.notFound('This organization has no project to export.');
+    projectAccess.requireResource('batch_export', 'editor');
     const type = input.destination.type;
     const config = input.destination.config ?? {};
     assertConfig(type, config);
@@ -446,7 +449,7 @@ export class BatchExportsService {
     return this.transactions.withTransaction(async () => {
       const current = await this.exports.findInOrganization(access.organizationId, id, { lock, withSecrets });
       if (!current) throw ApiError.notFound();
-      requireExport(access.projects, current, 'editor');
+      requireExport(access, current, 'editor');
       this.assertProjectAllowed(principal, current.teamId, access.organizationId);
       return work(current);
     });
@@ -468,7 +471,7 @@ export class BatchExportsService {
     const access = await this.memberships.requireAccessWithProjects(principal, organizationId);
     const entity = await this.exports.findInOrganization(access.organizationId, id);
     if (!entity) throw ApiError.notFound();
-    const project = requireExport(access.projects, entity, 'viewer');
+    const project = requireExport(access, entity, 'viewer');
     this.assertProjectAllowed(principal, entity.teamId, access.organizationId);
     return { entity, project };
   }

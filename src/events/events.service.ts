@@ -106,7 +106,8 @@ export class EventsService {
     query: EventListQueryDto,
     page: PageParams,
   ): Promise<Page<EventDto>> {
-    const project = await this.projects.requireResourceProject(principal, projectId, 'query', 'viewer');
+    // The project and what the caller may watch of its recordings, in one statement.
+    const { project, visibility } = await this.visibility.enter(principal, projectId, 'query', 'viewer');
     const q = query as Record<string, unknown>;
     if (page.offset + page.limit > EVENTS_COUNT_CAP) {
       throw ApiError.validation(
@@ -121,7 +122,7 @@ export class EventsService {
       sessionId: text(q, 'session_id', 70),
       properties: parsePropertyFilters(text(q, 'properties', 10000)),
       // The events of a session whose recording the access rules hide from the caller are left out.
-      visibility: await this.visibility.visibilityFor(project.id, principal.userId),
+      visibility,
     };
     const distinctId = text(q, 'distinct_id', 200);
     if (distinctId !== undefined) filters.distinctIds = [distinctId];
@@ -177,9 +178,8 @@ export class EventsService {
   }
 
   async retrieve(principal: Principal, projectId: number, id: string): Promise<EventDto> {
-    const project = await this.projects.requireResourceProject(principal, projectId, 'query', 'viewer');
+    const { project, visibility } = await this.visibility.enter(principal, projectId, 'query', 'viewer');
     if (!UUID.test(id)) throw ApiError.notFound();
-    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
     const cutoff = eventsCutoff(this.clock.now().getTime(), this.ingestion.retentionOf(project));
     const row = await this.events.findByUuid(project.id, id.toLowerCase(), cutoff, visibility);
     if (!row) throw ApiError.notFound();

@@ -95,6 +95,13 @@ export function memberCountSql(organization: string): string {
 }
 const MEMBERSHIP = '00000000-0000-4000-8000-000000000002';
 
+/**
+ * How many projects of an organization the organization routes over projects' objects (batch exports, plugin
+ * configs) resolve the caller's access in, the lowest ids first: the objects of further projects are hidden from
+ * members (not from admins and owners, who see every project whatever its rules).
+ */
+export const ORGANIZATION_PROJECTS_ACCESS_MAX = 1000;
+
 /** How many members `users_with_access` looks at, the earliest to join first. */
 export const MEMBERS_WITH_ACCESS_MAX = 1000;
 const USER_UUID = '00000000-0000-4000-8000-000000000003';
@@ -182,9 +189,10 @@ export class MembershipsRepository extends RepositoryBase {
   }
 
   /**
-   * As `accessOf`, with the member's id and every project of the organization with the access rules of it that
-   * apply to the member (`accessRulesJsonSql`), in one statement: for organization routes whose objects belong
-   * to projects (batch exports).
+   * As `accessOf`, with the member's id and the organization's projects with the access rules of each that apply
+   * to the member (`accessRulesJsonSql`), in one statement: for organization routes whose objects belong to
+   * projects (batch exports, plugin configs). Bounded: the first ORGANIZATION_PROJECTS_ACCESS_MAX projects by id;
+   * `complete` says whether that is all of them (the callers treat the others as hidden from a member).
    */
   @GenerateSql({ params: [1, ORGANIZATION, null] })
   async accessWithProjectsOf(
@@ -196,6 +204,7 @@ export class MembershipsRepository extends RepositoryBase {
     level: number;
     holdsProject: boolean;
     projects: { id: number; rules: AccessRule[] }[];
+    complete: boolean;
   } | null> {
     const rows = await this.query<{
       id: string;
@@ -209,7 +218,8 @@ export class MembershipsRepository extends RepositoryBase {
                    AND p.deleted_at IS NULL
               )) AS holds_project,
               (SELECT COALESCE(json_agg(json_build_array(p.id, ${accessRulesJsonSql('p', 'm')}) ORDER BY p.id), '[]')
-                 FROM projects p WHERE p.organization_id = m.organization_id AND p.deleted_at IS NULL) AS projects
+                 FROM (SELECT id FROM projects WHERE organization_id = m.organization_id AND deleted_at IS NULL
+                        ORDER BY id LIMIT ${ORGANIZATION_PROJECTS_ACCESS_MAX + 1}) p) AS projects
          FROM organization_memberships m
         WHERE m.user_id = $1 AND m.organization_id = $2`,
       [userId, organizationId, onlyProjects],
@@ -220,7 +230,10 @@ export class MembershipsRepository extends RepositoryBase {
       id: row.id,
       level: row.level,
       holdsProject: row.holds_project,
-      projects: row.projects.map(([id, rules]) => ({ id, rules: accessRulesOf(rules) })),
+      projects: row.projects
+        .slice(0, ORGANIZATION_PROJECTS_ACCESS_MAX)
+        .map(([id, rules]) => ({ id, rules: accessRulesOf(rules) })),
+      complete: row.projects.length <= ORGANIZATION_PROJECTS_ACCESS_MAX,
     };
   }
 

@@ -58,13 +58,23 @@ export class MembershipsService {
 
   /**
    * As `requireAccess`, with what the caller may do in each project of the organization (access rules), in one
-   * statement: for organization routes whose objects belong to projects (batch exports). `projects` holds every
-   * project of the organization, those at `none` for the caller too (`ProjectAccess.visible`).
+   * statement: for organization routes whose objects belong to projects (batch exports, plugin configs).
+   * `projects` holds the organization's projects, those at `none` for the caller too (`ProjectAccess.visible`),
+   * up to ORGANIZATION_PROJECTS_ACCESS_MAX by id; `complete` is false when there are more, whose objects callers
+   * hide from a member (a project missing from `projects` is not one the caller may see).
    */
   async requireAccessWithProjects(
     principal: Principal,
     organizationId: string,
-  ): Promise<OrganizationAccess & { projects: Map<number, ProjectAccess> }> {
+  ): Promise<
+    OrganizationAccess & {
+      projects: Map<number, ProjectAccess>;
+      complete: boolean;
+      /** The caller's access to a project of the organization; undefined for one not in `projects`, but for
+       * admins and owners, who have every project's (whatever the bound). */
+      project(id: number): ProjectAccess | undefined;
+    }
+  > {
     if (!isUuid(organizationId)) throw ApiError.notFound();
     const id = organizationId.toLowerCase();
     const access = await this.memberships.accessWithProjectsOf(principal.userId, id, principal.onlyProjects);
@@ -79,7 +89,13 @@ export class MembershipsService {
         new ProjectAccess(id, project.id, access.level, access.id, principal.userId, project.rules),
       );
     }
-    return { organizationId: id, level: access.level, projects };
+    const level = access.level;
+    const project = (projectId: number) =>
+      projects.get(projectId) ??
+      (level >= MembershipLevel.ADMIN
+        ? new ProjectAccess(id, projectId, level, access.id, principal.userId, [])
+        : undefined);
+    return { organizationId: id, level, projects, complete: access.complete, project };
   }
 
   /**

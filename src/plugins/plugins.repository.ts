@@ -231,10 +231,17 @@ export class PluginsRepository extends RepositoryBase {
 
   /**
    * Ids of the category's records visible to the organization that no project of the organization has
-   * enabled, ascending.
+   * enabled (with `onlyTeams`, no project among those), ascending.
    */
-  @GenerateSql({ params: (f) => [f.organizationId, 'transformations'] })
-  async unusedIds(organizationId: string, category: PluginCategory): Promise<number[]> {
+  @GenerateSql(
+    { params: (f) => [f.organizationId, 'transformations'] },
+    { name: 'among some projects', params: (f) => [f.organizationId, 'transformations', [f.projectId]] },
+  )
+  async unusedIds(
+    organizationId: string,
+    category: PluginCategory,
+    onlyTeams: readonly number[] | null = null,
+  ): Promise<number[]> {
     const rows = await this.query<{ id: number }>(
       `SELECT p.id
          FROM plugins p
@@ -245,9 +252,10 @@ export class PluginsRepository extends RepositoryBase {
                   FROM plugin_configs c
                   JOIN projects t ON t.id = c.team_id
                  WHERE c.plugin_id = p.id AND c.enabled AND t.organization_id = $1
+                   AND ($3::int[] IS NULL OR c.team_id = ANY($3::int[]))
               )
         ORDER BY p.id`,
-      [organizationId, category],
+      [organizationId, category, onlyTeams],
     );
     return rows.map((r) => Number(r.id));
   }

@@ -47,6 +47,22 @@ export function recordingRetentionDaysSql(project: string, defaultDays: string):
   return `coalesce(${project}.session_recording_retention_period_days, ${defaultDays})`;
 }
 
+/**
+ * A value another feature reads in the statement of project access (`findWithAccess`), so what it needs to know
+ * about the caller in the project costs no statement of its own: `sql` renders it from the aliases of the project
+ * row, of the caller's membership of its organization (null columns when not a member) and the caller's user id
+ * (SQL expressions). It reads its own tables; this module only places it in the statement.
+ */
+export interface AccessJoin {
+  sql(project: string, membership: string, userId: string): string;
+}
+
+/** An AccessJoin for the pinned SQL: the number of the project's members. */
+const EXAMPLE_JOIN: AccessJoin = {
+  sql: (project) =>
+    `(SELECT count(*) FROM organization_memberships x WHERE x.organization_id = ${project}.organization_id)`,
+};
+
 /** The settings a new project may be given; those left undefined take their defaults. */
 export type NewProject = Pick<ProjectEntity, 'organizationId' | 'name' | 'apiToken' | 'secretApiToken'> &
   Partial<ProjectSettings>;
@@ -102,18 +118,21 @@ export class ProjectsRepository extends RepositoryBase {
   }
 
   /**
-   * The project, the user's membership of its organization (null when not a member) and the access rules of the
-   * project that apply to the user, in one statement: what every project-scoped request starts with
+   * The project, the user's membership of its organization (null when not a member), the access rules of the
+   * project that apply to the user and (with `join`) another feature's value about the user in the project (its
+   * `joined`, as the database answers it), in one statement: what every project-scoped request starts with
    * (`ProjectsService.requireAccessible`), so access rules cost no query of their own.
    */
-  @GenerateSql({ params: [1, 1] })
+  @GenerateSql({ params: [1, 1] }, { name: 'with a joined value', params: [1, 1, EXAMPLE_JOIN] })
   async findWithAccess(
     id: number,
     userId: number,
-  ): Promise<{ project: ProjectEntity; membership: MembershipWithRules | null } | null> {
+    join?: AccessJoin,
+  ): Promise<{ project: ProjectEntity; membership: MembershipWithRules | null; joined: unknown } | null> {
+    const joined = join ? `,\n              ${join.sql('p', 'm', '$2::int')} AS access_joined` : '';
     const rows = await this.rows<Record<string, unknown>>(
       `SELECT ${this.columns.select('p')}, m.id AS access_membership_id, m.level AS access_membership_level,
-              ${accessRulesJsonSql('p', 'm')} AS access_rules
+              ${accessRulesJsonSql('p', 'm')} AS access_rules${joined}
          FROM projects p
          LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
         WHERE p.id = $1 AND p.deleted_at IS NULL`,
@@ -131,6 +150,7 @@ export class ProjectsRepository extends RepositoryBase {
               level: row.access_membership_level as number,
               rules: accessRulesOf(row.access_rules),
             },
+      joined: row.access_joined,
     };
   }
 

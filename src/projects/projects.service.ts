@@ -13,7 +13,9 @@ import type { UpdateProjectDto } from './dto/update-project.dto.js';
 import type { AccessControlResource } from '../common/vocabulary/access-levels.js';
 import type { ProjectEntity } from './project.entity.js';
 import { ProjectTokenCache } from './project-token-cache.js';
-import { type ProjectSettings, ProjectsRepository } from './projects.repository.js';
+import { type AccessJoin, type ProjectSettings, ProjectsRepository } from './projects.repository.js';
+
+export type { AccessJoin } from './projects.repository.js';
 
 export const PROJECT_TOKEN_PREFIX = 'phc_';
 /** Prefix of project secret API tokens (`phs_` + 43 url-safe characters), as PostHog's. */
@@ -214,27 +216,34 @@ export class ProjectsService {
    * The project and what the caller may do in it (one statement: `ProjectsRepository.findWithAccess`), checked
    * as for requireAccessible.
    */
-  private async accessible(principal: Principal, id: number): Promise<AccessibleProject> {
-    const found = await this.projects.findWithAccess(id, principal.userId);
+  private async accessible(
+    principal: Principal,
+    id: number,
+    join?: AccessJoin,
+  ): Promise<AccessibleProject & { joined: unknown }> {
+    const found = await this.projects.findWithAccess(id, principal.userId, join);
     if (!found) throw ApiError.notFound();
     const access = this.memberships.projectAccess(principal, found.project, found.membership);
-    return { project: found.project, level: effectiveLevel(access), access };
+    return { project: found.project, level: effectiveLevel(access), access, joined: found.joined };
   }
 
   /**
    * A project the caller may use a resource of (`session_recording`, `batch_export`, `plugin`, `query`), with
    * what the caller may do in it: as requireAccessible, then 404 when the caller's level on the resource is
    * `none` (the resource's objects do not exist for them), 403 when it is below `need` (a viewer writing).
+   * With `join`, another feature's value about the caller in the project read in the same statement (`joined`,
+   * as `ProjectsRepository.findWithAccess` answers it; undefined without `join`).
    */
   async requireResource(
     principal: Principal,
     id: number,
     resource: AccessControlResource,
     need: 'viewer' | 'editor',
-  ): Promise<{ project: ProjectEntity; access: ProjectAccess }> {
-    const { project, access } = await this.accessible(principal, id);
+    join?: AccessJoin,
+  ): Promise<{ project: ProjectEntity; access: ProjectAccess; joined: unknown }> {
+    const { project, access, joined } = await this.accessible(principal, id, join);
     access.requireResource(resource, need);
-    return { project, access };
+    return { project, access, joined };
   }
 
   /** As requireResource, returning what a caller that checks nothing more needs: the project. */

@@ -11,6 +11,39 @@ import {
 } from './recording-access-rule.entity.js';
 import { EXAMPLE_VISIBILITY, type HidingRule, type RecordingVisibility } from './recording-visibility.js';
 
+/**
+ * SQL fragment, a JSON array of the rules of `project` (an alias of projects) that hide what they match from the
+ * user `userId` (an SQL expression, null for no user) whose membership of the project's organization is
+ * `membership` (an alias, its columns null when not a member): `[]` for the organization's admins and owners,
+ * else the rules naming none of the user's roles, oldest first. Served by the rules' (team_id, …) index and the
+ * rule roles' primary key with the role memberships' unique (role_id, user_id) key. Read by `hidingRulesOf`.
+ */
+export function hidingRulesJsonSql(project: string, membership: string, userId: string): string {
+  return `CASE WHEN ${membership}.level >= ${MembershipLevel.ADMIN} THEN '[]'::json
+     ELSE COALESCE((SELECT json_agg(json_build_array(ar.kind, ar.url_pattern, ar.property_key,
+                                                     ar.property_operator, ar.property_value)
+                                    ORDER BY ar.created_at, ar.id)
+                      FROM recording_access_rules ar
+                     WHERE ar.team_id = ${project}.id
+                       AND NOT EXISTS (SELECT 1 FROM recording_access_rule_roles rr
+                                         JOIN role_memberships rm ON rm.role_id = rr.role_id
+                                        WHERE rr.rule_id = ar.id AND rm.user_id = ${userId})), '[]'::json)
+   END`;
+}
+
+/** The rules of a `hidingRulesJsonSql` value. */
+export function hidingRulesOf(json: unknown): HidingRule[] {
+  return (
+    (json ?? []) as [RuleKind, string | null, string | null, RulePropertyOperator | null, string | null][]
+  ).map(([kind, urlPattern, propertyKey, propertyOperator, propertyValue]) => ({
+    kind,
+    urlPattern,
+    propertyKey,
+    propertyOperator,
+    propertyValue,
+  }));
+}
+
 /** The match of a rule: the columns of its kind set, the others null. */
 export interface RuleMatch {
   kind: RuleKind;
@@ -36,28 +69,22 @@ export class RecordingAccessRulesRepository extends RepositoryBase {
   /**
    * The rules of project `teamId` that hide what they match from user `userId`: none when the user is an admin
    * or owner of the project's organization, else the rules naming none of the user's roles (all of them for a
-   * null user). Served by the rules' (team_id, …) index, the memberships' unique (organization_id, user_id) key
-   * and the rule roles' primary key with the role memberships' unique (role_id, user_id) key.
+   * null user). The same SQL as the value the recordings' routes read in the statement of project access
+   * (`hidingRulesJsonSql`), for reads without a caller of their own (a shared link's issuer, an export's creator).
    */
   @GenerateSql(
     { params: (f) => [f.projectId, f.userId] },
     { name: 'no user', params: (f) => [f.projectId, null] },
   )
-  hidingRules(teamId: number, userId: number | null): Promise<HidingRule[]> {
-    return this.query<HidingRule>(
-      `SELECT ar.kind, ar.url_pattern AS "urlPattern", ar.property_key AS "propertyKey",
-              ar.property_operator AS "propertyOperator", ar.property_value AS "propertyValue"
-         FROM recording_access_rules ar
-        WHERE ar.team_id = $1
-          AND NOT EXISTS (SELECT 1 FROM projects t
-                            JOIN organization_memberships m ON m.organization_id = t.organization_id
-                           WHERE t.id = $1 AND m.user_id = $2::int AND m.level >= ${MembershipLevel.ADMIN})
-          AND NOT EXISTS (SELECT 1 FROM recording_access_rule_roles rr
-                            JOIN role_memberships rm ON rm.role_id = rr.role_id
-                           WHERE rr.rule_id = ar.id AND rm.user_id = $2::int)
-        ORDER BY ar.created_at, ar.id`,
+  async hidingRules(teamId: number, userId: number | null): Promise<HidingRule[]> {
+    const rows = await this.query<{ hiding: unknown }>(
+      `SELECT ${hidingRulesJsonSql('p', 'm', '$2::int')} AS hiding
+         FROM projects p
+         LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2::int
+        WHERE p.id = $1`,
       [teamId, userId],
     );
+    return hidingRulesOf(rows[0]?.hiding);
   }
 
   /** Whether the project's recording `sessionId` (deleted or not) exists and `visibility` hides it. */

@@ -7,9 +7,11 @@ import { Clock } from '../common/time/clock.js';
 import { TransactionHost } from '../database/transactions.js';
 import type { AccessControlObject } from '../access-controls/access-controls.service.js';
 import type { ProjectAccess } from '../memberships/memberships.service.js';
-import type { ProjectEntity } from '../projects/project.entity.js';
-import { ProjectsService } from '../projects/projects.service.js';
-import { RecordingVisibilityService } from '../recording-access-rules/recording-visibility.service.js';
+import {
+  type RecordingsEntry,
+  type RecordingVisibility,
+  RecordingVisibilityService,
+} from '../recording-access-rules/recording-visibility.service.js';
 import type { SessionRecordingDto } from '../session-recordings/reads/dto/session-recording.dto.js';
 import { SessionRecordingsService } from '../session-recordings/reads/session-recordings.service.js';
 import type { CreatePlaylistDto, PlaylistInputDto } from './dto/playlist-input.dto.js';
@@ -37,7 +39,6 @@ export class SessionRecordingPlaylistsService {
   constructor(
     private readonly transactions: TransactionHost,
     private readonly playlists: SessionRecordingPlaylistsRepository,
-    private readonly projects: ProjectsService,
     private readonly recordings: SessionRecordingsService,
     private readonly visibility: RecordingVisibilityService,
     private readonly clock: Clock,
@@ -49,7 +50,7 @@ export class SessionRecordingPlaylistsService {
     filters: PlaylistListFilters,
     page: PageParams,
   ): Promise<Page<PlaylistDto>> {
-    const { project, access } = await this.projects.requireResource(
+    const { project, access, visibility } = await this.visibility.enter(
       principal,
       projectId,
       'session_recording',
@@ -64,13 +65,13 @@ export class SessionRecordingPlaylistsService {
     const counts = await this.playlists.pinnedCounts(
       items.map((p) => p.id),
       principal.userId,
-      await this.visibility.visibilityFor(project.id, principal.userId),
+      visibility,
     );
     return { items: items.map((p) => toPlaylistDto(p, counts.get(p.id) ?? NO_PINS)), total };
   }
 
   async create(principal: Principal, projectId: number, body: CreatePlaylistDto): Promise<PlaylistDto> {
-    const project = await this.projects.requireResourceProject(
+    const { project, visibility } = await this.visibility.enter(
       principal,
       projectId,
       'session_recording',
@@ -103,18 +104,18 @@ export class SessionRecordingPlaylistsService {
         if (attempt < SHORT_ID_ATTEMPTS && isUniqueViolation(error, PLAYLIST_SHORT_ID_CONSTRAINT)) continue;
         throw error;
       }
-      return this.require(project.id, shortId, principal.userId, null);
+      return this.require(project.id, shortId, principal.userId, null, visibility);
     }
   }
 
   async retrieve(principal: Principal, projectId: number, shortId: string): Promise<PlaylistDto> {
-    const { project, access } = await this.projects.requireResource(
+    const { project, access, visibility } = await this.visibility.enter(
       principal,
       projectId,
       'session_recording',
       'viewer',
     );
-    return this.require(project.id, shortId, principal.userId, access);
+    return this.require(project.id, shortId, principal.userId, access, visibility);
   }
 
   /**
@@ -126,7 +127,7 @@ export class SessionRecordingPlaylistsService {
     projectId: number,
     shortId: string,
   ): Promise<AccessControlObject> {
-    const { project, access } = await this.projects.requireResource(
+    const { project, access } = await this.visibility.enter(
       principal,
       projectId,
       'session_recording',
@@ -146,7 +147,7 @@ export class SessionRecordingPlaylistsService {
     shortId: string,
     body: PlaylistInputDto,
   ): Promise<PlaylistDto> {
-    return this.writeLocked(principal, projectId, shortId, async (_project, playlist) => {
+    return this.writeLocked(principal, projectId, shortId, async ({ visibility }, playlist) => {
       await this.playlists.update(playlist.id, {
         ...fieldsOf(body),
         lastModifiedById: principal.userId,
@@ -154,12 +155,12 @@ export class SessionRecordingPlaylistsService {
       });
       const updated = await this.playlists.findById(playlist.id);
       if (!updated) throw ApiError.notFound();
-      return this.toDto(updated, principal.userId);
+      return this.toDto(updated, principal.userId, visibility);
     });
   }
 
   async delete(principal: Principal, projectId: number, shortId: string): Promise<void> {
-    await this.writeLocked(principal, projectId, shortId, async (_project, playlist) => {
+    await this.writeLocked(principal, projectId, shortId, async (_entry, playlist) => {
       await this.playlists.update(playlist.id, {
         deleted: true,
         lastModifiedById: principal.userId,
@@ -175,7 +176,7 @@ export class SessionRecordingPlaylistsService {
     shortId: string,
     page: PageParams,
   ): Promise<Page<SessionRecordingDto>> {
-    const { project, access } = await this.projects.requireResource(
+    const { project, access, visibility } = await this.visibility.enter(
       principal,
       projectId,
       'session_recording',
@@ -185,7 +186,7 @@ export class SessionRecordingPlaylistsService {
     if (!playlist) throw ApiError.notFound();
     access.requireObject(PLAYLIST, String(playlist.id), playlist.createdById, 'viewer');
     const sessionIds = await this.playlists.pinnedSessionIds(playlist.id, PLAYLIST_MAX_PINS);
-    return this.recordings.listAmong(project, principal.userId, sessionIds, page);
+    return this.recordings.listAmong(project, principal.userId, { access, visibility }, sessionIds, page);
   }
 
   /**
@@ -193,14 +194,14 @@ export class SessionRecordingPlaylistsService {
    * already pinned changes nothing. At most PLAYLIST_MAX_PINS per playlist.
    */
   async pin(principal: Principal, projectId: number, shortId: string, sessionId: string): Promise<void> {
-    const { project, access } = await this.projects.requireResource(
+    const { project, access, visibility } = await this.visibility.enter(
       principal,
       projectId,
       'session_recording',
       'viewer',
     );
     if (!isShortId(shortId)) throw ApiError.notFound();
-    await this.recordings.withLiveRecording(project, principal.userId, sessionId, async () => {
+    await this.recordings.withLiveRecording(project, visibility, sessionId, async () => {
       const playlist = await this.playlists.lockByShortId(project.id, shortId);
       if (!playlist) throw ApiError.notFound();
       access.requireObject(PLAYLIST, String(playlist.id), playlist.createdById, 'editor');
@@ -223,9 +224,8 @@ export class SessionRecordingPlaylistsService {
    * it from the caller (to whom it does not exist).
    */
   async unpin(principal: Principal, projectId: number, shortId: string, sessionId: string): Promise<void> {
-    await this.writeLocked(principal, projectId, shortId, async (project, playlist) => {
-      if (await this.visibility.hidesSession(project.id, principal.userId, sessionId))
-        throw ApiError.notFound();
+    await this.writeLocked(principal, projectId, shortId, async ({ project, visibility }, playlist) => {
+      if (await this.visibility.hidesSession(project.id, visibility, sessionId)) throw ApiError.notFound();
       if (!(await this.playlists.unpin(playlist.id, sessionId))) throw ApiError.notFound();
     });
   }
@@ -235,9 +235,9 @@ export class SessionRecordingPlaylistsService {
     principal: Principal,
     projectId: number,
     shortId: string,
-    work: (project: ProjectEntity, playlist: PlaylistRow) => Promise<T>,
+    work: (entry: RecordingsEntry, playlist: PlaylistRow) => Promise<T>,
   ): Promise<T> {
-    const { project, access } = await this.projects.requireResource(
+    const { project, access, visibility } = await this.visibility.enter(
       principal,
       projectId,
       'session_recording',
@@ -249,7 +249,7 @@ export class SessionRecordingPlaylistsService {
       if (!playlist) throw ApiError.notFound();
       // A playlist the caller may not see is not found; one they may only view is not theirs to change.
       access.requireObject(PLAYLIST, String(playlist.id), playlist.createdById, 'editor');
-      return work(project, playlist);
+      return work({ project, access, visibility }, playlist);
     });
   }
 
@@ -259,19 +259,23 @@ export class SessionRecordingPlaylistsService {
     shortId: string,
     userId: number,
     access: ProjectAccess | null,
+    visibility: RecordingVisibility,
   ): Promise<PlaylistDto> {
     const playlist = isShortId(shortId) ? await this.playlists.findByShortId(teamId, shortId) : null;
     if (!playlist) throw ApiError.notFound();
     access?.requireObject(PLAYLIST, String(playlist.id), playlist.createdById, 'viewer');
-    return this.toDto(playlist, userId);
+    return this.toDto(playlist, userId, visibility);
   }
 
   /**
    * The playlist as answered to the user (its pinned recordings counted, but for those the access rules hide
    * from the user, and those the user viewed).
    */
-  private async toDto(playlist: SessionRecordingPlaylistEntity, userId: number): Promise<PlaylistDto> {
-    const visibility = await this.visibility.visibilityFor(playlist.teamId, userId);
+  private async toDto(
+    playlist: SessionRecordingPlaylistEntity,
+    userId: number,
+    visibility: RecordingVisibility,
+  ): Promise<PlaylistDto> {
     const counts = await this.playlists.pinnedCounts([playlist.id], userId, visibility);
     return toPlaylistDto(playlist, counts.get(playlist.id) ?? NO_PINS);
   }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
+import { ORGANIZATION_PROJECTS_ACCESS_MAX } from '../../src/memberships/memberships.repository.js';
 import { createTenant, type Tenant } from '../support/api-fixtures.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
@@ -289,6 +290,31 @@ describe('access controls', () => {
       });
     });
 
+    it("answers PostHog's deprecated global_access_controls as resource_access_controls (GET and PUT)", async () => {
+      const set = await put(`${p}/global_access_controls`, {
+        resource: 'plugin',
+        organization_member: memberId,
+        access_level: 'viewer',
+      }).expect(200);
+      expect(set.body).toMatchObject({ resource: 'plugin', resource_id: null, access_level: 'viewer' });
+      const resource = await t.http.get(`${p}/resource_access_controls`).set(member.auth).expect(200);
+      const global = await t.http.get(`${p}/global_access_controls`).set(member.auth).expect(200);
+      expect(global.body).toEqual(resource.body);
+      expect(global.body.access_controls).toEqual([set.body]);
+      // The same checks: a member who is no project admin is refused.
+      await put(`${p}/global_access_controls`, { resource: 'plugin', access_level: 'none' }, member).expect(
+        403,
+      );
+      await put(`${p}/global_access_controls`, {
+        resource: 'plugin',
+        organization_member: memberId,
+        access_level: null,
+      }).expect(204);
+      expect(
+        (await t.http.get(`${p}/global_access_controls`).set(owner.auth).expect(200)).body.access_controls,
+      ).toEqual([]);
+    });
+
     it('viewer reads recordings and playlists, and every write of them is 403', async () => {
       await resourceRule({ resource: 'session_recording', access_level: 'viewer' }).expect(200);
       const recording = tenant.ids.session_recordings;
@@ -332,6 +358,49 @@ describe('access controls', () => {
       await t.http.get(`${p}/plugin_configs`).set(member.auth).expect(200);
     });
 
+    it("query at none hides a recording's person (null) and refuses filters and writes that read persons or events", async () => {
+      const recording = tenant.ids.session_recordings;
+      const one = async (who: TestUser) =>
+        (await t.http.get(`${p}/session_recordings/${recording}`).set(who.auth).expect(200)).body;
+      const seen = await one(member);
+      expect(seen.person).toEqual(expect.objectContaining({ uuid: expect.any(String) }));
+      await resourceRule({ resource: 'query', organization_member: memberId, access_level: 'none' }).expect(
+        200,
+      );
+      // Retrieve, list and update answer the recording without its person; the recording's own fields stay.
+      const hidden = await one(member);
+      expect(hidden).toEqual({ ...seen, person: null, viewed: hidden.viewed, viewers: hidden.viewers });
+      const listed = (await t.http.get(`${p}/session_recordings`).set(member.auth).expect(200)).body.results;
+      expect(listed.find((r: { id: string }) => r.id === recording)).toMatchObject({
+        distinct_id: seen.distinct_id,
+        person: null,
+      });
+      const patched = await t.http
+        .patch(`${p}/session_recordings/${recording}`)
+        .set(member.auth)
+        .send({ viewed: true })
+        .expect(200);
+      expect(patched.body.person).toBeNull();
+      // Writing the person's properties is refused as if there were no person to write (404), and writes nothing.
+      await t.http
+        .patch(`${p}/session_recordings/${recording}`)
+        .set(member.auth)
+        .send({ person: { properties: { plan: 'leaked' } } })
+        .expect(404);
+      expect((await one(owner)).person.properties.plan).toBeUndefined();
+      for (const query of [
+        `person_uuid=${seen.person.uuid}`,
+        `properties=${encodeURIComponent('[{"key":"email","operator":"is_set","type":"person"}]')}`,
+        `events=${encodeURIComponent('[{"id":"$pageview","type":"events"}]')}`,
+      ]) {
+        const res = await t.http.get(`${p}/session_recordings?${query}`).set(member.auth).expect(403);
+        expect([query, res.body.code]).toEqual([query, 'permission_denied']);
+      }
+      // The owner and an admin still see the person.
+      expect((await one(owner)).person).toEqual(seen.person);
+      expect((await one(admin)).person).toEqual(seen.person);
+    });
+
     it('batch exports: none hides them from the organization list, viewer reads, editor writes', async () => {
       const base = `/api/organizations/${tenant.organizationId}/batch_exports`;
       const id = tenant.ids.batch_exports;
@@ -350,6 +419,124 @@ describe('access controls', () => {
       await t.http.patch(`${base}/${id}`).set(member.auth).send({ name: 'x' }).expect(403);
       await resourceRule({ resource: 'batch_export', access_level: 'editor' }).expect(200);
       await t.http.patch(`${base}/${id}`).set(member.auth).send({ name: 'Renamed' }).expect(200);
+    });
+  });
+
+  describe('organizations of many projects', () => {
+    it(`resolve a member's access in the first ${ORGANIZATION_PROJECTS_ACCESS_MAX} projects: objects beyond are hidden from members, not from admins`, async () => {
+      const org = await t.factories.organization(owner, 'Many projects');
+      await t.factories.member(org.id, member, MembershipLevel.MEMBER);
+      await t.factories.member(org.id, admin, MembershipLevel.ADMIN);
+      const base = `/api/organizations/${org.id}/batch_exports`;
+      const exportIn = async (name: string) =>
+        (
+          await t.http
+            .post(base)
+            .set(owner.auth)
+            .send({ name, interval: 'hour', destination: { type: 'NoOp', config: {} } })
+            .expect(201)
+        ).body.id as string;
+      const first = await exportIn('In the first project');
+      const last = await exportIn('In the last project');
+      // The organization gets ORGANIZATION_PROJECTS_ACCESS_MAX more projects; the second export moves to the last.
+      const [{ id: lastProject }] = await t.dataSource.query(
+        `WITH made AS (
+           INSERT INTO projects (organization_id, name, api_token, secret_api_token)
+           SELECT $1, 'Project ' || n, 'phc_many_' || n || '_' || $2, 'phs_many_' || n || '_' || $2
+             FROM generate_series(1, $3::int) n
+           RETURNING id)
+         SELECT max(id) AS id FROM made`,
+        [org.id, process.pid, ORGANIZATION_PROJECTS_ACCESS_MAX],
+      );
+      await t.dataSource.query('UPDATE batch_exports SET team_id = $2 WHERE id = $1', [last, lastProject]);
+      const listed = async (who: TestUser) =>
+        (await t.http.get(base).set(who.auth).expect(200)).body.results
+          .map((e: { id: string }) => e.id)
+          .sort();
+      expect(await listed(owner)).toEqual([first, last].sort());
+      expect(await listed(admin)).toEqual([first, last].sort());
+      await t.http.get(`${base}/${last}`).set(admin.auth).expect(200);
+      // A member: the export of the project beyond the bound is absent, and 404 (fail closed).
+      expect(await listed(member)).toEqual([first]);
+      await t.http.get(`${base}/${first}`).set(member.auth).expect(200);
+      expect((await t.http.get(`${base}/${last}`).set(member.auth).expect(404)).body).toEqual(NOT_FOUND);
+      // The plugin routes over projects answer within the same bound.
+      await t.http
+        .get(`/api/organizations/${org.id}/pipeline_destinations/unused`)
+        .set(member.auth)
+        .expect(200);
+    }, 60000);
+  });
+
+  describe("the organization's plugin routes", () => {
+    it("show a member only the plugin configs of projects they may see (unused, exports_unsubscribe_configs); activity stays the organization's", async () => {
+      const org = await t.factories.organization(owner, 'Plugins by project');
+      await t.factories.member(org.id, member, MembershipLevel.MEMBER);
+      const mine = org.teams[0].id;
+      const hidden = (
+        await t.http
+          .post(`/api/organizations/${org.id}/projects`)
+          .set(owner.auth)
+          .send({ name: 'Hidden' })
+          .expect(201)
+      ).body.id as number;
+      const base = `/api/organizations/${org.id}/pipeline_destinations`;
+      const destination = async (name: string) =>
+        (
+          await t.http
+            .post(base)
+            .set(owner.auth)
+            .send({ plugin_type: 'custom', name, url: `https://github.com/acme-${process.pid}/${name}` })
+            .expect(201)
+        ).body.id as number;
+      const shown = await destination('shown-destination');
+      const secret = await destination('secret-destination');
+      const config = async (project: number, plugin: number) =>
+        (
+          await t.http
+            .post(`/api/projects/${project}/plugin_configs`)
+            .set(owner.auth)
+            .send({ plugin, enabled: true, config: {} })
+            .expect(201)
+        ).body.id as number;
+      const shownConfig = await config(mine, shown);
+      const secretConfig = await config(hidden, secret);
+      const memberInOrg = await membershipOf(member, org.id);
+      await t.http
+        .put(`/api/projects/${hidden}/access_controls`)
+        .set(owner.auth)
+        .send({ organization_member: memberInOrg, access_level: 'none' })
+        .expect(200);
+      const read = async (who: TestUser) => ({
+        configs: (await t.http.get(`${base}/exports_unsubscribe_configs`).set(who.auth).expect(200)).body.map(
+          (c: { id: number; team_id: number }) => [c.id, c.team_id],
+        ),
+        unused: ((await t.http.get(`${base}/unused`).set(who.auth).expect(200)).body as number[]).filter(
+          (id) => id === shown || id === secret,
+        ),
+      });
+      // The owner and an admin see both projects' configs; nothing is unused.
+      expect(await read(owner)).toEqual({
+        configs: [
+          [shownConfig, mine],
+          [secretConfig, hidden],
+        ],
+        unused: [],
+      });
+      // The member sees neither the hidden project's config nor, through `unused`, that its plugin is used.
+      expect(await read(member)).toEqual({ configs: [[shownConfig, mine]], unused: [secret] });
+      // `plugin: none` on the project they see hides its configs too.
+      await t.http
+        .put(`/api/projects/${mine}/resource_access_controls`)
+        .set(owner.auth)
+        .send({ resource: 'plugin', organization_member: memberInOrg, access_level: 'none' })
+        .expect(200);
+      expect(await read(member)).toEqual({ configs: [], unused: [shown, secret] });
+      // The activity is of the organization's plugin records, which belong to no project: unchanged.
+      const activity = await t.http.get(`${base}/activity`).set(member.auth).expect(200);
+      expect(activity.body.results.map((a: { item_id: string }) => a.item_id).sort()).toEqual(
+        [String(shown), String(secret)].sort(),
+      );
     });
   });
 

@@ -6,7 +6,7 @@
  * the role `Support`: its member watches them, a member outside it gets absence or 404 everywhere, admins and
  * owners see everything, and leaving the role takes effect on the next request. A hostile pattern does not stall.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
@@ -290,6 +290,51 @@ describe('recording access rules hide what a user may not watch, on every path',
         .get(recordings(`/${plain}/snapshots`))
         .set(member.auth)
         .expect(200);
+    });
+  });
+
+  describe('one access statement per request', () => {
+    /** The statements `send` runs that read the access tables (memberships' access controls, the rules). */
+    const accessStatements = async (send: () => Promise<unknown>) => {
+      const spy = jest.spyOn(pg.Client.prototype, 'query');
+      try {
+        await send();
+        return spy.mock.calls
+          .map(([query]) => (typeof query === 'string' ? query : ((query as { text?: string }).text ?? '')))
+          .filter((sql) => /\b(access_controls|recording_access_rules)\b/.test(sql));
+      } finally {
+        spy.mockRestore();
+      }
+    };
+
+    it('reads the project, the access controls and the rules that apply to the caller in one statement', async () => {
+      const routes: [string, TestUser, number][] = [
+        [recordings(`/${billing}`), member, 404],
+        [recordings(`/${billing}`), support, 200],
+        [recordings(`/${plain}`), member, 200],
+        [recordings(`/${vip}/snapshots`), member, 404],
+        [recordings(`/${plain}/snapshots`), member, 200],
+        [recordings(`/${plain}/sharing`), member, 200],
+        [recordings(''), member, 200],
+        [project(`/events?session_id=${billing}`), member, 200],
+        [project(`/events/${eventIds.plain}`), member, 200],
+        [project('/session_recording_playlists'), member, 200],
+      ];
+      // Warm the keys (a first use writes last_used_at).
+      for (const who of [member, support]) await t.http.get(recordings('')).set(who.auth).expect(200);
+      for (const [path, who, status] of routes) {
+        let body: unknown;
+        const statements = await accessStatements(async () => {
+          body = (await t.http.get(path).set(who.auth).expect(status)).body;
+        });
+        expect([path, statements.length]).toEqual([path, 1]);
+        // That one statement reads the project, the access controls and the recording rules together.
+        expect(statements[0]).toMatch(/FROM projects p/);
+        expect(statements[0]).toMatch(/\baccess_controls\b/);
+        expect(statements[0]).toMatch(/\brecording_access_rules\b/);
+        if (path === recordings(''))
+          expect((body as Page<{ id: string }>).results.map((r) => r.id)).toEqual([plain]);
+      }
     });
   });
 

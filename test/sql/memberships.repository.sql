@@ -62,7 +62,8 @@ SELECT m.id, m.level,
     SELECT a.resource, a.resource_id, a.access_level, 'default' FROM access_controls a
      WHERE a.team_id = p.id AND a.organization_member_id IS NULL AND a.role_id IS NULL) r), '[]'::json)
 END) ORDER BY p.id), '[]')
-              FROM projects p WHERE p.organization_id = m.organization_id AND p.deleted_at IS NULL) AS projects
+              FROM (SELECT id FROM projects WHERE organization_id = m.organization_id AND deleted_at IS NULL
+                     ORDER BY id LIMIT 1001) p) AS projects
       FROM organization_memberships m
      WHERE m.user_id = $1 AND m.organization_id = $2;
 

@@ -22,6 +22,21 @@ WHERE p.category = $2
           FROM plugin_configs c
           JOIN projects t ON t.id = c.team_id
          WHERE c.plugin_id = p.id AND c.enabled AND t.organization_id = $1
+           AND ($3::int[] IS NULL OR c.team_id = ANY($3::int[]))
+      )
+ORDER BY p.id;
+
+-- PluginsRepository.unusedIds (among some projects)
+SELECT p.id
+ FROM plugins p
+WHERE p.category = $2
+  AND (p.organization_id = $1 OR p.is_global)
+  AND NOT EXISTS (
+        SELECT 1
+          FROM plugin_configs c
+          JOIN projects t ON t.id = c.team_id
+         WHERE c.plugin_id = p.id AND c.enabled AND t.organization_id = $1
+           AND ($3::int[] IS NULL OR c.team_id = ANY($3::int[]))
       )
 ORDER BY p.id;
 

@@ -21,6 +21,24 @@ END AS access_rules
       LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
      WHERE p.id = $1 AND p.deleted_at IS NULL;
 
+-- ProjectsRepository.findWithAccess (with a joined value)
+SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at, p.deleted_at, m.id AS access_membership_id, m.level AS access_membership_level,
+           CASE WHEN m.id IS NULL OR m.level >= 8 THEN '[]'::json
+  ELSE COALESCE((SELECT json_agg(json_build_array(r.resource, r.resource_id, r.access_level, r.subject)) FROM (
+    SELECT a.resource, a.resource_id, a.access_level, 'member' AS subject FROM access_controls a
+     WHERE a.organization_member_id = m.id AND a.team_id = p.id
+    UNION ALL
+    SELECT a.resource, a.resource_id, a.access_level, 'role' FROM access_controls a
+     WHERE a.role_id IN (SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id) AND a.team_id = p.id
+    UNION ALL
+    SELECT a.resource, a.resource_id, a.access_level, 'default' FROM access_controls a
+     WHERE a.team_id = p.id AND a.organization_member_id IS NULL AND a.role_id IS NULL) r), '[]'::json)
+END AS access_rules,
+           (SELECT count(*) FROM organization_memberships x WHERE x.organization_id = p.organization_id) AS access_joined
+      FROM projects p
+      LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
+     WHERE p.id = $1 AND p.deleted_at IS NULL;
+
 -- ProjectsRepository.findByApiToken
 SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at, projects.deleted_at FROM projects WHERE api_token = $1 AND deleted_at IS NULL;
 

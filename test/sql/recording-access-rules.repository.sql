@@ -2,30 +2,34 @@
 -- After a deliberate query change, rerun that test with UPDATE_SQL=1 and review the diff.
 
 -- RecordingAccessRulesRepository.hidingRules
-SELECT ar.kind, ar.url_pattern AS "urlPattern", ar.property_key AS "propertyKey",
-      ar.property_operator AS "propertyOperator", ar.property_value AS "propertyValue"
- FROM recording_access_rules ar
-WHERE ar.team_id = $1
-  AND NOT EXISTS (SELECT 1 FROM projects t
-                    JOIN organization_memberships m ON m.organization_id = t.organization_id
-                   WHERE t.id = $1 AND m.user_id = $2::int AND m.level >= 8)
-  AND NOT EXISTS (SELECT 1 FROM recording_access_rule_roles rr
-                    JOIN role_memberships rm ON rm.role_id = rr.role_id
-                   WHERE rr.rule_id = ar.id AND rm.user_id = $2::int)
-ORDER BY ar.created_at, ar.id;
+SELECT CASE WHEN m.level >= 8 THEN '[]'::json
+  ELSE COALESCE((SELECT json_agg(json_build_array(ar.kind, ar.url_pattern, ar.property_key,
+                                                  ar.property_operator, ar.property_value)
+                                 ORDER BY ar.created_at, ar.id)
+                   FROM recording_access_rules ar
+                  WHERE ar.team_id = p.id
+                    AND NOT EXISTS (SELECT 1 FROM recording_access_rule_roles rr
+                                      JOIN role_memberships rm ON rm.role_id = rr.role_id
+                                     WHERE rr.rule_id = ar.id AND rm.user_id = $2::int)), '[]'::json)
+END AS hiding
+      FROM projects p
+      LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2::int
+     WHERE p.id = $1;
 
 -- RecordingAccessRulesRepository.hidingRules (no user)
-SELECT ar.kind, ar.url_pattern AS "urlPattern", ar.property_key AS "propertyKey",
-      ar.property_operator AS "propertyOperator", ar.property_value AS "propertyValue"
- FROM recording_access_rules ar
-WHERE ar.team_id = $1
-  AND NOT EXISTS (SELECT 1 FROM projects t
-                    JOIN organization_memberships m ON m.organization_id = t.organization_id
-                   WHERE t.id = $1 AND m.user_id = $2::int AND m.level >= 8)
-  AND NOT EXISTS (SELECT 1 FROM recording_access_rule_roles rr
-                    JOIN role_memberships rm ON rm.role_id = rr.role_id
-                   WHERE rr.rule_id = ar.id AND rm.user_id = $2::int)
-ORDER BY ar.created_at, ar.id;
+SELECT CASE WHEN m.level >= 8 THEN '[]'::json
+  ELSE COALESCE((SELECT json_agg(json_build_array(ar.kind, ar.url_pattern, ar.property_key,
+                                                  ar.property_operator, ar.property_value)
+                                 ORDER BY ar.created_at, ar.id)
+                   FROM recording_access_rules ar
+                  WHERE ar.team_id = p.id
+                    AND NOT EXISTS (SELECT 1 FROM recording_access_rule_roles rr
+                                      JOIN role_memberships rm ON rm.role_id = rr.role_id
+                                     WHERE rr.rule_id = ar.id AND rm.user_id = $2::int)), '[]'::json)
+END AS hiding
+      FROM projects p
+      LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2::int
+     WHERE p.id = $1;
 
 -- RecordingAccessRulesRepository.hidesSession
 SELECT EXISTS (SELECT 1 FROM session_recordings rv WHERE rv.team_id = $1::int AND rv.session_id = $2::text AND (coalesce(left(rv.start_url, 8192) ILIKE ANY($3::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.id = rv.person_id AND (strpos(lower((rvp.properties ->> $4::text)), lower($5::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.id = rv.person_id AND (rvp.properties ->> $6::text) = $7::text))) AS hidden;

@@ -2,6 +2,7 @@ import { type INestApplication, RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { ModulesContainer } from '@nestjs/core';
 import { PUBLIC_KEY, REQUIRED_SCOPES_KEY } from '../../src/common/auth/auth.decorators.js';
+import { methodNamesOf } from '../../src/common/http/controller-routes.js';
 
 export interface RouteDeclaration {
   route: string;
@@ -26,9 +27,10 @@ export function inventory(app: INestApplication): RouteDeclaration[] {
       const controller = wrapper.metatype as new (...args: unknown[]) => unknown;
       const bases = ([] as string[]).concat(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
       const proto = controller.prototype as Record<string, unknown>;
-      for (const name of Object.getOwnPropertyNames(proto)) {
+      // Inherited handlers too (a route factory's base class, as the object access controls').
+      for (const name of methodNamesOf(controller)) {
         const handler = proto[name];
-        if (name === 'constructor' || typeof handler !== 'function') continue;
+        if (typeof handler !== 'function') continue;
         const path = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
         if (path === undefined) continue;
         const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number];

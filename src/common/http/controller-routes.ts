@@ -23,6 +23,22 @@ export function joinPath(...parts: string[]): string {
   return `/${joined}`;
 }
 
+/**
+ * The method names of a controller class, its own and those it inherits (a route factory's base class), each
+ * once, the most derived first; `constructor` left out.
+ */
+export function methodNamesOf(controller: abstract new (...args: never[]) => unknown): string[] {
+  const names = new Set<string>();
+  for (
+    let prototype = controller.prototype as object | null;
+    prototype && prototype !== Object.prototype;
+    prototype = Object.getPrototypeOf(prototype) as object | null
+  ) {
+    for (const name of Object.getOwnPropertyNames(prototype)) if (name !== 'constructor') names.add(name);
+  }
+  return [...names];
+}
+
 /** Every handler of the application's controllers that carries the metadata `key`. */
 export function routesWith(modules: ModulesContainer, key: string): ControllerRoute[] {
   const routes: ControllerRoute[] = [];
@@ -31,8 +47,8 @@ export function routesWith(modules: ModulesContainer, key: string): ControllerRo
       const controller = wrapper.metatype as (new (...args: never[]) => unknown) | null;
       if (!controller) continue;
       const prototype = controller.prototype as Record<string, unknown>;
-      for (const name of Object.getOwnPropertyNames(prototype)) {
-        const handler = name === 'constructor' ? undefined : prototype[name];
+      for (const name of methodNamesOf(controller)) {
+        const handler = prototype[name];
         if (typeof handler !== 'function' || Reflect.getMetadata(key, handler) === undefined) continue;
         const paths: string[] = [];
         for (const base of asList(Reflect.getMetadata(PATH_METADATA, controller))) {

@@ -1,6 +1,6 @@
 import type { DynamicModule, ForwardReference, Type } from '@nestjs/common';
 import { MODULE_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
-import { joinPath } from './controller-routes.js';
+import { joinPath, methodNamesOf } from './controller-routes.js';
 
 /**
  * A second path prefix for every route under another: a route at `${under}/…` also answers at `${alias}/…`,
@@ -63,8 +63,8 @@ export function applyRouteAliases(controllers: Iterable<object>, aliases: readon
       if (withBaseTwins.length > bases.length)
         Reflect.defineMetadata(PATH_METADATA, withBaseTwins, controller);
       const prototype = (controller as { prototype: Record<string, unknown> }).prototype;
-      for (const name of Object.getOwnPropertyNames(prototype)) {
-        const handler = name === 'constructor' ? undefined : prototype[name];
+      for (const name of methodNamesOf(controller as abstract new () => unknown)) {
+        const handler = prototype[name];
         if (typeof handler !== 'function') continue;
         const declared = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
         if (declared === undefined) continue;

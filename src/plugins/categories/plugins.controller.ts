@@ -189,7 +189,8 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
       summary: "List the enabled configs of destinations in the organization's projects",
       description:
         `${ACCESS} 3. The same list on every category path: enabled plugin configs whose plugin is a ` +
-        'destination, by project, `order`, id (only the key’s projects for a project-restricted key).',
+        'destination, by project, `order`, id, of the projects whose plugin configs the caller may see (their ' +
+        'project and `plugin` access levels above `none`; only the key’s projects for a project-restricted key).',
     })
     @ApiOkResponse({ type: [PluginConfigDto] })
     exportsUnsubscribeConfigs(
@@ -222,7 +223,8 @@ export function pluginsControllerFor(category: PluginCategory): Type<unknown> {
       summary: `List the ids of ${many} no project uses`,
       description:
         `${ACCESS} 3. Ids (ascending) of the ${many} visible to the organization that no project of the ` +
-        'organization has an enabled plugin config for.',
+        'organization has an enabled plugin config for, among the projects whose plugin configs the caller may ' +
+        'see (their project and `plugin` access levels above `none`; the key’s projects for a restricted key).',
     })
     @ApiOkResponse({ schema: { type: 'array', items: { type: 'integer' }, example: [3, 7] } })
     unused(

@@ -482,14 +482,35 @@ export class PluginsService {
     return this.catalog.entries();
   }
 
+  /** The category's records none of the projects whose plugin configs the caller may see enables (§17). */
   async unused(principal: Principal, organizationId: string, category: PluginCategory): Promise<number[]> {
-    const access = await this.access(principal, organizationId, PluginsAccessLevel.CONFIG);
-    return this.plugins.unusedIds(access.organizationId, category);
+    const { organizationId: id, projects } = await this.withPluginProjects(principal, organizationId);
+    return this.plugins.unusedIds(id, category, projects);
   }
 
+  /** The enabled destination configs of the projects whose plugin configs the caller may see. */
   async exportsUnsubscribeConfigs(principal: Principal, organizationId: string): Promise<PluginConfigDto[]> {
-    const access = await this.access(principal, organizationId, PluginsAccessLevel.CONFIG);
-    const rows = await this.plugins.enabledDestinationConfigs(access.organizationId, principal.onlyProjects);
-    return rows.map((row) => toPluginConfigDto(row));
+    const { organizationId: id, projects } = await this.withPluginProjects(principal, organizationId);
+    if (projects?.length === 0) return [];
+    return (await this.plugins.enabledDestinationConfigs(id, projects)).map((row) => toPluginConfigDto(row));
+  }
+
+  /**
+   * As `access` at CONFIG, with the projects whose plugin configs the caller may see (docs/decisions.md §17,
+   * "Organization routes over projects"; null for all), in the membership's one statement.
+   */
+  private async withPluginProjects(principal: Principal, organizationId: string) {
+    const membership = await this.memberships.requireAccessWithProjects(principal, organizationId);
+    const level = await this.organizations.pluginsAccessLevel(membership.organizationId);
+    if (level === null) throw ApiError.notFound();
+    if (level < PluginsAccessLevel.CONFIG) throw insufficientPluginAccess();
+    if (membership.level >= MembershipLevel.ADMIN) {
+      return { organizationId: membership.organizationId, projects: principal.onlyProjects ?? null };
+    }
+    const seen = [...membership.projects].filter(
+      ([id, project]) =>
+        principal.allowsProject(id, membership.organizationId) && project.resource('plugin').level !== 'none',
+    );
+    return { organizationId: membership.organizationId, projects: seen.map(([id]) => id) };
   }
 }

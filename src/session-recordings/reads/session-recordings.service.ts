@@ -11,8 +11,8 @@ import { TransactionHost } from '../../database/transactions.js';
 import { ExpensiveReads } from '../../common/expensive-reads/expensive-reads.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
 import { PersonsService } from '../../persons/persons.service.js';
-import { ProjectsService } from '../../projects/projects.service.js';
 import type { ProjectEntity } from '../../projects/project.entity.js';
+import type { ProjectAccess } from '../../memberships/memberships.service.js';
 import {
   RecordingVisibility,
   RecordingVisibilityService,
@@ -39,7 +39,7 @@ import {
 } from '../sharing/dto/sharing.dto.js';
 import { retentionCutoff } from './recording-figures.js';
 import { parseRecordingFilters } from './recording-filters.js';
-import { SessionRecordingsRepository } from '../session-recordings.repository.js';
+import { type RecordingFilters, SessionRecordingsRepository } from '../session-recordings.repository.js';
 import { RecordingSharingRepository } from '../sharing/recording-sharing.repository.js';
 import { SnapshotReader, type StreamedBody } from './snapshot-reader.js';
 
@@ -50,9 +50,10 @@ export const ACCESS_TOKEN_LENGTH = 43;
 
 /**
  * The recordings API of a project (docs/decisions.md §10): list, retrieve, update (person properties, viewed), soft
- * delete, snapshots, and sharing. Every operation starts with `ProjectsService.requireResourceProject` on
- * `session_recording` (404 for a project of another organization, or one whose recordings the caller's access
- * controls hide; 403 for keys restricted to other projects, and for a write below `editor`).
+ * delete, snapshots, and sharing. Every operation starts with `enter`: `ProjectsService.requireResource` on
+ * `session_recording` and what the caller may watch, read in one statement (404 for a project of another
+ * organization, or one whose recordings the caller's access controls hide; 403 for keys restricted to other
+ * projects, and for a write below `editor`).
  */
 /**
  * Publishing a recording (enabling its sharing) or issuing a new link to it shows it to anyone with the link: the
@@ -67,6 +68,38 @@ function requireRecordingRead(principal: Principal, action: string): void {
   }
 }
 
+/**
+ * Whether the caller may read the project's persons, which a recording embeds (`person`): their level on the
+ * events and persons (`query`) is above `none` (docs/decisions.md §17, "A recording's person").
+ */
+function seesPersons(access: ProjectAccess): boolean {
+  return access.resource('query').level !== 'none';
+}
+
+/** The recording as a caller sees it: without its person when they may not read persons. */
+function asSeen(recording: SessionRecordingDto, persons: boolean): SessionRecordingDto {
+  return persons ? recording : { ...recording, person: null };
+}
+
+/**
+ * A caller who may not read the project's events and persons (`query` at `none`) may not filter recordings by
+ * them either (the list would tell what they hold): 403 naming the parameter.
+ */
+function refusePersonFilters(filters: RecordingFilters): void {
+  const { events, excludeEvents, personProperties } = filters.eventFilters ?? {};
+  const used = [
+    filters.personUuid !== undefined && 'person_uuid',
+    !!personProperties?.length && 'properties',
+    !!events?.length && 'events',
+    !!excludeEvents?.length && 'exclude_events',
+  ].filter((name): name is string => typeof name === 'string');
+  if (used.length) {
+    throw ApiError.permissionDenied(
+      `'${used[0]}' filters by the project's events and persons, which you may not read (query: none).`,
+    );
+  }
+}
+
 @Injectable()
 export class SessionRecordingsService {
   private readonly retentionDays: number;
@@ -76,7 +109,6 @@ export class SessionRecordingsService {
     private readonly transactions: TransactionHost,
     private readonly recordings: SessionRecordingsRepository,
     private readonly sharings: RecordingSharingRepository,
-    private readonly projects: ProjectsService,
     private readonly persons: PersonsService,
     private readonly organizations: OrganizationsService,
     private readonly clock: Clock,
@@ -95,15 +127,11 @@ export class SessionRecordingsService {
     query: RecordingListQueryDto,
     page: PageParams,
   ): Promise<Page<SessionRecordingDto>> {
-    const project = await this.projects.requireResourceProject(
-      principal,
-      projectId,
-      'session_recording',
-      'viewer',
-    );
+    const { project, access, visibility } = await this.enter(principal, projectId, 'viewer');
     const now = this.clock.now();
     const filters = parseRecordingFilters(query, now);
-    filters.visibility = await this.visibility.visibilityFor(project.id, principal.userId);
+    if (!seesPersons(access)) refusePersonFilters(filters);
+    filters.visibility = visibility;
     const nowMs = now.getTime();
     const days = this.retentionOf(project);
     const read = () =>
@@ -119,25 +147,29 @@ export class SessionRecordingsService {
           )
         : await read();
     const items = new Array<SessionRecordingDto>(rows.length);
-    for (let i = 0; i < rows.length; i++) items[i] = toRecordingDto(rows[i], nowMs, days, this.storage);
+    const persons = seesPersons(access);
+    for (let i = 0; i < rows.length; i++) {
+      items[i] = asSeen(toRecordingDto(rows[i], nowMs, days, this.storage), persons);
+    }
     return { items, total };
   }
 
   /**
    * A page of the project's recordings among `sessionIds` (neither deleted nor expired, nor hidden from the user
-   * by the access rules), in the list's order, as the user sees them (the recordings pinned to a playlist). The
-   * project's access is the caller's check.
+   * by the access rules: `visibility`, what the user may watch), in the list's order, as the user sees them (the
+   * recordings pinned to a playlist), without their persons unless the user may read the project's persons
+   * (`access`: `query` above `none`). The project's access is the caller's check.
    */
   async listAmong(
     project: ProjectEntity,
     userId: number,
+    { access, visibility }: { access: ProjectAccess; visibility: RecordingVisibility },
     sessionIds: readonly string[],
     page: PageParams,
   ): Promise<Page<SessionRecordingDto>> {
     if (!sessionIds.length) return { items: [], total: 0 };
     const nowMs = this.clock.now().getTime();
     const days = this.retentionOf(project);
-    const visibility = await this.visibility.visibilityFor(project.id, userId);
     const { rows, total } = await this.recordings.list(
       project.id,
       userId,
@@ -145,22 +177,22 @@ export class SessionRecordingsService {
       page,
       retentionCutoff(nowMs, days),
     );
-    return { items: rows.map((r) => toRecordingDto(r, nowMs, days, this.storage)), total };
+    const persons = seesPersons(access);
+    return { items: rows.map((r) => asSeen(toRecordingDto(r, nowMs, days, this.storage), persons)), total };
   }
 
   /**
    * Runs `work` in a transaction holding the project's recording `id` locked against deletion and the purge;
-   * 404 when it does not exist, was deleted, has expired or is hidden from user `userId` by the access rules.
-   * The project's access is the caller's check.
+   * 404 when it does not exist, was deleted, has expired or is hidden by the access rules (`visibility`: what the
+   * caller may watch). The project's access is the caller's check.
    */
   async withLiveRecording<T>(
     project: ProjectEntity,
-    userId: number,
+    visibility: RecordingVisibility,
     id: string,
     work: () => Promise<T>,
   ): Promise<T> {
     const cutoff = this.cutoff(this.retentionOf(project));
-    const visibility = await this.visibility.visibilityFor(project.id, userId);
     return this.transactions.withTransaction(async () => {
       if (!(await this.recordings.lockLive(project.id, id, cutoff, visibility))) throw ApiError.notFound();
       return work();
@@ -168,14 +200,11 @@ export class SessionRecordingsService {
   }
 
   async retrieve(principal: Principal, projectId: number, id: string): Promise<SessionRecordingDto> {
-    const project = await this.projects.requireResourceProject(
-      principal,
-      projectId,
-      'session_recording',
-      'viewer',
+    const { project, access, visibility } = await this.enter(principal, projectId, 'viewer');
+    return asSeen(
+      await this.requireRecording(project.id, id, principal.userId, this.retentionOf(project), visibility),
+      seesPersons(access),
     );
-    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
-    return this.requireRecording(project.id, id, principal.userId, this.retentionOf(project), visibility);
   }
 
   async update(
@@ -184,13 +213,9 @@ export class SessionRecordingsService {
     id: string,
     body: UpdateSessionRecordingDto | ReplaceSessionRecordingDto,
   ): Promise<SessionRecordingDto> {
-    const project = await this.projects.requireResourceProject(
-      principal,
-      projectId,
-      'session_recording',
-      'editor',
-    );
-    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
+    const { project, access, visibility } = await this.enter(principal, projectId, 'editor');
+    // Writing the person's properties writes the project's persons (`query`): not below its viewers' reach.
+    if (body.person?.properties !== undefined && !seesPersons(access)) throw ApiError.notFound();
     // `analyzed` and `player_metadata` are PostHog's player telemetry: accepted (validated) and not stored.
     const days = this.retentionOf(project);
     await this.transactions.withTransaction(async () => {
@@ -208,17 +233,14 @@ export class SessionRecordingsService {
         await this.recordings.setViewed(project.id, id, principal.userId, body.viewed, this.clock.now());
       }
     });
-    return this.requireRecording(project.id, id, principal.userId, days, visibility);
+    return asSeen(
+      await this.requireRecording(project.id, id, principal.userId, days, visibility),
+      seesPersons(access),
+    );
   }
 
   async delete(principal: Principal, projectId: number, id: string): Promise<void> {
-    const project = await this.projects.requireResourceProject(
-      principal,
-      projectId,
-      'session_recording',
-      'editor',
-    );
-    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
+    const { project, visibility } = await this.enter(principal, projectId, 'editor');
     // A recording hidden from the caller is not theirs to delete (404, as if it did not exist).
     if (visibility.restricted)
       await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
@@ -236,28 +258,14 @@ export class SessionRecordingsService {
     id: string,
     query: SnapshotsQuery,
   ): Promise<StreamedBody> {
-    const project = await this.projects.requireResourceProject(
-      principal,
-      projectId,
-      'session_recording',
-      'viewer',
-    );
-    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
-    await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
+    const project = await this.enterRecording(principal, projectId, id, 'viewer');
     return this.snapshotReader.read(project.id, id, query);
   }
 
   // ---- sharing ----------------------------------------------------------------------------------------------
 
   async sharing(principal: Principal, projectId: number, id: string): Promise<SharingConfigurationDto> {
-    const project = await this.projects.requireResourceProject(
-      principal,
-      projectId,
-      'session_recording',
-      'viewer',
-    );
-    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
-    await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
+    const project = await this.enterRecording(principal, projectId, id, 'viewer');
     return toSharingDto(await this.findOrCreateSharing(project.id, id));
   }
 
@@ -267,15 +275,9 @@ export class SessionRecordingsService {
     id: string,
     body: UpdateSharingDto,
   ): Promise<SharingConfigurationDto> {
-    const project = await this.projects.requireResourceProject(
-      principal,
-      projectId,
-      'session_recording',
-      'editor',
-    );
-    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
-    if (body.enabled === true) requireRecordingRead(principal, 'publishing');
-    await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
+    const project = await this.enterRecording(principal, projectId, id, 'editor', () => {
+      if (body.enabled === true) requireRecordingRead(principal, 'publishing');
+    });
     if (body.password_required === true) {
       throw ApiError.validation(
         'Password-protected sharing is not supported by this service; password_required can only be false.',
@@ -305,15 +307,9 @@ export class SessionRecordingsService {
     projectId: number,
     id: string,
   ): Promise<SharingConfigurationDto> {
-    const project = await this.projects.requireResourceProject(
-      principal,
-      projectId,
-      'session_recording',
-      'editor',
+    const project = await this.enterRecording(principal, projectId, id, 'editor', () =>
+      requireRecordingRead(principal, 'issuing a new link to'),
     );
-    const visibility = await this.visibility.visibilityFor(project.id, principal.userId);
-    requireRecordingRead(principal, 'issuing a new link to');
-    await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
     await this.findOrCreateSharing(project.id, id);
     const row = await this.withFreshToken((accessToken) =>
       this.sharings.updateSharing(project.id, id, { accessToken, enabledById: principal.userId }),
@@ -377,6 +373,33 @@ export class SessionRecordingsService {
   }
 
   // ---- helpers ------------------------------------------------------------------------------------------------
+
+  /**
+   * Where every recordings route of a caller starts: the project, checked for `session_recording` at `need`
+   * (`ProjectsService.requireResource`: 404, 403), and what the caller may watch of its recordings, in one
+   * statement (`RecordingVisibilityService.enter`).
+   */
+  private enter(principal: Principal, projectId: number, need: 'viewer' | 'editor') {
+    return this.visibility.enter(principal, projectId, 'session_recording', need);
+  }
+
+  /**
+   * As `enter`, for a route about one recording: 404 when the recording does not exist, was deleted, has
+   * expired, or the access rules hide it from the caller. `check` runs between the two (a refusal that only a
+   * caller who may enter the project is told). The project.
+   */
+  private async enterRecording(
+    principal: Principal,
+    projectId: number,
+    id: string,
+    need: 'viewer' | 'editor',
+    check?: () => void,
+  ): Promise<ProjectEntity> {
+    const { project, visibility } = await this.enter(principal, projectId, need);
+    check?.();
+    await this.requireRecording(project.id, id, null, this.retentionOf(project), visibility);
+    return project;
+  }
 
   /** Days the project's recordings are kept: its own setting, else RECORDING_RETENTION_DAYS. */
   private retentionOf(project: { sessionRecordingRetentionPeriodDays: number | null }): number {

@@ -99,7 +99,8 @@ export class SessionRecordingDto {
     type: PersonDto,
     nullable: true,
     description:
-      'The person of the recording. Writable through PATCH: `{"properties": {...}}` is shallow-merged.',
+      'The person of the recording. Writable through PATCH: `{"properties": {...}}` is shallow-merged. Null ' +
+      'without a person, and for a caller whose `query` access level (events and persons) is `none`.',
   })
   person: PersonDto | null;
 
