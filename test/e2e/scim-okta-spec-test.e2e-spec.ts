@@ -152,7 +152,10 @@ describe('SCIM: Okta SCIM 2.0 SPEC Test', () => {
   });
 
   it('Required Test: Username Case Sensitivity Check — a filter in another case finds the user', async () => {
-    const res = await scim('get', `/Users?filter=${encodeURIComponent(`userName eq "${userName.toUpperCase()}"`)}`);
+    const res = await scim(
+      'get',
+      `/Users?filter=${encodeURIComponent(`userName eq "${userName.toUpperCase()}"`)}`,
+    );
     expect(res.status).toBe(200);
     const body = json(res);
     expect(body.totalResults).toBe(1);
@@ -187,7 +190,9 @@ describe('SCIM: Okta SCIM 2.0 SPEC Test', () => {
     );
     expect(members).toEqual([]);
     // Still listed, inactive.
-    const listed = json(await scim('get', `/Users?filter=${encodeURIComponent(`userName eq "${userName}"`)}`));
+    const listed = json(
+      await scim('get', `/Users?filter=${encodeURIComponent(`userName eq "${userName}"`)}`),
+    );
     expect(listed.Resources[0]).toMatchObject({ id: userId, active: false });
   });
 
