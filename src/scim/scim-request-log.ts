@@ -6,7 +6,8 @@ import { ScimRepository } from './scim.repository.js';
 /** Most characters of a body (request or response) a log entry keeps; the rest is cut, marked. */
 export const SCIM_LOG_BODY_MAX = 16 * 1024;
 
-const EMAIL = /[A-Za-z0-9._%+'-]+@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)/g;
+// Bounded repetitions: linear on any text (an unbounded local part backtracks quadratically on long runs).
+const EMAIL = /[A-Za-z0-9._%+'-]{1,64}@([A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8})/g;
 
 /** Replaces the local part of every e-mail address with `***` (the domain stays: it says which IdP tenant). */
 export function maskEmails(text: string): string {

@@ -131,7 +131,7 @@ export class ScimRepository extends RepositoryBase {
 
   /** Inserts a user (as the invite acceptance does: a random distinct id); its id, or null on an address clash. */
   async insertUser(email: string, firstName: string, lastName: string): Promise<number | null> {
-    const rows = await this.query<{ id: number }>(
+    const rows = await this.rows<{ id: number }>(
       `INSERT INTO users (email, distinct_id, first_name, last_name)
        VALUES ($1, gen_random_uuid()::text, $2, $3)
        ON CONFLICT (lower(email)) DO NOTHING RETURNING id`,
@@ -209,7 +209,7 @@ export class ScimRepository extends RepositoryBase {
    * membership joins the organization's default role, as an accepted invite does.
    */
   async addMembership(organizationId: string, userId: number): Promise<void> {
-    const rows = await this.query<{ id: string }>(
+    const rows = await this.rows<{ id: string }>(
       `INSERT INTO organization_memberships (organization_id, user_id, level) VALUES ($1, $2, 1)
        ON CONFLICT ON CONSTRAINT organization_memberships_organization_user_key DO NOTHING RETURNING id`,
       [organizationId, userId],
@@ -250,7 +250,7 @@ export class ScimRepository extends RepositoryBase {
    * organization no more, and they still serve the user's other organizations. How many keys were revoked.
    */
   async revokeKeysFor(organizationId: string, userId: number, now: Date): Promise<number> {
-    const revoked = await this.query<{ id: string }>(
+    const revoked = await this.rows<{ id: string }>(
       `UPDATE personal_api_keys k SET revoked_at = $3
         WHERE k.user_id = $2 AND k.revoked_at IS NULL AND (
               (cardinality(k.scoped_organizations) > 0 AND k.scoped_organizations <@ ARRAY[$1::uuid])
@@ -323,7 +323,7 @@ export class ScimRepository extends RepositoryBase {
 
   /** Inserts a role; a name taken in the organization (any case) fails with a unique violation. */
   async insertRole(organizationId: string, name: string): Promise<string> {
-    const rows = await this.query<{ id: string }>(
+    const rows = await this.rows<{ id: string }>(
       `INSERT INTO roles (organization_id, name) VALUES ($1, $2) RETURNING id`,
       [organizationId, name],
     );
@@ -335,7 +335,7 @@ export class ScimRepository extends RepositoryBase {
   }
 
   async deleteRole(organizationId: string, id: string): Promise<boolean> {
-    const rows = await this.query<{ id: string }>(
+    const rows = await this.rows<{ id: string }>(
       `DELETE FROM roles WHERE organization_id = $1 AND id = $2 RETURNING id`,
       [organizationId, id],
     );
@@ -433,7 +433,7 @@ export class ScimRepository extends RepositoryBase {
 
   /** Deletes up to `batch` entries older than `before`; how many. */
   async purgeLogs(before: Date, batch: number): Promise<number> {
-    const rows = await this.query<{ id: string }>(
+    const rows = await this.rows<{ id: string }>(
       `DELETE FROM scim_request_logs WHERE id IN (
          SELECT id FROM scim_request_logs WHERE created_at < $1 ORDER BY created_at LIMIT $2)
        RETURNING id`,
