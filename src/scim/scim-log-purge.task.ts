@@ -10,6 +10,7 @@ const BATCH = 5000;
 /** The `scim-log-purge` task: deletes SCIM request log entries older than SCIM_LOG_RETENTION_DAYS, in batches. */
 @Injectable()
 export class ScimLogPurgeTask extends IntervalTask {
+  static readonly INTERVAL_NAME = 'scim-log-purge';
   private readonly logger = new Logger(ScimLogPurgeTask.name);
 
   constructor(
