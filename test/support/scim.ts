@@ -86,6 +86,6 @@ export function expectScimError(res: Response, status: number, scimType?: string
 }
 
 /** The JSON of a SCIM answer (supertest does not parse application/scim+json). */
-export function json(res: Response): Record<string, any> {
-  return JSON.parse(res.text) as Record<string, any>;
+export function json(res: Response): Response['body'] {
+  return JSON.parse(res.text) as Response['body'];
 }
