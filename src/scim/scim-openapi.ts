@@ -25,10 +25,21 @@ export function ScimOperation(options: {
   status: number;
   body?: boolean;
   noContent?: boolean;
+  /** The `{id}` path parameter, when the route has one. */
+  id?: { example: string; description: string };
 }): MethodDecorator {
   return applyDecorators(
     ApiOperation({ summary: options.summary, description: options.description }),
-    ApiParam({ name: 'domain_id', format: 'uuid', description: 'The domain whose SCIM token is sent.' }),
+    ApiParam({
+      name: 'domain_id',
+      type: String,
+      format: 'uuid',
+      example: '5b0b3a4e-8d0c-4a52-9f1e-1f6a1e2b3c4d',
+      description: 'The domain whose SCIM token is sent.',
+    }),
+    ...(options.id
+      ? [ApiParam({ name: 'id', example: options.id.example, description: options.id.description })]
+      : []),
     ApiExtension('x-error-media-type', SCIM_MEDIA),
     ApiProduces(SCIM_MEDIA),
     ...(options.noContent
@@ -51,3 +62,8 @@ export function ScimOperation(options: {
     ...(options.body ? [ApiConsumes(SCIM_MEDIA), ApiBody({ schema: object, required: true })] : []),
   );
 }
+
+/** `{id}` of a user: its uuid. */
+export const USER_ID = { example: '0b6f3c2e-1d4a-4c8e-9f7b-2a5d6e8f9a0b', description: "The user's uuid." };
+/** `{id}` of a group: its role's uuid. */
+export const GROUP_ID = { example: '7d2e4f6a-8b0c-4d1e-9f3a-5b7c9d1e3f5a', description: "The role's uuid." };

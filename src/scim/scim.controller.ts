@@ -19,7 +19,7 @@ import { listResponse, scimError } from './scim-protocol.js';
 import { resourceTypes, schemas, serviceProviderConfig } from './scim-discovery.js';
 import { ScimAuthGuard } from './scim-auth.guard.js';
 import { Scim, type ScimContext } from './scim-context.js';
-import { ScimOperation } from './scim-openapi.js';
+import { GROUP_ID, ScimOperation, USER_ID } from './scim-openapi.js';
 import { ScimGroupsService } from './scim-groups.service.js';
 import { ScimUsersService } from './scim-users.service.js';
 
@@ -58,7 +58,12 @@ export class ScimController {
   }
 
   @Get('ResourceTypes/:id')
-  @ScimOperation({ summary: 'A SCIM resource type', description: '`User` or `Group`.', status: 200 })
+  @ScimOperation({
+    summary: 'A SCIM resource type',
+    description: '`User` or `Group`.',
+    status: 200,
+    id: { example: 'User', description: '`User` or `Group`.' },
+  })
   resourceType(@Scim() ctx: ScimContext, @Param('id') id: string): unknown {
     const found = resourceTypes(ctx.baseUrl)[id];
     if (!found) throw scimError(404, null, 'Resource type not found.');
@@ -77,7 +82,12 @@ export class ScimController {
   }
 
   @Get('Schemas/:id')
-  @ScimOperation({ summary: 'A SCIM schema', description: 'By its URN.', status: 200 })
+  @ScimOperation({
+    summary: 'A SCIM schema',
+    description: 'By its URN.',
+    status: 200,
+    id: { example: 'urn:ietf:params:scim:schemas:core:2.0:User', description: 'The schema URN.' },
+  })
   schema(@Scim() ctx: ScimContext, @Param('id') id: string): unknown {
     const found = schemas(ctx.baseUrl)[id];
     if (!found) throw scimError(404, null, 'Schema not found.');
@@ -122,6 +132,7 @@ export class ScimController {
     summary: 'Retrieve a provisioned user',
     description: 'By its id (the user uuid).',
     status: 200,
+    id: USER_ID,
   })
   getUser(@Scim() ctx: ScimContext, @Param('id') id: string): Promise<unknown> {
     return this.users.get(ctx, id);
@@ -134,6 +145,7 @@ export class ScimController {
       'Names, `displayName`, `externalId`, `active` as sent; `userName` cannot change (400 `mutability`). ' +
       '`active: false` deprovisions: the membership goes and the organization leaves the user’s keys.',
     status: 200,
+    id: USER_ID,
     body: true,
   })
   replaceUser(@Scim() ctx: ScimContext, @Param('id') id: string, @Body() body: unknown): Promise<unknown> {
@@ -148,6 +160,7 @@ export class ScimController {
       'filter, path-less values, "True"/"False" strings). `active: false` deprovisions, `active: true` re-adds ' +
       'the membership.',
     status: 200,
+    id: USER_ID,
     body: true,
   })
   patchUser(@Scim() ctx: ScimContext, @Param('id') id: string, @Body() body: unknown): Promise<unknown> {
@@ -162,6 +175,7 @@ export class ScimController {
       'Removes the membership of the organization, takes the organization out of the user’s personal API ' +
       'keys (revoking those confined to it) and forgets the identity. The user and its other organizations stay.',
     status: 204,
+    id: USER_ID,
     noContent: true,
   })
   async deleteUser(@Scim() ctx: ScimContext, @Param('id') id: string): Promise<void> {
@@ -203,6 +217,7 @@ export class ScimController {
     summary: 'Retrieve a group',
     description: '`excludedAttributes=members` leaves the members out.',
     status: 200,
+    id: GROUP_ID,
   })
   getGroup(@Scim() ctx: ScimContext, @Param('id') id: string, @Req() req: Request): Promise<unknown> {
     return this.groups.get(ctx, id, query(req));
@@ -213,6 +228,7 @@ export class ScimController {
     summary: 'Replace a group',
     description: 'Its name and its whole member list.',
     status: 200,
+    id: GROUP_ID,
     body: true,
   })
   replaceGroup(@Scim() ctx: ScimContext, @Param('id') id: string, @Body() body: unknown): Promise<unknown> {
@@ -226,6 +242,7 @@ export class ScimController {
       'Rename (`displayName`), add, remove (also by `members[value eq "<id>"]`) or replace members, in Okta’s ' +
       'and Entra’s dialects.',
     status: 200,
+    id: GROUP_ID,
     body: true,
   })
   patchGroup(@Scim() ctx: ScimContext, @Param('id') id: string, @Body() body: unknown): Promise<unknown> {
@@ -238,6 +255,7 @@ export class ScimController {
     summary: 'Delete a group',
     description: 'Deletes the role and its memberships.',
     status: 204,
+    id: GROUP_ID,
     noContent: true,
   })
   async deleteGroup(@Scim() ctx: ScimContext, @Param('id') id: string): Promise<void> {
