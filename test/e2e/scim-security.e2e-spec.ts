@@ -234,6 +234,34 @@ describe('SCIM: tenancy and security', () => {
     });
   });
 
+  describe('owners', () => {
+    it('links an existing member of the domain, keeps their level, and never deprovisions the last owner', async () => {
+      const c = await scimTenant(t, dns);
+      const boss = await t.factories.user({ email: `boss@${c.domain}` });
+      await t.factories.member(c.organizationId, boss, MembershipLevel.OWNER);
+      await t.dataSource.query(
+        'UPDATE organization_memberships SET level = 8 WHERE organization_id = $1 AND user_id = $2',
+        [c.organizationId, c.owner.id],
+      );
+      const scim = scimClient(t.http, c);
+      const linked = await scim('post', '/Users', { schemas: [SCIM_USER], userName: `Boss@${c.domain}` });
+      expect(linked.status).toBe(201);
+      expect(json(linked)).toMatchObject({ id: boss.uuid, userName: `boss@${c.domain}`, active: true });
+      const refused = await scim('patch', `/Users/${boss.uuid}`, {
+        schemas: [SCIM_PATCH],
+        Operations: [{ op: 'replace', path: 'active', value: false }],
+      });
+      expectScimError(refused, 400, 'mutability');
+      expectScimError(await scim('delete', `/Users/${boss.uuid}`), 400, 'mutability');
+      const [membership] = await t.dataSource.query(
+        'SELECT level FROM organization_memberships WHERE organization_id = $1 AND user_id = $2',
+        [c.organizationId, boss.id],
+      );
+      expect(membership).toEqual({ level: MembershipLevel.OWNER });
+      await t.http.get('/api/users/@me').set(boss.auth).expect(200);
+    });
+  });
+
   describe('request log', () => {
     it('records each request with the token and addresses masked, for admins, newest first, in the envelope', async () => {
       const c = await scimTenant(t, dns);
@@ -291,5 +319,37 @@ describe('SCIM: tenancy and security', () => {
       );
       expect(paths.map((p: { path: string }) => p.path)).toEqual(['/kept', `${c.base}/Users`]);
     });
+  });
+});
+
+describe('SCIM: per-token rate limit', () => {
+  let t: TestApp;
+  let dns: TestDnsServer;
+
+  beforeAll(async () => {
+    dns = await startDnsServer();
+    t = await createTestApp({
+      DNS_SERVERS: dns.address,
+      DNS_TIMEOUT_MS: '500',
+      SCIM_RATE_LIMIT_PER_MINUTE: '3',
+    });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await dns?.close();
+  });
+
+  it('answers 429 with Retry-After past SCIM_RATE_LIMIT_PER_MINUTE requests of one token, and counts per token', async () => {
+    const a = await scimTenant(t, dns);
+    const b = await scimTenant(t, dns);
+    const scimA = scimClient(t.http, a);
+    for (let i = 0; i < 3; i++) expect((await scimA('get', '/Users')).status).toBe(200);
+    const refused = await scimA('get', '/Users');
+    expectScimError(refused, 429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await scimClient(t.http, b)('get', '/Users')).status).toBe(200);
+    t.clock.advance(60_000);
+    expect((await scimA('get', '/Users')).status).toBe(200);
   });
 });
