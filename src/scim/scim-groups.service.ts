@@ -185,7 +185,11 @@ export class ScimGroupsService {
     const withMembers = !membersExcluded(query);
     const members = withMembers ? await this.scim.membersOf(rows.map((r) => r.id)) : [];
     const byRole = new Map<string, ScimGroupMemberRow[]>();
-    for (const m of members) byRole.set(m.role_id, [...(byRole.get(m.role_id) ?? []), m]);
+    for (const m of members) {
+      const list = byRole.get(m.role_id);
+      if (list) list.push(m);
+      else byRole.set(m.role_id, [m]);
+    }
     return rows.map((r) => ({
       schemas: [SCHEMA.GROUP],
       id: r.id,

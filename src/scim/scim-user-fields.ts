@@ -104,7 +104,7 @@ function attributeKey(key: string): string {
   return lower.startsWith(core) ? lower.slice(core.length) : lower;
 }
 
-/** An e-mail address `userName` of the domain (or one of its subdomains? no: the domain itself), lower-cased. */
+/** `userName` as an e-mail address of the domain itself (not a subdomain), lower-cased; else 400 `invalidValue`. */
 export function domainUserName(userName: string, domain: string): string {
   const m = /^[^\s@]{1,64}@([^\s@]{1,253})$/.exec(userName);
   if (!m) throw scimError(400, 'invalidValue', "'userName' must be an e-mail address.");
