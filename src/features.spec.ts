@@ -8,6 +8,7 @@ describe("the features' scheduled tasks", () => {
   it('are the timers the service runs, each under a distinct name', () => {
     expect(tasks.map((t) => `${t.feature}: ${t.name} every ${t.interval}`)).toEqual([
       'projects: project-deletion every PROJECT_DELETION_INTERVAL_SECONDS',
+      'scim: scim-log-purge every SCIM_LOG_PURGE_INTERVAL_SECONDS',
       'batch-exports: batch-exports-scheduler every SCHEDULER_TICK_SECONDS',
       'session-recordings: recording-purge every RECORDING_PURGE_INTERVAL_SECONDS',
       'session-recordings: recording-orphan-sweep every RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS',

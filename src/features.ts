@@ -17,6 +17,7 @@ import { RECORDING_ACCESS_RULES_FEATURE } from './recording-access-rules/recordi
 import { ROLES_FEATURE } from './roles/roles.feature.js';
 import { PROJECT_SECRET_API_KEYS_FEATURE } from './project-secret-api-keys/project-secret-api-keys.feature.js';
 import { REPLAY_FEATURE } from './replay/replay.feature.js';
+import { SCIM_FEATURE } from './scim/scim.feature.js';
 import { SDK_FEATURE } from './sdk/sdk.feature.js';
 import { SERVICE_ACCOUNTS_FEATURE } from './service-accounts/service-accounts.feature.js';
 import { SESSION_RECORDING_PLAYLISTS_FEATURE } from './session-recording-playlists/session-recording-playlists.feature.js';
@@ -43,6 +44,7 @@ export const FEATURES: readonly Feature[] = [
   PROJECT_SECRET_API_KEYS_FEATURE,
   ACCESS_CONTROLS_FEATURE,
   DOMAINS_FEATURE,
+  SCIM_FEATURE,
   MEMBERS_FEATURE,
   SERVICE_ACCOUNTS_FEATURE,
   INVITES_FEATURE,

@@ -199,6 +199,8 @@ export function errorExampleFor(
 export function documentErrors(document: OpenAPIObject): void {
   const schemas = (document.components?.schemas ?? {}) as Record<string, Json>;
   for (const { path, method, operation } of operationsOf(document)) {
+    // A protocol with errors of its own (SCIM's RFC 7644 bodies) documents them itself.
+    if (operation['x-error-media-type']) continue;
     const responses = (operation.responses ??= {});
     const badInput = badInputExample(path, operation, schemas);
     if (badInput) responses['400'] ??= { description: 'Invalid input: `attr` names the field or parameter.' };

@@ -19,6 +19,7 @@ export const DOMAIN_UNIQUE_CONSTRAINT = 'organization_domains_domain_key';
 @Entity('organization_domains')
 @Unique(DOMAIN_UNIQUE_CONSTRAINT, ['domain'])
 @Index('organization_domains_organization_idx', ['organizationId', 'domain'])
+@Index('organization_domains_scim_token_key', ['scimBearerTokenHash'], { unique: true })
 @Check('organization_domains_domain_lower_check', '"domain" = lower("domain")')
 @Check(
   'organization_domains_sso_enforcement_check',
@@ -60,6 +61,14 @@ export class DomainEntity {
 
   @Column({ type: 'text', default: '' })
   samlX509Cert: string;
+
+  /** SCIM provisioning at /scim/v2/:id/ is on (only on a verified domain). */
+  @Column({ type: 'boolean', default: false })
+  scimEnabled: boolean;
+
+  /** SHA-256 hex digest of the SCIM bearer token (shown once); null while SCIM is off. */
+  @Column({ type: 'char', length: 64, nullable: true })
+  scimBearerTokenHash: string | null;
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;

@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Req } from '@nestjs/common';
+import type { Request } from 'express';
 import {
   ApiBadRequestResponse,
   ApiCreatedResponse,
@@ -18,13 +19,30 @@ import { UuidPipe } from '../common/validation/id.pipe.js';
 import { DomainsService } from './domains.service.js';
 import { CreateDomainDto, ReplaceDomainDto, UpdateDomainDto } from './dto/domain-input.dto.js';
 import { DomainDto } from './dto/domain.dto.js';
+import { ScimConfigDto, ScimTokenDto } from './dto/domain-scim.dto.js';
+
+/** The SCIM base URL of a domain, on the origin the request came to (X-Forwarded-* only with TRUST_PROXY). */
+function scimBaseUrl(req: Request, id: string): string {
+  return `${req.protocol}://${req.host}/scim/v2/${id}`;
+}
+
+/** A Domain as answered: `scim_base_url` while SCIM is on. */
+function withScimUrl(req: Request, domain: DomainDto): DomainDto {
+  return { ...domain, scim_base_url: domain.scim_enabled ? scimBaseUrl(req, domain.id) : null };
+}
+
+const SCIM_BAD_REQUEST = {
+  description:
+    '`verification_required`: SCIM needs a verified domain; `scim_disabled` (regenerate): SCIM is off.',
+  type: ErrorBodyDto,
+};
 
 const NOT_FOUND = { description: "No such organization or domain among the caller's.", type: ErrorBodyDto };
 const BAD_BODY = {
   description:
     'Invalid body: a bad value or an unknown field, `read_only_field` (another `domain` after creation), ' +
     '`unique` (domain taken), `verification_required` (JIT provisioning or SSO enforcement on an unverified ' +
-    'domain), SAML enforcement without every SAML field, or `scim_enabled: true` (SCIM is not supported). ' +
+    'domain, also for `scim_enabled: true`), SAML enforcement without every SAML field. ' +
     'Read-only fields sent are ignored.',
   type: ErrorBodyDto,
 };
@@ -40,12 +58,14 @@ export class DomainsController {
   @RequireScopes('organization:read')
   @ApiOperation({ summary: "List an organization's domains", description: 'Any member; ordered by domain.' })
   @Paginated(DomainDto)
-  list(
+  async list(
+    @Req() req: Request,
     @CurrentPrincipal() principal: Principal,
     @Param('organization_id', UuidPipe) organizationId: string,
     @PageQuery() page: PageParams,
   ): Promise<Page<DomainDto>> {
-    return this.domains.list(principal, organizationId, page);
+    const found = await this.domains.list(principal, organizationId, page);
+    return { ...found, items: found.items.map((d) => withScimUrl(req, d)) };
   }
 
   @Post()
@@ -58,12 +78,13 @@ export class DomainsController {
   })
   @ApiCreatedResponse({ type: DomainDto })
   @ApiBadRequestResponse(BAD_BODY)
-  create(
+  async create(
+    @Req() req: Request,
     @CurrentPrincipal() principal: Principal,
     @Param('organization_id', UuidPipe) organizationId: string,
     @Body() body: CreateDomainDto,
   ): Promise<DomainDto> {
-    return this.domains.create(principal, organizationId, body);
+    return withScimUrl(req, await this.domains.create(principal, organizationId, body));
   }
 
   @Get(':id')
@@ -71,12 +92,13 @@ export class DomainsController {
   @ApiOperation({ summary: 'Retrieve a domain', description: 'Any member.' })
   @ApiParam({ name: 'id', format: 'uuid' })
   @ApiOkResponse({ type: DomainDto })
-  retrieve(
+  async retrieve(
+    @Req() req: Request,
     @CurrentPrincipal() principal: Principal,
     @Param('organization_id', UuidPipe) organizationId: string,
     @Param('id', UuidPipe) id: string,
   ): Promise<DomainDto> {
-    return this.domains.retrieve(principal, organizationId, id);
+    return withScimUrl(req, await this.domains.retrieve(principal, organizationId, id));
   }
 
   @Patch(':id')
@@ -90,13 +112,14 @@ export class DomainsController {
   @ApiParam({ name: 'id', format: 'uuid' })
   @ApiOkResponse({ type: DomainDto })
   @ApiBadRequestResponse(BAD_BODY)
-  update(
+  async update(
+    @Req() req: Request,
     @CurrentPrincipal() principal: Principal,
     @Param('organization_id', UuidPipe) organizationId: string,
     @Param('id', UuidPipe) id: string,
     @Body() body: UpdateDomainDto,
   ): Promise<DomainDto> {
-    return this.domains.update(principal, organizationId, id, body);
+    return withScimUrl(req, await this.domains.update(principal, organizationId, id, body));
   }
 
   @Put(':id')
@@ -110,13 +133,14 @@ export class DomainsController {
   @ApiParam({ name: 'id', format: 'uuid' })
   @ApiOkResponse({ type: DomainDto })
   @ApiBadRequestResponse(BAD_BODY)
-  replace(
+  async replace(
+    @Req() req: Request,
     @CurrentPrincipal() principal: Principal,
     @Param('organization_id', UuidPipe) organizationId: string,
     @Param('id', UuidPipe) id: string,
     @Body() body: ReplaceDomainDto,
   ): Promise<DomainDto> {
-    return this.domains.update(principal, organizationId, id, body);
+    return withScimUrl(req, await this.domains.update(principal, organizationId, id, body));
   }
 
   @Delete(':id')
@@ -146,11 +170,101 @@ export class DomainsController {
   @ApiParam({ name: 'id', format: 'uuid' })
   @ApiOkResponse({ type: DomainDto, description: 'The domain, verified or not.' })
   @ApiBadRequestResponse({ description: '`already_verified`.', type: ErrorBodyDto })
-  verify(
+  async verify(
+    @Req() req: Request,
     @CurrentPrincipal() principal: Principal,
     @Param('organization_id', UuidPipe) organizationId: string,
     @Param('id', UuidPipe) id: string,
   ): Promise<DomainDto> {
-    return this.domains.verify(principal, organizationId, id);
+    return withScimUrl(req, await this.domains.verify(principal, organizationId, id));
+  }
+
+  @Get(':id/scim')
+  @RequireScopes('organization:read')
+  @ApiOperation({
+    summary: "Read a domain's SCIM configuration",
+    description: 'Admins and owners. Whether SCIM is on and its base URL; never the token.',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiOkResponse({ type: ScimConfigDto })
+  async scimConfig(
+    @Req() req: Request,
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
+  ): Promise<ScimConfigDto> {
+    const config = await this.domains.scimConfig(principal, organizationId, id);
+    return {
+      scim_enabled: config.scim_enabled,
+      scim_base_url: config.scim_enabled ? scimBaseUrl(req, id) : null,
+    };
+  }
+
+  @Post(':id/scim')
+  @RequireScopes('organization:write')
+  @ApiOperation({
+    summary: 'Enable SCIM provisioning on a domain',
+    description:
+      'Admins and owners; a verified domain only. Answers the SCIM base URL and a new bearer token, shown this ' +
+      'once (stored as its SHA-256 digest); on a domain where SCIM is already on, the old token stops working.',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiCreatedResponse({ type: ScimTokenDto })
+  @ApiBadRequestResponse(SCIM_BAD_REQUEST)
+  async enableScim(
+    @Req() req: Request,
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
+  ): Promise<ScimTokenDto> {
+    const made = await this.domains.enableScim(principal, organizationId, id);
+    return {
+      scim_enabled: true,
+      scim_base_url: scimBaseUrl(req, id),
+      scim_bearer_token: made.scim_bearer_token,
+    };
+  }
+
+  @Post(':id/scim/regenerate')
+  @HttpCode(200)
+  @RequireScopes('organization:write')
+  @ApiOperation({
+    summary: "Roll a domain's SCIM token",
+    description: 'Admins and owners. A new token, shown this once; the old one stops working at once.',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiOkResponse({ type: ScimTokenDto })
+  @ApiBadRequestResponse(SCIM_BAD_REQUEST)
+  async regenerateScimToken(
+    @Req() req: Request,
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
+  ): Promise<ScimTokenDto> {
+    const made = await this.domains.enableScim(principal, organizationId, id, true);
+    return {
+      scim_enabled: true,
+      scim_base_url: scimBaseUrl(req, id),
+      scim_bearer_token: made.scim_bearer_token,
+    };
+  }
+
+  @Post(':id/scim/disable')
+  @HttpCode(200)
+  @RequireScopes('organization:write')
+  @ApiOperation({
+    summary: 'Disable SCIM provisioning on a domain',
+    description:
+      'Admins and owners. The token stops working at once; provisioned users and their memberships stay.',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiOkResponse({ type: ScimConfigDto })
+  async disableScim(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organization_id', UuidPipe) organizationId: string,
+    @Param('id', UuidPipe) id: string,
+  ): Promise<ScimConfigDto> {
+    await this.domains.disableScim(principal, organizationId, id);
+    return { scim_enabled: false, scim_base_url: null };
   }
 }

@@ -11,7 +11,10 @@ export const DOMAINS_FEATURE = defineFeature({
   load: async () => ({
     modules: [(await import('./domains.module.js')).DomainsModule],
     entities: [(await import('./domain.entity.js')).DomainEntity],
-    migrations: [(await import('../database/migrations/1795241288204-Domains.js')).Domains1795241288204],
+    migrations: [
+      (await import('../database/migrations/1795241288204-Domains.js')).Domains1795241288204,
+      (await import('./migrations/1796100000000-DomainScim.js')).DomainScim1796100000000,
+    ],
   }),
   settings: DOMAINS_SETTINGS,
   testFixture: {

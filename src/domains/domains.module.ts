@@ -10,5 +10,6 @@ import { TxtResolver } from './txt-resolver.js';
   imports: [MembershipsModule],
   controllers: [DomainsController],
   providers: [DomainsRepository, DomainsService, TxtResolver],
+  exports: [DomainsService],
 })
 export class DomainsModule {}

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { IsNull } from 'typeorm';
 import type { Page, PageParams } from '../common/pagination/page.js';
+import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
 import type { DomainSettings } from './domain-rules.js';
 import { DomainEntity } from './domain.entity.js';
@@ -58,6 +59,30 @@ export class DomainsRepository extends RepositoryBase {
       { verifiedAt: at },
     );
     return (result.affected ?? 0) > 0;
+  }
+
+  /** Sets the SCIM token digest (SCIM on), or clears it (null: SCIM off). */
+  async setScimToken(id: string, digest: string | null): Promise<void> {
+    await this.repository(DomainEntity).update(
+      { id },
+      { scimEnabled: digest !== null, scimBearerTokenHash: digest },
+    );
+  }
+
+  /** The verified, SCIM-enabled domain whose token has this digest: one lookup by a unique index. */
+  @GenerateSql({ params: ['0'.repeat(64)] })
+  async findByScimTokenDigest(
+    digest: string,
+  ): Promise<{ id: string; organizationId: string; domain: string; tokenDigest: string } | null> {
+    const rows = await this.query<{ id: string; organization_id: string; domain: string; digest: string }>(
+      `SELECT id, organization_id, domain, scim_bearer_token_hash AS digest FROM organization_domains
+        WHERE scim_bearer_token_hash = $1 AND scim_enabled AND verified_at IS NOT NULL`,
+      [digest],
+    );
+    const row = rows[0];
+    return row
+      ? { id: row.id, organizationId: row.organization_id, domain: row.domain, tokenDigest: row.digest }
+      : null;
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Principal } from '../common/auth/principal.js';
-import { randomUrlSafe } from '../common/crypto/tokens.js';
+import { generateToken, randomUrlSafe, sha256Hex } from '../common/crypto/tokens.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { isUniqueViolation } from '../common/errors/database-errors.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
@@ -33,15 +33,31 @@ function applySettings(current: DomainSettings, input: UpdateDomainDto): DomainS
   };
 }
 
-/** SCIM provisioning is not supported: `scim_enabled` may only be false. */
-function assertNoScim(input: { scim_enabled?: boolean }): void {
-  if (input.scim_enabled === true) {
-    throw ApiError.validation(
-      'SCIM provisioning is not supported by this service; scim_enabled can only be false.',
-      'scim_enabled',
-      'invalid_input',
-    );
-  }
+/** Prefix of SCIM bearer tokens (`phscim_…`), so a leaked one is recognisable. */
+export const SCIM_TOKEN_PREFIX = 'phscim_';
+
+/** The 400 for SCIM on a domain that is not verified. */
+function scimNeedsVerification(): ApiError {
+  return ApiError.validation(
+    'Verify the domain before enabling SCIM provisioning.',
+    'scim_enabled',
+    'verification_required',
+  );
+}
+
+/** What the SCIM management endpoints answer: the token only when one was just made. */
+export interface ScimConfig {
+  scim_enabled: boolean;
+  scim_bearer_token?: string;
+}
+
+/** A domain as the SCIM feature authenticates it: by its token's digest. */
+export interface ScimDomain {
+  id: string;
+  organizationId: string;
+  domain: string;
+  /** The stored digest, for a constant-time comparison with the presented token's. */
+  tokenDigest: string;
 }
 
 /**
@@ -73,7 +89,8 @@ export class DomainsService {
 
   async create(principal: Principal, organizationId: string, input: CreateDomainDto): Promise<DomainDto> {
     const access = await this.memberships.requireAccess(principal, organizationId, MembershipLevel.ADMIN);
-    assertNoScim(input);
+    // A new domain is unverified: SCIM cannot be on yet.
+    if (input.scim_enabled === true) throw scimNeedsVerification();
     const settings = applySettings(DEFAULT_SETTINGS, input);
     throwIfViolated(settingsViolation(DEFAULT_SETTINGS, settings, false));
     try {
@@ -104,7 +121,6 @@ export class DomainsService {
     input: UpdateDomainDto | ReplaceDomainDto,
   ): Promise<DomainDto> {
     const access = await this.memberships.requireAccess(principal, organizationId, MembershipLevel.ADMIN);
-    assertNoScim(input);
     return this.transactions.withTransaction(async () => {
       const current = await this.domains.lockInOrganization(access.organizationId, id);
       if (!current) throw ApiError.notFound();
@@ -113,11 +129,17 @@ export class DomainsService {
       }
       const next = applySettings(current, input);
       throwIfViolated(settingsViolation(current, next, current.verifiedAt !== null));
+      const scim = input.scim_enabled;
+      if (scim === true && !current.scimEnabled && current.verifiedAt === null) throw scimNeedsVerification();
       const changed = (Object.keys(next) as (keyof DomainSettings)[]).filter((k) => next[k] !== current[k]);
-      if (!changed.length) return toDomainDto(current);
-      await this.domains.update(id, Object.fromEntries(changed.map((k) => [k, next[k]])));
+      if (changed.length) await this.domains.update(id, Object.fromEntries(changed.map((k) => [k, next[k]])));
+      // Turning SCIM on makes a token, shown in this answer only; turning it off forgets it.
+      let token: string | undefined;
+      if (scim === true && !current.scimEnabled) token = await this.rollScimToken(id);
+      if (scim === false && current.scimEnabled) await this.domains.setScimToken(id, null);
+      if (!changed.length && token === undefined && scim !== false) return toDomainDto(current);
       const updated = await this.domains.findInOrganization(access.organizationId, id);
-      return toDomainDto(updated!);
+      return { ...toDomainDto(updated!), scim_bearer_token: token ?? null };
     });
   }
 
@@ -157,6 +179,63 @@ export class DomainsService {
     await this.domains.markVerified(domain.id, this.clock.now());
     this.logger.log(context, 'domain verified');
     return toDomainDto(await this.find(access.organizationId, id));
+  }
+
+  /** `GET …/domains/:id/scim/`: whether SCIM is on (never the token). Admins and owners. */
+  async scimConfig(principal: Principal, organizationId: string, id: string): Promise<ScimConfig> {
+    const access = await this.memberships.requireAccess(principal, organizationId, MembershipLevel.ADMIN);
+    const domain = await this.find(access.organizationId, id);
+    return { scim_enabled: domain.scimEnabled };
+  }
+
+  /**
+   * Turns SCIM on (or, when on, rolls its token): a verified domain only (else 400 `verification_required`);
+   * `regenerate` requires it to be on already (400 `scim_disabled`). The new token is returned once.
+   */
+  async enableScim(
+    principal: Principal,
+    organizationId: string,
+    id: string,
+    regenerate = false,
+  ): Promise<Required<ScimConfig>> {
+    const access = await this.memberships.requireAccess(principal, organizationId, MembershipLevel.ADMIN);
+    return this.transactions.withTransaction(async () => {
+      const domain = await this.domains.lockInOrganization(access.organizationId, id);
+      if (!domain) throw ApiError.notFound();
+      if (regenerate && !domain.scimEnabled) {
+        throw ApiError.validation('SCIM is not enabled on this domain.', null, 'scim_disabled');
+      }
+      if (domain.verifiedAt === null) throw scimNeedsVerification();
+      return { scim_enabled: true, scim_bearer_token: await this.rollScimToken(domain.id) };
+    });
+  }
+
+  /** Turns SCIM off: its token stops working at once. Admins and owners. */
+  async disableScim(principal: Principal, organizationId: string, id: string): Promise<ScimConfig> {
+    const access = await this.memberships.requireAccess(principal, organizationId, MembershipLevel.ADMIN);
+    const domain = await this.find(access.organizationId, id);
+    await this.domains.setScimToken(domain.id, null);
+    return { scim_enabled: false };
+  }
+
+  /**
+   * The SCIM-enabled, verified domain whose token has this SHA-256 digest, or null (the SCIM guard's one indexed
+   * lookup).
+   */
+  async findScimDomain(tokenDigest: string): Promise<ScimDomain | null> {
+    return this.domains.findByScimTokenDigest(tokenDigest);
+  }
+
+  /** Whether the domain belongs to the organization (for routes under it in other features). */
+  async requireInOrganization(organizationId: string, id: string): Promise<void> {
+    await this.find(organizationId, id);
+  }
+
+  /** A new token for the domain (SCIM on): only its digest is stored. */
+  private async rollScimToken(id: string): Promise<string> {
+    const token = generateToken(SCIM_TOKEN_PREFIX);
+    await this.domains.setScimToken(id, sha256Hex(token));
+    return token;
   }
 
   private async find(organizationId: string, id: string): Promise<DomainEntity> {

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
@@ -169,7 +170,7 @@ describe('domains', () => {
       });
     });
 
-    it('refuses scim_enabled: true (SCIM is not supported) and takes false', async () => {
+    it('refuses scim_enabled: true on an unverified domain (at creation and by PATCH) and takes false', async () => {
       const res = await t.http
         .post(path())
         .set(admin.auth)
@@ -177,18 +178,56 @@ describe('domains', () => {
         .expect(400);
       expect(res.body).toEqual({
         type: 'validation_error',
-        code: 'invalid_input',
-        detail: 'SCIM provisioning is not supported by this service; scim_enabled can only be false.',
+        code: 'verification_required',
+        detail: 'Verify the domain before enabling SCIM provisioning.',
         attr: 'scim_enabled',
       });
       const domain = await create({ domain: uniqueDomain(), scim_enabled: false });
-      expect(domain).toMatchObject({ has_scim: false, scim_enabled: false });
+      expect(domain).toMatchObject({ has_scim: false, scim_enabled: false, scim_base_url: null });
       const patched = await t.http
         .patch(path(orgId, `/${domain.id}`))
         .set(admin.auth)
         .send({ scim_enabled: true })
         .expect(400);
-      expect(patched.body.attr).toBe('scim_enabled');
+      expect(patched.body).toMatchObject({ code: 'verification_required', attr: 'scim_enabled' });
+      const enabled = await t.http
+        .post(path(orgId, `/${domain.id}/scim`))
+        .set(admin.auth)
+        .expect(400);
+      expect(enabled.body).toMatchObject({ code: 'verification_required', attr: 'scim_enabled' });
+    });
+
+    it('turns SCIM on by PATCH on a verified domain: the token once, has_scim and scim_base_url after', async () => {
+      const domain = await verifyThroughDns(await create({ domain: uniqueDomain() }));
+      const on = await t.http
+        .patch(path(orgId, `/${domain.id}`))
+        .set(admin.auth)
+        .send({ scim_enabled: true })
+        .expect(200);
+      expect(on.body).toMatchObject({
+        has_scim: true,
+        scim_enabled: true,
+        scim_base_url: expect.stringMatching(new RegExp(`/scim/v2/${domain.id}$`)),
+        scim_bearer_token: expect.stringMatching(/^phscim_[0-9A-Za-z]{43}$/),
+      });
+      const [row] = await t.dataSource.query(
+        'SELECT scim_bearer_token_hash FROM organization_domains WHERE id = $1',
+        [domain.id],
+      );
+      expect(row.scim_bearer_token_hash).toBe(
+        createHash('sha256').update(on.body.scim_bearer_token).digest('hex'),
+      );
+      const read = await t.http
+        .get(path(orgId, `/${domain.id}`))
+        .set(member.auth)
+        .expect(200);
+      expect(read.body).toMatchObject({ has_scim: true, scim_enabled: true, scim_bearer_token: null });
+      const off = await t.http
+        .patch(path(orgId, `/${domain.id}`))
+        .set(admin.auth)
+        .send({ scim_enabled: false })
+        .expect(200);
+      expect(off.body).toMatchObject({ has_scim: false, scim_enabled: false, scim_base_url: null });
     });
 
     it('takes the SAML settings at creation and computes has_saml; jit false and sso "" are no change', async () => {

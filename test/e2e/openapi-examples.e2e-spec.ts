@@ -160,7 +160,7 @@ describe('OpenAPI request examples', () => {
 
   function pathFor(method: string, template: string): string {
     const project = org.teams[0];
-    const collection = template.replace(/\/\{[^}]+\}(\/[a-z_]+)?$/, '');
+    const collection = template.replace(/\/\{[^}]+\}(\/[a-z_]+)*$/, '');
     return template
       .replace('{organization_id}', org.id)
       .replace('{project_id}', String(project.id))

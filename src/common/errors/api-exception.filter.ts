@@ -11,6 +11,7 @@ import { ApiError, type ErrorBody, errorTypeFor } from './api-error.js';
 import { allowedMethodsFor } from '../http/allowed-methods.js';
 import { JsonBodyError } from '../input/json-body.js';
 import { redactUrl } from '../logging/redact-url.js';
+import { errorDialectFor } from './error-dialects.js';
 import { isDatabaseTimeout, isDatabaseUnavailable } from './database-errors.js';
 
 const CODE_BY_STATUS: Record<number, string> = {
@@ -33,7 +34,8 @@ const CODE_BY_STATUS: Record<number, string> = {
  * Nest's own HTTP exceptions, body parser failures, unknown routes (404) and known paths called with another
  * method (405). Anything unexpected becomes a 500 (503 when the database is unreachable, or a statement ran past its
  * lock or statement timeout: then with `Retry-After`) whose detail never
- * carries internals; the full error goes to the log.
+ * carries internals; the full error goes to the log. Under a path prefix with a registered error dialect (SCIM's
+ * `/scim/v2`, ./error-dialects.ts) the same error is rendered in that protocol's body and media type.
  */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
@@ -49,6 +51,14 @@ export class ApiExceptionFilter implements ExceptionFilter {
       return;
     }
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    const dialect = errorDialectFor(req.path);
+    if (dialect) {
+      res
+        .status(status)
+        .type(dialect.contentType)
+        .send(JSON.stringify(dialect.render({ status, body, headers }, exception)));
+      return;
+    }
     res.status(status).json(body);
   }
 

@@ -17,12 +17,18 @@ import { isJsonContentType } from './require-json.middleware.js';
 /** Where the JSON API lives: its bodies are read only once the request's API key has been verified. */
 export const API_PREFIX = '/api';
 
-/** Whether the request is for the JSON API (`/api` or below), by the path it was sent to. */
+/**
+ * Prefixes whose bodies are read only after the route's guards have authenticated the caller: the JSON API, and
+ * SCIM provisioning (`/scim`, bearer SCIM tokens checked by its own guard).
+ */
+export const AUTHENTICATED_BODY_PREFIXES = [API_PREFIX, '/scim'];
+
+/** Whether the request is for the JSON API or SCIM (`/api`, `/scim` or below), by the path it was sent to. */
 export function isApiRequest(req: Request): boolean {
   const url = req.originalUrl ?? req.url;
   const end = url.search(/[?#]/);
   const path = end < 0 ? url : url.slice(0, end);
-  return path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);
+  return AUTHENTICATED_BODY_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
 }
 
 /**

@@ -21,7 +21,7 @@ export interface InputCheckOptions {
 export const INPUT_CHECK_OPTIONS = Symbol('INPUT_CHECK_OPTIONS');
 
 /** Where the JSON API lives; the public capture and SDK routes clean their own input. */
-export const CHECKED_PREFIXES = ['/api'];
+export const CHECKED_PREFIXES = ['/api', '/scim'];
 
 const PROBLEMS: Record<InputViolation['problem'], string> = {
   nul: 'contains the NUL character (U+0000), which is not accepted',

@@ -128,7 +128,9 @@ abstract class DomainSettingsDto {
   @ApiPropertyOptional({
     type: Boolean,
     default: false,
-    description: 'SCIM provisioning is not supported: only false is accepted (true is 400).',
+    description:
+      'Turns SCIM provisioning on (a verified domain only, else 400 `verification_required`; the answer carries the ' +
+      'new `scim_bearer_token` once) or off (the token stops working). The `…/scim/` routes do the same.',
   })
   @IsOmittable()
   @IsBoolean({ message: 'Must be a boolean.' })

@@ -50,16 +50,30 @@ export class DomainDto {
   })
   saml_x509_cert: string | null;
 
-  @ApiProperty({ example: false, description: 'Always false: SCIM provisioning is not supported.' })
+  @ApiProperty({ example: false, description: 'Whether SCIM provisioning is on (a token exists).' })
   has_scim: boolean;
 
-  @ApiProperty({ example: false, description: 'Always false: SCIM provisioning is not supported.' })
+  @ApiProperty({
+    example: false,
+    description: 'Whether SCIM provisioning is on at `scim_base_url` (a verified domain only).',
+  })
   scim_enabled: boolean;
 
-  @ApiProperty({ type: String, nullable: true, example: null, description: 'Always null (no SCIM).' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description: 'The SCIM 2.0 base URL (`…/scim/v2/<id>`) while SCIM is on, else null.',
+  })
   scim_base_url: string | null;
 
-  @ApiProperty({ type: String, nullable: true, example: null, description: 'Always null (no SCIM).' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description:
+      'The SCIM bearer token, only in the answer that turned SCIM on (`scim_enabled: true`); null otherwise (it is stored hashed).',
+  })
   scim_bearer_token: string | null;
 }
 
@@ -76,8 +90,8 @@ export function toDomainDto(entity: DomainEntity): DomainDto {
     saml_entity_id: entity.samlEntityId || null,
     saml_acs_url: entity.samlAcsUrl || null,
     saml_x509_cert: entity.samlX509Cert || null,
-    has_scim: false,
-    scim_enabled: false,
+    has_scim: entity.scimEnabled,
+    scim_enabled: entity.scimEnabled,
     scim_base_url: null,
     scim_bearer_token: null,
   };
