@@ -165,6 +165,43 @@ async function setNullTrigger(query: Query, fk: ForeignKey): Promise<string> {
   return `trigger ${name} (after delete on ${fk.referenced}: ${set} on ${fk.table})`;
 }
 
+/**
+ * The live recordings count of a project (session_recording_counts), kept by row triggers on Citus instead of the
+ * statement triggers with transition tables of plain PostgreSQL: one upsert per inserted or deleted recording, on
+ * the worker holding the project's shards of both tables.
+ */
+async function rowLevelRecordingCounts(query: Query): Promise<void> {
+  await query(`DROP TRIGGER IF EXISTS session_recordings_count_insert ON session_recordings`);
+  await query(`DROP TRIGGER IF EXISTS session_recordings_count_delete ON session_recordings`);
+  await query(
+    `CREATE OR REPLACE FUNCTION session_recording_counts_on_insert_row() RETURNS trigger LANGUAGE plpgsql AS $fn$
+     BEGIN
+       IF NEW.deleted_at IS NULL THEN
+         INSERT INTO session_recording_counts AS c (team_id, recordings) VALUES (NEW.team_id, 1)
+         ON CONFLICT (team_id) DO UPDATE SET recordings = c.recordings + 1;
+       END IF;
+       RETURN NULL;
+     END $fn$`,
+  );
+  await query(
+    `CREATE OR REPLACE FUNCTION session_recording_counts_on_delete_row() RETURNS trigger LANGUAGE plpgsql AS $fn$
+     BEGIN
+       IF OLD.deleted_at IS NULL THEN
+         UPDATE session_recording_counts SET recordings = recordings - 1 WHERE team_id = OLD.team_id;
+       END IF;
+       RETURN NULL;
+     END $fn$`,
+  );
+  await query(
+    `CREATE TRIGGER session_recordings_count_insert AFTER INSERT ON session_recordings
+       FOR EACH ROW EXECUTE FUNCTION session_recording_counts_on_insert_row()`,
+  );
+  await query(
+    `CREATE TRIGGER session_recordings_count_delete AFTER DELETE ON session_recordings
+       FOR EACH ROW EXECUTE FUNCTION session_recording_counts_on_delete_row()`,
+  );
+}
+
 export interface DistributeResult {
   reference: string[];
   distributed: string[];
@@ -187,6 +224,7 @@ export async function distributeSchema(run: Query, out: (line: string) => void):
       const statement = sql.replace(/\s+/g, ' ').trim();
       throw new Error(
         `${message}${detail ? ` (${detail})` : ''}, in: ${statement}${params ? ` ${JSON.stringify(params)}` : ''}`,
+        { cause: e },
       );
     }
   };
@@ -300,7 +338,22 @@ export async function distributeSchema(run: Query, out: (line: string) => void):
       }
     }
 
-    // 3. Reference tables, then distributed tables co-located with the anchor.
+    // 3. Statement triggers with transition tables do not run on Citus shards (the shard's statement has no
+    // tuplestore): those of the recordings' counts become row triggers under the same names.
+    if (pending.has('session_recordings')) await rowLevelRecordingCounts(query);
+    const transition = await query(
+      `SELECT tgrelid::regclass::text AS table, tgname AS name FROM pg_trigger
+        WHERE NOT tgisinternal AND (tgnewtable IS NOT NULL OR tgoldtable IS NOT NULL)
+          AND tgrelid::regclass::text = ANY ($1::text[])`,
+      [pendingDistributed],
+    );
+    if (transition.length) {
+      throw new Error(
+        `triggers with transition tables cannot run on Citus shards: ${transition.map((t) => `${String(t.name)} on ${String(t.table)}`).join(', ')} (make them row triggers in src/database/citus.ts)`,
+      );
+    }
+
+    // 4. Reference tables, then distributed tables co-located with the anchor.
     for (const table of pendingReference) {
       await query(`SELECT create_reference_table($1)`, [table]);
       result.reference.push(table);
@@ -315,7 +368,7 @@ export async function distributeSchema(run: Query, out: (line: string) => void):
       result.distributed.push(table);
     }
 
-    // 4. The foreign keys back: between distributed tables with team_id on both sides.
+    // 5. The foreign keys back: between distributed tables with team_id on both sides.
     for (const fk of touched) {
       const both = distributed.has(fk.table) && distributed.has(fk.referenced);
       const setNull = /ON DELETE SET NULL/.exec(fk.definition);
