@@ -134,8 +134,10 @@ export const PERSON_DISTINCT_IDS_SHOWN = 100;
 const RECORD_SELECT = `p.id, p.uuid, ${cappedPropertiesSql('p')} AS properties, p.created_at AS "createdAt",
   p.is_identified AS "isIdentified",
   coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-    WHERE d.person_id = p.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), '{}') AS "distinctIds",
-  (SELECT count(*)::int FROM person_distinct_ids d WHERE d.person_id = p.id) AS "distinctIdCount"`;
+    WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), '{}')
+    AS "distinctIds",
+  (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id)
+    AS "distinctIdCount"`;
 
 /** The persons list's WHERE conditions on `p`, with their parameters after `$1` (the project). */
 function personConditions(filters: PersonFilters, params: unknown[]): string {
@@ -156,7 +158,7 @@ function personConditions(filters: PersonFilters, params: unknown[]): string {
     where.push(`(strpos(lower(p.properties ->> 'email'), ${q}::text) > 0
       OR strpos(lower(p.properties ->> 'name'), ${q}::text) > 0
       OR p.uuid::text = ${q}::text
-      OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.person_id = p.id AND strpos(lower(d.distinct_id), ${q}::text) > 0))`);
+      OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id AND strpos(lower(d.distinct_id), ${q}::text) > 0))`);
   }
   for (const filter of filters.properties ?? []) where.push(propertyFilterSql('p.properties', filter, bind));
   return where.join(' AND ');
@@ -242,7 +244,7 @@ export class PersonsRepository extends RepositoryBase {
          RETURNING person_id
        )
        SELECT w.distinct_id, w.person_id AS id, pe.uuid, true AS kept
-         FROM wanted w JOIN persons pe ON pe.id = w.person_id
+         FROM wanted w JOIN persons pe ON pe.team_id = $1 AND pe.id = w.person_id
        UNION ALL
        SELECT input.distinct_id, p.id, p.uuid, d.person_id IS NOT NULL
          FROM input JOIN p ON p.uuid = input.uuid LEFT JOIN d ON d.person_id = p.id`,
@@ -258,7 +260,7 @@ export class PersonsRepository extends RepositoryBase {
       }
     }
     if (lost.length) {
-      await this.query(`DELETE FROM persons WHERE id = ANY($1::int[])`, [lost]);
+      await this.query(`DELETE FROM persons WHERE team_id = $1 AND id = ANY($2::int[])`, [teamId, lost]);
       const winners = await this.personsByDistinctId(teamId, taken);
       for (const distinctId of taken) {
         const person = winners.get(distinctId);
@@ -276,7 +278,8 @@ export class PersonsRepository extends RepositoryBase {
     distinctIds: readonly string[],
   ): Promise<Map<string, { id: number; uuid: string }>> {
     const rows = await this.query<{ distinct_id: string; id: number; uuid: string }>(
-      `SELECT pd.distinct_id, p.id, p.uuid FROM person_distinct_ids pd JOIN persons p ON p.id = pd.person_id
+      `SELECT pd.distinct_id, p.id, p.uuid
+         FROM person_distinct_ids pd JOIN persons p ON p.team_id = pd.team_id AND p.id = pd.person_id
         WHERE pd.team_id = $1 AND pd.distinct_id = ANY($2::text[])`,
       [teamId, distinctIds],
     );
@@ -335,7 +338,7 @@ export class PersonsRepository extends RepositoryBase {
   async distinctIdsOfPerson(teamId: number, idOrUuid: string): Promise<string[]> {
     const byId = /^\d{1,9}$/.test(idOrUuid);
     const rows = await this.query<{ distinct_id: string }>(
-      `SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+      `SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.team_id = d.team_id AND p.id = d.person_id
        WHERE d.team_id = $1 AND ${byId ? 'p.id = $2::int' : 'p.uuid::text = lower($2)'} ORDER BY d.id LIMIT 10000`,
       [teamId, idOrUuid],
     );
@@ -431,13 +434,13 @@ export class PersonsRepository extends RepositoryBase {
       `WITH matched AS (
          SELECT p.id, octet_length((${cappedPropertiesSql('p')})::text)
                   + coalesce((SELECT sum(octet_length(s.distinct_id) + 3) FROM (SELECT d.distinct_id FROM person_distinct_ids d
-                      WHERE d.person_id = p.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), 0) AS bytes
+                      WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), 0) AS bytes
            FROM persons p WHERE ${condition}
           ORDER BY p.id DESC LIMIT ${Number(limit)} OFFSET ${Number(offset)}
        ), kept AS (
          SELECT id, sum(bytes) OVER (ORDER BY id DESC) - bytes AS before FROM matched
        )
-       SELECT ${RECORD_SELECT} FROM kept JOIN persons p ON p.id = kept.id
+       SELECT ${RECORD_SELECT} FROM kept JOIN persons p ON p.team_id = $1 AND p.id = kept.id
         WHERE kept.before < $${params.length} ORDER BY p.id DESC`,
       params,
     );
@@ -474,12 +477,13 @@ export class PersonsRepository extends RepositoryBase {
     if (!distinctIds.length) return new Map();
     const rows = await this.query<EventPerson & { distinctId: string }>(
       `SELECT d.distinct_id AS "distinctId", p.is_identified AS "isIdentified",
-              (SELECT f.distinct_id FROM person_distinct_ids f WHERE f.person_id = p.id ORDER BY f.id LIMIT 1)
+              (SELECT f.distinct_id FROM person_distinct_ids f
+                WHERE f.team_id = p.team_id AND f.person_id = p.id ORDER BY f.id LIMIT 1)
                 AS "firstDistinctId",
               coalesce((SELECT jsonb_object_agg(k.key, p.properties -> k.key) FROM unnest($3::text[]) AS k(key)
                  WHERE p.properties ? k.key AND octet_length((p.properties -> k.key)::text) <= $4), '{}'::jsonb)
                 AS properties
-         FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+         FROM person_distinct_ids d JOIN persons p ON p.team_id = d.team_id AND p.id = d.person_id
         WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[])`,
       [teamId, distinctIds, keys, valueBytes],
     );
