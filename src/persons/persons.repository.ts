@@ -134,10 +134,9 @@ export const PERSON_DISTINCT_IDS_SHOWN = 100;
 const RECORD_SELECT = `p.id, p.uuid, ${cappedPropertiesSql('p')} AS properties, p.created_at AS "createdAt",
   p.is_identified AS "isIdentified",
   coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-    WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), '{}')
-    AS "distinctIds",
-  (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id)
-    AS "distinctIdCount"`;
+    WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), '{}') AS
+  "distinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id)
+  AS "distinctIdCount"`;
 
 /** The persons list's WHERE conditions on `p`, with their parameters after `$1` (the project). */
 function personConditions(filters: PersonFilters, params: unknown[]): string {
@@ -313,24 +312,27 @@ export class PersonsRepository extends RepositoryBase {
    * Merges person `fromId` into `intoId`: its distinct ids move (their versions rise, for the persons export), its
    * properties fill the keys `intoId` lacks, and it is deleted. The caller re-points what else referred to it first.
    */
-  @GenerateSql({ params: [2, 1] })
-  async mergeInto(fromId: number, intoId: number): Promise<void> {
-    await this.query(`UPDATE person_distinct_ids SET person_id = $2 WHERE person_id = $1`, [fromId, intoId]);
+  @GenerateSql({ params: (f) => [f.projectId, 2, 1] })
+  async mergeInto(teamId: number, fromId: number, intoId: number): Promise<void> {
+    const ids = [teamId, fromId, intoId];
     await this.query(
-      `UPDATE persons SET properties = coalesce((SELECT properties FROM persons WHERE id = $1), '{}'::jsonb) || properties WHERE id = $2`,
-      [fromId, intoId],
+      `UPDATE person_distinct_ids SET person_id = $3 WHERE team_id = $1 AND person_id = $2`,
+      ids,
     );
-    await this.query(`DELETE FROM persons WHERE id = $1`, [fromId]);
+    await this.query(
+      `UPDATE persons SET properties = coalesce((SELECT properties FROM persons WHERE team_id = $1 AND id = $2),
+         '{}'::jsonb) || properties WHERE team_id = $1 AND id = $3`,
+      ids,
+    );
+    await this.query(`DELETE FROM persons WHERE team_id = $1 AND id = $2`, [teamId, fromId]);
   }
 
   /** Removes these keys from a person's properties (`$unset`). */
-  @GenerateSql({ params: [1, ['plan']] })
-  async unsetProperties(personId: number, keys: readonly string[]): Promise<void> {
+  @GenerateSql({ params: (f) => [f.projectId, 1, ['plan']] })
+  async unsetProperties(teamId: number, personId: number, keys: readonly string[]): Promise<void> {
     if (!keys.length) return;
-    await this.query(
-      `UPDATE persons SET properties = properties - $2::text[] WHERE id = $1 AND properties ?| $2::text[]`,
-      [personId, keys],
-    );
+    const sql = `UPDATE persons SET properties = properties - $3::text[] WHERE team_id = $1 AND id = $2 AND properties ?| $3::text[]`;
+    await this.query(sql, [teamId, personId, keys]);
   }
 
   /** The distinct ids of a project's person given by its id or uuid (empty when there is no such person). */
@@ -351,18 +353,19 @@ export class PersonsRepository extends RepositoryBase {
    * are not read at all: `properties` is null and `renderedBytes` says how large they are. Null when the person
    * does not exist.
    */
-  @GenerateSql({ params: [1, 1048576] })
+  @GenerateSql({ params: (f) => [f.projectId, 1, 1048576] })
   async lockProperties(
+    teamId: number,
     personId: number,
     loadBytes: number,
   ): Promise<{ properties: Record<string, unknown> | null; renderedBytes: number } | null> {
     const rows = await this.rows<{ properties: string | null; rendered_bytes: number }>(
-      `SELECT CASE WHEN octet_length(t.text) <= $2 THEN t.text END AS properties,
+      `SELECT CASE WHEN octet_length(t.text) <= $3 THEN t.text END AS properties,
               octet_length(t.text) AS rendered_bytes
          FROM persons p CROSS JOIN LATERAL (SELECT p.properties::text AS text) t
-        WHERE p.id = $1
+        WHERE p.team_id = $1 AND p.id = $2
           FOR UPDATE OF p`,
-      [personId, loadBytes],
+      [teamId, personId, loadBytes],
     );
     if (!rows.length) return null;
     const row = rows[0];
@@ -373,8 +376,9 @@ export class PersonsRepository extends RepositoryBase {
   }
 
   /** Of a person's properties, only these keys, each with a value of at most `valueBytes` (JSON text). */
-  @GenerateSql({ params: [1, ['email', 'name'], 1024] })
+  @GenerateSql({ params: (f) => [f.projectId, 1, ['email', 'name'], 1024] })
   async someProperties(
+    teamId: number,
     personId: number,
     keys: readonly string[],
     valueBytes: number,
@@ -382,27 +386,30 @@ export class PersonsRepository extends RepositoryBase {
     const rows = await this.query<{ properties: Record<string, unknown> | null }>(
       `SELECT jsonb_object_agg(e.key, e.value) AS properties
          FROM persons p CROSS JOIN LATERAL jsonb_each(p.properties) e
-        WHERE p.id = $1 AND e.key = ANY($2::text[]) AND octet_length(e.value::text) <= $3`,
-      [personId, keys, valueBytes],
+        WHERE p.team_id = $1 AND p.id = $2 AND e.key = ANY($3::text[]) AND octet_length(e.value::text) <= $4`,
+      [teamId, personId, keys, valueBytes],
     );
     return rows[0]?.properties ?? {};
   }
 
   /** Replaces a person's properties (bounded by the caller, `PersonsService`). */
-  @GenerateSql({ params: [1, { email: 'ada@example.com', plan: 'pro' }] })
-  async replaceProperties(personId: number, properties: Record<string, unknown>): Promise<void> {
-    await this.rows(`UPDATE persons SET properties = $2::jsonb WHERE id = $1`, [
-      personId,
-      JSON.stringify(properties),
+  @GenerateSql({ params: (f) => [f.projectId, 1, { email: 'ada@example.com', plan: 'pro' }] })
+  async replaceProperties(teamId: number, id: number, properties: Record<string, unknown>): Promise<void> {
+    const set = JSON.stringify(properties);
+    await this.rows(`UPDATE persons SET properties = $3::jsonb WHERE team_id = $1 AND id = $2`, [
+      teamId,
+      id,
+      set,
     ]);
   }
 
   /** Marks a person identified (`$identify`, `$create_alias`); a no-op when it is already. */
-  @GenerateSql({ params: [1] })
-  async markIdentified(personId: number): Promise<void> {
-    await this.query(`UPDATE persons SET is_identified = true WHERE id = $1 AND NOT is_identified`, [
-      personId,
-    ]);
+  @GenerateSql({ params: (f) => [f.projectId, 1] })
+  async markIdentified(teamId: number, personId: number): Promise<void> {
+    await this.query(
+      `UPDATE persons SET is_identified = true WHERE team_id = $1 AND id = $2 AND NOT is_identified`,
+      [teamId, personId],
+    );
   }
 
   /**

@@ -49,36 +49,37 @@ INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2
 RELEASE SAVEPOINT person_alias;
 
 -- PersonsRepository.mergeInto
-UPDATE person_distinct_ids SET person_id = $2 WHERE person_id = $1;
+UPDATE person_distinct_ids SET person_id = $3 WHERE team_id = $1 AND person_id = $2;
 
-UPDATE persons SET properties = coalesce((SELECT properties FROM persons WHERE id = $1), '{}'::jsonb) || properties WHERE id = $2;
+UPDATE persons SET properties = coalesce((SELECT properties FROM persons WHERE team_id = $1 AND id = $2),
+'{}'::jsonb) || properties WHERE team_id = $1 AND id = $3;
 
-DELETE FROM persons WHERE id = $1;
+DELETE FROM persons WHERE team_id = $1 AND id = $2;
 
 -- PersonsRepository.unsetProperties
-UPDATE persons SET properties = properties - $2::text[] WHERE id = $1 AND properties ?| $2::text[];
+UPDATE persons SET properties = properties - $3::text[] WHERE team_id = $1 AND id = $2 AND properties ?| $3::text[];
 
 -- PersonsRepository.distinctIdsOfPerson
 SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.team_id = d.team_id AND p.id = d.person_id
 WHERE d.team_id = $1 AND p.id = $2::int ORDER BY d.id LIMIT 10000;
 
 -- PersonsRepository.lockProperties
-SELECT CASE WHEN octet_length(t.text) <= $2 THEN t.text END AS properties,
+SELECT CASE WHEN octet_length(t.text) <= $3 THEN t.text END AS properties,
       octet_length(t.text) AS rendered_bytes
  FROM persons p CROSS JOIN LATERAL (SELECT p.properties::text AS text) t
-WHERE p.id = $1
+WHERE p.team_id = $1 AND p.id = $2
   FOR UPDATE OF p;
 
 -- PersonsRepository.someProperties
 SELECT jsonb_object_agg(e.key, e.value) AS properties
  FROM persons p CROSS JOIN LATERAL jsonb_each(p.properties) e
-WHERE p.id = $1 AND e.key = ANY($2::text[]) AND octet_length(e.value::text) <= $3;
+WHERE p.team_id = $1 AND p.id = $2 AND e.key = ANY($3::text[]) AND octet_length(e.value::text) <= $4;
 
 -- PersonsRepository.replaceProperties
-UPDATE persons SET properties = $2::jsonb WHERE id = $1;
+UPDATE persons SET properties = $3::jsonb WHERE team_id = $1 AND id = $2;
 
 -- PersonsRepository.markIdentified
-UPDATE persons SET is_identified = true WHERE id = $1 AND NOT is_identified;
+UPDATE persons SET is_identified = true WHERE team_id = $1 AND id = $2 AND NOT is_identified;
 
 -- PersonsRepository.list
 WITH matched AS (
@@ -96,10 +97,9 @@ WITH matched AS (
      SELECT p.id, p.uuid, CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END AS properties, p.created_at AS "createdAt",
 p.is_identified AS "isIdentified",
 coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-  WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
-  AS "distinctIds",
-(SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id)
-  AS "distinctIdCount" FROM kept JOIN persons p ON p.team_id = $1 AND p.id = kept.id
+  WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}') AS
+"distinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id)
+AS "distinctIdCount" FROM kept JOIN persons p ON p.team_id = $1 AND p.id = kept.id
       WHERE kept.before < $5 ORDER BY p.id DESC;
 
 SELECT count(*)::int AS n FROM persons p WHERE p.team_id = $1 AND (strpos(lower(p.properties ->> 'email'), $2::text) > 0
@@ -111,10 +111,9 @@ OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d
 SELECT p.id, p.uuid, CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END AS properties, p.created_at AS "createdAt",
 p.is_identified AS "isIdentified",
 coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-  WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
-  AS "distinctIds",
-(SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id)
-  AS "distinctIdCount" FROM persons p
+  WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}') AS
+"distinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id)
+AS "distinctIdCount" FROM persons p
       WHERE p.team_id = $1 AND p.id = $2::int;
 
 -- PersonsRepository.eventPersons
