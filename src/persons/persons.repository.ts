@@ -77,8 +77,8 @@ export function personSelectSql(alias: string): string {
     NOT (${whole}) AS "personPropertiesTruncated",
     (extract(epoch FROM ${alias}.created_at) * 1000)::float8 AS "personCreatedMs",
     coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-       WHERE d.person_id = ${alias}.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), '{}') AS "personDistinctIds",
-    (SELECT count(*)::int FROM person_distinct_ids d WHERE d.person_id = ${alias}.id) AS "personDistinctIdCount"`;
+       WHERE d.team_id = ${alias}.team_id AND d.person_id = ${alias}.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), '{}')
+    AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = ${alias}.team_id AND d.person_id = ${alias}.id) AS "personDistinctIdCount"`;
 }
 
 /** The person selected by `personSelectSql`, or null when the row has none. */
