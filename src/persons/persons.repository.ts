@@ -59,12 +59,12 @@ export interface PersonColumns {
 }
 
 /**
- * SQL fragment for queries of other modules joining `persons` as `alias`: the bounded view of the person
- * (PersonColumns, read back with `personFromColumns`): its properties within EMBEDDED_PERSON_MAX_BYTES and its
- * oldest PERSON_DISTINCT_IDS_SHOWN distinct ids with their count. Hot list queries embed it, so a page of
- * recordings reads its persons in the same statement, each row a bounded size whatever the person holds.
+ * SQL fragment for queries joining `persons` as `alias` (to a row whose project is `team`, for Citus): the bounded
+ * person (PersonColumns, read with `personFromColumns`): its properties within EMBEDDED_PERSON_MAX_BYTES, its oldest
+ * PERSON_DISTINCT_IDS_SHOWN distinct ids and their count. Hot list queries embed it: a page of recordings reads its
+ * persons in the same statement, each row a bounded size whatever the person holds.
  */
-export function personSelectSql(alias: string): string {
+export function personSelectSql(alias: string, team = `${alias}.team_id`): string {
   const whole = `octet_length(${alias}.properties::text) <= ${EMBEDDED_PERSON_MAX_BYTES}`;
   return `${alias}.id AS "personId", ${alias}.uuid AS "personUuid",
     CASE WHEN ${whole} THEN ${alias}.properties ELSE coalesce((
@@ -77,8 +77,8 @@ export function personSelectSql(alias: string): string {
     NOT (${whole}) AS "personPropertiesTruncated",
     (extract(epoch FROM ${alias}.created_at) * 1000)::float8 AS "personCreatedMs",
     coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-       WHERE d.team_id = ${alias}.team_id AND d.person_id = ${alias}.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), '{}')
-    AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = ${alias}.team_id AND d.person_id = ${alias}.id) AS "personDistinctIdCount"`;
+       WHERE d.team_id = ${team} AND d.person_id = ${alias}.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), '{}')
+    AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = ${team} AND d.person_id = ${alias}.id) AS "personDistinctIdCount"`;
 }
 
 /** The person selected by `personSelectSql`, or null when the row has none. */

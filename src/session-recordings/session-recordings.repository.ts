@@ -163,7 +163,7 @@ const RECORDING_COLUMNS = `
          WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
            AND v.user_id <> $2::int
          ORDER BY v.viewed_at, v.user_id LIMIT ${MAX_VIEWERS}) AS viewers,
-  ${personSelectSql('p')}`;
+  ${personSelectSql('p', 'r.team_id')}`;
 
 /**
  * The most rows (offset and limit) a page of a list filtered by `exclude_events` alone is found in by walking the
