@@ -1,4 +1,4 @@
-import type { CliCommand, LoadedFeature } from '../common/feature/feature.js';
+import type { CliCommand, CliGroup, LoadedFeature } from '../common/feature/feature.js';
 import type { AppConfig } from '../config/config.js';
 
 /** The outcome line of `migrate`: how many migrations this process applied, or that none was pending. */
@@ -36,5 +36,43 @@ export const MIGRATE_COMMAND: CliCommand = {
   async run({ config, features, out }) {
     out(describeMigrations(await migrateSchema(config, features, out)));
     return 0;
+  },
+};
+
+export const DATABASE_GROUP: CliGroup = { name: 'database', title: 'The database' };
+
+export const DISTRIBUTE_COMMAND: CliCommand = {
+  name: 'database distribute',
+  summary: 'Distribute the schema on a Citus cluster (run once, after migrate)',
+  description:
+    'Applies pending migrations, then converts the schema of DATABASE_URL (a Citus coordinator whose database has ' +
+    'the citus extension on every node and its workers registered) to Citus: tables keyed by project distributed ' +
+    'by team_id and co-located, the small tables reference tables, the job queue local. Unique and foreign keys get ' +
+    'team_id first where they lack it. One transaction; idempotent (run it again after an upgrade that adds a ' +
+    'table). See docs/citus.md.',
+  migrates: true,
+  async run({ config, features, out }) {
+    out(describeMigrations(await migrateSchema(config, features, out)));
+    const [{ default: pg }, { distributeSchema }] = await Promise.all([import('pg'), import('./citus.js')]);
+    const client = new pg.Client({
+      connectionString: config.databaseUrl,
+      application_name: 'cli-distribute',
+    });
+    await client.connect();
+    try {
+      const done = await distributeSchema(async (sql, params) => (await client.query(sql, params)).rows, out);
+      if (!done.reference.length && !done.distributed.length) {
+        out('every table is already in place: nothing to distribute');
+      } else {
+        out(
+          `distributed by team_id: ${done.distributed.length} table${done.distributed.length === 1 ? '' : 's'} ` +
+            `(${done.distributed.join(', ') || 'none'}); reference: ${done.reference.length} ` +
+            `(${done.reference.join(', ') || 'none'})`,
+        );
+      }
+      return 0;
+    } finally {
+      await client.end();
+    }
   },
 };

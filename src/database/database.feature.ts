@@ -1,12 +1,13 @@
 import { defineFeature } from '../common/feature/feature.js';
-import { MIGRATE_COMMAND } from './database.cli.js';
+import { DATABASE_GROUP, DISTRIBUTE_COMMAND, MIGRATE_COMMAND } from './database.cli.js';
 
 /**
  * The database: no module of its own in the list (DatabaseModule is part of every application), the `migrate`
- * command.
+ * command and `database distribute` (the schema on a Citus cluster).
  */
 export const DATABASE_FEATURE = defineFeature({
   name: 'database',
   load: async () => ({ modules: [] }),
-  cli: [MIGRATE_COMMAND],
+  cliGroups: [DATABASE_GROUP],
+  cli: [MIGRATE_COMMAND, DISTRIBUTE_COMMAND],
 });

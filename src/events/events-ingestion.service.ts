@@ -459,7 +459,7 @@ export class EventsIngestionService {
       for (const key of keys) set.add(key);
     }
     await this.checkDeadline(deadline);
-    await this.persons.unsetProperties(unsets);
+    await this.persons.unsetProperties(teamId, unsets);
     for (const row of withPerson) row.personId = persons.get(row.distinctId)?.uuid ?? null;
   }
 }

@@ -243,6 +243,9 @@ export class EventsRepository extends RepositoryBase {
     const to = new Date((day + 1) * DAY_MS).toISOString();
     await this.transaction(async () => {
       await this.query(`SET LOCAL lock_timeout = '10s'`);
+      // On Citus (docs/citus.md) the partition's DDL reaches each worker over one connection: the table has a
+      // foreign key to a reference table (projects). A plain PostgreSQL takes the setting as an unused placeholder.
+      await this.query(`SET LOCAL citus.multi_shard_modify_mode TO 'sequential'`);
       await this.query(`SELECT pg_advisory_xact_lock(hashtext('events_partitions'))`);
       const [exists] = await this.query<{ oid: string | null }>(`SELECT to_regclass($1)::text AS oid`, [
         name,
@@ -259,6 +262,9 @@ export class EventsRepository extends RepositoryBase {
     const name = partitionName(day);
     await this.transaction(async () => {
       await this.query(`SET LOCAL lock_timeout = '10s'`);
+      // On Citus (docs/citus.md) the partition's DDL reaches each worker over one connection: the table has a
+      // foreign key to a reference table (projects). A plain PostgreSQL takes the setting as an unused placeholder.
+      await this.query(`SET LOCAL citus.multi_shard_modify_mode TO 'sequential'`);
       await this.query(`SELECT pg_advisory_xact_lock(hashtext('events_partitions'))`);
       await this.query(`DROP TABLE IF EXISTS "${name}"`);
     });

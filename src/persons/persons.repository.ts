@@ -59,12 +59,12 @@ export interface PersonColumns {
 }
 
 /**
- * SQL fragment for queries of other modules joining `persons` as `alias`: the bounded view of the person
- * (PersonColumns, read back with `personFromColumns`): its properties within EMBEDDED_PERSON_MAX_BYTES and its
- * oldest PERSON_DISTINCT_IDS_SHOWN distinct ids with their count. Hot list queries embed it, so a page of
- * recordings reads its persons in the same statement, each row a bounded size whatever the person holds.
+ * SQL fragment for queries joining `persons` as `alias` (to a row whose project is `team`, for Citus): the bounded
+ * person (PersonColumns, read with `personFromColumns`): its properties within EMBEDDED_PERSON_MAX_BYTES, its oldest
+ * PERSON_DISTINCT_IDS_SHOWN distinct ids and their count. Hot list queries embed it: a page of recordings reads its
+ * persons in the same statement, each row a bounded size whatever the person holds.
  */
-export function personSelectSql(alias: string): string {
+export function personSelectSql(alias: string, team = `${alias}.team_id`): string {
   const whole = `octet_length(${alias}.properties::text) <= ${EMBEDDED_PERSON_MAX_BYTES}`;
   return `${alias}.id AS "personId", ${alias}.uuid AS "personUuid",
     CASE WHEN ${whole} THEN ${alias}.properties ELSE coalesce((
@@ -77,8 +77,8 @@ export function personSelectSql(alias: string): string {
     NOT (${whole}) AS "personPropertiesTruncated",
     (extract(epoch FROM ${alias}.created_at) * 1000)::float8 AS "personCreatedMs",
     coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-       WHERE d.person_id = ${alias}.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), '{}') AS "personDistinctIds",
-    (SELECT count(*)::int FROM person_distinct_ids d WHERE d.person_id = ${alias}.id) AS "personDistinctIdCount"`;
+       WHERE d.team_id = ${team} AND d.person_id = ${alias}.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), '{}')
+    AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = ${team} AND d.person_id = ${alias}.id) AS "personDistinctIdCount"`;
 }
 
 /** The person selected by `personSelectSql`, or null when the row has none. */
@@ -134,8 +134,9 @@ export const PERSON_DISTINCT_IDS_SHOWN = 100;
 const RECORD_SELECT = `p.id, p.uuid, ${cappedPropertiesSql('p')} AS properties, p.created_at AS "createdAt",
   p.is_identified AS "isIdentified",
   coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-    WHERE d.person_id = p.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), '{}') AS "distinctIds",
-  (SELECT count(*)::int FROM person_distinct_ids d WHERE d.person_id = p.id) AS "distinctIdCount"`;
+    WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), '{}') AS
+  "distinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id)
+  AS "distinctIdCount"`;
 
 /** The persons list's WHERE conditions on `p`, with their parameters after `$1` (the project). */
 function personConditions(filters: PersonFilters, params: unknown[]): string {
@@ -156,7 +157,7 @@ function personConditions(filters: PersonFilters, params: unknown[]): string {
     where.push(`(strpos(lower(p.properties ->> 'email'), ${q}::text) > 0
       OR strpos(lower(p.properties ->> 'name'), ${q}::text) > 0
       OR p.uuid::text = ${q}::text
-      OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.person_id = p.id AND strpos(lower(d.distinct_id), ${q}::text) > 0))`);
+      OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id AND strpos(lower(d.distinct_id), ${q}::text) > 0))`);
   }
   for (const filter of filters.properties ?? []) where.push(propertyFilterSql('p.properties', filter, bind));
   return where.join(' AND ');
@@ -242,7 +243,7 @@ export class PersonsRepository extends RepositoryBase {
          RETURNING person_id
        )
        SELECT w.distinct_id, w.person_id AS id, pe.uuid, true AS kept
-         FROM wanted w JOIN persons pe ON pe.id = w.person_id
+         FROM wanted w JOIN persons pe ON pe.team_id = $1 AND pe.id = w.person_id
        UNION ALL
        SELECT input.distinct_id, p.id, p.uuid, d.person_id IS NOT NULL
          FROM input JOIN p ON p.uuid = input.uuid LEFT JOIN d ON d.person_id = p.id`,
@@ -258,7 +259,7 @@ export class PersonsRepository extends RepositoryBase {
       }
     }
     if (lost.length) {
-      await this.query(`DELETE FROM persons WHERE id = ANY($1::int[])`, [lost]);
+      await this.query(`DELETE FROM persons WHERE team_id = $1 AND id = ANY($2::int[])`, [teamId, lost]);
       const winners = await this.personsByDistinctId(teamId, taken);
       for (const distinctId of taken) {
         const person = winners.get(distinctId);
@@ -276,7 +277,8 @@ export class PersonsRepository extends RepositoryBase {
     distinctIds: readonly string[],
   ): Promise<Map<string, { id: number; uuid: string }>> {
     const rows = await this.query<{ distinct_id: string; id: number; uuid: string }>(
-      `SELECT pd.distinct_id, p.id, p.uuid FROM person_distinct_ids pd JOIN persons p ON p.id = pd.person_id
+      `SELECT pd.distinct_id, p.id, p.uuid
+         FROM person_distinct_ids pd JOIN persons p ON p.team_id = pd.team_id AND p.id = pd.person_id
         WHERE pd.team_id = $1 AND pd.distinct_id = ANY($2::text[])`,
       [teamId, distinctIds],
     );
@@ -310,24 +312,27 @@ export class PersonsRepository extends RepositoryBase {
    * Merges person `fromId` into `intoId`: its distinct ids move (their versions rise, for the persons export), its
    * properties fill the keys `intoId` lacks, and it is deleted. The caller re-points what else referred to it first.
    */
-  @GenerateSql({ params: [2, 1] })
-  async mergeInto(fromId: number, intoId: number): Promise<void> {
-    await this.query(`UPDATE person_distinct_ids SET person_id = $2 WHERE person_id = $1`, [fromId, intoId]);
+  @GenerateSql({ params: (f) => [f.projectId, 2, 1] })
+  async mergeInto(teamId: number, fromId: number, intoId: number): Promise<void> {
+    const ids = [teamId, fromId, intoId];
     await this.query(
-      `UPDATE persons SET properties = coalesce((SELECT properties FROM persons WHERE id = $1), '{}'::jsonb) || properties WHERE id = $2`,
-      [fromId, intoId],
+      `UPDATE person_distinct_ids SET person_id = $3 WHERE team_id = $1 AND person_id = $2`,
+      ids,
     );
-    await this.query(`DELETE FROM persons WHERE id = $1`, [fromId]);
+    await this.query(
+      `UPDATE persons SET properties = coalesce((SELECT properties FROM persons WHERE team_id = $1 AND id = $2),
+         '{}'::jsonb) || properties WHERE team_id = $1 AND id = $3`,
+      ids,
+    );
+    await this.query(`DELETE FROM persons WHERE team_id = $1 AND id = $2`, [teamId, fromId]);
   }
 
   /** Removes these keys from a person's properties (`$unset`). */
-  @GenerateSql({ params: [1, ['plan']] })
-  async unsetProperties(personId: number, keys: readonly string[]): Promise<void> {
+  @GenerateSql({ params: (f) => [f.projectId, 1, ['plan']] })
+  async unsetProperties(teamId: number, personId: number, keys: readonly string[]): Promise<void> {
     if (!keys.length) return;
-    await this.query(
-      `UPDATE persons SET properties = properties - $2::text[] WHERE id = $1 AND properties ?| $2::text[]`,
-      [personId, keys],
-    );
+    const sql = `UPDATE persons SET properties = properties - $3::text[] WHERE team_id = $1 AND id = $2 AND properties ?| $3::text[]`;
+    await this.query(sql, [teamId, personId, keys]);
   }
 
   /** The distinct ids of a project's person given by its id or uuid (empty when there is no such person). */
@@ -335,7 +340,7 @@ export class PersonsRepository extends RepositoryBase {
   async distinctIdsOfPerson(teamId: number, idOrUuid: string): Promise<string[]> {
     const byId = /^\d{1,9}$/.test(idOrUuid);
     const rows = await this.query<{ distinct_id: string }>(
-      `SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+      `SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.team_id = d.team_id AND p.id = d.person_id
        WHERE d.team_id = $1 AND ${byId ? 'p.id = $2::int' : 'p.uuid::text = lower($2)'} ORDER BY d.id LIMIT 10000`,
       [teamId, idOrUuid],
     );
@@ -348,18 +353,19 @@ export class PersonsRepository extends RepositoryBase {
    * are not read at all: `properties` is null and `renderedBytes` says how large they are. Null when the person
    * does not exist.
    */
-  @GenerateSql({ params: [1, 1048576] })
+  @GenerateSql({ params: (f) => [f.projectId, 1, 1048576] })
   async lockProperties(
+    teamId: number,
     personId: number,
     loadBytes: number,
   ): Promise<{ properties: Record<string, unknown> | null; renderedBytes: number } | null> {
     const rows = await this.rows<{ properties: string | null; rendered_bytes: number }>(
-      `SELECT CASE WHEN octet_length(t.text) <= $2 THEN t.text END AS properties,
+      `SELECT CASE WHEN octet_length(t.text) <= $3 THEN t.text END AS properties,
               octet_length(t.text) AS rendered_bytes
          FROM persons p CROSS JOIN LATERAL (SELECT p.properties::text AS text) t
-        WHERE p.id = $1
+        WHERE p.team_id = $1 AND p.id = $2
           FOR UPDATE OF p`,
-      [personId, loadBytes],
+      [teamId, personId, loadBytes],
     );
     if (!rows.length) return null;
     const row = rows[0];
@@ -370,8 +376,9 @@ export class PersonsRepository extends RepositoryBase {
   }
 
   /** Of a person's properties, only these keys, each with a value of at most `valueBytes` (JSON text). */
-  @GenerateSql({ params: [1, ['email', 'name'], 1024] })
+  @GenerateSql({ params: (f) => [f.projectId, 1, ['email', 'name'], 1024] })
   async someProperties(
+    teamId: number,
     personId: number,
     keys: readonly string[],
     valueBytes: number,
@@ -379,27 +386,30 @@ export class PersonsRepository extends RepositoryBase {
     const rows = await this.query<{ properties: Record<string, unknown> | null }>(
       `SELECT jsonb_object_agg(e.key, e.value) AS properties
          FROM persons p CROSS JOIN LATERAL jsonb_each(p.properties) e
-        WHERE p.id = $1 AND e.key = ANY($2::text[]) AND octet_length(e.value::text) <= $3`,
-      [personId, keys, valueBytes],
+        WHERE p.team_id = $1 AND p.id = $2 AND e.key = ANY($3::text[]) AND octet_length(e.value::text) <= $4`,
+      [teamId, personId, keys, valueBytes],
     );
     return rows[0]?.properties ?? {};
   }
 
   /** Replaces a person's properties (bounded by the caller, `PersonsService`). */
-  @GenerateSql({ params: [1, { email: 'ada@example.com', plan: 'pro' }] })
-  async replaceProperties(personId: number, properties: Record<string, unknown>): Promise<void> {
-    await this.rows(`UPDATE persons SET properties = $2::jsonb WHERE id = $1`, [
-      personId,
-      JSON.stringify(properties),
+  @GenerateSql({ params: (f) => [f.projectId, 1, { email: 'ada@example.com', plan: 'pro' }] })
+  async replaceProperties(teamId: number, id: number, properties: Record<string, unknown>): Promise<void> {
+    const set = JSON.stringify(properties);
+    await this.rows(`UPDATE persons SET properties = $3::jsonb WHERE team_id = $1 AND id = $2`, [
+      teamId,
+      id,
+      set,
     ]);
   }
 
   /** Marks a person identified (`$identify`, `$create_alias`); a no-op when it is already. */
-  @GenerateSql({ params: [1] })
-  async markIdentified(personId: number): Promise<void> {
-    await this.query(`UPDATE persons SET is_identified = true WHERE id = $1 AND NOT is_identified`, [
-      personId,
-    ]);
+  @GenerateSql({ params: (f) => [f.projectId, 1] })
+  async markIdentified(teamId: number, personId: number): Promise<void> {
+    await this.query(
+      `UPDATE persons SET is_identified = true WHERE team_id = $1 AND id = $2 AND NOT is_identified`,
+      [teamId, personId],
+    );
   }
 
   /**
@@ -431,13 +441,13 @@ export class PersonsRepository extends RepositoryBase {
       `WITH matched AS (
          SELECT p.id, octet_length((${cappedPropertiesSql('p')})::text)
                   + coalesce((SELECT sum(octet_length(s.distinct_id) + 3) FROM (SELECT d.distinct_id FROM person_distinct_ids d
-                      WHERE d.person_id = p.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), 0) AS bytes
+                      WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), 0) AS bytes
            FROM persons p WHERE ${condition}
           ORDER BY p.id DESC LIMIT ${Number(limit)} OFFSET ${Number(offset)}
        ), kept AS (
          SELECT id, sum(bytes) OVER (ORDER BY id DESC) - bytes AS before FROM matched
        )
-       SELECT ${RECORD_SELECT} FROM kept JOIN persons p ON p.id = kept.id
+       SELECT ${RECORD_SELECT} FROM kept JOIN persons p ON p.team_id = $1 AND p.id = kept.id
         WHERE kept.before < $${params.length} ORDER BY p.id DESC`,
       params,
     );
@@ -474,12 +484,13 @@ export class PersonsRepository extends RepositoryBase {
     if (!distinctIds.length) return new Map();
     const rows = await this.query<EventPerson & { distinctId: string }>(
       `SELECT d.distinct_id AS "distinctId", p.is_identified AS "isIdentified",
-              (SELECT f.distinct_id FROM person_distinct_ids f WHERE f.person_id = p.id ORDER BY f.id LIMIT 1)
+              (SELECT f.distinct_id FROM person_distinct_ids f
+                WHERE f.team_id = p.team_id AND f.person_id = p.id ORDER BY f.id LIMIT 1)
                 AS "firstDistinctId",
               coalesce((SELECT jsonb_object_agg(k.key, p.properties -> k.key) FROM unnest($3::text[]) AS k(key)
                  WHERE p.properties ? k.key AND octet_length((p.properties -> k.key)::text) <= $4), '{}'::jsonb)
                 AS properties
-         FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+         FROM person_distinct_ids d JOIN persons p ON p.team_id = d.team_id AND p.id = d.person_id
         WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[])`,
       [teamId, distinctIds, keys, valueBytes],
     );

@@ -104,28 +104,34 @@ export class PersonsService {
    */
   async applyPropertyUpdates(
     updates: Map<number, PersonPropertyUpdate>,
-    teamId: number | null = null,
+    teamId: number,
     beforeEach: () => void = () => undefined,
   ): Promise<PropertyUpdateOutcome> {
     const outcome: PropertyUpdateOutcome = { applied: 0, refused: 0, trimmedKeys: 0 };
     for (const personId of [...updates.keys()].sort((a, b) => a - b)) {
       beforeEach();
       const update = updates.get(personId) as PersonPropertyUpdate;
-      if (update.identify) await this.persons.markIdentified(personId);
+      if (update.identify) await this.persons.markIdentified(teamId, personId);
       if (!Object.keys(update.set).length && !Object.keys(update.setOnce).length) continue;
       // PostgreSQL's rendering of the JSON adds a space after each `:` and `,`: a person within the limit
       // always loads; a larger one (stored before the limit) keeps only its small protected properties.
-      const locked = await this.persons.lockProperties(personId, 2 * this.maxBytes);
+      const locked = await this.persons.lockProperties(teamId, personId, 2 * this.maxBytes);
       if (!locked) continue;
       let existing = locked.properties;
       let legacyTrimmed = false;
       if (existing === null) {
-        existing = await this.persons.someProperties(personId, [...PROTECTED_PERSON_PROPERTIES], 4096);
+        existing = await this.persons.someProperties(
+          teamId,
+          personId,
+          [...PROTECTED_PERSON_PROPERTIES],
+          4096,
+        );
         legacyTrimmed = true;
       }
       const result = boundedUpdate(existing, update, this.maxBytes);
       const trimmed = result.trimmed.length || legacyTrimmed;
-      if (result.applied || trimmed) await this.persons.replaceProperties(personId, result.properties);
+      if (result.applied || trimmed)
+        await this.persons.replaceProperties(teamId, personId, result.properties);
       if (result.applied) outcome.applied++;
       else outcome.refused++;
       outcome.trimmedKeys += result.trimmed.length;
@@ -158,12 +164,20 @@ export class PersonsService {
    * PERSON_SET_MAX_KEYS / _BYTES, or would take the person past PERSON_PROPERTIES_MAX_BYTES. Runs inside the
    * caller's transaction, which the 400 rolls back.
    */
-  async mergeProperties(personId: number, properties: Record<string, unknown>, attr: string): Promise<void> {
+  async mergeProperties(
+    teamId: number,
+    personId: number,
+    properties: Record<string, unknown>,
+    attr: string,
+  ): Promise<void> {
     const problem = this.setProblem(properties);
     if (problem) {
       throw ApiError.validation(`These properties have ${problem}: set fewer at a time.`, attr, 'max_length');
     }
-    const outcome = await this.applyPropertyUpdates(new Map([[personId, { set: properties, setOnce: {} }]]));
+    const outcome = await this.applyPropertyUpdates(
+      new Map([[personId, { set: properties, setOnce: {} }]]),
+      teamId,
+    );
     if (outcome.refused) {
       throw ApiError.validation(
         `These properties would make the person's properties larger than ${this.maxBytes} bytes (PERSON_PROPERTIES_MAX_BYTES): remove some first.`,
@@ -199,14 +213,14 @@ export class PersonsService {
     if (a === b) return a;
     const [into, from] = a < b ? [a, b] : [b, a];
     await beforeMerge(from, into);
-    await this.persons.mergeInto(from, into);
+    await this.persons.mergeInto(teamId, from, into);
     return into;
   }
 
   /** Removes properties of persons (`$unset`), in person id order. */
-  async unsetProperties(unsets: Map<number, Set<string>>): Promise<void> {
+  async unsetProperties(teamId: number, unsets: Map<number, Set<string>>): Promise<void> {
     for (const personId of [...unsets.keys()].sort((x, y) => x - y)) {
-      await this.persons.unsetProperties(personId, [...(unsets.get(personId) as Set<string>)]);
+      await this.persons.unsetProperties(teamId, personId, [...(unsets.get(personId) as Set<string>)]);
     }
   }
 

@@ -154,6 +154,8 @@ describe('recording access rules', () => {
     expect(bound).toEqual([['https://a/%', "%'; DROP TABLE x; --"], 'email', '@example.com', 'plan', 'pro']);
     expect(sql).not.toContain('DROP');
     expect(sql).toContain('ILIKE ANY($1::text[])');
-    expect(sql).toContain('NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.id = r.person_id');
+    expect(sql).toContain(
+      'NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = r.team_id AND rvp.id = r.person_id',
+    );
   });
 });

@@ -69,7 +69,7 @@ export class RecordingVisibility {
       );
     }
     const person = (condition: string) =>
-      `EXISTS (SELECT 1 FROM persons rvp WHERE rvp.id = ${r}.person_id AND ${condition})`;
+      `EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = ${r}.team_id AND rvp.id = ${r}.person_id AND ${condition})`;
     const holds = (h: HidingRule, operator: 'exact' | 'icontains') => {
       const text = `(rvp.properties ->> ${bind(h.propertyKey)}::text)`;
       return operator === 'exact'

@@ -163,7 +163,7 @@ const RECORDING_COLUMNS = `
          WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
            AND v.user_id <> $2::int
          ORDER BY v.viewed_at, v.user_id LIMIT ${MAX_VIEWERS}) AS viewers,
-  ${personSelectSql('p')}`;
+  ${personSelectSql('p', 'r.team_id')}`;
 
 /**
  * The most rows (offset and limit) a page of a list filtered by `exclude_events` alone is found in by walking the
@@ -287,12 +287,12 @@ export function buildListQuery(
     SELECT ${RECORDING_COLUMNS}
       FROM keys k
       JOIN session_recordings r ON r.team_id = $1 AND r.session_id = k.session_id
-      LEFT JOIN persons p ON p.id = r.person_id
+      LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
      ORDER BY ${LIST_ORDER}`
     : `
     SELECT ${RECORDING_COLUMNS}
       FROM session_recordings r
-      LEFT JOIN persons p ON p.id = r.person_id
+      LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
      WHERE ${condition}
      ORDER BY ${LIST_ORDER}
      LIMIT $3 OFFSET $4`;
@@ -400,7 +400,7 @@ export class SessionRecordingsRepository extends RepositoryBase {
     const rows = await this.query<RecordingView>(
       `SELECT ${RECORDING_COLUMNS}
          FROM session_recordings r
-         LEFT JOIN persons p ON p.id = r.person_id
+         LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
         WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4${visible ? ` AND ${visible}` : ''}`,
       params,
     );

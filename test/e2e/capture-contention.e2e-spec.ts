@@ -206,7 +206,7 @@ describe('capture: one request cannot stall a project', () => {
       }
       expect(await counted()).toEqual(counterBefore);
       const [person] = await t.dataSource.query(
-        `SELECT p.properties FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id
+        `SELECT p.properties FROM persons p JOIN person_distinct_ids d ON d.team_id = p.team_id AND d.person_id = p.id
           WHERE d.distinct_id = 'visitor-1' AND d.team_id = $1`,
         [projectId],
       );

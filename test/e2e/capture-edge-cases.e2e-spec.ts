@@ -35,7 +35,7 @@ describe('capture edge cases', () => {
   };
   const personOf = async (distinctId: string) => {
     const [row] = await t.dataSource.query(
-      `SELECT p.uuid FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id
+      `SELECT p.uuid FROM persons p JOIN person_distinct_ids d ON d.team_id = p.team_id AND d.person_id = p.id
         WHERE d.team_id = $1 AND d.distinct_id = $2`,
       [projectId, distinctId],
     );

@@ -38,7 +38,7 @@ describe('capture: limits of the public path', () => {
     const rows = await t.dataSource.query(
       `SELECT r.event_count, r.snapshot_bytes::int AS snapshot_bytes, r.start_url, r.distinct_id,
               p.properties AS person_properties
-         FROM session_recordings r LEFT JOIN persons p ON p.id = r.person_id WHERE r.session_id = $1`,
+         FROM session_recordings r LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id WHERE r.session_id = $1`,
       [sessionId],
     );
     return rows[0] as

@@ -27,9 +27,9 @@ describe('capture: POST /s/', () => {
               r.mouse_activity_count, r.console_log_count, r.console_warn_count, r.console_error_count,
               r.active_ms::int AS active_ms, r.event_count, r.start_url, r.snapshot_source, r.deleted_at,
               p.properties AS person_properties,
-              (SELECT array_agg(d.distinct_id ORDER BY d.id) FROM person_distinct_ids d WHERE d.person_id = p.id)
+              (SELECT array_agg(d.distinct_id ORDER BY d.id) FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id)
                 AS person_distinct_ids
-         FROM session_recordings r LEFT JOIN persons p ON p.id = r.person_id
+         FROM session_recordings r LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
         WHERE r.session_id = $1`,
       [sessionId],
     );
@@ -538,7 +538,7 @@ describe('capture: POST /s/', () => {
       );
       expect(linked).toEqual([{ person_id: persons[0].person_id }]);
       const [{ n }] = await t.dataSource.query(
-        `SELECT count(*)::int AS n FROM persons p WHERE NOT EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.person_id = p.id)`,
+        `SELECT count(*)::int AS n FROM persons p WHERE NOT EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id)`,
       );
       expect(n).toBe(0);
     });

@@ -88,7 +88,7 @@ describe('events capture keeps its deadline', () => {
     const [merged] = await t.dataSource.query(
       `SELECT count(DISTINCT d.person_id)::int AS persons, count(*) FILTER (WHERE p.is_identified)::int AS identified,
               count(*) FILTER (WHERE p.properties->>'email' LIKE 'full-%')::int AS emails
-         FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+         FROM person_distinct_ids d JOIN persons p ON p.team_id = d.team_id AND p.id = d.person_id
         WHERE d.team_id = $1 AND d.distinct_id LIKE 'full-%'`,
       [projectId],
     );

@@ -79,7 +79,7 @@ describe('Analytics events: capture and the read API', () => {
       expect(skew).toBeGreaterThan(4000);
       expect(skew).toBeLessThan(60_000);
       const [person] = (await t.dataSource.query(
-        `SELECT p.uuid, p.properties FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id
+        `SELECT p.uuid, p.properties FROM persons p JOIN person_distinct_ids d ON d.team_id = p.team_id AND d.person_id = p.id
           WHERE d.team_id = $1 AND d.distinct_id = 'anon-1'`,
         [projectId],
       )) as { uuid: string; properties: Record<string, unknown> }[];
@@ -297,8 +297,8 @@ describe('Analytics events: capture and the read API', () => {
         (await t.dataSource.query(
           `SELECT p.id, p.properties,
              (SELECT array_agg(d2.distinct_id ORDER BY d2.distinct_id) FROM person_distinct_ids d2
-               WHERE d2.person_id = p.id) AS ids
-           FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id
+               WHERE d2.team_id = p.team_id AND d2.person_id = p.id) AS ids
+           FROM persons p JOIN person_distinct_ids d ON d.team_id = p.team_id AND d.person_id = p.id
            WHERE d.team_id = $1 AND d.distinct_id = $2`,
           [projectId, distinctId],
         )) as { id: number; properties: Record<string, unknown>; ids: string[] }[]
@@ -402,7 +402,7 @@ describe('Analytics events: capture and the read API', () => {
       expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
       const rows = (await t.dataSource.query(
         `SELECT d.distinct_id, d.person_id, p.uuid, p.properties, d.version::int AS version
-           FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+           FROM person_distinct_ids d JOIN persons p ON p.team_id = d.team_id AND p.id = d.person_id
           WHERE d.team_id = $1 AND d.distinct_id LIKE 'many-%' ORDER BY d.distinct_id`,
         [projectId],
       )) as {
@@ -422,7 +422,7 @@ describe('Analytics events: capture and the read API', () => {
       // No person was left without a distinct id by a lost race.
       const [{ orphans }] = (await t.dataSource.query(
         `SELECT count(*)::int AS orphans FROM persons p WHERE p.team_id = $1
-            AND NOT EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.person_id = p.id)`,
+            AND NOT EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id)`,
         [projectId],
       )) as { orphans: number }[];
       expect(orphans).toBe(0);
@@ -477,7 +477,7 @@ describe('Analytics events: capture and the read API', () => {
       const [row] = await stored(uuid);
       expect(row.person_id).toBe(otherUuid);
       const persons = (await t.dataSource.query(
-        `SELECT p.id, p.properties, d.distinct_id FROM persons p LEFT JOIN person_distinct_ids d ON d.person_id = p.id
+        `SELECT p.id, p.properties, d.distinct_id FROM persons p LEFT JOIN person_distinct_ids d ON d.team_id = p.team_id AND d.person_id = p.id
           WHERE p.team_id = $1 AND p.id > $2 ORDER BY p.id`,
         [projectId, before[0].id],
       )) as { id: number; properties: Record<string, unknown>; distinct_id: string | null }[];
@@ -716,7 +716,7 @@ describe('Analytics events: capture and the read API', () => {
         .expect(200);
       expect(page.body.next).toContain('offset=1');
       const [person] = (await t.dataSource.query(
-        `SELECT p.uuid FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id
+        `SELECT p.uuid FROM persons p JOIN person_distinct_ids d ON d.team_id = p.team_id AND d.person_id = p.id
           WHERE d.team_id = $1 AND d.distinct_id = 'reader-1'`,
         [projectId],
       )) as { uuid: string }[];

@@ -40,7 +40,7 @@ describe('persons are bounded', () => {
   const personOf = async (distinctId: string) => {
     const rows = await t.dataSource.query(
       `SELECT p.id, p.properties, octet_length(p.properties::text) AS rendered
-         FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id
+         FROM persons p JOIN person_distinct_ids d ON d.team_id = p.team_id AND d.person_id = p.id
         WHERE d.team_id = $1 AND d.distinct_id = $2`,
       [projectId, distinctId],
     );

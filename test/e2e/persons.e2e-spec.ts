@@ -85,7 +85,7 @@ describe('Persons API', () => {
     expect(page.next).toBeNull();
     expect(distinctIdsOf(page)).toEqual(['carol-1', 'bob-1', 'ada@example.com']);
     const [ada] = (await t.dataSource.query(
-      `SELECT p.id, p.uuid, p.created_at FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id
+      `SELECT p.id, p.uuid, p.created_at FROM persons p JOIN person_distinct_ids d ON d.team_id = p.team_id AND d.person_id = p.id
         WHERE d.team_id = $1 AND d.distinct_id = $2`,
       [projectId, anonAda],
     )) as { id: number; uuid: string; created_at: Date }[];
@@ -262,7 +262,7 @@ describe('Persons API', () => {
       // 30 KB persons, and one of 200 KB: past the page budget (64 KB) by itself.
       await t.dataSource.query(
         `UPDATE persons p SET properties = jsonb_build_object('blob', repeat(d.distinct_id, CASE WHEN d.distinct_id = 'huge-1' THEN 30000 ELSE 6000 END))
-           FROM person_distinct_ids d WHERE d.person_id = p.id AND d.team_id = $1`,
+           FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id AND d.team_id = $1`,
         [boundedProject],
       );
     });

@@ -87,7 +87,7 @@ describe('session recordings at 1,000,000 rows', () => {
     await t.dataSource.query('VACUUM ANALYZE persons');
     await t.dataSource.query('VACUUM ANALYZE person_distinct_ids');
     const [person] = await t.dataSource.query(
-      `SELECT p.uuid FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id WHERE d.distinct_id = 'd-7'`,
+      `SELECT p.uuid FROM persons p JOIN person_distinct_ids d ON d.team_id = p.team_id AND d.person_id = p.id WHERE d.distinct_id = 'd-7'`,
     );
     personUuid = person.uuid;
     process.stdout.write(`inserted ${ROWS} recordings in ${Date.now() - started} ms\n`);

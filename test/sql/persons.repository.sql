@@ -31,13 +31,14 @@ WITH wanted AS MATERIALIZED (
   RETURNING person_id
 )
 SELECT w.distinct_id, w.person_id AS id, pe.uuid, true AS kept
-  FROM wanted w JOIN persons pe ON pe.id = w.person_id
+  FROM wanted w JOIN persons pe ON pe.team_id = $1 AND pe.id = w.person_id
 UNION ALL
 SELECT input.distinct_id, p.id, p.uuid, d.person_id IS NOT NULL
   FROM input JOIN p ON p.uuid = input.uuid LEFT JOIN d ON d.person_id = p.id;
 
 -- PersonsRepository.personsByDistinctId
-SELECT pd.distinct_id, p.id, p.uuid FROM person_distinct_ids pd JOIN persons p ON p.id = pd.person_id
+SELECT pd.distinct_id, p.id, p.uuid
+ FROM person_distinct_ids pd JOIN persons p ON p.team_id = pd.team_id AND p.id = pd.person_id
 WHERE pd.team_id = $1 AND pd.distinct_id = ANY($2::text[]);
 
 -- PersonsRepository.addDistinctId
@@ -48,46 +49,47 @@ INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2
 RELEASE SAVEPOINT person_alias;
 
 -- PersonsRepository.mergeInto
-UPDATE person_distinct_ids SET person_id = $2 WHERE person_id = $1;
+UPDATE person_distinct_ids SET person_id = $3 WHERE team_id = $1 AND person_id = $2;
 
-UPDATE persons SET properties = coalesce((SELECT properties FROM persons WHERE id = $1), '{}'::jsonb) || properties WHERE id = $2;
+UPDATE persons SET properties = coalesce((SELECT properties FROM persons WHERE team_id = $1 AND id = $2),
+'{}'::jsonb) || properties WHERE team_id = $1 AND id = $3;
 
-DELETE FROM persons WHERE id = $1;
+DELETE FROM persons WHERE team_id = $1 AND id = $2;
 
 -- PersonsRepository.unsetProperties
-UPDATE persons SET properties = properties - $2::text[] WHERE id = $1 AND properties ?| $2::text[];
+UPDATE persons SET properties = properties - $3::text[] WHERE team_id = $1 AND id = $2 AND properties ?| $3::text[];
 
 -- PersonsRepository.distinctIdsOfPerson
-SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.team_id = d.team_id AND p.id = d.person_id
 WHERE d.team_id = $1 AND p.id = $2::int ORDER BY d.id LIMIT 10000;
 
 -- PersonsRepository.lockProperties
-SELECT CASE WHEN octet_length(t.text) <= $2 THEN t.text END AS properties,
+SELECT CASE WHEN octet_length(t.text) <= $3 THEN t.text END AS properties,
       octet_length(t.text) AS rendered_bytes
  FROM persons p CROSS JOIN LATERAL (SELECT p.properties::text AS text) t
-WHERE p.id = $1
+WHERE p.team_id = $1 AND p.id = $2
   FOR UPDATE OF p;
 
 -- PersonsRepository.someProperties
 SELECT jsonb_object_agg(e.key, e.value) AS properties
  FROM persons p CROSS JOIN LATERAL jsonb_each(p.properties) e
-WHERE p.id = $1 AND e.key = ANY($2::text[]) AND octet_length(e.value::text) <= $3;
+WHERE p.team_id = $1 AND p.id = $2 AND e.key = ANY($3::text[]) AND octet_length(e.value::text) <= $4;
 
 -- PersonsRepository.replaceProperties
-UPDATE persons SET properties = $2::jsonb WHERE id = $1;
+UPDATE persons SET properties = $3::jsonb WHERE team_id = $1 AND id = $2;
 
 -- PersonsRepository.markIdentified
-UPDATE persons SET is_identified = true WHERE id = $1 AND NOT is_identified;
+UPDATE persons SET is_identified = true WHERE team_id = $1 AND id = $2 AND NOT is_identified;
 
 -- PersonsRepository.list
 WITH matched AS (
        SELECT p.id, octet_length((CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END)::text)
                 + coalesce((SELECT sum(octet_length(s.distinct_id) + 3) FROM (SELECT d.distinct_id FROM person_distinct_ids d
-                    WHERE d.person_id = p.id ORDER BY d.id LIMIT 100) s), 0) AS bytes
+                    WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), 0) AS bytes
          FROM persons p WHERE p.team_id = $1 AND (strpos(lower(p.properties ->> 'email'), $2::text) > 0
     OR strpos(lower(p.properties ->> 'name'), $2::text) > 0
     OR p.uuid::text = $2::text
-    OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.person_id = p.id AND strpos(lower(d.distinct_id), $2::text) > 0)) AND (p.properties ->> $3::text) = ANY($4::text[])
+    OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id AND strpos(lower(d.distinct_id), $2::text) > 0)) AND (p.properties ->> $3::text) = ANY($4::text[])
         ORDER BY p.id DESC LIMIT 100 OFFSET 0
      ), kept AS (
        SELECT id, sum(bytes) OVER (ORDER BY id DESC) - bytes AS before FROM matched
@@ -95,31 +97,34 @@ WITH matched AS (
      SELECT p.id, p.uuid, CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END AS properties, p.created_at AS "createdAt",
 p.is_identified AS "isIdentified",
 coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-  WHERE d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}') AS "distinctIds",
-(SELECT count(*)::int FROM person_distinct_ids d WHERE d.person_id = p.id) AS "distinctIdCount" FROM kept JOIN persons p ON p.id = kept.id
+  WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}') AS
+"distinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id)
+AS "distinctIdCount" FROM kept JOIN persons p ON p.team_id = $1 AND p.id = kept.id
       WHERE kept.before < $5 ORDER BY p.id DESC;
 
 SELECT count(*)::int AS n FROM persons p WHERE p.team_id = $1 AND (strpos(lower(p.properties ->> 'email'), $2::text) > 0
 OR strpos(lower(p.properties ->> 'name'), $2::text) > 0
 OR p.uuid::text = $2::text
-OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.person_id = p.id AND strpos(lower(d.distinct_id), $2::text) > 0)) AND (p.properties ->> $3::text) = ANY($4::text[]);
+OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id AND strpos(lower(d.distinct_id), $2::text) > 0)) AND (p.properties ->> $3::text) = ANY($4::text[]);
 
 -- PersonsRepository.findRecord
 SELECT p.id, p.uuid, CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END AS properties, p.created_at AS "createdAt",
 p.is_identified AS "isIdentified",
 coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-  WHERE d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}') AS "distinctIds",
-(SELECT count(*)::int FROM person_distinct_ids d WHERE d.person_id = p.id) AS "distinctIdCount" FROM persons p
+  WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}') AS
+"distinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id)
+AS "distinctIdCount" FROM persons p
       WHERE p.team_id = $1 AND p.id = $2::int;
 
 -- PersonsRepository.eventPersons
 SELECT d.distinct_id AS "distinctId", p.is_identified AS "isIdentified",
-      (SELECT f.distinct_id FROM person_distinct_ids f WHERE f.person_id = p.id ORDER BY f.id LIMIT 1)
+      (SELECT f.distinct_id FROM person_distinct_ids f
+        WHERE f.team_id = p.team_id AND f.person_id = p.id ORDER BY f.id LIMIT 1)
         AS "firstDistinctId",
       coalesce((SELECT jsonb_object_agg(k.key, p.properties -> k.key) FROM unnest($3::text[]) AS k(key)
          WHERE p.properties ? k.key AND octet_length((p.properties -> k.key)::text) <= $4), '{}'::jsonb)
         AS properties
- FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+ FROM person_distinct_ids d JOIN persons p ON p.team_id = d.team_id AND p.id = d.person_id
 WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[]);
 
 -- PersonsRepository.deleteOfProject

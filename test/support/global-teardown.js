@@ -1,3 +1,4 @@
+import { dropCitusDatabase } from '../../dist/database/citus-cluster.js';
 import { adminQuery, state } from './global-setup.js';
 
 export default async function globalTeardown() {
@@ -9,5 +10,6 @@ export default async function globalTeardown() {
     return;
   }
   // On a shared server (TEST_DATABASE_URL) remove the template; each test file drops its own database.
-  await adminQuery(s.admin, `DROP DATABASE IF EXISTS "${s.template}" WITH (FORCE)`);
+  if (s.engine === 'citus') await dropCitusDatabase(s.admin, s.template);
+  else await adminQuery(s.admin, `DROP DATABASE IF EXISTS "${s.template}" WITH (FORCE)`);
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { createCitusDatabase, dropCitusDatabase } from '../../src/database/citus-cluster.js';
 
 /**
  * Test databases: the global setup migrates one template database; every test file clones it
@@ -7,6 +8,8 @@ import pg from 'pg';
  */
 export const ADMIN_URL_ENV = 'TEST_PG_ADMIN_URL';
 export const TEMPLATE_ENV = 'TEST_PG_TEMPLATE';
+/** 'citus' when the server is a Citus coordinator (global setup): databases are made on every node. */
+export const ENGINE_ENV = 'TEST_PG_ENGINE';
 /** 'true' when the server is the throwaway cluster global setup started (deleted whole at teardown). */
 export const THROWAWAY_ENV = 'TEST_PG_THROWAWAY';
 
@@ -14,6 +17,11 @@ export function adminUrl(): string {
   const url = process.env[ADMIN_URL_ENV];
   if (!url) throw new Error(`${ADMIN_URL_ENV} is not set: run the e2e tests through jest (global setup)`);
   return url;
+}
+
+/** True when the tests run on a Citus cluster (global setup found the citus extension on the server). */
+export function onCitus(): boolean {
+  return process.env[ENGINE_ENV] === 'citus';
 }
 
 export function databaseUrl(admin: string, database: string): string {
@@ -38,15 +46,17 @@ export async function cloneTemplate(prefix = 't'): Promise<{ name: string; url: 
   const template = process.env[TEMPLATE_ENV];
   if (!template) throw new Error(`${TEMPLATE_ENV} is not set`);
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
-  await withAdmin(admin, (c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
+  if (onCitus()) await createCitusDatabase(admin, name, template);
+  else await withAdmin(admin, (c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
   return { name, url: databaseUrl(admin, name) };
 }
 
-/** An empty database (no schema), for migration tests. */
+/** An empty database (no schema), for migration tests; on Citus with the extension and the workers registered. */
 export async function createEmptyDatabase(prefix = 'empty'): Promise<{ name: string; url: string }> {
   const admin = adminUrl();
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
-  await withAdmin(admin, (c) => c.query(`CREATE DATABASE "${name}"`));
+  if (onCitus()) await createCitusDatabase(admin, name);
+  else await withAdmin(admin, (c) => c.query(`CREATE DATABASE "${name}"`));
   return { name, url: databaseUrl(admin, name) };
 }
 
@@ -58,7 +68,8 @@ export async function createEmptyDatabase(prefix = 'empty'): Promise<{ name: str
  */
 export async function dropDatabase(name: string): Promise<void> {
   if (process.env[THROWAWAY_ENV] === 'true') return;
-  await withAdmin(adminUrl(), (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  if (onCitus()) await dropCitusDatabase(adminUrl(), name);
+  else await withAdmin(adminUrl(), (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
 }
 
 /**

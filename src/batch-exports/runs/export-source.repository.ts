@@ -364,7 +364,7 @@ const PERSONS_SQL = `
          END`)} AS _inserted_at,
          false AS is_deleted
     FROM person_distinct_ids d
-    JOIN persons p ON p.id = d.person_id
+    JOIN persons p ON p.team_id = d.team_id AND p.id = d.person_id
    WHERE d.team_id = $1 AND p.team_id = $1
      AND (${PERSON_CHANGED} OR ${DISTINCT_ID_CHANGED})
    ORDER BY d.id`;
@@ -388,7 +388,7 @@ const sessionsSql = (visible: string) => `
          ${insertedAtSql('r.last_event_received_at')} AS _inserted_at, r.version
     FROM session_recordings r
     JOIN projects t ON t.id = r.team_id
-    LEFT JOIN persons p ON p.id = r.person_id
+    LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
    WHERE r.team_id = $1 AND r.deleted_at IS NULL
      AND ${readByWatermarkSql('r', 'last_event_received_at')}
      AND r.start_time >= $7::timestamptz - (${recordingRetentionDaysSql('t', '$8::int')} - 1) * interval '24 hours'

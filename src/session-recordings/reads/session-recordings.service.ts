@@ -225,7 +225,12 @@ export class SessionRecordingsService {
         if (current.person === null) {
           throw ApiError.validation('This recording has no person to update.', 'person');
         }
-        await this.persons.mergeProperties(current.person.id, body.person.properties, 'person__properties');
+        await this.persons.mergeProperties(
+          project.id,
+          current.person.id,
+          body.person.properties,
+          'person__properties',
+        );
       }
       const recording = await this.recordings.lockLive(project.id, id, this.cutoff(days), visibility);
       if (!recording) throw ApiError.notFound();
