@@ -14,11 +14,16 @@ function first(value: string | boolean | undefined): string | null {
  * ran in: by the system (no user, no key), `activity` the command's name, the organization and project its
  * options name, its options (masked) as `detail.context`. One INSERT.
  */
-export async function recordCliCommand(dataSource: DataSource, command: CliCommand, values: CliValues): Promise<void> {
+export async function recordCliCommand(
+  dataSource: DataSource,
+  command: CliCommand,
+  values: CliValues,
+): Promise<void> {
   const organization = first(values.organization) ?? first(values.organizations);
   const project = first(values.project) ?? first(values.projects);
   const teamId = project && /^\d{1,9}$/.test(project) ? Number(project) : null;
-  const itemId = typeof values.id === 'string' ? values.id : typeof values.email === 'string' ? values.email : null;
+  const itemId =
+    typeof values.id === 'string' ? values.id : typeof values.email === 'string' ? values.email : null;
   await currentManager(dataSource).query(
     `INSERT INTO activity_logs (organization_id, team_id, is_system, activity, scope, item_id, detail)
      SELECT coalesce($1::uuid, (SELECT p.organization_id FROM projects p WHERE p.id = $2::int)), $2::int, true,

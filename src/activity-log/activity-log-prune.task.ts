@@ -43,7 +43,10 @@ export class ActivityLogPruneTask extends IntervalTask {
       if (deleted) this.logger.log({ deleted }, `pruned ${deleted} expired activity log entries`);
     } catch (err) {
       if (isDatabaseUnavailable(err)) {
-        this.logger.warn({ reason: (err as Error).message }, 'database unavailable: activity log prune skipped');
+        this.logger.warn(
+          { reason: (err as Error).message },
+          'database unavailable: activity log prune skipped',
+        );
         return;
       }
       this.logger.error({ err }, 'activity log prune failed; the next one retries');

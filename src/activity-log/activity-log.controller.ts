@@ -21,7 +21,11 @@ import { ActivityLogPageDto } from './dto/activity-log.dto.js';
 /** The list's query parameters, documented once for the four routes. */
 function ActivityLogQueries(): MethodDecorator {
   const decorators = [
-    ApiQuery({ name: 'user', required: false, description: "Only the entries of this user (the user's uuid)." }),
+    ApiQuery({
+      name: 'user',
+      required: false,
+      description: "Only the entries of this user (the user's uuid).",
+    }),
     ApiQuery({
       name: 'scope',
       required: false,
@@ -61,7 +65,7 @@ const PROJECT_READERS =
 const ORGANIZATION_READERS =
   "Admins and owners (403 below admin): the organization's entries and those of every project of it.";
 const SHAPE =
-  'Newest first, PostHog\'s entry shape (`user`, `activity`, `scope`, `item_id`, `detail` with `changes`, ' +
+  "Newest first, PostHog's entry shape (`user`, `activity`, `scope`, `item_id`, `detail` with `changes`, " +
   '`created_at`) with the key (`api_key_id`) and address (`ip`); secrets in `changes` are masked. Every API write ' +
   '(and CLI command) is recorded in the transaction of the change, and every read of a recording, its snapshots ' +
   'or its events before it is served.';
@@ -87,7 +91,7 @@ export class ActivityLogController {
   @ActivityLogQueries()
   @PageQueries()
   @ApiOkResponse({ type: ActivityLogPageDto })
-  @ApiNotFoundResponse({ description: 'No such project among the caller\'s.', type: ErrorBodyDto })
+  @ApiNotFoundResponse({ description: "No such project among the caller's.", type: ErrorBodyDto })
   listForProject(
     @CurrentPrincipal() principal: Principal,
     @Param('project_id', IntIdPipe) projectId: number,
@@ -104,7 +108,7 @@ export class ActivityLogController {
   @ActivityLogQueries()
   @ApiProduces('text/csv')
   @ApiOkResponse({ description: 'CSV.', schema: { type: 'string' } })
-  @ApiNotFoundResponse({ description: 'No such project among the caller\'s.', type: ErrorBodyDto })
+  @ApiNotFoundResponse({ description: "No such project among the caller's.", type: ErrorBodyDto })
   async exportForProject(
     @CurrentPrincipal() principal: Principal,
     @Param('project_id', IntIdPipe) projectId: number,
@@ -117,12 +121,15 @@ export class ActivityLogController {
 
   @Get('api/organizations/:organization_id/activity_log')
   @RequireScopes('activity_log:read')
-  @ApiOperation({ summary: "An organization's activity log", description: `${ORGANIZATION_READERS} ${SHAPE}` })
+  @ApiOperation({
+    summary: "An organization's activity log",
+    description: `${ORGANIZATION_READERS} ${SHAPE}`,
+  })
   @ApiParam({ name: 'organization_id', format: 'uuid' })
   @ActivityLogQueries()
   @PageQueries()
   @ApiOkResponse({ type: ActivityLogPageDto })
-  @ApiNotFoundResponse({ description: 'No such organization among the caller\'s.', type: ErrorBodyDto })
+  @ApiNotFoundResponse({ description: "No such organization among the caller's.", type: ErrorBodyDto })
   listForOrganization(
     @CurrentPrincipal() principal: Principal,
     @Param('organization_id', UuidPipe) organizationId: string,
@@ -134,12 +141,15 @@ export class ActivityLogController {
 
   @Get('api/organizations/:organization_id/activity_log/export')
   @RequireScopes('activity_log:read')
-  @ApiOperation({ summary: "An organization's activity log as CSV", description: `${ORGANIZATION_READERS} ${CSV}` })
+  @ApiOperation({
+    summary: "An organization's activity log as CSV",
+    description: `${ORGANIZATION_READERS} ${CSV}`,
+  })
   @ApiParam({ name: 'organization_id', format: 'uuid' })
   @ActivityLogQueries()
   @ApiProduces('text/csv')
   @ApiOkResponse({ description: 'CSV.', schema: { type: 'string' } })
-  @ApiNotFoundResponse({ description: 'No such organization among the caller\'s.', type: ErrorBodyDto })
+  @ApiNotFoundResponse({ description: "No such organization among the caller's.", type: ErrorBodyDto })
   async exportForOrganization(
     @CurrentPrincipal() principal: Principal,
     @Param('organization_id', UuidPipe) organizationId: string,

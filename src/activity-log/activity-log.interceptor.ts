@@ -29,7 +29,16 @@ const RECORDING_READS: { pattern: RegExp; activity: string }[] = [
 /** A project's events filtered to one session: a recording's events. */
 const EVENTS_LIST = /^\/api\/(projects|environments)\/:project_id\/events$/;
 
-const QUERY_KEPT = ['source', 'blob_key', 'start_blob_key', 'end_blob_key', 'limit', 'offset', 'after', 'before'];
+const QUERY_KEPT = [
+  'source',
+  'blob_key',
+  'start_blob_key',
+  'end_blob_key',
+  'limit',
+  'offset',
+  'after',
+  'before',
+];
 
 /**
  * Writes the activity log (src/activity-log):
@@ -63,14 +72,19 @@ export class ActivityLogInterceptor implements NestInterceptor {
     const pattern = typeof routePath === 'string' ? routePath.replace(/\/$/, '') : path;
     if (READS.has(req.method)) {
       const read = this.recordingRead(req, pattern);
-      return read ? defer(() => this.logs.recordRead(read)).pipe(switchMap(() => next.handle())) : next.handle();
+      return read
+        ? defer(() => this.logs.recordRead(read)).pipe(switchMap(() => next.handle()))
+        : next.handle();
     }
     const route = routeActivity(req.method, pattern, req.params as Record<string, string>);
     const description: ActivityDescription = {};
     return new Observable<unknown>((subscriber) => {
       this.transactions
         .withRequestTransaction(
-          () => runDescribingActivity(description, () => lastValueFrom(next.handle(), { defaultValue: undefined })),
+          () =>
+            runDescribingActivity(description, () =>
+              lastValueFrom(next.handle(), { defaultValue: undefined }),
+            ),
           (result) => this.logs.record(this.entryOf(req, pattern, route, description, result)),
         )
         .then(
@@ -97,7 +111,11 @@ export class ActivityLogInterceptor implements NestInterceptor {
     if (read) {
       activity = read.activity;
       itemId = params.id ?? null;
-    } else if (EVENTS_LIST.test(pattern) && typeof req.query.session_id === 'string' && req.query.session_id) {
+    } else if (
+      EVENTS_LIST.test(pattern) &&
+      typeof req.query.session_id === 'string' &&
+      req.query.session_id
+    ) {
       activity = 'viewed_events';
       itemId = req.query.session_id;
     }
@@ -136,13 +154,16 @@ export class ActivityLogInterceptor implements NestInterceptor {
     result: unknown,
   ): NewActivityLog {
     const answer =
-      result && typeof result === 'object' && !Array.isArray(result) ? (result as Record<string, unknown>) : null;
+      result && typeof result === 'object' && !Array.isArray(result)
+        ? (result as Record<string, unknown>)
+        : null;
     const scope = description.scope ?? route.scope;
     const created = req.method === 'POST' && route.itemId === null;
     const answerId = answer ? idOf(answer) : null;
     const itemId = description.itemId ?? route.itemId ?? (created ? answerId : null);
     let teamId = description.teamId ?? route.teamId;
-    if (teamId === null && created && scope === 'Project' && typeof answer?.id === 'number') teamId = answer.id;
+    if (teamId === null && created && scope === 'Project' && typeof answer?.id === 'number')
+      teamId = answer.id;
     if (teamId === null && typeof answer?.team_id === 'number') teamId = answer.team_id;
     let organizationId = description.organizationId ?? route.organizationId;
     if (organizationId === null && created && scope === 'Organization' && isUuid(answer?.id)) {
@@ -195,7 +216,12 @@ function nameOf(answer: Record<string, unknown> | null): string | null {
  * The changes of a write its code did not describe: the fields sent (an update: each as `changed`, its value
  * before unknown), the object sent (a create). Never the answer: a create's answer may hold a secret shown once.
  */
-function fallbackChanges(method: string, scope: string, created: boolean, body: unknown): ActivityChange[] | null {
+function fallbackChanges(
+  method: string,
+  scope: string,
+  created: boolean,
+  body: unknown,
+): ActivityChange[] | null {
   if (!body || typeof body !== 'object' || Array.isArray(body) || !Object.keys(body).length) return null;
   const sent = maskSecrets(body) as Record<string, unknown>;
   if (created) return [{ type: scope, action: 'created', field: null, before: null, after: sent }];

@@ -135,7 +135,11 @@ export class ActivityLogRepository extends RepositoryBase {
   /**
    * Up to `limit` entries matching `filter` from `cursor` (none: the newest), newest first, with their users.
    */
-  async list(filter: ActivityLogFilter, cursor: ActivityCursor | null, limit: number): Promise<ActivityLogRow[]> {
+  async list(
+    filter: ActivityLogFilter,
+    cursor: ActivityCursor | null,
+    limit: number,
+  ): Promise<ActivityLogRow[]> {
     const params: unknown[] = [];
     const where = this.conditions(filter, params);
     let order = 'DESC';

@@ -121,7 +121,11 @@ export class ActivityLogService {
   }
 
   /** The project's entries as CSV lines (header first), newest first, at most ACTIVITY_LOG_CSV_MAX_ROWS. */
-  async *csvForProject(principal: Principal, projectId: number, query: ActivityLogQuery): AsyncGenerator<string> {
+  async *csvForProject(
+    principal: Principal,
+    projectId: number,
+    query: ActivityLogQuery,
+  ): AsyncGenerator<string> {
     yield* this.csv(await this.projectFilter(principal, projectId, query));
   }
 
@@ -153,11 +157,19 @@ export class ActivityLogService {
     query: ActivityLogQuery,
   ): Promise<ActivityLogFilter> {
     const filter = parseFilter(query);
-    const organization = await this.memberships.requireAccess(principal, organizationId, MembershipLevel.ADMIN);
+    const organization = await this.memberships.requireAccess(
+      principal,
+      organizationId,
+      MembershipLevel.ADMIN,
+    );
     return { ...filter, organizationId: organization.organizationId };
   }
 
-  private async page(filter: ActivityLogFilter, query: ActivityLogQuery, url: URL): Promise<ActivityLogPageDto> {
+  private async page(
+    filter: ActivityLogFilter,
+    query: ActivityLogQuery,
+    url: URL,
+  ): Promise<ActivityLogPageDto> {
     const limit = parseLimit(query.limit);
     const cursor = query.cursor === undefined || query.cursor === '' ? null : parseCursor(query.cursor);
     const rows = await this.logs.list(filter, cursor, limit + 1);
@@ -216,7 +228,8 @@ const CSV_COLUMNS = [
 
 function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = typeof value === 'string' ? value : value instanceof Date ? value.toISOString() : JSON.stringify(value);
+  const text =
+    typeof value === 'string' ? value : value instanceof Date ? value.toISOString() : JSON.stringify(value);
   // A cell starting with = + - @ is a formula to spreadsheets: prefixed with a quote.
   const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
   return /[",\n\r]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
@@ -325,7 +338,8 @@ function encodeCursor(cursor: ActivityCursor): string {
 }
 
 function parseCursor(raw: string): ActivityCursor {
-  const decoded = typeof raw === 'string' && raw.length <= 200 ? Buffer.from(raw, 'base64url').toString() : '';
+  const decoded =
+    typeof raw === 'string' && raw.length <= 200 ? Buffer.from(raw, 'base64url').toString() : '';
   const m = /^([ab]):(-?\d{1,19}):([0-9a-f-]{36})$/.exec(decoded);
   if (!m || !isUuid(m[3])) throw ApiError.validation("'cursor' is not a cursor of this list.", 'cursor');
   return { direction: m[1] === 'b' ? 'before' : 'after', atUs: m[2], id: m[3] };

@@ -48,7 +48,12 @@ export interface RouteActivity {
   domainId: string | null;
 }
 
-const VERBS: Record<string, string> = { POST: 'created', PUT: 'updated', PATCH: 'updated', DELETE: 'deleted' };
+const VERBS: Record<string, string> = {
+  POST: 'created',
+  PUT: 'updated',
+  PATCH: 'updated',
+  DELETE: 'deleted',
+};
 
 /** A route path's segments without the empty ones (`/api/projects/:project_id` → api, projects, :project_id). */
 function segmentsOf(path: string): string[] {
@@ -95,7 +100,8 @@ export function routeActivity(
   if (segments[0] === 'api' && root === 'organizations') {
     const value = valueOf(segments[2]);
     organizationId = value && /^[0-9a-f-]{36}$/i.test(value) ? value.toLowerCase() : null;
-    if (segments[3] === 'projects' && scope === 'Project') teamId = parseTeam(valueOf(segments[4]) ?? undefined);
+    if (segments[3] === 'projects' && scope === 'Project')
+      teamId = parseTeam(valueOf(segments[4]) ?? undefined);
   }
   const domainId = segments[0] === 'scim' ? valueOf(segments[2]) : null;
   if (itemId !== null) itemId = itemId.slice(0, 200);

@@ -116,7 +116,11 @@ export class ActivityLogDto {
   })
   api_key_id: string | null;
 
-  @ApiProperty({ type: String, nullable: true, description: "The client's address (as TRUST_PROXY resolves it)." })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The client's address (as TRUST_PROXY resolves it).",
+  })
   ip: string | null;
 }
 

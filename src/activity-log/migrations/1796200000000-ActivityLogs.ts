@@ -20,9 +20,13 @@ export class ActivityLogs1796200000000 implements MigrationInterface {
     await queryRunner.query(
       `CREATE INDEX "activity_logs_organization_created_idx" ON "activity_logs" ("organization_id", "created_at" DESC, "id" DESC) WHERE "organization_id" IS NOT NULL`,
     );
-    await queryRunner.query(`CREATE INDEX "activity_logs_scope_item_idx" ON "activity_logs" ("scope", "item_id")`);
+    await queryRunner.query(
+      `CREATE INDEX "activity_logs_scope_item_idx" ON "activity_logs" ("scope", "item_id")`,
+    );
     await queryRunner.query(`CREATE INDEX "activity_logs_created_idx" ON "activity_logs" ("created_at")`);
-    await queryRunner.query(`CREATE INDEX "activity_logs_team_write_xid_idx" ON "activity_logs" ("team_id", "write_xid")`);
+    await queryRunner.query(
+      `CREATE INDEX "activity_logs_team_write_xid_idx" ON "activity_logs" ("team_id", "write_xid")`,
+    );
     await queryRunner.query(
       `CREATE TRIGGER activity_logs_write_xid_on_insert BEFORE INSERT ON activity_logs FOR EACH ROW EXECUTE FUNCTION export_write_xid()`,
     );

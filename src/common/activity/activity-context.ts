@@ -44,7 +44,8 @@ export function describeActivity(patch: ActivityDescription): void {
 }
 
 /** Names of fields whose values never enter the log (tokens, secrets, passwords, keys, credentials). */
-const SECRET_FIELD = /token|secret|password|passwd|private|credential|authorization|api_?key|access_?key|signing|cookie/i;
+const SECRET_FIELD =
+  /token|secret|password|passwd|private|credential|authorization|api_?key|access_?key|signing|cookie/i;
 
 /** Values that are keys whatever their field is called (personal API keys, project secret keys). */
 const SECRET_VALUE = /^(phx|phs|pha|phsct)_[A-Za-z0-9]/;
