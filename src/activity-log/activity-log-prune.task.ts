@@ -15,6 +15,7 @@ const PRUNE_BATCH = 5000;
  */
 @Injectable()
 export class ActivityLogPruneTask extends IntervalTask {
+  static readonly INTERVAL_NAME = 'activity-log-prune';
   private readonly logger = new Logger(ActivityLogPruneTask.name);
 
   constructor(

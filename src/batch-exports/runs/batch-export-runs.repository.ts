@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import type { SqlFixture } from '../../database/generate-sql.js';
-import { GenerateSql } from '../../database/generate-sql.js';
+import { GenerateSql, type SqlFixture } from '../../database/generate-sql.js';
 import { transactionExecutor } from '../../database/job-queue.js';
 import { RepositoryBase } from '../../database/repository-base.js';
 import type { LogLevel } from '../batch-export-log.entity.js';
@@ -10,6 +9,7 @@ import type { BatchExportModel } from '../batch-export.entity.js';
 import { BatchExportsRepository } from '../batch-exports.repository.js';
 import type { Config, DestinationType } from '../destinations.js';
 import { fairnessUserSql, RunQueue, type FairnessCaps, type RunAttempt } from './run-queue.js';
+import { runStartedEntry } from './run-activity.js';
 
 /** Statuses a run never leaves. */
 export const FINAL_STATUSES: readonly RunStatus[] = [
@@ -159,39 +159,6 @@ export class BatchExportRunsRepository extends RepositoryBase {
   }
 
   /**
-   * The activity log entry of a run's attempt (`run_started`, by the system), in the claim's transaction: an
-   * export run is never started unlogged. One INSERT into the activity log's table (src/activity-log).
-   */
-  private async logActivity(row: ClaimRow, now: Date, attempt: number): Promise<void> {
-    await this.query(
-      `INSERT INTO activity_logs (organization_id, team_id, is_system, activity, scope, item_id, detail)
-       VALUES ($1, $2, true, 'run_started', 'BatchExport', $3, $4::jsonb)`,
-      [
-        row.organization_id,
-        row.team_id,
-        row.batch_export_id,
-        JSON.stringify({
-          id: row.batch_export_id,
-          name: row.name,
-          short_id: null,
-          type: null,
-          changes: null,
-          trigger: null,
-          context: {
-            run_id: row.id,
-            attempt,
-            model: row.model,
-            destination_type: row.destination_type,
-            data_interval_start: row.data_interval_start.toISOString(),
-            data_interval_end: row.data_interval_end.toISOString(),
-            started_at: now.toISOString(),
-          },
-        }),
-      ],
-    );
-  }
-
-  /**
    * Claims the next runnable job and marks its run Running, in one transaction. A job whose run has ended is
    * settled; a job of a paused export goes back to the queue parked (`paused`); a run whose attempts are used
    * up (its workers were lost) is recorded FailedRetryable. With caps (`caps`, 0: none), the jobs of exports
@@ -262,7 +229,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
           }
         }
         await this.setStatus(row.id, 'Running', now);
-        await this.logActivity(row, now, job.retryCount + 1);
+        await this.query(...runStartedEntry(row, now, job.retryCount + 1));
         await this.log(
           row,
           now,
