@@ -19,7 +19,7 @@ export async function recordCliCommand(
   command: CliCommand,
   values: CliValues,
 ): Promise<void> {
-  const organization = first(values.organization) ?? first(values.organizations);
+  const organization = first(values.org) ?? first(values.organization) ?? first(values.organizations);
   const project = first(values.project) ?? first(values.projects);
   const teamId = project && /^\d{1,9}$/.test(project) ? Number(project) : null;
   const itemId =

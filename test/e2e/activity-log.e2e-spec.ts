@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ActivityLogPruneTask } from '../../src/activity-log/activity-log-prune.task.js';
+import { runCli } from '../../src/cli-dispatch.js';
 import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
@@ -336,6 +337,62 @@ describe('activity log', () => {
     expect(lines).toHaveLength(roles + 1);
     expect(lines[1]).toContain(',Role,');
     expect(lines[1]).toContain(owner.email);
+  });
+
+  it('records CLI commands as the system, in the transaction of their change, with their options', async () => {
+    const lines: string[] = [];
+    const cli = (argv: string[]) =>
+      runCli(
+        argv,
+        { DATABASE_URL: t.databaseUrl, LOG_LEVEL: 'silent' },
+        (l) => lines.push(l),
+        (l) => lines.push(l),
+      );
+    expect(
+      await cli([
+        'service-accounts',
+        'create',
+        '--org',
+        orgId,
+        '--name',
+        'Audit bot',
+        '--scopes',
+        'organization:read',
+      ]),
+    ).toBe(0);
+    const page = (await organizationLog('?scope=ServiceAccount').expect(200)).body as LogPage;
+    expect(page.results[0]).toMatchObject({
+      user: null,
+      is_system: true,
+      activity: 'service_accounts_create',
+      scope: 'ServiceAccount',
+      organization_id: orgId,
+      api_key_id: null,
+      ip: null,
+      detail: { context: { command: 'service-accounts create', options: { org: orgId, name: 'Audit bot' } } },
+    });
+    // A command whose entry cannot be written changes nothing.
+    await t.dataSource.query(
+      `ALTER TABLE activity_logs ADD CONSTRAINT test_refuse_cli CHECK (scope <> 'ServiceAccount') NOT VALID`,
+    );
+    try {
+      const accounts = await count(`SELECT count(*) AS n FROM users WHERE is_service_account`);
+      expect(
+        await cli([
+          'service-accounts',
+          'create',
+          '--org',
+          orgId,
+          '--name',
+          'Never bot',
+          '--scopes',
+          'organization:read',
+        ]),
+      ).not.toBe(0);
+      expect(await count(`SELECT count(*) AS n FROM users WHERE is_service_account`)).toBe(accounts);
+    } finally {
+      await t.dataSource.query(`ALTER TABLE activity_logs DROP CONSTRAINT test_refuse_cli`);
+    }
   });
 
   it('refuses UPDATE, DELETE and TRUNCATE whoever sends them, and lets only the prune delete expired entries', async () => {
