@@ -1,4 +1,5 @@
 import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
+import { isIP } from 'node:net';
 import type { Request } from 'express';
 import { defer, lastValueFrom, Observable, switchMap } from 'rxjs';
 import {
@@ -141,7 +142,7 @@ export class ActivityLogInterceptor implements NestInterceptor {
         trigger: null,
         context: { method: req.method, route: pattern, ...(Object.keys(query).length ? { query } : {}) },
       },
-      ip: req.ip ?? null,
+      ip: addressOf(req),
     };
   }
 
@@ -193,9 +194,15 @@ export class ActivityLogInterceptor implements NestInterceptor {
           ...(Object.keys(req.params ?? {}).length ? { params: maskSecrets(req.params) } : {}),
         },
       },
-      ip: req.ip ?? null,
+      ip: addressOf(req),
     };
   }
+}
+
+/** The client's address (`req.ip`, as TRUST_PROXY resolves it) when it is one; a forged header is not. */
+function addressOf(req: Request): string | null {
+  const ip = req.ip;
+  return ip && isIP(ip) ? ip : null;
 }
 
 function idOf(answer: Record<string, unknown>): string | null {

@@ -48,6 +48,8 @@ export interface RouteActivity {
   domainId: string | null;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 const VERBS: Record<string, string> = {
   POST: 'created',
   PUT: 'updated',
@@ -99,11 +101,12 @@ export function routeActivity(
   }
   if (segments[0] === 'api' && root === 'organizations') {
     const value = valueOf(segments[2]);
-    organizationId = value && /^[0-9a-f-]{36}$/i.test(value) ? value.toLowerCase() : null;
+    organizationId = value && UUID.test(value) ? value.toLowerCase() : null;
     if (segments[3] === 'projects' && scope === 'Project')
       teamId = parseTeam(valueOf(segments[4]) ?? undefined);
   }
-  const domainId = segments[0] === 'scim' ? valueOf(segments[2]) : null;
+  const domain = segments[0] === 'scim' ? valueOf(segments[2]) : null;
+  const domainId = domain && UUID.test(domain) ? domain.toLowerCase() : null;
   if (itemId !== null) itemId = itemId.slice(0, 200);
   return { scope, itemId, activity, teamId, organizationId, domainId };
 }

@@ -55,7 +55,8 @@ export const MASKED = '********';
 
 /**
  * `value` with the value of every field named like a secret replaced by `MASKED`, at any depth (a destination's
- * config, a plugin config's `config`); strings longer than 1000 characters are cut, arrays past 100 items too.
+ * config, a plugin config's `config`); strings longer than 1000 characters are cut, arrays past 100 items and
+ * objects past 200 keys too.
  */
 export function maskSecrets(value: unknown, depth = 0): unknown {
   if (value === null || value === undefined) return value ?? null;
@@ -68,7 +69,7 @@ export function maskSecrets(value: unknown, depth = 0): unknown {
   if (depth > 8) return '…';
   if (Array.isArray(value)) return value.slice(0, 100).map((item) => maskSecrets(item, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+  for (const [key, item] of Object.entries(value as Record<string, unknown>).slice(0, 200)) {
     out[key] = SECRET_FIELD.test(key) && item !== null && item !== '' ? MASKED : maskSecrets(item, depth + 1);
   }
   return out;
