@@ -78,8 +78,11 @@ function urlOf(req: Request): URL {
   return new URL(req.originalUrl, `${req.protocol}://${req.get('host') ?? 'localhost'}`);
 }
 
+/** The 400 of each operation (one object per operation: the OpenAPI rules give each its own example). */
+const badInput = (what: string) =>
+  ApiBadRequestResponse({ description: `${what}; \`attr\` names it.`, type: ErrorBodyDto });
+
 @ApiTags('activity log')
-@ApiBadRequestResponse({ description: 'A bad filter, cursor or limit; `attr` names it.', type: ErrorBodyDto })
 @Controller()
 export class ActivityLogController {
   constructor(private readonly logs: ActivityLogService) {}
@@ -90,6 +93,7 @@ export class ActivityLogController {
   @ApiParam({ name: 'project_id', type: Number })
   @ActivityLogQueries()
   @PageQueries()
+  @badInput('A bad filter, cursor or limit')
   @ApiOkResponse({ type: ActivityLogPageDto })
   @ApiNotFoundResponse({ description: "No such project among the caller's.", type: ErrorBodyDto })
   listForProject(
@@ -107,6 +111,7 @@ export class ActivityLogController {
   @ApiParam({ name: 'project_id', type: Number })
   @ActivityLogQueries()
   @ApiProduces('text/csv')
+  @badInput('A bad filter')
   @ApiOkResponse({ description: 'CSV.', schema: { type: 'string' } })
   @ApiNotFoundResponse({ description: "No such project among the caller's.", type: ErrorBodyDto })
   async exportForProject(
@@ -128,6 +133,7 @@ export class ActivityLogController {
   @ApiParam({ name: 'organization_id', format: 'uuid' })
   @ActivityLogQueries()
   @PageQueries()
+  @badInput('A bad filter, cursor or limit')
   @ApiOkResponse({ type: ActivityLogPageDto })
   @ApiNotFoundResponse({ description: "No such organization among the caller's.", type: ErrorBodyDto })
   listForOrganization(
@@ -148,6 +154,7 @@ export class ActivityLogController {
   @ApiParam({ name: 'organization_id', format: 'uuid' })
   @ActivityLogQueries()
   @ApiProduces('text/csv')
+  @badInput('A bad filter')
   @ApiOkResponse({ description: 'CSV.', schema: { type: 'string' } })
   @ApiNotFoundResponse({ description: "No such organization among the caller's.", type: ErrorBodyDto })
   async exportForOrganization(

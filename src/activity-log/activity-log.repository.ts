@@ -106,17 +106,22 @@ export class ActivityLogRepository extends RepositoryBase {
 
   /**
    * Inserts an entry of a read of the project `teamId` by the user, when the user is a member of the project's
-   * organization (a read of an unknown project, or of one outside the user's organizations, is a 404 that names
-   * nothing of theirs: no entry). One statement. Returns whether an entry was written.
+   * organization and the key's restrictions reach the project (a read of an unknown project, of one outside the
+   * user's organizations, or outside the key's reach is refused before anything is read: no entry). One
+   * statement. Returns whether an entry was written.
    */
-  async insertRead(entry: NewActivityLog & { teamId: number; userId: number }): Promise<boolean> {
+  async insertRead(
+    entry: NewActivityLog & { teamId: number; userId: number },
+    restrictions: { organizations: readonly string[] | null; projects: readonly number[] | null },
+  ): Promise<boolean> {
     const rows = await this.query<{ id: string }>(
       `INSERT INTO activity_logs (organization_id, team_id, user_id, api_key_id, is_system, activity, scope,
                                   item_id, detail, ip)
        SELECT p.organization_id, p.id, $2, $3, false, $4, $5, $6, $7::jsonb, $8::inet
          FROM projects p
          JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
-        WHERE p.id = $1
+        WHERE p.id = $1 AND ($9::uuid[] IS NULL OR p.organization_id = ANY($9::uuid[]))
+          AND ($10::int[] IS NULL OR p.id = ANY($10::int[]))
        RETURNING id`,
       [
         entry.teamId,
@@ -127,6 +132,8 @@ export class ActivityLogRepository extends RepositoryBase {
         entry.itemId,
         JSON.stringify(entry.detail),
         entry.ip,
+        restrictions.organizations ? [...restrictions.organizations] : null,
+        restrictions.projects ? [...restrictions.projects] : null,
       ],
     );
     return rows.length > 0;

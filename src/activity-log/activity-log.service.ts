@@ -82,9 +82,15 @@ export class ActivityLogService {
    * Inserts the entry of a read of a recording, its snapshots or its events in the project `teamId`: one
    * statement, before anything is served; when it fails the read answers an error instead.
    */
-  async recordRead(entry: NewActivityLog & { teamId: number; userId: number }): Promise<void> {
+  async recordRead(
+    entry: NewActivityLog & { teamId: number; userId: number },
+    principal: Principal,
+  ): Promise<void> {
     try {
-      await this.logs.insertRead(entry);
+      await this.logs.insertRead(entry, {
+        organizations: principal.onlyOrganizations,
+        projects: principal.onlyProjects,
+      });
     } catch (err) {
       if (isDatabaseUnavailable(err)) throw err;
       throw new ApiError(
@@ -286,7 +292,10 @@ export function toActivityLogDto(row: ActivityLogRow): ActivityLogDto {
 
 function parseLimit(raw: string | undefined): number {
   if (raw === undefined || raw === '') return ACTIVITY_LOG_MAX_LIMIT;
-  if (!/^\d{1,6}$/.test(raw) || Number(raw) < 1 || Number(raw) > ACTIVITY_LOG_MAX_LIMIT) {
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw.trim())) {
+    throw ApiError.validation("'limit' must be a non-negative integer.", 'limit');
+  }
+  if (Number(raw) < 1 || Number(raw) > ACTIVITY_LOG_MAX_LIMIT) {
     throw ApiError.validation(`'limit' must be between 1 and ${ACTIVITY_LOG_MAX_LIMIT}.`, 'limit');
   }
   return Number(raw);
