@@ -73,8 +73,9 @@ export class ActivityLogInterceptor implements NestInterceptor {
     const pattern = typeof routePath === 'string' ? routePath.replace(/\/$/, '') : path;
     if (READS.has(req.method)) {
       const read = this.recordingRead(req, pattern);
-      return read
-        ? defer(() => this.logs.recordRead(read)).pipe(switchMap(() => next.handle()))
+      const principal = req.principal;
+      return read && principal
+        ? defer(() => this.logs.recordRead(read, principal)).pipe(switchMap(() => next.handle()))
         : next.handle();
     }
     const route = routeActivity(req.method, pattern, req.params as Record<string, string>);
