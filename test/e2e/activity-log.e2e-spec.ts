@@ -158,6 +158,22 @@ describe('activity log', () => {
     expect(JSON.stringify(row.detail)).toContain('"password":"********"');
     // The export's project, from the answer (an organization route).
     expect(row.team_id).toBe(projectId);
+    // An update records each field changed, before and after; a new password only as masked.
+    await t.http
+      .patch(`/api/organizations/${orgId}/batch_exports/${id}`)
+      .set(owner.auth)
+      .send({ name: 'Renamed export', destination: { config: { password: 'another-password-456' } } })
+      .expect(200);
+    const updated = (await projectLog(`?item_id=${id}&scope=BatchExport`).expect(200)).body as LogPage;
+    expect(updated.results[0].activity).toBe('updated');
+    expect(updated.results[0].detail.changes).toContainEqual({
+      type: 'BatchExport',
+      action: 'changed',
+      field: 'name',
+      before: 'Masked export',
+      after: 'Renamed export',
+    });
+    expect(JSON.stringify(updated.results[0].detail)).not.toContain('another-password-456');
     const keys = await t.http
       .post(`/api/projects/${projectId}/project_secret_api_keys`)
       .set(owner.auth)
