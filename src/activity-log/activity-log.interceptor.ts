@@ -6,6 +6,7 @@ import {
   type ActivityChange,
   type ActivityDescription,
   maskSecrets,
+  RECORDS_OWN_ACTIVITY,
   runDescribingActivity,
 } from '../common/activity/activity-context.js';
 import type { Principal, ProjectCredential } from '../common/auth/principal.js';
@@ -80,6 +81,24 @@ export class ActivityLogInterceptor implements NestInterceptor {
     }
     const route = routeActivity(req.method, pattern, req.params as Record<string, string>);
     const description: ActivityDescription = {};
+    if (Reflect.getMetadata(RECORDS_OWN_ACTIVITY, context.getHandler()) === true) {
+      // The service inserts the entry in its own transaction (`recordActivityNow`), before its commit.
+      description.record = () => this.logs.record(this.entryOf(req, pattern, route, description, null));
+      return new Observable<unknown>((subscriber) => {
+        runDescribingActivity(description, () => lastValueFrom(next.handle(), { defaultValue: undefined }))
+          .then(
+            async (value) => {
+              // A service that never recorded (a path that changed nothing in a transaction): recorded now.
+              if (!description.recorded)
+                await this.logs.record(this.entryOf(req, pattern, route, description, value));
+              subscriber.next(value);
+              subscriber.complete();
+            },
+            (err: unknown) => subscriber.error(err),
+          )
+          .catch((err: unknown) => subscriber.error(err));
+      });
+    }
     return new Observable<unknown>((subscriber) => {
       this.transactions
         .withRequestTransaction(

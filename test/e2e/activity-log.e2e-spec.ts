@@ -212,6 +212,37 @@ describe('activity log', () => {
     await t.http.post(`/api/organizations/${orgId}/roles`).set(owner.auth).send({ name: 'Made' }).expect(201);
   });
 
+  it('records an invite in the transaction that creates it, before its e-mail (a service that commits itself)', async () => {
+    const invite = (
+      await t.http
+        .post(`/api/organizations/${orgId}/invites`)
+        .set(owner.auth)
+        .send({ target_email: 'audited@example.com', level: 1 })
+        .expect(201)
+    ).body as { id: string };
+    const page = (await organizationLog(`?scope=OrganizationInvite&item_id=${invite.id}`).expect(200))
+      .body as LogPage;
+    expect(page.results).toHaveLength(1);
+    expect(page.results[0]).toMatchObject({ activity: 'created', user: { uuid: owner.uuid } });
+    await t.dataSource.query(
+      `ALTER TABLE activity_logs ADD CONSTRAINT test_refuse_invites CHECK (scope <> 'OrganizationInvite') NOT VALID`,
+    );
+    try {
+      await t.http
+        .post(`/api/organizations/${orgId}/invites`)
+        .set(owner.auth)
+        .send({ target_email: 'never-invited@example.com', level: 1 })
+        .expect(500);
+      expect(
+        await count(
+          `SELECT count(*) AS n FROM organization_invites WHERE target_email = 'never-invited@example.com'`,
+        ),
+      ).toBe(0);
+    } finally {
+      await t.dataSource.query(`ALTER TABLE activity_logs DROP CONSTRAINT test_refuse_invites`);
+    }
+  });
+
   describe('recording reads', () => {
     let sessionId: string;
 

@@ -25,6 +25,37 @@ export interface ActivityDescription {
   teamId?: number | null;
   organizationId?: string | null;
   changes?: ActivityChange[];
+  /**
+   * Set by the activity log for a handler marked `@RecordsOwnActivity()`: inserts the entry in the transaction
+   * the caller runs in (`recordActivityNow`).
+   */
+  record?: () => Promise<void>;
+  /** Whether the entry was inserted (by `recordActivityNow`). */
+  recorded?: boolean;
+}
+
+/**
+ * Marks a write handler whose service commits before it finishes (an e-mail that must follow the commit): the
+ * activity log opens no transaction around it, and the service calls `recordActivityNow()` inside its own
+ * transaction, so its entry still commits with the change. Metadata read by the activity log's interceptor.
+ */
+export const RECORDS_OWN_ACTIVITY = 'activity:records-own';
+export function RecordsOwnActivity(): MethodDecorator {
+  return (_target, _key, descriptor) => {
+    Reflect.defineMetadata(RECORDS_OWN_ACTIVITY, true, descriptor.value as object);
+  };
+}
+
+/**
+ * Inserts the entry of the write being handled in the caller's transaction (a handler marked
+ * `@RecordsOwnActivity()`); nothing for any other. Its failure throws, rolling that transaction back. Called
+ * once per transaction: a transaction retried after a rollback calls it again.
+ */
+export async function recordActivityNow(): Promise<void> {
+  const current = storage.getStore();
+  if (!current?.record) return;
+  await current.record();
+  current.recorded = true;
 }
 
 const storage = new AsyncLocalStorage<ActivityDescription>();
