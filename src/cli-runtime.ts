@@ -1,11 +1,14 @@
 import 'reflect-metadata';
 import { type DynamicModule, type INestApplicationContext, Module, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import { recordCliCommand } from './activity-log/activity-log-cli.js';
 import { LoggerModule } from 'nestjs-pino';
 import { AppConfig, assembleSettings } from './config/config.js';
 import { CoreModule } from './config/core.module.js';
 import { migrateSchema } from './database/database.cli.js';
 import { DatabaseModule } from './database/database.module.js';
+import { runInRequestTransaction } from './database/transactions.js';
 import { resolveDatabase } from './database/resolve-database.js';
 import { ClockModule } from './common/time/clock.module.js';
 import { ExpensiveReadsModule } from './common/expensive-reads/expensive-reads.js';
@@ -78,7 +81,13 @@ export async function runCommand(
           },
         );
         try {
-          return await fn(app);
+          if (!command.activity) return await fn(app);
+          const dataSource = app.get(DataSource);
+          return await runInRequestTransaction(
+            dataSource,
+            () => fn(app),
+            () => recordCliCommand(dataSource, command, values),
+          );
         } finally {
           await app.close();
         }

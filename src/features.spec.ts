@@ -14,6 +14,7 @@ describe("the features' scheduled tasks", () => {
       'session-recordings: recording-orphan-sweep every RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS',
       'session-recordings: recording-packer every RECORDING_PACK_INTERVAL_SECONDS',
       'events: event-partitions every EVENTS_PURGE_INTERVAL_SECONDS',
+      'activity-log: activity-log-prune every ACTIVITY_LOG_PRUNE_INTERVAL_SECONDS',
     ]);
   });
 

@@ -1,3 +1,4 @@
+import { ACTIVITY_LOG_FEATURE } from './activity-log/activity-log.feature.js';
 import { ACCESS_CONTROLS_FEATURE } from './access-controls/access-controls.feature.js';
 import { BATCH_EXPORTS_FEATURE } from './batch-exports/batch-exports.feature.js';
 import { CAPTURE_FEATURE } from './capture/capture.feature.js';
@@ -57,6 +58,7 @@ export const FEATURES: readonly Feature[] = [
   REPLAY_FEATURE,
   CAPTURE_FEATURE,
   EVENTS_FEATURE,
+  ACTIVITY_LOG_FEATURE,
   SDK_FEATURE,
 ];
 

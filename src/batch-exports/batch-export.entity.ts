@@ -5,7 +5,7 @@ import { UserEntity } from '../users/user.entity.js';
 import type { Config, DestinationType } from './destinations.js';
 import type { Interval } from './schedule.js';
 
-export const BATCH_EXPORT_MODELS = ['events', 'persons', 'sessions'] as const;
+export const BATCH_EXPORT_MODELS = ['events', 'persons', 'sessions', 'activity_log'] as const;
 export type BatchExportModel = (typeof BATCH_EXPORT_MODELS)[number];
 
 /**
@@ -14,7 +14,7 @@ export type BatchExportModel = (typeof BATCH_EXPORT_MODELS)[number];
  */
 @Entity('batch_exports')
 @Index('batch_exports_organization_idx', ['organizationId', 'createdAt', 'id'])
-@Check('batch_exports_model_check', `"model" IN ('events', 'persons', 'sessions')`)
+@Check('batch_exports_model_check', `"model" IN ('events', 'persons', 'sessions', 'activity_log')`)
 @Check(
   'batch_exports_interval_check',
   `"interval" IN ('hour', 'day', 'week', 'every 5 minutes', 'every 15 minutes')`,

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { QueryFailedError } from 'typeorm';
 import type { Principal } from '../common/auth/principal.js';
+import { recordChanges } from '../common/activity/activity-context.js';
 import { ApiError } from '../common/errors/api-error.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import type { AccessControlObject } from '../access-controls/access-controls.service.js';
@@ -241,6 +242,9 @@ export class BatchExportsService {
           await this.applyPause(current, input.paused, now, changes, lastPausedAt !== undefined);
           logs.push(this.entry(id, now, input.paused ? 'Batch export paused.' : 'Batch export unpaused.'));
         }
+        // The activity log's changes: each field changed, before and after (secrets masked, never stored).
+        const changed = Object.keys(changes).filter((k) => k !== 'destinationSecrets');
+        recordChanges('BatchExport', { ...current }, { ...current, ...changes }, changed);
         if (Object.keys(changes).length || logs.length) {
           await this.exports.update(id, { ...changes, lastUpdatedAt: now });
           await this.exports.addLogs(logs);

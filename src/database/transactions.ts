@@ -6,6 +6,13 @@ import { DataSource, type EntityManager } from 'typeorm';
 interface ActiveTransaction {
   dataSource: DataSource;
   manager: EntityManager;
+  /**
+   * A request's transaction (`runInRequestTransaction`): the transactions code opens inside it are savepoints,
+   * so their rollback (and a retry after it) is what it was when they were transactions of their own.
+   */
+  savepoints?: boolean;
+  /** Work to start once the outermost transaction has committed (`afterCommit`). */
+  committed: (() => void)[];
 }
 
 const storage = new AsyncLocalStorage<ActiveTransaction>();
@@ -30,8 +37,56 @@ export function currentManager(dataSource: DataSource): EntityManager {
  */
 export function runInTransaction<T>(dataSource: DataSource, work: () => Promise<T>): Promise<T> {
   const active = storage.getStore();
-  if (active && active.dataSource === dataSource) return work();
-  return dataSource.transaction((manager) => storage.run({ dataSource, manager }, work));
+  if (active && active.dataSource === dataSource) {
+    if (!active.savepoints) return work();
+    // TypeORM's nested transaction on the same query runner: SAVEPOINT, then RELEASE or ROLLBACK TO it.
+    return active.manager.transaction(() => work());
+  }
+  return outermost(dataSource, false, work);
+}
+
+/**
+ * Runs `work` in a new transaction (or the caller's, joined), then `beforeCommit` with its result on the same
+ * transaction, then commits: what `beforeCommit` writes commits with what `work` wrote, and when it throws
+ * nothing of either is committed. Transactions opened inside `work` are savepoints (see `runInTransaction`).
+ * The activity log records every API write this way (src/activity-log).
+ */
+export function runInRequestTransaction<T>(
+  dataSource: DataSource,
+  work: () => Promise<T>,
+  beforeCommit: (result: T) => Promise<void>,
+): Promise<T> {
+  const both = async () => {
+    const result = await work();
+    await beforeCommit(result);
+    return result;
+  };
+  const active = storage.getStore();
+  if (active && active.dataSource === dataSource) return both();
+  return outermost(dataSource, true, both);
+}
+
+/** A new transaction; once committed, the work registered by `afterCommit` is started outside it. */
+async function outermost<T>(dataSource: DataSource, savepoints: boolean, work: () => Promise<T>): Promise<T> {
+  const committed: (() => void)[] = [];
+  const result = await dataSource.transaction((manager) =>
+    storage.run({ dataSource, manager, savepoints, committed }, work),
+  );
+  storage.exit(() => {
+    for (const start of committed) start();
+  });
+  return result;
+}
+
+/**
+ * Starts `start` once the transaction the caller runs in has committed (never when it rolls back), outside it;
+ * at once when the caller runs in none. For background work a write sets off (the removal of a deleted
+ * project), which must see what the write committed and must not run on its transaction's connection.
+ */
+export function afterCommit(start: () => void): void {
+  const active = storage.getStore();
+  if (active) active.committed.push(start);
+  else start();
 }
 
 /**
@@ -52,6 +107,11 @@ export class TransactionHost {
   /** Runs `work` in a transaction (joining the caller's when there is one). */
   withTransaction<T>(work: () => Promise<T>): Promise<T> {
     return runInTransaction(this.dataSource, work);
+  }
+
+  /** `runInRequestTransaction`: `work`, then `beforeCommit` with its result, committed together or not at all. */
+  withRequestTransaction<T>(work: () => Promise<T>, beforeCommit: (result: T) => Promise<void>): Promise<T> {
+    return runInRequestTransaction(this.dataSource, work, beforeCommit);
   }
 
   /**

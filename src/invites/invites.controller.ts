@@ -1,3 +1,4 @@
+import { RecordsOwnActivity } from '../common/activity/activity-context.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
@@ -57,6 +58,7 @@ export class InvitesController {
   }
 
   @Post('api/organizations/:organization_id/invites')
+  @RecordsOwnActivity()
   @RequireScopes('organization_member:write')
   @ApiOperation({ summary: 'Invite someone to the organization', description: CREATE_RULES })
   @ApiBody({
@@ -81,6 +83,7 @@ export class InvitesController {
   }
 
   @Post('api/organizations/:organization_id/invites/bulk')
+  @RecordsOwnActivity()
   @RequireScopes('organization_member:write')
   @ApiOperation({
     summary: 'Invite several people at once',

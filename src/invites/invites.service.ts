@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Principal } from '../common/auth/principal.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { isTransactionConflict, isUniqueViolation } from '../common/errors/database-errors.js';
+import { describeActivity, recordActivityNow } from '../common/activity/activity-context.js';
 import { Mailer } from '../common/mail/mailer.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { Clock } from '../common/time/clock.js';
@@ -273,6 +274,9 @@ export class InvitesService {
               }),
             );
           }
+          // The activity log entry commits with the invites (the e-mails follow the commit).
+          describeActivity({ itemId: ids.join(',').slice(0, 200) });
+          await recordActivityNow();
           // Read back in the same transaction: a concurrent request replacing these invites right after the
           // commit must not take them out of this answer.
           return this.invites.findWithCreators(ids);

@@ -234,7 +234,12 @@ export class OrganizationsRepository extends RepositoryBase {
    * projects and every project- or organization-owned row of later modules) in one statement.
    */
   async delete(id: string): Promise<boolean> {
-    const result = await this.repository(OrganizationEntity).delete({ id });
-    return (result.affected ?? 0) > 0;
+    return this.transaction(async () => {
+      const result = await this.repository(OrganizationEntity).delete({ id });
+      // The deferred check of plugin configs on its global plugins is made now, inside this call (the caller
+      // answers it), not at the commit of the request's transaction.
+      await this.query('SET CONSTRAINTS plugin_configs_plugin_id_fkey IMMEDIATE');
+      return (result.affected ?? 0) > 0;
+    });
   }
 }

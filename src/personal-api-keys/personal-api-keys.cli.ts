@@ -26,6 +26,7 @@ async function withKeys<T>(
 export const KEYS_COMMANDS: CliCommand[] = [
   {
     name: 'keys create',
+    activity: { scope: 'PersonalAPIKey' },
     summary: 'Create a personal API key (creates the user if missing)',
     synopsis: '--email E --scopes S [--label L] [--organizations uuid,...] [--projects id,...]',
     options: {
@@ -95,6 +96,7 @@ export const KEYS_COMMANDS: CliCommand[] = [
   },
   {
     name: 'keys revoke',
+    activity: { scope: 'PersonalAPIKey' },
     summary: 'Revoke a key',
     synopsis: '--id ID',
     options: { id: { type: 'string' } },

@@ -17,6 +17,7 @@ async function pluginsAccessLevel(raw: string, command: string): Promise<number>
 export const ORGS_COMMANDS: CliCommand[] = [
   {
     name: 'orgs set-plugins-access',
+    activity: { scope: 'Organization' },
     summary: "Set an organization's plugins_access_level (9 lets it publish global plugins)",
     synopsis: '--org ID --level N',
     options: {

@@ -27,6 +27,7 @@ async function withKeys<T>(
 export const PROJECT_KEYS_COMMANDS: CliCommand[] = [
   {
     name: 'project-keys create',
+    activity: { scope: 'ProjectSecretAPIKey' },
     summary: 'Create a project secret API key (phs_…), which belongs to the project, not to a person',
     synopsis: '--project ID --label L --scopes S',
     options: {
@@ -98,6 +99,7 @@ export const PROJECT_KEYS_COMMANDS: CliCommand[] = [
   },
   {
     name: 'project-keys revoke',
+    activity: { scope: 'ProjectSecretAPIKey' },
     summary: 'Delete a project secret API key',
     synopsis: '--id ID',
     options: { id: { type: 'string', help: "the key's id" } },

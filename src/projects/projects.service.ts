@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../common/auth/principal.js';
 import { generateToken } from '../common/crypto/tokens.js';
+import { recordChanges } from '../common/activity/activity-context.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { textProblem } from '../common/input/text-input.js';
 import type { Page, PageParams } from '../common/pagination/page.js';
@@ -260,9 +261,11 @@ export class ProjectsService {
   async update(principal: Principal, id: number, input: UpdateProjectDto): Promise<AccessibleProject> {
     const { project, level, access } = await this.accessible(principal, id);
     if (level < MembershipLevel.ADMIN) throw ApiError.insufficientLevel();
-    const updated = await this.projects.update(project.id, settingsOf(input));
+    const settings = settingsOf(input);
+    const updated = await this.projects.update(project.id, settings);
     this.byToken.forget(project.apiToken);
     if (!updated) throw ApiError.notFound();
+    recordChanges('Project', { ...project }, { ...updated }, Object.keys(settings));
     this.byToken.forget(updated.apiToken);
     return { project: updated, level, access };
   }

@@ -78,6 +78,7 @@ function describe(account: ServiceAccountDto): string[] {
 export const SERVICE_ACCOUNTS_COMMANDS: CliCommand[] = [
   {
     name: 'service-accounts create',
+    activity: { scope: 'ServiceAccount' },
     summary: 'Create a service account of an organization, with its first key',
     synopsis: '--org ID --name N --scopes S [--level member|admin] [--projects id,...] [--label L]',
     options: {
@@ -147,6 +148,7 @@ export const SERVICE_ACCOUNTS_COMMANDS: CliCommand[] = [
   },
   {
     name: 'service-accounts revoke',
+    activity: { scope: 'ServiceAccount' },
     summary: 'Revoke a service account: its keys and its membership',
     synopsis: '--id ID',
     options: { id: { type: 'string', help: "the service account's id" } },

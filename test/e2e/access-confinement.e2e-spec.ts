@@ -30,6 +30,7 @@ import type { TestUser } from '../support/factories.js';
 const SCOPE_RESOURCES: Record<string, AccessControlResource | 'project'> = {
   project: 'project',
   access_control: 'project',
+  activity_log: 'project',
   session_recording: 'session_recording',
   session_recording_playlist: 'session_recording',
   sharing_configuration: 'session_recording',

@@ -51,6 +51,8 @@ async function rowsOf(
        JOIN pg_attribute a ON a.attrelid = c.oid
       WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition
         AND a.attname IN ('team_id', 'project_id') AND NOT a.attisdropped
+        -- The activity log outlives the project: an audit trail, pruned by its retention only (docs/security.md).
+        AND c.relname <> 'activity_logs'
       ORDER BY c.relname`,
   );
   const counts: Record<string, number> = {};
@@ -317,5 +319,11 @@ describe('the removal of a deleted project', () => {
     const left = await rowsOf(t.dataSource, second.id, []);
     expect(Object.entries(left).filter(([, n]) => n !== 0)).toEqual([]);
     expect(await objectsOf(other.projectId)).toEqual(objectsBefore[other.projectId]);
+    // The deletion itself stays in the activity log.
+    const [deletion] = await t.dataSource.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM activity_logs WHERE team_id = $1 AND scope = 'Project' AND activity = 'deleted'`,
+      [second.id],
+    );
+    expect(deletion.n).toBe(1);
   }, 30_000);
 });

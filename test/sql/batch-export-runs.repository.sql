@@ -14,6 +14,9 @@ WHERE m.organization_id = e.organization_id AND m.level = 15 ORDER BY m.joined_a
 
 UPDATE batch_export_runs SET status = $2, last_updated_at = $3 WHERE id = $1;
 
+INSERT INTO activity_logs (organization_id, team_id, is_system, activity, scope, item_id, detail)
+VALUES ($1, $2, true, 'run_started', 'BatchExport', $3, $4::jsonb);
+
 INSERT INTO "batch_export_logs"("batch_export_id", "run_id", "timestamp", "level", "message") VALUES ($1, $2, $3, $4, $5) RETURNING "id";
 
 -- BatchExportRunsRepository.parkIfPaused

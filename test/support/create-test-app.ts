@@ -77,6 +77,7 @@ export async function createTestApp(
       RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS: '0',
       EVENTS_PURGE_INTERVAL_SECONDS: '0',
       PROJECT_DELETION_INTERVAL_SECONDS: '0',
+      ACTIVITY_LOG_PRUNE_INTERVAL_SECONDS: '0',
       BATCH_EXPORT_WORKERS: 'false',
       RATE_LIMIT_ENABLED: 'false',
       // Tests deliver batch exports to servers on loopback; the egress rule's refusals are tested with 'false'.

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import type { SqlFixture } from '../../database/generate-sql.js';
-import { GenerateSql } from '../../database/generate-sql.js';
+import { GenerateSql, type SqlFixture } from '../../database/generate-sql.js';
 import { transactionExecutor } from '../../database/job-queue.js';
 import { RepositoryBase } from '../../database/repository-base.js';
 import type { LogLevel } from '../batch-export-log.entity.js';
@@ -10,6 +9,7 @@ import type { BatchExportModel } from '../batch-export.entity.js';
 import { BatchExportsRepository } from '../batch-exports.repository.js';
 import type { Config, DestinationType } from '../destinations.js';
 import { fairnessUserSql, RunQueue, type FairnessCaps, type RunAttempt } from './run-queue.js';
+import { runStartedEntry } from './run-activity.js';
 
 /** Statuses a run never leaves. */
 export const FINAL_STATUSES: readonly RunStatus[] = [
@@ -229,6 +229,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
           }
         }
         await this.setStatus(row.id, 'Running', now);
+        await this.query(...runStartedEntry(row, now, job.retryCount + 1));
         await this.log(
           row,
           now,

@@ -107,7 +107,36 @@ export const EVENTS_MODEL: ExportModel = {
   versionColumns: [],
 };
 
+/**
+ * The activity log: one row per entry of the project's log (docs/security.md), read by its insert (`created_at`,
+ * the writing transaction's start) and transaction id (`write_xid`, export-watermark.ts); merged on (team_id, id),
+ * never replaced (entries do not change). `detail` is PostHog's (secrets already masked); `user_uuid` and
+ * `user_email` who made it (null for the system).
+ */
+export const ACTIVITY_LOG_MODEL: ExportModel = {
+  name: 'activity_log',
+  columns: [
+    { name: 'id', kind: 'text' },
+    { name: 'team_id', kind: 'integer' },
+    { name: 'organization_id', kind: 'text' },
+    { name: 'user_uuid', kind: 'text' },
+    { name: 'user_email', kind: 'text' },
+    { name: 'is_system', kind: 'boolean' },
+    { name: 'api_key_id', kind: 'text' },
+    { name: 'ip', kind: 'text' },
+    { name: 'activity', kind: 'text' },
+    { name: 'scope', kind: 'text' },
+    { name: 'item_id', kind: 'text' },
+    { name: 'detail', kind: 'json' },
+    { name: 'created_at', kind: 'timestamp' },
+    { name: '_inserted_at', kind: 'timestamp' },
+  ],
+  key: ['team_id', 'id'],
+  versionColumns: [],
+};
+
 export const EXPORT_MODELS: Readonly<Record<ExportModel['name'], ExportModel>> = {
+  activity_log: ACTIVITY_LOG_MODEL,
   events: EVENTS_MODEL,
   persons: PERSONS_MODEL,
   sessions: SESSIONS_MODEL,

@@ -58,6 +58,7 @@ function statementOf(model: ExportModel, range: SourceRange): { sql: string; par
     range.lateBefore ?? null,
   ];
   if (model.name === 'persons') return { sql: PERSONS_SQL, params };
+  if (model.name === 'activity_log') return { sql: ACTIVITY_LOG_SQL, params };
   if (model.name === 'events') {
     const list = (names: readonly string[] | null | undefined) => (names?.length ? [...names] : null);
     const eventParams = [...params, list(range.includeEvents), list(range.excludeEvents)];
@@ -116,7 +117,12 @@ export class ExportSourceRepository {
         params,
       );
       const sizes = new RowSizes(runner, Math.floor(pageSize));
-      const toRow = model.name === 'persons' ? personRow : model.name === 'events' ? eventRow : sessionRow;
+      const toRow =
+        model.name === 'persons'
+          ? personRow
+          : model.name === 'events' || model.name === 'activity_log'
+            ? eventRow
+            : sessionRow;
       // The next page is planned and fetched while the caller writes this one (reading and writing overlap).
       const fetchPage = () => {
         const page = (async (): Promise<ExportRow[]> => {
@@ -181,6 +187,7 @@ class RowSizes {
 
 /** What a row of each model is called in an error. */
 const ROW_NOUN: Record<ExportModel['name'], string> = {
+  activity_log: 'activity log entry',
   events: 'event',
   persons: 'person row of the distinct id',
   sessions: 'session',
@@ -343,6 +350,19 @@ const eventsSql = (visible: string) => `
     LEFT JOIN persons p ON p.team_id = e.team_id AND p.uuid = e.person_id
    ${visible}
    ORDER BY e.created_at, e.uuid`;
+
+/**
+ * The activity log: every entry of the project inserted within the run's interval or committed late
+ * (export-watermark.ts: `created_at` and `write_xid`), oldest first, with its user's uuid and e-mail.
+ */
+const ACTIVITY_LOG_SQL = `
+  SELECT a.id::text AS id, a.team_id, a.organization_id::text AS organization_id, u.uuid::text AS user_uuid,
+         u.email AS user_email, a.is_system, a.api_key_id, host(a.ip) AS ip, a.activity, a.scope, a.item_id,
+         a.detail, a.created_at, ${insertedAtSql('a.created_at')} AS _inserted_at
+    FROM activity_logs a
+    LEFT JOIN users u ON u.id = a.user_id
+   WHERE a.team_id = $1 AND ${readByWatermarkSql('a', 'created_at')}
+   ORDER BY a.created_at, a.id`;
 
 const PERSON_CHANGED = readByWatermarkSql('p', 'updated_at');
 const DISTINCT_ID_CHANGED = readByWatermarkSql('d', 'updated_at');

@@ -53,6 +53,12 @@ export interface CliCommand {
   validate?: (values: CliValues, command: string) => void | Promise<void>;
   /** True for the command that applies migrations itself (others get the embedded database migrated first). */
   migrates?: boolean;
+  /**
+   * A command that changes what the API serves (keys, service accounts, an organization's settings): its work in
+   * `withModules` runs in one transaction with its activity log entry (by the system, of this scope, the options
+   * masked), so it is never done unlogged.
+   */
+  activity?: { scope: string };
   run(context: CliContext): Promise<number>;
 }
 

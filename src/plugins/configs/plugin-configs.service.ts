@@ -1,5 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../common/auth/principal.js';
+import {
+  describeActivity,
+  MASKED,
+  maskSecrets,
+  recordChanges,
+} from '../../common/activity/activity-context.js';
 import { ApiError } from '../../common/errors/api-error.js';
 import { isUniqueViolation } from '../../common/errors/database-errors.js';
 import type { Page, PageParams } from '../../common/pagination/page.js';
@@ -131,6 +137,20 @@ export class PluginConfigsService {
             'does_not_exist',
           );
         }
+        describeActivity({
+          changes: [
+            {
+              type: 'PluginConfig',
+              action: 'created',
+              field: null,
+              before: null,
+              after: maskSecrets({
+                ...input,
+                config: withoutSecrets(input.config ?? {}, plugin.configSchema),
+              }),
+            },
+          ],
+        });
         return this.plugins.insertConfig({
           teamId,
           pluginId: plugin.id,
@@ -166,7 +186,7 @@ export class PluginConfigsService {
       if (input.plugin !== undefined && input.plugin !== row.entity.pluginId) {
         throw ApiError.validation("Field 'plugin' is read-only.", 'plugin', 'read_only_field');
       }
-      await this.plugins.updateConfig(id, {
+      const fields = {
         ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
         ...(input.order !== undefined ? { order: input.order } : {}),
         ...(input.name !== undefined ? { name: input.name } : {}),
@@ -174,8 +194,16 @@ export class PluginConfigsService {
         ...(input.config !== undefined
           ? { config: mergedConfig(row.entity.config, input.config, row.configSchema) }
           : {}),
-        updatedAt: this.clock.now(),
-      });
+      };
+      // The activity log's changes, the values of the schema's secret fields masked.
+      const logged = (config: JsonObject) => withoutSecrets(config, row.configSchema);
+      recordChanges(
+        'PluginConfig',
+        { ...row.entity, config: logged(row.entity.config) },
+        { ...row.entity, ...fields, config: logged(fields.config ?? row.entity.config) },
+        Object.keys(fields),
+      );
+      await this.plugins.updateConfig(id, { ...fields, updatedAt: this.clock.now() });
     });
     return this.view(teamId, id);
   }
@@ -184,4 +212,10 @@ export class PluginConfigsService {
     const { teamId } = await this.access(principal, projectId, 'editor');
     if (!(await this.plugins.deleteConfig(teamId, id))) throw ApiError.notFound();
   }
+}
+
+/** A config with the values of the fields its schema marks `secret` replaced (for the activity log). */
+function withoutSecrets(config: JsonObject, schema: unknown): JsonObject {
+  const secrets = secretKeys(schema);
+  return Object.fromEntries(Object.entries(config).map(([k, v]) => [k, secrets.has(k) ? MASKED : v]));
 }

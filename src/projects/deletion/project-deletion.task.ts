@@ -3,6 +3,7 @@ import { isDatabaseUnavailable } from '../../common/errors/database-errors.js';
 import { IntervalTask } from '../../common/tasks/interval-task.js';
 import { AppConfig } from '../../config/config.js';
 import { runOutsideApiRequest } from '../../database/pool-shares.js';
+import { afterCommit } from '../../database/transactions.js';
 import { ProjectDeletionService } from './project-deletion.service.js';
 
 /**
@@ -26,12 +27,13 @@ export class ProjectDeletionTask extends IntervalTask {
 
   /**
    * Starts a pass now, unless the task is off in this process (PROJECT_DELETION_INTERVAL_SECONDS=0): background
-   * work, outside the request that asks for it (not on the API's share of the pool, nor under its timeout).
+   * work, outside the request that asks for it (not on the API's share of the pool, nor under its timeout), once
+   * the request's transaction has committed the deletion.
    */
   kick(): void {
     if (!this.config.get('PROJECT_DELETION_INTERVAL_SECONDS')) return;
     this.again = true;
-    runOutsideApiRequest(() => void this.tick());
+    afterCommit(() => runOutsideApiRequest(() => void this.tick()));
   }
 
   /** One pass (a tick), repeated while deletions come in during it. */
