@@ -40,6 +40,9 @@ export const REFERENCE_TABLES_WITH_TEAM_ID: Record<string, string> = {
   access_controls: 'a few per project, read for a member across the projects of an organization',
   recording_access_rules: 'a few per project; its role links (recording_access_rule_roles) have no team_id',
   plugin_configs: 'one per project and plugin, read across projects by the plugin catalog',
+  activity_logs:
+    'organization-wide entries have no team_id (null), which a distributed table cannot hold; read by project ' +
+    'and by organization',
 };
 
 /** Reference tables without a `team_id`: organizations, users, keys, projects and the other small tables. */
@@ -64,6 +67,8 @@ export const REFERENCE_TABLES = [
   'batch_export_logs',
   'batch_export_pauses',
   'recording_access_rule_roles',
+  'scim_identities',
+  'scim_request_logs',
   ...Object.keys(REFERENCE_TABLES_WITH_TEAM_ID),
 ] as const;
 
