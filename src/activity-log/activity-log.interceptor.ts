@@ -215,6 +215,8 @@ export class ActivityLogInterceptor implements NestInterceptor {
         },
       },
       ip: addressOf(req),
+      // A SCIM write names no organization or project: the repository takes the domain's organization.
+      domainId: route.domainId,
     };
   }
 }

@@ -262,6 +262,35 @@ describe('SCIM: tenancy and security', () => {
     });
   });
 
+  describe('activity log', () => {
+    it('records each SCIM write in its organization’s log as the system, never in another organization’s', async () => {
+      const user = await provision(scimA, a, 'logged');
+      const off = await scimA('patch', `/Users/${user.id}`, {
+        schemas: [SCIM_PATCH],
+        Operations: [{ op: 'replace', path: 'active', value: 'False' }],
+      });
+      expect(off.status).toBe(200);
+      const entries = async (tenant: ScimTenant) => {
+        const res = await t.http
+          .get(`/api/organizations/${tenant.organizationId}/activity_log/`)
+          .query({ item_id: user.id })
+          .set(tenant.owner.auth)
+          .expect(200);
+        return (
+          res.body as { results: { activity: string; scope: string; is_system: boolean; user: unknown }[] }
+        ).results;
+      };
+      const logged = await entries(a);
+      expect(logged.map((e) => [e.activity, e.scope, e.is_system, e.user]).sort()).toEqual(
+        [
+          ['created', 'User', true, null],
+          ['updated', 'User', true, null],
+        ].sort(),
+      );
+      expect(await entries(b)).toEqual([]);
+    });
+  });
+
   describe('request log', () => {
     it('records each request with the token and addresses masked, for admins, newest first, in the envelope', async () => {
       const c = await scimTenant(t, dns);
