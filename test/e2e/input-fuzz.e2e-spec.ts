@@ -133,6 +133,8 @@ describe('hostile input on every operation of the OpenAPI document', () => {
       expect(wrong).toEqual([]);
       expect(tried).toBeGreaterThanOrEqual(100);
     },
+    // Every operation of the document, one after the other: more than the default 30 s on a busy machine.
+    120_000,
   );
 
   it.each(Object.entries(BAD_TEXT))(
@@ -153,6 +155,8 @@ describe('hostile input on every operation of the OpenAPI document', () => {
       }
       expect(wrong).toEqual([]);
     },
+    // Every operation of the document, one after the other: more than the default 30 s on a busy machine.
+    120_000,
   );
 
   it.each(Object.entries(BAD_URL_TEXT))(
@@ -174,6 +178,8 @@ describe('hostile input on every operation of the OpenAPI document', () => {
       }
       expect(wrong).toEqual([]);
     },
+    // Every operation of the document, one after the other: more than the default 30 s on a busy machine.
+    120_000,
   );
 
   it.each(Object.entries(BAD_URL_TEXT))(
@@ -198,6 +204,8 @@ describe('hostile input on every operation of the OpenAPI document', () => {
       }
       expect(wrong).toEqual([]);
     },
+    // Every operation of the document, one after the other: more than the default 30 s on a busy machine.
+    120_000,
   );
 
   it('every operation with a JSON body refuses JSON nested 10,000 deep (400; 4xx on public routes)', async () => {
@@ -307,6 +315,8 @@ describe('hostile input on every operation of the OpenAPI document', () => {
       }
       expect(wrong).toEqual([]);
     },
+    // Every operation of the document, one after the other: more than the default 30 s on a busy machine.
+    120_000,
   );
 
   describe('reserved names are plain names in the maps the API stores', () => {

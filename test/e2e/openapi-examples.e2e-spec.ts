@@ -73,6 +73,7 @@ const ORDER = [
   'POST /api/projects',
   'PUT /api/projects/{id}/access_controls',
   'PUT /api/projects/{id}/resource_access_controls',
+  'PUT /api/projects/{id}/global_access_controls',
   'PUT /api/projects/{project_id}/session_recording_playlists/{short_id}/access_controls',
   'POST /api/organizations/{organization_id}/batch_exports',
   'PATCH /api/organizations/{organization_id}/batch_exports/{id}',

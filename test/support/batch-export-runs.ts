@@ -44,8 +44,8 @@ export async function runsOf(
 ): Promise<ApiRun[]> {
   const res = await http
     .get(`/api/organizations/${orgId}/batch_exports/${exportId}/runs?limit=1000`)
-    .set(auth as Record<string, string>)
-    .expect(200);
+    .set(auth as Record<string, string>);
+  if (res.status !== 200) throw new Error(`runs list answered ${res.status}: ${JSON.stringify(res.body)}`);
   return (res.body.results as ApiRun[]).sort((a, b) =>
     a.data_interval_start.localeCompare(b.data_interval_start),
   );
