@@ -307,6 +307,10 @@ describe('batch exports on the project and environment paths', () => {
           .expect(200)
       ).body.count,
     ).toBe(0);
+    // `@current` names the caller's current project (the member's: this organization's first), as on every project path.
+    const current = await t.http.get('/api/environments/@current/batch_exports').set(member.auth).expect(200);
+    expect(ids(current)).toEqual(ids(await t.http.get(projects(projectA)).set(member.auth).expect(200)));
+    expect(ids(current)).toContain(inA.id);
     // Unknown, malformed and other organizations' projects: 404.
     for (const path of [projects(2147483000), projects(0), '/api/projects/abc/batch_exports']) {
       expect((await t.http.get(path).set(owner.auth).expect(404)).body).toEqual(NOT_FOUND);
