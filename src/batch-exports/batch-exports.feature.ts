@@ -83,6 +83,8 @@ export const BATCH_EXPORTS_FEATURE = defineFeature({
     bodies: {
       BatchExportsController_create: fixtureExport,
       BatchExportsController_backfill: ({ now }) => fixtureBackfill(now),
+      ProjectBatchExportsController_create: fixtureExport,
+      ProjectBatchExportsController_backfill: ({ now }) => fixtureBackfill(now),
     },
   },
 });

@@ -4,8 +4,11 @@ import { AccessControlsModule } from '../access-controls/access-controls.module.
 import { MembershipsModule } from '../memberships/memberships.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { RecordingAccessRulesModule } from '../recording-access-rules/recording-access-rules.module.js';
-import { BatchExportAccessControlsController } from './batch-export-access-controls.controller.js';
-import { BatchExportsController } from './batch-exports.controller.js';
+import {
+  BatchExportAccessControlsController,
+  ProjectBatchExportAccessControlsController,
+} from './batch-export-access-controls.controller.js';
+import { BatchExportsController, ProjectBatchExportsController } from './batch-exports.controller.js';
 import { BatchExportsProjectCleanup } from './batch-exports-project-cleanup.js';
 import { BatchExportsRepository } from './batch-exports.repository.js';
 import { BatchExportsScheduler } from './batch-exports.scheduler.js';
@@ -17,12 +20,17 @@ import { RunQueue } from './runs/run-queue.js';
 import { SlotWaitsRepository } from './runs/slot-waits.repository.js';
 
 /**
- * Batch exports of an organization: CRUD, runs, pause/unpause, backfill, logs, the run scheduler, the job
+ * Batch exports of an organization, on its path and on its projects' (and environments'): CRUD, runs, pause/unpause, backfill, logs, the run scheduler, the job
  * queue of runs (pg-boss) and the workers that execute them.
  */
 @Module({
   imports: [MembershipsModule, ProjectsModule, RecordingAccessRulesModule, AccessControlsModule],
-  controllers: [BatchExportsController, BatchExportAccessControlsController],
+  controllers: [
+    BatchExportsController,
+    ProjectBatchExportsController,
+    BatchExportAccessControlsController,
+    ProjectBatchExportAccessControlsController,
+  ],
   providers: [
     RunQueue,
     BatchExportsRepository,

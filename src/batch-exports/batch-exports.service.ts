@@ -14,6 +14,7 @@ import { MembershipsService, type ProjectAccess } from '../memberships/membershi
 import { BATCH_EXPORT, requireExport, visibleExports } from './batch-export-access.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import type { BatchExportEntity } from './batch-export.entity.js';
+import type { BatchExportScope } from './batch-export-scope.js';
 import { BatchExportsRepository, type BatchExportFields, type LogEntry } from './batch-exports.repository.js';
 import {
   type Config,
@@ -32,6 +33,17 @@ import { parseLevels, type BatchExportLogDto, toBatchExportLogDto } from './dto/
 import { type BatchExportRunDto, toBatchExportRunDto } from './dto/batch-export-run.dto.js';
 import { type BatchExportDto, toBatchExportDto } from './dto/batch-export.dto.js';
 import { backfillRange, cadenceOf, INTERVAL_SPECS } from './schedule.js';
+
+/** The caller's access in the scope of a request (`BatchExportsService.enter`). */
+interface ScopeAccess {
+  organizationId: string;
+  /** The project of a project path; null on the organization path. */
+  teamId: number | null;
+  projects: Map<number, ProjectAccess>;
+  /** Whether `projects` holds every project of the organization (else a member's lists hide the others). */
+  complete: boolean;
+  project(id: number): ProjectAccess | undefined;
+}
 
 /** A timestamp field of a request, already validated by the DTO: undefined (absent), null or a Date. */
 function timestampOf(value: string | null | undefined): Date | null | undefined {
@@ -77,7 +89,8 @@ const VISIBLE_FIELDS = [
 ] as const;
 
 /**
- * Batch exports of an organization (docs/decisions.md §8): members read and write those of the projects they may
+ * Batch exports of an organization (docs/decisions.md §8), on its path and on each project's (`BatchExportScope`:
+ * the same checks, a project path finding only that project's exports): members read and write those of the projects they may
  * see, as the access rules of the `batch_export` resource and of each export allow (docs/security.md). Configs are validated per
  * destination type; secret keys are stored apart and never returned, logged or echoed. Every change is logged
  * in the export's log. Run creation is the scheduler's (`createDueRuns`) and backfill's.
@@ -99,9 +112,9 @@ export class BatchExportsService {
    * The organization's exports the caller may see: of the projects the key reaches and the caller may see, at a
    * `batch_export` level above `none`, less those the access rules of an export hide from them.
    */
-  async list(principal: Principal, organizationId: string, page: PageParams): Promise<Page<BatchExportDto>> {
-    const access = await this.memberships.requireAccessWithProjects(principal, organizationId);
-    const onlyTeams = principal.onlyProjects;
+  async list(principal: Principal, scope: BatchExportScope, page: PageParams): Promise<Page<BatchExportDto>> {
+    const access = await this.enter(principal, scope);
+    const onlyTeams = access.teamId !== null ? [access.teamId] : principal.onlyProjects;
     const { items, total } = await this.exports.pageForOrganization(
       access.organizationId,
       onlyTeams,
@@ -111,19 +124,23 @@ export class BatchExportsService {
     return { items: await this.toDtos(items), total };
   }
 
-  async retrieve(principal: Principal, organizationId: string, id: string): Promise<BatchExportDto> {
-    const entity = await this.find(principal, organizationId, id);
+  async retrieve(principal: Principal, scope: BatchExportScope, id: string): Promise<BatchExportDto> {
+    const entity = await this.find(principal, scope, id);
     return (await this.toDtos([entity]))[0];
   }
 
   async create(
     principal: Principal,
-    organizationId: string,
+    scope: BatchExportScope,
     input: CreateBatchExportDto,
   ): Promise<BatchExportDto> {
-    const access = await this.memberships.requireAccessWithProjects(principal, organizationId);
-    // The first project the caller may see (and the key reaches): exports are made there.
-    const project = await this.projects.findDefaultFor(principal, access.organizationId);
+    const access = await this.enter(principal, scope);
+    // The project of the path; on the organization path, the first project the caller may see (and the key
+    // reaches): exports are made there.
+    const project =
+      access.teamId !== null
+        ? { id: access.teamId }
+        : await this.projects.findDefaultFor(principal, access.organizationId);
     if (!project) throw ApiError.notFound('This organization has no project to export.');
     this.assertProjectAllowed(principal, project.id, access.organizationId);
     // A project beyond the bound of the access statement is not one a member may export from (404).
@@ -191,13 +208,13 @@ export class BatchExportsService {
    */
   async update(
     principal: Principal,
-    organizationId: string,
+    scope: BatchExportScope,
     id: string,
     input: UpdateBatchExportDto | ReplaceBatchExportDto,
   ): Promise<BatchExportDto> {
     const organization = await this.writeLocked(
       principal,
-      organizationId,
+      scope,
       id,
       { withSecrets: input.destination?.config !== undefined },
       async (current) => {
@@ -258,20 +275,18 @@ export class BatchExportsService {
   }
 
   /** Soft delete: hidden from every read, never scheduled again, its Starting and Running runs cancelled. */
-  async delete(principal: Principal, organizationId: string, id: string): Promise<void> {
-    await this.writeLocked(principal, organizationId, id, {}, () =>
-      this.exports.softDelete(id, this.clock.now()),
-    );
+  async delete(principal: Principal, scope: BatchExportScope, id: string): Promise<void> {
+    await this.writeLocked(principal, scope, id, {}, () => this.exports.softDelete(id, this.clock.now()));
   }
 
   /** pause (`paused` true) and unpause (false): idempotent; returns the state. */
   async setPaused(
     principal: Principal,
-    organizationId: string,
+    scope: BatchExportScope,
     id: string,
     paused: boolean,
   ): Promise<{ paused: boolean }> {
-    await this.writeLocked(principal, organizationId, id, {}, async (current) => {
+    await this.writeLocked(principal, scope, id, {}, async (current) => {
       if (current.paused === paused) return;
       const now = this.clock.now();
       const changes: Partial<BatchExportFields> = {};
@@ -290,13 +305,13 @@ export class BatchExportsService {
    */
   async backfill(
     principal: Principal,
-    organizationId: string,
+    scope: BatchExportScope,
     id: string,
     input: BackfillInputDto,
   ): Promise<{ backfill_id: string }> {
     const startAt = parseZonedTimestamp(input.start_at)!;
     const endAt = parseZonedTimestamp(input.end_at)!;
-    return this.writeLocked(principal, organizationId, id, {}, async (current) => {
+    return this.writeLocked(principal, scope, id, {}, async (current) => {
       const now = this.clock.now();
       if (startAt.getTime() >= endAt.getTime()) {
         throw ApiError.validation('end_at must be later than start_at.', 'end_at');
@@ -343,11 +358,11 @@ export class BatchExportsService {
 
   async listRuns(
     principal: Principal,
-    organizationId: string,
+    scope: BatchExportScope,
     id: string,
     page: PageParams,
   ): Promise<Page<BatchExportRunDto>> {
-    const entity = await this.find(principal, organizationId, id);
+    const entity = await this.find(principal, scope, id);
     const { items, total } = await this.exports.pageRuns(entity.id, page);
     return { items: items.map(toBatchExportRunDto), total };
   }
@@ -355,12 +370,12 @@ export class BatchExportsService {
   /** Cancels a Starting or Running run (400 for any other status): status Cancelled, finished_at now. */
   async cancelRun(
     principal: Principal,
-    organizationId: string,
+    scope: BatchExportScope,
     id: string,
     runId: string,
   ): Promise<BatchExportRunDto> {
     // The run is locked (by cancelRun), not the export.
-    return this.writeLocked(principal, organizationId, id, { lock: false }, async () => {
+    return this.writeLocked(principal, scope, id, { lock: false }, async () => {
       const result = await this.exports.cancelRun(id, runId, this.clock.now());
       if (!result) throw ApiError.notFound();
       if (!result.cancelled) {
@@ -376,12 +391,12 @@ export class BatchExportsService {
 
   async listLogs(
     principal: Principal,
-    organizationId: string,
+    scope: BatchExportScope,
     id: string,
     filters: { level?: string; search?: string },
     page: PageParams,
   ): Promise<Page<BatchExportLogDto>> {
-    const entity = await this.find(principal, organizationId, id);
+    const entity = await this.find(principal, scope, id);
     const { items, total } = await this.exports.pageLogs(
       entity.id,
       { levels: filters.level ? parseLevels(filters.level) : null, search: filters.search || null },
@@ -444,14 +459,14 @@ export class BatchExportsService {
    */
   private async writeLocked<T>(
     principal: Principal,
-    organizationId: string,
+    scope: BatchExportScope,
     id: string,
     { lock = true, withSecrets = false }: { lock?: boolean; withSecrets?: boolean },
     work: (current: BatchExportEntity) => Promise<T>,
   ): Promise<T> {
-    const access = await this.memberships.requireAccessWithProjects(principal, organizationId);
+    const access = await this.enter(principal, scope);
     return this.transactions.withTransaction(async () => {
-      const current = await this.exports.findInOrganization(access.organizationId, id, { lock, withSecrets });
+      const current = await this.findIn(access, id, { lock, withSecrets });
       if (!current) throw ApiError.notFound();
       requireExport(access, current, 'editor');
       this.assertProjectAllowed(principal, current.teamId, access.organizationId);
@@ -459,8 +474,8 @@ export class BatchExportsService {
     });
   }
 
-  private async find(principal: Principal, organizationId: string, id: string): Promise<BatchExportEntity> {
-    return (await this.findWithAccess(principal, organizationId, id)).entity;
+  private async find(principal: Principal, scope: BatchExportScope, id: string): Promise<BatchExportEntity> {
+    return (await this.findWithAccess(principal, scope, id)).entity;
   }
 
   /**
@@ -469,11 +484,11 @@ export class BatchExportsService {
    */
   async findWithAccess(
     principal: Principal,
-    organizationId: string,
+    scope: BatchExportScope,
     id: string,
   ): Promise<{ entity: BatchExportEntity; project: ProjectAccess }> {
-    const access = await this.memberships.requireAccessWithProjects(principal, organizationId);
-    const entity = await this.exports.findInOrganization(access.organizationId, id);
+    const access = await this.enter(principal, scope);
+    const entity = await this.findIn(access, id);
     if (!entity) throw ApiError.notFound();
     const project = requireExport(access, entity, 'viewer');
     this.assertProjectAllowed(principal, entity.teamId, access.organizationId);
@@ -481,15 +496,15 @@ export class BatchExportsService {
   }
 
   /**
-   * The export as the object of its access controls
-   * (`/api/organizations/:organization_id/batch_exports/:id/access_controls`): 404 as retrieve.
+   * The export as the object of its access controls (`…/batch_exports/:id/access_controls` on the organization
+   * and the project paths): 404 as retrieve.
    */
   async accessControlObject(
     principal: Principal,
-    organizationId: string,
+    scope: BatchExportScope,
     id: string,
   ): Promise<AccessControlObject> {
-    const { entity, project } = await this.findWithAccess(principal, organizationId, id);
+    const { entity, project } = await this.findWithAccess(principal, scope, id);
     return {
       project: { id: entity.teamId, organizationId: entity.organizationId },
       access: project,
@@ -497,6 +512,40 @@ export class BatchExportsService {
       id: entity.id,
       createdById: entity.createdById,
     };
+  }
+
+  /**
+   * The caller's access in the scope of the request. The organization path: the organization checked (404 outside
+   * it, 403 for a key that does not reach it), with the caller's access to each of its projects. The project path:
+   * the project checked as every project route checks it (404 when it does not exist or the caller may not see
+   * it, `none` included; 403 for a key restricted to other projects or organizations), with the caller's access to
+   * it alone, so that nothing of another project is found there. Either way the same checks follow: the
+   * `batch_export` resource and the export's own rules (`requireExport`, `visibleExports`).
+   */
+  private async enter(principal: Principal, scope: BatchExportScope): Promise<ScopeAccess> {
+    if (scope.projectId === undefined) {
+      const access = await this.memberships.requireAccessWithProjects(principal, scope.organizationId);
+      return { ...access, teamId: null };
+    }
+    const { project, access } = await this.projects.retrieve(principal, scope.projectId);
+    return {
+      organizationId: project.organizationId,
+      teamId: project.id,
+      projects: new Map([[project.id, access]]),
+      complete: true,
+      project: (id) => (id === project.id ? access : undefined),
+    };
+  }
+
+  /** The export of the scope (of its organization, and of its project on a project path), or null. */
+  private async findIn(
+    access: ScopeAccess,
+    id: string,
+    options?: { lock?: boolean; withSecrets?: boolean },
+  ): Promise<BatchExportEntity | null> {
+    const entity = await this.exports.findInOrganization(access.organizationId, id, options);
+    if (!entity || (access.teamId !== null && entity.teamId !== access.teamId)) return null;
+    return entity;
   }
 
   private async retrieveUnchecked(organizationId: string, id: string): Promise<BatchExportDto> {

@@ -56,6 +56,12 @@ const isBatchExportRoute = (op: ApiOperation) =>
 /** The organization's list of exports: 200 with the exports the caller may see, never 404. */
 const isExportList = (op: ApiOperation) =>
   op.method === 'get' && op.path === '/api/organizations/{organization_id}/batch_exports';
+/**
+ * A project's list of exports (and its environment's): at `none` on `batch_export` it answers 200 with the exports
+ * the object rules still show (the caller's own), as the organization's list does; its project at `none`: 404.
+ */
+const isProjectExportList = (op: ApiOperation) =>
+  op.method === 'get' && /^\/api\/(projects|environments)\/\{project_id\}\/batch_exports$/.test(op.path);
 
 /** Reads first, then writes, deletes last (so every object still exists when an operation calls it). */
 function byDestructiveness(a: ApiOperation, b: ApiOperation): number {
@@ -214,7 +220,10 @@ describe('access controls apply on every project route', () => {
         expect(hidden.length).toBeGreaterThan(0);
         for (const op of hidden) {
           const res = await call(op);
-          const ok = isExportList(op) ? res.status === 200 && res.body.count === 0 : res.status === 404;
+          const ok =
+            isExportList(op) || isProjectExportList(op)
+              ? res.status === 200 && res.body.count === 0
+              : res.status === 404;
           if (!ok) wrong.push(`${label(op)}: ${res.status} ${JSON.stringify(res.body)}`);
         }
         expect(await databaseFingerprint(t.dataSource)).toEqual(before);
