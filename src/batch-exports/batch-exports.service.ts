@@ -1,5 +1,4 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { QueryFailedError } from 'typeorm';
 import type { Principal } from '../common/auth/principal.js';
 import { recordChanges } from '../common/activity/activity-context.js';
 import { ApiError } from '../common/errors/api-error.js';
@@ -17,12 +16,13 @@ import type { BatchExportEntity } from './batch-export.entity.js';
 import type { BatchExportScope } from './batch-export-scope.js';
 import { BatchExportsRepository, type BatchExportFields, type LogEntry } from './batch-exports.repository.js';
 import {
-  type Config,
-  configViolation,
-  deepMerge,
-  type DestinationType,
-  splitSecrets,
-} from './destinations.js';
+  assertConfig,
+  assertStartBeforeEnd,
+  timestampOf,
+  VISIBLE_FIELDS,
+  withoutParameters,
+} from './batch-export-input-rules.js';
+import { type Config, configViolation, deepMerge, splitSecrets } from './destinations.js';
 import type {
   BackfillInputDto,
   CreateBatchExportDto,
@@ -44,49 +44,6 @@ interface ScopeAccess {
   complete: boolean;
   project(id: number): ProjectAccess | undefined;
 }
-
-/** A timestamp field of a request, already validated by the DTO: undefined (absent), null or a Date. */
-function timestampOf(value: string | null | undefined): Date | null | undefined {
-  if (value === undefined || value === null) return value;
-  return parseZonedTimestamp(value)!;
-}
-
-function assertConfig(type: DestinationType, config: Config): void {
-  throwIfViolated(configViolation(type, config));
-}
-
-function assertStartBeforeEnd(startAt: Date | null, endAt: Date | null): void {
-  if (startAt && endAt && startAt.getTime() >= endAt.getTime()) {
-    throw ApiError.validation('end_at must be later than start_at.', 'end_at');
-  }
-}
-
-/**
- * A failed statement that carried a destination config is re-thrown without its parameters or the server's
- * row detail ("Failing row contains …"), which could hold secrets, so no log line of the exception filter can
- * show them.
- */
-function withoutParameters(err: unknown): unknown {
-  if (err instanceof QueryFailedError) {
-    Object.assign(err, { parameters: undefined, detail: undefined });
-    const driverError: unknown = err.driverError;
-    if (driverError && typeof driverError === 'object') Object.assign(driverError, { detail: undefined });
-  }
-  return err;
-}
-
-const VISIBLE_FIELDS = [
-  'name',
-  'model',
-  'destination',
-  'interval',
-  'paused',
-  'last_paused_at',
-  'start_at',
-  'end_at',
-  'hogql_query',
-  'filters',
-] as const;
 
 /**
  * Batch exports of an organization (docs/decisions.md §8), on its path and on each project's (`BatchExportScope`:
