@@ -163,7 +163,7 @@ describe('Redshift staging tables', () => {
     // Nothing was merged.
     const { rows } = await destination.query<{ n: number }>('SELECT count(*)::int AS n FROM rs_persons');
     expect(rows[0].n).toBe(0);
-  });
+  }, 120_000);
 
   it('the next attempt sweeps the staging tables of ended runs (a killed worker), and leaves the others', async () => {
     const ended = (await runsOf(t.http, owner.auth, orgId, exportId)).filter((r) => r.status === 'Cancelled');
@@ -193,7 +193,7 @@ describe('Redshift staging tables', () => {
     for (const name of [stale, legacy]) {
       expect(logs.filter((l) => l.message.includes(name)).map((l) => l.level)).toEqual(['INFO']);
     }
-  });
+  }, 120_000);
 });
 
 describe('Redshift staging tables and the attempt deadline', () => {
