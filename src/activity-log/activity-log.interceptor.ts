@@ -3,7 +3,6 @@ import { isIP } from 'node:net';
 import type { Request } from 'express';
 import { defer, lastValueFrom, Observable, switchMap } from 'rxjs';
 import {
-  type ActivityChange,
   type ActivityDescription,
   maskSecrets,
   RECORDS_OWN_ACTIVITY,
@@ -14,7 +13,7 @@ import { isUuid } from '../common/validation/ids.js';
 import { TransactionHost } from '../database/transactions.js';
 import type { NewActivityLog } from './activity-log.repository.js';
 import { ActivityLogService } from './activity-log.service.js';
-import { type RouteActivity, routeActivity } from './activity-route.js';
+import { fallbackChanges, type RouteActivity, routeActivity } from './activity-route.js';
 
 type ApiRequest = Request & { principal?: Principal; projectCredential?: ProjectCredential };
 
@@ -237,27 +236,6 @@ function nameOf(answer: Record<string, unknown> | null): string | null {
   for (const key of ['name', 'label', 'domain', 'email', 'target_email']) {
     const value = answer[key];
     if (typeof value === 'string' && value) return value.slice(0, 400);
-  }
-  return null;
-}
-
-/**
- * The changes of a write its code did not describe: the fields sent (an update: each as `changed`, its value
- * before unknown), the object sent (a create). Never the answer: a create's answer may hold a secret shown once.
- */
-function fallbackChanges(
-  method: string,
-  scope: string,
-  created: boolean,
-  body: unknown,
-): ActivityChange[] | null {
-  if (!body || typeof body !== 'object' || Array.isArray(body) || !Object.keys(body).length) return null;
-  const sent = maskSecrets(body) as Record<string, unknown>;
-  if (created) return [{ type: scope, action: 'created', field: null, before: null, after: sent }];
-  if (method === 'PATCH' || method === 'PUT') {
-    return Object.entries(sent)
-      .slice(0, 100)
-      .map(([field, after]) => ({ type: scope, action: 'changed', field, before: null, after }));
   }
   return null;
 }

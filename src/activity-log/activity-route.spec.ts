@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { maskSecrets, MASKED } from '../common/activity/activity-context.js';
-import { routeActivity } from './activity-route.js';
+import { CHANGES_MAX_BYTES, fallbackChanges, routeActivity } from './activity-route.js';
 
 const ORG = '0190f0a0-1111-7000-8000-000000000001';
 
@@ -86,5 +86,26 @@ describe('maskSecrets', () => {
       list: Array.from({ length: 100 }, (_, i) => i),
       long: `${'a'.repeat(1000)}…`,
     });
+  });
+});
+
+describe('fallbackChanges', () => {
+  it('keeps a small body whole and masks its secrets', () => {
+    const [change] = fallbackChanges('POST', 'Role', true, { name: 'Support', api_key: 'phx_secret' })!;
+    expect(change.after).toEqual({ name: 'Support', api_key: MASKED });
+  });
+
+  it('bounds a body past CHANGES_MAX_BYTES: large values become markers, at most 100 fields', () => {
+    // Each string is within maskSecrets' 1,000 characters; together they pass the bound.
+    const nested = { a: 'x'.repeat(900), b: 'y'.repeat(900) };
+    const body: Record<string, unknown> = { name: 'Big', nested };
+    for (let i = 0; i < 150; i++) body[`f${i}`] = 'z'.repeat(200);
+    const [change] = fallbackChanges('POST', 'Role', true, body)!;
+    const after = change.after as Record<string, unknown>;
+    expect(after.name).toBe('Big');
+    expect(after.nested).toEqual({ truncated: true, bytes: Buffer.byteLength(JSON.stringify(nested)) });
+    expect(after.f0).toBe('z'.repeat(200));
+    expect(Object.keys(after)).toHaveLength(100);
+    expect(Buffer.byteLength(JSON.stringify(after))).toBeLessThan(2 * CHANGES_MAX_BYTES);
   });
 });

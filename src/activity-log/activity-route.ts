@@ -1,3 +1,4 @@
+import { type ActivityChange, maskSecrets } from '../common/activity/activity-context.js';
 /**
  * What an API write is, from its route: the PostHog scope of the object it touches, the object's id, and the
  * activity (`created`, `updated`, `deleted`, or the action a route names: `pause`, `verify`, `sharing_refresh`).
@@ -109,4 +110,43 @@ export function routeActivity(
   const domainId = domain && UUID.test(domain) ? domain.toLowerCase() : null;
   if (itemId !== null) itemId = itemId.slice(0, 200);
   return { scope, itemId, activity, teamId, organizationId, domainId };
+}
+
+/** Most bytes of JSON a body may take in an entry's `changes`; a larger one is replaced by a marker. */
+export const CHANGES_MAX_BYTES = 16_384;
+
+/**
+ * The body as an entry keeps it: whole up to CHANGES_MAX_BYTES of JSON; else each field's value up to 1,000 bytes,
+ * larger ones replaced by `{ "truncated": true, "bytes": n }`, and at most 100 fields (a write's body may be
+ * megabytes; its entry stays small).
+ */
+function boundedBody(sent: Record<string, unknown>): Record<string, unknown> {
+  if (Buffer.byteLength(JSON.stringify(sent)) <= CHANGES_MAX_BYTES) return sent;
+  const kept: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(sent).slice(0, 100)) {
+    const bytes = Buffer.byteLength(JSON.stringify(value) ?? '');
+    kept[field] = bytes <= 1000 ? value : { truncated: true, bytes };
+  }
+  return kept;
+}
+
+/**
+ * The changes of a write its code did not describe: the fields sent (an update: each as `changed`, its value
+ * before unknown), the object sent (a create). Never the answer: a create's answer may hold a secret shown once.
+ */
+export function fallbackChanges(
+  method: string,
+  scope: string,
+  created: boolean,
+  body: unknown,
+): ActivityChange[] | null {
+  if (!body || typeof body !== 'object' || Array.isArray(body) || !Object.keys(body).length) return null;
+  const sent = boundedBody(maskSecrets(body) as Record<string, unknown>);
+  if (created) return [{ type: scope, action: 'created', field: null, before: null, after: sent }];
+  if (method === 'PATCH' || method === 'PUT') {
+    return Object.entries(sent)
+      .slice(0, 100)
+      .map(([field, after]) => ({ type: scope, action: 'changed', field, before: null, after }));
+  }
+  return null;
 }
