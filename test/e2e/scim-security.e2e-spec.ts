@@ -69,6 +69,23 @@ describe('SCIM: tenancy and security', () => {
       expectScimError(await t.http.get(`${a.base}/Users`).set(a.owner.auth), 401);
     });
 
+    it('answers NUL and lone surrogates in a filter or a body with a 400 SCIM body, never a 500', async () => {
+      for (const bad of ['%00', '%ED%A0%80']) {
+        const res = await t.http
+          .get(`${a.base}/Users?filter=${encodeURIComponent('userName eq "a')}${bad}b%22`)
+          .set('Authorization', `Bearer ${a.token}`);
+        expectScimError(res, 400);
+      }
+      const body = await scimA('post', '/Users', { schemas: [SCIM_USER], userName: `nul\u0000@${a.domain}` });
+      expectScimError(body, 400);
+      const surrogate = await t.http
+        .post(`${a.base}/Users`)
+        .set('Authorization', `Bearer ${a.token}`)
+        .set('Content-Type', 'application/scim+json')
+        .send(`{"schemas":["${SCIM_USER}"],"userName":"x\\ud800@${a.domain}"}`);
+      expectScimError(surrogate, 400);
+    });
+
     it('answers unknown paths, other methods and malformed bodies in SCIM bodies too', async () => {
       expectScimError(await scimA('get', '/Nothing'), 404);
       expectScimError(await t.http.get('/scim/v2/not-a-domain/Users'), 401);
