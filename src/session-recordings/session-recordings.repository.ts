@@ -148,7 +148,11 @@ export const EXPIRED = `r.start_time < ${RETENTION_CUTOFF}`;
 
 const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 
-/** The select list of RecordingView; `$2` is the caller's user id (for `viewed`, `viewers`), null for none. */
+/**
+ * The select list of RecordingView; `$2` is the caller's user id (for `viewed`, `viewers`), null for none. Without a
+ * user the two are constants chosen by CASE, not subqueries whose condition folds to false: on Citus a subquery left
+ * without its `team_id` condition cannot be routed to the project's shard ("complex joins are only supported…").
+ */
 const RECORDING_COLUMNS = `
   r.session_id AS "sessionId", r.distinct_id AS "distinctId",
   ${epochMs('r.start_time')} AS "startMs", ${epochMs('r.end_time')} AS "endMs", r.active_ms::float8 AS "activeMs",
@@ -157,12 +161,12 @@ const RECORDING_COLUMNS = `
   r.console_error_count AS "consoleErrorCount",
   left(r.start_url, ${START_URL_MAX_LENGTH}) AS "startUrl", r.snapshot_source AS "snapshotSource",
   ${epochMs('r.last_event_received_at')} AS "lastEventMs",
-  EXISTS (SELECT 1 FROM session_recording_views v
-           WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
-  ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.user_id
-         WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
-           AND v.user_id <> $2::int
-         ORDER BY v.viewed_at, v.user_id LIMIT ${MAX_VIEWERS}) AS viewers,
+  CASE WHEN $2::int IS NULL THEN false ELSE EXISTS (SELECT 1 FROM session_recording_views v
+           WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
+  CASE WHEN $2::int IS NULL THEN '{}'::text[] ELSE ARRAY(SELECT u.email FROM session_recording_views v
+         JOIN users u ON u.id = v.user_id
+         WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id <> $2::int
+         ORDER BY v.viewed_at, v.user_id LIMIT ${MAX_VIEWERS}) END AS viewers,
   ${personSelectSql('p', 'r.team_id')}`;
 
 /**

@@ -13,12 +13,12 @@ SELECT coalesce(greatest((SELECT c.recordings FROM session_recording_counts c WH
  r.console_error_count AS "consoleErrorCount",
  left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
  (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
- EXISTS (SELECT 1 FROM session_recording_views v
-          WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
- ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.user_id
-        WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
-          AND v.user_id <> $2::int
-        ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
+ CASE WHEN $2::int IS NULL THEN false ELSE EXISTS (SELECT 1 FROM session_recording_views v
+          WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
+ CASE WHEN $2::int IS NULL THEN '{}'::text[] ELSE ARRAY(SELECT u.email FROM session_recording_views v
+        JOIN users u ON u.id = v.user_id
+        WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id <> $2::int
+        ORDER BY v.viewed_at, v.user_id LIMIT 100) END AS viewers,
  p.id AS "personId", p.uuid AS "personUuid",
    CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
      SELECT jsonb_object_agg(k.key, k.value) FROM (
@@ -52,12 +52,12 @@ SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 
  r.console_error_count AS "consoleErrorCount",
  left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
  (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
- EXISTS (SELECT 1 FROM session_recording_views v
-          WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
- ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.user_id
-        WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
-          AND v.user_id <> $2::int
-        ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
+ CASE WHEN $2::int IS NULL THEN false ELSE EXISTS (SELECT 1 FROM session_recording_views v
+          WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
+ CASE WHEN $2::int IS NULL THEN '{}'::text[] ELSE ARRAY(SELECT u.email FROM session_recording_views v
+        JOIN users u ON u.id = v.user_id
+        WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id <> $2::int
+        ORDER BY v.viewed_at, v.user_id LIMIT 100) END AS viewers,
  p.id AS "personId", p.uuid AS "personUuid",
    CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
      SELECT jsonb_object_agg(k.key, k.value) FROM (
@@ -97,12 +97,12 @@ SELECT coalesce(coalesce((SELECT k.total FROM keys k LIMIT 1), ((SELECT count(*)
   r.console_error_count AS "consoleErrorCount",
   left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
   (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
-  EXISTS (SELECT 1 FROM session_recording_views v
-           WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
-  ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.user_id
-         WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
-           AND v.user_id <> $2::int
-         ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
+  CASE WHEN $2::int IS NULL THEN false ELSE EXISTS (SELECT 1 FROM session_recording_views v
+           WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
+  CASE WHEN $2::int IS NULL THEN '{}'::text[] ELSE ARRAY(SELECT u.email FROM session_recording_views v
+         JOIN users u ON u.id = v.user_id
+         WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id <> $2::int
+         ORDER BY v.viewed_at, v.user_id LIMIT 100) END AS viewers,
   p.id AS "personId", p.uuid AS "personUuid",
     CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
       SELECT jsonb_object_agg(k.key, k.value) FROM (
@@ -135,12 +135,12 @@ SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 
  r.console_error_count AS "consoleErrorCount",
  left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
  (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
- EXISTS (SELECT 1 FROM session_recording_views v
-          WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
- ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.user_id
-        WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
-          AND v.user_id <> $2::int
-        ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
+ CASE WHEN $2::int IS NULL THEN false ELSE EXISTS (SELECT 1 FROM session_recording_views v
+          WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
+ CASE WHEN $2::int IS NULL THEN '{}'::text[] ELSE ARRAY(SELECT u.email FROM session_recording_views v
+        JOIN users u ON u.id = v.user_id
+        WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id <> $2::int
+        ORDER BY v.viewed_at, v.user_id LIMIT 100) END AS viewers,
  p.id AS "personId", p.uuid AS "personUuid",
    CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
      SELECT jsonb_object_agg(k.key, k.value) FROM (
@@ -171,12 +171,12 @@ r.console_log_count AS "consoleLogCount", r.console_warn_count AS "consoleWarnCo
 r.console_error_count AS "consoleErrorCount",
 left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
 (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
-EXISTS (SELECT 1 FROM session_recording_views v
-         WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
-ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.user_id
-       WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
-         AND v.user_id <> $2::int
-       ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
+CASE WHEN $2::int IS NULL THEN false ELSE EXISTS (SELECT 1 FROM session_recording_views v
+         WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
+CASE WHEN $2::int IS NULL THEN '{}'::text[] ELSE ARRAY(SELECT u.email FROM session_recording_views v
+       JOIN users u ON u.id = v.user_id
+       WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id <> $2::int
+       ORDER BY v.viewed_at, v.user_id LIMIT 100) END AS viewers,
 p.id AS "personId", p.uuid AS "personUuid",
   CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
     SELECT jsonb_object_agg(k.key, k.value) FROM (
@@ -203,12 +203,12 @@ r.console_log_count AS "consoleLogCount", r.console_warn_count AS "consoleWarnCo
 r.console_error_count AS "consoleErrorCount",
 left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
 (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
-EXISTS (SELECT 1 FROM session_recording_views v
-         WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
-ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.user_id
-       WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
-         AND v.user_id <> $2::int
-       ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
+CASE WHEN $2::int IS NULL THEN false ELSE EXISTS (SELECT 1 FROM session_recording_views v
+         WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
+CASE WHEN $2::int IS NULL THEN '{}'::text[] ELSE ARRAY(SELECT u.email FROM session_recording_views v
+       JOIN users u ON u.id = v.user_id
+       WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id <> $2::int
+       ORDER BY v.viewed_at, v.user_id LIMIT 100) END AS viewers,
 p.id AS "personId", p.uuid AS "personUuid",
   CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
     SELECT jsonb_object_agg(k.key, k.value) FROM (
