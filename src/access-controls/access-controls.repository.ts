@@ -64,7 +64,7 @@ export class AccessControlsRepository extends RepositoryBase {
               (team_id, resource, resource_id, organization_member_id, role_id, access_level, created_by_id)
        SELECT p.id, $2, $3, $4, $5, $6, $7 FROM projects p WHERE p.id = $1
        ON CONFLICT (team_id, resource, resource_id, organization_member_id, role_id)
-       DO UPDATE SET access_level = EXCLUDED.access_level, updated_at = now()
+       DO UPDATE SET access_level = EXCLUDED.access_level, updated_at = EXCLUDED.updated_at
        RETURNING id`,
       [
         target.teamId,

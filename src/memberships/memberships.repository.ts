@@ -395,7 +395,7 @@ export class MembershipsRepository extends RepositoryBase {
          FROM jsonb_to_recordset($3::jsonb) AS g(id integer, level text)
          JOIN projects p ON p.id = g.id AND p.organization_id = $2 AND p.deleted_at IS NULL
        ON CONFLICT (team_id, resource, resource_id, organization_member_id, role_id)
-       DO UPDATE SET access_level = EXCLUDED.access_level, updated_at = now()`,
+       DO UPDATE SET access_level = EXCLUDED.access_level, updated_at = EXCLUDED.updated_at`,
       [membershipId, organizationId, JSON.stringify(grants), createdById],
     );
   }

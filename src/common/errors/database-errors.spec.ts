@@ -104,6 +104,29 @@ describe('isUniqueViolation', () => {
     expect(isUniqueViolation(pgError('23505'), 'uq_organization_slug')).toBe(false);
   });
 
+  it("matches a Citus shard's copy of the constraint, named in the message only, and nothing else", () => {
+    const onShard = (code: string, name: string) =>
+      pgError(code, { message: `duplicate key value violates unique constraint "${name}"` });
+    expect(
+      isUniqueViolation(
+        onShard('23505', 'roles_organization_name_key_102017'),
+        'roles_organization_name_key',
+      ),
+    ).toBe(true);
+    expect(
+      isUniqueViolation(onShard('23505', 'roles_organization_name_key'), 'roles_organization_name_key'),
+    ).toBe(true);
+    expect(
+      isUniqueViolation(onShard('23505', 'roles_organization_name_key_102017'), 'roles_organization'),
+    ).toBe(false);
+    expect(
+      isUniqueViolation(onShard('23505', 'roles_organization_name_key_x1'), 'roles_organization_name_key'),
+    ).toBe(false);
+    expect(isUniqueViolation(pgError('23505', { constraint: 'uq_a_12' }), 'uq_a')).toBe(true);
+    expect(isForeignKeyViolation(onShard('23503', 'FK_abc_102108'), 'FK_abc')).toBe(true);
+    expect(isForeignKeyViolation(onShard('23503', 'FK_abcd'), 'FK_abc')).toBe(false);
+  });
+
   it.each([
     ['another SQLSTATE', pgError('23503')],
     ['a wrapped other SQLSTATE', queryFailed(pgError('23502'))],

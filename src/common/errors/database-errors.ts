@@ -59,11 +59,25 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
+/**
+ * Whether the constraint an error reports is `constraint`. On a Citus cluster a constraint violated on a shard (a
+ * reference table's copy or a distributed table's shard) is reported under the shard's name, the constraint's name
+ * with `_<shard id>` appended (`roles_organization_name_key_102017`), and only in the message: Citus does not pass
+ * the error's constraint field on. Both name the same constraint.
+ */
+function reportsConstraint(pgError: { constraint?: string; message?: unknown }, constraint: string): boolean {
+  const quoted = typeof pgError.message === 'string' ? /constraint "([^"]+)"/.exec(pgError.message) : null;
+  const reported = pgError.constraint ?? quoted?.[1];
+  if (reported === undefined) return false;
+  if (reported === constraint) return true;
+  return reported.startsWith(`${constraint}_`) && /^\d+$/.test(reported.slice(constraint.length + 1));
+}
+
 /** PostgreSQL unique_violation, optionally on a given constraint. */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   const e = (error as { driverError?: unknown })?.driverError ?? error;
-  const pgError = e as { code?: string; constraint?: string };
-  return pgError?.code === '23505' && (!constraint || pgError.constraint === constraint);
+  const pgError = e as { code?: string; constraint?: string; message?: unknown };
+  return pgError?.code === '23505' && (!constraint || reportsConstraint(pgError, constraint));
 }
 
 /**
@@ -79,8 +93,8 @@ export function isTransactionConflict(error: unknown): boolean {
 /** PostgreSQL foreign_key_violation (23503), optionally on a given constraint; also when raised at commit. */
 export function isForeignKeyViolation(error: unknown, constraint?: string): boolean {
   const e = (error as { driverError?: unknown })?.driverError ?? error;
-  const pgError = e as { code?: string; constraint?: string };
-  return pgError?.code === '23503' && (!constraint || pgError.constraint === constraint);
+  const pgError = e as { code?: string; constraint?: string; message?: unknown };
+  return pgError?.code === '23503' && (!constraint || reportsConstraint(pgError, constraint));
 }
 
 /**
