@@ -128,6 +128,10 @@ function initNode(node, ids) {
       // Fewer shards than the default 32: quicker test databases; the routing is the same.
       'citus.shard_count = 8',
       'citus.enable_unsafe_triggers = on',
+      // Nodes talk without TLS (loopback test cluster). Left at its default (`sslmode=require`), Citus turns on
+      // ssl with a self-signed certificate when the extension is created, which clients verifying certificates
+      // (a Postgres batch export destination on the cluster) refuse.
+      "citus.node_conninfo = 'sslmode=disable'",
       '',
     ].join('\n'),
   );

@@ -58,8 +58,11 @@ export class RecordingVisibility {
    * whole start URL (cut to MATCHED_URL_MAX_LENGTH) ignoring case, never a recording without one; a person
    * property rule reads the properties of the recording's person as stored: `exact` and `icontains` need the
    * property (as text), `is_not` matches whenever they do not hold (no person, no such property, another value).
+   * `team` is the project as SQL (`r`'s own `team_id` by default): a statement that has its project as a parameter
+   * passes it, so that on Citus every distributed table of the statement names the project and the statement is
+   * routed to its shard (a join on `r.team_id` alone is not routed when the statement locks rows).
    */
-  hiddenSql(r: string, bind: Bind): string {
+  hiddenSql(r: string, bind: Bind, team = `${r}.team_id`): string {
     if (!this.restricted) return 'false';
     const parts: string[] = [];
     const patterns = this.hiding.filter((h) => h.kind === 'start_url').map((h) => globToLike(h.urlPattern!));
@@ -69,7 +72,7 @@ export class RecordingVisibility {
       );
     }
     const person = (condition: string) =>
-      `EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = ${r}.team_id AND rvp.id = ${r}.person_id AND ${condition})`;
+      `EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = ${team} AND rvp.id = ${r}.person_id AND ${condition})`;
     const holds = (h: HidingRule, operator: 'exact' | 'icontains') => {
       const text = `(rvp.properties ->> ${bind(h.propertyKey)}::text)`;
       return operator === 'exact'
@@ -88,8 +91,8 @@ export class RecordingVisibility {
   }
 
   /** The condition true when recording `r` may be watched; null when nothing is hidden (no condition to add). */
-  visibleSql(r: string, bind: Bind): string | null {
-    return this.restricted ? `NOT ${this.hiddenSql(r, bind)}` : null;
+  visibleSql(r: string, bind: Bind, team?: string): string | null {
+    return this.restricted ? `NOT ${this.hiddenSql(r, bind, team)}` : null;
   }
 
   /**
@@ -100,7 +103,7 @@ export class RecordingVisibility {
    */
   hiddenSessionSql(teamId: string, sessionId: string, bind: Bind): string | null {
     if (!this.restricted) return null;
-    return `EXISTS (SELECT 1 FROM session_recordings rv WHERE rv.team_id = ${teamId} AND rv.session_id = ${sessionId} AND ${this.hiddenSql('rv', bind)})`;
+    return `EXISTS (SELECT 1 FROM session_recordings rv WHERE rv.team_id = ${teamId} AND rv.session_id = ${sessionId} AND ${this.hiddenSql('rv', bind, teamId)})`;
   }
 }
 

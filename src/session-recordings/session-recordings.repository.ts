@@ -149,9 +149,10 @@ export const EXPIRED = `r.start_time < ${RETENTION_CUTOFF}`;
 const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 
 /**
- * The select list of RecordingView; `$2` is the caller's user id (for `viewed`, `viewers`), null for none. Without a
- * user the two are constants chosen by CASE, not subqueries whose condition folds to false: on Citus a subquery left
- * without its `team_id` condition cannot be routed to the project's shard ("complex joins are only supported…").
+ * The select list of RecordingView; `$1` is the project, `$2` the caller's user id (for `viewed`, `viewers`), null
+ * for none. Every distributed table names the project as `$1`, not through `r.team_id`, and without a user the two
+ * are constants chosen by CASE, not subqueries whose condition folds to false: on Citus a statement whose tables do
+ * not all name the project is not routed to the project's shard ("complex joins are only supported…").
  */
 const RECORDING_COLUMNS = `
   r.session_id AS "sessionId", r.distinct_id AS "distinctId",
@@ -162,12 +163,12 @@ const RECORDING_COLUMNS = `
   left(r.start_url, ${START_URL_MAX_LENGTH}) AS "startUrl", r.snapshot_source AS "snapshotSource",
   ${epochMs('r.last_event_received_at')} AS "lastEventMs",
   CASE WHEN $2::int IS NULL THEN false ELSE EXISTS (SELECT 1 FROM session_recording_views v
-           WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
+           WHERE v.team_id = $1::int AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
   CASE WHEN $2::int IS NULL THEN '{}'::text[] ELSE ARRAY(SELECT u.email FROM session_recording_views v
          JOIN users u ON u.id = v.user_id
-         WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id <> $2::int
+         WHERE v.team_id = $1::int AND v.session_id = r.session_id AND v.user_id <> $2::int
          ORDER BY v.viewed_at, v.user_id LIMIT ${MAX_VIEWERS}) END AS viewers,
-  ${personSelectSql('p', 'r.team_id')}`;
+  ${personSelectSql('p', '$1::int')}`;
 
 /**
  * The most rows (offset and limit) a page of a list filtered by `exclude_events` alone is found in by walking the
@@ -220,7 +221,7 @@ export function buildListQuery(
     where.push(`(${levels.map((level) => CONSOLE_LEVEL_SQL[level]).join(' OR ')})`);
   }
   // Recordings the access rules hide from the caller: a condition like any filter, in the page and the count.
-  const visible = filters.visibility?.visibleSql('r', (value) => `$${params.push(value)}`);
+  const visible = filters.visibility?.visibleSql('r', (value) => `$${params.push(value)}`, '$1::int');
   if (visible) where.push(visible);
   // The event filters' SQL differs between the count and the page (recording-event-filters.ts).
   const countWhere = [...where];
@@ -291,12 +292,12 @@ export function buildListQuery(
     SELECT ${RECORDING_COLUMNS}
       FROM keys k
       JOIN session_recordings r ON r.team_id = $1 AND r.session_id = k.session_id
-      LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
+      LEFT JOIN persons p ON p.team_id = $1::int AND p.id = r.person_id
      ORDER BY ${LIST_ORDER}`
     : `
     SELECT ${RECORDING_COLUMNS}
       FROM session_recordings r
-      LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
+      LEFT JOIN persons p ON p.team_id = $1::int AND p.id = r.person_id
      WHERE ${condition}
      ORDER BY ${LIST_ORDER}
      LIMIT $3 OFFSET $4`;
@@ -400,11 +401,11 @@ export class SessionRecordingsRepository extends RepositoryBase {
     visibility: RecordingVisibility = RecordingVisibility.EVERYTHING,
   ): Promise<RecordingView | null> {
     const params: unknown[] = [teamId, userId, sessionId, retainedFrom];
-    const visible = visibility.visibleSql('r', (value) => `$${params.push(value)}`);
+    const visible = visibility.visibleSql('r', (value) => `$${params.push(value)}`, '$1::int');
     const rows = await this.query<RecordingView>(
       `SELECT ${RECORDING_COLUMNS}
          FROM session_recordings r
-         LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
+         LEFT JOIN persons p ON p.team_id = $1::int AND p.id = r.person_id
         WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4${visible ? ` AND ${visible}` : ''}`,
       params,
     );
@@ -423,7 +424,7 @@ export class SessionRecordingsRepository extends RepositoryBase {
     visibility: RecordingVisibility = RecordingVisibility.EVERYTHING,
   ): Promise<{ personId: number | null } | null> {
     const params: unknown[] = [teamId, sessionId, retainedFrom];
-    const visible = visibility.visibleSql('r', (value) => `$${params.push(value)}`);
+    const visible = visibility.visibleSql('r', (value) => `$${params.push(value)}`, '$1::int');
     const rows = await this.query<{ person_id: number | null }>(
       `SELECT r.person_id FROM session_recordings r
         WHERE r.team_id = $1 AND r.session_id = $2 AND r.deleted_at IS NULL AND r.start_time >= $3${visible ? ` AND ${visible}` : ''}

@@ -437,7 +437,7 @@ describe('recording access rules hide what a user may not watch, on every path',
       expect(
         await t.dataSource.query(
           `SELECT p.short_id, count(i.session_id)::int AS n FROM session_recording_playlists p
-             LEFT JOIN session_recording_playlist_items i ON i.playlist_id = p.id
+             LEFT JOIN session_recording_playlist_items i ON i.team_id = p.team_id AND i.playlist_id = p.id
             WHERE p.short_id = ANY($1) GROUP BY p.short_id ORDER BY n`,
           [[other, shortId]],
         ),

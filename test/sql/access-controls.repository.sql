@@ -12,7 +12,7 @@ INSERT INTO access_controls
        (team_id, resource, resource_id, organization_member_id, role_id, access_level, created_by_id)
 SELECT p.id, $2, $3, $4, $5, $6, $7 FROM projects p WHERE p.id = $1
 ON CONFLICT (team_id, resource, resource_id, organization_member_id, role_id)
-DO UPDATE SET access_level = EXCLUDED.access_level, updated_at = now()
+DO UPDATE SET access_level = EXCLUDED.access_level, updated_at = EXCLUDED.updated_at
 RETURNING id;
 
 SELECT "AccessControlEntity"."id" AS "AccessControlEntity_id", "AccessControlEntity"."team_id" AS "AccessControlEntity_team_id", "AccessControlEntity"."resource" AS "AccessControlEntity_resource", "AccessControlEntity"."resource_id" AS "AccessControlEntity_resource_id", "AccessControlEntity"."access_level" AS "AccessControlEntity_access_level", "AccessControlEntity"."organization_member_id" AS "AccessControlEntity_organization_member_id", "AccessControlEntity"."role_id" AS "AccessControlEntity_role_id", "AccessControlEntity"."created_by_id" AS "AccessControlEntity_created_by_id", "AccessControlEntity"."created_at" AS "AccessControlEntity_created_at", "AccessControlEntity"."updated_at" AS "AccessControlEntity_updated_at" FROM "access_controls" "AccessControlEntity" WHERE (("AccessControlEntity"."id" = $1)) LIMIT 1;

@@ -120,4 +120,4 @@ SELECT p.id, 'project', p.id::text, g.level, $1, $4
   FROM jsonb_to_recordset($3::jsonb) AS g(id integer, level text)
   JOIN projects p ON p.id = g.id AND p.organization_id = $2 AND p.deleted_at IS NULL
 ON CONFLICT (team_id, resource, resource_id, organization_member_id, role_id)
-DO UPDATE SET access_level = EXCLUDED.access_level, updated_at = now();
+DO UPDATE SET access_level = EXCLUDED.access_level, updated_at = EXCLUDED.updated_at;

@@ -32,4 +32,4 @@ END AS hiding
      WHERE p.id = $1;
 
 -- RecordingAccessRulesRepository.hidesSession
-SELECT EXISTS (SELECT 1 FROM session_recordings rv WHERE rv.team_id = $1::int AND rv.session_id = $2::text AND (coalesce(left(rv.start_url, 8192) ILIKE ANY($3::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = rv.team_id AND rvp.id = rv.person_id AND (strpos(lower((rvp.properties ->> $4::text)), lower($5::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = rv.team_id AND rvp.id = rv.person_id AND (rvp.properties ->> $6::text) = $7::text))) AS hidden;
+SELECT EXISTS (SELECT 1 FROM session_recordings rv WHERE rv.team_id = $1::int AND rv.session_id = $2::text AND (coalesce(left(rv.start_url, 8192) ILIKE ANY($3::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = rv.person_id AND (strpos(lower((rvp.properties ->> $4::text)), lower($5::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = rv.person_id AND (rvp.properties ->> $6::text) = $7::text))) AS hidden;

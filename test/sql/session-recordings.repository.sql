@@ -14,10 +14,10 @@ SELECT coalesce(greatest((SELECT c.recordings FROM session_recording_counts c WH
  left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
  (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
  CASE WHEN $2::int IS NULL THEN false ELSE EXISTS (SELECT 1 FROM session_recording_views v
-          WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
+          WHERE v.team_id = $1::int AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
  CASE WHEN $2::int IS NULL THEN '{}'::text[] ELSE ARRAY(SELECT u.email FROM session_recording_views v
         JOIN users u ON u.id = v.user_id
-        WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id <> $2::int
+        WHERE v.team_id = $1::int AND v.session_id = r.session_id AND v.user_id <> $2::int
         ORDER BY v.viewed_at, v.user_id LIMIT 100) END AS viewers,
  p.id AS "personId", p.uuid AS "personUuid",
    CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
@@ -30,10 +30,10 @@ SELECT coalesce(greatest((SELECT c.recordings FROM session_recording_counts c WH
    NOT (octet_length(p.properties::text) <= 16384) AS "personPropertiesTruncated",
    (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
    coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-      WHERE d.team_id = r.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
-   AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = r.team_id AND d.person_id = p.id) AS "personDistinctIdCount"
+      WHERE d.team_id = $1::int AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
+   AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = $1::int AND d.person_id = p.id) AS "personDistinctIdCount"
      FROM session_recordings r
-     LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
+     LEFT JOIN persons p ON p.team_id = $1::int AND p.id = r.person_id
     WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz
     ORDER BY r.start_time DESC, r.session_id
     LIMIT $3 OFFSET $4
@@ -53,10 +53,10 @@ SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 
  left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
  (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
  CASE WHEN $2::int IS NULL THEN false ELSE EXISTS (SELECT 1 FROM session_recording_views v
-          WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
+          WHERE v.team_id = $1::int AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
  CASE WHEN $2::int IS NULL THEN '{}'::text[] ELSE ARRAY(SELECT u.email FROM session_recording_views v
         JOIN users u ON u.id = v.user_id
-        WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id <> $2::int
+        WHERE v.team_id = $1::int AND v.session_id = r.session_id AND v.user_id <> $2::int
         ORDER BY v.viewed_at, v.user_id LIMIT 100) END AS viewers,
  p.id AS "personId", p.uuid AS "personUuid",
    CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
@@ -69,10 +69,10 @@ SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 
    NOT (octet_length(p.properties::text) <= 16384) AS "personPropertiesTruncated",
    (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
    coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-      WHERE d.team_id = r.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
-   AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = r.team_id AND d.person_id = p.id) AS "personDistinctIdCount"
+      WHERE d.team_id = $1::int AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
+   AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = $1::int AND d.person_id = p.id) AS "personDistinctIdCount"
      FROM session_recordings r
-     LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
+     LEFT JOIN persons p ON p.team_id = $1::int AND p.id = r.person_id
     WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND r.start_time >= $6::timestamptz AND r.distinct_id = $7::text AND extract(epoch FROM (r.end_time - r.start_time)) > $8::float8 AND (r.console_warn_count > 0 OR r.console_error_count > 0)
     ORDER BY r.start_time DESC, r.session_id
     LIMIT $3 OFFSET $4
@@ -98,10 +98,10 @@ SELECT coalesce(coalesce((SELECT k.total FROM keys k LIMIT 1), ((SELECT count(*)
   left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
   (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
   CASE WHEN $2::int IS NULL THEN false ELSE EXISTS (SELECT 1 FROM session_recording_views v
-           WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
+           WHERE v.team_id = $1::int AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
   CASE WHEN $2::int IS NULL THEN '{}'::text[] ELSE ARRAY(SELECT u.email FROM session_recording_views v
          JOIN users u ON u.id = v.user_id
-         WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id <> $2::int
+         WHERE v.team_id = $1::int AND v.session_id = r.session_id AND v.user_id <> $2::int
          ORDER BY v.viewed_at, v.user_id LIMIT 100) END AS viewers,
   p.id AS "personId", p.uuid AS "personUuid",
     CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
@@ -114,17 +114,17 @@ SELECT coalesce(coalesce((SELECT k.total FROM keys k LIMIT 1), ((SELECT count(*)
     NOT (octet_length(p.properties::text) <= 16384) AS "personPropertiesTruncated",
     (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
     coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-       WHERE d.team_id = r.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
-    AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = r.team_id AND d.person_id = p.id) AS "personDistinctIdCount"
+       WHERE d.team_id = $1::int AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
+    AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = $1::int AND d.person_id = p.id) AS "personDistinctIdCount"
       FROM keys k
       JOIN session_recordings r ON r.team_id = $1 AND r.session_id = k.session_id
-      LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
+      LEFT JOIN persons p ON p.team_id = $1::int AND p.id = r.person_id
      ORDER BY r.start_time DESC, r.session_id
   ) AS page ON true
  ORDER BY page."startMs" DESC, page."sessionId";
 
 -- SessionRecordingsRepository.list (under access rules)
-SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND NOT (coalesce(left(r.start_url, 8192) ILIKE ANY($6::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = r.team_id AND rvp.id = r.person_id AND (strpos(lower((rvp.properties ->> $7::text)), lower($8::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = r.team_id AND rvp.id = r.person_id AND (rvp.properties ->> $9::text) = $10::text))), 0)::float8 AS total, page.*
+SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND NOT (coalesce(left(r.start_url, 8192) ILIKE ANY($6::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = r.person_id AND (strpos(lower((rvp.properties ->> $7::text)), lower($8::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = r.person_id AND (rvp.properties ->> $9::text) = $10::text))), 0)::float8 AS total, page.*
  FROM (SELECT 1) AS one
  LEFT JOIN LATERAL (
    SELECT
@@ -136,10 +136,10 @@ SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 
  left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
  (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
  CASE WHEN $2::int IS NULL THEN false ELSE EXISTS (SELECT 1 FROM session_recording_views v
-          WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
+          WHERE v.team_id = $1::int AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
  CASE WHEN $2::int IS NULL THEN '{}'::text[] ELSE ARRAY(SELECT u.email FROM session_recording_views v
         JOIN users u ON u.id = v.user_id
-        WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id <> $2::int
+        WHERE v.team_id = $1::int AND v.session_id = r.session_id AND v.user_id <> $2::int
         ORDER BY v.viewed_at, v.user_id LIMIT 100) END AS viewers,
  p.id AS "personId", p.uuid AS "personUuid",
    CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
@@ -152,11 +152,11 @@ SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 
    NOT (octet_length(p.properties::text) <= 16384) AS "personPropertiesTruncated",
    (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
    coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-      WHERE d.team_id = r.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
-   AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = r.team_id AND d.person_id = p.id) AS "personDistinctIdCount"
+      WHERE d.team_id = $1::int AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
+   AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = $1::int AND d.person_id = p.id) AS "personDistinctIdCount"
      FROM session_recordings r
-     LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
-    WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND NOT (coalesce(left(r.start_url, 8192) ILIKE ANY($6::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = r.team_id AND rvp.id = r.person_id AND (strpos(lower((rvp.properties ->> $7::text)), lower($8::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = r.team_id AND rvp.id = r.person_id AND (rvp.properties ->> $9::text) = $10::text))
+     LEFT JOIN persons p ON p.team_id = $1::int AND p.id = r.person_id
+    WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND NOT (coalesce(left(r.start_url, 8192) ILIKE ANY($6::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = r.person_id AND (strpos(lower((rvp.properties ->> $7::text)), lower($8::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = r.person_id AND (rvp.properties ->> $9::text) = $10::text))
     ORDER BY r.start_time DESC, r.session_id
     LIMIT $3 OFFSET $4
  ) AS page ON true
@@ -172,10 +172,10 @@ r.console_error_count AS "consoleErrorCount",
 left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
 (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
 CASE WHEN $2::int IS NULL THEN false ELSE EXISTS (SELECT 1 FROM session_recording_views v
-         WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
+         WHERE v.team_id = $1::int AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
 CASE WHEN $2::int IS NULL THEN '{}'::text[] ELSE ARRAY(SELECT u.email FROM session_recording_views v
        JOIN users u ON u.id = v.user_id
-       WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id <> $2::int
+       WHERE v.team_id = $1::int AND v.session_id = r.session_id AND v.user_id <> $2::int
        ORDER BY v.viewed_at, v.user_id LIMIT 100) END AS viewers,
 p.id AS "personId", p.uuid AS "personUuid",
   CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
@@ -188,10 +188,10 @@ p.id AS "personId", p.uuid AS "personUuid",
   NOT (octet_length(p.properties::text) <= 16384) AS "personPropertiesTruncated",
   (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
   coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-     WHERE d.team_id = r.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
-  AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = r.team_id AND d.person_id = p.id) AS "personDistinctIdCount"
+     WHERE d.team_id = $1::int AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
+  AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = $1::int AND d.person_id = p.id) AS "personDistinctIdCount"
        FROM session_recordings r
-       LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
+       LEFT JOIN persons p ON p.team_id = $1::int AND p.id = r.person_id
       WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4;
 
 -- SessionRecordingsRepository.findOne (under access rules)
@@ -204,10 +204,10 @@ r.console_error_count AS "consoleErrorCount",
 left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
 (extract(epoch FROM r.last_event_received_at) * 1000)::float8 AS "lastEventMs",
 CASE WHEN $2::int IS NULL THEN false ELSE EXISTS (SELECT 1 FROM session_recording_views v
-         WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
+         WHERE v.team_id = $1::int AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
 CASE WHEN $2::int IS NULL THEN '{}'::text[] ELSE ARRAY(SELECT u.email FROM session_recording_views v
        JOIN users u ON u.id = v.user_id
-       WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id <> $2::int
+       WHERE v.team_id = $1::int AND v.session_id = r.session_id AND v.user_id <> $2::int
        ORDER BY v.viewed_at, v.user_id LIMIT 100) END AS viewers,
 p.id AS "personId", p.uuid AS "personUuid",
   CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
@@ -220,11 +220,11 @@ p.id AS "personId", p.uuid AS "personUuid",
   NOT (octet_length(p.properties::text) <= 16384) AS "personPropertiesTruncated",
   (extract(epoch FROM p.created_at) * 1000)::float8 AS "personCreatedMs",
   coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-     WHERE d.team_id = r.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
-  AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = r.team_id AND d.person_id = p.id) AS "personDistinctIdCount"
+     WHERE d.team_id = $1::int AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
+  AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = $1::int AND d.person_id = p.id) AS "personDistinctIdCount"
        FROM session_recordings r
-       LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
-      WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4 AND NOT (coalesce(left(r.start_url, 8192) ILIKE ANY($5::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = r.team_id AND rvp.id = r.person_id AND (strpos(lower((rvp.properties ->> $6::text)), lower($7::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = r.team_id AND rvp.id = r.person_id AND (rvp.properties ->> $8::text) = $9::text));
+       LEFT JOIN persons p ON p.team_id = $1::int AND p.id = r.person_id
+      WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4 AND NOT (coalesce(left(r.start_url, 8192) ILIKE ANY($5::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = r.person_id AND (strpos(lower((rvp.properties ->> $6::text)), lower($7::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = r.person_id AND (rvp.properties ->> $8::text) = $9::text));
 
 -- SessionRecordingsRepository.lockLive
 SELECT r.person_id FROM session_recordings r
