@@ -102,6 +102,28 @@ export class ActivityLogService {
   }
 
   /**
+   * Inserts the entry of a read through a sharing link (`/api/shared/:access_token…`): no user, the address;
+   * one statement before anything is served; when it fails the read answers an error instead.
+   */
+  async recordSharedRead(
+    accessToken: string,
+    activity: string,
+    detail: Record<string, unknown>,
+    ip: string | null,
+  ): Promise<void> {
+    try {
+      await this.logs.insertSharedRead(accessToken, activity, detail, ip);
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) throw err;
+      throw new ApiError(
+        500,
+        'activity_log_failed',
+        'Not served: the activity log entry of this read could not be written. Try again later.',
+      );
+    }
+  }
+
+  /**
    * The project's log: for members who may see the project (404 otherwise, as for the project itself); the
    * entries of a resource the caller's access rules put at `none` are left out.
    */
