@@ -40,6 +40,8 @@ export interface ActivityLogQuery {
   date_to?: string;
   cursor?: string;
   limit?: string;
+  /** `json` (the default) only: the CSV is the `…/activity_log/export` route's. */
+  format?: string;
 }
 
 /** The error a write answers when its activity log entry could not be written: the write was rolled back. */
@@ -198,6 +200,13 @@ export class ActivityLogService {
     query: ActivityLogQuery,
     url: URL,
   ): Promise<ActivityLogPageDto> {
+    if (query.format !== undefined && query.format !== '' && query.format !== 'json') {
+      // Not an alias of the export (a page and a stream differ in their bounds and links): said, never ignored.
+      throw ApiError.validation(
+        "'format' must be json: this log as CSV is GET …/activity_log/export/ (the same filters).",
+        'format',
+      );
+    }
     const limit = parseLimit(query.limit);
     const cursor = query.cursor === undefined || query.cursor === '' ? null : parseCursor(query.cursor);
     const rows = await this.logs.list(filter, cursor, limit + 1);

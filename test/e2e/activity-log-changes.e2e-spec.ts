@@ -255,4 +255,18 @@ describe('activity log changes', () => {
     expect(Buffer.byteLength(JSON.stringify(row.detail.changes))).toBeLessThan(17_000);
     expect(row.detail.changes[row.detail.changes.length - 1]).toMatchObject({ after: { truncated: true } });
   });
+
+  it('?format=csv on the list is a 400 naming format and pointing at the export route (no silent JSON)', async () => {
+    for (const path of [
+      `/api/projects/${projectId}/activity_log/`,
+      `/api/organizations/${orgId}/activity_log/`,
+    ]) {
+      const refused = await t.http.get(`${path}?format=csv`).set(owner.auth).expect(400);
+      expect(refused.body).toMatchObject({ code: 'invalid_input', attr: 'format' });
+      expect(refused.body.detail).toContain('activity_log/export');
+      await t.http.get(`${path}?format=json`).set(owner.auth).expect(200);
+      const csv = await t.http.get(`${path}export/`).set(owner.auth).expect(200);
+      expect(csv.headers['content-type']).toMatch(/^text\/csv/);
+    }
+  });
 });
