@@ -52,6 +52,13 @@ function PageQueries(): MethodDecorator {
       type: Number,
       description: `Entries per page, 1 to ${ACTIVITY_LOG_MAX_LIMIT} (default ${ACTIVITY_LOG_MAX_LIMIT}).`,
     }),
+    ApiQuery({
+      name: 'format',
+      required: false,
+      enum: ['json'],
+      description:
+        '`json` only (any other value is 400 naming `format`): the CSV of this log is the `…/activity_log/export/` route.',
+    }),
   ];
   return (target, key, descriptor) => {
     for (const decorator of decorators) decorator(target, key, descriptor);

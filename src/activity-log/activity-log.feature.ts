@@ -17,7 +17,11 @@ export const ACTIVITY_LOG_FEATURE = defineFeature({
   load: async () => ({
     modules: [(await import('./activity-log.module.js')).ActivityLogModule],
     entities: [(await import('./activity-log.entity.js')).ActivityLogEntity],
-    migrations: [(await import('./migrations/1796200000000-ActivityLogs.js')).ActivityLogs1796200000000],
+    migrations: [
+      (await import('./migrations/1796200000000-ActivityLogs.js')).ActivityLogs1796200000000,
+      (await import('./migrations/1797300000000-ActivityChangesCapture.js'))
+        .ActivityChangesCapture1797300000000,
+    ],
   }),
   scopes: ['activity_log'],
   settings: ACTIVITY_LOG_SETTINGS,

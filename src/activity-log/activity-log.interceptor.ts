@@ -27,6 +27,15 @@ const RECORDING_READS: { pattern: RegExp; activity: string }[] = [
     activity: 'viewed_snapshots',
   },
 ];
+/** The reads of a recording through a sharing link (no key): logged with no user, as `via: sharing_link`. */
+const SHARED_READS: { pattern: RegExp; activity: string }[] = [
+  { pattern: /^\/api\/shared\/:access_token$/, activity: 'viewed' },
+  { pattern: /^\/api\/shared\/:access_token\/snapshots$/, activity: 'viewed_snapshots' },
+  { pattern: /^\/api\/shared\/:access_token\/events$/, activity: 'viewed_events' },
+];
+/** What a sharing token looks like (a longer or other one names no sharing: nothing to log). */
+const SHARING_TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
+
 /** A project's events filtered to one session: a recording's events. */
 const EVENTS_LIST = /^\/api\/(projects|environments)\/:project_id\/events$/;
 
@@ -45,13 +54,16 @@ const QUERY_KEPT = [
  * Writes the activity log (src/activity-log):
  *
  * - every write (POST, PUT, PATCH, DELETE) under `/api` and `/scim` runs in one transaction
- *   (`withRequestTransaction`: the transactions its code opens become savepoints), and its entry is inserted in
- *   that transaction once the handler has answered, before the commit: one INSERT. When the insert fails, the
+ *   (`withRequestTransaction`: the transactions its code opens join it, no savepoints), and its entry is inserted
+ *   in that transaction once the handler has answered, before the commit: one INSERT, which also takes the
+ *   changes the database captured (migration ActivityChangesCapture) when the code described none. When the insert fails, the
  *   transaction rolls back and the request fails: no change is left unlogged. The code handling the write may
  *   describe it (`describeActivity`, `recordChanges`); what it leaves out is taken from the route, the body and
  *   the answer.
  * - a read of a recording, its snapshots, or its events (`…/events?session_id=`) inserts its entry before the
  *   handler runs (the snapshots are streamed as they are read): when the insert fails the read answers an error.
+ *   So does a read through a sharing link (`/api/shared/:access_token…`, no key): no user, the address, the
+ *   recording the enabled sharing names (an unknown token logs nothing).
  *
  * Registered by the activity log's module, so it runs inside AppModule's interceptors (the API's pool share and
  * statement timeout, the request timeout), after the guard authenticated the key.
@@ -72,6 +84,8 @@ export class ActivityLogInterceptor implements NestInterceptor {
     const routePath = (req.route as { path?: unknown } | undefined)?.path;
     const pattern = typeof routePath === 'string' ? routePath.replace(/\/$/, '') : path;
     if (READS.has(req.method)) {
+      const shared = req.principal ? null : this.sharedRead(req, pattern);
+      if (shared) return defer(shared).pipe(switchMap(() => next.handle()));
       const read = this.recordingRead(req, pattern);
       const principal = req.principal;
       return read && principal
@@ -115,6 +129,31 @@ export class ActivityLogInterceptor implements NestInterceptor {
           (err: unknown) => subscriber.error(err),
         );
     });
+  }
+
+  /** The insert of a read through a sharing link, or null for any other read. */
+  private sharedRead(req: ApiRequest, pattern: string): (() => Promise<void>) | null {
+    const read = SHARED_READS.find((r) => r.pattern.test(pattern));
+    const token = (req.params as Record<string, string>).access_token;
+    if (!read || typeof token !== 'string' || !SHARING_TOKEN.test(token)) return null;
+    const query: Record<string, unknown> = {};
+    for (const key of QUERY_KEPT) if (req.query[key] !== undefined) query[key] = req.query[key];
+    const detail = {
+      id: null,
+      name: null,
+      short_id: null,
+      type: null,
+      changes: null,
+      trigger: null,
+      context: {
+        method: req.method,
+        route: pattern,
+        actor: 'anonymous',
+        via: 'sharing_link',
+        ...(Object.keys(query).length ? { query } : {}),
+      },
+    };
+    return () => this.logs.recordSharedRead(token, read.activity, detail, addressOf(req));
   }
 
   /** The entry of a logged recording read, or null for any other read. */
@@ -216,6 +255,9 @@ export class ActivityLogInterceptor implements NestInterceptor {
       ip: addressOf(req),
       // A SCIM write names no organization or project: the repository takes the domain's organization.
       domainId: route.domainId,
+      // What the code did not describe, the database captured (before and after of each row written); the body
+      // sent is kept only when nothing was captured.
+      capturedChanges: description.changes === undefined,
     };
   }
 }

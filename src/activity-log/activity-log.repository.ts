@@ -15,6 +15,11 @@ export interface NewActivityLog {
   ip: string | null;
   /** A SCIM write's domain: the entry's organization is the domain's when none is given. */
   domainId?: string | null;
+  /**
+   * Whether `detail.changes` gives way to the changes the database captured in this transaction (the
+   * `activity_capture_changes` triggers, migration ActivityChangesCapture), when there are any.
+   */
+  capturedChanges?: boolean;
 }
 
 /** An entry as the list reads it, with its user. */
@@ -79,7 +84,8 @@ const CURSOR_AT = `('epoch'::timestamptz + $CURSOR_US::bigint * interval '1 micr
 export class ActivityLogRepository extends RepositoryBase {
   /**
    * Inserts an entry in the caller's transaction (or alone). Without an organization, the project's (a project
-   * route): one statement either way.
+   * route); with `capturedChanges`, the changes the transaction's writes captured (`activity.changes`) replace
+   * `detail.changes` when there are any: one statement either way.
    */
   async insert(entry: NewActivityLog): Promise<void> {
     await this.query(
@@ -87,7 +93,11 @@ export class ActivityLogRepository extends RepositoryBase {
                                   item_id, detail, ip)
        SELECT coalesce($1::uuid, (SELECT p.organization_id FROM projects p WHERE p.id = $2::int),
                        (SELECT d.organization_id FROM organization_domains d WHERE d.id = $11::uuid)),
-              $2::int, $3::int, $4, $5, $6, $7, $8, $9::jsonb, $10::inet`,
+              $2::int, $3::int, $4, $5, $6, $7, $8,
+              CASE WHEN $12::boolean AND nullif(current_setting('activity.changes', true), '') IS NOT NULL
+                   THEN jsonb_set($9::jsonb, '{changes}', current_setting('activity.changes', true)::jsonb)
+                   ELSE $9::jsonb END,
+              $10::inet`,
       [
         entry.organizationId,
         entry.teamId,
@@ -100,8 +110,34 @@ export class ActivityLogRepository extends RepositoryBase {
         JSON.stringify(entry.detail),
         entry.ip,
         entry.domainId ?? null,
+        entry.capturedChanges ?? false,
       ],
     );
+  }
+
+  /**
+   * Inserts the entry of a read through a sharing link (no user, no key): the recording and its project are
+   * those the enabled sharing of `accessToken` names; an unknown or disabled token writes nothing (it names
+   * nothing). The token itself is never stored. One statement; returns whether an entry was written.
+   */
+  async insertSharedRead(
+    accessToken: string,
+    activity: string,
+    detail: Record<string, unknown>,
+    ip: string | null,
+  ): Promise<boolean> {
+    const rows = await this.query<{ id: string }>(
+      `INSERT INTO activity_logs (organization_id, team_id, user_id, api_key_id, is_system, activity, scope,
+                                  item_id, detail, ip)
+       SELECT p.organization_id, s.team_id, NULL, NULL, false, $2, 'Replay', left(s.session_id, 200),
+              jsonb_set($3::jsonb, '{id}', to_jsonb(s.session_id)), $4::inet
+         FROM session_recording_sharing s
+         JOIN projects p ON p.id = s.team_id
+        WHERE s.access_token = $1 AND s.enabled
+       RETURNING id`,
+      [accessToken, activity, JSON.stringify(detail), ip],
+    );
+    return rows.length > 0;
   }
 
   /**

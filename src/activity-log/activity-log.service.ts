@@ -40,6 +40,8 @@ export interface ActivityLogQuery {
   date_to?: string;
   cursor?: string;
   limit?: string;
+  /** `json` (the default) only: the CSV is the `…/activity_log/export` route's. */
+  format?: string;
 }
 
 /** The error a write answers when its activity log entry could not be written: the write was rolled back. */
@@ -91,6 +93,28 @@ export class ActivityLogService {
         organizations: principal.onlyOrganizations,
         projects: principal.onlyProjects,
       });
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) throw err;
+      throw new ApiError(
+        500,
+        'activity_log_failed',
+        'Not served: the activity log entry of this read could not be written. Try again later.',
+      );
+    }
+  }
+
+  /**
+   * Inserts the entry of a read through a sharing link (`/api/shared/:access_token…`): no user, the address;
+   * one statement before anything is served; when it fails the read answers an error instead.
+   */
+  async recordSharedRead(
+    accessToken: string,
+    activity: string,
+    detail: Record<string, unknown>,
+    ip: string | null,
+  ): Promise<void> {
+    try {
+      await this.logs.insertSharedRead(accessToken, activity, detail, ip);
     } catch (err) {
       if (isDatabaseUnavailable(err)) throw err;
       throw new ApiError(
@@ -176,6 +200,13 @@ export class ActivityLogService {
     query: ActivityLogQuery,
     url: URL,
   ): Promise<ActivityLogPageDto> {
+    if (query.format !== undefined && query.format !== '' && query.format !== 'json') {
+      // Not an alias of the export (a page and a stream differ in their bounds and links): said, never ignored.
+      throw ApiError.validation(
+        "'format' must be json: this log as CSV is GET …/activity_log/export/ (the same filters).",
+        'format',
+      );
+    }
     const limit = parseLimit(query.limit);
     const cursor = query.cursor === undefined || query.cursor === '' ? null : parseCursor(query.cursor);
     const rows = await this.logs.list(filter, cursor, limit + 1);

@@ -6,11 +6,6 @@ import { DataSource, type EntityManager } from 'typeorm';
 interface ActiveTransaction {
   dataSource: DataSource;
   manager: EntityManager;
-  /**
-   * A request's transaction (`runInRequestTransaction`): the transactions code opens inside it are savepoints,
-   * so their rollback (and a retry after it) is what it was when they were transactions of their own.
-   */
-  savepoints?: boolean;
   /** Work to start once the outermost transaction has committed (`afterCommit`). */
   committed: (() => void)[];
 }
@@ -37,19 +32,30 @@ export function currentManager(dataSource: DataSource): EntityManager {
  */
 export function runInTransaction<T>(dataSource: DataSource, work: () => Promise<T>): Promise<T> {
   const active = storage.getStore();
-  if (active && active.dataSource === dataSource) {
-    if (!active.savepoints) return work();
-    // TypeORM's nested transaction on the same query runner: SAVEPOINT, then RELEASE or ROLLBACK TO it.
-    return active.manager.transaction(() => work());
-  }
-  return outermost(dataSource, false, work);
+  if (active && active.dataSource === dataSource) return work();
+  return outermost(dataSource, work);
+}
+
+/**
+ * Runs `work` so that its failure leaves the caller's transaction usable: inside a transaction, between SAVEPOINT
+ * and RELEASE (ROLLBACK TO it on failure: TypeORM's nested transaction on the same query runner); else in a
+ * transaction of its own. For code that catches a statement's failure (a unique or foreign key violation) and
+ * carries on in the same transaction — joined transactions (`runInTransaction`) would leave it aborted.
+ */
+export function runInSavepoint<T>(dataSource: DataSource, work: () => Promise<T>): Promise<T> {
+  const active = storage.getStore();
+  if (active && active.dataSource === dataSource) return active.manager.transaction(() => work());
+  return outermost(dataSource, work);
 }
 
 /**
  * Runs `work` in a new transaction (or the caller's, joined), then `beforeCommit` with its result on the same
  * transaction, then commits: what `beforeCommit` writes commits with what `work` wrote, and when it throws
- * nothing of either is committed. Transactions opened inside `work` are savepoints (see `runInTransaction`).
- * The activity log records every API write this way (src/activity-log).
+ * nothing of either is committed. Transactions opened inside `work` join it, as nested ones always do: no
+ * SAVEPOINT/RELEASE round trips, so a write that opened a transaction sends the statements it sent before plus
+ * `beforeCommit`'s (a failure anywhere fails the whole; code that recovers from a statement's failure uses an
+ * explicit savepoint around it, `runInSavepoint`). The activity log records every
+ * API write this way (src/activity-log): one INSERT more per write.
  */
 export function runInRequestTransaction<T>(
   dataSource: DataSource,
@@ -63,14 +69,14 @@ export function runInRequestTransaction<T>(
   };
   const active = storage.getStore();
   if (active && active.dataSource === dataSource) return both();
-  return outermost(dataSource, true, both);
+  return outermost(dataSource, both);
 }
 
 /** A new transaction; once committed, the work registered by `afterCommit` is started outside it. */
-async function outermost<T>(dataSource: DataSource, savepoints: boolean, work: () => Promise<T>): Promise<T> {
+async function outermost<T>(dataSource: DataSource, work: () => Promise<T>): Promise<T> {
   const committed: (() => void)[] = [];
   const result = await dataSource.transaction((manager) =>
-    storage.run({ dataSource, manager, savepoints, committed }, work),
+    storage.run({ dataSource, manager, committed }, work),
   );
   storage.exit(() => {
     for (const start of committed) start();
@@ -107,6 +113,11 @@ export class TransactionHost {
   /** Runs `work` in a transaction (joining the caller's when there is one). */
   withTransaction<T>(work: () => Promise<T>): Promise<T> {
     return runInTransaction(this.dataSource, work);
+  }
+
+  /** `runInSavepoint`: `work` whose failure the caller catches and carries on after. */
+  withSavepoint<T>(work: () => Promise<T>): Promise<T> {
+    return runInSavepoint(this.dataSource, work);
   }
 
   /** `runInRequestTransaction`: `work`, then `beforeCommit` with its result, committed together or not at all. */

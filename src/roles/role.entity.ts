@@ -39,6 +39,10 @@ export class RoleEntity {
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;
 
+  /** The identity provider's id of a role provisioned as a SCIM Group (`externalId`); null otherwise. */
+  @Column({ type: 'varchar', length: 255, nullable: true })
+  scimExternalId: string | null;
+
   /** The user who created the role; null once that user is deleted. */
   @Column({ type: 'integer', nullable: true })
   createdById: number | null;

@@ -16,7 +16,10 @@ export const ROLES_FEATURE = defineFeature({
       (await import('./role.entity.js')).RoleEntity,
       (await import('./role-membership.entity.js')).RoleMembershipEntity,
     ],
-    migrations: [(await import('./migrations/1796000200000-RolesSchema.js')).RolesSchema1796000200000],
+    migrations: [
+      (await import('./migrations/1796000200000-RolesSchema.js')).RolesSchema1796000200000,
+      (await import('./migrations/1797300000001-RoleScimExternalId.js')).RoleScimExternalId1797300000001,
+    ],
   }),
   testFixture: {
     // A role with one member, and another member of the organization not in it (the body of a new membership).

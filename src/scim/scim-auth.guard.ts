@@ -1,9 +1,13 @@
 import { timingSafeEqual } from 'node:crypto';
-import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { bearerSecret } from '../common/auth/api-key.guard.js';
 import { sha256Hex } from '../common/crypto/tokens.js';
 import { ApiError } from '../common/errors/api-error.js';
+import {
+  RateLimitStorageUnavailable,
+  type SlidingWindowStorage,
+} from '../common/rate-limit/sliding-window-storage.js';
 import { Clock } from '../common/time/clock.js';
 import { isUuid } from '../common/validation/ids.js';
 import { AppConfig } from '../config/config.js';
@@ -13,6 +17,12 @@ import { ScimRequestLog } from './scim-request-log.js';
 
 const unauthorized = (detail: string) =>
   new ApiError(401, 'authentication_failed', detail, null, undefined, { 'WWW-Authenticate': 'Bearer' });
+
+/**
+ * The counters of the SCIM rate limit (ScimModule's provider): in Redis when REDIS_URL is set, shared by every
+ * replica, as the API's rate limit counts; else in this process's memory.
+ */
+export const SCIM_RATE_LIMIT_STORAGE = Symbol('SCIM_RATE_LIMIT_STORAGE');
 
 /** Per-token request counts of the current minute, in this process. */
 class MinuteCounter {
@@ -40,12 +50,14 @@ class MinuteCounter {
  * The guard of every /scim/v2/:domain_id route (which are `@Public()` to the personal-key guard): the bearer
  * token's SHA-256 digest finds its domain (one lookup by a unique index; the stored digest is then compared in
  * constant time), which must be the path's, verified and SCIM-enabled — else 401 with a SCIM error body. Then the
- * token's rate limit (SCIM_RATE_LIMIT_PER_MINUTE per minute, in this process; 429 beyond). Requests to a known
- * domain id are logged (ScimRequestLog), refused ones too (at most the rate limit's number a minute, so unknown
- * callers cannot fill the log).
+ * token's rate limit (SCIM_RATE_LIMIT_PER_MINUTE in any 60 seconds, a sliding window; 429 beyond), counted in
+ * Redis when REDIS_URL is set (every replica together), else in this process; while Redis does not answer, in
+ * this process. Requests to a known domain id are logged (ScimRequestLog), refused ones too (at most the rate
+ * limit's number a minute per process, so unknown callers cannot fill the log).
  */
 @Injectable()
 export class ScimAuthGuard implements CanActivate {
+  /** The fallback while the shared counters do not answer. */
   private readonly accepted = new MinuteCounter();
   private readonly refused = new MinuteCounter();
   private readonly limit: number;
@@ -55,6 +67,7 @@ export class ScimAuthGuard implements CanActivate {
     private readonly log: ScimRequestLog,
     private readonly clock: Clock,
     config: AppConfig,
+    @Inject(SCIM_RATE_LIMIT_STORAGE) private readonly counters: SlidingWindowStorage,
   ) {
     this.limit = config.get('SCIM_RATE_LIMIT_PER_MINUTE');
   }
@@ -79,9 +92,8 @@ export class ScimAuthGuard implements CanActivate {
     this.log.record(req, res, domain.id);
     const digest = Buffer.from(sha256Hex(secret as string));
     if (!timingSafeEqual(digest, Buffer.from(domain.tokenDigest))) throw unauthorized('Invalid SCIM token.');
-    if (this.limit > 0 && this.accepted.hit(domain.id, now) > this.limit) {
-      throw ApiError.throttled(this.accepted.secondsLeft(now));
-    }
+    const wait = this.limit > 0 ? await this.throttled(domain.id, now) : null;
+    if (wait !== null) throw ApiError.throttled(wait);
     req.scim = {
       domainId: domain.id,
       organizationId: domain.organizationId,
@@ -89,5 +101,16 @@ export class ScimAuthGuard implements CanActivate {
       baseUrl: `${req.protocol}://${req.host}/scim/v2/${domain.id}`,
     };
     return true;
+  }
+
+  /** Counts a request of the domain's token; the seconds to wait when it is one too many, else null. */
+  private async throttled(domainId: string, now: Date): Promise<number | null> {
+    try {
+      const hit = await this.counters.increment(`scim:${domainId}`, 60_000, this.limit, 0, 'scim');
+      return hit.isBlocked ? Math.max(1, hit.timeToBlockExpire) : null;
+    } catch (err) {
+      if (!(err instanceof RateLimitStorageUnavailable)) throw err;
+      return this.accepted.hit(domainId, now) > this.limit ? this.accepted.secondsLeft(now) : null;
+    }
   }
 }

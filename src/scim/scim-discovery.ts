@@ -86,6 +86,7 @@ export function schemas(baseUrl: string): Record<string, Record<string, unknown>
       attribute('active', { type: 'boolean' }),
     ]),
     [SCHEMA.GROUP]: schema(SCHEMA.GROUP, 'Group', [
+      attribute('externalId', { caseExact: true }),
       attribute('displayName', { required: true, uniqueness: 'server' }),
       attribute('members', {
         type: 'complex',

@@ -36,6 +36,15 @@ function groupName(value: unknown): string {
   return value.trim();
 }
 
+/** A group's `externalId` (Entra and Okta send theirs): a string of at most 255 characters, or null. */
+function groupExternalId(value: unknown): string | null {
+  if (value === undefined || value === null || value === '') return null;
+  if (typeof value !== 'string' || value.length > 255) {
+    throw scimError(400, 'invalidValue', "'externalId' must be a string of at most 255 characters.");
+  }
+  return value;
+}
+
 /** The user uuids of a `members` value: `[{value: uuid}]` (or one such object). */
 function memberIds(value: unknown): string[] {
   const list = Array.isArray(value) ? value : value === undefined || value === null ? [] : [value];
@@ -61,23 +70,29 @@ export class ScimGroupsService {
   async list(ctx: ScimContext, query: Record<string, unknown>): Promise<Record<string, unknown>> {
     const { startIndex, count } = parsePaging(query);
     const filter = typeof query.filter === 'string' ? query.filter : '';
-    const terms = filter.trim() ? parseFilter(filter, ['displayname', 'id']) : [];
+    const terms = filter.trim() ? parseFilter(filter, ['displayname', 'id', 'externalid']) : [];
     let displayName: string | null = null;
+    let externalId: string | null = null;
     for (const t of terms) {
       if (typeof t.value !== 'string')
         throw scimError(400, 'invalidFilter', 'Filter values must be strings.');
       if (t.attribute === 'displayname') displayName = t.value;
+      if (t.attribute === 'externalid') externalId = t.value;
     }
     const idTerm = terms.find((t) => t.attribute === 'id');
     if (idTerm) {
       const row = isUuid(idTerm.value) ? await this.scim.findGroup(ctx.organizationId, idTerm.value) : null;
       const rows =
-        row && (displayName === null || row.name.toLowerCase() === displayName.toLowerCase()) ? [row] : [];
+        row &&
+        (displayName === null || row.name.toLowerCase() === displayName.toLowerCase()) &&
+        (externalId === null || row.external_id === externalId)
+          ? [row]
+          : [];
       return listResponse(await this.resources(ctx, rows, query), rows.length, startIndex);
     }
     const { rows, total } = await this.scim.pageGroups(
       ctx.organizationId,
-      displayName,
+      { displayName, externalId },
       startIndex - 1,
       Math.max(count, 1),
     );
@@ -94,11 +109,12 @@ export class ScimGroupsService {
   }
 
   async create(ctx: ScimContext, body: unknown): Promise<{ resource: Record<string, unknown>; id: string }> {
-    const b = (body ?? {}) as { displayName?: unknown; members?: unknown };
+    const b = (body ?? {}) as { displayName?: unknown; members?: unknown; externalId?: unknown };
     const name = groupName(b.displayName);
+    const externalId = groupExternalId(b.externalId);
     const members = memberIds(b.members);
     const id = await this.transactions.withTransaction(async () => {
-      const roleId = await this.uniqueName(() => this.scim.insertRole(ctx.organizationId, name));
+      const roleId = await this.uniqueName(() => this.scim.insertRole(ctx.organizationId, name, externalId));
       await this.setMembers(ctx, roleId, 'add', members);
       return roleId;
     });
@@ -106,12 +122,14 @@ export class ScimGroupsService {
   }
 
   async replace(ctx: ScimContext, id: string, body: unknown): Promise<Record<string, unknown>> {
-    const b = (body ?? {}) as { displayName?: unknown; members?: unknown };
+    const b = (body ?? {}) as { displayName?: unknown; members?: unknown; externalId?: unknown };
     const name = groupName(b.displayName);
+    const externalId = groupExternalId(b.externalId);
     const members = memberIds(b.members);
     await this.transactions.withTransaction(async () => {
       const row = await this.find(ctx, id);
       if (row.name !== name) await this.uniqueName(() => this.scim.renameRole(row.id, name));
+      if (row.external_id !== externalId) await this.scim.setRoleExternalId(row.id, externalId);
       await this.setMembers(ctx, row.id, 'replace', members);
     });
     return this.get(ctx, id);
@@ -138,13 +156,15 @@ export class ScimGroupsService {
           if (name === 'displayname') {
             if (op.op === 'remove') throw scimError(400, 'mutability', "'displayName' cannot be removed.");
             await this.uniqueName(() => this.scim.renameRole(row.id, groupName(value)));
+          } else if (name === 'externalid') {
+            await this.scim.setRoleExternalId(row.id, op.op === 'remove' ? null : groupExternalId(value));
           } else if (name === 'members') {
             const ids =
               op.op === 'remove' && (value === undefined || value === null) ? null : memberIds(value);
             if (op.op === 'remove') await this.scim.removeRoleMembers(row.id, ids);
             else await this.setMembers(ctx, row.id, op.op, ids ?? []);
           }
-          // Other attributes (externalId, id, schemas) are not kept: accepted and ignored.
+          // Other attributes (id, schemas, meta) are not kept: accepted and ignored.
         }
       }
     });
@@ -193,6 +213,7 @@ export class ScimGroupsService {
     return rows.map((r) => ({
       schemas: [SCHEMA.GROUP],
       id: r.id,
+      ...(r.external_id !== null ? { externalId: r.external_id } : {}),
       displayName: r.name,
       ...(withMembers
         ? {

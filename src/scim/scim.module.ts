@@ -1,8 +1,15 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
 import { registerErrorDialect } from '../common/errors/error-dialects.js';
+import { RedisSlidingWindowStorage } from '../common/rate-limit/redis-sliding-window-storage.js';
+import {
+  MemorySlidingWindowStorage,
+  type SlidingWindowStorage,
+} from '../common/rate-limit/sliding-window-storage.js';
+import { Clock } from '../common/time/clock.js';
+import { AppConfig } from '../config/config.js';
 import { DomainsModule } from '../domains/domains.module.js';
 import { MembershipsModule } from '../memberships/memberships.module.js';
-import { ScimAuthGuard } from './scim-auth.guard.js';
+import { SCIM_RATE_LIMIT_STORAGE, ScimAuthGuard } from './scim-auth.guard.js';
 import { ScimGroupsService } from './scim-groups.service.js';
 import { ScimLogPurgeTask } from './scim-log-purge.task.js';
 import { ScimLogsController, ScimLogsService } from './scim-logs.controller.js';
@@ -24,6 +31,22 @@ import { ScimRepository } from './scim.repository.js';
     ScimRequestLog,
     ScimAuthGuard,
     ScimLogPurgeTask,
+    {
+      // The SCIM rate limit's counters: Redis (REDIS_URL) as the API's rate limit, shared by every replica.
+      provide: SCIM_RATE_LIMIT_STORAGE,
+      useFactory: (config: AppConfig, clock: Clock): SlidingWindowStorage => {
+        const url = config.get('REDIS_URL');
+        return url
+          ? new RedisSlidingWindowStorage({
+              url,
+              keyPrefix: config.get('REDIS_KEY_PREFIX'),
+              timeoutMs: config.get('REDIS_TIMEOUT_MS'),
+              failOpenMs: config.get('REDIS_FAIL_OPEN_MS'),
+            })
+          : new MemorySlidingWindowStorage(clock);
+      },
+      inject: [AppConfig, Clock],
+    },
   ],
   exports: [ScimLogPurgeTask],
 })

@@ -21,6 +21,8 @@ export interface ScimUserRow {
 export interface ScimGroupRow {
   id: string;
   name: string;
+  /** The identity provider's id of the group (`roles.scim_external_id`). */
+  external_id: string | null;
   created_at: Date;
 }
 
@@ -280,30 +282,31 @@ export class ScimRepository extends RepositoryBase {
 
   async pageGroups(
     organizationId: string,
-    displayName: string | null,
+    filter: { displayName: string | null; externalId: string | null },
     offset: number,
     limit: number,
   ): Promise<{ rows: ScimGroupRow[]; total: number }> {
-    const filter = displayName === null ? '' : 'AND lower(r.name) = lower($4)';
-    const params: unknown[] = [organizationId, limit, offset];
-    if (displayName !== null) params.push(displayName);
+    const params: unknown[] = [organizationId, filter.displayName, filter.externalId];
+    const where = `r.organization_id = $1 AND ($2::text IS NULL OR lower(r.name) = lower($2))
+        AND ($3::text IS NULL OR r.scim_external_id = $3)`;
     const rows = await this.query<ScimGroupRow & { total: string }>(
-      `SELECT r.id, r.name, r.created_at, count(*) OVER () AS total FROM roles r
-        WHERE r.organization_id = $1 ${filter}
-        ORDER BY r.created_at, r.id LIMIT $2 OFFSET $3`,
-      params,
+      `SELECT r.id, r.name, r.scim_external_id AS external_id, r.created_at, count(*) OVER () AS total
+         FROM roles r WHERE ${where}
+        ORDER BY r.created_at, r.id LIMIT $4 OFFSET $5`,
+      [...params, limit, offset],
     );
     if (rows.length || offset === 0) return { rows, total: rows.length ? Number(rows[0].total) : 0 };
     const [{ total }] = await this.query<{ total: string }>(
-      `SELECT count(*) AS total FROM roles r WHERE r.organization_id = $1 ${displayName === null ? '' : 'AND lower(r.name) = lower($2)'}`,
-      displayName === null ? [organizationId] : [organizationId, displayName],
+      `SELECT count(*) AS total FROM roles r WHERE ${where}`,
+      params,
     );
     return { rows: [], total: Number(total) };
   }
 
   async findGroup(organizationId: string, id: string): Promise<ScimGroupRow | null> {
     const rows = await this.query<ScimGroupRow>(
-      `SELECT r.id, r.name, r.created_at FROM roles r WHERE r.organization_id = $1 AND r.id = $2`,
+      `SELECT r.id, r.name, r.scim_external_id AS external_id, r.created_at FROM roles r
+        WHERE r.organization_id = $1 AND r.id = $2`,
       [organizationId, id],
     );
     return rows[0] ?? null;
@@ -322,12 +325,17 @@ export class ScimRepository extends RepositoryBase {
   }
 
   /** Inserts a role; a name taken in the organization (any case) fails with a unique violation. */
-  async insertRole(organizationId: string, name: string): Promise<string> {
+  async insertRole(organizationId: string, name: string, externalId: string | null): Promise<string> {
     const rows = await this.rows<{ id: string }>(
-      `INSERT INTO roles (organization_id, name) VALUES ($1, $2) RETURNING id`,
-      [organizationId, name],
+      `INSERT INTO roles (organization_id, name, scim_external_id) VALUES ($1, $2, $3) RETURNING id`,
+      [organizationId, name, externalId],
     );
     return rows[0].id;
+  }
+
+  /** Sets (or clears) the identity provider's id of a role provisioned as a SCIM Group. */
+  async setRoleExternalId(id: string, externalId: string | null): Promise<void> {
+    await this.query(`UPDATE roles SET scim_external_id = $2 WHERE id = $1`, [id, externalId]);
   }
 
   async renameRole(id: string, name: string): Promise<void> {

@@ -18,7 +18,7 @@ export const SCIM_SETTINGS = {
   SCIM_RATE_LIMIT_PER_MINUTE: setting(
     int(0, 1000000),
     600,
-    'Most SCIM requests one SCIM token may make in a minute, in this process (429 beyond, with Retry-After); 0: no limit.',
+    'Most SCIM requests one SCIM token may make in any 60 seconds (429 beyond, with Retry-After); counted in Redis when REDIS_URL is set (every replica together), else per process; 0: no limit.',
   ),
 } satisfies SettingsTable;
 

@@ -149,15 +149,15 @@ export class ServiceAccountsService {
       if (error instanceof ApiError) throw new Error(`--projects: ${detailOf(error)}`, { cause: error });
       throw error;
     }
-    return this.insert(
-      input.organizationId,
-      { ...input, name, scoped_teams: input.projects },
-      scopes,
-      null,
-    ).catch((error: unknown) => {
-      if (isForeignKeyViolation(error)) return null;
-      throw error;
-    });
+    // In a savepoint: the CLI's activity log entry follows in the same transaction after a refusal.
+    return this.transactions
+      .withSavepoint(() =>
+        this.insert(input.organizationId, { ...input, name, scoped_teams: input.projects }, scopes, null),
+      )
+      .catch((error: unknown) => {
+        if (isForeignKeyViolation(error)) return null;
+        throw error;
+      });
   }
 
   /** The CLI's list: the organization's active service accounts (at most 1,000). */
