@@ -52,7 +52,7 @@ import {
   round,
   type SchedulerResult,
 } from './lib/report.js';
-import { HTTP_SCENARIOS, type Side } from './lib/scenarios.js';
+import { HTTP_SCENARIOS, scenarioKey, type Side } from './lib/scenarios.js';
 import { benchCapture } from './lib/capture.js';
 import { runCaptureLoadScenarios } from './lib/capture-scenarios.js';
 import { captureProject } from './lib/capture-load.js';
@@ -194,7 +194,6 @@ async function runHttpScenarios(
   servers: Record<Side, Server>,
   memory: { max: number },
 ): Promise<{ results: HttpScenarioResult[]; skipped: { name: string; reason: string }[] }> {
-  const headers = requestHeaders(fixture.apiKey);
   const runId = Date.now().toString(36);
   const results: HttpScenarioResult[] = [];
   const skipped: { name: string; reason: string }[] = [];
@@ -202,10 +201,11 @@ async function runHttpScenarios(
     if (!options.scenarios.includes(scenario.name)) continue;
     const reason = scenario.unavailable?.(fixture) ?? null;
     if (reason) {
-      log(`${scenario.name}: skipped — ${reason}`);
-      skipped.push({ name: scenario.name, reason });
+      log(`${scenario.label}: skipped — ${reason}`);
+      skipped.push({ name: scenario.label, reason });
       continue;
     }
+    const headers = requestHeaders(scenarioKey(scenario, fixture));
     // The same request to both sides, compared before anything is timed.
     const check = scenario.request(fixture, 'service', `${runId}-check`);
     const service = await fetchOnce(servers.service.url, check, headers);
@@ -213,11 +213,11 @@ async function runHttpScenarios(
     const comparison = compareAnswers(service, baseline, scenario.volatile);
     if (!comparison.equal) {
       throw new Error(
-        `${scenario.name}: the service and the baseline answer differently (${comparison.difference}).\n` +
+        `${scenario.label}: the service and the baseline answer differently (${comparison.difference}).\n` +
           `service:  ${service.status} ${service.body.slice(0, 500)}\nbaseline: ${baseline.status} ${baseline.body.slice(0, 500)}`,
       );
     }
-    log(`${scenario.name}: same answer from both (${service.status}, ${service.body.length} bytes)`);
+    log(`${scenario.label}: same answer from both (${service.status}, ${service.body.length} bytes)`);
 
     let statements: HttpScenarioResult['statements'] = null;
     let serialP50: HttpScenarioResult['serialP50'] = null;
@@ -243,7 +243,7 @@ async function runHttpScenarios(
       };
       serialP50 = { service: s.serialP50, baseline: b.serialP50 };
       log(
-        `${scenario.name}: ${round(s.perRequest, 1)} statements/request (service), ${round(b.perRequest, 1)} (baseline)` +
+        `${scenario.label}: ${round(s.perRequest, 1)} statements/request (service), ${round(b.perRequest, 1)} (baseline)` +
           (differences.length ? `; DIFFERENT: ${differences.join(' | ')}` : '; the same statements'),
       );
     }
@@ -272,14 +272,14 @@ async function runHttpScenarios(
         figures[side] = { ...stats, cpuMsPerRequest: stats.requests ? cpuMs / stats.requests : 0, rssMaxMb };
         if (side === 'service') memory.max = Math.max(memory.max, rssMaxMb);
         log(
-          `${scenario.name} round ${r + 1} ${side}: ${round(figures[side].rps, 0)} req/s, p50 ${figures[side].p50} ms, ` +
+          `${scenario.label} round ${r + 1} ${side}: ${round(figures[side].rps, 0)} req/s, p50 ${figures[side].p50} ms, ` +
             `p99 ${figures[side].p99} ms, ${figures[side].errors} errors, ${round(figures[side].cpuMsPerRequest, 2)} CPU ms/request`,
         );
       }
       rounds.push({ first: order[0], service: figures.service, baseline: figures.baseline });
     }
     results.push({
-      name: scenario.name,
+      name: scenario.label,
       description: scenario.description,
       read: scenario.read,
       service: meanStats(rounds.map((r) => r.service)),
