@@ -207,7 +207,13 @@ async function listOrganizations(req: IncomingMessage, url: URL) {
   const only = principal.scopedOrganizations;
   const [counted, rows] = await Promise.all([
     pool.query(sql.ORGANIZATIONS_COUNT, [principal.userId, only, principal.scopedTeams]),
-    pool.query(sql.ORGANIZATIONS_PAGE, [principal.userId, only, principal.scopedTeams, page.limit, page.offset]),
+    pool.query(sql.ORGANIZATIONS_PAGE, [
+      principal.userId,
+      only,
+      principal.scopedTeams,
+      page.limit,
+      page.offset,
+    ]),
   ]);
   return envelope(url, page, counted.rows[0].total, rows.rows.map(organizationDto));
 }
@@ -276,7 +282,12 @@ async function listBatchExports(req: IncomingMessage, url: URL, organizationId: 
     .rows[0];
   if (!member) throw notFound();
   const visible = visibleExports(principal.userId, member.level, member.projects);
-  const filter = [id, principal.scopedTeams, visible && JSON.stringify(visible.teams), visible?.creatorId ?? null];
+  const filter = [
+    id,
+    principal.scopedTeams,
+    visible && JSON.stringify(visible.teams),
+    visible?.creatorId ?? null,
+  ];
   const [rows, counted] = await Promise.all([
     pool.query(sql.BATCH_EXPORTS_PAGE, [...filter, page.limit, page.offset]),
     pool.query(sql.BATCH_EXPORTS_COUNT, filter),
@@ -519,7 +530,8 @@ interface RecordingsEntry {
 async function enterRecordings(principal: Principal, rawId: string): Promise<RecordingsEntry> {
   const id =
     /^\d{1,15}$/.test(rawId) && Number(rawId) >= 1 && Number(rawId) <= 2147483647 ? Number(rawId) : null;
-  const row = id === null ? null : (await pool.query(sql.PROJECT_WITH_ACCESS, [id, principal.userId])).rows[0];
+  const row =
+    id === null ? null : (await pool.query(sql.PROJECT_WITH_ACCESS, [id, principal.userId])).rows[0];
   if (!row || row.access_membership_id === null) throw notFound();
   if (principal.scopedOrganizations && !principal.scopedOrganizations.includes(row.organization_id)) {
     throw new HttpError(403, {
@@ -693,10 +705,9 @@ async function retrieveRecording(req: IncomingMessage, projectId: string, id: st
   const days = project.session_recording_retention_period_days ?? RECORDING_RETENTION_DAYS;
   const params = [project.id, principal.userId, id, retentionCutoff(nowMs, days)];
   const row = SESSION_ID_RE.test(id)
-    ? (
-        project.hidden
-          ? await pool.query(sql.recordingById(sql.hiddenByUrl(5)), [...params, project.hidden])
-          : await pool.query(sql.recordingById(''), params)
+    ? (project.hidden
+        ? await pool.query(sql.recordingById(sql.hiddenByUrl(5)), [...params, project.hidden])
+        : await pool.query(sql.recordingById(''), params)
       ).rows[0]
     : undefined;
   if (!row) throw notFound();
