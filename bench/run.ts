@@ -52,7 +52,7 @@ import {
   round,
   type SchedulerResult,
 } from './lib/report.js';
-import { HTTP_SCENARIOS, type Side } from './lib/scenarios.js';
+import { HTTP_SCENARIOS, scenarioKey, type Side } from './lib/scenarios.js';
 import { benchCapture } from './lib/capture.js';
 import { runCaptureLoadScenarios } from './lib/capture-scenarios.js';
 import { captureProject } from './lib/capture-load.js';
@@ -70,6 +70,16 @@ import {
 import { benchExport, type ExportResult, formatExportTable, minExportRatio } from './lib/export.js';
 import { type Fixture, readFixture, seed, SEED_VERSION } from './lib/seed.js';
 import { profileStatements, statementDifferences } from './lib/statements.js';
+import { compareAccess, formatAccessTable, withinTolerance } from './lib/access-compare.js';
+import {
+  type ActivityOverheadResult,
+  benchActivityOverhead,
+  formatActivityOverheadTable,
+} from './lib/activity-overhead.js';
+import { benchScim, formatScimTable, SCIM_STEP_MAX_MS, type ScimResult } from './lib/scim.js';
+
+/** The committed run from before access controls that the read scenarios' ratios are compared with. */
+const BEFORE_ACCESS_CONTROLS = 'bench/results/2026-11-27.json';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BENCH_DIR = join(ROOT, 'bench');
@@ -114,6 +124,13 @@ function serviceEnv(databaseUrl: string): Record<string, string> {
     RECORDING_PURGE_INTERVAL_SECONDS: '0',
     // The same for the events of the recordings-filter scenario (dated with the recordings).
     EVENTS_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
+    // BENCH_SERVICE_ENV="NAME=value,NAME=value": settings of an experiment (recorded in the results file).
+    ...Object.fromEntries(
+      (process.env.BENCH_SERVICE_ENV ?? '')
+        .split(',')
+        .filter((pair) => pair.includes('='))
+        .map((pair) => [pair.slice(0, pair.indexOf('=')).trim(), pair.slice(pair.indexOf('=') + 1).trim()]),
+    ),
   };
 }
 
@@ -186,6 +203,22 @@ function meanStats(all: LoadStats[]): LoadStats {
   };
 }
 
+/**
+ * Waits (at most 60 s) until no other statement runs on the bench database: a scenario whose requests outlast
+ * the load generator's timeout leaves statements running after the load stops, which would slow the next one.
+ */
+async function settle(db: pg.Client): Promise<void> {
+  for (let waited = 0; waited < 60_000; waited += 500) {
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()`,
+    );
+    if (rows[0].n === 0) return;
+    await sleep(500);
+  }
+  log('statements of the previous scenario still run after 60 s');
+}
+
 async function runHttpScenarios(
   options: BenchOptions,
   fixture: Fixture,
@@ -194,7 +227,6 @@ async function runHttpScenarios(
   servers: Record<Side, Server>,
   memory: { max: number },
 ): Promise<{ results: HttpScenarioResult[]; skipped: { name: string; reason: string }[] }> {
-  const headers = requestHeaders(fixture.apiKey);
   const runId = Date.now().toString(36);
   const results: HttpScenarioResult[] = [];
   const skipped: { name: string; reason: string }[] = [];
@@ -202,10 +234,12 @@ async function runHttpScenarios(
     if (!options.scenarios.includes(scenario.name)) continue;
     const reason = scenario.unavailable?.(fixture) ?? null;
     if (reason) {
-      log(`${scenario.name}: skipped — ${reason}`);
-      skipped.push({ name: scenario.name, reason });
+      log(`${scenario.label}: skipped — ${reason}`);
+      skipped.push({ name: scenario.label, reason });
       continue;
     }
+    await settle(db);
+    const headers = requestHeaders(scenarioKey(scenario, fixture));
     // The same request to both sides, compared before anything is timed.
     const check = scenario.request(fixture, 'service', `${runId}-check`);
     const service = await fetchOnce(servers.service.url, check, headers);
@@ -213,11 +247,11 @@ async function runHttpScenarios(
     const comparison = compareAnswers(service, baseline, scenario.volatile);
     if (!comparison.equal) {
       throw new Error(
-        `${scenario.name}: the service and the baseline answer differently (${comparison.difference}).\n` +
+        `${scenario.label}: the service and the baseline answer differently (${comparison.difference}).\n` +
           `service:  ${service.status} ${service.body.slice(0, 500)}\nbaseline: ${baseline.status} ${baseline.body.slice(0, 500)}`,
       );
     }
-    log(`${scenario.name}: same answer from both (${service.status}, ${service.body.length} bytes)`);
+    log(`${scenario.label}: same answer from both (${service.status}, ${service.body.length} bytes)`);
 
     let statements: HttpScenarioResult['statements'] = null;
     let serialP50: HttpScenarioResult['serialP50'] = null;
@@ -243,7 +277,7 @@ async function runHttpScenarios(
       };
       serialP50 = { service: s.serialP50, baseline: b.serialP50 };
       log(
-        `${scenario.name}: ${round(s.perRequest, 1)} statements/request (service), ${round(b.perRequest, 1)} (baseline)` +
+        `${scenario.label}: ${round(s.perRequest, 1)} statements/request (service), ${round(b.perRequest, 1)} (baseline)` +
           (differences.length ? `; DIFFERENT: ${differences.join(' | ')}` : '; the same statements'),
       );
     }
@@ -272,14 +306,14 @@ async function runHttpScenarios(
         figures[side] = { ...stats, cpuMsPerRequest: stats.requests ? cpuMs / stats.requests : 0, rssMaxMb };
         if (side === 'service') memory.max = Math.max(memory.max, rssMaxMb);
         log(
-          `${scenario.name} round ${r + 1} ${side}: ${round(figures[side].rps, 0)} req/s, p50 ${figures[side].p50} ms, ` +
+          `${scenario.label} round ${r + 1} ${side}: ${round(figures[side].rps, 0)} req/s, p50 ${figures[side].p50} ms, ` +
             `p99 ${figures[side].p99} ms, ${figures[side].errors} errors, ${round(figures[side].cpuMsPerRequest, 2)} CPU ms/request`,
         );
       }
       rounds.push({ first: order[0], service: figures.service, baseline: figures.baseline });
     }
     results.push({
-      name: scenario.name,
+      name: scenario.label,
       description: scenario.description,
       read: scenario.read,
       service: meanStats(rounds.map((r) => r.service)),
@@ -312,7 +346,12 @@ async function main(): Promise<void> {
     const logDir = join(BENCH_DIR, '.data');
     mkdirSync(logDir, { recursive: true });
 
-    const httpWanted = HTTP_SCENARIOS.some((s) => options.scenarios.includes(s.name));
+    const httpWanted =
+      HTTP_SCENARIOS.some((s) => options.scenarios.includes(s.name)) ||
+      options.scenarios.includes('scim') ||
+      options.scenarios.includes('activity-log');
+    let scim: ScimResult | null = null;
+    let activityLog: ActivityOverheadResult | null = null;
     let http: HttpScenarioResult[] = [];
     let skipped: { name: string; reason: string }[] = [];
     let memory: MemoryResult | null = null;
@@ -354,9 +393,34 @@ async function main(): Promise<void> {
         peak,
       ));
       memory = { idleMb, maxUnderLoadMb: peak.max, endOfLoadMb: servers.service.rssMb() };
+      if (options.scenarios.includes('scim')) {
+        scim = await benchScim({
+          db,
+          serviceUrl: servers.service.url,
+          apiKey: fixture.apiKey,
+          organizationId: fixture.invitesOrganizationId,
+          // 15 requests a pass: 30 passes stay under SCIM_RATE_LIMIT_PER_MINUTE (600 a token) of production.
+          iterations: options.quick ? 10 : 30,
+          log,
+        });
+      }
       log(
         `service RSS: idle ${round(idleMb, 0)} MB, max under load ${round(peak.max, 0)} MB, end ${round(memory.endOfLoadMb, 0)} MB`,
       );
+      // The baseline alone: pg_stat_statements would count the idle service's background statements too.
+      await servers.service.stop();
+      if (options.scenarios.includes('activity-log')) {
+        activityLog = await benchActivityOverhead({
+          db,
+          baselineUrl: servers.baseline.url,
+          headers: requestHeaders(fixture.apiKey),
+          organizationId: fixture.invitesOrganizationId,
+          connections: options.connections,
+          durationSec: options.durationSec,
+          rounds: options.rounds,
+          log,
+        });
+      }
       await Promise.all([servers.service.stop(), servers.baseline.stop()]);
     }
 
@@ -533,8 +597,31 @@ async function main(): Promise<void> {
       );
     }
 
+    const beforePath = join(ROOT, BEFORE_ACCESS_CONTROLS);
+    const before = existsSync(beforePath)
+      ? ((JSON.parse(readFileSync(beforePath, 'utf8')) as { http?: HttpScenarioResult[] }).http ?? [])
+      : [];
+    const access = compareAccess(http, before);
     const targets = [
       ...evaluateTargets(http, scheduler, memory, capture),
+      ...access
+        .filter((a) => withinTolerance(a.with, a.before) !== null)
+        .map((a) => ({
+          name: `${a.scenario}: req/s ratio under access controls ÷ before them (${BEFORE_ACCESS_CONTROLS})`,
+          value: round(a.with! / a.before!),
+          limit: '>= 0.95',
+          met: withinTolerance(a.with, a.before)!,
+          note: withinTolerance(a.with, a.before)
+            ? null
+            : `${round((0.95 - a.with! / a.before!) * 100, 0)} points short`,
+        })),
+      ...(scim?.steps ?? []).map((s) => ({
+        name: `scim: ${s.step}: p99 (ms)`,
+        value: s.p99,
+        limit: `< ${SCIM_STEP_MAX_MS}`,
+        met: s.p99 < SCIM_STEP_MAX_MS,
+        note: s.p99 < SCIM_STEP_MAX_MS ? null : `${round(s.p99 - SCIM_STEP_MAX_MS, 0)} ms over`,
+      })),
       ...captureLoadTargets(captureLoad),
       ...(eventsLoad ? eventsLoadTargets(eventsLoad) : []),
       ...(recordingsPurge ? purgeTargets(recordingsPurge) : []),
@@ -605,6 +692,9 @@ async function main(): Promise<void> {
       },
       baseline: { command: 'node dist-bench/baseline/server.js', poolSize: POOL_SIZE },
       http,
+      accessControls: { before: BEFORE_ACCESS_CONTROLS, scenarios: access },
+      activityLog,
+      scim,
       skipped,
       scheduler,
       recordingsPurge,
@@ -626,6 +716,9 @@ async function main(): Promise<void> {
 
     const summary = [
       http.length ? formatHttpTable(http) : '',
+      access.length ? formatAccessTable(access, BEFORE_ACCESS_CONTROLS) : '',
+      activityLog ? formatActivityOverheadTable(activityLog) : '',
+      scim ? formatScimTable(scim) : '',
       ...skipped.map((s) => `${s.name}: skipped — ${s.reason}`),
       scheduler ? formatSchedulerTable(scheduler) : '',
       recordingsPurge || recordingsPurgePacked

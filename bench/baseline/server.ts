@@ -14,6 +14,7 @@ import pg from 'pg';
 import { capture, CaptureError } from './capture.js';
 import { captureEvents } from './events.js';
 import * as sql from './sql.js';
+import { globToLike, MemberAccess, reaches, type RuleRow } from '../lib/access-rules.js';
 
 const env = process.env;
 const MAX_PAGE_LIMIT = Number(env.MAX_PAGE_LIMIT ?? 1000);
@@ -45,6 +46,7 @@ const invalid = (detail: string, attr: string | null, code = 'invalid_input') =>
   new HttpError(400, { type: 'validation_error', code, detail, attr });
 
 interface Principal {
+  keyId: string;
   userId: number;
   scopes: string[];
   scopedOrganizations: string[] | null;
@@ -90,6 +92,7 @@ async function authenticate(req: IncomingMessage, scope: string): Promise<Princi
     });
   }
   return {
+    keyId: row.id,
     userId: row.user_id,
     scopes,
     scopedOrganizations: row.scoped_organizations?.length ? row.scoped_organizations : null,
@@ -106,7 +109,7 @@ async function requireAccess(
 ): Promise<{ id: string; level: number }> {
   if (!UUID_RE.test(organizationId)) throw notFound();
   const id = organizationId.toLowerCase();
-  const { rows } = await pool.query(sql.MEMBERSHIP_LEVEL, [principal.userId, id]);
+  const { rows } = await pool.query(sql.ACCESS_OF, [principal.userId, id, principal.scopedTeams]);
   if (!rows.length) throw notFound();
   if (principal.scopedOrganizations && !principal.scopedOrganizations.includes(id)) {
     throw new HttpError(403, {
@@ -173,8 +176,15 @@ function organizationDto(row: any) {
     updated_at: row.updated_at.toISOString(),
     membership_level: row.membership_level,
     plugins_access_level: row.plugins_access_level,
-    teams: row.teams,
-    projects: row.teams.map((t: any) => ({ id: t.id, organization_id: t.organization, name: t.name })),
+    teams: row.projects.map((t: any) => ({
+      id: t.id,
+      uuid: t.uuid,
+      organization: t.organizationId,
+      api_token: t.apiToken,
+      name: t.name,
+      timezone: t.timezone,
+    })),
+    projects: row.projects.map((t: any) => ({ id: t.id, organization_id: t.organizationId, name: t.name })),
     available_product_features: row.available_product_features,
     is_member_join_email_enabled: row.is_member_join_email_enabled,
     metadata: METADATA,
@@ -187,7 +197,7 @@ function organizationDto(row: any) {
     is_ai_data_processing_approved: row.is_ai_data_processing_approved,
     default_anonymize_ips: row.default_anonymize_ips,
     default_experiment_stats_method: row.default_experiment_stats_method,
-    default_role_id: null,
+    default_role_id: row.default_role_id,
   };
 }
 
@@ -195,9 +205,15 @@ async function listOrganizations(req: IncomingMessage, url: URL) {
   const principal = await authenticate(req, 'organization:read');
   const page = pageParams(url);
   const only = principal.scopedOrganizations;
-  const [rows, counted] = await Promise.all([
-    pool.query(sql.ORGANIZATIONS_PAGE, [principal.userId, only, page.limit, page.offset]),
-    pool.query(sql.ORGANIZATIONS_COUNT, [principal.userId, only]),
+  const [counted, rows] = await Promise.all([
+    pool.query(sql.ORGANIZATIONS_COUNT, [principal.userId, only, principal.scopedTeams]),
+    pool.query(sql.ORGANIZATIONS_PAGE, [
+      principal.userId,
+      only,
+      principal.scopedTeams,
+      page.limit,
+      page.offset,
+    ]),
   ]);
   return envelope(url, page, counted.rows[0].total, rows.rows.map(organizationDto));
 }
@@ -260,10 +276,21 @@ function batchExportDto(e: any, runs: unknown[]) {
 async function listBatchExports(req: IncomingMessage, url: URL, organizationId: string) {
   const principal = await authenticate(req, 'batch_export:read');
   const page = pageParams(url);
-  const access = await requireAccess(principal, organizationId);
+  if (!UUID_RE.test(organizationId)) throw notFound();
+  const id = organizationId.toLowerCase();
+  const member = (await pool.query(sql.ACCESS_WITH_PROJECTS, [principal.userId, id, principal.scopedTeams]))
+    .rows[0];
+  if (!member) throw notFound();
+  const visible = visibleExports(principal.userId, member.level, member.projects);
+  const filter = [
+    id,
+    principal.scopedTeams,
+    visible && JSON.stringify(visible.teams),
+    visible?.creatorId ?? null,
+  ];
   const [rows, counted] = await Promise.all([
-    pool.query(sql.BATCH_EXPORTS_PAGE, [access.id, principal.scopedTeams, page.limit, page.offset]),
-    pool.query(sql.BATCH_EXPORTS_COUNT, [access.id, principal.scopedTeams]),
+    pool.query(sql.BATCH_EXPORTS_PAGE, [...filter, page.limit, page.offset]),
+    pool.query(sql.BATCH_EXPORTS_COUNT, filter),
   ]);
   const ids = rows.rows.map((e) => e.id);
   const runs = new Map<string, unknown[]>(ids.map((id) => [id, []]));
@@ -277,6 +304,30 @@ async function listBatchExports(req: IncomingMessage, url: URL, organizationId: 
     counted.rows[0].total,
     rows.rows.map((e) => batchExportDto(e, runs.get(e.id) ?? [])),
   );
+}
+
+/** The exports a member's list shows, by project (null: no rule hides any), from the access statement's rules. */
+function visibleExports(userId: number, level: number, projects: [number, RuleRow[]][]) {
+  if (level >= 8) return null;
+  const teams: { team: number; only_ids: string[] | null; except_ids: string[] }[] = [];
+  let hidesAny = projects.length > 1000;
+  for (const [team, rules] of projects.slice(0, 1000)) {
+    const access = new MemberAccess(level, team, rules);
+    if (access.project === 'none') {
+      hidesAny = true;
+      continue;
+    }
+    const filter = access.objectFilter('batch_export', 'batch_export');
+    if (filter) hidesAny = true;
+    teams.push({ team, only_ids: filter?.only ?? null, except_ids: filter?.except ?? [] });
+  }
+  return hidesAny ? { creatorId: userId, teams } : null;
+}
+
+/** The client's address as the service logs it (an IPv4 address without its IPv6 mapping). */
+function addressOf(req: IncomingMessage): string | null {
+  const raw = req.socket.remoteAddress ?? null;
+  return raw?.startsWith('::ffff:') ? raw.slice(7) : raw;
 }
 
 // ---------------------------------------------------------------------------------------------- invites
@@ -310,7 +361,12 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-async function createInvite(req: IncomingMessage, organizationId: string) {
+/**
+ * POST …/invites. `?bench_activity_log=off` (the baseline's own switch, for the activity log scenario) leaves out
+ * the activity log entry: the same write without its log insert.
+ */
+async function createInvite(req: IncomingMessage, url: URL, organizationId: string) {
+  const logged = url.searchParams.get('bench_activity_log') !== 'off';
   const principal = await authenticate(req, 'organization_member:write');
   const body = await readJson(req);
   if (!body || typeof body !== 'object' || Array.isArray(body)) {
@@ -372,6 +428,42 @@ async function createInvite(req: IncomingMessage, organizationId: string) {
       now,
     ]);
     id = inserted.rows[0].id;
+    if (logged) {
+      // The entry the service's interceptor writes in the request's transaction, before its commit.
+      await client.query(sql.INSERT_LOG, [
+        access.id,
+        null,
+        principal.userId,
+        principal.keyId,
+        false,
+        'created',
+        'OrganizationInvite',
+        id,
+        JSON.stringify({
+          id,
+          name: null,
+          short_id: null,
+          type: null,
+          changes: [
+            {
+              type: 'OrganizationInvite',
+              action: 'created',
+              field: null,
+              before: null,
+              after: { target_email: email, first_name: firstName },
+            },
+          ],
+          trigger: null,
+          context: {
+            method: 'POST',
+            route: '/api/organizations/:organization_id/invites',
+            params: { organization_id: organizationId },
+          },
+        }),
+        addressOf(req),
+        null,
+      ]);
+    }
     await client.query(sql.COMMIT);
   } catch (err) {
     await client.query(sql.ROLLBACK).catch(() => undefined);
@@ -402,6 +494,7 @@ async function createInvite(req: IncomingMessage, organizationId: string) {
             email: creator('email'),
             is_email_verified: creator('is_email_verified'),
             hedgehog_config: creator('hedgehog_config'),
+            is_service_account: creator('is_service_account'),
           },
     created_at: invite('created_at').toISOString(),
     updated_at: invite('updated_at').toISOString(),
@@ -421,18 +514,34 @@ function retentionCutoff(nowMs: number, days: number): Date {
 }
 const SESSION_ID_RE = /^[A-Za-z0-9-]{1,70}$/;
 
-/** The project when the caller may see it: 404 outside its organizations, 403 for a key restricted elsewhere. */
-async function requireProject(
-  principal: Principal,
-  rawId: string,
-): Promise<{ id: number; session_recording_retention_period_days: number | null }> {
+interface RecordingsEntry {
+  id: number;
+  session_recording_retention_period_days: number | null;
+  /** The caller may read the project's persons (`query` above `none`). */
+  persons: boolean;
+  /** ILIKE patterns of the start URL rules hiding recordings from the caller, or null. */
+  hidden: string[] | null;
+}
+
+/**
+ * The project of a read of recordings and what the caller may do and watch in it, from the one access statement:
+ * 404 outside its organizations or at `none` (project or `session_recording`), 403 for a key restricted elsewhere.
+ */
+async function enterRecordings(principal: Principal, rawId: string): Promise<RecordingsEntry> {
   const id =
     /^\d{1,15}$/.test(rawId) && Number(rawId) >= 1 && Number(rawId) <= 2147483647 ? Number(rawId) : null;
-  const project = id === null ? null : (await pool.query(sql.PROJECT_BY_ID, [id])).rows[0];
-  if (!project) throw notFound();
-  const organizationId: string = project.organization_id;
-  await requireAccess(principal, organizationId);
-  if (principal.scopedTeams && !principal.scopedTeams.includes(project.id)) {
+  const row =
+    id === null ? null : (await pool.query(sql.PROJECT_WITH_ACCESS, [id, principal.userId])).rows[0];
+  if (!row || row.access_membership_id === null) throw notFound();
+  if (principal.scopedOrganizations && !principal.scopedOrganizations.includes(row.organization_id)) {
+    throw new HttpError(403, {
+      type: 'authentication_error',
+      code: 'permission_denied',
+      detail: 'This API key is not allowed to access this organization.',
+      attr: null,
+    });
+  }
+  if (principal.scopedTeams && !principal.scopedTeams.includes(row.id)) {
     throw new HttpError(403, {
       type: 'authentication_error',
       code: 'permission_denied',
@@ -440,22 +549,23 @@ async function requireProject(
       attr: null,
     });
   }
-  return {
-    id: project.id,
-    session_recording_retention_period_days: project.session_recording_retention_period_days,
-  };
-}
-
-/** The service's recording access rules check; the bench seeds no rule, so none may hide anything here. */
-async function requireNoHidingRules(projectId: number, userId: number): Promise<void> {
-  if ((await pool.query(sql.HIDING_RULES, [projectId, userId])).rows.length) {
+  const access = new MemberAccess(row.access_membership_level, row.id, row.access_rules ?? []);
+  if (!reaches(access.resource('session_recording'), 'viewer')) throw notFound();
+  const rules: [string, string | null][] = row.access_joined ?? [];
+  if (rules.some(([kind]) => kind !== 'start_url')) {
     throw new HttpError(501, {
       type: 'server_error',
       code: 'error',
-      detail: 'Recording access rules are not implemented here.',
+      detail: 'Person property recording rules are not implemented here.',
       attr: null,
     });
   }
+  return {
+    id: row.id,
+    session_recording_retention_period_days: row.session_recording_retention_period_days,
+    persons: access.resource('query') !== 'none',
+    hidden: rules.length ? rules.map(([, pattern]) => globToLike(pattern ?? '')) : null,
+  };
 }
 
 function personName(properties: Record<string, unknown>, distinctIds: string[]): string {
@@ -466,10 +576,32 @@ function personName(properties: Record<string, unknown>, distinctIds: string[]):
   return distinctIds[0] ?? '';
 }
 
-function recordingDto(r: any, nowMs: number, retentionDays: number) {
+/* The rows carry the service's camelCase column names; the figures below read them. */
+function recordingDto(row: any, nowMs: number, retentionDays: number, persons: boolean) {
+  const r = {
+    session_id: row.sessionId,
+    distinct_id: row.distinctId,
+    start_ms: row.startMs,
+    end_ms: row.endMs,
+    active_ms: row.activeMs,
+    click_count: row.clickCount,
+    keypress_count: row.keypressCount,
+    mouse_activity_count: row.mouseActivityCount,
+    console_log_count: row.consoleLogCount,
+    console_warn_count: row.consoleWarnCount,
+    console_error_count: row.consoleErrorCount,
+    start_url: row.startUrl,
+    snapshot_source: row.snapshotSource,
+    last_event_ms: row.lastEventMs,
+    viewed: row.viewed,
+    viewers: row.viewers,
+    person_id: persons ? row.personId : null,
+    person_uuid: row.personUuid,
+    person_created_ms: row.personCreatedMs,
+  };
   const duration = Math.max(0, Math.floor(r.end_ms / 1000) - Math.floor(r.start_ms / 1000));
-  const distinctIds: string[] = r.person_distinct_ids ?? [];
-  const properties = r.person_properties ?? {};
+  const distinctIds: string[] = row.personDistinctIds ?? [];
+  const properties = row.personProperties ?? {};
   const intent = r.active_ms / 1000 + r.click_count + r.keypress_count + r.console_error_count;
   const activity =
     r.mouse_activity_count + duration + r.console_error_count + r.console_log_count + r.console_warn_count;
@@ -498,7 +630,9 @@ function recordingDto(r: any, nowMs: number, retentionDays: number) {
             id: r.person_id,
             name: personName(properties, distinctIds),
             distinct_ids: JSON.stringify(distinctIds),
+            distinct_ids_count: row.personDistinctIdCount ?? 0,
             properties,
+            properties_truncated: row.personPropertiesTruncated ?? false,
             created_at: new Date(r.person_created_ms ?? 0).toISOString(),
             uuid: r.person_uuid,
           },
@@ -518,7 +652,7 @@ const RECORDING_FILTERS = ['date_from', 'date_to', 'distinct_id', 'person_uuid']
 async function listRecordings(req: IncomingMessage, url: URL, projectId: string) {
   const principal = await authenticate(req, 'session_recording:read');
   const page = pageParams(url);
-  const project = await requireProject(principal, projectId);
+  const project = await enterRecordings(principal, projectId);
   if (RECORDING_FILTERS.some((f) => url.searchParams.has(f))) {
     // The bench lists without filters; the filtered statements are the service's alone.
     throw new HttpError(501, {
@@ -528,18 +662,16 @@ async function listRecordings(req: IncomingMessage, url: URL, projectId: string)
       attr: null,
     });
   }
-  await requireNoHidingRules(project.id, principal.userId);
   const nowMs = Date.now();
   const days = project.session_recording_retention_period_days ?? RECORDING_RETENTION_DAYS;
-  const { rows } = await pool.query(sql.RECORDINGS_PAGE, [
-    project.id,
-    principal.userId,
-    page.limit,
-    page.offset,
-    retentionCutoff(nowMs, days),
-  ]);
+  const params = [project.id, principal.userId, page.limit, page.offset, retentionCutoff(nowMs, days)];
+  const { rows } = project.hidden
+    ? await pool.query(sql.RECORDINGS_PAGE_HIDING, [...params, project.hidden])
+    : await pool.query(sql.RECORDINGS_PAGE, params);
   const total = rows.length ? rows[0].total : 0;
-  const results = rows.filter((r) => r.session_id !== null).map((r) => recordingDto(r, nowMs, days));
+  const results = rows
+    .filter((r) => r.sessionId !== null)
+    .map((r) => recordingDto(r, nowMs, days, project.persons));
   // PostHog's recordings list also answers `has_next` (whether `next` is set).
   const body = envelope(url, page, total, results);
   return { ...body, has_next: body.next !== null };
@@ -547,22 +679,39 @@ async function listRecordings(req: IncomingMessage, url: URL, projectId: string)
 
 async function retrieveRecording(req: IncomingMessage, projectId: string, id: string) {
   const principal = await authenticate(req, 'session_recording:read');
-  const project = await requireProject(principal, projectId);
-  await requireNoHidingRules(project.id, principal.userId);
+  const project = await enterRecordings(principal, projectId);
+  // The read is logged before it is made (ActivityLogInterceptor), with the route's pattern.
+  await pool.query(sql.INSERT_READ_LOG, [
+    project.id,
+    principal.userId,
+    principal.keyId,
+    'viewed',
+    'Replay',
+    id.slice(0, 200),
+    JSON.stringify({
+      id,
+      name: null,
+      short_id: null,
+      type: null,
+      changes: null,
+      trigger: null,
+      context: { method: 'GET', route: '/api/projects/:project_id/session_recordings/:id' },
+    }),
+    addressOf(req),
+    principal.scopedOrganizations,
+    principal.scopedTeams,
+  ]);
   const nowMs = Date.now();
   const days = project.session_recording_retention_period_days ?? RECORDING_RETENTION_DAYS;
+  const params = [project.id, principal.userId, id, retentionCutoff(nowMs, days)];
   const row = SESSION_ID_RE.test(id)
-    ? (
-        await pool.query(sql.RECORDING_BY_ID, [
-          project.id,
-          principal.userId,
-          id,
-          retentionCutoff(nowMs, days),
-        ])
+    ? (project.hidden
+        ? await pool.query(sql.recordingById(sql.hiddenByUrl(5)), [...params, project.hidden])
+        : await pool.query(sql.recordingById(''), params)
       ).rows[0]
     : undefined;
   if (!row) throw notFound();
-  return recordingDto(row, nowMs, days);
+  return recordingDto(row, nowMs, days, project.persons);
 }
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
@@ -605,7 +754,7 @@ const ROUTES: { method: string; pattern: RegExp; status: number; handler: Handle
     method: 'POST',
     pattern: /^\/api\/organizations\/([^/]+)\/invites\/?$/,
     status: 201,
-    handler: (req, _url, [id]) => createInvite(req, id),
+    handler: (req, url, [id]) => createInvite(req, url, id),
   },
   {
     method: 'POST',

@@ -16,45 +16,120 @@ export const TOUCH_KEY = `WITH k AS (
         WHERE id = $2 AND EXISTS (SELECT 1 FROM k)
           AND (last_login IS NULL OR last_login < $3::timestamptz)`;
 
-export const MEMBERSHIP_LEVEL =
-  'SELECT level FROM organization_memberships WHERE user_id = $1 AND organization_id = $2';
+/** MembershipsRepository.accessOf: the level, and whether a key restricted to projects holds one there. */
+export const ACCESS_OF = `SELECT m.level,
+       ($3::bigint[] IS NULL OR EXISTS (
+          SELECT 1 FROM projects p
+           WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[]) AND p.deleted_at IS NULL
+       )) AS holds_project
+  FROM organization_memberships m
+ WHERE m.user_id = $1 AND m.organization_id = $2`;
 
-const ORGANIZATION_SELECT = `
-  SELECT o.id, o.name, o.slug, o.logo_media_id, o.created_at, o.updated_at, o.plugins_access_level,
-         o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id,
-         o.members_can_invite, o.members_can_use_personal_api_keys, o.allow_publicly_shared_resources,
-         o.is_ai_data_processing_approved, o.default_anonymize_ips, o.default_experiment_stats_method,
-         m.level AS membership_level,
-         (SELECT count(*) FROM organization_memberships c WHERE c.organization_id = o.id)::text AS member_count,
-         COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organization', p.organization_id,
-                                                     'api_token', p.api_token, 'name', p.name, 'timezone', p.timezone)
-                                   ORDER BY p.id)
-                     FROM projects p WHERE p.organization_id = o.id), '[]'::json) AS teams
-    FROM organizations o
-    JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1`;
+/** SQL: the ids of the roles the membership `m` holds. */
+const ROLES_OF_M = 'SELECT rm.role_id FROM role_memberships rm WHERE rm.organization_member_id = m.id';
+
+/** The rules of project `p` that apply to member `m`, as `[resource, resource_id, level, subject]` (the access statement). */
+const ACCESS_RULES = `CASE WHEN m.id IS NULL OR m.level >= 8 THEN '[]'::json
+  ELSE COALESCE((SELECT json_agg(json_build_array(r.resource, r.resource_id, r.access_level, r.subject)) FROM (
+    SELECT a.resource, a.resource_id, a.access_level, 'member' AS subject FROM access_controls a
+     WHERE a.organization_member_id = m.id AND a.team_id = p.id
+    UNION ALL
+    SELECT a.resource, a.resource_id, a.access_level, 'role' FROM access_controls a
+     WHERE a.role_id IN (${ROLES_OF_M}) AND a.team_id = p.id
+    UNION ALL
+    SELECT a.resource, a.resource_id, a.access_level, 'default' FROM access_controls a
+     WHERE a.team_id = p.id AND a.organization_member_id IS NULL AND a.role_id IS NULL) r), '[]'::json)
+END`;
+
+/** Whether member `m` may see project `p` (the organization answers list only those). */
+const PROJECT_VISIBLE = `(m.level >= 8 OR (
+  SELECT COALESCE(
+           bool_or(a.access_level <> 'none') FILTER (WHERE a.organization_member_id IS NOT NULL OR a.role_id IS NOT NULL),
+           bool_or(a.access_level <> 'none'),
+           true)
+    FROM access_controls a
+   WHERE a.team_id = p.id AND a.resource = 'project' AND a.resource_id = p.id::text
+     AND (a.organization_member_id = m.id
+          OR (a.organization_member_id IS NULL AND a.role_id IS NULL)
+          OR a.role_id IN (${ROLES_OF_M}))))`;
+
+const ORGANIZATION_SELECT = `SELECT o.id, o.name, o.slug, o.logo_media_id, o.plugins_access_level, o.available_product_features, o.is_member_join_email_enabled, o.enforce_2fa, o.customer_id, o.members_can_invite, o.members_can_use_personal_api_keys, o.allow_publicly_shared_resources, o.is_ai_data_processing_approved, o.default_anonymize_ips, o.default_experiment_stats_method, o.default_role_id, o.created_at, o.updated_at, m.level AS membership_level,
+       (SELECT count(*) FROM organization_memberships c WHERE c.organization_id = o.id)::text AS member_count,
+       COALESCE((SELECT json_agg(json_build_object('id', p.id, 'uuid', p.uuid, 'organizationId', p.organization_id,
+                                    'apiToken', p.api_token, 'name', p.name, 'timezone', p.timezone)
+                  ORDER BY p.id)
+              FROM projects p WHERE p.organization_id = o.id AND p.deleted_at IS NULL
+               AND ${PROJECT_VISIBLE}), '[]'::json) AS projects
+  FROM organizations o
+  JOIN organization_memberships m ON m.organization_id = o.id AND m.user_id = $1`;
+
+/** The key's project restriction on organizations ($n: project ids), as the service's reach condition. */
+const reach = (column: string, n: number) => `($${n}::bigint[] IS NULL OR EXISTS (
+       SELECT 1 FROM projects rp
+        WHERE rp.organization_id = ${column} AND rp.id = ANY($${n}::bigint[]) AND rp.deleted_at IS NULL))`;
 
 export const ORGANIZATIONS_PAGE = `${ORGANIZATION_SELECT}
-          WHERE ($2::uuid[] IS NULL OR o.id = ANY($2::uuid[]))
-          ORDER BY o.created_at, o.id
-          LIMIT $3 OFFSET $4`;
+ WHERE ($2::uuid[] IS NULL OR o.id = ANY($2::uuid[]))
+ AND ${reach('o.id', 3)}
+ ORDER BY o.created_at, o.id
+ LIMIT $4 OFFSET $5`;
 
-export const ORGANIZATIONS_COUNT = `SELECT count(*)::int AS total FROM organization_memberships
-          WHERE user_id = $1 AND ($2::uuid[] IS NULL OR organization_id = ANY($2::uuid[]))`;
+export const ORGANIZATIONS_COUNT = `SELECT count(*)::int AS total FROM organization_memberships m
+      WHERE m.user_id = $1 AND ($2::uuid[] IS NULL OR m.organization_id = ANY($2::uuid[]))
+ AND ${reach('m.organization_id', 3)}`;
 
 export const ORGANIZATION_VIEW = `${ORGANIZATION_SELECT} WHERE o.id = $2`;
 
-const BATCH_EXPORTS_FILTER =
-  'organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))';
+/**
+ * MembershipsRepository.accessWithProjectsOf: the membership and, for each of the organization's first 1,001
+ * projects, the rules that apply to the member (the access statement of the organization-wide reads).
+ */
+export const ACCESS_WITH_PROJECTS = `SELECT m.id, m.level,
+            ($3::bigint[] IS NULL OR EXISTS (
+               SELECT 1 FROM projects p WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[])
+                 AND p.deleted_at IS NULL
+            )) AS holds_project,
+            (SELECT COALESCE(json_agg(json_build_array(p.id, ${ACCESS_RULES}) ORDER BY p.id), '[]')
+               FROM (SELECT id FROM projects WHERE organization_id = m.organization_id AND deleted_at IS NULL
+                      ORDER BY id LIMIT 1001) p) AS projects
+       FROM organization_memberships m
+      WHERE m.user_id = $1 AND m.organization_id = $2`;
 
-export const BATCH_EXPORTS_PAGE = `SELECT id, organization_id, team_id, name, model, destination_type, destination_config, interval, paused,
-         last_paused_at, start_at, end_at, hogql_query, filters, destination_integration_id, scheduled_through,
-         created_at, last_updated_at, deleted_at
-    FROM batch_exports WHERE ${BATCH_EXPORTS_FILTER}
-   ORDER BY created_at DESC, id ASC LIMIT $3 OFFSET $4`;
+/**
+ * ProjectsRepository.findWithAccess with the recording access rules joined (RecordingVisibilityService.enter):
+ * the project, the membership, the rules that apply to the member and the recording rules hiding recordings from
+ * them, in one statement.
+ */
+export const PROJECT_WITH_ACCESS = `SELECT p.id, p.uuid, p.organization_id, p.name, p.api_token, p.secret_api_token, p.secret_api_token_backup, p.timezone, p.session_recording_opt_in, p.session_recording_retention_period_days, p.events_retention_period_days, p.ingested_event, p.anonymize_ips, p.autocapture_opt_out, p.autocapture_exceptions_opt_in, p.capture_console_log_opt_in, p.capture_performance_opt_in, p.heatmaps_opt_in, p.default_experiment_stats_method, p.created_at, p.updated_at, p.deleted_at, m.id AS access_membership_id, m.level AS access_membership_level,
+            ${ACCESS_RULES} AS access_rules,
+            CASE WHEN m.level >= 8 THEN '[]'::json
+      ELSE COALESCE((SELECT json_agg(json_build_array(ar.kind, ar.url_pattern, ar.property_key,
+                                                      ar.property_operator, ar.property_value)
+                                     ORDER BY ar.created_at, ar.id)
+                       FROM recording_access_rules ar
+                      WHERE ar.team_id = p.id
+                        AND NOT EXISTS (SELECT 1 FROM recording_access_rule_roles rr
+                                          JOIN role_memberships rm ON rm.role_id = rr.role_id
+                                         WHERE rr.rule_id = ar.id AND rm.user_id = $2::int)), '[]'::json)
+    END AS access_joined
+       FROM projects p
+       LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
+      WHERE p.id = $1 AND p.deleted_at IS NULL`;
+
+const BATCH_EXPORTS_FILTER = `organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))
+       AND ($3::jsonb IS NULL OR EXISTS (
+             SELECT 1 FROM jsonb_to_recordset($3::jsonb) AS v(team integer, only_ids uuid[], except_ids uuid[])
+              WHERE v.team = batch_exports.team_id
+                AND (batch_exports.created_by_id = $4
+                     OR ((v.only_ids IS NULL OR batch_exports.id = ANY(v.only_ids))
+                         AND batch_exports.id <> ALL(v.except_ids)))))`;
+
+export const BATCH_EXPORTS_PAGE = `SELECT batch_exports.id, batch_exports.organization_id, batch_exports.team_id, batch_exports.created_by_id, batch_exports.name, batch_exports.model, batch_exports.destination_type, batch_exports.destination_config, batch_exports.interval, batch_exports.paused, batch_exports.last_paused_at, batch_exports.start_at, batch_exports.end_at, batch_exports.hogql_query, batch_exports.filters, batch_exports.destination_integration_id, batch_exports.scheduled_through, batch_exports.created_at, batch_exports.last_updated_at, batch_exports.deleted_at FROM batch_exports WHERE ${BATCH_EXPORTS_FILTER}
+     ORDER BY created_at DESC, id ASC LIMIT $5 OFFSET $6`;
 
 export const BATCH_EXPORTS_COUNT = `SELECT count(*)::int AS total FROM batch_exports WHERE ${BATCH_EXPORTS_FILTER}`;
 
-export const LATEST_RUNS = `SELECT r.*
+export const LATEST_RUNS = `SELECT r.id, r.batch_export_id, r.backfill_id, r.status, r.records_completed, r.records_total_count, r.bytes_exported, r.latest_error, r.cursor, r.data_interval_start, r.data_interval_end, r.created_at, r.finished_at, r.last_updated_at, r.read_xid_from, r.read_xid_to, r.read_late_before
          FROM unnest($1::uuid[]) AS x(id)
          CROSS JOIN LATERAL (
            SELECT * FROM batch_export_runs
@@ -114,6 +189,7 @@ export const INVITE_WITH_CREATOR = `SELECT ${[
   'hedgehog_config',
   'last_login',
   'created_at',
+  'is_service_account',
 ]
   .map(creatorColumn)
   .join(
@@ -122,28 +198,52 @@ export const INVITE_WITH_CREATOR = `SELECT ${[
 
 // ---------------------------------------------------------------------------------------------- recordings
 
-export const PROJECT_BY_ID =
-  'SELECT id, uuid, organization_id, name, api_token, timezone, session_recording_opt_in, ' +
-  'session_recording_retention_period_days, created_at FROM projects WHERE id = $1';
-
 const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 
+/** A person's properties up to 16 KB as stored, else its most useful keys up to 16 KB (the persons' select). */
+const PERSON_PROPERTIES = `CASE WHEN octet_length(p.properties::text) <= 16384 THEN p.properties ELSE coalesce((
+     SELECT jsonb_object_agg(k.key, k.value) FROM (
+       SELECT v.key, v.value, sum(octet_length(v.key) + v.bytes + 4) OVER (
+                ORDER BY v.key = ANY(ARRAY['email', 'name', '$user_id', '$device_id', '$anon_distinct_id', '$browser', '$os', '$device_type', '$current_url', '$referrer', '$referring_domain', '$initial_referrer', '$initial_referring_domain', '$initial_current_url', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term', '$initial_utm_source', '$initial_utm_medium', '$initial_utm_campaign', '$initial_utm_content', '$initial_utm_term', 'gclid', 'fbclid', 'msclkid']::text[]) DESC, v.key ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto
+         FROM (SELECT j.key, j.value, octet_length(j.value::text) AS bytes FROM jsonb_each(p.properties) j) v
+        WHERE v.bytes <= 1000) k
+      WHERE k.upto <= 16384), '{}'::jsonb) END`;
+
 const RECORDING_COLUMNS = `
-  r.session_id, r.distinct_id,
-  ${epochMs('r.start_time')} AS start_ms, ${epochMs('r.end_time')} AS end_ms, r.active_ms::float8 AS active_ms,
-  r.click_count, r.keypress_count, r.mouse_activity_count,
-  r.console_log_count, r.console_warn_count, r.console_error_count,
-  r.start_url, r.snapshot_source, ${epochMs('r.last_event_received_at')} AS last_event_ms,
+  r.session_id AS "sessionId", r.distinct_id AS "distinctId",
+  ${epochMs('r.start_time')} AS "startMs", ${epochMs('r.end_time')} AS "endMs", r.active_ms::float8 AS "activeMs",
+  r.click_count AS "clickCount", r.keypress_count AS "keypressCount", r.mouse_activity_count AS "mouseActivityCount",
+  r.console_log_count AS "consoleLogCount", r.console_warn_count AS "consoleWarnCount",
+  r.console_error_count AS "consoleErrorCount",
+  left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
+  ${epochMs('r.last_event_received_at')} AS "lastEventMs",
   EXISTS (SELECT 1 FROM session_recording_views v
            WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
   ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.user_id
          WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
            AND v.user_id <> $2::int
          ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
-  p.id AS person_id, p.uuid AS person_uuid, p.properties AS person_properties,
-    (extract(epoch FROM p.created_at) * 1000)::float8 AS person_created_ms,
-    (SELECT array_agg(pd.distinct_id ORDER BY pd.id) FROM person_distinct_ids pd WHERE pd.person_id = p.id)
-      AS person_distinct_ids`;
+  p.id AS "personId", p.uuid AS "personUuid",
+    ${PERSON_PROPERTIES} AS "personProperties",
+    NOT (octet_length(p.properties::text) <= 16384) AS "personPropertiesTruncated",
+    ${epochMs('p.created_at')} AS "personCreatedMs",
+    coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
+       WHERE d.team_id = r.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
+    AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = r.team_id AND d.person_id = p.id) AS "personDistinctIdCount"`;
+
+/** A start URL rule hiding recordings ($n: the ILIKE patterns), as the service renders it; '' without one. */
+export const hiddenByUrl = (n: number | null) =>
+  n === null ? '' : ` AND NOT (coalesce(left(r.start_url, 8192) ILIKE ANY($${n}::text[]), false))`;
+
+const PAGE = (visible: string) => `LEFT JOIN LATERAL (
+    SELECT ${RECORDING_COLUMNS}
+      FROM session_recordings r
+      LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
+     WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz${visible}
+     ORDER BY r.start_time DESC, r.session_id
+     LIMIT $3 OFFSET $4
+  ) AS page ON true
+ ORDER BY page."startMs" DESC, page."sessionId"`;
 
 /**
  * The unfiltered list (the bench sends no filter): page, persons, viewed flags and the counter's total less the
@@ -152,36 +252,35 @@ const RECORDING_COLUMNS = `
 export const RECORDINGS_PAGE = `
 SELECT coalesce(greatest((SELECT c.recordings FROM session_recording_counts c WHERE c.team_id = $1) - (SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time < $5::timestamptz), 0), 0)::float8 AS total, page.*
   FROM (SELECT 1) AS one
-  LEFT JOIN LATERAL (
-    SELECT ${RECORDING_COLUMNS}
-      FROM session_recordings r
-      LEFT JOIN persons p ON p.id = r.person_id
-     WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz
-     ORDER BY r.start_time DESC, r.session_id
-     LIMIT $3 OFFSET $4
-  ) AS page ON true
- ORDER BY page.start_ms DESC, page.session_id`;
+  ${PAGE('')}`;
 
-/**
- * The recording access rules that hide recordings from the caller (none for the bench's owner): the service asks
- * them on every read of recordings.
- */
-export const HIDING_RULES = `SELECT ar.kind, ar.url_pattern AS "urlPattern", ar.property_key AS "propertyKey",
-              ar.property_operator AS "propertyOperator", ar.property_value AS "propertyValue"
-         FROM recording_access_rules ar
-        WHERE ar.team_id = $1
-          AND NOT EXISTS (SELECT 1 FROM projects t
-                            JOIN organization_memberships m ON m.organization_id = t.organization_id
-                           WHERE t.id = $1 AND m.user_id = $2::int AND m.level >= 8)
-          AND NOT EXISTS (SELECT 1 FROM recording_access_rule_roles rr
-                            JOIN role_memberships rm ON rm.role_id = rr.role_id
-                           WHERE rr.rule_id = ar.id AND rm.user_id = $2::int)
-        ORDER BY ar.created_at, ar.id`;
+/** The list of a caller start URL rules hide recordings from ($6): the total is a count under the same condition. */
+export const RECORDINGS_PAGE_HIDING = `
+SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz${hiddenByUrl(6)}), 0)::float8 AS total, page.*
+  FROM (SELECT 1) AS one
+  ${PAGE(hiddenByUrl(6))}`;
 
-export const RECORDING_BY_ID = `SELECT ${RECORDING_COLUMNS}
+export const recordingById = (visible: string) => `SELECT ${RECORDING_COLUMNS}
          FROM session_recordings r
-         LEFT JOIN persons p ON p.id = r.person_id
-        WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4`;
+         LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
+        WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4${visible}`;
+
+/** The activity log entry of a read of a recording (ActivityLogRepository.insertRead), before the read. */
+export const INSERT_READ_LOG = `INSERT INTO activity_logs (organization_id, team_id, user_id, api_key_id, is_system, activity, scope,
+                                   item_id, detail, ip)
+        SELECT p.organization_id, p.id, $2, $3, false, $4, $5, $6, $7::jsonb, $8::inet
+          FROM projects p
+          JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
+         WHERE p.id = $1 AND ($9::uuid[] IS NULL OR p.organization_id = ANY($9::uuid[]))
+           AND ($10::int[] IS NULL OR p.id = ANY($10::int[]))
+        RETURNING id`;
+
+/** The activity log entry of a write (ActivityLogRepository.insert), in the write's transaction. */
+export const INSERT_LOG = `INSERT INTO activity_logs (organization_id, team_id, user_id, api_key_id, is_system, activity, scope,
+                                   item_id, detail, ip)
+        SELECT coalesce($1::uuid, (SELECT p.organization_id FROM projects p WHERE p.id = $2::int),
+                        (SELECT d.organization_id FROM organization_domains d WHERE d.id = $11::uuid)),
+               $2::int, $3::int, $4, $5, $6, $7, $8, $9::jsonb, $10::inet`;
 
 // ---- capture (POST /s/) ------------------------------------------------------------------------------------
 

@@ -10,6 +10,8 @@ export const SCENARIO_NAMES = [
   'recording-retrieve',
   'batch-exports-list',
   'invite-create',
+  'activity-log',
+  'scim',
   'scheduler',
   'recordings-purge',
   'recordings-filter',
@@ -60,7 +62,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --update-docs         put this run's tables in docs/performance.md also after a partial run
 
 Environment: BENCH_DATABASE_URL (a PostgreSQL server to use instead of the embedded one; the bench creates
-and uses its own database "org_admin_bench" there), BENCH_PG_PORT (embedded server port, default 54398), BENCH_SERVICE_NODE_ARGS (extra node flags
+and uses its own database "org_admin_bench" there), BENCH_PG_PORT (embedded server port, default 54398), BENCH_SERVICE_ENV ("NAME=value,…": settings the service runs with on top of the bench's), BENCH_SERVICE_NODE_ARGS (extra node flags
 for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_BASELINE_NODE_ARGS (the same for the
 baseline of the capture load scenarios).`;
 

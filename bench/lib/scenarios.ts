@@ -6,7 +6,15 @@ export type Side = 'service' | 'baseline';
 
 export interface HttpScenario {
   name: ScenarioName;
+  /** The name its results carry: `name`, or `name` + ACCESS_SUFFIX for the variant under access controls. */
+  label: string;
   description: string;
+  /**
+   * Whose key sends the requests: `owner` (owner of the caller's organizations, whom no access rule limits: as
+   * every read ran before access controls) or `member` (a plain member in the organizations read, subject to a
+   * role, project, resource and export rules and, in the recordings' project, a recording access rule).
+   */
+  caller: 'owner' | 'member';
   /** List and retrieve scenarios are held to the ratio targets; the write path is reported only. */
   read: boolean;
   /** The request; `run` makes the bodies of write scenarios unique per bench run and side. */
@@ -20,7 +28,17 @@ export interface HttpScenario {
 const NO_RECORDINGS = (f: Fixture) =>
   f.recordings ? null : 'the schema has no session recordings (their module is not merged yet)';
 
-export const HTTP_SCENARIOS: readonly HttpScenario[] = [
+/** The label suffix of a read scenario's variant under access controls. */
+export const ACCESS_SUFFIX = '+access';
+
+/** The API key of the scenario's caller. */
+export function scenarioKey(scenario: HttpScenario, fixture: Fixture): string {
+  return scenario.caller === 'owner' ? (fixture.ownerApiKey ?? fixture.apiKey) : fixture.apiKey;
+}
+
+type BaseScenario = Omit<HttpScenario, 'label' | 'caller'>;
+
+const BASE_SCENARIOS: readonly BaseScenario[] = [
   {
     name: 'organizations-list',
     description: 'GET /api/organizations?limit=100 — the caller is a member of 200 organizations',
@@ -79,3 +97,22 @@ export const HTTP_SCENARIOS: readonly HttpScenario[] = [
     volatile: ['id', 'created_at', 'updated_at'],
   },
 ];
+
+/**
+ * Every HTTP scenario: each read scenario twice, by the owner (no access controls) and by the member (under
+ * access controls, `<name>+access`), one after the other so their ratios come from the same run; the write
+ * scenario by the caller (owner of the invites' organization).
+ */
+export const HTTP_SCENARIOS: readonly HttpScenario[] = BASE_SCENARIOS.flatMap((s): HttpScenario[] =>
+  s.read
+    ? [
+        { ...s, label: s.name, caller: 'owner' },
+        {
+          ...s,
+          label: `${s.name}${ACCESS_SUFFIX}`,
+          caller: 'member',
+          description: `${s.description} — as a member under access controls`,
+        },
+      ]
+    : [{ ...s, label: s.name, caller: 'member' }],
+);

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type pg from 'pg';
 
 /** Bumped whenever the seed below changes, so an older seeded database is rebuilt. */
-export const SEED_VERSION = '3';
+export const SEED_VERSION = '4';
 
 export const SEED = {
   /** Organizations the caller belongs to (the organization list scenario pages through them). */
@@ -22,8 +22,14 @@ export const SEED = {
 /** What the scenarios need to know about the seeded rows. */
 export interface Fixture {
   fingerprint: string;
+  /** The caller's key: a plain member of half of their organizations, subject to access rules there. */
   apiKey: string;
   userId: number;
+  /**
+   * The key of a second caller, owner of the same 200 organizations, whom no access rule limits: the read
+   * scenarios' variant without access controls (as every read ran before them).
+   */
+  ownerApiKey: string;
   retrieveOrganizationId: string;
   exportsOrganizationId: string;
   invitesOrganizationId: string;
@@ -165,6 +171,10 @@ export async function seed(
   );
 
   if (await hasTable(c, 'access_controls')) await seedAccessRules(c, step, userId, exportsOrganizationId);
+  const ownerSecret = newSecret();
+  await seedOwner(c, step, ownerSecret);
+  if (hasRecordings && (await hasTable(c, 'recording_access_rules')))
+    await seedRecordingRule(c, step, await orgId(c, 2));
 
   const recordings = hasRecordings ? await seedRecordings(c, await orgId(c, 2), step, userId) : null;
 
@@ -172,6 +182,7 @@ export async function seed(
     fingerprint,
     apiKey: secret,
     userId,
+    ownerApiKey: ownerSecret,
     retrieveOrganizationId: await orgId(c, 150),
     exportsOrganizationId,
     invitesOrganizationId: await orgId(c, 1),
@@ -265,6 +276,61 @@ async function seedAccessRules(
           WHERE e.k > 50 AND e.k <= 100 AND m.organization_id = $2 AND m.user_id <> $1
        ) x`,
     [userId, exportsOrganizationId],
+  );
+}
+
+/** The e-mail of the second caller, owner of the caller's 200 organizations (`Fixture.ownerApiKey`). */
+export const OWNER_EMAIL = 'bench-owner@bench.example';
+
+/**
+ * The second caller: owner of the caller's 200 organizations (joined half an hour after the caller), with a key
+ * of every scope. No access rule names them, and none limits an owner.
+ */
+export async function seedOwner(
+  c: pg.ClientBase,
+  step: (what: string, sql: string, params?: unknown[]) => Promise<void>,
+  secret: string,
+): Promise<void> {
+  await step(
+    'owner',
+    `INSERT INTO users (email, distinct_id, first_name, last_name, is_email_verified)
+     VALUES ($1, 'bench-owner', 'Bench', 'Owner', true)`,
+    [OWNER_EMAIL],
+  );
+  await step(
+    'owner memberships',
+    `INSERT INTO organization_memberships (organization_id, user_id, level, joined_at, updated_at)
+     SELECT o.id, u.id, 15, o.created_at + interval '30 minutes', o.created_at + interval '30 minutes'
+       FROM ${ORG} o CROSS JOIN users u WHERE u.email = $1 AND o.n < $2`,
+    [OWNER_EMAIL, SEED.callerOrganizations],
+  );
+  await step(
+    'owner api key',
+    `INSERT INTO personal_api_keys (user_id, label, secure_value, mask_value, scopes, last_used_at)
+     SELECT id, 'bench owner', $2, $3, ARRAY['*'], now() FROM users WHERE email = $1`,
+    [OWNER_EMAIL, createHash('sha256').update(secret).digest('hex'), `phx_...${secret.slice(-4)}`],
+  );
+}
+
+/** The start URL pattern of the recordings' access rule: 1,000 of the 1,000,000 recordings, none of the newest 998. */
+export const HIDDEN_START_URL = 'https://app.bench.test/page/999';
+
+/**
+ * A recording access rule of the recordings' project that the caller (a plain member there) is subject to: the
+ * recordings started at HIDDEN_START_URL are for the role `Bench reviewers` only, which the caller does not hold.
+ */
+export async function seedRecordingRule(
+  c: pg.ClientBase,
+  step: (what: string, sql: string, params?: unknown[]) => Promise<void>,
+  organizationId: string,
+): Promise<void> {
+  await step(
+    'recording access rule',
+    `WITH role AS (INSERT INTO roles (organization_id, name) VALUES ($1, 'Bench reviewers') RETURNING id),
+          rule AS (INSERT INTO recording_access_rules (team_id, kind, url_pattern)
+                   SELECT id, 'start_url', $2 FROM projects WHERE organization_id = $1 RETURNING id)
+     INSERT INTO recording_access_rule_roles (rule_id, role_id) SELECT rule.id, role.id FROM rule, role`,
+    [organizationId, HIDDEN_START_URL],
   );
 }
 

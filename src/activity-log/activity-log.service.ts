@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../common/auth/principal.js';
 import { ApiError } from '../common/errors/api-error.js';
-import { isDatabaseUnavailable } from '../common/errors/database-errors.js';
+import { isDatabaseUnavailable, isStatementTimeout } from '../common/errors/database-errors.js';
 import { isUuid } from '../common/validation/ids.js';
 import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 import type { AccessControlResource } from '../common/vocabulary/access-levels.js';
@@ -54,6 +54,19 @@ export function activityLogFailed(): ApiError {
 }
 
 /**
+ * A failure of the log's insert answered as it is rather than as `activity_log_failed`: the database unreachable,
+ * the API's share of the pool busy (503 `unavailable`) and the statement timeout (mapped to its 503 by
+ * ApiRequestInterceptor) say the service is overloaded, not that the log is broken.
+ */
+function passesThrough(err: unknown): boolean {
+  return (
+    isDatabaseUnavailable(err) ||
+    isStatementTimeout(err) ||
+    (err instanceof ApiError && err.getStatus() === 503)
+  );
+}
+
+/**
  * The activity log: the entries written (`record`, in the transaction of the write they record; `recordRead`,
  * before a recording is served), and the project and organization lists, newest first, through a cursor, as
  * PostHog's `activity_log` endpoints answer them, and as CSV.
@@ -75,7 +88,7 @@ export class ActivityLogService {
     try {
       await this.logs.insert(entry);
     } catch (err) {
-      if (isDatabaseUnavailable(err)) throw err;
+      if (passesThrough(err)) throw err;
       throw activityLogFailed();
     }
   }
@@ -94,7 +107,7 @@ export class ActivityLogService {
         projects: principal.onlyProjects,
       });
     } catch (err) {
-      if (isDatabaseUnavailable(err)) throw err;
+      if (passesThrough(err)) throw err;
       throw new ApiError(
         500,
         'activity_log_failed',

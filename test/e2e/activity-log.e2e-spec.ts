@@ -294,6 +294,32 @@ describe('activity log', () => {
       }
     });
 
+    it('answers the 503 of an overloaded database, not activity_log_failed, when the log insert times out', async () => {
+      // The insert cancelled as statement_timeout cancels it (query_canceled, 57014), for reads of recordings only.
+      await t.dataSource.query(`
+        CREATE FUNCTION test_time_out_reads() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.scope = 'Replay' THEN
+            RAISE EXCEPTION USING ERRCODE = '57014', MESSAGE = 'canceling statement due to statement timeout';
+          END IF;
+          RETURN NEW;
+        END $$`);
+      await t.dataSource.query(
+        `CREATE TRIGGER test_time_out_reads BEFORE INSERT ON activity_logs
+           FOR EACH ROW EXECUTE FUNCTION test_time_out_reads()`,
+      );
+      try {
+        const res = await t.http
+          .get(`/api/projects/${projectId}/session_recordings/${sessionId}`)
+          .set(member.auth)
+          .expect(503);
+        expect(res.body).toMatchObject({ type: 'server_error', code: 'timeout' });
+      } finally {
+        await t.dataSource.query(`DROP TRIGGER test_time_out_reads ON activity_logs`);
+        await t.dataSource.query(`DROP FUNCTION test_time_out_reads()`);
+      }
+    });
+
     it('hides recording reads from a member whose access rules put recordings at none, and the whole log at project access none', async () => {
       const membership = (
         await t.dataSource.query(
