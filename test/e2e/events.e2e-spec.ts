@@ -4,6 +4,7 @@ import { EventPartitionsScheduler } from '../../src/events/event-partitions.sche
 import { EventsIngestionService } from '../../src/events/events-ingestion.service.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
+import { onCitus } from '../support/test-database.js';
 import { waitFor } from '../support/service-process.js';
 
 interface EventRowView {
@@ -463,10 +464,11 @@ describe('Analytics events: capture and the read API', () => {
           ],
         })
         .then((res) => res);
-      // The capture waits on the uncommitted distinct id (ON CONFLICT waits for the other transaction).
+      // The capture waits on the uncommitted distinct id (ON CONFLICT waits for the other transaction); on Citus
+      // the wait is on the worker holding the project's shard, seen in the cluster-wide citus_stat_activity.
       await waitFor('capture waiting for the other transaction', async () => {
         const [row] = (await t.dataSource.query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity
+          `SELECT count(*)::int AS n FROM ${onCitus() ? 'citus_stat_activity' : 'pg_stat_activity'}
             WHERE datname = current_database() AND wait_event_type = 'Lock'`,
         )) as { n: number }[];
         return row.n > 0;
