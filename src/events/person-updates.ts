@@ -3,10 +3,8 @@
  * `$create_alias` or `$merge_dangerously` links, and the keys of `$unset`.
  */
 import { textProblem } from '../capture/capture-text.js';
+import { unsetKeys as personUnsetKeys } from '../persons/person-event-updates.js';
 import { EVENT_DISTINCT_ID_MAX_LENGTH, type EventRow } from './event-rows.js';
-
-/** Most keys one event's `$set` / `$set_once` / `$unset` writes; the rest are ignored. */
-export const PERSON_UPDATE_MAX_KEYS = 1000;
 
 /**
  * Distinct ids PostHog never merges on: placeholders a client sends when it has no real id (merging on them would
@@ -30,9 +28,6 @@ const ILLEGAL_IDS = new Set([
   '',
 ]);
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
-
 function usableId(value: unknown, own: string): string | null {
   if (typeof value !== 'string' && typeof value !== 'number') return null;
   const id = String(value);
@@ -54,10 +49,10 @@ export function linkedDistinctId(row: Pick<EventRow, 'event' | 'distinctId' | 'p
   return null;
 }
 
-/** The keys of an `$unset` (an array of names; an object's keys are taken too), at most PERSON_UPDATE_MAX_KEYS. */
+/**
+ * The keys of an `$unset` (an array of names; an object's keys are taken too), at most PERSON_UPDATE_MAX_KEYS
+ * (persons/person-event-updates.ts), without those that cannot be stored.
+ */
 export function unsetKeys(value: unknown): string[] {
-  const keys = Array.isArray(value) ? value : isObject(value) ? Object.keys(value) : [];
-  return keys
-    .filter((k): k is string => typeof k === 'string' && !textProblem(k))
-    .slice(0, PERSON_UPDATE_MAX_KEYS);
+  return personUnsetKeys(value, (key) => !textProblem(key));
 }

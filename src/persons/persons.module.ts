@@ -5,6 +5,7 @@ import { PersonsController } from './persons.controller.js';
 import { PersonsProjectCleanup } from './persons-project-cleanup.js';
 import { PersonsRepository } from './persons.repository.js';
 import { PersonsService } from './persons.service.js';
+import { PersonUpdatesService } from './person-updates.service.js';
 
 /**
  * Persons of a project and their distinct ids: used by recording and event capture and the recordings and
@@ -13,7 +14,13 @@ import { PersonsService } from './persons.service.js';
 @Module({
   imports: [ProjectsModule],
   controllers: [PersonsController],
-  providers: [PersonsRepository, PersonsService, PersonReadsService, PersonsProjectCleanup],
-  exports: [PersonsService],
+  providers: [
+    PersonsRepository,
+    PersonsService,
+    PersonUpdatesService,
+    PersonReadsService,
+    PersonsProjectCleanup,
+  ],
+  exports: [PersonsService, PersonUpdatesService],
 })
 export class PersonsModule {}
