@@ -61,8 +61,6 @@ const INTERNAL_IMPORTS: Record<string, string> = {
     "capture's rule for text that cannot be stored (NUL, surrogates)",
   'capture/capture-events.ts -> persons/person-properties.js':
     "the persons' pure property bounds, applied while a capture body is read",
-  'session-recordings/ingestion/recording-ingestion.service.ts -> persons/person-properties.js':
-    "the persons' pure property bounds, applied inside the capture transaction",
   'batch-exports/runs/export-source.repository.ts -> persons/persons.repository.js':
     "the SQL expression capping a person's properties, inside the export's one statement",
   'batch-exports/runs/export-source.repository.ts -> session-recordings/ingestion/recording-metadata.js':

@@ -8,7 +8,6 @@ import { ApiError } from '../common/errors/api-error.js';
 import { Yielder } from '../common/time/yielder.js';
 import { DISTINCT_ID_MAX_LENGTH } from '../persons/person-distinct-id.entity.js';
 import { type PersonSetLimits, setLimitProblem } from '../persons/person-properties.js';
-import { unsetKeys } from '../persons/person-event-updates.js';
 import type { RrwebEvent } from '../session-recordings/ingestion/recording-metadata.js';
 import type { SnapshotBatch } from '../session-recordings/ingestion/snapshot-batch.js';
 import { DroppedValues, isMarkedWithoutBadText, textProblem, withoutBadText } from './capture-text.js';
@@ -292,7 +291,7 @@ export function readSnapshotEvent(
     events,
     set: personProperties('$set'),
     setOnce: personProperties('$set_once'),
-    unset: unsetKeys(properties.$unset, (key) => !textProblem(key)),
+    unset: properties.$unset,
   };
 }
 

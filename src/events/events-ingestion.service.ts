@@ -12,7 +12,7 @@ import { PersonUpdatesService } from '../persons/person-updates.service.js';
 import { PersonsService } from '../persons/persons.service.js';
 import { RecordingIngestionService } from '../session-recordings/ingestion/recording-ingestion.service.js';
 import { dayOf, eventsCutoff, MAX_NEW_PARTITIONS_PER_REQUEST, partitionName } from './event-partitions.js';
-import { linkedDistinctId, unsetKeys } from './person-updates.js';
+import { linkedDistinctId } from './person-updates.js';
 import { type DropReason, type EventRow, toEventRow } from './event-rows.js';
 import { EventsRepository, isMissingPartition } from './events.repository.js';
 
@@ -165,7 +165,7 @@ export class EventsIngestionService {
         // The row keeps its properties as the JSON that is stored (within the body's charge: two bytes per
         // decoded byte) and what persons need of them; the decoded values can then be collected.
         row.linkedId = linkedDistinctId(row);
-        row.unsetKeys = unsetKeys(row.properties.$unset);
+        row.unset = row.properties.$unset;
         row.properties = {};
         rows.push(row);
       }
@@ -399,7 +399,7 @@ export class EventsIngestionService {
         linkedId: row.linkedId === undefined ? linkedDistinctId(row) : row.linkedId,
         set: row.set,
         setOnce: row.setOnce,
-        unset: row.unsetKeys ?? unsetKeys(row.properties.$unset),
+        unset: row.unset === undefined ? row.properties.$unset : row.unset,
       })),
       now,
       {

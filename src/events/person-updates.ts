@@ -1,9 +1,9 @@
 /**
  * What analytics events ask of persons (docs/decisions.md §13): the distinct id an `$identify`,
- * `$create_alias` or `$merge_dangerously` links, and the keys of `$unset`.
+ * `$create_alias` or `$merge_dangerously` links. The persons service applies it with the events' `$set`,
+ * `$set_once` and `$unset` (persons/person-updates.service.ts).
  */
 import { textProblem } from '../capture/capture-text.js';
-import { unsetKeys as personUnsetKeys } from '../persons/person-event-updates.js';
 import { EVENT_DISTINCT_ID_MAX_LENGTH, type EventRow } from './event-rows.js';
 
 /**
@@ -47,12 +47,4 @@ export function linkedDistinctId(row: Pick<EventRow, 'event' | 'distinctId' | 'p
     return usableId(row.properties.alias, row.distinctId);
   }
   return null;
-}
-
-/**
- * The keys of an `$unset` (an array of names; an object's keys are taken too), at most PERSON_UPDATE_MAX_KEYS
- * (persons/person-event-updates.ts), without those that cannot be stored.
- */
-export function unsetKeys(value: unknown): string[] {
-  return personUnsetKeys(value, (key) => !textProblem(key));
 }

@@ -1,7 +1,8 @@
+import { describe, expect, it } from '@jest/globals';
 import { applyUpdate } from './person-properties.js';
 import { emptyFold, foldPersonEvent, type PersonEvent, unsetKeys } from './person-event-updates.js';
 
-type Change = Pick<PersonEvent, 'set' | 'setOnce' | 'unset'>;
+type Change = Pick<PersonEvent, 'set' | 'setOnce'> & { unset: string[] };
 
 /** Applies each event by itself, in order, as PostHog's person-update.ts does: $set_once, $set, then $unset. */
 function oneByOne(start: Record<string, unknown>, events: Change[]): Record<string, unknown> {
@@ -97,7 +98,7 @@ describe('unsetKeys', () => {
     expect(unsetKeys(['a', 1, 'b'])).toEqual(['a', 'b']);
     expect(unsetKeys({ a: 1, b: null })).toEqual(['a', 'b']);
     expect(unsetKeys('a')).toEqual([]);
-    expect(unsetKeys(['a', 'b\u0000'], (k) => !k.includes('\u0000'))).toEqual(['a']);
+
     expect(unsetKeys(Array.from({ length: 1500 }, (_, i) => `k${i}`))).toHaveLength(1000);
   });
 });

@@ -25,8 +25,8 @@ export interface PersonEvent {
   linkedId: string | null;
   set: Json | null;
   setOnce: Json | null;
-  /** Keys of `$unset` (`unsetKeys`). */
-  unset: readonly string[];
+  /** The event's `$unset` as sent: an array of names, or an object whose keys are taken (`unsetKeys`). */
+  unset: unknown;
 }
 
 /** A fold in progress: the update of one person, its keys disjoint between set, setOnce and unset. */
@@ -46,11 +46,17 @@ function setOwn(target: Json, key: string, value: unknown): void {
 
 /**
  * The keys of an `$unset` (an array of names; an object's keys are taken too, as PostHog does), at most
- * PERSON_UPDATE_MAX_KEYS; `usable` leaves out keys that cannot be stored (text with NUL, lone surrogates).
+ * PERSON_UPDATE_MAX_KEYS. A key that cannot be stored (NUL, lone surrogates) is in no person's properties, so
+ * removing it changes nothing.
  */
-export function unsetKeys(value: unknown, usable: (key: string) => boolean = () => true): string[] {
-  const keys = Array.isArray(value) ? value : isObject(value) ? Object.keys(value) : [];
-  return keys.filter((k): k is string => typeof k === 'string' && usable(k)).slice(0, PERSON_UPDATE_MAX_KEYS);
+export function unsetKeys(value: unknown): string[] {
+  const keys: unknown[] = Array.isArray(value) ? value : isObject(value) ? Object.keys(value) : [];
+  const out: string[] = [];
+  for (const key of keys) {
+    if (out.length >= PERSON_UPDATE_MAX_KEYS) break;
+    if (typeof key === 'string') out.push(key);
+  }
+  return out;
 }
 
 /** An empty update. */
@@ -66,7 +72,7 @@ export const emptyFold = (): FoldedUpdate => ({ set: {}, setOnce: {}, unset: [] 
  */
 export function foldPersonEvent(
   into: FoldedUpdate,
-  event: Pick<PersonEvent, 'set' | 'setOnce' | 'unset'>,
+  event: Pick<PersonEvent, 'set' | 'setOnce'> & { unset: readonly string[] },
 ): void {
   const unset = new Set(into.unset);
   if (event.setOnce) {

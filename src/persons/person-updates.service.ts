@@ -1,6 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { countSetValues, jsonBytesWithin } from './person-properties.js';
-import { emptyFold, type FoldedUpdate, foldPersonEvent, type PersonEvent } from './person-event-updates.js';
+import {
+  emptyFold,
+  type FoldedUpdate,
+  foldPersonEvent,
+  type PersonEvent,
+  unsetKeys,
+} from './person-event-updates.js';
 import { PersonsService } from './persons.service.js';
 
 export type { PersonEvent };
@@ -113,7 +119,8 @@ export class PersonUpdatesService {
       if (personId === undefined) continue;
       const set = event.set ?? {};
       const setOnce = event.setOnce ?? {};
-      let kept: Pick<PersonEvent, 'set' | 'setOnce' | 'unset'> = event;
+      const unset = unsetKeys(event.unset);
+      let kept = { set: event.set, setOnce: event.setOnce, unset };
       if (Object.keys(set).length || Object.keys(setOnce).length) {
         const so = setSoFar.get(personId) ?? { values: 0, bytes: 0 };
         const values =
@@ -122,10 +129,10 @@ export class PersonUpdatesService {
           so.bytes + jsonBytesWithin(set, limits.maxBytes) + jsonBytesWithin(setOnce, limits.maxBytes);
         if (values > limits.maxKeys || bytes > limits.maxBytes) {
           setsDropped++;
-          kept = { set: null, setOnce: null, unset: event.unset };
+          kept = { set: null, setOnce: null, unset };
         } else setSoFar.set(personId, { values, bytes });
       }
-      if (!Object.keys(set).length && !Object.keys(setOnce).length && !event.unset.length) continue;
+      if (!Object.keys(set).length && !Object.keys(setOnce).length && !unset.length) continue;
       let update = updates.get(personId);
       if (!update) updates.set(personId, (update = emptyFold()));
       foldPersonEvent(update, kept);

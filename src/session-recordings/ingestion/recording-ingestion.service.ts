@@ -207,7 +207,7 @@ export class RecordingIngestionService {
           linkedId: null,
           set: b.set,
           setOnce: b.setOnce,
-          unset: b.unset ?? [],
+          unset: b.unset,
         });
       }
     }
