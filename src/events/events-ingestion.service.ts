@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { type CaptureBatch, type CaptureEvent, SNAPSHOT_EVENT } from '../capture/capture-events.js';
 import type { DroppedValues } from '../capture/capture-text.js';
 import { ApiError } from '../common/errors/api-error.js';
@@ -15,6 +15,7 @@ import { dayOf, eventsCutoff, MAX_NEW_PARTITIONS_PER_REQUEST, partitionName } fr
 import { linkedDistinctId } from './person-updates.js';
 import { type DropReason, type EventRow, toEventRow } from './event-rows.js';
 import { EventsRepository, isMissingPartition } from './events.repository.js';
+import { EVENTS_STORE, type EventsStore } from './events-store.js';
 
 /** Most events, and most bytes of their properties' JSON, stored per INSERT statement. */
 const INSERT_ROWS = 1000;
@@ -111,6 +112,7 @@ export class EventsIngestionService {
 
   constructor(
     private readonly events: EventsRepository,
+    @Inject(EVENTS_STORE) private readonly eventsStore: EventsStore,
     private readonly persons: PersonsService,
     private readonly personUpdates: PersonUpdatesService,
     private readonly transactions: TransactionHost,
@@ -323,7 +325,7 @@ export class EventsIngestionService {
         for (const part of statementsOf(rows)) {
           await this.checkDeadline(deadline);
           const mark = !project.ingestedEvent && !this.ingestedTeams.has(teamId) && stored === 0;
-          stored += await this.events.insertBatch(teamId, part, mark);
+          stored += (await this.eventsStore.append(teamId, part, mark)).stored;
         }
         // The request's recordings (`$snapshot` events of `/e/`), in this transaction: the request commits whole.
         await alongside();
