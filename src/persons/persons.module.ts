@@ -4,6 +4,7 @@ import { PersonReadsService } from './person-reads.service.js';
 import { PersonsController } from './persons.controller.js';
 import { PersonsProjectCleanup } from './persons-project-cleanup.js';
 import { PersonsRepository } from './persons.repository.js';
+import { PERSONS_STORE } from './persons-store.js';
 import { PersonsService } from './persons.service.js';
 import { PersonUpdatesService } from './person-updates.service.js';
 
@@ -16,6 +17,7 @@ import { PersonUpdatesService } from './person-updates.service.js';
   controllers: [PersonsController],
   providers: [
     PersonsRepository,
+    { provide: PERSONS_STORE, useExisting: PersonsRepository },
     PersonsService,
     PersonUpdatesService,
     PersonReadsService,

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ApiError } from '../common/errors/api-error.js';
 import { AppConfig } from '../config/config.js';
 import {
@@ -9,7 +9,8 @@ import {
   PROTECTED_PERSON_PROPERTIES,
   setLimitProblem,
 } from './person-properties.js';
-import { type EventPerson, PersonsRepository } from './persons.repository.js';
+import type { EventPerson } from './persons.repository.js';
+import { PERSONS_STORE, type PersonsStore } from './persons-store.js';
 
 export type { EventPerson, PersonPropertyUpdate };
 
@@ -41,7 +42,7 @@ export class PersonsService {
   private readonly maxBytes: number;
 
   constructor(
-    private readonly persons: PersonsRepository,
+    @Inject(PERSONS_STORE) private readonly persons: PersonsStore,
     config: AppConfig,
   ) {
     this.setLimits = {
