@@ -3,7 +3,7 @@ import { type ExportModel, rangeParams } from '../stores/export-model.js';
 
 /**
  * The activity log: every entry of the project inserted within the run's interval or committed late
- * (export-watermark.ts: `created_at` and `write_xid`), oldest first, with its user's uuid and e-mail.
+ * (export-cursor.ts: `created_at` and `write_xid`), oldest first, with its user's uuid and e-mail.
  */
 const ACTIVITY_LOG_SQL = `
   SELECT a.id::text AS id, a.team_id, a.organization_id::text AS organization_id, u.uuid::text AS user_uuid,
@@ -16,7 +16,7 @@ const ACTIVITY_LOG_SQL = `
 
 /**
  * The activity log: one row per entry of the project's log (docs/security.md), read by its insert (`created_at`,
- * the writing transaction's start) and transaction id (`write_xid`, export-watermark.ts); merged on (team_id, id),
+ * the writing transaction's start) and transaction id (`write_xid`, export-cursor.ts); merged on (team_id, id),
  * never replaced (entries do not change). `detail` is PostHog's (secrets already masked); `user_uuid` and
  * `user_email` who made it (null for the system).
  */

@@ -19,7 +19,7 @@ const EVENT_FILTERS = `($7::text[] IS NULL OR e.event = ANY($7::text[])) AND ($8
 
 /**
  * Events: every event of the project read by the run, stamped by its insert (`created_at`, the transaction's
- * start, as a recording's `last_event_received_at`) and read by its `inserted_xid` (export-watermark.ts), so an
+ * start, as a recording's `last_event_received_at`) and read by its `inserted_xid` (export-cursor.ts), so an
  * event committed after its interval's run read is read by the next run, once. $7 the event names to include
  * (null: all), $8 those to leave out (null: none). The person's properties are capped as the persons export
  * reads them. In insert order, then uuid.

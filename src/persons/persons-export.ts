@@ -7,7 +7,7 @@ const DISTINCT_ID_CHANGED = readByWatermarkSql('d', 'updated_at');
 
 /**
  * Persons: every distinct id whose person changed (properties, version) or which was added or moved, read by
- * the run (within its interval, or committed late: export-watermark.ts), in distinct id row order.
+ * the run (within its interval, or committed late: export-cursor.ts), in distinct id row order.
  * Properties past PERSON_PROPERTIES_READ_MAX_BYTES (stored before the limit) are sent as `{}`.
  * `_inserted_at` is the change that put the row in the run (the earlier of both when both did), as PostHog
  * computes it, and the interval's start for a change read late.

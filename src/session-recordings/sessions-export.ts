@@ -14,7 +14,7 @@ const DAY_MS = 24 * 3600_000;
 
 /**
  * Sessions: every undeleted recording read by the run (it received events within the interval, or its write
- * committed late: export-watermark.ts), in the order of its last events, unless it has
+ * committed late: export-cursor.ts), in the order of its last events, unless it has
  * expired ($7 the start of today, UTC; $8 RECORDING_RETENTION_DAYS): the cutoff is the API's
  * (`retentionCutoff`), so an export never sends a recording the API no longer shows, nor one the purge is about
  * to delete. `visible`: the condition leaving out the recordings the access rules hide from the export's creator

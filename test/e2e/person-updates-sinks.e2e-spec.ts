@@ -44,7 +44,7 @@ describe('one persons service for every ingestion sink', () => {
     const org = await t.factories.organization(owner, 'Person sinks');
     projectId = org.teams[0].id;
     token = org.teams[0].api_token;
-  });
+  }, 90_000);
   afterAll(async () => {
     await t?.close();
   });

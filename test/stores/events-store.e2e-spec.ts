@@ -61,7 +61,7 @@ describe.each(EVENTS_STORES)('EventsStore conformance: $name', (implementation) 
     projectId = org.teams[0].id;
     otherProjectId = (await t.factories.organization(owner, 'Events store other')).teams[0].id;
     await store.prepareDays([dayOf(Date.now())]);
-  });
+  }, 90_000);
   afterAll(async () => {
     await t?.close();
   });

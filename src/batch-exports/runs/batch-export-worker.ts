@@ -416,7 +416,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /**
-   * What a run reads: its project, interval and transaction ids (scheduled runs, see export-watermark.ts), and
+   * What a run reads: its project, interval and transaction ids (scheduled runs, see export-cursor.ts), and
    * the retention its sessions are read with (now), the event names an events export includes or leaves out.
    */
   private sourceRange(
