@@ -11,7 +11,7 @@ export type { SourceRange };
  * The rows a batch export run reads. Each run reads its rows with one query through a server-side cursor (in a
  * read-only REPEATABLE READ transaction on a connection of its own: one consistent snapshot, one plan),
  * fetching `pageSize` rows at a time, so memory is bounded by the page size whatever the interval holds. The
- * persons and session recordings tables are read here as the export models describe them.
+ * statement is the export model's (declared by its feature, src/stores/export-model.ts): no table is named here.
  */
 @Injectable()
 export class ExportSourceRepository {
