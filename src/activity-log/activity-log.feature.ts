@@ -15,6 +15,8 @@ declare module '../common/auth/scopes.js' {
 export const ACTIVITY_LOG_FEATURE = defineFeature({
   name: 'activity-log',
   load: async () => ({
+    // What batch exports can export of it (src/stores/export-model.ts).
+    exportModels: [(await import('./activity-log-export.js')).ACTIVITY_LOG_MODEL],
     modules: [(await import('./activity-log.module.js')).ActivityLogModule],
     entities: [(await import('./activity-log.entity.js')).ActivityLogEntity],
     migrations: [

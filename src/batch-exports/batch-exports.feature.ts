@@ -53,7 +53,7 @@ export const BATCH_EXPORTS_FEATURE = defineFeature({
       (await import('../database/migrations/1795467963056-BatchExportFilters.js'))
         .BatchExportFilters1795467963056,
       (await import('../database/migrations/1795473000000-BatchExportRuns.js')).BatchExportRuns1795473000000,
-      // The transaction-id watermark of export reads, on the tables the export models read (export-watermark.ts).
+      // The transaction-id watermark of export reads, on the tables the export models read (export-cursor.ts).
       (await import('../database/migrations/1795807561520-ExportWatermark.js')).ExportWatermark1795807561520,
       // Who created an export: the user its runs count against in the workers' fair sharing.
       (await import('./migrations/1795941684165-BatchExportCreatedBy.js')).BatchExportCreatedBy1795941684165,

@@ -15,7 +15,7 @@ import { BatchExportLogEntity, type LogLevel } from './batch-export-log.entity.j
 import { BatchExportPauseEntity } from './batch-export-pause.entity.js';
 import { BatchExportRunEntity, CANCELLABLE_STATUSES } from './batch-export-run.entity.js';
 import { BatchExportEntity } from './batch-export.entity.js';
-import { DATABASE_HORIZON_SQL } from './runs/export-watermark.js';
+import { DATABASE_HORIZON_SQL } from '../stores/export-cursor.js';
 import { RunQueue, type RunToEnqueue } from './runs/run-queue.js';
 import { INTERVAL_SPECS, type IntervalSpec } from './schedule.js';
 

@@ -291,6 +291,7 @@ export function readSnapshotEvent(
     events,
     set: personProperties('$set'),
     setOnce: personProperties('$set_once'),
+    unset: properties.$unset,
   };
 }
 

@@ -3,7 +3,7 @@ import { CaptureEvent } from '../capture/capture-events.js';
 import { DroppedValues } from '../capture/capture-text.js';
 import { dayOfPartition, eventsCutoff, partitionName } from './event-partitions.js';
 import { eventTimestamp, toEventRow, type RowContext } from './event-rows.js';
-import { linkedDistinctId, unsetKeys } from './person-updates.js';
+import { linkedDistinctId } from './person-updates.js';
 
 const NOW = new Date('2026-11-27T12:00:00.000Z');
 const context = (over: Partial<RowContext> = {}): RowContext => ({
@@ -183,11 +183,5 @@ describe('person updates', () => {
       }),
     ).toBeNull();
     expect(linkedDistinctId({ event: 'other', distinctId: 'u', properties: { alias: 'b' } })).toBeNull();
-  });
-
-  it('reads $unset keys', () => {
-    expect(unsetKeys(['a', 1, 'b'])).toEqual(['a', 'b']);
-    expect(unsetKeys({ c: true })).toEqual(['c']);
-    expect(unsetKeys('a')).toEqual([]);
   });
 });

@@ -42,7 +42,8 @@ export interface EventRow {
   propertiesJson?: string;
   /** What ingestion keeps of `properties` once it lets go of them (the JSON is what is stored). */
   linkedId?: string | null;
-  unsetKeys?: string[];
+  /** The event's `$unset` as sent, kept when its properties are let go (PersonUpdatesService reads it). */
+  unset?: unknown;
 }
 
 export interface RowContext {

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { type CaptureBatch, type CaptureEvent, SNAPSHOT_EVENT } from '../capture/capture-events.js';
 import type { DroppedValues } from '../capture/capture-text.js';
 import { ApiError } from '../common/errors/api-error.js';
@@ -8,12 +8,14 @@ import { Yielder } from '../common/time/yielder.js';
 import { AppConfig } from '../config/config.js';
 import { TransactionHost } from '../database/transactions.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
-import { type PersonPropertyUpdate, PersonsService } from '../persons/persons.service.js';
+import { PersonUpdatesService } from '../persons/person-updates.service.js';
+import { PersonsService } from '../persons/persons.service.js';
 import { RecordingIngestionService } from '../session-recordings/ingestion/recording-ingestion.service.js';
 import { dayOf, eventsCutoff, MAX_NEW_PARTITIONS_PER_REQUEST, partitionName } from './event-partitions.js';
-import { linkedDistinctId, unsetKeys } from './person-updates.js';
+import { linkedDistinctId } from './person-updates.js';
 import { type DropReason, type EventRow, toEventRow } from './event-rows.js';
 import { EventsRepository, isMissingPartition } from './events.repository.js';
+import { EVENTS_STORE, type EventsStore } from './events-store.js';
 
 /** Most events, and most bytes of their properties' JSON, stored per INSERT statement. */
 const INSERT_ROWS = 1000;
@@ -23,27 +25,12 @@ const INSERT_BYTES = 4 * 1024 * 1024;
  * the request's capture memory budget for the largest statement of the request.
  */
 const INSERT_COPIES = 3;
-/** Links (`$identify`, ...) made between two renewals of the statements' bound by the time the request has left. */
-const LINKS_PER_BOUND = 50;
 /** Attempts of a request's transaction lost to a deadlock or serialization failure. */
 const MAX_ATTEMPTS = 3;
 /** Most partition days remembered as existing (retention plus the days ahead, at most). */
 const MAX_KNOWN_DAYS = 4000;
 /** Most projects remembered as having `ingested_event` set. */
 const MAX_INGESTED_TEAMS = 100_000;
-
-/** Copies `source`'s own properties onto `target` (`__proto__` as a plain key); `keepExisting`: first one wins. */
-function assignOwn(target: Record<string, unknown>, source: Record<string, unknown>, keepExisting: boolean) {
-  for (const key of Object.keys(source)) {
-    if (keepExisting && Object.prototype.hasOwnProperty.call(target, key)) continue;
-    Object.defineProperty(target, key, {
-      value: source[key],
-      writable: true,
-      enumerable: true,
-      configurable: true,
-    });
-  }
-}
 
 const jsonBytes = (row: EventRow) => row.propertiesJson?.length ?? 0;
 
@@ -125,7 +112,9 @@ export class EventsIngestionService {
 
   constructor(
     private readonly events: EventsRepository,
+    @Inject(EVENTS_STORE) private readonly eventsStore: EventsStore,
     private readonly persons: PersonsService,
+    private readonly personUpdates: PersonUpdatesService,
     private readonly transactions: TransactionHost,
     private readonly recordings: RecordingIngestionService,
     config: AppConfig,
@@ -178,7 +167,7 @@ export class EventsIngestionService {
         // The row keeps its properties as the JSON that is stored (within the body's charge: two bytes per
         // decoded byte) and what persons need of them; the decoded values can then be collected.
         row.linkedId = linkedDistinctId(row);
-        row.unsetKeys = unsetKeys(row.properties.$unset);
+        row.unset = row.properties.$unset;
         row.properties = {};
         rows.push(row);
       }
@@ -336,7 +325,7 @@ export class EventsIngestionService {
         for (const part of statementsOf(rows)) {
           await this.checkDeadline(deadline);
           const mark = !project.ingestedEvent && !this.ingestedTeams.has(teamId) && stored === 0;
-          stored += await this.events.insertBatch(teamId, part, mark);
+          stored += (await this.eventsStore.append(teamId, part, mark)).stored;
         }
         // The request's recordings (`$snapshot` events of `/e/`), in this transaction: the request commits whole.
         await alongside();
@@ -363,7 +352,7 @@ export class EventsIngestionService {
 
   /**
    * The person of every event that processes persons (found or created by its distinct id), with the events'
-   * `$set`/`$set_once` applied in order (later events win for `$set`, earlier ones for `$set_once`).
+   * links, `$set`, `$set_once` and `$unset` applied in the order sent (PersonUpdatesService).
    */
   private async resolvePersons(
     teamId: number,
@@ -395,71 +384,32 @@ export class EventsIngestionService {
     for (const row of personless) row.personId = persons.get(row.distinctId)?.uuid ?? null;
   }
 
-  /** The persons of the events that process persons, their links, `$set`/`$set_once` and `$unset`. */
+  /**
+   * The persons of the events that process persons, their links, `$set`/`$set_once` and `$unset`: the one
+   * persons service every ingestion sink uses (`PersonUpdatesService`).
+   */
   private async processPersons(
     teamId: number,
     withPerson: EventRow[],
     now: Date,
     deadline: RequestDeadline | null,
   ): Promise<void> {
-    // `$identify` / `$create_alias` first, in the order sent, so every event of the batch sees the merged person.
-    // A chain of merges stops at the deadline: checked before each link, the statements' bound renewed now and
-    // then (LINKS_PER_BOUND).
-    const identified = new Set<number>();
-    let links = 0;
-    for (const row of withPerson) {
-      const other = row.linkedId ?? linkedDistinctId(row);
-      if (other === null) continue;
-      deadline?.throwIfPassed();
-      if (++links % LINKS_PER_BOUND === 0) await this.checkDeadline(deadline);
-      const person = await this.persons.link(teamId, row.distinctId, other, now, (from, into) =>
-        this.recordings.reassignPerson(from, into),
-      );
-      identified.add(person);
-    }
-    await this.checkDeadline(deadline);
-    const persons = await this.persons.resolvePersons(
+    const { persons } = await this.personUpdates.apply(
       teamId,
-      withPerson.map((r) => r.distinctId),
+      withPerson.map((row) => ({
+        distinctId: row.distinctId,
+        linkedId: row.linkedId === undefined ? linkedDistinctId(row) : row.linkedId,
+        set: row.set,
+        setOnce: row.setOnce,
+        unset: row.unset === undefined ? row.properties.$unset : row.unset,
+      })),
       now,
+      {
+        check: () => deadline?.throwIfPassed(),
+        bound: () => this.checkDeadline(deadline),
+        beforeMerge: (from, into) => this.recordings.reassignPerson(from, into),
+      },
     );
-    const ids = new Map([...persons].map(([distinctId, person]) => [distinctId, person.id]));
-    const updates = new Map<number, PersonPropertyUpdate>();
-    // Linked persons are marked identified in the pass that locks persons in id order (a person merged by a later
-    // link of the batch is gone: its mark changes nothing, and the survivor was returned by that link).
-    for (const personId of identified) updates.set(personId, { set: {}, setOnce: {}, identify: true });
-    for (const row of withPerson) {
-      const personId = ids.get(row.distinctId);
-      if (personId === undefined || (!row.set && !row.setOnce)) continue;
-      let update = updates.get(personId);
-      if (!update) updates.set(personId, (update = { set: {}, setOnce: {} }));
-      if (row.set) assignOwn(update.set, row.set, false);
-      if (row.setOnce) assignOwn(update.setOnce, row.setOnce, true);
-    }
-    // PERSON_SET_MAX_KEYS / _BYTES per request and person, as capture of recordings: past it the update is left
-    // out whole (its events are stored), and PERSON_PROPERTIES_MAX_BYTES is kept by applyPropertyUpdates.
-    for (const [personId, update] of updates) {
-      const problem = this.persons.setProblem({ ...update.setOnce, ...update.set });
-      if (!problem) continue;
-      updates.set(personId, { set: {}, setOnce: {}, identify: update.identify });
-      this.logger.warn(
-        { teamId, personId },
-        `person ${personId}: the $set/$set_once of this request were not applied, they have ${problem}`,
-      );
-    }
-    await this.checkDeadline(deadline);
-    await this.persons.applyPropertyUpdates(updates, teamId, () => deadline?.throwIfPassed());
-    const unsets = new Map<number, Set<string>>();
-    for (const row of withPerson) {
-      const personId = ids.get(row.distinctId);
-      const keys = row.unsetKeys ?? unsetKeys(row.properties.$unset);
-      if (personId === undefined || !keys.length) continue;
-      let set = unsets.get(personId);
-      if (!set) unsets.set(personId, (set = new Set()));
-      for (const key of keys) set.add(key);
-    }
-    await this.checkDeadline(deadline);
-    await this.persons.unsetProperties(teamId, unsets);
     for (const row of withPerson) row.personId = persons.get(row.distinctId)?.uuid ?? null;
   }
 }

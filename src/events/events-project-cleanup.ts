@@ -1,13 +1,13 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { ProjectDeletionService } from '../projects/deletion/project-deletion.service.js';
-import { EventsRepository } from './events.repository.js';
+import { EVENTS_STORE, type EventsStore } from './events-store.js';
 
 /** How a deleted project's events go (ProjectDeletionService): in batches, from every day partition. */
 @Injectable()
 export class EventsProjectCleanup implements OnModuleInit {
   constructor(
     private readonly deletion: ProjectDeletionService,
-    private readonly events: EventsRepository,
+    @Inject(EVENTS_STORE) private readonly events: EventsStore,
   ) {}
 
   onModuleInit(): void {

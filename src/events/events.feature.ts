@@ -15,6 +15,8 @@ declare module '../common/auth/scopes.js' {
 export const EVENTS_FEATURE = defineFeature({
   name: 'events',
   load: async () => ({
+    // What batch exports can export of it (src/stores/export-model.ts).
+    exportModels: [(await import('./events-export.js')).EVENTS_MODEL],
     modules: [(await import('./events.module.js')).EventsModule],
     // `events` is a partitioned table, which TypeORM does not model: no entity (docs/data-access.md).
     migrations: [

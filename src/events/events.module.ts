@@ -10,6 +10,7 @@ import { EventsIngestionService } from './events-ingestion.service.js';
 import { EventsProjectCleanup } from './events-project-cleanup.js';
 import { EventsController, SharedEventsController } from './events.controller.js';
 import { EventsRepository } from './events.repository.js';
+import { EVENTS_STORE, PostgresEventsStore } from './events-store.js';
 import { EventsService } from './events.service.js';
 
 /**
@@ -28,6 +29,8 @@ import { EventsService } from './events.service.js';
   controllers: [EventsCaptureController, EventsController, SharedEventsController],
   providers: [
     EventsRepository,
+    PostgresEventsStore,
+    { provide: EVENTS_STORE, useExisting: PostgresEventsStore },
     EventsIngestionService,
     EventsService,
     EventPartitionsScheduler,

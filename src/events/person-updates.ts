@@ -1,12 +1,10 @@
 /**
  * What analytics events ask of persons (docs/decisions.md §13): the distinct id an `$identify`,
- * `$create_alias` or `$merge_dangerously` links, and the keys of `$unset`.
+ * `$create_alias` or `$merge_dangerously` links. The persons service applies it with the events' `$set`,
+ * `$set_once` and `$unset` (persons/person-updates.service.ts).
  */
 import { textProblem } from '../capture/capture-text.js';
 import { EVENT_DISTINCT_ID_MAX_LENGTH, type EventRow } from './event-rows.js';
-
-/** Most keys one event's `$set` / `$set_once` / `$unset` writes; the rest are ignored. */
-export const PERSON_UPDATE_MAX_KEYS = 1000;
 
 /**
  * Distinct ids PostHog never merges on: placeholders a client sends when it has no real id (merging on them would
@@ -30,9 +28,6 @@ const ILLEGAL_IDS = new Set([
   '',
 ]);
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
-
 function usableId(value: unknown, own: string): string | null {
   if (typeof value !== 'string' && typeof value !== 'number') return null;
   const id = String(value);
@@ -52,12 +47,4 @@ export function linkedDistinctId(row: Pick<EventRow, 'event' | 'distinctId' | 'p
     return usableId(row.properties.alias, row.distinctId);
   }
   return null;
-}
-
-/** The keys of an `$unset` (an array of names; an object's keys are taken too), at most PERSON_UPDATE_MAX_KEYS. */
-export function unsetKeys(value: unknown): string[] {
-  const keys = Array.isArray(value) ? value : isObject(value) ? Object.keys(value) : [];
-  return keys
-    .filter((k): k is string => typeof k === 'string' && !textProblem(k))
-    .slice(0, PERSON_UPDATE_MAX_KEYS);
 }

@@ -24,6 +24,11 @@ export interface PersonSetLimits {
 export interface PersonPropertyUpdate {
   set: Json;
   setOnce: Json;
+  /**
+   * Keys removed (`$unset`). Disjoint from `set` and `setOnce` when built by `foldPersonEvent`
+   * (person-event-updates.ts), which keeps the order of a request's events.
+   */
+  unset?: readonly string[];
   /** Also mark the person identified (`is_identified`: an `$identify` or `$create_alias` linked it). */
   identify?: boolean;
 }
@@ -144,15 +149,30 @@ export function setLimitProblem(properties: Json, limits: PersonSetLimits): stri
   return null;
 }
 
-/** `properties` with the update applied: `setOnce` keys only where absent, then every `set` key. */
+/**
+ * `properties` with the update applied: `setOnce` keys only where absent, then every `set` key, then the `unset`
+ * keys removed (PostHog's order within one event: plugin-server/src/worker/ingestion/persons/person-update.ts,
+ * `computeEventPropertyUpdates` / `applyEventPropertyUpdates`).
+ */
 export function applyUpdate(properties: Json, update: PersonPropertyUpdate): Json {
+  const unset = new Set(update.unset ?? []);
   const out: Json = {};
-  for (const key of Object.keys(properties)) setOwn(out, key, properties[key]);
+  for (const key of Object.keys(properties)) if (!unset.has(key)) setOwn(out, key, properties[key]);
   for (const key of Object.keys(update.setOnce)) {
-    if (!Object.prototype.hasOwnProperty.call(out, key)) setOwn(out, key, update.setOnce[key]);
+    if (!Object.prototype.hasOwnProperty.call(properties, key) && !unset.has(key)) {
+      setOwn(out, key, update.setOnce[key]);
+    }
   }
-  for (const key of Object.keys(update.set)) setOwn(out, key, update.set[key]);
+  for (const key of Object.keys(update.set)) if (!unset.has(key)) setOwn(out, key, update.set[key]);
   return out;
+}
+
+/** Whether `update` changes `properties` at all (a key set, a `setOnce` key absent, an `unset` key present). */
+export function updateChanges(properties: Json, update: PersonPropertyUpdate): boolean {
+  const has = (key: string) => Object.prototype.hasOwnProperty.call(properties, key);
+  if (Object.keys(update.set).length) return true;
+  if (Object.keys(update.setOnce).some((key) => !has(key))) return true;
+  return (update.unset ?? []).some(has);
 }
 
 export interface TrimResult {

@@ -11,6 +11,8 @@ declare module '../common/auth/scopes.js' {
 export const PERSONS_FEATURE = defineFeature({
   name: 'persons',
   load: async () => ({
+    // What batch exports can export of it (src/stores/export-model.ts).
+    exportModels: [(await import('./persons-export.js')).PERSONS_MODEL],
     modules: [(await import('./persons.module.js')).PersonsModule],
     entities: [
       (await import('./person.entity.js')).PersonEntity,

@@ -4,7 +4,9 @@ import { PersonReadsService } from './person-reads.service.js';
 import { PersonsController } from './persons.controller.js';
 import { PersonsProjectCleanup } from './persons-project-cleanup.js';
 import { PersonsRepository } from './persons.repository.js';
+import { PERSONS_STORE } from './persons-store.js';
 import { PersonsService } from './persons.service.js';
+import { PersonUpdatesService } from './person-updates.service.js';
 
 /**
  * Persons of a project and their distinct ids: used by recording and event capture and the recordings and
@@ -13,7 +15,14 @@ import { PersonsService } from './persons.service.js';
 @Module({
   imports: [ProjectsModule],
   controllers: [PersonsController],
-  providers: [PersonsRepository, PersonsService, PersonReadsService, PersonsProjectCleanup],
-  exports: [PersonsService],
+  providers: [
+    PersonsRepository,
+    { provide: PERSONS_STORE, useExisting: PersonsRepository },
+    PersonsService,
+    PersonUpdatesService,
+    PersonReadsService,
+    PersonsProjectCleanup,
+  ],
+  exports: [PersonsService, PersonUpdatesService],
 })
 export class PersonsModule {}

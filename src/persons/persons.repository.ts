@@ -327,14 +327,6 @@ export class PersonsRepository extends RepositoryBase {
     await this.query(`DELETE FROM persons WHERE team_id = $1 AND id = $2`, [teamId, fromId]);
   }
 
-  /** Removes these keys from a person's properties (`$unset`). */
-  @GenerateSql({ params: (f) => [f.projectId, 1, ['plan']] })
-  async unsetProperties(teamId: number, personId: number, keys: readonly string[]): Promise<void> {
-    if (!keys.length) return;
-    const sql = `UPDATE persons SET properties = properties - $3::text[] WHERE team_id = $1 AND id = $2 AND properties ?| $3::text[]`;
-    await this.query(sql, [teamId, personId, keys]);
-  }
-
   /** The distinct ids of a project's person given by its id or uuid (empty when there is no such person). */
   @GenerateSql({ params: [1, '1'] })
   async distinctIdsOfPerson(teamId: number, idOrUuid: string): Promise<string[]> {

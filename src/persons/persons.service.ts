@@ -1,14 +1,16 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ApiError } from '../common/errors/api-error.js';
 import { AppConfig } from '../config/config.js';
 import {
   boundedUpdate,
+  updateChanges,
   type PersonPropertyUpdate,
   type PersonSetLimits,
   PROTECTED_PERSON_PROPERTIES,
   setLimitProblem,
 } from './person-properties.js';
-import { type EventPerson, PersonsRepository } from './persons.repository.js';
+import type { EventPerson } from './persons.repository.js';
+import { PERSONS_STORE, type PersonsStore } from './persons-store.js';
 
 export type { EventPerson, PersonPropertyUpdate };
 
@@ -40,7 +42,7 @@ export class PersonsService {
   private readonly maxBytes: number;
 
   constructor(
-    private readonly persons: PersonsRepository,
+    @Inject(PERSONS_STORE) private readonly persons: PersonsStore,
     config: AppConfig,
   ) {
     this.setLimits = {
@@ -94,7 +96,7 @@ export class PersonsService {
   }
 
   /**
-   * Applies `$set`/`$set_once` updates within PERSON_PROPERTIES_MAX_BYTES (and marks the persons of updates with
+   * Applies `$set`/`$set_once`/`$unset` updates within PERSON_PROPERTIES_MAX_BYTES (and marks the persons of updates with
    * `identify` identified), one person at a time in person id
    * order (each locked until the caller's transaction ends, so concurrent updates never lose one another's
    * keys). An update that would take a person past the limit is left out; a person already past it is trimmed
@@ -112,7 +114,8 @@ export class PersonsService {
       beforeEach();
       const update = updates.get(personId) as PersonPropertyUpdate;
       if (update.identify) await this.persons.markIdentified(teamId, personId);
-      if (!Object.keys(update.set).length && !Object.keys(update.setOnce).length) continue;
+      if (!Object.keys(update.set).length && !Object.keys(update.setOnce).length && !update.unset?.length)
+        continue;
       // PostgreSQL's rendering of the JSON adds a space after each `:` and `,`: a person within the limit
       // always loads; a larger one (stored before the limit) keeps only its small protected properties.
       const locked = await this.persons.lockProperties(teamId, personId, 2 * this.maxBytes);
@@ -130,7 +133,8 @@ export class PersonsService {
       }
       const result = boundedUpdate(existing, update, this.maxBytes);
       const trimmed = result.trimmed.length || legacyTrimmed;
-      if (result.applied || trimmed)
+      // An update that changes nothing (only `$unset` of absent keys, `$set_once` of present ones) writes nothing.
+      if ((result.applied && updateChanges(existing, update)) || trimmed)
         await this.persons.replaceProperties(teamId, personId, result.properties);
       if (result.applied) outcome.applied++;
       else outcome.refused++;
@@ -215,13 +219,6 @@ export class PersonsService {
     await beforeMerge(from, into);
     await this.persons.mergeInto(teamId, from, into);
     return into;
-  }
-
-  /** Removes properties of persons (`$unset`), in person id order. */
-  async unsetProperties(teamId: number, unsets: Map<number, Set<string>>): Promise<void> {
-    for (const personId of [...unsets.keys()].sort((x, y) => x - y)) {
-      await this.persons.unsetProperties(teamId, personId, [...(unsets.get(personId) as Set<string>)]);
-    }
   }
 
   /** The distinct ids of a project's person, by its id or uuid (empty when there is none). */

@@ -45,6 +45,8 @@ export function fixtureSnapshotEvent(apiToken: string, now: Date, label: string)
 export const SESSION_RECORDINGS_FEATURE = defineFeature({
   name: 'session-recordings',
   load: async () => ({
+    // What batch exports can export of it (src/stores/export-model.ts).
+    exportModels: [(await import('./sessions-export.js')).SESSIONS_MODEL],
     modules: [
       (await import('./session-recordings.module.js')).SessionRecordingsModule,
       (await import('./retention/recording-purge.module.js')).RecordingPurgeModule,

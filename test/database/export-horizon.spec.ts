@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { DATABASE_HORIZON_SQL } from '../../src/batch-exports/runs/export-watermark.js';
+import { DATABASE_HORIZON_SQL } from '../../src/stores/export-cursor.js';
 import { createEmptyDatabase, dropDatabase } from '../support/test-database.js';
 
 /**

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
-import { PERSONS_MODEL } from '../../src/batch-exports/runs/export-models.js';
+import { PERSONS_MODEL } from '../../src/persons/persons-export.js';
 import { ExportSourceRepository } from '../../src/batch-exports/runs/export-source.repository.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';

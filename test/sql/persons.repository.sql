@@ -56,9 +56,6 @@ UPDATE persons SET properties = coalesce((SELECT properties FROM persons WHERE t
 
 DELETE FROM persons WHERE team_id = $1 AND id = $2;
 
--- PersonsRepository.unsetProperties
-UPDATE persons SET properties = properties - $3::text[] WHERE team_id = $1 AND id = $2 AND properties ?| $3::text[];
-
 -- PersonsRepository.distinctIdsOfPerson
 SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.team_id = d.team_id AND p.id = d.person_id
 WHERE d.team_id = $1 AND p.id = $2::int ORDER BY d.id LIMIT 10000;

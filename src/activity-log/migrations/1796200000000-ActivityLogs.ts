@@ -5,7 +5,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * its snapshots or its events. Append-only: a trigger refuses every UPDATE and TRUNCATE, and every DELETE but
  * the retention task's (rows older than the cutoff it sets for its own transaction, `activity_log.prune_before`,
  * and at least a day old). No foreign keys: an entry outlives the user, project and organization it names. The
- * `activity_log` batch export model reads it by `write_xid` (export-watermark.ts); batch exports may use it.
+ * `activity_log` batch export model reads it by `write_xid` (export-cursor.ts); batch exports may use it.
  */
 export class ActivityLogs1796200000000 implements MigrationInterface {
   name = 'ActivityLogs1796200000000';

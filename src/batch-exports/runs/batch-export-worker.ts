@@ -21,7 +21,7 @@ import { createWriter } from './destinations/index.js';
 import type { DeliveryContext, RunLogLevel } from './destinations/destination.js';
 import { EgressPolicy } from './egress.js';
 import { AttemptStopped, ExportError, scrubSecrets } from './export-errors.js';
-import { EXPORT_MODELS } from './export-models.js';
+import { ExportModels } from './export-models.js';
 import { ExportSourceRepository, type SourceRange } from './export-source.repository.js';
 import { RunQueue, type FairnessCaps } from './run-queue.js';
 import { SlotWaitsRepository } from './slot-waits.repository.js';
@@ -83,6 +83,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     private readonly poolShare: ApiPoolShare,
     private readonly recordingVisibility: RecordingVisibilityService,
     private readonly exports: BatchExportsRepository,
+    private readonly models: ExportModels,
   ) {
     this.egress = new EgressPolicy(config.allowPrivateDestinations, config.embeddedDatabasePort);
   }
@@ -338,7 +339,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     const log = async (level: RunLogLevel, message: string) =>
       this.runs.addRunLog(claim, this.clock.now(), level, scrubSecrets(message, secrets));
     const { model: modelName, destinationType, config, teamId } = claim.batchExport;
-    const model = EXPORT_MODELS[modelName];
+    const model = this.models.get(modelName);
     const ctx: DeliveryContext = {
       runId: claim.run.id,
       attempt: claim.attemptNumber,
@@ -362,7 +363,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     };
     // A sessions or events export runs as its creator (none known: as a user in no role): the recordings the access
     // rules hide from them now, and their sessions' events, are left out.
-    const visibility = modelName === 'persons' ? undefined : await this.creatorsVisibility(claim);
+    const visibility = model.recordingVisibility ? await this.creatorsVisibility(claim) : undefined;
     const writer = createWriter(ctx);
     let records = 0;
     const timing = { read: 0, write: 0, finish: 0 };
@@ -415,7 +416,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /**
-   * What a run reads: its project, interval and transaction ids (scheduled runs, see export-watermark.ts), and
+   * What a run reads: its project, interval and transaction ids (scheduled runs, see export-cursor.ts), and
    * the retention its sessions are read with (now), the event names an events export includes or leaves out.
    */
   private sourceRange(

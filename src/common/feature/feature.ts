@@ -5,6 +5,7 @@ import type { AppConfig } from '../../config/config.js';
 import type { ScopeObject } from '../auth/scopes.js';
 import type { RouteAlias } from '../http/route-aliases.js';
 import type { IntervalTask } from '../tasks/interval-task.js';
+import type { ExportModel } from '../../stores/export-model.js';
 
 /** A TypeORM migration class (its name ends with the 13-digit timestamp that orders it). */
 export type MigrationClass = new () => unknown;
@@ -173,6 +174,11 @@ export interface FeatureParts {
   entities?: Type[];
   /** Its migrations; the global list is every feature's, ordered by timestamp. */
   migrations?: MigrationClass[];
+  /**
+   * The models batch exports can export from its stores (src/stores/export-model.ts): batch exports fill their
+   * registry from these and know no table.
+   */
+  exportModels?: ExportModel[];
 }
 
 /** A feature with its parts loaded: what AppModule and the data source take. */

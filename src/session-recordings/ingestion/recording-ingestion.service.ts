@@ -5,8 +5,7 @@ import { Clock } from '../../common/time/clock.js';
 import { Yielder } from '../../common/time/yielder.js';
 import { AppConfig } from '../../config/config.js';
 import { TransactionHost } from '../../database/transactions.js';
-import { countSetValues, jsonBytesWithin } from '../../persons/person-properties.js';
-import { type PersonPropertyUpdate, PersonsService } from '../../persons/persons.service.js';
+import { type PersonEvent, PersonUpdatesService } from '../../persons/person-updates.service.js';
 import type { RequestDeadline } from '../../common/http/request-deadline.js';
 import { computeMetadataSliced, type RrwebEvent } from './recording-metadata.js';
 import type { SnapshotBatch } from './snapshot-batch.js';
@@ -49,19 +48,6 @@ export interface IngestResult {
   setsDropped: number;
 }
 
-/** Copies `source`'s own properties onto `target` (later values win), `__proto__` as a plain key. */
-function assignOwn(target: Record<string, unknown>, source: Record<string, unknown>, keepExisting: boolean) {
-  for (const key of Object.keys(source)) {
-    if (keepExisting && Object.prototype.hasOwnProperty.call(target, key)) continue;
-    Object.defineProperty(target, key, {
-      value: source[key],
-      writable: true,
-      enumerable: true,
-      configurable: true,
-    });
-  }
-}
-
 /** A Yielder that also stops the work once the request's deadline has passed. */
 class DeadlineYielder extends Yielder {
   constructor(private readonly deadline: RequestDeadline | null) {
@@ -78,8 +64,8 @@ class DeadlineYielder extends Yielder {
  * Ingests validated `$snapshot` events of one capture request (docs/decisions.md §11), in one transaction, in time
  * linear in the number of events, giving the event loop back between slices of work:
  *
- * 1. persons: the person of every distinct id is found or created (sorted, race-safe), `$set`/`$set_once`
- *    applied;
+ * 1. persons: the person of every distinct id is found or created (sorted, race-safe), `$set`/`$set_once`/
+ *    `$unset` applied in the order sent (PersonUpdatesService, as for analytics events);
  * 2. recordings: new sessions are inserted pending (not counted yet), then every session of the request is
  *    locked in session id order; deleted ones are dropped;
  * 3. idempotency: the events' keys are inserted per session with ON CONFLICT DO NOTHING; only events with a new
@@ -109,7 +95,7 @@ export class RecordingIngestionService {
   constructor(
     private readonly transactions: TransactionHost,
     private readonly recordings: RecordingIngestionRepository,
-    private readonly persons: PersonsService,
+    private readonly personUpdates: PersonUpdatesService,
     private readonly clock: Clock,
     private readonly storage: SnapshotStorage,
     config: AppConfig,
@@ -212,50 +198,27 @@ export class RecordingIngestionService {
     }
     if (!bySession.size) return result;
 
-    // 1. Persons.
-    const distinctIds = new Set<string>();
-    for (const batches of bySession.values()) for (const b of batches) distinctIds.add(b.distinctId);
-    const personIds = await this.persons.resolveDistinctIds(teamId, distinctIds, now);
-    const updates = new Map<number, PersonPropertyUpdate>();
-    // What the request sets on each person so far (values and bytes, overlapping keys counted twice).
-    const setSoFar = new Map<number, { values: number; bytes: number }>();
-    const limits = this.persons.setLimits;
-    let setsDropped = 0;
+    // 1. Persons: the one persons service of every ingestion sink, the request's events in order.
+    const events: PersonEvent[] = [];
     for (const batches of bySession.values()) {
       for (const b of batches) {
-        const personId = personIds.get(b.distinctId) as number;
-        let u = updates.get(personId);
-        if (!u) updates.set(personId, (u = { set: {}, setOnce: {} }));
-        const hasSet = Object.keys(b.set).length > 0;
-        const hasSetOnce = Object.keys(b.setOnce).length > 0;
-        if (hasSet || hasSetOnce) {
-          // Each `$set` is within the limits (checked when read); together they must be too.
-          const so = setSoFar.get(personId) ?? { values: 0, bytes: 0 };
-          const values =
-            so.values + countSetValues(b.set, limits.maxKeys) + countSetValues(b.setOnce, limits.maxKeys);
-          const bytes =
-            so.bytes + jsonBytesWithin(b.set, limits.maxBytes) + jsonBytesWithin(b.setOnce, limits.maxBytes);
-          if (values > limits.maxKeys || bytes > limits.maxBytes) {
-            setsDropped++;
-          } else {
-            setSoFar.set(personId, { values, bytes });
-            // Later `$set` values win; the first `$set_once` value of a key wins.
-            assignOwn(u.set, b.set, false);
-            assignOwn(u.setOnce, b.setOnce, true);
-          }
-        }
-        if (yielder.step()) await yielder.tick();
+        events.push({
+          distinctId: b.distinctId,
+          linkedId: null,
+          set: b.set,
+          setOnce: b.setOnce,
+          unset: b.unset,
+        });
       }
     }
     await this.boundByDeadline(deadline);
-    const outcome = await this.persons.applyPropertyUpdates(updates, teamId, () => deadline?.throwIfPassed());
-    result.setsDropped = setsDropped + outcome.refused;
-    if (setsDropped) {
-      this.logger.warn(
-        { teamId, droppedSets: setsDropped, maxKeys: limits.maxKeys, maxBytes: limits.maxBytes },
-        `capture dropped ${setsDropped} $set/$set_once that would have set more on one person in one request than PERSON_SET_MAX_KEYS (${limits.maxKeys}) or PERSON_SET_MAX_BYTES (${limits.maxBytes})`,
-      );
-    }
+    const applied = await this.personUpdates.apply(teamId, events, now, {
+      check: () => deadline?.throwIfPassed(),
+      bound: () => this.boundByDeadline(deadline),
+    });
+    const personIds = new Map([...applied.persons].map(([distinctId, person]) => [distinctId, person.id]));
+    result.setsDropped = applied.setsDropped;
+    await yielder.tick();
 
     // 2. Recordings: insert the new ones, then lock them all.
     const newRecordings: NewRecording[] = [];

@@ -16,4 +16,6 @@ export interface SnapshotBatch {
   /** Person properties from `$set` / `$set_once`. */
   set: Record<string, unknown>;
   setOnce: Record<string, unknown>;
+  /** Person properties removed (`$unset`, as sent), applied after `set` as for any event (PersonUpdatesService). */
+  unset?: unknown;
 }

@@ -1,6 +1,10 @@
 /**
- * The watermark batch exports read by, one convention for every exported table (docs/batch-exports.md, "Late
- * commits").
+ * The export cursor: the position in a store's writes that batch exports read by, owned by the store, one
+ * convention for every exported model (docs/batch-exports.md, "Late commits"; docs/data-access.md, "Stores").
+ * Batch exports hold it as an opaque serialized value the store creates (`horizonSql`) and compares
+ * (`compare`), and never look inside; the PostgreSQL cursor below is a 64-bit transaction id, a Citus one can
+ * replace it by giving another `ExportCursor` (the conformance suite, test/stores/export-cursor.conformance.ts,
+ * says what it must keep).
  *
  * A table an export reads has a time column the interval is cut by (its stamp: a recording's
  * `last_event_received_at`, a person's `updated_at`) and a `write_xid bigint NOT NULL DEFAULT 0` column set by
@@ -107,3 +111,39 @@ export function insertedAtSql(stamp: string): string {
 export function eventXidSql(alias: string): string {
   return `(${alias}.inserted_xid::text::bigint)`;
 }
+
+/**
+ * An export cursor: what a store gives batch exports to cut its writes into runs so that each write is read by
+ * exactly one scheduled run, however late its transaction commits.
+ */
+export interface ExportCursor {
+  /** Its name, in logs and in the conformance suite. */
+  readonly name: string;
+  /**
+   * An SQL expression of the current horizon, as the serialized cursor (bigint text): every write of the store
+   * not below it was still uncommitted (or not yet made) when it was evaluated. It must be the first read of
+   * the store's activity in its transaction (see `DATABASE_HORIZON_SQL`).
+   */
+  readonly horizonSql: string;
+  /** Orders two serialized cursors (negative: `a` is earlier). */
+  compare(a: string, b: string): number;
+  /** Whether `value` is a cursor of this kind (a stored run's `read_xid_from` / `read_xid_to`). */
+  isCursor(value: string): boolean;
+  /**
+   * The condition a run reads the rows of `alias` by (`readByWatermarkSql`): its stamp column, and the
+   * expression of the write's position when it is not `<alias>.write_xid`.
+   */
+  readCondition(alias: string, stamp: string, position?: string): string;
+}
+
+/** The PostgreSQL cursor: transaction ids (xid8, as bigint text), the horizon `DATABASE_HORIZON_SQL`. */
+export const POSTGRES_EXPORT_CURSOR: ExportCursor = {
+  name: 'postgres-xid',
+  horizonSql: DATABASE_HORIZON_SQL,
+  compare: (a, b) => {
+    const [x, y] = [BigInt(a), BigInt(b)];
+    return x < y ? -1 : x > y ? 1 : 0;
+  },
+  isCursor: (value) => /^(0|[1-9]\d{0,18})$/.test(value) && BigInt(value) <= BigInt(NO_BOUND),
+  readCondition: (alias, stamp, position) => readByWatermarkSql(alias, stamp, position),
+};
