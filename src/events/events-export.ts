@@ -44,7 +44,7 @@ export const eventsSql = (visible: string) => `
          AND ${eventXidSql('e')} >= coalesce($4::bigint, 9223372036854775807)
          AND ${EVENT_READ} AND ${EVENT_FILTERS}
     ) e
-    LEFT JOIN persons p ON p.team_id = e.team_id AND p.uuid = e.person_id
+    LEFT JOIN persons p ON p.team_id = $1 AND p.uuid = e.person_id
    ${visible}
    ORDER BY e.created_at, e.uuid`;
 
@@ -55,8 +55,9 @@ export const eventsSql = (visible: string) => `
 export function eventsExportStatement(range: SourceRange): ExportStatement {
   const list = (names: readonly string[] | null | undefined) => (names?.length ? [...names] : null);
   const params = [...rangeParams(range), list(range.includeEvents), list(range.excludeEvents)];
+  // The project as $1 in every distributed table, so that on Citus the statement is routed to its shard.
   const hidden = range.visibility?.hiddenSessionSql(
-    'e.team_id',
+    '$1::int',
     'e.session_id COLLATE "C"',
     bindText(params),
   );

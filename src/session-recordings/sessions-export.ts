@@ -31,7 +31,7 @@ const sessionsSql = (visible: string) => `
          ${insertedAtSql('r.last_event_received_at')} AS _inserted_at, r.version
     FROM session_recordings r
     JOIN projects t ON t.id = r.team_id
-    LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
+    LEFT JOIN persons p ON p.team_id = $1 AND p.id = r.person_id
    WHERE r.team_id = $1 AND r.deleted_at IS NULL
      AND ${readByWatermarkSql('r', 'last_event_received_at')}
      AND r.start_time >= $7::timestamptz - (${recordingRetentionDaysSql('t', '$8::int')} - 1) * interval '24 hours'
@@ -47,7 +47,7 @@ function sessionRow(row: ExportRow): ExportRow {
 function sessionsStatement(range: SourceRange): ExportStatement {
   const today = new Date(Math.floor(range.now.getTime() / DAY_MS) * DAY_MS);
   const params = [...rangeParams(range), today, Math.trunc(range.defaultRetentionDays)];
-  const visible = range.visibility?.visibleSql('r', bindText(params));
+  const visible = range.visibility?.visibleSql('r', bindText(params), '$1::int');
   return { sql: sessionsSql(visible ? `AND ${visible}` : ''), params };
 }
 
