@@ -30,6 +30,7 @@ import { CoreModule } from './config/core.module.js';
 import { ApiRequestInterceptor } from './database/api-request.interceptor.js';
 import { DatabaseModule } from './database/database.module.js';
 import { registerFeatures } from './features.js';
+import { IngestFeaturesModule } from './ingest/ingest-sink.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 
 /**
@@ -66,6 +67,8 @@ export class AppModule {
         // The timers of the features' scheduled tasks (`tasks` of their manifests), cleared on shutdown.
         ScheduleModule.forRoot(),
         TaskRunnerModule.forRoot(features),
+        // The features' sinks of ingestion (`sinks` of their manifests), found by the ingest pipeline.
+        IngestFeaturesModule.forRoot(features),
         ...(rateLimited ? [RateLimitModule.forRoot(config)] : []),
         ...features.flatMap((feature) => feature.modules),
         // Handlers marked @DirectRoute (recording capture), mounted after the request logger, before the routes.

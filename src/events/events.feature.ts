@@ -28,6 +28,15 @@ export const EVENTS_FEATURE = defineFeature({
     ],
   }),
   scopes: ['query'],
+  // Every event but `$snapshot` of the analytics capture routes; first, so the recordings of the same request see
+  // the persons its `$identify` merged.
+  sinks: [
+    {
+      name: 'events',
+      order: 10,
+      handler: async () => (await import('./events-ingestion.service.js')).EventsIngestionService,
+    },
+  ],
   settings: EVENTS_SETTINGS,
   testFixture: {
     // An event captured through /e/ with a known uuid: the path's {id} of `…/events/{id}`.

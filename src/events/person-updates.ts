@@ -2,7 +2,7 @@
  * What analytics events ask of persons (docs/decisions.md §13): the distinct id an `$identify`,
  * `$create_alias` or `$merge_dangerously` links, and the keys of `$unset`.
  */
-import { textProblem } from '../capture/capture-text.js';
+import { textProblem } from '../ingest/capture-text.js';
 import { EVENT_DISTINCT_ID_MAX_LENGTH, type EventRow } from './event-rows.js';
 
 /** Most keys one event's `$set` / `$set_once` / `$unset` writes; the rest are ignored. */

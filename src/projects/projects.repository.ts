@@ -9,7 +9,7 @@ import {
   accessRulesJsonSql,
   accessRulesOf,
   projectVisibleSql,
-} from '../memberships/memberships.repository.js';
+} from '../memberships/memberships.sql.js';
 import { ProjectEntity } from './project.entity.js';
 
 const ORGANIZATION = '00000000-0000-4000-8000-000000000001';

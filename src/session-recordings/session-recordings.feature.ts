@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { defineFeature, fixtureText } from '../common/feature/feature.js';
+import { DEMO_COMMAND } from './demo/demo.cli.js';
 import { RECORDINGS_COMMANDS, RECORDINGS_GROUP } from './session-recordings.cli.js';
 import { SESSION_RECORDINGS_SETTINGS } from './session-recordings.settings.js';
 
@@ -121,5 +122,13 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
     bodies: { SessionRecordingsController_update: () => ({ person: { properties: { plan: 'pro' } } }) },
   },
   cliGroups: [RECORDINGS_GROUP],
-  cli: RECORDINGS_COMMANDS,
+  cli: [...RECORDINGS_COMMANDS, DEMO_COMMAND],
+  // The `$snapshot` events of every capture request (`/s/` and the analytics routes), after the events' sink.
+  sinks: [
+    {
+      name: 'recordings',
+      order: 20,
+      handler: async () => (await import('./ingestion/recordings.sink.js')).RecordingsSink,
+    },
+  ],
 });

@@ -93,6 +93,22 @@ export interface FeatureTask {
   jitterSeconds?: number;
 }
 
+/**
+ * A sink of ingestion a feature declares (src/ingest/ingest-sink.ts): the pipeline hands it the events of every
+ * capture request it takes, and runs its writes in the request's one transaction.
+ */
+export interface FeatureSink {
+  /** Its name in logs and results (`events`, `recordings`). */
+  name: string;
+  /**
+   * Its place among the sinks: lower prepares and writes first (events 10: their person links are seen by the
+   * recordings of the same request, 20).
+   */
+  order: number;
+  /** The provider (an `IngestSink` of one of the feature's modules), imported lazily like the modules. */
+  handler: () => Promise<Type>;
+}
+
 /** A test tenant as the fixtures see it: one organization, its first project, and the ids made so far. */
 export interface FeatureFixtureTenant {
   organizationId: string;
@@ -158,6 +174,8 @@ export interface Feature {
    */
   settings?: SettingsTable;
   tasks?: FeatureTask[];
+  /** Its sinks of ingestion: what it stores of capture requests (src/ingest/, docs/architecture.md). */
+  sinks?: readonly FeatureSink[];
   /**
    * Second path prefixes for routes under a prefix (`/api/environments` for `/api/projects`): every route of
    * the application under `under`, of any feature, also answers under `alias` (src/common/http/route-aliases.ts).
