@@ -14,6 +14,7 @@ declare module '../common/auth/scopes.js' {
  */
 export const ACTIVITY_LOG_FEATURE = defineFeature({
   name: 'activity-log',
+  e2e: ['activity-log'],
   load: async () => ({
     modules: [(await import('./activity-log.module.js')).ActivityLogModule],
     entities: [(await import('./activity-log.entity.js')).ActivityLogEntity],

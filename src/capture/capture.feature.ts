@@ -7,6 +7,19 @@ import { fixtureSnapshotEvent } from '../session-recordings/session-recordings.f
  */
 export const CAPTURE_FEATURE = defineFeature({
   name: 'capture',
+  e2e: [
+    'capture',
+    'capture-budget-readiness',
+    'capture-budget-release-process',
+    'capture-contention',
+    'capture-early-answers',
+    'capture-edge-cases',
+    'capture-limits',
+    'capture-memory-process',
+    'capture-process',
+    'capture-refused-under-pressure',
+    'browser-recording',
+  ],
   load: async () => ({
     modules: [(await import('./capture.module.js')).CaptureModule],
   }),

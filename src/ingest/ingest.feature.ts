@@ -8,6 +8,7 @@ import { INGEST_SETTINGS } from './ingest.settings.js';
  */
 export const INGEST_FEATURE = defineFeature({
   name: 'ingest',
+  e2e: ['ingest-sinks'],
   load: async () => ({
     modules: [(await import('./ingest.module.js')).IngestModule],
   }),

@@ -45,6 +45,18 @@ export function fixtureSnapshotEvent(apiToken: string, now: Date, label: string)
 /** The session recordings feature: what it contributes to the application, the database, the CLI and the tests. */
 export const SESSION_RECORDINGS_FEATURE = defineFeature({
   name: 'session-recordings',
+  e2e: [
+    'session-recordings',
+    'session-recordings-event-filters',
+    'session-recordings-filters',
+    'session-recordings-scale',
+    'recording-packed-storage',
+    'recording-reads-process',
+    'recording-retention',
+    'recording-storage',
+    'recordings-demo',
+    'shared-recording-events',
+  ],
   load: async () => ({
     modules: [
       (await import('./session-recordings.module.js')).SessionRecordingsModule,
@@ -60,24 +72,20 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
       (await import('./sharing/session-recording-sharing.entity.js')).SessionRecordingSharingEntity,
     ],
     migrations: [
-      (await import('../database/migrations/1795243860032-SessionRecordings.js'))
-        .SessionRecordings1795243860032,
-      (await import('../database/migrations/1795467478434-SharingSettings.js')).SharingSettings1795467478434,
-      (await import('../database/migrations/1795469021029-SessionSnapshotBytes.js'))
-        .SessionSnapshotBytes1795469021029,
-      (await import('../database/migrations/1795480000000-RecordingObjectStorage.js'))
+      (await import('./migrations/1795243860032-SessionRecordings.js')).SessionRecordings1795243860032,
+      (await import('./migrations/1795467478434-SharingSettings.js')).SharingSettings1795467478434,
+      (await import('./migrations/1795469021029-SessionSnapshotBytes.js')).SessionSnapshotBytes1795469021029,
+      (await import('./migrations/1795480000000-RecordingObjectStorage.js'))
         .RecordingObjectStorage1795480000000,
-      (await import('../database/migrations/1795490000000-RecordingRetention.js'))
-        .RecordingRetention1795490000000,
-      (await import('../database/migrations/1795900000000-RecordingPackedObjects.js'))
+      (await import('./migrations/1795490000000-RecordingRetention.js')).RecordingRetention1795490000000,
+      (await import('./migrations/1795900000000-RecordingPackedObjects.js'))
         .RecordingPackedObjects1795900000000,
-      (await import('../database/migrations/1795920000000-RecordingsPersonFilterIndex.js'))
+      (await import('./migrations/1795920000000-RecordingsPersonFilterIndex.js'))
         .RecordingsPersonFilterIndex1795920000000,
-      (await import('../database/migrations/1795940000000-RecordingKeys.js')).RecordingKeys1795940000000,
-      (await import('../database/migrations/1795941230000-RecordingsSessionFilterIndex.js'))
+      (await import('./migrations/1795940000000-RecordingKeys.js')).RecordingKeys1795940000000,
+      (await import('./migrations/1795941230000-RecordingsSessionFilterIndex.js'))
         .RecordingsSessionFilterIndex1795941230000,
-      (await import('../database/migrations/1796000400001-SharingEnabledBy.js'))
-        .SharingEnabledBy1796000400001,
+      (await import('./migrations/1796000400001-SharingEnabledBy.js')).SharingEnabledBy1796000400001,
     ],
   }),
   scopes: ['session_recording', 'sharing_configuration'],

@@ -159,6 +159,12 @@ export interface Feature {
   /** The folder name (`batch-exports`); `npm run test:feature -- <name>` runs its tests. */
   name: string;
   /**
+   * Its end-to-end specs: names of files in test/e2e/ without `.e2e-spec.ts` (`batch-export-runs`). With the
+   * unit tests of its folder they are what `npm run test:feature -- <name>` runs (tools/test-feature.mjs reads
+   * this list from the manifest's source); the suites every feature meets (confinement, fuzz) are nobody's.
+   */
+  e2e?: readonly string[];
+  /**
    * Imports its Nest modules, entities and migrations. Lazy, so that what needs only the declarations (the
    * CLI's --help, the scope vocabulary, the configuration docs) loads none of the application.
    */
