@@ -13,7 +13,7 @@ export default tseslint.config(
       'coverage/',
       '.data/',
       'openapi/',
-      'src/database/migrations/*-*.ts',
+      'src/*/migrations/*-*.ts',
     ],
   },
   js.configs.recommended,

@@ -136,14 +136,18 @@ function serviceEnv(databaseUrl: string): Record<string, string> {
 
 /** Seed identity: the seed's version, the migrations compiled into dist/ and whether recordings exist. */
 function fingerprint(hasRecordings: boolean): string {
-  // The compiled migrations (each feature lists its own; their files are all in dist/database/migrations).
-  const dir = join(ROOT, 'dist', 'database', 'migrations');
+  // The compiled migrations: each feature's in its folder's migrations/ (dist/<feature>/migrations).
+  const dist = join(ROOT, 'dist');
+  const files = readdirSync(dist, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(dist, d.name, 'migrations')))
+    .flatMap((d) =>
+      readdirSync(join(dist, d.name, 'migrations'))
+        .filter((f) => f.endsWith('.js'))
+        .map((f) => ({ file: f, path: join(dist, d.name, 'migrations', f) })),
+    )
+    .sort((a, b) => a.file.localeCompare(b.file));
   const digest = createHash('sha256');
-  for (const file of readdirSync(dir)
-    .filter((f) => f.endsWith('.js'))
-    .sort()) {
-    digest.update(file).update(readFileSync(join(dir, file)));
-  }
+  for (const { file, path } of files) digest.update(file).update(readFileSync(path));
   const hash = digest.digest('hex').slice(0, 16);
   return `seed-${SEED_VERSION}-migrations-${hash}-recordings-${hasRecordings}`;
 }

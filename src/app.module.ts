@@ -31,6 +31,7 @@ import { ApiRequestInterceptor } from './database/api-request.interceptor.js';
 import { DatabaseModule } from './database/database.module.js';
 import { registerFeatures } from './features.js';
 import { ExportModelsModule } from './stores/export-models.module.js';
+import { IngestFeaturesModule } from './ingest/ingest-sink.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 
 /**
@@ -69,6 +70,8 @@ export class AppModule {
         TaskRunnerModule.forRoot(features),
         // The export models the features declare, for batch exports (src/stores/export-model.ts).
         ExportModelsModule.forRoot(features),
+        // The features' sinks of ingestion (`sinks` of their manifests), found by the ingest pipeline.
+        IngestFeaturesModule.forRoot(features),
         ...(rateLimited ? [RateLimitModule.forRoot(config)] : []),
         ...features.flatMap((feature) => feature.modules),
         // Handlers marked @DirectRoute (recording capture), mounted after the request logger, before the routes.

@@ -10,6 +10,7 @@ import { migrateSchema } from './database/database.cli.js';
 import { DatabaseModule } from './database/database.module.js';
 import { runInRequestTransaction } from './database/transactions.js';
 import { resolveDatabase } from './database/resolve-database.js';
+import { IngestFeaturesModule } from './ingest/ingest-sink.js';
 import { ClockModule } from './common/time/clock.module.js';
 import { ExpensiveReadsModule } from './common/expensive-reads/expensive-reads.js';
 import { ReadinessChecksModule } from './common/health/readiness-checks.js';
@@ -42,6 +43,8 @@ class CliAppModule {
         ExpensiveReadsModule,
         LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
         DatabaseModule.forRoot(config, features),
+        // The sinks of ingestion of the features whose modules the command loads (the demo's recordings).
+        IngestFeaturesModule.forRoot(features.filter((f) => f.modules.some((m) => modules.includes(m)))),
         ...modules,
       ],
     };

@@ -1,3 +1,6 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { SETTINGS } from './config/config.js';
 import { FEATURES } from './features.js';
@@ -34,6 +37,31 @@ describe("the features' scheduled tasks", () => {
     for (const task of tasks) {
       const handler = (await task.handler()) as unknown as { INTERVAL_NAME?: string };
       expect([task.name, handler.INTERVAL_NAME]).toEqual([task.name, task.name]);
+    }
+  });
+});
+
+describe("the features' end-to-end specs (`e2e`, what `npm run test:feature` runs)", () => {
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+  it('name files of test/e2e/, each owned by one feature at most', () => {
+    const owners = new Map<string, string[]>();
+    for (const feature of FEATURES) {
+      for (const name of feature.e2e ?? []) owners.set(name, [...(owners.get(name) ?? []), feature.name]);
+    }
+    const missing = [...owners.keys()].filter(
+      (name) => !existsSync(join(root, 'test/e2e', `${name}.e2e-spec.ts`)),
+    );
+    expect(missing).toEqual([]);
+    expect([...owners].filter(([, list]) => list.length > 1)).toEqual([]);
+  });
+
+  it('are listed as literal strings tools/test-feature.mjs can read from the manifest source', () => {
+    for (const feature of FEATURES) {
+      const source = readFileSync(join(root, 'src', feature.name, `${feature.name}.feature.ts`), 'utf8');
+      const list = /\n {2}e2e: \[([^\]]*)\]/.exec(source);
+      const read = list ? [...list[1].matchAll(/'([^']+)'/g)].map((m) => m[1]) : [];
+      expect([feature.name, read]).toEqual([feature.name, [...(feature.e2e ?? [])]]);
     }
   });
 });

@@ -5,6 +5,7 @@ import { CAPTURE_FEATURE } from './capture/capture.feature.js';
 import { DATABASE_FEATURE } from './database/database.feature.js';
 import { DOMAINS_FEATURE } from './domains/domains.feature.js';
 import { EVENTS_FEATURE } from './events/events.feature.js';
+import { INGEST_FEATURE } from './ingest/ingest.feature.js';
 import { HEALTH_FEATURE } from './health/health.feature.js';
 import { INVITES_FEATURE } from './invites/invites.feature.js';
 import { MEMBERS_FEATURE } from './members/members.feature.js';
@@ -56,6 +57,7 @@ export const FEATURES: readonly Feature[] = [
   SESSION_RECORDING_PLAYLISTS_FEATURE,
   RECORDING_ACCESS_RULES_FEATURE,
   REPLAY_FEATURE,
+  INGEST_FEATURE,
   CAPTURE_FEATURE,
   EVENTS_FEATURE,
   ACTIVITY_LOG_FEATURE,

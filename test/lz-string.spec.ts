@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { compressToBase64 } from './support/lz-string.js';
-import { decompressFromBase64, Lz64FormatError, Lz64TooLargeError } from '../src/capture/lz-string.js';
+import { decompressFromBase64, Lz64FormatError, Lz64TooLargeError } from '../src/ingest/lz-string.js';
 
 const MAX = 1 << 20;
 

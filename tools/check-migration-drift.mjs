@@ -63,9 +63,7 @@ try {
       failed = true;
       console.error('Entities and migrations have drifted. A new migration would run:');
       for (const q of sql.upQueries) console.error(`  ${q.query};`);
-      console.error(
-        'Generate one: npm run migration:generate -- src/database/migrations/<Name> (see README).',
-      );
+      console.error('Generate one: npm run migration:new -- <feature> <Name> (docs/development.md).');
     } else {
       console.log('no drift: the migrations produce exactly the schema the entities describe');
     }

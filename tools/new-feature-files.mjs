@@ -447,6 +447,7 @@ const fixtureName = () => \`${word} \${randomUUID().slice(0, 8)}\`;
 /** The ${words} feature: what it contributes to the application, the database and the tests. */
 export const ${CONSTANT} = defineFeature({
   name: '${name}',
+  e2e: ['${name}'],
   load: async () => ({
     modules: [(await import('./${name}.module.js')).${Items}Module],
     entities: [(await import('./${singular}.entity.js')).${Item}Entity],

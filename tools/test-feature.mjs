@@ -1,9 +1,10 @@
-// `npm run test:feature -- <feature> [jest options]`: the unit tests of src/<feature>/ and the end-to-end specs
-// named after it (test/e2e/*<feature, singular>*.e2e-spec.ts: `batch-exports` runs batch-export-runs,
-// batch-exports-scheduler, ...), in one Jest run. Run `npm run build` first when sources changed (the e2e
-// template database is migrated from dist/).
+// `npm run test:feature -- <feature> [jest options]`: exactly a feature's own tests, in one Jest run: the unit
+// tests of its folder (src/<feature>/**/*.spec.ts) and the end-to-end specs its manifest lists (`e2e` in
+// src/<feature>/<feature>.feature.ts: `batch-exports` runs batch-export-runs, batch-exports-scheduler, ...; an
+// e2e spec another feature or no feature owns is not run). Run `npm run build` first when sources changed (the
+// e2e template database is migrated from dist/).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,10 +17,14 @@ if (!feature || !features.includes(feature)) {
   console.error(`usage: npm run test:feature -- <feature> [jest options]; features: ${features.join(', ')}`);
   process.exit(2);
 }
-const stem = feature.replace(/s$/, '');
-const e2e = readdirSync(join(root, 'test', 'e2e'))
-  .filter((f) => f.endsWith('.e2e-spec.ts') && f.includes(stem))
-  .map((f) => `test/e2e/${f}`);
+const e2e = e2eOf(feature).map((name) => `test/e2e/${name}.e2e-spec.ts`);
+const missing = e2e.filter((path) => !existsSync(join(root, path)));
+if (missing.length) {
+  console.error(
+    `test:feature ${feature}: its manifest lists e2e specs that do not exist: ${missing.join(', ')}`,
+  );
+  process.exit(2);
+}
 const paths = [`src/${feature}/`, ...e2e];
 console.log(
   `test:feature ${feature}: src/${feature}/**/*.spec.ts and ${e2e.length ? e2e.join(', ') : 'no e2e spec'}`,
@@ -38,6 +43,16 @@ const result = spawnSync(
   },
 );
 process.exit(result.status ?? 1);
+
+/**
+ * The names in the `e2e: [...]` list of the feature's manifest, read from its source (the manifest is
+ * TypeScript; the list is literal strings, which src/features.spec.ts checks against the loaded manifests).
+ */
+function e2eOf(name) {
+  const source = readFileSync(join(root, 'src', name, `${name}.feature.ts`), 'utf8');
+  const list = /\n {2}e2e: \[([^\]]*)\]/.exec(source);
+  return list ? [...list[1].matchAll(/'([^']+)'/g)].map((m) => m[1]) : [];
+}
 
 /** A folder → its spec files (Jest's --runTestsByPath takes files). */
 function expand(path) {

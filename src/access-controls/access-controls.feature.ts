@@ -12,6 +12,7 @@ declare module '../common/auth/scopes.js' {
  */
 export const ACCESS_CONTROLS_FEATURE = defineFeature({
   name: 'access-controls',
+  e2e: ['access-controls'],
   load: async () => ({
     modules: [(await import('./access-controls.module.js')).AccessControlsModule],
   }),

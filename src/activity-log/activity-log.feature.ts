@@ -14,6 +14,7 @@ declare module '../common/auth/scopes.js' {
  */
 export const ACTIVITY_LOG_FEATURE = defineFeature({
   name: 'activity-log',
+  e2e: ['activity-log'],
   load: async () => ({
     // What batch exports can export of it (src/stores/export-model.ts).
     exportModels: [(await import('./activity-log-export.js')).ACTIVITY_LOG_MODEL],

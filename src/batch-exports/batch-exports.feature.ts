@@ -37,6 +37,21 @@ const fixtureBackfill = (now: Date) => {
 /** The batch exports feature: what it contributes to the application, the database, the CLI and the tests. */
 export const BATCH_EXPORTS_FEATURE = defineFeature({
   name: 'batch-exports',
+  e2e: [
+    'batch-export-activity-log',
+    'batch-export-deadlines',
+    'batch-export-events',
+    'batch-export-fairness',
+    'batch-export-faults',
+    'batch-export-late-commits',
+    'batch-export-memory-process',
+    'batch-export-merges',
+    'batch-export-redshift-staging',
+    'batch-export-runs',
+    'batch-exports-project-paths',
+    'batch-exports-scheduler',
+    'batch-exports',
+  ],
   load: async () => ({
     modules: [(await import('./batch-exports.module.js')).BatchExportsModule],
     entities: [
@@ -47,19 +62,17 @@ export const BATCH_EXPORTS_FEATURE = defineFeature({
       (await import('./batch-export-log.entity.js')).BatchExportLogEntity,
     ],
     migrations: [
-      (await import('../database/migrations/1795242232741-BatchExports.js')).BatchExports1795242232741,
-      (await import('../database/migrations/1795244538930-BatchExportRunIndexes.js'))
+      (await import('./migrations/1795242232741-BatchExports.js')).BatchExports1795242232741,
+      (await import('./migrations/1795244538930-BatchExportRunIndexes.js'))
         .BatchExportRunIndexes1795244538930,
-      (await import('../database/migrations/1795467963056-BatchExportFilters.js'))
-        .BatchExportFilters1795467963056,
-      (await import('../database/migrations/1795473000000-BatchExportRuns.js')).BatchExportRuns1795473000000,
+      (await import('./migrations/1795467963056-BatchExportFilters.js')).BatchExportFilters1795467963056,
+      (await import('./migrations/1795473000000-BatchExportRuns.js')).BatchExportRuns1795473000000,
       // The transaction-id watermark of export reads, on the tables the export models read (export-cursor.ts).
-      (await import('../database/migrations/1795807561520-ExportWatermark.js')).ExportWatermark1795807561520,
+      (await import('./migrations/1795807561520-ExportWatermark.js')).ExportWatermark1795807561520,
       // Who created an export: the user its runs count against in the workers' fair sharing.
       (await import('./migrations/1795941684165-BatchExportCreatedBy.js')).BatchExportCreatedBy1795941684165,
       // Where a scheduled run's late reads stop, so a gap (pause, schedule change) loses no late write.
-      (await import('../database/migrations/1795950000000-ExportLateBefore.js'))
-        .ExportLateBefore1795950000000,
+      (await import('./migrations/1795950000000-ExportLateBefore.js')).ExportLateBefore1795950000000,
     ],
   }),
   scopes: ['batch_export'],

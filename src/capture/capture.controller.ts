@@ -15,7 +15,8 @@ import { DirectRoute } from '../common/http/direct-route.js';
 import { RawBody } from '../common/http/raw-body.decorator.js';
 import { deadlineOf } from '../common/http/request-deadline.js';
 import type { RequestWithBodyStream } from '../common/http/raw-body.middleware.js';
-import { CaptureService } from './capture.service.js';
+import { Clock } from '../common/time/clock.js';
+import { IngestPipeline } from '../ingest/ingest-pipeline.js';
 
 export class CaptureResponseDto {
   @ApiProperty({ example: 'Ok' })
@@ -25,7 +26,10 @@ export class CaptureResponseDto {
 @ApiTags('capture')
 @Controller()
 export class CaptureController {
-  constructor(private readonly capture: CaptureService) {}
+  constructor(
+    private readonly pipeline: IngestPipeline,
+    private readonly clock: Clock,
+  ) {}
 
   @Post('s')
   @HttpCode(200)
@@ -133,7 +137,7 @@ export class CaptureController {
     const compression = req.query.compression;
     // The body is read as it arrives, within the capture memory budget (docs/limits.md).
     const stream = req.bodyStream;
-    await this.capture.capture(
+    await this.pipeline.capture(
       {
         stream,
         discard: () => stream?.discard(),
@@ -142,6 +146,7 @@ export class CaptureController {
         contentEncoding: req.headers['content-encoding'],
         compression: typeof compression === 'string' ? compression : undefined,
       },
+      { endpoint: 'recordings', now: this.clock.now(), ip: req.ip ?? null },
       deadlineOf(req),
     );
     return { status: 'Ok' };

@@ -1,16 +1,28 @@
 import { defineFeature } from '../common/feature/feature.js';
 import { fixtureSnapshotEvent } from '../session-recordings/session-recordings.feature.js';
-import { DEMO_COMMAND } from './capture.cli.js';
-import { CAPTURE_SETTINGS } from './capture.settings.js';
 
-/** The capture feature: what it contributes to the application, the database, the CLI and the tests. */
+/**
+ * Recording capture (`POST /s/`): the route of PostHog's recording capture, whose body the ingestion engine
+ * decodes (src/ingest); what it contributes to the application and the tests.
+ */
 export const CAPTURE_FEATURE = defineFeature({
   name: 'capture',
+  e2e: [
+    'capture',
+    'capture-budget-readiness',
+    'capture-budget-release-process',
+    'capture-contention',
+    'capture-early-answers',
+    'capture-edge-cases',
+    'capture-limits',
+    'capture-memory-process',
+    'capture-process',
+    'capture-refused-under-pressure',
+    'browser-recording',
+  ],
   load: async () => ({
     modules: [(await import('./capture.module.js')).CaptureModule],
   }),
-  settings: CAPTURE_SETTINGS,
-  cli: [DEMO_COMMAND],
   testFixture: {
     bodies: {
       CaptureController_captureSnapshots: ({ apiToken, now }) => [

@@ -7,6 +7,7 @@ import { DATABASE_GROUP, DISTRIBUTE_COMMAND, MIGRATE_COMMAND } from './database.
  */
 export const DATABASE_FEATURE = defineFeature({
   name: 'database',
+  e2e: ['database-pool-shares', 'migrate-concurrency'],
   load: async () => ({ modules: [] }),
   cliGroups: [DATABASE_GROUP],
   cli: [MIGRATE_COMMAND, DISTRIBUTE_COMMAND],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { CaptureEvent } from '../capture/capture-events.js';
-import { DroppedValues } from '../capture/capture-text.js';
+import { CaptureEvent } from '../ingest/capture-events.js';
+import { DroppedValues } from '../ingest/capture-text.js';
 import { dayOfPartition, eventsCutoff, partitionName } from './event-partitions.js';
 import { eventTimestamp, toEventRow, type RowContext } from './event-rows.js';
 import { linkedDistinctId } from './person-updates.js';

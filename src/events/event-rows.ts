@@ -4,8 +4,8 @@
  * Pure: the time, the request's address and the project's settings are given.
  */
 import { randomUUID } from 'node:crypto';
-import type { CaptureEvent } from '../capture/capture-events.js';
-import { DroppedValues, textProblem, withoutBadText } from '../capture/capture-text.js';
+import type { CaptureEvent } from '../ingest/capture-events.js';
+import { DroppedValues, textProblem, withoutBadText } from '../ingest/capture-text.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { elementsChainOf } from './elements-chain.js';
 

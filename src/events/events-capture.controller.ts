@@ -10,7 +10,6 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { CaptureService } from '../capture/capture.service.js';
 import { Public } from '../common/auth/auth.decorators.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
@@ -19,7 +18,7 @@ import { RawBody } from '../common/http/raw-body.decorator.js';
 import type { RequestWithBodyStream } from '../common/http/raw-body.middleware.js';
 import { deadlineOf } from '../common/http/request-deadline.js';
 import { Clock } from '../common/time/clock.js';
-import { EventsIngestionService } from './events-ingestion.service.js';
+import { IngestPipeline } from '../ingest/ingest-pipeline.js';
 
 /** PostHog's analytics capture endpoints (posthog-js, posthog-node and the HTTP API use all of them). */
 export const EVENT_CAPTURE_PATHS = ['e', 'i/v0/e', 'batch', 'capture', 'track'];
@@ -57,15 +56,15 @@ const DESCRIPTION =
   'and nothing of it is stored, also later.';
 
 /**
- * The analytics capture endpoints: the body is decoded by the recordings' capture (same limits, budget and
- * token check), and its events other than `$snapshot` go to `EventsIngestionService`.
+ * The analytics capture endpoints: the body is decoded by the ingest pipeline (the limits, budget and token check
+ * of `/s/`); its events other than `$snapshot` go to the events' sink (`EventsIngestionService`), its
+ * `$snapshot` events to the recordings', in one transaction.
  */
 @ApiTags('capture')
 @Controller()
 export class EventsCaptureController {
   constructor(
-    private readonly capture: CaptureService,
-    private readonly ingestion: EventsIngestionService,
+    private readonly pipeline: IngestPipeline,
     private readonly clock: Clock,
   ) {}
 
@@ -206,14 +205,13 @@ export class EventsCaptureController {
     );
   }
 
-  private async captureBody(req: Request, body: Parameters<CaptureService['capture']>[0]): Promise<void> {
-    const now = this.clock.now();
-    const querySentAt = req.query._;
-    const deadline = deadlineOf(req);
-    await this.capture.capture(body, deadline, (project, batch, dropped, hold, alongside) =>
-      this.ingestion
-        .ingest(project, batch, dropped, { now, ip: req.ip ?? null, querySentAt }, hold, deadline, alongside)
-        .then(() => undefined),
-    );
+  private async captureBody(req: Request, body: Parameters<IngestPipeline['capture']>[0]): Promise<void> {
+    const origin = {
+      endpoint: 'events' as const,
+      now: this.clock.now(),
+      ip: req.ip ?? null,
+      querySentAt: req.query._,
+    };
+    await this.pipeline.capture(body, origin, deadlineOf(req));
   }
 }

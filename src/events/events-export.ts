@@ -1,4 +1,4 @@
-import { cappedPropertiesSql } from '../persons/persons.repository.js';
+import { cappedPropertiesSql } from '../persons/persons.sql.js';
 import {
   eventXidSql,
   insertedAtSql,

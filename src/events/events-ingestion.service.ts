@@ -1,8 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { type CaptureBatch, type CaptureEvent, SNAPSHOT_EVENT } from '../capture/capture-events.js';
-import type { DroppedValues } from '../capture/capture-text.js';
+import { type CaptureEvent, SNAPSHOT_EVENT } from '../ingest/capture-events.js';
+import type { IngestEndpoint, IngestRequest, IngestSink, SinkWrite } from '../ingest/ingest-sink.js';
 import { ApiError } from '../common/errors/api-error.js';
-import { isTransactionConflict } from '../common/errors/database-errors.js';
 import type { RequestDeadline } from '../common/http/request-deadline.js';
 import { Yielder } from '../common/time/yielder.js';
 import { AppConfig } from '../config/config.js';
@@ -25,8 +24,6 @@ const INSERT_BYTES = 4 * 1024 * 1024;
  * the request's capture memory budget for the largest statement of the request.
  */
 const INSERT_COPIES = 3;
-/** Attempts of a request's transaction lost to a deadlock or serialization failure. */
-const MAX_ATTEMPTS = 3;
 /** Most partition days remembered as existing (retention plus the days ahead, at most). */
 const MAX_KNOWN_DAYS = 4000;
 /** Most projects remembered as having `ingested_event` set. */
@@ -78,15 +75,6 @@ function olderThanRetention(entry: CaptureEvent, days: number, cutoff: number): 
   );
 }
 
-export interface EventsIngestContext {
-  /** The time the request was received. */
-  now: Date;
-  /** The client's address. */
-  ip: string | null;
-  /** The request's `_` query parameter (posthog-js's send time, milliseconds). */
-  querySentAt: unknown;
-}
-
 export interface EventsIngestResult {
   stored: number;
   duplicates: number;
@@ -94,13 +82,14 @@ export interface EventsIngestResult {
 }
 
 /**
- * Stores the analytics events of one capture request (docs/decisions.md §13): each turned into its row
+ * The events' sink of ingestion (src/ingest/ingest-sink.ts): stores the analytics events of one capture request
+ * (docs/decisions.md §13), every event but `$snapshot` of the analytics routes: each turned into its row
  * (`toEventRow`), the persons of those that process persons found or created and their `$set`/`$set_once`
- * applied, then the rows inserted in a few multi-row statements, in one transaction. The day partitions the
- * rows need are created first (outside it), and remembered.
+ * applied, then the rows inserted in a few multi-row statements, in the request's one transaction (the ingest
+ * pipeline's). The day partitions the rows need are created first (outside it), and remembered.
  */
 @Injectable()
-export class EventsIngestionService {
+export class EventsIngestionService implements IngestSink {
   private readonly logger = new Logger(EventsIngestionService.name);
   private readonly knownDays = new Set<number>();
   /** Projects whose `ingested_event` is known to be set: their inserts no longer ask to set it. */
@@ -130,34 +119,64 @@ export class EventsIngestionService {
     return project.eventsRetentionPeriodDays ?? this.retentionDays;
   }
 
-  async ingest(
-    project: ProjectEntity,
-    batch: CaptureBatch,
-    dropped: DroppedValues,
-    context: EventsIngestContext,
-    hold: (bytes: number) => Promise<void> = () => Promise.resolve(),
-    deadline: RequestDeadline | null = null,
-    alongside: () => Promise<void> = () => Promise.resolve(),
-  ): Promise<EventsIngestResult> {
+  takes(entry: CaptureEvent, endpoint: IngestEndpoint): boolean {
+    return endpoint === 'events' && entry.event.event !== SNAPSHOT_EVENT;
+  }
+
+  /**
+   * The rows of the request's events (dropping, with one warning, those that cannot be stored), refused whole
+   * for too much persons work or too many new partitions, their partitions created; the write stores them.
+   */
+  async prepare(request: IngestRequest): Promise<SinkWrite | null> {
+    const { project, received, deadline } = request;
+    const { rows, dropped } = await this.rowsOf(request);
+    if (!rows.length) return null;
+    this.refuseTooMuchPersonsWork(rows);
+    await request.hold(INSERT_COPIES * Math.min(INSERT_BYTES, largestStatementBytes(rows)));
+    await this.refuseTooManyNewPartitions(rows);
+    deadline?.throwIfPassed();
+    await this.ensurePartitions(rows);
+    let stored = 0;
+    let partitionsChecked = false;
+    return {
+      write: async () => {
+        stored = await this.store(project, rows, received.now, deadline);
+      },
+      failed: async (error) => {
+        if (!isMissingPartition(error) || partitionsChecked) return false;
+        // Another replica dropped a partition this one remembered: forget them all and create what is missing.
+        partitionsChecked = true;
+        this.knownDays.clear();
+        await this.ensurePartitions(rows);
+        return true;
+      },
+      committed: () => {
+        if (stored > 0 && !this.ingestedTeams.has(project.id)) {
+          if (this.ingestedTeams.size >= MAX_INGESTED_TEAMS) this.ingestedTeams.clear();
+          this.ingestedTeams.add(project.id);
+        }
+      },
+      result: (): EventsIngestResult => ({ stored, duplicates: rows.length - stored, dropped }),
+    };
+  }
+
+  /** The rows of the request's events; the events are collected once read (the rows hold what is stored). */
+  private async rowsOf(request: IngestRequest): Promise<{ rows: EventRow[]; dropped: number }> {
+    const { project, received, batch } = request;
     const rowContext = {
-      now: context.now,
-      ip: context.ip,
+      now: received.now,
+      ip: received.ip,
       anonymizeIps: project.anonymizeIps,
-      sentAt: batch.sentAt ?? context.querySentAt,
+      sentAt: batch.sentAt ?? received.querySentAt,
       maxPropertiesBytes: this.maxPropertiesBytes,
       withoutBadText: batch.withoutBadText === true,
     };
-    const cutoff = eventsCutoff(context.now.getTime(), this.retentionOf(project)).getTime();
+    const cutoff = eventsCutoff(received.now.getTime(), this.retentionOf(project)).getTime();
     const rows: EventRow[] = [];
     const reasons = new Map<DropReason, number>();
     const yielder = new Yielder();
-    const snapshots: typeof batch.events = [];
-    for (const entry of batch.events) {
-      if (entry.event.event === SNAPSHOT_EVENT) {
-        snapshots.push(entry);
-        continue;
-      }
-      const row = toEventRow(entry, rowContext, dropped);
+    for (const entry of request.events) {
+      const row = toEventRow(entry, rowContext, request.dropped);
       if (typeof row !== 'string' && row.timestamp.getTime() < cutoff) {
         if (batch.historicalMigration) throw olderThanRetention(entry, this.retentionOf(project), cutoff);
         reasons.set('expired', (reasons.get('expired') ?? 0) + 1);
@@ -172,53 +191,20 @@ export class EventsIngestionService {
         rows.push(row);
       }
       if (yielder.due) {
-        deadline?.throwIfPassed();
+        request.deadline?.throwIfPassed();
         await yielder.tick();
       }
     }
-    // The rows hold what is stored of the other events: only the snapshots (for recordings) stay in the batch, so
-    // the decoded events themselves can be collected while the rows are stored.
-    batch.events = snapshots;
-    const droppedEvents = [...reasons.values()].reduce((a, b) => a + b, 0);
-    if (droppedEvents) {
+    // The rows hold what is stored of the events: the decoded events themselves can be collected.
+    request.events.length = 0;
+    const dropped = [...reasons.values()].reduce((a, b) => a + b, 0);
+    if (dropped) {
       this.logger.warn(
         { teamId: project.id, dropped: Object.fromEntries(reasons) },
-        `capture dropped ${droppedEvents} event(s) (values that cannot be stored, too large, or older than the retention) and stored the rest`,
+        `capture dropped ${dropped} event(s) (values that cannot be stored, too large, or older than the retention) and stored the rest`,
       );
     }
-    if (!rows.length) {
-      await alongside();
-      return { stored: 0, duplicates: 0, dropped: droppedEvents };
-    }
-    this.refuseTooMuchPersonsWork(rows);
-    await hold(INSERT_COPIES * Math.min(INSERT_BYTES, largestStatementBytes(rows)));
-    await this.refuseTooManyNewPartitions(rows);
-    deadline?.throwIfPassed();
-    await this.ensurePartitions(rows);
-    let stored: number | null = null;
-    let partitionsChecked = false;
-    for (let attempt = 1; stored === null; attempt++) {
-      try {
-        stored = await this.store(project, rows, context.now, deadline, alongside);
-      } catch (error) {
-        if (isMissingPartition(error) && !partitionsChecked) {
-          // Another replica dropped a partition this one remembered: forget them all and create what is missing.
-          partitionsChecked = true;
-          this.knownDays.clear();
-          await this.ensurePartitions(rows);
-        } else if (isTransactionConflict(error) && attempt < MAX_ATTEMPTS && !deadline?.passed) {
-          // A deadlock or serialization failure rolled the whole transaction back (its recordings too): again.
-          this.logger.warn({ teamId: project.id, attempt }, 'events capture transaction retried');
-        } else {
-          throw error;
-        }
-      }
-    }
-    if (stored > 0 && !this.ingestedTeams.has(project.id)) {
-      if (this.ingestedTeams.size >= MAX_INGESTED_TEAMS) this.ingestedTeams.clear();
-      this.ingestedTeams.add(project.id);
-    }
-    return { stored, duplicates: rows.length - stored, dropped: droppedEvents };
+    return { rows, dropped };
   }
 
   /**
@@ -304,39 +290,27 @@ export class EventsIngestionService {
   }
 
   /**
-   * Persons, then the rows, then `alongside` (the request's recordings), in one transaction; returns how many
-   * rows were new. The project's `ingested_event` is set by the insert statements until it is known to be set.
-   * With the request's `deadline`, the work stops at its next step once it has passed, no statement waits or
-   * runs past it (a person row another request holds: lock_not_available, answered 503 with Retry-After), and
-   * nothing commits once the request was answered with the timeout.
+   * Persons, then the rows, inside the request's transaction (the ingest pipeline's, which commits it with the
+   * other sinks' writes); returns how many rows were new. The project's `ingested_event` is set by the insert
+   * statements until it is known to be set. With the request's `deadline`, the work stops at its next step once
+   * it has passed, and no statement waits or runs past it (a person row another request holds:
+   * lock_not_available, answered 503 with Retry-After).
    */
   private async store(
     project: ProjectEntity,
     rows: EventRow[],
     now: Date,
     deadline: RequestDeadline | null,
-    alongside: () => Promise<void>,
   ): Promise<number> {
     const teamId = project.id;
-    try {
-      return await this.transactions.withTransaction(async () => {
-        await this.resolvePersons(teamId, rows, now, deadline);
-        let stored = 0;
-        for (const part of statementsOf(rows)) {
-          await this.checkDeadline(deadline);
-          const mark = !project.ingestedEvent && !this.ingestedTeams.has(teamId) && stored === 0;
-          stored += (await this.eventsStore.append(teamId, part, mark)).stored;
-        }
-        // The request's recordings (`$snapshot` events of `/e/`), in this transaction: the request commits whole.
-        await alongside();
-        // Answered with the timeout meanwhile: roll back rather than commit what the client was told failed.
-        deadline?.claimCommit();
-        return stored;
-      });
-    } catch (error) {
-      deadline?.commitFailed();
-      throw error;
+    await this.resolvePersons(teamId, rows, now, deadline);
+    let stored = 0;
+    for (const part of statementsOf(rows)) {
+      await this.checkDeadline(deadline);
+      const mark = !project.ingestedEvent && !this.ingestedTeams.has(teamId) && stored === 0;
+      stored += (await this.eventsStore.append(teamId, part, mark)).stored;
     }
+    return stored;
   }
 
   /**

@@ -14,22 +14,39 @@ declare module '../common/auth/scopes.js' {
  */
 export const EVENTS_FEATURE = defineFeature({
   name: 'events',
+  e2e: [
+    'events',
+    'events-deadline',
+    'events-hostile-process',
+    'events-lock-wait',
+    'events-partitions-bound',
+    'events-read-bounds',
+    'browser-events',
+  ],
   load: async () => ({
     // What batch exports can export of it (src/stores/export-model.ts).
     exportModels: [(await import('./events-export.js')).EVENTS_MODEL],
     modules: [(await import('./events.module.js')).EventsModule],
     // `events` is a partitioned table, which TypeORM does not model: no entity (docs/data-access.md).
     migrations: [
-      (await import('../database/migrations/1795810600000-Events.js')).Events1795810600000,
-      (await import('../database/migrations/1795910000000-EventsExportIndexes.js'))
-        .EventsExportIndexes1795910000000,
+      (await import('./migrations/1795810600000-Events.js')).Events1795810600000,
+      (await import('./migrations/1795910000000-EventsExportIndexes.js')).EventsExportIndexes1795910000000,
       // `projects.ingested_event`, which the events' insert sets.
-      (await import('../database/migrations/1795927270000-IngestedEvent.js')).IngestedEvent1795927270000,
-      (await import('../database/migrations/1795930000000-EventsNameSessionIndex.js'))
+      (await import('./migrations/1795927270000-IngestedEvent.js')).IngestedEvent1795927270000,
+      (await import('./migrations/1795930000000-EventsNameSessionIndex.js'))
         .EventsNameSessionIndex1795930000000,
     ],
   }),
   scopes: ['query'],
+  // Every event but `$snapshot` of the analytics capture routes; first, so the recordings of the same request see
+  // the persons its `$identify` merged.
+  sinks: [
+    {
+      name: 'events',
+      order: 10,
+      handler: async () => (await import('./events-ingestion.service.js')).EventsIngestionService,
+    },
+  ],
   settings: EVENTS_SETTINGS,
   testFixture: {
     // An event captured through /e/ with a known uuid: the path's {id} of `…/events/{id}`.

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { CaptureModule } from '../capture/capture.module.js';
+import { IngestModule } from '../ingest/ingest.module.js';
 import { SessionRecordingsModule } from '../session-recordings/session-recordings.module.js';
 import { PersonsModule } from '../persons/persons.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
@@ -15,17 +15,11 @@ import { EventsService } from './events.service.js';
 
 /**
  * Analytics events (docs/decisions.md §13): capture on PostHog's endpoints (`/e/`, `/i/v0/e/`, `/batch/`,
- * `/capture/`, `/track/`; bodies decoded by the capture module), storage in the day-partitioned `events`
+ * `/capture/`, `/track/`; bodies decoded by the ingest pipeline, whose events' sink is EventsIngestionService), storage in the day-partitioned `events`
  * table, the partition task, and the read API.
  */
 @Module({
-  imports: [
-    CaptureModule,
-    PersonsModule,
-    ProjectsModule,
-    RecordingAccessRulesModule,
-    SessionRecordingsModule,
-  ],
+  imports: [IngestModule, PersonsModule, ProjectsModule, RecordingAccessRulesModule, SessionRecordingsModule],
   controllers: [EventsCaptureController, EventsController, SharedEventsController],
   providers: [
     EventsRepository,

@@ -3,7 +3,7 @@
  * `$create_alias` or `$merge_dangerously` links. The persons service applies it with the events' `$set`,
  * `$set_once` and `$unset` (persons/person-updates.service.ts).
  */
-import { textProblem } from '../capture/capture-text.js';
+import { textProblem } from '../ingest/capture-text.js';
 import { EVENT_DISTINCT_ID_MAX_LENGTH, type EventRow } from './event-rows.js';
 
 /**

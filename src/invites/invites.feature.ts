@@ -7,12 +7,11 @@ const fixtureInvite = () => ({ target_email: `${fixtureText('invitee')}@example.
 /** The invites feature: what it contributes to the application, the database, the CLI and the tests. */
 export const INVITES_FEATURE = defineFeature({
   name: 'invites',
+  e2e: ['invites', 'invites-email', 'invites-races'],
   load: async () => ({
     modules: [(await import('./invites.module.js')).InvitesModule],
     entities: [(await import('./invite.entity.js')).InviteEntity],
-    migrations: [
-      (await import('../database/migrations/1795241523230-MembersInvites.js')).MembersInvites1795241523230,
-    ],
+    migrations: [(await import('./migrations/1795241523230-MembersInvites.js')).MembersInvites1795241523230],
   }),
   settings: INVITES_SETTINGS,
   testFixture: {

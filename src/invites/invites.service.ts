@@ -17,7 +17,7 @@ import { MembershipLevel } from '../common/vocabulary/membership-level.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { RolesService } from '../roles/roles.service.js';
-import { UsersRepository } from '../users/users.repository.js';
+import { UsersService } from '../users/users.service.js';
 import { itemAttr } from './bulk-invites.js';
 import type { CreateInviteDto } from './dto/invite-input.dto.js';
 import { type InviteDto, toInviteDto } from './dto/invite.dto.js';
@@ -63,7 +63,7 @@ export class InvitesService {
     private readonly projects: ProjectsService,
     private readonly organizations: OrganizationsService,
     private readonly roles: RolesService,
-    private readonly users: UsersRepository,
+    private readonly users: UsersService,
     private readonly mailer: Mailer,
     private readonly clock: Clock,
     config: AppConfig,

@@ -9,8 +9,6 @@ export const MEMBERSHIPS_FEATURE = defineFeature({
       (await import('./organization-membership.entity.js')).OrganizationMembershipEntity,
       (await import('./access-control.entity.js')).AccessControlEntity,
     ],
-    migrations: [
-      (await import('../database/migrations/1796000300000-AccessControls.js')).AccessControls1796000300000,
-    ],
+    migrations: [(await import('./migrations/1796000300000-AccessControls.js')).AccessControls1796000300000],
   }),
 });

@@ -11,16 +11,16 @@ declare module '../common/auth/scopes.js' {
 /** The organizations feature: what it contributes to the application, the database, the CLI and the tests. */
 export const ORGANIZATIONS_FEATURE = defineFeature({
   name: 'organizations',
+  e2e: ['organizations'],
   load: async () => ({
     modules: [(await import('./organizations.module.js')).OrganizationsModule],
     entities: [(await import('./organization.entity.js')).OrganizationEntity],
     migrations: [
-      (await import('../database/migrations/1795240522298-Init.js')).Init1795240522298,
-      (await import('../database/migrations/1795467478000-OrganizationSettings.js'))
-        .OrganizationSettings1795467478000,
-      (await import('../database/migrations/1795500000000-NullableOrganizationSettings.js'))
+      (await import('./migrations/1795240522298-Init.js')).Init1795240522298,
+      (await import('./migrations/1795467478000-OrganizationSettings.js')).OrganizationSettings1795467478000,
+      (await import('./migrations/1795500000000-NullableOrganizationSettings.js'))
         .NullableOrganizationSettings1795500000000,
-      (await import('../database/migrations/1795948000000-BlankExperimentStatsMethod.js'))
+      (await import('./migrations/1795948000000-BlankExperimentStatsMethod.js'))
         .BlankExperimentStatsMethod1795948000000,
     ],
   }),

@@ -8,8 +8,8 @@ import {
   membershipOfUserJoinSql,
   type OrganizationReach,
   reachSql,
-} from '../memberships/memberships.repository.js';
-import { projectSummariesJsonSql, type ProjectSummary } from '../projects/projects.repository.js';
+} from '../memberships/memberships.sql.js';
+import { projectSummariesJsonSql, type ProjectSummary } from '../projects/projects.sql.js';
 import { OrganizationEntity } from './organization.entity.js';
 
 /** An organization as one member sees it: the row, the member's level, the member count and the projects. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/config.js';
 import { TransactionHost } from '../database/transactions.js';
-import { UsersRepository } from '../users/users.repository.js';
+import { UsersService } from '../users/users.service.js';
 import { PersonalApiKeysService } from './personal-api-keys.service.js';
 
 /** Lock id serialising the first-start check across replicas starting together. */
@@ -11,7 +11,7 @@ const BOOTSTRAP_LOCK_KEY = 727_274_002;
 export class BootstrapKeyService {
   constructor(
     private readonly transactions: TransactionHost,
-    private readonly users: UsersRepository,
+    private readonly users: UsersService,
     private readonly keys: PersonalApiKeysService,
     private readonly config: AppConfig,
   ) {}

@@ -5,7 +5,7 @@ import { generateToken, sha256Hex } from '../common/crypto/tokens.js';
 import { Clock } from '../common/time/clock.js';
 import { isUuid } from '../common/validation/ids.js';
 import { TransactionHost } from '../database/transactions.js';
-import { UsersRepository } from '../users/users.repository.js';
+import { UsersService } from '../users/users.service.js';
 import type { PersonalApiKeyEntity } from './personal-api-key.entity.js';
 import { PersonalApiKeysRepository } from './personal-api-keys.repository.js';
 
@@ -31,7 +31,7 @@ export class PersonalApiKeysService implements ApiKeyVerifier {
   constructor(
     private readonly transactions: TransactionHost,
     private readonly keys: PersonalApiKeysRepository,
-    private readonly users: UsersRepository,
+    private readonly users: UsersService,
     private readonly clock: Clock,
   ) {}
 

@@ -10,6 +10,7 @@ declare module '../common/auth/scopes.js' {
 /** The persons feature: what it contributes to the application, the database, the CLI and the tests. */
 export const PERSONS_FEATURE = defineFeature({
   name: 'persons',
+  e2e: ['persons', 'person-limits'],
   load: async () => ({
     // What batch exports can export of it (src/stores/export-model.ts).
     exportModels: [(await import('./persons-export.js')).PERSONS_MODEL],
@@ -19,8 +20,7 @@ export const PERSONS_FEATURE = defineFeature({
       (await import('./person-distinct-id.entity.js')).PersonDistinctIdEntity,
     ],
     migrations: [
-      (await import('../database/migrations/1795962340000-PersonsIsIdentified.js'))
-        .PersonsIsIdentified1795962340000,
+      (await import('./migrations/1795962340000-PersonsIsIdentified.js')).PersonsIsIdentified1795962340000,
     ],
   }),
   scopes: ['person'],

@@ -54,6 +54,7 @@ const PLUGINS_FIXTURE: FeatureTestFixture = {
 /** The plugins feature: what it contributes to the application, the database, the CLI and the tests. */
 export const PLUGINS_FEATURE = defineFeature({
   name: 'plugins',
+  e2e: ['plugins', 'plugin-configs', 'plugin-tenancy', 'plugins-catalog'],
   load: async () => ({
     modules: [(await import('./plugins.module.js')).PluginsModule],
     entities: [
@@ -63,10 +64,9 @@ export const PLUGINS_FEATURE = defineFeature({
       (await import('./configs/plugin-config.entity.js')).PluginConfigEntity,
     ],
     migrations: [
-      (await import('../database/migrations/1795243845686-PluginRecords.js')).PluginRecords1795243845686,
-      (await import('../database/migrations/1795467468180-PluginTenancy.js')).PluginTenancy1795467468180,
-      (await import('../database/migrations/1795467752796-PluginConfigNames.js'))
-        .PluginConfigNames1795467752796,
+      (await import('./migrations/1795243845686-PluginRecords.js')).PluginRecords1795243845686,
+      (await import('./migrations/1795467468180-PluginTenancy.js')).PluginTenancy1795467468180,
+      (await import('./migrations/1795467752796-PluginConfigNames.js')).PluginConfigNames1795467752796,
     ],
   }),
   scopes: ['plugin'],

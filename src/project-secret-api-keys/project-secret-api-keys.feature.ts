@@ -4,6 +4,7 @@ import { PROJECT_KEYS_COMMANDS, PROJECT_KEYS_GROUP } from './project-secret-api-
 /** The project secret API keys feature: what it contributes to the application, the database, the CLI and the tests. */
 export const PROJECT_SECRET_API_KEYS_FEATURE = defineFeature({
   name: 'project-secret-api-keys',
+  e2e: ['project-secret-api-keys'],
   load: async () => ({
     modules: [(await import('./project-secret-api-keys.module.js')).ProjectSecretApiKeysModule],
     entities: [(await import('./project-secret-api-key.entity.js')).ProjectSecretApiKeyEntity],

@@ -10,20 +10,19 @@ declare module '../common/auth/scopes.js' {
 /** The projects feature: what it contributes to the application, the database, the CLI and the tests. */
 export const PROJECTS_FEATURE = defineFeature({
   name: 'projects',
+  e2e: ['projects-create-delete', 'project-deletion', 'environments'],
   load: async () => ({
     modules: [(await import('./projects.module.js')).ProjectsModule],
     entities: [(await import('./project.entity.js')).ProjectEntity],
     migrations: [
-      (await import('../database/migrations/1795243816388-ProjectSessionRecordingOptIn.js'))
+      (await import('./migrations/1795243816388-ProjectSessionRecordingOptIn.js'))
         .ProjectSessionRecordingOptIn1795243816388,
-      (await import('../database/migrations/1795948100000-ProjectUpdatedAt.js'))
-        .ProjectUpdatedAt1795948100000,
-      (await import('../database/migrations/1795948200000-ProjectExperimentStatsMethod.js'))
+      (await import('./migrations/1795948100000-ProjectUpdatedAt.js')).ProjectUpdatedAt1795948100000,
+      (await import('./migrations/1795948200000-ProjectExperimentStatsMethod.js'))
         .ProjectExperimentStatsMethod1795948200000,
-      (await import('../database/migrations/1795970000000-ProjectSecretApiToken.js'))
+      (await import('./migrations/1795970000000-ProjectSecretApiToken.js'))
         .ProjectSecretApiToken1795970000000,
-      (await import('../database/migrations/1796000100000-ProjectDeletedAt.js'))
-        .ProjectDeletedAt1796000100000,
+      (await import('./migrations/1796000100000-ProjectDeletedAt.js')).ProjectDeletedAt1796000100000,
     ],
   }),
   scopes: ['project'],

@@ -5,11 +5,7 @@ import { EntityColumns } from '../database/entity-columns.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
 import type { MembershipWithRules } from '../memberships/memberships.service.js';
-import {
-  accessRulesJsonSql,
-  accessRulesOf,
-  projectVisibleSql,
-} from '../memberships/memberships.repository.js';
+import { accessRulesJsonSql, accessRulesOf, projectVisibleSql } from '../memberships/memberships.sql.js';
 import { ProjectEntity } from './project.entity.js';
 
 const ORGANIZATION = '00000000-0000-4000-8000-000000000001';

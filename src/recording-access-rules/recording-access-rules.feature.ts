@@ -24,6 +24,7 @@ const fixtureRule = ({ ids }: Pick<FeatureFixtureTenant, 'ids'>) => ({
  */
 export const RECORDING_ACCESS_RULES_FEATURE = defineFeature({
   name: 'recording-access-rules',
+  e2e: ['recording-access-rules', 'recording-access-enforcement'],
   load: async () => ({
     modules: [(await import('./recording-access-rules.module.js')).RecordingAccessRulesModule],
     entities: [

@@ -10,6 +10,7 @@ const fixtureName = () => `role ${randomUUID().slice(0, 8)}`;
  */
 export const ROLES_FEATURE = defineFeature({
   name: 'roles',
+  e2e: ['roles'],
   load: async () => ({
     modules: [(await import('./roles.module.js')).RolesModule],
     entities: [

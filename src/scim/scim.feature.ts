@@ -8,6 +8,7 @@ import { SCIM_SETTINGS } from './scim.settings.js';
  */
 export const SCIM_FEATURE = defineFeature({
   name: 'scim',
+  e2e: ['scim-entra-validator', 'scim-okta-spec-test', 'scim-security'],
   load: async () => ({
     modules: [(await import('./scim.module.js')).ScimModule],
     entities: [

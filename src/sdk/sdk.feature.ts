@@ -9,6 +9,7 @@ declare module '../common/auth/scopes.js' {
 /** The sdk feature: what it contributes to the application, the database, the CLI and the tests. */
 export const SDK_FEATURE = defineFeature({
   name: 'sdk',
+  e2e: ['sdk', 'flag-definitions'],
   load: async () => ({
     modules: [(await import('./sdk.module.js')).SdkModule],
   }),

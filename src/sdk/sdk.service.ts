@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import type { JsonLimits } from '../capture/bounded-json.js';
-import { decodeCaptureBody } from '../capture/capture-body.js';
-import { isLookupableToken } from '../capture/capture-text.js';
+import type { JsonLimits } from '../ingest/bounded-json.js';
+import { decodeCaptureBody } from '../ingest/capture-body.js';
+import { isLookupableToken } from '../ingest/capture-text.js';
 import type { Principal } from '../common/auth/principal.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { AppConfig } from '../config/config.js';

@@ -4,6 +4,7 @@ import { SERVICE_ACCOUNTS_COMMANDS, SERVICE_ACCOUNTS_GROUP } from './service-acc
 /** The service accounts feature: what it contributes to the application, the database, the CLI and the tests. */
 export const SERVICE_ACCOUNTS_FEATURE = defineFeature({
   name: 'service-accounts',
+  e2e: ['service-accounts'],
   load: async () => ({
     modules: [(await import('./service-accounts.module.js')).ServiceAccountsModule],
     entities: [(await import('./service-account.entity.js')).ServiceAccountEntity],

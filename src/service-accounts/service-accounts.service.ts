@@ -15,7 +15,7 @@ import {
 } from '../personal-api-keys/dto/personal-api-key.dto.js';
 import { PersonalApiKeysService } from '../personal-api-keys/personal-api-keys.service.js';
 import { ProjectsService } from '../projects/projects.service.js';
-import { UsersRepository } from '../users/users.repository.js';
+import { UsersService } from '../users/users.service.js';
 import type { CreateServiceAccountDto, CreateServiceAccountKeyDto } from './dto/service-account-input.dto.js';
 import {
   type CreatedServiceAccountDto,
@@ -59,7 +59,7 @@ export class ServiceAccountsService {
     private readonly serviceAccounts: ServiceAccountsRepository,
     private readonly access: MembershipsService,
     private readonly memberships: MembershipsRepository,
-    private readonly users: UsersRepository,
+    private readonly users: UsersService,
     private readonly keys: PersonalApiKeysService,
     private readonly projects: ProjectsService,
     private readonly clock: Clock,

@@ -12,13 +12,14 @@ declare module '../common/auth/scopes.js' {
  */
 export const SESSION_RECORDING_PLAYLISTS_FEATURE = defineFeature({
   name: 'session-recording-playlists',
+  e2e: ['session-recording-playlists'],
   load: async () => {
     const entities = await import('./session-recording-playlist.entity.js');
     return {
       modules: [(await import('./session-recording-playlists.module.js')).SessionRecordingPlaylistsModule],
       entities: [entities.SessionRecordingPlaylistEntity, entities.SessionRecordingPlaylistItemEntity],
       migrations: [
-        (await import('../database/migrations/1795810055291-SessionRecordingPlaylists.js'))
+        (await import('./migrations/1795810055291-SessionRecordingPlaylists.js'))
           .SessionRecordingPlaylists1795810055291,
       ],
     };

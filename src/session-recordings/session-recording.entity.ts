@@ -5,6 +5,13 @@ import { ProjectEntity } from '../projects/project.entity.js';
 export const SNAPSHOT_SOURCES = ['web', 'mobile'] as const;
 export type SnapshotSource = (typeof SNAPSHOT_SOURCES)[number];
 
+/**
+ * Most characters of a recording's `start_url`: a longer `href` is cut there (never inside a surrogate pair), so
+ * a list page or an export batch of recordings stays small whatever a page's address was. Reads cut older rows
+ * the same way.
+ */
+export const START_URL_MAX_LENGTH = 8192;
+
 /** Longest session and window id accepted by capture (docs/decisions.md §11). */
 export const SESSION_ID_MAX_LENGTH = 70;
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { defineFeature, fixtureText } from '../common/feature/feature.js';
+import { DEMO_COMMAND } from './demo/demo.cli.js';
 import { RECORDINGS_COMMANDS, RECORDINGS_GROUP } from './session-recordings.cli.js';
 import { SESSION_RECORDINGS_SETTINGS } from './session-recordings.settings.js';
 
@@ -44,6 +45,18 @@ export function fixtureSnapshotEvent(apiToken: string, now: Date, label: string)
 /** The session recordings feature: what it contributes to the application, the database, the CLI and the tests. */
 export const SESSION_RECORDINGS_FEATURE = defineFeature({
   name: 'session-recordings',
+  e2e: [
+    'session-recordings',
+    'session-recordings-event-filters',
+    'session-recordings-filters',
+    'session-recordings-scale',
+    'recording-packed-storage',
+    'recording-reads-process',
+    'recording-retention',
+    'recording-storage',
+    'recordings-demo',
+    'shared-recording-events',
+  ],
   load: async () => ({
     // What batch exports can export of it (src/stores/export-model.ts).
     exportModels: [(await import('./sessions-export.js')).SESSIONS_MODEL],
@@ -61,24 +74,20 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
       (await import('./sharing/session-recording-sharing.entity.js')).SessionRecordingSharingEntity,
     ],
     migrations: [
-      (await import('../database/migrations/1795243860032-SessionRecordings.js'))
-        .SessionRecordings1795243860032,
-      (await import('../database/migrations/1795467478434-SharingSettings.js')).SharingSettings1795467478434,
-      (await import('../database/migrations/1795469021029-SessionSnapshotBytes.js'))
-        .SessionSnapshotBytes1795469021029,
-      (await import('../database/migrations/1795480000000-RecordingObjectStorage.js'))
+      (await import('./migrations/1795243860032-SessionRecordings.js')).SessionRecordings1795243860032,
+      (await import('./migrations/1795467478434-SharingSettings.js')).SharingSettings1795467478434,
+      (await import('./migrations/1795469021029-SessionSnapshotBytes.js')).SessionSnapshotBytes1795469021029,
+      (await import('./migrations/1795480000000-RecordingObjectStorage.js'))
         .RecordingObjectStorage1795480000000,
-      (await import('../database/migrations/1795490000000-RecordingRetention.js'))
-        .RecordingRetention1795490000000,
-      (await import('../database/migrations/1795900000000-RecordingPackedObjects.js'))
+      (await import('./migrations/1795490000000-RecordingRetention.js')).RecordingRetention1795490000000,
+      (await import('./migrations/1795900000000-RecordingPackedObjects.js'))
         .RecordingPackedObjects1795900000000,
-      (await import('../database/migrations/1795920000000-RecordingsPersonFilterIndex.js'))
+      (await import('./migrations/1795920000000-RecordingsPersonFilterIndex.js'))
         .RecordingsPersonFilterIndex1795920000000,
-      (await import('../database/migrations/1795940000000-RecordingKeys.js')).RecordingKeys1795940000000,
-      (await import('../database/migrations/1795941230000-RecordingsSessionFilterIndex.js'))
+      (await import('./migrations/1795940000000-RecordingKeys.js')).RecordingKeys1795940000000,
+      (await import('./migrations/1795941230000-RecordingsSessionFilterIndex.js'))
         .RecordingsSessionFilterIndex1795941230000,
-      (await import('../database/migrations/1796000400001-SharingEnabledBy.js'))
-        .SharingEnabledBy1796000400001,
+      (await import('./migrations/1796000400001-SharingEnabledBy.js')).SharingEnabledBy1796000400001,
     ],
   }),
   scopes: ['session_recording', 'sharing_configuration'],
@@ -123,5 +132,13 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
     bodies: { SessionRecordingsController_update: () => ({ person: { properties: { plan: 'pro' } } }) },
   },
   cliGroups: [RECORDINGS_GROUP],
-  cli: RECORDINGS_COMMANDS,
+  cli: [...RECORDINGS_COMMANDS, DEMO_COMMAND],
+  // The `$snapshot` events of every capture request (`/s/` and the analytics routes), after the events' sink.
+  sinks: [
+    {
+      name: 'recordings',
+      order: 20,
+      handler: async () => (await import('./ingestion/recordings.sink.js')).RecordingsSink,
+    },
+  ],
 });

@@ -4,6 +4,7 @@ import { PersonsModule } from '../persons/persons.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { RecordingAccessRulesModule } from '../recording-access-rules/recording-access-rules.module.js';
 import { RecordingIngestionService } from './ingestion/recording-ingestion.service.js';
+import { RecordingsSink } from './ingestion/recordings.sink.js';
 import { RecordingRetentionService } from './retention/recording-retention.service.js';
 import {
   SessionRecordingsController,
@@ -38,6 +39,8 @@ import { SnapshotStorageRepository } from './storage/snapshot-storage.repository
     RecordingSharingRepository,
     RecordingRetentionRepository,
     RecordingIngestionService,
+    // The sink of `$snapshot` events the manifest declares (`sinks`), found by the ingest pipeline.
+    RecordingsSink,
     SessionRecordingsService,
     RecordingRetentionService,
     SnapshotReader,

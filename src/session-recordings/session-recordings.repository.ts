@@ -12,8 +12,8 @@ import {
 } from './reads/recording-event-filters.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
-import { type PersonColumns, personSelectSql } from '../persons/persons.repository.js';
-import { recordingRetentionDaysSql } from '../projects/projects.repository.js';
+import { type PersonColumns, personSelectSql } from '../persons/persons.sql.js';
+import { recordingRetentionDaysSql } from '../projects/projects.sql.js';
 import {
   EXAMPLE_VISIBILITY,
   RecordingVisibility,

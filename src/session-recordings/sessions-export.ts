@@ -1,4 +1,4 @@
-import { recordingRetentionDaysSql } from '../projects/projects.repository.js';
+import { recordingRetentionDaysSql } from '../projects/projects.sql.js';
 import { insertedAtSql, readByWatermarkSql } from '../stores/export-cursor.js';
 import {
   bindText,

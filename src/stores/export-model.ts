@@ -21,7 +21,7 @@ export type ExportRow = Record<string, unknown>;
  * recording-access-rules): the condition a recording `alias` is visible by, or one a session is hidden by.
  */
 export interface ExportVisibility {
-  visibleSql(alias: string, bind: (value: unknown) => string): string | null;
+  visibleSql(alias: string, bind: (value: unknown) => string, team?: string): string | null;
   hiddenSessionSql(teamId: string, sessionId: string, bind: (value: unknown) => string): string | null;
 }
 

@@ -9,6 +9,7 @@ declare module '../common/auth/scopes.js' {
 /** The users feature: what it contributes to the application, the database, the CLI and the tests. */
 export const USERS_FEATURE = defineFeature({
   name: 'users',
+  e2e: ['users-projects'],
   load: async () => ({
     modules: [(await import('./current-user.module.js')).CurrentUserModule],
     entities: [(await import('./user.entity.js')).UserEntity],

@@ -16,7 +16,7 @@ describe('migration check', () => {
     const dir = join(ROOT, 'dist', `zz-check-${process.pid}`, 'migrations');
     await mkdir(dir, { recursive: true });
     try {
-      const source = await readFile(join(ROOT, 'dist/database/migrations/1795241288204-Domains.js'), 'utf8');
+      const source = await readFile(join(ROOT, 'dist/domains/migrations/1795241288204-Domains.js'), 'utf8');
       await writeFile(
         join(dir, '1799999999999-Orphan.js'),
         source.replaceAll('Domains1795241288204', 'Orphan1799999999999'),

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CaptureMemoryBudget } from '../../src/capture/capture-memory-budget.js';
+import { CaptureMemoryBudget } from '../../src/ingest/capture-memory-budget.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { newSessionId, rr, snapshotEvent } from '../support/recordings.js';
 import { onSomePort } from '../support/service-process.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CaptureMemoryBudget } from '../../src/capture/capture-memory-budget.js';
+import { CaptureMemoryBudget } from '../../src/ingest/capture-memory-budget.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 
 const MiB = 1024 * 1024;

@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { runCli } from '../../src/cli-dispatch.js';
 import { migrationsOf } from '../../src/common/feature/feature.js';
 import { loadServiceFeatures } from '../../src/features.js';
-import { PluginTenancy1795467468180 } from '../../src/database/migrations/1795467468180-PluginTenancy.js';
+import { PluginTenancy1795467468180 } from '../../src/plugins/migrations/1795467468180-PluginTenancy.js';
 import { typeormOptions } from '../../src/database/typeorm-options.js';
 import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';

@@ -1,6 +1,6 @@
 /**
  * LZ-string's `compressToBase64`, written from the format's description, for tests only: what older posthog-js
- * versions send as `compression=lz64`. The service only decompresses (src/capture/lz-string.ts).
+ * versions send as `compression=lz64`. The service only decompresses (src/ingest/lz-string.ts).
  */
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=';
 

@@ -94,6 +94,22 @@ export interface FeatureTask {
   jitterSeconds?: number;
 }
 
+/**
+ * A sink of ingestion a feature declares (src/ingest/ingest-sink.ts): the pipeline hands it the events of every
+ * capture request it takes, and runs its writes in the request's one transaction.
+ */
+export interface FeatureSink {
+  /** Its name in logs and results (`events`, `recordings`). */
+  name: string;
+  /**
+   * Its place among the sinks: lower prepares and writes first (events 10: their person links are seen by the
+   * recordings of the same request, 20).
+   */
+  order: number;
+  /** The provider (an `IngestSink` of one of the feature's modules), imported lazily like the modules. */
+  handler: () => Promise<Type>;
+}
+
 /** A test tenant as the fixtures see it: one organization, its first project, and the ids made so far. */
 export interface FeatureFixtureTenant {
   organizationId: string;
@@ -144,6 +160,12 @@ export interface Feature {
   /** The folder name (`batch-exports`); `npm run test:feature -- <name>` runs its tests. */
   name: string;
   /**
+   * Its end-to-end specs: names of files in test/e2e/ without `.e2e-spec.ts` (`batch-export-runs`). With the
+   * unit tests of its folder they are what `npm run test:feature -- <name>` runs (tools/test-feature.mjs reads
+   * this list from the manifest's source); the suites every feature meets (confinement, fuzz) are nobody's.
+   */
+  e2e?: readonly string[];
+  /**
    * Imports its Nest modules, entities and migrations. Lazy, so that what needs only the declarations (the
    * CLI's --help, the scope vocabulary, the configuration docs) loads none of the application.
    */
@@ -159,6 +181,8 @@ export interface Feature {
    */
   settings?: SettingsTable;
   tasks?: FeatureTask[];
+  /** Its sinks of ingestion: what it stores of capture requests (src/ingest/, docs/architecture.md). */
+  sinks?: readonly FeatureSink[];
   /**
    * Second path prefixes for routes under a prefix (`/api/environments` for `/api/projects`): every route of
    * the application under `under`, of any feature, also answers under `alias` (src/common/http/route-aliases.ts).

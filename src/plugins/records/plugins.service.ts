@@ -9,7 +9,7 @@ import { TransactionHost } from '../../database/transactions.js';
 import { MembershipsService } from '../../memberships/memberships.service.js';
 import { MembershipLevel } from '../../common/vocabulary/membership-level.js';
 import { OrganizationsService, type PluginsAccessChange } from '../../organizations/organizations.service.js';
-import { UsersRepository } from '../../users/users.repository.js';
+import { UsersService } from '../../users/users.service.js';
 import type { CreatePluginDto, ReplacePluginDto, UpdatePluginDto } from './dto/plugin-input.dto.js';
 import { type PluginActivityDto, toPluginActivityDto } from '../activity/dto/plugin-activity.dto.js';
 import { type PluginConfigDto } from '../configs/dto/plugin-config.dto.js';
@@ -70,7 +70,7 @@ export class PluginsService {
     private readonly plugins: PluginsRepository,
     private readonly memberships: MembershipsService,
     private readonly organizations: OrganizationsService,
-    private readonly users: UsersRepository,
+    private readonly users: UsersService,
     private readonly catalog: PluginCatalog,
     private readonly clock: Clock,
   ) {}

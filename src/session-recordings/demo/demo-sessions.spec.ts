@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { readCaptureBatch, readSnapshotEvents } from '../../capture/capture-events.js';
+import { readCaptureBatch } from '../../ingest/capture-events.js';
+import { readSnapshotEvents } from '../ingestion/snapshot-events.js';
 import { computeMetadata } from '../ingestion/recording-metadata.js';
 import { DEMO_PERSONAS, demoCaptureRequests, demoSessionEvents, prng } from './demo-sessions.js';
 

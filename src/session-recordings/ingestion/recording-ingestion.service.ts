@@ -5,6 +5,7 @@ import { Clock } from '../../common/time/clock.js';
 import { Yielder } from '../../common/time/yielder.js';
 import { AppConfig } from '../../config/config.js';
 import { TransactionHost } from '../../database/transactions.js';
+import type { SinkWrite } from '../../ingest/ingest-sink.js';
 import { type PersonEvent, PersonUpdatesService } from '../../persons/person-updates.service.js';
 import type { RequestDeadline } from '../../common/http/request-deadline.js';
 import { computeMetadataSliced, type RrwebEvent } from './recording-metadata.js';
@@ -25,9 +26,6 @@ import {
 
 const gzipAsync = promisify(gzip);
 
-/** PostgreSQL deadlock_detected and serialization_failure: the transaction is retried. */
-const RETRYABLE = new Set(['40P01', '40001']);
-const MAX_ATTEMPTS = 3;
 /** Compressed bytes of snapshot chunks inserted per statement. */
 const INSERT_BYTES = 4 * 1024 * 1024;
 
@@ -81,7 +79,8 @@ class DeadlineYielder extends Yielder {
  *    the commit only, never while a large request is processed.
  *
  * Locks are always taken in the order persons → recordings → counter, so concurrent requests wait rather than
- * deadlock; a deadlock or serialization failure nonetheless retries the whole transaction. With a `deadline`
+ * deadlock; a deadlock or serialization failure nonetheless retries the whole transaction (the ingest pipeline's,
+ * which holds the request's other sinks' writes too). With a `deadline`
  * (the request's REQUEST_TIMEOUT_MS), work stops at the next step once it has passed, and nothing commits
  * after the request was answered with the timeout: the commit is claimed from the deadline first.
  */
@@ -108,46 +107,31 @@ export class RecordingIngestionService {
     this.sessionMaxBytes = config.get('RECORDING_SESSION_MAX_BYTES');
   }
 
-  async ingest(
-    teamId: number,
-    batches: readonly SnapshotBatch[],
-    deadline: RequestDeadline | null = null,
-  ): Promise<IngestResult> {
-    if (!batches.length) return { stored: 0, duplicates: 0, dropped: 0, capped: 0, setsDropped: 0 };
-    // Run inside the caller's transaction (the events of `/e/`), the work joins it: it cannot be retried alone.
-    const joined = this.transactions.isActive;
-    for (let attempt = 1; ; attempt++) {
-      deadline?.throwIfPassed();
-      // Objects uploaded by this attempt (RECORDING_STORAGE=s3), removed again if it fails before committing.
-      const uploaded: string[] = [];
-      let beforeCommit = false;
-      try {
-        return await this.transactions.withTransaction(async () => {
-          try {
-            const result = await this.ingestIn(teamId, batches, uploaded, deadline);
-            // Answered with the timeout meanwhile: roll back rather than commit what the client was told failed.
-            deadline?.claimCommit();
-            return result;
-          } catch (error) {
-            beforeCommit = true;
-            throw error;
-          }
-        });
-      } catch (error) {
-        deadline?.commitFailed();
-        // A failed COMMIT may still have committed: its objects are left for the orphan sweep, which deletes
-        // only objects no row points at.
-        if (beforeCommit) await this.storage.discard(uploaded);
-        if (deadline?.passed) throw error;
-        const code =
-          (error as { driverError?: { code?: string }; code?: string }).driverError?.code ??
-          (error as { code?: string }).code;
-        if (joined || !code || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) {
+  /**
+   * The write of a request's validated `$snapshot` events (the recordings' sink, recordings.sink.ts): run by the
+   * ingest pipeline inside the request's one transaction, again when that is retried. Objects a failed attempt
+   * uploaded (RECORDING_STORAGE=s3) are removed again; a failed COMMIT may still have committed, so its objects
+   * are left for the orphan sweep, which deletes only objects no row points at.
+   */
+  writeOf(teamId: number, batches: readonly SnapshotBatch[], deadline: RequestDeadline | null): SinkWrite {
+    // Objects uploaded by the current attempt.
+    const uploaded: string[] = [];
+    let result: IngestResult = { stored: 0, duplicates: 0, dropped: 0, capped: 0, setsDropped: 0 };
+    return {
+      write: async () => {
+        uploaded.length = 0;
+        try {
+          result = await this.ingestIn(teamId, batches, uploaded, deadline);
+        } catch (error) {
           throw unavailable(this.logger, error);
         }
-        this.logger.warn({ code, attempt }, 'capture transaction retried');
-      }
-    }
+      },
+      failed: async (_error, beforeCommit) => {
+        if (beforeCommit) await this.storage.discard(uploaded.splice(0));
+        return false;
+      },
+      result: () => result,
+    };
   }
 
   /**
@@ -161,7 +145,7 @@ export class RecordingIngestionService {
     await this.transactions.limitStatements(deadline.remainingMs());
   }
 
-  /** The work of one attempt, inside its transaction. */
+  /** The work of one attempt, inside the request's transaction: the steps of the class comment. */
   private async ingestIn(
     teamId: number,
     all: readonly SnapshotBatch[],
@@ -172,8 +156,46 @@ export class RecordingIngestionService {
     const yielder = new DeadlineYielder(deadline);
     await this.boundByDeadline(deadline);
     const result: IngestResult = { stored: 0, duplicates: 0, dropped: 0, capped: 0, setsDropped: 0 };
+    const bySession = await this.bySession(all, result, yielder);
+    const existing = await this.recordings.existingSessions(teamId, [...bySession.keys()].sort());
+    for (const [sessionId, batches] of bySession) {
+      if (existing.get(sessionId) === true) {
+        result.dropped += batches.length;
+        bySession.delete(sessionId);
+      }
+    }
+    if (!bySession.size) return result;
+    // 1. Persons.
+    const personIds = await this.applyPersons(teamId, bySession, now, result, yielder, deadline);
+    // 2. Recordings: insert the new ones, then lock them all.
+    const inserted = await this.insertRecordings(teamId, bySession, existing, personIds, now, yielder);
+    await this.boundByDeadline(deadline);
+    const locked = await this.recordings.lockSessions(teamId, [...bySession.keys()].sort());
+    // 3-6. Per session: new keys, cap, metadata, snapshots.
+    const chunks: SnapshotChunk[] = [];
+    for (const sessionId of [...bySession.keys()].sort()) {
+      const batches = bySession.get(sessionId) as SnapshotBatch[];
+      const state = locked.get(sessionId);
+      if (!state || state.deleted) {
+        // Deleted meanwhile (or, impossibly, missing): nothing of it is stored.
+        result.dropped += batches.length;
+        continue;
+      }
+      chunks.push(...(await this.storeSession(teamId, sessionId, batches, state, now, result, yielder)));
+    }
+    await this.insertChunks(teamId, chunks, uploaded, now);
+    deadline?.throwIfPassed();
+    // Last: the new recordings go live and into the project's counter, whose row is then held until the commit.
+    await this.recordings.publishRecordings(teamId, inserted);
+    return result;
+  }
 
-    // The same key twice in one request counts once; the batches are grouped by session, in request order.
+  /** The batches grouped by session, in request order; the same key twice in one request counts once. */
+  private async bySession(
+    all: readonly SnapshotBatch[],
+    result: IngestResult,
+    yielder: Yielder,
+  ): Promise<Map<string, SnapshotBatch[]>> {
     const bySession = new Map<string, SnapshotBatch[]>();
     const seen = new Set<string>();
     for (const b of all) {
@@ -188,17 +210,22 @@ export class RecordingIngestionService {
       else bySession.set(b.sessionId, [b]);
       if (yielder.step()) await yielder.tick();
     }
+    return bySession;
+  }
 
-    const existing = await this.recordings.existingSessions(teamId, [...bySession.keys()].sort());
-    for (const [sessionId, batches] of bySession) {
-      if (existing.get(sessionId) === true) {
-        result.dropped += batches.length;
-        bySession.delete(sessionId);
-      }
-    }
-    if (!bySession.size) return result;
-
-    // 1. Persons: the one persons service of every ingestion sink, the request's events in order.
+  /**
+   * Step 1: the person of every distinct id, found or created, with the request's `$set`/`$set_once`/`$unset`
+   * applied by the one persons service of every ingestion sink (the request's events in order); returns the
+   * person ids.
+   */
+  private async applyPersons(
+    teamId: number,
+    bySession: ReadonlyMap<string, SnapshotBatch[]>,
+    now: Date,
+    result: IngestResult,
+    yielder: Yielder,
+    deadline: RequestDeadline | null,
+  ): Promise<Map<string, number>> {
     const events: PersonEvent[] = [];
     for (const batches of bySession.values()) {
       for (const b of batches) {
@@ -216,11 +243,20 @@ export class RecordingIngestionService {
       check: () => deadline?.throwIfPassed(),
       bound: () => this.boundByDeadline(deadline),
     });
-    const personIds = new Map([...applied.persons].map(([distinctId, person]) => [distinctId, person.id]));
     result.setsDropped = applied.setsDropped;
     await yielder.tick();
+    return new Map([...applied.persons].map(([distinctId, person]) => [distinctId, person.id]));
+  }
 
-    // 2. Recordings: insert the new ones, then lock them all.
+  /** Step 2: inserts the recordings of the sessions that have none yet (pending); returns what was inserted. */
+  private async insertRecordings(
+    teamId: number,
+    bySession: ReadonlyMap<string, SnapshotBatch[]>,
+    existing: ReadonlyMap<string, boolean>,
+    personIds: ReadonlyMap<string, number>,
+    now: Date,
+    yielder: Yielder,
+  ) {
     const newRecordings: NewRecording[] = [];
     for (const [sessionId, batches] of bySession) {
       if (existing.has(sessionId)) continue;
@@ -242,103 +278,135 @@ export class RecordingIngestionService {
         snapshotSource: batches[0].snapshotSource,
       });
     }
-    const inserted = await this.recordings.insertRecordings(teamId, newRecordings, now);
-    await this.boundByDeadline(deadline);
-    const locked = await this.recordings.lockSessions(teamId, [...bySession.keys()].sort());
+    return this.recordings.insertRecordings(teamId, newRecordings, now);
+  }
 
-    // 3-6. Per session: new keys, cap, metadata, snapshots.
+  /**
+   * Steps 3-6 for one locked session: its new keys, the cap, its metadata; returns its snapshot chunks (to be
+   * stored and inserted with the other sessions').
+   */
+  private async storeSession(
+    teamId: number,
+    sessionId: string,
+    batches: SnapshotBatch[],
+    state: { eventCount: number; snapshotBytes: number },
+    now: Date,
+    result: IngestResult,
+    yielder: Yielder,
+  ): Promise<SnapshotChunk[]> {
+    const fresh = await this.recordings.insertEventKeys(
+      teamId,
+      sessionId,
+      batches.map((b) => b.key),
+    );
+    const accepted = batches.filter((b) => fresh.has(b.key));
+    result.duplicates += batches.length - accepted.length;
+    if (!accepted.length) return [];
+    const { windows, kept, bytes } = await this.withinCap(
+      teamId,
+      sessionId,
+      accepted,
+      state,
+      result,
+      yielder,
+    );
+    if (!kept.length) return [];
+    await this.recordings.addMetadata(
+      teamId,
+      sessionId,
+      await computeMetadataSliced(kept, yielder),
+      bytes - state.snapshotBytes,
+      now,
+    );
+    result.stored += kept.length;
     const chunks: SnapshotChunk[] = [];
-    for (const sessionId of [...bySession.keys()].sort()) {
-      const batches = bySession.get(sessionId) as SnapshotBatch[];
-      const state = locked.get(sessionId);
-      if (!state || state.deleted) {
-        // Deleted meanwhile (or, impossibly, missing): nothing of it is stored.
-        result.dropped += batches.length;
-        continue;
-      }
-      const fresh = await this.recordings.insertEventKeys(
-        teamId,
-        sessionId,
-        batches.map((b) => b.key),
-      );
-      const accepted = batches.filter((b) => fresh.has(b.key));
-      result.duplicates += batches.length - accepted.length;
-      if (!accepted.length) continue;
-
-      const windows = new Map<string, WindowLines>();
-      const kept: RrwebEvent[] = [];
-      let events = state.eventCount;
-      let bytes = state.snapshotBytes;
-      let capped = 0;
-      let cappedEvents = 0;
-      for (const b of accepted) {
-        if (capped || events + b.events.length > this.sessionMaxEvents) {
-          capped++;
-          cappedEvents += b.events.length;
-          continue;
-        }
-        let window = windows.get(b.windowId);
-        if (!window) {
-          window = { windowId: b.windowId, timestamps: [], lines: [], sizes: [] };
-          windows.set(b.windowId, window);
-        }
-        const mark = window.lines.length;
-        const size = await appendLines(window, b.events, yielder);
-        if (bytes + size > this.sessionMaxBytes) {
-          // Undo this event's lines: it does not fit.
-          window.timestamps.length = window.lines.length = window.sizes.length = mark;
-          capped++;
-          cappedEvents += b.events.length;
-          continue;
-        }
-        events += b.events.length;
-        bytes += size;
-        for (const e of b.events) {
-          kept.push(e);
-          if (yielder.step()) await yielder.tick();
-        }
-      }
-      if (capped) {
-        result.capped += capped;
-        this.logger.warn(
-          {
-            teamId,
-            sessionId,
-            storedEvents: events,
-            storedBytes: bytes,
-            droppedSnapshots: capped,
-            droppedEvents: cappedEvents,
-            maxEvents: this.sessionMaxEvents,
-            maxBytes: this.sessionMaxBytes,
-          },
-          `recording ${sessionId} reached its size limit (RECORDING_SESSION_MAX_EVENTS ${this.sessionMaxEvents}, RECORDING_SESSION_MAX_BYTES ${this.sessionMaxBytes}): ${capped} $snapshot events (${cappedEvents} rrweb events) dropped`,
-        );
-      }
-      if (!kept.length) continue;
-      await this.recordings.addMetadata(
-        teamId,
-        sessionId,
-        await computeMetadataSliced(kept, yielder),
-        bytes - state.snapshotBytes,
-        now,
-      );
-      result.stored += kept.length;
-      for (const window of windows.values()) {
-        for (const chunk of await splitIntoChunks(window, this.chunkLimits, yielder)) {
-          await yielder.tick();
-          chunks.push({
-            sessionId,
-            windowId: chunk.windowId,
-            firstTimestamp: new Date(chunk.firstTimestamp),
-            lastTimestamp: new Date(chunk.lastTimestamp),
-            eventCount: chunk.lines.length,
-            data: await gzipAsync(chunkText(chunk)),
-            objectKey: null,
-          });
-        }
+    for (const window of windows.values()) {
+      for (const chunk of await splitIntoChunks(window, this.chunkLimits, yielder)) {
+        await yielder.tick();
+        chunks.push({
+          sessionId,
+          windowId: chunk.windowId,
+          firstTimestamp: new Date(chunk.firstTimestamp),
+          lastTimestamp: new Date(chunk.lastTimestamp),
+          eventCount: chunk.lines.length,
+          data: await gzipAsync(chunkText(chunk)),
+          objectKey: null,
+        });
       }
     }
-    // Durable in the object store (RECORDING_STORAGE=s3) before the rows that point at them are inserted.
+    return chunks;
+  }
+
+  /**
+   * Step 4: the accepted events of a session as snapshot lines per window, within RECORDING_SESSION_MAX_EVENTS
+   * and _BYTES of the recording (the `$snapshot` events past them dropped, logged once); returns the lines, the
+   * rrweb events kept and the recording's bytes after them.
+   */
+  private async withinCap(
+    teamId: number,
+    sessionId: string,
+    accepted: readonly SnapshotBatch[],
+    state: { eventCount: number; snapshotBytes: number },
+    result: IngestResult,
+    yielder: Yielder,
+  ): Promise<{ windows: Map<string, WindowLines>; kept: RrwebEvent[]; bytes: number }> {
+    const windows = new Map<string, WindowLines>();
+    const kept: RrwebEvent[] = [];
+    let events = state.eventCount;
+    let bytes = state.snapshotBytes;
+    let capped = 0;
+    let cappedEvents = 0;
+    for (const b of accepted) {
+      if (capped || events + b.events.length > this.sessionMaxEvents) {
+        capped++;
+        cappedEvents += b.events.length;
+        continue;
+      }
+      let window = windows.get(b.windowId);
+      if (!window) {
+        window = { windowId: b.windowId, timestamps: [], lines: [], sizes: [] };
+        windows.set(b.windowId, window);
+      }
+      const mark = window.lines.length;
+      const size = await appendLines(window, b.events, yielder);
+      if (bytes + size > this.sessionMaxBytes) {
+        // Undo this event's lines: it does not fit.
+        window.timestamps.length = window.lines.length = window.sizes.length = mark;
+        capped++;
+        cappedEvents += b.events.length;
+        continue;
+      }
+      events += b.events.length;
+      bytes += size;
+      for (const e of b.events) {
+        kept.push(e);
+        if (yielder.step()) await yielder.tick();
+      }
+    }
+    if (capped) {
+      result.capped += capped;
+      this.logger.warn(
+        {
+          teamId,
+          sessionId,
+          storedEvents: events,
+          storedBytes: bytes,
+          droppedSnapshots: capped,
+          droppedEvents: cappedEvents,
+          maxEvents: this.sessionMaxEvents,
+          maxBytes: this.sessionMaxBytes,
+        },
+        `recording ${sessionId} reached its size limit (RECORDING_SESSION_MAX_EVENTS ${this.sessionMaxEvents}, RECORDING_SESSION_MAX_BYTES ${this.sessionMaxBytes}): ${capped} $snapshot events (${cappedEvents} rrweb events) dropped`,
+      );
+    }
+    return { windows, kept, bytes };
+  }
+
+  /**
+   * Step 6: the chunks made durable in the object store (RECORDING_STORAGE=s3) before the rows that point at
+   * them are inserted, INSERT_BYTES of them per statement.
+   */
+  private async insertChunks(teamId: number, chunks: SnapshotChunk[], uploaded: string[], now: Date) {
     const stored = await this.storage.store(
       chunks.map((c) => ({ teamId, sessionId: c.sessionId, data: c.data as Buffer })),
       uploaded,
@@ -357,10 +425,6 @@ export class RecordingIngestionService {
       }
       await this.recordings.insertSnapshots(teamId, group, now);
     }
-    deadline?.throwIfPassed();
-    // Last: the new recordings go live and into the project's counter, whose row is then held until the commit.
-    await this.recordings.publishRecordings(teamId, inserted);
-    return result;
   }
 
   /** The recordings of a person merged into another now show that one (persons call this before the merge). */

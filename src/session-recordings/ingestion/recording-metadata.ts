@@ -3,6 +3,7 @@
  * computes a `RecordingMetadata` from the new events of each request and adds it to the recording.
  */
 import { textProblem } from '../../common/input/text-input.js';
+import { START_URL_MAX_LENGTH } from '../session-recording.entity.js';
 
 /** rrweb event types. */
 export const EventType = { FullSnapshot: 2, IncrementalSnapshot: 3, Meta: 4, Custom: 5, Plugin: 6 } as const;
@@ -120,12 +121,8 @@ export function consoleLevel(event: RrwebEvent): 'log' | 'warn' | 'error' | null
   return 'log';
 }
 
-/**
- * Most characters of a recording's `start_url`: a longer `href` is cut there (never inside a surrogate pair), so
- * a list page or an export batch of recordings stays small whatever a page's address was. Reads cut older rows
- * the same way.
- */
-export const START_URL_MAX_LENGTH = 8192;
+/** Most characters of a recording's `start_url` (the entity's, session-recording.entity.ts). */
+export { START_URL_MAX_LENGTH };
 
 /** `text` cut to at most `max` UTF-16 units, never between the two halves of a surrogate pair. */
 function cut(text: string, max: number): string {

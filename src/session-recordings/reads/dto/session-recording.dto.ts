@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { PersonDto, toPersonDto } from '../../../persons/dto/person.dto.js';
-import { personFromColumns } from '../../../persons/persons.repository.js';
+import { personFromColumns } from '../../../persons/persons.sql.js';
 import { activityScore, retention, wholeSeconds } from '../recording-figures.js';
 import { SNAPSHOT_SOURCES } from '../../session-recording.entity.js';
 import { MAX_VIEWERS, type RecordingView } from '../../session-recordings.repository.js';

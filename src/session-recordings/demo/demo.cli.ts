@@ -1,5 +1,5 @@
-import { CliUsageError, positiveInt, required } from '../common/cli/cli-args.js';
-import type { CliCommand } from '../common/feature/feature.js';
+import { CliUsageError, positiveInt, required } from '../../common/cli/cli-args.js';
+import type { CliCommand } from '../../common/feature/feature.js';
 
 /** `demo`: generated sessions ingested through the capture service, as if posthog-js had sent them. */
 export const DEMO_COMMAND: CliCommand = {
@@ -35,23 +35,33 @@ export const DEMO_COMMAND: CliCommand = {
     const [
       { ProjectsModule },
       { ProjectsService },
-      { CaptureModule },
-      { CaptureService },
+      { IngestModule },
+      { IngestPipeline },
+      { SessionRecordingsModule },
       { demoCaptureRequests },
     ] = await Promise.all([
-      import('../projects/projects.module.js'),
-      import('../projects/projects.service.js'),
-      import('./capture.module.js'),
-      import('./capture.service.js'),
-      import('../session-recordings/demo/demo-sessions.js'),
+      import('../../projects/projects.module.js'),
+      import('../../projects/projects.service.js'),
+      import('../../ingest/ingest.module.js'),
+      import('../../ingest/ingest-pipeline.js'),
+      import('../session-recordings.module.js'),
+      import('./demo-sessions.js'),
     ]);
-    const line = await withModules([ProjectsModule, CaptureModule], async (app) => {
+    const modules = [ProjectsModule, IngestModule, SessionRecordingsModule];
+    const line = await withModules(modules, async (app) => {
       const project = await app.get(ProjectsService).findById(projectId);
       if (!project) throw new CliUsageError(`demo: no project with id ${projectId}`);
-      const capture = app.get(CaptureService);
+      const pipeline = app.get(IngestPipeline);
       const requests = demoCaptureRequests({ token: project.apiToken, sessions, now: Date.now(), seed });
       let stored = 0;
-      for (const body of requests) stored += (await capture.captureJson(body)).stored;
+      for (const body of requests) {
+        const results = await pipeline.captureJson(body, {
+          endpoint: 'recordings',
+          now: new Date(),
+          ip: null,
+        });
+        stored += (results.get('recordings') as { stored: number } | undefined)?.stored ?? 0;
+      }
       return (
         `created ${sessions} recordings (${stored} rrweb events, ${requests.length} capture requests) in project ` +
         `${project.id} "${project.name}"; list them: GET /api/projects/${project.id}/session_recordings/`

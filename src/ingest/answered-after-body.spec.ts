@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../common/errors/api-error.js';
-import { answeredAfterBody } from './capture.service.js';
+import { answeredAfterBody } from './ingest-pipeline.js';
 
 describe('answeredAfterBody', () => {
   it('waits for the body before refusing the request itself, never before shedding load or refusing a size', () => {

@@ -1,30 +1,44 @@
-import { Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import type { Feature } from '../common/feature/feature.js';
 import { ApiError } from '../common/errors/api-error.js';
-import { isForeignKeyViolation } from '../common/errors/database-errors.js';
+import { isForeignKeyViolation, isTransactionConflict } from '../common/errors/database-errors.js';
 import { ReadinessChecks } from '../common/health/readiness-checks.js';
 import { RequestBodyStream } from '../common/http/raw-body.middleware.js';
 import type { RequestDeadline } from '../common/http/request-deadline.js';
+import { Yielder } from '../common/time/yielder.js';
 import { AppConfig } from '../config/config.js';
+import { TransactionHost } from '../database/transactions.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
-import {
-  type IngestResult,
-  RecordingIngestionService,
-} from '../session-recordings/ingestion/recording-ingestion.service.js';
 import type { JsonLimits } from './bounded-json.js';
 import { type CaptureBody, decodeCaptureBody, type DecodeHooks } from './capture-body.js';
 import {
   batchTokenOf,
   type CaptureBatch,
+  type CaptureEvent,
   readCaptureBatch,
-  readSnapshotEvents,
-  type SnapshotBatch,
-  type SnapshotReadLimits,
   tokenOf,
 } from './capture-events.js';
 import { CaptureMemoryBudget, weightOf } from './capture-memory-budget.js';
 import { DroppedValues, isLookupableToken } from './capture-text.js';
+import {
+  INGEST_FEATURES,
+  type IngestEndpoint,
+  type IngestReceipt,
+  type IngestSink,
+  isIngestSink,
+  type SinkWrite,
+} from './ingest-sink.js';
+
+/**
+ * The logger's context of the pipeline's warnings: the name operators' log queries know them by (it was the
+ * capture service's).
+ */
+export const CAPTURE_LOG_CONTEXT = 'CaptureService';
+/** Attempts of a request's transaction lost to a deadlock or serialization failure. */
+const MAX_ATTEMPTS = 3;
 
 const noToken = () =>
   new ApiError(
@@ -41,23 +55,20 @@ const invalidToken = () =>
     'token',
   );
 
-/**
- * What the analytics capture routes (`/e/`, `/batch/`, …, src/events) do with the events of a request other than
- * `$snapshot`: called with the project and the decoded batch, under the request's memory budget, before the
- * snapshots are stored. `/s/` passes none (it ignores other events).
- */
-export type OtherEventsSink = (
-  project: ProjectEntity,
-  batch: CaptureBatch,
-  dropped: DroppedValues,
-  /** Charges (or, negative, gives back) memory the sink holds beyond the decoded body, to the request's budget. */
-  hold: (bytes: number) => Promise<void>,
-  /**
-   * Stores the rest of the request (its `$snapshot` events): the sink runs it inside its own transaction before
-   * that commits, so that the request commits whole or not at all (or on its own when the sink stores nothing).
-   */
-  alongside: () => Promise<void>,
-) => Promise<void>;
+/** How a request came in: its endpoint and when and from where it was received. */
+export interface IngestOrigin extends IngestReceipt {
+  endpoint: IngestEndpoint;
+}
+
+/** What each sink stored, by the sink's name (the sinks that stored nothing are absent). */
+export type IngestResults = Map<string, unknown>;
+
+/** A declared sink, found among the providers. */
+interface ResolvedSink {
+  name: string;
+  order: number;
+  sink: IngestSink;
+}
 
 /** The project lookup started as soon as the token is known, settled without ever rejecting. */
 interface EarlyLookup {
@@ -66,11 +77,6 @@ interface EarlyLookup {
   settled: { project: ProjectEntity | null } | { error: unknown } | null;
 }
 
-/**
- * The capture protocol: decodes a request body within the public path's limits, checks the project token as
- * soon as the first event is decoded (the rest of the body is then not read for an unknown one), validates the
- * `$snapshot` events and hands them to recording ingestion.
- */
 /**
  * Whether an error capture raised is answered only once the rest of the body has been read: a 4xx refusing the
  * request itself, not the memory budget's 503, a size past a limit (413) or the per-address cap (429).
@@ -81,17 +87,29 @@ export function answeredAfterBody(error: unknown): boolean {
   return status >= 400 && status < 500 && status !== 413 && status !== 429;
 }
 
+/**
+ * The ingestion engine: decodes a capture request's body within the public path's limits and the memory budget,
+ * checks the project token as soon as the first event is decoded (the rest of the body is then not read for an
+ * unknown one), hands the events to the sinks the features declare in their manifests (`sinks`) — each takes
+ * its events and checks them — and runs the sinks' writes in one transaction: a request is stored whole or not
+ * at all, and a transaction lost to a deadlock or serialization failure runs again (up to 3 attempts within the
+ * deadline).
+ */
 @Injectable()
-export class CaptureService {
-  private readonly logger = new Logger(CaptureService.name);
+export class IngestPipeline implements OnApplicationBootstrap {
+  private readonly logger = new Logger(CAPTURE_LOG_CONTEXT);
   private readonly limits: JsonLimits;
-  private readonly readLimits: SnapshotReadLimits;
+  private resolved: Promise<ResolvedSink[]> | null = null;
 
   constructor(
     config: AppConfig,
     private readonly projects: ProjectsService,
-    private readonly ingestion: RecordingIngestionService,
     private readonly budget: CaptureMemoryBudget,
+    private readonly transactions: TransactionHost,
+    private readonly moduleRef: ModuleRef,
+    @Optional()
+    @Inject(INGEST_FEATURES)
+    private readonly features: readonly Pick<Feature, 'name' | 'sinks'>[] = [],
     @Optional() metrics?: MetricsService,
     @Optional() readiness?: ReadinessChecks,
   ) {
@@ -103,10 +121,6 @@ export class CaptureService {
       maxEvents: config.get('CAPTURE_MAX_EVENTS'),
       maxSnapshotEvents: config.get('CAPTURE_MAX_SNAPSHOT_EVENTS'),
       maxSetValues: config.get('PERSON_SET_MAX_KEYS'),
-    };
-    this.readLimits = {
-      maxSessions: config.get('CAPTURE_MAX_SESSIONS'),
-      set: { maxKeys: config.get('PERSON_SET_MAX_KEYS'), maxBytes: config.get('PERSON_SET_MAX_BYTES') },
     };
     metrics?.setCaptureBudgetReader(() => ({
       inUse: this.budget.inUse,
@@ -123,15 +137,33 @@ export class CaptureService {
     );
   }
 
-  /**
-   * `deadline`: the request's REQUEST_TIMEOUT_MS; once it has passed nothing of the request is committed.
-   * `others`: where the events other than `$snapshot` go (the analytics capture routes); without it they are ignored.
-   */
+  /** Finds the declared sinks at boot, so that a sink that is no provider stops the boot. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.sinks();
+  }
+
+  /** The sinks of the features, in their order: each a provider of its feature's modules. */
+  private sinks(): Promise<ResolvedSink[]> {
+    this.resolved ??= Promise.all(
+      this.features.flatMap((feature) =>
+        (feature.sinks ?? []).map(async ({ name, order, handler }) => {
+          const sink: unknown = this.moduleRef.get(await handler(), { strict: false });
+          if (!isIngestSink(sink)) {
+            throw new Error(`feature ${feature.name}: its sink ${name} has no takes() and prepare()`);
+          }
+          return { name, order, sink };
+        }),
+      ),
+    ).then((sinks) => sinks.sort((a, b) => a.order - b.order));
+    return this.resolved;
+  }
+
+  /** `deadline`: the request's REQUEST_TIMEOUT_MS; once it has passed nothing of the request is committed. */
   async capture(
     body: CaptureBody & { discard?(): Promise<void> | void },
+    origin: IngestOrigin,
     deadline: RequestDeadline | null = null,
-    others?: OtherEventsSink,
-  ): Promise<IngestResult> {
+  ): Promise<IngestResults> {
     const reservation = this.budget.open();
     // Abandoned (the deadline fired, the connection closed): the budget is given back at once, whatever the
     // decoder awaits (the body, the budget itself), and the body stops, so the decoder ends.
@@ -181,8 +213,8 @@ export class CaptureService {
       return await this.captureBatch(
         readCaptureBatch(await decodeCaptureBody(body, this.limits, hooks)),
         early,
+        origin,
         deadline,
-        others,
         hold,
       );
     } catch (error) {
@@ -208,12 +240,11 @@ export class CaptureService {
    */
   captureJson(
     payload: unknown,
-    early: EarlyLookup | null = null,
+    origin: IngestOrigin,
     deadline: RequestDeadline | null = null,
-    others?: OtherEventsSink,
-  ): Promise<IngestResult> {
+  ): Promise<IngestResults> {
     try {
-      return this.captureBatch(readCaptureBatch(payload), early, deadline, others, () => Promise.resolve());
+      return this.captureBatch(readCaptureBatch(payload), null, origin, deadline, () => Promise.resolve());
     } catch (error) {
       return Promise.reject(error as Error);
     }
@@ -222,10 +253,10 @@ export class CaptureService {
   private async captureBatch(
     batch: CaptureBatch,
     early: EarlyLookup | null,
+    origin: IngestOrigin,
     deadline: RequestDeadline | null,
-    others: OtherEventsSink | undefined,
     hold: (bytes: number) => Promise<void>,
-  ): Promise<IngestResult> {
+  ): Promise<IngestResults> {
     if (!batch.token) throw noToken();
     let project: ProjectEntity | null;
     if (early && early.token === batch.token) {
@@ -237,7 +268,7 @@ export class CaptureService {
     }
     if (!project) throw invalidToken();
     try {
-      return await this.storeBatch(project, batch, deadline, others, hold);
+      return await this.storeBatch(project, batch, origin, deadline, hold);
     } catch (error) {
       if (!isForeignKeyViolation(error)) throw error;
       // The project was deleted during the request (or since its token was looked up): its token is now
@@ -248,59 +279,98 @@ export class CaptureService {
     }
   }
 
+  /**
+   * Hands the batch's events to the sinks that take them, lets each prepare its write (in their order), then runs
+   * the writes in one transaction.
+   */
   private async storeBatch(
     project: ProjectEntity,
     batch: CaptureBatch,
+    origin: IngestOrigin,
     deadline: RequestDeadline | null,
-    others: OtherEventsSink | undefined,
     hold: (bytes: number) => Promise<void>,
-  ): Promise<IngestResult> {
-    const dropped = new DroppedValues();
-    if (!others) return this.storeSnapshots(project, batch, deadline, dropped);
-    let result: IngestResult = { stored: 0, duplicates: 0, dropped: 0, capped: 0, setsDropped: 0 };
-    // The events' transaction may run again (a deadlock): the snapshots are read once (reading empties the
-    // batch's events) and stored on every attempt.
-    let snapshots: SnapshotBatch[] | undefined;
-    await others(project, batch, dropped, hold, async () => {
-      snapshots ??= await this.readSnapshots(project, batch, dropped);
-      result = await this.ingestion.ingest(project.id, snapshots, deadline);
-    });
-    return result;
-  }
-
-  /** The `$snapshot` events of the batch, stored as recordings. */
-  private async storeSnapshots(
-    project: ProjectEntity,
-    batch: CaptureBatch,
-    deadline: RequestDeadline | null,
-    dropped: DroppedValues,
-  ): Promise<IngestResult> {
-    return this.ingestion.ingest(project.id, await this.readSnapshots(project, batch, dropped), deadline);
-  }
-
-  /** The `$snapshot` events of the batch as recordings' batches; the batch's events are emptied (collected). */
-  private async readSnapshots(
-    project: ProjectEntity,
-    batch: CaptureBatch,
-    dropped: DroppedValues,
-  ): Promise<SnapshotBatch[]> {
-    const droppedSets = new DroppedValues();
-    const snapshots = await readSnapshotEvents(batch, dropped, { ...this.readLimits, droppedSets });
-    // From here on only the snapshots are needed: the rest of the decoded body can be collected.
+  ): Promise<IngestResults> {
+    const { endpoint, ...received } = origin;
+    const sinks = await this.sinks();
+    const lists = await this.eventsBySink(batch.events, sinks, endpoint);
+    // From here on the sinks hold the events: the rest of the decoded body can be collected.
     batch.events.length = 0;
+    const dropped = new DroppedValues();
+    const writes: { name: string; write: SinkWrite }[] = [];
+    for (let i = 0; i < sinks.length; i++) {
+      const events = lists[i];
+      lists[i] = [];
+      if (!events.length) continue;
+      const { sentAt, historicalMigration, withoutBadText } = batch;
+      const request = { project, endpoint, received, deadline, hold, dropped, events };
+      const write = await sinks[i].sink.prepare({
+        ...request,
+        batch: { sentAt, historicalMigration, withoutBadText },
+      });
+      if (write) writes.push({ name: sinks[i].name, write });
+    }
     if (dropped.count) {
       this.logger.warn(
         { teamId: project.id, droppedCount: dropped.count, dropped: dropped.listed },
         `capture dropped ${dropped.count} value(s) that cannot be stored (NUL or lone UTF-16 surrogate) and stored the rest of the batch`,
       );
     }
-    if (droppedSets.count) {
-      this.logger.warn(
-        { teamId: project.id, droppedCount: droppedSets.count, dropped: droppedSets.listed },
-        `capture dropped ${droppedSets.count} $set/$set_once past PERSON_SET_MAX_KEYS or PERSON_SET_MAX_BYTES and stored the rest of the batch`,
-      );
+    await this.commit(
+      project,
+      writes.map((w) => w.write),
+      deadline,
+    );
+    const results: IngestResults = new Map();
+    for (const { name, write } of writes) results.set(name, write.result?.());
+    return results;
+  }
+
+  /** The events each sink takes, one list per sink (an event no sink takes is ignored). */
+  private async eventsBySink(
+    events: readonly CaptureEvent[],
+    sinks: readonly ResolvedSink[],
+    endpoint: IngestEndpoint,
+  ): Promise<CaptureEvent[][]> {
+    const lists = sinks.map((): CaptureEvent[] => []);
+    const yielder = new Yielder();
+    for (const entry of events) {
+      for (let i = 0; i < sinks.length; i++) if (sinks[i].sink.takes(entry, endpoint)) lists[i].push(entry);
+      if (yielder.due) await yielder.tick();
     }
-    return snapshots;
+    return lists;
+  }
+
+  /**
+   * The writes of one request in one transaction, retried (up to MAX_ATTEMPTS, within the deadline) when a
+   * deadlock or serialization failure rolled it back, or when a sink repaired what failed. Once the request was
+   * answered with the timeout nothing commits: the commit is claimed from the deadline first.
+   */
+  private async commit(project: ProjectEntity, writes: SinkWrite[], deadline: RequestDeadline | null) {
+    if (!writes.length) return;
+    for (let attempt = 1; ; attempt++) {
+      deadline?.throwIfPassed();
+      let beforeCommit = false;
+      try {
+        await this.transactions.withTransaction(async () => {
+          try {
+            for (const write of writes) await write.write();
+            deadline?.claimCommit();
+          } catch (error) {
+            beforeCommit = true;
+            throw error;
+          }
+        });
+        break;
+      } catch (error) {
+        deadline?.commitFailed();
+        let repaired = false;
+        for (const write of writes) if (await write.failed?.(error, beforeCommit)) repaired = true;
+        const conflict = isTransactionConflict(error) && attempt < MAX_ATTEMPTS;
+        if (!(repaired || conflict) || deadline?.passed) throw error;
+        this.logger.warn({ teamId: project.id, attempt }, 'capture transaction retried');
+      }
+    }
+    for (const write of writes) write.committed?.();
   }
 
   private findProject(token: string): Promise<ProjectEntity | null> {

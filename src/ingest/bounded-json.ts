@@ -125,6 +125,11 @@ export class BoundedJsonParser {
     this.stopped ??= error;
   }
 
+  /**
+   * Parses the next chunk of the body. Over 80 lines on purpose: its loop over the chunk's bytes is the hot path
+   * of every capture body, and the states it switches between share its locals; split, it would make a call per
+   * token.
+   */
   write(chunk: Buffer): void {
     if (this.stopped) throw this.stopped;
     this.bytes += chunk.length;

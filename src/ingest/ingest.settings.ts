@@ -1,10 +1,10 @@
 import { byteSize, int, setting, type SettingsTable, type SettingValues } from '../config/settings.js';
 
 /**
- * The settings of the capture feature, declared by its manifest: parsed with every other setting by
+ * The settings of ingestion (the capture protocol's limits and memory budget), declared by its manifest: parsed with every other setting by
  * src/config/config.ts (one report of every bad variable), documented in docs/configuration.md and .env.example.
  */
-export const CAPTURE_SETTINGS = {
+export const INGEST_SETTINGS = {
   RECORDING_BODY_LIMIT: setting(
     byteSize,
     25 * 1024 * 1024,
@@ -40,5 +40,5 @@ export const CAPTURE_SETTINGS = {
 declare module '../config/config.js' {
   // An interface, so that each feature's settings merge into the values of AppConfig.
   // eslint-disable-next-line @typescript-eslint/no-empty-object-type
-  interface FeatureSettingValues extends SettingValues<typeof CAPTURE_SETTINGS> {}
+  interface FeatureSettingValues extends SettingValues<typeof INGEST_SETTINGS> {}
 }
