@@ -64,8 +64,6 @@ const INTERNAL_IMPORTS: Record<string, string> = {
     "the recordings' own rule for a session id in a path, so a pinned id is checked as the recordings check it",
   'session-recordings/ingestion/snapshot-events.ts -> persons/person-properties.js':
     "the persons' pure bounds of a `$set`, applied while a `$snapshot` event is read",
-  'session-recordings/ingestion/recording-ingestion.service.ts -> persons/person-properties.js':
-    "the persons' pure bounds of a request's `$set`s, applied inside the capture transaction",
 };
 const MAX_INTERNAL_IMPORTS = 10;
 
