@@ -56,11 +56,7 @@ export function eventsExportStatement(range: SourceRange): ExportStatement {
   const list = (names: readonly string[] | null | undefined) => (names?.length ? [...names] : null);
   const params = [...rangeParams(range), list(range.includeEvents), list(range.excludeEvents)];
   // The project as $1 in every distributed table, so that on Citus the statement is routed to its shard.
-  const hidden = range.visibility?.hiddenSessionSql(
-    '$1::int',
-    'e.session_id COLLATE "C"',
-    bindText(params),
-  );
+  const hidden = range.visibility?.hiddenSessionSql('$1::int', 'e.session_id COLLATE "C"', bindText(params));
   return { sql: eventsSql(hidden ? `WHERE NOT ${hidden}` : ''), params };
 }
 
