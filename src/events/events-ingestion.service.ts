@@ -381,7 +381,7 @@ export class EventsIngestionService implements IngestSink {
       {
         check: () => deadline?.throwIfPassed(),
         bound: () => this.checkDeadline(deadline),
-        beforeMerge: (from, into) => this.recordings.reassignPerson(from, into),
+        beforeMerge: (from, into) => this.recordings.reassignPerson(teamId, from, into),
       },
     );
     for (const row of withPerson) row.personId = persons.get(row.distinctId)?.uuid ?? null;

@@ -58,11 +58,12 @@ export interface EventFilters {
 }
 
 /**
- * The condition leaving out the events (`e`) of a session whose recording `visibility` hides, or null. The
- * recording is found by its primary key (the session id in the recordings' "C" collation).
+ * The condition leaving out the events (`e`) of a session whose recording `visibility` hides, or null, in a
+ * statement whose `$1` is the project. The recording is found by its primary key (the session id in the recordings'
+ * "C" collation); it names the project as `$1`, so that on Citus the statement stays on the project's shard.
  */
 function visibleEventSql(visibility: RecordingVisibility | undefined, bind: (value: unknown) => string) {
-  const hidden = visibility?.hiddenSessionSql('e.team_id', 'e.session_id COLLATE "C"', bind);
+  const hidden = visibility?.hiddenSessionSql('$1::int', 'e.session_id COLLATE "C"', bind);
   return hidden ? `NOT ${hidden}` : null;
 }
 

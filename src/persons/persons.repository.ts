@@ -130,12 +130,17 @@ export interface PersonFilters {
 /** Most distinct ids of one person the persons API lists (`distinct_ids_count` says how many there are). */
 export const PERSON_DISTINCT_IDS_SHOWN = 100;
 
-/** The columns of a PersonRecord of the person `p` (its distinct ids capped, its properties as `cappedPropertiesSql`). */
+/**
+ * The columns of a PersonRecord of the person `p` (its distinct ids capped, its properties as `cappedPropertiesSql`),
+ * in a statement whose `$1` is the project. Every distributed table names the project as `$1`, not through
+ * `p.team_id`: on Citus a statement is routed to the project's shard only when each of its tables is restricted to
+ * the project (docs/citus.md; test/database/citus-routing.spec.ts).
+ */
 const RECORD_SELECT = `p.id, p.uuid, ${cappedPropertiesSql('p')} AS properties, p.created_at AS "createdAt",
   p.is_identified AS "isIdentified",
   coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-    WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), '{}') AS
-  "distinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id)
+    WHERE d.team_id = $1 AND d.person_id = p.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), '{}') AS
+  "distinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = $1 AND d.person_id = p.id)
   AS "distinctIdCount"`;
 
 /** The persons list's WHERE conditions on `p`, with their parameters after `$1` (the project). */
@@ -157,7 +162,7 @@ function personConditions(filters: PersonFilters, params: unknown[]): string {
     where.push(`(strpos(lower(p.properties ->> 'email'), ${q}::text) > 0
       OR strpos(lower(p.properties ->> 'name'), ${q}::text) > 0
       OR p.uuid::text = ${q}::text
-      OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id AND strpos(lower(d.distinct_id), ${q}::text) > 0))`);
+      OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.team_id = $1 AND d.person_id = p.id AND strpos(lower(d.distinct_id), ${q}::text) > 0))`);
   }
   for (const filter of filters.properties ?? []) where.push(propertyFilterSql('p.properties', filter, bind));
   return where.join(' AND ');
@@ -433,7 +438,7 @@ export class PersonsRepository extends RepositoryBase {
       `WITH matched AS (
          SELECT p.id, octet_length((${cappedPropertiesSql('p')})::text)
                   + coalesce((SELECT sum(octet_length(s.distinct_id) + 3) FROM (SELECT d.distinct_id FROM person_distinct_ids d
-                      WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), 0) AS bytes
+                      WHERE d.team_id = $1 AND d.person_id = p.id ORDER BY d.id LIMIT ${PERSON_DISTINCT_IDS_SHOWN}) s), 0) AS bytes
            FROM persons p WHERE ${condition}
           ORDER BY p.id DESC LIMIT ${Number(limit)} OFFSET ${Number(offset)}
        ), kept AS (
@@ -477,12 +482,12 @@ export class PersonsRepository extends RepositoryBase {
     const rows = await this.query<EventPerson & { distinctId: string }>(
       `SELECT d.distinct_id AS "distinctId", p.is_identified AS "isIdentified",
               (SELECT f.distinct_id FROM person_distinct_ids f
-                WHERE f.team_id = p.team_id AND f.person_id = p.id ORDER BY f.id LIMIT 1)
+                WHERE f.team_id = $1 AND f.person_id = p.id ORDER BY f.id LIMIT 1)
                 AS "firstDistinctId",
               coalesce((SELECT jsonb_object_agg(k.key, p.properties -> k.key) FROM unnest($3::text[]) AS k(key)
                  WHERE p.properties ? k.key AND octet_length((p.properties -> k.key)::text) <= $4), '{}'::jsonb)
                 AS properties
-         FROM person_distinct_ids d JOIN persons p ON p.team_id = d.team_id AND p.id = d.person_id
+         FROM person_distinct_ids d JOIN persons p ON p.team_id = $1 AND p.id = d.person_id
         WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[])`,
       [teamId, distinctIds, keys, valueBytes],
     );
@@ -497,13 +502,13 @@ export class PersonsRepository extends RepositoryBase {
   @GenerateSql({ params: [2147483647, 1000] })
   async deleteOfProject(teamId: number, limit: number): Promise<number> {
     const ids = await this.modify(
-      `DELETE FROM person_distinct_ids WHERE id IN (
+      `DELETE FROM person_distinct_ids WHERE team_id = $1 AND id IN (
          SELECT id FROM person_distinct_ids WHERE team_id = $1 LIMIT $2)`,
       [teamId, limit],
     );
     if (ids.affected) return ids.affected;
     const persons = await this.modify(
-      `DELETE FROM persons WHERE id IN (SELECT id FROM persons WHERE team_id = $1 LIMIT $2)`,
+      `DELETE FROM persons WHERE team_id = $1 AND id IN (SELECT id FROM persons WHERE team_id = $1 LIMIT $2)`,
       [teamId, limit],
     );
     return persons.affected;

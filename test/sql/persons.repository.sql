@@ -82,11 +82,11 @@ UPDATE persons SET is_identified = true WHERE team_id = $1 AND id = $2 AND NOT i
 WITH matched AS (
        SELECT p.id, octet_length((CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END)::text)
                 + coalesce((SELECT sum(octet_length(s.distinct_id) + 3) FROM (SELECT d.distinct_id FROM person_distinct_ids d
-                    WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), 0) AS bytes
+                    WHERE d.team_id = $1 AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), 0) AS bytes
          FROM persons p WHERE p.team_id = $1 AND (strpos(lower(p.properties ->> 'email'), $2::text) > 0
     OR strpos(lower(p.properties ->> 'name'), $2::text) > 0
     OR p.uuid::text = $2::text
-    OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id AND strpos(lower(d.distinct_id), $2::text) > 0)) AND (p.properties ->> $3::text) = ANY($4::text[])
+    OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.team_id = $1 AND d.person_id = p.id AND strpos(lower(d.distinct_id), $2::text) > 0)) AND (p.properties ->> $3::text) = ANY($4::text[])
         ORDER BY p.id DESC LIMIT 100 OFFSET 0
      ), kept AS (
        SELECT id, sum(bytes) OVER (ORDER BY id DESC) - bytes AS before FROM matched
@@ -94,38 +94,38 @@ WITH matched AS (
      SELECT p.id, p.uuid, CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END AS properties, p.created_at AS "createdAt",
 p.is_identified AS "isIdentified",
 coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-  WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}') AS
-"distinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id)
+  WHERE d.team_id = $1 AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}') AS
+"distinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = $1 AND d.person_id = p.id)
 AS "distinctIdCount" FROM kept JOIN persons p ON p.team_id = $1 AND p.id = kept.id
       WHERE kept.before < $5 ORDER BY p.id DESC;
 
 SELECT count(*)::int AS n FROM persons p WHERE p.team_id = $1 AND (strpos(lower(p.properties ->> 'email'), $2::text) > 0
 OR strpos(lower(p.properties ->> 'name'), $2::text) > 0
 OR p.uuid::text = $2::text
-OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id AND strpos(lower(d.distinct_id), $2::text) > 0)) AND (p.properties ->> $3::text) = ANY($4::text[]);
+OR EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.team_id = $1 AND d.person_id = p.id AND strpos(lower(d.distinct_id), $2::text) > 0)) AND (p.properties ->> $3::text) = ANY($4::text[]);
 
 -- PersonsRepository.findRecord
 SELECT p.id, p.uuid, CASE WHEN octet_length(p.properties::text) <= 2097152 THEN p.properties ELSE '{}'::jsonb END AS properties, p.created_at AS "createdAt",
 p.is_identified AS "isIdentified",
 coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-  WHERE d.team_id = p.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}') AS
-"distinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id)
+  WHERE d.team_id = $1 AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}') AS
+"distinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = $1 AND d.person_id = p.id)
 AS "distinctIdCount" FROM persons p
       WHERE p.team_id = $1 AND p.id = $2::int;
 
 -- PersonsRepository.eventPersons
 SELECT d.distinct_id AS "distinctId", p.is_identified AS "isIdentified",
       (SELECT f.distinct_id FROM person_distinct_ids f
-        WHERE f.team_id = p.team_id AND f.person_id = p.id ORDER BY f.id LIMIT 1)
+        WHERE f.team_id = $1 AND f.person_id = p.id ORDER BY f.id LIMIT 1)
         AS "firstDistinctId",
       coalesce((SELECT jsonb_object_agg(k.key, p.properties -> k.key) FROM unnest($3::text[]) AS k(key)
          WHERE p.properties ? k.key AND octet_length((p.properties -> k.key)::text) <= $4), '{}'::jsonb)
         AS properties
- FROM person_distinct_ids d JOIN persons p ON p.team_id = d.team_id AND p.id = d.person_id
+ FROM person_distinct_ids d JOIN persons p ON p.team_id = $1 AND p.id = d.person_id
 WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[]);
 
 -- PersonsRepository.deleteOfProject
-DELETE FROM person_distinct_ids WHERE id IN (
+DELETE FROM person_distinct_ids WHERE team_id = $1 AND id IN (
 SELECT id FROM person_distinct_ids WHERE team_id = $1 LIMIT $2);
 
-DELETE FROM persons WHERE id IN (SELECT id FROM persons WHERE team_id = $1 LIMIT $2);
+DELETE FROM persons WHERE team_id = $1 AND id IN (SELECT id FROM persons WHERE team_id = $1 LIMIT $2);

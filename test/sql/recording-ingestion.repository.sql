@@ -2,7 +2,7 @@
 -- After a deliberate query change, rerun that test with UPDATE_SQL=1 and review the diff.
 
 -- RecordingIngestionRepository.reassignPerson
-UPDATE session_recordings SET person_id = $2 WHERE person_id = $1;
+UPDATE session_recordings SET person_id = $3 WHERE team_id = $1 AND person_id = $2;
 
 -- RecordingIngestionRepository.existingSessions
 SELECT session_id, deleted_at IS NOT NULL AS deleted FROM session_recordings

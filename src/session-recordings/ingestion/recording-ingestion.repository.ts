@@ -53,10 +53,14 @@ const AT = new Date('2026-11-21T10:00:00.000Z');
  */
 @Injectable()
 export class RecordingIngestionRepository extends RepositoryBase {
-  /** Re-points the recordings of a person merged into another (`$identify`), within the caller's transaction. */
-  @GenerateSql({ params: [2, 1] })
-  async reassignPerson(fromPersonId: number, toPersonId: number): Promise<void> {
-    await this.query(`UPDATE session_recordings SET person_id = $2 WHERE person_id = $1`, [
+  /**
+   * Re-points the project's recordings of a person merged into another (`$identify`), within the caller's
+   * transaction (the project named, so that on Citus the update stays on the project's shard).
+   */
+  @GenerateSql({ params: [1, 2, 1] })
+  async reassignPerson(teamId: number, fromPersonId: number, toPersonId: number): Promise<void> {
+    await this.query(`UPDATE session_recordings SET person_id = $3 WHERE team_id = $1 AND person_id = $2`, [
+      teamId,
       fromPersonId,
       toPersonId,
     ]);

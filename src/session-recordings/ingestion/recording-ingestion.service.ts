@@ -428,7 +428,7 @@ export class RecordingIngestionService {
   }
 
   /** The recordings of a person merged into another now show that one (persons call this before the merge). */
-  reassignPerson(fromPersonId: number, toPersonId: number): Promise<void> {
-    return this.recordings.reassignPerson(fromPersonId, toPersonId);
+  reassignPerson(teamId: number, fromPersonId: number, toPersonId: number): Promise<void> {
+    return this.recordings.reassignPerson(teamId, fromPersonId, toPersonId);
   }
 }
