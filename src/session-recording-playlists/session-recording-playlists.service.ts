@@ -90,16 +90,19 @@ export class SessionRecordingPlaylistsService {
     for (let attempt = 1; ; attempt++) {
       const shortId = newShortId();
       try {
-        await this.playlists.insert({
-          ...fieldsOf(body),
-          deleted: false,
-          teamId: project.id,
-          shortId,
-          createdById: principal.userId,
-          createdAt: now,
-          lastModifiedById: principal.userId,
-          lastModifiedAt: now,
-        });
+        // In a savepoint: a clash aborts only it, so the next attempt can run in the request's transaction.
+        await this.transactions.withSavepoint(() =>
+          this.playlists.insert({
+            ...fieldsOf(body),
+            deleted: false,
+            teamId: project.id,
+            shortId,
+            createdById: principal.userId,
+            createdAt: now,
+            lastModifiedById: principal.userId,
+            lastModifiedAt: now,
+          }),
+        );
       } catch (error) {
         if (attempt < SHORT_ID_ATTEMPTS && isUniqueViolation(error, PLAYLIST_SHORT_ID_CONSTRAINT)) continue;
         throw error;

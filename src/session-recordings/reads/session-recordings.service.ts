@@ -453,11 +453,14 @@ export class SessionRecordingsService {
     );
   }
 
-  /** Runs `fn` with a new random token, again with another on the (astronomically unlikely) clash. */
+  /**
+   * Runs `fn` with a new random token, again with another on the (astronomically unlikely) clash; each attempt in
+   * a savepoint, so a clash inside the request's transaction aborts only that attempt.
+   */
   private async withFreshToken<T>(fn: (token: string) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await fn(randomUrlSafe(ACCESS_TOKEN_LENGTH));
+        return await this.transactions.withSavepoint(() => fn(randomUrlSafe(ACCESS_TOKEN_LENGTH)));
       } catch (error) {
         if (!isUniqueViolation(error) || attempt >= 3) throw error;
       }
