@@ -134,9 +134,11 @@ describe('request log masking', () => {
   });
 
   it('stays linear on long runs without an address', () => {
+    // Not a speed target (that is the bench's): a backtracking pattern would take minutes on a million
+    // characters, a linear one takes tens of milliseconds, so a bound of seconds tells them apart on any load.
     const before = process.cpuUsage();
-    maskEmails('a'.repeat(1_000_000));
+    expect(maskEmails('a'.repeat(1_000_000))).toBe('a'.repeat(1_000_000));
     const { user, system } = process.cpuUsage(before);
-    expect((user + system) / 1000).toBeLessThan(1000);
+    expect((user + system) / 1000).toBeLessThan(10_000);
   });
 });
