@@ -25,10 +25,6 @@ const FANS_OUT: Record<string, string> = {
     'a shared link (`/api/shared/:token`, a request path) is found by its access token alone: one indexed probe on every shard; a reference table from token to project would route it (left to do)',
   'SnapshotStorageRepository.wrappedKeys':
     "a recording's data keys (RECORDING_ENCRYPTION, on capture and snapshot reads) are read for a list of (project, session) pairs, which Citus does not prune: to route, the project must be named on its own (left to do)",
-  'RecordingRetentionRepository.deleteSnapshotsOf':
-    'the retention purge (background): a batch of expired recordings of several projects',
-  'RecordingRetentionRepository.deleteRecordings':
-    'the retention purge (background): a batch of expired recordings of several projects',
   'SnapshotStorageRepository.chunksToMove':
     'the snapshot storage maintenance and packer (background, over every project: packing, moving chunks between the database and the object store, counts for the CLI)',
   'SnapshotStorageRepository.chunkData':
@@ -61,10 +57,6 @@ const FANS_OUT: Record<string, string> = {
 const FAILS_ON_CITUS: Record<string, string> = {
   'BatchExportsRepository.createDueRuns':
     'the scheduler\'s INSERT … SELECT of due runs into a reference table fails on Citus (`invalid input syntax for type uuid: "PGCOPY"`, not yet understood): the scheduler creates no runs on Citus (left to do, with the export cursor across shards, issue 38 item 3)',
-  'RecordingRetentionRepository.expiredCandidates':
-    "the purge's candidates: a LATERAL from `projects` into `session_recordings` with a LIMIT per project, which Citus cannot push down (left to do: one statement per project)",
-  'RecordingRetentionRepository.lockExpired':
-    'the purge locks recordings of several projects with FOR UPDATE, which Citus runs only on one shard (left to do with the candidates)',
   'SnapshotStorageRepository.markPacked':
     'the packer joins the chunk buffer (a table local to the coordinator) with distributed chunks (left to do: the buffer distributed by team_id)',
   'SnapshotStorageRepository.cleanDefaultPartition':

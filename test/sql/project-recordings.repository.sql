@@ -2,7 +2,7 @@
 -- After a deliberate query change, rerun that test with UPDATE_SQL=1 and review the diff.
 
 -- ProjectRecordingsRepository.lockRecordingsOf
-SELECT team_id AS "teamId", session_id AS "sessionId" FROM session_recordings
+SELECT session_id AS "sessionId" FROM session_recordings
 WHERE team_id = $1
 ORDER BY session_id
 LIMIT $2

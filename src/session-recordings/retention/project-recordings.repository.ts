@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { GenerateSql } from '../../database/generate-sql.js';
 import { RepositoryBase } from '../../database/repository-base.js';
-import type { RecordingKey } from './recording-retention.repository.js';
 
 /** The statements that remove a deleted project's recordings (with RecordingRetentionRepository's deletes). */
 @Injectable()
@@ -11,15 +10,16 @@ export class ProjectRecordingsRepository extends RepositoryBase {
    * (taken after the project's recording counter, as the purge does).
    */
   @GenerateSql({ params: (f) => [f.projectId, 500] })
-  lockRecordingsOf(teamId: number, limit: number): Promise<RecordingKey[]> {
-    return this.query<RecordingKey>(
-      `SELECT team_id AS "teamId", session_id AS "sessionId" FROM session_recordings
+  async lockRecordingsOf(teamId: number, limit: number): Promise<string[]> {
+    const rows = await this.query<{ sessionId: string }>(
+      `SELECT session_id AS "sessionId" FROM session_recordings
         WHERE team_id = $1
         ORDER BY session_id
         LIMIT $2
           FOR UPDATE`,
       [teamId, limit],
     );
+    return rows.map((r) => r.sessionId);
   }
 
   /** Turns off every public link of the project's recordings (their sharing stays until the recordings go). */

@@ -38,12 +38,12 @@ export class RecordingProjectCleanup implements OnModuleInit {
   async deleteBatch(projectId: number, limit: number): Promise<number> {
     const deleted = await this.transactions.withTransaction(async () => {
       // The counter first, then the recordings: the order capture, DELETE and the purge take them in.
-      await this.retention.lockCounters([projectId]);
-      const keys = await this.recordings.lockRecordingsOf(projectId, limit);
-      if (!keys.length) return null;
-      const snapshots = await this.retention.deleteSnapshotsOf(keys);
-      await this.retention.deleteRecordings(keys);
-      return { recordings: keys.length, objectKeys: snapshots.objectKeys };
+      await this.retention.lockCounter(projectId);
+      const sessionIds = await this.recordings.lockRecordingsOf(projectId, limit);
+      if (!sessionIds.length) return null;
+      const snapshots = await this.retention.deleteSnapshotsOf(projectId, sessionIds);
+      await this.retention.deleteRecordings(projectId, sessionIds);
+      return { recordings: sessionIds.length, objectKeys: snapshots.objectKeys };
     });
     if (!deleted) return 0;
     if (deleted.objectKeys.length) {

@@ -37,13 +37,16 @@ export function addPurgeResults(a: PurgeResult, b: PurgeResult): PurgeResult {
   };
 }
 
+/** Projects read per page by the purge's walk over every project. */
+const PROJECTS_PAGE = 1000;
+
 /**
  * Deletes expired recordings (docs/recordings.md, "Retention"): those that started before their project's
  * retention cutoff (`retentionCutoff`), soft-deleted or not, with their snapshot chunks (rows and objects),
  * event keys, views and sharing.
  *
- * One batch is one short transaction of at most RECORDING_PURGE_BATCH_SIZE recordings: the projects' recording
- * counters are locked first (the order capture and DELETE use: counter, then recordings), then the recordings
+ * The purge walks the projects in id order. One batch is one short transaction of at most
+ * RECORDING_PURGE_BATCH_SIZE recordings of one project: the project's recording counter is locked first (the order capture and DELETE use: counter, then recordings), then the recordings
  * FOR UPDATE SKIP LOCKED, so a batch never waits for a capture writing into a recording, and two replicas
  * purging at once never delete the same rows. Objects of the deleted chunks are removed after the commit;
  * objects it fails to remove are left to the orphan sweep.
@@ -65,18 +68,61 @@ export class RecordingRetentionService {
     this.batchSize = config.get('RECORDING_PURGE_BATCH_SIZE');
   }
 
-  /** One transaction: up to `batchSize` expired recordings at the clock's now, and everything of theirs. */
+  /**
+   * One transaction: up to `batchSize` expired recordings at the clock's now, of the first project (in id order)
+   * that has any, and everything of theirs.
+   */
   async purgeBatch(batchSize = this.batchSize): Promise<PurgeResult> {
+    for await (const teamId of this.projects()) {
+      const batch = await this.purgeProjectBatch(teamId, batchSize);
+      if (batch.batches) return batch;
+    }
+    return { ...NOTHING_PURGED };
+  }
+
+  /**
+   * Every project in turn, batches until one finds fewer than a full batch to delete (recordings held by other
+   * transactions are left for the next purge), or `keepGoing` says stop (shutdown).
+   */
+  async purgeExpired(keepGoing: () => boolean = () => true): Promise<PurgeResult> {
+    let total: PurgeResult = { ...NOTHING_PURGED };
+    for await (const teamId of this.projects()) {
+      for (;;) {
+        if (!keepGoing()) return total;
+        const batch = await this.purgeProjectBatch(teamId, this.batchSize);
+        total = addPurgeResults(total, batch);
+        if (batch.recordings < this.batchSize) break;
+      }
+    }
+    return total;
+  }
+
+  /** Every project's id, in id order, read a page at a time. */
+  private async *projects(): AsyncGenerator<number> {
+    let after = 0;
+    for (;;) {
+      const page = await this.recordings.projectsAfter(after, PROJECTS_PAGE);
+      yield* page;
+      if (page.length < PROJECTS_PAGE) return;
+      after = page[page.length - 1];
+    }
+  }
+
+  /**
+   * One transaction over one project (every statement names it, so on Citus each is routed to the project's
+   * shard): up to `batchSize` of its expired recordings and everything of theirs; then their objects. `batches`
+   * is 0 when the project had none to delete.
+   */
+  private async purgeProjectBatch(teamId: number, batchSize: number): Promise<PurgeResult> {
     const now = this.clock.now();
     const deleted = await this.transactions.withTransaction(async () => {
-      const candidates = await this.recordings.expiredCandidates(now, this.defaultDays, batchSize);
+      const candidates = await this.recordings.expiredCandidates(teamId, now, this.defaultDays, batchSize);
       if (!candidates.length) return null;
-      const teams = [...new Set(candidates.map((c) => c.teamId))].sort((a, b) => a - b);
-      await this.recordings.lockCounters(teams);
-      const locked = await this.recordings.lockExpired(candidates, now, this.defaultDays);
+      await this.recordings.lockCounter(teamId);
+      const locked = await this.recordings.lockExpired(teamId, candidates, now, this.defaultDays);
       if (!locked.length) return { recordings: 0, snapshotChunks: 0, objectKeys: [] };
-      const snapshots = await this.recordings.deleteSnapshotsOf(locked);
-      const recordings = await this.recordings.deleteRecordings(locked);
+      const snapshots = await this.recordings.deleteSnapshotsOf(teamId, locked);
+      const recordings = await this.recordings.deleteRecordings(teamId, locked);
       return { recordings, snapshotChunks: snapshots.chunks, objectKeys: snapshots.objectKeys };
     });
     if (!deleted) return { ...NOTHING_PURGED };
@@ -101,18 +147,5 @@ export class RecordingRetentionService {
       objectsLeft,
       batches: 1,
     };
-  }
-
-  /**
-   * Batches until one finds fewer than a full batch to delete (recordings held by other transactions are left
-   * for the next purge), or `keepGoing` says stop (shutdown).
-   */
-  async purgeExpired(keepGoing: () => boolean = () => true): Promise<PurgeResult> {
-    let total: PurgeResult = { ...NOTHING_PURGED };
-    for (;;) {
-      const batch = await this.purgeBatch();
-      total = addPurgeResults(total, batch);
-      if (batch.recordings < this.batchSize || !keepGoing()) return total;
-    }
   }
 }
