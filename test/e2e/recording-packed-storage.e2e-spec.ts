@@ -397,12 +397,12 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
 
     const repo = t.app.get(RecordingRetentionRepository);
     // The first recording's chunks leave; the object still holds the other's, so it is not to be deleted.
-    expect(await repo.deleteSnapshotsOf([{ teamId: projectId, sessionId: gone }])).toEqual({
+    expect(await repo.deleteSnapshotsOf(projectId, [gone])).toEqual({
       chunks: 2,
       objectKeys: [],
     });
     expect(await snapshotsOf(keep)).toEqual(sessionEvents(3));
-    expect(await repo.deleteSnapshotsOf([{ teamId: projectId, sessionId: keep }])).toEqual({
+    expect(await repo.deleteSnapshotsOf(projectId, [keep])).toEqual({
       chunks: 2,
       objectKeys: [key],
     });
@@ -569,17 +569,17 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
 
     // The purge deletes the object only once none of its chunks is live.
     const repo = t.app.get(RecordingRetentionRepository);
-    expect(await repo.deleteSnapshotsOf([{ teamId: projectId, sessionId: gone }])).toEqual({
+    expect(await repo.deleteSnapshotsOf(projectId, [gone])).toEqual({
       chunks: rg.length,
       objectKeys: [],
     });
-    expect(await repo.deleteSnapshotsOf([{ teamId: projectId, sessionId: keep }])).toEqual({
+    expect(await repo.deleteSnapshotsOf(projectId, [keep])).toEqual({
       chunks: rk.length,
       objectKeys: [objectKey],
     });
     // The purge deletes the recordings' keys in the statement that deletes the recordings.
     expect(await keyRows(keep)).toBe(1);
-    expect(await repo.deleteRecordings([{ teamId: projectId, sessionId: keep }])).toBe(1);
+    expect(await repo.deleteRecordings(projectId, [keep])).toBe(1);
     expect(await keyRows(keep)).toBe(0);
   });
 
