@@ -23,8 +23,6 @@ if (!citus) {
 const FANS_OUT: Record<string, string> = {
   'RecordingSharingRepository.findEnabledSharing':
     'a shared link (`/api/shared/:token`, a request path) is found by its access token alone: one indexed probe on every shard; a reference table from token to project would route it (left to do)',
-  'SnapshotStorageRepository.wrappedKeys':
-    "a recording's data keys (RECORDING_ENCRYPTION, on capture and snapshot reads) are read for a list of (project, session) pairs, which Citus does not prune: to route, the project must be named on its own (left to do)",
   'SnapshotStorageRepository.chunksToMove':
     'the snapshot storage maintenance and packer (background, over every project: packing, moving chunks between the database and the object store, counts for the CLI)',
   'SnapshotStorageRepository.chunkData':
@@ -61,8 +59,6 @@ const FAILS_ON_CITUS: Record<string, string> = {
     'the packer joins the chunk buffer (a table local to the coordinator) with distributed chunks (left to do: the buffer distributed by team_id)',
   'SnapshotStorageRepository.cleanDefaultPartition':
     "the chunk buffer's default partition is local to the coordinator (left to do with the buffer)",
-  'SnapshotStorageRepository.insertKeys':
-    "a recording's data keys (RECORDING_ENCRYPTION) are inserted for a list of (project, session) pairs locking their recordings (FOR SHARE), which Citus runs only on one named shard (left to do)",
 };
 
 /** Statements EXPLAIN can plan (not SET, DECLARE, COPY, DDL, locks or savepoints). */
@@ -104,9 +100,13 @@ export function maxTaskCount(plan: string): number {
             continue;
           }
           for (const { sql, params } of statements.filter((s) => PLANNABLE.test(s.sql))) {
-            const rows = (await t.dataSource.query(`EXPLAIN (COSTS OFF) ${sql}`, params)) as {
-              'QUERY PLAN': string;
-            }[];
+            let rows: { 'QUERY PLAN': string }[];
+            try {
+              rows = (await t.dataSource.query(`EXPLAIN (COSTS OFF) ${sql}`, params)) as typeof rows;
+            } catch (error) {
+              failing.set(key, `EXPLAIN: ${(error as Error).message}`);
+              continue;
+            }
             const tasks = maxTaskCount(rows.map((r) => r['QUERY PLAN']).join('\n'));
             if (tasks > 1) fanning.set(key, `${tasks} tasks: ${sql.trim().split('\n')[0].slice(0, 120)}`);
           }

@@ -76,19 +76,18 @@ WHERE id = ANY($1::bigint[]) AND data IS NULL AND object_key IS NULL;
 
 -- SnapshotStorageRepository.wrappedKeys
 SELECT k.team_id AS "teamId", k.session_id AS "sessionId", k.wrapped_key AS "wrappedKey", k.kek_id AS "kekId"
-FROM session_recording_keys k
-JOIN unnest($1::int[], $2::varchar[]) AS u(team_id, session_id)
-  ON k.team_id = u.team_id AND k.session_id = u.session_id;
+ FROM session_recording_keys k
+WHERE k.team_id = $1 AND k.session_id = ANY($2::varchar[]);
 
 -- SnapshotStorageRepository.insertKeys
 INSERT INTO session_recording_keys (team_id, session_id, wrapped_key, kek_id)
 SELECT l.team_id, l.session_id, l.wrapped_key, $4
   FROM (SELECT r.team_id, r.session_id, u.wrapped_key
           FROM session_recordings r
-          JOIN unnest($1::int[], $2::varchar[], $3::bytea[]) AS u(team_id, session_id, wrapped_key)
-            ON r.team_id = u.team_id AND r.session_id = u.session_id
-         WHERE r.deleted_at IS NULL
-         ORDER BY r.team_id, r.session_id
+          JOIN unnest($2::varchar[], $3::bytea[]) AS u(session_id, wrapped_key)
+            ON r.session_id = u.session_id
+         WHERE r.team_id = $1 AND r.deleted_at IS NULL
+         ORDER BY r.session_id
            FOR SHARE OF r) l
 ON CONFLICT (team_id, session_id) DO NOTHING;
 

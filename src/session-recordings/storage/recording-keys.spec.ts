@@ -11,14 +11,12 @@ const KEK = Buffer.alloc(32, 3).toString('base64');
 class MemoryKeys {
   rows: WrappedKeyRow[] = [];
   live = new Set<string>(['1/a', '1/b']);
-  wrappedKeys(refs: readonly { teamId: number; sessionId: string }[]): Promise<WrappedKeyRow[]> {
-    return Promise.resolve(
-      this.rows.filter((r) => refs.some((x) => x.teamId === r.teamId && x.sessionId === r.sessionId)),
-    );
+  wrappedKeys(teamId: number, sessionIds: readonly string[]): Promise<WrappedKeyRow[]> {
+    return Promise.resolve(this.rows.filter((r) => r.teamId === teamId && sessionIds.includes(r.sessionId)));
   }
-  insertKeys(keys: readonly { teamId: number; sessionId: string; wrappedKey: Buffer }[], kekId: string) {
+  insertKeys(teamId: number, keys: readonly { sessionId: string; wrappedKey: Buffer }[], kekId: string) {
     for (const k of keys) {
-      if (this.live.has(`${k.teamId}/${k.sessionId}`)) this.rows.push({ ...k, kekId });
+      if (this.live.has(`${teamId}/${k.sessionId}`)) this.rows.push({ teamId, ...k, kekId });
     }
     return Promise.resolve(keys.length);
   }

@@ -121,26 +121,32 @@ export class RecordingKeys {
     const refs = [...unique.values()];
     const out = new Map<string, Buffer>();
     if (!refs.length) return out;
-    const existing = await this.repository.wrappedKeys(refs);
-    const found = new Set(existing.map((e) => recordingRef(e.teamId, e.sessionId)));
-    const missing = refs.filter((r) => !found.has(recordingRef(r.teamId, r.sessionId)));
-    if (missing.length) {
-      await this.repository.insertKeys(
-        missing.map((r) => ({
-          ...r,
-          wrappedKey: seal(kek, randomBytes(KEY_BYTES), recordingRef(r.teamId, r.sessionId)),
-        })),
-        this.kekId,
-      );
-      existing.push(...(await this.repository.wrappedKeys(missing)));
+    // One project at a time: each statement names its project (on Citus, routed to the project's shard).
+    const byProject = new Map<number, string[]>();
+    for (const r of refs) byProject.set(r.teamId, [...(byProject.get(r.teamId) ?? []), r.sessionId]);
+    for (const [teamId, sessionIds] of byProject) {
+      const existing = await this.repository.wrappedKeys(teamId, sessionIds);
+      const found = new Set(existing.map((e) => e.sessionId));
+      const missing = sessionIds.filter((sessionId) => !found.has(sessionId));
+      if (missing.length) {
+        await this.repository.insertKeys(
+          teamId,
+          missing.map((sessionId) => ({
+            sessionId,
+            wrappedKey: seal(kek, randomBytes(KEY_BYTES), recordingRef(teamId, sessionId)),
+          })),
+          this.kekId,
+        );
+        existing.push(...(await this.repository.wrappedKeys(teamId, missing)));
+      }
+      for (const row of existing) out.set(recordingRef(row.teamId, row.sessionId), this.unwrap(row));
     }
-    for (const row of existing) out.set(recordingRef(row.teamId, row.sessionId), this.unwrap(row));
     return out;
   }
 
   /** The recording's data key, or null when it has none (never packed encrypted, or deleted). */
   async keyOf(teamId: number, sessionId: string): Promise<Buffer | null> {
-    const [row] = await this.repository.wrappedKeys([{ teamId, sessionId }]);
+    const [row] = await this.repository.wrappedKeys(teamId, [sessionId]);
     return row ? this.unwrap(row) : null;
   }
 

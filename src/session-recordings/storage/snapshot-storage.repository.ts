@@ -248,28 +248,32 @@ export class SnapshotStorageRepository extends RepositoryBase {
     return affected;
   }
 
-  /** The stored data keys of these recordings (those that have one). */
-  @GenerateSql({ params: (f) => [[{ teamId: f.projectId, sessionId: f.sessionId }]] })
-  wrappedKeys(recordings: readonly { teamId: number; sessionId: string }[]): Promise<WrappedKeyRow[]> {
+  /**
+   * The stored data keys of these recordings of the project (those that have one). One project per statement:
+   * on Citus it is routed to the project's shard.
+   */
+  @GenerateSql({ params: (f) => [f.projectId, [f.sessionId]] })
+  wrappedKeys(teamId: number, sessionIds: readonly string[]): Promise<WrappedKeyRow[]> {
     return this.query<WrappedKeyRow>(
       `SELECT k.team_id AS "teamId", k.session_id AS "sessionId", k.wrapped_key AS "wrappedKey", k.kek_id AS "kekId"
          FROM session_recording_keys k
-         JOIN unnest($1::int[], $2::varchar[]) AS u(team_id, session_id)
-           ON k.team_id = u.team_id AND k.session_id = u.session_id`,
-      [recordings.map((r) => r.teamId), recordings.map((r) => r.sessionId)],
+        WHERE k.team_id = $1 AND k.session_id = ANY($2::varchar[])`,
+      [teamId, sessionIds],
     );
   }
 
   /**
-   * Stores new data keys for those of these recordings that are live (not deleted) and have none, each
-   * recording's row locked FOR SHARE for the statement, so a concurrent DELETE of the recording (which deletes
-   * its key after its UPDATE) either comes first or sees the key. How many were stored.
+   * Stores new data keys for those of these recordings of the project that are live (not deleted) and have none,
+   * each recording's row locked FOR SHARE for the statement, so a concurrent DELETE of the recording (which
+   * deletes its key after its UPDATE) either comes first or sees the key. How many were stored. One project per
+   * statement: on Citus it is routed to the project's shard (which locks rows on one shard only).
    */
   @GenerateSql({
-    params: (f) => [[{ teamId: f.projectId, sessionId: f.sessionId, wrappedKey: Buffer.from('k') }], 'abc'],
+    params: (f) => [f.projectId, [{ sessionId: f.sessionId, wrappedKey: Buffer.from('k') }], 'abc'],
   })
   async insertKeys(
-    keys: readonly { teamId: number; sessionId: string; wrappedKey: Buffer }[],
+    teamId: number,
+    keys: readonly { sessionId: string; wrappedKey: Buffer }[],
     kekId: string,
   ): Promise<number> {
     const { affected } = await this.modify(
@@ -277,13 +281,13 @@ export class SnapshotStorageRepository extends RepositoryBase {
        SELECT l.team_id, l.session_id, l.wrapped_key, $4
          FROM (SELECT r.team_id, r.session_id, u.wrapped_key
                  FROM session_recordings r
-                 JOIN unnest($1::int[], $2::varchar[], $3::bytea[]) AS u(team_id, session_id, wrapped_key)
-                   ON r.team_id = u.team_id AND r.session_id = u.session_id
-                WHERE r.deleted_at IS NULL
-                ORDER BY r.team_id, r.session_id
+                 JOIN unnest($2::varchar[], $3::bytea[]) AS u(session_id, wrapped_key)
+                   ON r.session_id = u.session_id
+                WHERE r.team_id = $1 AND r.deleted_at IS NULL
+                ORDER BY r.session_id
                   FOR SHARE OF r) l
        ON CONFLICT (team_id, session_id) DO NOTHING`,
-      [keys.map((k) => k.teamId), keys.map((k) => k.sessionId), keys.map((k) => k.wrappedKey), kekId],
+      [teamId, keys.map((k) => k.sessionId), keys.map((k) => k.wrappedKey), kekId],
     );
     return affected;
   }
