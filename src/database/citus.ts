@@ -40,6 +40,9 @@ export const REFERENCE_TABLES_WITH_TEAM_ID: Record<string, string> = {
   access_controls: 'a few per project, read for a member across the projects of an organization',
   recording_access_rules: 'a few per project; its role links (recording_access_rule_roles) have no team_id',
   plugin_configs: 'one per project and plugin, read across projects by the plugin catalog',
+  session_recording_sharing_tokens:
+    'one row per sharing token issued; read by the token alone (the public shared-link route) to find the project ' +
+    'whose shard holds the sharing',
   activity_logs:
     'organization-wide entries have no team_id (null), which a distributed table cannot hold; read by project ' +
     'and by organization',

@@ -7,6 +7,8 @@ export interface SqlFixture {
   projectId: number;
   /** The session id of a recording of that project. */
   sessionId: string;
+  /** The access token of that recording's sharing, enabled. */
+  accessToken: string;
   /** An hourly batch export of that project (NoOp destination). */
   batchExportId: string;
   /** A run of that export, `Running`, whose job is queued (claimable). */

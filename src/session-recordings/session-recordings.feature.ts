@@ -72,6 +72,8 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
       (await import('./storage/session-recording-key.entity.js')).SessionRecordingKeyEntity,
       (await import('./reads/session-recording-view.entity.js')).SessionRecordingViewEntity,
       (await import('./sharing/session-recording-sharing.entity.js')).SessionRecordingSharingEntity,
+      (await import('./sharing/session-recording-sharing-token.entity.js'))
+        .SessionRecordingSharingTokenEntity,
     ],
     migrations: [
       (await import('./migrations/1795243860032-SessionRecordings.js')).SessionRecordings1795243860032,
@@ -88,6 +90,7 @@ export const SESSION_RECORDINGS_FEATURE = defineFeature({
       (await import('./migrations/1795941230000-RecordingsSessionFilterIndex.js'))
         .RecordingsSessionFilterIndex1795941230000,
       (await import('./migrations/1796000400001-SharingEnabledBy.js')).SharingEnabledBy1796000400001,
+      (await import('./migrations/1797800000000-SharingTokens.js')).SharingTokens1797800000000,
     ],
   }),
   scopes: ['session_recording', 'sharing_configuration'],

@@ -21,8 +21,6 @@ if (!citus) {
 
 /** Methods whose statements may plan as several tasks: not on a request path, or over every project by design. */
 const FANS_OUT: Record<string, string> = {
-  'RecordingSharingRepository.findEnabledSharing':
-    'a shared link (`/api/shared/:token`, a request path) is found by its access token alone: one indexed probe on every shard; a reference table from token to project would route it (left to do)',
   'SnapshotStorageRepository.chunksToMove':
     'the snapshot storage maintenance and packer (background, over every project: packing, moving chunks between the database and the object store, counts for the CLI)',
   'SnapshotStorageRepository.chunkData':

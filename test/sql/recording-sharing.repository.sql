@@ -7,6 +7,9 @@ VALUES ($1, $2, $3, false, $4)
 ON CONFLICT (team_id, session_id) DO NOTHING
 RETURNING team_id AS "teamId", session_id AS "sessionId", access_token AS "accessToken", enabled, settings, created_at AS "createdAt";
 
+SELECT team_id AS "teamId", session_id AS "sessionId", access_token AS "accessToken", enabled, settings, created_at AS "createdAt" FROM session_recording_sharing
+WHERE team_id = $1 AND session_id = $2;
+
 -- RecordingSharingRepository.updateSharing
 UPDATE session_recording_sharing
   SET enabled = coalesce($3, enabled), access_token = coalesce($4, access_token),
@@ -15,10 +18,16 @@ UPDATE session_recording_sharing
 WHERE team_id = $1 AND session_id = $2
 RETURNING team_id AS "teamId", session_id AS "sessionId", access_token AS "accessToken", enabled, settings, created_at AS "createdAt";
 
+-- RecordingSharingRepository.recordToken
+INSERT INTO session_recording_sharing_tokens (access_token, team_id) VALUES ($1, $2)
+ON CONFLICT (access_token) DO NOTHING;
+
 -- RecordingSharingRepository.findEnabledSharing
+SELECT team_id AS "teamId" FROM session_recording_sharing_tokens WHERE access_token = $1;
+
 SELECT s.team_id AS "teamId", s.session_id AS "sessionId", coalesce(p.session_recording_retention_period_days, $3::int) AS "retentionDays",
       s.enabled_by_id AS "enabledById"
  FROM session_recording_sharing s
- JOIN session_recordings r ON r.team_id = s.team_id AND r.session_id = s.session_id
- JOIN projects p ON p.id = s.team_id
-WHERE s.access_token = $1 AND s.enabled AND r.deleted_at IS NULL AND r.start_time >= ($2::timestamptz - (coalesce(p.session_recording_retention_period_days, $3::int) - 1) * interval '24 hours');
+ JOIN session_recordings r ON r.team_id = $4 AND r.session_id = s.session_id
+ JOIN projects p ON p.id = $4
+WHERE s.team_id = $4 AND s.access_token = $1 AND s.enabled AND r.deleted_at IS NULL AND r.start_time >= ($2::timestamptz - (coalesce(p.session_recording_retention_period_days, $3::int) - 1) * interval '24 hours');

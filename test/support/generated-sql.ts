@@ -44,6 +44,13 @@ export async function createSqlFixture(t: TestApp): Promise<SqlFixture> {
       snapshotEvent({ token: project.api_token, sessionId, events: [rr.meta(at, 'https://example.com/')] }),
     ])
     .expect(200);
+  const sharing = (
+    await t.http
+      .patch(`/api/projects/${project.id}/session_recordings/${sessionId}/sharing`)
+      .set(owner.auth)
+      .send({ enabled: true })
+      .expect(200)
+  ).body as { access_token: string };
   const batchExport = (
     await t.http
       .post(`/api/organizations/${organization.id}/batch_exports`)
@@ -67,6 +74,7 @@ export async function createSqlFixture(t: TestApp): Promise<SqlFixture> {
     organizationId: organization.id,
     projectId: project.id,
     sessionId,
+    accessToken: sharing.access_token,
     batchExportId: batchExport.id,
     runId: run[0].id,
   };

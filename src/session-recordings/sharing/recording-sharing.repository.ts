@@ -49,7 +49,10 @@ export class RecordingSharingRepository extends RepositoryBase {
        RETURNING ${SHARING_COLUMNS}`,
       [teamId, sessionId, token, now],
     );
-    if (inserted.length) return inserted[0];
+    if (inserted.length) {
+      await this.recordToken(teamId, token);
+      return inserted[0];
+    }
     const rows = await this.query<RecordingSharing>(
       `SELECT ${SHARING_COLUMNS} FROM session_recording_sharing
         WHERE team_id = $1 AND session_id = $2`,
@@ -87,27 +90,46 @@ export class RecordingSharingRepository extends RepositoryBase {
         changes.enabledById ?? null,
       ],
     );
+    if (rows[0] && changes.accessToken !== undefined) await this.recordToken(teamId, changes.accessToken);
     return rows[0] ?? null;
+  }
+
+  /** Records the project a token was issued in (`session_recording_sharing_tokens`). */
+  @GenerateSql({ params: (f) => [f.projectId, 'token'] })
+  async recordToken(teamId: number, accessToken: string): Promise<void> {
+    await this.query(
+      `INSERT INTO session_recording_sharing_tokens (access_token, team_id) VALUES ($1, $2)
+       ON CONFLICT (access_token) DO NOTHING`,
+      [accessToken, teamId],
+    );
   }
 
   /**
    * The enabled sharing of a recording that is neither deleted nor expired at `now` (by its project's retention,
-   * `defaultDays` when the project sets none), by its token, with the project's retention in days.
+   * `defaultDays` when the project sets none), by its token, with the project's retention in days. Two
+   * statements: the token's project, then the sharing of that project.
    */
-  @GenerateSql({ params: ['token', AT, 30] })
+  @GenerateSql({ params: (f) => [f.accessToken, AT, 30] })
   async findEnabledSharing(
     accessToken: string,
     now: Date,
     defaultDays: number,
   ): Promise<SharedRecording | null> {
+    // The project first (a reference table on Citus), then the sharing and the recording naming it: routed to
+    // the project's shard rather than asked of every shard.
+    const [token] = await this.query<{ teamId: number }>(
+      `SELECT team_id AS "teamId" FROM session_recording_sharing_tokens WHERE access_token = $1`,
+      [accessToken],
+    );
+    if (!token) return null;
     const rows = await this.query<SharedRecording>(
       `SELECT s.team_id AS "teamId", s.session_id AS "sessionId", ${RETENTION_DAYS} AS "retentionDays",
               s.enabled_by_id AS "enabledById"
          FROM session_recording_sharing s
-         JOIN session_recordings r ON r.team_id = s.team_id AND r.session_id = s.session_id
-         JOIN projects p ON p.id = s.team_id
-        WHERE s.access_token = $1 AND s.enabled AND r.deleted_at IS NULL AND ${NOT_EXPIRED}`,
-      [accessToken, startOfUtcDay(now), defaultDays],
+         JOIN session_recordings r ON r.team_id = $4 AND r.session_id = s.session_id
+         JOIN projects p ON p.id = $4
+        WHERE s.team_id = $4 AND s.access_token = $1 AND s.enabled AND r.deleted_at IS NULL AND ${NOT_EXPIRED}`,
+      [accessToken, startOfUtcDay(now), defaultDays, token.teamId],
     );
     return rows[0] ?? null;
   }
