@@ -4,9 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { EventRow } from '../../src/events/event-rows.js';
+import type { EventRow } from '../../src/stores/events-store.js';
 import { dayOf } from '../../src/events/event-partitions.js';
-import type { EventsStore } from '../../src/events/events-store.js';
+import type { EventsStore } from '../../src/stores/events-store.js';
 import { TransactionHost } from '../../src/database/transactions.js';
 import type { SourceRange } from '../../src/stores/export-model.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
