@@ -350,7 +350,7 @@ export class EventsIngestionService implements IngestSink {
   private async attachPersonless(teamId: number, personless: EventRow[]): Promise<void> {
     if (!personless.length) return;
     // Read on every attempt of the transaction: a person an earlier, rolled back attempt made is gone.
-    const persons = await this.persons.existingPersons(
+    const persons = await this.personUpdates.personless(
       teamId,
       personless.map((r) => r.distinctId),
     );
