@@ -107,7 +107,8 @@ export interface EventsStore {
   dropDay(day: number): Promise<void>;
   /**
    * Appends events of one project, in the caller's transaction, and says what became of each (in the order
-   * given). An event whose (project, uuid) is stored already, or given earlier in the batch, is a duplicate.
+   * given). An event whose (project, uuid) is stored already for its day (PostgreSQL's uniqueness is per day
+   * partition), or given earlier in the batch, is a duplicate.
    * With `markIngested`, the project's `ingested_event` is set once a row is stored.
    */
   append(teamId: number, rows: readonly EventRow[], markIngested?: boolean): Promise<EventAppendResult[]>;
