@@ -1,5 +1,5 @@
 /**
- * The conformance suite of the events store seam (src/events/events-store.ts): every implementation listed in
+ * The conformance suite of the events store seam (src/stores/events-store.ts): every implementation listed in
  * EVENTS_STORES passes the same tests. Late commits as docs/batch-exports.md ("Late commits") requires them.
  */
 import { randomUUID } from 'node:crypto';
