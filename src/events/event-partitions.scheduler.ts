@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../common/errors/database-errors.js';
 import { Clock } from '../common/time/clock.js';
 import { IntervalTask } from '../common/tasks/interval-task.js';
@@ -6,6 +6,7 @@ import { AppConfig } from '../config/config.js';
 import { dayOf, eventsCutoff } from './event-partitions.js';
 import { EventsIngestionService } from './events-ingestion.service.js';
 import { EventsRepository } from './events.repository.js';
+import { EVENTS_STORE, type EventsStore } from '../stores/events-store.js';
 
 /** Rows one DELETE of the per-project trim removes. */
 const DELETE_BATCH = 5000;
@@ -22,6 +23,7 @@ export class EventPartitionsScheduler extends IntervalTask {
   private readonly logger = new Logger(EventPartitionsScheduler.name);
 
   constructor(
+    @Inject(EVENTS_STORE) private readonly store: EventsStore,
     private readonly events: EventsRepository,
     private readonly ingestion: EventsIngestionService,
     private readonly clock: Clock,
@@ -49,7 +51,7 @@ export class EventPartitionsScheduler extends IntervalTask {
   async maintain(): Promise<{ created: number; dropped: number; deleted: number }> {
     const nowMs = this.clock.now().getTime();
     const today = dayOf(nowMs);
-    const existing = new Set(await this.events.partitionDays());
+    const existing = new Set(await this.store.preparedDays());
     const ahead: number[] = [];
     for (let d = today; d <= today + this.config.get('EVENTS_PARTITIONS_AHEAD_DAYS'); d++) {
       if (!existing.has(d)) ahead.push(d);
@@ -61,7 +63,7 @@ export class EventPartitionsScheduler extends IntervalTask {
     for (const day of existing) {
       if (day >= firstKept || this.stopped) continue;
       this.ingestion.forgetDay(day);
-      await this.events.dropPartition(day);
+      await this.store.dropDay(day);
       dropped++;
     }
     let deleted = 0;
@@ -69,7 +71,7 @@ export class EventPartitionsScheduler extends IntervalTask {
       const cutoff = eventsCutoff(nowMs, days);
       for (;;) {
         if (this.stopped) break;
-        const n = await this.events.deleteOlderThan(teamId, cutoff, DELETE_BATCH);
+        const n = await this.store.deleteOlderThan(teamId, cutoff, DELETE_BATCH);
         deleted += n;
         if (n < DELETE_BATCH) break;
       }

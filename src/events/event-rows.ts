@@ -7,7 +7,11 @@ import { randomUUID } from 'node:crypto';
 import type { CaptureEvent } from '../ingest/capture-events.js';
 import { DroppedValues, textProblem, withoutBadText } from '../ingest/capture-text.js';
 import { ApiError } from '../common/errors/api-error.js';
+import type { EventRow } from '../stores/events-store.js';
 import { elementsChainOf } from './elements-chain.js';
+
+/** The row of one event, as the events store appends it (src/stores/events-store.ts). */
+export type { EventRow } from '../stores/events-store.js';
 
 type Json = Record<string, unknown>;
 
@@ -21,30 +25,6 @@ export const FUTURE_TIMESTAMP_BOUND_MS = 23 * 3600 * 1000;
 /** Latest timestamp representable (9999-12-31T23:59:59.999Z). */
 const MAX_TIME = 253402300799999;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The row of one event, as `EventsRepository.insertBatch` takes it. */
-export interface EventRow {
-  uuid: string;
-  event: string;
-  distinctId: string;
-  properties: Json;
-  timestamp: Date;
-  elementsChain: string;
-  sessionId: string | null;
-  windowId: string | null;
-  set: Json | null;
-  setOnce: Json | null;
-  /** `$process_person_profile` is not `false`: the event may create and update a person. */
-  processPerson: boolean;
-  /** The person's uuid, once persons are resolved. */
-  personId: string | null;
-  /** `properties` as JSON, serialised once (for the size bound and the insert). */
-  propertiesJson?: string;
-  /** What ingestion keeps of `properties` once it lets go of them (the JSON is what is stored). */
-  linkedId?: string | null;
-  /** The event's `$unset` as sent, kept when its properties are let go (PersonUpdatesService reads it). */
-  unset?: unknown;
-}
 
 export interface RowContext {
   /** The time the request was received. */

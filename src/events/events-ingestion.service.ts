@@ -13,8 +13,8 @@ import { RecordingIngestionService } from '../session-recordings/ingestion/recor
 import { dayOf, eventsCutoff, MAX_NEW_PARTITIONS_PER_REQUEST, partitionName } from './event-partitions.js';
 import { linkedDistinctId } from './person-updates.js';
 import { type DropReason, type EventRow, toEventRow } from './event-rows.js';
-import { EventsRepository, isMissingPartition } from './events.repository.js';
-import { EVENTS_STORE, type EventsStore } from './events-store.js';
+import { isMissingPartition } from './events.repository.js';
+import { countAppended, EVENTS_STORE, type EventsStore } from '../stores/events-store.js';
 
 /** Most events, and most bytes of their properties' JSON, stored per INSERT statement. */
 const INSERT_ROWS = 1000;
@@ -100,7 +100,6 @@ export class EventsIngestionService implements IngestSink {
   private readonly maxPersons: number;
 
   constructor(
-    private readonly events: EventsRepository,
     @Inject(EVENTS_STORE) private readonly eventsStore: EventsStore,
     private readonly persons: PersonsService,
     private readonly personUpdates: PersonUpdatesService,
@@ -253,7 +252,7 @@ export class EventsIngestionService implements IngestSink {
     }
     if (unknown.size <= MAX_NEW_PARTITIONS_PER_REQUEST) return;
     // This process may not know of partitions another one created: the database says which are missing.
-    const existing = new Set(await this.events.partitionDays());
+    const existing = new Set(await this.eventsStore.preparedDays());
     const missing = [...unknown].filter((day) => !existing.has(day)).sort((a, b) => a - b);
     if (missing.length <= MAX_NEW_PARTITIONS_PER_REQUEST) return;
     const span = `${partitionName(missing[0]).slice(8)} to ${partitionName(missing[missing.length - 1]).slice(8)}`;
@@ -278,7 +277,7 @@ export class EventsIngestionService implements IngestSink {
   async ensureDays(days: readonly number[]): Promise<void> {
     for (const day of [...days].sort((a, b) => a - b)) {
       if (this.knownDays.has(day)) continue;
-      await this.events.createPartition(day);
+      await this.eventsStore.prepareDays([day]);
       if (this.knownDays.size >= MAX_KNOWN_DAYS) this.knownDays.clear();
       this.knownDays.add(day);
     }
@@ -308,7 +307,7 @@ export class EventsIngestionService implements IngestSink {
     for (const part of statementsOf(rows)) {
       await this.checkDeadline(deadline);
       const mark = !project.ingestedEvent && !this.ingestedTeams.has(teamId) && stored === 0;
-      stored += (await this.eventsStore.append(teamId, part, mark)).stored;
+      stored += countAppended(await this.eventsStore.append(teamId, part, mark)).inserted;
     }
     return stored;
   }
@@ -351,7 +350,7 @@ export class EventsIngestionService implements IngestSink {
   private async attachPersonless(teamId: number, personless: EventRow[]): Promise<void> {
     if (!personless.length) return;
     // Read on every attempt of the transaction: a person an earlier, rolled back attempt made is gone.
-    const persons = await this.persons.existingPersons(
+    const persons = await this.personUpdates.personless(
       teamId,
       personless.map((r) => r.distinctId),
     );

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { ProjectDeletionService } from '../projects/deletion/project-deletion.service.js';
-import { EVENTS_STORE, type EventsStore } from './events-store.js';
+import { EVENTS_STORE, type EventsStore } from '../stores/events-store.js';
 
 /** How a deleted project's events go (ProjectDeletionService): in batches, from every day partition. */
 @Injectable()

@@ -9,8 +9,7 @@ import { EventsCaptureController } from './events-capture.controller.js';
 import { EventsIngestionService } from './events-ingestion.service.js';
 import { EventsProjectCleanup } from './events-project-cleanup.js';
 import { EventsController, SharedEventsController } from './events.controller.js';
-import { EventsRepository } from './events.repository.js';
-import { EVENTS_STORE, PostgresEventsStore } from './events-store.js';
+import { EventsStoreModule } from './events-store.module.js';
 import { EventsService } from './events.service.js';
 
 /**
@@ -19,17 +18,16 @@ import { EventsService } from './events.service.js';
  * table, the partition task, and the read API.
  */
 @Module({
-  imports: [IngestModule, PersonsModule, ProjectsModule, RecordingAccessRulesModule, SessionRecordingsModule],
-  controllers: [EventsCaptureController, EventsController, SharedEventsController],
-  providers: [
-    EventsRepository,
-    PostgresEventsStore,
-    { provide: EVENTS_STORE, useExisting: PostgresEventsStore },
-    EventsIngestionService,
-    EventsService,
-    EventPartitionsScheduler,
-    EventsProjectCleanup,
+  imports: [
+    EventsStoreModule,
+    IngestModule,
+    PersonsModule,
+    ProjectsModule,
+    RecordingAccessRulesModule,
+    SessionRecordingsModule,
   ],
+  controllers: [EventsCaptureController, EventsController, SharedEventsController],
+  providers: [EventsIngestionService, EventsService, EventPartitionsScheduler, EventsProjectCleanup],
   exports: [EventsIngestionService],
 })
 export class EventsModule {}

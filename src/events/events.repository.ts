@@ -152,12 +152,14 @@ export const INSERT_EVENTS = `WITH inserted AS (
              AS r(uuid, event, distinct_id, person_id, properties, "timestamp", elements_chain, session_id, window_id,
                   "set", set_once)
          ON CONFLICT DO NOTHING
-         RETURNING 1
+         RETURNING uuid, "timestamp"
        ), marked AS (
          UPDATE projects SET ingested_event = true
           WHERE $13::boolean AND id = $1 AND NOT ingested_event AND EXISTS (SELECT 1 FROM inserted)
        )
-       SELECT count(*)::int AS n FROM inserted`;
+       SELECT coalesce(json_agg(json_build_array(uuid, (extract(epoch FROM "timestamp") * 1000)::bigint)), '[]')
+              AS stored
+         FROM inserted`;
 
 /**
  * The `events` table: a parent partitioned by day on `timestamp` (migration `Events`), whose day partitions this
@@ -169,11 +171,16 @@ export class EventsRepository extends RepositoryBase {
   /**
    * Stores a batch of one project in one statement; an event whose (project, uuid) is already in its day's
    * partition is skipped. With `markIngested`, the same statement sets the project's `ingested_event` when it
-   * stored a row and the flag is not set yet. Returns how many were new.
+   * stored a row and the flag is not set yet. Returns the rows stored, each as its uuid (lower case) and timestamp
+   * (milliseconds): with the uniqueness per day, that names the row given.
    */
   // No @GenerateSql example: the statement needs the partition of its rows' day, which the SQL fixture has not.
-  async insertBatch(teamId: number, rows: readonly EventRow[], markIngested = false): Promise<number> {
-    if (!rows.length) return 0;
+  async insertBatch(
+    teamId: number,
+    rows: readonly EventRow[],
+    markIngested = false,
+  ): Promise<[uuid: string, ms: number][]> {
+    if (!rows.length) return [];
     const n = rows.length;
     const uuids = new Array<string>(n);
     const names = new Array<string>(n);
@@ -200,7 +207,7 @@ export class EventsRepository extends RepositoryBase {
       sets[i] = r.set ?? null;
       setOnces[i] = r.setOnce ?? null;
     }
-    const [{ n: inserted }] = await this.rows<{ n: number }>(INSERT_EVENTS, [
+    const [{ stored }] = await this.rows<{ stored: [string, number][] }>(INSERT_EVENTS, [
       teamId,
       JSON.stringify(uuids),
       JSON.stringify(names),
@@ -215,7 +222,7 @@ export class EventsRepository extends RepositoryBase {
       JSON.stringify(setOnces),
       markIngested,
     ]);
-    return inserted;
+    return stored;
   }
 
   /** The days that have a partition. */
@@ -314,6 +321,22 @@ export class EventsRepository extends RepositoryBase {
       `DELETE FROM events WHERE team_id = $1 AND (tableoid, ctid) IN (
          SELECT tableoid, ctid FROM events WHERE team_id = $1 LIMIT $2)`,
       [teamId, limit],
+    );
+    return affected;
+  }
+
+  /**
+   * Deletes at most `limit` events of a person (by its uuid, as events name it) of a project, of any day
+   * partition; returns how many. No index holds events by person (it would cost every insert): each partition's
+   * (team_id, timestamp) index gives the project's events, filtered by person, as PostHog's deletion of a
+   * person's events is a background job too.
+   */
+  @GenerateSql({ params: (f) => [f.projectId, '00000000-0000-0000-0000-000000000001', 1000] })
+  async deleteOfPerson(teamId: number, personUuid: string, limit: number): Promise<number> {
+    const { affected } = await this.modify(
+      `DELETE FROM events WHERE team_id = $1 AND person_id = $2::uuid AND (tableoid, ctid) IN (
+         SELECT tableoid, ctid FROM events WHERE team_id = $1 AND person_id = $2::uuid LIMIT $3)`,
+      [teamId, personUuid, limit],
     );
     return affected;
   }

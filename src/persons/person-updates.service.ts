@@ -103,6 +103,22 @@ export class PersonUpdatesService {
     return { persons, setsDropped: setsDropped + outcome.refused };
   }
 
+  /**
+   * The persons events with `$process_person_profile: false` are attached to: the person each distinct id has
+   * (before the request, or made by its other events in this transaction), creating, linking and updating none;
+   * a distinct id without one is left out (its event has no person). PostHog's ingestion does the same: its
+   * personless step reads the distinct id's person and uses it when there is one, else gives the event a person
+   * id derived from the distinct id that no person row backs (plugin-server/src/ingestion/event-processing/
+   * process-personless-step.ts, `uuidFromDistinctId`), and applies no `$set` (person-state.ts returns before
+   * updating when `processPerson` is false).
+   */
+  personless(
+    teamId: number,
+    distinctIds: Iterable<string>,
+  ): Promise<Map<string, { id: number; uuid: string }>> {
+    return this.persons.existingPersons(teamId, distinctIds);
+  }
+
   /** One folded update per person, the request's PERSON_SET_MAX_KEYS / _BYTES counted event by event. */
   private fold(
     teamId: number,

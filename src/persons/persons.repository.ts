@@ -4,6 +4,9 @@ import { type PropertyFilter, propertyFilterSql } from '../common/filters/proper
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
 import { PROTECTED_PERSON_PROPERTIES } from './person-properties.js';
+import type { EventPerson, PersonsStore } from './persons-store.js';
+
+export type { EventPerson } from './persons-store.js';
 
 /** Unique (team_id, distinct_id): the guard that makes person creation race-safe. */
 export const DISTINCT_ID_KEY = 'person_distinct_ids_team_distinct_id_key';
@@ -108,15 +111,6 @@ export interface PersonRecord {
   distinctIdCount: number;
 }
 
-/** A person as an event of the events API embeds it (PostHog's `person` of an event). */
-export interface EventPerson {
-  isIdentified: boolean;
-  /** The person's oldest distinct id. */
-  firstDistinctId: string;
-  /** Only the keys asked for, each of at most the bytes asked for. */
-  properties: Record<string, unknown>;
-}
-
 /** Filters of the persons list (all optional; every one given must hold). */
 export interface PersonFilters {
   distinctId?: string;
@@ -172,7 +166,7 @@ const AT = new Date('2026-11-21T10:00:00.000Z');
 
 /** Queries on persons and their distinct ids. Writes run inside the caller's transaction (capture's). */
 @Injectable()
-export class PersonsRepository extends RepositoryBase {
+export class PersonsRepository extends RepositoryBase implements PersonsStore {
   /** The person id of each of these distinct ids that has one in the project. */
   @GenerateSql({ params: [1, ['user-1', 'user-2']] })
   async personIdsByDistinctId(teamId: number, distinctIds: readonly string[]): Promise<Map<string, number>> {

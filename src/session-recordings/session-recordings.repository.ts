@@ -3,7 +3,8 @@
  * on purpose: they share the select list, the retention conditions and the access rules' condition, pinned
  * together in test/sql. The writes of ingestion, sharing and the purge have their own repositories.
  */
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import {
   type EventSet,
   type ExcludedEvents,
@@ -20,6 +21,7 @@ import {
 } from '../recording-access-rules/recording-visibility.service.js';
 import { START_URL_MAX_LENGTH } from './ingestion/recording-metadata.js';
 import type { SnapshotSource } from './session-recording.entity.js';
+import { EVENTS_STORE, type EventsStore, type SessionEventsSql } from '../stores/events-store.js';
 
 /** Filters of the recordings list (all optional, combined with AND). */
 export type PredicateKey =
@@ -189,6 +191,7 @@ export const LIST_ORDER = 'r.start_time DESC, r.session_id';
  * $2 user, $3 limit, $4 offset, $5 the cutoff when there is one, then the filters.
  */
 export function buildListQuery(
+  sessionEvents: SessionEventsSql,
   teamId: number,
   userId: number | null,
   filters: RecordingFilters,
@@ -240,7 +243,7 @@ export function buildListQuery(
       starts.length && (events?.length || excludeEvents?.length)
         ? bind(new Date(Math.max(...starts.map((d) => d.getTime()))))
         : null;
-    const sql = recordingEventFilterSql(filters.eventFilters, bind, floor);
+    const sql = recordingEventFilterSql(sessionEvents, filters.eventFilters, bind, floor);
     where.push(...sql.page);
     countWhere.push(...sql.count);
     sets = sql.sets;
@@ -317,6 +320,13 @@ ${withSets}SELECT coalesce(${total}, 0)::float8 AS total, page.*
  */
 @Injectable()
 export class SessionRecordingsRepository extends RepositoryBase {
+  constructor(
+    dataSource: DataSource,
+    @Inject(EVENTS_STORE) private readonly events: EventsStore,
+  ) {
+    super(dataSource);
+  }
+
   // ---- reads ---------------------------------------------------------------------------------------------
 
   /** One page and the total, by `buildListQuery`. */
@@ -379,7 +389,7 @@ export class SessionRecordingsRepository extends RepositoryBase {
     page: { limit: number; offset: number },
     retainedFrom: Date,
   ): Promise<{ rows: RecordingView[]; total: number }> {
-    const { sql, params } = buildListQuery(teamId, userId, filters, page, retainedFrom);
+    const { sql, params } = buildListQuery(this.events.sessions, teamId, userId, filters, page, retainedFrom);
     const result = await this.query<RecordingView & { total: number }>(sql, params);
     const total = result.length ? result[0].total : 0;
     return { rows: result.filter((r) => r.sessionId !== null), total };

@@ -3,7 +3,7 @@
  * convention for every exported model (docs/batch-exports.md, "Late commits"; docs/data-access.md, "Stores").
  * Batch exports hold it as an opaque serialized value the store creates (`horizonSql`) and compares
  * (`compare`), and never look inside; the PostgreSQL cursor below is a 64-bit transaction id, a Citus one can
- * replace it by giving another `ExportCursor` (the conformance suite, test/stores/export-cursor.conformance.ts,
+ * replace it by giving another `ExportCursor` (the conformance suite, test/stores/export-cursor.e2e-spec.ts,
  * says what it must keep).
  *
  * A table an export reads has a time column the interval is cut by (its stamp: a recording's

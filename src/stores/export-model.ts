@@ -5,6 +5,8 @@
  * its store by the store's export cursor (export-cursor.ts).
  */
 
+import type { EventsStore } from './events-store.js';
+
 /** How a column's values are typed, for each destination's schema. */
 export type ColumnKind = 'text' | 'json' | 'integer' | 'bigint' | 'float' | 'boolean' | 'timestamp';
 
@@ -50,6 +52,11 @@ export interface SourceRange {
   visibility?: ExportVisibility;
 }
 
+/** The stores behind seams an export model may read through (src/stores/events-store.ts). */
+export interface ExportStores {
+  events: EventsStore;
+}
+
 /** A statement and its parameters. */
 export interface ExportStatement {
   sql: string;
@@ -76,9 +83,10 @@ export interface ExportModel {
    * The statement of a run's rows, in the order they are exported: $1 the project, $2 and $3 the interval, $4
    * and $5 the export cursors, $6 the stamp rows read late stay below (export-cursor.ts), then the model's own.
    * A text parameter must be bound as the one element of a text array (`bindText`): COPY takes none, and
-   * `copyRows` writes each as a literal.
+   * `copyRows` writes each as a literal. A model that reads a store behind a seam reads it through `stores` (the
+   * events model: `stores.events.exportScan`), so that another implementation of the store serves its exports.
    */
-  statement(range: SourceRange): ExportStatement;
+  statement(range: SourceRange, stores: ExportStores): ExportStatement;
   /** A row as read to the row exported (bigint versions as numbers). */
   row(row: ExportRow): ExportRow;
 }

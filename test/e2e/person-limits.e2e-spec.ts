@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
-import { PERSONS_MODEL } from '../../src/persons/persons-export.js';
+import { ExportModels } from '../../src/stores/export-models.module.js';
 import { ExportSourceRepository } from '../../src/batch-exports/runs/export-source.repository.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
@@ -324,7 +324,7 @@ describe('persons are bounded', () => {
       const source = t.app.get(ExportSourceRepository, { strict: false });
       const rows: Record<string, unknown>[] = [];
       for await (const page of source.pages(
-        PERSONS_MODEL,
+        t.app.get(ExportModels).get('persons'),
         {
           teamId: projectId,
           start: new Date(0),

@@ -100,4 +100,55 @@ describe('one persons service for every ingestion sink', () => {
       .expect(200, { status: 'Ok' });
     expect(await personOf('unset-rec')).toEqual({ y: 2 });
   });
+
+  it('creates and updates no person for a $snapshot with $process_person_profile false, as for an event', async () => {
+    const recordingPerson = async (sessionId: string) =>
+      (
+        (await t.dataSource.query(
+          `SELECT r.person_id AS "personId" FROM session_recordings r WHERE r.team_id = $1 AND r.session_id = $2`,
+          [projectId, sessionId],
+        )) as { personId: number | null }[]
+      )[0];
+    const personless = (distinctId: string, sessionId: string) =>
+      t.http
+        .post('/s/')
+        .send([
+          snapshotEvent({
+            token,
+            sessionId,
+            distinctId,
+            events: [rr.click(T0)],
+            properties: { $process_person_profile: false, $set: { plan: 'pro' } },
+          }),
+        ])
+        .expect(200, { status: 'Ok' });
+    // No person yet: none is created, and the recording has none.
+    const anonymous = newSessionId();
+    await personless('personless-rec', anonymous);
+    expect(await personOf('personless-rec')).toBeUndefined();
+    expect(await recordingPerson(anonymous)).toEqual({ personId: null });
+    // The same through /e/: no person either.
+    await t.http
+      .post('/e/')
+      .send([
+        { event: 'e', distinct_id: 'personless-ev', properties: { token, $process_person_profile: false } },
+      ])
+      .expect(200);
+    expect(await personOf('personless-ev')).toBeUndefined();
+    // A distinct id that has a person: the recording is attached to it, and its $set is not applied.
+    await t.http
+      .post('/e/')
+      .send([
+        { event: 'set', distinct_id: 'personless-known', properties: { token, $set: { plan: 'free' } } },
+      ])
+      .expect(200);
+    const known = newSessionId();
+    await personless('personless-known', known);
+    expect(await personOf('personless-known')).toEqual({ plan: 'free' });
+    const [{ id }] = (await t.dataSource.query(
+      `SELECT person_id AS id FROM person_distinct_ids WHERE team_id = $1 AND distinct_id = 'personless-known'`,
+      [projectId],
+    )) as { id: number }[];
+    expect(await recordingPerson(known)).toEqual({ personId: id });
+  });
 });

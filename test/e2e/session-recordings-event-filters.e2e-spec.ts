@@ -4,6 +4,7 @@
  * PostHog's `events` (with event property filters), the `exclude_events` negation, `properties` (person
  * properties) and `session_ids`; malformed filters are 400 naming the parameter.
  */
+import { EVENTS_STORE, type EventsStore } from '../../src/stores/events-store.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
@@ -188,6 +189,7 @@ describe('session recordings list: filters by events and person properties', () 
     const answers: { sql: string; names: string[]; totals: number[] }[] = [];
     for (const limit of [100, EXCLUDED_WALK_MAX_ROWS + 1]) {
       const { sql, params } = buildListQuery(
+        t.app.get<EventsStore>(EVENTS_STORE).sessions,
         projectId,
         owner.id,
         { eventFilters: { excludeEvents: [{ event: 'order placed', properties: [] }] } },

@@ -1,3 +1,4 @@
+import { EVENTS_STORE, type EventsStore } from '../../src/stores/events-store.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   buildListQuery,
@@ -41,6 +42,7 @@ describe('session recordings at 1,000,000 rows', () => {
 
   const explain = async (filters: RecordingFilters, offset = 0): Promise<PlanNode[]> => {
     const { sql, params } = buildListQuery(
+      t.app.get<EventsStore>(EVENTS_STORE).sessions,
       projectId,
       owner.id,
       filters,

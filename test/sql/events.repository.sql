@@ -10,6 +10,10 @@ AND team_id = $1 AND "timestamp" < $2;
 DELETE FROM events WHERE team_id = $1 AND (tableoid, ctid) IN (
 SELECT tableoid, ctid FROM events WHERE team_id = $1 LIMIT $2);
 
+-- EventsRepository.deleteOfPerson
+DELETE FROM events WHERE team_id = $1 AND person_id = $2::uuid AND (tableoid, ctid) IN (
+SELECT tableoid, ctid FROM events WHERE team_id = $1 AND person_id = $2::uuid LIMIT $3);
+
 -- EventsRepository.list
 SELECT * FROM (
     SELECT q.*, sum(q.bytes) OVER (ORDER BY q.ord ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - q.bytes AS before

@@ -1,12 +1,12 @@
 /**
- * The conformance suite of the events store seam (src/events/events-store.ts): every implementation listed in
+ * The conformance suite of the events store seam (src/stores/events-store.ts): every implementation listed in
  * EVENTS_STORES passes the same tests. Late commits as docs/batch-exports.md ("Late commits") requires them.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { EventRow } from '../../src/events/event-rows.js';
+import type { EventRow } from '../../src/stores/events-store.js';
 import { dayOf } from '../../src/events/event-partitions.js';
-import type { EventsStore } from '../../src/events/events-store.js';
+import type { EventsStore } from '../../src/stores/events-store.js';
 import { TransactionHost } from '../../src/database/transactions.js';
 import type { SourceRange } from '../../src/stores/export-model.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
@@ -66,13 +66,36 @@ describe.each(EVENTS_STORES)('EventsStore conformance: $name', (implementation) 
     await t?.close();
   });
 
-  it('appends a batch, skipping events whose (project, uuid) is stored, with a count of each', async () => {
+  it('appends a batch, skipping events whose (project, uuid) is stored, with a result per event', async () => {
     const [a, b] = [randomUUID(), randomUUID()];
-    expect(await append(projectId, [row(a), row(b)])).toEqual({ stored: 2, duplicates: 0 });
-    expect(await append(projectId, [row(a), row(randomUUID())])).toEqual({ stored: 1, duplicates: 1 });
+    const inserted = { status: 'inserted' };
+    const duplicate = { status: 'duplicate' };
+    expect(await append(projectId, [row(a), row(b)])).toEqual([inserted, inserted]);
+    expect(await append(projectId, [row(a), row(randomUUID())])).toEqual([duplicate, inserted]);
     // The same uuid in another project is another event.
-    expect(await append(otherProjectId, [row(a)])).toEqual({ stored: 1, duplicates: 0 });
-    expect(await scan({})).toEqual(expect.arrayContaining([a, b]));
+    expect(await append(otherProjectId, [row(a)])).toEqual([inserted]);
+    // Given twice in one batch (in upper case the second time): the first is stored, the second a duplicate.
+    const [c, at] = [randomUUID(), new Date()];
+    const twice = [
+      { ...row(c), timestamp: at },
+      { ...row(c.toUpperCase()), timestamp: at },
+    ];
+    expect(await append(projectId, [row(randomUUID()), ...twice])).toEqual([inserted, inserted, duplicate]);
+    expect(await scan({})).toEqual(expect.arrayContaining([a, b, c]));
+  });
+
+  it('prepares days, says which are, and drops a day with its events', async () => {
+    // A day long past, which no other test writes to.
+    const day = dayOf(Date.UTC(2001, 0, 2));
+    await store.prepareDays([day, day]);
+    expect(await store.preparedDays()).toContain(day);
+    const old = { ...row(randomUUID()), timestamp: new Date(Date.UTC(2001, 0, 2, 12)) };
+    expect(await append(projectId, [old])).toEqual([{ status: 'inserted' }]);
+    expect(await scan({ start: new Date(0) })).toContain(old.uuid);
+    await store.dropDay(day);
+    expect(await store.preparedDays()).not.toContain(day);
+    expect(await scan({ start: new Date(0) })).not.toContain(old.uuid);
+    expect((await scan({})).length).toBeGreaterThan(0);
   });
 
   it('filters the export scan by event name', async () => {
@@ -123,6 +146,107 @@ describe.each(EVENTS_STORES)('EventsStore conformance: $name', (implementation) 
       lateBefore: end2,
     });
     expect(run3).not.toContain(late);
+  });
+
+  describe('sessions matching an event filter', () => {
+    const session = (name: string) => `${name}-${randomUUID()}`;
+    const [checkout, browse, quiet] = [session('checkout'), session('browse'), session('quiet')];
+    const start = new Date(Date.now() - 60_000);
+    const pro = [{ key: 'plan', operator: 'exact' as const, values: ['pro'] }];
+    const run = async (sql: (bind: (v: unknown) => string) => string) => {
+      const params: unknown[] = [projectId];
+      const text = sql((value) => `$${params.push(value)}`);
+      return ((await t.dataSource.query(text, params)) as { session_id: string }[]).map((r) => r.session_id);
+    };
+
+    beforeAll(async () => {
+      const inSession = (
+        id: string,
+        event: string,
+        properties: Record<string, unknown>,
+        at = new Date(),
+      ) => ({
+        ...row(randomUUID(), event),
+        sessionId: id,
+        properties,
+        timestamp: at,
+      });
+      await append(projectId, [
+        inSession(checkout, 'checkout', { plan: 'pro' }),
+        inSession(browse, 'checkout', { plan: 'free' }),
+        inSession(browse, '$pageview', {}),
+        // Long before the recordings' time and the floor below.
+        inSession(quiet, 'checkout', { plan: 'pro' }, new Date(Date.now() - 3 * 3600_000)),
+      ]);
+      // The same session id in another project is another session.
+      await append(otherProjectId, [inSession(quiet, '$pageview', {})]);
+    });
+
+    it('gives the set of sessions that had a named event, with its property filters, from the floor', async () => {
+      const set = (properties: typeof pro, floor: boolean) =>
+        run((bind) => {
+          const f = floor ? bind(new Date(Date.now() - 3600_000)) : null;
+          return `SELECT session_id FROM (${store.sessions.sessionsWithEvent({ event: 'checkout', properties }, bind, f).set}) s`;
+        });
+      const all = await set([], false);
+      expect(all).toEqual(expect.arrayContaining([checkout, browse, quiet]));
+      expect(new Set(all).size).toBe(all.length);
+      expect(await set(pro, false)).toEqual(expect.arrayContaining([checkout, quiet]));
+      expect(await set(pro, false)).not.toContain(browse);
+      const recent = await set(pro, true);
+      expect(recent).toContain(checkout);
+      expect(recent).not.toContain(quiet);
+    });
+
+    it('probes one session with the same events as the set', async () => {
+      const probed = await run((bind) => {
+        const { probe } = store.sessions.sessionsWithEvent(
+          { event: 'checkout', properties: pro },
+          bind,
+          null,
+        );
+        const ids = bind([checkout, browse, quiet, session('none')]);
+        return `SELECT x.id AS session_id FROM unnest(${ids}::text[]) AS x(id) WHERE EXISTS (${probe('x.id')})`;
+      });
+      expect(probed.sort()).toEqual([checkout, quiet].sort());
+    });
+
+    it('says whether a recording’s session had an event, of a name or any, within its time', async () => {
+      const had = (event: string | null, id: string, from: Date, to: Date) =>
+        run((bind) => {
+          const recording = {
+            team: '$1::int',
+            sessionId: `${bind(id)}::text`,
+            start: `${bind(from)}::timestamptz`,
+            end: `${bind(to)}::timestamptz`,
+          };
+          const sql = store.sessions.recordingHadEvent({ event, properties: [] }, bind, null, recording);
+          return `SELECT 'yes' AS session_id WHERE EXISTS (${sql})`;
+        });
+      const end = new Date(Date.now() + 60_000);
+      expect(await had('$pageview', browse, start, end)).toEqual(['yes']);
+      expect(await had('$pageview', checkout, start, end)).toEqual([]);
+      expect(await had(null, checkout, start, end)).toEqual(['yes']);
+      // The quiet session's event is hours before this recording's time (beyond the margin).
+      expect(await had(null, quiet, start, end)).toEqual([]);
+      expect(await had(null, quiet, new Date(Date.now() - 4 * 3600_000), end)).toEqual(['yes']);
+    });
+  });
+
+  it('deletes a person’s events in bounded batches, and no one else’s', async () => {
+    const [person, other] = [randomUUID(), randomUUID()];
+    const of = (personId: string) => ({ ...row(randomUUID()), personId });
+    const mine = [of(person), of(person), of(person)];
+    await append(projectId, [...mine, of(other)]);
+    const theirs = of(person);
+    await append(otherProjectId, [theirs]);
+    expect(await store.deleteOfPerson(projectId, person, 2)).toBe(2);
+    expect(await store.deleteOfPerson(projectId, person, 100)).toBe(1);
+    expect(await store.deleteOfPerson(projectId, person, 100)).toBe(0);
+    const left = await scan({});
+    for (const r of mine) expect(left).not.toContain(r.uuid);
+    expect(left.length).toBeGreaterThan(0);
+    expect(await scan({ teamId: otherProjectId })).toContain(theirs.uuid);
   });
 
   it('deletes a project’s events in bounded batches, and no other project’s', async () => {

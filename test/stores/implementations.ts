@@ -3,7 +3,7 @@
  * a new implementation proves itself by one line here, and passing the suites.
  */
 import type { INestApplication } from '@nestjs/common';
-import { EVENTS_STORE, type EventsStore } from '../../src/events/events-store.js';
+import { EVENTS_STORE, type EventsStore } from '../../src/stores/events-store.js';
 import { PERSONS_STORE, type PersonsStore } from '../../src/persons/persons-store.js';
 import { type ExportCursor, POSTGRES_EXPORT_CURSOR } from '../../src/stores/export-cursor.js';
 

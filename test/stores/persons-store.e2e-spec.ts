@@ -67,4 +67,30 @@ describe.each(PERSONS_STORES)('PersonsStore conformance: $name', (implementation
       properties: { email: 'a@b.c' },
     });
   });
+
+  it('creates a person for a distinct id, finds without creating, and bounds what it reads', async () => {
+    const id = await inTransaction(() => store.createForDistinctId(projectId, 'c1', now));
+    expect((await store.personIdsByDistinctId(projectId, ['c1'])).get('c1')).toBe(id);
+    expect((await store.personsByDistinctId(projectId, ['c1'])).get('c1')?.id).toBe(id);
+    // Finding creates nothing.
+    expect((await store.personsByDistinctId(projectId, ['c-none'])).size).toBe(0);
+    expect((await store.personIdsByDistinctId(projectId, ['c-none'])).size).toBe(0);
+    // A distinct id already on a person stays there: adding it elsewhere answers that person.
+    const other = await inTransaction(() => store.createForDistinctId(projectId, 'c2', now));
+    expect(await inTransaction(() => store.addDistinctId(projectId, 'c1', other))).toBe(id);
+    await inTransaction(() => store.replaceProperties(projectId, id, { small: 'x', large: 'y'.repeat(500) }));
+    expect(await store.someProperties(projectId, id, ['small', 'large', 'absent'], 100)).toEqual({
+      small: 'x',
+    });
+    await inTransaction(async () => {
+      const tooLarge = await store.lockProperties(projectId, id, 100);
+      expect(tooLarge?.properties).toBeNull();
+      expect(tooLarge?.renderedBytes).toBeGreaterThan(500);
+      expect(await store.lockProperties(projectId, 2_000_000_000, 1 << 20)).toBeNull();
+    });
+    // By uuid as well as by id; another project's person is not found.
+    const { uuid } = (await store.personsByDistinctId(projectId, ['c1'])).get('c1')!;
+    expect(await store.distinctIdsOfPerson(projectId, uuid)).toEqual(['c1']);
+    expect(await store.distinctIdsOfPerson(otherProjectId, uuid)).toEqual([]);
+  });
 });

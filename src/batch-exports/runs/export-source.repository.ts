@@ -2,7 +2,8 @@ import type { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { to as copyTo } from 'pg-copy-streams';
 import { DataSource } from 'typeorm';
-import type { ExportModel, ExportRow, SourceRange } from '../../stores/export-model.js';
+import type { ExportRow, SourceRange } from '../../stores/export-model.js';
+import type { BoundExportModel as ExportModel } from '../../stores/export-models.module.js';
 import { nonRetryable } from './export-errors.js';
 
 export type { SourceRange };

@@ -8,7 +8,8 @@ import type { RecordingMetadata } from './recording-metadata.js';
 export interface NewRecording {
   sessionId: string;
   distinctId: string;
-  personId: number;
+  /** Null: the distinct id has no person (its `$snapshot` events do not process persons). */
+  personId: number | null;
   startTime: Date;
   endTime: Date;
   snapshotSource: SnapshotSource;

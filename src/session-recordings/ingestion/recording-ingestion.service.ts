@@ -62,7 +62,7 @@ class DeadlineYielder extends Yielder {
  * Ingests validated `$snapshot` events of one capture request (docs/decisions.md §11), in one transaction, in time
  * linear in the number of events, giving the event loop back between slices of work:
  *
- * 1. persons: the person of every distinct id is found or created (sorted, race-safe), `$set`/`$set_once`/
+ * 1. persons: the person of every distinct id is found or created (events with `$process_person_profile: false`: found only) (sorted, race-safe), `$set`/`$set_once`/
  *    `$unset` applied in the order sent (PersonUpdatesService, as for analytics events);
  * 2. recordings: new sessions are inserted pending (not counted yet), then every session of the request is
  *    locked in session id order; deleted ones are dropped;
@@ -216,7 +216,8 @@ export class RecordingIngestionService {
   /**
    * Step 1: the person of every distinct id, found or created, with the request's `$set`/`$set_once`/`$unset`
    * applied by the one persons service of every ingestion sink (the request's events in order); returns the
-   * person ids.
+   * person ids. Events with `$process_person_profile: false` create and update no person: their distinct id's
+   * person is used when it has one (PersonUpdatesService.personless), else the recording has none.
    */
   private async applyPersons(
     teamId: number,
@@ -227,8 +228,13 @@ export class RecordingIngestionService {
     deadline: RequestDeadline | null,
   ): Promise<Map<string, number>> {
     const events: PersonEvent[] = [];
+    const personless = new Set<string>();
     for (const batches of bySession.values()) {
       for (const b of batches) {
+        if (b.processPerson === false) {
+          personless.add(b.distinctId);
+          continue;
+        }
         events.push({
           distinctId: b.distinctId,
           linkedId: null,
@@ -244,8 +250,16 @@ export class RecordingIngestionService {
       bound: () => this.boundByDeadline(deadline),
     });
     result.setsDropped = applied.setsDropped;
+    const persons = new Map([...applied.persons].map(([distinctId, person]) => [distinctId, person.id]));
+    // `$process_person_profile: false`: the distinct id's person when it has one (made by the other events too).
+    for (const id of persons.keys()) personless.delete(id);
+    if (personless.size) {
+      for (const [distinctId, person] of await this.personUpdates.personless(teamId, personless)) {
+        persons.set(distinctId, person.id);
+      }
+    }
     await yielder.tick();
-    return new Map([...applied.persons].map(([distinctId, person]) => [distinctId, person.id]));
+    return persons;
   }
 
   /** Step 2: inserts the recordings of the sessions that have none yet (pending); returns what was inserted. */
@@ -272,7 +286,7 @@ export class RecordingIngestionService {
       newRecordings.push({
         sessionId,
         distinctId: batches[0].distinctId,
-        personId: personIds.get(batches[0].distinctId) as number,
+        personId: personIds.get(batches[0].distinctId) ?? null,
         startTime: new Date(start),
         endTime: new Date(end),
         snapshotSource: batches[0].snapshotSource,

@@ -13,6 +13,11 @@ export interface SnapshotBatch {
   distinctId: string;
   snapshotSource: SnapshotSource;
   events: RrwebEvent[];
+  /**
+   * `$process_person_profile` is not `false` (absent: true): the event may create and update a person. When
+   * false, its recording is attached to the distinct id's person if there is one, and its `$set` is not applied.
+   */
+  processPerson?: boolean;
   /** Person properties from `$set` / `$set_once`. */
   set: Record<string, unknown>;
   setOnce: Record<string, unknown>;

@@ -165,6 +165,7 @@ export function readSnapshotEvent(
     distinctId,
     snapshotSource: properties.$snapshot_source === 'mobile' ? 'mobile' : 'web',
     events,
+    processPerson: properties.$process_person_profile !== false,
     set: personProperties('$set'),
     setOnce: personProperties('$set_once'),
     unset: properties.$unset,

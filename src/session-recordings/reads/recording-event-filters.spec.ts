@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../../common/errors/api-error.js';
+import { POSTGRES_SESSION_EVENTS } from '../../events/events-session-filters.js';
 import { parseRecordingEventFilters, recordingEventFilterSql } from './recording-event-filters.js';
 
 describe('parseRecordingEventFilters', () => {
@@ -68,6 +69,7 @@ describe('recordingEventFilterSql', () => {
   it('reads a named event as a set from the events side, probed by its ids; an excluded one in three forms', () => {
     const { params, bind } = binder();
     const sql = recordingEventFilterSql(
+      POSTGRES_SESSION_EVENTS,
       {
         events: [{ event: 'a', properties: [{ key: 'k', operator: 'exact', values: ['x'] }] }],
         excludeEvents: [{ event: 'b', properties: [] }],
@@ -103,6 +105,7 @@ describe('recordingEventFilterSql', () => {
   it('counts the recordings that had any of several excluded events from the union of their sets', () => {
     const { bind } = binder();
     const sql = recordingEventFilterSql(
+      POSTGRES_SESSION_EVENTS,
       {
         excludeEvents: [
           { event: 'a', properties: [] },
@@ -124,6 +127,7 @@ describe('recordingEventFilterSql', () => {
   it('keeps a hashed lookup of an event set in a walk with probes', () => {
     const { bind } = binder();
     const sql = recordingEventFilterSql(
+      POSTGRES_SESSION_EVENTS,
       {
         events: [
           { event: 'a', properties: [] },
@@ -141,6 +145,7 @@ describe('recordingEventFilterSql', () => {
   it('keeps a probe per recording for any event, and the person filter as EXISTS', () => {
     const { params, bind } = binder();
     const sql = recordingEventFilterSql(
+      POSTGRES_SESSION_EVENTS,
       {
         excludeEvents: [{ event: null, properties: [{ key: 'k', operator: 'is_not', values: ['x'] }] }],
         personProperties: [{ key: 'plan', operator: 'exact', values: ['pro'] }],

@@ -5,8 +5,10 @@ import {
   type PropertyFilter,
   propertyFilterSql,
 } from '../../common/filters/property-filters.js';
+import type { EventFilter, SessionEventsSql } from '../../stores/events-store.js';
 
 export type { Bind, PropertyFilter } from '../../common/filters/property-filters.js';
+export type { EventFilter } from '../../stores/events-store.js';
 
 /**
  * The recordings list's filters on events and persons, in PostHog's query parameters:
@@ -17,15 +19,9 @@ export type { Bind, PropertyFilter } from '../../common/filters/property-filters
  * - `properties`: person property filters, `[{"key": "email", "value": "a@b.c", "operator": "exact", "type":
  *   "person"}]`, on the recording's person;
  * - `session_ids`: a JSON array of session ids.
- * Events are matched by (team_id, session_id) within the recording's time range widened by EVENT_MARGIN, which
- * the (team_id, session_id, timestamp) index of the events table answers partition by partition.
+ * Which sessions had such events is the events store's to say (SessionEventsSql of src/stores/events-store.ts):
+ * this file composes its statements, and names no events table or column.
  */
-
-export interface EventFilter {
-  /** The event name; null for any event (PostHog's `"id": null`, "All events"). */
-  event: string | null;
-  properties: PropertyFilter[];
-}
 
 export interface RecordingEventFilters {
   events?: EventFilter[];
@@ -41,8 +37,6 @@ export const MAX_SESSION_IDS = 100;
 /** Longest text of a parameter, an event name, a property key or value. */
 const MAX_PARAMETER_LENGTH = 8192;
 const MAX_NAME_LENGTH = 200;
-/** Events this long before the recording's start or after its end still count as the recording's. */
-export const EVENT_MARGIN = "interval '5 minutes'";
 
 type Parameter = 'events' | 'exclude_events' | 'properties' | 'session_ids';
 
@@ -111,26 +105,8 @@ export function parseRecordingEventFilters(query: Record<string, unknown>): Reco
   return filters;
 }
 
-/**
- * The conditions on the recording `r`'s events of one entity filter. `e.session_id = r.session_id COLLATE
- * "default"`: the recordings' session ids are in the "C" collation, the events' in the default one; without the
- * explicit collation the comparison has none and the events' (team_id, session_id, timestamp) index is not used.
- * `floor`: the placeholder of the earliest start of a listed recording, which prunes older day partitions when
- * the statement starts.
- */
-function eventConditions(filter: EventFilter, bind: Bind, floor: string | null): string {
-  const conditions = [
-    'e.team_id = r.team_id',
-    'e.session_id = r.session_id COLLATE "default"',
-    `e.timestamp >= r.start_time - ${EVENT_MARGIN}`,
-    `e.timestamp <= r.end_time + ${EVENT_MARGIN}`,
-  ];
-  if (floor !== null) conditions.push(`e.timestamp >= ${floor}::timestamptz - ${EVENT_MARGIN}`);
-  if (filter.event !== null) conditions.push(`e.event = ${bind(filter.event)}::text`);
-  for (const property of filter.properties)
-    conditions.push(propertyFilterSql('e.properties', property, bind));
-  return conditions.join(' AND ');
-}
+/** The recording `r` of the list statement, as the events store's filters name it. */
+const RECORDING = { team: 'r.team_id', sessionId: 'r.session_id', start: 'r.start_time', end: 'r.end_time' };
 
 /**
  * The sets of the statement: one `WITH` entry per event filter that names its event, the session ids of the
@@ -141,27 +117,6 @@ export interface EventSet {
   sql: string;
   negated: boolean;
 }
-
-/**
- * The conditions on an event `e` of `filter` (which names its event): the project, the name, a session id, from
- * the list's earliest start (less EVENT_MARGIN), and the property filters.
- */
-function eventSetConditions(filter: EventFilter, bind: Bind, floor: string | null): string {
-  const conditions = ['e.team_id = $1', `e.event = ${bind(filter.event)}::text`, 'e.session_id IS NOT NULL'];
-  if (floor !== null) conditions.push(`e.timestamp >= ${floor}::timestamptz - ${EVENT_MARGIN}`);
-  for (const property of filter.properties)
-    conditions.push(propertyFilterSql('e.properties', property, bind));
-  return conditions.join(' AND ');
-}
-
-/**
- * The session ids that had an event of `conditions` (`eventSetConditions`), read from the events side: the events
- * of that name by the `(team_id, event, timestamp)` index of each day partition, which holds their session id (an
- * index-only scan unless property filters need the row). Its cost follows the number of such events, not the
- * number of recordings.
- */
-const eventSetSql = (conditions: string) =>
-  `SELECT DISTINCT e.session_id COLLATE "C" AS session_id FROM events e WHERE ${conditions}`;
 
 /**
  * The recordings among a set's session ids: `= ANY` of the set as an array, which the planner answers by probing
@@ -198,12 +153,13 @@ export interface ExcludedEvents {
  * of a statement with probes, `IN` the set, a hashed lookup per row). The conditions of `exclude_events` are
  * left out of `count` and `page` and given in `excluded` (see `ExcludedEvents`). An event filter on any event
  * (`"id": null`, which most events would match) stays a probe per recording, within the recording's time give
- * or take EVENT_MARGIN: in the page `(SELECT 1 … LIMIT 1) IS [NOT] NULL`, a per-row subplan that stops at the
+ * or take SESSION_EVENT_MARGIN: in the page `(SELECT 1 … LIMIT 1) IS [NOT] NULL`, a per-row subplan that stops at the
  * page's limit, each probe one index lookup in the day partitions of the recording's time; in the count
  * `EXISTS` / `NOT EXISTS`, which the planner may answer with a semi or anti join. The sets are named `f1`,
  * `f2`, … in the statement.
  */
 export function recordingEventFilterSql(
+  events: SessionEventsSql,
   filters: RecordingEventFilters,
   bind: Bind,
   floor: string | null = null,
@@ -225,23 +181,21 @@ export function recordingEventFilterSql(
   const add = (filter: EventFilter, negated: boolean) => {
     if (filter.event !== null) {
       const name = `f${sets.length + 1}`;
-      const conditions = eventSetConditions(filter, bind, floor);
-      sets.push({ name, sql: eventSetSql(conditions), negated });
+      const set = events.sessionsWithEvent({ ...filter, event: filter.event }, bind, floor);
+      sets.push({ name, sql: set.set, negated });
       if (negated) {
         excludedSets.push(name);
         excluded.antiJoin.push(`NOT EXISTS (SELECT 1 FROM ${name} WHERE ${name}.session_id = r.session_id)`);
-        excluded.probes.push(
-          `(SELECT 1 FROM events e WHERE ${conditions} AND e.session_id = r.session_id COLLATE "default" LIMIT 1) IS NULL`,
-        );
+        excluded.probes.push(`(${set.probe('r.session_id')} LIMIT 1) IS NULL`);
         return;
       }
       count.push(amongSql([name]));
       page.push(probes ? `r.session_id IN (SELECT ${name}.session_id FROM ${name})` : amongSql([name]));
       return;
     }
-    const conditions = eventConditions(filter, bind, floor);
-    count.push(`${negated ? 'NOT ' : ''}EXISTS (SELECT 1 FROM events e WHERE ${conditions})`);
-    page.push(`(SELECT 1 FROM events e WHERE ${conditions} LIMIT 1) IS ${negated ? '' : 'NOT '}NULL`);
+    const had = events.recordingHadEvent(filter, bind, floor, RECORDING);
+    count.push(`${negated ? 'NOT ' : ''}EXISTS (${had})`);
+    page.push(`(${had} LIMIT 1) IS ${negated ? '' : 'NOT '}NULL`);
   };
   for (const filter of filters.events ?? []) add(filter, false);
   for (const filter of filters.excludeEvents ?? []) add(filter, true);

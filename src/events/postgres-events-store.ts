@@ -1,0 +1,74 @@
+import { Injectable } from '@nestjs/common';
+import {
+  type EventAppendResult,
+  type EventRow,
+  type EventsStore,
+  type SessionEventsSql,
+} from '../stores/events-store.js';
+import { POSTGRES_EXPORT_CURSOR } from '../stores/export-cursor.js';
+import type { ExportStatement, SourceRange } from '../stores/export-model.js';
+import { eventsExportStatement } from './events-export.js';
+import { POSTGRES_SESSION_EVENTS } from './events-session-filters.js';
+import { EventsRepository } from './events.repository.js';
+
+/**
+ * The PostgreSQL events store (the seam: src/stores/events-store.ts): the day-partitioned `events` table
+ * (EventsRepository), one partition per prepared day.
+ */
+@Injectable()
+export class PostgresEventsStore implements EventsStore {
+  readonly name = 'postgresql';
+  readonly cursor = POSTGRES_EXPORT_CURSOR;
+  readonly sessions: SessionEventsSql = POSTGRES_SESSION_EVENTS;
+
+  constructor(private readonly events: EventsRepository) {}
+
+  preparedDays(): Promise<number[]> {
+    return this.events.partitionDays();
+  }
+
+  async prepareDays(days: readonly number[]): Promise<void> {
+    for (const day of [...new Set(days)].sort((a, b) => a - b)) await this.events.createPartition(day);
+  }
+
+  dropDay(day: number): Promise<void> {
+    return this.events.dropPartition(day);
+  }
+
+  /**
+   * The insert returns the (uuid, timestamp) of each row it stored: the uniqueness is per day partition, so that
+   * names the row given (the same uuid on two days is two events). Of rows given twice with the same uuid and
+   * timestamp, the first is the one stored.
+   */
+  async append(
+    teamId: number,
+    rows: readonly EventRow[],
+    markIngested = false,
+  ): Promise<EventAppendResult[]> {
+    const stored = new Set<string>();
+    for (const [uuid, ms] of await this.events.insertBatch(teamId, rows, markIngested)) {
+      stored.add(`${uuid}|${ms}`);
+    }
+    return rows.map((row) => {
+      const key = `${row.uuid.toLowerCase()}|${row.timestamp.getTime()}`;
+      if (!stored.delete(key)) return { status: 'duplicate' };
+      return { status: 'inserted' };
+    });
+  }
+
+  exportScan(range: SourceRange): ExportStatement {
+    return eventsExportStatement(range);
+  }
+
+  deleteOlderThan(teamId: number, before: Date, limit: number): Promise<number> {
+    return this.events.deleteOlderThan(teamId, before, limit);
+  }
+
+  deleteOfProject(teamId: number, limit: number): Promise<number> {
+    return this.events.deleteOfProject(teamId, limit);
+  }
+
+  deleteOfPerson(teamId: number, personUuid: string, limit: number): Promise<number> {
+    return this.events.deleteOfPerson(teamId, personUuid, limit);
+  }
+}
