@@ -15,7 +15,7 @@ import { BatchExportLogEntity, type LogLevel } from './batch-export-log.entity.j
 import { BatchExportPauseEntity } from './batch-export-pause.entity.js';
 import { BatchExportRunEntity, CANCELLABLE_STATUSES } from './batch-export-run.entity.js';
 import { BatchExportEntity } from './batch-export.entity.js';
-import { DATABASE_HORIZON_SQL } from '../stores/export-cursor.js';
+import { exportHorizon } from '../stores/export-horizon.js';
 import { RunQueue, type RunToEnqueue } from './runs/run-queue.js';
 import { INTERVAL_SPECS, type IntervalSpec } from './schedule.js';
 
@@ -80,7 +80,8 @@ const LAST_K = `floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv
  * 3. `inserted` — inserts the first SCHEDULER_MAX_CATCHUP of them per export as `Starting` runs, `ON CONFLICT
  *    DO NOTHING` on the unique key (export, data_interval_start, data_interval_end) of scheduled runs: exactly
  *    once even when the watermark is behind (a retried or concurrent tick). Each run gets the transaction ids
- *    it reads by (docs/batch-exports.md, "Late commits"): up to the oldest transaction still open now, from
+ *    it reads by (docs/batch-exports.md, "Late commits"): up to the export horizon ($5: `exportHorizon`, run
+ *    first in the transaction; never below the export's previous run's), from
  *    where the export's scheduled run before it (created earlier, or in this statement) stopped, also across
  *    skipped intervals; and the end of that run's interval (`read_late_before`): late reads stay below it and
  *    the run's own reads start there when it is after the interval's start, so the writes committed late into
@@ -129,18 +130,14 @@ kept AS MATERIALIZED (
         AND (p.unpaused_at IS NULL OR c.data_interval_end < p.unpaused_at)
    )
 ),
-inserted AS (
-  INSERT INTO batch_export_runs
-         (id, batch_export_id, status, data_interval_start, data_interval_end, created_at, last_updated_at,
-          read_xid_from, read_xid_to, read_late_before)
-  SELECT ${RUN_ID_SQL('data_interval_start')}, batch_export_id, 'Starting', kept.data_interval_start, kept.data_interval_end, $1, $1,
-         CASE WHEN kept.n = 1 THEN prev.read_xid_to ELSE horizon.xid END,
-         horizon.xid,
-         CASE WHEN kept.n = 1 THEN prev.data_interval_end ELSE kept.previous_end END
+prior AS MATERIALIZED (
+  -- The export's scheduled run before each first interval, gap or not: the one that started last (the scheduled
+  -- runs' unique index, read backwards), this interval's own run (a retried tick) aside.
+  SELECT kept.*, prev.read_xid_to AS prev_xid_to, prev.data_interval_end AS prev_end,
+         -- The horizon ($5, exportHorizon), never below where the export's previous run stopped (two ticks
+         -- that overlap: each export's ranges of transaction ids follow one another).
+         greatest($5::bigint, max(prev.read_xid_to) OVER (PARTITION BY kept.batch_export_id)) AS horizon
     FROM kept
-   CROSS JOIN (SELECT ${DATABASE_HORIZON_SQL} AS xid) horizon
-    -- The export's scheduled run before this one, gap or not: the one that started last (the scheduled
-    -- runs' unique index, read backwards), this interval's own run (a retried tick) aside.
     LEFT JOIN LATERAL (
       SELECT p.read_xid_to, p.data_interval_end FROM batch_export_runs p
        WHERE kept.n = 1 AND p.batch_export_id = kept.batch_export_id AND p.backfill_id IS NULL
@@ -149,7 +146,17 @@ inserted AS (
        ORDER BY p.data_interval_start DESC, p.data_interval_end DESC
        LIMIT 1
     ) prev ON true
-   WHERE n <= $2
+   WHERE kept.n <= $2
+),
+inserted AS (
+  INSERT INTO batch_export_runs
+         (id, batch_export_id, status, data_interval_start, data_interval_end, created_at, last_updated_at,
+          read_xid_from, read_xid_to, read_late_before)
+  SELECT ${RUN_ID_SQL('data_interval_start')}, batch_export_id, 'Starting', c.data_interval_start, c.data_interval_end, $1, $1,
+         CASE WHEN c.n = 1 THEN c.prev_xid_to ELSE c.horizon END,
+         c.horizon,
+         CASE WHEN c.n = 1 THEN c.prev_end ELSE c.previous_end END
+    FROM prior c
    ORDER BY batch_export_id, k
   ON CONFLICT (batch_export_id, data_interval_start, data_interval_end) WHERE backfill_id IS NULL DO NOTHING
   RETURNING id, batch_export_id, data_interval_start, data_interval_end
@@ -593,12 +600,14 @@ export class BatchExportsRepository extends RepositoryBase {
     const total = { created: 0, exports: 0 };
     for (;;) {
       const chunk = await this.transaction(async () => {
+        const horizon = await exportHorizon((sql, parameters) => this.query(sql, parameters));
         await this.query('SET LOCAL jit = off');
         const [row] = await this.query<{ exports: number; runs: RunToEnqueue[] }>(CREATE_DUE_RUNS_SQL, [
           now,
           maxCatchup,
           INTERVALS_JSON,
           DUE_EXPORTS_PER_STATEMENT,
+          horizon,
         ]);
         await this.queue.enqueue(await transactionExecutor(this.manager), row.runs);
         return { created: row.runs.length, exports: row.exports };
