@@ -361,7 +361,7 @@ describe('batch export scheduler', () => {
       });
     });
 
-    it("issues the horizon's statement, one statement per tick and one for its runs' jobs (in a transaction with JIT off), whatever the number of exports", async () => {
+    it("issues the horizon's statement, the lock of the due exports, one statement for their runs and one for the runs' jobs (in a transaction with JIT off), whatever the number of exports", async () => {
       const spy = jest.spyOn(pg.Client.prototype, 'query');
       const sent = () =>
         spy.mock.calls
@@ -374,7 +374,9 @@ describe('batch export scheduler', () => {
         expect.stringMatching(/^SELECT \(/),
         ...(onCitus() ? [expect.stringMatching(/^SELECT nodename/)] : []),
         'SET LOCAL jit = off',
+        // The due exports locked, then the runs created.
         expect.stringMatching(/^WITH iv AS/),
+        expect.stringMatching(/^WITH due_exports AS/),
         expect.stringMatching(/^INSERT INTO pgboss\.job/),
         'COMMIT',
       ];
