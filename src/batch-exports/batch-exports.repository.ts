@@ -624,7 +624,6 @@ export class BatchExportsRepository extends RepositoryBase {
           INTERVALS_JSON,
           DUE_EXPORTS_PER_STATEMENT,
         ]);
-        if (due.length === 0) return { created: 0, exports: 0 };
         const [row] = await this.query<{ exports: number; runs: RunToEnqueue[] }>(CREATE_DUE_RUNS_SQL, [
           now,
           maxCatchup,
