@@ -96,11 +96,10 @@ if (!citus) {
       x = BigInt(
         (await coordinator.query<{ x: string }>('SELECT pg_current_xact_id()::text AS x')).rows[0].x,
       );
-      await coordinator.query('INSERT INTO pg_dist_transaction (groupid, gid, outer_xid) VALUES ($1, $2, $3)', [
-        groupid,
-        gid,
-        x.toString(),
-      ]);
+      await coordinator.query(
+        'INSERT INTO pg_dist_transaction (groupid, gid, outer_xid) VALUES ($1, $2, $3)',
+        [groupid, gid, x.toString()],
+      );
       await coordinator.query('COMMIT');
       // Later transactions commit on the coordinator: its own horizon passes x, the export horizon does not.
       for (let i = 0; i < 3; i++) await coordinator.query('SELECT pg_current_xact_id()');

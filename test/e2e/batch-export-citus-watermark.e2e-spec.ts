@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { citusWorkerUrls } from '../../src/database/citus-cluster.js';
 import { EVENTS_STORE, type EventsStore } from '../../src/events/events-store.js';
