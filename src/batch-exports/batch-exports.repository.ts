@@ -15,7 +15,7 @@ import { BatchExportLogEntity, type LogLevel } from './batch-export-log.entity.j
 import { BatchExportPauseEntity } from './batch-export-pause.entity.js';
 import { BatchExportRunEntity, CANCELLABLE_STATUSES } from './batch-export-run.entity.js';
 import { BatchExportEntity } from './batch-export.entity.js';
-import { DATABASE_HORIZON_SQL } from '../stores/export-cursor.js';
+import { exportHorizon } from '../stores/export-horizon.js';
 import { RunQueue, type RunToEnqueue } from './runs/run-queue.js';
 import { INTERVAL_SPECS, type IntervalSpec } from './schedule.js';
 
@@ -67,11 +67,13 @@ const FIRST_K = `greatest(
 const LAST_K = `floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv.anchor) / iv.step)::bigint`;
 
 /**
- * The scheduler's one statement (docs/decisions.md §8). For every unpaused, undeleted export with at least one due
- * interval it:
+ * The scheduler's statements (docs/decisions.md §8), after the export horizon (`exportHorizon`). For every
+ * unpaused, undeleted export with at least one due interval they:
  *
- * 1. `due_exports` — locks the export row (`FOR UPDATE SKIP LOCKED`: replicas ticking at once share the exports
- *    instead of waiting, so the lock order does not matter and no sort is needed; a PATCH or DELETE in progress
+ * 1. LOCK_DUE_EXPORTS_SQL (a statement of its own: Citus 13.2 fails a statement whose CTE reads a reference
+ *    table `FOR UPDATE` and whose INSERT … SELECT reads that CTE, `invalid input syntax for type uuid: "PGCOPY"`,
+ *    a binary COPY header read as text; the same SELECT on its own is planned by Citus's router and runs) —
+ *    locks the export row (`FOR UPDATE SKIP LOCKED`: replicas ticking at once share the exports instead of waiting, so the lock order does not matter and no sort is needed; a PATCH or DELETE in progress
  *    keeps its export until the next tick) and computes the
  *    range of interval-end indexes k (ends are `anchor + k × step` epoch seconds): from the first end at or
  *    after max(start_at, created_at) and after the watermark `scheduled_through`, to the last end at or before
@@ -80,7 +82,8 @@ const LAST_K = `floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv
  * 3. `inserted` — inserts the first SCHEDULER_MAX_CATCHUP of them per export as `Starting` runs, `ON CONFLICT
  *    DO NOTHING` on the unique key (export, data_interval_start, data_interval_end) of scheduled runs: exactly
  *    once even when the watermark is behind (a retried or concurrent tick). Each run gets the transaction ids
- *    it reads by (docs/batch-exports.md, "Late commits"): up to the oldest transaction still open now, from
+ *    it reads by (docs/batch-exports.md, "Late commits"): up to the export horizon ($4: `exportHorizon`, run
+ *    first in the transaction; never below the export's previous run's), from
  *    where the export's scheduled run before it (created earlier, or in this statement) stopped, also across
  *    skipped intervals; and the end of that run's interval (`read_late_before`): late reads stay below it and
  *    the run's own reads start there when it is after the interval's start, so the writes committed late into
@@ -91,25 +94,40 @@ const LAST_K = `floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv
  * 5. logs one entry per run actually created, and returns the runs created (their jobs are sent in the same
  *    transaction).
  *
- * One statement for up to DUE_EXPORTS_PER_STATEMENT exports (createDueRuns repeats it until none is left); each
+ * Then CREATE_DUE_RUNS_SQL, `due_exports` being the locked rows ($3), does the rest in one statement. Both for up
+ * to DUE_EXPORTS_PER_STATEMENT exports (createDueRuns repeats them until none is left); each pair
  * commits or fails as a whole with its runs' jobs (createDueRuns runs it with JIT off). `schedule.ts#dueRuns` is the same rule in TypeScript (an e2e test checks they agree).
  */
-const CREATE_DUE_RUNS_SQL = `
+const LOCK_DUE_EXPORTS_SQL = `
 WITH iv AS (
-  SELECT * FROM jsonb_to_recordset($3::jsonb) AS iv(name text, step bigint, anchor bigint)
-),
-due_exports AS MATERIALIZED (
-  -- The bounds are computed from e's columns in the target list and WHERE (not in a subquery), so when a row
-  -- was changed by a tick that committed meanwhile, PostgreSQL's re-check of the locked row sees the new
-  -- watermark and leaves it out.
-  SELECT e.id, e.organization_id, iv.step, iv.anchor, ${FIRST_K} AS first_k, ${LAST_K} AS last_k
-    FROM batch_exports e
-    JOIN iv ON iv.name = e.interval
-   WHERE e.deleted_at IS NULL
-     AND NOT e.paused
-     AND ${FIRST_K} <= ${LAST_K}
-   LIMIT $4
-     FOR UPDATE OF e SKIP LOCKED
+  SELECT * FROM jsonb_to_recordset($2::jsonb) AS iv(name text, step bigint, anchor bigint)
+)
+-- The bounds are computed from e's columns in the target list and WHERE (not in a subquery), so when a row was
+-- changed by a tick that committed meanwhile, PostgreSQL's re-check of the locked row sees the new watermark and
+-- leaves it out.
+SELECT e.id, e.organization_id, iv.step, iv.anchor, ${FIRST_K} AS first_k, ${LAST_K} AS last_k
+  FROM batch_exports e
+  JOIN iv ON iv.name = e.interval
+ WHERE e.deleted_at IS NULL
+   AND NOT e.paused
+   AND ${FIRST_K} <= ${LAST_K}
+ LIMIT $3
+   FOR UPDATE OF e SKIP LOCKED`;
+
+/** An export locked by LOCK_DUE_EXPORTS_SQL, with the range of its due interval ends. */
+interface DueExport {
+  id: string;
+  organization_id: string;
+  step: string;
+  anchor: string;
+  first_k: string;
+  last_k: string;
+}
+
+const CREATE_DUE_RUNS_SQL = `
+WITH due_exports AS MATERIALIZED (
+  SELECT * FROM jsonb_to_recordset($3::jsonb)
+           AS d(id uuid, organization_id uuid, step bigint, anchor bigint, first_k bigint, last_k bigint)
 ),
 kept AS MATERIALIZED (
   SELECT c.batch_export_id, c.k, c.data_interval_start, c.data_interval_end,
@@ -129,18 +147,14 @@ kept AS MATERIALIZED (
         AND (p.unpaused_at IS NULL OR c.data_interval_end < p.unpaused_at)
    )
 ),
-inserted AS (
-  INSERT INTO batch_export_runs
-         (id, batch_export_id, status, data_interval_start, data_interval_end, created_at, last_updated_at,
-          read_xid_from, read_xid_to, read_late_before)
-  SELECT ${RUN_ID_SQL('data_interval_start')}, batch_export_id, 'Starting', kept.data_interval_start, kept.data_interval_end, $1, $1,
-         CASE WHEN kept.n = 1 THEN prev.read_xid_to ELSE horizon.xid END,
-         horizon.xid,
-         CASE WHEN kept.n = 1 THEN prev.data_interval_end ELSE kept.previous_end END
+prior AS MATERIALIZED (
+  -- The export's scheduled run before each first interval, gap or not: the one that started last (the scheduled
+  -- runs' unique index, read backwards), this interval's own run (a retried tick) aside.
+  SELECT kept.*, prev.read_xid_to AS prev_xid_to, prev.data_interval_end AS prev_end,
+         -- The horizon ($4, exportHorizon), never below where the export's previous run stopped (two ticks
+         -- that overlap: each export's ranges of transaction ids follow one another).
+         greatest($4::bigint, max(prev.read_xid_to) OVER (PARTITION BY kept.batch_export_id)) AS horizon
     FROM kept
-   CROSS JOIN (SELECT ${DATABASE_HORIZON_SQL} AS xid) horizon
-    -- The export's scheduled run before this one, gap or not: the one that started last (the scheduled
-    -- runs' unique index, read backwards), this interval's own run (a retried tick) aside.
     LEFT JOIN LATERAL (
       SELECT p.read_xid_to, p.data_interval_end FROM batch_export_runs p
        WHERE kept.n = 1 AND p.batch_export_id = kept.batch_export_id AND p.backfill_id IS NULL
@@ -149,7 +163,17 @@ inserted AS (
        ORDER BY p.data_interval_start DESC, p.data_interval_end DESC
        LIMIT 1
     ) prev ON true
-   WHERE n <= $2
+   WHERE kept.n <= $2
+),
+inserted AS (
+  INSERT INTO batch_export_runs
+         (id, batch_export_id, status, data_interval_start, data_interval_end, created_at, last_updated_at,
+          read_xid_from, read_xid_to, read_late_before)
+  SELECT ${RUN_ID_SQL('data_interval_start')}, batch_export_id, 'Starting', c.data_interval_start, c.data_interval_end, $1, $1,
+         CASE WHEN c.n = 1 THEN c.prev_xid_to ELSE c.horizon END,
+         c.horizon,
+         CASE WHEN c.n = 1 THEN c.prev_end ELSE c.previous_end END
+    FROM prior c
    ORDER BY batch_export_id, k
   ON CONFLICT (batch_export_id, data_interval_start, data_interval_end) WHERE backfill_id IS NULL DO NOTHING
   RETURNING id, batch_export_id, data_interval_start, data_interval_end
@@ -593,12 +617,18 @@ export class BatchExportsRepository extends RepositoryBase {
     const total = { created: 0, exports: 0 };
     for (;;) {
       const chunk = await this.transaction(async () => {
+        const horizon = await exportHorizon((sql, parameters) => this.query(sql, parameters));
         await this.query('SET LOCAL jit = off');
+        const due = await this.query<DueExport>(LOCK_DUE_EXPORTS_SQL, [
+          now,
+          INTERVALS_JSON,
+          DUE_EXPORTS_PER_STATEMENT,
+        ]);
         const [row] = await this.query<{ exports: number; runs: RunToEnqueue[] }>(CREATE_DUE_RUNS_SQL, [
           now,
           maxCatchup,
-          INTERVALS_JSON,
-          DUE_EXPORTS_PER_STATEMENT,
+          JSON.stringify(due),
+          horizon,
         ]);
         await this.queue.enqueue(await transactionExecutor(this.manager), row.runs);
         return { created: row.runs.length, exports: row.exports };

@@ -51,8 +51,6 @@ const FANS_OUT: Record<string, string> = {
 
 /** Methods Citus refuses to run as written, with what would fix them. */
 const FAILS_ON_CITUS: Record<string, string> = {
-  'BatchExportsRepository.createDueRuns':
-    'the scheduler\'s INSERT … SELECT of due runs into a reference table fails on Citus (`invalid input syntax for type uuid: "PGCOPY"`, not yet understood): the scheduler creates no runs on Citus (left to do, with the export cursor across shards, issue 38 item 3)',
   'SnapshotStorageRepository.markPacked':
     'the packer joins the chunk buffer (a table local to the coordinator) with distributed chunks (left to do: the buffer distributed by team_id)',
   'SnapshotStorageRepository.cleanDefaultPartition':
