@@ -14,7 +14,7 @@ const fixtureExport = () => ({
   name: fixtureText('Export '),
   interval: 'hour',
   destination: {
-    type: 'S3',
+    type: 'AwsS3',
     config: {
       bucket_name: 'bucket',
       region: 'eu-west-1',

@@ -561,9 +561,10 @@ export class BatchExportsRepository extends RepositoryBase {
          INSERT INTO batch_export_runs
                 (id, batch_export_id, backfill_id, status, data_interval_start, data_interval_end, created_at,
                  last_updated_at)
-         SELECT ${RUN_ID_SQL('s')}, $1, b.id, 'Starting', s, ${INSTANT('$4::bigint + k * $5::bigint', '$9::text')}, $8, $8
+         SELECT ${RUN_ID_SQL('s')}, $1, b.id, 'Starting', s, e, $8, $8
            FROM backfill b, generate_series($7::bigint, $7::bigint + $6::bigint - 1) AS k,
-                LATERAL ${INSTANT('$4::bigint + (k - 1) * $5::bigint', '$9::text')} AS s
+                LATERAL (SELECT ${INSTANT('$4::bigint + (k - 1) * $5::bigint', '$9::text')} AS s,
+                                ${INSTANT('$4::bigint + k * $5::bigint', '$9::text')} AS e) AS bounds
           ORDER BY k
          RETURNING id, data_interval_start, data_interval_end
        ),

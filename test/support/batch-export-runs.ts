@@ -200,3 +200,38 @@ export async function startS3Server(
     },
   };
 }
+
+/** Azurite's well-known development account (public, documented by Microsoft for the emulator). */
+const AZURITE_ACCOUNT = 'devstoreaccount1';
+const AZURITE_KEY =
+  'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
+
+/**
+ * A real Azure Blob Storage emulator (Azurite's blob service, in memory) on loopback: its connection string.
+ * Azurite's package exports only its VS Code extension, so its server and configuration are loaded by path.
+ */
+export async function startAzurite(): Promise<{ connectionString: string; close(): Promise<void> }> {
+  type Server = { start(): Promise<void>; close(): Promise<void>; getHttpServerAddress(): string };
+  const load = async (path: string) =>
+    (
+      (await import(`azurite/dist/src/blob/${path}.js`)) as {
+        default: { default: new (...a: unknown[]) => unknown };
+      }
+    ).default.default;
+  const BlobConfiguration = await load('BlobConfiguration');
+  const BlobServer = await load('BlobServer');
+  // host, port (0: any free one), …, loose, skipApiVersionCheck, …, in-memory persistence.
+  const config = new BlobConfiguration(
+    ...['127.0.0.1', 0, undefined, undefined, undefined, undefined, false, undefined, false, undefined],
+    ...[true, true, '', '', '', undefined, false, true],
+  );
+  const server = new BlobServer(config) as Server;
+  await server.start();
+  const endpoint = `${server.getHttpServerAddress()}/${AZURITE_ACCOUNT}`;
+  return {
+    connectionString:
+      `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_KEY};` +
+      `BlobEndpoint=${endpoint};`,
+    close: () => server.close(),
+  };
+}

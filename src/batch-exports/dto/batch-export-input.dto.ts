@@ -82,7 +82,7 @@ const IntegrationId = () =>
 /** `integration` is what PostHog returns for the destination's integration: read-only here (use integration_id). */
 @ReadOnlyFields('integration')
 export class CreateDestinationDto {
-  @ApiProperty({ enum: DESTINATION_TYPES, example: 'S3', description: 'Cannot be changed after creation.' })
+  @ApiProperty({ enum: DESTINATION_TYPES, example: 'AwsS3', description: 'Cannot be changed after creation.' })
   @IsDefined()
   @oneOf(DESTINATION_TYPES)
   type: DestinationType;
@@ -133,7 +133,7 @@ export class UpdateDestinationDto {
 /** PUT's destination: the type is required (and must be the current one); the config is deep-merged. */
 @ReadOnlyFields('integration')
 export class ReplaceDestinationDto {
-  @ApiProperty({ enum: DESTINATION_TYPES, example: 'S3', description: 'Must be the current type.' })
+  @ApiProperty({ enum: DESTINATION_TYPES, example: 'AwsS3', description: 'Must be the current type.' })
   @IsDefined()
   @oneOf(DESTINATION_TYPES)
   type: DestinationType;

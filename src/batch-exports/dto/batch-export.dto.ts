@@ -7,7 +7,7 @@ import { BatchExportRunDto } from './batch-export-run.dto.js';
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
 export class DestinationDto {
-  @ApiProperty({ enum: DESTINATION_TYPES, example: 'S3' })
+  @ApiProperty({ enum: DESTINATION_TYPES, example: 'AwsS3' })
   type: string;
 
   @ApiProperty({
