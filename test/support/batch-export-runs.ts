@@ -122,7 +122,14 @@ export async function seedSessions(
 export interface ReceivedBody {
   path: string;
   bytes: number;
-  body: { api_key: string; historical_migration: boolean; batch: Record<string, unknown>[] };
+  body: {
+    api_key: string;
+    historical_migration: boolean;
+    batch_id?: string;
+    batch: Record<string, unknown>[];
+  };
+  /** The `Idempotency-Key` header. */
+  batchId?: string;
 }
 
 /** An HTTP receiver on loopback: records JSON bodies; `respond` decides each answer (default 200). */
@@ -135,6 +142,8 @@ export async function startHttpReceiver(): Promise<{
   hold: boolean;
   /** Delay before answering each request. */
   delayMs: number;
+  /** Once this many bodies were received, hold every next request (as `hold`); null: never. */
+  holdAfter: number | null;
   close(): Promise<void>;
   server: Server;
 }> {
@@ -143,12 +152,13 @@ export async function startHttpReceiver(): Promise<{
     queue: [] as number[],
     hold: false,
     delayMs: 0,
+    holdAfter: null as number | null,
   };
   const server = createServer((req: IncomingMessage, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
-      if (state.hold) return;
+      if (state.hold || (state.holdAfter !== null && state.received.length >= state.holdAfter)) return;
       if (state.delayMs) await sleep(state.delayMs);
       const status = state.queue.shift() ?? 200;
       if (status === 200) {
@@ -157,6 +167,7 @@ export async function startHttpReceiver(): Promise<{
           path: req.url ?? '',
           bytes: raw.length,
           body: JSON.parse(raw.toString('utf8')),
+          batchId: req.headers['idempotency-key'] as string | undefined,
         });
       }
       res.writeHead(status, {
