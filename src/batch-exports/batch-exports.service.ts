@@ -188,7 +188,9 @@ export class BatchExportsService {
         if (
           [input.interval, input.timezone, input.offset_day, input.offset_hour].some((v) => v !== undefined)
         ) {
-          Object.assign(changes, scheduleFields(input.interval ?? current.interval, input, current));
+          const next = scheduleFields(input.interval ?? current.interval, input, current);
+          if (next.timezone !== current.timezone) changes.timezone = next.timezone;
+          if (next.intervalOffset !== current.intervalOffset) changes.intervalOffset = next.intervalOffset;
         }
         if (input.hogql_query !== undefined) changes.hogqlQuery = input.hogql_query;
         if (input.filters !== undefined) changes.filters = input.filters;

@@ -225,7 +225,7 @@ describe('batch exports on the project and environment paths', () => {
       const messages = logs.results.map((l: { message: string }) => l.message);
       expect(messages).toEqual(
         expect.arrayContaining([
-          'Batch export created: events to S3 every hour.',
+          'Batch export created: events to AwsS3 every hour.',
           'Batch export paused.',
           'Batch export unpaused.',
           `Backfill ${backfill.body.backfill_id} from 2026-11-21T07:00:00.000Z to 2026-11-21T09:00:00.000Z: 2 runs.`,

@@ -524,7 +524,7 @@ describe('batch exports', () => {
           id: expect.any(Number),
           timestamp: T0.toISOString(),
           level: 'INFO',
-          message: 'Batch export created: events to S3 every week, paused.',
+          message: 'Batch export created: events to AwsS3 every week, paused.',
           run_id: null,
         },
       ]);
@@ -697,7 +697,7 @@ describe('batch exports', () => {
       expect((await logsOf(created.id)).map((l) => l.message)).toEqual([
         'Batch export updated: start_at, end_at.',
         'Batch export updated: name, model, interval, start_at, end_at, hogql_query.',
-        'Batch export created: events to S3 every hour.',
+        'Batch export created: events to AwsS3 every hour.',
       ]);
       t.clock.set(T0);
     });
@@ -900,7 +900,7 @@ describe('batch exports', () => {
       expect((await logsOf(created.id)).map((l) => l.message)).toEqual([
         'Batch export unpaused.',
         'Batch export paused.',
-        'Batch export created: events to S3 every hour.',
+        'Batch export created: events to AwsS3 every hour.',
       ]);
       const windows = await t.dataSource.query(
         'SELECT paused_at, unpaused_at FROM batch_export_pauses WHERE batch_export_id = $1',
@@ -1198,7 +1198,7 @@ describe('batch exports', () => {
       expect((await logsOf(created.id)).map((l) => [l.timestamp, l.message])).toEqual([
         ['2026-11-21T15:20:00.000Z', 'Batch export unpaused.'],
         ['2026-11-21T12:30:00.000Z', 'Batch export paused.'],
-        [T0.toISOString(), 'Batch export created: events to S3 every hour.'],
+        [T0.toISOString(), 'Batch export created: events to AwsS3 every hour.'],
       ]);
       t.clock.set(T0);
     });
@@ -1661,7 +1661,7 @@ describe('batch exports', () => {
           runs[0].id,
         ],
         ['2026-11-21T10:40:00.000Z', 'INFO', 'Batch export updated: name.', null],
-        [T0.toISOString(), 'INFO', 'Batch export created: events to S3 every hour.', null],
+        [T0.toISOString(), 'INFO', 'Batch export created: events to AwsS3 every hour.', null],
       ]);
       const page = await t.http
         .get(path(orgId, `/${exportId}/logs?limit=2&offset=2&level=info`))

@@ -82,7 +82,11 @@ const IntegrationId = () =>
 /** `integration` is what PostHog returns for the destination's integration: read-only here (use integration_id). */
 @ReadOnlyFields('integration')
 export class CreateDestinationDto {
-  @ApiProperty({ enum: DESTINATION_TYPES, example: 'AwsS3', description: 'Cannot be changed after creation.' })
+  @ApiProperty({
+    enum: DESTINATION_TYPES,
+    example: 'AwsS3',
+    description: 'Cannot be changed after creation.',
+  })
   @IsDefined()
   @oneOf(DESTINATION_TYPES)
   type: DestinationType;
