@@ -546,7 +546,7 @@ describe('batch export runs deliver data', () => {
       const [run] = await waitForRunsToEnd(t.http, owner.auth, orgId, id, 1);
       expect(run.status).toBe('Failed');
       expect(run.latest_error).toBe(
-        `This service does not deliver batch exports to ${type} yet, so nothing was exported. It delivers to S3, Postgres, Redshift, HTTP, NoOp.`,
+        `This service does not deliver batch exports to ${type} yet, so nothing was exported. It delivers to S3, AwsS3, S3Compatible, AzureBlob, Postgres, Redshift, HTTP, NoOp.`,
       );
     });
   });

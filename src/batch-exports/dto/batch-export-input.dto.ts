@@ -25,7 +25,15 @@ import { DESTINATION_TYPES, type Config, type DestinationType } from '../destina
 import { INTERVALS, isTimeZone, type Interval } from '../schedule.js';
 
 /** Fields of a batch export that clients read but never write. */
-const READ_ONLY = ['id', 'team_id', 'created_at', 'last_updated_at', 'latest_runs', 'schema'];
+const READ_ONLY = [
+  'id',
+  'team_id',
+  'created_at',
+  'last_updated_at',
+  'latest_runs',
+  'schema',
+  'interval_offset',
+];
 
 const oneOf = (values: readonly string[]) =>
   IsIn(values as string[], { message: `Must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}.` });
