@@ -21,8 +21,13 @@ export class BatchExportBackfillEntity {
   @Column({ type: 'timestamptz' })
   endAt: Date;
 
+  /** PostHog's `total_expected_runs`. */
   @Column({ type: 'integer' })
   runCount: number;
+
+  /** The start of the first interval backfilled (the requested start, aligned down to an interval's start). */
+  @Column({ type: 'timestamptz', nullable: true })
+  adjustedStartAt: Date | null;
 
   @Column({ type: 'timestamptz' })
   createdAt: Date;

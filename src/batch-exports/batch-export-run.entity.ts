@@ -66,6 +66,10 @@ export class BatchExportRunEntity {
   @Column({ type: 'integer', nullable: true })
   recordsTotalCount: number | null;
 
+  /** Records the destination refused while the run went on (0 when it completed: delivery is all or nothing). */
+  @Column({ type: 'integer', nullable: true })
+  recordsFailed: number | null;
+
   /** Bytes the run delivered to its destination (as written: compressed files, COPY text, request bodies). */
   @Column({ type: 'bigint', nullable: true })
   bytesExported: string | null;

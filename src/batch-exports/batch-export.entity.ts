@@ -21,7 +21,7 @@ export type BatchExportModel = (typeof BATCH_EXPORT_MODELS)[number];
 )
 @Check(
   'batch_exports_destination_type_check',
-  `"destination_type" IN ('S3', 'Snowflake', 'Postgres', 'Redshift', 'BigQuery', 'Databricks', 'HTTP', 'NoOp')`,
+  `"destination_type" IN ('S3', 'AwsS3', 'S3Compatible', 'AzureBlob', 'Snowflake', 'Postgres', 'Redshift', 'BigQuery', 'Databricks', 'HTTP', 'NoOp')`,
 )
 @Check(
   'batch_exports_start_before_end_check',
@@ -76,6 +76,17 @@ export class BatchExportEntity {
 
   @Column({ type: 'varchar', length: 32 })
   interval: Interval;
+
+  /** The IANA time zone whose clock daily and weekly intervals end on (null: UTC). */
+  @Column({ type: 'varchar', length: 64, nullable: true })
+  timezone: string | null;
+
+  /**
+   * Seconds after midnight (day) or after Sunday 00:00 (week) at which intervals end, on the `timezone` clock;
+   * null for the default (midnight; Monday midnight). PostHog's `offset_hour` and `offset_day`.
+   */
+  @Column({ type: 'integer', nullable: true })
+  intervalOffset: number | null;
 
   @Column({ type: 'boolean', default: false })
   paused: boolean;

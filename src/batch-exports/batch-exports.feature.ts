@@ -14,7 +14,7 @@ const fixtureExport = () => ({
   name: fixtureText('Export '),
   interval: 'hour',
   destination: {
-    type: 'S3',
+    type: 'AwsS3',
     config: {
       bucket_name: 'bucket',
       region: 'eu-west-1',
@@ -73,6 +73,8 @@ export const BATCH_EXPORTS_FEATURE = defineFeature({
       (await import('./migrations/1795941684165-BatchExportCreatedBy.js')).BatchExportCreatedBy1795941684165,
       // Where a scheduled run's late reads stop, so a gap (pause, schedule change) loses no late write.
       (await import('./migrations/1795950000000-ExportLateBefore.js')).ExportLateBefore1795950000000,
+      (await import('./migrations/1797700000000-ExportZonesAndProgress.js'))
+        .ExportZonesAndProgress1797700000000,
     ],
   }),
   scopes: ['batch_export'],

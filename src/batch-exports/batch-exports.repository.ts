@@ -17,7 +17,7 @@ import { BatchExportRunEntity, CANCELLABLE_STATUSES } from './batch-export-run.e
 import { BatchExportEntity } from './batch-export.entity.js';
 import { exportHorizon } from '../stores/export-horizon.js';
 import { RunQueue, type RunToEnqueue } from './runs/run-queue.js';
-import { INTERVAL_SPECS, type IntervalSpec } from './schedule.js';
+import { INTERVAL_SPECS, zonedSpec, type ZonedSpec } from './schedule.js';
 
 export interface LogEntry {
   batchExportId: string;
@@ -37,7 +37,13 @@ export type BatchExportFields = Omit<
 
 /** The intervals as the scheduler's SQL reads them (`jsonb_to_recordset`). */
 const INTERVALS_JSON = JSON.stringify(
-  Object.entries(INTERVAL_SPECS).map(([name, spec]) => ({ name, ...spec })),
+  Object.entries(INTERVAL_SPECS).map(([name, spec]) => ({
+    name,
+    step: spec.step,
+    anchor: spec.anchor,
+    zoned: spec.zoned,
+    default_offset: spec.defaultOffset,
+  })),
 );
 
 /** `to_char` pattern of the timestamps in log messages (ISO 8601 UTC with milliseconds). */
@@ -58,13 +64,22 @@ const DUE_EXPORTS_PER_STATEMENT = 500;
  * Interval-end indexes are computed in double precision (`date_part`), as `schedule.ts` does in TypeScript:
  * exact for the whole-second boundaries, and several times cheaper per row than `extract`'s numeric.
  */
+/** The clock of an export's interval ends: its time zone for daily and weekly intervals, UTC otherwise. */
+const TZ = `(CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)`;
+/** The export's anchor: the interval's, moved by its `interval_offset` (daily and weekly intervals). */
+const ANCHOR = `(iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)`;
+/** Wall-clock seconds of an instant on the export's clock (schedule.ts#wallSeconds). */
+const WALL = (at: string) => `date_part('epoch', (${at}) AT TIME ZONE ${TZ})`;
+/** The instant of wall-clock second `wall` on clock `tz` (schedule.ts#instantOfWall). */
+const INSTANT = (wall: string, tz: string) =>
+  `((timestamp '1970-01-01' + (${wall}) * interval '1 second') AT TIME ZONE ${tz})`;
 /** Index of the first interval end to consider: at or after max(created_at, start_at), after the watermark. */
 const FIRST_K = `greatest(
-      ceil((date_part('epoch', greatest(e.created_at, e.start_at)) - iv.anchor) / iv.step),
-      floor((date_part('epoch', e.scheduled_through) - iv.anchor) / iv.step) + 1
+      ceil((${WALL('greatest(e.created_at, e.start_at)')} - ${ANCHOR}) / iv.step),
+      floor((${WALL('e.scheduled_through')} - ${ANCHOR}) / iv.step) + 1
     )::bigint`;
 /** Index of the last interval end to consider: at or before min(end_at, now). */
-const LAST_K = `floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv.anchor) / iv.step)::bigint`;
+const LAST_K = `floor((${WALL('least($1::timestamptz, e.end_at)')} - ${ANCHOR}) / iv.step)::bigint`;
 
 /**
  * The scheduler's statements (docs/decisions.md §8), after the export horizon (`exportHorizon`). For every
@@ -100,12 +115,14 @@ const LAST_K = `floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv
  */
 const LOCK_DUE_EXPORTS_SQL = `
 WITH iv AS (
-  SELECT * FROM jsonb_to_recordset($2::jsonb) AS iv(name text, step bigint, anchor bigint)
+  SELECT * FROM jsonb_to_recordset($2::jsonb)
+           AS iv(name text, step bigint, anchor bigint, zoned boolean, default_offset bigint)
 )
 -- The bounds are computed from e's columns in the target list and WHERE (not in a subquery), so when a row was
 -- changed by a tick that committed meanwhile, PostgreSQL's re-check of the locked row sees the new watermark and
 -- leaves it out.
-SELECT e.id, e.organization_id, iv.step, iv.anchor, ${FIRST_K} AS first_k, ${LAST_K} AS last_k
+SELECT e.id, e.organization_id, iv.step, ${ANCHOR} AS anchor, ${TZ} AS tz,
+       ${FIRST_K} AS first_k, ${LAST_K} AS last_k
   FROM batch_exports e
   JOIN iv ON iv.name = e.interval
  WHERE e.deleted_at IS NULL
@@ -114,12 +131,13 @@ SELECT e.id, e.organization_id, iv.step, iv.anchor, ${FIRST_K} AS first_k, ${LAS
  LIMIT $3
    FOR UPDATE OF e SKIP LOCKED`;
 
-/** An export locked by LOCK_DUE_EXPORTS_SQL, with the range of its due interval ends. */
+/** An export locked by LOCK_DUE_EXPORTS_SQL, with the range of its due interval ends and its clock. */
 interface DueExport {
   id: string;
   organization_id: string;
   step: string;
   anchor: string;
+  tz: string;
   first_k: string;
   last_k: string;
 }
@@ -127,7 +145,7 @@ interface DueExport {
 const CREATE_DUE_RUNS_SQL = `
 WITH due_exports AS MATERIALIZED (
   SELECT * FROM jsonb_to_recordset($3::jsonb)
-           AS d(id uuid, organization_id uuid, step bigint, anchor bigint, first_k bigint, last_k bigint)
+           AS d(id uuid, organization_id uuid, step bigint, anchor bigint, tz text, first_k bigint, last_k bigint)
 ),
 kept AS MATERIALIZED (
   SELECT c.batch_export_id, c.k, c.data_interval_start, c.data_interval_end,
@@ -135,8 +153,8 @@ kept AS MATERIALIZED (
          lag(c.data_interval_end) OVER (PARTITION BY c.batch_export_id ORDER BY c.k) AS previous_end
     FROM (
       SELECT d.id AS batch_export_id, g.k,
-             to_timestamp(d.anchor + (g.k - 1) * d.step) AS data_interval_start,
-             to_timestamp(d.anchor + g.k * d.step) AS data_interval_end
+             ${INSTANT('d.anchor + (g.k - 1) * d.step', 'd.tz')} AS data_interval_start,
+             ${INSTANT('d.anchor + g.k * d.step', 'd.tz')} AS data_interval_end
         FROM due_exports d
         CROSS JOIN LATERAL generate_series(d.first_k, d.last_k) AS g(k)
     ) c
@@ -187,7 +205,7 @@ advanced AS (
   UPDATE batch_exports e
      SET scheduled_through = CASE
            WHEN c.kept_count > $2 THEN c.last_due
-           ELSE to_timestamp(d.anchor + d.last_k * d.step)
+           ELSE ${INSTANT('d.anchor + d.last_k * d.step', 'd.tz')}
          END
     FROM due_exports d
     LEFT JOIN capped c ON c.batch_export_id = d.id
@@ -537,7 +555,7 @@ export class BatchExportsRepository extends RepositoryBase {
         batchExportId: f.batchExportId,
         startAt: AT,
         endAt: new Date(AT.getTime() + 2 * 3600_000),
-        spec: INTERVAL_SPECS.hour,
+        spec: zonedSpec('hour'),
         firstK: AT.getTime() / 3600_000 + 1,
         count: 2,
         paused: false,
@@ -550,7 +568,7 @@ export class BatchExportsRepository extends RepositoryBase {
       batchExportId: string;
       startAt: Date;
       endAt: Date;
-      spec: IntervalSpec;
+      spec: ZonedSpec;
       firstK: number;
       count: number;
       /** The export is paused: its runs' jobs wait for the unpause. */
@@ -560,17 +578,18 @@ export class BatchExportsRepository extends RepositoryBase {
   ): Promise<string> {
     const rows = await this.query<{ id: string; runs: RunToEnqueue[] }>(
       `WITH backfill AS (
-         INSERT INTO batch_export_backfills (batch_export_id, start_at, end_at, run_count, created_at)
-         VALUES ($1, $2, $3, $6, $8)
+         INSERT INTO batch_export_backfills (batch_export_id, start_at, end_at, run_count, created_at, adjusted_start_at)
+         VALUES ($1, $2, $3, $6, $8, ${INSTANT('$4::bigint + ($7::bigint - 1) * $5::bigint', '$9::text')})
          RETURNING id
        ),
        runs AS (
          INSERT INTO batch_export_runs
                 (id, batch_export_id, backfill_id, status, data_interval_start, data_interval_end, created_at,
                  last_updated_at)
-         SELECT ${RUN_ID_SQL('s')}, $1, b.id, 'Starting', s, s + $5::bigint * interval '1 second', $8, $8
+         SELECT ${RUN_ID_SQL('s')}, $1, b.id, 'Starting', s, e, $8, $8
            FROM backfill b, generate_series($7::bigint, $7::bigint + $6::bigint - 1) AS k,
-                LATERAL to_timestamp($4::bigint + (k - 1) * $5::bigint) AS s
+                LATERAL (SELECT ${INSTANT('$4::bigint + (k - 1) * $5::bigint', '$9::text')} AS s,
+                                ${INSTANT('$4::bigint + k * $5::bigint', '$9::text')} AS e) AS bounds
           ORDER BY k
          RETURNING id, data_interval_start, data_interval_end
        ),
@@ -597,6 +616,7 @@ export class BatchExportsRepository extends RepositoryBase {
         input.count,
         input.firstK,
         at,
+        input.spec.timezone,
       ],
     );
     await this.queue.enqueue(await transactionExecutor(this.manager), rows[0].runs, input.paused);

@@ -17,6 +17,9 @@ import type { BatchExportScope } from './batch-export-scope.js';
 import { BatchExportsRepository, type BatchExportFields, type LogEntry } from './batch-exports.repository.js';
 import {
   assertConfig,
+  assertCreatable,
+  backfillPlan,
+  scheduleFields,
   assertStartBeforeEnd,
   timestampOf,
   VISIBLE_FIELDS,
@@ -31,8 +34,8 @@ import type {
 } from './dto/batch-export-input.dto.js';
 import { parseLevels, type BatchExportLogDto, toBatchExportLogDto } from './dto/batch-export-log.dto.js';
 import { type BatchExportRunDto, toBatchExportRunDto } from './dto/batch-export-run.dto.js';
-import { type BatchExportDto, toBatchExportDto } from './dto/batch-export.dto.js';
-import { backfillRange, cadenceOf, INTERVAL_SPECS } from './schedule.js';
+import { type BackfillCreatedDto, type BatchExportDto, toBatchExportDto } from './dto/batch-export.dto.js';
+import { cadenceOf, intervalAt, zonedSpec } from './schedule.js';
 
 /** The caller's access in the scope of a request (`BatchExportsService.enter`). */
 interface ScopeAccess {
@@ -106,6 +109,7 @@ export class BatchExportsService {
     projectAccess.requireResource('batch_export', 'editor');
     const type = input.destination.type;
     const config = input.destination.config ?? {};
+    assertCreatable(type);
     assertConfig(type, config);
     const startAt = timestampOf(input.start_at) ?? null;
     const endAt = timestampOf(input.end_at) ?? null;
@@ -123,6 +127,7 @@ export class BatchExportsService {
       destinationConfig: visible,
       destinationSecrets: secrets,
       interval: input.interval,
+      ...scheduleFields(input.interval, input),
       paused,
       lastPausedAt:
         input.last_paused_at !== undefined ? timestampOf(input.last_paused_at)! : paused ? now : null,
@@ -180,6 +185,13 @@ export class BatchExportsService {
         if (input.name !== undefined) changes.name = input.name;
         if (input.model !== undefined) changes.model = input.model;
         if (input.interval !== undefined) changes.interval = input.interval;
+        if (
+          [input.interval, input.timezone, input.offset_day, input.offset_hour].some((v) => v !== undefined)
+        ) {
+          const next = scheduleFields(input.interval ?? current.interval, input, current);
+          if (next.timezone !== current.timezone) changes.timezone = next.timezone;
+          if (next.intervalOffset !== current.intervalOffset) changes.intervalOffset = next.intervalOffset;
+        }
         if (input.hogql_query !== undefined) changes.hogqlQuery = input.hogql_query;
         if (input.filters !== undefined) changes.filters = input.filters;
         if (input.destination) {
@@ -265,51 +277,40 @@ export class BatchExportsService {
     scope: BatchExportScope,
     id: string,
     input: BackfillInputDto,
-  ): Promise<{ backfill_id: string }> {
+  ): Promise<BackfillCreatedDto> {
     const startAt = parseZonedTimestamp(input.start_at)!;
     const endAt = parseZonedTimestamp(input.end_at)!;
     return this.writeLocked(principal, scope, id, {}, async (current) => {
       const now = this.clock.now();
-      if (startAt.getTime() >= endAt.getTime()) {
-        throw ApiError.validation('end_at must be later than start_at.', 'end_at');
-      }
-      if (endAt.getTime() > now.getTime()) {
-        throw ApiError.validation('end_at cannot be in the future.', 'end_at');
-      }
-      const { first, count } = backfillRange(current.interval, startAt, endAt);
-      const max = this.config.get('BACKFILL_MAX_RUNS');
-      if (count > max) {
-        throw ApiError.validation(
-          `This range holds ${count} intervals of ${current.interval}; a backfill may create at most ${max} runs.`,
-          'start_at',
-        );
-      }
-      if (count === 0) {
-        throw ApiError.validation(
-          `No ${current.interval} interval ends within this range; nothing to backfill.`,
-          'end_at',
-        );
-      }
+      const { first, count } = backfillPlan(
+        current,
+        startAt,
+        endAt,
+        now,
+        this.config.get('BACKFILL_MAX_RUNS'),
+      );
       const backfillId = await this.exports.insertBackfill(
         {
           batchExportId: id,
           startAt,
           endAt,
-          spec: INTERVAL_SPECS[current.interval],
+          spec: zonedSpec(current),
           firstK: first,
           count,
           paused: current.paused,
         },
         now,
       );
-      await this.exports.addLogs([
-        this.entry(
-          id,
-          now,
-          `Backfill ${backfillId} from ${startAt.toISOString()} to ${endAt.toISOString()}: ${count} run${count === 1 ? '' : 's'}.`,
-        ),
-      ]);
-      return { backfill_id: backfillId };
+      const runs = `${count} run${count === 1 ? '' : 's'}`;
+      const range = `from ${startAt.toISOString()} to ${endAt.toISOString()}`;
+      await this.exports.addLogs([this.entry(id, now, `Backfill ${backfillId} ${range}: ${runs}.`)]);
+      const adjusted = intervalAt(current, first).start.toISOString();
+      return {
+        backfill_id: backfillId,
+        total_expected_runs: count,
+        adjusted_start_at: adjusted,
+        total_records_count: null,
+      };
     });
   }
 

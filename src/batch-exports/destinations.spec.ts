@@ -15,6 +15,20 @@ import {
 /** A complete, valid config of each type (the required keys only). */
 const MINIMAL: Record<DestinationType, Config> = {
   S3: { bucket_name: 'b', region: 'eu-west-1', aws_access_key_id: 'AKIA', aws_secret_access_key: 'SECRET' },
+  AwsS3: {
+    bucket_name: 'b',
+    region: 'eu-west-1',
+    aws_access_key_id: 'AKIA',
+    aws_secret_access_key: 'SECRET',
+  },
+  S3Compatible: {
+    bucket_name: 'b',
+    region: 'auto',
+    aws_access_key_id: 'AKIA',
+    aws_secret_access_key: 'SECRET',
+    endpoint_url: 'https://r2.example.com',
+  },
+  AzureBlob: { container_name: 'exports', connection_string: 'SECRET' },
   Snowflake: {
     account: 'acct',
     user: 'u',
@@ -49,6 +63,36 @@ const without = (config: Config, key: string) =>
   Object.fromEntries(Object.entries(config).filter(([k]) => k !== key));
 
 describe('configViolation', () => {
+  it('takes the endpoint only where the store is not AWS, and requires it for S3Compatible', () => {
+    expect(configViolation('AwsS3', { ...MINIMAL.AwsS3, endpoint_url: 'https://r2.example.com' })).toEqual(
+      expect.objectContaining({ code: 'unknown_field', attr: 'destination__config__endpoint_url' }),
+    );
+    expect(configViolation('S3Compatible', without(MINIMAL.S3Compatible, 'endpoint_url'))).toEqual(
+      expect.objectContaining({ code: 'required', attr: 'destination__config__endpoint_url' }),
+    );
+    expect(
+      configViolation('S3Compatible', {
+        ...MINIMAL.S3Compatible,
+        use_virtual_style_addressing: true,
+        encryption: 'aws:kms',
+        kms_key_id: 'key-1',
+      }),
+    ).toBeNull();
+    expect(configViolation('AwsS3', { ...MINIMAL.AwsS3, encryption: 'DES' })).toEqual(
+      expect.objectContaining({ attr: 'destination__config__encryption' }),
+    );
+  });
+
+  it("keeps AzureBlob's connection string secret and checks its files as S3's", () => {
+    expect(secretKeys('AzureBlob')).toEqual(['connection_string']);
+    expect(configViolation('AzureBlob', without(MINIMAL.AzureBlob, 'connection_string'))).toEqual(
+      expect.objectContaining({ code: 'required', attr: 'destination__config__connection_string' }),
+    );
+    expect(
+      configViolation('AzureBlob', { ...MINIMAL.AzureBlob, file_format: 'JSONLines', compression: 'zstd' }),
+    ).toEqual(expect.objectContaining({ attr: 'destination__config__compression' }));
+  });
+
   it.each(DESTINATION_TYPES)('accepts a minimal %s config', (type) => {
     expect(configViolation(type, MINIMAL[type])).toBeNull();
   });
@@ -242,6 +286,9 @@ describe('secrets', () => {
   it('names the credentials of each type', () => {
     expect(Object.fromEntries(DESTINATION_TYPES.map((t) => [t, secretKeys(t)]))).toEqual({
       S3: ['aws_access_key_id', 'aws_secret_access_key'],
+      AwsS3: ['aws_access_key_id', 'aws_secret_access_key'],
+      S3Compatible: ['aws_access_key_id', 'aws_secret_access_key'],
+      AzureBlob: ['connection_string'],
       Snowflake: ['password', 'private_key', 'private_key_passphrase'],
       Postgres: ['password'],
       Redshift: ['password'],

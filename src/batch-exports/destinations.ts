@@ -9,6 +9,9 @@ import { isPlainObject, type Violation } from '../common/validation/violation.js
 
 export const DESTINATION_TYPES = [
   'S3',
+  'AwsS3',
+  'S3Compatible',
+  'AzureBlob',
   'Snowflake',
   'Postgres',
   'Redshift',
@@ -18,6 +21,14 @@ export const DESTINATION_TYPES = [
   'NoOp',
 ] as const;
 export type DestinationType = (typeof DESTINATION_TYPES)[number];
+
+/**
+ * Types that are read, updated and run but no longer created: PostHog's legacy `S3`, split into `AwsS3` and
+ * `S3Compatible` (a create with it is refused with a 400 naming `destination__type`).
+ */
+export const LEGACY_DESTINATION_TYPES: readonly DestinationType[] = ['S3'];
+/** The destination types written as files to an object store (S3's writer, or Azure's). */
+export const S3_TYPES: readonly DestinationType[] = ['S3', 'AwsS3', 'S3Compatible'];
 
 export function isDestinationType(value: unknown): value is DestinationType {
   return typeof value === 'string' && (DESTINATION_TYPES as readonly string[]).includes(value);
@@ -87,21 +98,42 @@ export const S3_FORMAT_COMPRESSIONS: Readonly<Record<S3FileFormat, readonly stri
 /** The S3 destination's file format when the config leaves it out. */
 export const S3_DEFAULT_FILE_FORMAT: S3FileFormat = 'JSONLines';
 
+/** The config keys of AWS S3 and of every S3-compatible store (PostHog's `AwsS3`; `S3Compatible` adds the endpoint). */
+const S3_COMMON: Record<string, FieldSpec> = {
+  bucket_name: required(text(255)),
+  region: required(text(64)),
+  prefix: optional(text()),
+  aws_access_key_id: secret(text(256)),
+  aws_secret_access_key: secret(text(256)),
+  compression: optional({ type: 'enum', values: S3_COMPRESSIONS }, { nullable: true }),
+  encryption: optional({ type: 'enum', values: ['AES256', 'aws:kms'] }, { nullable: true }),
+  kms_key_id: optional(text(2048), { nullable: true }),
+  file_format: optional({ type: 'enum', values: S3_FILE_FORMATS }),
+  max_file_size_mb: optional({ type: 'integer', min: 1, max: 1000000 }, { nullable: true }),
+  ...EVENT_FILTERS,
+};
+
 /** The keys of `config` for each destination type, in the order errors are reported. */
 export const DESTINATION_FIELDS: Readonly<Record<DestinationType, Readonly<Record<string, FieldSpec>>>> = {
   S3: {
-    bucket_name: required(text(255)),
-    region: required(text(64)),
-    prefix: optional(text()),
-    aws_access_key_id: secret(text(256)),
-    aws_secret_access_key: secret(text(256)),
+    ...S3_COMMON,
     endpoint_url: optional({ type: 'url' }, { nullable: true }),
+    use_virtual_style_addressing: optional({ type: 'boolean' }),
+  },
+  AwsS3: S3_COMMON,
+  S3Compatible: {
+    ...S3_COMMON,
+    endpoint_url: required({ type: 'url' }),
+    use_virtual_style_addressing: optional({ type: 'boolean' }),
+  },
+  AzureBlob: {
+    container_name: required(text(63)),
+    prefix: optional(text()),
+    // PostHog keeps it in an Azure integration (`integration_id`); here it is a secret of the config.
+    connection_string: secret(text(4096)),
     compression: optional({ type: 'enum', values: S3_COMPRESSIONS }, { nullable: true }),
-    encryption: optional({ type: 'enum', values: ['AES256', 'aws:kms'] }, { nullable: true }),
-    kms_key_id: optional(text(2048), { nullable: true }),
     file_format: optional({ type: 'enum', values: S3_FILE_FORMATS }),
     max_file_size_mb: optional({ type: 'integer', min: 1, max: 1000000 }, { nullable: true }),
-    use_virtual_style_addressing: optional({ type: 'boolean' }),
     ...EVENT_FILTERS,
   },
   Snowflake: {
@@ -236,7 +268,7 @@ export function s3CompressionProblem(fileFormat: unknown, compression: unknown):
 
 /** A problem of one key's value given the others (all of their kinds), or null. */
 function crossFieldViolation(type: DestinationType, config: Config): ConfigViolation | null {
-  if (type === 'S3') {
+  if (S3_TYPES.includes(type) || type === 'AzureBlob') {
     const detail = s3CompressionProblem(config.file_format, config.compression);
     if (detail) return { code: 'invalid_input', attr: attrOf('compression'), detail };
   }

@@ -2,19 +2,29 @@
  * Schedule maths of batch exports (docs/decisions.md §8), pure and unit-tested. The scheduler's SQL
  * (BatchExportsRepository.createDueRuns) applies exactly these rules set-based; an e2e test checks the two agree.
  *
- * Every interval is a fixed number of seconds, aligned in UTC on the Unix epoch: interval ends are the instants
- * `anchor + k × step` (k an integer). UTC has no daylight saving time and Unix time no leap seconds, so every
- * day is 86 400 s and every week 604 800 s.
+ * Interval ends are the wall-clock times `anchor + k × step` (k an integer; seconds since 1970-01-01 00:00 on
+ * the clock of the export's time zone), each converted to the instant it names there. Hourly and shorter
+ * intervals always use UTC's clock (no daylight saving time, no leap seconds: every step is exact). Daily and
+ * weekly intervals use the export's `timezone` (UTC when null) and move their ends by `interval_offset`
+ * (PostHog's `offset_hour`, and `offset_day` for weeks): a daily export at 02:00 Europe/Berlin ends each
+ * interval at 02:00 Berlin time, so the interval holding a daylight-saving change is 23 or 25 hours long.
+ * A wall time that does not exist (skipped by a change) is read with the offset in force before the change
+ * (02:30 on a spring-forward night is 03:30 summer time), and a repeated one with the offset after it, as
+ * PostgreSQL reads them, so the scheduler's SQL and this module agree.
  */
 
 export const INTERVALS = ['hour', 'day', 'week', 'every 5 minutes', 'every 15 minutes'] as const;
 export type Interval = (typeof INTERVALS)[number];
 
 export interface IntervalSpec {
-  /** Length of one interval, in seconds. */
+  /** Length of one interval, in seconds (of the wall clock). */
   step: number;
-  /** An interval end, in seconds since the epoch (ends are `anchor + k × step`). */
+  /** An interval end, in wall-clock seconds since 1970-01-01 00:00 (ends are `anchor + k × step`). */
   anchor: number;
+  /** Whether `timezone` and `interval_offset` apply (daily and weekly intervals). */
+  zoned: boolean;
+  /** The `interval_offset` the anchor stands for (the offset when none is set). */
+  defaultOffset: number;
 }
 
 /** 1970-01-05T00:00:00Z, the first Monday after the epoch (1970-01-01 was a Thursday). */
@@ -22,15 +32,99 @@ const FIRST_MONDAY = 4 * 86400;
 
 export const INTERVAL_SPECS: Readonly<Record<Interval, IntervalSpec>> = {
   // Top of the hour.
-  hour: { step: 3600, anchor: 0 },
-  // 00:00 UTC.
-  day: { step: 86400, anchor: 0 },
-  // Monday 00:00 UTC.
-  week: { step: 7 * 86400, anchor: FIRST_MONDAY },
+  hour: { step: 3600, anchor: 0, zoned: false, defaultOffset: 0 },
+  // 00:00 (interval_offset: seconds after midnight).
+  day: { step: 86400, anchor: 0, zoned: true, defaultOffset: 0 },
+  // Monday 00:00 (interval_offset: seconds after Sunday 00:00, so Monday is 86 400).
+  week: { step: 7 * 86400, anchor: FIRST_MONDAY, zoned: true, defaultOffset: 86400 },
   // Multiples of N minutes (since 00:00 UTC, as 60 is a multiple of 5 and 15).
-  'every 5 minutes': { step: 300, anchor: 0 },
-  'every 15 minutes': { step: 900, anchor: 0 },
+  'every 5 minutes': { step: 300, anchor: 0, zoned: false, defaultOffset: 0 },
+  'every 15 minutes': { step: 900, anchor: 0, zoned: false, defaultOffset: 0 },
 };
+
+/** An interval with the export's time zone and offset (both ignored by hourly and shorter intervals). */
+export interface Cadence {
+  interval: Interval;
+  timezone?: string | null;
+  /** Seconds after midnight (day) or after Sunday 00:00 (week); null for the default. */
+  intervalOffset?: number | null;
+}
+
+/** The clock and alignment a cadence's ends are computed with. */
+export interface ZonedSpec {
+  step: number;
+  anchor: number;
+  timezone: string;
+}
+
+export function zonedSpec(cadence: Interval | Cadence): ZonedSpec {
+  const c = typeof cadence === 'string' ? { interval: cadence } : cadence;
+  const spec = INTERVAL_SPECS[c.interval];
+  if (!spec.zoned) return { step: spec.step, anchor: spec.anchor, timezone: 'UTC' };
+  const offset = c.intervalOffset ?? spec.defaultOffset;
+  return {
+    step: spec.step,
+    anchor: spec.anchor + offset - spec.defaultOffset,
+    timezone: c.timezone ?? 'UTC',
+  };
+}
+
+/** Whether `name` is a time zone this service (and PostgreSQL, which shares the IANA names) knows. */
+export function isTimeZone(name: unknown): name is string {
+  if (typeof name !== 'string' || name.length > 64 || !/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(name)) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const FORMATTERS = new Map<string, Intl.DateTimeFormat>();
+
+/** The offset of `timezone`'s clock from UTC at instant `at`, in seconds. */
+export function zoneOffsetSeconds(timezone: string, atMs: number): number {
+  if (timezone === 'UTC') return 0;
+  let format = FORMATTERS.get(timezone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: timezone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    // Bounded by the number of time zone names (a few hundred).
+    FORMATTERS.set(timezone, format);
+  }
+  const p: Record<string, number> = {};
+  for (const part of format.formatToParts(new Date(atMs))) p[part.type] = Number(part.value);
+  const wall = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
+  return Math.round((wall - Math.floor(atMs / 1000) * 1000) / 1000);
+}
+
+/** Wall-clock seconds since 1970-01-01 00:00 in `timezone` at instant `at`. */
+export function wallSeconds(timezone: string, at: Date): number {
+  return at.getTime() / 1000 + zoneOffsetSeconds(timezone, at.getTime());
+}
+
+/**
+ * The instant a wall-clock time names in `timezone` (seconds since 1970-01-01 00:00 on that clock): a time
+ * skipped by a daylight-saving change is read with the offset before it, a repeated one with the offset after
+ * it (PostgreSQL's `AT TIME ZONE`).
+ */
+export function instantOfWall(timezone: string, wall: number): Date {
+  if (timezone === 'UTC') return new Date(wall * 1000);
+  const before = zoneOffsetSeconds(timezone, (wall - 86400) * 1000);
+  const after = zoneOffsetSeconds(timezone, (wall + 86400) * 1000);
+  const fits = (o: number) => zoneOffsetSeconds(timezone, (wall - o) * 1000) === o;
+  if (fits(after)) return new Date((wall - after) * 1000);
+  if (fits(before)) return new Date((wall - before) * 1000);
+  return new Date((wall - before) * 1000);
+}
 
 /** The interval as a cadence in a sentence: `every hour`, `every 5 minutes` (never `every every 5 minutes`). */
 export function cadenceOf(interval: string): string {
@@ -41,27 +135,29 @@ export function isInterval(value: unknown): value is Interval {
   return typeof value === 'string' && (INTERVALS as readonly string[]).includes(value);
 }
 
-/** The index k of the last interval end at or before `at` (ends are `anchor + k × step` seconds). */
-export function endIndexAtOrBefore(interval: Interval, at: Date): number {
-  const { step, anchor } = INTERVAL_SPECS[interval];
-  return Math.floor((at.getTime() / 1000 - anchor) / step);
+/** The index k of the last interval end at or before `at` (ends are `anchor + k × step` wall seconds). */
+export function endIndexAtOrBefore(interval: Interval | Cadence, at: Date): number {
+  const { step, anchor, timezone } = zonedSpec(interval);
+  return Math.floor((wallSeconds(timezone, at) - anchor) / step);
 }
 
 /** The index k of the first interval end at or after `at`. */
-export function endIndexAtOrAfter(interval: Interval, at: Date): number {
-  const { step, anchor } = INTERVAL_SPECS[interval];
-  return Math.ceil((at.getTime() / 1000 - anchor) / step);
+export function endIndexAtOrAfter(interval: Interval | Cadence, at: Date): number {
+  const { step, anchor, timezone } = zonedSpec(interval);
+  return Math.ceil((wallSeconds(timezone, at) - anchor) / step);
 }
 
-/** The interval whose end has index k: `[end − step, end)`. */
-export function intervalAt(interval: Interval, k: number): DataInterval {
-  const { step, anchor } = INTERVAL_SPECS[interval];
-  const end = (anchor + k * step) * 1000;
-  return { start: new Date(end - step * 1000), end: new Date(end) };
+/** The interval whose end has index k: from the end of index k − 1 to the end of index k. */
+export function intervalAt(interval: Interval | Cadence, k: number): DataInterval {
+  const { step, anchor, timezone } = zonedSpec(interval);
+  return {
+    start: instantOfWall(timezone, anchor + (k - 1) * step),
+    end: instantOfWall(timezone, anchor + k * step),
+  };
 }
 
 /** The last aligned interval end at or before `at` (`at` itself when it is aligned). */
-export function alignedEndAtOrBefore(interval: Interval, at: Date): Date {
+export function alignedEndAtOrBefore(interval: Interval | Cadence, at: Date): Date {
   return intervalAt(interval, endIndexAtOrBefore(interval, at)).end;
 }
 
@@ -86,7 +182,7 @@ export function fellWhilePaused(end: Date, pauses: readonly PauseWindow[]): bool
 
 /** What the scheduler knows of one export. */
 export interface ScheduleState {
-  interval: Interval;
+  interval: Interval | Cadence;
   createdAt: Date;
   startAt: Date | null;
   endAt: Date | null;
@@ -141,7 +237,7 @@ export function dueRuns(state: ScheduleState, now: Date, maxCatchup: number): Du
  * start is covered by the interval holding it.
  */
 export function backfillRange(
-  interval: Interval,
+  interval: Interval | Cadence,
   startAt: Date,
   endAt: Date,
 ): { first: number; count: number } {

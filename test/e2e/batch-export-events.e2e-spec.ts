@@ -179,14 +179,17 @@ describe('events batch exports (backfills)', () => {
           name: 'Events S3',
           model: 'events',
           interval: 'hour',
-          destination: { type: 'S3', config: s3Config('ev/json', { include_events: ['signed up'] }) },
+          destination: {
+            type: 'S3Compatible',
+            config: s3Config('ev/json', { include_events: ['signed up'] }),
+          },
         }),
         parquet: await create({
           name: 'Events Parquet',
           model: 'events',
           interval: 'hour',
           destination: {
-            type: 'S3',
+            type: 'S3Compatible',
             config: s3Config('ev/parquet', { file_format: 'Parquet', compression: null }),
           },
         }),
@@ -306,7 +309,7 @@ describe('events batch exports (an event committed late)', () => {
         name: 'Late events S3',
         model: 'events',
         interval: 'every 5 minutes',
-        destination: { type: 'S3', config: s3Config('late/events') },
+        destination: { type: 'S3Compatible', config: s3Config('late/events') },
       }),
     ];
     const [onTime] = await capture([{ event: 'on time', distinct_id: 'v' }]);

@@ -473,6 +473,75 @@ describe('batch export worker processes', () => {
     expect(await second.exited).toBe(0);
   }, 150_000);
 
+  it('a worker killed mid-run over HTTP: a receiver deduplicating on the batch id keeps exactly the source', async () => {
+    // 2,500 persons changed in the third hour: three batches of at most 1,000 records.
+    const H2 = new Date(H0.getTime() + 2 * 3600_000);
+    await t.dataSource.query(
+      `WITH p AS (INSERT INTO persons (team_id, properties, created_at, updated_at)
+                  SELECT $1, jsonb_build_object('i', g), $2, $2 FROM generate_series(0, 2499) g RETURNING id, properties)
+       INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, updated_at)
+       SELECT $1, 'h-' || lpad(p.properties->>'i', 4, '0'), p.id, $2 FROM p`,
+      [teamId, new Date(H2.getTime() + 60_000)],
+    );
+    const receiver = await startHttpReceiver();
+    try {
+      // The first batch is stored; the second is held unanswered while the worker is killed.
+      receiver.holdAfter = 1;
+      const { id } = (
+        await t.http
+          .post(path())
+          .set(owner.auth)
+          .send({
+            name: 'Killed over HTTP',
+            interval: 'hour',
+            model: 'persons',
+            destination: { type: 'HTTP', config: { url: receiver.url, token: 'kill-token' } },
+          })
+          .expect(201)
+      ).body as { id: string };
+      // The held request must outlive a loaded machine's delays: no attempt ends on its deadline before the kill.
+      const env = {
+        BATCH_EXPORT_PAGE_SIZE: '500',
+        BATCH_EXPORT_HTTP_TIMEOUT_MS: '120000',
+        BATCH_EXPORT_MAX_ATTEMPTS: '3',
+      };
+      const first = await spawnWorker(env);
+      await t.http
+        .post(path(`/${id}/backfill`))
+        .set(owner.auth)
+        .send({ start_at: H2.toISOString(), end_at: new Date(H2.getTime() + 3600_000).toISOString() })
+        .expect(200);
+      await waitFor(
+        async () => (receiver.received.length === 1 ? true : undefined),
+        45_000,
+        'the first batch to be stored',
+      );
+      await sleep(500);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      receiver.holdAfter = null;
+      const second = await spawnWorker(env);
+      const [done] = await waitForRunsToEnd(t.http, owner.auth, orgId, id, 1, 60_000);
+      expect([done.status, done.records_completed]).toEqual(['Completed', 2500]);
+      // The first batch arrived twice (re-sent by the second attempt) under the same id, header and body alike.
+      const ids = receiver.received.map((r) => r.body.batch_id);
+      expect(receiver.received.map((r) => r.batchId)).toEqual(ids);
+      expect(ids.slice(0, 2)).toEqual([`${done.id}:0`, `${done.id}:0`]);
+      expect([...new Set(ids)]).toEqual([`${done.id}:0`, `${done.id}:1`, `${done.id}:2`]);
+      // What a receiver that drops a batch id it already stored keeps: every source row once.
+      const kept = new Map(receiver.received.map((r) => [r.body.batch_id, r.body.batch]));
+      const rows = [...kept.values()].flat().map((r) => r.distinct_id as string);
+      expect(rows.length).toBe(2500);
+      expect([...rows].sort()).toEqual(
+        Array.from({ length: 2500 }, (_, i) => `h-${String(i).padStart(4, '0')}`),
+      );
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    } finally {
+      await receiver.close();
+    }
+  }, 180_000);
+
   it('SIGTERM drains the workers: the run in progress finishes, then the process exits 0', async () => {
     const receiver = await startHttpReceiver();
     try {

@@ -125,7 +125,7 @@ describe('batch exports and writes that commit late', () => {
         const destinations = {
           Postgres: { type: 'Postgres', config: pgConfig(`late_${model}`) },
           S3: {
-            type: 'S3',
+            type: 'S3Compatible',
             config: {
               bucket_name: BUCKET,
               region: 'us-east-1',

@@ -404,7 +404,7 @@ describe('batch export runs deliver data', () => {
         name: 'Persons to S3',
         model: 'persons',
         destination: {
-          type: 'S3',
+          type: 'S3Compatible',
           config: s3Config({ prefix: 'posthog/{table}/{year}/{month}/{day}/', compression: 'gzip' }),
         },
       });
@@ -445,7 +445,7 @@ describe('batch export runs deliver data', () => {
         name: 'Persons to S3 as Parquet',
         model: 'persons',
         destination: {
-          type: 'S3',
+          type: 'S3Compatible',
           config: s3Config({
             prefix: 'parquet',
             file_format: 'Parquet',
@@ -492,7 +492,7 @@ describe('batch export runs deliver data', () => {
       const { id } = await create({
         name: 'To a missing bucket',
         model: 'persons',
-        destination: { type: 'S3', config: s3Config({ bucket_name: 'no-such-bucket' }) },
+        destination: { type: 'S3Compatible', config: s3Config({ bucket_name: 'no-such-bucket' }) },
       });
       await backfill(id, H0, H1);
       const [run] = await waitForRunsToEnd(t.http, owner.auth, orgId, id, 1);
@@ -546,7 +546,7 @@ describe('batch export runs deliver data', () => {
       const [run] = await waitForRunsToEnd(t.http, owner.auth, orgId, id, 1);
       expect(run.status).toBe('Failed');
       expect(run.latest_error).toBe(
-        `This service does not deliver batch exports to ${type} yet, so nothing was exported. It delivers to S3, Postgres, Redshift, HTTP, NoOp.`,
+        `This service does not deliver batch exports to ${type} yet, so nothing was exported. It delivers to S3, AwsS3, S3Compatible, AzureBlob, Postgres, Redshift, HTTP, NoOp.`,
       );
     });
   });

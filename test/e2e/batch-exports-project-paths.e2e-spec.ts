@@ -23,7 +23,7 @@ const S3_CONFIG = {
 };
 const body = (extra: Record<string, unknown> = {}) => ({
   name: 'Events to S3',
-  destination: { type: 'S3', config: S3_CONFIG },
+  destination: { type: 'AwsS3', config: S3_CONFIG },
   interval: 'hour',
   ...extra,
 });
@@ -107,7 +107,7 @@ describe('batch exports on the project and environment paths', () => {
         name: `Through ${label}`,
         paused: false,
         destination: {
-          type: 'S3',
+          type: 'AwsS3',
           config: { bucket_name: 'exports', region: 'eu-west-1', prefix: 'events/' },
         },
       });
@@ -144,7 +144,7 @@ describe('batch exports on the project and environment paths', () => {
       const replaced = await t.http
         .put(base(projectA, `/${exp.id}`))
         .set(owner.auth)
-        .send({ name: 'Replaced', interval: 'day', destination: { type: 'S3', config: {} } })
+        .send({ name: 'Replaced', interval: 'day', destination: { type: 'AwsS3', config: {} } })
         .expect(200);
       expect(replaced.body).toMatchObject({ name: 'Replaced', interval: 'day', team_id: projectA });
       await t.http
@@ -187,7 +187,12 @@ describe('batch exports on the project and environment paths', () => {
         .set(owner.auth)
         .send({ start_at: '2026-11-21T07:00:00Z', end_at: '2026-11-21T09:00:00Z' })
         .expect(200);
-      expect(backfill.body).toEqual({ backfill_id: expect.stringMatching(UUID) });
+      expect(backfill.body).toEqual({
+        backfill_id: expect.stringMatching(UUID),
+        total_expected_runs: 2,
+        adjusted_start_at: '2026-11-21T07:00:00.000Z',
+        total_records_count: null,
+      });
       const runs = (
         await t.http
           .get(base(projectA, `/${exp.id}/runs`))
@@ -220,7 +225,7 @@ describe('batch exports on the project and environment paths', () => {
       const messages = logs.results.map((l: { message: string }) => l.message);
       expect(messages).toEqual(
         expect.arrayContaining([
-          'Batch export created: events to S3 every hour.',
+          'Batch export created: events to AwsS3 every hour.',
           'Batch export paused.',
           'Batch export unpaused.',
           `Backfill ${backfill.body.backfill_id} from 2026-11-21T07:00:00.000Z to 2026-11-21T09:00:00.000Z: 2 runs.`,
@@ -275,7 +280,7 @@ describe('batch exports on the project and environment paths', () => {
       for (const [method, path, payload] of [
         ['get', wrong(''), undefined],
         ['patch', wrong(''), { name: 'Stolen' }],
-        ['put', wrong(''), { name: 'Stolen', interval: 'hour', destination: { type: 'S3', config: {} } }],
+        ['put', wrong(''), { name: 'Stolen', interval: 'hour', destination: { type: 'AwsS3', config: {} } }],
         ['delete', wrong(''), undefined],
         ['post', wrong('/pause'), undefined],
         ['post', wrong('/unpause'), undefined],

@@ -14,15 +14,19 @@ const EXPORT_FIELDS = [
   'hogql_query',
   'id',
   'interval',
+  'interval_offset',
   'last_paused_at',
   'last_updated_at',
   'latest_runs',
   'model',
   'name',
+  'offset_day',
+  'offset_hour',
   'paused',
   'schema',
   'start_at',
   'team_id',
+  'timezone',
 ];
 const RUN_FIELDS = [
   'backfill',
@@ -37,6 +41,7 @@ const RUN_FIELDS = [
   'last_updated_at',
   'latest_error',
   'records_completed',
+  'records_failed',
   'records_total_count',
   'status',
 ];
@@ -115,7 +120,7 @@ describe('batch exports', () => {
     `/api/organizations/${organizationId}/batch_exports${rest}`;
   const body = (extra: Record<string, unknown> = {}) => ({
     name: 'Events to S3',
-    destination: { type: 'S3', config: S3_CONFIG },
+    destination: { type: 'AwsS3', config: S3_CONFIG },
     interval: 'hour',
     ...extra,
   });
@@ -206,7 +211,7 @@ describe('batch exports', () => {
         team_id: teamId,
         name: 'Events to S3',
         model: 'events',
-        destination: { type: 'S3', config: S3_VISIBLE, integration: null, integration_id: null },
+        destination: { type: 'AwsS3', config: S3_VISIBLE, integration: null, integration_id: null },
         interval: 'hour',
         paused: false,
         created_at: T0.toISOString(),
@@ -218,6 +223,10 @@ describe('batch exports', () => {
         hogql_query: '',
         schema: null,
         filters: null,
+        timezone: null,
+        offset_day: null,
+        offset_hour: null,
+        interval_offset: null,
       });
       expectNoSecret(res.text);
       // Stored: the secrets apart from the visible config.
@@ -230,7 +239,7 @@ describe('batch exports', () => {
       expect(row).toEqual({
         organization_id: orgId,
         team_id: teamId,
-        destination_type: 'S3',
+        destination_type: 'AwsS3',
         destination_config: S3_VISIBLE,
         destination_secrets: { aws_access_key_id: SECRET_ID, aws_secret_access_key: SECRET_KEY },
         deleted_at: null,
@@ -382,21 +391,25 @@ describe('batch exports', () => {
       [{ destination: { config: S3_CONFIG } }, 'required', 'destination__type'],
       [{ destination: { type: 'Kafka', config: {} } }, 'invalid_input', 'destination__type'],
       [{ destination: { type: 's3', config: S3_CONFIG } }, 'invalid_input', 'destination__type'],
-      [{ destination: { type: 'S3', config: [] } }, 'invalid_input', 'destination__config'],
-      [{ destination: { type: 'S3', config: S3_CONFIG, extra: 1 } }, 'unknown_field', 'destination__extra'],
-      [{ destination: { type: 'S3', config: {} } }, 'required', 'destination__config__bucket_name'],
+      [{ destination: { type: 'AwsS3', config: [] } }, 'invalid_input', 'destination__config'],
       [
-        { destination: { type: 'S3', config: { ...S3_CONFIG, aws_secret_access_key: undefined } } },
+        { destination: { type: 'AwsS3', config: S3_CONFIG, extra: 1 } },
+        'unknown_field',
+        'destination__extra',
+      ],
+      [{ destination: { type: 'AwsS3', config: {} } }, 'required', 'destination__config__bucket_name'],
+      [
+        { destination: { type: 'AwsS3', config: { ...S3_CONFIG, aws_secret_access_key: undefined } } },
         'required',
         'destination__config__aws_secret_access_key',
       ],
       [
-        { destination: { type: 'S3', config: { ...S3_CONFIG, colour: 'red' } } },
+        { destination: { type: 'AwsS3', config: { ...S3_CONFIG, colour: 'red' } } },
         'unknown_field',
         'destination__config__colour',
       ],
       [
-        { destination: { type: 'S3', config: { ...S3_CONFIG, compression: 'zip' } } },
+        { destination: { type: 'AwsS3', config: { ...S3_CONFIG, compression: 'zip' } } },
         'invalid_input',
         'destination__config__compression',
       ],
@@ -424,12 +437,12 @@ describe('batch exports', () => {
       [{ hogql_query: 3 }, 'invalid_input', 'hogql_query'],
       [{ filters: 'x' }, 'invalid_input', 'filters'],
       [
-        { destination: { type: 'S3', config: S3_CONFIG, integration_id: 'x' } },
+        { destination: { type: 'AwsS3', config: S3_CONFIG, integration_id: 'x' } },
         'invalid_input',
         'destination__integration_id',
       ],
       [
-        { destination: { type: 'S3', config: S3_CONFIG, integration_id: 0 } },
+        { destination: { type: 'AwsS3', config: S3_CONFIG, integration_id: 0 } },
         'invalid_input',
         'destination__integration_id',
       ],
@@ -443,7 +456,7 @@ describe('batch exports', () => {
     });
 
     it('explains config problems by key, never by value', async () => {
-      const bad = async (config: Record<string, unknown>, type = 'S3') =>
+      const bad = async (config: Record<string, unknown>, type = 'AwsS3') =>
         (
           await t.http
             .post(path())
@@ -466,7 +479,7 @@ describe('batch exports', () => {
       expect(await bad({ ...S3_CONFIG, colour: SECRET_KEY })).toEqual({
         type: 'validation_error',
         code: 'unknown_field',
-        detail: "Unknown field 'destination__config__colour' for S3.",
+        detail: "Unknown field 'destination__config__colour' for AwsS3.",
         attr: 'destination__config__colour',
       });
       expect((await bad({ url: 'https://x.example.com' }, 'HTTP')).attr).toBe('destination__config__token');
@@ -511,7 +524,7 @@ describe('batch exports', () => {
           id: expect.any(Number),
           timestamp: T0.toISOString(),
           level: 'INFO',
-          message: 'Batch export created: events to S3 every week, paused.',
+          message: 'Batch export created: events to AwsS3 every week, paused.',
           run_id: null,
         },
       ]);
@@ -684,7 +697,7 @@ describe('batch exports', () => {
       expect((await logsOf(created.id)).map((l) => l.message)).toEqual([
         'Batch export updated: start_at, end_at.',
         'Batch export updated: name, model, interval, start_at, end_at, hogql_query.',
-        'Batch export created: events to S3 every hour.',
+        'Batch export created: events to AwsS3 every hour.',
       ]);
       t.clock.set(T0);
     });
@@ -695,7 +708,7 @@ describe('batch exports', () => {
         destination: { config: { prefix: 'v2/', region: 'us-east-1' } },
       }).expect(200);
       expect(res.body.destination).toEqual({
-        type: 'S3',
+        type: 'AwsS3',
         config: { bucket_name: 'exports', region: 'us-east-1', prefix: 'v2/' },
         integration: null,
         integration_id: null,
@@ -707,7 +720,7 @@ describe('batch exports', () => {
       });
 
       const rotated = await patch(created.id, {
-        destination: { type: 'S3', config: { aws_secret_access_key: 'rotated-SECRET' } },
+        destination: { type: 'AwsS3', config: { aws_secret_access_key: 'rotated-SECRET' } },
       }).expect(200);
       expectNoSecret(rotated.text);
       expect(rotated.body.destination.config).toEqual({
@@ -775,9 +788,9 @@ describe('batch exports', () => {
         aws_access_key_id: SECRET_ID,
         aws_secret_access_key: SECRET_KEY,
       });
-      expect((await patch(created.id, { destination: { type: 'S3' } }).expect(200)).body.destination).toEqual(
-        created.destination,
-      );
+      expect(
+        (await patch(created.id, { destination: { type: 'AwsS3' } }).expect(200)).body.destination,
+      ).toEqual(created.destination);
     });
 
     it('checks start_at < end_at against the stored values', async () => {
@@ -815,7 +828,7 @@ describe('batch exports', () => {
       const filters = [{ key: '$browser', operator: 'exact', type: 'event', value: ['Chrome'] }];
       const created = await create({
         filters,
-        destination: { type: 'S3', config: S3_CONFIG, integration_id: 42 },
+        destination: { type: 'AwsS3', config: S3_CONFIG, integration_id: 42 },
       });
       expect(created).toMatchObject({ filters, destination: { integration: 42, integration_id: 42 } });
       const changed = await patch(created.id, {
@@ -824,7 +837,7 @@ describe('batch exports', () => {
       }).expect(200);
       expect(changed.body).toMatchObject({
         filters: { events: ['$pageview'] },
-        destination: { type: 'S3', config: S3_VISIBLE, integration: null, integration_id: null },
+        destination: { type: 'AwsS3', config: S3_VISIBLE, integration: null, integration_id: null },
       });
       expect(await get(created.id)).toEqual(changed.body);
     });
@@ -837,10 +850,10 @@ describe('batch exports', () => {
           .set(auth)
           .send(payload);
       for (const [missing, attr] of [
-        [{ destination: { type: 'S3' }, interval: 'day' }, 'name'],
+        [{ destination: { type: 'AwsS3' }, interval: 'day' }, 'name'],
         [{ name: 'x', interval: 'day' }, 'destination'],
         [{ name: 'x', destination: {}, interval: 'day' }, 'destination__type'],
-        [{ name: 'x', destination: { type: 'S3' } }, 'interval'],
+        [{ name: 'x', destination: { type: 'AwsS3' } }, 'interval'],
       ] as const) {
         expect((await put(missing).expect(400)).body).toMatchObject({ code: 'required', attr });
       }
@@ -859,7 +872,7 @@ describe('batch exports', () => {
         aws_secret_access_key: SECRET_KEY,
       });
       const readOnly = await t.factories.keyFor(owner, 'batch_export:read');
-      await put({ name: 'x', destination: { type: 'S3' }, interval: 'day' }, readOnly).expect(403);
+      await put({ name: 'x', destination: { type: 'AwsS3' }, interval: 'day' }, readOnly).expect(403);
     });
 
     it.each([
@@ -887,7 +900,7 @@ describe('batch exports', () => {
       expect((await logsOf(created.id)).map((l) => l.message)).toEqual([
         'Batch export unpaused.',
         'Batch export paused.',
-        'Batch export created: events to S3 every hour.',
+        'Batch export created: events to AwsS3 every hour.',
       ]);
       const windows = await t.dataSource.query(
         'SELECT paused_at, unpaused_at FROM batch_export_pauses WHERE batch_export_id = $1',
@@ -956,7 +969,7 @@ describe('batch exports', () => {
         const res = await t.http
           .post(path())
           .set(owner.auth)
-          .send(body({ destination: { type: 'S3', config: withFormat(fileFormat, compression) } }))
+          .send(body({ destination: { type: 'AwsS3', config: withFormat(fileFormat, compression) } }))
           .expect(400);
         expect(res.body).toEqual({
           type: 'validation_error',
@@ -973,7 +986,7 @@ describe('batch exports', () => {
       'PATCH and PUT refuse file_format %s with compression %s, merged with the stored config, and change nothing',
       async (fileFormat, compression, format) => {
         const created = await create({
-          destination: { type: 'S3', config: { ...S3_CONFIG, file_format: format, compression: 'gzip' } },
+          destination: { type: 'AwsS3', config: { ...S3_CONFIG, file_format: format, compression: 'gzip' } },
         });
         const sent = { ...(fileFormat === undefined ? {} : { file_format: fileFormat }), compression };
         const expected = {
@@ -988,7 +1001,7 @@ describe('batch exports', () => {
         const put = await t.http
           .put(path(orgId, `/${created.id}/`))
           .set(owner.auth)
-          .send({ name: 'x', interval: 'day', destination: { type: 'S3', config: sent } })
+          .send({ name: 'x', interval: 'day', destination: { type: 'AwsS3', config: sent } })
           .expect(400);
         expect(put.body).toEqual(expected);
         expect(await get(created.id)).toEqual(created);
@@ -997,7 +1010,10 @@ describe('batch exports', () => {
 
     it('PATCH refuses a format change that leaves the stored compression unwritable', async () => {
       const created = await create({
-        destination: { type: 'S3', config: { ...S3_CONFIG, file_format: 'Parquet', compression: 'snappy' } },
+        destination: {
+          type: 'AwsS3',
+          config: { ...S3_CONFIG, file_format: 'Parquet', compression: 'snappy' },
+        },
       });
       const res = await patch(created.id, { destination: { config: { file_format: 'JSONLines' } } }).expect(
         400,
@@ -1011,7 +1027,7 @@ describe('batch exports', () => {
 
     it('accepts every pair the writer produces, on create, PATCH and PUT', async () => {
       const created = await create({
-        destination: { type: 'S3', config: { ...S3_CONFIG, file_format: 'Parquet', compression: 'zstd' } },
+        destination: { type: 'AwsS3', config: { ...S3_CONFIG, file_format: 'Parquet', compression: 'zstd' } },
       });
       expect(created.destination.config).toMatchObject({ file_format: 'Parquet', compression: 'zstd' });
       const patched = await patch(created.id, {
@@ -1027,7 +1043,7 @@ describe('batch exports', () => {
         .send({
           name: 'x',
           interval: 'day',
-          destination: { type: 'S3', config: { file_format: 'Parquet', compression: 'snappy' } },
+          destination: { type: 'AwsS3', config: { file_format: 'Parquet', compression: 'snappy' } },
         })
         .expect(200);
       expect(put.body.destination.config).toMatchObject({ file_format: 'Parquet', compression: 'snappy' });
@@ -1182,7 +1198,7 @@ describe('batch exports', () => {
       expect((await logsOf(created.id)).map((l) => [l.timestamp, l.message])).toEqual([
         ['2026-11-21T15:20:00.000Z', 'Batch export unpaused.'],
         ['2026-11-21T12:30:00.000Z', 'Batch export paused.'],
-        [T0.toISOString(), 'Batch export created: events to S3 every hour.'],
+        [T0.toISOString(), 'Batch export created: events to AwsS3 every hour.'],
       ]);
       t.clock.set(T0);
     });
@@ -1296,8 +1312,13 @@ describe('batch exports', () => {
         { start_at: '2026-11-20T22:30:00Z', end_at: '2026-11-21T03:00:00+02:00' },
         member,
       ).expect(200);
-      expect(Object.keys(res.body)).toEqual(['backfill_id']);
-      expect(res.body.backfill_id).toMatch(UUID);
+      expect(res.body).toEqual({
+        backfill_id: expect.stringMatching(UUID),
+        // Progress: the three hourly runs, from the start of the interval holding start_at.
+        total_expected_runs: 3,
+        adjusted_start_at: '2026-11-20T22:00:00.000Z',
+        total_records_count: null,
+      });
       const runs = await runsInDb(created.id);
       expect(
         runs.map((r) => [r.data_interval_start.toISOString(), r.data_interval_end.toISOString()]),
@@ -1488,6 +1509,7 @@ describe('batch exports', () => {
         finished_at: null,
         last_updated_at: '2026-11-21T11:30:00.000Z',
         records_total_count: null,
+        records_failed: null,
         bytes_exported: null,
         batch_export: exportId,
         backfill: null,
@@ -1639,7 +1661,7 @@ describe('batch exports', () => {
           runs[0].id,
         ],
         ['2026-11-21T10:40:00.000Z', 'INFO', 'Batch export updated: name.', null],
-        [T0.toISOString(), 'INFO', 'Batch export created: events to S3 every hour.', null],
+        [T0.toISOString(), 'INFO', 'Batch export created: events to AwsS3 every hour.', null],
       ]);
       const page = await t.http
         .get(path(orgId, `/${exportId}/logs?limit=2&offset=2&level=info`))

@@ -457,7 +457,7 @@ if ('reason' in chromiumFound) {
         model: 'events',
         interval: 'hour',
         destination: {
-          type: 'S3',
+          type: 'S3Compatible',
           config: {
             bucket_name: BUCKET,
             region: 'us-east-1',

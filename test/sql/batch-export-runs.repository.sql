@@ -36,7 +36,7 @@ WHERE e.team_id = $1 AND r.status NOT IN ('Starting', 'Running')
 SELECT status FROM batch_export_runs WHERE id = $1 FOR UPDATE;
 
 UPDATE batch_export_runs
-  SET status = 'Completed', records_completed = $2, bytes_exported = $3, latest_error = NULL,
+  SET status = 'Completed', records_completed = $2, records_failed = 0, bytes_exported = $3, latest_error = NULL,
       finished_at = $4, last_updated_at = $4
 WHERE id = $1;
 

@@ -2,7 +2,7 @@
 -- After a deliberate query change, rerun that test with UPDATE_SQL=1 and review the diff.
 
 -- BatchExportsRepository.pageForOrganization
-SELECT batch_exports.id, batch_exports.organization_id, batch_exports.team_id, batch_exports.created_by_id, batch_exports.name, batch_exports.model, batch_exports.destination_type, batch_exports.destination_config, batch_exports.interval, batch_exports.paused, batch_exports.last_paused_at, batch_exports.start_at, batch_exports.end_at, batch_exports.hogql_query, batch_exports.filters, batch_exports.destination_integration_id, batch_exports.scheduled_through, batch_exports.created_at, batch_exports.last_updated_at, batch_exports.deleted_at FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))
+SELECT batch_exports.id, batch_exports.organization_id, batch_exports.team_id, batch_exports.created_by_id, batch_exports.name, batch_exports.model, batch_exports.destination_type, batch_exports.destination_config, batch_exports.interval, batch_exports.timezone, batch_exports.interval_offset, batch_exports.paused, batch_exports.last_paused_at, batch_exports.start_at, batch_exports.end_at, batch_exports.hogql_query, batch_exports.filters, batch_exports.destination_integration_id, batch_exports.scheduled_through, batch_exports.created_at, batch_exports.last_updated_at, batch_exports.deleted_at FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))
 AND ($3::jsonb IS NULL OR EXISTS (
       SELECT 1 FROM jsonb_to_recordset($3::jsonb) AS v(team integer, only_ids uuid[], except_ids uuid[])
        WHERE v.team = batch_exports.team_id
@@ -20,7 +20,7 @@ AND ($3::jsonb IS NULL OR EXISTS (
                   AND batch_exports.id <> ALL(v.except_ids)))));
 
 -- BatchExportsRepository.pageForOrganization (with access rules)
-SELECT batch_exports.id, batch_exports.organization_id, batch_exports.team_id, batch_exports.created_by_id, batch_exports.name, batch_exports.model, batch_exports.destination_type, batch_exports.destination_config, batch_exports.interval, batch_exports.paused, batch_exports.last_paused_at, batch_exports.start_at, batch_exports.end_at, batch_exports.hogql_query, batch_exports.filters, batch_exports.destination_integration_id, batch_exports.scheduled_through, batch_exports.created_at, batch_exports.last_updated_at, batch_exports.deleted_at FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))
+SELECT batch_exports.id, batch_exports.organization_id, batch_exports.team_id, batch_exports.created_by_id, batch_exports.name, batch_exports.model, batch_exports.destination_type, batch_exports.destination_config, batch_exports.interval, batch_exports.timezone, batch_exports.interval_offset, batch_exports.paused, batch_exports.last_paused_at, batch_exports.start_at, batch_exports.end_at, batch_exports.hogql_query, batch_exports.filters, batch_exports.destination_integration_id, batch_exports.scheduled_through, batch_exports.created_at, batch_exports.last_updated_at, batch_exports.deleted_at FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))
 AND ($3::jsonb IS NULL OR EXISTS (
       SELECT 1 FROM jsonb_to_recordset($3::jsonb) AS v(team integer, only_ids uuid[], except_ids uuid[])
        WHERE v.team = batch_exports.team_id
@@ -38,7 +38,7 @@ AND ($3::jsonb IS NULL OR EXISTS (
                   AND batch_exports.id <> ALL(v.except_ids)))));
 
 -- BatchExportsRepository.latestRuns
-SELECT r.id, r.batch_export_id, r.backfill_id, r.status, r.records_completed, r.records_total_count, r.bytes_exported, r.latest_error, r.cursor, r.data_interval_start, r.data_interval_end, r.created_at, r.finished_at, r.last_updated_at, r.read_xid_from, r.read_xid_to, r.read_late_before
+SELECT r.id, r.batch_export_id, r.backfill_id, r.status, r.records_completed, r.records_total_count, r.records_failed, r.bytes_exported, r.latest_error, r.cursor, r.data_interval_start, r.data_interval_end, r.created_at, r.finished_at, r.last_updated_at, r.read_xid_from, r.read_xid_to, r.read_late_before
 FROM unnest($1::uuid[]) AS x(id)
 CROSS JOIN LATERAL (
   SELECT * FROM batch_export_runs
@@ -110,15 +110,15 @@ SELECT id FROM cancelled;
 DELETE FROM batch_exports WHERE id = ANY($1::uuid[]);
 
 -- BatchExportsRepository.pageRuns
-SELECT batch_export_runs.id, batch_export_runs.batch_export_id, batch_export_runs.backfill_id, batch_export_runs.status, batch_export_runs.records_completed, batch_export_runs.records_total_count, batch_export_runs.bytes_exported, batch_export_runs.latest_error, batch_export_runs.cursor, batch_export_runs.data_interval_start, batch_export_runs.data_interval_end, batch_export_runs.created_at, batch_export_runs.finished_at, batch_export_runs.last_updated_at, batch_export_runs.read_xid_from, batch_export_runs.read_xid_to, batch_export_runs.read_late_before FROM batch_export_runs
+SELECT batch_export_runs.id, batch_export_runs.batch_export_id, batch_export_runs.backfill_id, batch_export_runs.status, batch_export_runs.records_completed, batch_export_runs.records_total_count, batch_export_runs.records_failed, batch_export_runs.bytes_exported, batch_export_runs.latest_error, batch_export_runs.cursor, batch_export_runs.data_interval_start, batch_export_runs.data_interval_end, batch_export_runs.created_at, batch_export_runs.finished_at, batch_export_runs.last_updated_at, batch_export_runs.read_xid_from, batch_export_runs.read_xid_to, batch_export_runs.read_late_before FROM batch_export_runs
 WHERE batch_export_id = $1 ORDER BY created_at DESC, data_interval_end DESC, id DESC LIMIT $2 OFFSET $3;
 
 SELECT count(*)::int AS total FROM batch_export_runs WHERE batch_export_id = $1;
 
 -- BatchExportsRepository.insertBackfill
 WITH backfill AS (
-    INSERT INTO batch_export_backfills (batch_export_id, start_at, end_at, run_count, created_at)
-    VALUES ($1, $2, $3, $6, $8)
+    INSERT INTO batch_export_backfills (batch_export_id, start_at, end_at, run_count, created_at, adjusted_start_at)
+    VALUES ($1, $2, $3, $6, $8, ((timestamp '1970-01-01' + ($4::bigint + ($7::bigint - 1) * $5::bigint) * interval '1 second') AT TIME ZONE $9::text))
     RETURNING id
   ),
   runs AS (
@@ -126,9 +126,10 @@ WITH backfill AS (
            (id, batch_export_id, backfill_id, status, data_interval_start, data_interval_end, created_at,
             last_updated_at)
     SELECT encode(set_byte(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send((extract(epoch FROM s) * 1000)::int8) FROM 3) FROM 1 FOR 6), 6,
-(get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid, $1, b.id, 'Starting', s, s + $5::bigint * interval '1 second', $8, $8
+(get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid, $1, b.id, 'Starting', s, e, $8, $8
       FROM backfill b, generate_series($7::bigint, $7::bigint + $6::bigint - 1) AS k,
-           LATERAL to_timestamp($4::bigint + (k - 1) * $5::bigint) AS s
+           LATERAL (SELECT ((timestamp '1970-01-01' + ($4::bigint + (k - 1) * $5::bigint) * interval '1 second') AT TIME ZONE $9::text) AS s,
+                           ((timestamp '1970-01-01' + ($4::bigint + k * $5::bigint) * interval '1 second') AT TIME ZONE $9::text) AS e) AS bounds
      ORDER BY k
     RETURNING id, data_interval_start, data_interval_end
   ),
@@ -148,46 +149,31 @@ WITH backfill AS (
     FROM backfill b;
 
 -- BatchExportsRepository.createDueRuns
-SELECT (
-  SELECT least(s.xmax, min(s.xmax + ((o.xid - s.xmax % 4294967296) % 4294967296 + 6442450944) % 4294967296 - 2147483648))
-    FROM (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xmax) s
-    LEFT JOIN (
-      SELECT backend_xid::text::bigint AS xid FROM pg_stat_activity
-       WHERE datid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND backend_xid IS NOT NULL
-      UNION ALL
-      SELECT transaction::text::bigint FROM pg_prepared_xacts WHERE database = current_database()
-    ) o ON true
-   GROUP BY s.xmax
-)::text AS horizon,
-       (to_regclass('pg_catalog.pg_dist_transaction') IS NOT NULL
-        AND EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')) AS citus;
-
 SET LOCAL jit = off;
 
 WITH iv AS (
-  SELECT * FROM jsonb_to_recordset($2::jsonb) AS iv(name text, step bigint, anchor bigint)
-)
--- The bounds are computed from e's columns in the target list and WHERE (not in a subquery), so when a row was
--- changed by a tick that committed meanwhile, PostgreSQL's re-check of the locked row sees the new watermark and
--- leaves it out.
-SELECT e.id, e.organization_id, iv.step, iv.anchor, greatest(
-      ceil((date_part('epoch', greatest(e.created_at, e.start_at)) - iv.anchor) / iv.step),
-      floor((date_part('epoch', e.scheduled_through) - iv.anchor) / iv.step) + 1
-    )::bigint AS first_k, floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv.anchor) / iv.step)::bigint AS last_k
-  FROM batch_exports e
-  JOIN iv ON iv.name = e.interval
- WHERE e.deleted_at IS NULL
-   AND NOT e.paused
-   AND greatest(
-      ceil((date_part('epoch', greatest(e.created_at, e.start_at)) - iv.anchor) / iv.step),
-      floor((date_part('epoch', e.scheduled_through) - iv.anchor) / iv.step) + 1
-    )::bigint <= floor((date_part('epoch', least($1::timestamptz, e.end_at)) - iv.anchor) / iv.step)::bigint
- LIMIT $3
-   FOR UPDATE OF e SKIP LOCKED;
-
-WITH due_exports AS MATERIALIZED (
   SELECT * FROM jsonb_to_recordset($3::jsonb)
-           AS d(id uuid, organization_id uuid, step bigint, anchor bigint, first_k bigint, last_k bigint)
+           AS iv(name text, step bigint, anchor bigint, zoned boolean, default_offset bigint)
+),
+due_exports AS MATERIALIZED (
+  -- The bounds are computed from e's columns in the target list and WHERE (not in a subquery), so when a row
+  -- was changed by a tick that committed meanwhile, PostgreSQL's re-check of the locked row sees the new
+  -- watermark and leaves it out.
+  SELECT e.id, e.organization_id, iv.step, (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END) AS anchor, (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END) AS tz,
+         greatest(
+      ceil((date_part('epoch', (greatest(e.created_at, e.start_at)) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step),
+      floor((date_part('epoch', (e.scheduled_through) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step) + 1
+    )::bigint AS first_k, floor((date_part('epoch', (least($1::timestamptz, e.end_at)) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step)::bigint AS last_k
+    FROM batch_exports e
+    JOIN iv ON iv.name = e.interval
+   WHERE e.deleted_at IS NULL
+     AND NOT e.paused
+     AND greatest(
+      ceil((date_part('epoch', (greatest(e.created_at, e.start_at)) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step),
+      floor((date_part('epoch', (e.scheduled_through) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step) + 1
+    )::bigint <= floor((date_part('epoch', (least($1::timestamptz, e.end_at)) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step)::bigint
+   LIMIT $4
+     FOR UPDATE OF e SKIP LOCKED
 ),
 kept AS MATERIALIZED (
   SELECT c.batch_export_id, c.k, c.data_interval_start, c.data_interval_end,
@@ -195,8 +181,8 @@ kept AS MATERIALIZED (
          lag(c.data_interval_end) OVER (PARTITION BY c.batch_export_id ORDER BY c.k) AS previous_end
     FROM (
       SELECT d.id AS batch_export_id, g.k,
-             to_timestamp(d.anchor + (g.k - 1) * d.step) AS data_interval_start,
-             to_timestamp(d.anchor + g.k * d.step) AS data_interval_end
+             ((timestamp '1970-01-01' + (d.anchor + (g.k - 1) * d.step) * interval '1 second') AT TIME ZONE d.tz) AS data_interval_start,
+             ((timestamp '1970-01-01' + (d.anchor + g.k * d.step) * interval '1 second') AT TIME ZONE d.tz) AS data_interval_end
         FROM due_exports d
         CROSS JOIN LATERAL generate_series(d.first_k, d.last_k) AS g(k)
     ) c
@@ -207,14 +193,29 @@ kept AS MATERIALIZED (
         AND (p.unpaused_at IS NULL OR c.data_interval_end < p.unpaused_at)
    )
 ),
-prior AS MATERIALIZED (
-  -- The export's scheduled run before each first interval, gap or not: the one that started last (the scheduled
-  -- runs' unique index, read backwards), this interval's own run (a retried tick) aside.
-  SELECT kept.*, prev.read_xid_to AS prev_xid_to, prev.data_interval_end AS prev_end,
-         -- The horizon ($4, exportHorizon), never below where the export's previous run stopped (two ticks
-         -- that overlap: each export's ranges of transaction ids follow one another).
-         greatest($4::bigint, max(prev.read_xid_to) OVER (PARTITION BY kept.batch_export_id)) AS horizon
+inserted AS (
+  INSERT INTO batch_export_runs
+         (id, batch_export_id, status, data_interval_start, data_interval_end, created_at, last_updated_at,
+          read_xid_from, read_xid_to, read_late_before)
+  SELECT encode(set_byte(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send((extract(epoch FROM data_interval_start) * 1000)::int8) FROM 3) FROM 1 FOR 6), 6,
+     (get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid, batch_export_id, 'Starting', kept.data_interval_start, kept.data_interval_end, $1, $1,
+         CASE WHEN kept.n = 1 THEN prev.read_xid_to ELSE horizon.xid END,
+         horizon.xid,
+         CASE WHEN kept.n = 1 THEN prev.data_interval_end ELSE kept.previous_end END
     FROM kept
+   CROSS JOIN (SELECT (
+  SELECT least(s.xmax, min(s.xmax + ((o.xid - s.xmax % 4294967296) % 4294967296 + 6442450944) % 4294967296 - 2147483648))
+    FROM (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xmax) s
+    LEFT JOIN (
+      SELECT backend_xid::text::bigint AS xid FROM pg_stat_activity
+       WHERE datid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND backend_xid IS NOT NULL
+      UNION ALL
+      SELECT transaction::text::bigint FROM pg_prepared_xacts WHERE database = current_database()
+    ) o ON true
+   GROUP BY s.xmax
+) AS xid) horizon
+    -- The export's scheduled run before this one, gap or not: the one that started last (the scheduled
+    -- runs' unique index, read backwards), this interval's own run (a retried tick) aside.
     LEFT JOIN LATERAL (
       SELECT p.read_xid_to, p.data_interval_end FROM batch_export_runs p
        WHERE kept.n = 1 AND p.batch_export_id = kept.batch_export_id AND p.backfill_id IS NULL
@@ -223,18 +224,7 @@ prior AS MATERIALIZED (
        ORDER BY p.data_interval_start DESC, p.data_interval_end DESC
        LIMIT 1
     ) prev ON true
-   WHERE kept.n <= $2
-),
-inserted AS (
-  INSERT INTO batch_export_runs
-         (id, batch_export_id, status, data_interval_start, data_interval_end, created_at, last_updated_at,
-          read_xid_from, read_xid_to, read_late_before)
-  SELECT encode(set_byte(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send((extract(epoch FROM data_interval_start) * 1000)::int8) FROM 3) FROM 1 FOR 6), 6,
-     (get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid, batch_export_id, 'Starting', c.data_interval_start, c.data_interval_end, $1, $1,
-         CASE WHEN c.n = 1 THEN c.prev_xid_to ELSE c.horizon END,
-         c.horizon,
-         CASE WHEN c.n = 1 THEN c.prev_end ELSE c.previous_end END
-    FROM prior c
+   WHERE n <= $2
    ORDER BY batch_export_id, k
   ON CONFLICT (batch_export_id, data_interval_start, data_interval_end) WHERE backfill_id IS NULL DO NOTHING
   RETURNING id, batch_export_id, data_interval_start, data_interval_end
@@ -248,7 +238,7 @@ advanced AS (
   UPDATE batch_exports e
      SET scheduled_through = CASE
            WHEN c.kept_count > $2 THEN c.last_due
-           ELSE to_timestamp(d.anchor + d.last_k * d.step)
+           ELSE ((timestamp '1970-01-01' + (d.anchor + d.last_k * d.step) * interval '1 second') AT TIME ZONE d.tz)
          END
     FROM due_exports d
     LEFT JOIN capped c ON c.batch_export_id = d.id

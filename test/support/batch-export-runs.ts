@@ -122,7 +122,14 @@ export async function seedSessions(
 export interface ReceivedBody {
   path: string;
   bytes: number;
-  body: { api_key: string; historical_migration: boolean; batch: Record<string, unknown>[] };
+  body: {
+    api_key: string;
+    historical_migration: boolean;
+    batch_id?: string;
+    batch: Record<string, unknown>[];
+  };
+  /** The `Idempotency-Key` header. */
+  batchId?: string;
 }
 
 /** An HTTP receiver on loopback: records JSON bodies; `respond` decides each answer (default 200). */
@@ -135,6 +142,8 @@ export async function startHttpReceiver(): Promise<{
   hold: boolean;
   /** Delay before answering each request. */
   delayMs: number;
+  /** Once this many bodies were received, hold every next request (as `hold`); null: never. */
+  holdAfter: number | null;
   close(): Promise<void>;
   server: Server;
 }> {
@@ -143,12 +152,13 @@ export async function startHttpReceiver(): Promise<{
     queue: [] as number[],
     hold: false,
     delayMs: 0,
+    holdAfter: null as number | null,
   };
   const server = createServer((req: IncomingMessage, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
-      if (state.hold) return;
+      if (state.hold || (state.holdAfter !== null && state.received.length >= state.holdAfter)) return;
       if (state.delayMs) await sleep(state.delayMs);
       const status = state.queue.shift() ?? 200;
       if (status === 200) {
@@ -157,6 +167,7 @@ export async function startHttpReceiver(): Promise<{
           path: req.url ?? '',
           bytes: raw.length,
           body: JSON.parse(raw.toString('utf8')),
+          batchId: req.headers['idempotency-key'] as string | undefined,
         });
       }
       res.writeHead(status, {
@@ -198,5 +209,40 @@ export async function startS3Server(
       await server.close();
       await rm(directory, { recursive: true, force: true });
     },
+  };
+}
+
+/** Azurite's well-known development account (public, documented by Microsoft for the emulator). */
+const AZURITE_ACCOUNT = 'devstoreaccount1';
+const AZURITE_KEY =
+  'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
+
+/**
+ * A real Azure Blob Storage emulator (Azurite's blob service, in memory) on loopback: its connection string.
+ * Azurite's package exports only its VS Code extension, so its server and configuration are loaded by path.
+ */
+export async function startAzurite(): Promise<{ connectionString: string; close(): Promise<void> }> {
+  type Server = { start(): Promise<void>; close(): Promise<void>; getHttpServerAddress(): string };
+  const load = async (path: string) =>
+    (
+      (await import(`azurite/dist/src/blob/${path}.js`)) as {
+        default: { default: new (...a: unknown[]) => unknown };
+      }
+    ).default.default;
+  const BlobConfiguration = await load('BlobConfiguration');
+  const BlobServer = await load('BlobServer');
+  // host, port (0: any free one), …, loose, skipApiVersionCheck, …, in-memory persistence.
+  const config = new BlobConfiguration(
+    ...['127.0.0.1', 0, undefined, undefined, undefined, undefined, false, undefined, false, undefined],
+    ...[true, true, '', '', '', undefined, false, true],
+  );
+  const server = new BlobServer(config) as Server;
+  await server.start();
+  const endpoint = `${server.getHttpServerAddress()}/${AZURITE_ACCOUNT}`;
+  return {
+    connectionString:
+      `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_KEY};` +
+      `BlobEndpoint=${endpoint};`,
+    close: () => server.close(),
   };
 }

@@ -10,6 +10,7 @@ import {
   IsObject,
   IsOptional,
   IsString,
+  Max,
   MaxLength,
   Min,
   MinLength,
@@ -21,10 +22,18 @@ import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorat
 import { IsZonedTimestamp } from '../../common/validation/timestamps.js';
 import { BATCH_EXPORT_MODELS, type BatchExportModel } from '../batch-export.entity.js';
 import { DESTINATION_TYPES, type Config, type DestinationType } from '../destinations.js';
-import { INTERVALS, type Interval } from '../schedule.js';
+import { INTERVALS, isTimeZone, type Interval } from '../schedule.js';
 
 /** Fields of a batch export that clients read but never write. */
-const READ_ONLY = ['id', 'team_id', 'created_at', 'last_updated_at', 'latest_runs', 'schema'];
+const READ_ONLY = [
+  'id',
+  'team_id',
+  'created_at',
+  'last_updated_at',
+  'latest_runs',
+  'schema',
+  'interval_offset',
+];
 
 const oneOf = (values: readonly string[]) =>
   IsIn(values as string[], { message: `Must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}.` });
@@ -45,7 +54,11 @@ const Name = () =>
   );
 
 const CONFIG_DESCRIPTION =
-  'Keys per type (unknown keys are refused). Secret keys — `aws_access_key_id`, `aws_secret_access_key` (S3), ' +
+  'Keys per type (unknown keys are refused). `S3` is the legacy type (read, updated and run, no longer ' +
+  'created): new exports use `AwsS3` (the S3 keys but endpoint_url and use_virtual_style_addressing) or ' +
+  '`S3Compatible` (the S3 keys, endpoint_url required). AzureBlob: container_name*, connection_string* ' +
+  '(secret), prefix, compression, file_format, max_file_size_mb. ' +
+  'Secret keys — `aws_access_key_id`, `aws_secret_access_key` (S3), ' +
   '`password`, `private_key`, `private_key_passphrase` (Snowflake), `password` (Postgres, Redshift), ' +
   '`private_key`, `private_key_id` (BigQuery), `token` (HTTP) — are stored but never returned. S3: bucket_name*, ' +
   'region*, aws_access_key_id*, aws_secret_access_key*, prefix, endpoint_url, compression, encryption, ' +
@@ -77,7 +90,11 @@ const IntegrationId = () =>
 /** `integration` is what PostHog returns for the destination's integration: read-only here (use integration_id). */
 @ReadOnlyFields('integration')
 export class CreateDestinationDto {
-  @ApiProperty({ enum: DESTINATION_TYPES, example: 'S3', description: 'Cannot be changed after creation.' })
+  @ApiProperty({
+    enum: DESTINATION_TYPES,
+    example: 'AwsS3',
+    description: 'Cannot be changed after creation.',
+  })
   @IsDefined()
   @oneOf(DESTINATION_TYPES)
   type: DestinationType;
@@ -128,7 +145,7 @@ export class UpdateDestinationDto {
 /** PUT's destination: the type is required (and must be the current one); the config is deep-merged. */
 @ReadOnlyFields('integration')
 export class ReplaceDestinationDto {
-  @ApiProperty({ enum: DESTINATION_TYPES, example: 'S3', description: 'Must be the current type.' })
+  @ApiProperty({ enum: DESTINATION_TYPES, example: 'AwsS3', description: 'Must be the current type.' })
   @IsDefined()
   @oneOf(DESTINATION_TYPES)
   type: DestinationType;
@@ -205,6 +222,50 @@ abstract class BatchExportOptionsDto {
   hogql_query?: string;
 
   @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'Europe/Berlin',
+    description:
+      'IANA time zone on whose clock daily and weekly intervals end (null: UTC). Hourly and shorter intervals ' +
+      'stay aligned in UTC.',
+  })
+  @IsOptional()
+  @ValidateBy({
+    name: 'timeZone',
+    validator: {
+      validate: (value: unknown) => isTimeZone(value),
+      defaultMessage: () => 'Must be an IANA time zone name, such as "Europe/Berlin" or "UTC".',
+    },
+  })
+  timezone?: string | null;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: 6,
+    nullable: true,
+    description: 'Weekly intervals: the day they end on, 0 (Sunday) to 6 (Saturday); null: Monday.',
+  })
+  @IsOptional()
+  @IsInt({ message: 'Must be an integer.' })
+  @Min(0, { message: 'Ensure this value is greater than or equal to 0.' })
+  @Max(6, { message: 'Ensure this value is less than or equal to 6.' })
+  offset_day?: number | null;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: 23,
+    nullable: true,
+    description: 'Daily and weekly intervals: the hour they end at, on the `timezone` clock; null: 0.',
+  })
+  @IsOptional()
+  @IsInt({ message: 'Must be an integer.' })
+  @Min(0, { message: 'Ensure this value is greater than or equal to 0.' })
+  @Max(23, { message: 'Ensure this value is less than or equal to 23.' })
+  offset_hour?: number | null;
+
+  @ApiPropertyOptional({
     oneOf: [
       { type: 'array', items: {} },
       { type: 'object', additionalProperties: true },
@@ -245,7 +306,8 @@ export class CreateBatchExportDto extends BatchExportOptionsDto {
     enum: INTERVALS,
     example: 'hour',
     description:
-      'Aligned in UTC: hour on the hour, day at 00:00, week on Monday 00:00, N minutes on multiples of N.',
+      'Hour on the hour and N minutes on multiples of N (UTC); day at offset_hour (default 00:00) and week on ' +
+      'offset_day at offset_hour (default Monday 00:00), on the `timezone` clock (default UTC).',
   })
   @IsDefined()
   @oneOf(INTERVALS)

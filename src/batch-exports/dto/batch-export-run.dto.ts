@@ -40,6 +40,15 @@ export class BatchExportRunDto {
 
   @ApiProperty({
     type: Number,
+    nullable: true,
+    example: null,
+    description:
+      'Records the destination refused: 0 once the run completed (delivery is all or nothing here); null before.',
+  })
+  records_failed: number | null;
+
+  @ApiProperty({
+    type: Number,
     format: 'int64',
     nullable: true,
     example: null,
@@ -74,6 +83,7 @@ export function toBatchExportRunDto(run: BatchExportRunEntity): BatchExportRunDt
     finished_at: iso(run.finishedAt),
     last_updated_at: run.lastUpdatedAt.toISOString(),
     records_total_count: run.recordsTotalCount,
+    records_failed: run.recordsFailed,
     bytes_exported: run.bytesExported === null ? null : Number(run.bytesExported),
     batch_export: run.batchExportId,
     backfill: run.backfillId,

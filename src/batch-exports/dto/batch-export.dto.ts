@@ -7,7 +7,7 @@ import { BatchExportRunDto } from './batch-export-run.dto.js';
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
 export class DestinationDto {
-  @ApiProperty({ enum: DESTINATION_TYPES, example: 'S3' })
+  @ApiProperty({ enum: DESTINATION_TYPES, example: 'AwsS3' })
   type: string;
 
   @ApiProperty({
@@ -87,6 +87,25 @@ export class BatchExportDto {
     description: 'The filters as sent (stored and returned, not applied); null when none.',
   })
   filters: unknown;
+
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'null: UTC.' })
+  timezone: string | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, example: null, description: 'Weekly: 0 (Sunday) to 6.' })
+  offset_day: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, example: null, description: 'Daily and weekly: 0 to 23.' })
+  offset_hour: number | null;
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: null,
+    description:
+      'Seconds after midnight (day) or Sunday 00:00 (week) at which intervals end, from offset_day and ' +
+      'offset_hour; null: the default.',
+  })
+  interval_offset: number | null;
 }
 
 export function toBatchExportDto(entity: BatchExportEntity, latestRuns: BatchExportRunDto[]): BatchExportDto {
@@ -112,6 +131,13 @@ export function toBatchExportDto(entity: BatchExportEntity, latestRuns: BatchExp
     hogql_query: entity.hogqlQuery,
     schema: null,
     filters: entity.filters ?? null,
+    timezone: entity.timezone,
+    offset_day:
+      entity.interval === 'week' && entity.intervalOffset !== null
+        ? Math.floor(entity.intervalOffset / 86400)
+        : null,
+    offset_hour: entity.intervalOffset !== null ? Math.floor((entity.intervalOffset % 86400) / 3600) : null,
+    interval_offset: entity.intervalOffset,
   };
 }
 
@@ -123,4 +149,23 @@ export class PausedDto {
 export class BackfillCreatedDto {
   @ApiProperty({ format: 'uuid' })
   backfill_id: string;
+
+  @ApiProperty({ type: 'integer', description: 'The runs the backfill created (one per interval).' })
+  total_expected_runs: number;
+
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    description: 'The start of the first interval backfilled (start_at aligned down to an interval start).',
+  })
+  adjusted_start_at: string;
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description:
+      "The records of the backfill's runs counted so far (each run's records_total_count, summed); null " +
+      'until a run has counted its records.',
+  })
+  total_records_count: number | null;
 }

@@ -382,7 +382,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
       if (outcome.kind === 'completed') {
         await this.query(
           `UPDATE batch_export_runs
-              SET status = 'Completed', records_completed = $2, bytes_exported = $3, latest_error = NULL,
+              SET status = 'Completed', records_completed = $2, records_failed = 0, bytes_exported = $3, latest_error = NULL,
                   finished_at = $4, last_updated_at = $4
             WHERE id = $1`,
           [claim.run.id, outcome.records, outcome.bytes, now],

@@ -36,11 +36,17 @@ const sleep = (ms: number, signal: AbortSignal) =>
  * failed connection or a request past that deadline is retried with a doubling delay (Retry-After when longer)
  * up to BATCH_EXPORT_HTTP_MAX_RETRIES times, then the attempt fails and the run is retried; another 4xx fails
  * the run. Redirects are not followed.
+ *
+ * Every batch carries a stable id, `<run id>:<batch number>` (0, 1, … in the run's row order), in the
+ * `Idempotency-Key` header and the body's `batch_id`: a retried attempt of the run re-sends the same rows under
+ * the same ids, so a receiver that keeps the ids it has stored drops what it already has (delivery is at
+ * least once; with that check, exactly once).
  */
 export class HttpWriter implements DestinationWriter {
   private readonly url: URL;
   private batch: string[] = [];
   private batchBytes = 0;
+  private batchNumber = 0;
   private bytes = 0;
 
   constructor(private readonly ctx: DeliveryContext) {
@@ -76,8 +82,10 @@ export class HttpWriter implements DestinationWriter {
   }
 
   private async flush(): Promise<void> {
+    const batchId = `${this.ctx.runId}:${this.batchNumber++}`;
     const body = Buffer.from(
-      `{"api_key":${JSON.stringify(this.ctx.config.token)},"historical_migration":true,"batch":[${this.batch.join(',')}]}`,
+      `{"api_key":${JSON.stringify(this.ctx.config.token)},"historical_migration":true,` +
+        `"batch_id":${JSON.stringify(batchId)},"batch":[${this.batch.join(',')}]}`,
       'utf8',
     );
     const records = this.batch.length;
@@ -88,7 +96,7 @@ export class HttpWriter implements DestinationWriter {
       let problem: string;
       let waitMs = retryDelayMs * 2 ** attempt;
       try {
-        const response = await this.post(body);
+        const response = await this.post(body, batchId);
         if (response.status >= 200 && response.status < 300) {
           this.bytes += body.length;
           return;
@@ -125,7 +133,7 @@ export class HttpWriter implements DestinationWriter {
    * One POST, bounded in total by BATCH_EXPORT_HTTP_TIMEOUT_MS (connecting, sending, and reading the whole
    * answer: a receiver dripping its answer is cut off at the deadline, not only one that goes silent).
    */
-  private post(body: Buffer): Promise<Response> {
+  private post(body: Buffer, batchId: string): Promise<Response> {
     const request = this.url.protocol === 'https:' ? httpsRequest : httpRequest;
     const timeoutMs = this.ctx.http.timeoutMs;
     return new Promise<Response>((resolve, reject) => {
@@ -140,7 +148,11 @@ export class HttpWriter implements DestinationWriter {
         this.url,
         {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'content-length': body.length },
+          headers: {
+            'content-type': 'application/json',
+            'content-length': body.length,
+            'idempotency-key': batchId,
+          },
           lookup: this.ctx.egress.lookup,
           signal: this.ctx.signal,
         },

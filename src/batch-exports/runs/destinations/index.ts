@@ -1,6 +1,7 @@
 import type { DestinationType } from '../../destinations.js';
 import { nonRetryable } from '../export-errors.js';
 import type { DeliveryContext, DestinationWriter } from './destination.js';
+import { AzureBlobWriter } from './azure-blob.js';
 import { HttpWriter } from './http.js';
 import { NoOpWriter } from './noop.js';
 import { PostgresWriter } from './postgres.js';
@@ -9,6 +10,9 @@ import { S3Writer } from './s3.js';
 /** The destinations this service delivers to; the others are accepted as configs but their runs fail. */
 export const DELIVERED_DESTINATIONS: readonly DestinationType[] = [
   'S3',
+  'AwsS3',
+  'S3Compatible',
+  'AzureBlob',
   'Postgres',
   'Redshift',
   'HTTP',
@@ -22,7 +26,11 @@ export function createWriter(ctx: DeliveryContext): DestinationWriter {
     case 'Redshift':
       return new PostgresWriter(ctx);
     case 'S3':
+    case 'AwsS3':
+    case 'S3Compatible':
       return new S3Writer(ctx);
+    case 'AzureBlob':
+      return new AzureBlobWriter(ctx);
     case 'HTTP':
       return new HttpWriter(ctx);
     case 'NoOp':

@@ -1,14 +1,5 @@
-import {
-  brotliCompressSync,
-  createBrotliCompress,
-  createGzip,
-  gzipSync,
-  zstdCompressSync,
-  constants as zlib,
-} from 'node:zlib';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import type { Transform } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -19,9 +10,6 @@ import {
   UploadPartCommand,
   type ServerSideEncryption,
 } from '@aws-sdk/client-s3';
-import { ByteWriter, ParquetWriter, schemaFromColumnData, type BasicType } from 'hyparquet-writer';
-import { s3CompressionProblem } from '../../destinations.js';
-import { rowToJson, type ColumnKind, type ExportRow } from '../export-models.js';
 import {
   AttemptStopped,
   isTransientNetworkError,
@@ -29,73 +17,13 @@ import {
   retryable,
   type ExportError,
 } from '../export-errors.js';
-import type { DeliveryContext, DestinationWriter } from './destination.js';
+import type { DeliveryContext } from './destination.js';
+import { ObjectFilesWriter, type ObjectSink, type ObjectStore } from './object-files.js';
+
+export { s3Key, s3KeyPrefix } from './object-files.js';
 
 /** S3's smallest part of a multipart upload (but the last): parts are uploaded once this much is buffered. */
 const PART_SIZE = 8 * 1024 * 1024;
-
-const FORMAT_EXTENSIONS = { JSONLines: 'jsonl', Parquet: 'parquet' } as const;
-const COMPRESSION_EXTENSIONS: Record<string, string> = {
-  gzip: 'gz',
-  snappy: 'sz',
-  brotli: 'br',
-  zstd: 'zst',
-  lz4: 'lz4',
-};
-
-const PARQUET_TYPES: Record<ColumnKind, BasicType> = {
-  text: 'STRING',
-  json: 'JSON',
-  integer: 'INT32',
-  bigint: 'INT64',
-  float: 'DOUBLE',
-  boolean: 'BOOLEAN',
-  timestamp: 'TIMESTAMP',
-};
-
-/** PostHog's timestamps in keys: ISO 8601 with `+00:00`. */
-const isoKey = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, '+00:00');
-const pad = (n: number) => String(n).padStart(2, '0');
-
-/**
- * The key prefix with PostHog's template variables filled in: `{year}`, `{month}`, `{day}`, `{hour}`,
- * `{minute}`, `{second}` (of the interval's end, UTC), `{data_interval_start}`, `{data_interval_end}` and
- * `{table}` (the model). Unknown variables are an error of the config.
- */
-export function s3KeyPrefix(prefix: string, start: Date, end: Date, table: string): string {
-  const vars: Record<string, string> = {
-    year: String(end.getUTCFullYear()),
-    month: pad(end.getUTCMonth() + 1),
-    day: pad(end.getUTCDate()),
-    hour: pad(end.getUTCHours()),
-    minute: pad(end.getUTCMinutes()),
-    second: pad(end.getUTCSeconds()),
-    data_interval_start: isoKey(start),
-    data_interval_end: isoKey(end),
-    table,
-  };
-  return prefix.replace(/\{([^{}]*)\}/g, (whole, name: string) => {
-    if (!(name in vars)) throw nonRetryable(`The S3 prefix uses an unknown template variable ${whole}.`);
-    return vars[name];
-  });
-}
-
-/** The key of file `n` of a run (PostHog's names: the interval, a file number when files are split). */
-export function s3Key(
-  prefix: string,
-  start: Date,
-  end: Date,
-  format: keyof typeof FORMAT_EXTENSIONS,
-  compression: string | null,
-  fileNumber: number | null,
-): string {
-  let name = `${isoKey(start)}-${isoKey(end)}`;
-  if (fileNumber !== null) name += `-${fileNumber}`;
-  name += `.${FORMAT_EXTENSIONS[format]}`;
-  if (compression) name += `.${COMPRESSION_EXTENSIONS[compression]}`;
-  const key = prefix ? `${prefix.replace(/\/+$/, '')}/${name}` : name;
-  return key.replace(/^\/+/, '');
-}
 
 function classifyS3Error(err: unknown, where: string): ExportError | AttemptStopped {
   if (err instanceof AttemptStopped) return err;
@@ -120,9 +48,8 @@ function classifyS3Error(err: unknown, where: string): ExportError | AttemptStop
   }
   return nonRetryable(message);
 }
-
 /** One object being written: buffered, then a single PUT, or a multipart upload once it outgrows a part. */
-class ObjectUpload {
+class ObjectUpload implements ObjectSink {
   private buffers: Buffer[] = [];
   private buffered = 0;
   private uploadId: string | null = null;
@@ -133,7 +60,7 @@ class ObjectUpload {
     private readonly s3: S3Client,
     private readonly bucket: string,
     readonly key: string,
-    private readonly extra: { ServerSideEncryption?: ServerSideEncryption; SSEKMSKeyId?: string },
+    private readonly extra: Extra,
     private readonly signal: AbortSignal,
   ) {}
 
@@ -207,168 +134,19 @@ class ObjectUpload {
   }
 }
 
-/** A file format encoder feeding an upload: rows in, bytes out (compressed when asked). */
-interface FileEncoder {
-  /** Uncompressed bytes taken so far (for max_file_size_mb). */
-  readonly size: number;
-  write(rows: readonly ExportRow[]): Promise<void>;
-  end(): Promise<void>;
-}
+type Extra = { ServerSideEncryption?: ServerSideEncryption; SSEKMSKeyId?: string };
 
-class JsonLinesEncoder implements FileEncoder {
-  size = 0;
-  private readonly compressor: Transform | null;
-  private pending: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly ctx: DeliveryContext,
-    private readonly upload: ObjectUpload,
-    compression: string | null,
-  ) {
-    this.compressor =
-      compression === 'gzip'
-        ? createGzip()
-        : compression === 'brotli'
-          ? createBrotliCompress({ params: { [zlib.BROTLI_PARAM_QUALITY]: 5 } })
-          : null;
-    this.compressor?.on('data', (chunk: Buffer) => {
-      this.pending = this.pending.then(() => this.upload.write(chunk));
-    });
-  }
-
-  async write(rows: readonly ExportRow[]): Promise<void> {
-    let text = '';
-    for (const row of rows) text += JSON.stringify(rowToJson(this.ctx.model, row)) + '\n';
-    const chunk = Buffer.from(text, 'utf8');
-    this.size += chunk.length;
-    if (!this.compressor) return this.upload.write(chunk);
-    await new Promise<void>((resolve, reject) =>
-      this.compressor!.write(chunk, (err) => (err ? reject(err) : resolve())),
-    );
-    await this.pending;
-  }
-
-  async end(): Promise<void> {
-    if (this.compressor) {
-      await new Promise<void>((resolve, reject) => {
-        this.compressor!.once('end', resolve);
-        this.compressor!.once('error', reject);
-        this.compressor!.end();
-        this.compressor!.resume();
-      });
-      await this.pending;
-    }
-    await this.upload.end();
-  }
-}
-
-/** Parquet: one row group per page of rows, streamed to the upload as they are encoded. */
-class ParquetEncoder implements FileEncoder {
-  size = 0;
-  private readonly bytes = new ByteWriter();
-  private writer: ParquetWriter | null = null;
-
-  constructor(
-    private readonly ctx: DeliveryContext,
-    private readonly upload: ObjectUpload,
-    private readonly compression: string | null,
-  ) {}
-
-  private columnData(rows: readonly ExportRow[]) {
-    return this.ctx.model.columns.map((c) => ({
-      name: c.name,
-      type: PARQUET_TYPES[c.kind],
-      nullable: true,
-      data: rows.map((row) => {
-        const v = row[c.name];
-        if (v === null || v === undefined) return null;
-        if (c.kind === 'json') return JSON.stringify(v);
-        if (c.kind === 'bigint') return BigInt(v as number);
-        return v;
-      }),
-    }));
-  }
-
-  async write(rows: readonly ExportRow[]): Promise<void> {
-    if (!rows.length) return;
-    const columnData = this.columnData(rows);
-    if (!this.writer) {
-      const codec = (
-        { zstd: 'ZSTD', snappy: 'SNAPPY', gzip: 'GZIP', brotli: 'BROTLI' } as Record<string, string>
-      )[this.compression ?? ''];
-      this.writer = new ParquetWriter({
-        writer: this.bytes,
-        schema: schemaFromColumnData({ columnData }),
-        codec: (codec ?? 'UNCOMPRESSED') as 'SNAPPY',
-        compressors: {
-          GZIP: (b: Uint8Array) => gzipSync(b),
-          BROTLI: (b: Uint8Array) => brotliCompressSync(b),
-          ZSTD: (b: Uint8Array) => zstdCompressSync(b),
-        },
-      });
-    }
-    await this.writer.write({ columnData, rowGroupSize: rows.length });
-    await this.drain();
-  }
-
-  private async drain(): Promise<void> {
-    const chunk = Buffer.from(this.bytes.getBytes());
-    this.bytes.index = 0;
-    this.size += chunk.length;
-    await this.upload.write(chunk);
-  }
-
-  async end(): Promise<void> {
-    if (!this.writer) {
-      // A run without rows still writes a valid (empty) file.
-      const columnData = this.columnData([]);
-      this.writer = new ParquetWriter({
-        writer: this.bytes,
-        schema: schemaFromColumnData({
-          columnData: columnData.map((c) => ({ ...c, data: [] })),
-        }),
-      });
-    }
-    await this.writer.finish();
-    await this.drain();
-    await this.upload.end();
-  }
-}
-
-/**
- * S3 and S3-compatible stores (`endpoint_url`), through the AWS SDK. The run's rows are written as JSON Lines
- * or Parquet, compressed as configured, under the prefix with PostHog's template variables filled in. Keys
- * depend only on the run (its interval and a file number), so a retried attempt overwrites what an earlier one
- * wrote and never adds objects. With `max_file_size_mb`, a file is closed once it holds that many
- * (uncompressed) megabytes and the next is started (`…-0`, `…-1`, …), and a manifest listing them is written
- * last (`…_manifest.json`), as PostHog does.
- */
-export class S3Writer implements DestinationWriter {
+/** An S3 bucket, on AWS (`AwsS3`) or any S3-compatible store (`S3Compatible`, legacy `S3` with `endpoint_url`). */
+class S3Store implements ObjectStore {
   private readonly s3: S3Client;
-  private readonly format: 'JSONLines' | 'Parquet';
-  private readonly compression: string | null;
-  private readonly maxFileBytes: number | null;
-  private readonly prefix: string;
   private readonly bucket: string;
-  private readonly extra: { ServerSideEncryption?: ServerSideEncryption; SSEKMSKeyId?: string };
-  private fileNumber = 0;
-  private current: { upload: ObjectUpload; encoder: FileEncoder } | null = null;
-  private readonly files: string[] = [];
-  private bytes = 0;
+  private readonly extra: Extra;
+  readonly where: string;
 
   constructor(private readonly ctx: DeliveryContext) {
     const c = ctx.config;
-    this.format = (c.file_format as 'JSONLines' | 'Parquet' | undefined) ?? 'JSONLines';
-    this.compression = (c.compression as string | null | undefined) ?? null;
-    const maxMb = c.max_file_size_mb as number | null | undefined;
-    this.maxFileBytes = maxMb ? maxMb * 1024 * 1024 : null;
     this.bucket = c.bucket_name as string;
-    this.prefix = s3KeyPrefix(
-      (c.prefix as string | undefined) ?? '',
-      ctx.dataIntervalStart,
-      ctx.dataIntervalEnd,
-      ctx.model.name,
-    );
+    this.where = `s3://${this.bucket}`;
     this.extra = {
       ...(c.encryption ? { ServerSideEncryption: c.encryption as ServerSideEncryption } : {}),
       ...(c.kms_key_id ? { SSEKMSKeyId: c.kms_key_id as string } : {}),
@@ -393,90 +171,39 @@ export class S3Writer implements DestinationWriter {
   }
 
   async open(): Promise<void> {
-    // Refused at save (the same table); an export stored before that check still fails here, for good.
-    const problem = s3CompressionProblem(this.format, this.compression);
-    if (problem) throw nonRetryable(problem);
     const endpoint = this.ctx.config.endpoint_url as string | null | undefined;
     if (endpoint) await this.ctx.egress.resolve(new URL(endpoint).hostname.replace(/^\[|\]$/g, ''));
   }
 
-  private startFile(): { upload: ObjectUpload; encoder: FileEncoder } {
-    const key = s3Key(
-      this.prefix,
-      this.ctx.dataIntervalStart,
-      this.ctx.dataIntervalEnd,
-      this.format,
-      this.compression,
-      this.maxFileBytes ? this.fileNumber : null,
+  upload(key: string): ObjectSink {
+    return new ObjectUpload(this.s3, this.bucket, key, this.extra, this.ctx.signal);
+  }
+
+  async put(key: string, body: string, contentType: string): Promise<void> {
+    await this.s3.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: body,
+        ContentType: contentType,
+        ...this.extra,
+      }),
+      { abortSignal: this.ctx.signal },
     );
-    this.fileNumber++;
-    const upload = new ObjectUpload(this.s3, this.bucket, key, this.extra, this.ctx.signal);
-    const encoder =
-      this.format === 'Parquet'
-        ? new ParquetEncoder(this.ctx, upload, this.compression)
-        : new JsonLinesEncoder(this.ctx, upload, this.compression);
-    return { upload, encoder };
   }
 
-  async write(rows: readonly ExportRow[]): Promise<void> {
-    try {
-      // Pages are split into slices, so a file ends close to max_file_size_mb whatever the page size.
-      const slice = this.maxFileBytes ? 500 : rows.length;
-      for (let i = 0; i < rows.length; i += slice) {
-        this.current ??= this.startFile();
-        await this.current.encoder.write(rows.slice(i, i + slice));
-        if (this.maxFileBytes && this.current.encoder.size >= this.maxFileBytes) await this.endFile();
-      }
-    } catch (err) {
-      throw classifyS3Error(err, `writing to s3://${this.bucket}`);
-    }
+  classify(err: unknown): unknown {
+    return classifyS3Error(err, `writing to ${this.where}`);
   }
 
-  private async endFile(): Promise<void> {
-    const file = this.current!;
-    this.current = null;
-    await file.encoder.end();
-    this.bytes += file.upload.bytes;
-    this.files.push(file.upload.key);
-  }
-
-  async finish(): Promise<{ bytes: number }> {
-    try {
-      // A run without rows writes one (empty) file, as PostHog does, unless files are split.
-      if (this.current || !this.files.length) {
-        this.current ??= this.startFile();
-        await this.endFile();
-      }
-      if (this.maxFileBytes) {
-        const manifestKey =
-          `${this.prefix ? `${this.prefix.replace(/\/+$/, '')}/` : ''}${isoKey(this.ctx.dataIntervalStart)}-${isoKey(this.ctx.dataIntervalEnd)}_manifest.json`.replace(
-            /^\/+/,
-            '',
-          );
-        await this.s3.send(
-          new PutObjectCommand({
-            Bucket: this.bucket,
-            Key: manifestKey,
-            Body: JSON.stringify({ files: this.files }),
-            ContentType: 'application/json',
-            ...this.extra,
-          }),
-          { abortSignal: this.ctx.signal },
-        );
-      }
-      await this.ctx.log(
-        'INFO',
-        `Wrote ${this.files.length} file${this.files.length === 1 ? '' : 's'} to s3://${this.bucket}/${this.files[0] ?? ''}${this.files.length > 1 ? ' …' : ''}.`,
-      );
-      return { bytes: this.bytes };
-    } catch (err) {
-      throw classifyS3Error(err, `writing to s3://${this.bucket}`);
-    }
-  }
-
-  async close(): Promise<void> {
-    if (this.current) await this.current.upload.abort();
-    this.current = null;
+  destroy(): void {
     this.s3.destroy();
+  }
+}
+
+/** S3 and S3-compatible stores, through the AWS SDK (see ObjectFilesWriter for the files and their keys). */
+export class S3Writer extends ObjectFilesWriter {
+  constructor(ctx: DeliveryContext) {
+    super(ctx, new S3Store(ctx));
   }
 }
