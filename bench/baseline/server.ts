@@ -22,6 +22,8 @@ const METADATA = JSON.stringify({ instance_tag: env.INSTANCE_TAG ?? 'none' });
 const INVITE_DAYS_VALIDITY = Number(env.INVITE_DAYS_VALIDITY ?? 3);
 const RECORDING_RETENTION_DAYS = Number(env.RECORDING_RETENTION_DAYS ?? 30);
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** The most visible recordings the list of a restricted caller counts (the service's RESTRICTED_COUNT_CAP). */
+const RESTRICTED_COUNT_CAP = 10_000;
 
 const pool = new pg.Pool({
   connectionString: env.DATABASE_URL,
@@ -666,7 +668,10 @@ async function listRecordings(req: IncomingMessage, url: URL, projectId: string)
   const days = project.session_recording_retention_period_days ?? RECORDING_RETENTION_DAYS;
   const params = [project.id, principal.userId, page.limit, page.offset, retentionCutoff(nowMs, days)];
   const { rows } = project.hidden
-    ? await pool.query(sql.RECORDINGS_PAGE_HIDING, [...params, project.hidden])
+    ? await pool.query(sql.recordingsPageHiding(Math.max(RESTRICTED_COUNT_CAP, page.offset + page.limit + 1)), [
+        ...params,
+        project.hidden,
+      ])
     : await pool.query(sql.RECORDINGS_PAGE, params);
   const total = rows.length ? rows[0].total : 0;
   const results = rows

@@ -254,9 +254,12 @@ SELECT coalesce(greatest((SELECT c.recordings FROM session_recording_counts c WH
   FROM (SELECT 1) AS one
   ${PAGE('')}`;
 
-/** The list of a caller start URL rules hide recordings from ($6): the total is a count under the same condition. */
-export const RECORDINGS_PAGE_HIDING = `
-SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz${hiddenByUrl(6)}), 0)::float8 AS total, page.*
+/**
+ * The list of a caller start URL rules hide recordings from ($6): the total is a count under the same condition,
+ * in list order, stopped at `cap` (the service's RESTRICTED_COUNT_CAP, or the end of the page plus one).
+ */
+export const recordingsPageHiding = (cap: number) => `
+SELECT coalesce((SELECT count(*) FROM (SELECT 1 FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz${hiddenByUrl(6)} ORDER BY r.start_time DESC, r.session_id LIMIT ${cap}) AS capped), 0)::float8 AS total, page.*
   FROM (SELECT 1) AS one
   ${PAGE(hiddenByUrl(6))}`;
 
