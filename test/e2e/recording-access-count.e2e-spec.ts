@@ -50,12 +50,8 @@ describe('the recordings list count under a recording access rule', () => {
   let projectId: number;
 
   const list = async (who: TestUser, query: string) =>
-    (
-      await t.http
-        .get(`/api/projects/${projectId}/session_recordings?${query}`)
-        .set(who.auth)
-        .expect(200)
-    ).body as ListPage;
+    (await t.http.get(`/api/projects/${projectId}/session_recordings?${query}`).set(who.auth).expect(200))
+      .body as ListPage;
   const hiddenIds = (page: ListPage) => page.results.filter((r) => r.start_url.includes('/billing/'));
 
   beforeAll(async () => {
@@ -163,7 +159,13 @@ describe('the recordings list count under a recording access rule', () => {
   it('reads at most the cap of rows for the count, not the project (EXPLAIN ANALYZE)', async () => {
     const cap = 100;
     const visibility = new RecordingVisibility([
-      { kind: 'start_url', urlPattern: PATTERN, propertyKey: null, propertyOperator: null, propertyValue: null },
+      {
+        kind: 'start_url',
+        urlPattern: PATTERN,
+        propertyKey: null,
+        propertyOperator: null,
+        propertyValue: null,
+      },
     ]);
     const { sql, params } = buildListQuery(
       projectId,
