@@ -287,8 +287,8 @@ export const INSERT_LOG = `INSERT INTO activity_logs (organization_id, team_id, 
 
 // ---- events (GET /api/projects/:id/events) -------------------------------------------------------------------
 
-/** The condition leaving out the events of a session whose recording a start URL rule ($3) hides. */
-const VISIBLE_EVENT = ` AND NOT EXISTS (SELECT 1 FROM session_recordings rv WHERE rv.team_id = $1::int AND rv.session_id = e.session_id COLLATE "C" AND (coalesce(left(rv.start_url, 8192) ILIKE ANY($3::text[]), false)))`;
+/** The condition leaving out the events of a session whose recording a start URL rule ($3) hides (a probe per row). */
+const VISIBLE_EVENT = ` AND NOT coalesce((SELECT (coalesce(left(rv.start_url, 8192) ILIKE ANY($3::text[]), false)) FROM session_recordings rv WHERE rv.team_id = $1::int AND rv.session_id = e.session_id COLLATE "C"), false)`;
 
 /**
  * EventsRepository.list without filters: $1 project, $2 the retention cutoff, ($3 the hidden start URL patterns,)
