@@ -68,6 +68,7 @@ import {
   type RecordingsFilterResult,
 } from './lib/recordings-filter.js';
 import { benchExport, type ExportResult, formatExportTable, minExportRatio } from './lib/export.js';
+import { seedListEvents } from './lib/events-list.js';
 import { type Fixture, readFixture, seed, SEED_VERSION } from './lib/seed.js';
 import { profileStatements, statementDifferences } from './lib/statements.js';
 import { compareAccess, formatAccessTable, withinTolerance } from './lib/access-compare.js';
@@ -347,6 +348,9 @@ async function main(): Promise<void> {
   try {
     const fixture = await prepareDatabase(postgres, options);
     await db.connect();
+    if (options.scenarios.includes('events-list') && fixture.recordings) {
+      await seedListEvents(db, fixture.recordings.projectId, log);
+    }
     const logDir = join(BENCH_DIR, '.data');
     mkdirSync(logDir, { recursive: true });
 
@@ -379,6 +383,7 @@ async function main(): Promise<void> {
           PORT: String(BASELINE_PORT),
           DATABASE_POOL_SIZE: String(POOL_SIZE),
           RECORDING_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
+          EVENTS_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
         },
         logFile: join(logDir, 'baseline.log'),
         readyPath: '/healthz',

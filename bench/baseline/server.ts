@@ -22,6 +22,8 @@ const METADATA = JSON.stringify({ instance_tag: env.INSTANCE_TAG ?? 'none' });
 const INVITE_DAYS_VALIDITY = Number(env.INVITE_DAYS_VALIDITY ?? 3);
 const RECORDING_RETENTION_DAYS = Number(env.RECORDING_RETENTION_DAYS ?? 30);
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** The most visible recordings the list of a restricted caller counts (the service's RESTRICTED_COUNT_CAP). */
+const RESTRICTED_COUNT_CAP = 10_000;
 
 const pool = new pg.Pool({
   connectionString: env.DATABASE_URL,
@@ -517,6 +519,7 @@ const SESSION_ID_RE = /^[A-Za-z0-9-]{1,70}$/;
 interface RecordingsEntry {
   id: number;
   session_recording_retention_period_days: number | null;
+  events_retention_period_days: number | null;
   /** The caller may read the project's persons (`query` above `none`). */
   persons: boolean;
   /** ILIKE patterns of the start URL rules hiding recordings from the caller, or null. */
@@ -527,7 +530,11 @@ interface RecordingsEntry {
  * The project of a read of recordings and what the caller may do and watch in it, from the one access statement:
  * 404 outside its organizations or at `none` (project or `session_recording`), 403 for a key restricted elsewhere.
  */
-async function enterRecordings(principal: Principal, rawId: string): Promise<RecordingsEntry> {
+async function enterRecordings(
+  principal: Principal,
+  rawId: string,
+  resource: 'session_recording' | 'query' = 'session_recording',
+): Promise<RecordingsEntry> {
   const id =
     /^\d{1,15}$/.test(rawId) && Number(rawId) >= 1 && Number(rawId) <= 2147483647 ? Number(rawId) : null;
   const row =
@@ -550,7 +557,7 @@ async function enterRecordings(principal: Principal, rawId: string): Promise<Rec
     });
   }
   const access = new MemberAccess(row.access_membership_level, row.id, row.access_rules ?? []);
-  if (!reaches(access.resource('session_recording'), 'viewer')) throw notFound();
+  if (!reaches(access.resource(resource), 'viewer')) throw notFound();
   const rules: [string, string | null][] = row.access_joined ?? [];
   if (rules.some(([kind]) => kind !== 'start_url')) {
     throw new HttpError(501, {
@@ -563,6 +570,7 @@ async function enterRecordings(principal: Principal, rawId: string): Promise<Rec
   return {
     id: row.id,
     session_recording_retention_period_days: row.session_recording_retention_period_days,
+    events_retention_period_days: row.events_retention_period_days,
     persons: access.resource('query') !== 'none',
     hidden: rules.length ? rules.map(([, pattern]) => globToLike(pattern ?? '')) : null,
   };
@@ -666,7 +674,10 @@ async function listRecordings(req: IncomingMessage, url: URL, projectId: string)
   const days = project.session_recording_retention_period_days ?? RECORDING_RETENTION_DAYS;
   const params = [project.id, principal.userId, page.limit, page.offset, retentionCutoff(nowMs, days)];
   const { rows } = project.hidden
-    ? await pool.query(sql.RECORDINGS_PAGE_HIDING, [...params, project.hidden])
+    ? await pool.query(
+        sql.recordingsPageHiding(Math.max(RESTRICTED_COUNT_CAP, page.offset + page.limit + 1)),
+        [...params, project.hidden],
+      )
     : await pool.query(sql.RECORDINGS_PAGE, params);
   const total = rows.length ? rows[0].total : 0;
   const results = rows
@@ -715,6 +726,88 @@ async function retrieveRecording(req: IncomingMessage, projectId: string, id: st
 }
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
+// ---------------------------------------------------------------------------------------------- events
+
+const EVENTS_RETENTION_DAYS = Number(env.EVENTS_RETENTION_DAYS ?? 365);
+/** The events list counts matches up to this many (the service's EVENTS_COUNT_CAP). */
+const EVENTS_COUNT_CAP = 10_000;
+const EVENTS_LIST_MAX_BYTES = Number(env.EVENTS_LIST_MAX_BYTES ?? 8388608);
+/** Most bytes of one property value in a list (the service's EVENT_LIST_VALUE_MAX_BYTES). */
+const EVENT_LIST_VALUE_MAX_BYTES = 64 * 1024;
+
+/**
+ * GET /api/projects/:id/events without filters (the bench sends none): the access statement (the project with
+ * the rules, `query` at `viewer` or above, the recording rules hiding sessions), the page, the count up to
+ * EVENTS_COUNT_CAP and the persons of the page's distinct ids, as the service sends them.
+ */
+async function listEvents(req: IncomingMessage, url: URL, projectId: string) {
+  const principal = await authenticate(req, 'query:read');
+  const page = pageParams(url);
+  const project = await enterRecordings(principal, projectId, 'query');
+  if ([...url.searchParams.keys()].some((k) => k !== 'limit' && k !== 'offset')) {
+    throw new HttpError(501, {
+      type: 'server_error',
+      code: 'error',
+      detail: 'Filters are not implemented here.',
+      attr: null,
+    });
+  }
+  if (page.offset + page.limit > EVENTS_COUNT_CAP) {
+    throw invalid(
+      `'offset' plus 'limit' may be at most ${EVENTS_COUNT_CAP}: page further back with 'before' (the timestamp of the last event of a page).`,
+      'offset',
+    );
+  }
+  const days = project.events_retention_period_days ?? EVENTS_RETENTION_DAYS;
+  const cutoff = new Date((Math.floor(Date.now() / DAY_MS) - (days - 1)) * DAY_MS);
+  const counted: unknown[] = project.hidden ? [project.id, cutoff, project.hidden] : [project.id, cutoff];
+  const hiding = project.hidden !== null;
+  const { rows } = await pool.query(sql.eventsPage(hiding, page.limit, page.offset), [
+    ...counted,
+    EVENT_LIST_VALUE_MAX_BYTES,
+    EVENTS_LIST_MAX_BYTES,
+  ]);
+  const total: number = (await pool.query(sql.eventsCount(hiding, EVENTS_COUNT_CAP), counted)).rows[0].n;
+  const distinctIds = [...new Set(rows.map((r) => r.distinctId as string))];
+  const persons = new Map<string, { isIdentified: boolean; firstDistinctId: string; properties: unknown }>();
+  if (distinctIds.length) {
+    const found = await pool.query(sql.EVENT_PERSONS, [
+      project.id,
+      distinctIds,
+      ['email', 'name', 'username'],
+      1000,
+    ]);
+    for (const p of found.rows) persons.set(p.distinctId, p);
+  }
+  const results = rows.map((row) => {
+    const person = persons.get(row.distinctId);
+    return {
+      id: row.uuid,
+      uuid: row.uuid,
+      event: row.event,
+      distinct_id: row.distinctId,
+      person_id: row.personId,
+      person: person
+        ? {
+            is_identified: person.isIdentified,
+            distinct_ids: [person.firstDistinctId],
+            properties: person.properties,
+          }
+        : null,
+      properties: row.properties,
+      properties_truncated: row.propertiesTruncated,
+      timestamp: new Date(row.timestamp).toISOString(),
+      created_at: new Date(row.createdAt).toISOString(),
+      elements_chain: row.elementsChain,
+      elements: [],
+      session_id: row.sessionId,
+      window_id: row.windowId,
+    };
+  });
+  // The bench's pages stay far below EVENTS_LIST_MAX_BYTES: none ends early (the service's `nextOffset`).
+  return envelope(url, page, total, results);
+}
+
 // ---------------------------------------------------------------------------------------------- routing
 
 type Handler = (req: IncomingMessage, url: URL, params: string[]) => Promise<unknown>;
@@ -749,6 +842,12 @@ const ROUTES: { method: string; pattern: RegExp; status: number; handler: Handle
     pattern: /^\/api\/projects\/([^/]+)\/session_recordings\/([^/]+)\/?$/,
     status: 200,
     handler: (req, _url, [projectId, id]) => retrieveRecording(req, projectId, decodeURIComponent(id)),
+  },
+  {
+    method: 'GET',
+    pattern: /^\/api\/projects\/([^/]+)\/events\/?$/,
+    status: 200,
+    handler: (req, url, [id]) => listEvents(req, url, id),
   },
   {
     method: 'POST',

@@ -217,19 +217,19 @@ const RECORDING_COLUMNS = `
   r.console_error_count AS "consoleErrorCount",
   left(r.start_url, 8192) AS "startUrl", r.snapshot_source AS "snapshotSource",
   ${epochMs('r.last_event_received_at')} AS "lastEventMs",
-  EXISTS (SELECT 1 FROM session_recording_views v
-           WHERE v.team_id = r.team_id AND v.session_id = r.session_id AND v.user_id = $2::int) AS viewed,
-  ARRAY(SELECT u.email FROM session_recording_views v JOIN users u ON u.id = v.user_id
-         WHERE $2::int IS NOT NULL AND v.team_id = r.team_id AND v.session_id = r.session_id
-           AND v.user_id <> $2::int
-         ORDER BY v.viewed_at, v.user_id LIMIT 100) AS viewers,
+  CASE WHEN $2::int IS NULL THEN false ELSE EXISTS (SELECT 1 FROM session_recording_views v
+           WHERE v.team_id = $1::int AND v.session_id = r.session_id AND v.user_id = $2::int) END AS viewed,
+  CASE WHEN $2::int IS NULL THEN '{}'::text[] ELSE ARRAY(SELECT u.email FROM session_recording_views v
+         JOIN users u ON u.id = v.user_id
+         WHERE v.team_id = $1::int AND v.session_id = r.session_id AND v.user_id <> $2::int
+         ORDER BY v.viewed_at, v.user_id LIMIT 100) END AS viewers,
   p.id AS "personId", p.uuid AS "personUuid",
     ${PERSON_PROPERTIES} AS "personProperties",
     NOT (octet_length(p.properties::text) <= 16384) AS "personPropertiesTruncated",
     ${epochMs('p.created_at')} AS "personCreatedMs",
     coalesce((SELECT array_agg(s.distinct_id ORDER BY s.id) FROM (SELECT d.id, d.distinct_id FROM person_distinct_ids d
-       WHERE d.team_id = r.team_id AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
-    AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = r.team_id AND d.person_id = p.id) AS "personDistinctIdCount"`;
+       WHERE d.team_id = $1::int AND d.person_id = p.id ORDER BY d.id LIMIT 100) s), '{}')
+    AS "personDistinctIds", (SELECT count(*)::int FROM person_distinct_ids d WHERE d.team_id = $1::int AND d.person_id = p.id) AS "personDistinctIdCount"`;
 
 /** A start URL rule hiding recordings ($n: the ILIKE patterns), as the service renders it; '' without one. */
 export const hiddenByUrl = (n: number | null) =>
@@ -238,7 +238,7 @@ export const hiddenByUrl = (n: number | null) =>
 const PAGE = (visible: string) => `LEFT JOIN LATERAL (
     SELECT ${RECORDING_COLUMNS}
       FROM session_recordings r
-      LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
+      LEFT JOIN persons p ON p.team_id = $1::int AND p.id = r.person_id
      WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz${visible}
      ORDER BY r.start_time DESC, r.session_id
      LIMIT $3 OFFSET $4
@@ -254,15 +254,18 @@ SELECT coalesce(greatest((SELECT c.recordings FROM session_recording_counts c WH
   FROM (SELECT 1) AS one
   ${PAGE('')}`;
 
-/** The list of a caller start URL rules hide recordings from ($6): the total is a count under the same condition. */
-export const RECORDINGS_PAGE_HIDING = `
-SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz${hiddenByUrl(6)}), 0)::float8 AS total, page.*
+/**
+ * The list of a caller start URL rules hide recordings from ($6): the total is a count under the same condition,
+ * in list order, stopped at `cap` (the service's RESTRICTED_COUNT_CAP, or the end of the page plus one).
+ */
+export const recordingsPageHiding = (cap: number) => `
+SELECT coalesce((SELECT count(*) FROM (SELECT 1 FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz${hiddenByUrl(6)} ORDER BY r.start_time DESC, r.session_id LIMIT ${cap}) AS capped), 0)::float8 AS total, page.*
   FROM (SELECT 1) AS one
   ${PAGE(hiddenByUrl(6))}`;
 
 export const recordingById = (visible: string) => `SELECT ${RECORDING_COLUMNS}
          FROM session_recordings r
-         LEFT JOIN persons p ON p.team_id = r.team_id AND p.id = r.person_id
+         LEFT JOIN persons p ON p.team_id = $1::int AND p.id = r.person_id
         WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4${visible}`;
 
 /** The activity log entry of a read of a recording (ActivityLogRepository.insertRead), before the read. */
@@ -281,6 +284,56 @@ export const INSERT_LOG = `INSERT INTO activity_logs (organization_id, team_id, 
         SELECT coalesce($1::uuid, (SELECT p.organization_id FROM projects p WHERE p.id = $2::int),
                         (SELECT d.organization_id FROM organization_domains d WHERE d.id = $11::uuid)),
                $2::int, $3::int, $4, $5, $6, $7, $8, $9::jsonb, $10::inet`;
+
+// ---- events (GET /api/projects/:id/events) -------------------------------------------------------------------
+
+/** The condition leaving out the events of a session whose recording a start URL rule ($3) hides (a probe per row). */
+const VISIBLE_EVENT = ` AND NOT coalesce((SELECT (coalesce(left(rv.start_url, 8192) ILIKE ANY($3::text[]), false)) FROM session_recordings rv WHERE rv.team_id = $1::int AND rv.session_id = e.session_id COLLATE "C"), false)`;
+
+/**
+ * EventsRepository.list without filters: $1 project, $2 the retention cutoff, ($3 the hidden start URL patterns,)
+ * then the most bytes of a property value and of the page.
+ */
+export const eventsPage = (hiding: boolean, limit: number, offset: number) => {
+  const value = hiding ? '$4' : '$3';
+  const page = hiding ? '$5' : '$4';
+  return `SELECT * FROM (
+      SELECT q.*, sum(q.bytes) OVER (ORDER BY q.ord ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - q.bytes AS before
+        FROM (SELECT e.uuid, e.event, e.distinct_id AS "distinctId", e.person_id AS "personId",
+  e."timestamp", e.created_at AS "createdAt", e.elements_chain AS "elementsChain", e.session_id AS "sessionId",
+  e.window_id AS "windowId", b.properties, b.truncated AS "propertiesTruncated",
+         CASE WHEN s.big THEN octet_length(b.properties::text) ELSE w.length END + octet_length(e.elements_chain)
+           AS bytes,
+         row_number() OVER (ORDER BY e."timestamp" DESC, e.uuid DESC) AS ord
+       FROM (SELECT * FROM events e WHERE e.team_id = $1 AND e."timestamp" >= $2${hiding ? VISIBLE_EVENT : ''}
+              ORDER BY e."timestamp" DESC, e.uuid DESC LIMIT ${limit} OFFSET ${offset}) e
+       CROSS JOIN LATERAL (SELECT octet_length(e.properties::text) AS length) w
+    CROSS JOIN LATERAL (SELECT w.length > ${value}::int AS big) s
+    CROSS JOIN LATERAL (
+      SELECT CASE WHEN s.big THEN coalesce(jsonb_object_agg(x.key, CASE WHEN x.bytes <= ${value}::int THEN x.value
+                    ELSE jsonb_build_object('$truncated', true, 'bytes', x.bytes) END), '{}'::jsonb)
+                  ELSE e.properties END AS properties,
+             coalesce(bool_or(x.bytes > ${value}::int), false) AS truncated
+        FROM (SELECT j.key, j.value, octet_length(j.value::text) AS bytes
+                FROM jsonb_each(CASE WHEN s.big THEN e.properties ELSE '{}'::jsonb END) j) x
+    ) b) q
+    ) w WHERE w.before < ${page}::bigint ORDER BY w.ord`;
+};
+
+/** The events list's count, up to `cap`. */
+export const eventsCount = (hiding: boolean, cap: number) =>
+  `SELECT count(*)::int AS n FROM (SELECT 1 FROM events e WHERE e.team_id = $1 AND e."timestamp" >= $2${hiding ? VISIBLE_EVENT : ''} LIMIT ${cap}) c`;
+
+/** PersonsRepository.eventPersons: the person of each distinct id, with a few of its properties. */
+export const EVENT_PERSONS = `SELECT d.distinct_id AS "distinctId", p.is_identified AS "isIdentified",
+              (SELECT f.distinct_id FROM person_distinct_ids f
+                WHERE f.team_id = $1 AND f.person_id = p.id ORDER BY f.id LIMIT 1)
+                AS "firstDistinctId",
+              coalesce((SELECT jsonb_object_agg(k.key, p.properties -> k.key) FROM unnest($3::text[]) AS k(key)
+                 WHERE p.properties ? k.key AND octet_length((p.properties -> k.key)::text) <= $4), '{}'::jsonb)
+                AS properties
+         FROM person_distinct_ids d JOIN persons p ON p.team_id = $1 AND p.id = d.person_id
+        WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[])`;
 
 // ---- capture (POST /s/) ------------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ export const SCENARIO_NAMES = [
   'recordings-list',
   'recording-retrieve',
   'batch-exports-list',
+  'events-list',
   'invite-create',
   'activity-log',
   'scim',

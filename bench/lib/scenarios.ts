@@ -86,6 +86,15 @@ const BASE_SCENARIOS: readonly BaseScenario[] = [
     volatile: [],
   },
   {
+    name: 'events-list',
+    description:
+      "GET /api/projects/:id/events?limit=100 — the recordings' project, 50,000 events of 20 sessions (bench/lib/events-list.ts)",
+    read: true,
+    request: (f) => ({ method: 'GET', path: `/api/projects/${f.recordings?.projectId}/events?limit=100` }),
+    volatile: [],
+    unavailable: NO_RECORDINGS,
+  },
+  {
     name: 'invite-create',
     description: 'POST /api/organizations/:id/invites — a new address each request (a write transaction)',
     read: false,

@@ -67,7 +67,7 @@ export const CORE_SETTINGS = {
   DATABASE_STATEMENT_TIMEOUT_MS: setting(
     int(0, 3600000),
     30000,
-    'Server-side statement timeout per query (0 disables) of everything outside the /api handlers: capture, the API key lookup, scheduled work, the CLI. The queries of /api handlers have API_READ_STATEMENT_TIMEOUT_MS and API_WRITE_STATEMENT_TIMEOUT_MS.',
+    "Server-side statement timeout per query (0 disables) of everything outside the /api handlers: capture, scheduled work, the CLI, and the API key lookup when its connection does not already run under a shorter one (a read's or a write's, which it keeps). The queries of /api handlers have API_READ_STATEMENT_TIMEOUT_MS and API_WRITE_STATEMENT_TIMEOUT_MS.",
   ),
   DATABASE_POOL_RESERVE: setting(
     int(0, 199),

@@ -1,6 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../common/errors/api-error.js';
-import { currentApiRequest, PoolShares, runAsApiRequest, runOutsideApiRequest } from './pool-shares.js';
+import {
+  currentApiRequest,
+  PoolShares,
+  runAsApiRequest,
+  runAsKeyLookup,
+  runOutsideApiRequest,
+} from './pool-shares.js';
 
 type Release = (err?: unknown) => void;
 interface Client {
@@ -67,6 +73,55 @@ describe('PoolShares', () => {
     write.release();
     const back = await checkout(pool);
     expect(back.client.sent.at(-1)).toBe('SET statement_timeout = 30000');
+  });
+
+  it('lets the key lookup keep a timeout up to the base one, so lookup and read alternate without a SET', async () => {
+    const { pool } = fakePool(1);
+    new PoolShares(settings).install(pool);
+    // A request: the guard's lookup, then the handler's read, twice on the one connection.
+    for (let i = 0; i < 2; i++) {
+      const lookup = await runAsKeyLookup(() => checkout(pool));
+      lookup.release();
+      const read = await runAsApiRequest('read', () => checkout(pool));
+      read.release();
+    }
+    const sent = (await runAsKeyLookup(() => checkout(pool))).client.sent;
+    // Only the first read set its timeout; the lookups kept it (2 s ≤ the base 30 s).
+    expect(sent).toEqual(['SET statement_timeout = 2000']);
+  });
+
+  it('gives the key lookup the base timeout over a longer one or none, and other work its own as before', async () => {
+    const longer = { ...settings, baseTimeoutMs: 1000, timeoutMs: { read: 2000, write: 0 } };
+    const { pool } = fakePool(1);
+    new PoolShares(longer).install(pool);
+    const read = await runAsApiRequest('read', () => checkout(pool));
+    read.release();
+    // 2 s is past the base 1 s: the lookup gets the base one.
+    const lookup = await runAsKeyLookup(() => checkout(pool));
+    expect(lookup.client.sent).toEqual(['SET statement_timeout = 2000', 'SET statement_timeout = 1000']);
+    lookup.release();
+    const write = await runAsApiRequest('write', () => checkout(pool));
+    write.release();
+    // A write runs with none (0): the lookup after it gets the base one, and so does capture after a read.
+    const again = await runAsKeyLookup(() => checkout(pool));
+    expect(again.client.sent.slice(2)).toEqual(['SET statement_timeout = 0', 'SET statement_timeout = 1000']);
+    again.release();
+    const read2 = await runAsApiRequest('read', () => checkout(pool));
+    read2.release();
+    const plain = await checkout(pool);
+    expect(plain.client.sent.slice(4)).toEqual([
+      'SET statement_timeout = 2000',
+      'SET statement_timeout = 1000',
+    ]);
+    plain.release();
+    // Outside a lookup nothing is lenient: with a read's shorter timeout left, capture gets the base one back.
+    const { pool: pool2 } = fakePool(1);
+    new PoolShares(settings).install(pool2);
+    (await runAsApiRequest('read', () => checkout(pool2))).release();
+    expect((await checkout(pool2)).client.sent).toEqual([
+      'SET statement_timeout = 2000',
+      'SET statement_timeout = 30000',
+    ]);
   });
 
   it('lets /api checkouts hold at most the share; the rest of the pool stays for everything else', async () => {

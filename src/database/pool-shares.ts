@@ -26,6 +26,19 @@ export function runOutsideApiRequest<T>(work: () => T): T {
   return requests.exit(work);
 }
 
+const lookups = new AsyncLocalStorage<true>();
+
+/**
+ * Runs `work` (the guard's API key lookup: one indexed statement before the handler) on connections outside the
+ * API's share that keep the statement timeout they have when it is at most the base timeout, instead of being set
+ * back to it: the lookup then runs under the timeout the previous `/api` request left (no stricter limit than the
+ * lookup needs can break it), and a read that follows on the same connection finds its own timeout still set, so
+ * neither sends a `SET statement_timeout`. A connection with no timeout, or a longer one, is given the base one.
+ */
+export function runAsKeyLookup<T>(work: () => T): T {
+  return lookups.run(true, work);
+}
+
 /** The kind of `/api` request the calling code answers, or null (capture, health, scheduled work). */
 export function currentApiRequest(): ApiRequestKind | null {
   return requests.getStore() ?? null;
@@ -85,8 +98,9 @@ export class PoolShares {
     pool.connect = (callback: ConnectCallback) => {
       const kind = currentApiRequest();
       if (!kind) {
+        const lenient = lookups.getStore() === true;
         connect((err, client, release) =>
-          this.handOver(err, client, release, this.settings.baseTimeoutMs, callback),
+          this.handOver(err, client, release, this.settings.baseTimeoutMs, callback, lenient),
         );
         return;
       }
@@ -141,20 +155,24 @@ export class PoolShares {
     this.heldOutside += Math.max(0, connections);
   }
 
-  /** Gives `client` the statement timeout `ms` when it runs with another one, then hands it to `callback`. */
+  /**
+   * Gives `client` the statement timeout `ms` when it runs with another one, then hands it to `callback`;
+   * `lenient` (runAsKeyLookup): any timeout from 1 ms up to `ms` (any at all when `ms` is 0, none) is kept.
+   */
   private handOver(
     err: unknown,
     client: PoolClient | undefined,
     release: Release | undefined,
     ms: number,
     callback: ConnectCallback,
+    lenient = false,
   ): void {
     if (err || !client || !release) {
       callback(err);
       return;
     }
     const current = this.timeouts.get(client) ?? this.settings.baseTimeoutMs;
-    if (current === ms) {
+    if (current === ms || (lenient && current > 0 && (ms === 0 || current <= ms))) {
       callback(null, client, release);
       return;
     }

@@ -63,7 +63,7 @@ export interface EventFilters {
  * "C" collation); it names the project as `$1`, so that on Citus the statement stays on the project's shard.
  */
 function visibleEventSql(visibility: RecordingVisibility | undefined, bind: (value: unknown) => string) {
-  const hidden = visibility?.hiddenSessionSql('$1::int', 'e.session_id COLLATE "C"', bind);
+  const hidden = visibility?.hiddenSessionProbeSql('$1::int', 'e.session_id COLLATE "C"', bind);
   return hidden ? `NOT ${hidden}` : null;
 }
 

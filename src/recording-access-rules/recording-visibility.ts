@@ -105,6 +105,17 @@ export class RecordingVisibility {
     if (!this.restricted) return null;
     return `EXISTS (SELECT 1 FROM session_recordings rv WHERE rv.team_id = ${teamId} AND rv.session_id = ${sessionId} AND ${this.hiddenSql('rv', bind, teamId)})`;
   }
+
+  /**
+   * `hiddenSessionSql` as a probe of the session's recording by its primary key for each row (a correlated scalar
+   * subquery, which the planner never turns into a join): for a statement that stops after a bounded number of rows
+   * (a page, a capped count), where a semi or anti join would read every recording of the project the rules match
+   * to build its hash before the first row. Null when nothing is hidden.
+   */
+  hiddenSessionProbeSql(teamId: string, sessionId: string, bind: Bind): string | null {
+    if (!this.restricted) return null;
+    return `coalesce((SELECT ${this.hiddenSql('rv', bind, teamId)} FROM session_recordings rv WHERE rv.team_id = ${teamId} AND rv.session_id = ${sessionId}), false)`;
+  }
 }
 
 /** Rules of each kind hiding recordings, for the pinned SQL of the statements applying them (test/sql). */

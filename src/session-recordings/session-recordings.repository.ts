@@ -182,6 +182,15 @@ export const EXCLUDED_WALK_MAX_ROWS = 2000;
 export const LIST_ORDER = 'r.start_time DESC, r.session_id';
 
 /**
+ * The most recordings the list counts for a caller the access rules restrict (docs/decisions.md §18): its `count`
+ * is the number of recordings they may watch when below this (or below the end of the page asked for, plus one,
+ * when that is further), else this bound, so that `has_next` and `next` stay exact while the count reads at most
+ * this many visible rows in list order instead of every recording of the project. The count never includes a
+ * hidden recording: it is a count of the visible ones, stopped early.
+ */
+export const RESTRICTED_COUNT_CAP = 10_000;
+
+/**
  * The list statement: one page of recordings with their persons, viewed flags and the total, in one round trip.
  * The total comes from the maintained per-project counter when there is no filter (an exact count without
  * reading a million index entries), minus the expired recordings the purge has not deleted yet (a range of the
@@ -197,6 +206,7 @@ export function buildListQuery(
   filters: RecordingFilters,
   page: { limit: number; offset: number },
   retainedFrom: Date | null = null,
+  restrictedCountCap = RESTRICTED_COUNT_CAP,
 ): { sql: string; params: unknown[] } {
   const params: unknown[] = [teamId, userId, page.limit, page.offset];
   const where = ['r.team_id = $1', 'r.deleted_at IS NULL'];
@@ -278,9 +288,16 @@ export function buildListQuery(
     : retainedFrom
       ? `greatest(${counter} - ${expired}, 0)`
       : counter;
-  const counted = excluded
-    ? `(${matching} - (SELECT count(*) FROM session_recordings r WHERE ${[...countWhere, excluded.had].join(' AND ')}))`
-    : matching;
+  // A caller the access rules restrict: the visible recordings counted in list order (the list's partial index),
+  // stopped at the cap, never past the end of the page asked for plus one (so `next` is exact): a count of what
+  // they may watch that reads at most that many of them, not the whole project (RESTRICTED_COUNT_CAP).
+  const cap = Math.max(Math.floor(restrictedCountCap), page.offset + page.limit + 1);
+  const capped = `(SELECT count(*) FROM (SELECT 1 FROM session_recordings r WHERE ${[...countWhere, ...(excluded ? [`NOT (${excluded.had})`] : [])].join(' AND ')} ORDER BY ${LIST_ORDER} LIMIT ${cap}) AS capped)`;
+  const counted = visible
+    ? capped
+    : excluded
+      ? `(${matching} - (SELECT count(*) FROM session_recordings r WHERE ${[...countWhere, excluded.had].join(' AND ')}))`
+      : matching;
   const ctes = sets.map((s) => `${s.name} AS MATERIALIZED (${s.sql})`);
   if (keyed) {
     ctes.push(`keys AS MATERIALIZED (

@@ -48,7 +48,7 @@ e.window_id AS "windowId", b.properties, b.truncated AS "propertiesTruncated",
        CASE WHEN s.big THEN octet_length(b.properties::text) ELSE w.length END + octet_length(e.elements_chain)
          AS bytes,
        row_number() OVER (ORDER BY e."timestamp" DESC, e.uuid DESC) AS ord
-     FROM (SELECT * FROM events e WHERE e.team_id = $1 AND e."timestamp" >= $2 AND e.session_id = $3 AND NOT EXISTS (SELECT 1 FROM session_recordings rv WHERE rv.team_id = $1::int AND rv.session_id = e.session_id COLLATE "C" AND (coalesce(left(rv.start_url, 8192) ILIKE ANY($4::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = rv.person_id AND (strpos(lower((rvp.properties ->> $5::text)), lower($6::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = rv.person_id AND (rvp.properties ->> $7::text) = $8::text)))
+     FROM (SELECT * FROM events e WHERE e.team_id = $1 AND e."timestamp" >= $2 AND e.session_id = $3 AND NOT coalesce((SELECT (coalesce(left(rv.start_url, 8192) ILIKE ANY($4::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = rv.person_id AND (strpos(lower((rvp.properties ->> $5::text)), lower($6::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = rv.person_id AND (rvp.properties ->> $7::text) = $8::text)) FROM session_recordings rv WHERE rv.team_id = $1::int AND rv.session_id = e.session_id COLLATE "C"), false)
             ORDER BY e."timestamp" DESC, e.uuid DESC LIMIT 10 OFFSET 0) e
      CROSS JOIN LATERAL (SELECT octet_length(e.properties::text) AS length) w
   CROSS JOIN LATERAL (SELECT w.length > $9::int AS big) s
@@ -62,7 +62,7 @@ e.window_id AS "windowId", b.properties, b.truncated AS "propertiesTruncated",
   ) b) q
   ) w WHERE w.before < $10::bigint ORDER BY w.ord;
 
-SELECT count(*)::int AS n FROM (SELECT 1 FROM events e WHERE e.team_id = $1 AND e."timestamp" >= $2 AND e.session_id = $3 AND NOT EXISTS (SELECT 1 FROM session_recordings rv WHERE rv.team_id = $1::int AND rv.session_id = e.session_id COLLATE "C" AND (coalesce(left(rv.start_url, 8192) ILIKE ANY($4::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = rv.person_id AND (strpos(lower((rvp.properties ->> $5::text)), lower($6::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = rv.person_id AND (rvp.properties ->> $7::text) = $8::text))) LIMIT 10000) c;
+SELECT count(*)::int AS n FROM (SELECT 1 FROM events e WHERE e.team_id = $1 AND e."timestamp" >= $2 AND e.session_id = $3 AND NOT coalesce((SELECT (coalesce(left(rv.start_url, 8192) ILIKE ANY($4::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = rv.person_id AND (strpos(lower((rvp.properties ->> $5::text)), lower($6::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = rv.person_id AND (rvp.properties ->> $7::text) = $8::text)) FROM session_recordings rv WHERE rv.team_id = $1::int AND rv.session_id = e.session_id COLLATE "C"), false) LIMIT 10000) c;
 
 -- EventsRepository.listSharedOfSession
 SELECT * FROM (
@@ -97,5 +97,5 @@ e.window_id AS "windowId", e.properties FROM events e WHERE e.team_id = $1 AND e
 -- EventsRepository.findByUuid (under access rules)
 SELECT e.uuid, e.event, e.distinct_id AS "distinctId", e.person_id AS "personId",
 e."timestamp", e.created_at AS "createdAt", e.elements_chain AS "elementsChain", e.session_id AS "sessionId",
-e.window_id AS "windowId", e.properties FROM events e WHERE e.team_id = $1 AND e.uuid = $2 AND e."timestamp" >= $3 AND NOT EXISTS (SELECT 1 FROM session_recordings rv WHERE rv.team_id = $1::int AND rv.session_id = e.session_id COLLATE "C" AND (coalesce(left(rv.start_url, 8192) ILIKE ANY($4::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = rv.person_id AND (strpos(lower((rvp.properties ->> $5::text)), lower($6::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = rv.person_id AND (rvp.properties ->> $7::text) = $8::text)))
+e.window_id AS "windowId", e.properties FROM events e WHERE e.team_id = $1 AND e.uuid = $2 AND e."timestamp" >= $3 AND NOT coalesce((SELECT (coalesce(left(rv.start_url, 8192) ILIKE ANY($4::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = rv.person_id AND (strpos(lower((rvp.properties ->> $5::text)), lower($6::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = rv.person_id AND (rvp.properties ->> $7::text) = $8::text)) FROM session_recordings rv WHERE rv.team_id = $1::int AND rv.session_id = e.session_id COLLATE "C"), false)
      ORDER BY e."timestamp" DESC LIMIT 1;

@@ -124,7 +124,7 @@ SELECT coalesce(coalesce((SELECT k.total FROM keys k LIMIT 1), ((SELECT count(*)
  ORDER BY page."startMs" DESC, page."sessionId";
 
 -- SessionRecordingsRepository.list (under access rules)
-SELECT coalesce((SELECT count(*) FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND NOT (coalesce(left(r.start_url, 8192) ILIKE ANY($6::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = r.person_id AND (strpos(lower((rvp.properties ->> $7::text)), lower($8::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = r.person_id AND (rvp.properties ->> $9::text) = $10::text))), 0)::float8 AS total, page.*
+SELECT coalesce((SELECT count(*) FROM (SELECT 1 FROM session_recordings r WHERE r.team_id = $1 AND r.deleted_at IS NULL AND r.start_time >= $5::timestamptz AND NOT (coalesce(left(r.start_url, 8192) ILIKE ANY($6::text[]), false) OR EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = r.person_id AND (strpos(lower((rvp.properties ->> $7::text)), lower($8::text)) > 0)) OR NOT EXISTS (SELECT 1 FROM persons rvp WHERE rvp.team_id = $1::int AND rvp.id = r.person_id AND (rvp.properties ->> $9::text) = $10::text)) ORDER BY r.start_time DESC, r.session_id LIMIT 10000) AS capped), 0)::float8 AS total, page.*
  FROM (SELECT 1) AS one
  LEFT JOIN LATERAL (
    SELECT

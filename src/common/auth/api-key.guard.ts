@@ -9,6 +9,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiError } from '../errors/api-error.js';
+import { runAsKeyLookup } from '../../database/pool-shares.js';
 import {
   PROJECT_SECRET_KEY,
   PROJECT_SECRET_PREFIX,
@@ -81,12 +82,13 @@ export class ApiKeyGuard implements CanActivate {
       secret.startsWith(PROJECT_SECRET_PREFIX) &&
       this.reflector.get<boolean | undefined>(PROJECT_SECRET_KEY, context.getHandler())
     ) {
-      const credential = (await this.projectSecrets?.verify(secret)) ?? null;
+      const credential = (await runAsKeyLookup(() => this.projectSecrets?.verify(secret))) ?? null;
       this.checkAuthenticated(credential, secret, address, required);
       (request as { projectCredential?: ProjectCredential }).projectCredential = credential;
       return true;
     }
-    const principal = await this.verifier.verify(secret);
+    // The lookup keeps the statement timeout its connection has (up to the base one): no SET (pool-shares.ts).
+    const principal = await runAsKeyLookup(() => this.verifier.verify(secret));
     this.checkAuthenticated(principal, secret, address, required);
     request.principal = principal;
     return true;
