@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { citusWorkerUrls } from '../../src/database/citus-cluster.js';
-import { EVENTS_STORE, type EventsStore } from '../../src/events/events-store.js';
+import { EVENTS_STORE, type EventsStore } from '../../src/stores/events-store.js';
 import { exportHorizon } from '../../src/stores/export-horizon.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { onCitus } from '../support/test-database.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { citusWorkerUrls } from '../../src/database/citus-cluster.js';
-import { EVENTS_STORE, type EventsStore } from '../../src/events/events-store.js';
+import { EVENTS_STORE, type EventsStore } from '../../src/stores/events-store.js';
 import { waitFor, waitForRunsToEnd } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';

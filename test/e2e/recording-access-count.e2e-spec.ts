@@ -1,3 +1,4 @@
+import { EVENTS_STORE, type EventsStore } from '../../src/stores/events-store.js';
 /**
  * The recordings list's `count` for a caller a recording access rule restricts (docs/decisions.md §18): the
  * visible recordings counted in list order up to RESTRICTED_COUNT_CAP (or the end of the page asked for plus one),
@@ -168,6 +169,7 @@ describe('the recordings list count under a recording access rule', () => {
       },
     ]);
     const { sql, params } = buildListQuery(
+      t.app.get<EventsStore>(EVENTS_STORE).sessions,
       projectId,
       member.id,
       { visibility },

@@ -149,31 +149,48 @@ WITH backfill AS (
     FROM backfill b;
 
 -- BatchExportsRepository.createDueRuns
+SELECT (
+  SELECT least(s.xmax, min(s.xmax + ((o.xid - s.xmax % 4294967296) % 4294967296 + 6442450944) % 4294967296 - 2147483648))
+    FROM (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xmax) s
+    LEFT JOIN (
+      SELECT backend_xid::text::bigint AS xid FROM pg_stat_activity
+       WHERE datid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND backend_xid IS NOT NULL
+      UNION ALL
+      SELECT transaction::text::bigint FROM pg_prepared_xacts WHERE database = current_database()
+    ) o ON true
+   GROUP BY s.xmax
+)::text AS horizon,
+       (to_regclass('pg_catalog.pg_dist_transaction') IS NOT NULL
+        AND EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')) AS citus;
+
 SET LOCAL jit = off;
 
 WITH iv AS (
-  SELECT * FROM jsonb_to_recordset($3::jsonb)
+  SELECT * FROM jsonb_to_recordset($2::jsonb)
            AS iv(name text, step bigint, anchor bigint, zoned boolean, default_offset bigint)
-),
-due_exports AS MATERIALIZED (
-  -- The bounds are computed from e's columns in the target list and WHERE (not in a subquery), so when a row
-  -- was changed by a tick that committed meanwhile, PostgreSQL's re-check of the locked row sees the new
-  -- watermark and leaves it out.
-  SELECT e.id, e.organization_id, iv.step, (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END) AS anchor, (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END) AS tz,
-         greatest(
+)
+-- The bounds are computed from e's columns in the target list and WHERE (not in a subquery), so when a row was
+-- changed by a tick that committed meanwhile, PostgreSQL's re-check of the locked row sees the new watermark and
+-- leaves it out.
+SELECT e.id, e.organization_id, iv.step, (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END) AS anchor, (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END) AS tz,
+       greatest(
       ceil((date_part('epoch', (greatest(e.created_at, e.start_at)) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step),
       floor((date_part('epoch', (e.scheduled_through) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step) + 1
     )::bigint AS first_k, floor((date_part('epoch', (least($1::timestamptz, e.end_at)) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step)::bigint AS last_k
-    FROM batch_exports e
-    JOIN iv ON iv.name = e.interval
-   WHERE e.deleted_at IS NULL
-     AND NOT e.paused
-     AND greatest(
+  FROM batch_exports e
+  JOIN iv ON iv.name = e.interval
+ WHERE e.deleted_at IS NULL
+   AND NOT e.paused
+   AND greatest(
       ceil((date_part('epoch', (greatest(e.created_at, e.start_at)) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step),
       floor((date_part('epoch', (e.scheduled_through) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step) + 1
     )::bigint <= floor((date_part('epoch', (least($1::timestamptz, e.end_at)) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step)::bigint
-   LIMIT $4
-     FOR UPDATE OF e SKIP LOCKED
+ LIMIT $3
+   FOR UPDATE OF e SKIP LOCKED;
+
+WITH due_exports AS MATERIALIZED (
+  SELECT * FROM jsonb_to_recordset($3::jsonb)
+           AS d(id uuid, organization_id uuid, step bigint, anchor bigint, tz text, first_k bigint, last_k bigint)
 ),
 kept AS MATERIALIZED (
   SELECT c.batch_export_id, c.k, c.data_interval_start, c.data_interval_end,
@@ -193,29 +210,14 @@ kept AS MATERIALIZED (
         AND (p.unpaused_at IS NULL OR c.data_interval_end < p.unpaused_at)
    )
 ),
-inserted AS (
-  INSERT INTO batch_export_runs
-         (id, batch_export_id, status, data_interval_start, data_interval_end, created_at, last_updated_at,
-          read_xid_from, read_xid_to, read_late_before)
-  SELECT encode(set_byte(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send((extract(epoch FROM data_interval_start) * 1000)::int8) FROM 3) FROM 1 FOR 6), 6,
-     (get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid, batch_export_id, 'Starting', kept.data_interval_start, kept.data_interval_end, $1, $1,
-         CASE WHEN kept.n = 1 THEN prev.read_xid_to ELSE horizon.xid END,
-         horizon.xid,
-         CASE WHEN kept.n = 1 THEN prev.data_interval_end ELSE kept.previous_end END
+prior AS MATERIALIZED (
+  -- The export's scheduled run before each first interval, gap or not: the one that started last (the scheduled
+  -- runs' unique index, read backwards), this interval's own run (a retried tick) aside.
+  SELECT kept.*, prev.read_xid_to AS prev_xid_to, prev.data_interval_end AS prev_end,
+         -- The horizon ($4, exportHorizon), never below where the export's previous run stopped (two ticks
+         -- that overlap: each export's ranges of transaction ids follow one another).
+         greatest($4::bigint, max(prev.read_xid_to) OVER (PARTITION BY kept.batch_export_id)) AS horizon
     FROM kept
-   CROSS JOIN (SELECT (
-  SELECT least(s.xmax, min(s.xmax + ((o.xid - s.xmax % 4294967296) % 4294967296 + 6442450944) % 4294967296 - 2147483648))
-    FROM (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xmax) s
-    LEFT JOIN (
-      SELECT backend_xid::text::bigint AS xid FROM pg_stat_activity
-       WHERE datid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND backend_xid IS NOT NULL
-      UNION ALL
-      SELECT transaction::text::bigint FROM pg_prepared_xacts WHERE database = current_database()
-    ) o ON true
-   GROUP BY s.xmax
-) AS xid) horizon
-    -- The export's scheduled run before this one, gap or not: the one that started last (the scheduled
-    -- runs' unique index, read backwards), this interval's own run (a retried tick) aside.
     LEFT JOIN LATERAL (
       SELECT p.read_xid_to, p.data_interval_end FROM batch_export_runs p
        WHERE kept.n = 1 AND p.batch_export_id = kept.batch_export_id AND p.backfill_id IS NULL
@@ -224,7 +226,18 @@ inserted AS (
        ORDER BY p.data_interval_start DESC, p.data_interval_end DESC
        LIMIT 1
     ) prev ON true
-   WHERE n <= $2
+   WHERE kept.n <= $2
+),
+inserted AS (
+  INSERT INTO batch_export_runs
+         (id, batch_export_id, status, data_interval_start, data_interval_end, created_at, last_updated_at,
+          read_xid_from, read_xid_to, read_late_before)
+  SELECT encode(set_byte(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send((extract(epoch FROM data_interval_start) * 1000)::int8) FROM 3) FROM 1 FOR 6), 6,
+     (get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid, batch_export_id, 'Starting', c.data_interval_start, c.data_interval_end, $1, $1,
+         CASE WHEN c.n = 1 THEN c.prev_xid_to ELSE c.horizon END,
+         c.horizon,
+         CASE WHEN c.n = 1 THEN c.prev_end ELSE c.previous_end END
+    FROM prior c
    ORDER BY batch_export_id, k
   ON CONFLICT (batch_export_id, data_interval_start, data_interval_end) WHERE backfill_id IS NULL DO NOTHING
   RETURNING id, batch_export_id, data_interval_start, data_interval_end
