@@ -47,7 +47,14 @@ describe('readSnapshotEvent', () => {
       events: rr,
       set: { email: 'a@b.c' },
       setOnce: { first: 1 },
+      processPerson: true,
     });
+  });
+
+  it('reads $process_person_profile false (a personless snapshot) and $unset', () => {
+    const batch = read(snapshot({ $process_person_profile: false, $unset: ['email'] }));
+    expect(batch.processPerson).toBe(false);
+    expect(batch.unset).toEqual(['email']);
   });
 
   it('defaults the window to the session, the source to web, and keys by a digest without uuid', () => {
