@@ -43,6 +43,8 @@ class CliAppModule {
         ExpensiveReadsModule,
         LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
         DatabaseModule.forRoot(config, features),
+        // The store seams (EVENTS_STORE…), which the features' providers inject whatever modules are loaded.
+        ...features.flatMap((f) => f.stores ?? []),
         // The sinks of ingestion of the features whose modules the command loads (the demo's recordings).
         IngestFeaturesModule.forRoot(features.filter((f) => f.modules.some((m) => modules.includes(m)))),
         ...modules,
@@ -79,9 +81,8 @@ export async function runCommand(
       ): Promise<T> {
         const app = await NestFactory.createApplicationContext(
           CliAppModule.forRoot(config, loaded, modules),
-          {
-            logger: false,
-          },
+          // A module that cannot be built throws (the command fails with its message), never process.exit.
+          { logger: false, abortOnError: false },
         );
         try {
           if (!command.activity) return await fn(app);

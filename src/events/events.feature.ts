@@ -27,6 +27,7 @@ export const EVENTS_FEATURE = defineFeature({
     // What batch exports can export of it (src/stores/export-model.ts).
     exportModels: [(await import('./events-export.js')).EVENTS_MODEL],
     modules: [(await import('./events.module.js')).EventsModule],
+    stores: [(await import('./events-store.module.js')).EventsStoreModule],
     // `events` is a partitioned table, which TypeORM does not model: no entity (docs/data-access.md).
     migrations: [
       (await import('./migrations/1795810600000-Events.js')).Events1795810600000,

@@ -203,6 +203,11 @@ export interface FeatureParts {
    * registry from these and know no table.
    */
   exportModels?: ExportModel[];
+  /**
+   * Global modules binding the store seams it implements (src/stores/, e.g. EVENTS_STORE): imported by every CLI
+   * command's application whatever modules the command loads, as the features below it inject the seams.
+   */
+  stores?: (Type | DynamicModule)[];
 }
 
 /** A feature with its parts loaded: what AppModule and the data source take. */
