@@ -438,7 +438,7 @@ describe('batch export worker processes', () => {
     const [run] = await waitFor(async () => {
       const runs = await runsOf(t.http, owner.auth, orgId, id);
       return runs[0]?.status === 'Running' ? runs : undefined;
-    }, 45_000);
+    }, 120_000);
     // Waiting on the lock, mid-merge.
     await waitFor(
       async () => {
@@ -448,14 +448,14 @@ describe('batch export worker processes', () => {
         );
         return rows[0].n > 0 ? true : undefined;
       },
-      45_000,
+      120_000,
       'the first worker to wait on the locked table',
     );
     first.child.kill('SIGKILL');
     await first.exited;
     await destination.query('COMMIT');
     const second = await spawnWorker();
-    const [done] = await waitForRunsToEnd(t.http, owner.auth, orgId, id, 1, 40000);
+    const [done] = await waitForRunsToEnd(t.http, owner.auth, orgId, id, 1, 120_000);
     expect([done.id, done.status, done.records_completed]).toEqual([run.id, 'Completed', 7]);
     const { rows } = await destination.query('SELECT distinct_id FROM killed ORDER BY distinct_id');
     expect(rows.map((r) => r.distinct_id)).toEqual(Array.from({ length: 7 }, (_, i) => `k-${i}`));
@@ -471,7 +471,7 @@ describe('batch export worker processes', () => {
     ]);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-  }, 150_000);
+  }, 420_000);
 
   it('a worker killed mid-run over HTTP: a receiver deduplicating on the batch id keeps exactly the source', async () => {
     // 2,500 persons changed in the third hour: three batches of at most 1,000 records.
@@ -513,7 +513,7 @@ describe('batch export worker processes', () => {
         .expect(200);
       await waitFor(
         async () => (receiver.received.length === 1 ? true : undefined),
-        45_000,
+        120_000,
         'the first batch to be stored',
       );
       await sleep(500);
@@ -540,7 +540,7 @@ describe('batch export worker processes', () => {
     } finally {
       await receiver.close();
     }
-  }, 180_000);
+  }, 420_000);
 
   it('SIGTERM drains the workers: the run in progress finishes, then the process exits 0', async () => {
     const receiver = await startHttpReceiver();
