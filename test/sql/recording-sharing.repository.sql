@@ -19,8 +19,7 @@ WHERE team_id = $1 AND session_id = $2
 RETURNING team_id AS "teamId", session_id AS "sessionId", access_token AS "accessToken", enabled, settings, created_at AS "createdAt";
 
 -- RecordingSharingRepository.recordToken
-INSERT INTO session_recording_sharing_tokens (access_token, team_id) VALUES ($1, $2)
-ON CONFLICT (access_token) DO NOTHING;
+INSERT INTO session_recording_sharing_tokens (access_token, team_id) VALUES ($1, $2);
 
 -- RecordingSharingRepository.findEnabledSharing
 SELECT team_id AS "teamId" FROM session_recording_sharing_tokens WHERE access_token = $1;

@@ -94,14 +94,17 @@ export class RecordingSharingRepository extends RepositoryBase {
     return rows[0] ?? null;
   }
 
-  /** Records the project a token was issued in (`session_recording_sharing_tokens`). */
+  /**
+   * Records the project a token was issued in (`session_recording_sharing_tokens`). A token issued before, in any
+   * project, is a unique violation: the caller retries with another token (`withFreshToken`), so tokens stay unique
+   * across projects also on Citus, where the sharing's own key includes the project.
+   */
   @GenerateSql({ params: (f) => [f.projectId, 'token'] })
   async recordToken(teamId: number, accessToken: string): Promise<void> {
-    await this.query(
-      `INSERT INTO session_recording_sharing_tokens (access_token, team_id) VALUES ($1, $2)
-       ON CONFLICT (access_token) DO NOTHING`,
-      [accessToken, teamId],
-    );
+    await this.query(`INSERT INTO session_recording_sharing_tokens (access_token, team_id) VALUES ($1, $2)`, [
+      accessToken,
+      teamId,
+    ]);
   }
 
   /**
