@@ -60,7 +60,8 @@ describe.each(EVENTS_STORES)('EventsStore conformance: $name', (implementation) 
     const org = await t.factories.organization(owner, 'Events store');
     projectId = org.teams[0].id;
     otherProjectId = (await t.factories.organization(owner, 'Events store other')).teams[0].id;
-    await store.prepareDays([dayOf(Date.now())]);
+    // Yesterday too: a test stores an event three hours back, which is yesterday's day before 03:00 UTC.
+    await store.prepareDays([dayOf(Date.now() - 86_400_000), dayOf(Date.now()), dayOf(Date.now() + 86_400_000)]);
   }, 90_000);
   afterAll(async () => {
     await t?.close();
