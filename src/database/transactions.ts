@@ -8,7 +8,16 @@ interface ActiveTransaction {
   manager: EntityManager;
   /** Work to start once the outermost transaction has committed (`afterCommit`). */
   committed: (() => void)[];
+  /** When `limitStatements` last bounded this transaction's statements (performance.now()), if it did. */
+  limitedAt?: number;
 }
+
+/**
+ * How long after `limitStatements` bounded a transaction's statements a later call is skipped: a statement started
+ * then may outlive the deadline by at most this much (each call is a round trip; a request's steps call it several
+ * times within a few milliseconds).
+ */
+export const STATEMENT_LIMIT_REUSE_MS = 100;
 
 const storage = new AsyncLocalStorage<ActiveTransaction>();
 
@@ -44,7 +53,15 @@ export function runInTransaction<T>(dataSource: DataSource, work: () => Promise<
  */
 export function runInSavepoint<T>(dataSource: DataSource, work: () => Promise<T>): Promise<T> {
   const active = storage.getStore();
-  if (active && active.dataSource === dataSource) return active.manager.transaction(() => work());
+  if (active && active.dataSource === dataSource) {
+    return active.manager
+      .transaction(() => work())
+      .catch((error: unknown) => {
+        // ROLLBACK TO SAVEPOINT undid what `limitStatements` set inside: the next call sets the bounds again.
+        active.limitedAt = undefined;
+        throw error;
+      });
+  }
   return outermost(dataSource, work);
 }
 
@@ -176,10 +193,18 @@ export class TransactionHost {
    * Bounds every later statement of the current transaction by `ms` (the time its request has left): how long
    * one waits for a lock (`lock_timeout`: lock_not_available past it) and runs (`statement_timeout`, never raised
    * past DATABASE_STATEMENT_TIMEOUT_MS: query_canceled past it); either rolls the transaction back. Called again
-   * between steps of long work with the time then left, so no statement outlives the deadline.
+   * between steps of long work with the time then left, so no statement outlives the deadline by more than
+   * STATEMENT_LIMIT_REUSE_MS: a call within that time of the transaction's last one sends nothing (a statement
+   * started now is still bounded by the last call's time left, at most that much later than the deadline).
    */
   async limitStatements(ms: number): Promise<void> {
     const bound = Math.max(1, Math.floor(ms));
+    const active = storage.getStore();
+    const now = performance.now();
+    if (active?.dataSource === this.dataSource) {
+      if (active.limitedAt !== undefined && now - active.limitedAt < STATEMENT_LIMIT_REUSE_MS) return;
+      active.limitedAt = now;
+    }
     await currentManager(this.dataSource).query(
       `SELECT set_config('lock_timeout', $1, true),
               set_config('statement_timeout',

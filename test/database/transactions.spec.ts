@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { RepositoryBase } from '../../src/database/repository-base.js';
-import { TransactionHost, Transactional } from '../../src/database/transactions.js';
+import { STATEMENT_LIMIT_REUSE_MS, TransactionHost, Transactional } from '../../src/database/transactions.js';
 import { typeormOptions } from '../../src/database/typeorm-options.js';
 import { cloneTemplate, dropDatabase } from '../support/test-database.js';
 
@@ -23,6 +23,12 @@ class NotesRepository extends RepositoryBase {
   async backend(): Promise<number> {
     const [{ pid }] = await this.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     return pid;
+  }
+
+  /** A setting of the connection the repository's statements run on. */
+  async setting(name: string): Promise<string> {
+    const [{ value }] = await this.query<{ value: string }>('SELECT current_setting($1) AS value', [name]);
+    return value;
   }
 
   /** Two inserts that must commit together, kept in the repository. */
@@ -178,6 +184,44 @@ describe('transactions (TransactionHost, @Transactional, RepositoryBase)', () =>
     });
     await expect(late).rejects.toThrow(/released/i);
     expect(await notes.texts()).toEqual(['inside']);
+  });
+
+  describe('limitStatements', () => {
+    const lockTimeout = () => notes.setting('lock_timeout');
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    it('bounds the transaction once, keeps that bound for calls within STATEMENT_LIMIT_REUSE_MS, then tightens it', async () => {
+      const seen = await host.withTransaction(async () => {
+        await host.limitStatements(5000);
+        const first = await lockTimeout();
+        // A round trip saved: the bound set just now (at most this much later than the new deadline) stays.
+        await host.limitStatements(4900);
+        const soon = await lockTimeout();
+        await sleep(STATEMENT_LIMIT_REUSE_MS + 20);
+        await host.limitStatements(3000);
+        return [first, soon, await lockTimeout()];
+      });
+      expect(seen).toEqual(['5s', '5s', '3s']);
+    });
+
+    it('is set again after a savepoint that set it rolled back, and afresh in the next transaction', async () => {
+      const seen = await host.withTransaction(async () => {
+        await host
+          .withSavepoint(async () => {
+            await host.limitStatements(4000);
+            throw new Error('refused');
+          })
+          .catch(() => undefined);
+        const afterRollback = await lockTimeout();
+        await host.limitStatements(2000);
+        return [afterRollback, await lockTimeout()];
+      });
+      expect(seen[0]).not.toBe('4s');
+      expect(seen[1]).toBe('2s');
+      expect(await host.withTransaction(async () => (await host.limitStatements(1000), lockTimeout()))).toBe(
+        '1s',
+      );
+    });
   });
 
   it('@Transactional() on a class without a TransactionHost fails clearly', async () => {
