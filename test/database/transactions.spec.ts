@@ -31,6 +31,11 @@ class NotesRepository extends RepositoryBase {
     return value;
   }
 
+  /** Sets a setting for the rest of the current transaction. */
+  async setLocal(name: string, value: string): Promise<void> {
+    await this.query('SELECT set_config($1, $2, true)', [name, value]);
+  }
+
   /** Two inserts that must commit together, kept in the repository. */
   addPair(a: string, b: string, fail = false): Promise<void> {
     return this.transaction(async () => {
@@ -202,6 +207,22 @@ describe('transactions (TransactionHost, @Transactional, RepositoryBase)', () =>
         return [first, soon, await lockTimeout()];
       });
       expect(seen).toEqual(['5s', '5s', '3s']);
+    });
+
+    it("never raises statement_timeout above the connection's own, in any unit, and treats 0 as none", async () => {
+      for (const [own, ms, expected] of [
+        ['2s', 5000, '2s'],
+        ['1min', 5000, '5s'],
+        ['1500ms', 1000, '1s'],
+        ['0', 3000, '3s'],
+      ] as const) {
+        const seen = await host.withTransaction(async () => {
+          await notes.setLocal('statement_timeout', own);
+          await host.limitStatements(ms);
+          return [await notes.setting('statement_timeout'), await lockTimeout()];
+        });
+        expect(seen).toEqual([expected, `${ms / 1000}s`]);
+      }
     });
 
     it('is set again after a savepoint that set it rolled back, and afresh in the next transaction', async () => {
