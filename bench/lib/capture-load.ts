@@ -326,7 +326,8 @@ export async function benchCaptureLoad(options: {
         rate = w.rps;
       }
       const prefix = `bench-cap-${runId}-r${r}-${side}`;
-      const perConnection = Math.ceil((Math.max(rate, 20) * 2 * bench.durationSec) / bench.connections) + 10;
+      // Four times the warm-up's rate: on a busy machine the warm-up can run at under half the measured rate.
+      const perConnection = Math.ceil((Math.max(rate, 20) * 4 * bench.durationSec) / bench.connections) + 10;
       const built = performance.now();
       const queues = connectionQueues(plan(prefix), bench.connections, perConnection);
       const buildMs = performance.now() - built;
