@@ -10,7 +10,10 @@ import { SnapshotReader } from '../../src/session-recordings/reads/snapshot-read
 import { RecordingKeys } from '../../src/session-recordings/storage/recording-keys.js';
 import { SnapshotPacker } from '../../src/session-recordings/storage/snapshot-packer.js';
 import { SnapshotStorageMaintenance } from '../../src/session-recordings/storage/snapshot-storage-maintenance.js';
-import { partitionName } from '../../src/session-recordings/storage/snapshot-storage.repository.js';
+import {
+  partitionName,
+  SnapshotStorageRepository,
+} from '../../src/session-recordings/storage/snapshot-storage.repository.js';
 import { startS3Server } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
@@ -417,10 +420,17 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
     const events = sessionEvents(6, T0 + 9000);
     await capture(t, sessionId, events).expect(200);
     const partition = partitionName(hourOf(base));
+    // Two statements: on Citus the buffer is local to the coordinator and the chunks are distributed.
+    const ids = (
+      (await t.dataSource.query(
+        `SELECT id::text AS id FROM session_recording_snapshots WHERE team_id = $1 AND session_id = $2`,
+        [projectId, sessionId],
+      )) as { id: string }[]
+    ).map((r) => r.id);
     const where = (await t.dataSource.query(
       `SELECT DISTINCT b.tableoid::regclass::text AS p FROM session_recording_chunk_buffer b
-         JOIN session_recording_snapshots s ON s.id = b.snapshot_id WHERE s.session_id = $1`,
-      [sessionId],
+        WHERE b.snapshot_id = ANY($1::bigint[])`,
+      [ids],
     )) as { p: string }[];
     expect(where).toEqual([{ p: partition }]);
     const exists = async () =>
@@ -438,6 +448,35 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
     expect(await exists()).toBe(false);
     expect((await rows(sessionId)).every((r) => !r.in_db)).toBe(true);
     expect(await snapshotsOf(sessionId)).toEqual(events);
+  });
+
+  it("the default partition's rows no waiting chunk needs are deleted, those of waiting chunks kept", async () => {
+    const sessionId = newSessionId('dflt');
+    await capture(t, sessionId, sessionEvents(3, T0 + 30_000)).expect(200);
+    const waiting = (await rows(sessionId)).filter((r) => r.in_db).map((r) => r.id);
+    expect(waiting.length).toBeGreaterThan(0);
+    const orphan = String(BigInt(waiting[waiting.length - 1]) + 1_000_000n);
+    // An hour with no partition of its own: the rows land in the default partition.
+    const lonely = new Date('2001-01-01T00:30:00Z');
+    await t.dataSource.query(
+      `INSERT INTO session_recording_chunk_buffer (snapshot_id, created_at, data)
+       SELECT id, $2::timestamptz, '\\x01'::bytea FROM unnest($1::bigint[]) AS id`,
+      [[waiting[0], orphan], lonely],
+    );
+    const inDefault = async () =>
+      (
+        (await t.dataSource.query(
+          `SELECT snapshot_id::text AS id FROM session_recording_chunk_buffer_default ORDER BY snapshot_id`,
+        )) as { id: string }[]
+      ).map((r) => r.id);
+    expect(await inDefault()).toEqual(expect.arrayContaining([waiting[0], orphan]));
+    expect(await t.app.get(SnapshotStorageRepository).cleanDefaultPartition()).toBeGreaterThanOrEqual(1);
+    const left = await inDefault();
+    expect(left).toContain(waiting[0]);
+    expect(left).not.toContain(orphan);
+    await t.dataSource.query(`DELETE FROM session_recording_chunk_buffer_default WHERE created_at = $1`, [
+      lonely,
+    ]);
   });
 
   it('migrate-storage moves rows and per-chunk objects into packed objects, and everything back into the database', async () => {

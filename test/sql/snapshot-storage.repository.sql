@@ -49,8 +49,8 @@ WHERE s.data IS NULL AND s.object_key IS NULL;
 -- SnapshotStorageRepository.unpackedChunks
 SELECT w.id::text AS id, w.team_id AS "teamId", w.session_id AS "sessionId",
       coalesce(p.session_recording_retention_period_days, $3::int) AS "retentionDays",
-      w.first_timestamp AS "firstTimestamp", w.data
- FROM (SELECT s.id, s.team_id, s.session_id, s.first_timestamp, b.data,
+      w.first_timestamp AS "firstTimestamp", w.created_at AS "createdAt", w.data
+ FROM (SELECT s.id, s.team_id, s.session_id, s.first_timestamp, s.created_at, b.data,
               sum(octet_length(b.data)) OVER (ORDER BY s.id) - octet_length(b.data) AS before
          FROM (SELECT * FROM session_recording_snapshots
                 WHERE data IS NULL AND object_key IS NULL
@@ -62,13 +62,10 @@ WHERE w.before = 0 OR w.before + octet_length(w.data) <= $1
 ORDER BY w.id;
 
 -- SnapshotStorageRepository.markPacked
-UPDATE session_recording_snapshots s
-  SET object_key = $1, object_offset = u.off, object_length = u.len, encrypted = $6
- FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::int[]) AS u(id, off, len, data_len)
-WHERE s.id = u.id AND s.data IS NULL AND s.object_key IS NULL
-  AND EXISTS (SELECT 1 FROM session_recording_chunk_buffer b
-               WHERE b.created_at = s.created_at AND b.snapshot_id = s.id
-                 AND octet_length(b.data) = u.data_len);
+SELECT b.snapshot_id::text AS id
+FROM session_recording_chunk_buffer b
+JOIN unnest($1::bigint[], $2::timestamptz[], $3::int[]) AS u(id, created_at, data_len)
+  ON b.created_at = u.created_at AND b.snapshot_id = u.id AND octet_length(b.data) = u.data_len;
 
 -- SnapshotStorageRepository.dropWaiting
 DELETE FROM session_recording_snapshots
@@ -108,10 +105,8 @@ SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhreli
 WHERE i.inhparent = 'session_recording_chunk_buffer'::regclass ORDER BY c.relname;
 
 -- SnapshotStorageRepository.cleanDefaultPartition
-DELETE FROM session_recording_chunk_buffer_default b
-WHERE NOT EXISTS (SELECT 1 FROM session_recording_snapshots s
-                   WHERE s.id = b.snapshot_id AND s.created_at = b.created_at
-                     AND s.data IS NULL AND s.object_key IS NULL);
+SELECT snapshot_id::text AS id FROM session_recording_chunk_buffer_default
+WHERE snapshot_id > $1::bigint ORDER BY snapshot_id LIMIT $2;
 
 -- SnapshotStorageRepository.chunksToPack
 SELECT s.id::text AS id, s.team_id AS "teamId", s.session_id AS "sessionId", s.object_key AS "objectKey",

@@ -266,7 +266,13 @@ export class SnapshotPacker extends IntervalTask implements OnApplicationBootstr
         }
       }
       const stored = keyObject ? this.keys.seal(keyObject, c.id, c, c.data) : c.data;
-      entries.push({ id: c.id, offset, length: stored.length, dataLength: c.data.length });
+      entries.push({
+        id: c.id,
+        createdAt: c.createdAt,
+        offset,
+        length: stored.length,
+        dataLength: c.data.length,
+      });
       parts.push(stored);
       offset += stored.length;
     }

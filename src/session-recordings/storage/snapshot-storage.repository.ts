@@ -2,6 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { GenerateSql } from '../../database/generate-sql.js';
 import { RepositoryBase } from '../../database/repository-base.js';
 
+/** Rows of the chunk buffer's default partition one `cleanDefaultPartition` transaction looks at. */
+const CLEAN_DEFAULT_BATCH = 1000;
+
 /** A chunk to move between backends: where it belongs, without its bytes. */
 export interface ChunkToMove {
   id: string;
@@ -25,6 +28,8 @@ export interface UnpackedChunk {
   retentionDays: number;
   sessionId: string;
   firstTimestamp: Date;
+  /** The chunk's `created_at`: its buffer row's hour (partition). */
+  createdAt: Date;
   data: Buffer;
 }
 
@@ -39,6 +44,8 @@ export interface PackedEntry {
 /** A waiting chunk's place in its packed object, and the length of its buffered (gzip) bytes. */
 export interface BufferedEntry {
   id: string;
+  /** The chunk's `created_at`, which is its buffer row's. */
+  createdAt: Date;
   offset: number;
   length: number;
   dataLength: number;
@@ -183,8 +190,8 @@ export class SnapshotStorageRepository extends RepositoryBase {
     return this.query<UnpackedChunk>(
       `SELECT w.id::text AS id, w.team_id AS "teamId", w.session_id AS "sessionId",
               coalesce(p.session_recording_retention_period_days, $3::int) AS "retentionDays",
-              w.first_timestamp AS "firstTimestamp", w.data
-         FROM (SELECT s.id, s.team_id, s.session_id, s.first_timestamp, b.data,
+              w.first_timestamp AS "firstTimestamp", w.created_at AS "createdAt", w.data
+         FROM (SELECT s.id, s.team_id, s.session_id, s.first_timestamp, s.created_at, b.data,
                       sum(octet_length(b.data)) OVER (ORDER BY s.id) - octet_length(b.data) AS before
                  FROM (SELECT * FROM session_recording_snapshots
                         WHERE data IS NULL AND object_key IS NULL
@@ -205,33 +212,39 @@ export class SnapshotStorageRepository extends RepositoryBase {
    * under that id and hour holds those bytes or is gone). The length is read from the stored value's header,
    * without reading the bytes. How many rows changed. The buffered bytes stay until their hour's partition is
    * dropped (`dropPackedPartitions`).
+   *
+   * Two statements in one transaction: the buffer's rows that are still there (the buffer is local to the
+   * coordinator on Citus, which refuses an UPDATE of distributed chunks that reads it), then the chunks. The
+   * first holds the buffer partitions it read until the commit, so none of them is dropped in between.
    */
   @GenerateSql({
-    params: ['rec/packed/2026-01-01/x', [{ id: '1', offset: 0, length: 1, dataLength: 1 }], true],
+    params: [
+      'rec/packed/2026-01-01/x',
+      [{ id: '1', createdAt: new Date('2026-01-01T00:00:00Z'), offset: 0, length: 1, dataLength: 1 }],
+      true,
+    ],
   })
-  async markPacked(
-    objectKey: string,
-    entries: readonly BufferedEntry[],
-    encrypted: boolean,
-  ): Promise<number> {
-    const { affected } = await this.modify(
-      `UPDATE session_recording_snapshots s
-          SET object_key = $1, object_offset = u.off, object_length = u.len, encrypted = $6
-         FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::int[]) AS u(id, off, len, data_len)
-        WHERE s.id = u.id AND s.data IS NULL AND s.object_key IS NULL
-          AND EXISTS (SELECT 1 FROM session_recording_chunk_buffer b
-                       WHERE b.created_at = s.created_at AND b.snapshot_id = s.id
-                         AND octet_length(b.data) = u.data_len)`,
-      [
-        objectKey,
-        entries.map((e) => e.id),
-        entries.map((e) => e.offset),
-        entries.map((e) => e.length),
-        entries.map((e) => e.dataLength),
-        encrypted,
-      ],
-    );
-    return affected;
+  markPacked(objectKey: string, entries: readonly BufferedEntry[], encrypted: boolean): Promise<number> {
+    return this.transaction(async () => {
+      const buffered = await this.query<{ id: string }>(
+        `SELECT b.snapshot_id::text AS id
+           FROM session_recording_chunk_buffer b
+           JOIN unnest($1::bigint[], $2::timestamptz[], $3::int[]) AS u(id, created_at, data_len)
+             ON b.created_at = u.created_at AND b.snapshot_id = u.id AND octet_length(b.data) = u.data_len`,
+        [entries.map((e) => e.id), entries.map((e) => e.createdAt), entries.map((e) => e.dataLength)],
+      );
+      const present = new Set(buffered.map((r) => r.id));
+      const kept = entries.filter((e) => present.has(e.id));
+      if (!kept.length) return 0;
+      const { affected } = await this.modify(
+        `UPDATE session_recording_snapshots s
+            SET object_key = $1, object_offset = u.off, object_length = u.len, encrypted = $5
+           FROM unnest($2::bigint[], $3::bigint[], $4::int[]) AS u(id, off, len)
+          WHERE s.id = u.id AND s.data IS NULL AND s.object_key IS NULL`,
+        [objectKey, kept.map((e) => e.id), kept.map((e) => e.offset), kept.map((e) => e.length), encrypted],
+      );
+      return affected;
+    });
   }
 
   /**
@@ -378,17 +391,44 @@ export class SnapshotStorageRepository extends RepositoryBase {
 
   /**
    * Deletes the rows of the default partition (bytes that arrived when their hour's partition did not exist)
-   * that no waiting chunk needs; how many. The only row deletes of the buffer, and rare.
+   * that no waiting chunk needs; how many. The only row deletes of the buffer, and rare. In batches of
+   * CLEAN_DEFAULT_BATCH rows, each in a transaction of three statements (the buffer is local to the coordinator
+   * on Citus, which refuses a statement reading it with the distributed chunks): the batch's rows, those of them
+   * whose chunk still waits, the others deleted. A chunk and its buffer row are written in one transaction, so
+   * a row read here has its chunk visible.
    */
   @GenerateSql()
   async cleanDefaultPartition(): Promise<number> {
-    const { affected } = await this.modify(
-      `DELETE FROM session_recording_chunk_buffer_default b
-        WHERE NOT EXISTS (SELECT 1 FROM session_recording_snapshots s
-                           WHERE s.id = b.snapshot_id AND s.created_at = b.created_at
-                             AND s.data IS NULL AND s.object_key IS NULL)`,
-    );
-    return affected;
+    let deleted = 0;
+    let after = '-1';
+    for (;;) {
+      const batch = await this.transaction(async () => {
+        const rows = await this.query<{ id: string }>(
+          `SELECT snapshot_id::text AS id FROM session_recording_chunk_buffer_default
+            WHERE snapshot_id > $1::bigint ORDER BY snapshot_id LIMIT $2`,
+          [after, CLEAN_DEFAULT_BATCH],
+        );
+        if (!rows.length) return { read: 0, last: after, deleted: 0 };
+        const ids = rows.map((r) => r.id);
+        const waiting = await this.query<{ id: string }>(
+          `SELECT id::text AS id FROM session_recording_snapshots
+            WHERE id = ANY($1::bigint[]) AND data IS NULL AND object_key IS NULL`,
+          [ids],
+        );
+        const needed = new Set(waiting.map((r) => r.id));
+        const unneeded = ids.filter((id) => !needed.has(id));
+        const { affected } = unneeded.length
+          ? await this.modify(
+              `DELETE FROM session_recording_chunk_buffer_default WHERE snapshot_id = ANY($1::bigint[])`,
+              [unneeded],
+            )
+          : { affected: 0 };
+        return { read: rows.length, last: ids[ids.length - 1], deleted: affected };
+      });
+      deleted += batch.deleted;
+      after = batch.last;
+      if (batch.read < CLEAN_DEFAULT_BATCH) return deleted;
+    }
   }
 
   /**
