@@ -6,7 +6,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { waitForRunsToEnd, type ApiRun } from '../support/batch-export-runs.js';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { parquetReadObjects } from 'hyparquet';
+import { seedPersons, startS3Server, waitForRunsToEnd, type ApiRun } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { createDestinationDatabase, dropDestinationDatabase } from '../support/test-database.js';
@@ -35,6 +37,7 @@ describe('batch exports into destination tables made elsewhere', () => {
   let owner: TestUser;
   let orgId: string;
   let token: string;
+  let teamId: number;
   let dest: { name: string; url: string; user: string };
   let destination: pg.Client;
 
@@ -63,6 +66,7 @@ describe('batch exports into destination tables made elsewhere', () => {
     const org = await t.factories.organization(owner);
     orgId = org.id;
     token = org.teams[0].api_token;
+    teamId = org.teams[0].id;
   });
 
   const path = (rest = '') => `/api/organizations/${orgId}/batch_exports${rest}`;
@@ -102,7 +106,12 @@ describe('batch exports into destination tables made elsewhere', () => {
     return waitForRunsToEnd(t.http, owner.auth, orgId, id, expected, 60_000);
   };
   const logsOf = async (id: string) =>
-    (await t.http.get(path(`/${id}/logs?limit=1000`)).set(owner.auth).expect(200)).body.results as {
+    (
+      await t.http
+        .get(path(`/${id}/logs?limit=1000`))
+        .set(owner.auth)
+        .expect(200)
+    ).body.results as {
       level: string;
       message: string;
     }[];
@@ -178,8 +187,9 @@ describe('batch exports into destination tables made elsewhere', () => {
     expect(pgRows[2].properties.$current_url).toBe('https://shop.example/');
     expect(pgRows[0]).toMatchObject({ event: 'old', elements: 'div:nth-child="1"' });
 
-    const rsRows = (await destination.query(`SELECT uuid, elements, properties FROM ph_events_rs ORDER BY event`))
-      .rows;
+    const rsRows = (
+      await destination.query(`SELECT uuid, elements, properties FROM ph_events_rs ORDER BY event`)
+    ).rows;
     expect(rsRows.map((r) => r.uuid)).toEqual([click, pageview]);
     expect(rsRows[0].elements).toContain('button');
     expect(JSON.parse(rsRows[1].properties).$current_url).toBe('https://shop.example/');
@@ -202,9 +212,13 @@ describe('batch exports into destination tables made elsewhere', () => {
         "timestamp" TIMESTAMPTZ, created_at TIMESTAMPTZ, elements TEXT, "set" JSONB, set_once JSONB,
         site_url TEXT, person_id TEXT, _inserted_at TIMESTAMPTZ,
         note TEXT DEFAULT 'added by the export', PRIMARY KEY (team_id, uuid))`);
-    await destination.query(`INSERT INTO own_events (uuid, team_id, event, note) VALUES ('mine', 1, 'x', 'mine')`);
+    await destination.query(
+      `INSERT INTO own_events (uuid, team_id, event, note) VALUES ('mine', 1, 'x', 'mine')`,
+    );
     const before = await columnsOf('own_events');
-    const [first] = await capture([{ event: 'first', distinct_id: 'who', properties: { $set: { tier: 1 } } }]);
+    const [first] = await capture([
+      { event: 'first', distinct_id: 'who', properties: { $set: { tier: 1 } } },
+    ]);
     const exp = await create({
       name: 'Into a narrower table',
       model: 'events',
@@ -235,22 +249,20 @@ describe('batch exports into destination tables made elsewhere', () => {
     const [second] = await capture([{ event: 'second', distinct_id: 'who' }]);
     runs = await backfill(exp.id, 6);
     expect(runs.map((r) => r.status)).toEqual(Array(6).fill('Completed'));
-    expect(await columnsOf('own_events')).toEqual([
-      ...before,
-      'ip text',
-      'person_properties jsonb',
-    ]);
+    expect(await columnsOf('own_events')).toEqual([...before, 'ip text', 'person_properties jsonb']);
     const rows = (
-      await destination.query(`SELECT uuid, note, ip, person_properties FROM own_events ORDER BY uuid = 'mine', event`)
+      await destination.query(
+        `SELECT uuid, note, ip, person_properties FROM own_events ORDER BY uuid = 'mine', event`,
+      )
     ).rows;
     expect(rows.map((r) => r.uuid)).toEqual([first, second, 'mine']);
     // An event already stored is kept as it was; the new one has the added columns filled.
     expect(rows[1].person_properties).toEqual(expect.objectContaining({ tier: 1 }));
     expect(rows[1].ip).toMatch(/127\.0\.0\.1/);
     expect(rows[2]).toEqual({ uuid: 'mine', note: 'mine', ip: null, person_properties: null });
-    expect((await logsOf(exp.id)).some((l) => /^Added ip TEXT, person_properties JSONB to/.test(l.message))).toBe(
-      true,
-    );
+    expect(
+      (await logsOf(exp.id)).some((l) => /^Added ip TEXT, person_properties JSONB to/.test(l.message)),
+    ).toBe(true);
   }, 120_000);
 
   it('a table it cannot write into fails the run with what to do, and is not altered', async () => {
@@ -271,7 +283,10 @@ describe('batch exports into destination tables made elsewhere', () => {
       name: 'Of the wrong type',
       model: 'events',
       interval: 'hour',
-      destination: { type: 'Redshift', config: pgConfig('bad_type', { use_automatic_schema_evolution: true }) },
+      destination: {
+        type: 'Redshift',
+        config: pgConfig('bad_type', { use_automatic_schema_evolution: true }),
+      },
     });
     const [aRuns, bRuns] = [await backfill(a.id, 3), await backfill(b.id, 3)];
     // Every run opens the table (those of hours without events too): each fails at once, without retries.
@@ -288,5 +303,215 @@ describe('batch exports into destination tables made elsewhere', () => {
     expect(await columnsOf('no_key')).toEqual(noKey);
     expect(await columnsOf('bad_type')).toEqual(badType);
     expect((await destination.query('SELECT count(*)::int AS n FROM no_key')).rows[0].n).toBe(0);
+  }, 120_000);
+
+  it('persons into a table without a unique key: one row per distinct id, replaced only by a newer version', async () => {
+    await destination.query(`
+      CREATE TABLE hand_persons (
+        team_id INTEGER, distinct_id VARCHAR(200), person_id VARCHAR(200), properties JSONB,
+        person_distinct_id_version BIGINT, person_version BIGINT, created_at TIMESTAMPTZ,
+        _inserted_at TIMESTAMPTZ, is_deleted BOOLEAN)`);
+    const [person] = await seedPersons(t.dataSource, teamId, [
+      { distinctIds: ['p-1', 'p-2'], properties: { plan: 'free' }, updatedAt: new Date() },
+    ]);
+    const exp = await create({
+      name: 'Persons by hand',
+      model: 'persons',
+      interval: 'hour',
+      destination: { type: 'Postgres', config: pgConfig('hand_persons') },
+    });
+    let runs = await backfill(exp.id, 3);
+    expect(runs.map((r) => [r.status, r.latest_error])).toEqual(Array(3).fill(['Completed', null]));
+    const stored = async () =>
+      (
+        await destination.query(
+          `SELECT distinct_id, properties, person_version FROM hand_persons ORDER BY distinct_id`,
+        )
+      ).rows;
+    const first = await stored();
+    expect(first.map((r) => [r.distinct_id, r.properties])).toEqual([
+      ['p-1', { plan: 'free' }],
+      ['p-2', { plan: 'free' }],
+    ]);
+    // A newer version replaces both rows; the same range again adds none.
+    await t.dataSource.query(`UPDATE persons SET properties = '{"plan": "pro"}' WHERE uuid = $1`, [
+      person.uuid,
+    ]);
+    runs = await backfill(exp.id, 6);
+    expect(runs.map((r) => r.status)).toEqual(Array(6).fill('Completed'));
+    const second = await stored();
+    expect(second.map((r) => [r.distinct_id, r.properties])).toEqual([
+      ['p-1', { plan: 'pro' }],
+      ['p-2', { plan: 'pro' }],
+    ]);
+    expect(Number(second[0].person_version)).toBeGreaterThan(Number(first[0].person_version));
+  }, 120_000);
+
+  it('S3 files of events have PostHog’s columns (elements_chain), and an interval without rows writes no file', async () => {
+    const s3 = await startS3Server(['files']);
+    const client = new S3Client({
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    });
+    try {
+      const [click, view] = await capture([
+        {
+          event: '$autocapture',
+          distinct_id: 'buyer',
+          properties: { $elements: [{ tag_name: 'a', $el_text: 'Next', attr__href: '/next' }] },
+        },
+        { event: '$pageview', distinct_id: 'buyer', properties: { $set: { plan: 'pro' } } },
+      ]);
+      const config = (prefix: string, extra: Record<string, unknown>) => ({
+        bucket_name: 'files',
+        region: 'us-east-1',
+        prefix,
+        aws_access_key_id: 'S3RVER',
+        aws_secret_access_key: 'S3RVER',
+        endpoint_url: s3.endpoint,
+        ...extra,
+      });
+      const jsonl = await create({
+        name: 'Events as JSON Lines',
+        model: 'events',
+        interval: 'hour',
+        destination: { type: 'S3Compatible', config: config('jsonl', { file_format: 'JSONLines' }) },
+      });
+      const parquet = await create({
+        name: 'Events as Parquet',
+        model: 'events',
+        interval: 'hour',
+        destination: {
+          type: 'S3Compatible',
+          config: config('parquet', { file_format: 'Parquet', max_file_size_mb: 5 }),
+        },
+      });
+      for (const e of [jsonl, parquet]) {
+        const runs = await backfill(e.id, 3);
+        expect(runs.map((r) => r.status)).toEqual(Array(3).fill('Completed'));
+        expect(runs.map((r) => r.records_completed).sort()).toEqual([0, 0, 2]);
+        // Nothing written for the empty hours: no bytes, no file, no manifest.
+        expect(runs.filter((r) => r.records_completed === 0).map((r) => r.bytes_exported)).toEqual([0, 0]);
+      }
+      const list = async (prefix: string) =>
+        (
+          (await client.send(new ListObjectsV2Command({ Bucket: 'files', Prefix: prefix }))).Contents ?? []
+        ).map((o) => o.Key!);
+      const read = async (key: string) =>
+        Buffer.from(
+          await (
+            await client.send(new GetObjectCommand({ Bucket: 'files', Key: key }))
+          ).Body!.transformToByteArray(),
+        );
+      const jsonKeys = await list('jsonl/');
+      expect(jsonKeys).toHaveLength(1);
+      const lines = (await read(jsonKeys[0]))
+        .toString('utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const POSTHOG_COLUMNS = [
+        'uuid',
+        'timestamp',
+        '_inserted_at',
+        'created_at',
+        'event',
+        'properties',
+        'distinct_id',
+        'elements_chain',
+        'person_properties',
+        'person_id',
+      ];
+      expect(lines.map((l) => Object.keys(l))).toEqual([POSTHOG_COLUMNS, POSTHOG_COLUMNS]);
+      // In insert order, then uuid: one insert here.
+      lines.sort((a, b) => (a.event === '$autocapture' ? -1 : b.event === '$autocapture' ? 1 : 0));
+      expect(lines.map((l) => l.uuid)).toEqual([click, view]);
+      expect(lines[0].elements_chain).toContain('a:attr__href="/next"');
+      expect(lines[1].elements_chain).toBe('');
+      expect(lines[1].person_properties).toEqual(expect.objectContaining({ plan: 'pro' }));
+
+      // Split files: one file and its manifest for the hour with events, nothing for the others.
+      const parquetKeys = (await list('parquet/')).sort();
+      expect(parquetKeys).toHaveLength(2);
+      expect(parquetKeys[0]).toMatch(/-0\.parquet$/);
+      expect(parquetKeys[1]).toMatch(/_manifest\.json$/);
+      const buffer = await read(parquetKeys[0]);
+      const rows = await parquetReadObjects({
+        file: buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength) as ArrayBuffer,
+      });
+      expect(rows.map((r) => Object.keys(r))).toEqual([POSTHOG_COLUMNS, POSTHOG_COLUMNS]);
+      expect(rows.map((r) => String(r.elements_chain)).join()).toContain('a:attr__href="/next"');
+    } finally {
+      client.destroy();
+      await s3.close();
+    }
+  }, 120_000);
+
+  it('HTTP sends PostHog’s capture format: one instance’s events fed into another project’s /batch/, exactly once', async () => {
+    const [view, click] = await capture([
+      {
+        event: '$pageview',
+        distinct_id: 'visitor',
+        properties: { $current_url: 'https://shop.example/', $set: { plan: 'pro' } },
+      },
+      {
+        event: '$autocapture',
+        distinct_id: 'visitor',
+        properties: { $event_type: 'click', $elements: [{ tag_name: 'button', $el_text: 'Buy' }] },
+      },
+    ]);
+    const sourceTeam = teamId;
+    // The receiving end: this service's own capture, listening on loopback, into another project.
+    const receiving = await t.factories.organization(owner);
+    const receivingTeam = receiving.teams[0].id;
+    const server = t.app.getHttpServer();
+    if (!server.listening) await t.app.listen(0, '127.0.0.1');
+    const { port } = server.address() as { port: number };
+    const exp = await create({
+      name: 'Feed another instance',
+      model: 'events',
+      interval: 'hour',
+      destination: {
+        type: 'HTTP',
+        config: { url: `http://127.0.0.1:${port}/batch/`, token: receiving.teams[0].api_token },
+      },
+    });
+    let runs = await backfill(exp.id, 3);
+    expect(runs.map((r) => [r.status, r.latest_error])).toEqual(Array(3).fill(['Completed', null]));
+    expect(records(runs)).toBe(2);
+    const arrived = async () =>
+      (await t.dataSource.query(
+        `SELECT uuid::text AS uuid, event, distinct_id, properties, elements_chain, "timestamp"
+           FROM events WHERE team_id = $1 ORDER BY event`,
+        [receivingTeam],
+      )) as {
+        uuid: string;
+        event: string;
+        distinct_id: string;
+        properties: Record<string, unknown>;
+        elements_chain: string;
+        timestamp: Date;
+      }[];
+    const sent = (await t.dataSource.query(
+      `SELECT uuid::text AS uuid, elements_chain, "timestamp" FROM events WHERE team_id = $1 ORDER BY event`,
+      [sourceTeam],
+    )) as { uuid: string; elements_chain: string; timestamp: Date }[];
+    let got = await arrived();
+    expect(got.map((e) => [e.uuid, e.event, e.distinct_id])).toEqual([
+      [click, '$autocapture', 'visitor'],
+      [view, '$pageview', 'visitor'],
+    ]);
+    expect(got.map((e) => e.timestamp.getTime())).toEqual(sent.map((e) => e.timestamp.getTime()));
+    expect(got[1].properties).toMatchObject({ $current_url: 'https://shop.example/', $geoip_disable: true });
+    expect(got[0].elements_chain).toBe(sent[0].elements_chain);
+    expect(got[0].elements_chain).toContain('button');
+
+    // Sent again (a backfill of the same hours): the receiving capture keeps each event once.
+    runs = await backfill(exp.id, 6);
+    expect(runs.map((r) => r.status)).toEqual(Array(6).fill('Completed'));
+    got = await arrived();
+    expect(got.map((e) => e.uuid)).toEqual([click, view]);
   }, 120_000);
 });
