@@ -9,6 +9,7 @@ import pg from 'pg';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { parquetReadObjects } from 'hyparquet';
 import { seedPersons, startS3Server, waitForRunsToEnd, type ApiRun } from '../support/batch-export-runs.js';
+import { KeepSchemaEvolution1798300000000 } from '../../src/batch-exports/migrations/1798300000000-KeepSchemaEvolution.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { createDestinationDatabase, dropDestinationDatabase } from '../support/test-database.js';
@@ -514,4 +515,39 @@ describe('batch exports into destination tables made elsewhere', () => {
     got = await arrived();
     expect(got.map((e) => e.uuid)).toEqual([click, view]);
   }, 120_000);
+
+  it('the upgrade keeps exports saved before the choice adding columns, and leaves an explicit choice alone', async () => {
+    const saved = await create({
+      name: 'Saved before',
+      model: 'events',
+      interval: 'hour',
+      destination: { type: 'Postgres', config: pgConfig('before_upgrade') },
+    });
+    const chosen = await create({
+      name: 'Chose not to',
+      model: 'events',
+      interval: 'hour',
+      destination: {
+        type: 'Redshift',
+        config: pgConfig('chose', { use_automatic_schema_evolution: false }),
+      },
+    });
+    const runner = t.dataSource.createQueryRunner();
+    try {
+      await new KeepSchemaEvolution1798300000000().up(runner);
+    } finally {
+      await runner.release();
+    }
+    const config = async (id: string) =>
+      (
+        await t.http
+          .get(path(`/${id}`))
+          .set(owner.auth)
+          .expect(200)
+      ).body.destination.config as Record<string, unknown>;
+    expect((await config(saved.id)).use_automatic_schema_evolution).toBe(true);
+    expect((await config(chosen.id)).use_automatic_schema_evolution).toBe(false);
+    // The secret stays apart, never returned.
+    expect(await config(saved.id)).not.toHaveProperty('password');
+  });
 });

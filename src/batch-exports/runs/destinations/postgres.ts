@@ -213,7 +213,9 @@ export class PostgresWriter implements DestinationWriter {
     this.plan = planTable(this.ctx.model, shape, { evolve, redshift: this.redshift, table: this.table });
     for (const column of this.plan.add) {
       try {
-        await this.client!.query(`ALTER TABLE ${this.table} ADD COLUMN ${ident(column.name)} ${types[column.kind]}`);
+        await this.client!.query(
+          `ALTER TABLE ${this.table} ADD COLUMN ${ident(column.name)} ${types[column.kind]}`,
+        );
       } catch (err) {
         // 42701: added meanwhile by another run.
         if ((err as { code?: string }).code !== '42701') {
@@ -330,7 +332,13 @@ export class PostgresWriter implements DestinationWriter {
     }
     await this.query('BEGIN', 'merging');
     try {
-      for (const statement of mergeStatements(this.plan!, this.ctx.model, this.table, this.stage, this.redshift)) {
+      for (const statement of mergeStatements(
+        this.plan!,
+        this.ctx.model,
+        this.table,
+        this.stage,
+        this.redshift,
+      )) {
         await this.query(statement, 'merging into the destination table');
       }
       await this.query(`DROP TABLE ${this.stage}`, 'dropping the staging table');
