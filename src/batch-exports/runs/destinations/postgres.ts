@@ -115,7 +115,8 @@ async function endClient(client: pg.Client): Promise<void> {
 
 /**
  * PostgreSQL and Redshift (PostgreSQL's wire): the table is created when missing with the model's columns
- * (PostgreSQL: primary key on the merge key); each attempt loads the run's rows into a staging table
+ * (PostgreSQL: primary key on the merge key); one that exists is written as it is (table-schema.ts: its
+ * columns and types, columns added only with use_automatic_schema_evolution); each attempt loads the run's rows into a staging table
  * (`stage_<table>_<run>`: temporary on PostgreSQL, a table dropped and recreated by a retry on Redshift) with
  * COPY (PostgreSQL) or multi-row INSERTs (Redshift, which has no COPY from a client), then merges them into the table in one transaction:
  * a row replaces the stored one of its key only when a version column is greater, so a retried or repeated
