@@ -14,7 +14,7 @@ import { isPrivateAddress } from '../egress.js';
 import type { DeliveryContext, DestinationWriter } from './destination.js';
 import { sweepStagingTables } from './redshift-staging.js';
 import {
-  mergeStatements,
+  tableMergeStatements,
   planTable,
   readTableShape,
   SCHEMA_EVOLUTION_KEY,
@@ -333,7 +333,7 @@ export class PostgresWriter implements DestinationWriter {
     }
     await this.query('BEGIN', 'merging');
     try {
-      for (const statement of mergeStatements(
+      for (const statement of tableMergeStatements(
         this.plan!,
         this.ctx.model,
         this.table,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { mergeStatements, planTable, valueSql, type TableShape } from './table-schema.js';
+import { tableMergeStatements, planTable, valueSql, type TableShape } from './table-schema.js';
 
 const MODEL = {
   columns: [
@@ -84,22 +84,22 @@ describe('valueSql', () => {
   });
 });
 
-describe('mergeStatements', () => {
+describe('tableMergeStatements', () => {
   it('ON CONFLICT with the table’s columns, or a locked DELETE / INSERT … NOT EXISTS without a unique key', () => {
     const table = '"public"."t"';
     const narrow = shape({ team_id: 'integer', uuid: 'text', elements: 'jsonb', version: 'bigint' }, true);
-    const [upsert] = mergeStatements(planTable(MODEL, narrow, opts), MODEL, table, 'stage', false);
+    const [upsert] = tableMergeStatements(planTable(MODEL, narrow, opts), MODEL, table, 'stage', false);
     expect(upsert).toContain('INSERT INTO "public"."t" AS f ("team_id", "uuid", "elements", "version")');
     expect(upsert).toContain('SELECT s."team_id", s."uuid", to_jsonb(s."elements"), s."version" FROM stage');
     expect(upsert).toContain('ON CONFLICT ("team_id", "uuid") DO UPDATE SET');
     const plain = shape({ team_id: 'integer', uuid: 'text', elements: 'jsonb', version: 'bigint' }, false);
-    const statements = mergeStatements(planTable(MODEL, plain, opts), MODEL, table, 'stage', false);
+    const statements = tableMergeStatements(planTable(MODEL, plain, opts), MODEL, table, 'stage', false);
     expect(statements).toHaveLength(3);
     expect(statements[0]).toMatch(/^SELECT pg_advisory_xact_lock\(\d+, hashtext\('"public"\."t"'\)\)$/);
     expect(statements[1]).toContain('DELETE FROM "public"."t" AS f USING stage AS s');
     expect(statements[2]).toContain('WHERE NOT EXISTS');
     // Redshift: no advisory lock.
-    const redshift = mergeStatements(
+    const redshift = tableMergeStatements(
       planTable(MODEL, plain, { ...opts, redshift: true }),
       MODEL,
       table,

@@ -203,7 +203,7 @@ const MERGE_LOCK_SPACE = 72_539_117;
  * key twice. A row replaces the stored one only when a version column is greater or the stored one has none;
  * without version columns (events) a stored key is kept.
  */
-export function mergeStatements(
+export function tableMergeStatements(
   plan: TablePlan,
   model: Pick<ExportModel, 'columns' | 'key'>,
   table: string,
