@@ -79,6 +79,9 @@ const SQL_DATABASE: Record<string, FieldSpec> = {
   user: required(text(255)),
   password: secret(text()),
   has_self_signed_cert: optional({ type: 'boolean' }),
+  // Runs add the model's columns the table lacks (PostHog's name, of its Databricks export); without it, the
+  // columns the table has are exported (docs/batch-exports.md, "Destination tables").
+  use_automatic_schema_evolution: optional({ type: 'boolean' }),
   ...EVENT_FILTERS,
 };
 

@@ -262,7 +262,16 @@ describe('events batch exports (backfills)', () => {
 
       const posted = receiver.received.filter((b) => b.path === '/batch/events').flatMap((b) => b.body.batch);
       expect(posted.map((r) => r.uuid).sort()).toEqual([pageview, signup, click].sort());
-      expect(posted.find((r) => r.uuid === click)!.elements).toContain('button');
+      // PostHog's capture format: the elements chain of an autocapture event in its properties.
+      const postedClick = posted.find((r) => r.uuid === click)!;
+      expect(Object.keys(postedClick).sort()).toEqual([
+        'distinct_id',
+        'event',
+        'properties',
+        'timestamp',
+        'uuid',
+      ]);
+      expect((postedClick.properties as Record<string, unknown>).$elements_chain).toContain('button');
 
       // The same range again: the tables keep one row per event, the objects keep their keys and records.
       for (const e of [exports.postgres, exports.redshift, exports.s3]) await backfill(e.id);

@@ -23,7 +23,7 @@ describe('batch export merges into tables', () => {
   let dest: { name: string; url: string; user: string };
   let destination: pg.Client;
   const path = (rest = '') => `/api/organizations/${orgId}/batch_exports${rest}`;
-  const create = async (name: string, type: string, table: string) => {
+  const create = async (name: string, type: string, table: string, extra: Record<string, unknown> = {}) => {
     const url = new URL(dest.url);
     const config = {
       host: url.hostname,
@@ -32,6 +32,7 @@ describe('batch export merges into tables', () => {
       user: dest.user,
       password: DEST_PASSWORD,
       table_name: table,
+      ...extra,
     };
     return (
       await t.http
@@ -136,12 +137,29 @@ describe('batch export merges into tables', () => {
     expect(Number(after[0].version)).toBeGreaterThan(Number(before[0].version));
     expect(await stored('merge_rs')).toEqual(after);
 
-    // A table created before sessions had a version gets the column, and its rows are replaced.
+    // A table created before sessions had a version: without use_automatic_schema_evolution its runs fail (no
+    // column to compare rows by) and it is left as it is; with it, the table gets the column, and its rows are
+    // replaced.
     await destination.query(
       'CREATE TABLE old_sessions (team_id integer, session_id text, click_count integer, PRIMARY KEY (team_id, session_id))',
     );
     await destination.query('INSERT INTO old_sessions VALUES ($1, $2, 12)', [teamId, sessionId]);
-    const old = await create('Old table', 'Postgres', 'old_sessions');
+    const refused = await create('Old table as it is', 'Postgres', 'old_sessions');
+    await backfill(refused);
+    const [failed] = await waitForRunsToEnd(t.http, owner.auth, orgId, refused, 1);
+    expect([failed.status, failed.latest_error]).toEqual([
+      'Failed',
+      expect.stringContaining('lacks the column version, by which a row replaces an older copy of it'),
+    ]);
+    expect(
+      (await destination.query('SELECT * FROM old_sessions')).rows.map((r) => [
+        Object.keys(r).length,
+        r.click_count,
+      ]),
+    ).toEqual([[3, 12]]);
+    const old = await create('Old table', 'Postgres', 'old_sessions', {
+      use_automatic_schema_evolution: true,
+    });
     await backfill(old);
     expect((await waitForRunsToEnd(t.http, owner.auth, orgId, old, 1))[0].status).toBe('Completed');
     expect((await stored('old_sessions')).map((r) => [r.click_count, r.version])).toEqual([
@@ -198,14 +216,16 @@ describe('batch export merges into tables', () => {
       await holder.end();
     }
 
-    // A merge that cannot succeed (session_id is an integer in this table): Failed, and nothing left behind.
+    // A table that cannot take the rows (session_id is an integer in it): Failed before anything is staged.
     await destination.query('CREATE TABLE broken_rs (team_id integer, session_id integer)');
     const broken = await create('Broken RS', 'Redshift', 'broken_rs');
     await backfill(broken);
     const [failed] = await waitForRunsToEnd(t.http, owner.auth, orgId, broken, 1);
     expect([failed.status, failed.latest_error]).toEqual([
       'Failed',
-      expect.stringMatching(/^merging into the destination table: operator does not exist: integer = /),
+      expect.stringMatching(
+        /^The destination table "public"\."broken_rs" has the column session_id of type integer, which the export's text values cannot be written to\./,
+      ),
     ]);
     expect(await stagingTables()).toEqual([]);
   });

@@ -65,11 +65,16 @@ const CONFIG_DESCRIPTION =
   'kms_key_id, file_format, max_file_size_mb, use_virtual_style_addressing. Snowflake: account*, user*, ' +
   'authentication_type (password|keypair), password (* for password), private_key (* for keypair), ' +
   'private_key_passphrase, database*, warehouse*, schema*, table_name*, role. Postgres and Redshift: host*, ' +
-  'port, database*, schema, table_name*, user*, password*, has_self_signed_cert (Redshift also ' +
+  'port, database*, schema, table_name*, user*, password*, has_self_signed_cert, ' +
+  "use_automatic_schema_evolution (true: runs add the model's columns the table lacks; otherwise only the " +
+  'columns the table has are exported, and a table lacking a merge key column fails its runs) (Redshift also ' +
   'properties_data_type). BigQuery: project_id*, dataset_id*, table_id*, private_key*, private_key_id*, ' +
   'client_email*, token_uri*, use_json_type. Databricks (credentials live in an integration; runs to Databricks ' +
   'fail: this service does not deliver there yet): http_path*, catalog*, schema*, table_name*, use_variant_type, ' +
-  'use_automatic_schema_evolution. HTTP: url*, token*. NoOp: none. Every type but NoOp also takes ' +
+  "use_automatic_schema_evolution. HTTP: url*, token* (sent as the `api_key` of PostHog's capture batch body; " +
+  "events are sent as capture events, so url may be another instance's /batch/). S3 and AzureBlob: events " +
+  "files have PostHog's columns (elements_chain, no team_id, set, set_once); an interval without rows writes " +
+  'no file. NoOp: none. Every type but NoOp also takes ' +
   'include_events and exclude_events (lists of event names). * required.';
 
 /** PostHog's `destination.integration_id`: stored and returned (integrations are not managed here). */

@@ -3,6 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import { rowToJson, type ExportRow } from '../export-models.js';
 import { AttemptStopped, isTransientNetworkError, nonRetryable, retryable } from '../export-errors.js';
 import type { DeliveryContext, DestinationWriter } from './destination.js';
+import { captureEvent } from './posthog-formats.js';
 
 /** Most records and bytes (before the envelope) in one POST. */
 const MAX_BATCH_RECORDS = 1000;
@@ -32,7 +33,8 @@ const sleep = (ms: number, signal: AbortSignal) =>
 /**
  * HTTP: PostHog's HTTP batch export. Records are POSTed as JSON in batches of at most 1,000 records (and
  * about 4 MB), in PostHog's capture batch format `{"api_key": <token>, "historical_migration": true,
- * "batch": [...]}`. Each request must end within BATCH_EXPORT_HTTP_TIMEOUT_MS in total. A 429, a 5xx, a
+ * "batch": [...]}`: events as PostHog's capture takes them (`uuid`, `distinct_id`, `timestamp`, `event`,
+ * `properties`), so the URL may be another instance's `/batch/`; another model's rows as they are. Each request must end within BATCH_EXPORT_HTTP_TIMEOUT_MS in total. A 429, a 5xx, a
  * failed connection or a request past that deadline is retried with a doubling delay (Retry-After when longer)
  * up to BATCH_EXPORT_HTTP_MAX_RETRIES times, then the attempt fails and the run is retried; another 4xx fails
  * the run. Redirects are not followed.
@@ -60,7 +62,7 @@ export class HttpWriter implements DestinationWriter {
 
   async write(rows: readonly ExportRow[]): Promise<void> {
     for (const row of rows) {
-      const json = JSON.stringify(rowToJson(this.ctx.model, row));
+      const json = JSON.stringify(this.record(row));
       if (
         this.batch.length &&
         (this.batch.length >= MAX_BATCH_RECORDS || this.batchBytes + json.length > MAX_BATCH_BYTES)
@@ -70,6 +72,11 @@ export class HttpWriter implements DestinationWriter {
       this.batch.push(json);
       this.batchBytes += json.length + 1;
     }
+  }
+
+  /** An event as PostHog's capture takes it (posthog-formats.ts); another model's row as it is. */
+  private record(row: ExportRow): Record<string, unknown> {
+    return this.ctx.model.name === 'events' ? captureEvent(row) : rowToJson(this.ctx.model, row);
   }
 
   async finish(): Promise<{ bytes: number }> {

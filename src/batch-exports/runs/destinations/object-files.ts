@@ -17,6 +17,7 @@ import { s3CompressionProblem } from '../../destinations.js';
 import { rowToJson, type ColumnKind, type ExportRow } from '../export-models.js';
 import { nonRetryable } from '../export-errors.js';
 import type { DeliveryContext, DestinationWriter } from './destination.js';
+import { fileShape, type FileShape } from './posthog-formats.js';
 
 export const FORMAT_EXTENSIONS = { JSONLines: 'jsonl', Parquet: 'parquet' } as const;
 const COMPRESSION_EXTENSIONS: Record<string, string> = {
@@ -215,16 +216,8 @@ class ParquetEncoder implements FileEncoder {
   }
 
   async end(): Promise<void> {
-    if (!this.writer) {
-      // A run without rows still writes a valid (empty) file.
-      const columnData = this.columnData([]);
-      this.writer = new ParquetWriter({
-        writer: this.bytes,
-        schema: schemaFromColumnData({
-          columnData: columnData.map((c) => ({ ...c, data: [] })),
-        }),
-      });
-    }
+    // A file is started only for rows (an interval without rows writes none).
+    if (!this.writer) throw new Error('a Parquet file without rows');
     await this.writer.finish();
     await this.drain();
     await this.upload.end();
@@ -233,7 +226,8 @@ class ParquetEncoder implements FileEncoder {
 
 /**
  * A run's rows as files in an object store: JSON Lines or Parquet, compressed as configured, under the prefix
- * with PostHog's template variables filled in. Keys depend only on the run's interval and a file number, so a
+ * with PostHog's template variables filled in; events with PostHog's file columns (posthog-formats.ts). An
+ * interval without rows writes no file. Keys depend only on the run's interval and a file number, so a
  * retried attempt or a re-run of the interval overwrites what an earlier one wrote and never adds objects.
  * With `max_file_size_mb`, a file is closed once it holds that many (uncompressed) megabytes and the next is
  * started (`…-0`, `…-1`, …), and a manifest listing them is written last (`…_manifest.json`), as PostHog does.
@@ -247,11 +241,16 @@ export class ObjectFilesWriter implements DestinationWriter {
   private current: { upload: ObjectSink; encoder: FileEncoder } | null = null;
   private readonly files: string[] = [];
   private bytes = 0;
+  /** The columns written (PostHog's for events) and the context the encoders read them from. */
+  private readonly shape: FileShape;
+  private readonly fileCtx: DeliveryContext;
 
   constructor(
     private readonly ctx: DeliveryContext,
     private readonly store: ObjectStore,
   ) {
+    this.shape = fileShape(ctx.model);
+    this.fileCtx = { ...ctx, model: this.shape.model };
     const c = ctx.config;
     this.format = (c.file_format as 'JSONLines' | 'Parquet' | undefined) ?? 'JSONLines';
     this.compression = (c.compression as string | null | undefined) ?? null;
@@ -285,12 +284,13 @@ export class ObjectFilesWriter implements DestinationWriter {
     const upload = this.store.upload(key);
     const encoder =
       this.format === 'Parquet'
-        ? new ParquetEncoder(this.ctx, upload, this.compression)
-        : new JsonLinesEncoder(this.ctx, upload, this.compression);
+        ? new ParquetEncoder(this.fileCtx, upload, this.compression)
+        : new JsonLinesEncoder(this.fileCtx, upload, this.compression);
     return { upload, encoder };
   }
 
-  async write(rows: readonly ExportRow[]): Promise<void> {
+  async write(page: readonly ExportRow[]): Promise<void> {
+    const rows = this.shape.row ? page.map(this.shape.row) : page;
     try {
       // Pages are split into slices, so a file ends close to max_file_size_mb whatever the page size.
       const slice = this.maxFileBytes ? 500 : rows.length;
@@ -314,10 +314,11 @@ export class ObjectFilesWriter implements DestinationWriter {
 
   async finish(): Promise<{ bytes: number }> {
     try {
-      // A run without rows writes one (empty) file, as PostHog does, unless files are split.
-      if (this.current || !this.files.length) {
-        this.current ??= this.startFile();
-        await this.endFile();
+      if (this.current) await this.endFile();
+      if (!this.files.length) {
+        // An interval without rows writes nothing, no manifest either, as PostHog's exports.
+        await this.ctx.log('INFO', 'No rows in this interval: no file was written.');
+        return { bytes: 0 };
       }
       if (this.maxFileBytes) {
         const manifestKey =

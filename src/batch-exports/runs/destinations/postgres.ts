@@ -13,6 +13,14 @@ import {
 import { isPrivateAddress } from '../egress.js';
 import type { DeliveryContext, DestinationWriter } from './destination.js';
 import { sweepStagingTables } from './redshift-staging.js';
+import {
+  tableMergeStatements,
+  planTable,
+  readTableShape,
+  SCHEMA_EVOLUTION_KEY,
+  type TablePlan,
+  type TableShape,
+} from './table-schema.js';
 
 const PG_TYPES: Record<ColumnKind, string> = {
   text: 'TEXT',
@@ -107,7 +115,8 @@ async function endClient(client: pg.Client): Promise<void> {
 
 /**
  * PostgreSQL and Redshift (PostgreSQL's wire): the table is created when missing with the model's columns
- * (PostgreSQL: primary key on the merge key); each attempt loads the run's rows into a staging table
+ * (PostgreSQL: primary key on the merge key); one that exists is written as it is (table-schema.ts: its
+ * columns and types, columns added only with use_automatic_schema_evolution); each attempt loads the run's rows into a staging table
  * (`stage_<table>_<run>`: temporary on PostgreSQL, a table dropped and recreated by a retry on Redshift) with
  * COPY (PostgreSQL) or multi-row INSERTs (Redshift, which has no COPY from a client), then merges them into the table in one transaction:
  * a row replaces the stored one of its key only when a version column is greater, so a retried or repeated
@@ -134,6 +143,8 @@ export class PostgresWriter implements DestinationWriter {
   private readonly stage: string;
   private readonly stagePrefix: string;
   private readonly columns: string;
+  /** How this attempt writes into the destination table (read when the attempt opens). */
+  private plan: TablePlan | null = null;
 
   constructor(private readonly ctx: DeliveryContext) {
     this.redshift = ctx.type === 'Redshift';
@@ -169,7 +180,7 @@ export class PostgresWriter implements DestinationWriter {
       `CREATE TABLE IF NOT EXISTS ${this.table} (${definition}${this.redshift ? '' : `, PRIMARY KEY (${key})`})`,
       'creating the destination table',
     );
-    await this.addMissingColumns(types);
+    await this.prepareTable(types);
     if (this.redshift) {
       try {
         await sweepStagingTables(this.client!, this.ctx, this.schema, this.stagePrefix);
@@ -186,28 +197,46 @@ export class PostgresWriter implements DestinationWriter {
   }
 
   /**
-   * A table created before the model had all its columns (sessions' `version`) gets the missing ones, empty:
-   * its rows are then replaced by the next export of their key.
+   * Reads the destination table as it is and plans the run's writes into it (table-schema.ts): a table lacking
+   * some of the model's columns gets them added only with use_automatic_schema_evolution, else the columns it
+   * has are exported (an INFO line names the others); a table the run cannot write into fails it before
+   * anything is altered.
    */
-  private async addMissingColumns(types: Record<ColumnKind, string>): Promise<void> {
-    const schema = (this.ctx.config.schema as string | undefined) || 'public';
-    let present: Set<string>;
+  private async prepareTable(types: Record<ColumnKind, string>): Promise<void> {
+    const tableName = this.ctx.config.table_name as string;
+    let shape: TableShape;
     try {
-      const { rows } = await this.client!.query<{ column_name: string }>(
-        `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2`,
-        [schema, this.ctx.config.table_name as string],
-      );
-      present = new Set(rows.map((r) => r.column_name));
+      shape = await readTableShape(this.client!, this.schema, tableName, this.ctx.model.key, this.redshift);
     } catch (err) {
       throw classifyPgError(err, 'reading the destination table');
     }
-    // A table whose columns cannot be read (no privilege) is left as it is.
-    if (!present.size) return;
-    for (const column of this.ctx.model.columns) {
-      if (present.has(column.name)) continue;
-      await this.query(
-        `ALTER TABLE ${this.table} ADD COLUMN ${ident(column.name)} ${types[column.kind]}`,
-        `adding the column ${column.name} to the destination table`,
+    const evolve = this.ctx.config[SCHEMA_EVOLUTION_KEY] === true;
+    this.plan = planTable(this.ctx.model, shape, { evolve, redshift: this.redshift, table: this.table });
+    for (const column of this.plan.add) {
+      try {
+        await this.client!.query(
+          `ALTER TABLE ${this.table} ADD COLUMN ${ident(column.name)} ${types[column.kind]}`,
+        );
+      } catch (err) {
+        // 42701: added meanwhile by another run.
+        if ((err as { code?: string }).code !== '42701') {
+          throw this.classify(err, `adding the column ${column.name} to the destination table`);
+        }
+      }
+    }
+    if (this.plan.add.length) {
+      await this.ctx.log(
+        'INFO',
+        `Added ${this.plan.add.map((c) => `${c.name} ${types[c.kind]}`).join(', ')} to the destination table ` +
+          `${this.table} (${SCHEMA_EVOLUTION_KEY}).`,
+      );
+    }
+    if (this.plan.leftOut.length) {
+      await this.ctx.log(
+        'INFO',
+        `The destination table ${this.table} has no column ${this.plan.leftOut.join(', ')}: ` +
+          `${this.plan.leftOut.length === 1 ? 'it is' : 'they are'} not exported. Add them to the table, or set ` +
+          `${SCHEMA_EVOLUTION_KEY} on the export's destination to let runs add the model's missing columns.`,
       );
     }
   }
@@ -302,43 +331,16 @@ export class PostgresWriter implements DestinationWriter {
       }
       this.copy = null;
     }
-    const key = this.ctx.model.key;
-    const versions = this.ctx.model.versionColumns;
     await this.query('BEGIN', 'merging');
     try {
-      if (this.redshift) {
-        const match = key.map((k) => `f.${ident(k)} = s.${ident(k)}`).join(' AND ');
-        const newer = versions
-          .map((v) => `s.${ident(v)} > f.${ident(v)} OR f.${ident(v)} IS NULL`)
-          .join(' OR ');
-        // Without version columns (events) a stored key is kept as it is: only new keys are inserted.
-        if (versions.length) {
-          await this.query(
-            `DELETE FROM ${this.table} AS f USING ${this.stage} AS s WHERE ${match} AND (${newer})`,
-            'merging into the destination table',
-          );
-        }
-        await this.query(
-          `INSERT INTO ${this.table} (${this.columns})
-           SELECT ${this.ctx.model.columns.map((c) => `s.${ident(c.name)}`).join(', ')} FROM ${this.stage} AS s
-            WHERE NOT EXISTS (SELECT 1 FROM ${this.table} AS f WHERE ${match})`,
-          'merging into the destination table',
-        );
-      } else {
-        const updates = this.ctx.model.columns
-          .filter((c) => !key.includes(c.name))
-          .map((c) => `${ident(c.name)} = EXCLUDED.${ident(c.name)}`)
-          .join(', ');
-        const newer = versions
-          .map((v) => `EXCLUDED.${ident(v)} > f.${ident(v)} OR f.${ident(v)} IS NULL`)
-          .join(' OR ');
-        await this.query(
-          `INSERT INTO ${this.table} AS f (${this.columns}) SELECT ${this.columns} FROM ${this.stage}
-           ON CONFLICT (${key.map(ident).join(', ')}) ${
-             versions.length ? `DO UPDATE SET ${updates} WHERE ${newer}` : 'DO NOTHING'
-           }`,
-          'merging into the destination table',
-        );
+      for (const statement of tableMergeStatements(
+        this.plan!,
+        this.ctx.model,
+        this.table,
+        this.stage,
+        this.redshift,
+      )) {
+        await this.query(statement, 'merging into the destination table');
       }
       await this.query(`DROP TABLE ${this.stage}`, 'dropping the staging table');
       await this.query('COMMIT', 'merging');
