@@ -23,6 +23,7 @@ import {
   assertStartBeforeEnd,
   timestampOf,
   VISIBLE_FIELDS,
+  webhookChanges,
   withoutParameters,
 } from './batch-export-input-rules.js';
 import { type Config, configViolation, deepMerge, splitSecrets } from './destinations.js';
@@ -136,6 +137,8 @@ export class BatchExportsService {
       hogqlQuery: input.hogql_query ?? '',
       filters: input.filters ?? null,
       destinationIntegrationId: input.destination.integration_id ?? null,
+      notificationWebhookUrl: null,
+      ...webhookChanges(input.notification_webhook_url, input.notification_webhook_secret, null),
       createdAt: now,
       lastUpdatedAt: now,
     };
@@ -194,6 +197,10 @@ export class BatchExportsService {
         }
         if (input.hogql_query !== undefined) changes.hogqlQuery = input.hogql_query;
         if (input.filters !== undefined) changes.filters = input.filters;
+        Object.assign(
+          changes,
+          webhookChanges(input.notification_webhook_url, input.notification_webhook_secret, current.notificationWebhookUrl),
+        );
         if (input.destination) {
           const { type, config, integration_id: integrationId } = input.destination;
           if (integrationId !== undefined) changes.destinationIntegrationId = integrationId;
@@ -229,7 +236,9 @@ export class BatchExportsService {
           logs.push(this.entry(id, now, input.paused ? 'Batch export paused.' : 'Batch export unpaused.'));
         }
         // The activity log's changes: each field changed, before and after (secrets masked, never stored).
-        const changed = Object.keys(changes).filter((k) => k !== 'destinationSecrets');
+        const changed = Object.keys(changes).filter(
+          (k) => k !== 'destinationSecrets' && k !== 'notificationWebhookSecret',
+        );
         recordChanges('BatchExport', { ...current }, { ...current, ...changes }, changed);
         if (Object.keys(changes).length || logs.length) {
           await this.exports.update(id, { ...changes, lastUpdatedAt: now });

@@ -61,7 +61,7 @@ export type ClaimResult =
   /** The export is paused: the job went back to the queue. */
   | { kind: 'paused'; batchExportId: string }
   /** The run had used its attempts (its workers were lost): recorded FailedRetryable. */
-  | { kind: 'gave-up'; runId: string }
+  | { kind: 'gave-up'; runId: string; destinationType: DestinationType }
   /** The run's organization, project or user has its cap of runs executing: the job went back to the queue, untouched. */
   | { kind: 'over-cap'; batchExportId: string; key: 'organization' | 'project' | 'user' }
   | { kind: 'claimed'; claim: ClaimedRun };
@@ -213,7 +213,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
             `Run failed after ${maxAttempts} attempts: the workers running it stopped reporting.`,
           );
           await this.queue.complete(db, attempt, { status: 'FailedRetryable' });
-          return { kind: 'gave-up', runId: row.id } as const;
+          return { kind: 'gave-up', runId: row.id, destinationType: row.destination_type } as const;
         }
         if (caps.organization > 0 || caps.project > 0 || caps.user > 0) {
           const keys = {
@@ -463,24 +463,29 @@ export class BatchExportRunsRepository extends RepositoryBase {
   /**
    * Settles one dead letter (a run's job pg-boss failed for good: its worker was lost on the last attempt): the
    * run is recorded FailedRetryable unless it had ended, and the failed job is removed so the export's next
-   * runs may start. False when there was none.
+   * runs may start. Null when there was none; else the run it recorded failed, if it did.
    */
-  async settleDeadLetter(now: Date): Promise<boolean> {
+  async settleDeadLetter(
+    now: Date,
+  ): Promise<{ failed: { runId: string; destinationType: DestinationType } | null } | null> {
     return this.transaction(async () => {
       const db = await transactionExecutor(this.manager);
       const dead = await this.queue.fetchDead(db);
-      if (!dead) return false;
+      if (!dead) return null;
+      let failed: { runId: string; destinationType: DestinationType } | null = null;
       const sourceId = (dead as { sourceId?: string | null }).sourceId ?? null;
       if (sourceId) {
-        const updated = await this.query<{ id: string; batch_export_id: string }>(
-          `UPDATE batch_export_runs
+        const updated = await this.query<{ id: string; batch_export_id: string; destination_type: DestinationType }>(
+          `UPDATE batch_export_runs r
               SET status = 'FailedRetryable', finished_at = $2, last_updated_at = $2,
                   latest_error = coalesce(latest_error, 'The worker running it stopped reporting.')
-            WHERE id = $1 AND status IN ('Starting', 'Running')
-            RETURNING id, batch_export_id`,
+             FROM batch_exports e
+            WHERE r.id = $1 AND r.status IN ('Starting', 'Running') AND e.id = r.batch_export_id
+            RETURNING r.id, r.batch_export_id, e.destination_type`,
           [sourceId, now],
         );
         if (updated[0]) {
+          failed = { runId: updated[0].id, destinationType: updated[0].destination_type };
           await this.log(
             updated[0],
             now,
@@ -490,7 +495,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
         }
       }
       await this.queue.settleDead(db, dead.id, sourceId);
-      return true;
+      return { failed };
     });
   }
 
