@@ -199,7 +199,11 @@ export class BatchExportsService {
         if (input.filters !== undefined) changes.filters = input.filters;
         Object.assign(
           changes,
-          webhookChanges(input.notification_webhook_url, input.notification_webhook_secret, current.notificationWebhookUrl),
+          webhookChanges(
+            input.notification_webhook_url,
+            input.notification_webhook_secret,
+            current.notificationWebhookUrl,
+          ),
         );
         if (input.destination) {
           const { type, config, integration_id: integrationId } = input.destination;

@@ -331,10 +331,7 @@ export class MetricsService {
         .finally(() => {
           this.lagRefresh = null;
         });
-      await Promise.race([
-        this.lagRefresh,
-        new Promise((r) => setTimeout(r, QUEUE_DEPTH_WAIT_MS).unref()),
-      ]);
+      await Promise.race([this.lagRefresh, new Promise((r) => setTimeout(r, QUEUE_DEPTH_WAIT_MS).unref())]);
     }
     return this.lag?.value ?? null;
   }

@@ -566,16 +566,22 @@ describe('batch export runs deliver data', () => {
             GROUP BY 1, 2 ORDER BY 1, 2`,
         );
       for (const row of totals) {
-        expect(value(`batch_export_runs_finished_total{status="${row.status}",destination_type="${row.type}"}`)).toBe(
-          row.n,
-        );
+        expect(
+          value(`batch_export_runs_finished_total{status="${row.status}",destination_type="${row.type}"}`),
+        ).toBe(row.n);
       }
       for (const row of totals.filter((r) => r.status === 'Completed')) {
-        expect(value(`batch_export_records_exported_total{destination_type="${row.type}"}`)).toBe(Number(row.records));
-        expect(value(`batch_export_bytes_exported_total{destination_type="${row.type}"}`)).toBe(Number(row.bytes));
+        expect(value(`batch_export_records_exported_total{destination_type="${row.type}"}`)).toBe(
+          Number(row.records),
+        );
+        expect(value(`batch_export_bytes_exported_total{destination_type="${row.type}"}`)).toBe(
+          Number(row.bytes),
+        );
       }
       // A type no run went to counts 0.
-      expect(value('batch_export_runs_finished_total{status="Completed",destination_type="AzureBlob"}')).toBe(0);
+      expect(value('batch_export_runs_finished_total{status="Completed",destination_type="AzureBlob"}')).toBe(
+        0,
+      );
       const completed = {
         n: totals.filter((r) => r.status === 'Completed').reduce((sum, r) => sum + r.n, 0),
       };

@@ -332,7 +332,10 @@ function isWebhookUrl(value: unknown): boolean {
   try {
     const url = new URL(value);
     return (
-      (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && !url.username && !url.password
+      (url.protocol === 'http:' || url.protocol === 'https:') &&
+      url.hostname !== '' &&
+      !url.username &&
+      !url.password
     );
   } catch {
     return false;

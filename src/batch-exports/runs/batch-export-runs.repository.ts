@@ -475,7 +475,11 @@ export class BatchExportRunsRepository extends RepositoryBase {
       let failed: { runId: string; destinationType: DestinationType } | null = null;
       const sourceId = (dead as { sourceId?: string | null }).sourceId ?? null;
       if (sourceId) {
-        const updated = await this.query<{ id: string; batch_export_id: string; destination_type: DestinationType }>(
+        const { rows: updated } = await this.modify<{
+          id: string;
+          batch_export_id: string;
+          destination_type: DestinationType;
+        }>(
           `UPDATE batch_export_runs r
               SET status = 'FailedRetryable', finished_at = $2, last_updated_at = $2,
                   latest_error = coalesce(latest_error, 'The worker running it stopped reporting.')

@@ -336,7 +336,10 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       await this.notificationsRepository
         .markCompleted(claim.run.batchExportId, claim.run.dataIntervalEnd)
         .catch((err: Error) =>
-          this.logger.warn({ runId: claim.run.id, reason: err.message }, 'last completed interval not recorded'),
+          this.logger.warn(
+            { runId: claim.run.id, reason: err.message },
+            'last completed interval not recorded',
+          ),
         );
     } else if (result.status === 'Failed' || result.status === 'FailedRetryable') {
       await this.notifications.runFailed(claim.run.id, result.autoPaused);

@@ -60,7 +60,7 @@ export class NotificationsRepository extends RepositoryBase {
    * `previous` is what `release` puts back if the e-mail then cannot be sent.
    */
   async claimFailureEmail(batchExportId: string, now: Date): Promise<{ previous: Date | null } | null> {
-    const [row] = await this.query<{ previous: Date | null }>(
+    const { rows } = await this.modify<{ previous: Date | null }>(
       `UPDATE batch_exports e SET failure_emailed_at = $2
          FROM (SELECT id, failure_emailed_at AS previous FROM batch_exports WHERE id = $1 FOR UPDATE) p
         WHERE e.id = p.id
@@ -68,7 +68,7 @@ export class NotificationsRepository extends RepositoryBase {
         RETURNING p.previous`,
       [batchExportId, now],
     );
-    return row ?? null;
+    return rows[0] ?? null;
   }
 
   /** Gives back a claimed failure e-mail that could not be sent (unless another claim followed). */

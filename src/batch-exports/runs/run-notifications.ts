@@ -73,7 +73,11 @@ export class RunNotifications {
     if (!run) return;
     if (autoPaused) {
       this.logger.warn(
-        { batchExportId: run.batchExportId, organizationId: run.organizationId, failures: autoPaused.failures },
+        {
+          batchExportId: run.batchExportId,
+          organizationId: run.organizationId,
+          failures: autoPaused.failures,
+        },
         'batch export paused automatically after repeated failures',
       );
     }
@@ -210,14 +214,23 @@ export class RunNotifications {
   }
 
   /** One signed POST, bounded in total by BATCH_EXPORT_HTTP_TIMEOUT_MS; redirects are not followed. */
-  private async post(url: string, secret: string, deliveryId: string, event: string, body: string): Promise<PostResult> {
+  private async post(
+    url: string,
+    secret: string,
+    deliveryId: string,
+    event: string,
+    body: string,
+  ): Promise<PostResult> {
     let target: URL;
     try {
       target = new URL(url);
       await this.egress.resolve(target.hostname.replace(/^\[|\]$/g, ''));
     } catch (err) {
       const retryable = err instanceof ExportError ? err.retryable : false;
-      return { error: err instanceof ExportError ? `was not reached: ${err.message}` : 'has an invalid URL', retryable };
+      return {
+        error: err instanceof ExportError ? `was not reached: ${err.message}` : 'has an invalid URL',
+        retryable,
+      };
     }
     const timeoutMs = this.config.get('BATCH_EXPORT_HTTP_TIMEOUT_MS');
     const timestamp = Math.floor(Date.now() / 1000);
@@ -248,12 +261,17 @@ export class RunNotifications {
           res.on('error', () => undefined);
         },
       );
-      const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      const deadline = setTimeout(
+        () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
       req.on('error', (err: NodeJS.ErrnoException) => {
         clearTimeout(deadline);
         const refused = err instanceof ExportError && !err.retryable;
         resolve({
-          error: refused ? `was not reached: ${err.message}` : `could not be reached (${err.code ?? err.message})`,
+          error: refused
+            ? `was not reached: ${err.message}`
+            : `could not be reached (${err.code ?? err.message})`,
           retryable: !refused,
         });
       });
