@@ -416,3 +416,66 @@ describe('batch export notifications', () => {
     expect(value(text, 'batch_export_active_exports{destination_type="NoOp"}')).toBe(1);
   });
 });
+
+describe('batch export notification webhooks and the egress rules', () => {
+  let t: TestApp;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let owner: TestUser;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    t = await createTestApp({
+      BATCH_EXPORT_WORKERS: 'true',
+      BATCH_EXPORT_POLL_INTERVAL_MS: '100',
+      BATCH_EXPORT_WEBHOOK_RETRY_DELAY_SECONDS: '1',
+      BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS: 'false',
+    });
+    t.clock.set(new Date('2026-01-03T00:00:00.000Z'));
+    owner = await t.factories.user();
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await receiver?.close();
+  });
+
+  it('a webhook to a loopback address is refused (as the HTTP destination) and dropped, with a WARNING', async () => {
+    const org = await t.factories.organization(owner);
+    const path = (rest = '') => `/api/organizations/${org.id}/batch_exports${rest}`;
+    const { body } = await t.http
+      .post(path())
+      .set(owner.auth)
+      .send({
+        name: 'Hook to loopback',
+        model: 'persons',
+        interval: 'hour',
+        destination: SNOWFLAKE,
+        notification_webhook_url: receiver.url,
+        notification_webhook_secret: SECRET,
+      })
+      .expect(201);
+    await t.http
+      .post(path(`/${body.id}/backfill`))
+      .set(owner.auth)
+      .send({ start_at: hours(0).toISOString(), end_at: hours(1).toISOString() })
+      .expect(200);
+    const warning = await waitFor(async () => {
+      const logs = (
+        await t.http
+          .get(path(`/${body.id}/logs?limit=100`))
+          .set(owner.auth)
+          .expect(200)
+      ).body.results as { level: string; message: string }[];
+      return logs.find((l) => l.level === 'WARNING' && l.message.startsWith('Notification webhook'));
+    });
+    expect(warning.message).toMatch(
+      /^Notification webhook batch_export_run\.failed \(delivery [0-9a-f-]{36}\), attempt 1 of 8: the receiver was not reached: The destination host 127\.0\.0\.1 resolves to 127\.0\.0\.1, a loopback, private, link-local or metadata address; batch exports are not delivered there \(BATCH_EXPORT_ALLOW_PRIVATE_DESTINATIONS\)\. It is dropped\.$/,
+    );
+    await sleep(1500);
+    expect(receiver.deliveries).toHaveLength(0);
+    const [job] = await t.dataSource.query(
+      `SELECT state FROM pgboss.job WHERE name = 'batch-export-notifications'`,
+    );
+    expect(job.state).toBe('completed');
+  });
+});

@@ -203,7 +203,7 @@ export class RunNotifications {
           timestamp: this.clock.now(),
           level: 'WARNING',
           message:
-            `Notification webhook ${event} (delivery ${job.id}), attempt ${number} of ${maxAttempts}: the receiver ${problem}. ` +
+            `Notification webhook ${event} (delivery ${job.id}), attempt ${number} of ${maxAttempts}: the receiver ${problem.replace(/\.$/, '')}. ` +
             (last ? 'It is dropped.' : 'It will be retried.'),
         },
       ])
