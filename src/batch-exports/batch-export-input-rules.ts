@@ -156,17 +156,20 @@ export const VISIBLE_FIELDS = [
   'notification_webhook_secret',
 ] as const;
 
+/** The columns of an export whose values never enter the activity log's changes. */
+export const SECRET_COLUMNS = new Set(['destinationSecrets', 'notificationWebhookSecret']);
+
 /**
- * The notification webhook's columns after a create or update sending `url` and/or `secret` (undefined: not
- * sent). A new URL needs its secret in the same request (so a URL pointed elsewhere never receives bodies signed
- * with a secret meant for the old receiver); the secret alone rotates it; a null URL removes the webhook and its
- * secret. `current`: the URL stored now (null on create). Only the changed columns are returned.
+ * The notification webhook's columns after a create or update sending `notification_webhook_url` and/or
+ * `notification_webhook_secret` (undefined: not sent). A new URL needs its secret in the same request (so a URL
+ * pointed elsewhere never receives bodies signed with a secret meant for the old receiver); the secret alone
+ * rotates it; a null URL removes the webhook and its secret. `current`: the URL stored now (null on create). Only the changed columns are returned.
  */
 export function webhookChanges(
-  url: string | null | undefined,
-  secret: string | undefined,
+  input: { notification_webhook_url?: string | null; notification_webhook_secret?: string },
   current: string | null,
 ): { notificationWebhookUrl?: string | null; notificationWebhookSecret?: string | null } {
+  const { notification_webhook_url: url, notification_webhook_secret: secret } = input;
   if (url === null) {
     if (secret !== undefined) {
       throw ApiError.validation(

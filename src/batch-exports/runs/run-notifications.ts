@@ -5,7 +5,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Mailer } from '../../common/mail/mailer.js';
 import { Clock } from '../../common/time/clock.js';
 import { AppConfig } from '../../config/config.js';
-import { MembershipsRepository } from '../../memberships/memberships.repository.js';
+import { MembershipsService } from '../../memberships/memberships.service.js';
 import { BatchExportsRepository } from '../batch-exports.repository.js';
 import { EgressPolicy } from './egress.js';
 import { ExportError } from './export-errors.js';
@@ -49,7 +49,7 @@ export class RunNotifications {
   constructor(
     private readonly repository: NotificationsRepository,
     private readonly exports: BatchExportsRepository,
-    private readonly memberships: MembershipsRepository,
+    private readonly memberships: MembershipsService,
     private readonly mailer: Mailer,
     private readonly queue: RunQueue,
     private readonly config: AppConfig,
