@@ -9,6 +9,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
+import { BatchExportWorker } from '../../src/batch-exports/runs/batch-export-worker.js';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { seedPersons, sleep, waitFor, waitForRunsToEnd } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
@@ -414,6 +415,42 @@ describe('batch export notifications', () => {
     expect(value(text, 'batch_export_lag_max_seconds{destination_type="Snowflake"}')).toBe(failing.lag);
     expect(value(text, 'batch_export_active_exports{destination_type="Snowflake"}')).toBe(1);
     expect(value(text, 'batch_export_active_exports{destination_type="NoOp"}')).toBe(1);
+  });
+
+  it('another replica (or a restarted process) shares the daily limit kept in the database', async () => {
+    // This process stops working runs: the replica, on the same database, takes them.
+    await t.app.get(BatchExportWorker).onModuleDestroy();
+    const replica = await createTestApp(
+      {
+        BATCH_EXPORT_WORKERS: 'true',
+        BATCH_EXPORT_POLL_INTERVAL_MS: '100',
+        BATCH_EXPORT_WEBHOOK_RETRY_DELAY_SECONDS: '1',
+        SMTP_URL: smtp.url,
+      },
+      { databaseUrl: t.databaseUrl },
+    );
+    try {
+      const [{ id }] = await t.dataSource.query(
+        `SELECT id FROM batch_exports WHERE name = 'Failing once a day'`,
+      );
+      const deliveries = receiver.deliveries.length;
+      // An hour after this export's last failure e-mail (2026-01-04T00:00:01Z): none from the replica.
+      replica.clock.set(new Date('2026-01-04T01:00:01.000Z'));
+      await backfill(id, hours(3), hours(4));
+      await waitForRunsToEnd(t.http, owner.auth, orgId, id, 4);
+      await waitFor(async () => (receiver.deliveries.length > deliveries ? true : undefined));
+      await sleep(1000);
+      expect(mailsAbout('Failing once a day')).toHaveLength(4);
+      // A day after it: the replica e-mails.
+      replica.clock.set(new Date('2026-01-05T00:00:02.000Z'));
+      await backfill(id, hours(4), hours(5));
+      await waitForRunsToEnd(t.http, owner.auth, orgId, id, 5);
+      await waitFor(async () => (mailsAbout('Failing once a day').length >= 6 ? true : undefined));
+      await sleep(1000);
+      expect(mailsAbout('Failing once a day')).toHaveLength(6);
+    } finally {
+      await replica.close();
+    }
   });
 });
 
