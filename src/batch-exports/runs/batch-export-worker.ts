@@ -219,7 +219,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     const poll = this.config.get('BATCH_EXPORT_POLL_INTERVAL_MS');
     while (!this.stopping.signal.aborted) {
       try {
-        if (await this.notifications.deliverNext()) continue;
+        if (await this.notifications.deliverNext(this.stopping.signal)) continue;
       } catch (err) {
         this.reportLoopError(err, 'delivering a batch export notification webhook failed');
       }

@@ -174,8 +174,9 @@ export class RunNotifications {
    * is now, signed with its secret as it is now (an export whose webhook was removed, or that was deleted, drops
    * its pending deliveries). A 2xx ends it; a 408, 429, 5xx, timeout or connection failure is retried by the
    * queue; any other answer, or a refused address, drops it. Each failed attempt is a WARNING in the export's log.
+   * `stop` (the worker shutting down) aborts the POST: the delivery goes back to the queue for a later attempt.
    */
-  async deliverNext(): Promise<boolean> {
+  async deliverNext(stop?: AbortSignal): Promise<boolean> {
     const job = await this.queue.fetchNotification();
     if (!job) return false;
     const attempt = { id: job.id, retryCount: job.retryCount };
@@ -185,7 +186,11 @@ export class RunNotifications {
       await this.queue.completeNotification(attempt, { dropped: 'the export has no webhook now' });
       return true;
     }
-    const result = await this.post(target.url, target.secret, job.id, event, body);
+    const result = await this.post(target.url, target.secret, job.id, event, body, stop);
+    if (stop?.aborted) {
+      await this.queue.failNotification(attempt, { problem: 'the worker stopped' });
+      return true;
+    }
     if ('status' in result && result.status >= 200 && result.status < 300) {
       await this.queue.completeNotification(attempt, { status: result.status });
       return true;
@@ -220,6 +225,7 @@ export class RunNotifications {
     deliveryId: string,
     event: string,
     body: string,
+    stop?: AbortSignal,
   ): Promise<PostResult> {
     let target: URL;
     try {
@@ -251,6 +257,7 @@ export class RunNotifications {
             [SIGNATURE_HEADER]: signWebhook(secret, timestamp, body),
           },
           lookup: this.egress.lookup,
+          signal: stop,
         },
         (res) => {
           res.resume();
