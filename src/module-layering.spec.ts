@@ -50,8 +50,6 @@ const isPublicFace = (target: string) =>
  * other feature's public face (a method of its service, a fragment in its `*.sql.ts`), not by a new entry here.
  */
 const INTERNAL_IMPORTS: Record<string, string> = {
-  'batch-exports/runs/batch-export-worker.ts -> memberships/memberships.repository.js':
-    "reads the run's creator's membership inside the run transaction (MembershipsService has no such read yet)",
   'invites/invites.service.ts -> memberships/memberships.repository.js':
     'creates the membership in the invite acceptance transaction (MembershipsService has no write yet)',
   'members/members.service.ts -> memberships/memberships.repository.js':

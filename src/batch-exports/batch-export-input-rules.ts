@@ -152,4 +152,48 @@ export const VISIBLE_FIELDS = [
   'timezone',
   'offset_day',
   'offset_hour',
+  'notification_webhook_url',
+  'notification_webhook_secret',
 ] as const;
+
+/** The columns of an export whose values never enter the activity log's changes. */
+export const SECRET_COLUMNS = new Set(['destinationSecrets', 'notificationWebhookSecret']);
+
+/**
+ * The notification webhook's columns after a create or update sending `notification_webhook_url` and/or
+ * `notification_webhook_secret` (undefined: not sent). A new URL needs its secret in the same request (so a URL
+ * pointed elsewhere never receives bodies signed with a secret meant for the old receiver); the secret alone
+ * rotates it; a null URL removes the webhook and its secret. `current`: the URL stored now (null on create). Only the changed columns are returned.
+ */
+export function webhookChanges(
+  input: { notification_webhook_url?: string | null; notification_webhook_secret?: string },
+  current: string | null,
+): { notificationWebhookUrl?: string | null; notificationWebhookSecret?: string | null } {
+  const { notification_webhook_url: url, notification_webhook_secret: secret } = input;
+  if (url === null) {
+    if (secret !== undefined) {
+      throw ApiError.validation(
+        'A secret without a webhook URL has nothing to sign: send notification_webhook_url with it.',
+        'notification_webhook_secret',
+      );
+    }
+    return current === null ? {} : { notificationWebhookUrl: null, notificationWebhookSecret: null };
+  }
+  if (url !== undefined && url !== current) {
+    if (secret === undefined) {
+      throw ApiError.validation(
+        'A new notification_webhook_url needs its notification_webhook_secret in the same request.',
+        'notification_webhook_secret',
+      );
+    }
+    return { notificationWebhookUrl: url, notificationWebhookSecret: secret };
+  }
+  if (secret === undefined) return {};
+  if (current === null) {
+    throw ApiError.validation(
+      'A secret without a webhook URL has nothing to sign: send notification_webhook_url with it.',
+      'notification_webhook_secret',
+    );
+  }
+  return { notificationWebhookSecret: secret };
+}

@@ -27,6 +27,10 @@ export type BatchExportModel = (typeof BATCH_EXPORT_MODELS)[number];
   'batch_exports_start_before_end_check',
   '"start_at" IS NULL OR "end_at" IS NULL OR "start_at" < "end_at"',
 )
+@Check(
+  'batch_exports_notification_webhook_secret_check',
+  '"notification_webhook_url" IS NULL OR "notification_webhook_secret" IS NOT NULL',
+)
 export class BatchExportEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -117,6 +121,28 @@ export class BatchExportEntity {
    */
   @Column({ type: 'timestamptz', nullable: true })
   scheduledThrough: Date | null;
+
+  /**
+   * Where failed runs and auto-pauses are POSTed, signed with `notificationWebhookSecret` (null: no webhook).
+   * See docs/batch-exports.md, "Notifications".
+   */
+  @Column({ type: 'text', nullable: true })
+  notificationWebhookUrl: string | null;
+
+  /** The HMAC-SHA256 key of the webhook's signature: write-only, never selected unless asked for, never returned. */
+  @Column({ type: 'text', nullable: true, select: false })
+  notificationWebhookSecret?: string | null;
+
+  /**
+   * When the admins were last e-mailed about this export's failures (at most one such e-mail a day, on every
+   * replica: the claim is an UPDATE of this column).
+   */
+  @Column({ type: 'timestamptz', nullable: true })
+  failureEmailedAt: Date | null;
+
+  /** The end of the newest interval a run completed (the lag metric: how far behind the export is). */
+  @Column({ type: 'timestamptz', nullable: true })
+  lastCompletedIntervalEnd: Date | null;
 
   @Column({ type: 'timestamptz' })
   createdAt: Date;

@@ -16,6 +16,8 @@ import { BatchExportsService } from './batch-exports.service.js';
 import { BatchExportRunsRepository } from './runs/batch-export-runs.repository.js';
 import { BatchExportWorker } from './runs/batch-export-worker.js';
 import { ExportSourceRepository } from './runs/export-source.repository.js';
+import { NotificationsRepository } from './runs/notifications.repository.js';
+import { RunNotifications } from './runs/run-notifications.js';
 import { RunQueue } from './runs/run-queue.js';
 import { SlotWaitsRepository } from './runs/slot-waits.repository.js';
 
@@ -40,6 +42,8 @@ import { SlotWaitsRepository } from './runs/slot-waits.repository.js';
     SlotWaitsRepository,
     ExportSourceRepository,
     BatchExportWorker,
+    NotificationsRepository,
+    RunNotifications,
     Mailer,
     BatchExportsProjectCleanup,
   ],

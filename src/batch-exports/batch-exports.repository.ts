@@ -32,7 +32,14 @@ type Writable = Parameters<Repository<BatchExportEntity>['update']>[1];
 
 export type BatchExportFields = Omit<
   BatchExportEntity,
-  'id' | 'organization' | 'team' | 'createdBy' | 'scheduledThrough' | 'deletedAt'
+  | 'id'
+  | 'organization'
+  | 'team'
+  | 'createdBy'
+  | 'scheduledThrough'
+  | 'deletedAt'
+  | 'failureEmailedAt'
+  | 'lastCompletedIntervalEnd'
 >;
 
 /** The intervals as the scheduler's SQL reads them (`jsonb_to_recordset`). */

@@ -13,7 +13,7 @@ import { MembershipsService, type ProjectAccess } from '../memberships/membershi
 import { BATCH_EXPORT, requireExport, visibleExports } from './batch-export-access.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import type { BatchExportEntity } from './batch-export.entity.js';
-import type { BatchExportScope } from './batch-export-scope.js';
+import type { BatchExportScope, ScopeAccess } from './batch-export-scope.js';
 import { BatchExportsRepository, type BatchExportFields, type LogEntry } from './batch-exports.repository.js';
 import {
   assertConfig,
@@ -22,7 +22,9 @@ import {
   scheduleFields,
   assertStartBeforeEnd,
   timestampOf,
+  SECRET_COLUMNS,
   VISIBLE_FIELDS,
+  webhookChanges,
   withoutParameters,
 } from './batch-export-input-rules.js';
 import { type Config, configViolation, deepMerge, splitSecrets } from './destinations.js';
@@ -36,17 +38,6 @@ import { parseLevels, type BatchExportLogDto, toBatchExportLogDto } from './dto/
 import { type BatchExportRunDto, toBatchExportRunDto } from './dto/batch-export-run.dto.js';
 import { type BackfillCreatedDto, type BatchExportDto, toBatchExportDto } from './dto/batch-export.dto.js';
 import { cadenceOf, intervalAt, zonedSpec } from './schedule.js';
-
-/** The caller's access in the scope of a request (`BatchExportsService.enter`). */
-interface ScopeAccess {
-  organizationId: string;
-  /** The project of a project path; null on the organization path. */
-  teamId: number | null;
-  projects: Map<number, ProjectAccess>;
-  /** Whether `projects` holds every project of the organization (else a member's lists hide the others). */
-  complete: boolean;
-  project(id: number): ProjectAccess | undefined;
-}
 
 /**
  * Batch exports of an organization (docs/decisions.md §8), on its path and on each project's (`BatchExportScope`:
@@ -136,6 +127,8 @@ export class BatchExportsService {
       hogqlQuery: input.hogql_query ?? '',
       filters: input.filters ?? null,
       destinationIntegrationId: input.destination.integration_id ?? null,
+      notificationWebhookUrl: null,
+      ...webhookChanges(input, null),
       createdAt: now,
       lastUpdatedAt: now,
     };
@@ -194,6 +187,7 @@ export class BatchExportsService {
         }
         if (input.hogql_query !== undefined) changes.hogqlQuery = input.hogql_query;
         if (input.filters !== undefined) changes.filters = input.filters;
+        Object.assign(changes, webhookChanges(input, current.notificationWebhookUrl));
         if (input.destination) {
           const { type, config, integration_id: integrationId } = input.destination;
           if (integrationId !== undefined) changes.destinationIntegrationId = integrationId;
@@ -229,7 +223,7 @@ export class BatchExportsService {
           logs.push(this.entry(id, now, input.paused ? 'Batch export paused.' : 'Batch export unpaused.'));
         }
         // The activity log's changes: each field changed, before and after (secrets masked, never stored).
-        const changed = Object.keys(changes).filter((k) => k !== 'destinationSecrets');
+        const changed = Object.keys(changes).filter((k) => !SECRET_COLUMNS.has(k));
         recordChanges('BatchExport', { ...current }, { ...current, ...changes }, changed);
         if (Object.keys(changes).length || logs.length) {
           await this.exports.update(id, { ...changes, lastUpdatedAt: now });

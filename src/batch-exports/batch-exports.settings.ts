@@ -125,6 +125,21 @@ export const BATCH_EXPORTS_SETTINGS = {
     300,
     "A batch export run ready to start that has waited this long for a worker slot gets a WARNING line in its log (once) and in the service's log, naming the runs executing with its organization, project and user against their caps. 0: off.",
   ),
+  BATCH_EXPORT_WEBHOOK_MAX_ATTEMPTS: setting(
+    int(1, 50),
+    8,
+    "Attempts to deliver one batch export notification webhook (a failed run or an auto-pause) when the receiver answers other than 2xx, times out (BATCH_EXPORT_HTTP_TIMEOUT_MS) or cannot be reached; then it is dropped and a WARNING goes to the export's log.",
+  ),
+  BATCH_EXPORT_WEBHOOK_RETRY_DELAY_SECONDS: setting(
+    int(1, 86400),
+    30,
+    'Base delay before a batch export notification webhook is tried again (through the job queue, so a restart loses none); it doubles with each attempt (with jitter), up to an hour.',
+  ),
+  BATCH_EXPORT_LAG_METRIC_EXPORTS: setting(
+    int(0, 10000),
+    100,
+    'Most batch exports with a series of their own in the batch_export_lag_seconds metric (the ones furthest behind; the others count in batch_export_lag_max_seconds per destination type only). 0: no per-export series.',
+  ),
 } satisfies SettingsTable;
 
 declare module '../config/config.js' {

@@ -40,6 +40,11 @@ export const PROJECT_NOT_ALLOWED = 'This API key is not allowed to access this p
 export class MembershipsService {
   constructor(private readonly memberships: MembershipsRepository) {}
 
+  /** The e-mail addresses of the organization's admins and owners (at most 100), for notices about it. */
+  adminEmails(organizationId: string): Promise<string[]> {
+    return this.memberships.adminEmails(organizationId);
+  }
+
   async requireAccess(
     principal: Principal,
     organizationId: string,

@@ -20,6 +20,12 @@ export interface BatchExportQueueDepth {
   oldestReadySeconds: number;
 }
 
+/** How far behind the batch exports are, as the lag gauges report it (read from the database). */
+export interface BatchExportLagState {
+  byType: { destinationType: string; exports: number; maxSeconds: number }[];
+  worst: { batchExportId: string; destinationType: string; seconds: number }[];
+}
+
 /** The capture memory budget, as its gauges report it. */
 export interface CaptureBudgetState {
   inUse: number;
@@ -76,14 +82,15 @@ export class MetricsService {
 
   private readonly runsFinished = new Counter({
     name: 'batch_export_runs_finished_total',
-    help: 'Batch export runs ended by workers of this process, by final status (Completed, Failed, FailedRetryable, Cancelled).',
-    labelNames: ['status'] as const,
+    help: 'Batch export runs ended by workers of this process, by final status (Completed, Failed, FailedRetryable, Cancelled) and destination type (sum over the instances for the whole service).',
+    labelNames: ['status', 'destination_type'] as const,
     registers: [this.registry],
   });
 
   private readonly recordsExported = new Counter({
     name: 'batch_export_records_exported_total',
-    help: 'Records delivered by completed batch export runs of this process.',
+    help: 'Records delivered by completed batch export runs of this process, by destination type.',
+    labelNames: ['destination_type'] as const,
     registers: [this.registry],
   });
 
@@ -120,7 +127,8 @@ export class MetricsService {
 
   private readonly bytesExported = new Counter({
     name: 'batch_export_bytes_exported_total',
-    help: 'Bytes delivered by completed batch export runs of this process (as written to the destination).',
+    help: 'Bytes delivered by completed batch export runs of this process (as written to the destination), by destination type.',
+    labelNames: ['destination_type'] as const,
     registers: [this.registry],
   });
 
@@ -201,12 +209,44 @@ export class MetricsService {
       (c) => c.waiting,
     );
 
-    for (const status of ['Completed', 'Failed', 'FailedRetryable', 'Cancelled']) {
-      this.runsFinished.labels(status).inc(0);
-    }
-    this.recordsExported.inc(0);
-    this.bytesExported.inc(0);
     const read = () => this.readQueueDepth();
+    const lag = () => this.readLag();
+    new Gauge({
+      name: 'batch_export_lag_seconds',
+      help: 'Seconds from the end of the newest interval an active (not paused, not deleted) batch export completed to now, for the BATCH_EXPORT_LAG_METRIC_EXPORTS exports furthest behind (from the database: the same on every instance).',
+      labelNames: ['batch_export_id', 'destination_type'] as const,
+      registers: [this.registry],
+      async collect() {
+        const state = await lag();
+        if (!state) return;
+        this.reset();
+        for (const e of state.worst) this.labels(e.batchExportId, e.destinationType).set(e.seconds);
+      },
+    });
+    new Gauge({
+      name: 'batch_export_lag_max_seconds',
+      help: 'The largest lag (see batch_export_lag_seconds) among the active batch exports of each destination type (from the database: the same on every instance).',
+      labelNames: ['destination_type'] as const,
+      registers: [this.registry],
+      async collect() {
+        const state = await lag();
+        if (!state) return;
+        this.reset();
+        for (const t of state.byType) this.labels(t.destinationType).set(t.maxSeconds);
+      },
+    });
+    new Gauge({
+      name: 'batch_export_active_exports',
+      help: 'Active (not paused, not deleted) batch exports, by destination type (from the database: the same on every instance).',
+      labelNames: ['destination_type'] as const,
+      registers: [this.registry],
+      async collect() {
+        const state = await lag();
+        if (!state) return;
+        this.reset();
+        for (const t of state.byType) this.labels(t.destinationType).set(t.exports);
+      },
+    });
     new Gauge({
       name: 'batch_export_queue_jobs',
       help: 'Batch export run jobs in the queue (all processes), by state: ready (could start now), deferred (a retry backoff or a paused export), active.',
@@ -269,6 +309,47 @@ export class MetricsService {
     this.captureBudgetReader = reader;
   }
 
+  private lagReader: (() => Promise<BatchExportLagState>) | null = null;
+  private lag: { value: BatchExportLagState; at: number } | null = null;
+  private lagRefresh: Promise<void> | null = null;
+
+  /** Where the lag gauges read from (the batch export module's query of the exports table). */
+  setBatchExportLagReader(reader: () => Promise<BatchExportLagState>): void {
+    this.lagReader = reader;
+  }
+
+  /** The lag for the gauges, read like the queue's depth (at most every QUEUE_DEPTH_MAX_AGE_MS, waited for briefly). */
+  private async readLag(): Promise<BatchExportLagState | null> {
+    const reader = this.lagReader;
+    if (!reader) return null;
+    if (!this.lag || Date.now() - this.lag.at > QUEUE_DEPTH_MAX_AGE_MS) {
+      this.lagRefresh ??= reader()
+        .then((value) => {
+          this.lag = { value, at: Date.now() };
+        })
+        .catch(() => undefined)
+        .finally(() => {
+          this.lagRefresh = null;
+        });
+      await Promise.race([this.lagRefresh, new Promise((r) => setTimeout(r, QUEUE_DEPTH_WAIT_MS).unref())]);
+    }
+    return this.lag?.value ?? null;
+  }
+
+  /**
+   * Starts the run counters of every status and destination type at 0, so a rate() over them is defined before
+   * the first run of a type ends.
+   */
+  initBatchExportRunSeries(destinationTypes: readonly string[]): void {
+    for (const type of destinationTypes) {
+      for (const status of ['Completed', 'Failed', 'FailedRetryable', 'Cancelled']) {
+        this.runsFinished.labels(status, type).inc(0);
+      }
+      this.recordsExported.labels(type).inc(0);
+      this.bytesExported.labels(type).inc(0);
+    }
+  }
+
   private queueDepth: { value: BatchExportQueueDepth; at: number } | null = null;
   private queueDepthRefresh: Promise<void> | null = null;
 
@@ -314,11 +395,20 @@ export class MetricsService {
     if (bytes) this.packedBytes.inc(bytes);
   }
 
-  /** Counts a batch export run that ended: its status, what it delivered and its last attempt's duration. */
-  recordBatchExportRun(status: string, records: number, bytes: number, seconds: number | null): void {
-    this.runsFinished.labels(status).inc();
-    if (records) this.recordsExported.inc(records);
-    if (bytes) this.bytesExported.inc(bytes);
+  /**
+   * Counts a batch export run that ended: its status and destination type, what it delivered and its last
+   * attempt's duration.
+   */
+  recordBatchExportRun(
+    status: string,
+    destinationType: string,
+    records: number,
+    bytes: number,
+    seconds: number | null,
+  ): void {
+    this.runsFinished.labels(status, destinationType).inc();
+    if (records) this.recordsExported.labels(destinationType).inc(records);
+    if (bytes) this.bytesExported.labels(destinationType).inc(bytes);
     if (seconds !== null) this.runDuration.labels(status).observe(seconds);
   }
 

@@ -307,7 +307,11 @@ describe('batch export runs under faults', () => {
     expect(warnings).toContain(
       'Batch export paused automatically: 10 of its last 50 runs failed. Fix the destination, then unpause it (and backfill the intervals it missed).',
     );
-    const mail = await waitFor(async () => smtp.messages.find((m) => m.subject.includes('Always failing')));
+    const mail = await waitFor(async () =>
+      smtp.messages.find(
+        (m) => m.subject.startsWith('Batch export paused') && m.subject.includes('Always failing'),
+      ),
+    );
     expect(mail.subject).toBe('Batch export paused after repeated failures: Always failing');
     expect(mail.rcptTo).toEqual([owner.email]);
     expect(mail.text).toContain(`/api/organizations/${orgId}/batch_exports/${id}/unpause`);

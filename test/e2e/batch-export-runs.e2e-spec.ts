@@ -558,18 +558,33 @@ describe('batch export runs deliver data', () => {
         const line = text.split('\n').find((l) => l.startsWith(`${name} `));
         return line === undefined ? undefined : Number(line.split(' ')[1]);
       };
-      const totals: { status: string; n: number; records: string; bytes: string }[] =
+      const totals: { status: string; type: string; n: number; records: string; bytes: string }[] =
         await t.dataSource.query(
-          `SELECT status, count(*)::int AS n, coalesce(sum(records_completed), 0)::text AS records,
-                coalesce(sum(bytes_exported), 0)::text AS bytes
-           FROM batch_export_runs GROUP BY status ORDER BY status`,
+          `SELECT r.status, e.destination_type AS type, count(*)::int AS n,
+                  coalesce(sum(r.records_completed), 0)::text AS records, coalesce(sum(r.bytes_exported), 0)::text AS bytes
+             FROM batch_export_runs r JOIN batch_exports e ON e.id = r.batch_export_id
+            GROUP BY 1, 2 ORDER BY 1, 2`,
         );
       for (const row of totals) {
-        expect(value(`batch_export_runs_finished_total{status="${row.status}"}`)).toBe(row.n);
+        expect(
+          value(`batch_export_runs_finished_total{status="${row.status}",destination_type="${row.type}"}`),
+        ).toBe(row.n);
       }
-      const completed = totals.find((r) => r.status === 'Completed')!;
-      expect(value('batch_export_records_exported_total')).toBe(Number(completed.records));
-      expect(value('batch_export_bytes_exported_total')).toBe(Number(completed.bytes));
+      for (const row of totals.filter((r) => r.status === 'Completed')) {
+        expect(value(`batch_export_records_exported_total{destination_type="${row.type}"}`)).toBe(
+          Number(row.records),
+        );
+        expect(value(`batch_export_bytes_exported_total{destination_type="${row.type}"}`)).toBe(
+          Number(row.bytes),
+        );
+      }
+      // A type no run went to counts 0.
+      expect(value('batch_export_runs_finished_total{status="Completed",destination_type="AzureBlob"}')).toBe(
+        0,
+      );
+      const completed = {
+        n: totals.filter((r) => r.status === 'Completed').reduce((sum, r) => sum + r.n, 0),
+      };
       expect(value('batch_export_run_duration_seconds_count{status="Completed"}')).toBe(completed.n);
       expect(value('batch_export_queue_jobs{state="ready"}')).toBe(0);
       expect(value('batch_export_queue_jobs{state="active"}')).toBe(0);

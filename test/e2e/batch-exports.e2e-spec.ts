@@ -20,6 +20,7 @@ const EXPORT_FIELDS = [
   'latest_runs',
   'model',
   'name',
+  'notification_webhook_url',
   'offset_day',
   'offset_hour',
   'paused',
@@ -227,6 +228,7 @@ describe('batch exports', () => {
         offset_day: null,
         offset_hour: null,
         interval_offset: null,
+        notification_webhook_url: null,
       });
       expectNoSecret(res.text);
       // Stored: the secrets apart from the visible config.

@@ -291,6 +291,60 @@ abstract class BatchExportOptionsDto {
     },
   })
   filters?: unknown;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: 2048,
+    example: 'https://hooks.example.com/batch-exports',
+    description:
+      'Where a failed run (`batch_export_run.failed`) and an automatic pause (`batch_export.paused`) are POSTed as ' +
+      'JSON, signed with HMAC-SHA256 of `<timestamp>.<body>` keyed by notification_webhook_secret (headers ' +
+      '`X-Batch-Export-Signature: v1=<hex>` and `X-Batch-Export-Timestamp`), retried with backoff; see ' +
+      'docs/batch-exports.md, "Notifications". http or https; delivered to public addresses only (as the HTTP ' +
+      'destination). A new URL needs notification_webhook_secret in the same request; null removes the webhook.',
+  })
+  @IsOptional()
+  @Text(2048)
+  @ValidateBy({
+    name: 'webhookUrl',
+    validator: {
+      validate: (value: unknown) => value === null || value === undefined || isWebhookUrl(value),
+      defaultMessage: () => 'Enter a valid http or https URL.',
+    },
+  })
+  notification_webhook_url?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    writeOnly: true,
+    minLength: 16,
+    maxLength: 256,
+    description:
+      "The webhook's signing key, 16 to 256 characters: write-only (stored, never returned). Sent alone, it " +
+      'replaces the current one.',
+  })
+  @IsOmittable()
+  @IsString({ message: 'Must be a string.' })
+  @MinLength(16, { message: 'Ensure this field has at least 16 characters.' })
+  @MaxLength(256, { message: 'Ensure this field has no more than 256 characters.' })
+  notification_webhook_secret?: string;
+}
+
+/** An absolute http(s) URL with a host and no user name or password in it. */
+function isWebhookUrl(value: unknown): boolean {
+  if (typeof value !== 'string' || /\s/.test(value)) return false;
+  try {
+    const url = new URL(value);
+    return (
+      (url.protocol === 'http:' || url.protocol === 'https:') &&
+      url.hostname !== '' &&
+      !url.username &&
+      !url.password
+    );
+  } catch {
+    return false;
+  }
 }
 
 @ReadOnlyFields(...READ_ONLY)

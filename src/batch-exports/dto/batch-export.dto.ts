@@ -106,6 +106,16 @@ export class BatchExportDto {
       'offset_hour; null: the default.',
   })
   interval_offset: number | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description:
+      'Where failed runs and automatic pauses are POSTed, signed (its secret is write-only); null: no webhook. ' +
+      'See docs/batch-exports.md, "Notifications".',
+  })
+  notification_webhook_url: string | null;
 }
 
 export function toBatchExportDto(entity: BatchExportEntity, latestRuns: BatchExportRunDto[]): BatchExportDto {
@@ -138,6 +148,7 @@ export function toBatchExportDto(entity: BatchExportEntity, latestRuns: BatchExp
         : null,
     offset_hour: entity.intervalOffset !== null ? Math.floor((entity.intervalOffset % 86400) / 3600) : null,
     interval_offset: entity.intervalOffset,
+    notification_webhook_url: entity.notificationWebhookUrl,
   };
 }
 

@@ -61,10 +61,14 @@ export type ClaimResult =
   /** The export is paused: the job went back to the queue. */
   | { kind: 'paused'; batchExportId: string }
   /** The run had used its attempts (its workers were lost): recorded FailedRetryable. */
-  | { kind: 'gave-up'; runId: string }
+  | ({ kind: 'gave-up' } & LostRun)
   /** The run's organization, project or user has its cap of runs executing: the job went back to the queue, untouched. */
   | { kind: 'over-cap'; batchExportId: string; key: 'organization' | 'project' | 'user' }
   | { kind: 'claimed'; claim: ClaimedRun };
+
+/** A run recorded FailedRetryable because its workers were lost. */
+export type LostRun = { runId: string; destinationType: DestinationType };
+type DeadRow = Pick<ClaimRow, 'id' | 'batch_export_id' | 'destination_type'>;
 
 export type RunOutcome =
   | { kind: 'completed'; records: number; bytes: number }
@@ -213,7 +217,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
             `Run failed after ${maxAttempts} attempts: the workers running it stopped reporting.`,
           );
           await this.queue.complete(db, attempt, { status: 'FailedRetryable' });
-          return { kind: 'gave-up', runId: row.id } as const;
+          return { kind: 'gave-up', runId: row.id, destinationType: row.destination_type } as const;
         }
         if (caps.organization > 0 || caps.project > 0 || caps.user > 0) {
           const keys = {
@@ -463,34 +467,30 @@ export class BatchExportRunsRepository extends RepositoryBase {
   /**
    * Settles one dead letter (a run's job pg-boss failed for good: its worker was lost on the last attempt): the
    * run is recorded FailedRetryable unless it had ended, and the failed job is removed so the export's next
-   * runs may start. False when there was none.
+   * runs may start. Null when there was none; else the run it recorded failed, if it did.
    */
-  async settleDeadLetter(now: Date): Promise<boolean> {
+  async settleDeadLetter(now: Date): Promise<{ failed: LostRun | null } | null> {
     return this.transaction(async () => {
       const db = await transactionExecutor(this.manager);
       const dead = await this.queue.fetchDead(db);
-      if (!dead) return false;
+      if (!dead) return null;
       const sourceId = (dead as { sourceId?: string | null }).sourceId ?? null;
-      if (sourceId) {
-        const updated = await this.query<{ id: string; batch_export_id: string }>(
-          `UPDATE batch_export_runs
-              SET status = 'FailedRetryable', finished_at = $2, last_updated_at = $2,
-                  latest_error = coalesce(latest_error, 'The worker running it stopped reporting.')
-            WHERE id = $1 AND status IN ('Starting', 'Running')
-            RETURNING id, batch_export_id`,
-          [sourceId, now],
-        );
-        if (updated[0]) {
-          await this.log(
-            updated[0],
-            now,
-            'ERROR',
-            'Run failed: the worker running its last attempt stopped reporting.',
-          );
-        }
-      }
+      const { rows } = sourceId
+        ? await this.modify<DeadRow>(
+            `UPDATE batch_export_runs r
+                SET status = 'FailedRetryable', finished_at = $2, last_updated_at = $2,
+                    latest_error = coalesce(latest_error, 'The worker running it stopped reporting.')
+               FROM batch_exports e
+              WHERE r.id = $1 AND r.status IN ('Starting', 'Running') AND e.id = r.batch_export_id
+              RETURNING r.id, r.batch_export_id, e.destination_type`,
+            [sourceId, now],
+          )
+        : { rows: [] };
+      const [lost] = rows;
+      const lostMessage = 'Run failed: the worker running its last attempt stopped reporting.';
+      if (lost) await this.log(lost, now, 'ERROR', lostMessage);
       await this.queue.settleDead(db, dead.id, sourceId);
-      return true;
+      return { failed: lost ? { runId: lost.id, destinationType: lost.destination_type } : null };
     });
   }
 

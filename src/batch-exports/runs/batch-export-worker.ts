@@ -1,17 +1,15 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../../common/errors/database-errors.js';
-import { Mailer } from '../../common/mail/mailer.js';
 import { Clock } from '../../common/time/clock.js';
 import { AppConfig } from '../../config/config.js';
 import { ApiPoolShare } from '../../database/pool-shares.js';
-import { MembershipsRepository } from '../../memberships/memberships.repository.js';
 import {
   type RecordingVisibility,
   RecordingVisibilityService,
 } from '../../recording-access-rules/recording-visibility.service.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { BatchExportsRepository } from '../batch-exports.repository.js';
-import { secretKeys } from '../destinations.js';
+import { DESTINATION_TYPES, secretKeys } from '../destinations.js';
 import {
   BatchExportRunsRepository,
   type ClaimedRun,
@@ -23,6 +21,8 @@ import { EgressPolicy } from './egress.js';
 import { AttemptStopped, ExportError, scrubSecrets } from './export-errors.js';
 import { ExportModels } from './export-models.js';
 import { ExportSourceRepository, type SourceRange } from './export-source.repository.js';
+import { NotificationsRepository } from './notifications.repository.js';
+import { RunNotifications } from './run-notifications.js';
 import { RunQueue, type FairnessCaps } from './run-queue.js';
 import { SlotWaitsRepository } from './slot-waits.repository.js';
 
@@ -77,8 +77,8 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     private readonly config: AppConfig,
     private readonly clock: Clock,
     private readonly metrics: MetricsService,
-    private readonly mailer: Mailer,
-    private readonly memberships: MembershipsRepository,
+    private readonly notifications: RunNotifications,
+    private readonly notificationsRepository: NotificationsRepository,
     private readonly slotWaits: SlotWaitsRepository,
     private readonly poolShare: ApiPoolShare,
     private readonly recordingVisibility: RecordingVisibilityService,
@@ -99,12 +99,16 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
 
   onApplicationBootstrap(): void {
     this.metrics.setBatchExportQueueReader(() => this.queue.depth());
+    this.metrics.initBatchExportRunSeries(DESTINATION_TYPES);
+    this.metrics.setBatchExportLagReader(() =>
+      this.notificationsRepository.lag(this.clock.now(), this.config.get('BATCH_EXPORT_LAG_METRIC_EXPORTS')),
+    );
     if (!this.enabled) return;
     const concurrency = this.config.get('BATCH_EXPORT_WORKER_CONCURRENCY');
     // Each running export holds a connection for its whole read: taken from the API's share, not the reserve.
     this.poolShare.shares.holdOutsideApi(concurrency);
     for (let slot = 0; slot < concurrency; slot++) this.loops.push(this.loop());
-    this.loops.push(this.deadLetterLoop(), this.slotWaitLoop());
+    this.loops.push(this.deadLetterLoop(), this.slotWaitLoop(), this.notificationLoop());
     this.logger.log({ concurrency }, 'batch export workers started');
   }
 
@@ -144,7 +148,10 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
           await this.execute(result.claim);
           continue;
         }
-        if (result.kind === 'gave-up') this.metrics.recordBatchExportRun('FailedRetryable', 0, 0, null);
+        if (result.kind === 'gave-up') {
+          this.metrics.recordBatchExportRun('FailedRetryable', result.destinationType, 0, 0, null);
+          await this.notifications.runFailed(result.runId, null);
+        }
         if (result.kind === 'over-cap') await sleep(Math.min(poll, OVER_CAP_PAUSE_MS), this.stopping.signal);
         if (result.kind === 'none') await sleep(poll, this.stopping.signal);
       } catch (err) {
@@ -192,13 +199,31 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
   private async deadLetterLoop(): Promise<void> {
     while (!this.stopping.signal.aborted) {
       try {
-        while (!this.stopping.signal.aborted && (await this.runs.settleDeadLetter(this.clock.now()))) {
-          this.metrics.recordBatchExportRun('FailedRetryable', 0, 0, null);
+        while (!this.stopping.signal.aborted) {
+          const settled = await this.runs.settleDeadLetter(this.clock.now());
+          if (!settled) break;
+          if (settled.failed) {
+            this.metrics.recordBatchExportRun('FailedRetryable', settled.failed.destinationType, 0, 0, null);
+            await this.notifications.runFailed(settled.failed.runId, null);
+          }
         }
       } catch (err) {
         this.reportLoopError(err, 'settling lost batch export runs failed');
       }
       await sleep(DEAD_LETTER_CHECK_MS, this.stopping.signal);
+    }
+  }
+
+  /** Delivers the notification webhooks due, one after the other; idle, looks again every poll interval. */
+  private async notificationLoop(): Promise<void> {
+    const poll = this.config.get('BATCH_EXPORT_POLL_INTERVAL_MS');
+    while (!this.stopping.signal.aborted) {
+      try {
+        if (await this.notifications.deliverNext(this.stopping.signal)) continue;
+      } catch (err) {
+        this.reportLoopError(err, 'delivering a batch export notification webhook failed');
+      }
+      await sleep(poll, this.stopping.signal);
     }
   }
 
@@ -289,6 +314,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     if (result.status !== 'Running') {
       this.metrics.recordBatchExportRun(
         result.status,
+        claim.batchExport.destinationType,
         outcome.kind === 'completed' ? outcome.records : 0,
         outcome.kind === 'completed' ? outcome.bytes : 0,
         seconds,
@@ -306,7 +332,18 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       },
       'batch export attempt ended',
     );
-    if (result.autoPaused) await this.notifyAutoPause(claim, result.autoPaused.failures);
+    if (result.status === 'Completed') {
+      await this.notificationsRepository
+        .markCompleted(claim.run.batchExportId, claim.run.dataIntervalEnd)
+        .catch((err: Error) =>
+          this.logger.warn(
+            { runId: claim.run.id, reason: err.message },
+            'last completed interval not recorded',
+          ),
+        );
+    } else if (result.status === 'Failed' || result.status === 'FailedRetryable') {
+      await this.notifications.runFailed(claim.run.id, result.autoPaused);
+    }
   }
 
   /**
@@ -458,28 +495,5 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       },
       'batch export attempt timing',
     );
-  }
-
-  /** The log line and, when SMTP is configured, the e-mail to the organization's admins about an auto-pause. */
-  private async notifyAutoPause(claim: ClaimedRun, failures: number): Promise<void> {
-    const { id, name, organizationId, destinationType } = claim.batchExport;
-    this.logger.warn(
-      { batchExportId: id, organizationId, failures },
-      'batch export paused automatically after repeated failures',
-    );
-    if (!this.mailer.enabled) return;
-    try {
-      const admins = await this.memberships.adminEmails(organizationId);
-      const text =
-        `The batch export "${name}" (${id}) to ${destinationType} was paused automatically: ${failures} of its ` +
-        `last 50 runs failed. Its latest error is in the export's runs and logs.\n\n` +
-        `Fix the destination's configuration, then unpause the export ` +
-        `(POST /api/organizations/${organizationId}/batch_exports/${id}/unpause) and backfill the intervals it missed.\n`;
-      for (const to of admins) {
-        await this.mailer.send({ to, subject: `Batch export paused after repeated failures: ${name}`, text });
-      }
-    } catch (err) {
-      this.logger.warn({ batchExportId: id, reason: (err as Error).message }, 'auto-pause e-mail not sent');
-    }
   }
 }

@@ -8,6 +8,12 @@ import { JOB_QUEUE_SCHEMA, poolExecutor } from '../../database/job-queue.js';
 export const RUNS_QUEUE = 'batch-export-runs';
 /** Where a run's job lands when pg-boss gave up on it (a worker lost it on its last attempt). */
 export const DEAD_RUNS_QUEUE = 'batch-export-runs-dead';
+/**
+ * The queue of notification webhooks (a failed run, an auto-pause): one job per delivery, the job's id is the
+ * delivery's id. Retried with a doubling delay (BATCH_EXPORT_WEBHOOK_RETRY_DELAY_SECONDS) up to
+ * BATCH_EXPORT_WEBHOOK_MAX_ATTEMPTS attempts.
+ */
+export const NOTIFICATIONS_QUEUE = 'batch-export-notifications';
 /** The `startAfter` of the jobs of a paused export: they wait until unpause sets it back to now. */
 export const PARKED_UNTIL = new Date('9999-12-31T00:00:00.000Z');
 /** Longest a job may stay active (pg-boss's upper bound); heartbeats, not this, detect a lost worker. */
@@ -15,6 +21,14 @@ const EXPIRE_SECONDS = 24 * 3600;
 
 export interface RunJobData {
   batch_export_id: string;
+}
+
+/** A notification webhook to deliver: its export (whose URL and secret are read at each attempt) and its body. */
+export interface NotificationJobData {
+  batch_export_id: string;
+  event: string;
+  /** The JSON body, as signed and sent (the same bytes on every attempt). */
+  body: string;
 }
 
 /** A run whose job is to be queued: its id, its export (the job's group) and the export's organization. */
@@ -145,6 +159,17 @@ export class RunQueue implements OnModuleInit, BeforeApplicationShutdown {
       deadLetter: DEAD_RUNS_QUEUE,
     };
     await this.boss.createQueue(DEAD_RUNS_QUEUE, { retryLimit: 10, retryDelay: 5 });
+    const notifications = {
+      retryLimit: this.config.get('BATCH_EXPORT_WEBHOOK_MAX_ATTEMPTS') - 1,
+      retryDelay: this.config.get('BATCH_EXPORT_WEBHOOK_RETRY_DELAY_SECONDS'),
+      retryBackoff: true,
+      retryDelayMax: 3600,
+      // A worker that dies mid-delivery leaves the job active: it is retried after this.
+      expireInSeconds: 300,
+      deleteAfterSeconds: 7 * 24 * 3600,
+    };
+    await this.boss.createQueue(NOTIFICATIONS_QUEUE, notifications);
+    await this.boss.updateQueue(NOTIFICATIONS_QUEUE, notifications);
     await this.boss.createQueue(RUNS_QUEUE, options);
     // An existing queue keeps its options: apply this process's settings.
     const { policy: _policy, ...updatable } = options;
@@ -350,6 +375,27 @@ export class RunQueue implements OnModuleInit, BeforeApplicationShutdown {
   async settleDead(db: IDatabase, deadJobId: string, sourceJobId: string | null): Promise<void> {
     if (sourceJobId) await this.boss.deleteJob(RUNS_QUEUE, sourceJobId, { db });
     await this.boss.complete(DEAD_RUNS_QUEUE, deadJobId, null, { db });
+  }
+
+  /** Queues one notification webhook delivery (its id is the delivery's id, sent in its header and body). */
+  async sendNotification(id: string, data: NotificationJobData): Promise<void> {
+    await this.boss.send(NOTIFICATIONS_QUEUE, data, { id });
+  }
+
+  /** Claims the next notification webhook due (its attempt: the job's retry count). */
+  async fetchNotification(): Promise<Job<NotificationJobData> | null> {
+    const [job] = await this.boss.fetch<NotificationJobData>(NOTIFICATIONS_QUEUE, { batchSize: 1 });
+    return job ?? null;
+  }
+
+  /** Ends a notification job: delivered, or dropped for good. */
+  async completeNotification(attempt: RunAttempt, output: object): Promise<void> {
+    await this.boss.complete(NOTIFICATIONS_QUEUE, attempt, output);
+  }
+
+  /** Gives a notification job back for a later attempt after the queue's backoff (failed once its attempts are used). */
+  async failNotification(attempt: RunAttempt, output: object): Promise<void> {
+    await this.boss.fail(NOTIFICATIONS_QUEUE, attempt, output);
   }
 
   /** Depth of the queue, read from its table (for the metrics; cheap: one indexed aggregate). */
