@@ -17,9 +17,9 @@ const direct = [...Object.keys(pkg.dependencies), ...Object.keys(pkg.devDependen
 /** The packages of the table in docs/development.md, with their reasons. */
 function documented(): Map<string, string> {
   const doc = readFileSync(join(root, 'docs', 'development.md'), 'utf8');
-  const start = doc.indexOf('| Package | Why |');
+  const start = doc.search(/^\| Package +\| Why +\|$/m);
   const table = doc.slice(start, doc.indexOf('\n\n', start));
-  const rows = [...table.matchAll(/^\| `([^`]+)` \| (.*) \|$/gm)];
+  const rows = [...table.matchAll(/^\| `([^`]+)` +\| (.*?) *\|$/gm)];
   return new Map(rows.map((m) => [m[1], m[2].trim()]));
 }
 
