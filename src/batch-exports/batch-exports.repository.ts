@@ -95,8 +95,10 @@ const LAST_K = `floor((${WALL('least($1::timestamptz, e.end_at)')} - ${ANCHOR}) 
  * 1. LOCK_DUE_EXPORTS_SQL (a statement of its own: Citus 13.2 fails a statement whose CTE reads a reference
  *    table `FOR UPDATE` and whose INSERT … SELECT reads that CTE, `invalid input syntax for type uuid: "PGCOPY"`,
  *    a binary COPY header read as text; the same SELECT on its own is planned by Citus's router and runs) —
- *    locks the export row (`FOR UPDATE SKIP LOCKED`: replicas ticking at once share the exports instead of waiting, so the lock order does not matter and no sort is needed; a PATCH or DELETE in progress
- *    keeps its export until the next tick) and computes the
+ *    locks the export row (`FOR UPDATE SKIP LOCKED`: replicas ticking at once share the exports instead of
+ *    waiting; a PATCH or DELETE in progress keeps its export until the next tick), in id order after the last
+ *    export the tick's previous statement locked (`$4`; the primary key's order, so a tick reads each export
+ *    once), and computes the
  *    range of interval-end indexes k (ends are `anchor + k × step` epoch seconds): from the first end at or
  *    after max(start_at, created_at) and after the watermark `scheduled_through`, to the last end at or before
  *    min(end_at, now);
@@ -135,6 +137,8 @@ SELECT e.id, e.organization_id, iv.step, ${ANCHOR} AS anchor, ${TZ} AS tz,
  WHERE e.deleted_at IS NULL
    AND NOT e.paused
    AND ${FIRST_K} <= ${LAST_K}
+   AND e.id > $4::uuid
+ ORDER BY e.id
  LIMIT $3
    FOR UPDATE OF e SKIP LOCKED`;
 
@@ -642,6 +646,9 @@ export class BatchExportsRepository extends RepositoryBase {
   @GenerateSql({ params: [AT, 100] })
   async createDueRuns(now: Date, maxCatchup: number): Promise<{ created: number; exports: number }> {
     const total = { created: 0, exports: 0 };
+    // The exports in id order, each statement after the last one locked: a tick reads every export once, not once
+    // per statement (at 100,000 exports, 200 statements each evaluating every export's schedule).
+    let after = '00000000-0000-0000-0000-000000000000';
     for (;;) {
       const chunk = await this.transaction(async () => {
         const horizon = await exportHorizon((sql, parameters) => this.query(sql, parameters));
@@ -650,7 +657,9 @@ export class BatchExportsRepository extends RepositoryBase {
           now,
           INTERVALS_JSON,
           DUE_EXPORTS_PER_STATEMENT,
+          after,
         ]);
+        if (due.length) after = due[due.length - 1].id;
         const [row] = await this.query<{ exports: number; runs: RunToEnqueue[] }>(CREATE_DUE_RUNS_SQL, [
           now,
           maxCatchup,
@@ -658,11 +667,11 @@ export class BatchExportsRepository extends RepositoryBase {
           horizon,
         ]);
         await this.queue.enqueue(await transactionExecutor(this.manager), row.runs);
-        return { created: row.runs.length, exports: row.exports };
+        return { created: row.runs.length, exports: row.exports, locked: due.length };
       });
       total.created += chunk.created;
       total.exports += chunk.exports;
-      if (chunk.exports < DUE_EXPORTS_PER_STATEMENT) return total;
+      if (chunk.locked < DUE_EXPORTS_PER_STATEMENT) return total;
     }
   }
 }
