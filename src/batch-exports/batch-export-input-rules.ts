@@ -152,4 +152,7 @@ export const VISIBLE_FIELDS = [
   'timezone',
   'offset_day',
   'offset_hour',
+  'incremental_mode',
+  'primary_key',
+  'version_key',
 ] as const;
