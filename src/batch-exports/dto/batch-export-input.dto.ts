@@ -335,7 +335,7 @@ abstract class BatchExportOptionsDto {
   @ApiPropertyOptional({
     type: [String],
     nullable: true,
-    example: ['team_id', 'distinct_id'],
+    example: ['team_id', 'uuid'],
     description:
       "MERGE: the columns of the model one destination row stands for (null: the model's own key — events " +
       '`team_id, uuid`; persons `team_id, distinct_id`; sessions `team_id, session_id`; activity_log ' +
@@ -348,7 +348,7 @@ abstract class BatchExportOptionsDto {
   @ApiPropertyOptional({
     type: [String],
     nullable: true,
-    example: ['person_version', 'person_distinct_id_version'],
+    example: null,
     description:
       'MERGE: the columns whose greater value makes a row replace the stored one of its key (any of them ' +
       "greater, or the stored one null). null: the model's own — persons `person_version, " +
