@@ -505,10 +505,14 @@ describe('batch export MERGE through a killed worker', () => {
       .set(owner.auth)
       .send({ start_at: H0.toISOString(), end_at: new Date(H0.getTime() + 3600_000).toISOString() })
       .expect(200);
-    const [run] = await waitFor(async () => {
-      const runs = await runsOf(t.http, owner.auth, orgId, id);
-      return runs[0]?.status === 'Running' ? runs : undefined;
-    }, 120_000);
+    const [run] = await waitFor(
+      async () => {
+        const runs = await runsOf(t.http, owner.auth, orgId, id);
+        return runs[0]?.status === 'Running' ? runs : undefined;
+      },
+      120_000,
+      'a worker process to take the run',
+    );
     await waitFor(
       async () => {
         const { rows } = await destination.query(
