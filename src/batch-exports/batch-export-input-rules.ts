@@ -154,6 +154,9 @@ export const VISIBLE_FIELDS = [
   'offset_hour',
   'notification_webhook_url',
   'notification_webhook_secret',
+  'incremental_mode',
+  'primary_key',
+  'version_key',
 ] as const;
 
 /** The columns of an export whose values never enter the activity log's changes. */

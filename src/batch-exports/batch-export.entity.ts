@@ -3,6 +3,7 @@ import { OrganizationEntity } from '../organizations/organization.entity.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { UserEntity } from '../users/user.entity.js';
 import type { Config, DestinationType } from './destinations.js';
+import type { IncrementalMode } from './incremental.js';
 import type { Interval } from './schedule.js';
 
 export const BATCH_EXPORT_MODELS = ['events', 'persons', 'sessions', 'activity_log'] as const;
@@ -23,6 +24,7 @@ export type BatchExportModel = (typeof BATCH_EXPORT_MODELS)[number];
   'batch_exports_destination_type_check',
   `"destination_type" IN ('S3', 'AwsS3', 'S3Compatible', 'AzureBlob', 'Snowflake', 'Postgres', 'Redshift', 'BigQuery', 'Databricks', 'HTTP', 'NoOp')`,
 )
+@Check('batch_exports_incremental_mode_check', `"incremental_mode" IN ('APPEND', 'MERGE')`)
 @Check(
   'batch_exports_start_before_end_check',
   '"start_at" IS NULL OR "end_at" IS NULL OR "start_at" < "end_at"',
@@ -110,6 +112,20 @@ export class BatchExportEntity {
   /** PostHog's event filters of the export (JSON, stored and returned); null when none. */
   @Column({ type: 'jsonb', nullable: true })
   filters: unknown;
+
+  /**
+   * PostHog's `incremental_mode`: how a table destination takes a run's rows (src/batch-exports/incremental.ts).
+   */
+  @Column({ type: 'varchar', length: 16, default: 'APPEND' })
+  incrementalMode: IncrementalMode;
+
+  /** PostHog's `primary_key`: the columns MERGE keeps one row per; null for the model's own merge key. */
+  @Column({ type: 'text', array: true, nullable: true })
+  primaryKey: string[] | null;
+
+  /** PostHog's `version_key`: the columns whose greater value replaces a row; null for the model's own. */
+  @Column({ type: 'text', array: true, nullable: true })
+  versionKey: string[] | null;
 
   /** PostHog's `destination.integration_id` (stored and returned; integrations are not managed here). */
   @Column({ type: 'integer', nullable: true })

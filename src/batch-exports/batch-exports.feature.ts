@@ -75,6 +75,9 @@ export const BATCH_EXPORTS_FEATURE = defineFeature({
       (await import('./migrations/1795950000000-ExportLateBefore.js')).ExportLateBefore1795950000000,
       (await import('./migrations/1797700000000-ExportZonesAndProgress.js'))
         .ExportZonesAndProgress1797700000000,
+      // PostHog's incremental modes: `incremental_mode`, `primary_key`, `version_key`.
+      (await import('./migrations/1798100000000-ExportIncrementalModes.js'))
+        .ExportIncrementalModes1798100000000,
       // Failure notifications (webhook, daily e-mail limit) and the lag metric's last completed interval.
       (await import('./migrations/1798200000000-ExportNotifications.js')).ExportNotifications1798200000000,
       // Exports saved before use_automatic_schema_evolution keep adding the model's missing columns.

@@ -38,6 +38,8 @@ import { parseLevels, type BatchExportLogDto, toBatchExportLogDto } from './dto/
 import { type BatchExportRunDto, toBatchExportRunDto } from './dto/batch-export-run.dto.js';
 import { type BackfillCreatedDto, type BatchExportDto, toBatchExportDto } from './dto/batch-export.dto.js';
 import { cadenceOf, intervalAt, zonedSpec } from './schedule.js';
+import { incrementalViolation, type StoredIncremental } from './incremental.js';
+import { ExportModels } from './runs/export-models.js';
 
 /**
  * Batch exports of an organization (docs/decisions.md §8), on its path and on each project's (`BatchExportScope`:
@@ -57,6 +59,7 @@ export class BatchExportsService {
     private readonly projects: ProjectsService,
     private readonly clock: Clock,
     private readonly config: AppConfig,
+    private readonly models: ExportModels,
   ) {}
 
   /**
@@ -108,6 +111,12 @@ export class BatchExportsService {
     const now = this.clock.now();
     const paused = input.paused ?? false;
     const { visible, secrets } = splitSecrets(type, config);
+    const incremental: StoredIncremental = {
+      mode: input.incremental_mode ?? 'APPEND',
+      primaryKey: input.primary_key ?? null,
+      versionKey: input.version_key ?? null,
+    };
+    this.assertIncremental(input.model ?? 'events', type, incremental);
     const fields: BatchExportFields & { destinationSecrets: Config } = {
       organizationId: access.organizationId,
       teamId: project.id,
@@ -126,6 +135,9 @@ export class BatchExportsService {
       endAt,
       hogqlQuery: input.hogql_query ?? '',
       filters: input.filters ?? null,
+      incrementalMode: incremental.mode,
+      primaryKey: incremental.primaryKey ? [...incremental.primaryKey] : null,
+      versionKey: incremental.versionKey ? [...incremental.versionKey] : null,
       destinationIntegrationId: input.destination.integration_id ?? null,
       notificationWebhookUrl: null,
       ...webhookChanges(input, null),
@@ -188,6 +200,21 @@ export class BatchExportsService {
         if (input.hogql_query !== undefined) changes.hogqlQuery = input.hogql_query;
         if (input.filters !== undefined) changes.filters = input.filters;
         Object.assign(changes, webhookChanges(input, current.notificationWebhookUrl));
+        if (input.incremental_mode !== undefined) changes.incrementalMode = input.incremental_mode;
+        if (input.primary_key !== undefined) changes.primaryKey = input.primary_key;
+        if (input.version_key !== undefined) changes.versionKey = input.version_key;
+        if (
+          [input.model, input.incremental_mode, input.primary_key, input.version_key].some(
+            (v) => v !== undefined,
+          )
+        ) {
+          // The export as saved: a model changed under stored keys is checked against them too.
+          this.assertIncremental(changes.model ?? current.model, current.destinationType, {
+            mode: changes.incrementalMode ?? current.incrementalMode,
+            primaryKey: changes.primaryKey !== undefined ? changes.primaryKey : current.primaryKey,
+            versionKey: changes.versionKey !== undefined ? changes.versionKey : current.versionKey,
+          });
+        }
         if (input.destination) {
           const { type, config, integration_id: integrationId } = input.destination;
           if (integrationId !== undefined) changes.destinationIntegrationId = integrationId;
@@ -383,6 +410,16 @@ export class BatchExportsService {
   }
 
   /** The current config (secrets included) with `patch` deep-merged, validated as a whole. */
+  /** 400 when the export's incremental settings, as saved, break a rule (src/batch-exports/incremental.ts). */
+  private assertIncremental(
+    model: string,
+    type: BatchExportEntity['destinationType'],
+    stored: StoredIncremental,
+  ) {
+    const declared = this.models.names().includes(model) ? this.models.get(model) : undefined;
+    throwIfViolated(incrementalViolation(model, declared, type, stored));
+  }
+
   private mergedConfig(current: BatchExportEntity, patch: Config): Config {
     const type = current.destinationType;
     // Unknown keys of the patch first, so nothing it holds is dropped by the merge.

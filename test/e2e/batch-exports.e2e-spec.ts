@@ -13,6 +13,7 @@ const EXPORT_FIELDS = [
   'filters',
   'hogql_query',
   'id',
+  'incremental_mode',
   'interval',
   'interval_offset',
   'last_paused_at',
@@ -24,10 +25,12 @@ const EXPORT_FIELDS = [
   'offset_day',
   'offset_hour',
   'paused',
+  'primary_key',
   'schema',
   'start_at',
   'team_id',
   'timezone',
+  'version_key',
 ];
 const RUN_FIELDS = [
   'backfill',
@@ -229,6 +232,9 @@ describe('batch exports', () => {
         offset_hour: null,
         interval_offset: null,
         notification_webhook_url: null,
+        incremental_mode: 'APPEND',
+        primary_key: null,
+        version_key: null,
       });
       expectNoSecret(res.text);
       // Stored: the secrets apart from the visible config.

@@ -6,7 +6,7 @@ SELECT r.id, r.status, r.batch_export_id, r.backfill_id, r.data_interval_start, 
              r.read_xid_from, r.read_xid_to, r.read_late_before, e.organization_id, e.team_id,
              coalesce(e.created_by_id, (SELECT m.user_id FROM organization_memberships m
 WHERE m.organization_id = e.organization_id AND m.level = 15 ORDER BY m.joined_at, m.id LIMIT 1)) AS fairness_user_id, e.name, e.model, e.destination_type, e.destination_config,
-             e.destination_secrets, e.paused, e.deleted_at
+             e.destination_secrets, e.incremental_mode, e.primary_key, e.version_key, e.paused, e.deleted_at
         FROM batch_export_runs r
         JOIN batch_exports e ON e.id = r.batch_export_id
        WHERE r.id = $1

@@ -2,7 +2,7 @@
 -- After a deliberate query change, rerun that test with UPDATE_SQL=1 and review the diff.
 
 -- BatchExportsRepository.pageForOrganization
-SELECT batch_exports.id, batch_exports.organization_id, batch_exports.team_id, batch_exports.created_by_id, batch_exports.name, batch_exports.model, batch_exports.destination_type, batch_exports.destination_config, batch_exports.interval, batch_exports.timezone, batch_exports.interval_offset, batch_exports.paused, batch_exports.last_paused_at, batch_exports.start_at, batch_exports.end_at, batch_exports.hogql_query, batch_exports.filters, batch_exports.destination_integration_id, batch_exports.scheduled_through, batch_exports.notification_webhook_url, batch_exports.failure_emailed_at, batch_exports.last_completed_interval_end, batch_exports.created_at, batch_exports.last_updated_at, batch_exports.deleted_at FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))
+SELECT batch_exports.id, batch_exports.organization_id, batch_exports.team_id, batch_exports.created_by_id, batch_exports.name, batch_exports.model, batch_exports.destination_type, batch_exports.destination_config, batch_exports.interval, batch_exports.timezone, batch_exports.interval_offset, batch_exports.paused, batch_exports.last_paused_at, batch_exports.start_at, batch_exports.end_at, batch_exports.hogql_query, batch_exports.filters, batch_exports.incremental_mode, batch_exports.primary_key, batch_exports.version_key, batch_exports.destination_integration_id, batch_exports.scheduled_through, batch_exports.notification_webhook_url, batch_exports.failure_emailed_at, batch_exports.last_completed_interval_end, batch_exports.created_at, batch_exports.last_updated_at, batch_exports.deleted_at FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))
 AND ($3::jsonb IS NULL OR EXISTS (
       SELECT 1 FROM jsonb_to_recordset($3::jsonb) AS v(team integer, only_ids uuid[], except_ids uuid[])
        WHERE v.team = batch_exports.team_id
@@ -20,7 +20,7 @@ AND ($3::jsonb IS NULL OR EXISTS (
                   AND batch_exports.id <> ALL(v.except_ids)))));
 
 -- BatchExportsRepository.pageForOrganization (with access rules)
-SELECT batch_exports.id, batch_exports.organization_id, batch_exports.team_id, batch_exports.created_by_id, batch_exports.name, batch_exports.model, batch_exports.destination_type, batch_exports.destination_config, batch_exports.interval, batch_exports.timezone, batch_exports.interval_offset, batch_exports.paused, batch_exports.last_paused_at, batch_exports.start_at, batch_exports.end_at, batch_exports.hogql_query, batch_exports.filters, batch_exports.destination_integration_id, batch_exports.scheduled_through, batch_exports.notification_webhook_url, batch_exports.failure_emailed_at, batch_exports.last_completed_interval_end, batch_exports.created_at, batch_exports.last_updated_at, batch_exports.deleted_at FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))
+SELECT batch_exports.id, batch_exports.organization_id, batch_exports.team_id, batch_exports.created_by_id, batch_exports.name, batch_exports.model, batch_exports.destination_type, batch_exports.destination_config, batch_exports.interval, batch_exports.timezone, batch_exports.interval_offset, batch_exports.paused, batch_exports.last_paused_at, batch_exports.start_at, batch_exports.end_at, batch_exports.hogql_query, batch_exports.filters, batch_exports.incremental_mode, batch_exports.primary_key, batch_exports.version_key, batch_exports.destination_integration_id, batch_exports.scheduled_through, batch_exports.notification_webhook_url, batch_exports.failure_emailed_at, batch_exports.last_completed_interval_end, batch_exports.created_at, batch_exports.last_updated_at, batch_exports.deleted_at FROM batch_exports WHERE organization_id = $1 AND deleted_at IS NULL AND ($2::int[] IS NULL OR team_id = ANY($2::int[]))
 AND ($3::jsonb IS NULL OR EXISTS (
       SELECT 1 FROM jsonb_to_recordset($3::jsonb) AS v(team integer, only_ids uuid[], except_ids uuid[])
        WHERE v.team = batch_exports.team_id
@@ -185,6 +185,8 @@ SELECT e.id, e.organization_id, iv.step, (iv.anchor + CASE WHEN iv.zoned THEN co
       ceil((date_part('epoch', (greatest(e.created_at, e.start_at)) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step),
       floor((date_part('epoch', (e.scheduled_through) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step) + 1
     )::bigint <= floor((date_part('epoch', (least($1::timestamptz, e.end_at)) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step)::bigint
+   AND e.id > $4::uuid
+ ORDER BY e.id
  LIMIT $3
    FOR UPDATE OF e SKIP LOCKED;
 

@@ -22,6 +22,7 @@ import { ReadOnlyFields } from '../../common/validation/read-only-fields.decorat
 import { IsZonedTimestamp } from '../../common/validation/timestamps.js';
 import { BATCH_EXPORT_MODELS, type BatchExportModel } from '../batch-export.entity.js';
 import { DESTINATION_TYPES, type Config, type DestinationType } from '../destinations.js';
+import { INCREMENTAL_MODES, MAX_KEY_COLUMNS, type IncrementalMode } from '../incremental.js';
 import { INTERVALS, isTimeZone, type Interval } from '../schedule.js';
 
 /** Fields of a batch export that clients read but never write. */
@@ -43,6 +44,33 @@ const Text = (max: number) =>
   applyDecorators(
     IsString({ message: 'Must be a string.' }),
     MaxLength(max, { message: `Ensure this field has no more than ${max} characters.` }),
+  );
+
+/**
+ * PostHog's `primary_key` / `version_key`: null, or a non-empty list of column names (each a non-blank string);
+ * whether they are columns of the model is checked with the export as saved (src/batch-exports/incremental.ts).
+ */
+const ColumnList = () =>
+  applyDecorators(
+    IsOptional(),
+    ValidateBy({
+      name: 'columnList',
+      validator: {
+        validate: (value: unknown) =>
+          Array.isArray(value) &&
+          value.length >= 1 &&
+          value.length <= MAX_KEY_COLUMNS &&
+          value.every((v) => typeof v === 'string' && v.trim() !== '' && v.length <= 63),
+        defaultMessage: (args) =>
+          !Array.isArray(args?.value)
+            ? 'Must be a list of column names, or null.'
+            : args.value.length === 0
+              ? 'This list may not be empty.'
+              : args.value.length > MAX_KEY_COLUMNS
+                ? `Ensure this list has no more than ${MAX_KEY_COLUMNS} columns.`
+                : 'Each column must be a non-blank string of at most 63 characters.',
+      },
+    }),
   );
 
 const Name = () =>
@@ -329,6 +357,49 @@ abstract class BatchExportOptionsDto {
   @MinLength(16, { message: 'Ensure this field has at least 16 characters.' })
   @MaxLength(256, { message: 'Ensure this field has no more than 256 characters.' })
   notification_webhook_secret?: string;
+
+  @ApiPropertyOptional({
+    enum: INCREMENTAL_MODES,
+    default: 'APPEND',
+    description:
+      "PostHog's incremental mode: how a table destination (Postgres, Redshift) takes each run's rows. " +
+      "`APPEND` (default on create): as table destinations always did here, rows are merged on the model's own " +
+      'key and version columns (events and activity log entries: a key already stored is kept; persons and ' +
+      'sessions: a greater version replaces the row), so a retried run or a backfill never duplicates a row. ' +
+      '`MERGE`: one row per `primary_key`, the one with the greatest `version_key`, through re-runs, backfills ' +
+      'and retries; the destination table needs a primary key or unique index on `primary_key` (a table the ' +
+      'export creates gets one; a run into a table without one fails saying so). Refused (400) for S3, AwsS3, ' +
+      'S3Compatible, AzureBlob and HTTP, which write files and requests.',
+  })
+  @IsOmittable()
+  @oneOf(INCREMENTAL_MODES)
+  incremental_mode?: IncrementalMode;
+
+  @ApiPropertyOptional({
+    type: [String],
+    nullable: true,
+    example: ['team_id', 'uuid'],
+    description:
+      "MERGE: the columns of the model one destination row stands for (null: the model's own key — events " +
+      '`team_id, uuid`; persons `team_id, distinct_id`; sessions `team_id, session_id`; activity_log ' +
+      '`team_id, id`). Columns of the model only, no JSON column, each once (else 400 on `primary_key`). ' +
+      'Stored with APPEND too, used once the export merges.',
+  })
+  @ColumnList()
+  primary_key?: string[] | null;
+
+  @ApiPropertyOptional({
+    type: [String],
+    nullable: true,
+    example: null,
+    description:
+      'MERGE: the columns whose greater value makes a row replace the stored one of its key (any of them ' +
+      "greater, or the stored one null). null: the model's own — persons `person_version, " +
+      'person_distinct_id_version`; sessions `version`; events and activity_log none (a stored row is kept). ' +
+      'Columns of the model only, no JSON column, each once (else 400 on `version_key`).',
+  })
+  @ColumnList()
+  version_key?: string[] | null;
 }
 
 /** An absolute http(s) URL with a host and no user name or password in it. */

@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { DESTINATION_TYPES, type Config } from '../destinations.js';
 import { BATCH_EXPORT_MODELS, type BatchExportEntity } from '../batch-export.entity.js';
+import { INCREMENTAL_MODES } from '../incremental.js';
 import { INTERVALS } from '../schedule.js';
 import { BatchExportRunDto } from './batch-export-run.dto.js';
 
@@ -116,6 +117,31 @@ export class BatchExportDto {
       'See docs/batch-exports.md, "Notifications".',
   })
   notification_webhook_url: string | null;
+
+  @ApiProperty({
+    enum: INCREMENTAL_MODES,
+    example: 'APPEND',
+    description:
+      "How a table destination takes each run's rows: `APPEND` (the model's own key and versions) or `MERGE` " +
+      '(one row per `primary_key`, the greatest `version_key`). See docs/batch-exports.md, "Incremental modes".',
+  })
+  incremental_mode: string;
+
+  @ApiProperty({
+    type: [String],
+    nullable: true,
+    example: null,
+    description: "MERGE's key columns as saved; null: the model's own merge key.",
+  })
+  primary_key: string[] | null;
+
+  @ApiProperty({
+    type: [String],
+    nullable: true,
+    example: null,
+    description: "MERGE's version columns as saved; null: the model's own version columns.",
+  })
+  version_key: string[] | null;
 }
 
 export function toBatchExportDto(entity: BatchExportEntity, latestRuns: BatchExportRunDto[]): BatchExportDto {
@@ -149,6 +175,9 @@ export function toBatchExportDto(entity: BatchExportEntity, latestRuns: BatchExp
     offset_hour: entity.intervalOffset !== null ? Math.floor((entity.intervalOffset % 86400) / 3600) : null,
     interval_offset: entity.intervalOffset,
     notification_webhook_url: entity.notificationWebhookUrl,
+    incremental_mode: entity.incrementalMode,
+    primary_key: entity.primaryKey,
+    version_key: entity.versionKey,
   };
 }
 

@@ -8,6 +8,7 @@ import type { RunStatus } from '../batch-export-run.entity.js';
 import type { BatchExportModel } from '../batch-export.entity.js';
 import { BatchExportsRepository } from '../batch-exports.repository.js';
 import type { Config, DestinationType } from '../destinations.js';
+import type { IncrementalMode, StoredIncremental } from '../incremental.js';
 import { fairnessUserSql, RunQueue, type FairnessCaps, type RunAttempt } from './run-queue.js';
 import { runStartedEntry } from './run-activity.js';
 
@@ -51,6 +52,8 @@ export interface ClaimedRun {
     model: BatchExportModel;
     destinationType: DestinationType;
     config: Config;
+    /** The export's `incremental_mode`, `primary_key` and `version_key` as saved. */
+    incremental: StoredIncremental;
   };
 }
 
@@ -100,6 +103,9 @@ interface ClaimRow {
   destination_type: DestinationType;
   destination_config: Config;
   destination_secrets: Config;
+  incremental_mode: IncrementalMode;
+  primary_key: string[] | null;
+  version_key: string[] | null;
   paused: boolean;
   deleted_at: Date | null;
 }
@@ -144,6 +150,7 @@ const fixtureClaim = (f: SqlFixture, attemptNumber = 1): ClaimedRun => ({
     model: 'persons',
     destinationType: 'NoOp',
     config: {},
+    incremental: { mode: 'APPEND', primaryKey: null, versionKey: null },
   },
 });
 
@@ -183,7 +190,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
           `SELECT r.id, r.status, r.batch_export_id, r.backfill_id, r.data_interval_start, r.data_interval_end,
                   r.read_xid_from, r.read_xid_to, r.read_late_before, e.organization_id, e.team_id,
                   ${fairnessUserSql('e')} AS fairness_user_id, e.name, e.model, e.destination_type, e.destination_config,
-                  e.destination_secrets, e.paused, e.deleted_at
+                  e.destination_secrets, e.incremental_mode, e.primary_key, e.version_key, e.paused, e.deleted_at
              FROM batch_export_runs r
              JOIN batch_exports e ON e.id = r.batch_export_id
             WHERE r.id = $1
@@ -264,6 +271,11 @@ export class BatchExportRunsRepository extends RepositoryBase {
               model: row.model,
               destinationType: row.destination_type,
               config: { ...row.destination_config, ...row.destination_secrets },
+              incremental: {
+                mode: row.incremental_mode,
+                primaryKey: row.primary_key,
+                versionKey: row.version_key,
+              },
             },
           },
         } as const;

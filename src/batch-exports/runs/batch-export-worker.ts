@@ -20,6 +20,7 @@ import type { DeliveryContext, RunLogLevel } from './destinations/destination.js
 import { EgressPolicy } from './egress.js';
 import { AttemptStopped, ExportError, scrubSecrets } from './export-errors.js';
 import { ExportModels } from './export-models.js';
+import { resolveIncremental } from '../incremental.js';
 import { ExportSourceRepository, type SourceRange } from './export-source.repository.js';
 import { NotificationsRepository } from './notifications.repository.js';
 import { RunNotifications } from './run-notifications.js';
@@ -375,7 +376,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
   ): Promise<{ records: number; bytes: number }> {
     const log = async (level: RunLogLevel, message: string) =>
       this.runs.addRunLog(claim, this.clock.now(), level, scrubSecrets(message, secrets));
-    const { model: modelName, destinationType, config, teamId } = claim.batchExport;
+    const { model: modelName, destinationType, config, teamId, incremental } = claim.batchExport;
     const model = this.models.get(modelName);
     const ctx: DeliveryContext = {
       runId: claim.run.id,
@@ -385,6 +386,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
       dataIntervalStart: claim.run.dataIntervalStart,
       dataIntervalEnd: claim.run.dataIntervalEnd,
       model,
+      incremental: resolveIncremental(model, incremental),
       type: destinationType,
       config,
       egress: this.egress,

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Config, DestinationType } from '../../destinations.js';
 import type { EgressPolicy } from '../egress.js';
 import type { ExportModel, ExportRow } from '../export-models.js';
+import type { IncrementalSettings } from '../../incremental.js';
 
 export type RunLogLevel = 'INFO' | 'WARNING' | 'ERROR';
 
@@ -19,6 +20,11 @@ export interface DeliveryContext {
   dataIntervalStart: Date;
   dataIntervalEnd: Date;
   model: ExportModel;
+  /**
+   * Table destinations: the key one stored row stands for and the versions that replace it (the export's
+   * `incremental_mode`, `primary_key` and `version_key`, resolved against the model).
+   */
+  incremental: IncrementalSettings;
   type: DestinationType;
   /** The whole config, secrets included (never logged). */
   config: Config;

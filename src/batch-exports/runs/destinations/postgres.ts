@@ -4,14 +4,15 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { ColumnKind, ExportRow } from '../export-models.js';
 import {
+  ExportError,
   isTransientNetworkError,
   nonRetryable,
   retryable,
   type AttemptStopped,
-  type ExportError,
 } from '../export-errors.js';
 import { isPrivateAddress } from '../egress.js';
 import type { DeliveryContext, DestinationWriter } from './destination.js';
+import { assertMergeIndex, mergeStatements, nullKeyCount, type MergeTarget } from './merge.js';
 import { sweepStagingTables } from './redshift-staging.js';
 import {
   tableMergeStatements,
@@ -175,12 +176,14 @@ export class PostgresWriter implements DestinationWriter {
     this.backendPid = (this.client as unknown as { processID?: number | null }).processID ?? null;
     const types = this.redshift ? REDSHIFT_TYPES : PG_TYPES;
     const definition = this.ctx.model.columns.map((c) => `${ident(c.name)} ${types[c.kind]}`).join(', ');
-    const key = this.ctx.model.key.map(ident).join(', ');
+    // The primary key of a table the export creates: the model's merge key, or MERGE's `primary_key`.
+    const key = this.ctx.incremental.primaryKey.map(ident).join(', ');
     await this.query(
       `CREATE TABLE IF NOT EXISTS ${this.table} (${definition}${this.redshift ? '' : `, PRIMARY KEY (${key})`})`,
       'creating the destination table',
     );
     await this.prepareTable(types);
+    if (this.ctx.incremental.mode === 'MERGE' && !this.redshift) await this.assertMergeIndex();
     if (this.redshift) {
       try {
         await sweepStagingTables(this.client!, this.ctx, this.schema, this.stagePrefix);
@@ -206,12 +209,24 @@ export class PostgresWriter implements DestinationWriter {
     const tableName = this.ctx.config.table_name as string;
     let shape: TableShape;
     try {
-      shape = await readTableShape(this.client!, this.schema, tableName, this.ctx.model.key, this.redshift);
+      shape = await readTableShape(
+        this.client!,
+        this.schema,
+        tableName,
+        this.ctx.incremental.primaryKey,
+        this.redshift,
+      );
     } catch (err) {
       throw classifyPgError(err, 'reading the destination table');
     }
     const evolve = this.ctx.config[SCHEMA_EVOLUTION_KEY] === true;
-    this.plan = planTable(this.ctx.model, shape, { evolve, redshift: this.redshift, table: this.table });
+    // The key and versions the run merges on: the model's (APPEND), or MERGE's `primary_key` / `version_key`.
+    const keys = {
+      columns: this.ctx.model.columns,
+      key: this.ctx.incremental.primaryKey,
+      versionColumns: this.ctx.incremental.versionKey,
+    };
+    this.plan = planTable(keys, shape, { evolve, redshift: this.redshift, table: this.table });
     for (const column of this.plan.add) {
       try {
         await this.client!.query(
@@ -331,16 +346,22 @@ export class PostgresWriter implements DestinationWriter {
       }
       this.copy = null;
     }
+    const merge = this.ctx.incremental.mode === 'MERGE' ? this.mergeTarget() : null;
+    if (merge) await this.logNullKeys(merge);
     await this.query('BEGIN', 'merging');
     try {
-      for (const statement of tableMergeStatements(
-        this.plan!,
-        this.ctx.model,
-        this.table,
-        this.stage,
-        this.redshift,
-      )) {
-        await this.query(statement, 'merging into the destination table');
+      if (merge) {
+        for (const sql of mergeStatements(merge)) await this.query(sql, 'merging into the destination table');
+      } else {
+        for (const statement of tableMergeStatements(
+          this.plan!,
+          this.ctx.model,
+          this.table,
+          this.stage,
+          this.redshift,
+        )) {
+          await this.query(statement, 'merging into the destination table');
+        }
       }
       await this.query(`DROP TABLE ${this.stage}`, 'dropping the staging table');
       await this.query('COMMIT', 'merging');
@@ -350,6 +371,48 @@ export class PostgresWriter implements DestinationWriter {
       throw err;
     }
     return { bytes: this.bytes };
+  }
+
+  /** MERGE: the destination table, the staging table and the export's keys (merge.ts). */
+  private mergeTarget(): MergeTarget {
+    return {
+      redshift: this.redshift,
+      table: this.table,
+      stage: this.stage,
+      // The columns the run writes (those the table has, table-schema.ts), which the staging table also holds.
+      columns: this.plan!.columns.map((c) => c.name),
+      settings: this.ctx.incremental,
+    };
+  }
+
+  /** MERGE on PostgreSQL: the table must have a unique index on `primary_key` (merge.ts); else the run fails. */
+  private async assertMergeIndex(): Promise<void> {
+    try {
+      await assertMergeIndex(this.client!, this.schema, this.ctx.config.table_name as string, [
+        ...this.ctx.incremental.primaryKey,
+      ]);
+    } catch (err) {
+      if (err instanceof ExportError) throw err;
+      throw this.classify(err, 'reading the indexes of the destination table');
+    }
+  }
+
+  /** MERGE: a WARNING line when staged rows have a null in the primary key (they are not merged). */
+  private async logNullKeys(merge: MergeTarget): Promise<void> {
+    let count: number;
+    try {
+      const { rows } = await this.client!.query<{ n: number }>(nullKeyCount(merge));
+      count = rows[0].n;
+    } catch (err) {
+      throw this.classify(err, 'reading the staging table');
+    }
+    if (count > 0) {
+      await this.ctx.log(
+        'WARNING',
+        `${count} ${count === 1 ? 'row has' : 'rows have'} a null in the primary key ` +
+          `(${this.ctx.incremental.primaryKey.join(', ')}) and ${count === 1 ? 'was' : 'were'} not merged.`,
+      );
+    }
   }
 
   async close(): Promise<void> {
