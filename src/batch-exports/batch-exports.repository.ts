@@ -42,16 +42,18 @@ export type BatchExportFields = Omit<
   | 'lastCompletedIntervalEnd'
 >;
 
-/** The intervals as the scheduler's SQL reads them (`jsonb_to_recordset`). */
-const INTERVALS_JSON = JSON.stringify(
-  Object.entries(INTERVAL_SPECS).map(([name, spec]) => ({
-    name,
-    step: spec.step,
-    anchor: spec.anchor,
-    zoned: spec.zoned,
-    default_offset: spec.defaultOffset,
-  })),
-);
+/**
+ * The intervals as the scheduler's SQL reads them: a VALUES list, so that the planner knows how few they are. As a
+ * `jsonb_to_recordset` parameter they were estimated at 100 rows, which priced reading the exports in key order
+ * (a nested loop over them) above scanning and sorting them all: at 100,000 exports each of a tick's statements
+ * then evaluated every export after its cursor (85 ms each, measured with auto_explain), not the 500 it locks.
+ */
+const INTERVALS_VALUES = Object.entries(INTERVAL_SPECS)
+  .map(([name, spec]) => {
+    if (!/^[a-z0-9 ]+$/.test(name)) throw new Error(`interval name ${name} cannot be written as a literal`);
+    return `('${name}', ${spec.step}::bigint, ${spec.anchor}::bigint, ${spec.zoned}, ${spec.defaultOffset}::bigint)`;
+  })
+  .join(',\n         ');
 
 /** `to_char` pattern of the timestamps in log messages (ISO 8601 UTC with milliseconds). */
 const ISO_SQL = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -97,7 +99,7 @@ const LAST_K = `floor((${WALL('least($1::timestamptz, e.end_at)')} - ${ANCHOR}) 
  *    a binary COPY header read as text; the same SELECT on its own is planned by Citus's router and runs) —
  *    locks the export row (`FOR UPDATE SKIP LOCKED`: replicas ticking at once share the exports instead of
  *    waiting; a PATCH or DELETE in progress keeps its export until the next tick), in id order after the last
- *    export the tick's previous statement locked (`$4`; the primary key's order, so a tick reads each export
+ *    export the tick's previous statement locked (`$3`; the primary key's order, so a tick reads each export
  *    once), and computes the
  *    range of interval-end indexes k (ends are `anchor + k × step` epoch seconds): from the first end at or
  *    after max(start_at, created_at) and after the watermark `scheduled_through`, to the last end at or before
@@ -123,9 +125,8 @@ const LAST_K = `floor((${WALL('least($1::timestamptz, e.end_at)')} - ${ANCHOR}) 
  * commits or fails as a whole with its runs' jobs (createDueRuns runs it with JIT off). `schedule.ts#dueRuns` is the same rule in TypeScript (an e2e test checks they agree).
  */
 const LOCK_DUE_EXPORTS_SQL = `
-WITH iv AS (
-  SELECT * FROM jsonb_to_recordset($2::jsonb)
-           AS iv(name text, step bigint, anchor bigint, zoned boolean, default_offset bigint)
+WITH iv(name, step, anchor, zoned, default_offset) AS (
+  VALUES ${INTERVALS_VALUES}
 )
 -- The bounds are computed from e's columns in the target list and WHERE (not in a subquery), so when a row was
 -- changed by a tick that committed meanwhile, PostgreSQL's re-check of the locked row sees the new watermark and
@@ -137,9 +138,9 @@ SELECT e.id, e.organization_id, iv.step, ${ANCHOR} AS anchor, ${TZ} AS tz,
  WHERE e.deleted_at IS NULL
    AND NOT e.paused
    AND ${FIRST_K} <= ${LAST_K}
-   AND e.id > $4::uuid
+   AND e.id > $3::uuid
  ORDER BY e.id
- LIMIT $3
+ LIMIT $2
    FOR UPDATE OF e SKIP LOCKED`;
 
 /** An export locked by LOCK_DUE_EXPORTS_SQL, with the range of its due interval ends and its clock. */
@@ -655,7 +656,6 @@ export class BatchExportsRepository extends RepositoryBase {
         await this.query('SET LOCAL jit = off');
         const due = await this.query<DueExport>(LOCK_DUE_EXPORTS_SQL, [
           now,
-          INTERVALS_JSON,
           DUE_EXPORTS_PER_STATEMENT,
           after,
         ]);

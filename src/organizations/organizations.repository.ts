@@ -231,10 +231,22 @@ export class OrganizationsRepository extends RepositoryBase {
 
   /**
    * Deletes the organization and, through ON DELETE CASCADE foreign keys, everything it owns (memberships,
-   * projects and every project- or organization-owned row of later modules) in one statement.
+   * projects and every project- or organization-owned row of later modules) in one statement; `'in_use'` (and
+   * nothing deleted) while a project of another organization has a plugin config of one of its global plugins.
    */
-  async delete(id: string): Promise<boolean> {
+  async delete(id: string): Promise<boolean | 'in_use'> {
     return this.transaction(async () => {
+      // Asked first: on Citus the foreign key's check on the workers' plugin configs waits for the commit, which
+      // SET CONSTRAINTS below does not reach (the request would fail at its commit instead of being answered).
+      const [{ used }] = await this.query<{ used: boolean }>(
+        `SELECT EXISTS (
+           SELECT 1 FROM plugin_configs c JOIN plugins p ON p.id = c.plugin_id
+            WHERE p.organization_id = $1
+              AND c.team_id NOT IN (SELECT t.id FROM projects t WHERE t.organization_id = $1)
+         ) AS used`,
+        [id],
+      );
+      if (used) return 'in_use';
       const result = await this.repository(OrganizationEntity).delete({ id });
       // The deferred check of plugin configs on its global plugins is made now, inside this call (the caller
       // answers it), not at the commit of the request's transaction.

@@ -213,19 +213,23 @@ export class OrganizationsService {
       organizationId,
       MembershipLevel.OWNER,
     );
+    const inUse = () =>
+      ApiError.validation(
+        "This organization's global plugins are used by projects of other organizations (plugin configs): " +
+          'it cannot be deleted while they are.',
+        null,
+        'in_use',
+      );
+    let deleted: boolean | 'in_use';
     try {
-      if (!(await this.organizations.delete(id))) throw ApiError.notFound();
+      deleted = await this.organizations.delete(id);
     } catch (err) {
-      if (isForeignKeyViolation(err, PLUGIN_CONFIG_PLUGIN_FOREIGN_KEY)) {
-        throw ApiError.validation(
-          "This organization's global plugins are used by projects of other organizations (plugin configs): " +
-            'it cannot be deleted while they are.',
-          null,
-          'in_use',
-        );
-      }
+      // A plugin config made by another organization meanwhile: the foreign key's check.
+      if (isForeignKeyViolation(err, PLUGIN_CONFIG_PLUGIN_FOREIGN_KEY)) throw inUse();
       throw err;
     }
+    if (deleted === 'in_use') throw inUse();
+    if (!deleted) throw ApiError.notFound();
   }
 
   private async view(principal: Principal, organizationId: string): Promise<OrganizationDto> {

@@ -375,7 +375,7 @@ describe('batch export scheduler', () => {
         ...(onCitus() ? [expect.stringMatching(/^SELECT nodename/)] : []),
         'SET LOCAL jit = off',
         // The due exports locked, then the runs created.
-        expect.stringMatching(/^WITH iv AS/),
+        expect.stringMatching(/^WITH iv\(name/),
         expect.stringMatching(/^WITH due_exports AS/),
         expect.stringMatching(/^INSERT INTO pgboss\.job/),
         'COMMIT',

@@ -165,9 +165,12 @@ SELECT (
 
 SET LOCAL jit = off;
 
-WITH iv AS (
-  SELECT * FROM jsonb_to_recordset($2::jsonb)
-           AS iv(name text, step bigint, anchor bigint, zoned boolean, default_offset bigint)
+WITH iv(name, step, anchor, zoned, default_offset) AS (
+  VALUES ('hour', 3600::bigint, 0::bigint, false, 0::bigint),
+         ('day', 86400::bigint, 0::bigint, true, 0::bigint),
+         ('week', 604800::bigint, 345600::bigint, true, 86400::bigint),
+         ('every 5 minutes', 300::bigint, 0::bigint, false, 0::bigint),
+         ('every 15 minutes', 900::bigint, 0::bigint, false, 0::bigint)
 )
 -- The bounds are computed from e's columns in the target list and WHERE (not in a subquery), so when a row was
 -- changed by a tick that committed meanwhile, PostgreSQL's re-check of the locked row sees the new watermark and
@@ -185,9 +188,9 @@ SELECT e.id, e.organization_id, iv.step, (iv.anchor + CASE WHEN iv.zoned THEN co
       ceil((date_part('epoch', (greatest(e.created_at, e.start_at)) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step),
       floor((date_part('epoch', (e.scheduled_through) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step) + 1
     )::bigint <= floor((date_part('epoch', (least($1::timestamptz, e.end_at)) AT TIME ZONE (CASE WHEN iv.zoned THEN coalesce(e.timezone, 'UTC') ELSE 'UTC' END)) - (iv.anchor + CASE WHEN iv.zoned THEN coalesce(e.interval_offset, iv.default_offset) - iv.default_offset ELSE 0 END)) / iv.step)::bigint
-   AND e.id > $4::uuid
+   AND e.id > $3::uuid
  ORDER BY e.id
- LIMIT $3
+ LIMIT $2
    FOR UPDATE OF e SKIP LOCKED;
 
 WITH due_exports AS MATERIALIZED (

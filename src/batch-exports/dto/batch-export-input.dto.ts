@@ -348,6 +348,7 @@ abstract class BatchExportOptionsDto {
     writeOnly: true,
     minLength: 16,
     maxLength: 256,
+    example: 'a-long-random-signing-secret',
     description:
       "The webhook's signing key, 16 to 256 characters: write-only (stored, never returned). Sent alone, it " +
       'replaces the current one.',
