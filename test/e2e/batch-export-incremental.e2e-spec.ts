@@ -524,7 +524,22 @@ describe('batch export MERGE through a killed worker', () => {
       },
       120_000,
       "the first worker's merge to wait on the locked table",
-    );
+    ).catch(async (error: Error) => {
+      // What the worker and the destination were doing instead.
+      const { rows } = await destination.query(
+        `SELECT pid, state, wait_event_type, wait_event, left(query, 200) AS query FROM pg_stat_activity
+          WHERE datname = $1`,
+        [dest.name],
+      );
+      const service = (await t.dataSource.query(
+        `SELECT pid, application_name, state, wait_event_type, wait_event, left(query, 300) AS query
+           FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+      )) as unknown[];
+      throw new Error(
+        `${error.message}\ndestination sessions: ${JSON.stringify(rows)}\nservice database sessions: ` +
+          `${JSON.stringify(service)}\nworker log:\n${first.stdout().slice(-6000)}`,
+      );
+    });
     first.child.kill('SIGKILL');
     await first.exited;
     await destination.query('COMMIT');
