@@ -12,8 +12,8 @@
 //    (`citus_rebalance_start`, waited for), timed;
 // 4. dump and restore: a new database migrated and distributed empty, then the data of the plain one piped in
 //    (`pg_dump --data-only --load-via-partition-root | psql`) with the tables' triggers off and the recordings'
-//    counts rebuilt after, timed (TIMING_RESTORE_WITH_TRIGGERS=1: first with the triggers on, as a plain restore
-//    does, then again); the same pipe into a plain database for comparison.
+//    counts rebuilt after, timed (TIMING_RESTORE_WITH_TRIGGERS=1: first with the triggers on, then again); the
+//    same into a plain database for comparison.
 //
 // Prints a summary and writes it as JSON to TIMING_OUT (default: bench/results/<date>-citus-operations.json).
 // Settings: CITUS_PORT (55432), CITUS_PG_BIN (/usr/lib/postgresql/15/bin), TIMING_EVENTS (1,000,000),
@@ -242,6 +242,23 @@ function dumpInto(db) {
   }
 }
 
+/**
+ * The dump's rows into `db` with the tables' triggers off (their effects are in the rows: counts, activity
+ * entries, stamps; and the activity log's trigger functions do not run under pg_dump's empty search_path), then
+ * the recordings' counts rebuilt by one statement (per co-located shard on Citus).
+ */
+async function restoreTriggersOff(db) {
+  for (const t of RESTORED_WITH_TRIGGERS) await q(port, db, `ALTER TABLE ${t} DISABLE TRIGGER USER`);
+  dumpInto(db);
+  for (const t of RESTORED_WITH_TRIGGERS) await q(port, db, `ALTER TABLE ${t} ENABLE TRIGGER USER`);
+  await q(
+    port,
+    db,
+    `INSERT INTO session_recording_counts (team_id, recordings)
+     SELECT team_id, count(*) FROM session_recordings WHERE deleted_at IS NULL GROUP BY team_id`,
+  );
+}
+
 async function main() {
   if (!existsSync(join(root, 'dist', 'cli.js')))
     throw new Error('dist/cli.js is missing: run `npm run build`');
@@ -302,14 +319,19 @@ async function main() {
 
   // 3. Operations on the distributed copy.
   const shardOf = async (table) =>
-    (await q(port, INPLACE, `SELECT get_shard_id_for_distribution_column($1, $2) AS s`, [table, large]))[0].s;
+    (
+      await q(port, INPLACE, `SELECT get_shard_id_for_distribution_column($1::regclass, $2::int) AS s`, [
+        table,
+        large,
+      ])
+    )[0].s;
   const before = await shardOf('events');
   try {
     const iso = await timed(`isolate_tenant_to_new_shard of project ${large} (40 % of the rows)`, () =>
       q(
         port,
         INPLACE,
-        `SELECT isolate_tenant_to_new_shard('events', $1, 'CASCADE', shard_transfer_mode => 'block_writes') AS s`,
+        `SELECT isolate_tenant_to_new_shard('events', $1::int, 'CASCADE', shard_transfer_mode => 'block_writes') AS s`,
         [large],
       ),
     );
@@ -406,22 +428,14 @@ async function main() {
   }
   // The tables' triggers off for the copy (their effects are in the dumped rows), then the recordings' counts
   // rebuilt by one statement per co-located shard.
-  const restore = await timed('pg_dump | psql into the distributed database, triggers off', async () => {
-    for (const t of RESTORED_WITH_TRIGGERS) await q(port, RESTORE, `ALTER TABLE ${t} DISABLE TRIGGER USER`);
-    dumpInto(RESTORE);
-    for (const t of RESTORED_WITH_TRIGGERS) await q(port, RESTORE, `ALTER TABLE ${t} ENABLE TRIGGER USER`);
-    await q(
-      port,
-      RESTORE,
-      `INSERT INTO session_recording_counts (team_id, recordings)
-       SELECT team_id, count(*) FROM session_recordings WHERE deleted_at IS NULL GROUP BY team_id`,
-    );
-  });
+  const restore = await timed('pg_dump | psql into the distributed database, triggers off', () =>
+    restoreTriggersOff(RESTORE),
+  );
   await q(port, 'postgres', `CREATE DATABASE ${PLAIN_COPY}`);
   cli(['migrate'], PLAIN_COPY);
   await createPartitions(PLAIN_COPY);
-  const plain = await timed('pg_dump | psql into a plain database (for comparison)', () =>
-    dumpInto(PLAIN_COPY),
+  const plain = await timed('pg_dump | psql into a plain database, triggers off (for comparison)', () =>
+    restoreTriggersOff(PLAIN_COPY),
   );
   Object.assign(result.dumpRestore, {
     dataSeconds: secs(restore.ms),
@@ -429,6 +443,7 @@ async function main() {
     plainDataSeconds: secs(plain.ms),
     plainSecondsPerMillionRows: secs((plain.ms * 1e6) / rows),
     counts: await counts(RESTORE),
+    plainCounts: await counts(PLAIN_COPY),
   });
 
   result.finishedAt = new Date().toISOString();
