@@ -14,7 +14,9 @@
  * 6. runs the capture load scenarios (posthog-js batches of new sessions to POST /s/ of both sides, chunks in
  *    PostgreSQL or, with an S3-protocol server started for it, in a bucket) and the event load (posthog-js
  *    batches of mixed analytics events to POST /e/ of both sides, rows counted afterwards);
- * 7. prints the tables and writes bench/results/<date>.json.
+ * 7. runs the `citus` scenario when BENCH_CITUS_URL names a Citus coordinator (the events list and the event
+ *    capture on a plain database and on the cluster, bench/lib/engines.ts; skipped with one line otherwise);
+ * 8. prints the tables and writes bench/results/<date>.json.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -78,6 +80,7 @@ import {
   formatActivityOverheadTable,
 } from './lib/activity-overhead.js';
 import { benchScim, formatScimTable, SCIM_STEP_MAX_MS, type ScimResult } from './lib/scim.js';
+import { benchEngines, CITUS_SKIPPED, type EnginesResult, formatEnginesTable } from './lib/engines.js';
 
 /** The committed run from before access controls that the read scenarios' ratios are compared with. */
 const BEFORE_ACCESS_CONTROLS = 'bench/results/2026-11-27.json';
@@ -331,6 +334,74 @@ async function runHttpScenarios(
   return { results, skipped };
 }
 
+/**
+ * The `citus` scenario (bench/lib/engines.ts): one PostgreSQL beside the Citus cluster at BENCH_CITUS_URL, or
+ * skipped with one line when it is not set.
+ */
+async function runCitusScenario(
+  options: BenchOptions,
+  logDir: string,
+): Promise<{ engines: EnginesResult | null; skipped: { name: string; reason: string } | null }> {
+  const citusUrl = process.env.BENCH_CITUS_URL;
+  if (!citusUrl) {
+    log(`citus: skipped — ${CITUS_SKIPPED}`);
+    return { engines: null, skipped: { name: 'citus', reason: CITUS_SKIPPED } };
+  }
+  const engines = await benchEngines({
+    root: ROOT,
+    citusUrl,
+    bench: options,
+    servicePort: SERVICE_PORT,
+    serviceEnv,
+    logDir,
+    serviceNodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
+    loadAverage: () => loadavg()[0],
+    log,
+  });
+  return { engines, skipped: null };
+}
+
+/** A run of the `citus` scenario alone: no bench database (embedded PostgreSQL) is started or seeded. */
+async function citusOnly(options: BenchOptions, startedAt: Date, loadStart: number[]): Promise<void> {
+  const logDir = join(BENCH_DIR, '.data');
+  mkdirSync(logDir, { recursive: true });
+  const { engines, skipped } = await runCitusScenario(options, logDir);
+  const finishedAt = new Date();
+  const results = {
+    date: startedAt.toISOString().slice(0, 10),
+    startedAt: startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    durationSec: round((finishedAt.getTime() - startedAt.getTime()) / 1000, 0),
+    options: {
+      durationSec: options.durationSec,
+      warmupSec: options.warmupSec,
+      connections: options.connections,
+      rounds: options.rounds,
+      scenarios: options.scenarios,
+    },
+    machine: {
+      cores: cpus().length,
+      cpu: cpus()[0]?.model ?? 'unknown',
+      memoryMb: round(totalmem() / 1024 / 1024, 0),
+      node: process.version,
+      loadAverageAtStart: loadStart.map((l) => round(l)),
+      loadAverageAtEnd: loadavg().map((l) => round(l)),
+      note: 'load generator, service and every database node share the machine',
+    },
+    service: {
+      command: 'node dist/main.js',
+      env: { ...serviceEnv('<engine database>'), DATABASE_URL: undefined },
+    },
+    skipped: skipped ? [skipped] : [],
+    citus: engines,
+  };
+  const out = options.out ?? join(BENCH_DIR, 'results', `${results.date}-partial.json`);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  if (engines) console.log(`\n${formatEnginesTable(engines)}\n`);
+  console.log(`Results: ${relative(process.cwd(), out)} (${results.durationSec} s)`);
+}
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2), process.env);
   if (options.help) {
@@ -342,6 +413,7 @@ async function main(): Promise<void> {
   const startedAt = new Date();
   const loadStart = loadavg();
   log(`load average at start: ${loadStart.map((l) => l.toFixed(2)).join(' ')} (${cpus().length} cores)`);
+  if (options.scenarios.every((s) => s === 'citus')) return citusOnly(options, startedAt, loadStart);
   const postgres = await startPostgres(BENCH_DIR, log);
   const servers: Partial<Record<Side, Server>> = {};
   const db = new pg.Client({ connectionString: postgres.url });
@@ -606,6 +678,13 @@ async function main(): Promise<void> {
       );
     }
 
+    let engines: EnginesResult | null = null;
+    if (options.scenarios.includes('citus')) {
+      const citus = await runCitusScenario(options, logDir);
+      engines = citus.engines;
+      if (citus.skipped) skipped = [...skipped, citus.skipped];
+    }
+
     const beforePath = join(ROOT, BEFORE_ACCESS_CONTROLS);
     const before = existsSync(beforePath)
       ? ((JSON.parse(readFileSync(beforePath, 'utf8')) as { http?: HttpScenarioResult[] }).http ?? [])
@@ -714,6 +793,7 @@ async function main(): Promise<void> {
       captureLoad,
       eventsLoad,
       capture,
+      citus: engines,
       memory,
       targets,
     };
@@ -740,6 +820,7 @@ async function main(): Promise<void> {
       captureLoad.length ? formatPlaybackTable(captureLoad) : '',
       eventsLoad ? formatEventsLoadTable(eventsLoad) : '',
       capture ? formatCaptureTable(capture) : '',
+      engines ? formatEnginesTable(engines) : '',
       memory
         ? `Service RSS: idle ${round(memory.idleMb, 0)} MB, max under load ${round(memory.maxUnderLoadMb, 0)} MB, ` +
           `end of load ${round(memory.endOfLoadMb, 0)} MB.`

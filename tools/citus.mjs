@@ -5,12 +5,12 @@
 //                        coordinator's URL last. Exit 3, with one line saying why, when it cannot start.
 //   npm run citus:down   stops the nodes and deletes their data.
 //
-// Settings (environment): CITUS_PORT (coordinator, 55432; the workers take the next two ports), CITUS_DATA_DIR
+// Settings (environment): CITUS_PORT (coordinator, 55432; the workers take the next ports), CITUS_WORKERS (2), CITUS_DATA_DIR
 // (.data/citus), CITUS_PG_BIN (/usr/lib/postgresql/15/bin), CITUS_VENDOR_DIR (where build.sh is when
 // ../shared/vendor/citus is absent). PostgreSQL refuses to run as root: as root the nodes run as the `postgres` user.
 // A test cluster: trust authentication on 127.0.0.1 only, fsync off.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, rmSync, appendFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, rmSync, appendFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { userInfo } from 'node:os';
@@ -21,10 +21,19 @@ const env = process.env;
 const pgBin = env.CITUS_PG_BIN || '/usr/lib/postgresql/15/bin';
 const dataDir = resolve(root, env.CITUS_DATA_DIR || '.data/citus');
 const coordinatorPort = Number(env.CITUS_PORT || 55432);
+// Workers: 2 by default. `CITUS_WORKERS=3 npm run citus:up` on a running cluster adds a third (a worker added
+// to the cluster, as docs/operations.md describes, here in the `postgres` database only).
+const workerCount = Number(env.CITUS_WORKERS || 2);
+if (!Number.isInteger(workerCount) || workerCount < 1 || workerCount > 8) {
+  console.error(`citus: CITUS_WORKERS must be 1 to 8, got '${env.CITUS_WORKERS}'`);
+  process.exit(2);
+}
 const nodes = [
   { name: 'coordinator', port: coordinatorPort },
-  { name: 'worker1', port: coordinatorPort + 1 },
-  { name: 'worker2', port: coordinatorPort + 2 },
+  ...Array.from({ length: workerCount }, (_, i) => ({
+    name: `worker${i + 1}`,
+    port: coordinatorPort + 1 + i,
+  })),
 ];
 const isRoot = userInfo().uid === 0;
 const url = (port, database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`;
@@ -198,7 +207,14 @@ async function up() {
 
 function down() {
   const ids = isRoot && existsSync(dataDir) ? serverUser() : {};
-  for (const node of [...nodes].reverse()) {
+  // Every node found under the data directory (also workers added with a larger CITUS_WORKERS).
+  const found = existsSync(dataDir)
+    ? readdirSync(dataDir)
+        .filter((d) => /^worker\d+$/.test(d))
+        .map((name) => ({ name }))
+    : [];
+  const all = [...nodes, ...found.filter((f) => !nodes.some((n) => n.name === f.name))];
+  for (const node of [...all].reverse()) {
     if (isRunning(node, ids)) {
       run(join(pgBin, 'pg_ctl'), ['stop', '-w', '-m', 'fast', '-D', nodeDir(node)], ids, { stdio: 'ignore' });
     }

@@ -1,7 +1,8 @@
 /**
  * Every scenario the bench knows, in the order it runs them. `scheduler`, `recordings-purge`, `capture` and
  * `export` are not load scenarios; `capture-postgres` and `capture-s3` drive POST /s/ with their own load generator,
- * `capture-events` POST /e/ with the same one.
+ * `capture-events` POST /e/ with the same one. `citus` runs the events list and the event capture on one PostgreSQL
+ * and on the Citus cluster at BENCH_CITUS_URL (skipped without it).
  */
 export const SCENARIO_NAMES = [
   'organizations-list',
@@ -22,6 +23,7 @@ export const SCENARIO_NAMES = [
   'capture-s3',
   'capture-events',
   'capture',
+  'citus',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
@@ -62,7 +64,9 @@ export const USAGE = `Usage: npm run bench -- [options]
   --no-update-docs      leave docs/performance.md alone (a full run puts its tables there)
   --update-docs         put this run's tables in docs/performance.md also after a partial run
 
-Environment: BENCH_DATABASE_URL (a PostgreSQL server to use instead of the embedded one; the bench creates
+Environment: BENCH_CITUS_URL (the coordinator of a Citus cluster, e.g. the URL \`npm run citus:up\` prints: the
+\`citus\` scenario runs the events list and the event capture there beside a plain database on the same server;
+without it that scenario is skipped with one line), BENCH_DATABASE_URL (a PostgreSQL server to use instead of the embedded one; the bench creates
 and uses its own database "org_admin_bench" there), BENCH_PG_PORT (embedded server port, default 54398), BENCH_SERVICE_ENV ("NAME=value,…": settings the service runs with on top of the bench's), BENCH_SERVICE_NODE_ARGS (extra node flags
 for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_BASELINE_NODE_ARGS (the same for the
 baseline of the capture load scenarios).`;

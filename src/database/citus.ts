@@ -281,6 +281,16 @@ export async function distributeSchema(run: Query, out: (line: string) => void):
     await query(`SET LOCAL citus.multi_shard_modify_mode TO 'sequential'`);
     // The triggers of persons, distinct ids and recordings (touch, export stamp, counts) run on the workers.
     await query('SET LOCAL citus.enable_unsafe_triggers TO on');
+    // The functions those triggers call (the activity log's masking helpers) exist on the workers before a table
+    // is converted: converting a table that has rows copies them to its shards, which fires its triggers there, and
+    // Citus creates a trigger's own function on the workers but not the functions its body calls.
+    await query(
+      `SELECT count(create_distributed_function(p.oid::regprocedure)) FROM pg_proc p
+        WHERE p.pronamespace = 'public'::regnamespace AND p.prokind = 'f' AND p.prorettype <> 'trigger'::regtype
+          AND NOT EXISTS (SELECT 1 FROM pg_depend d
+                           WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+          AND NOT EXISTS (SELECT 1 FROM pg_dist_object o WHERE o.classid = 'pg_proc'::regclass AND o.objid = p.oid)`,
+    );
 
     // 1. The foreign keys of (or to) the tables converted now are dropped, then added back once both sides are.
     const fks: ForeignKey[] = (
@@ -361,7 +371,20 @@ export async function distributeSchema(run: Query, out: (line: string) => void):
       );
     }
 
-    // 4. Reference tables, then distributed tables co-located with the anchor.
+    // 4. Reference tables, then distributed tables co-located with the anchor. A table that has rows (distributed
+    // in place) has its triggers off while Citus copies them to its shards: the rows' effects (recording counts,
+    // activity entries, export stamps) are in the database already, and the copy would fire them again on the
+    // workers (counting every recording twice), or fail there on a table not converted yet.
+    const withRows: string[] = [];
+    for (const table of [...pendingReference, ...pendingDistributed]) {
+      const [{ rows, triggers }] = await query(
+        `SELECT EXISTS (SELECT 1 FROM ${ident(table)}) AS rows,
+                EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal) AS triggers`,
+        [table],
+      );
+      if (rows && triggers) withRows.push(table);
+    }
+    for (const table of withRows) await query(`ALTER TABLE ${ident(table)} DISABLE TRIGGER USER`);
     for (const table of pendingReference) {
       await query(`SELECT create_reference_table($1)`, [table]);
       result.reference.push(table);
@@ -375,6 +398,7 @@ export async function distributeSchema(run: Query, out: (line: string) => void):
       ]);
       result.distributed.push(table);
     }
+    for (const table of withRows) await query(`ALTER TABLE ${ident(table)} ENABLE TRIGGER USER`);
 
     // 5. The foreign keys back: between distributed tables with team_id on both sides.
     for (const fk of touched) {

@@ -178,3 +178,78 @@ const cli = (url: string) =>
     });
   },
 );
+
+(citus ? describe : describe.skip)(
+  `database distribute in place: a migrated database with rows${citus ? '' : ' (skipped: not a Citus coordinator)'}`,
+  () => {
+    let db: { name: string; url: string };
+    let client: pg.Client;
+    const rows = async <T>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as T[];
+
+    beforeAll(async () => {
+      db = await createEmptyDatabase('citus_in_place');
+      await promisify(execFile)(process.execPath, ['dist/cli.js', 'migrate'], {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' },
+      });
+      client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+    }, 120_000);
+    afterAll(async () => {
+      await client?.end();
+      if (db) await dropDatabase(db.name);
+    });
+
+    it('keeps the rows, fires no trigger again for them, and leaves the triggers on', async () => {
+      // Rows of tables with triggers: an organization (the activity log's change capture), recordings (the
+      // project's recordings count), a person (touch and export stamp).
+      const [org] = await rows<{ id: string }>(
+        `INSERT INTO organizations (name, slug, created_at, updated_at) VALUES ('In place', 'in-place', now(), now())
+         RETURNING id`,
+      );
+      const [project] = await rows<{ id: number }>(
+        `INSERT INTO projects (organization_id, name, api_token, secret_api_token, created_at)
+         VALUES ($1, 'In place', 'phc_in_place', 'phs_in_place', now()) RETURNING id`,
+        [org.id],
+      );
+      await client.query(`INSERT INTO persons (team_id) VALUES ($1)`, [project.id]);
+      await client.query(
+        `INSERT INTO session_recordings (team_id, session_id, distinct_id, start_time, end_time, snapshot_source,
+                                         created_at, last_event_received_at)
+         SELECT $1, format('in-place-%s', g), 'd', now(), now(), 'web', now(), now() FROM generate_series(1, 3) g`,
+        [project.id],
+      );
+      const counted = `SELECT recordings::int AS recordings FROM session_recording_counts WHERE team_id = $1`;
+      expect(await rows(counted, [project.id])).toEqual([{ recordings: 3 }]);
+
+      await cli(db.url);
+
+      const placed = await rows<{ name: string }>(
+        `SELECT logicalrelid::text AS name FROM pg_dist_partition
+          WHERE logicalrelid::text IN ('organizations', 'session_recordings', 'session_recording_counts', 'persons')
+          ORDER BY 1`,
+      );
+      expect(placed.map((p) => p.name)).toEqual([
+        'organizations',
+        'persons',
+        'session_recording_counts',
+        'session_recordings',
+      ]);
+      expect(await rows(counted, [project.id])).toEqual([{ recordings: 3 }]);
+      expect(await rows(`SELECT count(*)::int AS n FROM persons WHERE team_id = $1`, [project.id])).toEqual([
+        { n: 1 },
+      ]);
+      // The triggers run again for new rows, on the workers.
+      await client.query(
+        `INSERT INTO session_recordings (team_id, session_id, distinct_id, start_time, end_time, snapshot_source,
+                                         created_at, last_event_received_at)
+         VALUES ($1, 'in-place-4', 'd', now(), now(), 'web', now(), now())`,
+        [project.id],
+      );
+      expect(await rows(counted, [project.id])).toEqual([{ recordings: 4 }]);
+      expect(
+        await rows(`SELECT count(*)::int AS n FROM pg_trigger WHERE NOT tgisinternal AND tgenabled <> 'O'`),
+      ).toEqual([{ n: 0 }]);
+    }, 120_000);
+  },
+);
