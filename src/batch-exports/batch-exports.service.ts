@@ -38,6 +38,7 @@ import { parseLevels, type BatchExportLogDto, toBatchExportLogDto } from './dto/
 import { type BatchExportRunDto, toBatchExportRunDto } from './dto/batch-export-run.dto.js';
 import { type BackfillCreatedDto, type BatchExportDto, toBatchExportDto } from './dto/batch-export.dto.js';
 import { cadenceOf, intervalAt, zonedSpec } from './schedule.js';
+import { fieldChanges } from './batch-export-changes.js';
 import { incrementalViolation, type StoredIncremental } from './incremental.js';
 import { ExportModels } from './runs/export-models.js';
 
@@ -186,61 +187,11 @@ export class BatchExportsService {
       { withSecrets: input.destination?.config !== undefined },
       async (current) => {
         const now = this.clock.now();
-        const changes: Partial<BatchExportFields> = {};
-        if (input.name !== undefined) changes.name = input.name;
-        if (input.model !== undefined) changes.model = input.model;
-        if (input.interval !== undefined) changes.interval = input.interval;
-        if (
-          [input.interval, input.timezone, input.offset_day, input.offset_hour].some((v) => v !== undefined)
-        ) {
-          const next = scheduleFields(input.interval ?? current.interval, input, current);
-          if (next.timezone !== current.timezone) changes.timezone = next.timezone;
-          if (next.intervalOffset !== current.intervalOffset) changes.intervalOffset = next.intervalOffset;
-        }
-        if (input.hogql_query !== undefined) changes.hogqlQuery = input.hogql_query;
-        if (input.filters !== undefined) changes.filters = input.filters;
-        Object.assign(changes, webhookChanges(input, current.notificationWebhookUrl));
-        if (input.incremental_mode !== undefined) changes.incrementalMode = input.incremental_mode;
-        if (input.primary_key !== undefined) changes.primaryKey = input.primary_key;
-        if (input.version_key !== undefined) changes.versionKey = input.version_key;
-        if (
-          [input.model, input.incremental_mode, input.primary_key, input.version_key].some(
-            (v) => v !== undefined,
-          )
-        ) {
-          // The export as saved: a model changed under stored keys is checked against them too.
-          this.assertIncremental(changes.model ?? current.model, current.destinationType, {
-            mode: changes.incrementalMode ?? current.incrementalMode,
-            primaryKey: changes.primaryKey !== undefined ? changes.primaryKey : current.primaryKey,
-            versionKey: changes.versionKey !== undefined ? changes.versionKey : current.versionKey,
-          });
-        }
-        if (input.destination) {
-          const { type, config, integration_id: integrationId } = input.destination;
-          if (integrationId !== undefined) changes.destinationIntegrationId = integrationId;
-          if (type !== undefined && type !== current.destinationType) {
-            throw ApiError.validation(
-              'The destination type cannot be changed; create another batch export instead.',
-              'destination__type',
-            );
-          }
-          if (config !== undefined) {
-            const merged = this.mergedConfig(current, config);
-            const { visible, secrets } = splitSecrets(current.destinationType, merged);
-            changes.destinationConfig = visible;
-            changes.destinationSecrets = secrets;
-          }
-        }
-        const startAt = timestampOf(input.start_at);
-        const endAt = timestampOf(input.end_at);
-        if (startAt !== undefined) changes.startAt = startAt;
-        if (endAt !== undefined) changes.endAt = endAt;
-        assertStartBeforeEnd(
-          startAt === undefined ? current.startAt : startAt,
-          endAt === undefined ? current.endAt : endAt,
-        );
-        const lastPausedAt = timestampOf(input.last_paused_at);
-        if (lastPausedAt !== undefined) changes.lastPausedAt = lastPausedAt;
+        const { changes, lastPausedAt } = fieldChanges(input, current, {
+          assertIncremental: (model, stored) =>
+            this.assertIncremental(model, current.destinationType, stored),
+          mergedConfig: (patch) => this.mergedConfig(current, patch),
+        });
 
         const sent = VISIBLE_FIELDS.filter((f) => input[f] !== undefined && f !== 'paused');
         const logs: LogEntry[] = [];

@@ -61,7 +61,11 @@ describe.each(EVENTS_STORES)('EventsStore conformance: $name', (implementation) 
     projectId = org.teams[0].id;
     otherProjectId = (await t.factories.organization(owner, 'Events store other')).teams[0].id;
     // Yesterday too: a test stores an event three hours back, which is yesterday's day before 03:00 UTC.
-    await store.prepareDays([dayOf(Date.now() - 86_400_000), dayOf(Date.now()), dayOf(Date.now() + 86_400_000)]);
+    await store.prepareDays([
+      dayOf(Date.now() - 86_400_000),
+      dayOf(Date.now()),
+      dayOf(Date.now() + 86_400_000),
+    ]);
   }, 90_000);
   afterAll(async () => {
     await t?.close();
