@@ -243,6 +243,7 @@ function runDto(r: any) {
     finished_at: iso(r.finished_at),
     last_updated_at: r.last_updated_at.toISOString(),
     records_total_count: r.records_total_count,
+    records_failed: r.records_failed,
     bytes_exported: r.bytes_exported === null ? null : Number(r.bytes_exported),
     batch_export: r.batch_export_id,
     backfill: r.backfill_id,
@@ -272,6 +273,15 @@ function batchExportDto(e: any, runs: unknown[]) {
     hogql_query: e.hogql_query,
     schema: null,
     filters: e.filters ?? null,
+    timezone: e.timezone,
+    offset_day:
+      e.interval === 'week' && e.interval_offset !== null ? Math.floor(e.interval_offset / 86400) : null,
+    offset_hour: e.interval_offset !== null ? Math.floor((e.interval_offset % 86400) / 3600) : null,
+    interval_offset: e.interval_offset,
+    notification_webhook_url: e.notification_webhook_url,
+    incremental_mode: e.incremental_mode,
+    primary_key: e.primary_key,
+    version_key: e.version_key,
   };
 }
 

@@ -124,12 +124,12 @@ const BATCH_EXPORTS_FILTER = `organization_id = $1 AND deleted_at IS NULL AND ($
                      OR ((v.only_ids IS NULL OR batch_exports.id = ANY(v.only_ids))
                          AND batch_exports.id <> ALL(v.except_ids)))))`;
 
-export const BATCH_EXPORTS_PAGE = `SELECT batch_exports.id, batch_exports.organization_id, batch_exports.team_id, batch_exports.created_by_id, batch_exports.name, batch_exports.model, batch_exports.destination_type, batch_exports.destination_config, batch_exports.interval, batch_exports.paused, batch_exports.last_paused_at, batch_exports.start_at, batch_exports.end_at, batch_exports.hogql_query, batch_exports.filters, batch_exports.destination_integration_id, batch_exports.scheduled_through, batch_exports.created_at, batch_exports.last_updated_at, batch_exports.deleted_at FROM batch_exports WHERE ${BATCH_EXPORTS_FILTER}
+export const BATCH_EXPORTS_PAGE = `SELECT batch_exports.id, batch_exports.organization_id, batch_exports.team_id, batch_exports.created_by_id, batch_exports.name, batch_exports.model, batch_exports.destination_type, batch_exports.destination_config, batch_exports.interval, batch_exports.timezone, batch_exports.interval_offset, batch_exports.paused, batch_exports.last_paused_at, batch_exports.start_at, batch_exports.end_at, batch_exports.hogql_query, batch_exports.filters, batch_exports.incremental_mode, batch_exports.primary_key, batch_exports.version_key, batch_exports.destination_integration_id, batch_exports.scheduled_through, batch_exports.notification_webhook_url, batch_exports.failure_emailed_at, batch_exports.last_completed_interval_end, batch_exports.created_at, batch_exports.last_updated_at, batch_exports.deleted_at FROM batch_exports WHERE ${BATCH_EXPORTS_FILTER}
      ORDER BY created_at DESC, id ASC LIMIT $5 OFFSET $6`;
 
 export const BATCH_EXPORTS_COUNT = `SELECT count(*)::int AS total FROM batch_exports WHERE ${BATCH_EXPORTS_FILTER}`;
 
-export const LATEST_RUNS = `SELECT r.id, r.batch_export_id, r.backfill_id, r.status, r.records_completed, r.records_total_count, r.bytes_exported, r.latest_error, r.cursor, r.data_interval_start, r.data_interval_end, r.created_at, r.finished_at, r.last_updated_at, r.read_xid_from, r.read_xid_to, r.read_late_before
+export const LATEST_RUNS = `SELECT r.id, r.batch_export_id, r.backfill_id, r.status, r.records_completed, r.records_total_count, r.records_failed, r.bytes_exported, r.latest_error, r.cursor, r.data_interval_start, r.data_interval_end, r.created_at, r.finished_at, r.last_updated_at, r.read_xid_from, r.read_xid_to, r.read_late_before
          FROM unnest($1::uuid[]) AS x(id)
          CROSS JOIN LATERAL (
            SELECT * FROM batch_export_runs
