@@ -40,6 +40,33 @@ export interface CaptureBudgetState {
  * Label values are bounded: `route` is the matched route's template (`/api/organizations/:id`), never the raw
  * path, and `unmatched` for everything else; `method` is one of the known methods or `other`.
  */
+/**
+ * A value the gauges read from the database: read at most every QUEUE_DEPTH_MAX_AGE_MS, and a scrape waits for a
+ * read at most QUEUE_DEPTH_WAIT_MS (an exhausted pool must not stall the scrape: it then reports the last value).
+ */
+class CachedReading<T> {
+  reader: (() => Promise<T>) | null = null;
+  private last: { value: T; at: number } | null = null;
+  private refresh: Promise<void> | null = null;
+
+  async read(): Promise<T | null> {
+    const reader = this.reader;
+    if (!reader) return null;
+    if (!this.last || Date.now() - this.last.at > QUEUE_DEPTH_MAX_AGE_MS) {
+      this.refresh ??= reader()
+        .then((value) => {
+          this.last = { value, at: Date.now() };
+        })
+        .catch(() => undefined)
+        .finally(() => {
+          this.refresh = null;
+        });
+      await Promise.race([this.refresh, new Promise((r) => setTimeout(r, QUEUE_DEPTH_WAIT_MS).unref())]);
+    }
+    return this.last?.value ?? null;
+  }
+}
+
 @Injectable()
 export class MetricsService {
   readonly registry = new Registry();
@@ -141,7 +168,8 @@ export class MetricsService {
   });
 
   /** Reads the batch export job queue (set by the batch export module); null until then. */
-  private queueReader: (() => Promise<BatchExportQueueDepth>) | null = null;
+  private readonly queueDepth = new CachedReading<BatchExportQueueDepth>();
+  private readonly lag = new CachedReading<BatchExportLagState>();
 
   constructor(
     config: AppConfig,
@@ -209,8 +237,8 @@ export class MetricsService {
       (c) => c.waiting,
     );
 
-    const read = () => this.readQueueDepth();
-    const lag = () => this.readLag();
+    const read = () => this.queueDepth.read();
+    const lag = () => this.lag.read();
     new Gauge({
       name: 'batch_export_lag_seconds',
       help: 'Seconds from the end of the newest interval an active (not paused, not deleted) batch export completed to now, for the BATCH_EXPORT_LAG_METRIC_EXPORTS exports furthest behind (from the database: the same on every instance).',
@@ -309,31 +337,9 @@ export class MetricsService {
     this.captureBudgetReader = reader;
   }
 
-  private lagReader: (() => Promise<BatchExportLagState>) | null = null;
-  private lag: { value: BatchExportLagState; at: number } | null = null;
-  private lagRefresh: Promise<void> | null = null;
-
   /** Where the lag gauges read from (the batch export module's query of the exports table). */
   setBatchExportLagReader(reader: () => Promise<BatchExportLagState>): void {
-    this.lagReader = reader;
-  }
-
-  /** The lag for the gauges, read like the queue's depth (at most every QUEUE_DEPTH_MAX_AGE_MS, waited for briefly). */
-  private async readLag(): Promise<BatchExportLagState | null> {
-    const reader = this.lagReader;
-    if (!reader) return null;
-    if (!this.lag || Date.now() - this.lag.at > QUEUE_DEPTH_MAX_AGE_MS) {
-      this.lagRefresh ??= reader()
-        .then((value) => {
-          this.lag = { value, at: Date.now() };
-        })
-        .catch(() => undefined)
-        .finally(() => {
-          this.lagRefresh = null;
-        });
-      await Promise.race([this.lagRefresh, new Promise((r) => setTimeout(r, QUEUE_DEPTH_WAIT_MS).unref())]);
-    }
-    return this.lag?.value ?? null;
+    this.lag.reader = reader;
   }
 
   /**
@@ -350,36 +356,9 @@ export class MetricsService {
     }
   }
 
-  private queueDepth: { value: BatchExportQueueDepth; at: number } | null = null;
-  private queueDepthRefresh: Promise<void> | null = null;
-
-  /**
-   * The queue's depth for the gauges: read at most every QUEUE_DEPTH_MAX_AGE_MS, and a scrape waits for a read
-   * at most QUEUE_DEPTH_WAIT_MS (an exhausted pool must not stall the scrape: it then reports the last value).
-   */
-  private async readQueueDepth(): Promise<BatchExportQueueDepth | null> {
-    const reader = this.queueReader;
-    if (!reader) return null;
-    if (!this.queueDepth || Date.now() - this.queueDepth.at > QUEUE_DEPTH_MAX_AGE_MS) {
-      this.queueDepthRefresh ??= reader()
-        .then((value) => {
-          this.queueDepth = { value, at: Date.now() };
-        })
-        .catch(() => undefined)
-        .finally(() => {
-          this.queueDepthRefresh = null;
-        });
-      await Promise.race([
-        this.queueDepthRefresh,
-        new Promise((r) => setTimeout(r, QUEUE_DEPTH_WAIT_MS).unref()),
-      ]);
-    }
-    return this.queueDepth?.value ?? null;
-  }
-
   /** Where the queue gauges read from (the batch export module's queue). */
   setBatchExportQueueReader(reader: () => Promise<BatchExportQueueDepth>): void {
-    this.queueReader = reader;
+    this.queueDepth.reader = reader;
   }
 
   /** The unpacked recording chunks the packer measured. */
