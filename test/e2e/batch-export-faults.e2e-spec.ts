@@ -13,13 +13,15 @@ import {
   seedPersons,
   seedSessions,
   sleep,
+  startExportWorker,
   startHttpReceiver,
+  TEST_WORKER_ENV,
   waitFor,
   waitForRunsToEnd,
 } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
-import { startService, type ServiceProcess } from '../support/service-process.js';
+import type { ServiceProcess } from '../support/service-process.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 import { createDestinationDatabase, dropDestinationDatabase } from '../support/test-database.js';
 import { margin } from '../support/shared-machine.js';
@@ -72,12 +74,7 @@ async function switchableProxy(target: URL): Promise<{ port: number; up: boolean
 }
 
 const WORKER_ENV = {
-  BATCH_EXPORT_WORKERS: 'true',
-  BATCH_EXPORT_POLL_INTERVAL_MS: '100',
-  BATCH_EXPORT_MAX_ATTEMPTS: '2',
-  BATCH_EXPORT_RETRY_DELAY_SECONDS: '1',
-  BATCH_EXPORT_SUPERVISE_SECONDS: '1',
-  BATCH_EXPORT_HEARTBEAT_SECONDS: '10',
+  ...TEST_WORKER_ENV,
   BATCH_EXPORT_PAGE_SIZE: '2',
   BATCH_EXPORT_HTTP_MAX_RETRIES: '0',
 };
@@ -363,17 +360,8 @@ describe('batch export worker processes', () => {
   let destination: pg.Client;
   const children: ServiceProcess[] = [];
   const path = (rest = '') => `/api/organizations/${orgId}/batch_exports${rest}`;
-  const spawnWorker = async (extra: Record<string, string> = {}) => {
-    const child = await startService({
-      ...WORKER_ENV,
-      DATABASE_URL: t.databaseUrl,
-      LOG_LEVEL: 'info',
-      SCHEDULER_ENABLED: 'false',
-      ...extra,
-    });
-    children.push(child);
-    return child;
-  };
+  const spawnWorker = (extra: Record<string, string> = {}) =>
+    startExportWorker(t.databaseUrl, children, { ...WORKER_ENV, ...extra });
 
   beforeAll(async () => {
     t = await createTestApp();

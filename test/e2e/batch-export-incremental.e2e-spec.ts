@@ -15,12 +15,13 @@ import {
   runsOf,
   seedPersons,
   seedSessions,
+  startExportWorker,
   waitFor,
   waitForRunsToEnd,
 } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
-import { startService, type ServiceProcess } from '../support/service-process.js';
+import type { ServiceProcess } from '../support/service-process.js';
 import { createDestinationDatabase, dropDestinationDatabase } from '../support/test-database.js';
 
 const H0 = new Date('2026-01-05T00:00:00.000Z');
@@ -417,21 +418,7 @@ describe('batch export MERGE through a killed worker', () => {
   let destination: pg.Client;
   const children: ServiceProcess[] = [];
   const path = (rest = '') => `/api/organizations/${orgId}/batch_exports${rest}`;
-  const spawnWorker = async () => {
-    const child = await startService({
-      BATCH_EXPORT_WORKERS: 'true',
-      BATCH_EXPORT_POLL_INTERVAL_MS: '100',
-      BATCH_EXPORT_MAX_ATTEMPTS: '2',
-      BATCH_EXPORT_RETRY_DELAY_SECONDS: '1',
-      BATCH_EXPORT_SUPERVISE_SECONDS: '1',
-      BATCH_EXPORT_HEARTBEAT_SECONDS: '10',
-      DATABASE_URL: t.databaseUrl,
-      LOG_LEVEL: 'info',
-      SCHEDULER_ENABLED: 'false',
-    });
-    children.push(child);
-    return child;
-  };
+  const spawnWorker = () => startExportWorker(t.databaseUrl, children);
 
   beforeAll(async () => {
     t = await createTestApp();

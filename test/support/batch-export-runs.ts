@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
 import type { DataSource } from 'typeorm';
+import { startService, type ServiceProcess } from './service-process.js';
 import type TestAgent from 'supertest/lib/agent.js';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -245,4 +246,34 @@ export async function startAzurite(): Promise<{ connectionString: string; close(
       `BlobEndpoint=${endpoint};`,
     close: () => server.close(),
   };
+}
+
+/** A batch export worker process's settings in tests: quick polls, retries, supervision and heartbeats. */
+export const TEST_WORKER_ENV = {
+  BATCH_EXPORT_WORKERS: 'true',
+  BATCH_EXPORT_POLL_INTERVAL_MS: '100',
+  BATCH_EXPORT_MAX_ATTEMPTS: '2',
+  BATCH_EXPORT_RETRY_DELAY_SECONDS: '1',
+  BATCH_EXPORT_SUPERVISE_SECONDS: '1',
+  BATCH_EXPORT_HEARTBEAT_SECONDS: '10',
+};
+
+/**
+ * Starts a batch export worker (`node dist/main.js`, no scheduler) on `databaseUrl` and adds it to `children`,
+ * which the test file's afterAll kills.
+ */
+export async function startExportWorker(
+  databaseUrl: string,
+  children: ServiceProcess[],
+  env: Record<string, string> = {},
+): Promise<ServiceProcess> {
+  const child = await startService({
+    ...TEST_WORKER_ENV,
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'info',
+    SCHEDULER_ENABLED: 'false',
+    ...env,
+  });
+  children.push(child);
+  return child;
 }
