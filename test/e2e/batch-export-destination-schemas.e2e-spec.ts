@@ -205,6 +205,44 @@ describe('batch exports into destination tables made elsewhere', () => {
     expect(await columnsOf('ph_events')).toEqual(pgBefore);
   }, 120_000);
 
+  it('MERGE into PostHog’s own Postgres events table writes `elements` as its JSONB, one row per event', async () => {
+    await destination.query(POSTHOG_PG_EVENTS('ph_events_merge'));
+    // MERGE needs a unique key on primary_key; PostHog's table has none until its owner adds one.
+    await destination.query('CREATE UNIQUE INDEX ph_events_merge_uuid ON ph_events_merge (uuid)');
+    const before = await columnsOf('ph_events_merge');
+    const [click] = await capture([
+      {
+        event: '$autocapture',
+        distinct_id: 'merger',
+        properties: { $event_type: 'click', $elements: [{ tag_name: 'a', $el_text: 'Next' }] },
+      },
+    ]);
+    const exp = await create({
+      name: 'Merge into PostHog PG table',
+      model: 'events',
+      interval: 'hour',
+      incremental_mode: 'MERGE',
+      primary_key: ['uuid'],
+      destination: { type: 'Postgres', config: pgConfig('ph_events_merge') },
+    });
+    for (const expected of [3, 6]) {
+      const runs = await backfill(exp.id, expected);
+      expect(runs.map((r) => [r.status, r.latest_error])).toEqual(Array(expected).fill(['Completed', null]));
+    }
+    expect(await columnsOf('ph_events_merge')).toEqual(before);
+    const rows = (
+      await destination.query<{ uuid: string; elements: unknown; kind: string }>(
+        `SELECT uuid, elements, jsonb_typeof(elements) AS kind FROM ph_events_merge`,
+      )
+    ).rows;
+    // The project's earlier tests' events are in the range too: each once, after two rounds of runs.
+    expect(new Set(rows.map((r) => r.uuid)).size).toBe(rows.length);
+    const clicked = rows.find((r) => r.uuid === click)!;
+    // The elements chain as a JSON string, as the APPEND path and PostHog write it (not a cast of the text).
+    expect(clicked.kind).toBe('string');
+    expect(clicked.elements).toContain('text="Next"');
+  }, 120_000);
+
   it('a table lacking a column of the model gets the columns it has, or the column added when the export opts in; its own columns are left alone', async () => {
     // The events table as this service creates it, without `ip` and `person_properties`, with a column of its own.
     await destination.query(`

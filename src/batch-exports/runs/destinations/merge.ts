@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { IncrementalSettings } from '../../incremental.js';
 import { nonRetryable } from '../export-errors.js';
+import { ident } from './postgres-sql.js';
 
 /**
  * `incremental_mode` `MERGE` for the table destinations (Postgres, Redshift): the staging table of an attempt is
@@ -10,8 +11,6 @@ import { nonRetryable } from '../export-errors.js';
  * next attempt merges again: a row whose version is not greater than the stored one changes nothing).
  */
 
-const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
-
 /** Where a merge goes: the destination table and the attempt's staging table (both quoted), and the columns. */
 export interface MergeTarget {
   redshift: boolean;
@@ -19,6 +18,12 @@ export interface MergeTarget {
   stage: string;
   /** The model's columns, in the staging table's order. */
   columns: readonly string[];
+  /**
+   * Each column's staged value as written to the destination's column (`valueSql`: text into a JSON column as
+   * a JSON string, JSON text into SUPER parsed, …), over the staging table's own columns; the columns as they
+   * are when absent.
+   */
+  values?: readonly string[];
   settings: IncrementalSettings;
 }
 
@@ -30,11 +35,14 @@ export interface MergeTarget {
 function rankedStage(target: MergeTarget): string {
   const { primaryKey, versionKey } = target.settings;
   const columns = target.columns.map(ident).join(', ');
+  const values = target.columns
+    .map((c, i) => (target.values ? `${target.values[i]} AS ${ident(c)}` : ident(c)))
+    .join(', ');
   const order = versionKey.length
     ? ` ORDER BY ${versionKey.map((v) => `${ident(v)} DESC NULLS LAST`).join(', ')}`
     : '';
   return `(SELECT ${columns} FROM (
-             SELECT ${columns}, row_number() OVER (PARTITION BY ${primaryKey.map(ident).join(', ')}${order}) AS merge_rank
+             SELECT ${values}, row_number() OVER (PARTITION BY ${primaryKey.map(ident).join(', ')}${order}) AS merge_rank
                FROM ${target.stage}
               WHERE ${primaryKey.map((k) => `${ident(k)} IS NOT NULL`).join(' AND ')}
            ) AS ranked WHERE merge_rank = 1)`;

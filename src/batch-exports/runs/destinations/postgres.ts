@@ -27,6 +27,7 @@ import {
   SCHEMA_EVOLUTION_KEY,
   type TablePlan,
   type TableShape,
+  valueSql,
 } from './table-schema.js';
 
 export { classifyPgError, ident } from './postgres-sql.js';
@@ -298,6 +299,7 @@ export class PostgresWriter implements DestinationWriter {
       stage: this.stage,
       // The columns the run writes (those the table has, table-schema.ts), which the staging table also holds.
       columns: this.plan!.columns.map((c) => c.name),
+      values: this.plan!.columns.map((c) => valueSql(ident(c.name), c.kind, this.plan!.types.get(c.name))),
       settings: this.ctx.incremental,
     };
   }

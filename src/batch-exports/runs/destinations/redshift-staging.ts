@@ -1,10 +1,9 @@
 import type pg from 'pg';
 import type { DeliveryContext } from './destination.js';
+import { ident } from './postgres-sql.js';
 
 /** Most staging tables of a destination table one attempt's sweep looks at. */
 const SWEEP_MAX_TABLES = 1000;
-
-const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /**
  * Redshift: drops the staging tables of a destination table (`<prefix><run>_<attempt>`, or `<prefix><run>` as
@@ -36,7 +35,7 @@ export async function sweepStagingTables(
   for (const stale of found) {
     const earlier = stale.run === own && stale.attempt < ctx.attempt;
     if (!earlier && !ended.has(stale.run)) continue;
-    const table = `${quoted(schema)}.${quoted(stale.name)}`;
+    const table = `${ident(schema)}.${ident(stale.name)}`;
     try {
       await client.query(`DROP TABLE IF EXISTS ${table}`);
       await ctx.log(

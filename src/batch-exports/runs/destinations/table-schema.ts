@@ -9,8 +9,7 @@
 import type pg from 'pg';
 import type { ColumnKind, ExportModel, ModelColumn } from '../export-models.js';
 import { nonRetryable } from '../export-errors.js';
-
-const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+import { ident } from './postgres-sql.js';
 
 /** The config key that lets runs add the model's missing columns (PostHog's name, of its Databricks export). */
 export const SCHEMA_EVOLUTION_KEY = 'use_automatic_schema_evolution';
@@ -211,27 +210,27 @@ export function tableMergeStatements(
   redshift: boolean,
 ): string[] {
   const kinds = new Map(model.columns.map((c) => [c.name, c.kind]));
-  const staged = (name: string) => valueSql(`s.${quote(name)}`, kinds.get(name)!, plan.types.get(name));
-  const names = plan.columns.map((c) => quote(c.name)).join(', ');
+  const staged = (name: string) => valueSql(`s.${ident(name)}`, kinds.get(name)!, plan.types.get(name));
+  const names = plan.columns.map((c) => ident(c.name)).join(', ');
   const values = plan.columns.map((c) => staged(c.name)).join(', ');
   const versions = plan.versionColumns;
   if (plan.onConflict) {
     const updates = plan.columns
       .filter((c) => !model.key.includes(c.name))
-      .map((c) => `${quote(c.name)} = EXCLUDED.${quote(c.name)}`)
+      .map((c) => `${ident(c.name)} = EXCLUDED.${ident(c.name)}`)
       .join(', ');
     const newer = versions
-      .map((v) => `EXCLUDED.${quote(v)} > f.${quote(v)} OR f.${quote(v)} IS NULL`)
+      .map((v) => `EXCLUDED.${ident(v)} > f.${ident(v)} OR f.${ident(v)} IS NULL`)
       .join(' OR ');
     return [
       `INSERT INTO ${table} AS f (${names}) SELECT ${values} FROM ${stage} AS s
-       ON CONFLICT (${model.key.map(quote).join(', ')}) ${
+       ON CONFLICT (${model.key.map(ident).join(', ')}) ${
          versions.length && updates ? `DO UPDATE SET ${updates} WHERE ${newer}` : 'DO NOTHING'
        }`,
     ];
   }
-  const match = model.key.map((k) => `f.${quote(k)} = ${staged(k)}`).join(' AND ');
-  const newer = versions.map((v) => `s.${quote(v)} > f.${quote(v)} OR f.${quote(v)} IS NULL`).join(' OR ');
+  const match = model.key.map((k) => `f.${ident(k)} = ${staged(k)}`).join(' AND ');
+  const newer = versions.map((v) => `s.${ident(v)} > f.${ident(v)} OR f.${ident(v)} IS NULL`).join(' OR ');
   const statements: string[] = [];
   if (!redshift) {
     // Held to the merge's commit; needs no privilege on the table (an export's user may only insert).
