@@ -12,6 +12,7 @@
  * `(person_id) REFERENCES persons (id)` becomes `(team_id, person_id) REFERENCES persons (team_id, id)`. The
  * values stay unique as before (they come from sequences or random tokens); only the index carries one more column.
  */
+import { installCitusWriteXid } from './citus-write-xid.js';
 
 /** Tables distributed by `team_id`, co-located with the first (the anchor of the co-location group). */
 export const DISTRIBUTED_TABLES = [
@@ -271,7 +272,11 @@ export async function distributeSchema(run: Query, out: (line: string) => void):
     rewrittenKeys: [],
     rewrittenForeignKeys: [],
   };
-  if (!pendingReference.length && !pendingDistributed.length) return result;
+  if (!pendingReference.length && !pendingDistributed.length) {
+    // A database distributed before the coordinator's transaction ids were carried to the workers gets the function.
+    await installCitusWriteXid(query);
+    return result;
+  }
   const pending = new Set<string>([...pendingReference, ...pendingDistributed]);
   const distributed = new Set<string>(DISTRIBUTED_TABLES);
 
@@ -281,6 +286,9 @@ export async function distributeSchema(run: Query, out: (line: string) => void):
     await query(`SET LOCAL citus.multi_shard_modify_mode TO 'sequential'`);
     // The triggers of persons, distinct ids and recordings (touch, export stamp, counts) run on the workers.
     await query('SET LOCAL citus.enable_unsafe_triggers TO on');
+    // Their export stamp is the coordinator's transaction id (citus-write-xid.ts); rows copied to their shards keep
+    // theirs (an insert without the setting keeps the row's value).
+    await installCitusWriteXid(query);
     // The functions those triggers call (the activity log's masking helpers) exist on the workers before a table
     // is converted: converting a table that has rows copies them to its shards, which fires its triggers there, and
     // Citus creates a trigger's own function on the workers but not the functions its body calls.

@@ -1,5 +1,6 @@
 import type { DataSourceOptions } from 'typeorm';
 import { entitiesOf, type LoadedFeature, migrationsOf } from '../common/feature/feature.js';
+import { CitusWriteXidSubscriber } from './citus-write-xid.js';
 import { SnakeNamingStrategy } from './snake-naming.strategy.js';
 
 export interface DatabaseSettings {
@@ -30,6 +31,8 @@ export function typeormOptions(settings: DatabaseSettings): DataSourceOptions {
     migrationsTableName: 'migrations',
     migrationsTransactionMode: 'each',
     namingStrategy: new SnakeNamingStrategy(),
+    // On a Citus coordinator (detectCitusCoordinator), transactions carry the coordinator's id to the workers.
+    subscribers: [CitusWriteXidSubscriber],
     synchronize: false,
     migrationsRun: false,
     uuidExtension: 'pgcrypto',

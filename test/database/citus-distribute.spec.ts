@@ -10,6 +10,7 @@ import {
   REFERENCE_TABLES,
   REFERENCE_TABLES_WITH_TEAM_ID,
 } from '../../src/database/citus.js';
+import { STAMP_WRITE_XID_SQL } from '../../src/database/citus-write-xid.js';
 import { createEmptyDatabase, dropDatabase, onCitus } from '../support/test-database.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -156,10 +157,23 @@ const cli = (url: string) =>
       expect(
         await rows(`SELECT recordings FROM session_recording_counts WHERE team_id = $1`, [project.id]),
       ).toEqual([{ recordings: '1' }]);
+      // As the service writes: in a transaction carrying the coordinator's id (the recording's update, by the
+      // trigger standing for the foreign key, is stamped with it on the worker; without it the update fails).
+      await expect(
+        client.query(`DELETE FROM persons WHERE team_id = $1 AND id = $2`, [project.id, person.id]),
+      ).rejects.toThrow(
+        /an update of session_recordings_\d+ on a Citus node carries no coordinator transaction id/,
+      );
+      await client.query('BEGIN');
+      await client.query(STAMP_WRITE_XID_SQL);
+      const [{ xid }] = await rows<{ xid: string }>(`SELECT pg_current_xact_id()::text AS xid`);
       await client.query(`DELETE FROM persons WHERE team_id = $1 AND id = $2`, [project.id, person.id]);
+      await client.query('COMMIT');
       expect(
-        await rows(`SELECT person_id, team_id FROM session_recordings WHERE team_id = $1`, [project.id]),
-      ).toEqual([{ person_id: null, team_id: project.id }]);
+        await rows(`SELECT person_id, team_id, write_xid::text FROM session_recordings WHERE team_id = $1`, [
+          project.id,
+        ]),
+      ).toEqual([{ person_id: null, team_id: project.id, write_xid: xid }]);
     });
 
     it('is idempotent, and refuses a table it does not know where to place', async () => {

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { citusWorkerUrls } from '../../src/database/citus-cluster.js';
 import { EVENTS_STORE, type EventsStore } from '../../src/stores/events-store.js';
-import { waitFor, waitForRunsToEnd } from '../support/batch-export-runs.js';
+import { seedPersons, waitFor, waitForRunsToEnd } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { createDestinationDatabase, dropDestinationDatabase, onCitus } from '../support/test-database.js';
@@ -12,7 +12,8 @@ import { createDestinationDatabase, dropDestinationDatabase, onCitus } from '../
  * The export watermark across shards (issue 38, item 3; docs/citus.md): scheduled events exports on a Citus
  * cluster deliver every event once, with a capture held open across its interval's end (committed with two
  * phases: events on a worker and the project's `ingested_event`, a reference table), and with the worker
- * holding the project's events stopped and started with `pg_ctl` while events are written and exported.
+ * holding the project's events stopped and started with `pg_ctl` while events are written and exported; and
+ * persons written by the service's kind of transaction, committed late, stamped with the coordinator's id.
  * Skipped, in one line, off Citus.
  */
 const citus = onCitus();
@@ -172,6 +173,79 @@ function pgCtl(args: string[]): void {
     ]);
     const rows = await destination.query<{ event: string }>('SELECT event FROM late_events ORDER BY event');
     expect(rows.rows.map((r) => r.event)).toEqual(['late', 'on time']);
+  }, 120_000);
+
+  it("a person written in a transaction committed after its interval ended is exported once, by the first run after it; its stamp is the coordinator's transaction id", async () => {
+    const end = await nextEnd();
+    const { id } = (
+      await t.http
+        .post(`/api/organizations/${orgId}/batch_exports`)
+        .set(owner.auth)
+        .send({
+          name: 'Citus late persons',
+          model: 'persons',
+          interval: 'every 5 minutes',
+          destination: { type: 'Postgres', config: pgConfig('late_persons') },
+        })
+        .expect(201)
+    ).body as { id: string };
+    const [onTime] = await seedPersons(t.dataSource, teamId, [
+      { distinctIds: ['on-time'], properties: { n: 1 }, updatedAt: new Date() },
+    ]);
+    // The service's own kind of transaction (the app's data source): it carries the coordinator's id.
+    const holder = t.dataSource.createQueryRunner();
+    await holder.connect();
+    let xid: string;
+    let late: string;
+    try {
+      await holder.startTransaction();
+      [{ xid }] = (await holder.query(`SELECT pg_current_xact_id()::text AS xid`)) as { xid: string }[];
+      await holder.query(`UPDATE persons SET properties = '{"n": 2}' WHERE team_id = $1 AND uuid = $2`, [
+        teamId,
+        onTime.uuid,
+      ]);
+      const [person] = (await holder.query(
+        `INSERT INTO persons (team_id, properties) VALUES ($1, '{"n": 1}') RETURNING id, uuid::text`,
+        [teamId],
+      )) as { id: number; uuid: string }[];
+      late = person.uuid;
+      await holder.query(
+        `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, 'late', $2)`,
+        [teamId, person.id],
+      );
+      t.clock.set(new Date(end + 1000));
+      const [first] = await waitForRunsToEnd(t.http, owner.auth, orgId, id, 1);
+      expect([first.status, first.records_completed]).toEqual(['Completed', 1]);
+      await holder.commitTransaction();
+    } finally {
+      if (holder.isTransactionActive) await holder.rollbackTransaction();
+      await holder.release();
+    }
+    // Stored on the workers with the coordinator's id, not the worker's own.
+    const stamps = (await t.dataSource.query(
+      `SELECT p.uuid::text, p.write_xid::text AS person, d.write_xid::text AS distinct_id
+         FROM persons p JOIN person_distinct_ids d ON d.team_id = p.team_id AND d.person_id = p.id
+        WHERE p.team_id = $1 AND d.team_id = $1 AND p.uuid = ANY($2::uuid[]) ORDER BY d.distinct_id`,
+      [teamId, [onTime.uuid, late]],
+    )) as { uuid: string; person: string; distinct_id: string }[];
+    expect(stamps.map((r) => [r.uuid, r.person])).toEqual([
+      [late, xid],
+      [onTime.uuid, xid],
+    ]);
+    expect(stamps[0].distinct_id).toBe(xid);
+    t.clock.set(new Date(end + STEP_MS + 1000));
+    const runs = await waitForRunsToEnd(t.http, owner.auth, orgId, id, 2);
+    expect(runs.map((r) => [r.status, r.records_completed]).sort()).toEqual([
+      ['Completed', 1],
+      ['Completed', 2],
+    ]);
+    const rows = await destination.query<{ distinct_id: string; properties: unknown }>(
+      'SELECT distinct_id, properties FROM late_persons ORDER BY distinct_id',
+    );
+    expect(rows.rows.map((r) => [r.distinct_id, r.properties])).toEqual([
+      ['late', { n: 1 }],
+      ['on-time', { n: 2 }],
+    ]);
   }, 120_000);
 
   it("the project's worker stopped and started while events are written and exported: the destination holds every event once", async () => {

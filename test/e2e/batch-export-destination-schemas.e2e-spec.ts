@@ -12,7 +12,11 @@ import { seedPersons, startS3Server, waitForRunsToEnd, type ApiRun } from '../su
 import { KeepSchemaEvolution1798300000000 } from '../../src/batch-exports/migrations/1798300000000-KeepSchemaEvolution.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
-import { createDestinationDatabase, dropDestinationDatabase } from '../support/test-database.js';
+import {
+  createDestinationDatabase,
+  dropDestinationDatabase,
+  updateAsService,
+} from '../support/test-database.js';
 
 const DEST_PASSWORD = 'schemas-destination-password';
 const HOUR_MS = 3600_000;
@@ -373,7 +377,7 @@ describe('batch exports into destination tables made elsewhere', () => {
       ['p-2', { plan: 'free' }],
     ]);
     // A newer version replaces both rows; the same range again adds none.
-    await t.dataSource.query(`UPDATE persons SET properties = '{"plan": "pro"}' WHERE uuid = $1`, [
+    await updateAsService(t.dataSource, `UPDATE persons SET properties = '{"plan": "pro"}' WHERE uuid = $1`, [
       person.uuid,
     ]);
     runs = await backfill(exp.id, 6);

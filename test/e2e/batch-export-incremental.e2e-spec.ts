@@ -22,7 +22,11 @@ import {
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import type { ServiceProcess } from '../support/service-process.js';
-import { createDestinationDatabase, dropDestinationDatabase } from '../support/test-database.js';
+import {
+  createDestinationDatabase,
+  dropDestinationDatabase,
+  updateAsService,
+} from '../support/test-database.js';
 
 const H0 = new Date('2026-01-05T00:00:00.000Z');
 const at = (minutes: number) => new Date(H0.getTime() + minutes * 60_000);
@@ -110,12 +114,13 @@ describe('batch export incremental modes', () => {
         { distinctIds: ['b1', 'b2'], properties: { plan: 'pro' }, updatedAt: at(10) },
       ])
     ).map((p) => p.uuid);
-    await t.dataSource.query(
+    await updateAsService(
+      t.dataSource,
       `UPDATE person_distinct_ids SET person_id = (SELECT id FROM persons WHERE uuid = $2)
         WHERE team_id = $1 AND distinct_id = 'b2'`,
       [teamId, p1],
     );
-    await t.dataSource.query(`UPDATE person_distinct_ids SET updated_at = $2 WHERE team_id = $1`, [
+    await updateAsService(t.dataSource, `UPDATE person_distinct_ids SET updated_at = $2 WHERE team_id = $1`, [
       teamId,
       at(10),
     ]);
@@ -248,8 +253,12 @@ describe('batch export incremental modes', () => {
     expect(await rows('append_rs')).toEqual(appended);
 
     // P1's properties change (person_version 1); a row stored with a greater version than the source's stays.
-    await t.dataSource.query(`UPDATE persons SET properties = '{"plan": "team"}' WHERE uuid = $1`, [p1]);
-    await t.dataSource.query(`UPDATE persons SET updated_at = $2 WHERE uuid = $1`, [p1, at(20)]);
+    await updateAsService(
+      t.dataSource,
+      `UPDATE persons SET properties = '{"plan": "team"}' WHERE uuid = $1`,
+      [p1],
+    );
+    await updateAsService(t.dataSource, `UPDATE persons SET updated_at = $2 WHERE uuid = $1`, [p1, at(20)]);
     for (const table of ['merge_pg', 'merge_rs']) {
       await destination.query(
         `UPDATE ${table} SET person_version = 7, properties = '{"kept": true}' WHERE person_id = $1`,

@@ -15,7 +15,11 @@ import {
 import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
-import { createDestinationDatabase, dropDestinationDatabase } from '../support/test-database.js';
+import {
+  createDestinationDatabase,
+  dropDestinationDatabase,
+  updateAsService,
+} from '../support/test-database.js';
 
 /** The first two hours of 2026: the backfills below cover them. */
 const H0 = new Date('2026-01-01T00:00:00.000Z');
@@ -195,7 +199,8 @@ describe('batch export runs deliver data', () => {
 
     it('a changed person replaces its rows (higher version) and repeating a run adds no duplicate', async () => {
       // A real change: the trigger raises the version and stamps the change time (the database's clock).
-      await t.dataSource.query(
+      await updateAsService(
+        t.dataSource,
         `UPDATE persons SET properties = properties || '{"plan": "enterprise"}' WHERE uuid = $1`,
         [people[0].uuid],
       );

@@ -10,6 +10,7 @@ import {
   snapshotEvent,
   storedChunks,
 } from '../support/recordings.js';
+import { updateAsService } from '../support/test-database.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 const OK = { status: 'Ok' };
@@ -571,9 +572,11 @@ describe('capture: POST /s/', () => {
     it('drops later snapshots of a deleted session (still 200)', async () => {
       const sessionId = newSessionId();
       await post([snapshotEvent({ token, sessionId, events: pageLoad(T0) })]).expect(200);
-      await t.dataSource.query(`UPDATE session_recordings SET deleted_at = now() WHERE session_id = $1`, [
-        sessionId,
-      ]);
+      await updateAsService(
+        t.dataSource,
+        `UPDATE session_recordings SET deleted_at = now() WHERE session_id = $1`,
+        [sessionId],
+      );
       const row = await recording(sessionId);
       const tables = await captureTableCounts(t.dataSource);
       await post([

@@ -13,6 +13,7 @@ import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { newSessionId, rr, snapshotEvent } from '../support/recordings.js';
 import { margin } from '../support/shared-machine.js';
+import { updateAsService } from '../support/test-database.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 const NOW = new Date('2026-11-21T12:00:00.000Z');
@@ -184,10 +185,11 @@ describe('persons are bounded', () => {
         .expect(200);
       expect(one.body.start_url).toBe(href.slice(0, 8192));
       // A row stored before the cut is read cut all the same.
-      await t.dataSource.query('UPDATE session_recordings SET start_url = $2 WHERE session_id = $1', [
-        sessionId,
-        href,
-      ]);
+      await updateAsService(
+        t.dataSource,
+        'UPDATE session_recordings SET start_url = $2 WHERE session_id = $1',
+        [sessionId, href],
+      );
       const again = await t.http
         .get(`/api/projects/${projectId}/session_recordings/${sessionId}`)
         .set(owner.auth)
@@ -256,7 +258,8 @@ describe('persons are bounded', () => {
       sessionId = newSessionId();
       await capture(distinctId, { $set: { email: 'old@example.com' } }, sessionId).expect(200);
       // 5 MB of properties, as `$set` could write before: past the 2 MB read cap.
-      await t.dataSource.query(
+      await updateAsService(
+        t.dataSource,
         `UPDATE persons SET properties = properties || jsonb_build_object('junk', repeat('j', 5000000), 'utm_source', 'news')
           WHERE id = (SELECT person_id FROM person_distinct_ids WHERE team_id = $1 AND distinct_id = $2)`,
         [projectId, distinctId],

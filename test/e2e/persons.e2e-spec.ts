@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
+import { updateAsService } from '../support/test-database.js';
 
 interface PersonView {
   id: string;
@@ -261,7 +262,8 @@ describe('Persons API', () => {
         .expect(200);
       // 30 KB persons, and one of 200 KB: past the page budget (64 KB) by itself. (Built from text, not with
       // jsonb_build_object: Citus refuses a STABLE function over columns in an UPDATE.)
-      await t.dataSource.query(
+      await updateAsService(
+        t.dataSource,
         `UPDATE persons p SET properties = ('{"blob":"' || repeat(d.distinct_id, CASE WHEN d.distinct_id = 'huge-1' THEN 30000 ELSE 6000 END) || '"}')::jsonb
            FROM person_distinct_ids d WHERE d.team_id = p.team_id AND d.person_id = p.id AND d.team_id = $1`,
         [boundedProject],

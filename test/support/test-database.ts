@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createCitusDatabase, dropCitusDatabase } from '../../src/database/citus-cluster.js';
+import type { DataSource } from 'typeorm';
 
 /**
  * Test databases: the global setup migrates one template database; every test file clones it
@@ -101,4 +102,17 @@ export async function dropDestinationDatabase(name: string): Promise<void> {
     await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await c.query(`DROP ROLE IF EXISTS "${name}_writer"`);
   });
+}
+
+/**
+ * A test's own update of an exported table (persons, distinct ids, recordings) made as the service makes its
+ * writes: in a transaction of the app's data source, which on Citus carries the coordinator's transaction id to the
+ * workers (src/database/citus-write-xid.ts; an update there without it fails).
+ */
+export async function updateAsService<R = unknown>(
+  dataSource: DataSource,
+  sql: string,
+  parameters?: unknown[],
+): Promise<R> {
+  return dataSource.transaction((manager) => manager.query(sql, parameters) as Promise<R>);
 }
