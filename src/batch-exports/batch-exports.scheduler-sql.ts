@@ -33,7 +33,8 @@ export const RUN_ID_SQL = (start: string) =>
  * Exports one scheduler transaction locks at most (their runs and jobs are committed together). 2,000 rather than
  * 500: the keyset lock costs the same per export whatever the size, and 50 transactions instead of 200 for 100,000
  * due exports save the per-statement work (planning, round trips, pg-boss's queue lookup, commits): 7.9 s of the
- * server's CPU for such a tick instead of 8.4 s (docs/performance.md, "Scheduler"); 5,000 saved nothing more.
+ * server's CPU for such a tick instead of 8.4 s (docs/performance.md, "Scheduler tick: where the time goes");
+ * 5,000 saved nothing more.
  */
 export const DUE_EXPORTS_PER_STATEMENT = 2000;
 /**
@@ -42,7 +43,7 @@ export const DUE_EXPORTS_PER_STATEMENT = 2000;
  * not return, parse and send the jobs of 200,000 runs at once. An export with more due intervals has a statement
  * of its own.
  */
-const DUE_RUNS_PER_STATEMENT = 20_000;
+export const DUE_RUNS_PER_STATEMENT = 20_000;
 
 /** `due` in consecutive groups of at most DUE_RUNS_PER_STATEMENT due intervals (capped at `maxCatchup` each). */
 export function groupByRuns(due: readonly DueExport[], maxCatchup: number): DueExport[][] {
