@@ -379,7 +379,7 @@ describe('batch export scheduler', () => {
         // The due exports locked, then the runs created.
         expect.stringMatching(/^WITH iv\(name/),
         expect.stringMatching(/^WITH due_exports AS/),
-        expect.stringMatching(/^INSERT INTO pgboss\.job/),
+        expect.stringMatching(/^WITH run_jobs AS \(\s+INSERT INTO pgboss\./),
         'COMMIT',
       ];
       spy.mockClear();
