@@ -31,6 +31,15 @@ export function eventsCutoff(nowMs: number, retentionDays: number): Date {
 }
 
 /**
+ * With EVENTS_COLUMNAR_AFTER_DAYS = `days` (Citus): the partitions ending at or before this time, the start of
+ * today (UTC) minus `days` days, are converted to `columnar`, and capture drops events before it (a columnar
+ * partition takes no `INSERT … ON CONFLICT`).
+ */
+export function columnarCutoff(nowMs: number, days: number): Date {
+  return new Date((dayOf(nowMs) - days) * DAY_MS);
+}
+
+/**
  * Most day partitions one capture request may create: an SDK sending events queued offline spans a few days;
  * a request whose events fall on more days that have no partition yet is refused (400), as each partition
  * slows every later read of `events` a little (docs/limits.md).
