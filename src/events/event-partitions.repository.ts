@@ -78,8 +78,11 @@ export class EventPartitionsRepository extends RepositoryBase {
       await this.query(`SET LOCAL citus.multi_shard_modify_mode TO 'sequential'`);
       await this.query(`SET LOCAL TimeZone TO 'UTC'`);
       await this.query(`SELECT pg_advisory_xact_lock(hashtext('events_partitions'))`);
-      const covering = (await this.partitions()).find((p) => p.from.getTime() < to && p.to.getTime() > from);
-      if (covering) return;
+      // A partition of another range overlapping the day makes the creation below fail, saying so.
+      const exists = (await this.partitions()).some(
+        (p) => p.from.getTime() === from && p.to.getTime() === to,
+      );
+      if (exists) return;
       let name = partitionName(day);
       if ((await this.engine()).citus) {
         await this.query(

@@ -90,7 +90,21 @@ describe('EVENTS_COLUMNAR_AFTER_DAYS without the columnar access method', () => 
     // Back-dated days, as capture creates them: the oldest beyond the retention (365 days), three before the
     // columnar cutoff (today minus 2 days), one after it.
     const ancient = today - 400;
-    await store.prepareDays([ancient, today - 5, today - 4, today - 3, today - 1]);
+    // A partition the service made before the database was distributed (its name, its index), as a database
+    // distributed in place has: found by its bounds, Citus's function makes its neighbours, and it is converted
+    // and dropped with them.
+    const before = today - 6;
+    const beforeName = `events_p${new Date(before * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '')}`;
+    await t.dataSource.transaction(async (m) => {
+      await m.query(`SET LOCAL citus.multi_shard_modify_mode TO 'sequential'`);
+      await m.query(
+        `CREATE TABLE ${beforeName} PARTITION OF events FOR VALUES FROM ('${new Date(before * DAY_MS).toISOString()}')
+           TO ('${new Date((before + 1) * DAY_MS).toISOString()}')`,
+      );
+      await m.query(`CREATE UNIQUE INDEX ${beforeName}_team_uuid_key ON ${beforeName} (team_id, uuid)`);
+    });
+    expect(await store.preparedDays()).toEqual([before]);
+    await store.prepareDays([ancient, before, today - 5, today - 4, today - 3, today - 1]);
     const made = await partitions();
     expect(made.map((p) => p.name)).toEqual(
       expect.arrayContaining(
@@ -127,18 +141,19 @@ describe('EVENTS_COLUMNAR_AFTER_DAYS without the columnar access method', () => 
     await transactions.withTransaction(() => store.append(b, [row(ids.oldB, at(today - 4))]));
 
     const result = await t.app.get(EventPartitionsScheduler).maintain();
-    expect(result).toEqual({ created: 4, dropped: 1, deleted: 0, columnar: 3 });
+    expect(result).toEqual({ created: 4, dropped: 1, deleted: 0, columnar: 4 });
     const after = await partitions();
     const days = await store.preparedDays();
     expect(days).not.toContain(ancient);
     for (let d = today; d <= today + 3; d++) expect(days).toContain(d);
     // The days ahead too are Citus's (its names), and only the days before the cutoff are columnar.
-    expect(after.map((p) => [p.name, p.am])).toEqual(
-      [today - 5, today - 4, today - 3, today - 1, today, today + 1, today + 2, today + 3].map((d) => [
+    expect(after.map((p) => [p.name, p.am])).toEqual([
+      [beforeName, 'columnar'],
+      ...[today - 5, today - 4, today - 3, today - 1, today, today + 1, today + 2, today + 3].map((d) => [
         `events_p${new Date(d * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '_')}`,
         d <= today - COLUMNAR_AFTER_DAYS - 1 ? 'columnar' : 'heap',
       ]),
-    );
+    ]);
     // Columnar tables take no foreign key: the events' key to projects is gone; the unique indexes stay.
     expect(await sql(`SELECT 1 FROM pg_constraint WHERE conname = 'events_team_fk'`)).toHaveLength(0);
     const columnarIndexed = await sql<{ name: string }>(
@@ -146,7 +161,7 @@ describe('EVENTS_COLUMNAR_AFTER_DAYS without the columnar access method', () => 
           AND tablename = ANY($1)`,
       [after.filter((p) => p.am === 'columnar').map((p) => p.name)],
     );
-    expect(columnarIndexed).toHaveLength(3);
+    expect(columnarIndexed).toHaveLength(4);
     expect(await stored([ids.ancient])).toEqual([]);
 
     // Read through the API and exported, across the columnar partition.
@@ -211,7 +226,7 @@ describe('EVENTS_COLUMNAR_AFTER_DAYS without the columnar access method', () => 
     expect(await store.deleteOlderThan(a, at(today, 0), 1000)).toBe(1);
     expect(await stored([ids.oldA, ids.recent])).toEqual([ids.oldA]);
     // Dropping the days is the way: drop_old_time_partitions takes the columnar partitions with their events.
-    expect(await store.dropDaysBefore(today - 3)).toBe(2);
+    expect(await store.dropDaysBefore(today - 3)).toBe(3);
     expect(await stored([ids.oldA, ids.oldPerson, ids.oldB])).toEqual([]);
     expect((await partitions()).map((p) => p.am)).toEqual([
       'columnar',
