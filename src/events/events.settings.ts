@@ -23,7 +23,7 @@ export const EVENTS_SETTINGS = {
   EVENTS_COLUMNAR_AFTER_DAYS: setting(
     int(0, 3650),
     0,
-    "On a Citus cluster: the partition task converts the `events` day partitions of days before today minus this many days to Citus's `columnar` access method (compressed, faster to scan, read-only), and capture drops events older than that (counted in the log). Columnar partitions take no DELETE: a deleted project's or person's events in them stay until their partition is dropped by the retention, and the events' foreign key to projects is dropped. 0: off. Set without Citus's `columnar` access method (plain PostgreSQL), the service refuses to start (docs/citus.md).",
+    "On a Citus cluster: the partition task converts the `events` day partitions of days before today minus this many days to Citus's `columnar` (compressed, read-only); capture drops events of those days. Their events take no DELETE: a deleted project's stay, unread, until the partition is dropped; the events' foreign key to projects is dropped. 0: off. Without Citus's `columnar` access method, the service refuses to start (docs/citus.md).",
   ),
   EVENT_PROPERTIES_MAX_BYTES: setting(
     int(1024, 16 * 1024 * 1024),
