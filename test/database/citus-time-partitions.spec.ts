@@ -4,8 +4,10 @@ import { TransactionHost } from '../../src/database/transactions.js';
 import { EventPartitionsScheduler } from '../../src/events/event-partitions.scheduler.js';
 import { DAY_MS } from '../../src/events/event-partitions.js';
 import { EventsRepository } from '../../src/events/events.repository.js';
+import { ProjectDeletionService } from '../../src/projects/deletion/project-deletion.service.js';
 import { EVENTS_STORE, type EventRow, type EventsStore } from '../../src/stores/events-store.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import type { TestUser } from '../support/factories.js';
 import { onCitus } from '../support/test-database.js';
 
 /**
@@ -83,51 +85,56 @@ describe('EVENTS_COLUMNAR_AFTER_DAYS without the columnar access method', () => 
     await base?.close();
   });
 
-  it("creates the days ahead and back-dated days with Citus's function, drops expired ones and converts old ones to columnar; events stay readable and exportable", async () => {
-    const owner = await t.factories.user();
+  const citusName = (day: number) =>
+    `events_p${new Date(day * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '_')}`;
+  // Back-dated days, as capture creates them: the oldest beyond the retention (365 days), four before the
+  // columnar cutoff (today minus 2 days), one after it.
+  const ancient = today - 400;
+  // A partition the service made before the database was distributed (its name, its index), as a database
+  // distributed in place has.
+  const before = today - 6;
+  const beforeName = `events_p${new Date(before * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '')}`;
+  const person = randomUUID();
+  const ids = {
+    ancient: randomUUID(),
+    oldA: randomUUID(),
+    oldPerson: randomUUID(),
+    oldB: randomUUID(),
+    recentPerson: randomUUID(),
+    recent: randomUUID(),
+  };
+  let owner: TestUser;
+  let token: string;
+  let a: number;
+  let b: number;
+
+  it("makes a day's partition with Citus's function and its unique index, beside one the service named before", async () => {
+    owner = await t.factories.user();
     const org = await t.factories.organization(owner, 'Partitions');
-    const [a, b] = [org.teams[0].id, (await t.factories.organization(owner, 'Partitions B')).teams[0].id];
-    // Back-dated days, as capture creates them: the oldest beyond the retention (365 days), three before the
-    // columnar cutoff (today minus 2 days), one after it.
-    const ancient = today - 400;
-    // A partition the service made before the database was distributed (its name, its index), as a database
-    // distributed in place has: found by its bounds, Citus's function makes its neighbours, and it is converted
-    // and dropped with them.
-    const before = today - 6;
-    const beforeName = `events_p${new Date(before * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '')}`;
+    [a, token] = [org.teams[0].id, org.teams[0].api_token];
+    b = (await t.factories.organization(owner, 'Partitions B')).teams[0].id;
     await t.dataSource.transaction(async (m) => {
       await m.query(`SET LOCAL citus.multi_shard_modify_mode TO 'sequential'`);
+      const [from, to] = [before * DAY_MS, (before + 1) * DAY_MS].map((ms) => new Date(ms).toISOString());
       await m.query(
-        `CREATE TABLE ${beforeName} PARTITION OF events FOR VALUES FROM ('${new Date(before * DAY_MS).toISOString()}')
-           TO ('${new Date((before + 1) * DAY_MS).toISOString()}')`,
+        `CREATE TABLE ${beforeName} PARTITION OF events FOR VALUES FROM ('${from}') TO ('${to}')`,
       );
       await m.query(`CREATE UNIQUE INDEX ${beforeName}_team_uuid_key ON ${beforeName} (team_id, uuid)`);
     });
+    // Found by its bounds; Citus's function makes its neighbours (the oldest partition is its pivot).
     expect(await store.preparedDays()).toEqual([before]);
     await store.prepareDays([ancient, before, today - 5, today - 4, today - 3, today - 1]);
-    const made = await partitions();
-    expect(made.map((p) => p.name)).toEqual(
-      expect.arrayContaining(
-        [ancient, today - 5, today - 4, today - 1].map(
-          (d) => `events_p${new Date(d * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '_')}`,
-        ),
-      ),
-    );
+    const made = (await partitions()).map((p) => p.name);
+    expect(made).toEqual([
+      citusName(ancient),
+      beforeName,
+      ...[today - 5, today - 4, today - 3, today - 1].map(citusName),
+    ]);
     // Each with its unique (team_id, uuid) index, made in the same transaction.
     const indexed = await sql<{ name: string }>(
       `SELECT tablename AS name FROM pg_indexes WHERE indexname = tablename || '_team_uuid_key'`,
     );
-    expect(indexed.map((i) => i.name)).toEqual(expect.arrayContaining(made.map((p) => p.name)));
-
-    const person = randomUUID();
-    const ids = {
-      ancient: randomUUID(),
-      oldA: randomUUID(),
-      oldPerson: randomUUID(),
-      oldB: randomUUID(),
-      recentPerson: randomUUID(),
-      recent: randomUUID(),
-    };
+    expect(indexed.map((i) => i.name).sort()).toEqual([...made].sort());
     const transactions = t.app.get(TransactionHost);
     await transactions.withTransaction(() =>
       store.append(a, [
@@ -139,18 +146,20 @@ describe('EVENTS_COLUMNAR_AFTER_DAYS without the columnar access method', () => 
       ]),
     );
     await transactions.withTransaction(() => store.append(b, [row(ids.oldB, at(today - 4))]));
+  });
 
+  it('creates the days ahead, drops the expired ones and converts the old ones to columnar, once', async () => {
     const result = await t.app.get(EventPartitionsScheduler).maintain();
     expect(result).toEqual({ created: 4, dropped: 1, deleted: 0, columnar: 4 });
-    const after = await partitions();
     const days = await store.preparedDays();
     expect(days).not.toContain(ancient);
     for (let d = today; d <= today + 3; d++) expect(days).toContain(d);
     // The days ahead too are Citus's (its names), and only the days before the cutoff are columnar.
+    const after = await partitions();
     expect(after.map((p) => [p.name, p.am])).toEqual([
       [beforeName, 'columnar'],
       ...[today - 5, today - 4, today - 3, today - 1, today, today + 1, today + 2, today + 3].map((d) => [
-        `events_p${new Date(d * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '_')}`,
+        citusName(d),
         d <= today - COLUMNAR_AFTER_DAYS - 1 ? 'columnar' : 'heap',
       ]),
     ]);
@@ -163,10 +172,22 @@ describe('EVENTS_COLUMNAR_AFTER_DAYS without the columnar access method', () => 
     );
     expect(columnarIndexed).toHaveLength(4);
     expect(await stored([ids.ancient])).toEqual([]);
+    // A second pass changes nothing (every replica runs it).
+    expect(await t.app.get(EventPartitionsScheduler).maintain()).toEqual({
+      created: 0,
+      dropped: 0,
+      deleted: 0,
+      columnar: 0,
+    });
+  });
 
-    // Read through the API and exported, across the columnar partition.
+  it('reads and exports events across the columnar partitions', async () => {
     const one = await t.http.get(`/api/projects/${a}/events/${ids.oldA}/`).set(owner.auth).expect(200);
     expect(one.body.timestamp).toBe(at(today - 4).toISOString());
+    const list = await t.http.get(`/api/projects/${a}/events/?limit=10`).set(owner.auth).expect(200);
+    expect((list.body.results as { id: string }[]).map((e) => e.id).sort()).toEqual(
+      [ids.oldA, ids.oldPerson, ids.recentPerson, ids.recent].sort(),
+    );
     const { sql: scan, params } = store.exportScan({
       teamId: a,
       start: new Date(0),
@@ -180,21 +201,14 @@ describe('EVENTS_COLUMNAR_AFTER_DAYS without the columnar access method', () => 
       .map((r) => r.uuid)
       .sort();
     expect(exported).toEqual([ids.oldA, ids.oldPerson, ids.recentPerson, ids.recent].sort());
+  });
 
-    // A second pass changes nothing (every replica runs it).
-    expect(await t.app.get(EventPartitionsScheduler).maintain()).toEqual({
-      created: 0,
-      dropped: 0,
-      deleted: 0,
-      columnar: 0,
-    });
-
-    // Capture drops events of columnar days (counted), and stores the rest; a historical migration is refused.
+  it('drops captured events of columnar days (a historical migration is refused) and stores the rest', async () => {
     const [late, now] = [randomUUID(), randomUUID()];
     await t.http
       .post('/batch/')
       .send({
-        api_key: org.teams[0].api_token,
+        api_key: token,
         batch: [
           { event: 'late', uuid: late, distinct_id: 'c', timestamp: at(today - 4).toISOString() },
           { event: 'now', uuid: now, distinct_id: 'c' },
@@ -205,7 +219,7 @@ describe('EVENTS_COLUMNAR_AFTER_DAYS without the columnar access method', () => 
     const refused = await t.http
       .post('/batch/')
       .send({
-        api_key: org.teams[0].api_token,
+        api_key: token,
         historical_migration: true,
         batch: [
           { event: 'late', uuid: randomUUID(), distinct_id: 'c', timestamp: at(today - 4).toISOString() },
@@ -213,9 +227,10 @@ describe('EVENTS_COLUMNAR_AFTER_DAYS without the columnar access method', () => 
       })
       .expect(400);
     expect(JSON.stringify(refused.body)).toMatch(/compressed and takes no more events/);
+  });
 
-    // The deletes leave the columnar partitions out (they take no DELETE): a person's and a project's events
-    // there stay until their partition is dropped; the others go.
+  it('leaves columnar partitions out of the deletes; their events go with the partition', async () => {
+    // A person's and a project's events there stay until their partition is dropped; the others go.
     expect(await store.deleteOfPerson(a, person, 1000)).toBe(1);
     expect(await stored([ids.oldPerson, ids.recentPerson])).toEqual([ids.oldPerson]);
     expect(await store.deleteOfProject(b, 1000)).toBe(0);
@@ -225,6 +240,12 @@ describe('EVENTS_COLUMNAR_AFTER_DAYS without the columnar access method', () => 
     );
     expect(await store.deleteOlderThan(a, at(today, 0), 1000)).toBe(1);
     expect(await stored([ids.oldA, ids.recent])).toEqual([ids.oldA]);
+    // The project deletion task removes project B whole, its event in a columnar partition left there (the
+    // events' foreign key to projects is gone), unread, until the partition is dropped.
+    await t.http.delete(`/api/projects/${b}`).set(owner.auth).expect(204);
+    expect(await t.app.get(ProjectDeletionService).deletePending()).toMatchObject({ projects: 1, failed: 0 });
+    expect(await sql(`SELECT 1 FROM projects WHERE id = $1`, [b])).toHaveLength(0);
+    expect(await stored([ids.oldB])).toEqual([ids.oldB]);
     // Dropping the days is the way: drop_old_time_partitions takes the columnar partitions with their events.
     expect(await store.dropDaysBefore(today - 3)).toBe(3);
     expect(await stored([ids.oldA, ids.oldPerson, ids.oldB])).toEqual([]);
@@ -236,5 +257,5 @@ describe('EVENTS_COLUMNAR_AFTER_DAYS without the columnar access method', () => 
       'heap',
       'heap',
     ]);
-  }, 300_000);
+  });
 });
