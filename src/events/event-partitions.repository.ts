@@ -159,6 +159,9 @@ export class EventPartitionsRepository extends RepositoryBase {
       )) as { locked: boolean }[];
       if (!locked) return 0;
       try {
+        // Each rewrite holds its partition's exclusive lock (reads of that day wait): it does not queue for long
+        // behind a long read, holding every later statement on events behind it; the next pass goes on.
+        await runner.query(`SET lock_timeout = '10s'`);
         const [{ fk }] = (await runner.query(
           `SELECT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = 'events'::regclass
                              AND conname = 'events_team_fk') AS fk`,
@@ -174,6 +177,7 @@ export class EventPartitionsRepository extends RepositoryBase {
         );
       } finally {
         if (runner.isTransactionActive) await runner.rollbackTransaction();
+        await runner.query(`RESET lock_timeout`);
         await runner.query(`SELECT pg_advisory_unlock(hashtext('events_columnar'))`);
       }
       return due.length;

@@ -83,11 +83,6 @@ export class EventPartitionsScheduler extends IntervalTask implements OnApplicat
     const firstKept = dayOf(eventsCutoff(nowMs, maxDays).getTime());
     for (const day of existing) if (day < firstKept) this.ingestion.forgetDay(day);
     const dropped = this.stopped ? 0 : await this.store.dropDaysBefore(firstKept);
-    const columnarDays = this.config.get('EVENTS_COLUMNAR_AFTER_DAYS');
-    const columnar =
-      columnarDays && !this.stopped
-        ? await this.partitions.convertToColumnar(columnarCutoff(nowMs, columnarDays))
-        : 0;
     let deleted = 0;
     for (const { teamId, days } of shorter) {
       const cutoff = eventsCutoff(nowMs, days);
@@ -98,6 +93,12 @@ export class EventPartitionsScheduler extends IntervalTask implements OnApplicat
         if (n < DELETE_BATCH) break;
       }
     }
+    // Last: a conversion that fails (a lock not had in time) leaves the rest of the pass done.
+    const columnarDays = this.config.get('EVENTS_COLUMNAR_AFTER_DAYS');
+    const columnar =
+      columnarDays && !this.stopped
+        ? await this.partitions.convertToColumnar(columnarCutoff(nowMs, columnarDays))
+        : 0;
     if (ahead.length || dropped || deleted || columnar) {
       this.logger.log({ created: ahead.length, dropped, deleted, columnar }, 'event partitions maintained');
     }
