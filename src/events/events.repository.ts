@@ -168,9 +168,9 @@ export const INSERT_EVENTS = `WITH inserted AS (
          FROM inserted`;
 
 /**
- * The `events` table: a parent partitioned by day on `timestamp` (migration `Events`), whose day partitions this
- * repository creates and drops. It has no TypeORM entity: TypeORM does not model declarative partitioning, so
- * the table is written in plain SQL here only, and the migration drift check leaves it alone.
+ * The `events` table: a parent partitioned by day on `timestamp` (migration `Events`), whose day partitions
+ * EventPartitionsRepository creates and drops. It has no TypeORM entity: TypeORM does not model declarative
+ * partitioning, so the table is written in plain SQL here only, and the migration drift check leaves it alone.
  */
 @Injectable()
 export class EventsRepository extends RepositoryBase {
