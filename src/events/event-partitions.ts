@@ -1,25 +1,18 @@
 /**
- * Day partitions of `events` (docs/decisions.md §13): one table per UTC day of `timestamp`, named
- * `events_pYYYYMMDD`, holding [that day 00:00 UTC, the next day 00:00 UTC).
+ * Day partitions of `events` (docs/decisions.md §13): one table per UTC day of `timestamp`, holding [that day
+ * 00:00 UTC, the next day 00:00 UTC), named `events_pYYYYMMDD` by the service on PostgreSQL and
+ * `events_pYYYY_MM_DD` by Citus's `create_time_partitions` on Citus; the service finds them by their bounds
+ * (EventPartitionsRepository).
  */
 
 export const DAY_MS = 24 * 3600 * 1000;
-const NAME = /^events_p(\d{4})(\d{2})(\d{2})$/;
 
 /** Days since the epoch of a time (UTC). */
 export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 
-/** The partition of a day. */
+/** The name the service gives the partition of a day on PostgreSQL (Citus names its own). */
 export function partitionName(day: number): string {
   return `events_p${new Date(day * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '')}`;
-}
-
-/** The day of a partition name, or null when it is not one of ours. */
-export function dayOfPartition(name: string): number | null {
-  const m = NAME.exec(name);
-  if (!m) return null;
-  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  return partitionName(dayOf(ms)) === name ? dayOf(ms) : null;
 }
 
 /**
@@ -28,6 +21,15 @@ export function dayOfPartition(name: string): number | null {
  */
 export function eventsCutoff(nowMs: number, retentionDays: number): Date {
   return new Date((dayOf(nowMs) - (retentionDays - 1)) * DAY_MS);
+}
+
+/**
+ * With EVENTS_COLUMNAR_AFTER_DAYS = `days` (Citus): the partitions ending at or before this time, the start of
+ * today (UTC) minus `days` days, are converted to `columnar`, and capture drops events before it (a columnar
+ * partition takes no `INSERT … ON CONFLICT`).
+ */
+export function columnarCutoff(nowMs: number, days: number): Date {
+  return new Date((dayOf(nowMs) - days) * DAY_MS);
 }
 
 /**

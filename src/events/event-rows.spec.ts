@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { CaptureEvent } from '../ingest/capture-events.js';
 import { DroppedValues } from '../ingest/capture-text.js';
-import { dayOfPartition, eventsCutoff, partitionName } from './event-partitions.js';
+import { columnarCutoff, eventsCutoff, partitionName } from './event-partitions.js';
 import { eventTimestamp, toEventRow, type RowContext } from './event-rows.js';
 import { linkedDistinctId } from './person-updates.js';
 
@@ -150,14 +150,13 @@ describe('toEventRow', () => {
 });
 
 describe('partitions', () => {
-  it('names a day and reads it back; the cutoff is the start of the first kept day', () => {
+  it('names a day; the cutoffs are the start of the first kept day and of the first row-stored day', () => {
     const day = Math.floor(NOW.getTime() / 86400000);
     expect(partitionName(day)).toBe('events_p20261127');
-    expect(dayOfPartition('events_p20261127')).toBe(day);
-    expect(dayOfPartition('events_p20261332')).toBeNull();
-    expect(dayOfPartition('other')).toBeNull();
     expect(eventsCutoff(NOW.getTime(), 1).toISOString()).toBe('2026-11-27T00:00:00.000Z');
     expect(eventsCutoff(NOW.getTime(), 30).toISOString()).toBe('2026-10-29T00:00:00.000Z');
+    // The columnar cutoff: the start of today minus the days (the partitions ending by then are converted).
+    expect(columnarCutoff(NOW.getTime(), 2).toISOString()).toBe('2026-11-25T00:00:00.000Z');
   });
 });
 

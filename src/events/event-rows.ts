@@ -42,7 +42,7 @@ export interface RowContext {
 }
 
 /** Why an event was dropped, counted per request and logged once. */
-export type DropReason = 'bad_text' | 'too_large' | 'expired';
+export type DropReason = 'bad_text' | 'too_large' | 'expired' | 'columnar';
 
 const isObject = (value: unknown): value is Json =>
   value !== null && typeof value === 'object' && !Array.isArray(value);

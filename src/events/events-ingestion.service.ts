@@ -10,7 +10,13 @@ import type { ProjectEntity } from '../projects/project.entity.js';
 import { PersonUpdatesService } from '../persons/person-updates.service.js';
 import { PersonsService } from '../persons/persons.service.js';
 import { RecordingIngestionService } from '../session-recordings/ingestion/recording-ingestion.service.js';
-import { dayOf, eventsCutoff, MAX_NEW_PARTITIONS_PER_REQUEST, partitionName } from './event-partitions.js';
+import {
+  columnarCutoff,
+  dayOf,
+  eventsCutoff,
+  MAX_NEW_PARTITIONS_PER_REQUEST,
+  partitionName,
+} from './event-partitions.js';
 import { linkedDistinctId } from './person-updates.js';
 import { type DropReason, type EventRow, toEventRow } from './event-rows.js';
 import { isMissingPartition } from './events.repository.js';
@@ -75,6 +81,20 @@ function olderThanRetention(entry: CaptureEvent, days: number, cutoff: number): 
   );
 }
 
+/**
+ * The 400 of a historical migration holding an event of a day whose partition is columnar (or is about to be:
+ * EVENTS_COLUMNAR_AFTER_DAYS, on Citus), which takes no more rows.
+ */
+function inColumnarDay(entry: CaptureEvent, cutoff: number): ApiError {
+  return ApiError.validation(
+    `Event ${entry.index} of this historical migration is of a day before ${new Date(cutoff).toISOString()}, ` +
+      "whose storage is compressed and takes no more events (the server's EVENTS_COLUMNAR_AFTER_DAYS). " +
+      'Nothing of the request was stored: send only later events, or ask the operator to raise that setting.',
+    `${entry.attrPrefix}timestamp`,
+    'older_than_retention',
+  );
+}
+
 export interface EventsIngestResult {
   stored: number;
   duplicates: number;
@@ -95,6 +115,7 @@ export class EventsIngestionService implements IngestSink {
   /** Projects whose `ingested_event` is known to be set: their inserts no longer ask to set it. */
   private readonly ingestedTeams = new Set<number>();
   private readonly retentionDays: number;
+  private readonly columnarDays: number;
   private readonly maxPropertiesBytes: number;
   private readonly maxLinks: number;
   private readonly maxPersons: number;
@@ -108,6 +129,7 @@ export class EventsIngestionService implements IngestSink {
     config: AppConfig,
   ) {
     this.retentionDays = config.get('EVENTS_RETENTION_DAYS');
+    this.columnarDays = config.get('EVENTS_COLUMNAR_AFTER_DAYS');
     this.maxPropertiesBytes = config.get('EVENT_PROPERTIES_MAX_BYTES');
     this.maxLinks = config.get('EVENTS_MAX_PERSON_LINKS_PER_REQUEST');
     this.maxPersons = config.get('EVENTS_MAX_PERSONS_PER_REQUEST');
@@ -171,6 +193,10 @@ export class EventsIngestionService implements IngestSink {
       withoutBadText: batch.withoutBadText === true,
     };
     const cutoff = eventsCutoff(received.now.getTime(), this.retentionOf(project)).getTime();
+    // On Citus with columnar partitions: events of their days cannot be stored (no INSERT … ON CONFLICT there).
+    const columnar = this.columnarDays
+      ? columnarCutoff(received.now.getTime(), this.columnarDays).getTime()
+      : -1e16;
     const rows: EventRow[] = [];
     const reasons = new Map<DropReason, number>();
     const yielder = new Yielder();
@@ -179,6 +205,9 @@ export class EventsIngestionService implements IngestSink {
       if (typeof row !== 'string' && row.timestamp.getTime() < cutoff) {
         if (batch.historicalMigration) throw olderThanRetention(entry, this.retentionOf(project), cutoff);
         reasons.set('expired', (reasons.get('expired') ?? 0) + 1);
+      } else if (typeof row !== 'string' && row.timestamp.getTime() < columnar) {
+        if (batch.historicalMigration) throw inColumnarDay(entry, columnar);
+        reasons.set('columnar', (reasons.get('columnar') ?? 0) + 1);
       } else if (typeof row === 'string') {
         reasons.set(row, (reasons.get(row) ?? 0) + 1);
       } else {
@@ -200,7 +229,7 @@ export class EventsIngestionService implements IngestSink {
     if (dropped) {
       this.logger.warn(
         { teamId: project.id, dropped: Object.fromEntries(reasons) },
-        `capture dropped ${dropped} event(s) (values that cannot be stored, too large, or older than the retention) and stored the rest`,
+        `capture dropped ${dropped} event(s) (values that cannot be stored, too large, older than the retention, or of a columnar day) and stored the rest`,
       );
     }
     return { rows, dropped };

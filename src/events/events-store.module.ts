@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { EVENTS_STORE } from '../stores/events-store.js';
+import { EventPartitionsRepository } from './event-partitions.repository.js';
 import { EventsRepository } from './events.repository.js';
 import { PostgresEventsStore } from './postgres-events-store.js';
 
@@ -12,9 +13,10 @@ import { PostgresEventsStore } from './postgres-events-store.js';
 @Module({
   providers: [
     EventsRepository,
+    EventPartitionsRepository,
     PostgresEventsStore,
     { provide: EVENTS_STORE, useExisting: PostgresEventsStore },
   ],
-  exports: [EVENTS_STORE, EventsRepository],
+  exports: [EVENTS_STORE, EventsRepository, EventPartitionsRepository],
 })
 export class EventsStoreModule {}

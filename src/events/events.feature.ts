@@ -73,7 +73,7 @@ export const EVENTS_FEATURE = defineFeature({
       name: 'event-partitions',
       interval: 'EVENTS_PURGE_INTERVAL_SECONDS',
       description:
-        'Creates the day partitions of `events` ahead (EVENTS_PARTITIONS_AHEAD_DAYS) and drops or purges expired ones; also once at boot.',
+        'Creates the day partitions of `events` ahead (EVENTS_PARTITIONS_AHEAD_DAYS), drops or purges expired ones and, on Citus with EVENTS_COLUMNAR_AFTER_DAYS, converts old ones to `columnar`; also once at boot.',
       handler: async () => (await import('./event-partitions.scheduler.js')).EventPartitionsScheduler,
       atBoot: true,
     },

@@ -5,7 +5,6 @@ import {
   EXAMPLE_VISIBILITY,
   type RecordingVisibility,
 } from '../recording-access-rules/recording-visibility.service.js';
-import { DAY_MS, dayOfPartition, partitionName } from './event-partitions.js';
 import type { EventRow } from './event-rows.js';
 
 /** An event as the read API shows it. */
@@ -130,6 +129,13 @@ const SHARED_PROPERTIES = `jsonb_strip_nulls(jsonb_build_object(
 const AT = new Date('2026-11-21T10:00:00.000Z');
 
 /**
+ * The deletes' floor: events at or after the placeholder `p` (a timestamptz, null for none). A parameter, not a
+ * subquery, so that partitions wholly before it are pruned when the executor starts, before any scan: Citus's
+ * columnar scan refuses the row-id (ctid) scans a DELETE needs even where no row matches.
+ */
+const FROM_SQL = (p: string) => `"timestamp" >= coalesce(${p}::timestamptz, '-infinity')`;
+
+/**
  * One batch of a project's events, zipped from its columns (`ROWS FROM`: the n-th element of each), skipping an
  * event whose (project, uuid) is in its day's partition already; with $13, the project's `ingested_event` set in
  * the same statement once a row was stored. Every column arrives as one JSON array (JSON text for the text
@@ -162,9 +168,9 @@ export const INSERT_EVENTS = `WITH inserted AS (
          FROM inserted`;
 
 /**
- * The `events` table: a parent partitioned by day on `timestamp` (migration `Events`), whose day partitions this
- * repository creates and drops. It has no TypeORM entity: TypeORM does not model declarative partitioning, so
- * the table is written in plain SQL here only, and the migration drift check leaves it alone.
+ * The `events` table: a parent partitioned by day on `timestamp` (migration `Events`), whose day partitions
+ * EventPartitionsRepository creates and drops. It has no TypeORM entity: TypeORM does not model declarative
+ * partitioning, so the table is written in plain SQL here only, and the migration drift check leaves it alone.
  */
 @Injectable()
 export class EventsRepository extends RepositoryBase {
@@ -225,59 +231,6 @@ export class EventsRepository extends RepositoryBase {
     return stored;
   }
 
-  /** The days that have a partition. */
-  async partitionDays(): Promise<number[]> {
-    const rows = await this.query<{ name: string }>(
-      `SELECT c.relname AS name FROM pg_inherits i
-         JOIN pg_class c ON c.oid = i.inhrelid
-         JOIN pg_class p ON p.oid = i.inhparent
-       WHERE p.relname = 'events' AND p.relnamespace = current_schema()::regnamespace`,
-    );
-    const days: number[] = [];
-    for (const { name } of rows) {
-      const day = dayOfPartition(name);
-      if (day !== null) days.push(day);
-    }
-    return days.sort((a, b) => a - b);
-  }
-
-  /**
-   * Creates the partition of a day with its unique (team_id, uuid) index, unless it exists. Every replica may
-   * call it at once: creations are serialised by an advisory lock and checked again under it.
-   */
-  async createPartition(day: number): Promise<void> {
-    const name = partitionName(day);
-    const from = new Date(day * DAY_MS).toISOString();
-    const to = new Date((day + 1) * DAY_MS).toISOString();
-    await this.transaction(async () => {
-      await this.query(`SET LOCAL lock_timeout = '10s'`);
-      // On Citus (docs/citus.md) the partition's DDL reaches each worker over one connection: the table has a
-      // foreign key to a reference table (projects). A plain PostgreSQL takes the setting as an unused placeholder.
-      await this.query(`SET LOCAL citus.multi_shard_modify_mode TO 'sequential'`);
-      await this.query(`SELECT pg_advisory_xact_lock(hashtext('events_partitions'))`);
-      const [exists] = await this.query<{ oid: string | null }>(`SELECT to_regclass($1)::text AS oid`, [
-        name,
-      ]);
-      if (exists.oid) return;
-      await this.query(`CREATE TABLE "${name}" PARTITION OF events FOR VALUES FROM ('${from}') TO ('${to}')`);
-      // Uniqueness per day: an event re-sent with the same uuid lands in the same day and is stored once.
-      await this.query(`CREATE UNIQUE INDEX "${name}_team_uuid_key" ON "${name}" (team_id, uuid)`);
-    });
-  }
-
-  /** Drops the partition of a day (all its events), if it exists. */
-  async dropPartition(day: number): Promise<void> {
-    const name = partitionName(day);
-    await this.transaction(async () => {
-      await this.query(`SET LOCAL lock_timeout = '10s'`);
-      // On Citus (docs/citus.md) the partition's DDL reaches each worker over one connection: the table has a
-      // foreign key to a reference table (projects). A plain PostgreSQL takes the setting as an unused placeholder.
-      await this.query(`SET LOCAL citus.multi_shard_modify_mode TO 'sequential'`);
-      await this.query(`SELECT pg_advisory_xact_lock(hashtext('events_partitions'))`);
-      await this.query(`DROP TABLE IF EXISTS "${name}"`);
-    });
-  }
-
   /**
    * The longest retention of any project (its own `events_retention_period_days`, else `defaultDays`), and the
    * projects kept shorter than that, with their retention. Reads `projects` (the project's own setting) in this
@@ -299,44 +252,58 @@ export class EventsRepository extends RepositoryBase {
     return { maxDays, shorter };
   }
 
-  /** Deletes at most `limit` events of a project older than `before`; returns how many. */
-  @GenerateSql({ params: (f) => [f.projectId, AT, 1000] })
-  async deleteOlderThan(teamId: number, before: Date, limit: number): Promise<number> {
+  /**
+   * Deletes at most `limit` events of a project older than `before` and at or after `from` (null: any); returns
+   * how many. `from` leaves out the partitions that cannot be deleted from (columnar, on Citus): they are pruned
+   * before the scan, so their rows are never reached (FROM_SQL).
+   */
+  @GenerateSql({ params: (f) => [f.projectId, AT, 1000, null] })
+  async deleteOlderThan(
+    teamId: number,
+    before: Date,
+    limit: number,
+    from: Date | null = null,
+  ): Promise<number> {
     const { affected } = await this.modify(
       `DELETE FROM events WHERE ctid IN (
-         SELECT ctid FROM events WHERE team_id = $1 AND "timestamp" < $2 LIMIT $3)
-       AND team_id = $1 AND "timestamp" < $2`,
-      [teamId, before, limit],
+         SELECT ctid FROM events WHERE team_id = $1 AND "timestamp" < $2 AND ${FROM_SQL('$4')} LIMIT $3)
+       AND team_id = $1 AND "timestamp" < $2 AND ${FROM_SQL('$4')}`,
+      [teamId, before, limit, from],
     );
     return affected;
   }
 
   /**
-   * Deletes at most `limit` events of a (deleted) project, of any day partition; returns how many. Its index on
-   * (team_id, timestamp) finds them in each partition.
+   * Deletes at most `limit` events of a (deleted) project, of any day partition at or after `from` (null: any;
+   * as deleteOlderThan); returns how many. Its index on (team_id, timestamp) finds them in each partition.
    */
-  @GenerateSql({ params: (f) => [f.projectId, 1000] })
-  async deleteOfProject(teamId: number, limit: number): Promise<number> {
+  @GenerateSql({ params: (f) => [f.projectId, 1000, null] })
+  async deleteOfProject(teamId: number, limit: number, from: Date | null = null): Promise<number> {
     const { affected } = await this.modify(
-      `DELETE FROM events WHERE team_id = $1 AND (tableoid, ctid) IN (
-         SELECT tableoid, ctid FROM events WHERE team_id = $1 LIMIT $2)`,
-      [teamId, limit],
+      `DELETE FROM events WHERE team_id = $1 AND ${FROM_SQL('$3')} AND (tableoid, ctid) IN (
+         SELECT tableoid, ctid FROM events WHERE team_id = $1 AND ${FROM_SQL('$3')} LIMIT $2)`,
+      [teamId, limit, from],
     );
     return affected;
   }
 
   /**
    * Deletes at most `limit` events of a person (by its uuid, as events name it) of a project, of any day
-   * partition; returns how many. No index holds events by person (it would cost every insert): each partition's
+   * partition at or after `from` (null: any; as deleteOlderThan); returns how many. No index holds events by person (it would cost every insert): each partition's
    * (team_id, timestamp) index gives the project's events, filtered by person, as PostHog's deletion of a
    * person's events is a background job too.
    */
-  @GenerateSql({ params: (f) => [f.projectId, '00000000-0000-0000-0000-000000000001', 1000] })
-  async deleteOfPerson(teamId: number, personUuid: string, limit: number): Promise<number> {
+  @GenerateSql({ params: (f) => [f.projectId, '00000000-0000-0000-0000-000000000001', 1000, null] })
+  async deleteOfPerson(
+    teamId: number,
+    personUuid: string,
+    limit: number,
+    from: Date | null = null,
+  ): Promise<number> {
     const { affected } = await this.modify(
-      `DELETE FROM events WHERE team_id = $1 AND person_id = $2::uuid AND (tableoid, ctid) IN (
-         SELECT tableoid, ctid FROM events WHERE team_id = $1 AND person_id = $2::uuid LIMIT $3)`,
-      [teamId, personUuid, limit],
+      `DELETE FROM events WHERE team_id = $1 AND person_id = $2::uuid AND ${FROM_SQL('$4')} AND (tableoid, ctid) IN (
+         SELECT tableoid, ctid FROM events WHERE team_id = $1 AND person_id = $2::uuid AND ${FROM_SQL('$4')} LIMIT $3)`,
+      [teamId, personUuid, limit, from],
     );
     return affected;
   }

@@ -20,6 +20,11 @@ export const EVENTS_SETTINGS = {
     3,
     'Days after today whose `events` partitions the partition task creates ahead.',
   ),
+  EVENTS_COLUMNAR_AFTER_DAYS: setting(
+    int(0, 3650),
+    0,
+    "On a Citus cluster: the partition task converts the `events` day partitions of days before today minus this many days to Citus's `columnar` (compressed, read-only); capture drops events of those days. Their events take no DELETE: a deleted project's stay, unread, until the partition is dropped; the events' foreign key to projects is dropped. 0: off. Without Citus's `columnar` access method, the service refuses to start (docs/citus.md).",
+  ),
   EVENT_PROPERTIES_MAX_BYTES: setting(
     int(1024, 16 * 1024 * 1024),
     1024 * 1024,

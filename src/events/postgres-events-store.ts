@@ -9,6 +9,7 @@ import { POSTGRES_EXPORT_CURSOR } from '../stores/export-cursor.js';
 import type { ExportStatement, SourceRange } from '../stores/export-model.js';
 import { eventsExportStatement } from './events-export.js';
 import { POSTGRES_SESSION_EVENTS } from './events-session-filters.js';
+import { EventPartitionsRepository } from './event-partitions.repository.js';
 import { EventsRepository } from './events.repository.js';
 
 /**
@@ -21,18 +22,21 @@ export class PostgresEventsStore implements EventsStore {
   readonly cursor = POSTGRES_EXPORT_CURSOR;
   readonly sessions: SessionEventsSql = POSTGRES_SESSION_EVENTS;
 
-  constructor(private readonly events: EventsRepository) {}
+  constructor(
+    private readonly events: EventsRepository,
+    private readonly partitions: EventPartitionsRepository,
+  ) {}
 
   preparedDays(): Promise<number[]> {
-    return this.events.partitionDays();
+    return this.partitions.partitionDays();
   }
 
   async prepareDays(days: readonly number[]): Promise<void> {
-    for (const day of [...new Set(days)].sort((a, b) => a - b)) await this.events.createPartition(day);
+    for (const day of [...new Set(days)].sort((a, b) => a - b)) await this.partitions.createPartition(day);
   }
 
-  dropDay(day: number): Promise<void> {
-    return this.events.dropPartition(day);
+  dropDaysBefore(day: number): Promise<number> {
+    return this.partitions.dropPartitionsBefore(day);
   }
 
   /**
@@ -60,15 +64,18 @@ export class PostgresEventsStore implements EventsStore {
     return eventsExportStatement(range);
   }
 
-  deleteOlderThan(teamId: number, before: Date, limit: number): Promise<number> {
-    return this.events.deleteOlderThan(teamId, before, limit);
+  // The deletes leave out the columnar partitions (Citus, EVENTS_COLUMNAR_AFTER_DAYS), which take no DELETE: their
+  // events go with their partition (docs/citus.md, "Columnar event partitions").
+
+  async deleteOlderThan(teamId: number, before: Date, limit: number): Promise<number> {
+    return this.events.deleteOlderThan(teamId, before, limit, await this.partitions.columnarUntil());
   }
 
-  deleteOfProject(teamId: number, limit: number): Promise<number> {
-    return this.events.deleteOfProject(teamId, limit);
+  async deleteOfProject(teamId: number, limit: number): Promise<number> {
+    return this.events.deleteOfProject(teamId, limit, await this.partitions.columnarUntil());
   }
 
-  deleteOfPerson(teamId: number, personUuid: string, limit: number): Promise<number> {
-    return this.events.deleteOfPerson(teamId, personUuid, limit);
+  async deleteOfPerson(teamId: number, personUuid: string, limit: number): Promise<number> {
+    return this.events.deleteOfPerson(teamId, personUuid, limit, await this.partitions.columnarUntil());
   }
 }

@@ -103,8 +103,11 @@ export interface EventsStore {
   preparedDays(): Promise<number[]>;
   /** Makes the store ready for events of these days, unless it is (PostgreSQL: their partitions). */
   prepareDays(days: readonly number[]): Promise<void>;
-  /** Deletes every event of a day, of every project (PostgreSQL: drops its partition); the day is no longer prepared. */
-  dropDay(day: number): Promise<void>;
+  /**
+   * Deletes every event of the days before `day`, of every project (PostgreSQL: drops their partitions; on Citus
+   * with `drop_old_time_partitions`); those days are no longer prepared. How many partitions went.
+   */
+  dropDaysBefore(day: number): Promise<number>;
   /**
    * Appends events of one project, in the caller's transaction, and says what became of each (in the order
    * given). An event whose (project, uuid) is stored already for its day (PostgreSQL's uniqueness is per day
@@ -116,7 +119,11 @@ export interface EventsStore {
   exportScan(range: SourceRange): ExportStatement;
   /** Sessions matching an event filter, for the recordings list (see `SessionEventsSql`). */
   readonly sessions: SessionEventsSql;
-  /** Deletes at most `limit` events of a project older than `before`; returns how many. */
+  /**
+   * Deletes at most `limit` events of a project older than `before`; returns how many. This and the two deletes
+   * below leave out events the store cannot delete one by one (on Citus, those of columnar partitions: they go
+   * with their partition).
+   */
   deleteOlderThan(teamId: number, before: Date, limit: number): Promise<number>;
   /** Deletes at most `limit` events of a (deleted) project; returns how many. */
   deleteOfProject(teamId: number, limit: number): Promise<number>;

@@ -3,16 +3,16 @@
 
 -- EventsRepository.deleteOlderThan
 DELETE FROM events WHERE ctid IN (
-  SELECT ctid FROM events WHERE team_id = $1 AND "timestamp" < $2 LIMIT $3)
-AND team_id = $1 AND "timestamp" < $2;
+  SELECT ctid FROM events WHERE team_id = $1 AND "timestamp" < $2 AND "timestamp" >= coalesce($4::timestamptz, '-infinity') LIMIT $3)
+AND team_id = $1 AND "timestamp" < $2 AND "timestamp" >= coalesce($4::timestamptz, '-infinity');
 
 -- EventsRepository.deleteOfProject
-DELETE FROM events WHERE team_id = $1 AND (tableoid, ctid) IN (
-SELECT tableoid, ctid FROM events WHERE team_id = $1 LIMIT $2);
+DELETE FROM events WHERE team_id = $1 AND "timestamp" >= coalesce($3::timestamptz, '-infinity') AND (tableoid, ctid) IN (
+SELECT tableoid, ctid FROM events WHERE team_id = $1 AND "timestamp" >= coalesce($3::timestamptz, '-infinity') LIMIT $2);
 
 -- EventsRepository.deleteOfPerson
-DELETE FROM events WHERE team_id = $1 AND person_id = $2::uuid AND (tableoid, ctid) IN (
-SELECT tableoid, ctid FROM events WHERE team_id = $1 AND person_id = $2::uuid LIMIT $3);
+DELETE FROM events WHERE team_id = $1 AND person_id = $2::uuid AND "timestamp" >= coalesce($4::timestamptz, '-infinity') AND (tableoid, ctid) IN (
+SELECT tableoid, ctid FROM events WHERE team_id = $1 AND person_id = $2::uuid AND "timestamp" >= coalesce($4::timestamptz, '-infinity') LIMIT $3);
 
 -- EventsRepository.list
 SELECT * FROM (

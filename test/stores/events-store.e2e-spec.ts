@@ -89,7 +89,7 @@ describe.each(EVENTS_STORES)('EventsStore conformance: $name', (implementation) 
     expect(await scan({})).toEqual(expect.arrayContaining([a, b, c]));
   });
 
-  it('prepares days, says which are, and drops a day with its events', async () => {
+  it('prepares days, says which are, and drops the days before a day with their events', async () => {
     // A day long past, which no other test writes to.
     const day = dayOf(Date.UTC(2001, 0, 2));
     await store.prepareDays([day, day]);
@@ -97,8 +97,10 @@ describe.each(EVENTS_STORES)('EventsStore conformance: $name', (implementation) 
     const old = { ...row(randomUUID()), timestamp: new Date(Date.UTC(2001, 0, 2, 12)) };
     expect(await append(projectId, [old])).toEqual([{ status: 'inserted' }]);
     expect(await scan({ start: new Date(0) })).toContain(old.uuid);
-    await store.dropDay(day);
+    // Every day before the next one: this day and any older (none other is prepared this far back).
+    expect(await store.dropDaysBefore(day + 1)).toBe(1);
     expect(await store.preparedDays()).not.toContain(day);
+    expect(await store.dropDaysBefore(day + 1)).toBe(0);
     expect(await scan({ start: new Date(0) })).not.toContain(old.uuid);
     expect((await scan({})).length).toBeGreaterThan(0);
   });

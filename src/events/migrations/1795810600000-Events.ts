@@ -4,7 +4,7 @@ import { MigrationInterface, QueryRunner } from "typeorm";
  * The `events` table, written by hand: PostgreSQL declarative partitioning by day on `timestamp`, which TypeORM
  * does not model (the table has no entity, so the drift check does not compare it; docs/decisions.md §13). Only
  * the parent and its indexes are created here; the day partitions, each with its unique (team_id, uuid) index,
- * are created by the service (EventsRepository.createPartition). Also the projects' capture settings.
+ * are created by the service (EventPartitionsRepository.createPartition). Also the projects' capture settings.
  */
 export class Events1795810600000 implements MigrationInterface {
     name = 'Events1795810600000'
