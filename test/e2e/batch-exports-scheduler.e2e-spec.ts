@@ -370,8 +370,7 @@ describe('batch export scheduler', () => {
           .filter((sql) => !(typeof sql === 'string' && sql.startsWith('SELECT min(outer_xid')));
       const expected = [
         'START TRANSACTION',
-        // On Citus every transaction first carries its coordinator id to the workers (src/database/citus-write-xid.ts).
-        ...(onCitus() ? [expect.stringMatching(/^DO \$\$ BEGIN/)] : []),
+        ...(onCitus() ? [expect.stringMatching(/^DO \$\$ BEGIN/)] : []), // Citus: its id (citus-write-xid.ts)
         // The export horizon first (on Citus, two more: the workers' prepared transactions, their ids).
         expect.stringMatching(/^SELECT \(/),
         ...(onCitus() ? [expect.stringMatching(/^SELECT nodename/)] : []),
