@@ -120,7 +120,8 @@ export class FileExportsService {
         `The export is ${entity.status}: only a Pending or Running export can be cancelled.`,
       );
     }
-    await this.queue.cancel(entity.id);
+    // A queued job is dropped; a running one is ended by its worker (which sees the status between pages).
+    if (entity.status === 'Pending') await this.queue.cancel(entity.id);
     return toFileExportDto((await this.exports.findById(entity.id))!, now);
   }
 

@@ -9,7 +9,7 @@ export const FILE_EXPORTS_SETTINGS = {
   FILE_EXPORT_S3_PREFIX: setting(
     str,
     'file_exports/',
-    'Key prefix of on-demand file exports in RECORDING_S3_BUCKET (`<prefix><project>/<export id>.<jsonl|parquet>`). Keep it outside RECORDING_S3_PREFIX: the recordings’ orphan sweep deletes what no recording points at under that prefix.',
+    'Key prefix of on-demand file exports in RECORDING_S3_BUCKET (`<prefix><project>/<export id>/<start>-<end>.jsonl` or `.parquet`). Keep it outside RECORDING_S3_PREFIX: the recordings’ orphan sweep deletes what no recording points at under that prefix.',
   ),
   FILE_EXPORT_URL_TTL_SECONDS: setting(
     int(1, 604800),

@@ -29,7 +29,7 @@ export class FileExportContextDto {
     format: 'date-time',
     example: '2026-11-20T00:00:00Z',
     description:
-      'Start of the range (included), with a time zone: rows whose time (an event’s timestamp, a person’s or session’s last change) is at or after it.',
+      'Start of the range (included), with a time zone. As a batch export backfill reads a range: events by when they were received, persons by their last change, sessions by their last event received.',
   })
   @IsDefined()
   @IsZonedTimestamp()
@@ -71,13 +71,13 @@ export class FileExportDto {
   id: string;
 
   @ApiProperty({
-    type: 'null',
+    type: Number,
     nullable: true,
     description: 'Always null (PostHog’s exports of dashboards).',
   })
   dashboard: null;
 
-  @ApiProperty({ type: 'null', nullable: true, description: 'Always null (PostHog’s exports of insights).' })
+  @ApiProperty({ type: Number, nullable: true, description: 'Always null (PostHog’s exports of insights).' })
   insight: null;
 
   @ApiProperty({ enum: FILE_EXPORT_FORMATS })
