@@ -54,6 +54,7 @@ export const BATCH_EXPORTS_FEATURE = defineFeature({
     'batch-exports-scheduler',
     'batch-exports',
     'file-exports',
+    'file-exports-memory-process',
   ],
   load: async () => ({
     modules: [
