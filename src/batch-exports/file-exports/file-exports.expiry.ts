@@ -12,6 +12,7 @@ const BATCH = 500;
  */
 @Injectable()
 export class FileExportsExpiry extends IntervalTask {
+  static readonly INTERVAL_NAME = 'file-exports-expiry';
   private readonly logger = new Logger(FileExportsExpiry.name);
 
   constructor(
