@@ -36,6 +36,16 @@ const fixtureBackfill = (now: Date) => {
   };
 };
 
+/** A file export of the project's events over the day before `now`. */
+const fixtureFileExport = (now: Date) => ({
+  export_format: 'JSONLines',
+  export_context: {
+    model: 'events',
+    start_at: new Date(now.getTime() - 24 * HOUR_MS).toISOString(),
+    end_at: now.toISOString(),
+  },
+});
+
 /** The batch exports feature: what it contributes to the application, the database, the CLI and the tests. */
 export const BATCH_EXPORTS_FEATURE = defineFeature({
   name: 'batch-exports',
@@ -112,18 +122,24 @@ export const BATCH_EXPORTS_FEATURE = defineFeature({
     },
   ],
   testFixture: {
-    async create({ request, organizationId, now }) {
+    async create({ request, organizationId, projectId, now }) {
       const base = `/api/organizations/${organizationId}/batch_exports`;
       const batchExport = await request<{ id: string }>('post', base, fixtureExport());
       await request('post', `${base}/${batchExport.id}/backfill`, fixtureBackfill(now));
       const runs = await request<{ results: { id: string }[] }>('get', `${base}/${batchExport.id}/runs`);
-      return { batch_exports: batchExport.id, run_id: runs.results[0].id };
+      const fileExport = await request<{ id: string }>(
+        'post',
+        `/api/projects/${projectId}/exports`,
+        fixtureFileExport(now),
+      );
+      return { batch_exports: batchExport.id, run_id: runs.results[0].id, exports: fileExport.id };
     },
     bodies: {
       BatchExportsController_create: fixtureExport,
       BatchExportsController_backfill: ({ now }) => fixtureBackfill(now),
       ProjectBatchExportsController_create: fixtureExport,
       ProjectBatchExportsController_backfill: ({ now }) => fixtureBackfill(now),
+      FileExportsController_create: ({ now }) => fixtureFileExport(now),
     },
   },
 });

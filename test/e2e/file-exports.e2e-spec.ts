@@ -294,32 +294,65 @@ describe('file exports to the object store', () => {
     await waitEnded(mine.id);
   });
 
-  it('a member sees only the exports they asked for; an admin sees every one of the project', async () => {
-    const orgId = (
-      (await t.dataSource.query('SELECT organization_id FROM projects WHERE id = $1', [teamId])) as {
-        organization_id: string;
-      }[]
-    )[0].organization_id;
+  it("a member's batch_export level decides: none hides the exports (404), viewer reads them but creates none (403)", async () => {
+    const [{ organization_id: orgId }] = (await t.dataSource.query(
+      'SELECT organization_id FROM projects WHERE id = $1',
+      [teamId],
+    )) as { organization_id: string }[];
     const member = await t.factories.user();
     await t.factories.member(orgId, member, MembershipLevel.MEMBER);
-    const ownerExport = await create('sessions', 'JSONLines');
-    const memberExport = await create('sessions', 'JSONLines', member.auth);
-    const listed = (await t.http.get(path('?limit=100')).set(member.auth).expect(200)).body as {
-      results: ApiExport[];
+    const [{ id: membershipId }] = (await t.dataSource.query(
+      'SELECT id FROM organization_memberships WHERE organization_id = $1 AND user_id = $2',
+      [orgId, member.id],
+    )) as { id: string }[];
+    // A level is set (200) or removed (204, back to the default: editor).
+    const level = async (access_level: string | null) => {
+      const res = await t.http
+        .put(`/api/projects/${teamId}/resource_access_controls`)
+        .set(owner.auth)
+        .send({ resource: 'batch_export', organization_member: membershipId, access_level });
+      expect(res.status).toBe(access_level === null ? 204 : 200);
     };
-    expect(listed.results.map((e) => e.id)).toEqual([memberExport.id]);
-    await t.http
-      .get(path(`/${ownerExport.id}`))
-      .set(member.auth)
-      .expect(404);
-    const all = (await t.http.get(path('?limit=100')).set(owner.auth).expect(200)).body as {
-      count: number;
-      results: ApiExport[];
-    };
-    expect(all.results.map((e) => e.id)).toContain(memberExport.id);
-    expect(all.results.map((e) => e.id)).toContain(ownerExport.id);
-    await waitEnded(ownerExport.id);
-    await waitEnded(memberExport.id);
+    const made = await create('sessions', 'JSONLines');
+    await waitEnded(made.id);
+    try {
+      await level('none');
+      await t.http.get(path()).set(member.auth).expect(404);
+      await t.http
+        .get(path(`/${made.id}`))
+        .set(member.auth)
+        .expect(404);
+      await t.http
+        .get(path(`/${made.id}/content`))
+        .set(member.auth)
+        .expect(404);
+      await level('viewer');
+      const listed = (await t.http.get(path('?limit=100')).set(member.auth).expect(200)).body as {
+        results: ApiExport[];
+      };
+      expect(listed.results.map((e) => e.id)).toContain(made.id);
+      await t.http
+        .get(path(`/${made.id}`))
+        .set(member.auth)
+        .expect(200);
+      await t.http
+        .get(path(`/${made.id}/content`))
+        .set(member.auth)
+        .expect(302);
+      const refused = await t.http.post(path()).set(member.auth).send(body('events', 'Parquet')).expect(403);
+      expect(refused.body).toMatchObject({ code: 'permission_denied' });
+      await t.http
+        .post(path(`/${made.id}/cancel`))
+        .set(member.auth)
+        .expect(403);
+      await level(null);
+      // At the default level (editor) the member may create.
+      const mine = await create('sessions', 'Parquet', member.auth);
+      expect(mine.created_by).toBe(member.id);
+      await waitEnded(mine.id);
+    } finally {
+      await level(null);
+    }
   });
 
   it('cancel stops a running export: Cancelled, nothing stored, no content; an ended export is not cancelled (409)', async () => {

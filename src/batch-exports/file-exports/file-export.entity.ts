@@ -39,7 +39,7 @@ export class FileExportEntity {
   @JoinColumn({ name: 'team_id', foreignKeyConstraintName: 'file_exports_team_id_fkey' })
   team?: ProjectEntity;
 
-  /** Who asked for it (null once that user is deleted): a member sees only their own exports. */
+  /** Who asked for it (null once that user is deleted); its sessions are read as this user may watch them. */
   @Column({ type: 'integer', nullable: true })
   createdById: number | null;
 

@@ -43,7 +43,7 @@ export class FileExportsController {
   @ApiOperation({
     summary: 'List file exports',
     description:
-      'Newest first: the exports the caller asked for (all of the project’s for a project or organization admin).',
+      'Newest first: the project’s exports, for a caller whose `batch_export` level is `viewer` or more.',
   })
   @Paginated(FileExportDto)
   list(

@@ -25,14 +25,10 @@ export class FileExportsRepository {
     return this.repo.findOneBy({ id });
   }
 
-  /** The project's exports, newest first; only those `createdById` asked for unless null. */
-  async list(
-    teamId: number,
-    createdById: number | null,
-    page: PageParams,
-  ): Promise<{ items: FileExportEntity[]; total: number }> {
+  /** The project's exports, newest first. */
+  async list(teamId: number, page: PageParams): Promise<{ items: FileExportEntity[]; total: number }> {
     const [items, total] = await this.repo.findAndCount({
-      where: createdById === null ? { teamId } : { teamId, createdById },
+      where: { teamId },
       order: { createdAt: 'DESC', id: 'DESC' },
       take: page.limit,
       skip: page.offset,
