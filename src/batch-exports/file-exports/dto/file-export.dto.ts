@@ -18,6 +18,7 @@ const oneOf = (values: readonly string[]) =>
 export class FileExportContextDto {
   @ApiProperty({
     enum: FILE_EXPORT_MODELS,
+    example: 'events',
     description: 'The export model whose rows the file holds (the batch export models of the same names).',
   })
   @IsDefined()
@@ -51,6 +52,7 @@ export class FileExportContextDto {
 export class CreateFileExportDto {
   @ApiProperty({
     enum: FILE_EXPORT_FORMATS,
+    example: 'Parquet',
     description: 'The file format (as S3 batch exports’ `file_format`).',
   })
   @IsDefined()
