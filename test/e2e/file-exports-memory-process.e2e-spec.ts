@@ -17,6 +17,7 @@ import { startS3Server, waitFor } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import {
+  deploymentNodeOptions,
   sampleRss,
   startService,
   workerDeploymentEnv,
@@ -165,4 +166,49 @@ describe(`a file export of ${ROWS} events in a worker process with the Deploymen
       }
     }, 1_800_000);
   }
+
+  it('without an object store, an API process with the Deployment heap streams the file: every row, within its memory', async () => {
+    // The API Deployment's heap (deploy/k8s/base/deployment.yaml), no bucket: the content route streams.
+    const api = await startService(
+      {
+        DATABASE_URL: t.databaseUrl,
+        LOG_LEVEL: 'warn',
+        SCHEDULER_ENABLED: 'false',
+        BATCH_EXPORT_WORKERS: 'false',
+        NODE_OPTIONS: deploymentNodeOptions(),
+      },
+      { timeoutMs: 60_000 },
+    );
+    const rss = sampleRss(api.child.pid!, 20);
+    try {
+      const auth = owner.auth as Record<string, string>;
+      const made = (await (
+        await fetch(`${api.base}/api/projects/${teamId}/exports`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            export_format: 'JSONLines',
+            export_context: { model: 'events', start_at: start.toISOString(), end_at: end.toISOString() },
+          }),
+        })
+      ).json()) as { id: string; status: string };
+      expect(made.status).toBe('Complete');
+      const began = Date.now();
+      const file = await fetch(`${api.base}/api/projects/${teamId}/exports/${made.id}/content`, {
+        headers: auth,
+      });
+      expect(file.status).toBe(200);
+      const counted = await countLines(file.body!);
+      expect(counted.lines).toBe(ROWS);
+      expect(alive(api)).toBe(true);
+      expect(rss.max).toBeLessThan(MEMORY_LIMIT);
+      process.stderr.write(
+        `streamed file export of ${ROWS} events: ${((Date.now() - began) / 1000).toFixed(1)} s, ` +
+          `${(counted.bytes / MiB).toFixed(0)} MiB, API RSS at most ${(rss.max / MiB).toFixed(0)} MiB\n`,
+      );
+    } finally {
+      rss.stop();
+      api.child.kill('SIGKILL');
+    }
+  }, 1_800_000);
 });
