@@ -211,4 +211,56 @@ describe(`a file export of ${ROWS} events in a worker process with the Deploymen
       api.child.kill('SIGKILL');
     }
   }, 1_800_000);
+
+  it('a worker killed mid-file: another worker takes the export up again (heartbeat lost) and completes it', async () => {
+    const made = (
+      await t.http
+        .post(`/api/projects/${teamId}/exports`)
+        .set(owner.auth)
+        .send({
+          export_format: 'JSONLines',
+          export_context: { model: 'events', start_at: start.toISOString(), end_at: end.toISOString() },
+        })
+        .expect(201)
+    ).body as { id: string };
+    const status = async () =>
+      (await t.http.get(`/api/projects/${teamId}/exports/${made.id}`).set(owner.auth).expect(200)).body as {
+        status: string;
+        row_count: number | null;
+        bytes: number | null;
+      };
+    await waitFor(async () => ((await status()).status === 'Running' ? true : undefined), 60_000, 'Running');
+    worker.child.kill('SIGKILL');
+    await worker.exited;
+    worker = await startService(
+      {
+        ...AWS_ENV,
+        RECORDING_S3_BUCKET: BUCKET,
+        RECORDING_S3_ENDPOINT: s3.endpoint,
+        DATABASE_URL: t.databaseUrl,
+        LOG_LEVEL: 'info',
+        SCHEDULER_ENABLED: 'false',
+        BATCH_EXPORT_WORKERS: 'true',
+        BATCH_EXPORT_POLL_INTERVAL_MS: '200',
+        BATCH_EXPORT_SUPERVISE_SECONDS: '2',
+        ...workerDeploymentEnv(),
+      },
+      { timeoutMs: 60_000 },
+    );
+    const done = await waitFor(
+      async () => {
+        const s = await status();
+        return ['Complete', 'Failed'].includes(s.status) ? s : undefined;
+      },
+      600_000,
+      'the export to be taken up again and end',
+    );
+    expect([done.status, done.row_count]).toEqual(['Complete', ROWS]);
+    const redirect = await t.http
+      .get(`/api/projects/${teamId}/exports/${made.id}/content`)
+      .set(owner.auth)
+      .expect(302);
+    const counted = await countLines((await fetch(redirect.headers.location as string)).body!);
+    expect(counted).toEqual({ lines: ROWS, bytes: done.bytes });
+  }, 900_000);
 });

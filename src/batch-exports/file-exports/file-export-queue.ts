@@ -6,14 +6,18 @@ import { JOB_QUEUE_SCHEMA, poolExecutor } from '../../database/job-queue.js';
 /** The queue of file exports: one job per export, the job's id is the export's id. */
 export const FILE_EXPORTS_QUEUE = 'file-exports';
 
+/** How long a running job may go untouched before it is taken as lost. */
+export const HEARTBEAT_SECONDS = 30;
+
 export interface FileExportJobData {
   file_export_id: string;
 }
 
 /**
  * The job queue of file exports: pg-boss on the service's PostgreSQL, in the schema of the batch export runs'
- * queue (`pgboss`). A worker that dies mid-file leaves its job active until it expires; it is then retried once
- * (the file is written again from the start, under the same key).
+ * queue (`pgboss`). A worker that dies or shuts down mid-file stops touching its job; the queue's supervision (in
+ * the processes running batch export workers) fails it after HEARTBEAT_SECONDS and it is retried once (the file is
+ * written again from the start, under the same key).
  */
 @Injectable()
 export class FileExportQueue implements OnModuleInit, BeforeApplicationShutdown {
@@ -42,10 +46,15 @@ export class FileExportQueue implements OnModuleInit, BeforeApplicationShutdown 
     const options = {
       retryLimit: 1,
       retryDelay: 5,
+      // A worker touches its job every HEARTBEAT_SECONDS / 3: a job not touched for HEARTBEAT_SECONDS (its worker
+      // died or shut down) is failed by the queue's supervision and retried once.
+      heartbeatSeconds: HEARTBEAT_SECONDS,
       expireInSeconds: 6 * 3600,
       deleteAfterSeconds: 7 * 24 * 3600,
     };
     await this.boss.createQueue(FILE_EXPORTS_QUEUE, options);
+    // An existing queue keeps its options: apply this version's.
+    await this.boss.updateQueue(FILE_EXPORTS_QUEUE, options);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -66,6 +75,11 @@ export class FileExportQueue implements OnModuleInit, BeforeApplicationShutdown 
   async fetch(): Promise<Job<FileExportJobData> | null> {
     const [job] = await this.boss.fetch<FileExportJobData>(FILE_EXPORTS_QUEUE, { batchSize: 1 });
     return job ?? null;
+  }
+
+  /** The worker holding the job is alive. */
+  async touch(id: string): Promise<void> {
+    await this.boss.touch(FILE_EXPORTS_QUEUE, id);
   }
 
   async complete(id: string): Promise<void> {

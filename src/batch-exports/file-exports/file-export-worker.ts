@@ -10,7 +10,7 @@ import { RecordingVisibilityService } from '../../recording-access-rules/recordi
 import { ExportModels } from '../runs/export-models.js';
 import { ExportSourceRepository } from '../runs/export-source.repository.js';
 import type { FileExportEntity } from './file-export.entity.js';
-import { FileExportQueue } from './file-export-queue.js';
+import { FileExportQueue, HEARTBEAT_SECONDS } from './file-export-queue.js';
 import { FileExportStore } from './file-export-store.js';
 import { objectKeyOf, writeExportFile, type FileSource } from './file-export-writer.js';
 import { FileExportsRepository } from './file-exports.repository.js';
@@ -80,6 +80,10 @@ export class FileExportWorker implements OnApplicationBootstrap, BeforeApplicati
     const entity = (await this.exports.findById(id))!;
     const prefix = this.store.exportPrefix(entity.teamId, entity.id);
     const key = objectKeyOf(prefix, entity);
+    const heartbeat = setInterval(
+      () => void this.queue.touch(id).catch(() => undefined),
+      (HEARTBEAT_SECONDS * 1000) / 3,
+    );
     try {
       const result = await writeExportFile(
         entity,
@@ -104,6 +108,8 @@ export class FileExportWorker implements OnApplicationBootstrap, BeforeApplicati
       if (this.stopping) throw err;
       this.logger.warn({ id, reason: (err as Error).message }, 'file export failed');
       await this.exports.fail(id, (err as Error).message, this.clock.now());
+    } finally {
+      clearInterval(heartbeat);
     }
   }
 

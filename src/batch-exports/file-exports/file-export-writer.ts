@@ -94,10 +94,9 @@ export async function writeExportFile(
  * The HTTP response as the store of one streamed file: each chunk written as it is encoded, waiting for the
  * client to take it (backpressure), so a slow download holds at most a page in memory.
  */
-export function responseStore(res: Writable, onFirstByte: () => void): ObjectStore {
+export function responseStore(res: Writable): ObjectStore {
   const sink = (key: string): ObjectSink => {
     let bytes = 0;
-    let started = false;
     return {
       key,
       get bytes() {
@@ -105,10 +104,6 @@ export function responseStore(res: Writable, onFirstByte: () => void): ObjectSto
       },
       async write(chunk: Buffer) {
         if (!chunk.length) return;
-        if (!started) {
-          started = true;
-          onFirstByte();
-        }
         bytes += chunk.length;
         if (res.destroyed) throw new Error('the client went away');
         if (!res.write(chunk)) {

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Principal } from '../../common/auth/principal.js';
 import { ApiError } from '../../common/errors/api-error.js';
@@ -49,6 +49,8 @@ export function toFileExportDto(e: FileExportEntity, now: Date): FileExportDto {
  */
 @Injectable()
 export class FileExportsService {
+  private readonly logger = new Logger(FileExportsService.name);
+
   constructor(
     private readonly projects: ProjectsService,
     private readonly exports: FileExportsRepository,
@@ -151,31 +153,30 @@ export class FileExportsService {
       res.status(200).end();
       return;
     }
-    await this.stream(entity, res);
+    // The file outlives the request's deadline (REQUEST_TIMEOUT_MS, whose answer would end a started body as if
+    // it were whole): the headers go now and the rows follow outside the handler.
+    res.status(200);
+    res.flushHeaders();
+    void this.stream(entity, res);
   }
 
   /** The file written to the response as it is read (a page at a time); a client that leaves ends the read. */
   private async stream(entity: FileExportEntity, res: Response): Promise<void> {
     const abort = new AbortController();
     res.once('close', () => abort.abort());
-    res.status(200);
     try {
       const from = await this.worker.fileSource(entity);
-      await writeExportFile(
-        entity,
-        from,
-        responseStore(res, () => res.flushHeaders()),
-        '',
-        abort.signal,
-        async () => {
-          if (abort.signal.aborted) throw new Error('the client went away');
-        },
-      );
+      const stopped = async () => {
+        if (abort.signal.aborted) throw new Error('the client went away');
+      };
+      await writeExportFile(entity, from, responseStore(res), '', abort.signal, stopped);
       res.end();
     } catch (err) {
-      // Headers sent: the status can no longer tell; the connection is cut so the client sees a broken file.
-      if (res.headersSent) res.destroy(err as Error);
-      else throw err;
+      // The status was sent: the connection is cut, so the client sees a broken file, never a short one.
+      if (!abort.signal.aborted) {
+        this.logger.warn({ id: entity.id, reason: (err as Error).message }, 'streamed file export failed');
+      }
+      res.destroy(err as Error);
     }
   }
 
