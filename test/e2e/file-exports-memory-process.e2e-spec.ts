@@ -1,13 +1,15 @@
 /**
- * A file export of many events written by a worker process (`node dist/main.js`) with the worker Deployment's heap
- * (`--max-old-space-size=256`): the rows are read in pages and uploaded in parts, so the worker stays within the
- * Deployment's memory limit whatever the range holds, and the downloaded file holds every row once.
+ * File exports of many events in service processes (`node dist/main.js`) on the Deployments' heap
+ * (`--max-old-space-size=256`): a worker writes them as JSON Lines and as Parquet to s3rver, an API process
+ * without an object store streams them; the rows are read in pages (and uploaded in parts), so each process stays
+ * within the Deployments' memory limit whatever the range holds, and the file holds every row once. Then a worker
+ * is killed mid-file: another takes the export up again once its heartbeat is lost, and completes it.
  *
- * FILE_EXPORT_MEMORY_ROWS sets the number of events (default 200,000, about a minute here); the 1,000,000-row run
+ * FILE_EXPORT_MEMORY_ROWS sets the number of events (default 200,000, about two minutes); the 1,000,000-row run
  * of docs/batch-exports.md is this file with FILE_EXPORT_MEMORY_ROWS=1000000. s3rver needs NODE_OPTIONS to hold
  * `--openssl-legacy-provider` on Node 24.
  *
- * @serial: measures the memory of a worker process and loads the database with a million rows
+ * @serial: measures the memory of service processes and loads the database with up to a million rows
  * (test/support/test-runner.js).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
