@@ -13,6 +13,7 @@ describe("the features' scheduled tasks", () => {
       'projects: project-deletion every PROJECT_DELETION_INTERVAL_SECONDS',
       'scim: scim-log-purge every SCIM_LOG_PURGE_INTERVAL_SECONDS',
       'batch-exports: batch-exports-scheduler every SCHEDULER_TICK_SECONDS',
+      'batch-exports: file-exports-expiry every FILE_EXPORT_EXPIRY_INTERVAL_SECONDS',
       'session-recordings: recording-purge every RECORDING_PURGE_INTERVAL_SECONDS',
       'session-recordings: recording-orphan-sweep every RECORDING_ORPHAN_SWEEP_INTERVAL_SECONDS',
       'session-recordings: recording-packer every RECORDING_PACK_INTERVAL_SECONDS',

@@ -1,9 +1,11 @@
 import { defineFeature, fixtureText } from '../common/feature/feature.js';
 import { BATCH_EXPORTS_SETTINGS } from './batch-exports.settings.js';
+import { FILE_EXPORTS_SETTINGS } from './file-exports/file-exports.settings.js';
 
 declare module '../common/auth/scopes.js' {
   interface ScopeObjects {
     batch_export: true;
+    export: true;
   }
 }
 
@@ -34,6 +36,16 @@ const fixtureBackfill = (now: Date) => {
   };
 };
 
+/** A file export of the project's events over the day before `now`. */
+const fixtureFileExport = (now: Date) => ({
+  export_format: 'JSONLines',
+  export_context: {
+    model: 'events',
+    start_at: new Date(now.getTime() - 24 * HOUR_MS).toISOString(),
+    end_at: now.toISOString(),
+  },
+});
+
 /** The batch exports feature: what it contributes to the application, the database, the CLI and the tests. */
 export const BATCH_EXPORTS_FEATURE = defineFeature({
   name: 'batch-exports',
@@ -51,15 +63,21 @@ export const BATCH_EXPORTS_FEATURE = defineFeature({
     'batch-exports-project-paths',
     'batch-exports-scheduler',
     'batch-exports',
+    'file-exports',
+    'file-exports-memory-process',
   ],
   load: async () => ({
-    modules: [(await import('./batch-exports.module.js')).BatchExportsModule],
+    modules: [
+      (await import('./batch-exports.module.js')).BatchExportsModule,
+      (await import('./file-exports/file-exports.module.js')).FileExportsModule,
+    ],
     entities: [
       (await import('./batch-export.entity.js')).BatchExportEntity,
       (await import('./batch-export-backfill.entity.js')).BatchExportBackfillEntity,
       (await import('./batch-export-run.entity.js')).BatchExportRunEntity,
       (await import('./batch-export-pause.entity.js')).BatchExportPauseEntity,
       (await import('./batch-export-log.entity.js')).BatchExportLogEntity,
+      (await import('./file-exports/file-export.entity.js')).FileExportEntity,
     ],
     migrations: [
       (await import('./migrations/1795242232741-BatchExports.js')).BatchExports1795242232741,
@@ -82,10 +100,13 @@ export const BATCH_EXPORTS_FEATURE = defineFeature({
       (await import('./migrations/1798200000000-ExportNotifications.js')).ExportNotifications1798200000000,
       // Exports saved before use_automatic_schema_evolution keep adding the model's missing columns.
       (await import('./migrations/1798300000000-KeepSchemaEvolution.js')).KeepSchemaEvolution1798300000000,
+      // On-demand file exports (PostHog's exports API for the export models).
+      (await import('./file-exports/migrations/1798400000000-FileExports.js')).FileExports1798400000000,
     ],
   }),
-  scopes: ['batch_export'],
-  settings: BATCH_EXPORTS_SETTINGS,
+  // `export`: PostHog's scope of its exports API (file exports).
+  scopes: ['batch_export', 'export'],
+  settings: { ...BATCH_EXPORTS_SETTINGS, ...FILE_EXPORTS_SETTINGS },
   tasks: [
     {
       name: 'batch-exports-scheduler',
@@ -93,20 +114,32 @@ export const BATCH_EXPORTS_FEATURE = defineFeature({
       description: 'Creates the due runs of every batch export (off with SCHEDULER_ENABLED=false).',
       handler: async () => (await import('./batch-exports.scheduler.js')).BatchExportsScheduler,
     },
+    {
+      name: 'file-exports-expiry',
+      interval: 'FILE_EXPORT_EXPIRY_INTERVAL_SECONDS',
+      description: 'Removes the file exports past their `expires_after`: their objects, then their rows.',
+      handler: async () => (await import('./file-exports/file-exports.expiry.js')).FileExportsExpiry,
+    },
   ],
   testFixture: {
-    async create({ request, organizationId, now }) {
+    async create({ request, organizationId, projectId, now }) {
       const base = `/api/organizations/${organizationId}/batch_exports`;
       const batchExport = await request<{ id: string }>('post', base, fixtureExport());
       await request('post', `${base}/${batchExport.id}/backfill`, fixtureBackfill(now));
       const runs = await request<{ results: { id: string }[] }>('get', `${base}/${batchExport.id}/runs`);
-      return { batch_exports: batchExport.id, run_id: runs.results[0].id };
+      const fileExport = await request<{ id: string }>(
+        'post',
+        `/api/projects/${projectId}/exports`,
+        fixtureFileExport(now),
+      );
+      return { batch_exports: batchExport.id, run_id: runs.results[0].id, exports: fileExport.id };
     },
     bodies: {
       BatchExportsController_create: fixtureExport,
       BatchExportsController_backfill: ({ now }) => fixtureBackfill(now),
       ProjectBatchExportsController_create: fixtureExport,
       ProjectBatchExportsController_backfill: ({ now }) => fixtureBackfill(now),
+      FileExportsController_create: ({ now }) => fixtureFileExport(now),
     },
   },
 });

@@ -38,6 +38,7 @@ export const DISTRIBUTED_TABLES = [
 export const REFERENCE_TABLES_WITH_TEAM_ID: Record<string, string> = {
   batch_exports:
     'a few per project, read by the scheduler across projects; its runs, backfills, logs and pauses have no team_id',
+  file_exports: 'a few per project and day, read by project and by id (the file export worker)',
   access_controls: 'a few per project, read for a member across the projects of an organization',
   recording_access_rules: 'a few per project; its role links (recording_access_rule_roles) have no team_id',
   plugin_configs: 'one per project and plugin, read across projects by the plugin catalog',

@@ -35,6 +35,8 @@ const SCOPE_RESOURCES: Record<string, AccessControlResource | 'project'> = {
   session_recording_playlist: 'session_recording',
   sharing_configuration: 'session_recording',
   batch_export: 'batch_export',
+  // File exports: the rows a batch export would deliver.
+  export: 'batch_export',
   plugin: 'plugin',
   query: 'query',
   person: 'query',

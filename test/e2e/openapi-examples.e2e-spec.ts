@@ -85,6 +85,7 @@ const ORDER = [
   'PUT /api/projects/{project_id}/batch_exports/{id}',
   'PUT /api/projects/{project_id}/batch_exports/{id}/access_controls',
   'POST /api/projects/{project_id}/batch_exports/{id}/backfill',
+  'POST /api/projects/{project_id}/exports',
   'POST /api/organizations/{organization_id}/domains',
   'PATCH /api/organizations/{organization_id}/domains/{id}',
   'PUT /api/organizations/{organization_id}/domains/{id}',

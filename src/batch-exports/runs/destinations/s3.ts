@@ -49,7 +49,7 @@ function classifyS3Error(err: unknown, where: string): ExportError | AttemptStop
   return nonRetryable(message);
 }
 /** One object being written: buffered, then a single PUT, or a multipart upload once it outgrows a part. */
-class ObjectUpload implements ObjectSink {
+export class ObjectUpload implements ObjectSink {
   private buffers: Buffer[] = [];
   private buffered = 0;
   private uploadId: string | null = null;
@@ -134,7 +134,7 @@ class ObjectUpload implements ObjectSink {
   }
 }
 
-type Extra = { ServerSideEncryption?: ServerSideEncryption; SSEKMSKeyId?: string };
+export type Extra = { ServerSideEncryption?: ServerSideEncryption; SSEKMSKeyId?: string };
 
 /** An S3 bucket, on AWS (`AwsS3`) or any S3-compatible store (`S3Compatible`, legacy `S3` with `endpoint_url`). */
 class S3Store implements ObjectStore {

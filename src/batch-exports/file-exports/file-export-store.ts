@@ -1,0 +1,115 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { DeleteObjectsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { AppConfig } from '../../config/config.js';
+import { ObjectUpload } from '../runs/destinations/s3.js';
+import type { ObjectSink, ObjectStore } from '../runs/destinations/object-files.js';
+import { presignGetUrl } from './presign.js';
+
+/**
+ * Where file exports are stored: the service's object store (RECORDING_S3_BUCKET, RECORDING_S3_ENDPOINT, the AWS
+ * variables, as recordings use it), under FILE_EXPORT_S3_PREFIX. `configured` false (no bucket): nothing is
+ * stored, the content route streams each file from the database.
+ */
+@Injectable()
+export class FileExportStore implements OnModuleDestroy {
+  readonly configured: boolean;
+  readonly bucket: string;
+  readonly prefix: string;
+  private readonly endpoint: string | undefined;
+  private client: S3Client | null = null;
+
+  constructor(private readonly config: AppConfig) {
+    this.bucket = config.get('RECORDING_S3_BUCKET').trim();
+    this.prefix = config.get('FILE_EXPORT_S3_PREFIX');
+    this.endpoint = config.get('RECORDING_S3_ENDPOINT').trim() || undefined;
+    this.configured = this.bucket !== '';
+  }
+
+  private get region(): string {
+    return process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1';
+  }
+
+  private get s3(): S3Client {
+    if (!this.configured) throw new Error('RECORDING_S3_BUCKET is not set: no object store for file exports');
+    if (!this.client) {
+      const timeout = this.config.get('RECORDING_S3_TIMEOUT_MS');
+      this.client = new S3Client({
+        endpoint: this.endpoint,
+        forcePathStyle: Boolean(this.endpoint),
+        region: this.region,
+        maxAttempts: 3,
+        requestHandler: {
+          httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 20 }),
+          httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 20 }),
+          connectionTimeout: timeout,
+          // A part upload (8 MB) may take longer than a recording chunk's request.
+          requestTimeout: Math.max(timeout, 120_000),
+        },
+      });
+    }
+    return this.client;
+  }
+
+  /** The prefix the files of one export are written under (the writer names the file by its range). */
+  exportPrefix(teamId: number, id: string): string {
+    return `${this.prefix}${teamId}/${id}`;
+  }
+
+  /** The store as the object-files writer uploads to it, its requests aborted with `signal`. */
+  writerStore(signal: AbortSignal): ObjectStore {
+    const s3 = this.s3;
+    const bucket = this.bucket;
+    return {
+      where: `s3://${bucket}`,
+      open: async () => undefined,
+      upload: (key: string): ObjectSink => new ObjectUpload(s3, bucket, key, {}, signal),
+      put: async (key, body, contentType) => {
+        await s3.send(
+          new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType }),
+          {
+            abortSignal: signal,
+          },
+        );
+      },
+      classify: (err) => err,
+      // The client is the service's: it outlives one export.
+      destroy: () => undefined,
+    };
+  }
+
+  /** A URL that downloads the object (as `filename`) without credentials for FILE_EXPORT_URL_TTL_SECONDS. */
+  async presignedUrl(key: string, filename: string, now: Date): Promise<string> {
+    const credentials = await this.s3.config.credentials();
+    const encodedKey = key.split('/').map(encodeURIComponent).join('/');
+    const url = this.endpoint
+      ? new URL(`${this.endpoint.replace(/\/+$/, '')}/${this.bucket}/${encodedKey}`)
+      : new URL(`https://${this.bucket}.s3.${this.region}.amazonaws.com/${encodedKey}`);
+    return presignGetUrl({
+      url,
+      region: this.region,
+      credentials,
+      expiresSeconds: this.config.get('FILE_EXPORT_URL_TTL_SECONDS'),
+      now,
+      query: { 'response-content-disposition': `attachment; filename="${filename}"` },
+    });
+  }
+
+  /** Removes objects (a missing one is no error): expired and cancelled exports' files. */
+  async remove(keys: readonly string[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += 1000) {
+      const batch = keys.slice(i, i + 1000);
+      await this.s3.send(
+        new DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+        }),
+      );
+    }
+  }
+
+  onModuleDestroy(): void {
+    this.client?.destroy();
+  }
+}

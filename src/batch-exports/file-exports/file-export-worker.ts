@@ -1,0 +1,131 @@
+import {
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { Clock } from '../../common/time/clock.js';
+import { AppConfig } from '../../config/config.js';
+import { RecordingVisibilityService } from '../../recording-access-rules/recording-visibility.service.js';
+import { ExportModels } from '../runs/export-models.js';
+import { ExportSourceRepository } from '../runs/export-source.repository.js';
+import type { FileExportEntity } from './file-export.entity.js';
+import { FileExportQueue, HEARTBEAT_SECONDS } from './file-export-queue.js';
+import { FileExportStore } from './file-export-store.js';
+import { objectKeyOf, writeExportFile, type FileSource } from './file-export-writer.js';
+import { FileExportsRepository } from './file-exports.repository.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Thrown by the cancel check between pages. */
+class Cancelled extends Error {}
+
+/**
+ * The file export worker of this process (with the batch export workers: BATCH_EXPORT_WORKERS): one loop that
+ * claims the next queued export, writes its file to the object store and records the outcome. Between pages it
+ * reads the export's status: a cancelled export stops there, its upload aborted (S3 drops the parts) and nothing
+ * stored; one cancelled just as its file was completed has the object removed.
+ */
+@Injectable()
+export class FileExportWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(FileExportWorker.name);
+  private loop: Promise<void> | null = null;
+  private stopping = false;
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly queue: FileExportQueue,
+    private readonly exports: FileExportsRepository,
+    private readonly store: FileExportStore,
+    private readonly source: ExportSourceRepository,
+    private readonly models: ExportModels,
+    private readonly visibility: RecordingVisibilityService,
+    private readonly config: AppConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.config.get('BATCH_EXPORT_WORKERS') || !this.store.configured) return;
+    this.loop = this.run();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    this.abort.abort();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const idle = this.config.get('BATCH_EXPORT_POLL_INTERVAL_MS');
+    while (!this.stopping) {
+      try {
+        const job = await this.queue.fetch();
+        if (!job) {
+          await sleep(idle);
+          continue;
+        }
+        await this.process(job.data.file_export_id);
+        await this.queue.complete(job.id);
+      } catch (err) {
+        if (this.stopping) return;
+        this.logger.warn({ reason: (err as Error).message }, 'file export worker: a claim failed; retrying');
+        await sleep(idle);
+      }
+    }
+  }
+
+  /** Writes one export's file and records the outcome (Complete, Failed, or nothing once cancelled). */
+  async process(id: string): Promise<void> {
+    if (!(await this.exports.start(id))) return;
+    const entity = (await this.exports.findById(id))!;
+    const prefix = this.store.exportPrefix(entity.teamId, entity.id);
+    const key = objectKeyOf(prefix, entity);
+    const heartbeat = setInterval(
+      () => void this.queue.touch(id).catch(() => undefined),
+      (HEARTBEAT_SECONDS * 1000) / 3,
+    );
+    try {
+      const result = await writeExportFile(
+        entity,
+        await this.fileSource(entity),
+        this.store.writerStore(this.abort.signal),
+        prefix,
+        this.abort.signal,
+        async () => {
+          if (this.stopping) throw new Error('the worker stopped');
+          if ((await this.exports.status(id)) !== 'Running') throw new Cancelled();
+        },
+      );
+      const objectKey = result.rows ? key : null;
+      const done = { ...result, objectKey, at: this.clock.now() };
+      if (!(await this.exports.complete(id, done)) && objectKey) await this.store.remove([objectKey]);
+      this.logger.log({ id, rows: result.rows, bytes: result.bytes }, 'file export written');
+    } catch (err) {
+      if (err instanceof Cancelled) {
+        this.logger.log({ id }, 'file export cancelled; its upload was aborted');
+        return;
+      }
+      if (this.stopping) throw err;
+      this.logger.warn({ id, reason: (err as Error).message }, 'file export failed');
+      await this.exports.fail(id, (err as Error).message, this.clock.now());
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  /** What reading the export's rows needs now (the streamed content route reads the same). */
+  async fileSource(entity: FileExportEntity): Promise<FileSource> {
+    const model = this.models.get(entity.model);
+    return {
+      source: this.source,
+      model,
+      visibility: model.recordingVisibility
+        ? await this.visibility.visibilityFor(entity.teamId, entity.createdById)
+        : undefined,
+      pageSize: this.config.get('BATCH_EXPORT_PAGE_SIZE'),
+      pageMaxBytes: this.config.get('BATCH_EXPORT_PAGE_MAX_BYTES'),
+      retentionDays: this.config.get('RECORDING_RETENTION_DAYS'),
+      now: this.clock.now(),
+    };
+  }
+}

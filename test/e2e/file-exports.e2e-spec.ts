@@ -1,0 +1,415 @@
+/**
+ * On-demand file exports (PostHog's exports API for the export models), against a real PostgreSQL and a real S3
+ * server (s3rver) on loopback: the file of each model and format holds exactly the source's rows of the range,
+ * downloaded through the presigned URL the content route redirects to; pages make Parquet row groups (chunked
+ * reads); scopes, tenancy and members' visibility; cancel of a running export; expiry; the streamed file when no
+ * object store is configured; bad input.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { parquetMetadata } from 'hyparquet';
+import { FileExportsExpiry } from '../../src/batch-exports/file-exports/file-exports.expiry.js';
+import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
+import { startS3Server, waitFor } from '../support/batch-export-runs.js';
+import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import type { TestUser } from '../support/factories.js';
+import {
+  type ApiExport,
+  binary,
+  parseFile,
+  type Row,
+  seedFileExportSources,
+  setS3Env,
+  view,
+} from '../support/file-exports.js';
+
+const HOUR_MS = 3600_000;
+const BUCKET = 'exports';
+/** Rows per page: the files' rows are read (and Parquet row groups written) 7 at a time. */
+const PAGE_SIZE = 7;
+
+describe('file exports to the object store', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let teamId: number;
+  let s3: { endpoint: string; close(): Promise<void> };
+  let client: S3Client;
+  let expected: Record<string, unknown[][]>;
+  let restore: () => void;
+  const start = new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS - 3 * HOUR_MS);
+  const end = new Date(start.getTime() + 2 * HOUR_MS);
+  const path = (rest = '', project = teamId) => `/api/projects/${project}/exports${rest}`;
+  const body = (model: string, format: string) => ({
+    export_format: format,
+    export_context: { model, start_at: start.toISOString(), end_at: end.toISOString() },
+  });
+  const create = async (model: string, format: string, auth: Record<string, string> = owner.auth) =>
+    (await t.http.post(path()).set(auth).send(body(model, format)).expect(201)).body as ApiExport;
+  const retrieve = async (id: string) =>
+    (
+      await t.http
+        .get(path(`/${id}`))
+        .set(owner.auth)
+        .expect(200)
+    ).body as ApiExport;
+  const waitEnded = (id: string) =>
+    waitFor(
+      async () => {
+        const e = await retrieve(id);
+        return ['Complete', 'Failed', 'Cancelled'].includes(e.status) ? e : undefined;
+      },
+      30_000,
+      `export ${id} to end`,
+    );
+  const objects = async (prefix: string) =>
+    ((await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }))).Contents ?? []).map(
+      (o) => o.Key!,
+    );
+  /** The file through the content route: its redirect, then the presigned URL (no credentials). */
+  const download = async (id: string) => {
+    const res = await t.http
+      .get(path(`/${id}/content`))
+      .set(owner.auth)
+      .expect(302);
+    const location = res.headers.location as string;
+    const fetched = await fetch(location);
+    expect(fetched.status).toBe(200);
+    return { location, fetched, bytes: Buffer.from(await fetched.arrayBuffer()) };
+  };
+
+  beforeAll(async () => {
+    restore = setS3Env();
+    s3 = await startS3Server([BUCKET]);
+    client = new S3Client({
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    });
+    t = await createTestApp({
+      BATCH_EXPORT_WORKERS: 'true',
+      BATCH_EXPORT_POLL_INTERVAL_MS: '100',
+      BATCH_EXPORT_PAGE_SIZE: String(PAGE_SIZE),
+      RECORDING_S3_BUCKET: BUCKET,
+      RECORDING_S3_ENDPOINT: s3.endpoint,
+      FILE_EXPORT_S3_PREFIX: 'fx/',
+      FILE_EXPORT_URL_TTL_SECONDS: '600',
+    });
+    owner = await t.factories.user();
+    teamId = (await t.factories.organization(owner)).teams[0].id;
+    expected = await seedFileExportSources(t, teamId, start, end);
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+    client?.destroy();
+    await s3?.close();
+    restore?.();
+  });
+
+  for (const model of ['events', 'persons', 'sessions']) {
+    for (const format of ['JSONLines', 'Parquet']) {
+      it(`${model} as ${format}: the downloaded file holds exactly the source's rows of the range`, async () => {
+        const made = await create(model, format);
+        expect(made).toMatchObject({
+          status: 'Pending',
+          export_format: format,
+          export_context: { model, start_at: start.toISOString(), end_at: end.toISOString() },
+          has_content: false,
+          created_by: owner.id,
+          exception: null,
+        });
+        const done = await waitEnded(made.id);
+        const { location, fetched, bytes } = await download(made.id);
+        const rows = await parseFile(format, bytes);
+        expect(view(model, rows)).toEqual(expected[model]);
+        expect(done).toMatchObject({ status: 'Complete', has_content: true, row_count: rows.length });
+        expect(done.bytes).toBe(bytes.length);
+        expect(done.filename).toBe(
+          `${model}-${start.toISOString().replace('.000', '')}-${end.toISOString().replace('.000', '')}.${format === 'Parquet' ? 'parquet' : 'jsonl'}`,
+        );
+        // A short-lived URL of the one object, which names the file for the browser.
+        const url = new URL(location);
+        expect(url.pathname).toMatch(new RegExp(`^/${BUCKET}/fx/${teamId}/${made.id}/`));
+        expect(url.searchParams.get('X-Amz-Expires')).toBe('600');
+        expect(fetched.headers.get('content-disposition')).toBe(`attachment; filename="${done.filename}"`);
+        if (format === 'Parquet') {
+          // One row group per page read: the rows were read and written in chunks.
+          const file = bytes.buffer.slice(
+            bytes.byteOffset,
+            bytes.byteOffset + bytes.byteLength,
+          ) as ArrayBuffer;
+          expect(parquetMetadata(file).row_groups.length).toBe(Math.ceil(rows.length / PAGE_SIZE));
+        }
+      }, 60_000);
+    }
+  }
+
+  it('the environment path serves the same exports', async () => {
+    const made = await create('persons', 'JSONLines');
+    const res = await t.http
+      .get(`/api/environments/${teamId}/exports/${made.id}`)
+      .set(owner.auth)
+      .expect(200);
+    expect(res.body).toMatchObject({ id: made.id, export_context: { model: 'persons' } });
+    await waitEnded(made.id);
+  });
+
+  it('scopes: a key without export:write cannot create, one without export:read cannot list (403)', async () => {
+    const readOnly = await t.factories.keyFor(owner, 'export:read');
+    const res = await t.http.post(path()).set(readOnly).send(body('events', 'JSONLines')).expect(403);
+    expect(res.body).toMatchObject({ code: 'permission_denied', attr: null });
+    const noExport = await t.factories.keyFor(owner, 'batch_export:read,batch_export:write');
+    await t.http.get(path()).set(noExport).expect(403);
+    await t.http.get(path()).set(readOnly).expect(200);
+  });
+
+  it("tenancy: another organization's project and its exports are not found (404)", async () => {
+    const stranger = await t.factories.user();
+    const theirTeam = (await t.factories.organization(stranger)).teams[0].id;
+    const mine = await create('events', 'JSONLines');
+    await t.http.get(path('', theirTeam)).set(owner.auth).expect(404);
+    await t.http
+      .get(path(`/${mine.id}`))
+      .set(stranger.auth)
+      .expect(404);
+    await t.http
+      .get(path(`/${mine.id}`, theirTeam))
+      .set(stranger.auth)
+      .expect(404);
+    await t.http
+      .get(path(`/${mine.id}/content`))
+      .set(stranger.auth)
+      .expect(404);
+    await waitEnded(mine.id);
+  });
+
+  it("a member's batch_export level decides: none hides the exports (404), viewer reads them but creates none (403)", async () => {
+    const [{ organization_id: orgId }] = (await t.dataSource.query(
+      'SELECT organization_id FROM projects WHERE id = $1',
+      [teamId],
+    )) as { organization_id: string }[];
+    const member = await t.factories.user();
+    await t.factories.member(orgId, member, MembershipLevel.MEMBER);
+    const [{ id: membershipId }] = (await t.dataSource.query(
+      'SELECT id FROM organization_memberships WHERE organization_id = $1 AND user_id = $2',
+      [orgId, member.id],
+    )) as { id: string }[];
+    // A level is set (200) or removed (204, back to the default: editor).
+    const level = async (access_level: string | null) => {
+      const res = await t.http
+        .put(`/api/projects/${teamId}/resource_access_controls`)
+        .set(owner.auth)
+        .send({ resource: 'batch_export', organization_member: membershipId, access_level });
+      expect(res.status).toBe(access_level === null ? 204 : 200);
+    };
+    const made = await create('sessions', 'JSONLines');
+    await waitEnded(made.id);
+    try {
+      await level('none');
+      await t.http.get(path()).set(member.auth).expect(404);
+      await t.http
+        .get(path(`/${made.id}`))
+        .set(member.auth)
+        .expect(404);
+      await t.http
+        .get(path(`/${made.id}/content`))
+        .set(member.auth)
+        .expect(404);
+      await level('viewer');
+      const listed = (await t.http.get(path('?limit=100')).set(member.auth).expect(200)).body as {
+        results: ApiExport[];
+      };
+      expect(listed.results.map((e) => e.id)).toContain(made.id);
+      await t.http
+        .get(path(`/${made.id}`))
+        .set(member.auth)
+        .expect(200);
+      await t.http
+        .get(path(`/${made.id}/content`))
+        .set(member.auth)
+        .expect(302);
+      const refused = await t.http.post(path()).set(member.auth).send(body('events', 'Parquet')).expect(403);
+      expect(refused.body).toMatchObject({ code: 'permission_denied' });
+      await t.http
+        .post(path(`/${made.id}/cancel`))
+        .set(member.auth)
+        .expect(403);
+      await level(null);
+      // At the default level (editor) the member may create.
+      const mine = await create('sessions', 'Parquet', member.auth);
+      expect(mine.created_by).toBe(member.id);
+      await waitEnded(mine.id);
+    } finally {
+      await level(null);
+    }
+  });
+
+  it('cancel stops a running export: Cancelled, nothing stored, no content; an ended export is not cancelled (409)', async () => {
+    // The source is locked: the worker holds the export Running, waiting for its first page.
+    const runner = t.dataSource.createQueryRunner();
+    await runner.connect();
+    await runner.query('BEGIN');
+    await runner.query('LOCK TABLE events IN ACCESS EXCLUSIVE MODE');
+    let made: ApiExport;
+    try {
+      made = await create('events', 'Parquet');
+      await waitFor(
+        async () => ((await retrieve(made.id)).status === 'Running' ? true : undefined),
+        20_000,
+        'the export to run',
+      );
+      const cancelled = await t.http
+        .post(path(`/${made.id}/cancel`))
+        .set(owner.auth)
+        .expect(200);
+      expect(cancelled.body).toMatchObject({ id: made.id, status: 'Cancelled', has_content: false });
+    } finally {
+      await runner.query('COMMIT');
+      await runner.release();
+    }
+    // The worker takes its first page, sees the cancel and ends the job.
+    await waitFor(
+      async () => {
+        const [job] = (await t.dataSource.query('SELECT state FROM pgboss.job WHERE id = $1', [made.id])) as {
+          state: string;
+        }[];
+        return job?.state === 'completed' ? true : undefined;
+      },
+      20_000,
+      'the job to complete',
+    );
+    expect(await retrieve(made.id)).toMatchObject({ status: 'Cancelled', row_count: null, bytes: null });
+    expect(await objects(`fx/${teamId}/${made.id}/`)).toEqual([]);
+    const content = await t.http
+      .get(path(`/${made.id}/content`))
+      .set(owner.auth)
+      .expect(409);
+    expect(content.body).toMatchObject({ code: 'conflict', attr: null });
+    expect(content.body.detail).toContain('Cancelled');
+    const again = await t.http
+      .post(path(`/${made.id}/cancel`))
+      .set(owner.auth)
+      .expect(409);
+    expect(again.body.detail).toContain('Cancelled');
+  }, 60_000);
+
+  it('expiry: past expires_after the content is gone (409), then the task removes the objects and the rows', async () => {
+    const made = await create('persons', 'Parquet');
+    await waitEnded(made.id);
+    const key = (await objects(`fx/${teamId}/${made.id}/`))[0];
+    expect(key).toMatch(/\.parquet$/);
+    const expiresAt = new Date((await retrieve(made.id)).expires_after);
+    expect(expiresAt.getTime() - t.clock.now().getTime()).toBe(24 * HOUR_MS);
+    const before = t.clock.now();
+    try {
+      t.clock.set(new Date(expiresAt.getTime() + 1000));
+      expect(await retrieve(made.id)).toMatchObject({ status: 'Complete', has_content: false });
+      const content = await t.http
+        .get(path(`/${made.id}/content`))
+        .set(owner.auth)
+        .expect(409);
+      expect(content.body.detail).toContain('expired');
+      const removed = await t.app.get(FileExportsExpiry).expire(t.clock.now());
+      expect(removed).toBeGreaterThanOrEqual(1);
+      await t.http
+        .get(path(`/${made.id}`))
+        .set(owner.auth)
+        .expect(404);
+      expect(await objects(`fx/${teamId}/`)).toEqual([]);
+    } finally {
+      t.clock.set(before);
+    }
+  }, 60_000);
+
+  it('bad input answers 400 in the documented error body', async () => {
+    const bad = async (payload: object) =>
+      (await t.http.post(path()).set(owner.auth).send(payload).expect(400)).body as Row;
+    const context = body('events', 'JSONLines').export_context;
+    expect(await bad({ ...body('events', 'CSV') })).toMatchObject({
+      type: 'validation_error',
+      attr: 'export_format',
+    });
+    expect(
+      await bad({ export_format: 'Parquet', export_context: { ...context, model: 'groups' } }),
+    ).toMatchObject({ type: 'validation_error', attr: 'export_context__model' });
+    expect(
+      await bad({
+        export_format: 'Parquet',
+        export_context: { ...context, start_at: '2026-01-01T00:00:00' },
+      }),
+    ).toMatchObject({ type: 'validation_error', attr: 'export_context__start_at' });
+    expect(
+      await bad({ export_format: 'Parquet', export_context: { ...context, end_at: context.start_at } }),
+    ).toMatchObject({
+      type: 'validation_error',
+      attr: 'export_context__end_at',
+      detail: 'Must be after start_at.',
+    });
+    expect(
+      await bad({
+        export_format: 'Parquet',
+        export_context: { ...context, start_at: '2020-01-01T00:00:00Z' },
+      }),
+    ).toMatchObject({ attr: 'export_context__end_at', detail: 'The range may cover at most 366 days.' });
+    expect(await bad({ export_format: 'Parquet' })).toMatchObject({ attr: 'export_context' });
+    expect(await bad({ ...body('events', 'Parquet'), insight: 3 })).toMatchObject({ attr: 'insight' });
+    await t.http.get(path('/not-a-uuid')).set(owner.auth).expect(404);
+  });
+});
+
+describe('file exports without an object store: streamed by the service', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let teamId: number;
+  let expected: Record<string, unknown[][]>;
+  const start = new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS - 3 * HOUR_MS);
+  const end = new Date(start.getTime() + 2 * HOUR_MS);
+  const path = (rest = '') => `/api/projects/${teamId}/exports${rest}`;
+
+  beforeAll(async () => {
+    t = await createTestApp({ BATCH_EXPORT_WORKERS: 'true', BATCH_EXPORT_PAGE_SIZE: String(PAGE_SIZE) });
+    owner = await t.factories.user();
+    teamId = (await t.factories.organization(owner)).teams[0].id;
+    expected = await seedFileExportSources(t, teamId, start, end);
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  for (const model of ['events', 'persons', 'sessions']) {
+    for (const format of ['JSONLines', 'Parquet']) {
+      it(`${model} as ${format}: Complete at once, the content route streams exactly the source's rows`, async () => {
+        const made = (
+          await t.http
+            .post(path())
+            .set(owner.auth)
+            .send({
+              export_format: format,
+              export_context: { model, start_at: start.toISOString(), end_at: end.toISOString() },
+            })
+            .expect(201)
+        ).body as ApiExport;
+        expect(made).toMatchObject({ status: 'Complete', has_content: true, row_count: null, bytes: null });
+        const res = await t.http
+          .get(path(`/${made.id}/content`))
+          .set(owner.auth)
+          .buffer(true)
+          .parse(binary)
+          .expect(200);
+        expect(res.headers['content-type']).toMatch(
+          format === 'Parquet' ? /^application\/vnd\.apache\.parquet/ : /^application\/jsonl/,
+        );
+        expect(res.headers['content-disposition']).toBe(`attachment; filename="${made.filename}"`);
+        const rows = await parseFile(format, res.body as Buffer);
+        expect(view(model, rows)).toEqual(expected[model]);
+        const cancel = await t.http
+          .post(path(`/${made.id}/cancel`))
+          .set(owner.auth)
+          .expect(409);
+        expect(cancel.body.detail).toContain('Complete');
+      }, 60_000);
+    }
+  }
+});

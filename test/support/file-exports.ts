@@ -1,0 +1,126 @@
+/** The file exports' e2e helpers: the seeded sources of a range, and reading a downloaded file back. */
+import { randomUUID } from 'node:crypto';
+import { parquetReadObjects } from 'hyparquet';
+import type { Response } from 'superagent';
+import { EventsIngestionService } from '../../src/events/events-ingestion.service.js';
+import { seedPersons, seedSessions } from './batch-export-runs.js';
+import type { TestApp } from './create-test-app.js';
+
+const HOUR_MS = 3600_000;
+const DAY_MS = 24 * HOUR_MS;
+const AWS_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
+
+export type Row = Record<string, unknown>;
+export interface ApiExport {
+  id: string;
+  status: string;
+  export_format: string;
+  export_context: { model: string; start_at: string; end_at: string };
+  has_content: boolean;
+  filename: string;
+  row_count: number | null;
+  bytes: number | null;
+  exception: string | null;
+  expires_after: string;
+  created_by: number | null;
+}
+
+/** A supertest parser that keeps the body as bytes (Parquet). */
+export const binary = (res: Response, done: (err: Error | null, body: Buffer) => void) => {
+  const chunks: Buffer[] = [];
+  (res as unknown as NodeJS.ReadableStream).on('data', (c: Buffer) => chunks.push(c));
+  (res as unknown as NodeJS.ReadableStream).on('end', () => done(null, Buffer.concat(chunks)));
+};
+
+const json = (v: unknown) => (typeof v === 'string' ? (JSON.parse(v) as unknown) : v);
+
+/** The rows of a downloaded file. */
+export async function parseFile(format: string, bytes: Buffer): Promise<Row[]> {
+  if (format === 'JSONLines') {
+    const text = bytes.toString('utf8');
+    return text
+      ? text
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Row)
+      : [];
+  }
+  const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  return (await parquetReadObjects({ file })) as Row[];
+}
+
+/** What each model's rows are compared by: a key, sorted, and the values that could be wrong. */
+const VIEW: Record<string, (r: Row) => unknown[]> = {
+  events: (r) => [r.uuid, r.event, r.distinct_id, json(r.properties)],
+  persons: (r) => [r.distinct_id, r.person_id, json(r.properties)],
+  sessions: (r) => [r.session_id, r.distinct_id, Number(r.click_count)],
+};
+export const view = (model: string, rows: Row[]) =>
+  rows.map(VIEW[model]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+
+/** A project with events, persons and sessions inside and outside `[start, end)`; what lies inside. */
+export async function seedFileExportSources(t: TestApp, teamId: number, start: Date, end: Date) {
+  const at = (ms: number) => new Date(start.getTime() + ms);
+  await t.app.get(EventsIngestionService).ensureDays([Math.floor(Date.now() / DAY_MS)]);
+  // 25 events inside (4 pages of 7), 2 before, 2 at or after the end.
+  const inside = Array.from({ length: 25 }, (_, i) => at(i * 60_000));
+  const outside = [at(-1000), at(-HOUR_MS), end, at(end.getTime() - start.getTime() + 5000)];
+  const uuids = [...inside, ...outside].map(() => randomUUID());
+  await t.dataSource.query(
+    `INSERT INTO events (team_id, uuid, event, distinct_id, "timestamp", created_at, properties)
+     SELECT $1, u, 'ev-' || (n % 3), 'user-' || n, now(), c, jsonb_build_object('n', n, 'text', 'é "quoted" ' || n)
+       FROM unnest($2::uuid[], $3::timestamptz[]) WITH ORDINALITY AS x(u, c, n)`,
+    [teamId, uuids, [...inside, ...outside]],
+  );
+  const events = uuids
+    .slice(0, inside.length)
+    .map((uuid, i) => [
+      uuid,
+      `ev-${(i + 1) % 3}`,
+      `user-${i + 1}`,
+      { n: i + 1, text: `é "quoted" ${i + 1}` },
+    ]);
+  const people = await seedPersons(t.dataSource, teamId, [
+    ...Array.from({ length: 9 }, (_, i) => ({
+      distinctIds: [`p-${i}`],
+      properties: { email: `p${i}@example.com`, i },
+      updatedAt: at(i * 1000),
+    })),
+    { distinctIds: ['two-a', 'two-b'], properties: { both: true }, updatedAt: at(5000) },
+    { distinctIds: ['late'], properties: {}, updatedAt: end },
+  ]);
+  const persons = people.slice(0, 10).flatMap((p) => p.distinctIds.map((d) => [d, p.uuid, p.properties]));
+  const sessionRows = Array.from({ length: 6 }, (_, i) => ({
+    sessionId: `s-${i}`,
+    distinctId: `p-${i}`,
+    start: at(i * 1000),
+    end: at(i * 1000 + 500),
+    receivedAt: at(i * 1000 + 600),
+    clicks: i * 2,
+  }));
+  await seedSessions(t.dataSource, teamId, [
+    ...sessionRows,
+    { sessionId: 's-out', distinctId: 'x', start: end, end, receivedAt: at(-HOUR_MS), clicks: 1 },
+  ]);
+  const sessions = sessionRows.map((s) => [s.sessionId, s.distinctId, s.clicks]);
+  const sort = (rows: unknown[][]) => rows.sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+  return { events: sort(events), persons: sort(persons), sessions: sort(sessions) } as Record<
+    string,
+    unknown[][]
+  >;
+}
+
+/** Sets s3rver's credentials in the environment (the service's S3 client reads them); returns the undo. */
+export function setS3Env(): () => void {
+  const saved: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(AWS_ENV)) {
+    saved[k] = process.env[k];
+    process.env[k] = v;
+  }
+  return () => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+}
