@@ -47,7 +47,9 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const res = ctx.getResponse<Response>();
     const { status, body, headers } = this.toResponse(exception, req);
     if (res.headersSent) {
-      res.end();
+      // A body already under way (a stream) cannot carry the error: the connection is cut, so the client sees an
+      // incomplete response, never a shorter one that looks whole (ending it would send the last chunk).
+      if (!res.writableEnded) res.destroy();
       return;
     }
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
