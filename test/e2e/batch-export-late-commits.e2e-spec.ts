@@ -13,14 +13,27 @@ import {
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { newSessionId, rr, snapshotEvent, type Rrweb } from '../support/recordings.js';
-import { createDestinationDatabase, dropDestinationDatabase } from '../support/test-database.js';
+import { createDestinationDatabase, dropDestinationDatabase, onCitus } from '../support/test-database.js';
 
 const DEST_PASSWORD = 'late-commit-destination-password';
 const BUCKET = 'late';
 const STEP_MS = 5 * 60_000;
 const AWS_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
 
-describe('batch exports and writes that commit late', () => {
+/**
+ * Not on Citus (docs/citus.md, the list of files that do not run there): every test here exports persons or
+ * recordings, whose position (`write_xid`) is set by a trigger, which on Citus runs on a worker and stores the
+ * worker's transaction id, in another order than the coordinator's horizon. Events' late commits on Citus are
+ * tested by batch-export-citus-watermark.e2e-spec.ts.
+ */
+const citus = onCitus();
+if (citus) {
+  process.stderr.write(
+    'batch-export-late-commits: skipped on Citus: persons and recordings take their export position on the workers (docs/citus.md)\n',
+  );
+}
+
+(citus ? describe.skip : describe)('batch exports and writes that commit late', () => {
   let t: TestApp;
   let owner: TestUser;
   let orgId: string;
