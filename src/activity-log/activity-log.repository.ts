@@ -226,11 +226,15 @@ export class ActivityLogRepository extends RepositoryBase {
 
   /**
    * Deletes up to `batch` entries created before `cutoff` (at least a day ago: the trigger refuses younger ones) in
-   * one transaction that tells the trigger the cutoff; returns how many.
+   * one transaction that tells the trigger the cutoff; returns how many. The cutoff is a `SET LOCAL` (an ISO
+   * timestamp, no quote in it) that Citus passes on to the nodes holding the table's copies, where the trigger
+   * runs (`citus.propagate_set_commands`, a harmless placeholder setting on plain PostgreSQL); Citus does not pass
+   * on a `set_config`.
    */
   pruneBatch(cutoff: Date, batch: number): Promise<number> {
     return this.transaction(async () => {
-      await this.query(`SELECT set_config('activity_log.prune_before', $1, true)`, [cutoff.toISOString()]);
+      await this.query(`SET LOCAL citus.propagate_set_commands TO 'local'`);
+      await this.query(`SET LOCAL activity_log.prune_before TO '${cutoff.toISOString()}'`);
       const { affected } = await this.modify(
         `DELETE FROM activity_logs WHERE id IN (
            SELECT id FROM activity_logs WHERE created_at < $1 ORDER BY created_at LIMIT $2)`,

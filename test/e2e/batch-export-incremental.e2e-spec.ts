@@ -116,7 +116,7 @@ describe('batch export incremental modes', () => {
     ).map((p) => p.uuid);
     await updateAsService(
       t.dataSource,
-      `UPDATE person_distinct_ids SET person_id = (SELECT id FROM persons WHERE uuid = $2)
+      `UPDATE person_distinct_ids SET person_id = (SELECT id FROM persons WHERE team_id = $1 AND uuid = $2)
         WHERE team_id = $1 AND distinct_id = 'b2'`,
       [teamId, p1],
     );

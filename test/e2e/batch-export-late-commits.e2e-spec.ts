@@ -13,7 +13,11 @@ import {
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { newSessionId, rr, snapshotEvent, type Rrweb } from '../support/recordings.js';
-import { createDestinationDatabase, dropDestinationDatabase } from '../support/test-database.js';
+import {
+  beginAsService,
+  createDestinationDatabase,
+  dropDestinationDatabase,
+} from '../support/test-database.js';
 
 const DEST_PASSWORD = 'late-commit-destination-password';
 const BUCKET = 'late';
@@ -157,7 +161,7 @@ describe('batch exports and writes that commit late', () => {
       const sessionId = newSessionId('late');
       let captured: Promise<unknown> | undefined;
       try {
-        await holder.query('BEGIN');
+        await beginAsService(holder);
         await holder.query('LOCK TABLE session_recordings IN SHARE ROW EXCLUSIVE MODE');
         t.clock.set(at(end - 2000));
         captured = capture(sessionId, 'late-visitor', [
@@ -325,7 +329,7 @@ describe('batch exports and writes that commit late', () => {
     const uuids = Array.from({ length: 5 }, () => randomUUID());
     let captured: Promise<unknown> | undefined;
     try {
-      await holder.query('BEGIN');
+      await beginAsService(holder);
       await holder.query('LOCK TABLE session_recordings, events IN SHARE ROW EXCLUSIVE MODE');
       t.clock.set(at(end - 2000));
       captured = Promise.all([
@@ -520,7 +524,7 @@ describe('batch exports and writes that commit late', () => {
     const lateEvents = Array.from({ length: 5 }, () => randomUUID());
     let captured: Promise<unknown> | undefined;
     try {
-      await holder.query('BEGIN');
+      await beginAsService(holder);
       await holder.query('LOCK TABLE session_recordings, events IN SHARE ROW EXCLUSIVE MODE');
       t.clock.set(at(end - 2000));
       captured = Promise.all([

@@ -174,7 +174,10 @@ describe('events capture keeps its deadline', () => {
     try {
       const before = await counts();
       await client.query('BEGIN');
-      await client.query(`SELECT 1 FROM session_recordings WHERE session_id = $1 FOR UPDATE`, [sessionId]);
+      await client.query(
+        `SELECT 1 FROM session_recordings WHERE team_id = $1 AND session_id = $2 FOR UPDATE`,
+        [projectId, sessionId],
+      );
       const body = [
         {
           event: '$pageview',
@@ -237,7 +240,10 @@ describe('events capture keeps its deadline', () => {
     await client.connect();
     try {
       await client.query('BEGIN');
-      await client.query(`SELECT 1 FROM session_recordings WHERE session_id = $1 FOR UPDATE`, [sessionId]);
+      await client.query(
+        `SELECT 1 FROM session_recordings WHERE team_id = $1 AND session_id = $2 FOR UPDATE`,
+        [projectId, sessionId],
+      );
       const res = await short.http.post('/s/').send([{ ...snapshot, uuid: randomUUID() }]);
       expect(res.status).toBe(503);
       // Still holding the recording: the request's statement has stopped waiting for it.

@@ -35,7 +35,10 @@ describe('events capture behind a locked person', () => {
     const client = new pg.Client({ connectionString: t.databaseUrl });
     await client.connect();
     await client.query('BEGIN');
-    await client.query('SELECT 1 FROM persons WHERE id = $1 FOR UPDATE', [personId]);
+    await client.query('SELECT 1 FROM persons WHERE team_id = $1 AND id = $2 FOR UPDATE', [
+      projectId,
+      personId,
+    ]);
     return {
       release: async () => {
         await client.query('COMMIT');

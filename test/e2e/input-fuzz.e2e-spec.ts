@@ -332,8 +332,9 @@ describe('hostile input on every operation of the OpenAPI document', () => {
       expect(Object.getPrototypeOf(res.body.person.properties)).toBe(Object.prototype);
       expect(res.body.person.properties).toMatchObject(expectedMap);
       const [row] = await t.dataSource.query(
-        'SELECT p.properties FROM persons p JOIN session_recordings r ON r.person_id = p.id WHERE r.session_id = $1',
-        [tenant.ids.session_recordings],
+        `SELECT p.properties FROM persons p JOIN session_recordings r ON r.team_id = p.team_id AND r.person_id = p.id
+          WHERE r.team_id = $1 AND r.session_id = $2`,
+        [tenant.projectId, tenant.ids.session_recordings],
       );
       expect(row.properties).toMatchObject(expectedMap);
     });

@@ -16,6 +16,7 @@ import {
 } from '../../src/session-recordings/session-recordings.repository.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
+import { onCitus } from '../support/test-database.js';
 
 /** Recordings of the project, one second apart; every tenth starts on a billing page, which the rule hides. */
 const ROWS = 12_000;
@@ -157,38 +158,42 @@ describe('the recordings list count under a recording access rule', () => {
     expect(end.results.at(-1)?.id).toBe('count-000001');
   });
 
-  it('reads at most the cap of rows for the count, not the project (EXPLAIN ANALYZE)', async () => {
-    const cap = 100;
-    const visibility = new RecordingVisibility([
-      {
-        kind: 'start_url',
-        urlPattern: PATTERN,
-        propertyKey: null,
-        propertyOperator: null,
-        propertyValue: null,
-      },
-    ]);
-    const { sql, params } = buildListQuery(
-      t.app.get<EventsStore>(EVENTS_STORE).sessions,
-      projectId,
-      member.id,
-      { visibility },
-      { limit: 10, offset: 0 },
-      retentionCutoff(NOW.getTime(), 30),
-      cap,
-    );
-    const [{ total }] = await t.dataSource.query(sql, params);
-    expect(total).toBe(cap);
-    const [row] = await t.dataSource.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
-    const plan = nodes((row['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan);
-    const scans = plan.filter((n) => n['Relation Name'] === 'session_recordings');
-    expect(scans.length).toBeGreaterThanOrEqual(2);
-    const read = scans.map(
-      (n) => ((n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0)) * (n['Actual Loops'] ?? 1),
-    );
-    // The count's scan stops once `cap` visible recordings are found (plus the hidden ones among them, one in
-    // ten); the page's stops at its 10 rows. Neither comes near the project's 12,000.
-    expect(Math.max(...read)).toBeLessThanOrEqual(cap + cap / 5);
-    expect(scans.some((n, i) => n['Actual Rows'] === cap && read[i] > cap)).toBe(true);
-  });
+  // One PostgreSQL's plan: on Citus EXPLAIN shows the distributed plan (docs/citus.md, the tests skipped there).
+  (onCitus() ? it.skip : it)(
+    'reads at most the cap of rows for the count, not the project (EXPLAIN ANALYZE)',
+    async () => {
+      const cap = 100;
+      const visibility = new RecordingVisibility([
+        {
+          kind: 'start_url',
+          urlPattern: PATTERN,
+          propertyKey: null,
+          propertyOperator: null,
+          propertyValue: null,
+        },
+      ]);
+      const { sql, params } = buildListQuery(
+        t.app.get<EventsStore>(EVENTS_STORE).sessions,
+        projectId,
+        member.id,
+        { visibility },
+        { limit: 10, offset: 0 },
+        retentionCutoff(NOW.getTime(), 30),
+        cap,
+      );
+      const [{ total }] = await t.dataSource.query(sql, params);
+      expect(total).toBe(cap);
+      const [row] = await t.dataSource.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
+      const plan = nodes((row['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan);
+      const scans = plan.filter((n) => n['Relation Name'] === 'session_recordings');
+      expect(scans.length).toBeGreaterThanOrEqual(2);
+      const read = scans.map(
+        (n) => ((n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0)) * (n['Actual Loops'] ?? 1),
+      );
+      // The count's scan stops once `cap` visible recordings are found (plus the hidden ones among them, one in
+      // ten); the page's stops at its 10 rows. Neither comes near the project's 12,000.
+      expect(Math.max(...read)).toBeLessThanOrEqual(cap + cap / 5);
+      expect(scans.some((n, i) => n['Actual Rows'] === cap && read[i] > cap)).toBe(true);
+    },
+  );
 });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createCitusDatabase, dropCitusDatabase } from '../../src/database/citus-cluster.js';
+import { STAMP_WRITE_XID_SQL } from '../../src/database/citus-write-xid.js';
 import type { DataSource } from 'typeorm';
 
 /**
@@ -115,4 +116,14 @@ export async function updateAsService<R = unknown>(
   parameters?: unknown[],
 ): Promise<R> {
   return dataSource.transaction((manager) => manager.query(sql, parameters) as Promise<R>);
+}
+
+/**
+ * BEGIN on a client of the test's own, as the service begins its transactions: on Citus it then carries the
+ * coordinator's transaction id to the workers (`STAMP_WRITE_XID_SQL`), which an update of an exported table there
+ * needs.
+ */
+export async function beginAsService(client: pg.Client): Promise<void> {
+  await client.query('BEGIN');
+  if (onCitus()) await client.query(STAMP_WRITE_XID_SQL);
 }

@@ -105,8 +105,12 @@ export function parseRecordingEventFilters(query: Record<string, unknown>): Reco
   return filters;
 }
 
-/** The recording `r` of the list statement, as the events store's filters name it. */
-const RECORDING = { team: 'r.team_id', sessionId: 'r.session_id', start: 'r.start_time', end: 'r.end_time' };
+/**
+ * The recording `r` of the list statement, as the events store's filters name it. Its project is the statement's
+ * project parameter (`$1`, which `r.team_id` equals), not `r.team_id`: on Citus a correlated subquery over the
+ * events is routed with the recording's shard only when it names the project as the same parameter.
+ */
+const RECORDING = { team: '$1', sessionId: 'r.session_id', start: 'r.start_time', end: 'r.end_time' };
 
 /**
  * The sets of the statement: one `WITH` entry per event filter that names its event, the session ids of the

@@ -96,10 +96,7 @@ export class PostgresWriter implements DestinationWriter {
     const definition = this.ctx.model.columns.map((c) => `${ident(c.name)} ${types[c.kind]}`).join(', ');
     // The primary key of a table the export creates: the model's merge key, or MERGE's `primary_key`.
     const key = this.ctx.incremental.primaryKey.map(ident).join(', ');
-    await this.query(
-      `CREATE TABLE IF NOT EXISTS ${this.table} (${definition}${this.redshift ? '' : `, PRIMARY KEY (${key})`})`,
-      'creating the destination table',
-    );
+    await this.createTableIfMissing(`${definition}${this.redshift ? '' : `, PRIMARY KEY (${key})`}`);
     await this.prepareTable(types);
     if (this.ctx.incremental.mode === 'MERGE' && !this.redshift) await this.assertMergeIndex();
     if (this.redshift) {
@@ -114,6 +111,29 @@ export class PostgresWriter implements DestinationWriter {
     await this.query(
       `CREATE ${this.redshift ? '' : 'TEMPORARY '}TABLE ${this.stage} (${definition})`,
       'creating the staging table',
+    );
+  }
+
+  /**
+   * Creates the destination table when the catalog has none (`IF NOT EXISTS` still, for two runs creating it at
+   * once). An existing table is left alone without a statement on it: a server with Citus loaded looks the table
+   * up under a lock for `CREATE TABLE IF NOT EXISTS`, which then waits behind any lock held on the table.
+   */
+  private async createTableIfMissing(definition: string): Promise<void> {
+    let found: boolean;
+    try {
+      const { rows } = await this.client!.query<{ found: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2) AS found`,
+        [this.schema, this.ctx.config.table_name as string],
+      );
+      found = rows[0]?.found === true;
+    } catch (err) {
+      throw this.classify(err, 'looking up the destination table');
+    }
+    if (found) return;
+    await this.query(
+      `CREATE TABLE IF NOT EXISTS ${this.table} (${definition})`,
+      'creating the destination table',
     );
   }
 
