@@ -78,6 +78,7 @@ export async function createTestApp(
       EVENTS_PURGE_INTERVAL_SECONDS: '0',
       PROJECT_DELETION_INTERVAL_SECONDS: '0',
       ACTIVITY_LOG_PRUNE_INTERVAL_SECONDS: '0',
+      FILE_EXPORT_EXPIRY_INTERVAL_SECONDS: '0',
       BATCH_EXPORT_WORKERS: 'false',
       RATE_LIMIT_ENABLED: 'false',
       // Tests deliver batch exports to servers on loopback; the egress rule's refusals are tested with 'false'.
