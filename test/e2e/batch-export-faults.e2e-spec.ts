@@ -434,6 +434,8 @@ describe('batch export worker processes', () => {
     // Waiting on the lock, mid-merge.
     await waitFor(
       async () => {
+        // This client is in the locking transaction, whose view of pg_stat_activity is cached until cleared.
+        await destination.query('SELECT pg_stat_clear_snapshot()');
         const { rows } = await destination.query(
           `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`,
           [dest.name],

@@ -511,6 +511,8 @@ describe('batch export MERGE through a killed worker', () => {
     );
     await waitFor(
       async () => {
+        // This client is in the locking transaction, whose view of pg_stat_activity is cached until cleared.
+        await destination.query('SELECT pg_stat_clear_snapshot()');
         const { rows } = await destination.query(
           `SELECT count(*)::int AS n FROM pg_stat_activity
             WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO "public"."killed_merge"%'`,
@@ -522,6 +524,7 @@ describe('batch export MERGE through a killed worker', () => {
       "the first worker's merge to wait on the locked table",
     ).catch(async (error: Error) => {
       // What the worker and the destination were doing instead.
+      await destination.query('SELECT pg_stat_clear_snapshot()');
       const { rows } = await destination.query(
         `SELECT pid, state, wait_event_type, wait_event, left(query, 200) AS query FROM pg_stat_activity
           WHERE datname = $1`,

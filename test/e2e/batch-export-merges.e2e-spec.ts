@@ -199,6 +199,8 @@ describe('batch export merges into tables', () => {
       // gone, or its DROP waiting for the stopped statement's lock.
       await waitFor(async () => {
         if (!(await stagingTables()).length) return true;
+        // The holder is in the locking transaction, whose view of pg_stat_activity is cached until cleared.
+        await holder.query('SELECT pg_stat_clear_snapshot()');
         const { rows } = await holder.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM pg_stat_activity
             WHERE query LIKE 'DROP TABLE IF EXISTS %stage_merge_rs_%' AND wait_event_type = 'Lock'`,

@@ -52,6 +52,8 @@ describe('database pool: one key cannot hold it', () => {
       .then((res) => res);
   /** Backends of this database waiting for a lock (the lists' statements behind the lock on `events`). */
   const lockWaits = async () => {
+    // The locker is in the locking transaction, whose view of pg_stat_activity is cached until cleared.
+    await locker.query('SELECT pg_stat_clear_snapshot()');
     const { rows } = await locker.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM pg_stat_activity
         WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
