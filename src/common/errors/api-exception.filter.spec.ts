@@ -1,5 +1,5 @@
-import { describe, expect, it } from '@jest/globals';
-import type { ArgumentsHost } from '@nestjs/common';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { type ArgumentsHost, Logger } from '@nestjs/common';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,6 +10,8 @@ import { ApiExceptionFilter } from './api-exception.filter.js';
  * client must see an incomplete response, not a shorter body that ends as if whole.
  */
 describe('ApiExceptionFilter after the body started', () => {
+  // The filter logs the failures these tests cause on purpose.
+  beforeAll(() => Logger.overrideLogger(false));
   const serve = async (fail: (req: http.IncomingMessage, res: http.ServerResponse) => void) => {
     const server = http.createServer((req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/jsonl' });
