@@ -245,6 +245,74 @@ describe('file exports to the object store', () => {
     }
   });
 
+  it('a sessions or events export made by another user is not downloaded by a member the recording access rules restrict (403)', async () => {
+    const [{ organization_id: orgId }] = (await t.dataSource.query(
+      'SELECT organization_id FROM projects WHERE id = $1',
+      [teamId],
+    )) as { organization_id: string }[];
+    const member = await t.factories.user();
+    await t.factories.member(orgId, member, MembershipLevel.MEMBER);
+    const ownSessions = await create('sessions', 'JSONLines');
+    const ownPersons = await create('persons', 'JSONLines');
+    await waitEnded(ownSessions.id);
+    await waitEnded(ownPersons.id);
+    // Unrestricted so far: the owner's export is the member's to download.
+    await t.http
+      .get(path(`/${ownSessions.id}/content`))
+      .set(member.auth)
+      .expect(302);
+    const roleId = (
+      await t.http
+        .post(`/api/organizations/${orgId}/roles`)
+        .set(owner.auth)
+        .send({ name: 'Billing' })
+        .expect(201)
+    ).body.id as string;
+    const rule = (
+      await t.http
+        .post(`/api/projects/${teamId}/recording_access_rules`)
+        .set(owner.auth)
+        .send({ kind: 'start_url', url_pattern: 'https://*', role_ids: [roleId] })
+        .expect(201)
+    ).body as { id: string };
+    try {
+      const refused = await t.http
+        .get(path(`/${ownSessions.id}/content`))
+        .set(member.auth)
+        .expect(403);
+      expect(refused.body).toMatchObject({ type: 'authentication_error', code: 'permission_denied' });
+      expect(refused.body.detail).toContain('recording access rules');
+      // Its metadata stays visible; persons hold no recordings; the owner (an admin) is not restricted.
+      await t.http
+        .get(path(`/${ownSessions.id}`))
+        .set(member.auth)
+        .expect(200);
+      await t.http
+        .get(path(`/${ownPersons.id}/content`))
+        .set(member.auth)
+        .expect(302);
+      await t.http
+        .get(path(`/${ownSessions.id}/content`))
+        .set(owner.auth)
+        .expect(302);
+      // The member's own export is read with its own visibility: the hidden recordings are left out (every one here).
+      const mine = await create('sessions', 'JSONLines', member.auth);
+      await waitEnded(mine.id);
+      const [theirs, own] = [await retrieve(ownSessions.id), await retrieve(mine.id)];
+      expect(theirs.row_count).toBeGreaterThan(0);
+      expect(own.row_count).toBe(0);
+      await t.http
+        .get(path(`/${mine.id}/content`))
+        .set(member.auth)
+        .expect(200);
+    } finally {
+      await t.http
+        .delete(`/api/projects/${teamId}/recording_access_rules/${rule.id}`)
+        .set(owner.auth)
+        .expect(204);
+    }
+  });
+
   it('cancel stops a running export: Cancelled, nothing stored, no content; an ended export is not cancelled (409)', async () => {
     // The source is locked: the worker holds the export Running, waiting for its first page.
     const runner = t.dataSource.createQueryRunner();

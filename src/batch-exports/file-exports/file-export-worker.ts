@@ -113,6 +113,16 @@ export class FileExportWorker implements OnApplicationBootstrap, BeforeApplicati
     }
   }
 
+  /**
+   * Whether the file may hold recordings' data that `userId` may not watch: an export of a model the recording access
+   * rules apply to (sessions, events), made by another user, for someone whom the project's rules hide recordings
+   * from. The file was read with its creator's visibility.
+   */
+  async hiddenFrom(entity: FileExportEntity, userId: number): Promise<boolean> {
+    if (userId === entity.createdById || !this.models.get(entity.model).recordingVisibility) return false;
+    return (await this.visibility.visibilityFor(entity.teamId, userId)).restricted;
+  }
+
   /** What reading the export's rows needs now (the streamed content route reads the same). */
   async fileSource(entity: FileExportEntity): Promise<FileSource> {
     const model = this.models.get(entity.model);

@@ -97,7 +97,8 @@ export class FileExportsController {
     summary: 'Download a file export',
     description:
       'With an object store: a redirect (302) to a presigned URL of the file, valid FILE_EXPORT_URL_TTL_SECONDS. ' +
-      'Without one: the file itself, streamed from the database as it is read.',
+      'Without one: the file itself, streamed from the database as it is read. A `sessions` or `events` export ' +
+      'made by another user is refused (403) to a caller whom the recording access rules hide recordings from.',
   })
   @ApiParam(EXPORT_ID)
   @ApiResponse({ status: 302, description: 'The file is at the presigned URL of `Location`.' })

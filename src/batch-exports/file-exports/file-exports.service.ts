@@ -133,6 +133,12 @@ export class FileExportsService {
    */
   async content(principal: Principal, projectId: number, id: string, res: Response): Promise<void> {
     const entity = await this.find(principal, projectId, id, 'viewer');
+    if (await this.worker.hiddenFrom(entity, principal.userId)) {
+      throw ApiError.permissionDenied(
+        "This export was made by another user and may hold recordings the project's recording access rules hide " +
+          'from you. Request an export of your own: it leaves those out.',
+      );
+    }
     const now = this.clock.now();
     if (entity.status === 'Pending' || entity.status === 'Running') {
       res.setHeader('Retry-After', '5');
