@@ -36,11 +36,14 @@ const fixtureBackfill = (now: Date) => {
   };
 };
 
-/** A file export of the project's events over the day before `now`. */
+/**
+ * A file export of the project's persons over the day before `now`: a file every viewer may download (a `sessions`
+ * or `events` file made by another user is refused to a member the recording access rules restrict).
+ */
 const fixtureFileExport = (now: Date) => ({
   export_format: 'JSONLines',
   export_context: {
-    model: 'events',
+    model: 'persons',
     start_at: new Date(now.getTime() - 24 * HOUR_MS).toISOString(),
     end_at: now.toISOString(),
   },
