@@ -1,5 +1,10 @@
 /** The file exports' e2e helpers: the seeded sources of a range, and reading a downloaded file back. */
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import S3rver from 's3rver';
 import { parquetReadObjects } from 'hyparquet';
 import type { Response } from 'superagent';
 import { EventsIngestionService } from '../../src/events/events-ingestion.service.js';
@@ -122,5 +127,118 @@ export function setS3Env(): () => void {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
+  };
+}
+
+/** A request of a multipart upload s3rver received: `POST uploads` (create), `PUT part`, `POST complete`, `DELETE`. */
+export interface MultipartRequest {
+  method: string;
+  key: string;
+  uploadId: string | null;
+}
+
+/**
+ * s3rver on a fixed loopback port with its files kept between runs, so the store can be stopped (connections to
+ * it refused) and started again at the same endpoint. It also answers AbortMultipartUpload, which s3rver lacks
+ * (405): the upload's parts are removed, as S3 does; `pendingUploads` lists the uploads neither completed nor
+ * aborted; `multipart` records each request of a multipart upload; `holdNextPart` keeps the next part's request
+ * waiting until it is released (an upload stopped in the middle).
+ */
+export async function startRestartableS3Server(buckets: string[]) {
+  const directory = await mkdtemp(join(tmpdir(), 's3rver-'));
+  const multipart: MultipartRequest[] = [];
+  let hold: { reached: () => void; released: Promise<void> } | null = null;
+  let port: number;
+  let server: Server | null = null;
+  type Logger = { exceptions: { unhandle(): void }; close(): void };
+  let logger: Logger | null = null;
+  const uploadsDir = (bucket: string) => join(directory, bucket, '._S3rver_uploads');
+  type Context = { method: string; path: string; query: unknown; status: number };
+  const hook = async (ctx: Context, next: () => Promise<void>) => {
+    const query = ctx.query as Record<string, string | undefined>;
+    const [, bucket = '', ...key] = ctx.path.split('/');
+    const uploadId = query.uploadId ?? null;
+    if ('uploads' in query || uploadId) {
+      multipart.push({ method: ctx.method, key: decodeURIComponent(key.join('/')), uploadId });
+    }
+    if (ctx.method === 'PUT' && uploadId && query.partNumber && hold) {
+      const { reached, released } = hold;
+      hold = null;
+      reached();
+      await released;
+    }
+    if (ctx.method === 'DELETE' && uploadId) {
+      await rm(join(uploadsDir(bucket), uploadId.replace(/[^0-9a-f]/gi, '')), { recursive: true, force: true });
+      ctx.status = 204;
+      return;
+    }
+    await next();
+  };
+  /** s3rver's app on an HTTP server of our own (s3rver's `run` reports no failure to listen). */
+  const start = async () => {
+    if (server) return;
+    const app = new S3rver({
+      silent: true,
+      directory,
+      configureBuckets: buckets.map((name) => ({ name, configs: [] })),
+    });
+    // Before s3rver's own middleware.
+    (app as unknown as { middleware: unknown[] }).middleware.unshift(hook);
+    await (app as unknown as { configureBuckets(): Promise<void> }).configureBuckets();
+    const http = createServer((app as unknown as { callback(): RequestListener }).callback());
+    await new Promise<void>((resolve, reject) => {
+      http.once('error', reject);
+      http.listen(port, '127.0.0.1', () => {
+        http.off('error', reject);
+        resolve();
+      });
+    });
+    server = http;
+    logger = (app as unknown as { logger: Logger }).logger;
+  };
+  const stop = async () => {
+    if (!server) return;
+    const http = server;
+    server = null;
+    await new Promise<void>((resolve) => {
+      http.close(() => resolve());
+      http.closeAllConnections();
+    });
+    // What s3rver's own server does once closed.
+    logger?.exceptions.unhandle();
+    logger?.close();
+    logger = null;
+  };
+  // A port below the ephemeral range (32768–60999 on Linux): once the store is stopped, no outgoing connection of
+  // this machine can take it as its local port, so the store starts again on it.
+  for (let tries = 0; ; tries++) {
+    port = 20_000 + Math.floor(Math.random() * 10_000);
+    try {
+      await start();
+      break;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'EADDRINUSE' || tries > 20) throw err;
+    }
+  }
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    multipart,
+    start,
+    stop,
+    /** The ids of the bucket's multipart uploads neither completed nor aborted. */
+    pendingUploads: async (bucket: string) => readdir(uploadsDir(bucket)).catch(() => [] as string[]),
+    /** The next part's request waits for `release`; `reached` resolves once it arrived. */
+    holdNextPart: () => {
+      let reached!: () => void;
+      let release!: () => void;
+      const arrived = new Promise<void>((resolve) => (reached = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      hold = { reached, released };
+      return { reached: arrived, release };
+    },
+    close: async () => {
+      await stop();
+      await rm(directory, { recursive: true, force: true });
+    },
   };
 }

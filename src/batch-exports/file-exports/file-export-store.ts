@@ -3,7 +3,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import { DeleteObjectsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../config/config.js';
-import { ObjectUpload } from '../runs/destinations/s3.js';
+import { classifyS3Error, ObjectUpload } from '../runs/destinations/s3.js';
 import type { ObjectSink, ObjectStore } from '../runs/destinations/object-files.js';
 import { presignGetUrl } from './presign.js';
 
@@ -73,7 +73,8 @@ export class FileExportStore implements OnModuleDestroy {
           },
         );
       },
-      classify: (err) => err,
+      // Transient failures (refused, reset or timed-out connections, 5xx, 429) are retryable: the worker tries again.
+      classify: (err) => classifyS3Error(err, `writing to s3://${bucket}`),
       // The client is the service's: it outlives one export.
       destroy: () => undefined,
     };

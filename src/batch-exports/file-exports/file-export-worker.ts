@@ -7,6 +7,7 @@ import {
 import { Clock } from '../../common/time/clock.js';
 import { AppConfig } from '../../config/config.js';
 import { RecordingVisibilityService } from '../../recording-access-rules/recording-visibility.service.js';
+import { ExportError } from '../runs/export-errors.js';
 import { ExportModels } from '../runs/export-models.js';
 import { ExportSourceRepository } from '../runs/export-source.repository.js';
 import type { FileExportEntity } from './file-export.entity.js';
@@ -16,6 +17,9 @@ import { objectKeyOf, writeExportFile, type FileSource } from './file-export-wri
 import { FileExportsRepository } from './file-exports.repository.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The longest wait between two attempts at a file when the object store fails transiently. */
+const MAX_RETRY_DELAY_MS = 60_000;
 
 /** Thrown by the cancel check between pages. */
 class Cancelled extends Error {}
@@ -84,21 +88,24 @@ export class FileExportWorker implements OnApplicationBootstrap, BeforeApplicati
       () => void this.queue.touch(id).catch(() => undefined),
       (HEARTBEAT_SECONDS * 1000) / 3,
     );
+    const stillWanted = async () => {
+      if (this.stopping) throw new Error('the worker stopped');
+      if ((await this.exports.status(id)) !== 'Running') throw new Cancelled();
+    };
     try {
-      const result = await writeExportFile(
-        entity,
-        await this.fileSource(entity),
-        this.store.writerStore(this.abort.signal),
-        prefix,
-        this.abort.signal,
-        async () => {
-          if (this.stopping) throw new Error('the worker stopped');
-          if ((await this.exports.status(id)) !== 'Running') throw new Cancelled();
-        },
+      const result = await this.writeWithRetries(id, async () =>
+        writeExportFile(
+          entity,
+          await this.fileSource(entity),
+          this.store.writerStore(this.abort.signal),
+          prefix,
+          this.abort.signal,
+          stillWanted,
+        ),
       );
-      const objectKey = result.rows ? key : null;
-      const done = { ...result, objectKey, at: this.clock.now() };
-      if (!(await this.exports.complete(id, done)) && objectKey) await this.store.remove([objectKey]);
+      // Every complete export has its object (a range without rows: an empty file).
+      const done = { ...result, objectKey: key, at: this.clock.now() };
+      if (!(await this.exports.complete(id, done))) await this.store.remove([key]);
       this.logger.log({ id, rows: result.rows, bytes: result.bytes }, 'file export written');
     } catch (err) {
       if (err instanceof Cancelled) {
@@ -110,6 +117,49 @@ export class FileExportWorker implements OnApplicationBootstrap, BeforeApplicati
       await this.exports.fail(id, (err as Error).message, this.clock.now());
     } finally {
       clearInterval(heartbeat);
+    }
+  }
+
+  /**
+   * `write` (one attempt at the whole file), tried again from the start while the object store fails transiently
+   * (refused, reset or timed-out connections, 5xx and 429 answers): FILE_EXPORT_STORE_ATTEMPTS attempts, waiting
+   * FILE_EXPORT_STORE_RETRY_DELAY_MS before the second and twice as long before each next (at most 60 s), the
+   * cancel check between. Other errors end it at once. Each attempt writes the same key, so nothing is left over.
+   */
+  private async writeWithRetries<T>(id: string, write: () => Promise<T>): Promise<T> {
+    const attempts = this.config.get('FILE_EXPORT_STORE_ATTEMPTS');
+    const delay = this.config.get('FILE_EXPORT_STORE_RETRY_DELAY_MS');
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await write();
+      } catch (err) {
+        if (err instanceof Cancelled || this.stopping || !(err instanceof ExportError) || !err.retryable) {
+          throw err;
+        }
+        if (attempt >= attempts) {
+          throw new Error(
+            `The object store failed ${attempts} attempt${attempts === 1 ? '' : 's'} in a row; the last: ${err.message}`,
+          );
+        }
+        const wait = Math.min(delay * 2 ** (attempt - 1), MAX_RETRY_DELAY_MS);
+        this.logger.warn(
+          { id, attempt, retry_in_ms: wait, reason: err.message },
+          'file export: the object store failed; the file is written again',
+        );
+        await this.waitWanted(id, wait);
+      }
+    }
+  }
+
+  /** Waits `ms`, ending early (Cancelled, or the worker's stop) when the export is no longer wanted. */
+  private async waitWanted(id: string, ms: number): Promise<void> {
+    const until = Date.now() + ms;
+    for (;;) {
+      if (this.stopping) throw new Error('the worker stopped');
+      if ((await this.exports.status(id)) !== 'Running') throw new Cancelled();
+      const left = until - Date.now();
+      if (left <= 0) return;
+      await sleep(Math.min(left, 1000));
     }
   }
 

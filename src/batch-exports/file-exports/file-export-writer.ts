@@ -13,7 +13,8 @@ import type { FileExportEntity } from './file-export.entity.js';
 
 /** What producing one file needs besides the export. */
 export interface FileSource {
-  source: ExportSourceRepository;
+  /** Null: nothing is read (the file of a range known to hold no rows). */
+  source: ExportSourceRepository | null;
   model: BoundExportModel;
   /** Sessions: what the export's creator may watch (undefined for the other models). */
   visibility: RecordingVisibility | undefined;
@@ -40,7 +41,8 @@ export function objectKeyOf(prefix: string, entity: FileExportEntity): string {
  * Writes the export's file to `store` with the batch exports' object-files writer (JSON Lines, or Parquet with one
  * row group per page; events with PostHog's file columns), reading the rows through the export source in pages
  * (BATCH_EXPORT_PAGE_SIZE rows, BATCH_EXPORT_PAGE_MAX_BYTES bytes): memory is bounded by a page and an upload part,
- * whatever the range holds. `between` is called after each page (the cancel check); it stops the read by throwing.
+ * whatever the range holds; a range without rows gives a valid empty file. `between` is called after each page
+ * (the cancel check); it stops the read by throwing.
  */
 export async function writeExportFile(
   entity: FileExportEntity,
@@ -63,7 +65,9 @@ export async function writeExportFile(
     log: async () => undefined,
   };
   // The object-files writer reads the model, the interval, the file settings and the log of a run's context.
-  const writer = new ObjectFilesWriter(context as unknown as DeliveryContext, store);
+  // A range without rows still gives a file (PostHog's exports always have content): an empty JSON Lines file, a
+  // Parquet file with the model's columns and no rows.
+  const writer = new ObjectFilesWriter(context as unknown as DeliveryContext, store, { emptyFile: true });
   const range: SourceRange = {
     teamId: entity.teamId,
     start: entity.startAt,
@@ -78,7 +82,8 @@ export async function writeExportFile(
   let rows = 0;
   try {
     await writer.open();
-    for await (const page of from.source.pages(from.model, range, from.pageSize, from.pageMaxBytes)) {
+    const pages = from.source?.pages(from.model, range, from.pageSize, from.pageMaxBytes) ?? [];
+    for await (const page of pages) {
       await writer.write(page);
       rows += page.length;
       await between();

@@ -19,6 +19,22 @@ import { FileExportsRepository } from './file-exports.repository.js';
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
+/** `Retry-After` of a request refused for the requester's queued exports: a file usually takes a while. */
+const QUEUE_FULL_RETRY_AFTER_SECONDS = 30;
+
+/** 429 `throttled`: the requester already has `max` exports Pending or Running in the project. */
+function tooManyQueued(max: number): ApiError {
+  return new ApiError(
+    429,
+    'throttled',
+    `You already have ${max} file exports Pending or Running in this project (at most ${max}, ` +
+      'FILE_EXPORT_MAX_QUEUED_PER_PROJECT). Wait for one to end, or cancel one, before requesting another.',
+    null,
+    'throttled_error',
+    { 'Retry-After': String(QUEUE_FULL_RETRY_AFTER_SECONDS) },
+  );
+}
+
 /** The resource whose access level file exports follow: the same data a batch export would deliver. */
 const RESOURCE = 'batch_export';
 
@@ -73,7 +89,7 @@ export class FileExportsService {
       throw ApiError.validation(`The range may cover at most ${maxDays} days.`, 'export_context__end_at');
     }
     const now = this.clock.now();
-    const entity = await this.exports.insert({
+    const row: Omit<FileExportEntity, 'id'> = {
       teamId: projectId,
       createdById: principal.userId,
       model: body.export_context.model,
@@ -89,14 +105,16 @@ export class FileExportsService {
       createdAt: now,
       finishedAt: this.store.configured ? null : now,
       expiresAt: new Date(now.getTime() + this.config.get('FILE_EXPORT_TTL_HOURS') * HOUR_MS),
-    });
-    if (this.store.configured) {
-      try {
-        await this.queue.send(entity.id);
-      } catch (err) {
-        await this.exports.fail(entity.id, 'The export could not be queued.', now);
-        throw err;
-      }
+    };
+    if (!this.store.configured) return toFileExportDto(await this.exports.insert(row), now);
+    const max = this.config.get('FILE_EXPORT_MAX_QUEUED_PER_PROJECT');
+    const entity = await this.exports.insertWithinQueueCap(row, max);
+    if (!entity) throw tooManyQueued(max);
+    try {
+      await this.queue.send(entity.id);
+    } catch (err) {
+      await this.exports.fail(entity.id, 'The export could not be queued.', now);
+      throw err;
     }
     return toFileExportDto(entity, now);
   }
@@ -154,11 +172,6 @@ export class FileExportsService {
       res.redirect(302, await this.store.presignedUrl(entity.objectKey, fileName(entity), now));
       return;
     }
-    if (this.store.configured) {
-      // A stored export whose range held no rows: an empty file.
-      res.status(200).end();
-      return;
-    }
     // The file outlives the request's deadline (REQUEST_TIMEOUT_MS, whose answer would end a started body as if
     // it were whole): the headers go now and the rows follow outside the handler.
     res.status(200);
@@ -172,6 +185,9 @@ export class FileExportsService {
     res.once('close', () => abort.abort());
     try {
       const from = await this.worker.fileSource(entity);
+      // Stored with no object: an export whose range held no rows, written before empty files were stored. Its
+      // file is the empty one, whatever the range holds now.
+      if (entity.objectKey === null && entity.rowCount !== null) from.source = null;
       const stopped = async () => {
         if (abort.signal.aborted) throw new Error('the client went away');
       };

@@ -31,6 +31,21 @@ export const FILE_EXPORTS_SETTINGS = {
     366,
     'Longest range (`end_at` − `start_at`) one file export may cover.',
   ),
+  FILE_EXPORT_MAX_QUEUED_PER_PROJECT: setting(
+    int(1, 1000),
+    10,
+    'File exports one user may have Pending or Running in one project at a time: one more is refused (429 `throttled`) until one ends or is cancelled. Only counts with an object store (without one an export is Complete at once).',
+  ),
+  FILE_EXPORT_STORE_ATTEMPTS: setting(
+    int(1, 20),
+    5,
+    'Attempts at writing a file export’s file when the object store fails transiently (refused or reset connections, timeouts, 5xx and 429 answers): each starts the file again; after the last the export is Failed with the store’s error.',
+  ),
+  FILE_EXPORT_STORE_RETRY_DELAY_MS: setting(
+    int(0, 600000),
+    2000,
+    'Wait before the second attempt at a file export’s file after a transient object store error; it doubles for each attempt after (at most 60 s).',
+  ),
 } satisfies SettingsTable;
 
 declare module '../../config/config.js' {

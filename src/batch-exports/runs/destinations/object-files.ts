@@ -186,24 +186,27 @@ class ParquetEncoder implements FileEncoder {
     }));
   }
 
+  /** The file's writer; its schema is the model's columns (their types do not depend on the rows). */
+  private open(rows: readonly ExportRow[]): ParquetWriter {
+    const codec = (
+      { zstd: 'ZSTD', snappy: 'SNAPPY', gzip: 'GZIP', brotli: 'BROTLI' } as Record<string, string>
+    )[this.compression ?? ''];
+    return new ParquetWriter({
+      writer: this.bytes,
+      schema: schemaFromColumnData({ columnData: this.columnData(rows) }),
+      codec: (codec ?? 'UNCOMPRESSED') as 'SNAPPY',
+      compressors: {
+        GZIP: (b: Uint8Array) => gzipSync(b),
+        BROTLI: (b: Uint8Array) => brotliCompressSync(b),
+        ZSTD: (b: Uint8Array) => zstdCompressSync(b),
+      },
+    });
+  }
+
   async write(rows: readonly ExportRow[]): Promise<void> {
     if (!rows.length) return;
     const columnData = this.columnData(rows);
-    if (!this.writer) {
-      const codec = (
-        { zstd: 'ZSTD', snappy: 'SNAPPY', gzip: 'GZIP', brotli: 'BROTLI' } as Record<string, string>
-      )[this.compression ?? ''];
-      this.writer = new ParquetWriter({
-        writer: this.bytes,
-        schema: schemaFromColumnData({ columnData }),
-        codec: (codec ?? 'UNCOMPRESSED') as 'SNAPPY',
-        compressors: {
-          GZIP: (b: Uint8Array) => gzipSync(b),
-          BROTLI: (b: Uint8Array) => brotliCompressSync(b),
-          ZSTD: (b: Uint8Array) => zstdCompressSync(b),
-        },
-      });
-    }
+    this.writer ??= this.open(rows);
     await this.writer.write({ columnData, rowGroupSize: rows.length });
     await this.drain();
   }
@@ -216,8 +219,8 @@ class ParquetEncoder implements FileEncoder {
   }
 
   async end(): Promise<void> {
-    // A file is started only for rows (an interval without rows writes none).
-    if (!this.writer) throw new Error('a Parquet file without rows');
+    // A file without rows (asked for by `emptyFile`): the model's columns and no row group, a valid Parquet file.
+    this.writer ??= this.open([]);
     await this.writer.finish();
     await this.drain();
     await this.upload.end();
@@ -227,7 +230,7 @@ class ParquetEncoder implements FileEncoder {
 /**
  * A run's rows as files in an object store: JSON Lines or Parquet, compressed as configured, under the prefix
  * with PostHog's template variables filled in; events with PostHog's file columns (posthog-formats.ts). An
- * interval without rows writes no file. Keys depend only on the run's interval and a file number, so a
+ * interval without rows writes no file (but with `emptyFile`). Keys depend only on the run's interval and a file number, so a
  * retried attempt or a re-run of the interval overwrites what an earlier one wrote and never adds objects.
  * With `max_file_size_mb`, a file is closed once it holds that many (uncompressed) megabytes and the next is
  * started (`…-0`, `…-1`, …), and a manifest listing them is written last (`…_manifest.json`), as PostHog does.
@@ -248,6 +251,11 @@ export class ObjectFilesWriter implements DestinationWriter {
   constructor(
     private readonly ctx: DeliveryContext,
     private readonly store: ObjectStore,
+    /**
+     * Write a file even for an interval without rows (on-demand file exports: the file is what was asked for): an
+     * empty JSON Lines file, a Parquet file with the model's columns and no rows. Batch export runs write none.
+     */
+    private readonly options: { emptyFile?: boolean } = {},
   ) {
     this.shape = fileShape(ctx.model);
     this.fileCtx = { ...ctx, model: this.shape.model };
@@ -314,6 +322,7 @@ export class ObjectFilesWriter implements DestinationWriter {
 
   async finish(): Promise<{ bytes: number }> {
     try {
+      if (!this.files.length && !this.current && this.options.emptyFile) this.current = this.startFile();
       if (this.current) await this.endFile();
       if (!this.files.length) {
         // An interval without rows writes nothing, no manifest either, as PostHog's exports.

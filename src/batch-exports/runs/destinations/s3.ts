@@ -25,7 +25,8 @@ export { s3Key, s3KeyPrefix } from './object-files.js';
 /** S3's smallest part of a multipart upload (but the last): parts are uploaded once this much is buffered. */
 const PART_SIZE = 8 * 1024 * 1024;
 
-function classifyS3Error(err: unknown, where: string): ExportError | AttemptStopped {
+/** An S3 client's error as an export error: retryable when the store failed transiently. */
+export function classifyS3Error(err: unknown, where: string): ExportError | AttemptStopped {
   if (err instanceof AttemptStopped) return err;
   if ((err as { name?: string }).name === 'AbortError') return new AttemptStopped('cancelled');
   if ((err as ExportError).retryable !== undefined && err instanceof Error && err.name === 'ExportError') {
@@ -39,9 +40,12 @@ function classifyS3Error(err: unknown, where: string): ExportError | AttemptStop
     }
     return nonRetryable(message);
   }
-  const message = `${where}: ${(err as Error).message ?? String(err)}`;
-  if (isTransientNetworkError(err) || (err as { $metadata?: unknown }).$metadata === undefined) {
-    // Network failures (refused, reset, timed out) reach here without an S3 answer.
+  // The SDK's retry wraps what is not an Error of its realm (`AWS SDK error wrapper for Error: connect …`).
+  const reason = ((err as Error).message ?? String(err)).replace(/^AWS SDK error wrapper for (Error: )?/, '');
+  const message = `${where}: ${reason}`;
+  const answered = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  if (isTransientNetworkError(err) || answered === undefined) {
+    // Network failures (refused, reset, timed out) reach here without an S3 answer (no HTTP status).
     return isTransientNetworkError(err) || /socket|timeout|ECONN|network/i.test(message)
       ? retryable(message)
       : nonRetryable(message);
