@@ -27,6 +27,13 @@ const HOUR_MS = 3600_000;
 const BUCKET = 'exports';
 /** Rows per page: the files' rows are read (and Parquet row groups written) 7 at a time. */
 const PAGE_SIZE = 7;
+/** Exports one user may have Pending or Running in a project (FILE_EXPORT_MAX_QUEUED_PER_PROJECT). */
+const MAX_QUEUED = 3;
+/** Parquet's schema of a file: each column's name, type and logical type (without the root). */
+const parquetColumns = (bytes: Buffer) =>
+  parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer)
+    .schema.slice(1)
+    .map((c) => [c.name, c.type, c.converted_type, JSON.stringify(c.logical_type)]);
 
 describe('file exports to the object store', () => {
   let t: TestApp;
@@ -94,6 +101,8 @@ describe('file exports to the object store', () => {
       RECORDING_S3_ENDPOINT: s3.endpoint,
       FILE_EXPORT_S3_PREFIX: 'fx/',
       FILE_EXPORT_URL_TTL_SECONDS: '600',
+      FILE_EXPORT_MAX_QUEUED_PER_PROJECT: String(MAX_QUEUED),
+      LOG_LEVEL: process.env.FX_LOG ?? 'silent',
     });
     owner = await t.factories.user();
     teamId = (await t.factories.organization(owner)).teams[0].id;
@@ -304,7 +313,7 @@ describe('file exports to the object store', () => {
       await t.http
         .get(path(`/${mine.id}/content`))
         .set(member.auth)
-        .expect(200);
+        .expect(302);
     } finally {
       await t.http
         .delete(`/api/projects/${teamId}/recording_access_rules/${rule.id}`)
@@ -361,6 +370,107 @@ describe('file exports to the object store', () => {
       .expect(409);
     expect(again.body.detail).toContain('Cancelled');
   }, 60_000);
+
+  it("a range without rows: an empty JSON Lines file, a Parquet file with the model's columns and no rows", async () => {
+    // Two days before the seeded range: nothing of any model.
+    const emptyStart = new Date(start.getTime() - 48 * HOUR_MS);
+    const emptyEnd = new Date(emptyStart.getTime() + HOUR_MS);
+    for (const model of ['events', 'persons', 'sessions']) {
+      // The columns of the same model's file with rows.
+      const full = await create(model, 'Parquet');
+      await waitEnded(full.id);
+      const columns = parquetColumns((await download(full.id)).bytes);
+      expect(columns.length).toBeGreaterThan(2);
+      for (const format of ['JSONLines', 'Parquet']) {
+        const made = (
+          await t.http
+            .post(path())
+            .set(owner.auth)
+            .send({
+              export_format: format,
+              export_context: { model, start_at: emptyStart.toISOString(), end_at: emptyEnd.toISOString() },
+            })
+            .expect(201)
+        ).body as ApiExport;
+        const done = await waitEnded(made.id);
+        expect(done).toMatchObject({ status: 'Complete', has_content: true, row_count: 0, exception: null });
+        const { bytes, fetched } = await download(made.id);
+        expect(fetched.headers.get('content-disposition')).toBe(`attachment; filename="${done.filename}"`);
+        expect(done.bytes).toBe(bytes.length);
+        expect(await objects(`fx/${teamId}/${made.id}/`)).toHaveLength(1);
+        if (format === 'JSONLines') {
+          expect(bytes.length).toBe(0);
+          continue;
+        }
+        // A whole Parquet file (magic at both ends) that a reader opens: no row groups, no rows, the columns.
+        expect([bytes.subarray(0, 4).toString(), bytes.subarray(-4).toString()]).toEqual(['PAR1', 'PAR1']);
+        const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+        const metadata = parquetMetadata(file);
+        expect([metadata.num_rows, metadata.row_groups.length]).toEqual([0n, 0]);
+        expect(parquetColumns(bytes)).toEqual(columns);
+        expect(await parseFile(format, bytes)).toEqual([]);
+      }
+    }
+  }, 120_000);
+
+  it(`a user may have ${MAX_QUEUED} exports Pending or Running in a project (FILE_EXPORT_MAX_QUEUED_PER_PROJECT): one more is 429`, async () => {
+    const [{ organization_id: orgId }] = (await t.dataSource.query(
+      'SELECT organization_id FROM projects WHERE id = $1',
+      [teamId],
+    )) as { organization_id: string }[];
+    const member = await t.factories.user();
+    await t.factories.member(orgId, member, MembershipLevel.MEMBER);
+    // The source is locked: the first export stays Running, the others Pending.
+    const runner = t.dataSource.createQueryRunner();
+    await runner.connect();
+    await runner.query('BEGIN');
+    await runner.query('LOCK TABLE events IN ACCESS EXCLUSIVE MODE');
+    const made: ApiExport[] = [];
+    try {
+      for (let i = 0; i < MAX_QUEUED; i++) made.push(await create('events', 'JSONLines'));
+      const refused = await t.http.post(path()).set(owner.auth).send(body('events', 'Parquet')).expect(429);
+      expect(refused.body).toEqual({
+        type: 'throttled_error',
+        code: 'throttled',
+        detail:
+          `You already have ${MAX_QUEUED} file exports Pending or Running in this project (at most ${MAX_QUEUED}, ` +
+          'FILE_EXPORT_MAX_QUEUED_PER_PROJECT). Wait for one to end, or cancel one, before requesting another.',
+        attr: null,
+      });
+      expect(refused.headers['retry-after']).toBe('30');
+      // Another member has a queue of their own; concurrent requests do not pass the cap together.
+      // (One more than the cap: more concurrent requests than the API's share of the test's small pool would
+      // wait for connections, not for the cap.)
+      const racing = await Promise.all(
+        Array.from({ length: MAX_QUEUED + 1 }, () =>
+          t.http.post(path()).set(member.auth).send(body('persons', 'JSONLines')),
+        ),
+      );
+      expect(racing.map((r) => r.status).sort()).toEqual([
+        ...Array<number>(MAX_QUEUED).fill(201),
+        429,
+      ]);
+      made.push(...racing.filter((r) => r.status === 201).map((r) => r.body as ApiExport));
+      // An export that ends (here cancelled) frees its place.
+      await t.http
+        .post(path(`/${made[MAX_QUEUED - 1].id}/cancel`))
+        .set(owner.auth)
+        .expect(200);
+      made.push(await create('events', 'JSONLines'));
+      await t.http.post(path()).set(owner.auth).send(body('events', 'JSONLines')).expect(429);
+      // Nothing refused was stored.
+      const [{ count }] = (await t.dataSource.query(
+        `SELECT count(*)::int AS count FROM file_exports WHERE team_id = $1 AND status IN ('Pending', 'Running')`,
+        [teamId],
+      )) as { count: number }[];
+      expect(count).toBe(2 * MAX_QUEUED);
+    } finally {
+      await runner.query('COMMIT');
+      await runner.release();
+      // Every export ends, so the later tests find the queue empty.
+      for (const e of made) await waitEnded(e.id);
+    }
+  }, 90_000);
 
   it('expiry: past expires_after the content is gone (409), then the task removes the objects and the rows', async () => {
     const made = await create('persons', 'Parquet');
@@ -445,6 +555,37 @@ describe('file exports without an object store: streamed by the service', () => 
   afterAll(async () => {
     await t?.close();
   });
+
+  it("a range without rows streams an empty JSON Lines file, and a Parquet file with the model's columns and no rows", async () => {
+    const emptyStart = new Date(start.getTime() - 48 * HOUR_MS);
+    const stream = async (format: string, from: Date, to: Date) => {
+      const made = (
+        await t.http
+          .post(path())
+          .set(owner.auth)
+          .send({
+            export_format: format,
+            export_context: { model: 'sessions', start_at: from.toISOString(), end_at: to.toISOString() },
+          })
+          .expect(201)
+      ).body as ApiExport;
+      return (
+        await t.http
+          .get(path(`/${made.id}/content`))
+          .set(owner.auth)
+          .buffer(true)
+          .parse(binary)
+          .expect(200)
+      ).body as Buffer;
+    };
+    const emptyEnd = new Date(emptyStart.getTime() + HOUR_MS);
+    expect((await stream('JSONLines', emptyStart, emptyEnd)).length).toBe(0);
+    const empty = await stream('Parquet', emptyStart, emptyEnd);
+    const file = empty.buffer.slice(empty.byteOffset, empty.byteOffset + empty.byteLength) as ArrayBuffer;
+    expect(parquetMetadata(file).num_rows).toBe(0n);
+    expect(await parseFile('Parquet', empty)).toEqual([]);
+    expect(parquetColumns(empty)).toEqual(parquetColumns(await stream('Parquet', start, end)));
+  }, 60_000);
 
   for (const model of ['events', 'persons', 'sessions']) {
     for (const format of ['JSONLines', 'Parquet']) {

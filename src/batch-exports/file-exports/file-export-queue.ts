@@ -1,5 +1,5 @@
 import { Injectable, Logger, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { PgBoss, type Job } from 'pg-boss';
+import { PgBoss, type Db as IDatabase, type Job } from 'pg-boss';
 import { DataSource } from 'typeorm';
 import { JOB_QUEUE_SCHEMA, poolExecutor } from '../../database/job-queue.js';
 
@@ -63,8 +63,9 @@ export class FileExportQueue implements OnModuleInit, BeforeApplicationShutdown 
     await this.boss.stop({ graceful: false, close: false }).catch(() => undefined);
   }
 
-  async send(id: string): Promise<void> {
-    await this.boss.send(FILE_EXPORTS_QUEUE, { file_export_id: id } satisfies FileExportJobData, { id });
+  /** Queues the export's job in `db`'s transaction: it commits (and can be taken) with the export's row. */
+  async send(id: string, db: IDatabase): Promise<void> {
+    await this.boss.send(FILE_EXPORTS_QUEUE, { file_export_id: id } satisfies FileExportJobData, { id, db });
   }
 
   /** A queued export's job is cancelled (one a worker holds is stopped by the worker's cancel check). */

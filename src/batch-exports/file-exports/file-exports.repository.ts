@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { PageParams } from '../../common/pagination/page.js';
+import type { Db as IDatabase } from 'pg-boss';
 import { GenerateSql } from '../../database/generate-sql.js';
+import { transactionExecutor } from '../../database/job-queue.js';
 import { RepositoryBase } from '../../database/repository-base.js';
 import { FileExportEntity } from './file-export.entity.js';
 
@@ -36,12 +38,17 @@ export class FileExportsRepository extends RepositoryBase {
   }
 
   /**
-   * Inserts the export unless its creator already has `max` exports Pending or Running in its project (null then).
-   * The count and the insert hold a lock of that user and project, so concurrent requests cannot pass the cap
-   * together.
+   * Inserts the export unless its creator already has `max` exports Pending or Running in its project (null then),
+   * and `enqueue`s its job in the same transaction (`db`), so the job is never taken before the row exists and
+   * neither is stored without the other. The count and the insert hold a lock of that user and project, so
+   * concurrent requests cannot pass the cap together.
    */
-  @GenerateSql({ params: (f) => [NEW_EXPORT(f), 10] })
-  insertWithinQueueCap(entity: Omit<FileExportEntity, 'id'>, max: number): Promise<FileExportEntity | null> {
+  @GenerateSql({ params: (f) => [NEW_EXPORT(f), 10, async () => undefined] })
+  insertWithinQueueCap(
+    entity: Omit<FileExportEntity, 'id'>,
+    max: number,
+    enqueue: (id: string, db: IDatabase) => Promise<void>,
+  ): Promise<FileExportEntity | null> {
     return this.transaction(async () => {
       await this.query(
         `SELECT pg_advisory_xact_lock(hashtextextended('file-exports-queue:' || $1 || ':' || coalesce($2::text, ''), 0))`,
@@ -54,7 +61,9 @@ export class FileExportsRepository extends RepositoryBase {
         [entity.teamId, entity.createdById],
       );
       if (queued >= max) return null;
-      return this.repo.save(this.repo.create(entity));
+      const saved = await this.repo.save(this.repo.create(entity));
+      await enqueue(saved.id, await transactionExecutor(this.manager));
+      return saved;
     });
   }
 

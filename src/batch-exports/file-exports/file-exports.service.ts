@@ -108,14 +108,8 @@ export class FileExportsService {
     };
     if (!this.store.configured) return toFileExportDto(await this.exports.insert(row), now);
     const max = this.config.get('FILE_EXPORT_MAX_QUEUED_PER_PROJECT');
-    const entity = await this.exports.insertWithinQueueCap(row, max);
+    const entity = await this.exports.insertWithinQueueCap(row, max, (id, db) => this.queue.send(id, db));
     if (!entity) throw tooManyQueued(max);
-    try {
-      await this.queue.send(entity.id);
-    } catch (err) {
-      await this.exports.fail(entity.id, 'The export could not be queued.', now);
-      throw err;
-    }
     return toFileExportDto(entity, now);
   }
 
