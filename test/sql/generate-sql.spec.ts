@@ -2,7 +2,8 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { SqlFixture } from '../../src/database/generate-sql.js';
+import { FileExportsRepository } from '../../src/batch-exports/file-exports/file-exports.repository.js';
+import { generatedSqlMethods, type SqlFixture } from '../../src/database/generate-sql.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import {
   createSqlFixture,
@@ -17,6 +18,9 @@ import {
  * are recorded and compared with the committed `test/sql/<repository>.sql`. A deliberate change of a query:
  * `UPDATE_SQL=1` with the usual e2e command rewrites the files, and the diff shows in review.
  */
+/** Repositories whose every method sends SQL worth reviewing: each must carry `@GenerateSql`. */
+const FULLY_PINNED: (abstract new (...args: never[]) => object)[] = [FileExportsRepository];
+
 const SQL_DIR = dirname(fileURLToPath(import.meta.url));
 const UPDATE = process.env.UPDATE_SQL === '1';
 const HEADER =
@@ -80,5 +84,19 @@ describe('SQL of the @GenerateSql repository methods', () => {
     }
     // A file without a repository behind it is stale.
     expect(committed.filter((f) => !rendered.has(f))).toEqual([]);
+  });
+
+  it('pins every statement method of the repositories that must be fully pinned', () => {
+    for (const repository of FULLY_PINNED) {
+      const methods = Object.getOwnPropertyNames(repository.prototype).filter((name) => {
+        const descriptor = Object.getOwnPropertyDescriptor(repository.prototype, name)!;
+        return name !== 'constructor' && typeof descriptor.value === 'function';
+      });
+      const pinned = generatedSqlMethods(repository).map((m) => m.method);
+      expect({ repository: repository.name, unpinned: methods.filter((m) => !pinned.includes(m)) }).toEqual({
+        repository: repository.name,
+        unpinned: [],
+      });
+    }
   });
 });

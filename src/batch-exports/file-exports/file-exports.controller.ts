@@ -61,13 +61,21 @@ export class FileExportsController {
     description:
       'An editor of the project’s batch exports (`batch_export`). With an object store the file is written by a ' +
       'worker (`status` Pending, then Running, then Complete); without one the export is Complete at once and ' +
-      '`content` streams the file from the database. Removed after FILE_EXPORT_TTL_HOURS (`expires_after`).',
+      '`content` streams the file from the database. Removed after FILE_EXPORT_TTL_HOURS (`expires_after`). ' +
+      'A range without rows gives a file too: empty JSON Lines, or Parquet with the columns and no rows.',
   })
   @ApiCreatedResponse({ type: FileExportDto })
   @ApiBadRequestResponse({
     description:
       'A missing or unknown `export_format` or `export_context.model`, a timestamp without a time zone, ' +
       '`end_at` not after `start_at` or more than FILE_EXPORT_MAX_RANGE_DAYS after it, or an unknown field.',
+    type: ErrorBodyDto,
+  })
+  @ApiResponse({
+    status: 429,
+    description:
+      'The caller already has FILE_EXPORT_MAX_QUEUED_PER_PROJECT exports Pending or Running in the project ' +
+      '(`throttled`, with `Retry-After`): one must end or be cancelled first. Only with an object store.',
     type: ErrorBodyDto,
   })
   create(
