@@ -13,12 +13,7 @@ import { FileExportStore } from '../../src/batch-exports/file-exports/file-expor
 import { waitFor } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
-import {
-  type ApiExport,
-  parseFile,
-  setS3Env,
-  startRestartableS3Server,
-} from '../support/file-exports.js';
+import { type ApiExport, parseFile, setS3Env, startRestartableS3Server } from '../support/file-exports.js';
 
 const HOUR_MS = 3600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -87,7 +82,6 @@ describe('file exports and a failing object store', () => {
       FILE_EXPORT_S3_PREFIX: 'fx/',
       FILE_EXPORT_STORE_ATTEMPTS: String(ATTEMPTS),
       FILE_EXPORT_STORE_RETRY_DELAY_MS: String(RETRY_DELAY_MS),
-      LOG_LEVEL: process.env.FX_LOG ?? 'silent',
     });
     owner = await t.factories.user();
     teamId = (await t.factories.organization(owner)).teams[0].id;

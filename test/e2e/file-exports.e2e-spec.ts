@@ -102,7 +102,6 @@ describe('file exports to the object store', () => {
       FILE_EXPORT_S3_PREFIX: 'fx/',
       FILE_EXPORT_URL_TTL_SECONDS: '600',
       FILE_EXPORT_MAX_QUEUED_PER_PROJECT: String(MAX_QUEUED),
-      LOG_LEVEL: process.env.FX_LOG ?? 'silent',
     });
     owner = await t.factories.user();
     teamId = (await t.factories.organization(owner)).teams[0].id;
@@ -446,10 +445,7 @@ describe('file exports to the object store', () => {
           t.http.post(path()).set(member.auth).send(body('persons', 'JSONLines')),
         ),
       );
-      expect(racing.map((r) => r.status).sort()).toEqual([
-        ...Array<number>(MAX_QUEUED).fill(201),
-        429,
-      ]);
+      expect(racing.map((r) => r.status).sort()).toEqual([...Array<number>(MAX_QUEUED).fill(201), 429]);
       made.push(...racing.filter((r) => r.status === 201).map((r) => r.body as ApiExport));
       // An export that ends (here cancelled) frees its place.
       await t.http

@@ -168,7 +168,10 @@ export async function startRestartableS3Server(buckets: string[]) {
       await released;
     }
     if (ctx.method === 'DELETE' && uploadId) {
-      await rm(join(uploadsDir(bucket), uploadId.replace(/[^0-9a-f]/gi, '')), { recursive: true, force: true });
+      await rm(join(uploadsDir(bucket), uploadId.replace(/[^0-9a-f]/gi, '')), {
+        recursive: true,
+        force: true,
+      });
       ctx.status = 204;
       return;
     }

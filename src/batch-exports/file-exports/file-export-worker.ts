@@ -139,6 +139,7 @@ export class FileExportWorker implements OnApplicationBootstrap, BeforeApplicati
         if (attempt >= attempts) {
           throw new Error(
             `The object store failed ${attempts} attempt${attempts === 1 ? '' : 's'} in a row; the last: ${err.message}`,
+            { cause: err },
           );
         }
         const wait = Math.min(delay * 2 ** (attempt - 1), MAX_RETRY_DELAY_MS);
