@@ -4,7 +4,6 @@
  * (its part held at the store) aborts the upload, leaving no object and no pending upload; a store that is down
  * when the job runs is tried again with backoff and the export completes once the store is back; a store that
  * stays down fails the export with its error after FILE_EXPORT_STORE_ATTEMPTS attempts, in bounded time.
- * s3rver needs NODE_OPTIONS to hold `--openssl-legacy-provider` on Node 24.
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
