@@ -44,6 +44,21 @@ export function currentApiRequest(): ApiRequestKind | null {
   return requests.getStore() ?? null;
 }
 
+/**
+ * The statement timeout each connection checked out through `PoolShares` runs with at session level (what the
+ * last `SET statement_timeout` gave it, or the pool's connect option): `limitStatements` reads it to know whether
+ * its transaction's statements are already bounded closely enough (src/database/transactions.ts).
+ */
+const sessionTimeouts = new WeakMap<object, number>();
+
+/**
+ * The session statement timeout of a pooled connection (ms; 0: none), as `PoolShares` last handed it over; undefined
+ * for a connection it never handed over (a pool it is not installed on).
+ */
+export function sessionStatementTimeoutOf(connection: object | undefined): number | undefined {
+  return connection ? sessionTimeouts.get(connection) : undefined;
+}
+
 /** The part of a node-postgres client this file uses. */
 interface PoolClient {
   query(text: string): Promise<unknown>;
@@ -173,12 +188,16 @@ export class PoolShares {
     }
     const current = this.timeouts.get(client) ?? this.settings.baseTimeoutMs;
     if (current === ms || (lenient && current > 0 && (ms === 0 || current <= ms))) {
+      sessionTimeouts.set(client, current);
       callback(null, client, release);
       return;
     }
+    // Unknown until the SET has run (a failed one leaves the connection dropped).
+    sessionTimeouts.delete(client);
     client.query(`SET statement_timeout = ${Math.trunc(ms)}`).then(
       () => {
         this.timeouts.set(client, ms);
+        sessionTimeouts.set(client, Math.trunc(ms));
         callback(null, client, release);
       },
       (setErr: unknown) => {

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
+import { sessionStatementTimeoutOf } from './pool-shares.js';
 
 /** The transaction a piece of code runs in: its data source (several apps may share a process) and manager. */
 interface ActiveTransaction {
@@ -195,7 +196,12 @@ export class TransactionHost {
    * past DATABASE_STATEMENT_TIMEOUT_MS: query_canceled past it); either rolls the transaction back. Called again
    * between steps of long work with the time then left, so no statement outlives the deadline by more than
    * STATEMENT_LIMIT_REUSE_MS: a call within that time of the transaction's last one sends nothing (a statement
-   * started now is still bounded by the last call's time left, at most that much later than the deadline).
+   * started now is still bounded by the last call's time left, at most that much later than the deadline). Nor
+   * does a call in a transaction not bounded yet whose connection's own statement_timeout (DATABASE_STATEMENT_TIMEOUT_MS,
+   * as the pool's shares handed it over) ends at most STATEMENT_LIMIT_REUSE_MS after the time left: a statement
+   * started now, lock waits included, is cancelled by then anyway (query_canceled rather than lock_not_available;
+   * the request's deadline answers it first either way). With the default settings (a request's 30 s, the
+   * connection's 30 s) that is the first call of a capture request, which so sends one statement less.
    */
   async limitStatements(ms: number): Promise<void> {
     const bound = Math.max(1, Math.floor(ms));
@@ -203,6 +209,7 @@ export class TransactionHost {
     const now = performance.now();
     if (active?.dataSource === this.dataSource) {
       if (active.limitedAt !== undefined && now - active.limitedAt < STATEMENT_LIMIT_REUSE_MS) return;
+      if (active.limitedAt === undefined && this.boundByConnection(active.manager, bound)) return;
       active.limitedAt = now;
     }
     // current_setting, not the pg_settings view: that view builds every setting's row (about 0.6 ms of the
@@ -213,6 +220,16 @@ export class TransactionHost {
          FROM (SELECT (extract(epoch FROM current_setting('statement_timeout')::interval) * 1000)::bigint AS t) s`,
       [String(bound), bound],
     );
+  }
+
+  /**
+   * Whether the session statement_timeout of the transaction's connection (no bound set in the transaction yet)
+   * cancels any statement started now at most STATEMENT_LIMIT_REUSE_MS after `bound` ms.
+   */
+  private boundByConnection(manager: EntityManager, bound: number): boolean {
+    const runner = manager.queryRunner as unknown as { databaseConnection?: object } | undefined;
+    const own = sessionStatementTimeoutOf(runner?.databaseConnection);
+    return own !== undefined && own > 0 && own <= bound + STATEMENT_LIMIT_REUSE_MS;
   }
 
   /** Whether the calling code runs inside a transaction of this data source. */

@@ -2,6 +2,7 @@ import { loadServiceFeatures } from '../../src/features.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { PoolShares } from '../../src/database/pool-shares.js';
 import { RepositoryBase } from '../../src/database/repository-base.js';
 import { STATEMENT_LIMIT_REUSE_MS, TransactionHost, Transactional } from '../../src/database/transactions.js';
 import { typeormOptions } from '../../src/database/typeorm-options.js';
@@ -222,6 +223,45 @@ describe('transactions (TransactionHost, @Transactional, RepositoryBase)', () =>
           return [await notes.setting('statement_timeout'), await lockTimeout()];
         });
         expect(seen).toEqual([expected, `${ms / 1000}s`]);
+      }
+    });
+
+    it("sends nothing while the connection's own statement_timeout ends within STATEMENT_LIMIT_REUSE_MS of the bound, else bounds the transaction", async () => {
+      // A pool whose connections the shares hand over, as the application's (DATABASE_STATEMENT_TIMEOUT_MS 30 s).
+      const shared = await new DataSource(
+        typeormOptions({
+          url: db.url,
+          poolSize: 2,
+          statementTimeoutMs: 30_000,
+          features: await loadServiceFeatures(),
+        }),
+      ).initialize();
+      try {
+        new PoolShares({
+          apiShare: 1,
+          waitMs: 1000,
+          baseTimeoutMs: 30_000,
+          timeoutMs: { read: 20_000, write: 30_000 },
+        }).install((shared.driver as unknown as { master: Parameters<PoolShares['install']>[0] }).master);
+        const sharedHost = new TransactionHost(shared);
+        const sharedNotes = new NotesRepository(shared);
+        const settings = async () => [
+          await sharedNotes.setting('lock_timeout'),
+          await sharedNotes.setting('statement_timeout'),
+        ];
+        const seen = await sharedHost.withTransaction(async () => {
+          // 30 s of the connection's own ends at most 100 ms after the 29.95 s left: nothing is sent.
+          await sharedHost.limitStatements(30_000 - STATEMENT_LIMIT_REUSE_MS / 2);
+          const kept = await settings();
+          // 20 s left: the connection's own would outlast it, so the transaction is bounded.
+          await sharedHost.limitStatements(20_000);
+          return [...kept, ...(await settings())];
+        });
+        expect(seen).toEqual(['0', '30s', '20s', '20s']);
+        // The next transaction on the same connections starts from the connection's own settings again.
+        expect(await sharedHost.withTransaction(settings)).toEqual(['0', '30s']);
+      } finally {
+        await shared.destroy();
       }
     });
 

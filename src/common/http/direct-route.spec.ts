@@ -252,4 +252,21 @@ describe('direct routes', () => {
     release({ late: true });
     await answer;
   });
+
+  it('makes nothing of the close that follows the answer: the handler’s work had ended', async () => {
+    const found = await routes();
+    const res = fakeResponse();
+    const answer = directRouteMiddleware(found.get('slow')!, 60_000)(
+      {} as Request,
+      res as unknown as Response,
+      next,
+    );
+    await Promise.resolve();
+    release({ done: true });
+    await answer;
+    expect(res.body).toEqual({ done: true });
+    res.close();
+    expect(seenDeadline?.signal.aborted).toBe(false);
+    expect(() => seenDeadline?.throwIfPassed()).not.toThrow();
+  });
 });

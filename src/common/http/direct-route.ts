@@ -105,7 +105,11 @@ export function directRouteMiddleware(
       }, timeoutMs);
     });
     try {
-      const result = await Promise.race([handler.call(route.instance, req), timedOut]);
+      const work = (async () => handler.call(route.instance, req))();
+      // Once the handler's work has ended, the connection's close (after the answer) has nothing to abandon.
+      const settled = () => deadline.settled();
+      void work.then(settled, settled);
+      const result = await Promise.race([work, timedOut]);
       if (!res.headersSent) res.status(status).json(result);
     } finally {
       clearTimeout(timer);

@@ -11,6 +11,7 @@ export class RequestDeadline {
   private state: 'open' | 'passed' | 'committing' = 'open';
   private readonly abandon = new AbortController();
   private readonly startedAt = performance.now();
+  private workSettled = false;
 
   constructor(readonly timeoutMs: number) {}
 
@@ -23,13 +24,21 @@ export class RequestDeadline {
     return this.abandon.signal;
   }
 
-  /** The request's connection closed: its work is abandoned (`signal`), unless it already was. */
+  /**
+   * The request's connection closed: its work is abandoned (`signal`), unless it already was or had ended
+   * (`settled`: nothing is left to abandon, so the answered request of every capture makes no error for it).
+   */
   closed(): void {
-    if (!this.abandon.signal.aborted) {
+    if (!this.workSettled && !this.abandon.signal.aborted) {
       this.abandon.abort(
         ApiError.validation('The request was closed before it was answered.', null, 'invalid_input'),
       );
     }
+  }
+
+  /** The work answering the request has ended (resolved or thrown): it holds nothing a close could give back. */
+  settled(): void {
+    this.workSettled = true;
   }
 
   /** Milliseconds left before the deadline (0 once it is reached): the longest the work may still wait. */
