@@ -222,6 +222,33 @@ export class BatchExportRunsRepository extends RepositoryBase {
     }
   }
 
+  /**
+   * Carries out the next dispatch of scheduled runs (`RunQueue.enqueueDispatch`, one per transaction of a tick), in
+   * one transaction: the runs' jobs (the runs still there: an export deleted for good takes its runs along), their
+   * "Run created … (scheduled)." log lines (stamped with the run's creation, the tick's time, as the tick wrote them
+   * before) and the dispatch's completion. A run that got its job already gets neither again, so a replayed
+   * dispatch writes nothing twice. The runs' states are not looked at: a run cancelled before its job exists, or
+   * of an export paused or deleted meanwhile, is settled or parked by the claim that meets its job, as when that
+   * happens after the job is queued. Returns the number of jobs created, or null when no dispatch was waiting.
+   */
+  @GenerateSql()
+  async dispatchNext(): Promise<number | null> {
+    return this.transaction(async () => {
+      const db = await transactionExecutor(this.manager);
+      const job = await this.queue.fetchDispatch(db);
+      if (!job) return null;
+      const runs = await this.query<{ id: string; batchExportId: string }>(
+        `SELECT id, batch_export_id AS "batchExportId" FROM batch_export_runs
+          WHERE id = ANY($1::uuid[]) ORDER BY batch_export_id, data_interval_end`,
+        [job.data.run_ids],
+      );
+      const queued = await this.queue.enqueueDispatched(db, runs);
+      await this.exports.logScheduledRunsCreated(queued);
+      await this.queue.completeDispatch(db, job.id);
+      return queued.length;
+    });
+  }
+
   /** Parks the export's queued jobs when it is (still) paused: under its row lock, so an unpause cannot interleave. */
   @GenerateSql({ params: (f) => [f.batchExportId] })
   async parkIfPaused(batchExportId: string): Promise<void> {

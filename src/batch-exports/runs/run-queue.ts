@@ -6,6 +6,13 @@ import { JOB_QUEUE_SCHEMA, poolExecutor } from '../../database/job-queue.js';
 
 /** The queue of batch export runs: one job per run, the job's id is the run's id. */
 export const RUNS_QUEUE = 'batch-export-runs';
+/**
+ * The queue of the scheduler's dispatches: one job per transaction of a tick, holding the ids of the runs it
+ * created (`{run_ids}`). A worker takes it and, in one transaction, creates those runs' jobs and their
+ * "Run created" log lines (`BatchExportRunsRepository.dispatchNext`), so a tick writes its runs and one job, not
+ * a job and a log line per run (docs/performance.md, "Scheduler tick: where the time goes").
+ */
+export const DISPATCH_QUEUE = 'batch-export-run-dispatch';
 /** Where a run's job lands when pg-boss gave up on it (a worker lost it on its last attempt). */
 export const DEAD_RUNS_QUEUE = 'batch-export-runs-dead';
 /**
@@ -21,6 +28,11 @@ const EXPIRE_SECONDS = 24 * 3600;
 
 export interface RunJobData {
   batch_export_id: string;
+}
+
+/** A dispatch of scheduled runs: the runs one transaction of a tick created. */
+export interface DispatchJobData {
+  run_ids: string[];
 }
 
 /** A notification webhook to deliver: its export (whose URL and secret are read at each attempt) and its body. */
@@ -111,6 +123,39 @@ WITH run_jobs AS (
 )
 SELECT count(*)::int AS jobs FROM run_jobs`;
 
+/**
+ * A dispatch job ($2, the runs' ids) in the queue $1: the row INSERT_RUN_JOBS_SQL writes for a job, with a random
+ * id, no group or singleton key, and `{run_ids}` as its data. One statement of its own rather than pg-boss's
+ * `send`, so the tick's statements stay fixed (the scheduler's e2e test pins them).
+ */
+const INSERT_DISPATCH_JOB_SQL = `
+INSERT INTO ${JOB_QUEUE_SCHEMA}.job
+       (id, name, data, priority, start_after, created_on, expire_seconds, deletion_seconds, keep_until, retry_limit,
+        retry_delay, retry_backoff, retry_delay_max, policy, dead_letter, heartbeat_seconds)
+SELECT gen_random_uuid(), q.name, jsonb_build_object('run_ids', to_jsonb($2::text[])), 0, s.start_after,
+       s.start_after, coalesce(q.expire_seconds, 900), coalesce(q.deletion_seconds, 604800),
+       s.start_after + coalesce(q.retention_seconds, 1209600) * interval '1 second', coalesce(q.retry_limit, 2),
+       coalesce(q.retry_delay, 0), coalesce(q.retry_backoff, false), q.retry_delay_max, q.policy, q.dead_letter,
+       q.heartbeat_seconds
+  FROM ${JOB_QUEUE_SCHEMA}.queue q
+ CROSS JOIN (SELECT ${JOB_QUEUE_SCHEMA}.job_now() AS start_after) s
+ WHERE q.name = $1
+RETURNING id`;
+
+/**
+ * The jobs of dispatched runs: INSERT_RUN_JOBS_SQL, except that a job that exists already is left alone (`ON
+ * CONFLICT DO NOTHING` on the job's key, its queue and the run's id), and the ids of the jobs created are returned.
+ * A dispatch is done once (its job is completed in the same transaction), so this only matters if it is replayed.
+ */
+const INSERT_DISPATCHED_RUN_JOBS_SQL = (() => {
+  const tail = 'RETURNING 1\n)\nSELECT count(*)::int AS jobs FROM run_jobs';
+  if (!INSERT_RUN_JOBS_SQL.endsWith(tail)) throw new Error('INSERT_RUN_JOBS_SQL does not end as expected');
+  return (
+    INSERT_RUN_JOBS_SQL.slice(0, -tail.length) +
+    "ON CONFLICT DO NOTHING\n  RETURNING id\n)\nSELECT coalesce(array_agg(id), '{}')::text[] AS ids FROM run_jobs"
+  );
+})();
+
 export interface QueueDepth {
   /** Jobs that could start now (created or waiting for a retry whose time has come). */
   ready: number;
@@ -199,6 +244,19 @@ export class RunQueue implements OnModuleInit, BeforeApplicationShutdown {
     };
     await this.boss.createQueue(NOTIFICATIONS_QUEUE, notifications);
     await this.boss.updateQueue(NOTIFICATIONS_QUEUE, notifications);
+    const dispatch = {
+      // The dispatch is taken in a transaction that also completes it (a lost worker rolls it back): retries and
+      // expiry are only a safety net. Kept queued as long as a run's job would be.
+      retryLimit: 100,
+      retryDelay: 5,
+      retryBackoff: true,
+      retryDelayMax: 3600,
+      expireInSeconds: 300,
+      retentionSeconds: 10 * 365 * 24 * 3600,
+      deleteAfterSeconds: 24 * 3600,
+    };
+    await this.boss.createQueue(DISPATCH_QUEUE, dispatch);
+    await this.boss.updateQueue(DISPATCH_QUEUE, dispatch);
     await this.boss.createQueue(RUNS_QUEUE, options);
     // An existing queue keeps its options: apply this process's settings.
     const { policy: _policy, ...updatable } = options;
@@ -229,6 +287,44 @@ export class RunQueue implements OnModuleInit, BeforeApplicationShutdown {
     if (rows[0].jobs !== runs.length) {
       throw new Error(`The job queue took ${rows[0].jobs} of ${runs.length} run jobs`);
     }
+  }
+
+  /**
+   * Queues the dispatch of scheduled runs (`runIds`, created in `db`'s transaction): one job, in that transaction;
+   * a worker creates the runs' jobs (`dispatchNext`).
+   */
+  async enqueueDispatch(db: IDatabase, runIds: readonly string[]): Promise<void> {
+    if (!runIds.length) return;
+    const { rows } = (await db.executeSql(INSERT_DISPATCH_JOB_SQL, [DISPATCH_QUEUE, runIds])) as {
+      rows: unknown[];
+    };
+    if (rows.length !== 1) throw new Error(`The job queue has no queue ${DISPATCH_QUEUE}`);
+  }
+
+  /** Claims the next dispatch in `db`'s transaction (rolled back: it is back in the queue). */
+  async fetchDispatch(db: IDatabase): Promise<Job<DispatchJobData> | null> {
+    const [job] = await this.boss.fetch<DispatchJobData>(DISPATCH_QUEUE, { db, batchSize: 1 });
+    return job ?? null;
+  }
+
+  /** Ends a dispatch, in the transaction that created its runs' jobs. */
+  async completeDispatch(db: IDatabase, id: string): Promise<void> {
+    await this.boss.complete(DISPATCH_QUEUE, id, null, { db });
+  }
+
+  /**
+   * The jobs of dispatched runs (as `enqueue`, not parked: a run of an export paused meanwhile is parked when a
+   * worker meets it), skipping the runs that have one already. Returns the ids of the runs whose job it created.
+   */
+  async enqueueDispatched(db: IDatabase, runs: readonly Omit<RunToEnqueue, 'organizationId'>[]): Promise<string[]> {
+    if (!runs.length) return [];
+    const { rows } = (await db.executeSql(INSERT_DISPATCHED_RUN_JOBS_SQL, [
+      RUNS_QUEUE,
+      runs.map((run) => run.id),
+      runs.map((run) => run.batchExportId),
+      null,
+    ])) as { rows: { ids: string[] }[] };
+    return rows[0].ids;
   }
 
   /** Cancels the jobs of these runs (queued or active: an active run notices its cancelled run itself). */
