@@ -21,10 +21,7 @@ interface ServiceModules {
   /** The job queue the repository sends each transaction's dispatch to (started on the DataSource). */
   runQueue(dataSource: DataSource): Promise<RunQueueLike>;
   /** The workers' repository, whose `dispatchNext` writes the dispatched runs' jobs and log lines. */
-  runsRepository(
-    dataSource: DataSource,
-    queue: RunQueueLike,
-  ): { dispatchNext(): Promise<number | null> };
+  runsRepository(dataSource: DataSource, queue: RunQueueLike): { dispatchNext(): Promise<number | null> };
 }
 
 async function loadService(root: string): Promise<ServiceModules> {
@@ -237,13 +234,15 @@ export async function benchScheduler(options: {
     if (runs !== created) log(`scheduler: WARNING ${runs} run rows but the ticks reported ${created}`);
     const unmatched = (
       await db.query<{ without_job: number; without_log: number }>(
-        `SELECT count(*) FILTER (WHERE jobs <> 1)::int AS without_job, count(*) FILTER (WHERE logs <> 1)::int AS without_log
-           FROM (SELECT (SELECT count(*) FROM pgboss.job j WHERE j.name = 'batch-export-runs' AND j.id = r.id) AS jobs,
-                        (SELECT count(*) FROM batch_export_logs l
-                          WHERE l.batch_export_id = r.batch_export_id AND l.run_id = r.id
-                            AND l.message LIKE 'Run created %') AS logs
-                   FROM batch_export_runs r JOIN batch_exports e ON e.id = r.batch_export_id
-                  WHERE e.organization_id = $1) c`,
+        `SELECT count(*) FILTER (WHERE coalesce(j.n, 0) <> 1)::int AS without_job,
+                count(*) FILTER (WHERE coalesce(l.n, 0) <> 1)::int AS without_log
+           FROM batch_export_runs r
+           JOIN batch_exports e ON e.id = r.batch_export_id
+           LEFT JOIN (SELECT id, count(*) AS n FROM pgboss.job WHERE name = 'batch-export-runs' GROUP BY id) j
+             ON j.id = r.id
+           LEFT JOIN (SELECT run_id, count(*) AS n FROM batch_export_logs
+                       WHERE message LIKE 'Run created %' GROUP BY run_id) l ON l.run_id = r.id
+          WHERE e.organization_id = $1`,
         [organizationId],
       )
     ).rows[0];
