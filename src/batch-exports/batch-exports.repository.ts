@@ -308,9 +308,10 @@ export class BatchExportsRepository extends RepositoryBase {
   }
 
   /**
-   * The "Run created" log line of scheduled runs (`runIds`), at each run's creation (the tick's time), in the order
-   * the tick wrote them before their dispatch: by export, then interval.
+   * The "Run created" log line of scheduled runs (`runIds`, written by their dispatch), stamped with each run's
+   * creation (the tick's time), by export, then interval.
    */
+  @GenerateSql({ params: (f) => [[f.runId]] })
   async logScheduledRunsCreated(runIds: readonly string[]): Promise<void> {
     if (!runIds.length) return;
     await this.query(

@@ -109,6 +109,15 @@ SELECT id FROM cancelled;
 
 DELETE FROM batch_exports WHERE id = ANY($1::uuid[]);
 
+-- BatchExportsRepository.logScheduledRunsCreated
+INSERT INTO batch_export_logs (batch_export_id, run_id, timestamp, level, message)
+SELECT r.batch_export_id, r.id, r.created_at, 'INFO',
+       'Run created for ' || to_char(r.data_interval_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || ' to ' ||
+       to_char(r.data_interval_end AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || ' (scheduled).'
+  FROM batch_export_runs r
+ WHERE r.id = ANY($1::uuid[])
+ ORDER BY r.batch_export_id, r.data_interval_end;
+
 -- BatchExportsRepository.pageRuns
 SELECT batch_export_runs.id, batch_export_runs.batch_export_id, batch_export_runs.backfill_id, batch_export_runs.status, batch_export_runs.records_completed, batch_export_runs.records_total_count, batch_export_runs.records_failed, batch_export_runs.bytes_exported, batch_export_runs.latest_error, batch_export_runs.cursor, batch_export_runs.data_interval_start, batch_export_runs.data_interval_end, batch_export_runs.created_at, batch_export_runs.finished_at, batch_export_runs.last_updated_at, batch_export_runs.read_xid_from, batch_export_runs.read_xid_to, batch_export_runs.read_late_before FROM batch_export_runs
 WHERE batch_export_id = $1 ORDER BY created_at DESC, data_interval_end DESC, id DESC LIMIT $2 OFFSET $3;
@@ -262,17 +271,7 @@ advanced AS (
     LEFT JOIN capped c ON c.batch_export_id = d.id
    WHERE e.id = d.id
   RETURNING e.id
-),
-logged AS (
-  INSERT INTO batch_export_logs (batch_export_id, run_id, timestamp, level, message)
-  SELECT i.batch_export_id, i.id, $1, 'INFO',
-         'Run created for ' || to_char(i.data_interval_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || ' to ' || to_char(i.data_interval_end AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ||
-         ' (scheduled).'
-    FROM inserted i
-   ORDER BY i.batch_export_id, i.data_interval_end
 )
 SELECT (SELECT count(*) FROM advanced)::int AS exports,
-       (SELECT coalesce(json_agg(json_build_object('id', i.id, 'batchExportId', i.batch_export_id,
-                                                    'organizationId', d.organization_id)), '[]')
-          FROM inserted i JOIN due_exports d ON d.id = i.batch_export_id)
+       (SELECT coalesce(array_agg(i.id ORDER BY i.batch_export_id, i.data_interval_end), '{}') FROM inserted i)::text[]
          AS runs;

@@ -230,8 +230,9 @@ export class BatchExportRunsRepository extends RepositoryBase {
    * dispatch writes nothing twice. The runs' states are not looked at: a run cancelled before its job exists, or
    * of an export paused or deleted meanwhile, is settled or parked by the claim that meets its job, as when that
    * happens after the job is queued. Returns the number of jobs created, or null when no dispatch was waiting.
+   * (Its statements are pg-boss's and the run queue's, on the transaction's connection; the log lines' is pinned
+   * with `BatchExportsRepository.logScheduledRunsCreated`.)
    */
-  @GenerateSql()
   async dispatchNext(): Promise<number | null> {
     return this.transaction(async () => {
       const db = await transactionExecutor(this.manager);
