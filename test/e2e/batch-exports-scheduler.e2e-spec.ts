@@ -458,6 +458,90 @@ describe('batch export scheduler', () => {
       expect(spy).toHaveBeenCalledTimes(1);
     });
   });
+  describe('the dispatch', () => {
+    it('writes the jobs and log lines of runs cancelled or paused since the tick; the claim settles or parks them', async () => {
+      orgId = (await t.factories.organization(owner, 'Dispatch')).id;
+      await t.dataSource.query('UPDATE batch_exports SET deleted_at = now() WHERE deleted_at IS NULL');
+      await dispatchScheduledRuns(t.app);
+      // Only this test's jobs in the queue, so the claims below meet them.
+      await t.dataSource.query("DELETE FROM pgboss.job WHERE name = 'batch-export-runs'");
+      t.clock.set(new Date('2026-11-25T09:30:00.000Z'));
+      const { id } = await createExport({ interval: 'hour' });
+      await service.createDueRuns(new Date('2026-11-25T11:00:00.000Z'));
+      const runs: { id: string }[] = await t.dataSource.query(
+        'SELECT id FROM batch_export_runs WHERE batch_export_id = $1 ORDER BY data_interval_end',
+        [id],
+      );
+      expect(runs).toHaveLength(2);
+      // Before the dispatch: the first run cancelled, then the export paused.
+      t.clock.set(new Date('2026-11-25T11:05:00.000Z'));
+      await t.http
+        .post(path(`/${id}/runs/${runs[0].id}/cancel`))
+        .set(owner.auth)
+        .expect(200);
+      t.clock.set(new Date('2026-11-25T11:06:00.000Z'));
+      await t.http
+        .post(path(`/${id}/pause`))
+        .set(owner.auth)
+        .expect(200);
+      expect(await dispatchScheduledRuns(t.app)).toBe(2);
+      // A dispatch done leaves nothing to do again.
+      expect(await dispatchScheduledRuns(t.app)).toBe(0);
+
+      const logs = await t.http
+        .get(path(`/${id}/logs`))
+        .set(owner.auth)
+        .expect(200);
+      expect(
+        (logs.body.results as { timestamp: string; message: string; run_id: string | null }[]).map((l) => [
+          l.timestamp,
+          l.message,
+          l.run_id,
+        ]),
+      ).toEqual([
+        ['2026-11-25T11:06:00.000Z', 'Batch export paused.', null],
+        ['2026-11-25T11:05:00.000Z', expect.stringMatching(/^Run cancelled/), runs[0].id],
+        [
+          '2026-11-25T11:00:00.000Z',
+          'Run created for 2026-11-25T10:00:00.000Z to 2026-11-25T11:00:00.000Z (scheduled).',
+          runs[1].id,
+        ],
+        [
+          '2026-11-25T11:00:00.000Z',
+          'Run created for 2026-11-25T09:00:00.000Z to 2026-11-25T10:00:00.000Z (scheduled).',
+          runs[0].id,
+        ],
+        ['2026-11-25T09:30:00.000Z', expect.stringMatching(/^Batch export created/), null],
+      ]);
+
+      // The cancelled run's job is settled by the claim that meets it; the next one is parked with its export.
+      const claims = t.app.get(BatchExportRunsRepository);
+      const caps = { organization: 0, project: 0, user: 0 };
+      expect(await claims.claimNext(new Date('2026-11-25T11:07:00.000Z'), 3, caps)).toEqual({
+        kind: 'settled',
+      });
+      expect(await claims.claimNext(new Date('2026-11-25T11:07:00.000Z'), 3, caps)).toEqual({
+        kind: 'paused',
+        batchExportId: id,
+      });
+      const jobs: { id: string; state: string; parked: boolean }[] = await t.dataSource.query(
+        `SELECT r.id, j.state, j.start_after > now() + interval '1000 years' AS parked
+           FROM batch_export_runs r JOIN pgboss.job j ON j.id = r.id AND j.name = 'batch-export-runs'
+          WHERE r.batch_export_id = $1 ORDER BY r.data_interval_end`,
+        [id],
+      );
+      expect(jobs).toEqual([
+        { id: runs[0].id, state: 'completed', parked: false },
+        { id: runs[1].id, state: 'created', parked: true },
+      ]);
+      const statuses: { status: string }[] = await t.dataSource.query(
+        'SELECT status FROM batch_export_runs WHERE batch_export_id = $1 ORDER BY data_interval_end',
+        [id],
+      );
+      expect(statuses.map((r) => r.status)).toEqual(['Cancelled', 'Starting']);
+      t.clock.set(new Date());
+    });
+  });
 });
 
 describe('two app instances ticking on one database', () => {
