@@ -189,7 +189,7 @@ export async function benchScheduler(options: {
         else dispatchPostgresCpuMs?.push(cpuDispatched - cpuAfter);
         await queue.beforeApplicationShutdown();
         log(
-          `scheduler: tick ${i + 1}: ${created} runs in ${Math.round(tickMs[i])} ms, ${logger.count} statement(s); ` +
+          `scheduler: tick ${i + 1}: ${created} runs in ${Math.round(tickMs[i])} ms, ${statementsPerTick} statement(s); ` +
             `their ${jobs} jobs and log lines dispatched in ${Math.round(dispatchMs[i])} ms`,
         );
       } finally {
