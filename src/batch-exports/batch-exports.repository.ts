@@ -307,31 +307,6 @@ export class BatchExportsRepository extends RepositoryBase {
     await this.repository(BatchExportLogEntity).insert(entries.map((e) => ({ runId: null, ...e })));
   }
 
-  /**
-   * The "Run created" log line of scheduled runs (`runIds`, written by their dispatch), stamped with each run's
-   * creation (the tick's time), by export, then interval.
-   */
-  @GenerateSql({ params: (f) => [[f.runId]] })
-  async logScheduledRunsCreated(runIds: readonly string[]): Promise<void> {
-    if (!runIds.length) return;
-    // In a CTE: Citus 13.2 cannot plan a top-level INSERT … SELECT of reference tables with a parameter generically
-    // ("could not create distributed plan"); as a CTE it is a subplan of its own.
-    await this.query(
-      `WITH logged AS (
-         INSERT INTO batch_export_logs (batch_export_id, run_id, timestamp, level, message)
-         SELECT r.batch_export_id, r.id, r.created_at, 'INFO',
-                'Run created for ' || ${ISO_SQL('r.data_interval_start')} || ' to ' ||
-                ${ISO_SQL('r.data_interval_end')} || ' (scheduled).'
-           FROM batch_export_runs r
-          WHERE r.id = ANY($1::uuid[])
-          ORDER BY r.batch_export_id, r.data_interval_end
-         RETURNING 1
-       )
-       SELECT count(*)::int AS logged FROM logged`,
-      [runIds],
-    );
-  }
-
   /** A page of the export's log, newest first (then the later-inserted first); optional level and text filters. */
   async pageLogs(
     batchExportId: string,
