@@ -132,9 +132,11 @@ describe('evaluateTargets', () => {
     expect(targets[1]).toMatchObject({ value: 0, met: true });
     expect(targets[2]).toMatchObject({ value: 0, met: true });
     expect(evaluateTargets([], scheduler([4000], 3), null).map((t) => t.met)).toEqual([false, false, true]);
-    expect(
-      evaluateTargets([], { ...scheduler([2000]), runsWithoutJob: 1 }, null).map((t) => t.met),
-    ).toEqual([true, true, false]);
+    expect(evaluateTargets([], { ...scheduler([2000]), runsWithoutJob: 1 }, null).map((t) => t.met)).toEqual([
+      true,
+      true,
+      false,
+    ]);
   });
 
   it('judges capture on the median wall time of its requests', () => {
