@@ -56,6 +56,10 @@ const scheduler = (tickMs: number[], duplicateRuns = 0): SchedulerResult => ({
   concurrentWallMs: 4000,
   concurrentRunsCreated: 100_000,
   duplicateRuns,
+  dispatchMs: [],
+  dispatchPostgresCpuMs: null,
+  runsWithoutJob: 0,
+  runsWithoutLog: 0,
 });
 
 describe('ratios', () => {
@@ -122,11 +126,17 @@ describe('evaluateTargets', () => {
     });
   });
 
-  it('judges the scheduler on the median tick and on duplicates', () => {
+  it('judges the scheduler on the median tick, on duplicates and on the dispatch', () => {
     const targets = evaluateTargets([], scheduler([2000, 5000, 2500]), null);
     expect(targets[0]).toMatchObject({ value: 2500, met: true });
     expect(targets[1]).toMatchObject({ value: 0, met: true });
-    expect(evaluateTargets([], scheduler([4000], 3), null).map((t) => t.met)).toEqual([false, false]);
+    expect(targets[2]).toMatchObject({ value: 0, met: true });
+    expect(evaluateTargets([], scheduler([4000], 3), null).map((t) => t.met)).toEqual([false, false, true]);
+    expect(evaluateTargets([], { ...scheduler([2000]), runsWithoutJob: 1 }, null).map((t) => t.met)).toEqual([
+      true,
+      true,
+      false,
+    ]);
   });
 
   it('judges capture on the median wall time of its requests', () => {

@@ -18,18 +18,21 @@ interface ServiceModules {
   ) => {
     createDueRuns(now: Date, maxCatchup: number): Promise<{ created: number; exports: number }>;
   };
-  /** The job queue the repository sends each created run's job to (started on the DataSource). */
+  /** The job queue the repository sends each transaction's dispatch to (started on the DataSource). */
   runQueue(dataSource: DataSource): Promise<RunQueueLike>;
+  /** The workers' repository, whose `dispatchNext` writes the dispatched runs' jobs and log lines. */
+  runsRepository(dataSource: DataSource, queue: RunQueueLike): { dispatchNext(): Promise<number | null> };
 }
 
 async function loadService(root: string): Promise<ServiceModules> {
   const load = (path: string) => import(pathToFileURL(join(root, 'dist', path)).href);
-  const [options, features, repository, queue, config] = await Promise.all([
+  const [options, features, repository, queue, config, runs] = await Promise.all([
     load('database/typeorm-options.js'),
     load('features.js').then((m: { loadServiceFeatures(): Promise<unknown[]> }) => m.loadServiceFeatures()),
     load('batch-exports/batch-exports.repository.js'),
     load('batch-exports/runs/run-queue.js'),
     load('config/config.js'),
+    load('batch-exports/runs/batch-export-runs.repository.js'),
     // Registers the features' settings (BATCH_EXPORT_*), parsed by AppConfig.fromEnv.
     load('features.js'),
   ]);
@@ -45,6 +48,12 @@ async function loadService(root: string): Promise<ServiceModules> {
       await runQueue.onModuleInit();
       return runQueue;
     },
+    runsRepository: (dataSource, runQueue) =>
+      new runs.BatchExportRunsRepository(
+        dataSource,
+        runQueue,
+        new repository.BatchExportsRepository(dataSource, runQueue),
+      ),
   };
 }
 
@@ -63,6 +72,13 @@ export class CountingLogger implements Logger {
 
 const MAX_CATCHUP = 100; // SCHEDULER_MAX_CATCHUP's default
 
+/** Carries out every waiting dispatch, as a worker's dispatch loop does; the number of jobs created. */
+async function dispatchAll(runs: { dispatchNext(): Promise<number | null> }): Promise<number> {
+  let jobs = 0;
+  for (let n = await runs.dispatchNext(); n !== null; n = await runs.dispatchNext()) jobs += n;
+  return jobs;
+}
+
 /**
  * Makes every export of the scheduler organization due exactly once at `now` (its watermark one interval
  * behind) and removes the runs and logs earlier ticks created there.
@@ -76,10 +92,11 @@ async function resetDueExports(db: pg.Client, organizationId: string, now: Date)
     `DELETE FROM batch_export_runs r USING batch_exports e WHERE r.batch_export_id = e.id AND e.organization_id = $1`,
     [organizationId],
   );
-  // Their jobs too (the bench has no workers: they were never run).
+  // Their jobs too (the bench has no workers: they were never run), and the ticks' dispatches.
   await db.query(
     `DELETE FROM pgboss.job j WHERE j.name = 'batch-export-runs' AND NOT EXISTS (SELECT 1 FROM batch_export_runs r WHERE r.id = j.id)`,
   );
+  await db.query(`DELETE FROM pgboss.job WHERE name = 'batch-export-run-dispatch'`);
   await db.query(
     `UPDATE batch_exports
         SET scheduled_through = (date_trunc('hour', $2::timestamptz AT TIME ZONE 'UTC') - interval '1 hour') AT TIME ZONE 'UTC'
@@ -131,6 +148,8 @@ export async function benchScheduler(options: {
 
   const tickMs: number[] = [];
   let tickPostgresCpuMs: number[] | null = [];
+  const dispatchMs: number[] = [];
+  let dispatchPostgresCpuMs: number[] | null = [];
   let runsPerTick = 0;
   let statementsPerTick = 0;
   try {
@@ -156,14 +175,22 @@ export async function benchScheduler(options: {
         const started = performance.now();
         const { created } = await repository.createDueRuns(now, MAX_CATCHUP);
         tickMs.push(performance.now() - started);
-        await queue.beforeApplicationShutdown();
         const cpuAfter = cpu();
         if (cpuBefore === null || cpuAfter === null) tickPostgresCpuMs = null;
         else tickPostgresCpuMs?.push(cpuAfter - cpuBefore);
         runsPerTick = created;
         statementsPerTick = logger.count;
+        // What the tick leaves to the workers, timed on the same connection: its runs' jobs and log lines.
+        const dispatchStarted = performance.now();
+        const jobs = await dispatchAll(service.runsRepository(ds, queue));
+        dispatchMs.push(performance.now() - dispatchStarted);
+        const cpuDispatched = cpu();
+        if (cpuAfter === null || cpuDispatched === null) dispatchPostgresCpuMs = null;
+        else dispatchPostgresCpuMs?.push(cpuDispatched - cpuAfter);
+        await queue.beforeApplicationShutdown();
         log(
-          `scheduler: tick ${i + 1}: ${created} runs in ${Math.round(tickMs[i])} ms, ${logger.count} statement(s)`,
+          `scheduler: tick ${i + 1}: ${created} runs in ${Math.round(tickMs[i])} ms, ${statementsPerTick} statement(s); ` +
+            `their ${jobs} jobs and log lines dispatched in ${Math.round(dispatchMs[i])} ms`,
         );
       } finally {
         await ds.destroy();
@@ -188,6 +215,8 @@ export async function benchScheduler(options: {
       log(
         `scheduler: ${options.concurrent} concurrent ticks: ${results.map((r) => r.created).join(' + ')} runs in ${Math.round(wall)} ms`,
       );
+      // The dispatches, by as many workers at once.
+      await Promise.all(sources.map((ds, i) => dispatchAll(service.runsRepository(ds, queues[i]))));
     } finally {
       await Promise.all(queues.map((q) => q.beforeApplicationShutdown()));
       await Promise.all(sources.map((ds) => ds.destroy()));
@@ -203,6 +232,20 @@ export async function benchScheduler(options: {
       )
     ).rows[0];
     if (runs !== created) log(`scheduler: WARNING ${runs} run rows but the ticks reported ${created}`);
+    const unmatched = (
+      await db.query<{ without_job: number; without_log: number }>(
+        `SELECT count(*) FILTER (WHERE coalesce(j.n, 0) <> 1)::int AS without_job,
+                count(*) FILTER (WHERE coalesce(l.n, 0) <> 1)::int AS without_log
+           FROM batch_export_runs r
+           JOIN batch_exports e ON e.id = r.batch_export_id
+           LEFT JOIN (SELECT id, count(*) AS n FROM pgboss.job WHERE name = 'batch-export-runs' GROUP BY id) j
+             ON j.id = r.id
+           LEFT JOIN (SELECT run_id, count(*) AS n FROM batch_export_logs
+                       WHERE message LIKE 'Run created %' GROUP BY run_id) l ON l.run_id = r.id
+          WHERE e.organization_id = $1`,
+        [organizationId],
+      )
+    ).rows[0];
     return {
       exports,
       tickMs,
@@ -213,6 +256,10 @@ export async function benchScheduler(options: {
       concurrentWallMs: wall,
       concurrentRunsCreated: runs,
       duplicateRuns: duplicates,
+      dispatchMs,
+      dispatchPostgresCpuMs,
+      runsWithoutJob: unmatched.without_job,
+      runsWithoutLog: unmatched.without_log,
     };
   } finally {
     await restore(db, organizationId);

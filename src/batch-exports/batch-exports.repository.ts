@@ -450,9 +450,10 @@ export class BatchExportsRepository extends RepositoryBase {
   }
 
   /**
-   * Creates the due runs of every export (see CREATE_DUE_RUNS_SQL) and their jobs: each transaction locks up to
-   * DUE_EXPORTS_PER_STATEMENT exports and creates their runs in statements of up to DUE_RUNS_PER_STATEMENT runs (one
-   * in the usual case), each followed by their jobs. The transaction turns JIT compilation off: the planner cannot
+   * Creates the due runs of every export (see CREATE_DUE_RUNS_SQL) and queues their dispatch: each transaction
+   * locks up to DUE_EXPORTS_PER_STATEMENT exports and creates their runs in statements of up to
+   * DUE_RUNS_PER_STATEMENT runs (one in the usual case), each followed by one dispatch job (a worker then creates
+   * the runs' jobs and "Run created" log lines: `BatchExportRunsRepository.dispatchNext`). The transaction turns JIT compilation off: the planner cannot
    * know how many intervals `generate_series` yields per export (it assumes 1,000, usually there is one), so at
    * 100,000 due exports it costs the statement at about 19 million, far above `jit_above_cost`, and a server with
    * JIT spends 0.6 s compiling it (measured with EXPLAIN ANALYZE on PostgreSQL 15) before running it for 4 s.
@@ -477,13 +478,14 @@ export class BatchExportsRepository extends RepositoryBase {
         const created = { created: 0, exports: 0, locked: due.length };
         // No export due: the statement still runs (on nothing), as the pinned statements and tests expect.
         for (const group of due.length ? groupByRuns(due, maxCatchup) : [[]]) {
-          const [row] = await this.query<{ exports: number; runs: RunToEnqueue[] }>(CREATE_DUE_RUNS_SQL, [
+          const [row] = await this.query<{ exports: number; runs: string[] }>(CREATE_DUE_RUNS_SQL, [
             now,
             maxCatchup,
             JSON.stringify(group),
             horizon,
           ]);
-          await this.queue.enqueue(await transactionExecutor(this.manager), row.runs);
+          // One job for the statement's runs: a worker creates their jobs and log lines (dispatchNext).
+          await this.queue.enqueueDispatch(await transactionExecutor(this.manager), row.runs);
           created.created += row.runs.length;
           created.exports += row.exports;
         }

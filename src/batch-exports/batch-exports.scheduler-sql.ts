@@ -30,7 +30,7 @@ export const RUN_ID_SQL = (start: string) =>
      (get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid`;
 
 /**
- * Exports one scheduler transaction locks at most (their runs and jobs are committed together). 2,000 rather than
+ * Exports one scheduler transaction locks at most (their runs and their dispatch are committed together). 2,000 rather than
  * 500: the keyset lock costs the same per export whatever the size, and 50 transactions instead of 200 for 100,000
  * due exports save the per-statement work (planning, round trips, pg-boss's queue lookup, commits): 7.9 s of the
  * server's CPU for such a tick instead of 8.4 s (docs/performance.md, "Scheduler tick: where the time goes");
@@ -40,7 +40,7 @@ export const DUE_EXPORTS_PER_STATEMENT = 2000;
 /**
  * Runs one statement creates at most (before catch-up caps them, pauses aside): the locked exports are split into
  * statements of at most this many due intervals, so a deep catch-up (2,000 exports × SCHEDULER_MAX_CATCHUP) does
- * not return, parse and send the jobs of 200,000 runs at once. An export with more due intervals has a statement
+ * not return and parse the ids of 200,000 runs at once. An export with more due intervals has a statement
  * of its own.
  */
 export const DUE_RUNS_PER_STATEMENT = 20_000;
@@ -109,13 +109,15 @@ const LAST_K = `floor((${WALL('least($1::timestamptz, e.end_at)')} - ${ANCHOR}) 
  *    previous one (a schedule change) does not read its rows again;
  * 4. `advanced` — moves the watermark to the last run created when the cap was hit, else to the last end
  *    considered (skipped ones included);
- * 5. logs one entry per run actually created, and returns the runs created (their jobs are sent in the same
- *    transaction).
+ * 5. returns the ids of the runs actually created. Their jobs and their "Run created" log lines are not written
+ *    here: the transaction queues one dispatch of them (`RunQueue.enqueueDispatch`), which a worker carries out
+ *    in a transaction of its own (`BatchExportRunsRepository.dispatchNext`): at 100,000 due exports a job and a log
+ *    line per run were more than half of the tick (docs/performance.md, "Scheduler tick: where the time goes").
  *
  * Then CREATE_DUE_RUNS_SQL, `due_exports` being locked rows ($3), does the rest in one statement. The lock takes up
  * to DUE_EXPORTS_PER_STATEMENT exports (createDueRuns repeats it until none is left), CREATE_DUE_RUNS_SQL runs for
  * them in groups of up to DUE_RUNS_PER_STATEMENT due intervals (one group unless a catch-up is deep); the lock and
- * its groups commit or fail as a whole with their runs' jobs (createDueRuns runs them with JIT off).
+ * its groups commit or fail as a whole with their runs' dispatch (createDueRuns runs them with JIT off).
  * `schedule.ts#dueRuns` is the same rule in TypeScript (an e2e test checks they agree).
  */
 export const LOCK_DUE_EXPORTS_SQL = `
@@ -217,17 +219,7 @@ advanced AS (
     LEFT JOIN capped c ON c.batch_export_id = d.id
    WHERE e.id = d.id
   RETURNING e.id
-),
-logged AS (
-  INSERT INTO batch_export_logs (batch_export_id, run_id, timestamp, level, message)
-  SELECT i.batch_export_id, i.id, $1, 'INFO',
-         'Run created for ' || ${ISO_SQL('i.data_interval_start')} || ' to ' || ${ISO_SQL('i.data_interval_end')} ||
-         ' (scheduled).'
-    FROM inserted i
-   ORDER BY i.batch_export_id, i.data_interval_end
 )
 SELECT (SELECT count(*) FROM advanced)::int AS exports,
-       (SELECT coalesce(json_agg(json_build_object('id', i.id, 'batchExportId', i.batch_export_id,
-                                                    'organizationId', d.organization_id)), '[]')
-          FROM inserted i JOIN due_exports d ON d.id = i.batch_export_id)
+       (SELECT coalesce(array_agg(i.id ORDER BY i.batch_export_id, i.data_interval_end), '{}') FROM inserted i)::text[]
          AS runs`;

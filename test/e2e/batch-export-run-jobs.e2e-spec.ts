@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PgBoss } from 'pg-boss';
-import { PARKED_UNTIL, RunQueue, RUNS_QUEUE } from '../../src/batch-exports/runs/run-queue.js';
+import {
+  DISPATCH_QUEUE,
+  PARKED_UNTIL,
+  RunQueue,
+  RUNS_QUEUE,
+} from '../../src/batch-exports/runs/run-queue.js';
 import { JOB_QUEUE_SCHEMA, poolExecutor, transactionExecutor } from '../../src/database/job-queue.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 
@@ -79,6 +84,54 @@ describe('batch export run jobs', () => {
       else expect(rows[0].start_after.getTime()).toBeLessThan(PARKED_UNTIL.getTime());
     },
   );
+
+  it("writes a dispatch job as pg-boss's send writes it", async () => {
+    const runIds = [randomUUID(), randomUUID()];
+    const theirs = randomUUID();
+    await t.dataSource.transaction(async (manager) => {
+      const db = await transactionExecutor(manager);
+      await t.app.get(RunQueue).enqueueDispatch(db, runIds);
+      await boss.send(DISPATCH_QUEUE, { run_ids: runIds }, { id: theirs, db });
+    });
+    const rows: { id: string; job: Record<string, unknown> }[] = await t.dataSource.query(
+      `SELECT id::text, to_jsonb(j) - 'id' AS job FROM ${JOB_QUEUE_SCHEMA}.job j
+        WHERE name = $1 AND data->'run_ids' = $2::jsonb ORDER BY id = $3`,
+      [DISPATCH_QUEUE, JSON.stringify(runIds), theirs],
+    );
+    expect(rows.map((r) => r.id === theirs)).toEqual([false, true]);
+    const [ours, reference] = rows.map((r) => r.job);
+    expect(ours).toEqual(reference);
+    expect(reference).toMatchObject({
+      state: 'created',
+      singleton_key: null,
+      group_id: null,
+      data: { run_ids: runIds },
+      retry_limit: 100,
+    });
+  });
+
+  it('a dispatched run whose job exists keeps that one job (a replayed dispatch writes nothing twice)', async () => {
+    const batchExportId = randomUUID();
+    const [old, fresh] = [randomUUID(), randomUUID()];
+    const queue = t.app.get(RunQueue);
+    await t.dataSource.transaction(async (manager) =>
+      queue.enqueue(await transactionExecutor(manager), [
+        { id: old, batchExportId, organizationId: batchExportId },
+      ]),
+    );
+    const created = await t.dataSource.transaction(async (manager) =>
+      queue.enqueueDispatched(await transactionExecutor(manager), [
+        { id: old, batchExportId },
+        { id: fresh, batchExportId },
+      ]),
+    );
+    expect(created).toEqual([fresh]);
+    const [{ jobs }] = await t.dataSource.query(
+      `SELECT count(*)::int AS jobs FROM ${JOB_QUEUE_SCHEMA}.job WHERE name = $1 AND id = ANY($2::uuid[])`,
+      [RUNS_QUEUE, [old, fresh]],
+    );
+    expect(jobs).toBe(2);
+  });
 
   it('refuses a run whose job exists (the transaction fails rather than losing a job)', async () => {
     const run = { id: randomUUID(), batchExportId: randomUUID(), organizationId: randomUUID() };

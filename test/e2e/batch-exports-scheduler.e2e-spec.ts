@@ -13,9 +13,11 @@ import {
   INTERVALS,
   type PauseWindow,
 } from '../../src/batch-exports/schedule.js';
+import { BatchExportRunsRepository } from '../../src/batch-exports/runs/batch-export-runs.repository.js';
 import { RunQueue } from '../../src/batch-exports/runs/run-queue.js';
 import { typeormOptions } from '../../src/database/typeorm-options.js';
 import { loadServiceFeatures } from '../../src/features.js';
+import { dispatchScheduledRuns } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { onCitus } from '../support/test-database.js';
@@ -237,6 +239,7 @@ describe('batch export scheduler', () => {
         const all = models.flatMap((m) => m.runs);
         expect(all.length).toBeGreaterThan(20);
         expect(models.some((m) => m.pauses.some((p) => p.unpausedAt))).toBe(true);
+        await dispatchScheduledRuns(t.app);
         const { duplicates, runs, run_logs } = await counts(t.dataSource);
         expect(duplicates).toBe(0);
         expect(run_logs).toBe(runs);
@@ -257,7 +260,9 @@ describe('batch export scheduler', () => {
       await t.dataSource.query('UPDATE batch_exports SET deleted_at = now() WHERE deleted_at IS NULL');
       await t.dataSource.query('DELETE FROM batch_export_logs');
       await t.dataSource.query('DELETE FROM batch_export_runs');
-      await t.dataSource.query("DELETE FROM pgboss.job WHERE name = 'batch-export-runs'");
+      await t.dataSource.query(
+        "DELETE FROM pgboss.job WHERE name IN ('batch-export-runs', 'batch-export-run-dispatch')",
+      );
       expected = 0;
       dueExports = 0;
       const created = new Date('2026-11-18T00:00:30.000Z');
@@ -293,10 +298,30 @@ describe('batch export scheduler', () => {
           new BatchExportsRepository(ds, t.app.get(RunQueue)).createDueRuns(NOW, 100000),
         ),
       );
-      const after = await counts(t.dataSource);
-      expect(after).toEqual({ runs: expected, duplicates: 0, run_logs: expected });
+      // The runs, each transaction's dispatch queued with them; no job or log line yet.
+      expect(await counts(t.dataSource)).toEqual({ runs: expected, duplicates: 0, run_logs: 0 });
       expect(results.reduce((sum, r) => sum + r.created, 0)).toBe(expected);
-      // Each run got exactly one job of the run queue, in the same transaction.
+      expect(await unmatchedJobs(t.dataSource)).toEqual({
+        runs_without_job: expected,
+        jobs_without_run: 0,
+        jobs: 0,
+      });
+      const [{ dispatches }] = await t.dataSource.query(
+        `SELECT count(*)::int AS dispatches FROM pgboss.job WHERE name = 'batch-export-run-dispatch' AND state = 'created'`,
+      );
+      expect(dispatches).toBeGreaterThanOrEqual(results.filter((r) => r.created > 0).length);
+      // As many workers at once carry the dispatches out: each run gets exactly one job and one log line.
+      const dispatched = await Promise.all(
+        dataSources.map(async (ds) => {
+          const queue = t.app.get(RunQueue);
+          const runs = new BatchExportRunsRepository(ds, queue, new BatchExportsRepository(ds, queue));
+          let jobs = 0;
+          for (let n = await runs.dispatchNext(); n !== null; n = await runs.dispatchNext()) jobs += n;
+          return jobs;
+        }),
+      );
+      expect(dispatched.reduce((sum, n) => sum + n, 0)).toBe(expected);
+      expect(await counts(t.dataSource)).toEqual({ runs: expected, duplicates: 0, run_logs: expected });
       expect(await unmatchedJobs(t.dataSource)).toEqual({
         runs_without_job: 0,
         jobs_without_run: 0,
@@ -354,6 +379,7 @@ describe('batch export scheduler', () => {
         if (results.every((r) => r.created === 0) && round > 3) break;
       }
       await new BatchExportsRepository(t.dataSource, t.app.get(RunQueue)).createDueRuns(later, 100000);
+      expect(await dispatchScheduledRuns(t.app)).toBe(more);
       expect(await counts(t.dataSource)).toEqual({
         runs: expected + more,
         duplicates: 0,
@@ -361,7 +387,7 @@ describe('batch export scheduler', () => {
       });
     });
 
-    it("issues the horizon's statement, the lock of the due exports, one statement for their runs and one for the runs' jobs (in a transaction with JIT off), whatever the number of exports", async () => {
+    it("issues the horizon's statement, the lock of the due exports, one statement for their runs and one for their dispatch job (in a transaction with JIT off), whatever the number of exports", async () => {
       const spy = jest.spyOn(pg.Client.prototype, 'query');
       const sent = () =>
         spy.mock.calls
@@ -378,7 +404,7 @@ describe('batch export scheduler', () => {
         // The due exports locked, then the runs created.
         expect.stringMatching(/^WITH iv\(name/),
         expect.stringMatching(/^WITH due_exports AS/),
-        expect.stringMatching(/^WITH run_jobs AS \(\s+INSERT INTO pgboss\./),
+        expect.stringMatching(/^INSERT INTO pgboss\.job\s/),
         'COMMIT',
       ];
       spy.mockClear();
@@ -430,6 +456,90 @@ describe('batch export scheduler', () => {
       release();
       await first;
       expect(spy).toHaveBeenCalledTimes(1);
+    });
+  });
+  describe('the dispatch', () => {
+    it('writes the jobs and log lines of runs cancelled or paused since the tick; the claim settles or parks them', async () => {
+      orgId = (await t.factories.organization(owner, 'Dispatch')).id;
+      await t.dataSource.query('UPDATE batch_exports SET deleted_at = now() WHERE deleted_at IS NULL');
+      await dispatchScheduledRuns(t.app);
+      // Only this test's jobs in the queue, so the claims below meet them.
+      await t.dataSource.query("DELETE FROM pgboss.job WHERE name = 'batch-export-runs'");
+      t.clock.set(new Date('2026-11-25T09:30:00.000Z'));
+      const { id } = await createExport({ interval: 'hour' });
+      await service.createDueRuns(new Date('2026-11-25T11:00:00.000Z'));
+      const runs: { id: string }[] = await t.dataSource.query(
+        'SELECT id FROM batch_export_runs WHERE batch_export_id = $1 ORDER BY data_interval_end',
+        [id],
+      );
+      expect(runs).toHaveLength(2);
+      // Before the dispatch: the first run cancelled, then the export paused.
+      t.clock.set(new Date('2026-11-25T11:05:00.000Z'));
+      await t.http
+        .post(path(`/${id}/runs/${runs[0].id}/cancel`))
+        .set(owner.auth)
+        .expect(200);
+      t.clock.set(new Date('2026-11-25T11:06:00.000Z'));
+      await t.http
+        .post(path(`/${id}/pause`))
+        .set(owner.auth)
+        .expect(200);
+      expect(await dispatchScheduledRuns(t.app)).toBe(2);
+      // A dispatch done leaves nothing to do again.
+      expect(await dispatchScheduledRuns(t.app)).toBe(0);
+
+      const logs = await t.http
+        .get(path(`/${id}/logs`))
+        .set(owner.auth)
+        .expect(200);
+      expect(
+        (logs.body.results as { timestamp: string; message: string; run_id: string | null }[]).map((l) => [
+          l.timestamp,
+          l.message,
+          l.run_id,
+        ]),
+      ).toEqual([
+        ['2026-11-25T11:06:00.000Z', 'Batch export paused.', null],
+        ['2026-11-25T11:05:00.000Z', expect.stringMatching(/^Run cancelled/), runs[0].id],
+        [
+          '2026-11-25T11:00:00.000Z',
+          'Run created for 2026-11-25T10:00:00.000Z to 2026-11-25T11:00:00.000Z (scheduled).',
+          runs[1].id,
+        ],
+        [
+          '2026-11-25T11:00:00.000Z',
+          'Run created for 2026-11-25T09:00:00.000Z to 2026-11-25T10:00:00.000Z (scheduled).',
+          runs[0].id,
+        ],
+        ['2026-11-25T09:30:00.000Z', expect.stringMatching(/^Batch export created/), null],
+      ]);
+
+      // The cancelled run's job is settled by the claim that meets it; the next one is parked with its export.
+      const claims = t.app.get(BatchExportRunsRepository);
+      const caps = { organization: 0, project: 0, user: 0 };
+      expect(await claims.claimNext(new Date('2026-11-25T11:07:00.000Z'), 3, caps)).toEqual({
+        kind: 'settled',
+      });
+      expect(await claims.claimNext(new Date('2026-11-25T11:07:00.000Z'), 3, caps)).toEqual({
+        kind: 'paused',
+        batchExportId: id,
+      });
+      const jobs: { id: string; state: string; parked: boolean }[] = await t.dataSource.query(
+        `SELECT r.id, j.state, j.start_after > now() + interval '1000 years' AS parked
+           FROM batch_export_runs r JOIN pgboss.job j ON j.id = r.id AND j.name = 'batch-export-runs'
+          WHERE r.batch_export_id = $1 ORDER BY r.data_interval_end`,
+        [id],
+      );
+      expect(jobs).toEqual([
+        { id: runs[0].id, state: 'completed', parked: false },
+        { id: runs[1].id, state: 'created', parked: true },
+      ]);
+      const statuses: { status: string }[] = await t.dataSource.query(
+        'SELECT status FROM batch_export_runs WHERE batch_export_id = $1 ORDER BY data_interval_end',
+        [id],
+      );
+      expect(statuses.map((r) => r.status)).toEqual(['Cancelled', 'Starting']);
+      t.clock.set(new Date());
     });
   });
 });
@@ -500,6 +610,7 @@ describe('two app instances ticking on one database', () => {
     // One pair of ticks started at the same moment, then the apps' own intervals for a while.
     await Promise.all([a.app.get(BatchExportsScheduler).tick(), b.app.get(BatchExportsScheduler).tick()]);
     await bothTicked(spies, 2);
+    await dispatchScheduledRuns(a.app);
     expect(await counts(a.dataSource)).toEqual({
       runs: expectedAt(day),
       duplicates: 0,
@@ -511,6 +622,7 @@ describe('two app instances ticking on one database', () => {
     a.clock.set(later);
     b.clock.set(later);
     await bothTicked(spies, 2);
+    await dispatchScheduledRuns(b.app);
     expect(await counts(b.dataSource)).toEqual({
       runs: expectedAt(later),
       duplicates: 0,

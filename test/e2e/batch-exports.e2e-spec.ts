@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { BatchExportsService } from '../../src/batch-exports/batch-exports.service.js';
 import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
+import { dispatchScheduledRuns } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { expectScopeEnforced, ISO, NOT_FOUND, UUID } from '../support/expectations.js';
 import type { TestUser } from '../support/factories.js';
@@ -1634,6 +1635,9 @@ describe('batch exports', () => {
         .post(path(orgId, `/${exportId}/pause`))
         .set(owner.auth)
         .expect(200);
+      // The tick's runs are dispatched (their jobs and "Run created" lines written) after the pause: the lines
+      // still carry the tick's time and list before it.
+      expect(await dispatchScheduledRuns(t.app)).toBeGreaterThanOrEqual(2);
       await t.dataSource.query(
         `INSERT INTO batch_export_logs (batch_export_id, timestamp, level, message)
          VALUES ($1, '2026-11-21T12:20:00Z', 'WARNING', 'Destination slow: 100% of _quota_'),

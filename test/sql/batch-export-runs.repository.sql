@@ -19,6 +19,19 @@ VALUES ($1, $2, true, 'run_started', 'BatchExport', $3, $4::jsonb);
 
 INSERT INTO "batch_export_logs"("batch_export_id", "run_id", "timestamp", "level", "message") VALUES ($1, $2, $3, $4, $5) RETURNING "id";
 
+-- BatchExportRunsRepository.logScheduledRunsCreated
+WITH logged AS (
+  INSERT INTO batch_export_logs (batch_export_id, run_id, timestamp, level, message)
+  SELECT r.batch_export_id, r.id, r.created_at, 'INFO',
+         'Run created for ' || to_char(r.data_interval_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || ' to ' ||
+         to_char(r.data_interval_end AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || ' (scheduled).'
+    FROM batch_export_runs r
+   WHERE r.id = ANY($1::uuid[])
+   ORDER BY r.batch_export_id, r.data_interval_end
+  RETURNING 1
+)
+SELECT count(*)::int AS logged FROM logged;
+
 -- BatchExportRunsRepository.parkIfPaused
 SELECT paused FROM batch_exports WHERE id = $1 FOR SHARE;
 

@@ -262,17 +262,7 @@ advanced AS (
     LEFT JOIN capped c ON c.batch_export_id = d.id
    WHERE e.id = d.id
   RETURNING e.id
-),
-logged AS (
-  INSERT INTO batch_export_logs (batch_export_id, run_id, timestamp, level, message)
-  SELECT i.batch_export_id, i.id, $1, 'INFO',
-         'Run created for ' || to_char(i.data_interval_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || ' to ' || to_char(i.data_interval_end AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ||
-         ' (scheduled).'
-    FROM inserted i
-   ORDER BY i.batch_export_id, i.data_interval_end
 )
 SELECT (SELECT count(*) FROM advanced)::int AS exports,
-       (SELECT coalesce(json_agg(json_build_object('id', i.id, 'batchExportId', i.batch_export_id,
-                                                    'organizationId', d.organization_id)), '[]')
-          FROM inserted i JOIN due_exports d ON d.id = i.batch_export_id)
+       (SELECT coalesce(array_agg(i.id ORDER BY i.batch_export_id, i.data_interval_end), '{}') FROM inserted i)::text[]
          AS runs;

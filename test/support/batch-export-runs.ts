@@ -2,8 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { INestApplicationContext } from '@nestjs/common';
 import S3rver from 's3rver';
 import type { DataSource } from 'typeorm';
+import { BatchExportRunsRepository } from '../../src/batch-exports/runs/batch-export-runs.repository.js';
 import { startService, type ServiceProcess } from './service-process.js';
 import type TestAgent from 'supertest/lib/agent.js';
 
@@ -276,4 +278,15 @@ export async function startExportWorker(
   });
   children.push(child);
   return child;
+}
+
+/**
+ * Carries out every waiting dispatch of scheduled runs (their jobs and "Run created" log lines), as the workers'
+ * dispatch loop does, for tests whose app runs no workers. The number of jobs created.
+ */
+export async function dispatchScheduledRuns(app: INestApplicationContext): Promise<number> {
+  const runs = app.get(BatchExportRunsRepository);
+  let jobs = 0;
+  for (let n = await runs.dispatchNext(); n !== null; n = await runs.dispatchNext()) jobs += n;
+  return jobs;
 }

@@ -6,6 +6,7 @@ import { RepositoryBase } from '../../database/repository-base.js';
 import type { LogLevel } from '../batch-export-log.entity.js';
 import type { RunStatus } from '../batch-export-run.entity.js';
 import { BatchExportsRepository } from '../batch-exports.repository.js';
+import { ISO_SQL } from '../batch-exports.scheduler-sql.js';
 import { fairnessUserSql, RunQueue, type FairnessCaps } from './run-queue.js';
 import { runStartedEntry } from './run-activity.js';
 import type {
@@ -220,6 +221,59 @@ export class BatchExportRunsRepository extends RepositoryBase {
       await this.parkIfPaused(err.batchExportId);
       return { kind: 'paused', batchExportId: err.batchExportId };
     }
+  }
+
+  /**
+   * Carries out the next dispatch of scheduled runs (`RunQueue.enqueueDispatch`, one per transaction of a tick), in
+   * one transaction: the runs' jobs (the runs still there: an export deleted for good takes its runs along), their
+   * "Run created … (scheduled)." log lines (stamped with the run's creation, the tick's time) and the dispatch's
+   * completion. A run that got its job already gets neither again, so a replayed
+   * dispatch writes nothing twice. The runs' states are not looked at: a run cancelled before its job exists, or
+   * of an export paused or deleted meanwhile, is settled or parked by the claim that meets its job, as when that
+   * happens after the job is queued. Returns the number of jobs created, or null when no dispatch was waiting.
+   * (Its statements are pg-boss's and the run queue's, on the transaction's connection; the log lines' is pinned
+   * with `logScheduledRunsCreated`.)
+   */
+  async dispatchNext(): Promise<number | null> {
+    return this.transaction(async () => {
+      const db = await transactionExecutor(this.manager);
+      const job = await this.queue.fetchDispatch(db);
+      if (!job) return null;
+      const runs = await this.query<{ id: string; batchExportId: string }>(
+        `SELECT id, batch_export_id AS "batchExportId" FROM batch_export_runs
+          WHERE id = ANY($1::uuid[]) ORDER BY batch_export_id, data_interval_end`,
+        [job.data.run_ids],
+      );
+      const queued = await this.queue.enqueueDispatched(db, runs);
+      await this.logScheduledRunsCreated(queued);
+      await this.queue.completeDispatch(db, job.id);
+      return queued.length;
+    });
+  }
+
+  /**
+   * The "Run created" log line of scheduled runs (`runIds`, written by their dispatch), stamped with each run's
+   * creation (the tick's time), by export, then interval.
+   */
+  @GenerateSql({ params: (f) => [[f.runId]] })
+  async logScheduledRunsCreated(runIds: readonly string[]): Promise<void> {
+    if (!runIds.length) return;
+    // In a CTE: Citus 13.2 cannot plan a top-level INSERT … SELECT of reference tables with a parameter generically
+    // ("could not create distributed plan"); as a CTE it is a subplan of its own.
+    await this.query(
+      `WITH logged AS (
+         INSERT INTO batch_export_logs (batch_export_id, run_id, timestamp, level, message)
+         SELECT r.batch_export_id, r.id, r.created_at, 'INFO',
+                'Run created for ' || ${ISO_SQL('r.data_interval_start')} || ' to ' ||
+                ${ISO_SQL('r.data_interval_end')} || ' (scheduled).'
+           FROM batch_export_runs r
+          WHERE r.id = ANY($1::uuid[])
+          ORDER BY r.batch_export_id, r.data_interval_end
+         RETURNING 1
+       )
+       SELECT count(*)::int AS logged FROM logged`,
+      [runIds],
+    );
   }
 
   /** Parks the export's queued jobs when it is (still) paused: under its row lock, so an unpause cannot interleave. */

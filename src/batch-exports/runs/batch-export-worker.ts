@@ -109,7 +109,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     // Each running export holds a connection for its whole read: taken from the API's share, not the reserve.
     this.poolShare.shares.holdOutsideApi(concurrency);
     for (let slot = 0; slot < concurrency; slot++) this.loops.push(this.loop());
-    this.loops.push(this.deadLetterLoop(), this.slotWaitLoop(), this.notificationLoop());
+    this.loops.push(this.dispatchLoop(), this.deadLetterLoop(), this.slotWaitLoop(), this.notificationLoop());
     this.logger.log({ concurrency }, 'batch export workers started');
   }
 
@@ -212,6 +212,24 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
         this.reportLoopError(err, 'settling lost batch export runs failed');
       }
       await sleep(DEAD_LETTER_CHECK_MS, this.stopping.signal);
+    }
+  }
+
+  /**
+   * Carries out the scheduler's dispatches (the jobs and log lines of the runs a tick created), one after the other;
+   * idle, looks again every poll interval. Every worker process runs one: the queue shares the dispatches.
+   */
+  private async dispatchLoop(): Promise<void> {
+    const poll = this.config.get('BATCH_EXPORT_POLL_INTERVAL_MS');
+    while (!this.stopping.signal.aborted) {
+      try {
+        if ((await this.runs.dispatchNext()) !== null) continue;
+      } catch (err) {
+        this.reportLoopError(err, 'queueing the jobs of scheduled batch export runs failed');
+        await sleep(poll * 5, this.stopping.signal);
+        continue;
+      }
+      await sleep(poll, this.stopping.signal);
     }
   }
 

@@ -3,9 +3,21 @@ import { PgBoss, type Db as IDatabase, type Job } from 'pg-boss';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/config.js';
 import { JOB_QUEUE_SCHEMA, poolExecutor } from '../../database/job-queue.js';
+import {
+  INSERT_DISPATCH_JOB_SQL,
+  INSERT_DISPATCHED_RUN_JOBS_SQL,
+  INSERT_RUN_JOBS_SQL,
+} from './run-queue-sql.js';
 
 /** The queue of batch export runs: one job per run, the job's id is the run's id. */
 export const RUNS_QUEUE = 'batch-export-runs';
+/**
+ * The queue of the scheduler's dispatches: one job per transaction of a tick, holding the ids of the runs it
+ * created (`{run_ids}`). A worker takes it and, in one transaction, creates those runs' jobs and their
+ * "Run created" log lines (`BatchExportRunsRepository.dispatchNext`), so a tick writes its runs and one job, not
+ * a job and a log line per run (docs/performance.md, "Scheduler tick: where the time goes").
+ */
+export const DISPATCH_QUEUE = 'batch-export-run-dispatch';
 /** Where a run's job lands when pg-boss gave up on it (a worker lost it on its last attempt). */
 export const DEAD_RUNS_QUEUE = 'batch-export-runs-dead';
 /**
@@ -21,6 +33,11 @@ const EXPIRE_SECONDS = 24 * 3600;
 
 export interface RunJobData {
   batch_export_id: string;
+}
+
+/** A dispatch of scheduled runs: the runs one transaction of a tick created. */
+export interface DispatchJobData {
+  run_ids: string[];
 }
 
 /** A notification webhook to deliver: its export (whose URL and secret are read at each attempt) and its body. */
@@ -81,35 +98,6 @@ const ACTIVE_RUNS_SQL = `
     JOIN batch_export_runs r ON r.id = j.id
     JOIN batch_exports e ON e.id = r.batch_export_id
    WHERE j.name = $1 AND j.state = 'active'`;
-
-/**
- * The jobs of runs ($2, ids; $3, their exports), as pg-boss's `insert` (12.x, `plans.insertJobs`) writes a job of
- * {id, data, singletonKey, group: {id}, startAfter?} to the queue $1: its options read from the queue's row (with
- * pg-boss's defaults), `job_now()` as the clock, the other columns at their defaults. Written here rather than
- * through `insert`, whose statement parses a JSON recordset of 22 fields per job: at 2,000 jobs that took about as
- * long as writing them (about 45 ms of 100). A run's job is new (its id is the run's, just created), so unlike
- * `insert` there is no `ON CONFLICT DO NOTHING`: a duplicate fails the transaction. The runs queue has no
- * LISTEN/NOTIFY (`notify` is not set on it), so no notification is sent. The job-queue e2e test compares the rows
- * with the ones pg-boss's `insert` writes, so an upgrade of pg-boss that changes them fails it.
- */
-const INSERT_RUN_JOBS_SQL = `
-WITH run_jobs AS (
-  INSERT INTO ${JOB_QUEUE_SCHEMA}.job
-         (id, name, data, priority, start_after, created_on, singleton_key, group_id, expire_seconds,
-          deletion_seconds, keep_until, retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, dead_letter,
-          heartbeat_seconds)
-  SELECT r.id, q.name, jsonb_build_object('batch_export_id', r.batch_export_id), 0, s.start_after,
-         ${JOB_QUEUE_SCHEMA}.job_now(), r.batch_export_id::text, r.batch_export_id::text, coalesce(q.expire_seconds, 900),
-         coalesce(q.deletion_seconds, 604800), s.start_after + coalesce(q.retention_seconds, 1209600) * interval '1 second',
-         coalesce(q.retry_limit, 2), coalesce(q.retry_delay, 0), coalesce(q.retry_backoff, false), q.retry_delay_max,
-         q.policy, q.dead_letter, q.heartbeat_seconds
-    FROM ${JOB_QUEUE_SCHEMA}.queue q
-   CROSS JOIN (SELECT coalesce($4::timestamptz, ${JOB_QUEUE_SCHEMA}.job_now()) AS start_after) s
-   CROSS JOIN unnest($2::uuid[], $3::uuid[]) AS r(id, batch_export_id)
-   WHERE q.name = $1
-  RETURNING 1
-)
-SELECT count(*)::int AS jobs FROM run_jobs`;
 
 export interface QueueDepth {
   /** Jobs that could start now (created or waiting for a retry whose time has come). */
@@ -199,6 +187,19 @@ export class RunQueue implements OnModuleInit, BeforeApplicationShutdown {
     };
     await this.boss.createQueue(NOTIFICATIONS_QUEUE, notifications);
     await this.boss.updateQueue(NOTIFICATIONS_QUEUE, notifications);
+    const dispatch = {
+      // The dispatch is taken in a transaction that also completes it (a lost worker rolls it back): retries and
+      // expiry are only a safety net. Kept queued as long as a run's job would be.
+      retryLimit: 100,
+      retryDelay: 5,
+      retryBackoff: true,
+      retryDelayMax: 3600,
+      expireInSeconds: 300,
+      retentionSeconds: 10 * 365 * 24 * 3600,
+      deleteAfterSeconds: 24 * 3600,
+    };
+    await this.boss.createQueue(DISPATCH_QUEUE, dispatch);
+    await this.boss.updateQueue(DISPATCH_QUEUE, dispatch);
     await this.boss.createQueue(RUNS_QUEUE, options);
     // An existing queue keeps its options: apply this process's settings.
     const { policy: _policy, ...updatable } = options;
@@ -229,6 +230,47 @@ export class RunQueue implements OnModuleInit, BeforeApplicationShutdown {
     if (rows[0].jobs !== runs.length) {
       throw new Error(`The job queue took ${rows[0].jobs} of ${runs.length} run jobs`);
     }
+  }
+
+  /**
+   * Queues the dispatch of scheduled runs (`runIds`, created in `db`'s transaction): one job, in that transaction;
+   * a worker creates the runs' jobs (`dispatchNext`).
+   */
+  async enqueueDispatch(db: IDatabase, runIds: readonly string[]): Promise<void> {
+    if (!runIds.length) return;
+    const { rows } = (await db.executeSql(INSERT_DISPATCH_JOB_SQL, [DISPATCH_QUEUE, runIds])) as {
+      rows: unknown[];
+    };
+    if (rows.length !== 1) throw new Error(`The job queue has no queue ${DISPATCH_QUEUE}`);
+  }
+
+  /** Claims the next dispatch in `db`'s transaction (rolled back: it is back in the queue). */
+  async fetchDispatch(db: IDatabase): Promise<Job<DispatchJobData> | null> {
+    const [job] = await this.boss.fetch<DispatchJobData>(DISPATCH_QUEUE, { db, batchSize: 1 });
+    return job ?? null;
+  }
+
+  /** Ends a dispatch, in the transaction that created its runs' jobs. */
+  async completeDispatch(db: IDatabase, id: string): Promise<void> {
+    await this.boss.complete(DISPATCH_QUEUE, id, null, { db });
+  }
+
+  /**
+   * The jobs of dispatched runs (as `enqueue`, not parked: a run of an export paused meanwhile is parked when a
+   * worker meets it), skipping the runs that have one already. Returns the ids of the runs whose job it created.
+   */
+  async enqueueDispatched(
+    db: IDatabase,
+    runs: readonly Omit<RunToEnqueue, 'organizationId'>[],
+  ): Promise<string[]> {
+    if (!runs.length) return [];
+    const { rows } = (await db.executeSql(INSERT_DISPATCHED_RUN_JOBS_SQL, [
+      RUNS_QUEUE,
+      runs.map((run) => run.id),
+      runs.map((run) => run.batchExportId),
+      null,
+    ])) as { rows: { ids: string[] }[] };
+    return rows[0].ids;
   }
 
   /** Cancels the jobs of these runs (queued or active: an active run notices its cancelled run itself). */
