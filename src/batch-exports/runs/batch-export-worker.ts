@@ -421,7 +421,7 @@ export class BatchExportWorker implements OnApplicationBootstrap, OnModuleDestro
     // A sessions or events export runs as its creator (none known: as a user in no role): the recordings the access
     // rules hide from them now, and their sessions' events, are left out.
     const visibility = model.recordingVisibility ? await this.creatorsVisibility(claim) : undefined;
-    const writer = createWriter(ctx);
+    const writer = await createWriter(ctx);
     let records = 0;
     const timing = { read: 0, write: 0, finish: 0 };
     let mark = performance.now();

@@ -1,5 +1,5 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import { AppConfig } from '../../config/config.js';
 
 export interface MailMessage {
@@ -15,31 +15,41 @@ export interface MailMessage {
  */
 @Injectable()
 export class Mailer implements OnModuleDestroy {
-  private readonly transport: Transporter | null;
+  private readonly url: string | undefined;
+  private readonly timeout: number;
+  private readonly from: string;
+  /**
+   * The transport, made by the first delivery: nodemailer (about 5 MB of heap) is loaded then, not by every process
+   * at start, most of which never send a message.
+   */
+  private transport: Promise<Transporter> | null = null;
 
   constructor(config: AppConfig) {
-    const url = config.get('SMTP_URL');
-    const timeout = config.get('SMTP_TIMEOUT_MS');
-    this.transport = url
-      ? createTransport(
-          { url, connectionTimeout: timeout, greetingTimeout: timeout, socketTimeout: timeout },
-          { from: config.get('SMTP_FROM') },
-        )
-      : null;
+    this.url = config.get('SMTP_URL') || undefined;
+    this.timeout = config.get('SMTP_TIMEOUT_MS');
+    this.from = config.get('SMTP_FROM');
   }
 
   /** Whether an SMTP server is configured. */
   get enabled(): boolean {
-    return this.transport !== null;
+    return this.url !== undefined;
   }
 
   /** Delivers the message to the SMTP server; rejects when it cannot (callers decide what a failure means). */
   async send(message: MailMessage): Promise<void> {
-    if (!this.transport) throw new Error('SMTP is not configured (SMTP_URL)');
-    await this.transport.sendMail(message);
+    const url = this.url;
+    if (url === undefined) throw new Error('SMTP is not configured (SMTP_URL)');
+    const timeout = this.timeout;
+    this.transport ??= import('nodemailer').then((nodemailer) =>
+      nodemailer.createTransport(
+        { url, connectionTimeout: timeout, greetingTimeout: timeout, socketTimeout: timeout },
+        { from: this.from },
+      ),
+    );
+    await (await this.transport).sendMail(message);
   }
 
-  onModuleDestroy(): void {
-    this.transport?.close();
+  async onModuleDestroy(): Promise<void> {
+    (await this.transport?.catch(() => null))?.close();
   }
 }

@@ -1,7 +1,6 @@
 import type { DestinationType } from '../../destinations.js';
 import { nonRetryable } from '../export-errors.js';
 import type { DeliveryContext, DestinationWriter } from './destination.js';
-import { AzureBlobWriter } from './azure-blob.js';
 import { HttpWriter } from './http.js';
 import { NoOpWriter } from './noop.js';
 import { PostgresWriter } from './postgres.js';
@@ -19,8 +18,12 @@ export const DELIVERED_DESTINATIONS: readonly DestinationType[] = [
   'NoOp',
 ];
 
-/** The writer of a run's destination, or an error ending the run when this service does not deliver there. */
-export function createWriter(ctx: DeliveryContext): DestinationWriter {
+/**
+ * The writer of a run's destination, or an error ending the run when this service does not deliver there. The
+ * Azure SDK (about 10 MB of heap once loaded) is imported by the first run that delivers to Azure, not at start:
+ * every process of the service would otherwise carry it, and its garbage collector mark it, for nothing.
+ */
+export async function createWriter(ctx: DeliveryContext): Promise<DestinationWriter> {
   switch (ctx.type) {
     case 'Postgres':
     case 'Redshift':
@@ -29,8 +32,10 @@ export function createWriter(ctx: DeliveryContext): DestinationWriter {
     case 'AwsS3':
     case 'S3Compatible':
       return new S3Writer(ctx);
-    case 'AzureBlob':
+    case 'AzureBlob': {
+      const { AzureBlobWriter } = await import('./azure-blob.js');
       return new AzureBlobWriter(ctx);
+    }
     case 'HTTP':
       return new HttpWriter(ctx);
     case 'NoOp':
