@@ -302,9 +302,36 @@ export class BatchExportsRepository extends RepositoryBase {
     });
   }
 
+  /**
+   * Lines of the exports' logs. The exports are locked first (`lockExports`) in the same transaction: a log line
+   * written on its own (a worker's progress) takes the locks in the order of every other writer.
+   */
   async addLogs(entries: readonly LogEntry[]): Promise<void> {
     if (!entries.length) return;
-    await this.repository(BatchExportLogEntity).insert(entries.map((e) => ({ runId: null, ...e })));
+    await this.transaction(async () => {
+      await this.lockExports(entries.map((e) => e.batchExportId));
+      await this.repository(BatchExportLogEntity).insert(entries.map((e) => ({ runId: null, ...e })));
+    });
+  }
+
+  /**
+   * Locks these exports (in id order), as every writer of the batch export tables does first in its transaction,
+   * before their runs, backfills, pauses and logs: the API's writes (`FOR UPDATE`, through `findInOrganization`),
+   * the scheduler (`LOCK_DUE_EXPORTS_SQL`), and the workers' claims and ends of runs and their log lines (here).
+   * On PostgreSQL it is the exports' rows (`FOR NO KEY UPDATE`: the foreign key checks of inserted runs and logs,
+   * `FOR KEY SHARE`, go on; a transaction holding `FOR UPDATE` already holds it). On Citus, where these tables
+   * are reference tables, a row lock or a write of a table locks that table's shard (the whole table, on every
+   * node) and then the shards of every table it references, in order of shard id: a run's `FOR UPDATE` took
+   * `batch_export_runs`, then `organizations`, `projects` and `batch_exports`; a log line's insert took
+   * `organizations` before `batch_exports`; the export's `FOR UPDATE` takes `batch_exports`, then
+   * `organizations`. Any two of them deadlocked (docs/citus.md, "The e2e suite on the cluster"). With the export
+   * locked first, every transaction takes these locks in one order.
+   */
+  @GenerateSql({ params: (f) => [[f.batchExportId]] })
+  async lockExports(ids: readonly string[]): Promise<void> {
+    await this.query('SELECT 1 FROM batch_exports WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE', [
+      [...new Set(ids)],
+    ]);
   }
 
   /** A page of the export's log, newest first (then the later-inserted first); optional level and text filters. */
