@@ -34,7 +34,9 @@ const LOCK_WAITS_SQL = `SELECT count(*)::int AS n FROM pg_stat_activity
  * there (its coordinator session waits for the worker's answer, not for a lock): the workers' waits in the same
  * database are counted too (`run_command_on_workers`).
  */
-export async function lockWaits(db: Pick<DataSource, 'query'>): Promise<number> {
+export async function lockWaits(db: {
+  query(sql: string, parameters?: unknown[]): Promise<unknown>;
+}): Promise<number> {
   if (!onCitus()) return ((await db.query(LOCK_WAITS_SQL)) as { n: number }[])[0].n;
   const [row] = (await db.query(
     `SELECT (${LOCK_WAITS_SQL})
