@@ -315,17 +315,11 @@ export class BatchExportsRepository extends RepositoryBase {
   }
 
   /**
-   * Locks these exports (in id order), as every writer of the batch export tables does first in its transaction,
-   * before their runs, backfills, pauses and logs: the API's writes (`FOR UPDATE`, through `findInOrganization`),
-   * the scheduler (`LOCK_DUE_EXPORTS_SQL`), and the workers' claims and ends of runs and their log lines (here).
-   * On PostgreSQL it is the exports' rows (`FOR NO KEY UPDATE`: the foreign key checks of inserted runs and logs,
-   * `FOR KEY SHARE`, go on; a transaction holding `FOR UPDATE` already holds it). On Citus, where these tables
-   * are reference tables, a row lock or a write of a table locks that table's shard (the whole table, on every
-   * node) and then the shards of every table it references, in order of shard id: a run's `FOR UPDATE` took
-   * `batch_export_runs`, then `organizations`, `projects` and `batch_exports`; a log line's insert took
-   * `organizations` before `batch_exports`; the export's `FOR UPDATE` takes `batch_exports`, then
-   * `organizations`. Any two of them deadlocked (docs/citus.md, "The e2e suite on the cluster"). With the export
-   * locked first, every transaction takes these locks in one order.
+   * Locks these exports (in id order): what every writer of the batch export tables takes first in its
+   * transaction, before their runs, backfills, pauses and logs (the API `FOR UPDATE`, the scheduler
+   * `LOCK_DUE_EXPORTS_SQL`, the workers here). On Citus these reference tables' row locks and writes lock whole
+   * tables, the referenced ones after: without one first lock, two writers deadlocked (docs/citus.md, "What was
+   * fixed"). `FOR NO KEY UPDATE`: on PostgreSQL the foreign key checks of inserted runs and logs pass it.
    */
   @GenerateSql({ params: (f) => [[f.batchExportId]] })
   async lockExports(ids: readonly string[]): Promise<void> {
