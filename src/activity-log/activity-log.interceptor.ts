@@ -6,11 +6,12 @@ import {
   type ActivityDescription,
   maskSecrets,
   RECORDS_OWN_ACTIVITY,
+  RETRIED_ON_CONFLICT,
   runDescribingActivity,
 } from '../common/activity/activity-context.js';
 import type { Principal, ProjectCredential } from '../common/auth/principal.js';
 import { isUuid } from '../common/validation/ids.js';
-import { TransactionHost } from '../database/transactions.js';
+import { retriedOnConflict, TransactionHost } from '../database/transactions.js';
 import type { NewActivityLog } from './activity-log.repository.js';
 import { ActivityLogService } from './activity-log.service.js';
 import { fallbackChanges, type RouteActivity, routeActivity } from './activity-route.js';
@@ -57,7 +58,9 @@ const QUERY_KEPT = [
  *   (`withRequestTransaction`: the transactions its code opens join it, no savepoints), and its entry is inserted
  *   in that transaction once the handler has answered, before the commit: one INSERT, which also takes the
  *   changes the database captured (migration ActivityChangesCapture) when the code described none. When the insert fails, the
- *   transaction rolls back and the request fails: no change is left unlogged. The code handling the write may
+ *   transaction rolls back and the request fails: no change is left unlogged. A handler marked
+ *   `@RetriedOnConflict()` is run again in a new transaction when a deadlock or serialization failure rolled its
+ *   transaction back (up to three attempts). The code handling the write may
  *   describe it (`describeActivity`, `recordChanges`); what it leaves out is taken from the route, the body and
  *   the answer.
  * - a read of a recording, its snapshots, or its events (`…/events?session_id=`) inserts its entry before the
@@ -93,8 +96,8 @@ export class ActivityLogInterceptor implements NestInterceptor {
         : next.handle();
     }
     const route = routeActivity(req.method, pattern, req.params as Record<string, string>);
-    const description: ActivityDescription = {};
     if (Reflect.getMetadata(RECORDS_OWN_ACTIVITY, context.getHandler()) === true) {
+      const description: ActivityDescription = {};
       // The service inserts the entry in its own transaction (`recordActivityNow`), before its commit.
       description.record = () => this.logs.record(this.entryOf(req, pattern, route, description, null));
       return new Observable<unknown>((subscriber) => {
@@ -112,22 +115,24 @@ export class ActivityLogInterceptor implements NestInterceptor {
           .catch((err: unknown) => subscriber.error(err));
       });
     }
+    // Each attempt runs the handler again (`next.handle()` calls it on each subscription) with a description of its own.
+    const attempt = () => {
+      const described: ActivityDescription = {};
+      return this.transactions.withRequestTransaction(
+        () =>
+          runDescribingActivity(described, () => lastValueFrom(next.handle(), { defaultValue: undefined })),
+        (result) => this.logs.record(this.entryOf(req, pattern, route, described, result)),
+      );
+    };
+    const retried = Reflect.getMetadata(RETRIED_ON_CONFLICT, context.getHandler()) === true;
     return new Observable<unknown>((subscriber) => {
-      this.transactions
-        .withRequestTransaction(
-          () =>
-            runDescribingActivity(description, () =>
-              lastValueFrom(next.handle(), { defaultValue: undefined }),
-            ),
-          (result) => this.logs.record(this.entryOf(req, pattern, route, description, result)),
-        )
-        .then(
-          (value) => {
-            subscriber.next(value);
-            subscriber.complete();
-          },
-          (err: unknown) => subscriber.error(err),
-        );
+      (retried ? retriedOnConflict(attempt) : attempt()).then(
+        (value) => {
+          subscriber.next(value);
+          subscriber.complete();
+        },
+        (err: unknown) => subscriber.error(err),
+      );
     });
   }
 

@@ -21,6 +21,7 @@ import {
   ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
+import { RetriedOnConflict } from '../common/activity/activity-context.js';
 import { CurrentPrincipal, RequireScopes } from '../common/auth/auth.decorators.js';
 import type { Principal } from '../common/auth/principal.js';
 import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
@@ -98,6 +99,7 @@ export function BatchExportsRoutes(spec: BatchExportsRoutesSpec) {
     }
 
     @Post()
+    @RetriedOnConflict()
     @RequireScopes('batch_export:write')
     @ApiOperation({
       summary: 'Create a batch export',
@@ -133,6 +135,7 @@ export function BatchExportsRoutes(spec: BatchExportsRoutesSpec) {
     }
 
     @Patch(':id')
+    @RetriedOnConflict()
     @RequireScopes('batch_export:write')
     @ApiOperation({
       summary: 'Update a batch export',
@@ -153,6 +156,7 @@ export function BatchExportsRoutes(spec: BatchExportsRoutesSpec) {
     }
 
     @Put(':id')
+    @RetriedOnConflict()
     @RequireScopes('batch_export:write')
     @ApiOperation({
       summary: 'Replace a batch export',
@@ -175,6 +179,7 @@ export function BatchExportsRoutes(spec: BatchExportsRoutesSpec) {
 
     @Delete(':id')
     @HttpCode(204)
+    @RetriedOnConflict()
     @RequireScopes('batch_export:write')
     @ApiOperation({
       summary: 'Delete a batch export',
@@ -194,6 +199,7 @@ export function BatchExportsRoutes(spec: BatchExportsRoutesSpec) {
 
     @Post(':id/pause')
     @HttpCode(200)
+    @RetriedOnConflict()
     @RequireScopes('batch_export:write')
     @ApiOperation({
       summary: 'Pause a batch export',
@@ -213,6 +219,7 @@ export function BatchExportsRoutes(spec: BatchExportsRoutesSpec) {
 
     @Post(':id/unpause')
     @HttpCode(200)
+    @RetriedOnConflict()
     @RequireScopes('batch_export:write')
     @ApiOperation({
       summary: 'Unpause a batch export',
@@ -233,6 +240,7 @@ export function BatchExportsRoutes(spec: BatchExportsRoutesSpec) {
 
     @Post(':id/backfill')
     @HttpCode(200)
+    @RetriedOnConflict()
     @RequireScopes('batch_export:write')
     @ApiOperation({
       summary: 'Backfill a batch export',
@@ -277,6 +285,7 @@ export function BatchExportsRoutes(spec: BatchExportsRoutesSpec) {
 
     @Post(':id/runs/:run_id/cancel')
     @HttpCode(200)
+    @RetriedOnConflict()
     @RequireScopes('batch_export:write')
     @ApiOperation({
       summary: 'Cancel a run',

@@ -302,9 +302,30 @@ export class BatchExportsRepository extends RepositoryBase {
     });
   }
 
+  /**
+   * Lines of the exports' logs. The exports are locked first (`lockExports`) in the same transaction: a log line
+   * written on its own (a worker's progress) takes the locks in the order of every other writer.
+   */
   async addLogs(entries: readonly LogEntry[]): Promise<void> {
     if (!entries.length) return;
-    await this.repository(BatchExportLogEntity).insert(entries.map((e) => ({ runId: null, ...e })));
+    await this.transaction(async () => {
+      await this.lockExports(entries.map((e) => e.batchExportId));
+      await this.repository(BatchExportLogEntity).insert(entries.map((e) => ({ runId: null, ...e })));
+    });
+  }
+
+  /**
+   * Locks these exports (in id order): what every writer of the batch export tables takes first in its
+   * transaction, before their runs, backfills, pauses and logs (the API `FOR UPDATE`, the scheduler
+   * `LOCK_DUE_EXPORTS_SQL`, the workers here). On Citus these reference tables' row locks and writes lock whole
+   * tables, the referenced ones after: without one first lock, two writers deadlocked (docs/citus.md, "What was
+   * fixed"). `FOR NO KEY UPDATE`: on PostgreSQL the foreign key checks of inserted runs and logs pass it.
+   */
+  @GenerateSql({ params: (f) => [[f.batchExportId]] })
+  async lockExports(ids: readonly string[]): Promise<void> {
+    await this.query('SELECT 1 FROM batch_exports WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE', [
+      [...new Set(ids)],
+    ]);
   }
 
   /** A page of the export's log, newest first (then the later-inserted first); optional level and text filters. */

@@ -304,8 +304,8 @@ export class BatchExportsService {
     id: string,
     runId: string,
   ): Promise<BatchExportRunDto> {
-    // The run is locked (by cancelRun), not the export.
-    return this.writeLocked(principal, scope, id, { lock: false }, async () => {
+    // The export is locked first, then the run (by cancelRun): the order of every writer (a worker's claim too).
+    return this.writeLocked(principal, scope, id, {}, async () => {
       const result = await this.exports.cancelRun(id, runId, this.clock.now());
       if (!result) throw ApiError.notFound();
       if (!result.cancelled) {
@@ -393,20 +393,22 @@ export class BatchExportsService {
 
   /**
    * The load-for-write preamble of every change, in one place: the caller's access to the organization, then
-   * a transaction in which the export is loaded (locked until the end unless `lock: false`; its secrets with
-   * `withSecrets`), 404 when it is not the organization's (or deleted), 403 outside the key's projects; then
-   * `work` runs in the same transaction.
+   * a transaction in which the export is loaded and locked until the end (its secrets with `withSecrets`), 404
+   * when it is not the organization's (or deleted), 403 outside the key's projects; then `work` runs in the same
+   * transaction. The export is the first thing every writer of the batch export tables locks (the workers'
+   * claims and ends of runs too, `BatchExportRunsRepository#lockExport`), then its runs, backfills and logs: on
+   * Citus, where a row lock of these reference tables locks the whole table, the other order deadlocked.
    */
   private async writeLocked<T>(
     principal: Principal,
     scope: BatchExportScope,
     id: string,
-    { lock = true, withSecrets = false }: { lock?: boolean; withSecrets?: boolean },
+    { withSecrets = false }: { withSecrets?: boolean },
     work: (current: BatchExportEntity) => Promise<T>,
   ): Promise<T> {
     const access = await this.enter(principal, scope);
     return this.transactions.withTransaction(async () => {
-      const current = await this.findIn(access, id, { lock, withSecrets });
+      const current = await this.findIn(access, id, { lock: true, withSecrets });
       if (!current) throw ApiError.notFound();
       requireExport(access, current, 'editor');
       this.assertProjectAllowed(principal, current.teamId, access.organizationId);

@@ -7,7 +7,7 @@ import {
   type QueryRunner,
   type Repository,
 } from 'typeorm';
-import { currentManager, runInTransaction } from './transactions.js';
+import { currentManager, runInTransaction, runRetriedTransaction } from './transactions.js';
 
 /**
  * What every repository extends. Its queries go through `manager`, which is the manager of the transaction the
@@ -76,5 +76,13 @@ export abstract class RepositoryBase {
   /** Runs `work` in a transaction (joining the caller's when there is one). */
   protected transaction<T>(work: () => Promise<T>): Promise<T> {
     return runInTransaction(this.dataSource, work);
+  }
+
+  /**
+   * `transaction`, run again when it is rolled back by a deadlock or serialization failure (`runRetriedTransaction`):
+   * for background work whose transaction must not fail on a lost race (a worker's claim or end of a run).
+   */
+  protected retriedTransaction<T>(work: () => Promise<T>): Promise<T> {
+    return runRetriedTransaction(this.dataSource, work);
   }
 }

@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { sessionStatementTimeoutOf } from './pool-shares.js';
+import { isTransactionConflict } from '../common/errors/database-errors.js';
 
 /** The transaction a piece of code runs in: its data source (several apps may share a process) and manager. */
 interface ActiveTransaction {
@@ -44,6 +45,56 @@ export function runInTransaction<T>(dataSource: DataSource, work: () => Promise<
   const active = storage.getStore();
   if (active && active.dataSource === dataSource) return work();
   return outermost(dataSource, work);
+}
+
+/** How often `runRetriedTransaction` runs a transaction at most. */
+export const CONFLICT_ATTEMPTS = 3;
+
+const conflictLogger = new Logger('Transactions');
+
+/**
+ * `runInTransaction`, run again (up to CONFLICT_ATTEMPTS times, after a few milliseconds) when PostgreSQL rolled
+ * it back whole for a deadlock or a serialization failure (`isTransactionConflict`): the loser of a race between
+ * two transactions that locked the same tables in different orders. On Citus such a race includes every write of
+ * a reference table (its row locks and writes lock the table's shard, on every node: docs/citus.md). `work` must
+ * be safe to run again (no call out, nothing kept from a failed attempt). Inside a caller's transaction it joins
+ * it and is not retried (the caller's transaction is what was rolled back).
+ */
+export async function runRetriedTransaction<T>(
+  dataSource: DataSource,
+  work: () => Promise<T>,
+  onRetry: (attempt: number, error: unknown) => void = logConflict,
+): Promise<T> {
+  const active = storage.getStore();
+  if (active && active.dataSource === dataSource) return work();
+  return retriedOnConflict(() => outermost(dataSource, work), onRetry);
+}
+
+/**
+ * Runs `transaction` (a function opening a new transaction, committed when it resolves) again when it fails with
+ * a deadlock or serialization failure, up to CONFLICT_ATTEMPTS times in all, after a short jittered pause (the
+ * winner commits meanwhile). The request transaction of a write marked `@RetriedOnConflict()` is run this way.
+ */
+export async function retriedOnConflict<T>(
+  transaction: () => Promise<T>,
+  onRetry: (attempt: number, error: unknown) => void = logConflict,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transaction();
+    } catch (error) {
+      if (!isTransactionConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
+      onRetry(attempt, error);
+      await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.floor(Math.random() * 20)));
+    }
+  }
+}
+
+function logConflict(attempt: number, error: unknown): void {
+  conflictLogger.warn(
+    { attempt, code: (error as { code?: string }).code, reason: (error as Error).message },
+    'a transaction lost a race (deadlock or serialization failure); run again',
+  );
 }
 
 /**

@@ -127,11 +127,15 @@ export class PluginsRepository extends RepositoryBase {
   }
 
   /**
-   * A record of any category visible to the organization (its own, or global), or null, its row share-locked
-   * until the caller's transaction ends: the record stays visible (its owner cannot make it private or delete
-   * it) meanwhile.
+   * A record of any category visible to the organization (its own, or global), or null, its row locked until the
+   * caller's transaction ends: the record stays visible (its owner cannot make it private or delete it)
+   * meanwhile. The lock is `FOR NO KEY UPDATE`, not `FOR SHARE`: two transactions creating configs of the record
+   * then run one after the other. With a share lock, on Citus (`plugins` is a reference table: a share lock of a
+   * row is a share lock of the table's shard, and the config's insert takes a row-exclusive lock on the shards of
+   * the tables it references) two of them each held the share lock the other's insert waited for: a deadlock.
+   * On PostgreSQL the lock still lets the foreign key checks of the configs' inserts (`FOR KEY SHARE`) through.
    */
-  shareLockVisibleAnyCategory(organizationId: string, id: number): Promise<PluginEntity | null> {
+  lockVisibleAnyCategory(organizationId: string, id: number): Promise<PluginEntity | null> {
     return this.plugins()
       .createQueryBuilder('p')
       .where('p.id = :id', { id })
@@ -140,7 +144,7 @@ export class PluginsRepository extends RepositoryBase {
           w.where('p.organizationId = :organizationId', { organizationId }).orWhere('p.isGlobal'),
         ),
       )
-      .setLock('pessimistic_read')
+      .setLock('for_no_key_update')
       .getOne();
   }
 

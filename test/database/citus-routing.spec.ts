@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { SqlFixture } from '../../src/database/generate-sql.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { createSqlFixture, generatedSqlCalls, statementRecorder } from '../support/generated-sql.js';
+import { rr, snapshotEvent } from '../support/recordings.js';
 import { onCitus } from '../support/test-database.js';
 
 /**
@@ -10,7 +11,8 @@ import { onCitus } from '../support/test-database.js';
  * examples, then planned with EXPLAIN and the same parameters: a statement over distributed tables must plan as
  * one task (Citus's router: every distributed table restricted to the one project). The statements that may
  * reach every shard, or that Citus refuses, are listed below with their reason; the list holds only what is true.
- * Skipped, in one line, off Citus.
+ * Then every statement of requests to the hot routes (HOT_ROUTES: capture, the events, persons and recordings
+ * reads), pinned or not, is planned the same way and must be one task. Skipped, in one line, off Citus.
  */
 const citus = onCitus();
 if (!citus) {
@@ -48,6 +50,39 @@ const FANS_OUT: Record<string, string> = {
   'SnapshotStorageRepository.unbuffer':
     'the snapshot storage maintenance and packer (background, over every project: packing, moving chunks between the database and the object store, counts for the CLI)',
 };
+
+/**
+ * Requests of the hot routes whose every statement is planned too (statements not pinned in test/sql included:
+ * the ORM's, the access checks', the activity log's), as a client sends them. `{p}` is the project, `{s}` a recording.
+ */
+/** GET with the owner's key; with a body, a POST of the capture API (the project's token in the body). */
+const HOT_ROUTES: { path: string; body?: (token: string) => unknown }[] = [
+  {
+    path: '/batch/',
+    body: (token) => ({
+      api_key: token,
+      batch: [{ event: 'clicked', distinct_id: 'route-user', timestamp: new Date().toISOString() }],
+    }),
+  },
+  {
+    path: '/s/',
+    body: (token) => [
+      snapshotEvent({
+        token,
+        sessionId: 'route-session',
+        distinctId: 'route-user',
+        events: [rr.meta(Date.now(), 'https://example.com/')],
+      }),
+    ],
+  },
+  { path: '/api/projects/{p}/events?limit=50' },
+  { path: '/api/projects/{p}/events?event=viewed&distinct_id=route-user' },
+  { path: '/api/projects/{p}/persons' },
+  { path: '/api/projects/{p}/persons?distinct_id=route-user' },
+  { path: '/api/projects/{p}/session_recordings' },
+  { path: '/api/projects/{p}/session_recordings/{s}' },
+  { path: '/api/projects/{p}/session_recordings/{s}/snapshots' },
+];
 
 /** Methods Citus refuses to run as written, with what would fix them. */
 const FAILS_ON_CITUS: Record<string, string> = {};
@@ -115,5 +150,63 @@ export function maxTaskCount(plan: string): number {
         fails: Object.keys(FAILS_ON_CITUS).filter((key) => !failing.has(key)),
       }).toEqual({ fansOut: [], fails: [] });
     }, 300_000);
+
+    it("plans every statement of the hot routes' requests as one task", async () => {
+      const owner = await t.factories.user({ email: 'routes-owner@example.com' });
+      const organization = await t.factories.organization(owner, 'Routes');
+      const [project] = (organization as unknown as { teams: { id: number; api_token: string }[] }).teams;
+      const sessionId = 'route-session';
+      const at = Date.now();
+      await t.http
+        .post('/batch/')
+        .send({
+          api_key: project.api_token,
+          batch: [{ event: 'viewed', distinct_id: 'route-user', timestamp: new Date(at).toISOString() }],
+        })
+        .expect(200);
+      await t.http
+        .post('/s/')
+        .send([
+          snapshotEvent({
+            token: project.api_token,
+            sessionId,
+            distinctId: 'route-user',
+            events: [rr.meta(at, 'https://example.com/')],
+          }),
+        ])
+        .expect(200);
+      // Every statement the requests send, as TypeORM's logger sees them.
+      const recorded: { sql: string; params: unknown[] }[] = [];
+      const logger = t.dataSource.logger;
+      const logQuery = logger.logQuery.bind(logger);
+      logger.logQuery = (query, parameters, runner) => {
+        recorded.push({ sql: query, params: Array.isArray(parameters) ? parameters : [] });
+        return logQuery(query, parameters, runner);
+      };
+      const fanning: string[] = [];
+      try {
+        for (const route of HOT_ROUTES) {
+          const path = route.path.replace('{p}', String(project.id)).replace('{s}', sessionId);
+          recorded.length = 0;
+          const res = route.body
+            ? await t.http.post(path).send(route.body(project.api_token) as object)
+            : await t.http.get(path).set(owner.auth);
+          expect([path, res.status]).toEqual([path, 200]);
+          const statements = recorded.filter((r) => PLANNABLE.test(r.sql));
+          expect([path, statements.length > 0]).toEqual([path, true]);
+          for (const { sql, params } of statements) {
+            const rows = (await t.dataSource.query(`EXPLAIN (COSTS OFF) ${sql}`, params)) as {
+              'QUERY PLAN': string;
+            }[];
+            const tasks = maxTaskCount(rows.map((r) => r['QUERY PLAN']).join('\n'));
+            if (tasks > 1)
+              fanning.push(`${path}: ${tasks} tasks: ${sql.trim().split('\n')[0].slice(0, 160)}`);
+          }
+        }
+      } finally {
+        logger.logQuery = logQuery;
+      }
+      expect(fanning).toEqual([]);
+    }, 120_000);
   },
 );

@@ -4,7 +4,12 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { PoolShares } from '../../src/database/pool-shares.js';
 import { RepositoryBase } from '../../src/database/repository-base.js';
-import { STATEMENT_LIMIT_REUSE_MS, TransactionHost, Transactional } from '../../src/database/transactions.js';
+import {
+  runRetriedTransaction,
+  STATEMENT_LIMIT_REUSE_MS,
+  TransactionHost,
+  Transactional,
+} from '../../src/database/transactions.js';
 import { typeormOptions } from '../../src/database/typeorm-options.js';
 import { cloneTemplate, dropDatabase } from '../support/test-database.js';
 
@@ -18,6 +23,11 @@ class NotesRepository extends RepositoryBase {
   async texts(): Promise<string[]> {
     const rows = await this.query<{ text: string }>('SELECT text FROM notes ORDER BY id');
     return rows.map((r) => r.text);
+  }
+
+  /** Locks the note with this text until the transaction ends. */
+  async lock(text: string): Promise<void> {
+    await this.query('SELECT 1 FROM notes WHERE text = $1 FOR UPDATE', [text]);
   }
 
   /** The server process of the connection the repository's statements run on. */
@@ -166,6 +176,42 @@ describe('transactions (TransactionHost, @Transactional, RepositoryBase)', () =>
     expect(c[0]).toBe(c[1]);
     expect(a[0]).not.toBe(c[0]);
     expect((await notes.texts()).sort()).toEqual(['a1', 'a2', 'c1', 'c2']);
+  });
+
+  it('runRetriedTransaction runs a transaction lost to a deadlock again: both of two opposite lockers commit', async () => {
+    await reset();
+    await dataSource.query("INSERT INTO notes (text) VALUES ('x'), ('y')");
+    let arrived = 0;
+    let bothHoldOne!: () => void;
+    const barrier = new Promise<void>((resolve) => (bothHoldOne = resolve));
+    const retried: string[] = [];
+    // Each locks one note, waits until the other holds its note, then locks the other's: a deadlock, once.
+    const locker = (first: string, second: string, label: string) =>
+      runRetriedTransaction(
+        dataSource,
+        async () => {
+          await notes.lock(first);
+          if (++arrived === 2) bothHoldOne();
+          await barrier;
+          await notes.lock(second);
+          await notes.add(label);
+        },
+        (attempt, error) => retried.push(`${label} ${attempt} ${(error as { code?: string }).code}`),
+      );
+    await Promise.all([locker('x', 'y', 'xy'), locker('y', 'x', 'yx')]);
+    expect(retried).toEqual([expect.stringMatching(/^(xy|yx) 1 40P01$/)]);
+    expect(arrived).toBe(3);
+    expect((await notes.texts()).sort()).toEqual(['x', 'xy', 'y', 'yx']);
+    // Inside a caller's transaction it joins it: nothing to run again there.
+    await expect(
+      host.withTransaction(() =>
+        runRetriedTransaction(dataSource, async () => {
+          await notes.add('joined');
+          throw Object.assign(new Error('lost'), { code: '40P01' });
+        }),
+      ),
+    ).rejects.toThrow('lost');
+    expect(await notes.texts()).not.toContain('joined');
   });
 
   it("does not lend a transaction to another data source's repositories", async () => {

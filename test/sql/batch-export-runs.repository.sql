@@ -2,6 +2,8 @@
 -- After a deliberate query change, rerun that test with UPDATE_SQL=1 and review the diff.
 
 -- BatchExportRunsRepository.claimNext
+SELECT 1 FROM batch_exports WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE;
+
 SELECT r.id, r.status, r.batch_export_id, r.backfill_id, r.data_interval_start, r.data_interval_end,
              r.read_xid_from, r.read_xid_to, r.read_late_before, e.organization_id, e.team_id,
              coalesce(e.created_by_id, (SELECT m.user_id FROM organization_memberships m
@@ -16,6 +18,8 @@ UPDATE batch_export_runs SET status = $2, last_updated_at = $3 WHERE id = $1;
 
 INSERT INTO activity_logs (organization_id, team_id, is_system, activity, scope, item_id, detail)
 VALUES ($1, $2, true, 'run_started', 'BatchExport', $3, $4::jsonb);
+
+SELECT 1 FROM batch_exports WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE;
 
 INSERT INTO "batch_export_logs"("batch_export_id", "run_id", "timestamp", "level", "message") VALUES ($1, $2, $3, $4, $5) RETURNING "id";
 
@@ -46,6 +50,8 @@ WHERE e.team_id = $1 AND r.status NOT IN ('Starting', 'Running')
   AND right(replace(r.id::text, '-', ''), 16) = ANY($2::text[]);
 
 -- BatchExportRunsRepository.finish (completed)
+SELECT 1 FROM batch_exports WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE;
+
 SELECT status FROM batch_export_runs WHERE id = $1 FOR UPDATE;
 
 UPDATE batch_export_runs
@@ -53,21 +59,31 @@ UPDATE batch_export_runs
       finished_at = $4, last_updated_at = $4
 WHERE id = $1;
 
+SELECT 1 FROM batch_exports WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE;
+
 INSERT INTO "batch_export_logs"("batch_export_id", "run_id", "timestamp", "level", "message") VALUES ($1, $2, $3, $4, $5) RETURNING "id";
 
 -- BatchExportRunsRepository.finish (failed, to be retried)
+SELECT 1 FROM batch_exports WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE;
+
 SELECT status FROM batch_export_runs WHERE id = $1 FOR UPDATE;
 
 UPDATE batch_export_runs SET latest_error = $2, last_updated_at = $3 WHERE id = $1;
 
+SELECT 1 FROM batch_exports WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE;
+
 INSERT INTO "batch_export_logs"("batch_export_id", "run_id", "timestamp", "level", "message") VALUES ($1, $2, $3, $4, $5) RETURNING "id";
 
 -- BatchExportRunsRepository.finish (failed for good)
+SELECT 1 FROM batch_exports WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE;
+
 SELECT status FROM batch_export_runs WHERE id = $1 FOR UPDATE;
 
 UPDATE batch_export_runs
   SET status = $2, latest_error = $3, finished_at = $4, last_updated_at = $4
 WHERE id = $1;
+
+SELECT 1 FROM batch_exports WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE;
 
 INSERT INTO "batch_export_logs"("batch_export_id", "run_id", "timestamp", "level", "message") VALUES ($1, $2, $3, $4, $5) RETURNING "id";
 
@@ -76,6 +92,10 @@ FROM (SELECT status FROM batch_export_runs WHERE batch_export_id = $1
        ORDER BY created_at DESC, data_interval_end DESC, id DESC LIMIT $2) latest;
 
 -- BatchExportRunsRepository.finish (stopped by a shutdown)
+SELECT 1 FROM batch_exports WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE;
+
 SELECT status FROM batch_export_runs WHERE id = $1 FOR UPDATE;
+
+SELECT 1 FROM batch_exports WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE;
 
 INSERT INTO "batch_export_logs"("batch_export_id", "run_id", "timestamp", "level", "message") VALUES ($1, $2, $3, $4, $5) RETURNING "id";

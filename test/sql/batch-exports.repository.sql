@@ -109,6 +109,9 @@ SELECT id FROM cancelled;
 
 DELETE FROM batch_exports WHERE id = ANY($1::uuid[]);
 
+-- BatchExportsRepository.lockExports
+SELECT 1 FROM batch_exports WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE;
+
 -- BatchExportsRepository.pageRuns
 SELECT batch_export_runs.id, batch_export_runs.batch_export_id, batch_export_runs.backfill_id, batch_export_runs.status, batch_export_runs.records_completed, batch_export_runs.records_total_count, batch_export_runs.records_failed, batch_export_runs.bytes_exported, batch_export_runs.latest_error, batch_export_runs.cursor, batch_export_runs.data_interval_start, batch_export_runs.data_interval_end, batch_export_runs.created_at, batch_export_runs.finished_at, batch_export_runs.last_updated_at, batch_export_runs.read_xid_from, batch_export_runs.read_xid_to, batch_export_runs.read_late_before FROM batch_export_runs
 WHERE batch_export_id = $1 ORDER BY created_at DESC, data_interval_end DESC, id DESC LIMIT $2 OFFSET $3;

@@ -26,6 +26,26 @@ export function onCitus(): boolean {
   return process.env[ENGINE_ENV] === 'citus';
 }
 
+const LOCK_WAITS_SQL = `SELECT count(*)::int AS n FROM pg_stat_activity
+  WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+
+/**
+ * How many statements of the test database wait for a lock now. On Citus a statement routed to a worker waits
+ * there (its coordinator session waits for the worker's answer, not for a lock): the workers' waits in the same
+ * database are counted too (`run_command_on_workers`).
+ */
+export async function lockWaits(db: {
+  query(sql: string, parameters?: unknown[]): Promise<unknown>;
+}): Promise<number> {
+  if (!onCitus()) return ((await db.query(LOCK_WAITS_SQL)) as { n: number }[])[0].n;
+  const [row] = (await db.query(
+    `SELECT (${LOCK_WAITS_SQL})
+            + coalesce((SELECT sum(result::int) FROM run_command_on_workers($1) WHERE success), 0)::int AS n`,
+    [LOCK_WAITS_SQL],
+  )) as { n: number }[];
+  return row.n;
+}
+
 export function databaseUrl(admin: string, database: string): string {
   const url = new URL(admin);
   url.pathname = `/${database}`;

@@ -113,11 +113,12 @@ export class BatchExportRunsRepository extends RepositoryBase {
   @GenerateSql({ params: [AT, 3, { organization: 2, project: 2, user: 2 }] })
   async claimNext(now: Date, maxAttempts: number, caps: FairnessCaps): Promise<ClaimResult> {
     try {
-      return await this.transaction(async () => {
+      return await this.retriedTransaction(async () => {
         const db = await transactionExecutor(this.manager);
         const job = await this.queue.fetch(db, caps);
         if (!job) return { kind: 'none' } as const;
         const attempt = { id: job.id, retryCount: job.retryCount };
+        await this.lockExport(job.data.batch_export_id);
         const [row] = await this.query<ClaimRow>(
           `SELECT r.id, r.status, r.batch_export_id, r.backfill_id, r.data_interval_start, r.data_interval_end,
                   r.read_xid_from, r.read_xid_to, r.read_late_before, e.organization_id, e.team_id,
@@ -352,8 +353,9 @@ export class BatchExportRunsRepository extends RepositoryBase {
     now: Date,
     maxAttempts: number,
   ): Promise<FinishResult> {
-    return this.transaction(async () => {
+    return this.retriedTransaction(async () => {
       const db = await transactionExecutor(this.manager);
+      await this.lockExport(claim.run.batchExportId);
       const [current] = await this.query<{ status: RunStatus }>(
         'SELECT status FROM batch_export_runs WHERE id = $1 FOR UPDATE',
         [claim.run.id],
@@ -467,11 +469,13 @@ export class BatchExportRunsRepository extends RepositoryBase {
    * runs may start. Null when there was none; else the run it recorded failed, if it did.
    */
   async settleDeadLetter(now: Date): Promise<{ failed: LostRun | null } | null> {
-    return this.transaction(async () => {
+    return this.retriedTransaction(async () => {
       const db = await transactionExecutor(this.manager);
       const dead = await this.queue.fetchDead(db);
       if (!dead) return null;
       const sourceId = (dead as { sourceId?: string | null }).sourceId ?? null;
+      // The dead letter carries its run's job data (pg-boss copies it).
+      if (dead.data?.batch_export_id) await this.lockExport(dead.data.batch_export_id);
       const { rows } = sourceId
         ? await this.modify<DeadRow>(
             `UPDATE batch_export_runs r
@@ -489,6 +493,11 @@ export class BatchExportRunsRepository extends RepositoryBase {
       await this.queue.settleDead(db, dead.id, sourceId);
       return { failed: lost ? { runId: lost.id, destinationType: lost.destination_type } : null };
     });
+  }
+
+  /** Locks the export first, as every writer of the batch export tables does (`BatchExportsRepository#lockExports`). */
+  private async lockExport(batchExportId: string): Promise<void> {
+    await this.exports.lockExports([batchExportId]);
   }
 
   private async setStatus(

@@ -47,6 +47,19 @@ export function RecordsOwnActivity(): MethodDecorator {
 }
 
 /**
+ * Marks a write handler whose whole effect is its request transaction (no e-mail, no call out, nothing kept in
+ * memory across it): when PostgreSQL rolls that transaction back for a deadlock or a serialization failure (a lost
+ * race with another writer), the activity log's interceptor runs the handler again in a new transaction, up to
+ * three times (`retriedOnConflict`), instead of answering an error. Metadata read by that interceptor.
+ */
+export const RETRIED_ON_CONFLICT = 'activity:retried-on-conflict';
+export function RetriedOnConflict(): MethodDecorator {
+  return (_target, _key, descriptor) => {
+    Reflect.defineMetadata(RETRIED_ON_CONFLICT, true, descriptor.value as object);
+  };
+}
+
+/**
  * Inserts the entry of the write being handled in the caller's transaction (a handler marked
  * `@RecordsOwnActivity()`); nothing for any other. Its failure throws, rolling that transaction back. Called
  * once per transaction: a transaction retried after a rollback calls it again.

@@ -141,6 +141,22 @@ export class ApiError extends HttpException {
   }
 
   /**
+   * 503 `unavailable` with `Retry-After`: PostgreSQL rolled the request's transaction back for a deadlock or a
+   * serialization failure (a race with another writer of the same rows or, on Citus, tables), after the retries of
+   * a write marked `@RetriedOnConflict()` if it is one.
+   */
+  static transactionConflict(): ApiError {
+    return new ApiError(
+      HttpStatus.SERVICE_UNAVAILABLE,
+      'unavailable',
+      'The request lost a race with another write (a deadlock or serialization failure) and was rolled back. Try again shortly.',
+      null,
+      undefined,
+      { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+    );
+  }
+
+  /**
    * 503 `timeout`: PostgreSQL cancelled a statement of the request at its statement timeout (`ms`, when known).
    * The cancelled statement changed nothing; retrying the same request will likely time out again.
    */

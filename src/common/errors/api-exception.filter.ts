@@ -12,7 +12,7 @@ import { allowedMethodsFor } from '../http/allowed-methods.js';
 import { JsonBodyError } from '../input/json-body.js';
 import { redactUrl } from '../logging/redact-url.js';
 import { errorDialectFor } from './error-dialects.js';
-import { isDatabaseTimeout, isDatabaseUnavailable } from './database-errors.js';
+import { isDatabaseTimeout, isDatabaseUnavailable, isTransactionConflict } from './database-errors.js';
 
 const CODE_BY_STATUS: Record<number, string> = {
   400: 'invalid_input',
@@ -33,7 +33,8 @@ const CODE_BY_STATUS: Record<number, string> = {
  * Renders every error as `{type, code, detail, attr}` (docs/decisions.md §1): errors thrown by services (ApiError),
  * Nest's own HTTP exceptions, body parser failures, unknown routes (404) and known paths called with another
  * method (405). Anything unexpected becomes a 500 (503 when the database is unreachable, or a statement ran past its
- * lock or statement timeout: then with `Retry-After`) whose detail never
+ * lock or statement timeout, or the transaction lost a deadlock or serialization failure: then with `Retry-After`)
+ * whose detail never
  * carries internals; the full error goes to the log. Under a path prefix with a registered error dialect (SCIM's
  * `/scim/v2`, ./error-dialects.ts) the same error is rendered in that protocol's body and media type.
  */
@@ -116,6 +117,12 @@ export class ApiExceptionFilter implements ExceptionFilter {
       this.logger.warn({ err: exception, path: redactUrl(req.originalUrl) }, 'database timeout');
       const busy = ApiError.databaseBusy();
       return { status: 503, body: busy.body, headers: busy.headers };
+    }
+    if (isTransactionConflict(exception)) {
+      // A deadlock or serialization failure: the transaction was rolled back whole; the request may be sent again.
+      this.logger.warn({ err: exception, path: redactUrl(req.originalUrl) }, 'transaction conflict');
+      const lost = ApiError.transactionConflict();
+      return { status: 503, body: lost.body, headers: lost.headers };
     }
     this.logger.error({ err: exception, path: redactUrl(req.originalUrl) }, 'unhandled error');
     return { status: 500, body: body(500, 'A server error occurred.'), headers: {} };

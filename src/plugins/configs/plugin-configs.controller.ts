@@ -9,6 +9,7 @@ import {
   ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
+import { RetriedOnConflict } from '../../common/activity/activity-context.js';
 import { CurrentPrincipal, RequireScopes } from '../../common/auth/auth.decorators.js';
 import type { Principal } from '../../common/auth/principal.js';
 import { ErrorBodyDto } from '../../common/errors/error-body.dto.js';
@@ -52,6 +53,7 @@ export class PluginConfigsController {
   }
 
   @Post()
+  @RetriedOnConflict()
   @RequireScopes('plugin:write')
   @ApiOperation({
     summary: 'Configure a plugin in a project',

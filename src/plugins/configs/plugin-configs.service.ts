@@ -125,11 +125,11 @@ export class PluginConfigsService {
     const now = this.clock.now();
     let id: number;
     try {
-      // The record is share-locked while the config is written: its owner cannot make it private or delete it
-      // in between (that waits, then sees this config and refuses).
+      // The record is locked while the config is written: its owner cannot make it private or delete it in
+      // between (that waits, then sees this config and refuses), and concurrent creates of its configs queue.
       id = await this.transactions.withTransaction(async () => {
         const plugin =
-          pluginId === null ? null : await this.plugins.shareLockVisibleAnyCategory(organizationId, pluginId);
+          pluginId === null ? null : await this.plugins.lockVisibleAnyCategory(organizationId, pluginId);
         if (!plugin) {
           throw ApiError.validation(
             `Invalid plugin ${input.plugin}: no such plugin record is visible to this organization.`,
