@@ -231,8 +231,9 @@ export class BatchExportRunsRepository extends RepositoryBase {
    * completion. A run that got its job already gets neither again, so a replayed
    * dispatch writes nothing twice. The runs' states are not looked at: a run cancelled before its job exists, or
    * of an export paused or deleted meanwhile, is settled or parked by the claim that meets its job, as when that
-   * happens after the job is queued. Returns the number of jobs created, or null when no dispatch was waiting.
-   * (Its statements are pg-boss's and the run queue's, on the transaction's connection; the log lines' is pinned
+   * happens after the job is queued. The runs' exports are locked first (`lockExports`), in id order, as by every
+   * other writer of the batch export tables; the scheduler's tick skips them meanwhile (`SKIP LOCKED`). Returns the
+   * number of jobs created, or null when no dispatch was waiting. (Its statements are pg-boss's and the run queue's, on the transaction's connection; the log lines' is pinned
    * with `logScheduledRunsCreated`.)
    */
   async dispatchNext(): Promise<number | null> {
@@ -245,6 +246,9 @@ export class BatchExportRunsRepository extends RepositoryBase {
           WHERE id = ANY($1::uuid[]) ORDER BY batch_export_id, data_interval_end`,
         [job.data.run_ids],
       );
+      // The exports first, as every writer of these tables locks them (lockExports: on Citus the log lines' writes
+      // lock the reference tables whole, which would otherwise deadlock against a claim or an API write).
+      await this.exports.lockExports(runs.map((r) => r.batchExportId));
       const queued = await this.queue.enqueueDispatched(db, runs);
       await this.logScheduledRunsCreated(queued);
       await this.queue.completeDispatch(db, job.id);
