@@ -99,9 +99,14 @@ const log = (m: string) => console.log(`[bench ${new Date().toISOString().slice(
  * the service runs here with the heap it has when deployed, not one sized for this machine's memory.
  */
 function deploymentNodeOptions(file = 'deployment.yaml'): string {
+  return deploymentEnvValue(file, 'NODE_OPTIONS');
+}
+
+/** A variable of the base Kubernetes Deployment's container (NODE_OPTIONS, MALLOC_ARENA_MAX). */
+function deploymentEnvValue(file: string, name: string): string {
   const manifest = readFileSync(join(ROOT, 'deploy', 'k8s', 'base', file), 'utf8');
-  const match = /- name: NODE_OPTIONS\s+value: (.+)/.exec(manifest);
-  if (!match) throw new Error(`deploy/k8s/base/${file} sets no NODE_OPTIONS for the service`);
+  const match = new RegExp(`- name: ${name}\\s+value: (.+)`).exec(manifest);
+  if (!match) throw new Error(`deploy/k8s/base/${file} sets no ${name} for the service`);
   return match[1].trim().replace(/^(['"])(.*)\1$/, '$2');
 }
 
@@ -111,6 +116,8 @@ const BENCH_RETENTION_DAYS = 3650;
 function serviceEnv(databaseUrl: string): Record<string, string> {
   return {
     NODE_OPTIONS: deploymentNodeOptions(),
+    // The Deployment's malloc arenas (deploy/k8s/base/deployment.yaml): the resident set measured is the deployed one.
+    MALLOC_ARENA_MAX: deploymentEnvValue('deployment.yaml', 'MALLOC_ARENA_MAX'),
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(SERVICE_PORT),
@@ -672,6 +679,7 @@ async function main(): Promise<void> {
           organizationId: fixture.retrieveOrganizationId,
           port: SERVICE_PORT,
           nodeOptions: deploymentNodeOptions('worker-deployment.yaml'),
+          mallocArenaMax: deploymentEnvValue('worker-deployment.yaml', 'MALLOC_ARENA_MAX'),
           logDir,
           log,
         }),

@@ -177,6 +177,8 @@ export async function benchExport(options: {
   organizationId: string;
   port: number;
   nodeOptions: string;
+  /** The worker Deployment's MALLOC_ARENA_MAX. */
+  mallocArenaMax: string;
   logDir: string;
   log: (m: string) => void;
 }): Promise<ExportResult> {
@@ -231,6 +233,7 @@ export async function benchExport(options: {
       port: options.port,
       env: {
         NODE_OPTIONS: options.nodeOptions,
+        MALLOC_ARENA_MAX: options.mallocArenaMax,
         NODE_ENV: 'production',
         HOST: '127.0.0.1',
         PORT: String(options.port),

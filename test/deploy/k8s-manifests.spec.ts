@@ -58,8 +58,8 @@ type PodTemplate = {
 };
 
 const settingNames = new Set(Object.keys(SETTINGS));
-/** Variables Node.js itself reads, not the app's settings. */
-const NODE_VARIABLES = new Set(['NODE_OPTIONS']);
+/** Variables Node.js itself (NODE_OPTIONS) or its C library (glibc's MALLOC_ARENA_MAX) reads, not the app's settings. */
+const NODE_VARIABLES = new Set(['NODE_OPTIONS', 'MALLOC_ARENA_MAX']);
 const dockerUser = /^USER\s+(\d+)(?::(\d+))?\s*$/m.exec(dockerfile);
 const dockerWorkdir = [...dockerfile.matchAll(/^WORKDIR\s+(\S+)/gm)].at(-1)?.[1];
 const dockerExposed = Number(/^EXPOSE\s+(\d+)/m.exec(dockerfile)?.[1]);
@@ -423,8 +423,10 @@ describe.each(['base', 'overlays/example'])('deploy/k8s/%s', (dir) => {
       );
       const nodeOptions = worker.env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
       expect(nodeOptions).toBe(
-        `--max-old-space-size=${quantity(worker.resources!.limits!.memory) / 2 ** 20 / 2} --max-semi-space-size=16`,
+        `--max-old-space-size=${quantity(worker.resources!.limits!.memory) / 2 ** 20 / 2} --max-semi-space-size=8`,
       );
+      // Two malloc arenas, as the API pods (docs/performance.md, "Memory").
+      expect(worker.env?.find((e) => e.name === 'MALLOC_ARENA_MAX')?.value).toBe('2');
     });
   });
 

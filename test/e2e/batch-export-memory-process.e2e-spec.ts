@@ -170,6 +170,9 @@ describe('a batch export worker process with the Deployment heap: rows of 1 MB',
       ]);
       expect(receiver.records).toBe(400);
       expect(receiver.bytes).toBeGreaterThan(400 * MiB);
+      process.stderr.write(
+        `400 events of 1 MB by two runs at once: worker RSS at most ${(rss.max / MiB).toFixed(0)} MiB\n`,
+      );
       expect(alive(worker)).toBe(true);
       expect(rss.max).toBeLessThan(MEMORY_LIMIT);
       // Every run started once: no attempt was lost with a worker.

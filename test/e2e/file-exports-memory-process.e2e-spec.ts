@@ -2,8 +2,8 @@
  * File exports of many events in service processes (`node dist/main.js`) on the Deployments' heap
  * (`--max-old-space-size=256`): a worker writes them as JSON Lines and as Parquet to s3rver, an API process
  * without an object store streams them; the rows are read in pages (and uploaded in parts), so each process stays
- * within the Deployments' memory limit whatever the range holds, and the file holds every row once. Then a worker
- * is killed mid-file: another takes the export up again once its heartbeat is lost, and completes it.
+ * within the Deployments' memory limit whatever the range holds (the worker's resident set under 250 MiB for JSON
+ * Lines in a measurement run: HOLD_TO_TARGET), and the file holds every row once. Then a worker is killed mid-file: another takes the export up again once its heartbeat is lost, and completes it.
  *
  * FILE_EXPORT_MEMORY_ROWS sets the number of events (default 200,000, about two minutes); the 1,000,000-row run
  * of docs/batch-exports.md is this file with FILE_EXPORT_MEMORY_ROWS=1000000. s3rver needs NODE_OPTIONS to hold
@@ -29,6 +29,19 @@ import {
 const MiB = 1024 * 1024;
 /** The worker Deployment's memory limit (deploy/k8s/base/worker-deployment.yaml: 512Mi). */
 const MEMORY_LIMIT = 512 * MiB;
+/**
+ * The target of the worker's resident set during an export, whatever its rows (docs/performance.md, "Memory"): met
+ * by JSON Lines; Parquet's peak still grows with the rows (its encoder's native allocations), so it is held to the
+ * Deployment's memory limit and its peak is reported.
+ */
+const WORKER_RSS_TARGET = 250 * MiB;
+/**
+ * Whether the JSON Lines export is held to WORKER_RSS_TARGET: in a measurement run (FILE_EXPORT_MEMORY_ROWS set, as
+ * for the 1,000,000-row figure of docs/performance.md). The default run of the suite holds both formats to the
+ * Deployment's limit: its JSON Lines peaks (221–243 MiB) came within a few MiB of the target on a loaded machine, too
+ * close for a check every CI run depends on.
+ */
+const HOLD_TO_TARGET = process.env.FILE_EXPORT_MEMORY_ROWS !== undefined;
 const HOUR_MS = 3600_000;
 const DAY_MS = 24 * HOUR_MS;
 const ROWS = Number(process.env.FILE_EXPORT_MEMORY_ROWS ?? 200_000);
@@ -157,11 +170,13 @@ describe(`a file export of ${ROWS} events in a worker process with the Deploymen
           expect(Number(metadata.num_rows)).toBe(ROWS);
           expect(metadata.row_groups.length).toBe(Math.ceil(ROWS / 5000));
         }
-        expect(alive(worker)).toBe(true);
-        expect(rss.max).toBeLessThan(MEMORY_LIMIT);
         process.stderr.write(
           `file export of ${ROWS} events as ${format}: ${seconds.toFixed(1)} s, ` +
             `${(done.bytes / MiB).toFixed(0)} MiB, worker RSS at most ${(rss.max / MiB).toFixed(0)} MiB\n`,
+        );
+        expect(alive(worker)).toBe(true);
+        expect(rss.max).toBeLessThan(
+          format === 'JSONLines' && HOLD_TO_TARGET ? WORKER_RSS_TARGET : MEMORY_LIMIT,
         );
       } finally {
         rss.stop();

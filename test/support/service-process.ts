@@ -317,9 +317,14 @@ export function deploymentNodeOptions(): string {
 
 /**
  * The environment of the worker Deployment's container that sizes its work (deploy/k8s/base/worker-deployment.yaml):
- * its V8 heap limits (NODE_OPTIONS) and BATCH_EXPORT_WORKER_CONCURRENCY, so a test runs workers as deployed.
+ * its V8 heap limits (NODE_OPTIONS), its malloc arenas (MALLOC_ARENA_MAX) and BATCH_EXPORT_WORKER_CONCURRENCY, so
+ * a test runs workers as deployed.
  */
-export function workerDeploymentEnv(): { NODE_OPTIONS: string; BATCH_EXPORT_WORKER_CONCURRENCY: string } {
+export function workerDeploymentEnv(): {
+  NODE_OPTIONS: string;
+  BATCH_EXPORT_WORKER_CONCURRENCY: string;
+  MALLOC_ARENA_MAX: string;
+} {
   const manifest = readFileSync(
     new URL('../../deploy/k8s/base/worker-deployment.yaml', import.meta.url),
     'utf8',
@@ -331,5 +336,9 @@ export function workerDeploymentEnv(): { NODE_OPTIONS: string; BATCH_EXPORT_WORK
   };
   const options = value('NODE_OPTIONS');
   if (!options.includes('--max-old-space-size=256')) throw new Error(`unexpected NODE_OPTIONS: ${options}`);
-  return { NODE_OPTIONS: options, BATCH_EXPORT_WORKER_CONCURRENCY: value('BATCH_EXPORT_WORKER_CONCURRENCY') };
+  return {
+    NODE_OPTIONS: options,
+    BATCH_EXPORT_WORKER_CONCURRENCY: value('BATCH_EXPORT_WORKER_CONCURRENCY'),
+    MALLOC_ARENA_MAX: value('MALLOC_ARENA_MAX'),
+  };
 }

@@ -71,10 +71,13 @@ export class ExportSourceRepository {
       };
       let next = fetchPage();
       for (;;) {
-        const rows = await next;
+        let rows: ExportRow[] | null = await next;
         if (!rows.length) break;
         next = fetchPage();
-        yield rows.map(toRow);
+        const page = rows.map(toRow);
+        // The rows as read are not held while the caller writes the page (and the next one is read).
+        rows = null;
+        yield page;
       }
       await runner.query('COMMIT');
       open = false;

@@ -112,6 +112,9 @@ interface FileEncoder {
   end(): Promise<void>;
 }
 
+/** How many rows of JSON Lines are encoded into one chunk (a few hundred KB). */
+const JSON_LINES_SLICE = 500;
+
 class JsonLinesEncoder implements FileEncoder {
   size = 0;
   private readonly compressor: Transform | null;
@@ -133,16 +136,27 @@ class JsonLinesEncoder implements FileEncoder {
     });
   }
 
+  /**
+   * The rows' lines, encoded and written JSON_LINES_SLICE rows at a time: what is in flight is the text of a
+   * slice, not of a whole page (the bytes written are the same, only cut in smaller chunks).
+   */
   async write(rows: readonly ExportRow[]): Promise<void> {
-    let text = '';
-    for (const row of rows) text += JSON.stringify(rowToJson(this.ctx.model, row)) + '\n';
-    const chunk = Buffer.from(text, 'utf8');
-    this.size += chunk.length;
-    if (!this.compressor) return this.upload.write(chunk);
-    await new Promise<void>((resolve, reject) =>
-      this.compressor!.write(chunk, (err) => (err ? reject(err) : resolve())),
-    );
-    await this.pending;
+    for (let i = 0; i < rows.length; i += JSON_LINES_SLICE) {
+      let text = '';
+      for (let j = i; j < Math.min(i + JSON_LINES_SLICE, rows.length); j++) {
+        text += JSON.stringify(rowToJson(this.ctx.model, rows[j])) + '\n';
+      }
+      const chunk = Buffer.from(text, 'utf8');
+      this.size += chunk.length;
+      if (!this.compressor) {
+        await this.upload.write(chunk);
+        continue;
+      }
+      await new Promise<void>((resolve, reject) =>
+        this.compressor!.write(chunk, (err) => (err ? reject(err) : resolve())),
+      );
+      await this.pending;
+    }
   }
 
   async end(): Promise<void> {
@@ -187,13 +201,13 @@ class ParquetEncoder implements FileEncoder {
   }
 
   /** The file's writer; its schema is the model's columns (their types do not depend on the rows). */
-  private open(rows: readonly ExportRow[]): ParquetWriter {
+  private open(columnData: ReturnType<ParquetEncoder['columnData']>): ParquetWriter {
     const codec = (
       { zstd: 'ZSTD', snappy: 'SNAPPY', gzip: 'GZIP', brotli: 'BROTLI' } as Record<string, string>
     )[this.compression ?? ''];
     return new ParquetWriter({
       writer: this.bytes,
-      schema: schemaFromColumnData({ columnData: this.columnData(rows) }),
+      schema: schemaFromColumnData({ columnData }),
       codec: (codec ?? 'UNCOMPRESSED') as 'SNAPPY',
       compressors: {
         GZIP: (b: Uint8Array) => gzipSync(b),
@@ -206,7 +220,8 @@ class ParquetEncoder implements FileEncoder {
   async write(rows: readonly ExportRow[]): Promise<void> {
     if (!rows.length) return;
     const columnData = this.columnData(rows);
-    this.writer ??= this.open(rows);
+    // The schema from the first page's columns (not a second conversion of its values).
+    this.writer ??= this.open(columnData);
     await this.writer.write({ columnData, rowGroupSize: rows.length });
     await this.drain();
   }
@@ -220,7 +235,7 @@ class ParquetEncoder implements FileEncoder {
 
   async end(): Promise<void> {
     // A file without rows (asked for by `emptyFile`): the model's columns and no row group, a valid Parquet file.
-    this.writer ??= this.open([]);
+    this.writer ??= this.open(this.columnData([]));
     await this.writer.finish();
     await this.drain();
     await this.upload.end();

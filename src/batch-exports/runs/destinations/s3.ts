@@ -52,10 +52,20 @@ export function classifyS3Error(err: unknown, where: string): ExportError | Atte
   }
   return nonRetryable(message);
 }
-/** One object being written: buffered, then a single PUT, or a multipart upload once it outgrows a part. */
+/**
+ * One object being written: buffered, then a single PUT, or a multipart upload once it outgrows a part. The bytes
+ * of a part are copied into one buffer of PART_SIZE, allocated once the object outgrows a part and reused for
+ * every part of it: a part is never joined from its chunks (one buffer, not a second copy of each part), and the
+ * chunks are garbage as soon as they are copied. Parts are sent one at a time (the next is filled after the last
+ * was stored), so an upload holds at most one part.
+ */
 export class ObjectUpload implements ObjectSink {
+  /** The chunks of an object smaller than a part so far (a single PUT, unless it outgrows a part). */
   private buffers: Buffer[] = [];
   private buffered = 0;
+  /** The part being filled, once the object outgrew a part; `filled` bytes of it hold data. */
+  private part: Buffer | null = null;
+  private filled = 0;
   private uploadId: string | null = null;
   private parts: { ETag: string; PartNumber: number }[] = [];
   bytes = 0;
@@ -70,12 +80,31 @@ export class ObjectUpload implements ObjectSink {
 
   async write(chunk: Buffer): Promise<void> {
     if (!chunk.length) return;
-    this.buffers.push(chunk);
-    this.buffered += chunk.length;
     this.bytes += chunk.length;
-    if (this.buffered >= PART_SIZE) await this.uploadPart();
+    if (!this.part) {
+      if (this.buffered + chunk.length < PART_SIZE) {
+        this.buffers.push(chunk);
+        this.buffered += chunk.length;
+        return;
+      }
+      // The object outgrows a part: from here on its bytes go to the part buffer.
+      this.part = Buffer.allocUnsafe(PART_SIZE);
+      for (const b of this.buffers) {
+        b.copy(this.part, this.filled);
+        this.filled += b.length;
+      }
+      this.buffers = [];
+      this.buffered = 0;
+    }
+    for (let at = 0; at < chunk.length;) {
+      const n = chunk.copy(this.part, this.filled, at);
+      this.filled += n;
+      at += n;
+      if (this.filled === PART_SIZE) await this.uploadPart();
+    }
   }
 
+  /** Sends the part buffer's `filled` bytes as the next part (starting the multipart upload first). */
   private async uploadPart(): Promise<void> {
     if (!this.uploadId) {
       const created = await this.s3.send(
@@ -84,9 +113,6 @@ export class ObjectUpload implements ObjectSink {
       );
       this.uploadId = created.UploadId!;
     }
-    const body = Buffer.concat(this.buffers);
-    this.buffers = [];
-    this.buffered = 0;
     const partNumber = this.parts.length + 1;
     const part = await this.s3.send(
       new UploadPartCommand({
@@ -94,15 +120,17 @@ export class ObjectUpload implements ObjectSink {
         Key: this.key,
         UploadId: this.uploadId,
         PartNumber: partNumber,
-        Body: body,
+        Body: this.part!.subarray(0, this.filled),
       }),
       { abortSignal: this.signal },
     );
+    // Stored: the buffer is filled again with the next part's bytes.
+    this.filled = 0;
     this.parts.push({ ETag: part.ETag!, PartNumber: partNumber });
   }
 
   async end(): Promise<void> {
-    if (!this.uploadId) {
+    if (!this.part) {
       await this.s3.send(
         new PutObjectCommand({
           Bucket: this.bucket,
@@ -115,21 +143,23 @@ export class ObjectUpload implements ObjectSink {
       this.buffers = [];
       return;
     }
-    if (this.buffered) await this.uploadPart();
+    if (this.filled || !this.uploadId) await this.uploadPart();
     await this.s3.send(
       new CompleteMultipartUploadCommand({
         Bucket: this.bucket,
         Key: this.key,
-        UploadId: this.uploadId,
+        UploadId: this.uploadId!,
         MultipartUpload: { Parts: this.parts },
       }),
       { abortSignal: this.signal },
     );
     this.uploadId = null;
+    this.part = null;
   }
 
   async abort(): Promise<void> {
     this.buffers = [];
+    this.part = null;
     if (!this.uploadId) return;
     await this.s3
       .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: this.key, UploadId: this.uploadId }))
