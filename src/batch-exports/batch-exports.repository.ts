@@ -302,10 +302,7 @@ export class BatchExportsRepository extends RepositoryBase {
     });
   }
 
-  /**
-   * Lines of the exports' logs. The exports are locked first (`lockExports`) in the same transaction: a log line
-   * written on its own (a worker's progress) takes the locks in the order of every other writer.
-   */
+  /** Lines of the exports' logs, the exports locked first (`lockExports`), in the order of every other writer. */
   async addLogs(entries: readonly LogEntry[]): Promise<void> {
     if (!entries.length) return;
     await this.transaction(async () => {

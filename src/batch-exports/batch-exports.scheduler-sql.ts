@@ -223,3 +223,21 @@ advanced AS (
 SELECT (SELECT count(*) FROM advanced)::int AS exports,
        (SELECT coalesce(array_agg(i.id ORDER BY i.batch_export_id, i.data_interval_end), '{}') FROM inserted i)::text[]
          AS runs`;
+
+/**
+ * The "Run created" log lines of scheduled runs ($1, the runs' ids), written by their dispatch
+ * (`BatchExportRunsRepository.logScheduledRunsCreated`). In a CTE: Citus 13.2 cannot plan a top-level
+ * INSERT … SELECT of reference tables with a parameter generically ("could not create distributed plan"); as a CTE
+ * it is a subplan of its own.
+ */
+export const LOG_SCHEDULED_RUNS_SQL = `WITH logged AS (
+         INSERT INTO batch_export_logs (batch_export_id, run_id, timestamp, level, message)
+         SELECT r.batch_export_id, r.id, r.created_at, 'INFO',
+                'Run created for ' || ${ISO_SQL('r.data_interval_start')} || ' to ' ||
+                ${ISO_SQL('r.data_interval_end')} || ' (scheduled).'
+           FROM batch_export_runs r
+          WHERE r.id = ANY($1::uuid[])
+          ORDER BY r.batch_export_id, r.data_interval_end
+         RETURNING 1
+       )
+       SELECT count(*)::int AS logged FROM logged`;

@@ -6,7 +6,7 @@ import { RepositoryBase } from '../../database/repository-base.js';
 import type { LogLevel } from '../batch-export-log.entity.js';
 import type { RunStatus } from '../batch-export-run.entity.js';
 import { BatchExportsRepository } from '../batch-exports.repository.js';
-import { ISO_SQL } from '../batch-exports.scheduler-sql.js';
+import { LOG_SCHEDULED_RUNS_SQL } from '../batch-exports.scheduler-sql.js';
 import { fairnessUserSql, RunQueue, type FairnessCaps } from './run-queue.js';
 import { runStartedEntry } from './run-activity.js';
 import type {
@@ -263,22 +263,7 @@ export class BatchExportRunsRepository extends RepositoryBase {
   @GenerateSql({ params: (f) => [[f.runId]] })
   async logScheduledRunsCreated(runIds: readonly string[]): Promise<void> {
     if (!runIds.length) return;
-    // In a CTE: Citus 13.2 cannot plan a top-level INSERT … SELECT of reference tables with a parameter generically
-    // ("could not create distributed plan"); as a CTE it is a subplan of its own.
-    await this.query(
-      `WITH logged AS (
-         INSERT INTO batch_export_logs (batch_export_id, run_id, timestamp, level, message)
-         SELECT r.batch_export_id, r.id, r.created_at, 'INFO',
-                'Run created for ' || ${ISO_SQL('r.data_interval_start')} || ' to ' ||
-                ${ISO_SQL('r.data_interval_end')} || ' (scheduled).'
-           FROM batch_export_runs r
-          WHERE r.id = ANY($1::uuid[])
-          ORDER BY r.batch_export_id, r.data_interval_end
-         RETURNING 1
-       )
-       SELECT count(*)::int AS logged FROM logged`,
-      [runIds],
-    );
+    await this.query(LOG_SCHEDULED_RUNS_SQL, [runIds]);
   }
 
   /** Parks the export's queued jobs when it is (still) paused: under its row lock, so an unpause cannot interleave. */
