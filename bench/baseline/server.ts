@@ -474,6 +474,8 @@ async function createInvite(req: IncomingMessage, url: URL, organizationId: stri
         }),
         addressOf(req),
         null,
+        // The route describes no changes of its own: the rows its triggers captured replace `detail.changes`.
+        true,
       ]);
     }
     await client.query(sql.COMMIT);

@@ -278,12 +278,19 @@ export const INSERT_READ_LOG = `INSERT INTO activity_logs (organization_id, team
            AND ($10::int[] IS NULL OR p.id = ANY($10::int[]))
         RETURNING id`;
 
-/** The activity log entry of a write (ActivityLogRepository.insert), in the write's transaction. */
+/**
+ * The activity log entry of a write (ActivityLogRepository.insert), in the write's transaction; $12: whether the
+ * changes the transaction's row triggers captured replace `detail.changes` (true unless the route described them).
+ */
 export const INSERT_LOG = `INSERT INTO activity_logs (organization_id, team_id, user_id, api_key_id, is_system, activity, scope,
                                    item_id, detail, ip)
         SELECT coalesce($1::uuid, (SELECT p.organization_id FROM projects p WHERE p.id = $2::int),
                         (SELECT d.organization_id FROM organization_domains d WHERE d.id = $11::uuid)),
-               $2::int, $3::int, $4, $5, $6, $7, $8, $9::jsonb, $10::inet`;
+               $2::int, $3::int, $4, $5, $6, $7, $8,
+               CASE WHEN $12::boolean AND nullif(current_setting('activity.changes', true), '') IS NOT NULL
+                    THEN jsonb_set($9::jsonb, '{changes}', current_setting('activity.changes', true)::jsonb)
+                    ELSE $9::jsonb END,
+               $10::inet`;
 
 // ---- events (GET /api/projects/:id/events) -------------------------------------------------------------------
 

@@ -209,7 +209,7 @@ export async function purgeProject(db: pg.Client): Promise<{ id: number; token: 
   if (existing.rows.length) return { id: existing.rows[0].id, token: existing.rows[0].api_token };
   const created = await db.query<{ id: number }>(
     `INSERT INTO projects (organization_id, name, api_token, secret_api_token, created_at)
-     SELECT id, 'Purge project', $2, 'phs_' || $2, now() FROM organizations WHERE slug = $1 RETURNING id`,
+     SELECT id, 'Purge project', $2::text, 'phs_' || $2::text, now() FROM organizations WHERE slug = $1 RETURNING id`,
     [PURGE_ORGANIZATION_SLUG, PURGE_PROJECT_TOKEN],
   );
   return { id: created.rows[0].id, token: PURGE_PROJECT_TOKEN };

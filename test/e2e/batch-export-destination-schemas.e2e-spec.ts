@@ -6,9 +6,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { parquetReadObjects } from 'hyparquet';
-import { seedPersons, startS3Server, waitForRunsToEnd, type ApiRun } from '../support/batch-export-runs.js';
+import {
+  seedPersons,
+  startS3Server,
+  waitForRunsToEnd,
+  type ApiRun,
+  s3rverClient,
+} from '../support/batch-export-runs.js';
 import { KeepSchemaEvolution1798300000000 } from '../../src/batch-exports/migrations/1798300000000-KeepSchemaEvolution.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
@@ -392,12 +398,7 @@ describe('batch exports into destination tables made elsewhere', () => {
 
   it('S3 files of events have PostHog’s columns (elements_chain), and an interval without rows writes no file', async () => {
     const s3 = await startS3Server(['files']);
-    const client = new S3Client({
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    });
+    const client = s3rverClient(s3.endpoint);
     try {
       const [click, view] = await capture([
         {

@@ -9,6 +9,7 @@ import {
   waitFor,
   waitForRunsToEnd,
   type ApiRun,
+  s3rverClient,
 } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
@@ -55,12 +56,7 @@ function setUp(name: string, env: Record<string, string>) {
     s.destination = new pg.Client({ connectionString: s.dest.url });
     await s.destination.connect();
     s.s3 = await startS3Server([BUCKET]);
-    s.s3Client = new S3Client({
-      endpoint: s.s3.endpoint,
-      forcePathStyle: true,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    });
+    s.s3Client = s3rverClient(s.s3.endpoint);
   });
   afterAll(async () => {
     await s.destination?.end();

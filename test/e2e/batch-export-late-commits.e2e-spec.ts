@@ -9,6 +9,7 @@ import {
   waitFor,
   waitForRunsToEnd,
   type ApiRun,
+  s3rverClient,
 } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
@@ -90,12 +91,7 @@ describe('batch exports and writes that commit late', () => {
     destination = new pg.Client({ connectionString: dest.url });
     await destination.connect();
     s3 = await startS3Server([BUCKET]);
-    s3Client = new S3Client({
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    });
+    s3Client = s3rverClient(s3.endpoint);
   });
 
   afterAll(async () => {

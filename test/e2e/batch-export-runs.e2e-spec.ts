@@ -11,6 +11,7 @@ import {
   startHttpReceiver,
   startS3Server,
   waitForRunsToEnd,
+  s3rverClient,
 } from '../support/batch-export-runs.js';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
@@ -392,12 +393,7 @@ describe('batch export runs deliver data', () => {
 
     beforeAll(async () => {
       s3 = await startS3Server(['exports']);
-      client = new S3Client({
-        region: 'us-east-1',
-        endpoint: s3.endpoint,
-        forcePathStyle: true,
-        credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-      });
+      client = s3rverClient(s3.endpoint);
     });
     afterAll(async () => {
       client?.destroy();

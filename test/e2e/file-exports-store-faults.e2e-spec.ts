@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { EventsIngestionService } from '../../src/events/events-ingestion.service.js';
 import { FileExportStore } from '../../src/batch-exports/file-exports/file-export-store.js';
-import { waitFor } from '../support/batch-export-runs.js';
+import { waitFor, s3rverClient } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { type ApiExport, parseFile, setS3Env, startRestartableS3Server } from '../support/file-exports.js';
@@ -66,12 +66,7 @@ describe('file exports and a failing object store', () => {
   beforeAll(async () => {
     restore = setS3Env();
     s3 = await startRestartableS3Server([BUCKET]);
-    client = new S3Client({
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    });
+    client = s3rverClient(s3.endpoint);
     t = await createTestApp({
       BATCH_EXPORT_WORKERS: 'true',
       BATCH_EXPORT_POLL_INTERVAL_MS: '100',

@@ -10,7 +10,7 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { parquetMetadata } from 'hyparquet';
 import { FileExportsExpiry } from '../../src/batch-exports/file-exports/file-exports.expiry.js';
 import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
-import { startS3Server, waitFor } from '../support/batch-export-runs.js';
+import { startS3Server, waitFor, s3rverClient } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import {
@@ -87,12 +87,7 @@ describe('file exports to the object store', () => {
   beforeAll(async () => {
     restore = setS3Env();
     s3 = await startS3Server([BUCKET]);
-    client = new S3Client({
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    });
+    client = s3rverClient(s3.endpoint);
     t = await createTestApp({
       BATCH_EXPORT_WORKERS: 'true',
       BATCH_EXPORT_POLL_INTERVAL_MS: '100',

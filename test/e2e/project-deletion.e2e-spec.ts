@@ -3,7 +3,7 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { DataSource } from 'typeorm';
 import { ProjectDeletionService } from '../../src/projects/deletion/project-deletion.service.js';
 import { createTenant, type Tenant } from '../support/api-fixtures.js';
-import { startS3Server } from '../support/batch-export-runs.js';
+import { startS3Server, s3rverClient } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { newSessionId, rr, snapshotEvent } from '../support/recordings.js';
@@ -158,12 +158,7 @@ describe('the removal of a deleted project', () => {
       process.env[k] = v;
     }
     s3 = await startS3Server([BUCKET]);
-    client = new S3Client({
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    });
+    client = s3rverClient(s3.endpoint);
     // The deletion task is off in this app (the test apps' default): the tests run it where they say.
     t = await createTestApp(storageEnv());
     owner = await t.factories.user();

@@ -14,7 +14,7 @@ import {
   partitionName,
   SnapshotStorageRepository,
 } from '../../src/session-recordings/storage/snapshot-storage.repository.js';
-import { startS3Server } from '../support/batch-export-runs.js';
+import { startS3Server, s3rverClient } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { newSessionId, readAllSnapshots, rr, type Rrweb, snapshotEvent } from '../support/recordings.js';
@@ -178,12 +178,7 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
     s3 = await startS3Server([BUCKET]);
     proxy = new StoreProxy(s3.endpoint);
     await proxy.start();
-    client = new S3Client({
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    });
+    client = s3rverClient(s3.endpoint);
     t = await createTestApp(env());
     owner = await t.factories.user();
     const org = await t.factories.organization(owner, 'Packed');

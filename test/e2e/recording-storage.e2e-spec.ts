@@ -9,7 +9,7 @@ import {
   SnapshotStorageMaintenance,
   SWEEP_LOCK,
 } from '../../src/session-recordings/storage/snapshot-storage-maintenance.js';
-import { startS3Server } from '../support/batch-export-runs.js';
+import { startS3Server, s3rverClient } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import {
@@ -100,12 +100,7 @@ describe('recording snapshots in an S3-compatible object store', () => {
       process.env[k] = v;
     }
     s3 = await startS3Server([BUCKET]);
-    client = new S3Client({
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    });
+    client = s3rverClient(s3.endpoint);
     t = await createTestApp(storageEnv());
     t.clock.set(NOW);
     owner = await t.factories.user();

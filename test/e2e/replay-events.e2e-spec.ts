@@ -19,7 +19,7 @@ import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import type { Page } from 'playwright-core';
-import { startS3Server, waitForRunsToEnd } from '../support/batch-export-runs.js';
+import { startS3Server, waitForRunsToEnd, s3rverClient } from '../support/batch-export-runs.js';
 import {
   eventually,
   findChromium,
@@ -132,12 +132,7 @@ if ('reason' in chromiumFound) {
       destination = new pg.Client({ connectionString: dest.url });
       await destination.connect();
       s3 = await startS3Server([BUCKET]);
-      s3Client = new S3Client({
-        endpoint: s3.endpoint,
-        forcePathStyle: true,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-      });
+      s3Client = s3rverClient(s3.endpoint);
       site = await shop(
         () => project.api_token,
         () => service,

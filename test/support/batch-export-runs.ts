@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
 import S3rver from 's3rver';
+import { S3Client } from '@aws-sdk/client-s3';
 import type { DataSource } from 'typeorm';
 import { BatchExportRunsRepository } from '../../src/batch-exports/runs/batch-export-runs.repository.js';
 import { startService, type ServiceProcess } from './service-process.js';
@@ -213,6 +214,16 @@ export async function startS3Server(
       await rm(directory, { recursive: true, force: true });
     },
   };
+}
+
+/** An S3 client of an s3rver started by `startS3Server` (path-style addressing, s3rver's fixed credentials). */
+export function s3rverClient(endpoint: string): S3Client {
+  return new S3Client({
+    endpoint,
+    forcePathStyle: true,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  });
 }
 
 /** Azurite's well-known development account (public, documented by Microsoft for the emulator). */
