@@ -9,6 +9,7 @@ import { ExpensiveReadsModule } from './common/expensive-reads/expensive-reads.j
 import { ApiBodyInterceptor } from './common/http/api-body.js';
 import { DirectRoutesModule } from './common/http/direct-route.js';
 import { applyRouteAliases, controllersOf } from './common/http/route-aliases.js';
+import { RequestPipelineInterceptor } from './common/http/request-pipeline.interceptor.js';
 import { RequestTimeoutInterceptor } from './common/http/request-timeout.interceptor.js';
 import {
   CHECKED_PREFIXES,
@@ -82,10 +83,11 @@ export class AppModule {
         AuthFailureThrottle,
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         ...(rateLimited ? [{ provide: APP_GUARD, useClass: ApiKeyThrottlerGuard }] : []),
-        // Interceptors run in this order, before the pipe: the `/api` body is read only now, after the guards
-        // (no body of a request without a valid key is parsed); then text and depth checks of every input, then
-        // validation.
-        { provide: APP_INTERCEPTOR, useClass: ApiBodyInterceptor },
+        // The interceptors run in this order, as one (RequestPipelineInterceptor), before the pipe: the `/api` body
+        // is read only now, after the guards (no body of a request without a valid key is parsed); then text and
+        // depth checks of every input; every `/api` handler on the API's share of the database pool, with its
+        // kind's statement timeout; the request timeout; the list envelope. Then validation.
+        ApiBodyInterceptor,
         {
           provide: INPUT_CHECK_OPTIONS,
           useValue: {
@@ -93,12 +95,12 @@ export class AppModule {
             prefixes: CHECKED_PREFIXES,
           } satisfies InputCheckOptions,
         },
-        { provide: APP_INTERCEPTOR, useClass: InputCheckInterceptor },
-        // Every `/api` handler on the API's share of the database pool, with its kind's statement timeout.
-        { provide: APP_INTERCEPTOR, useClass: ApiRequestInterceptor },
+        InputCheckInterceptor,
+        ApiRequestInterceptor,
+        RequestTimeoutInterceptor,
+        EnvelopeInterceptor,
+        { provide: APP_INTERCEPTOR, useClass: RequestPipelineInterceptor },
         { provide: APP_PIPE, useClass: ApiValidationPipe },
-        { provide: APP_INTERCEPTOR, useClass: RequestTimeoutInterceptor },
-        { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
       ],
     };

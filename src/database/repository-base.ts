@@ -7,6 +7,7 @@ import {
   type QueryRunner,
   type Repository,
 } from 'typeorm';
+import { pooledQuery } from './pooled-query.js';
 import { currentManager, runInTransaction, runRetriedTransaction } from './transactions.js';
 
 /**
@@ -30,9 +31,17 @@ export abstract class RepositoryBase {
     return this.manager.getRepository(entity);
   }
 
-  /** Plain SQL on the current manager: for hand-tuned statements, which `@GenerateSql` pins. */
-  protected query<R>(sql: string, parameters?: unknown[]): Promise<R[]> {
-    return this.manager.query<R[]>(sql, parameters);
+  /**
+   * Plain SQL on the current manager: for hand-tuned statements, which `@GenerateSql` pins. Outside a transaction
+   * it is one checkout of the pool without a TypeORM query runner (`pooledQuery`, same answer and errors).
+   */
+  protected async query<R>(sql: string, parameters?: unknown[]): Promise<R[]> {
+    const manager = this.manager;
+    if (!manager.queryRunner) {
+      const rows = await pooledQuery<R[]>(this.dataSource, sql, parameters);
+      if (rows) return rows;
+    }
+    return manager.query<R[]>(sql, parameters);
   }
 
   /**
@@ -69,7 +78,7 @@ export abstract class RepositoryBase {
     sql: string,
     parameters?: unknown[],
   ): Promise<{ rows: R[]; affected: number }> {
-    const [rows, affected] = (await this.manager.query(sql, parameters)) as [R[], number];
+    const [rows, affected] = (await this.query(sql, parameters)) as unknown as [R[], number];
     return { rows, affected };
   }
 

@@ -1,7 +1,7 @@
 import { loadServiceFeatures } from '../../src/features.js';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
 import { PoolShares } from '../../src/database/pool-shares.js';
 import { RepositoryBase } from '../../src/database/repository-base.js';
 import {
@@ -45,6 +45,11 @@ class NotesRepository extends RepositoryBase {
   /** Sets a setting for the rest of the current transaction. */
   async setLocal(name: string, value: string): Promise<void> {
     await this.query('SELECT set_config($1, $2, true)', [name, value]);
+  }
+
+  /** Renames notes; how many changed. */
+  async rename(from: string, to: string): Promise<number> {
+    return (await this.modify('UPDATE notes SET text = $2 WHERE text = $1', [from, to])).affected;
   }
 
   /** Two inserts that must commit together, kept in the repository. */
@@ -329,6 +334,36 @@ describe('transactions (TransactionHost, @Transactional, RepositoryBase)', () =>
         '1s',
       );
     });
+  });
+
+  it('outside a transaction, plain SQL answers as TypeORM does, on one checkout of the pool without a query runner', async () => {
+    await reset();
+    const runners = jest.spyOn(dataSource, 'createQueryRunner');
+    const pool = (dataSource.driver as unknown as { master: { totalCount: number; idleCount: number } })
+      .master;
+    try {
+      await notes.add('a');
+      await notes.add('b');
+      expect(await notes.texts()).toEqual(['a', 'b']);
+      // An UPDATE: TypeORM's `[rows, affected]`.
+      expect(await notes.rename('a', 'c')).toBe(1);
+      expect(await notes.rename('nothing', 'd')).toBe(0);
+      expect(await notes.texts()).toEqual(['c', 'b']);
+      const connections = pool.totalCount;
+      // A failed statement is TypeORM's QueryFailedError around the driver's error; its connection stays pooled.
+      const failure = await notes.add(null as unknown as string).catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(QueryFailedError);
+      expect((failure as QueryFailedError).driverError).toMatchObject({ code: '23502' });
+      expect((failure as QueryFailedError).query).toBe('INSERT INTO notes (text) VALUES ($1)');
+      expect(pool.totalCount).toBe(connections);
+      expect(pool.idleCount).toBe(connections);
+      expect(runners).not.toHaveBeenCalled();
+      // Inside a transaction the statements still run on its query runner.
+      await host.withTransaction(() => notes.add('e'));
+      expect(runners).toHaveBeenCalled();
+    } finally {
+      runners.mockRestore();
+    }
   });
 
   it('@Transactional() on a class without a TransactionHost fails clearly', async () => {

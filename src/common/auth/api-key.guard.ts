@@ -34,6 +34,13 @@ export function bearerSecret(header: string | undefined): string | null | undefi
   return match ? match[1] : null;
 }
 
+/** What a route declares about its access: `@Public`, `@RequireScopes`, `@AcceptsProjectSecret`. */
+interface RoutePolicy {
+  isPublic: boolean | undefined;
+  required: Scope[] | undefined;
+  acceptsProjectSecret: boolean;
+}
+
 /**
  * The one global guard: authenticates the bearer key and checks the handler's declared scopes. A handler
  * declaring neither `@RequireScopes` nor `@Public` is refused (fail closed). It runs before the body of an `/api`
@@ -46,6 +53,8 @@ export function bearerSecret(header: string | undefined): string | null | undefi
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   private readonly logger = new Logger(ApiKeyGuard.name);
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- handlers and controller classes
+  private readonly policies = new WeakMap<Function, WeakMap<Function, RoutePolicy>>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -57,9 +66,7 @@ export class ApiKeyGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return true;
-    const targets = [context.getHandler(), context.getClass()];
-    const isPublic = this.reflector.getAllAndOverride<boolean | undefined>(PUBLIC_KEY, targets);
-    const required = this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES_KEY, targets);
+    const { isPublic, required, acceptsProjectSecret } = this.policyOf(context);
     if (isPublic && !required) return true;
     if (!required || isPublic) {
       this.logger.error(
@@ -78,10 +85,7 @@ export class ApiKeyGuard implements CanActivate {
       this.failures.recordFailure(address);
       throw ApiError.authenticationFailed('Invalid Authorization header: expected "Bearer <key>".');
     }
-    if (
-      secret.startsWith(PROJECT_SECRET_PREFIX) &&
-      this.reflector.get<boolean | undefined>(PROJECT_SECRET_KEY, context.getHandler())
-    ) {
+    if (secret.startsWith(PROJECT_SECRET_PREFIX) && acceptsProjectSecret) {
       const credential = (await runAsKeyLookup(() => this.projectSecrets?.verify(secret))) ?? null;
       this.checkAuthenticated(credential, secret, address, required);
       (request as { projectCredential?: ProjectCredential }).projectCredential = credential;
@@ -92,6 +96,28 @@ export class ApiKeyGuard implements CanActivate {
     this.checkAuthenticated(principal, secret, address, required);
     request.principal = principal;
     return true;
+  }
+
+  /**
+   * The route's declarations, read from its decorators once per handler and class (they do not change once the
+   * application runs), not on every request.
+   */
+  private policyOf(context: ExecutionContext): RoutePolicy {
+    const handler = context.getHandler();
+    const controller = context.getClass();
+    let byClass = this.policies.get(handler);
+    if (!byClass) this.policies.set(handler, (byClass = new WeakMap()));
+    let policy = byClass.get(controller);
+    if (!policy) {
+      const targets = [handler, controller];
+      policy = {
+        isPublic: this.reflector.getAllAndOverride<boolean | undefined>(PUBLIC_KEY, targets),
+        required: this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES_KEY, targets),
+        acceptsProjectSecret: Boolean(this.reflector.get<boolean | undefined>(PROJECT_SECRET_KEY, handler)),
+      };
+      byClass.set(controller, policy);
+    }
+    return policy;
   }
 
   /**

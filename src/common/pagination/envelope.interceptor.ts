@@ -18,6 +18,13 @@ export function requestUrl(req: Request): URL {
   return new URL(req.originalUrl, `${req.protocol}://${req.host}`);
 }
 
+/** What a handler declares about its list: `@PageNumberPaginated` (its default limit), `@Paginated`, has_next. */
+interface Listing {
+  pageNumberDefault: number | undefined;
+  paginated: boolean;
+  hasNext: boolean;
+}
+
 /**
  * For handlers marked `@Paginated`: validates `limit`/`offset` before the handler runs (400 with `attr`), then
  * wraps the returned `Page<T>` in the list envelope with absolute `next`/`previous` links. For handlers marked
@@ -25,16 +32,31 @@ export function requestUrl(req: Request): URL {
  */
 @Injectable()
 export class EnvelopeInterceptor implements NestInterceptor {
+  /** What each handler declares, read from its decorators once (they do not change once the application runs). */
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- route handlers
+  private readonly listings = new WeakMap<Function, Listing>();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly config: AppConfig,
   ) {}
 
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- a route handler
+  private listingOf(handler: Function): Listing {
+    let listing = this.listings.get(handler);
+    if (!listing) {
+      listing = {
+        pageNumberDefault: this.reflector.get<number | undefined>(PAGE_NUMBER_PAGINATED_KEY, handler),
+        paginated: Boolean(this.reflector.get<boolean | undefined>(PAGINATED_KEY, handler)),
+        hasNext: this.reflector.get<boolean | undefined>(HAS_NEXT_KEY, handler) === true,
+      };
+      this.listings.set(handler, listing);
+    }
+    return listing;
+  }
+
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const pageNumberDefault = this.reflector.get<number | undefined>(
-      PAGE_NUMBER_PAGINATED_KEY,
-      context.getHandler(),
-    );
+    const { pageNumberDefault, paginated, hasNext } = this.listingOf(context.getHandler());
     if (pageNumberDefault !== undefined) {
       const req = context.switchToHttp().getRequest<Request & { pageParams?: PageParams }>();
       const params = parsePageNumberParams(
@@ -47,11 +69,10 @@ export class EnvelopeInterceptor implements NestInterceptor {
         .handle()
         .pipe(map((page: Page<unknown>) => toPageNumberEnvelope(page, params, requestUrl(req))));
     }
-    if (!this.reflector.get<boolean>(PAGINATED_KEY, context.getHandler())) return next.handle();
+    if (!paginated) return next.handle();
     const req = context.switchToHttp().getRequest<Request & { pageParams?: PageParams }>();
     const params = parsePageParams(req.query as Record<string, unknown>, this.config.get('MAX_PAGE_LIMIT'));
     req.pageParams = params;
-    const hasNext = this.reflector.get<boolean | undefined>(HAS_NEXT_KEY, context.getHandler()) === true;
     return next.handle().pipe(
       map((page: Page<unknown>) => {
         const envelope = toEnvelope(page, params, requestUrl(req));

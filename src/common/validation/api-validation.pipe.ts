@@ -96,8 +96,13 @@ export class ApiValidationPipe implements PipeTransform {
     validationError: { target: true, value: true },
   });
 
-  /** Reserved object keys (`__proto__`, `constructor`, …) pass the transformation as plain names. */
+  /**
+   * Reserved object keys (`__proto__`, `constructor`, …) pass the transformation as plain names. The value of a
+   * custom parameter decorator (the caller's principal, the page parameters) is not validated
+   * (`validateCustomDecorators: false`): it is returned as it is, without being walked twice for reserved keys.
+   */
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'custom') return value;
     return restoreReservedKeys(await this.transformEscaped(escapeReservedKeys(value), metadata));
   }
 

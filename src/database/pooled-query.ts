@@ -1,0 +1,78 @@
+import { type DataSource, QueryFailedError } from 'typeorm';
+
+/** The part of a node-postgres result this file reads. */
+interface PgResult {
+  command?: string;
+  rows: unknown[];
+  rowCount?: number | null;
+}
+
+/** The part of a checked-out node-postgres client this file uses. */
+interface PgClient {
+  query(text: string, values?: unknown[]): Promise<PgResult>;
+  once(event: 'error', listener: (err: unknown) => void): unknown;
+  removeListener(event: 'error', listener: (err: unknown) => void): unknown;
+}
+
+/** The part of node-postgres' Pool this file uses (TypeORM's driver, and `PoolShares`, check out with a callback). */
+interface PgPool {
+  connect(callback: (err: unknown, client?: PgClient, release?: (err?: unknown) => void) => void): void;
+}
+
+/** The pool of a PostgreSQL data source, or undefined (not initialised, or another driver). */
+function poolOf(dataSource: DataSource): PgPool | undefined {
+  return (dataSource.driver as unknown as { master?: PgPool }).master;
+}
+
+/** A connection of the pool, checked out as TypeORM's query runner checks one out (failures unwrapped). */
+function checkout(pool: PgPool): Promise<[PgClient, (err?: unknown) => void]> {
+  return new Promise((resolve, reject) => {
+    pool.connect((err, client, release) => {
+      if (err || !client || !release) reject(err ?? new Error('the pool returned no connection'));
+      else resolve([client, release]);
+    });
+  });
+}
+
+/**
+ * One statement outside a transaction, answered as TypeORM's `EntityManager.query` answers it, without its query
+ * runner: one checkout of the pool (through `PoolShares`, as the runner's), the statement, the connection given
+ * back (dropped when it failed with an `error` event meanwhile). What TypeORM returns is kept: the rows, or
+ * `[rows, affected]` for an UPDATE or DELETE; a failed statement is a `QueryFailedError` wrapping the driver's
+ * error, logged to the data source's logger. The runner's per-statement work left out — creating the runner and
+ * its broadcaster, the BeforeQuery/AfterQuery events (no subscriber of this service listens to them), result
+ * objects — was about a twentieth of the CPU of a small read (docs/performance.md). Undefined when the data source
+ * has no pool of its own, or TypeORM is to time statements (`maxQueryExecutionTime`): the caller then uses the
+ * manager.
+ */
+export async function pooledQuery<T>(
+  dataSource: DataSource,
+  sql: string,
+  parameters?: unknown[],
+): Promise<T | undefined> {
+  const pool = poolOf(dataSource);
+  // Slow statements logged by TypeORM (maxQueryExecutionTime): left to its runner, which times them.
+  if (!pool || dataSource.driver.options.maxQueryExecutionTime) return undefined;
+  const [client, release] = await checkout(pool);
+  let released = false;
+  const onError = (err: unknown) => {
+    if (released) return;
+    released = true;
+    release(err);
+  };
+  client.once('error', onError);
+  try {
+    dataSource.logger.logQuery(sql, parameters);
+    const raw = await client.query(sql, parameters);
+    return (raw.command === 'UPDATE' || raw.command === 'DELETE' ? [raw.rows, raw.rowCount] : raw.rows) as T;
+  } catch (err) {
+    dataSource.logger.logQueryError(err as Error, sql, parameters);
+    throw new QueryFailedError(sql, parameters, err as Error);
+  } finally {
+    client.removeListener('error', onError);
+    if (!released) {
+      released = true;
+      release();
+    }
+  }
+}
