@@ -235,10 +235,15 @@ describe('transactions (TransactionHost, @Transactional, RepositoryBase)', () =>
   it('never runs a statement of a transaction outside it once its connection is gone', async () => {
     await reset();
     let late: Promise<void> = Promise.resolve();
+    // Released once the transaction has ended (not after a delay a slow commit could outlast): the statement is
+    // sent from inside the transaction's context, after its end.
+    let ended!: () => void;
+    const transactionEnded = new Promise<void>((resolve) => (ended = resolve));
     await host.withTransaction(async () => {
       await notes.add('inside');
-      late = new Promise<void>((resolve) => setTimeout(resolve, 20)).then(() => notes.add('after'));
+      late = transactionEnded.then(() => notes.add('after'));
     });
+    ended();
     await expect(late).rejects.toThrow(/released/i);
     expect(await notes.texts()).toEqual(['inside']);
   });
