@@ -25,7 +25,7 @@ export class FileExportStore implements OnModuleDestroy {
   readonly prefix: string;
   private readonly endpoint: string | undefined;
   /**
-   * Made by the first use of the store: the AWS SDK (about 10 MB of heap once loaded) is imported then, not at
+   * Made by the first use of the store: the AWS SDK (about 4 MB of heap once loaded) is imported then, not at
    * start, so a process that writes no file export neither carries it nor has its garbage collector mark it.
    */
   private connection: Promise<S3Connection> | null = null;

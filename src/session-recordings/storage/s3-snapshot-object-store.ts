@@ -45,7 +45,7 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
   private readonly bucket: string;
   private readonly prefix: string;
   /**
-   * The client, made by the first request to the store: the AWS SDK (about 10 MB of heap once loaded) is imported
+   * The client, made by the first request to the store: the AWS SDK (about 4 MB of heap once loaded) is imported
    * then, not at start, so a process with no bucket configured (or that never reads one) neither carries it nor
    * has its garbage collector mark it.
    */

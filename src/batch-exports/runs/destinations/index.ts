@@ -19,7 +19,7 @@ export const DELIVERED_DESTINATIONS: readonly DestinationType[] = [
 
 /**
  * The writer of a run's destination, or an error ending the run when this service does not deliver there. The
- * Azure and AWS SDKs (about 10 MB of heap each once loaded) are imported by the first run that delivers to Azure
+ * Azure and AWS SDKs (about 10 and 4 MB of heap once loaded) are imported by the first run that delivers to Azure
  * or S3, not at start: every process of the service would otherwise carry them, and its garbage collector mark
  * them, for nothing.
  */
