@@ -12,6 +12,8 @@ import { POSTGRES_SESSION_EVENTS } from './events-session-filters.js';
 import { EventPartitionsRepository } from './event-partitions.repository.js';
 import { EventsRepository } from './events.repository.js';
 
+const INSERTED: EventAppendResult = Object.freeze({ status: 'inserted' });
+
 /**
  * The PostgreSQL events store (the seam: src/stores/events-store.ts): the day-partitioned `events` table
  * (EventsRepository), one partition per prepared day.
@@ -49,14 +51,15 @@ export class PostgresEventsStore implements EventsStore {
     rows: readonly EventRow[],
     markIngested = false,
   ): Promise<EventAppendResult[]> {
+    const returned = await this.events.insertBatch(teamId, rows, markIngested);
+    // As many rows stored as given (the usual batch): each was stored (a row is stored once at most), so none is
+    // looked up.
+    if (returned.length === rows.length) return rows.map(() => INSERTED);
     const stored = new Set<string>();
-    for (const [uuid, ms] of await this.events.insertBatch(teamId, rows, markIngested)) {
-      stored.add(`${uuid}|${ms}`);
-    }
+    for (const [uuid, ms] of returned) stored.add(`${uuid}|${ms}`);
     return rows.map((row) => {
       const key = `${row.uuid.toLowerCase()}|${row.timestamp.getTime()}`;
-      if (!stored.delete(key)) return { status: 'duplicate' };
-      return { status: 'inserted' };
+      return stored.delete(key) ? INSERTED : { status: 'duplicate' };
     });
   }
 

@@ -1,6 +1,5 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
 import { registerErrorDialect } from '../common/errors/error-dialects.js';
-import { RedisSlidingWindowStorage } from '../common/rate-limit/redis-sliding-window-storage.js';
 import {
   MemorySlidingWindowStorage,
   type SlidingWindowStorage,
@@ -34,10 +33,13 @@ import { ScimRepository } from './scim.repository.js';
     {
       // The SCIM rate limit's counters: Redis (REDIS_URL) as the API's rate limit, shared by every replica.
       provide: SCIM_RATE_LIMIT_STORAGE,
-      useFactory: (config: AppConfig, clock: Clock): SlidingWindowStorage => {
+      // ioredis is loaded only when REDIS_URL is set.
+      useFactory: async (config: AppConfig, clock: Clock): Promise<SlidingWindowStorage> => {
         const url = config.get('REDIS_URL');
         return url
-          ? new RedisSlidingWindowStorage({
+          ? new (
+              await import('../common/rate-limit/redis-sliding-window-storage.js')
+            ).RedisSlidingWindowStorage({
               url,
               keyPrefix: config.get('REDIS_KEY_PREFIX'),
               timeoutMs: config.get('REDIS_TIMEOUT_MS'),

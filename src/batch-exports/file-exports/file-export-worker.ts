@@ -97,7 +97,7 @@ export class FileExportWorker implements OnApplicationBootstrap, BeforeApplicati
         writeExportFile(
           entity,
           await this.fileSource(entity),
-          this.store.writerStore(this.abort.signal),
+          await this.store.writerStore(this.abort.signal),
           prefix,
           this.abort.signal,
           stillWanted,

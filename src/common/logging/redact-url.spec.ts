@@ -28,6 +28,10 @@ describe('redactUrl', () => {
     ['/x?a=1&sharing_access_token=AbC', '/x?a=1&sharing_access_token=[redacted]'],
     ['/x?Share_Token=AbC#f', '/x?Share_Token=[redacted]#f'],
     ['/x?access%5Ftoken=AbC', '/x?access%5Ftoken=[redacted]'],
+    ['/x?access+token=AbC&ACCESS_TOKEN=d', '/x?access+token=AbC&ACCESS_TOKEN=[redacted]'],
+    ['/x?access_%74oken=AbC', '/x?access_%74oken=[redacted]'],
+    // The Kelvin sign lower-cases to `k`: the name is `access_token` once lower-cased.
+    ['/x?access_to\u212Aen=AbC', '/x?access_to\u212Aen=[redacted]'],
   ])('redacts secret query parameters: %s', (url, expected) => {
     expect(redactUrl(url)).toBe(expected);
   });
@@ -37,6 +41,8 @@ describe('redactUrl', () => {
     '/api/projects/1/session_recordings/abc/sharing',
     '/api/projects/1/session_recordings/abc/snapshots?blob_key=shared',
     '/s/?compression=gzip-js&ver=1.2',
+    '/e/?compression=gzip-js&ver=1.200.0',
+    '/x?tokens=1&my_token=2',
     '/sharedx/abc',
     '/api/sharedthing/abc',
     '/shared',

@@ -16,8 +16,17 @@ export const REDACTED = '[redacted]';
 const TOKEN_PATH = /^((?:\/+api)?\/+(?:shared|embedded)\/+)([^/?#]+)/i;
 const SECRET_QUERY_PARAMS = new Set(['access_token', 'sharing_access_token', 'share_token']);
 
+/**
+ * What every URL with a credential to redact holds: a `shared`/`embedded` path segment, or a query parameter name
+ * that is `token`-something once decoded and lower-cased (an encoded one has `%` or `+`; `u`: the Kelvin sign
+ * lower-cases to `k`). Most URLs logged (`/e/?compression=gzip-js`, `/api/...`) have none and are kept as they
+ * are without being taken apart.
+ */
+const MAY_HOLD_CREDENTIAL = /shared|embedded|token|[%+]/iu;
+
 export function redactUrl(url: string | undefined | null): string {
   if (typeof url !== 'string' || url === '') return url ?? '';
+  if (!MAY_HOLD_CREDENTIAL.test(url)) return url;
   // An absolute URL (a Referer header): the origin is kept as it is.
   const origin = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(url)?.[0] ?? '';
   return origin + redactRelative(url.slice(origin.length));

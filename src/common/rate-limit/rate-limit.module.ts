@@ -2,7 +2,6 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import type { AppConfig } from '../../config/config.js';
 import { Clock } from '../time/clock.js';
-import { RedisSlidingWindowStorage } from './redis-sliding-window-storage.js';
 import { MemorySlidingWindowStorage, type SlidingWindowStorage } from './sliding-window-storage.js';
 
 export const RATE_LIMIT_STORAGE = Symbol('RATE_LIMIT_STORAGE');
@@ -17,9 +16,10 @@ class RateLimitStorageModule {
       providers: [
         {
           provide: RATE_LIMIT_STORAGE,
-          useFactory: (clock: Clock): SlidingWindowStorage =>
+          // ioredis is loaded only when REDIS_URL is set: a process without it neither carries nor marks it.
+          useFactory: async (clock: Clock): Promise<SlidingWindowStorage> =>
             url
-              ? new RedisSlidingWindowStorage({
+              ? new (await import('./redis-sliding-window-storage.js')).RedisSlidingWindowStorage({
                   url,
                   keyPrefix: config.get('REDIS_KEY_PREFIX'),
                   timeoutMs: config.get('REDIS_TIMEOUT_MS'),

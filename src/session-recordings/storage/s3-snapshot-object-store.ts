@@ -1,18 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import {
-  DeleteObjectsCommand,
-  GetBucketLifecycleConfigurationCommand,
-  GetObjectCommand,
-  type GetObjectCommandOutput,
-  type LifecycleRule as S3LifecycleRule,
-  ListObjectsV2Command,
-  NoSuchKey,
-  PutBucketLifecycleConfigurationCommand,
-  PutObjectCommand,
-  S3Client,
-} from '@aws-sdk/client-s3';
+import type { GetObjectCommandOutput, LifecycleRule as S3LifecycleRule, S3Client } from '@aws-sdk/client-s3';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../config/config.js';
 import {
@@ -22,6 +11,13 @@ import {
 } from './snapshot-object-store.js';
 
 const DELETE_BATCH = 1000;
+
+type S3Sdk = typeof import('@aws-sdk/client-s3');
+/** The SDK's module and the store's client, made by the first request to the store. */
+interface S3Connection {
+  sdk: S3Sdk;
+  client: S3Client;
+}
 
 /** The bytes of an object's body; the body's stream is destroyed (its socket let go) when `signal` aborts. */
 async function bodyBytes(body: GetObjectCommandOutput['Body'], signal: AbortSignal): Promise<Buffer> {
@@ -48,6 +44,12 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
   readonly configured: boolean;
   private readonly bucket: string;
   private readonly prefix: string;
+  /**
+   * The client, made by the first request to the store: the AWS SDK (about 4 MB of heap once loaded) is imported
+   * then, not at start, so a process with no bucket configured (or that never reads one) neither carries it nor
+   * has its garbage collector mark it.
+   */
+  private connection: Promise<S3Connection> | null = null;
   private client: S3Client | null = null;
 
   constructor(private readonly config: AppConfig) {
@@ -57,14 +59,17 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
     this.configured = this.bucket !== '';
   }
 
-  private get s3(): S3Client {
+  /** The SDK and the client (rejects when no bucket is configured). */
+  private s3(): Promise<S3Connection> {
     if (!this.configured) {
-      throw new Error('RECORDING_S3_BUCKET is not set: the recording object store is not configured');
+      return Promise.reject(
+        new Error('RECORDING_S3_BUCKET is not set: the recording object store is not configured'),
+      );
     }
-    if (!this.client) {
+    this.connection ??= import('@aws-sdk/client-s3').then((sdk) => {
       const endpoint = this.config.get('RECORDING_S3_ENDPOINT').trim() || undefined;
       const timeout = this.config.get('RECORDING_S3_TIMEOUT_MS');
-      this.client = new S3Client({
+      this.client = new sdk.S3Client({
         endpoint,
         forcePathStyle: Boolean(endpoint),
         // The SDK reads AWS_REGION; a store behind an endpoint often has none.
@@ -77,8 +82,9 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
           requestTimeout: timeout,
         },
       });
-    }
-    return this.client;
+      return { sdk, client: this.client };
+    });
+    return this.connection;
   }
 
   newKey(teamId: number, sessionId: string): string {
@@ -96,7 +102,8 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
   async lifecycleRules(): Promise<LifecycleRule[]> {
     let rules: S3LifecycleRule[];
     try {
-      const out = await this.s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: this.bucket }));
+      const { sdk, client } = await this.s3();
+      const out = await client.send(new sdk.GetBucketLifecycleConfigurationCommand({ Bucket: this.bucket }));
       rules = out.Rules ?? [];
     } catch (error) {
       if ((error as { name?: string }).name === 'NoSuchLifecycleConfiguration') return [];
@@ -113,8 +120,9 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
 
   async putLifecycleRules(rules: readonly LifecycleRule[]): Promise<void> {
     try {
-      await this.s3.send(
-        new PutBucketLifecycleConfigurationCommand({
+      const { sdk, client } = await this.s3();
+      await client.send(
+        new sdk.PutBucketLifecycleConfigurationCommand({
           Bucket: this.bucket,
           LifecycleConfiguration: {
             Rules: rules.map(
@@ -141,8 +149,9 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
 
   async put(key: string, data: Buffer): Promise<void> {
     try {
-      await this.s3.send(
-        new PutObjectCommand({
+      const { sdk, client } = await this.s3();
+      await client.send(
+        new sdk.PutObjectCommand({
           Bucket: this.bucket,
           Key: key,
           Body: data,
@@ -157,14 +166,16 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
 
   async get(key: string): Promise<Buffer | null> {
     try {
+      const { sdk, client } = await this.s3();
       return await this.readWithin(async (abortSignal) => {
-        const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
+        const out = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: key }), {
           abortSignal,
         });
         return bodyBytes(out.Body, abortSignal);
       });
     } catch (error) {
-      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
+      // The SDK's NoSuchKey (its class not loaded until the first request) is known by its name.
+      if ((error as { name?: string }).name === 'NoSuchKey') return null;
       throw new ObjectStoreUnavailableError('read a snapshot chunk', error);
     }
   }
@@ -172,9 +183,10 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
   async getRange(key: string, offset: number, length: number): Promise<Buffer | null> {
     let data: Buffer;
     try {
+      const { sdk, client } = await this.s3();
       data = await this.readWithin(async (abortSignal) => {
-        const out = await this.s3.send(
-          new GetObjectCommand({
+        const out = await client.send(
+          new sdk.GetObjectCommand({
             Bucket: this.bucket,
             Key: key,
             Range: `bytes=${offset}-${offset + length - 1}`,
@@ -184,7 +196,7 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
         return bodyBytes(out.Body, abortSignal);
       });
     } catch (error) {
-      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
+      if ((error as { name?: string }).name === 'NoSuchKey') return null;
       throw new ObjectStoreUnavailableError('read a snapshot chunk', error);
     }
     if (data.length !== length) {
@@ -224,8 +236,9 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
       const batch = keys.slice(i, i + DELETE_BATCH);
       let out;
       try {
-        out = await this.s3.send(
-          new DeleteObjectsCommand({
+        const { sdk, client } = await this.s3();
+        out = await client.send(
+          new sdk.DeleteObjectsCommand({
             Bucket: this.bucket,
             Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
           }),
@@ -249,8 +262,9 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
     under = '',
   ): Promise<{ objects: { key: string; lastModified: Date }[]; more: boolean }> {
     try {
-      const out = await this.s3.send(
-        new ListObjectsV2Command({
+      const { sdk, client } = await this.s3();
+      const out = await client.send(
+        new sdk.ListObjectsV2Command({
           Bucket: this.bucket,
           Prefix: this.prefix + under,
           MaxKeys: limit,
@@ -271,5 +285,6 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
   onModuleDestroy(): void {
     this.client?.destroy();
     this.client = null;
+    this.connection = null;
   }
 }

@@ -4,7 +4,6 @@ import type { DeliveryContext, DestinationWriter } from './destination.js';
 import { HttpWriter } from './http.js';
 import { NoOpWriter } from './noop.js';
 import { PostgresWriter } from './postgres.js';
-import { S3Writer } from './s3.js';
 
 /** The destinations this service delivers to; the others are accepted as configs but their runs fail. */
 export const DELIVERED_DESTINATIONS: readonly DestinationType[] = [
@@ -20,8 +19,9 @@ export const DELIVERED_DESTINATIONS: readonly DestinationType[] = [
 
 /**
  * The writer of a run's destination, or an error ending the run when this service does not deliver there. The
- * Azure SDK (about 10 MB of heap once loaded) is imported by the first run that delivers to Azure, not at start:
- * every process of the service would otherwise carry it, and its garbage collector mark it, for nothing.
+ * Azure and AWS SDKs (about 10 and 4 MB of heap once loaded) are imported by the first run that delivers to Azure
+ * or S3, not at start: every process of the service would otherwise carry them, and its garbage collector mark
+ * them, for nothing.
  */
 export async function createWriter(ctx: DeliveryContext): Promise<DestinationWriter> {
   switch (ctx.type) {
@@ -30,8 +30,10 @@ export async function createWriter(ctx: DeliveryContext): Promise<DestinationWri
       return new PostgresWriter(ctx);
     case 'S3':
     case 'AwsS3':
-    case 'S3Compatible':
+    case 'S3Compatible': {
+      const { S3Writer } = await import('./s3.js');
       return new S3Writer(ctx);
+    }
     case 'AzureBlob': {
       const { AzureBlobWriter } = await import('./azure-blob.js');
       return new AzureBlobWriter(ctx);

@@ -12,7 +12,7 @@ import {
   constants as zlib,
 } from 'node:zlib';
 import type { Transform } from 'node:stream';
-import { ByteWriter, ParquetWriter, schemaFromColumnData, type BasicType } from 'hyparquet-writer';
+import type { BasicType, ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import { s3CompressionProblem } from '../../destinations.js';
 import { rowToJson, type ColumnKind, type ExportRow } from '../export-models.js';
 import { nonRetryable } from '../export-errors.js';
@@ -27,6 +27,14 @@ const COMPRESSION_EXTENSIONS: Record<string, string> = {
   zstd: 'zst',
   lz4: 'lz4',
 };
+
+type Hyparquet = typeof import('hyparquet-writer');
+let hyparquet: Promise<Hyparquet> | null = null;
+/**
+ * The Parquet encoder, loaded by the first writer of a Parquet file (its `open()`), not at start: a process that
+ * writes none (every API replica) neither carries it nor has its garbage collector mark it.
+ */
+const loadHyparquet = (): Promise<Hyparquet> => (hyparquet ??= import('hyparquet-writer'));
 
 const PARQUET_TYPES: Record<ColumnKind, BasicType> = {
   text: 'STRING',
@@ -176,14 +184,17 @@ class JsonLinesEncoder implements FileEncoder {
 /** Parquet: one row group per page of rows, streamed to the upload as they are encoded. */
 class ParquetEncoder implements FileEncoder {
   size = 0;
-  private readonly bytes = new ByteWriter();
+  private readonly bytes: ByteWriter;
   private writer: ParquetWriter | null = null;
 
   constructor(
+    private readonly lib: Hyparquet,
     private readonly ctx: DeliveryContext,
     private readonly upload: ObjectSink,
     private readonly compression: string | null,
-  ) {}
+  ) {
+    this.bytes = new lib.ByteWriter();
+  }
 
   private columnData(rows: readonly ExportRow[]) {
     return this.ctx.model.columns.map((c) => ({
@@ -205,9 +216,9 @@ class ParquetEncoder implements FileEncoder {
     const codec = (
       { zstd: 'ZSTD', snappy: 'SNAPPY', gzip: 'GZIP', brotli: 'BROTLI' } as Record<string, string>
     )[this.compression ?? ''];
-    return new ParquetWriter({
+    return new this.lib.ParquetWriter({
       writer: this.bytes,
-      schema: schemaFromColumnData({ columnData }),
+      schema: this.lib.schemaFromColumnData({ columnData }),
       codec: (codec ?? 'UNCOMPRESSED') as 'SNAPPY',
       compressors: {
         GZIP: (b: Uint8Array) => gzipSync(b),
@@ -257,6 +268,8 @@ export class ObjectFilesWriter implements DestinationWriter {
   private readonly prefix: string;
   private fileNumber = 0;
   private current: { upload: ObjectSink; encoder: FileEncoder } | null = null;
+  /** hyparquet-writer, loaded by `open()` for a Parquet export. */
+  private parquet: Hyparquet | null = null;
   private readonly files: string[] = [];
   private bytes = 0;
   /** The columns written (PostHog's for events) and the context the encoders read them from. */
@@ -291,7 +304,13 @@ export class ObjectFilesWriter implements DestinationWriter {
     // Refused at save (the same table); an export stored before that check still fails here, for good.
     const problem = s3CompressionProblem(this.format, this.compression);
     if (problem) throw nonRetryable(problem);
+    if (this.format === 'Parquet') this.parquet = await loadHyparquet();
     await this.store.open();
+  }
+
+  private parquetLib(): Hyparquet {
+    if (!this.parquet) throw new Error('a Parquet file is written only after open()');
+    return this.parquet;
   }
 
   private startFile(): { upload: ObjectSink; encoder: FileEncoder } {
@@ -307,7 +326,7 @@ export class ObjectFilesWriter implements DestinationWriter {
     const upload = this.store.upload(key);
     const encoder =
       this.format === 'Parquet'
-        ? new ParquetEncoder(this.fileCtx, upload, this.compression)
+        ? new ParquetEncoder(this.parquetLib(), this.fileCtx, upload, this.compression)
         : new JsonLinesEncoder(this.fileCtx, upload, this.compression);
     return { upload, encoder };
   }
