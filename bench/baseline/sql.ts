@@ -146,6 +146,10 @@ export const BEGIN = 'START TRANSACTION';
 export const COMMIT = 'COMMIT';
 export const ROLLBACK = 'ROLLBACK';
 
+/** OrganizationsRepository.update: TypeORM's update of the fields sent (here the name), `updated_at` set by it. */
+export const ORGANIZATION_UPDATE_NAME =
+  'UPDATE "organizations" SET "name" = $1, "updated_at" = CURRENT_TIMESTAMP WHERE "id" IN ($2)';
+
 // The invite statements are the ORM's (the service writes invites through TypeORM's query builder/repository).
 /** Per-address transaction locks in one global order (InvitesRepository#lockAddresses), the same text. */
 export const INVITE_LOCK_SPACE = 727_274_003;
