@@ -581,10 +581,10 @@ async function createInvite(req: IncomingMessage, url: URL, organizationId: stri
   } finally {
     client.release();
   }
-  const { rows } = await pool.query(sql.INVITE_WITH_CREATOR, [id]);
+  const { rows } = await pool.query(sql.INVITE_WITH_CREATOR, [[id]]);
   const r = rows[0];
-  const invite = (c: string) => r[`InviteEntity_${c}`];
-  const creator = (c: string) => r[`InviteEntity__InviteEntity_createdBy_${c}`];
+  const invite = (c: string) => r[c];
+  const creator = (c: string) => r[`creator_${c}`];
   return {
     id: invite('id'),
     target_email: invite('target_email'),
