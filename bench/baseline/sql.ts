@@ -146,9 +146,8 @@ export const BEGIN = 'START TRANSACTION';
 export const COMMIT = 'COMMIT';
 export const ROLLBACK = 'ROLLBACK';
 
-/** OrganizationsRepository.update: TypeORM's update of the fields sent (here the name), `updated_at` set by it. */
-export const ORGANIZATION_UPDATE_NAME =
-  'UPDATE "organizations" SET "name" = $1, "updated_at" = CURRENT_TIMESTAMP WHERE "id" IN ($2)';
+/** OrganizationsRepository.update of the name. */
+export const ORGANIZATION_UPDATE_NAME = 'UPDATE organizations SET name = $1, updated_at = CURRENT_TIMESTAMP WHERE id = $2';
 
 // The invite statements are InvitesRepository's.
 /** Per-address transaction locks in one global order (InvitesRepository#lockAddresses), the same text. */
