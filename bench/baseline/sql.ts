@@ -147,7 +147,8 @@ export const COMMIT = 'COMMIT';
 export const ROLLBACK = 'ROLLBACK';
 
 /** OrganizationsRepository.update of the name. */
-export const ORGANIZATION_UPDATE_NAME = 'UPDATE organizations SET name = $1, updated_at = CURRENT_TIMESTAMP WHERE id = $2';
+export const ORGANIZATION_UPDATE_NAME =
+  'UPDATE organizations SET name = $1, updated_at = CURRENT_TIMESTAMP WHERE id = $2';
 
 // The invite statements are InvitesRepository's.
 /** Per-address transaction locks in one global order (InvitesRepository#lockAddresses), the same text. */

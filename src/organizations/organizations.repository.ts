@@ -226,7 +226,10 @@ export class OrganizationsRepository extends RepositoryBase {
   /** Writes the fields given (undefined ones are left as they are) and `updated_at`; nothing when none is given. */
   @GenerateSql({ params: [ORGANIZATION, { name: 'Acme', enforce2fa: true }] })
   async update(id: string, fields: OrganizationWrite): Promise<void> {
-    const set = Object.entries(fields).filter(([, v]) => v !== undefined) as [keyof OrganizationWrite, unknown][];
+    const set = Object.entries(fields).filter(([, v]) => v !== undefined) as [
+      keyof OrganizationWrite,
+      unknown,
+    ][];
     if (!set.length) return;
     const assignments = set.map(([property], i) => `${this.columns.columnName(property)} = $${i + 1}`);
     await this.query(
