@@ -228,6 +228,102 @@ async function retrieveOrganization(req: IncomingMessage, organizationId: string
   return organizationDto(rows[0]);
 }
 
+/** The writable fields of PATCH /api/organizations/:id (the baseline writes only `name`; the others are refused). */
+const ORGANIZATION_READ_ONLY = new Set([
+  'id',
+  'slug',
+  'created_at',
+  'updated_at',
+  'membership_level',
+  'plugins_access_level',
+  'teams',
+  'projects',
+  'available_product_features',
+  'metadata',
+  'customer_id',
+  'member_count',
+]);
+
+/**
+ * PATCH /api/organizations/:id changing the name, as the service runs it: every statement after the key's in the
+ * request's transaction (access check, update, the answer's view, then the activity log entry with the changes the
+ * database captured), admins and owners only.
+ */
+async function patchOrganization(req: IncomingMessage, organizationId: string) {
+  const principal = await authenticate(req, 'organization:write');
+  const body = await readJson(req);
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw invalid('Expected a JSON object in the request body.', null);
+  }
+  const input = body as Record<string, any>;
+  for (const key of Object.keys(input)) {
+    if (key !== 'name' && !ORGANIZATION_READ_ONLY.has(key))
+      throw invalid(`Unknown field '${key}'.`, key, 'unknown_field');
+  }
+  if (typeof input.name !== 'string') throw invalid('Name must be a string.', 'name');
+  const name = input.name.trim();
+  if (!name) throw invalid('Name may not be blank.', 'name');
+  if (name.length > 64) throw invalid('Name must be at most 64 characters long.', 'name');
+  if (!UUID_RE.test(organizationId)) throw notFound();
+  const client = await pool.connect();
+  try {
+    await client.query(sql.BEGIN);
+    const id = organizationId.toLowerCase();
+    const { rows: access } = await client.query(sql.ACCESS_OF, [principal.userId, id, principal.scopedTeams]);
+    if (!access.length) throw notFound();
+    if (principal.scopedOrganizations && !principal.scopedOrganizations.includes(id)) {
+      throw new HttpError(403, {
+        type: 'authentication_error',
+        code: 'permission_denied',
+        detail: 'This API key is not allowed to access this organization.',
+        attr: null,
+      });
+    }
+    if (access[0].level < 8) {
+      throw new HttpError(403, {
+        type: 'authentication_error',
+        code: 'permission_denied',
+        detail: 'Your organization access level is insufficient.',
+        attr: null,
+      });
+    }
+    await client.query(sql.ORGANIZATION_UPDATE_NAME, [name, id]);
+    const { rows } = await client.query(sql.ORGANIZATION_VIEW, [principal.userId, id]);
+    if (!rows.length) throw notFound();
+    const answer = organizationDto(rows[0]);
+    // The entry the service's interceptor writes before the commit; the captured changes replace `changes`.
+    await client.query(sql.INSERT_LOG, [
+      id,
+      null,
+      principal.userId,
+      principal.keyId,
+      false,
+      'updated',
+      'Organization',
+      organizationId,
+      JSON.stringify({
+        id: organizationId,
+        name: answer.name,
+        short_id: null,
+        type: null,
+        changes: [{ type: 'Organization', action: 'changed', field: 'name', before: null, after: name }],
+        trigger: null,
+        context: { method: 'PATCH', route: '/api/organizations/:id', params: { id: organizationId } },
+      }),
+      addressOf(req),
+      null,
+      true,
+    ]);
+    await client.query(sql.COMMIT);
+    return answer;
+  } catch (err) {
+    await client.query(sql.ROLLBACK).catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- batch exports
 
 function runDto(r: any) {
@@ -485,10 +581,10 @@ async function createInvite(req: IncomingMessage, url: URL, organizationId: stri
   } finally {
     client.release();
   }
-  const { rows } = await pool.query(sql.INVITE_WITH_CREATOR, [id]);
+  const { rows } = await pool.query(sql.INVITE_WITH_CREATOR, [[id]]);
   const r = rows[0];
-  const invite = (c: string) => r[`InviteEntity_${c}`];
-  const creator = (c: string) => r[`InviteEntity__InviteEntity_createdBy_${c}`];
+  const invite = (c: string) => r[c];
+  const creator = (c: string) => r[`creator_${c}`];
   return {
     id: invite('id'),
     target_email: invite('target_email'),
@@ -836,6 +932,12 @@ const ROUTES: { method: string; pattern: RegExp; status: number; handler: Handle
     pattern: /^\/api\/organizations\/([^/]+)\/?$/,
     status: 200,
     handler: (req, _url, [id]) => retrieveOrganization(req, id),
+  },
+  {
+    method: 'PATCH',
+    pattern: /^\/api\/organizations\/([^/]+)\/?$/,
+    status: 200,
+    handler: (req, _url, [id]) => patchOrganization(req, id),
   },
   {
     method: 'GET',

@@ -146,7 +146,11 @@ export const BEGIN = 'START TRANSACTION';
 export const COMMIT = 'COMMIT';
 export const ROLLBACK = 'ROLLBACK';
 
-// The invite statements are the ORM's (the service writes invites through TypeORM's query builder/repository).
+/** OrganizationsRepository.update of the name. */
+export const ORGANIZATION_UPDATE_NAME =
+  'UPDATE organizations SET name = $1, updated_at = CURRENT_TIMESTAMP WHERE id = $2';
+
+// The invite statements are InvitesRepository's.
 /** Per-address transaction locks in one global order (InvitesRepository#lockAddresses), the same text. */
 export const INVITE_LOCK_SPACE = 727_274_003;
 export const INVITE_LOCK_ADDRESSES = `SELECT pg_advisory_xact_lock($1::int, k)
@@ -155,46 +159,24 @@ export const INVITE_LOCK_ADDRESSES = `SELECT pg_advisory_xact_lock($1::int, k)
                 ORDER BY k) AS keys`;
 
 export const INVITE_DELETE_FOR_EMAIL =
-  'DELETE FROM "organization_invites" WHERE "organization_id" = $1 AND lower("target_email") = lower($2)';
+  'DELETE FROM organization_invites WHERE organization_id = $1 AND lower(target_email) = lower($2)';
 
-export const INVITE_INSERT = `INSERT INTO "organization_invites"("id", "organization_id", "target_email", "first_name", "level", "message", "private_project_access", "send_email", "emailing_attempt_made", "created_by_id", "created_at", "updated_at") VALUES (DEFAULT, $1, $2, $3, $4, $5, $6, $7, DEFAULT, $8, $9, $10) RETURNING "id", "first_name", "level", "private_project_access", "send_email", "emailing_attempt_made"`;
+/** InvitesRepository#insert. */
+export const INVITE_INSERT = `INSERT INTO organization_invites (organization_id, target_email, first_name, level, message,
+                                         private_project_access, send_email, created_by_id, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10)
+       RETURNING id`;
 
-const inviteColumn = (c: string) => `"InviteEntity"."${c}" AS "InviteEntity_${c}"`;
-const creatorColumn = (c: string) =>
-  `"InviteEntity__InviteEntity_createdBy"."${c}" AS "InviteEntity__InviteEntity_createdBy_${c}"`;
-
-export const INVITE_WITH_CREATOR = `SELECT ${[
-  'id',
-  'organization_id',
-  'target_email',
-  'first_name',
-  'level',
-  'message',
-  'private_project_access',
-  'send_email',
-  'emailing_attempt_made',
-  'created_by_id',
-  'created_at',
-  'updated_at',
-]
-  .map(inviteColumn)
-  .join(', ')}, ${[
-  'id',
-  'uuid',
-  'email',
-  'distinct_id',
-  'first_name',
-  'last_name',
-  'is_email_verified',
-  'hedgehog_config',
-  'last_login',
-  'created_at',
-  'is_service_account',
-]
-  .map(creatorColumn)
-  .join(
-    ', ',
-  )} FROM "organization_invites" "InviteEntity" LEFT JOIN "users" "InviteEntity__InviteEntity_createdBy" ON "InviteEntity__InviteEntity_createdBy"."id"="InviteEntity"."created_by_id" WHERE (("InviteEntity"."id" IN ($1)))`;
+/** InvitesRepository#findWithCreators: the invites and their creators, columns named. */
+export const INVITE_WITH_CREATOR = `SELECT i.id, i.organization_id, i.target_email, i.first_name, i.level, i.message, i.private_project_access,
+              i.send_email, i.emailing_attempt_made, i.created_by_id, i.created_at, i.updated_at,
+              u.id AS creator_id, u.uuid AS creator_uuid, u.email AS creator_email,
+              u.distinct_id AS creator_distinct_id, u.first_name AS creator_first_name,
+              u.last_name AS creator_last_name, u.is_email_verified AS creator_is_email_verified,
+              u.hedgehog_config AS creator_hedgehog_config, u.last_login AS creator_last_login,
+              u.created_at AS creator_created_at, u.is_service_account AS creator_is_service_account
+         FROM organization_invites i LEFT JOIN users u ON u.id = i.created_by_id
+        WHERE i.id = ANY($1::uuid[])`;
 
 // ---------------------------------------------------------------------------------------------- recordings
 

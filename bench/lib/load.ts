@@ -3,7 +3,7 @@ import autocannon from 'autocannon';
 import type { LoadStats } from './report.js';
 
 export interface RequestSpec {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH';
   path: string;
   /** A new JSON body for every request (write scenarios), or none. */
   body?: (n: number) => unknown;

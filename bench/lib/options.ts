@@ -12,6 +12,7 @@ export const SCENARIO_NAMES = [
   'batch-exports-list',
   'events-list',
   'invite-create',
+  'organization-patch',
   'activity-log',
   'scim',
   'scheduler',

@@ -36,6 +36,11 @@ export function scenarioKey(scenario: HttpScenario, fixture: Fixture): string {
   return scenario.caller === 'owner' ? (fixture.ownerApiKey ?? fixture.apiKey) : fixture.apiKey;
 }
 
+/** The name request `n` of `organization-patch` sets: two values in turn, so each request changes the row. */
+export function patchedName(n: number): string {
+  return n % 2 === 0 ? 'Bench organization 1 (patched)' : 'Bench organization 1';
+}
+
 type BaseScenario = Omit<HttpScenario, 'label' | 'caller'>;
 
 const BASE_SCENARIOS: readonly BaseScenario[] = [
@@ -105,12 +110,24 @@ const BASE_SCENARIOS: readonly BaseScenario[] = [
     }),
     volatile: ['id', 'created_at', 'updated_at'],
   },
+  {
+    name: 'organization-patch',
+    description:
+      "PATCH /api/organizations/:id — the invites' organization renamed, alternating two names (a write transaction)",
+    read: false,
+    request: (f) => ({
+      method: 'PATCH',
+      path: `/api/organizations/${f.invitesOrganizationId}`,
+      body: (n) => ({ name: patchedName(n) }),
+    }),
+    volatile: ['updated_at'],
+  },
 ];
 
 /**
  * Every HTTP scenario: each read scenario twice, by the owner (no access controls) and by the member (under
  * access controls, `<name>+access`), one after the other so their ratios come from the same run; the write
- * scenario by the caller (owner of the invites' organization).
+ * scenarios by the caller (owner of the invites' organization).
  */
 export const HTTP_SCENARIOS: readonly HttpScenario[] = BASE_SCENARIOS.flatMap((s): HttpScenario[] =>
   s.read

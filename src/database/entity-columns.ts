@@ -44,6 +44,13 @@ export class EntityColumns<E extends ObjectLiteral> {
     return list;
   }
 
+  /** The database name of a column, by its property (for hand-written writes). */
+  columnName(property: keyof E & string): string {
+    const column = this.columns.find((c) => c.propertyName === property);
+    if (!column) throw new Error(`EntityColumns: ${this.metadata.name} has no column ${property}.`);
+    return column.databaseName;
+  }
+
   /** The entity of a row selected with `select()` (values as the pg driver parsed them, as TypeORM keeps them). */
   hydrate(row: Record<string, unknown>): E {
     const entity = this.metadata.create() as E;

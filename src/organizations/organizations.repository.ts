@@ -223,10 +223,19 @@ export class OrganizationsRepository extends RepositoryBase {
     return rows.length > 0;
   }
 
+  /** Writes the fields given (undefined ones are left as they are) and `updated_at`; nothing when none is given. */
+  @GenerateSql({ params: [ORGANIZATION, { name: 'Acme', enforce2fa: true }] })
   async update(id: string, fields: OrganizationWrite): Promise<void> {
-    const set = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
-    if (!Object.keys(set).length) return;
-    await this.repository(OrganizationEntity).update({ id }, set);
+    const set = Object.entries(fields).filter(([, v]) => v !== undefined) as [
+      keyof OrganizationWrite,
+      unknown,
+    ][];
+    if (!set.length) return;
+    const assignments = set.map(([property], i) => `${this.columns.columnName(property)} = $${i + 1}`);
+    await this.query(
+      `UPDATE organizations SET ${assignments.join(', ')}, updated_at = CURRENT_TIMESTAMP WHERE id = $${set.length + 1}`,
+      [...set.map(([, value]) => value), id],
+    );
   }
 
   /**

@@ -93,3 +93,6 @@ UPDATE organizations SET plugins_access_level = $2, updated_at = now() WHERE id 
 
 -- OrganizationsRepository.holdsRole
 SELECT 1 FROM roles WHERE id = $1 AND organization_id = $2;
+
+-- OrganizationsRepository.update
+UPDATE organizations SET name = $1, enforce_2fa = $2, updated_at = CURRENT_TIMESTAMP WHERE id = $3;
