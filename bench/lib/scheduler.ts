@@ -16,7 +16,11 @@ interface ServiceModules {
     dataSource: DataSource,
     queue: RunQueueLike,
   ) => {
-    createDueRuns(now: Date, maxCatchup: number): Promise<{ created: number; exports: number }>;
+    createDueRuns(
+      now: Date,
+      maxCatchup: number,
+      connections?: number,
+    ): Promise<{ created: number; exports: number }>;
   };
   /** The job queue the repository sends each transaction's dispatch to (started on the DataSource). */
   runQueue(dataSource: DataSource): Promise<RunQueueLike>;
@@ -71,6 +75,8 @@ export class CountingLogger implements Logger {
 }
 
 const MAX_CATCHUP = 100; // SCHEDULER_MAX_CATCHUP's default
+/** SCHEDULER_TICK_CONNECTIONS (its default; BENCH_TICK_CONNECTIONS to compare): a tick's pool has as many. */
+const TICK_CONNECTIONS = Number(process.env.BENCH_TICK_CONNECTIONS ?? 2);
 
 /** Carries out every waiting dispatch, as a worker's dispatch loop does; the number of jobs created. */
 async function dispatchAll(runs: { dispatchNext(): Promise<number | null> }): Promise<number> {
@@ -140,7 +146,11 @@ export async function benchScheduler(options: {
   ).rows[0].n;
   const open = async (logger?: Logger) => {
     const ds = new DataSource({
-      ...service.typeormOptions({ url: options.url, poolSize: 1, applicationName: 'bench-scheduler' }),
+      ...service.typeormOptions({
+        url: options.url,
+        poolSize: TICK_CONNECTIONS,
+        applicationName: 'bench-scheduler',
+      }),
       ...(logger ? { logging: ['query'], logger } : {}),
     } as DataSourceOptions);
     return ds.initialize();
@@ -161,11 +171,22 @@ export async function benchScheduler(options: {
       try {
         const queue = await service.runQueue(ds);
         const repository = new service.BatchExportsRepository(ds, queue);
-        // The pool has one connection: its backend runs the tick. Its CPU time is readable when it is local.
-        const [{ pid }] = await ds.query<{ pid: number }[]>('SELECT pg_backend_pid() AS pid');
+        // The pool's connections, opened at once (each query holds one while the other starts): their backends
+        // run the tick. Their CPU time is readable when the server is local.
+        const pids = [
+          ...new Set(
+            (
+              await Promise.all(
+                Array.from({ length: TICK_CONNECTIONS }, () =>
+                  ds.query<{ pid: number }[]>('SELECT pg_backend_pid() AS pid, pg_sleep(0.05)'),
+                ),
+              )
+            ).map(([row]) => row.pid),
+          ),
+        ];
         const cpu = () => {
           try {
-            return readCpuMs(pid);
+            return pids.reduce((sum, pid) => sum + readCpuMs(pid), 0);
           } catch {
             return null;
           }
@@ -173,7 +194,7 @@ export async function benchScheduler(options: {
         const cpuBefore = cpu();
         logger.count = 0;
         const started = performance.now();
-        const { created } = await repository.createDueRuns(now, MAX_CATCHUP);
+        const { created } = await repository.createDueRuns(now, MAX_CATCHUP, TICK_CONNECTIONS);
         tickMs.push(performance.now() - started);
         const cpuAfter = cpu();
         if (cpuBefore === null || cpuAfter === null) tickPostgresCpuMs = null;
@@ -207,7 +228,7 @@ export async function benchScheduler(options: {
       const started = performance.now();
       const results = await Promise.all(
         sources.map((ds, i) =>
-          new service.BatchExportsRepository(ds, queues[i]).createDueRuns(now, MAX_CATCHUP),
+          new service.BatchExportsRepository(ds, queues[i]).createDueRuns(now, MAX_CATCHUP, TICK_CONNECTIONS),
         ),
       );
       wall = performance.now() - started;

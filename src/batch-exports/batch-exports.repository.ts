@@ -17,6 +17,7 @@ import { BatchExportRunEntity, CANCELLABLE_STATUSES } from './batch-export-run.e
 import { BatchExportEntity } from './batch-export.entity.js';
 import { exportHorizon } from '../stores/export-horizon.js';
 import { RunQueue, type RunToEnqueue } from './runs/run-queue.js';
+import { DueExportsCursor } from './due-exports-cursor.js';
 import {
   CREATE_DUE_RUNS_SQL,
   DUE_EXPORTS_PER_STATEMENT,
@@ -471,29 +472,28 @@ export class BatchExportsRepository extends RepositoryBase {
    * Creates the due runs of every export (see CREATE_DUE_RUNS_SQL) and queues their dispatch: each transaction
    * locks up to DUE_EXPORTS_PER_STATEMENT exports and creates their runs in statements of up to
    * DUE_RUNS_PER_STATEMENT runs (one in the usual case), each followed by one dispatch job (a worker then creates
-   * the runs' jobs and "Run created" log lines: `BatchExportRunsRepository.dispatchNext`). The transaction turns JIT compilation off: the planner cannot
-   * know how many intervals `generate_series` yields per export (it assumes 1,000, usually there is one), so at
-   * 100,000 due exports it costs the statement at about 19 million, far above `jit_above_cost`, and a server with
-   * JIT spends 0.6 s compiling it (measured with EXPLAIN ANALYZE on PostgreSQL 15) before running it for 4 s.
-   * `SET LOCAL` ends with the transaction, so the pooled connection goes back with the server's settings.
+   * the runs' jobs and "Run created" log lines: `dispatchNext`); up to `connections` transactions at once, their
+   * locks one after the other in key order (DueExportsCursor). JIT is off: the planner cannot know how many
+   * intervals `generate_series` yields per export (it assumes 1,000), so at 100,000 due exports it costs the
+   * statement far above `jit_above_cost`, and JIT spent 0.6 s compiling it (PostgreSQL 15). `SET LOCAL` ends with
+   * the transaction.
    */
   @GenerateSql({ params: [AT, 100] })
-  async createDueRuns(now: Date, maxCatchup: number): Promise<{ created: number; exports: number }> {
-    const total = { created: 0, exports: 0 };
-    // The exports in id order, each transaction after the last one locked: a tick reads every export once, not
-    // once per transaction (at 100,000 exports, 200 statements each evaluating every export's schedule).
-    let after = '00000000-0000-0000-0000-000000000000';
-    for (;;) {
-      const chunk = await this.transaction(async () => {
+  createDueRuns(
+    now: Date,
+    maxCatchup: number,
+    connections = 1,
+  ): Promise<{ created: number; exports: number }> {
+    const cursor = new DueExportsCursor(DUE_EXPORTS_PER_STATEMENT);
+    return cursor.drain(connections, () =>
+      this.transaction(async () => {
         const horizon = await exportHorizon((sql, parameters) => this.query(sql, parameters));
         await this.query('SET LOCAL jit = off');
-        const due = await this.query<DueExport>(LOCK_DUE_EXPORTS_SQL, [
-          now,
-          DUE_EXPORTS_PER_STATEMENT,
-          after,
-        ]);
-        if (due.length) after = due[due.length - 1].id;
-        const created = { created: 0, exports: 0, locked: due.length };
+        const due = await cursor.next((after) =>
+          this.query<DueExport>(LOCK_DUE_EXPORTS_SQL, [now, DUE_EXPORTS_PER_STATEMENT, after]),
+        );
+        const created = { created: 0, exports: 0 };
+        if (due === null) return created; // another connection locked the last exports meanwhile
         // No export due: the statement still runs (on nothing), as the pinned statements and tests expect.
         for (const group of due.length ? groupByRuns(due, maxCatchup) : [[]]) {
           const [row] = await this.query<{ exports: number; runs: string[] }>(CREATE_DUE_RUNS_SQL, [
@@ -508,10 +508,7 @@ export class BatchExportsRepository extends RepositoryBase {
           created.exports += row.exports;
         }
         return created;
-      });
-      total.created += chunk.created;
-      total.exports += chunk.exports;
-      if (chunk.locked < DUE_EXPORTS_PER_STATEMENT) return total;
-    }
+      }),
+    );
   }
 }

@@ -23,11 +23,13 @@ export const ISO_SQL = (column: string) =>
 
 /**
  * A new run's id: a UUID version 7 whose time is the interval's start (then random bits). The job queue
- * starts an export's jobs created together in id order, so this makes them run in interval order.
+ * starts an export's jobs created together in id order, so this makes them run in interval order. Its first 8 bytes
+ * are one bigint (48 bits of milliseconds, the version 7, 12 bits of `random()`) laid over a `gen_random_uuid`
+ * (whose other bits are random, its variant already RFC 4122's): per run one `gen_random_uuid` and no byte
+ * surgery, where the previous form took two and set the version's byte apart.
  */
 export const RUN_ID_SQL = (start: string) =>
-  `encode(set_byte(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send((extract(epoch FROM ${start}) * 1000)::int8) FROM 3) FROM 1 FOR 6), 6,
-     (get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid`;
+  `encode(overlay(uuid_send(gen_random_uuid()) PLACING int8send((((extract(epoch FROM ${start}) * 1000)::int8) << 16) | 28672 | (random() * 4095)::int8) FROM 1 FOR 8), 'hex')::uuid`;
 
 /**
  * Exports one scheduler transaction locks at most (their runs and their dispatch are committed together). 2,000 rather than

@@ -340,7 +340,11 @@ export class BatchExportsService {
    * number of replicas and to retry. Called by the scheduler's tick; tests call it with a fixed `now`.
    */
   createDueRuns(now: Date): Promise<{ created: number; exports: number }> {
-    return this.exports.createDueRuns(now, this.config.get('SCHEDULER_MAX_CATCHUP'));
+    return this.exports.createDueRuns(
+      now,
+      this.config.get('SCHEDULER_MAX_CATCHUP'),
+      this.config.get('SCHEDULER_TICK_CONNECTIONS'),
+    );
   }
 
   /** Pauses or unpauses `current` at `now`: pause windows, and `last_paused_at` unless the caller sets it. */

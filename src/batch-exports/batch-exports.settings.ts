@@ -20,6 +20,11 @@ export const BATCH_EXPORTS_SETTINGS = {
     100,
     'Most runs one scheduler tick creates per batch export when catching up missed intervals after downtime.',
   ),
+  SCHEDULER_TICK_CONNECTIONS: setting(
+    int(1, 16),
+    2,
+    "Connections one scheduler tick uses at once when more than 2,000 exports are due: its transactions of 2,000 exports run side by side, their row locks one after the other in key order. About the database server's cores; 1 runs them one after the other.",
+  ),
   BACKFILL_MAX_RUNS: setting(
     int(1, 1000000),
     10000,

@@ -17,6 +17,8 @@ export interface BatchExportQueueDepth {
   ready: number;
   deferred: number;
   active: number;
+  /** Scheduled runs waiting for their dispatch to write their job. */
+  undispatched: number;
   oldestReadySeconds: number;
 }
 
@@ -277,7 +279,7 @@ export class MetricsService {
     });
     new Gauge({
       name: 'batch_export_queue_jobs',
-      help: 'Batch export run jobs in the queue (all processes), by state: ready (could start now), deferred (a retry backoff or a paused export), active.',
+      help: "Batch export run jobs in the queue (all processes), by state: ready (could start now), deferred (a retry backoff or a paused export), active; and undispatched: scheduled runs whose job their dispatch has not written yet (a tick's runs wait for a worker process's dispatch loop).",
       labelNames: ['state'] as const,
       registers: [this.registry],
       async collect() {
@@ -286,11 +288,12 @@ export class MetricsService {
         this.labels('ready').set(depth.ready);
         this.labels('deferred').set(depth.deferred);
         this.labels('active').set(depth.active);
+        this.labels('undispatched').set(depth.undispatched);
       },
     });
     new Gauge({
       name: 'batch_export_queue_oldest_ready_seconds',
-      help: 'How long the oldest batch export run job that could start has been waiting (0 when none waits).',
+      help: 'How long the oldest batch export run job that could start, or the oldest dispatch of scheduled runs not taken yet, has been waiting (0 when none waits).',
       registers: [this.registry],
       async collect() {
         const depth = await read().catch(() => null);

@@ -110,6 +110,46 @@ describe('batch export run jobs', () => {
     });
   });
 
+  it('counts the runs of the dispatches not carried out yet in the queue depth (undispatched)', async () => {
+    const queue = t.app.get(RunQueue);
+    // Carries out every waiting dispatch as a worker's dispatch loop does (the runs' jobs, then the dispatch
+    // completed, in one transaction); the number of runs dispatched.
+    const carryOut = () =>
+      t.dataSource.transaction(async (manager) => {
+        const db = await transactionExecutor(manager);
+        let runs = 0;
+        for (let job = await queue.fetchDispatch(db); job; job = await queue.fetchDispatch(db)) {
+          await queue.enqueueDispatched(
+            db,
+            job.data.run_ids.map((id) => ({ id, batchExportId: id })),
+          );
+          await queue.completeDispatch(db, job.id);
+          runs += job.data.run_ids.length;
+        }
+        return runs;
+      });
+    await carryOut(); // the dispatches the tests before left
+    const before = await queue.depth();
+    expect(before.undispatched).toBe(0);
+    const runIds = [randomUUID(), randomUUID(), randomUUID()];
+    await t.dataSource.transaction(async (manager) =>
+      queue.enqueueDispatch(await transactionExecutor(manager), runIds),
+    );
+    const waiting = await queue.depth();
+    expect(waiting.undispatched).toBe(3);
+    // The runs' jobs are not written yet: the run jobs' counts are what they were.
+    expect([waiting.ready, waiting.deferred, waiting.active]).toEqual([
+      before.ready,
+      before.deferred,
+      before.active,
+    ]);
+    expect(waiting.oldestReadySeconds).toBeGreaterThanOrEqual(0);
+    expect(await carryOut()).toBe(3);
+    const done = await queue.depth();
+    expect(done.undispatched).toBe(0);
+    expect(done.ready).toBe(before.ready + 3);
+  });
+
   it('a dispatched run whose job exists keeps that one job (a replayed dispatch writes nothing twice)', async () => {
     const batchExportId = randomUUID();
     const [old, fresh] = [randomUUID(), randomUUID()];

@@ -589,6 +589,7 @@ describe('batch export runs deliver data', () => {
       expect(value('batch_export_run_duration_seconds_count{status="Completed"}')).toBe(completed.n);
       expect(value('batch_export_queue_jobs{state="ready"}')).toBe(0);
       expect(value('batch_export_queue_jobs{state="active"}')).toBe(0);
+      expect(value('batch_export_queue_jobs{state="undispatched"}')).toBe(0);
       expect(value('batch_export_queue_oldest_ready_seconds')).toBe(0);
     });
   });

@@ -120,36 +120,35 @@ SELECT count(*)::int AS total FROM batch_export_runs WHERE batch_export_id = $1;
 
 -- BatchExportsRepository.insertBackfill
 WITH backfill AS (
-    INSERT INTO batch_export_backfills (batch_export_id, start_at, end_at, run_count, created_at, adjusted_start_at)
-    VALUES ($1, $2, $3, $6, $8, ((timestamp '1970-01-01' + ($4::bigint + ($7::bigint - 1) * $5::bigint) * interval '1 second') AT TIME ZONE $9::text))
-    RETURNING id
-  ),
-  runs AS (
-    INSERT INTO batch_export_runs
-           (id, batch_export_id, backfill_id, status, data_interval_start, data_interval_end, created_at,
-            last_updated_at)
-    SELECT encode(set_byte(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send((extract(epoch FROM s) * 1000)::int8) FROM 3) FROM 1 FOR 6), 6,
-(get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid, $1, b.id, 'Starting', s, e, $8, $8
-      FROM backfill b, generate_series($7::bigint, $7::bigint + $6::bigint - 1) AS k,
-           LATERAL (SELECT ((timestamp '1970-01-01' + ($4::bigint + (k - 1) * $5::bigint) * interval '1 second') AT TIME ZONE $9::text) AS s,
-                           ((timestamp '1970-01-01' + ($4::bigint + k * $5::bigint) * interval '1 second') AT TIME ZONE $9::text) AS e) AS bounds
-     ORDER BY k
-    RETURNING id, data_interval_start, data_interval_end
-  ),
-  logged AS (
-    INSERT INTO batch_export_logs (batch_export_id, run_id, timestamp, level, message)
-    SELECT $1, r.id, $8, 'INFO',
-           'Run created for ' || to_char(r.data_interval_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || ' to ' ||
-           to_char(r.data_interval_end AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || ' (backfill).'
-      FROM runs r
-     ORDER BY r.data_interval_end
-  )
-  SELECT b.id,
-         (SELECT coalesce(json_agg(json_build_object('id', r.id, 'batchExportId', $1::uuid,
-                                                      'organizationId', e.organization_id)), '[]')
-            FROM runs r, batch_exports e WHERE e.id = $1)
-           AS runs
-    FROM backfill b;
+  INSERT INTO batch_export_backfills (batch_export_id, start_at, end_at, run_count, created_at, adjusted_start_at)
+  VALUES ($1, $2, $3, $6, $8, ((timestamp '1970-01-01' + ($4::bigint + ($7::bigint - 1) * $5::bigint) * interval '1 second') AT TIME ZONE $9::text))
+  RETURNING id
+),
+runs AS (
+  INSERT INTO batch_export_runs
+         (id, batch_export_id, backfill_id, status, data_interval_start, data_interval_end, created_at,
+          last_updated_at)
+  SELECT encode(overlay(uuid_send(gen_random_uuid()) PLACING int8send((((extract(epoch FROM s) * 1000)::int8) << 16) | 28672 | (random() * 4095)::int8) FROM 1 FOR 8), 'hex')::uuid, $1, b.id, 'Starting', s, e, $8, $8
+    FROM backfill b, generate_series($7::bigint, $7::bigint + $6::bigint - 1) AS k,
+         LATERAL (SELECT ((timestamp '1970-01-01' + ($4::bigint + (k - 1) * $5::bigint) * interval '1 second') AT TIME ZONE $9::text) AS s,
+                         ((timestamp '1970-01-01' + ($4::bigint + k * $5::bigint) * interval '1 second') AT TIME ZONE $9::text) AS e) AS bounds
+   ORDER BY k
+  RETURNING id, data_interval_start, data_interval_end
+),
+logged AS (
+  INSERT INTO batch_export_logs (batch_export_id, run_id, timestamp, level, message)
+  SELECT $1, r.id, $8, 'INFO',
+         'Run created for ' || to_char(r.data_interval_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || ' to ' ||
+         to_char(r.data_interval_end AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || ' (backfill).'
+    FROM runs r
+   ORDER BY r.data_interval_end
+)
+SELECT b.id,
+       (SELECT coalesce(json_agg(json_build_object('id', r.id, 'batchExportId', $1::uuid,
+                                                    'organizationId', e.organization_id)), '[]')
+          FROM runs r, batch_exports e WHERE e.id = $1)
+         AS runs
+  FROM backfill b;
 
 -- BatchExportsRepository.createDueRuns
 SELECT (
@@ -240,8 +239,7 @@ inserted AS (
   INSERT INTO batch_export_runs
          (id, batch_export_id, status, data_interval_start, data_interval_end, created_at, last_updated_at,
           read_xid_from, read_xid_to, read_late_before)
-  SELECT encode(set_byte(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send((extract(epoch FROM data_interval_start) * 1000)::int8) FROM 3) FROM 1 FOR 6), 6,
-     (get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid, batch_export_id, 'Starting', c.data_interval_start, c.data_interval_end, $1, $1,
+  SELECT encode(overlay(uuid_send(gen_random_uuid()) PLACING int8send((((extract(epoch FROM data_interval_start) * 1000)::int8) << 16) | 28672 | (random() * 4095)::int8) FROM 1 FOR 8), 'hex')::uuid, batch_export_id, 'Starting', c.data_interval_start, c.data_interval_end, $1, $1,
          CASE WHEN c.n = 1 THEN c.prev_xid_to ELSE c.horizon END,
          c.horizon,
          CASE WHEN c.n = 1 THEN c.prev_end ELSE c.previous_end END

@@ -105,7 +105,12 @@ export interface QueueDepth {
   /** Jobs waiting for a later time: a retry's backoff, or a paused export. */
   deferred: number;
   active: number;
-  /** Seconds the oldest ready job has waited since it became ready; 0 when none. */
+  /**
+   * Scheduled runs whose job is not written yet: the runs of the dispatches waiting in DISPATCH_QUEUE or being
+   * carried out (a tick's runs until a worker process's dispatch loop takes them; with none running, until one does).
+   */
+  undispatched: number;
+  /** Seconds the oldest ready job, or the oldest waiting dispatch, has waited since it became ready; 0 when none. */
   oldestReadySeconds: number;
 }
 
@@ -472,21 +477,24 @@ export class RunQueue implements OnModuleInit, BeforeApplicationShutdown {
       ready: number;
       deferred: number;
       active: number;
+      undispatched: number;
       oldest: number | null;
     }[] = await this.dataSource.query(
-      `SELECT count(*) FILTER (WHERE state < 'active' AND start_after <= now())::int AS ready,
-              count(*) FILTER (WHERE state < 'active' AND start_after > now())::int AS deferred,
-              count(*) FILTER (WHERE state = 'active')::int AS active,
+      `SELECT count(*) FILTER (WHERE name = $1 AND state < 'active' AND start_after <= now())::int AS ready,
+              count(*) FILTER (WHERE name = $1 AND state < 'active' AND start_after > now())::int AS deferred,
+              count(*) FILTER (WHERE name = $1 AND state = 'active')::int AS active,
+              coalesce(sum(jsonb_array_length(data->'run_ids')) FILTER (WHERE name = $2), 0)::int AS undispatched,
               extract(epoch FROM now() - min(start_after) FILTER (WHERE state < 'active' AND start_after <= now()))::float8
                 AS oldest
          FROM ${JOB_QUEUE_SCHEMA}.job
-        WHERE name = $1 AND state <= 'active'`,
-      [RUNS_QUEUE],
+        WHERE name IN ($1, $2) AND state <= 'active'`,
+      [RUNS_QUEUE, DISPATCH_QUEUE],
     );
     return {
       ready: row.ready,
       deferred: row.deferred,
       active: row.active,
+      undispatched: row.undispatched,
       oldestReadySeconds: row.oldest ?? 0,
     };
   }
