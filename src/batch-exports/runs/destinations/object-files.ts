@@ -1,22 +1,15 @@
 /**
  * Files of a run in an object store (S3 and S3-compatible stores, Azure Blob Storage): PostHog's keys, the JSON
- * Lines and Parquet encoders, and the writer that splits a run into files and writes their manifest. A store
+ * Lines encoder (Parquet's is parquet-encoder.ts), and the writer that splits a run into files and writes their manifest. A store
  * gives the uploads (ObjectSink); everything else is shared, so every store names its objects alike.
  */
-import {
-  brotliCompressSync,
-  createBrotliCompress,
-  createGzip,
-  gzipSync,
-  zstdCompressSync,
-  constants as zlib,
-} from 'node:zlib';
+import { createBrotliCompress, createGzip, constants as zlib } from 'node:zlib';
 import type { Transform } from 'node:stream';
-import { ByteWriter, ParquetWriter, schemaFromColumnData, type BasicType } from 'hyparquet-writer';
 import { s3CompressionProblem } from '../../destinations.js';
-import { rowToJson, type ColumnKind, type ExportRow } from '../export-models.js';
+import { rowToJson, type ExportRow } from '../export-models.js';
 import { nonRetryable } from '../export-errors.js';
 import type { DeliveryContext, DestinationWriter } from './destination.js';
+import { ParquetEncoder } from './parquet-encoder.js';
 import { fileShape, type FileShape } from './posthog-formats.js';
 
 export const FORMAT_EXTENSIONS = { JSONLines: 'jsonl', Parquet: 'parquet' } as const;
@@ -26,16 +19,6 @@ const COMPRESSION_EXTENSIONS: Record<string, string> = {
   brotli: 'br',
   zstd: 'zst',
   lz4: 'lz4',
-};
-
-const PARQUET_TYPES: Record<ColumnKind, BasicType> = {
-  text: 'STRING',
-  json: 'JSON',
-  integer: 'INT32',
-  bigint: 'INT64',
-  float: 'DOUBLE',
-  boolean: 'BOOLEAN',
-  timestamp: 'TIMESTAMP',
 };
 
 /** PostHog's timestamps in keys: ISO 8601 with `+00:00`. */
@@ -105,7 +88,7 @@ export interface ObjectStore {
 }
 
 /** A file format encoder feeding an upload: rows in, bytes out (compressed when asked). */
-interface FileEncoder {
+export interface FileEncoder {
   /** Uncompressed bytes taken so far (for max_file_size_mb). */
   readonly size: number;
   write(rows: readonly ExportRow[]): Promise<void>;
@@ -169,75 +152,6 @@ class JsonLinesEncoder implements FileEncoder {
       });
       await this.pending;
     }
-    await this.upload.end();
-  }
-}
-
-/** Parquet: one row group per page of rows, streamed to the upload as they are encoded. */
-class ParquetEncoder implements FileEncoder {
-  size = 0;
-  private readonly bytes = new ByteWriter();
-  private writer: ParquetWriter | null = null;
-
-  constructor(
-    private readonly ctx: DeliveryContext,
-    private readonly upload: ObjectSink,
-    private readonly compression: string | null,
-  ) {}
-
-  private columnData(rows: readonly ExportRow[]) {
-    return this.ctx.model.columns.map((c) => ({
-      name: c.name,
-      type: PARQUET_TYPES[c.kind],
-      nullable: true,
-      data: rows.map((row) => {
-        const v = row[c.name];
-        if (v === null || v === undefined) return null;
-        if (c.kind === 'json') return JSON.stringify(v);
-        if (c.kind === 'bigint') return BigInt(v as number);
-        return v;
-      }),
-    }));
-  }
-
-  /** The file's writer; its schema is the model's columns (their types do not depend on the rows). */
-  private open(columnData: ReturnType<ParquetEncoder['columnData']>): ParquetWriter {
-    const codec = (
-      { zstd: 'ZSTD', snappy: 'SNAPPY', gzip: 'GZIP', brotli: 'BROTLI' } as Record<string, string>
-    )[this.compression ?? ''];
-    return new ParquetWriter({
-      writer: this.bytes,
-      schema: schemaFromColumnData({ columnData }),
-      codec: (codec ?? 'UNCOMPRESSED') as 'SNAPPY',
-      compressors: {
-        GZIP: (b: Uint8Array) => gzipSync(b),
-        BROTLI: (b: Uint8Array) => brotliCompressSync(b),
-        ZSTD: (b: Uint8Array) => zstdCompressSync(b),
-      },
-    });
-  }
-
-  async write(rows: readonly ExportRow[]): Promise<void> {
-    if (!rows.length) return;
-    const columnData = this.columnData(rows);
-    // The schema from the first page's columns (not a second conversion of its values).
-    this.writer ??= this.open(columnData);
-    await this.writer.write({ columnData, rowGroupSize: rows.length });
-    await this.drain();
-  }
-
-  private async drain(): Promise<void> {
-    const chunk = Buffer.from(this.bytes.getBytes());
-    this.bytes.index = 0;
-    this.size += chunk.length;
-    await this.upload.write(chunk);
-  }
-
-  async end(): Promise<void> {
-    // A file without rows (asked for by `emptyFile`): the model's columns and no row group, a valid Parquet file.
-    this.writer ??= this.open(this.columnData([]));
-    await this.writer.finish();
-    await this.drain();
     await this.upload.end();
   }
 }
