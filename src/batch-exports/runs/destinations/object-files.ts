@@ -1,23 +1,24 @@
 /**
  * Files of a run in an object store (S3 and S3-compatible stores, Azure Blob Storage): PostHog's keys, the JSON
- * Lines and Parquet encoders, and the writer that splits a run into files and writes their manifest. A store
+ * Lines encoder (Parquet's is parquet-encoder.ts), and the writer that splits a run into files and writes their manifest. A store
  * gives the uploads (ObjectSink); everything else is shared, so every store names its objects alike.
  */
-import {
-  brotliCompressSync,
-  createBrotliCompress,
-  createGzip,
-  gzipSync,
-  zstdCompressSync,
-  constants as zlib,
-} from 'node:zlib';
+import { createBrotliCompress, createGzip, constants as zlib } from 'node:zlib';
 import type { Transform } from 'node:stream';
-import type { BasicType, ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import { s3CompressionProblem } from '../../destinations.js';
-import { rowToJson, type ColumnKind, type ExportRow } from '../export-models.js';
+import { rowToJson, type ExportRow } from '../export-models.js';
 import { nonRetryable } from '../export-errors.js';
 import type { DeliveryContext, DestinationWriter } from './destination.js';
 import { fileShape, type FileShape } from './posthog-formats.js';
+
+type ParquetModule = typeof import('./parquet-encoder.js');
+let parquetModule: Promise<ParquetModule> | null = null;
+/**
+ * The Parquet encoder and its library (hyparquet-writer), loaded by the first writer of a Parquet file (its
+ * `open()`), not at start: a process that writes none (every API replica) neither carries it nor has its garbage
+ * collector mark it.
+ */
+const loadParquet = (): Promise<ParquetModule> => (parquetModule ??= import('./parquet-encoder.js'));
 
 export const FORMAT_EXTENSIONS = { JSONLines: 'jsonl', Parquet: 'parquet' } as const;
 const COMPRESSION_EXTENSIONS: Record<string, string> = {
@@ -26,24 +27,6 @@ const COMPRESSION_EXTENSIONS: Record<string, string> = {
   brotli: 'br',
   zstd: 'zst',
   lz4: 'lz4',
-};
-
-type Hyparquet = typeof import('hyparquet-writer');
-let hyparquet: Promise<Hyparquet> | null = null;
-/**
- * The Parquet encoder, loaded by the first writer of a Parquet file (its `open()`), not at start: a process that
- * writes none (every API replica) neither carries it nor has its garbage collector mark it.
- */
-const loadHyparquet = (): Promise<Hyparquet> => (hyparquet ??= import('hyparquet-writer'));
-
-const PARQUET_TYPES: Record<ColumnKind, BasicType> = {
-  text: 'STRING',
-  json: 'JSON',
-  integer: 'INT32',
-  bigint: 'INT64',
-  float: 'DOUBLE',
-  boolean: 'BOOLEAN',
-  timestamp: 'TIMESTAMP',
 };
 
 /** PostHog's timestamps in keys: ISO 8601 with `+00:00`. */
@@ -113,7 +96,7 @@ export interface ObjectStore {
 }
 
 /** A file format encoder feeding an upload: rows in, bytes out (compressed when asked). */
-interface FileEncoder {
+export interface FileEncoder {
   /** Uncompressed bytes taken so far (for max_file_size_mb). */
   readonly size: number;
   write(rows: readonly ExportRow[]): Promise<void>;
@@ -181,78 +164,6 @@ class JsonLinesEncoder implements FileEncoder {
   }
 }
 
-/** Parquet: one row group per page of rows, streamed to the upload as they are encoded. */
-class ParquetEncoder implements FileEncoder {
-  size = 0;
-  private readonly bytes: ByteWriter;
-  private writer: ParquetWriter | null = null;
-
-  constructor(
-    private readonly lib: Hyparquet,
-    private readonly ctx: DeliveryContext,
-    private readonly upload: ObjectSink,
-    private readonly compression: string | null,
-  ) {
-    this.bytes = new lib.ByteWriter();
-  }
-
-  private columnData(rows: readonly ExportRow[]) {
-    return this.ctx.model.columns.map((c) => ({
-      name: c.name,
-      type: PARQUET_TYPES[c.kind],
-      nullable: true,
-      data: rows.map((row) => {
-        const v = row[c.name];
-        if (v === null || v === undefined) return null;
-        if (c.kind === 'json') return JSON.stringify(v);
-        if (c.kind === 'bigint') return BigInt(v as number);
-        return v;
-      }),
-    }));
-  }
-
-  /** The file's writer; its schema is the model's columns (their types do not depend on the rows). */
-  private open(columnData: ReturnType<ParquetEncoder['columnData']>): ParquetWriter {
-    const codec = (
-      { zstd: 'ZSTD', snappy: 'SNAPPY', gzip: 'GZIP', brotli: 'BROTLI' } as Record<string, string>
-    )[this.compression ?? ''];
-    return new this.lib.ParquetWriter({
-      writer: this.bytes,
-      schema: this.lib.schemaFromColumnData({ columnData }),
-      codec: (codec ?? 'UNCOMPRESSED') as 'SNAPPY',
-      compressors: {
-        GZIP: (b: Uint8Array) => gzipSync(b),
-        BROTLI: (b: Uint8Array) => brotliCompressSync(b),
-        ZSTD: (b: Uint8Array) => zstdCompressSync(b),
-      },
-    });
-  }
-
-  async write(rows: readonly ExportRow[]): Promise<void> {
-    if (!rows.length) return;
-    const columnData = this.columnData(rows);
-    // The schema from the first page's columns (not a second conversion of its values).
-    this.writer ??= this.open(columnData);
-    await this.writer.write({ columnData, rowGroupSize: rows.length });
-    await this.drain();
-  }
-
-  private async drain(): Promise<void> {
-    const chunk = Buffer.from(this.bytes.getBytes());
-    this.bytes.index = 0;
-    this.size += chunk.length;
-    await this.upload.write(chunk);
-  }
-
-  async end(): Promise<void> {
-    // A file without rows (asked for by `emptyFile`): the model's columns and no row group, a valid Parquet file.
-    this.writer ??= this.open(this.columnData([]));
-    await this.writer.finish();
-    await this.drain();
-    await this.upload.end();
-  }
-}
-
 /**
  * A run's rows as files in an object store: JSON Lines or Parquet, compressed as configured, under the prefix
  * with PostHog's template variables filled in; events with PostHog's file columns (posthog-formats.ts). An
@@ -268,8 +179,8 @@ export class ObjectFilesWriter implements DestinationWriter {
   private readonly prefix: string;
   private fileNumber = 0;
   private current: { upload: ObjectSink; encoder: FileEncoder } | null = null;
-  /** hyparquet-writer, loaded by `open()` for a Parquet export. */
-  private parquet: Hyparquet | null = null;
+  /** The Parquet encoder's module (with hyparquet-writer), loaded by `open()` for a Parquet export. */
+  private parquet: ParquetModule | null = null;
   private readonly files: string[] = [];
   private bytes = 0;
   /** The columns written (PostHog's for events) and the context the encoders read them from. */
@@ -304,11 +215,11 @@ export class ObjectFilesWriter implements DestinationWriter {
     // Refused at save (the same table); an export stored before that check still fails here, for good.
     const problem = s3CompressionProblem(this.format, this.compression);
     if (problem) throw nonRetryable(problem);
-    if (this.format === 'Parquet') this.parquet = await loadHyparquet();
+    if (this.format === 'Parquet') this.parquet = await loadParquet();
     await this.store.open();
   }
 
-  private parquetLib(): Hyparquet {
+  private parquetModule(): ParquetModule {
     if (!this.parquet) throw new Error('a Parquet file is written only after open()');
     return this.parquet;
   }
@@ -326,7 +237,7 @@ export class ObjectFilesWriter implements DestinationWriter {
     const upload = this.store.upload(key);
     const encoder =
       this.format === 'Parquet'
-        ? new ParquetEncoder(this.parquetLib(), this.fileCtx, upload, this.compression)
+        ? new (this.parquetModule().ParquetEncoder)(this.fileCtx, upload, this.compression)
         : new JsonLinesEncoder(this.fileCtx, upload, this.compression);
     return { upload, encoder };
   }
