@@ -11,6 +11,7 @@ import {
   type RecordedStatement,
   statementRecorder,
 } from '../support/generated-sql.js';
+import { onCitus } from '../support/test-database.js';
 
 /**
  * The SQL of every repository method marked `@GenerateSql`, as it reaches PostgreSQL: each example call runs on
@@ -60,7 +61,11 @@ describe('SQL of the @GenerateSql repository methods', () => {
     await t?.close();
   });
 
-  it('matches the committed test/sql/*.sql files', async () => {
+  // The committed files are plain PostgreSQL's statements. On a Citus coordinator a transaction opens with the
+  // coordinator's id stamp and the export horizon also asks the workers for their prepared transactions
+  // (docs/citus.md), so the text differs there by design; the routing of the hot statements on Citus is checked by
+  // test/database/citus-routing.spec.ts.
+  (onCitus() ? it.skip : it)('matches the committed test/sql/*.sql files', async () => {
     const rendered = new Map<string, string>();
     for (const [className, calls] of generatedSqlCalls(t, fixture)) {
       const sections: string[] = [];
