@@ -301,8 +301,12 @@ async function seedEvents(
 const partition = (day: number) =>
   `events_p${new Date(day * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '')}`;
 
-/** `buildListQuery` of the built service (session-recordings.repository.ts). */
+/**
+ * `buildListQuery` of the built service (session-recordings.repository.ts): its first argument is the events
+ * store's "sessions matching an event filter" (the PostgreSQL store's, `POSTGRES_SESSION_EVENTS`).
+ */
 type BuildListQuery = (
+  sessionEvents: unknown,
   teamId: number,
   userId: number | null,
   filters: unknown,
@@ -348,6 +352,9 @@ export async function benchRecordingsFilter(options: {
   const { buildListQuery } = (await load('session-recordings/session-recordings.repository.js')) as {
     buildListQuery: BuildListQuery;
   };
+  const { POSTGRES_SESSION_EVENTS } = (await load('events/events-session-filters.js')) as {
+    POSTGRES_SESSION_EVENTS: unknown;
+  };
   const { parseRecordingFilters } = (await load('session-recordings/reads/recording-filters.js')) as {
     parseRecordingFilters: (query: Record<string, string>, now: Date) => unknown;
   };
@@ -388,6 +395,7 @@ export async function benchRecordingsFilter(options: {
     const filters = parseRecordingFilters(request.query, new Date());
     const cutoff = new Date(Date.now() - 3650 * DAY_MS);
     const { sql, params } = buildListQuery(
+      POSTGRES_SESSION_EVENTS,
       options.projectId,
       null,
       filters,
