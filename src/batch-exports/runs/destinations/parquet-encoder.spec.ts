@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { brotliCompressSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
-import { ByteWriter, ParquetWriter, schemaFromColumnData, type BasicType } from 'hyparquet-writer';
-import type { ColumnKind, ExportRow, ModelColumn } from '../export-models.js';
+import { ByteWriter, ParquetWriter, schemaFromColumnData } from 'hyparquet-writer';
+import type { ExportRow, ModelColumn } from '../export-models.js';
 import type { DeliveryContext } from './destination.js';
 import type { ObjectSink } from './object-files.js';
-import { ParquetEncoder, utf8Column } from './parquet-encoder.js';
+import { PARQUET_TYPES, ParquetEncoder, utf8Column } from './parquet-encoder.js';
 
 const COLUMNS: ModelColumn[] = [
   { name: 'uuid', kind: 'text' },
@@ -19,15 +19,6 @@ const COLUMNS: ModelColumn[] = [
   { name: 'elements_chain', kind: 'text' },
   { name: 'person_properties', kind: 'json' },
 ];
-const TYPES: Record<ColumnKind, BasicType> = {
-  text: 'STRING',
-  json: 'JSON',
-  integer: 'INT32',
-  bigint: 'INT64',
-  float: 'DOUBLE',
-  boolean: 'BOOLEAN',
-  timestamp: 'TIMESTAMP',
-};
 const CODECS: Record<string, string> = { zstd: 'ZSTD', snappy: 'SNAPPY', gzip: 'GZIP', brotli: 'BROTLI' };
 
 /** Rows of every kind: distinct and repeated strings, nulls, nested JSON; `text` makes the strings' content. */
@@ -56,7 +47,7 @@ function reference(pages: ExportRow[][], compression: string | null): Buffer {
   const columnData = (page: ExportRow[]) =>
     COLUMNS.map((c) => ({
       name: c.name,
-      type: TYPES[c.kind],
+      type: PARQUET_TYPES[c.kind],
       nullable: true,
       data: page.map((row) => {
         const v = row[c.name];

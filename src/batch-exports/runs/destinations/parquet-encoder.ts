@@ -11,7 +11,7 @@ import type { ColumnKind, ExportRow } from '../export-models.js';
 import type { DeliveryContext } from './destination.js';
 import type { FileEncoder, ObjectSink } from './object-files.js';
 
-const PARQUET_TYPES: Record<ColumnKind, BasicType> = {
+export const PARQUET_TYPES: Record<ColumnKind, BasicType> = {
   text: 'STRING',
   json: 'JSON',
   integer: 'INT32',
