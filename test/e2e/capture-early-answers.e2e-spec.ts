@@ -141,11 +141,17 @@ describe('capture: early answers reach a client still sending its body', () => {
         first = false;
         return Buffer.from(text);
       };
-      const pump = () => {
-        while (!answered && req.write(chunk()));
-        if (!answered) req.once('drain', pump);
+      // One chunk per turn of the event loop, each handed to the kernel before the next: the service answers 413
+      // and closes, and a chunk written after that close draws a reset. Writing in a tight loop, the client would
+      // meet the reset (EPIPE) on a write before its event loop had read the answer already received; with a
+      // poll of the socket between writes, the answer (sent before the close) is read before any write can fail.
+      const pump = async () => {
+        while (!answered) {
+          await new Promise<void>((done, fail) => req.write(chunk(), (error) => (error ? fail(error) : done())));
+          await new Promise<void>((done) => setImmediate(done));
+        }
       };
-      pump();
+      pump().catch((error: Error) => (answered ? undefined : reject(error)));
     });
     expect(status).toBe(413);
   });
