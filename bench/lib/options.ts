@@ -61,7 +61,9 @@ export const USAGE = `Usage: npm run bench -- [options]
   --scenario=a,b        only these scenarios: ${SCENARIO_NAMES.join(', ')}
   --reseed              seed the bench database again even when it is current
   --out=FILE            results file (default bench/results/<YYYY-MM-DD>.json; <YYYY-MM-DD>-partial.json
-                        for --quick or a --scenario subset, git-ignored)
+                        for --quick, a --scenario subset or a run with a failed stage, git-ignored); written
+                        after each stage with "finished": false, so a run that stops early keeps what it
+                        measured; a stage that fails is listed in "failed", the others still run (exit 1)
   --no-update-docs      leave docs/performance.md alone (a full run puts its tables there)
   --update-docs         put this run's tables in docs/performance.md also after a partial run
 
