@@ -2,10 +2,10 @@
  * The baseline's POST /s/: recording capture with `node:http`, `pg` and zlib only (and the AWS SDK's PutObject
  * when RECORDING_STORAGE=s3). It does the work the service does for a posthog-js body — gunzip, JSON parse, the
  * project by its token, the `$snapshot` events' validation essentials, then in one transaction: the sessions
- * that exist, persons and distinct ids (found or created in a savepoint), new recordings after locking the
- * project's counter, the recordings locked, event keys (ON CONFLICT DO NOTHING: a re-sent event is skipped),
- * the metadata update, and the snapshot chunks (gzip of JSON lines) as rows or as objects — with the same
- * statements, so the bench can check both sides send the same SQL.
+ * that exist, persons and distinct ids (found, the missing ones created, in one statement), new recordings
+ * inserted pending, the recordings locked, event keys (ON CONFLICT DO NOTHING: a re-sent event is skipped),
+ * the metadata update, and the snapshot chunks (gzip of JSON lines) as rows or as objects, and last the new
+ * recordings published (counted) — with the same statements, so the bench can check both sides send the same SQL.
  *
  * Environment (as the service): RECORDING_STORAGE (postgres), RECORDING_S3_BUCKET, RECORDING_S3_PREFIX
  * (session_recordings/), RECORDING_S3_ENDPOINT, AWS_REGION and credentials.
@@ -35,15 +35,21 @@ const MAX_TIMESTAMP = 253402300799999;
 const ACTIVITY_THRESHOLD_MS = 5000;
 const RETRYABLE = new Set(['40P01', '40001']);
 
+/** What capture reads of a project (the query selects every column, as the service's). */
+export interface Project {
+  id: number;
+  ingested_event: boolean;
+}
+
 /** Projects of recently used tokens, reused for 5 s as the service does (the same statements on both sides). */
-const projects = new Map<string, { project: { id: number }; until: number }>();
+const projects = new Map<string, { project: Project; until: number }>();
 
 /** The project of a capture token: from the 5 s cache, else one query (a token that has none is not kept). */
-export async function projectByToken(pool: pg.Pool, token: string): Promise<{ id: number } | null> {
+export async function projectByToken(pool: pg.Pool, token: string): Promise<Project | null> {
   const now = Date.now();
   const known = projects.get(token);
   if (known && known.until > now) return known.project;
-  const project = (await pool.query<{ id: number }>(sql.PROJECT_BY_TOKEN, [token])).rows[0] ?? null;
+  const project = (await pool.query<Project>(sql.PROJECT_BY_TOKEN, [token])).rows[0] ?? null;
   projects.delete(token);
   if (project) {
     if (projects.size >= 10_000) projects.delete(projects.keys().next().value!);
@@ -428,6 +434,39 @@ async function discard(keys: string[]): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------- ingestion
 
+export type Person = { id: number; uuid: string };
+
+/**
+ * The persons of these (sorted) distinct ids, the missing ones created, in one statement (as the service's
+ * PersonsRepository.resolveDistinctIds); a distinct id a concurrent creation took keeps that person, the one
+ * made here is deleted again.
+ */
+export async function resolvePersons(
+  client: pg.PoolClient,
+  teamId: number,
+  ids: string[],
+  now: Date,
+): Promise<Map<string, Person>> {
+  const out = new Map<string, Person>();
+  if (!ids.length) return out;
+  const { rows } = await client.query<Person & { distinct_id: string; kept: boolean }>(sql.RESOLVE_PERSONS, [
+    teamId,
+    ids,
+    now,
+  ]);
+  const lost = rows.filter((r) => !r.kept);
+  for (const r of rows) if (r.kept) out.set(r.distinct_id, { id: r.id, uuid: r.uuid });
+  if (lost.length) {
+    await client.query(sql.DELETE_PERSONS, [teamId, lost.map((r) => r.id)]);
+    const winners = await client.query<Person & { distinct_id: string }>(sql.PERSONS_BY_DISTINCT_ID, [
+      teamId,
+      lost.map((r) => r.distinct_id),
+    ]);
+    for (const w of winners.rows) out.set(w.distinct_id, { id: w.id, uuid: w.uuid });
+  }
+  return out;
+}
+
 async function ingestIn(
   client: pg.PoolClient,
   teamId: number,
@@ -454,26 +493,12 @@ async function ingestIn(
     if (existing.get(sessionId) === true) bySession.delete(sessionId);
   if (!bySession.size) return;
 
-  // Persons: found by distinct id, the missing ones created, in one statement (as the service); a distinct id
-  // a concurrent creation took keeps that person, the one made here is deleted again.
+  // Persons: found by distinct id, the missing ones created, in one statement (as the service).
   const distinctIds = new Set<string>();
   for (const list of bySession.values()) for (const s of list) distinctIds.add(s.distinctId);
-  const resolved = await client.query<{ distinct_id: string; id: number; kept: boolean }>(
-    sql.RESOLVE_PERSONS,
-    [teamId, [...distinctIds].sort(), now],
-  );
-  const personIds = new Map(resolved.rows.filter((r) => r.kept).map((r) => [r.distinct_id, r.id]));
-  const lost = resolved.rows.filter((r) => !r.kept);
-  if (lost.length) {
-    await client.query(sql.DELETE_PERSONS, [lost.map((r) => r.id)]);
-    const winners = await client.query<{ distinct_id: string; id: number }>(sql.PERSONS_BY_DISTINCT_ID, [
-      teamId,
-      lost.map((r) => r.distinct_id),
-    ]);
-    for (const w of winners.rows) personIds.set(w.distinct_id, w.id);
-  }
+  const persons = await resolvePersons(client, teamId, [...distinctIds].sort(), now);
 
-  // Recordings: the new ones inserted after the counter is locked, then all locked in session id order.
+  // Recordings: the new ones inserted pending (not counted yet), then all locked in session id order.
   const fresh = [...bySession.entries()]
     .filter(([id]) => !existing.has(id))
     .map(([sessionId, list]) => {
@@ -487,16 +512,16 @@ async function ingestIn(
       return {
         sessionId,
         distinctId: list[0].distinctId,
-        personId: personIds.get(list[0].distinctId) as number,
+        personId: persons.get(list[0].distinctId)?.id ?? null,
         start: new Date(start),
         end: new Date(end),
         source: list[0].source,
       };
     })
     .sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
+  let inserted: string[] = [];
   if (fresh.length) {
-    await client.query(sql.LOCK_COUNTER, [teamId]);
-    await client.query(sql.INSERT_RECORDINGS, [
+    const rows = await client.query<{ session_id: string }>(sql.INSERT_RECORDINGS, [
       teamId,
       now,
       fresh.map((r) => r.sessionId),
@@ -506,6 +531,7 @@ async function ingestIn(
       fresh.map((r) => r.end),
       fresh.map((r) => r.source),
     ]);
+    inserted = rows.rows.map((r) => r.session_id);
   }
   const sessionIds = [...bySession.keys()].sort();
   const lockedRows = await client.query<{
@@ -587,6 +613,8 @@ async function ingestIn(
     for (const w of windows.values()) chunks.push(...(await chunksOf(sessionId, w)));
   }
   await insertChunks(client, teamId, chunks, now, uploaded);
+  // Last: the new recordings go live, and into the project's counter (held until the commit only).
+  if (inserted.length) await client.query(sql.PUBLISH_RECORDINGS, [teamId, inserted.sort()]);
 }
 
 /** POST /s/: 200 `{"status":"Ok"}`, or a CaptureError. */

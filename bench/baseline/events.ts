@@ -10,25 +10,51 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type pg from 'pg';
-import { badText, CaptureError, decode, invalid, isObject, nonEmpty, projectByToken } from './capture.js';
+import {
+  badText,
+  CaptureError,
+  decode,
+  invalid,
+  isObject,
+  nonEmpty,
+  type Person,
+  type Project,
+  projectByToken,
+  resolvePersons,
+} from './capture.js';
 import * as sql from './sql.js';
 
 type Json = Record<string, unknown>;
 const DAY_MS = 86_400_000;
+/** EVENT_PROPERTIES_MAX_BYTES and PERSON_PROPERTIES_MAX_BYTES of the service (its defaults). */
 const MAX_PROPERTIES_BYTES = 1024 * 1024;
+const PERSON_MAX_BYTES = 512 * 1024;
+const INSERT_BYTES = 4 * 1024 * 1024;
 const FUTURE_MS = 23 * 3600 * 1000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const RETRYABLE = new Set(['40P01', '40001']);
+/** Distinct ids never merged on (the service's, PostHog's). */
 const ILLEGAL_IDS = new Set([
   'anonymous',
   'guest',
   'distinctid',
   'distinct_id',
   'id',
+  'not_authenticated',
+  'email',
   'undefined',
+  'true',
+  'false',
   'null',
+  '0',
+  '[object object]',
+  'nan',
   '',
 ]);
+/** Projects whose `ingested_event` is known to be set: their inserts no longer ask to set it (as the service). */
+const ingestedTeams = new Set<number>();
+
+const hasKeys = (o: Json | null) => o !== null && Object.keys(o).length > 0;
 
 interface Row {
   uuid: string;
@@ -42,6 +68,7 @@ interface Row {
   set: Json | null;
   setOnce: Json | null;
   link: string | null;
+  processPerson: boolean;
   personId: string | null;
 }
 
@@ -97,11 +124,23 @@ function rowOf(
   let ms = ts === null ? now : sentAt !== null ? now + (ts - sentAt) : ts;
   if (ms > now + FUTURE_MS) ms = now;
   const short = (v: unknown) => (typeof v === 'string' && v && v.length <= 70 ? v : null);
-  let link: string | null = null;
-  if (name === '$identify' && typeof properties.$anon_distinct_id === 'string') {
-    const other = properties.$anon_distinct_id;
-    if (other !== distinctId && !ILLEGAL_IDS.has(other.toLowerCase())) link = other;
-  }
+  // The other distinct id an `$identify`, `$create_alias` or `$merge_dangerously` links (the service's rules).
+  const other =
+    name === '$identify'
+      ? properties.$anon_distinct_id
+      : name === '$create_alias' || name === '$merge_dangerously'
+        ? properties.alias
+        : undefined;
+  const otherId = typeof other === 'string' || typeof other === 'number' ? String(other) : null;
+  const link =
+    otherId !== null &&
+    otherId.length <= 200 &&
+    otherId !== distinctId &&
+    !badText(otherId) &&
+    !ILLEGAL_IDS.has(otherId.trim().toLowerCase()) &&
+    !ILLEGAL_IDS.has(distinctId.trim().toLowerCase())
+      ? otherId
+      : null;
   return {
     uuid: uuid.toLowerCase(),
     event: name.slice(0, 200),
@@ -114,6 +153,7 @@ function rowOf(
     set: isObject(properties.$set) ? properties.$set : null,
     setOnce: isObject(properties.$set_once) ? properties.$set_once : null,
     link,
+    processPerson: properties.$process_person_profile !== false,
     personId: null,
   };
 }
@@ -153,19 +193,22 @@ async function personIds(client: pg.PoolClient, teamId: number, ids: string[]): 
   return new Map(rows.map((r) => [r.distinct_id, r.person_id]));
 }
 
+/** A distinct id put on a person, in a savepoint; the person it is on (another, when a concurrent one won). */
 async function addDistinctId(
   client: pg.PoolClient,
   teamId: number,
   id: string,
   personId: number,
-): Promise<void> {
+): Promise<number> {
   await client.query('SAVEPOINT person_alias');
   try {
     await client.query(sql.INSERT_DISTINCT_ID, [teamId, id, personId]);
     await client.query('RELEASE SAVEPOINT person_alias');
+    return personId;
   } catch (error) {
     if ((error as { code?: string }).code !== '23505') throw error;
     await client.query('ROLLBACK TO SAVEPOINT person_alias');
+    return (await personIds(client, teamId, [id])).get(id) as number;
   }
 }
 
@@ -184,79 +227,127 @@ async function createPerson(client: pg.PoolClient, teamId: number, id: string, n
   }
 }
 
-/** `$identify`: the two ids on one person (the service's rules: new person, join, or merge the newer one). */
-async function link(client: pg.PoolClient, teamId: number, a: string, b: string, now: Date): Promise<void> {
+/**
+ * `$identify`: the two ids on one person (the service's rules: new person, join, or merge the newer one into the
+ * older one); returns that person, which is marked identified.
+ */
+async function link(client: pg.PoolClient, teamId: number, a: string, b: string, now: Date): Promise<number> {
   const found = await personIds(client, teamId, [a, b].sort());
   const pa = found.get(a);
   const pb = found.get(b);
-  if (pa === undefined && pb === undefined) {
-    await addDistinctId(client, teamId, b, await createPerson(client, teamId, a, now));
-  } else if (pa === undefined) await addDistinctId(client, teamId, a, pb as number);
-  else if (pb === undefined) await addDistinctId(client, teamId, b, pa);
-  else if (pa !== pb) {
-    const [into, from] = pa < pb ? [pa, pb] : [pb, pa];
-    await client.query(sql.REASSIGN_RECORDINGS, [from, into]);
-    await client.query(sql.MERGE_DISTINCT_IDS, [from, into]);
-    await client.query(sql.MERGE_PROPERTIES, [from, into]);
-    await client.query(sql.DELETE_PERSON, [from]);
-  }
+  if (pa === undefined && pb === undefined)
+    return addDistinctId(client, teamId, b, await createPerson(client, teamId, a, now));
+  if (pa === undefined) return addDistinctId(client, teamId, a, pb as number);
+  if (pb === undefined) return addDistinctId(client, teamId, b, pa);
+  if (pa === pb) return pa;
+  const [into, from] = pa < pb ? [pa, pb] : [pb, pa];
+  await client.query(sql.REASSIGN_RECORDINGS, [teamId, from, into]);
+  await client.query(sql.MERGE_DISTINCT_IDS, [teamId, from, into]);
+  await client.query(sql.MERGE_PROPERTIES, [teamId, from, into]);
+  await client.query(sql.DELETE_PERSON, [teamId, from]);
+  return into;
 }
 
-type Person = { id: number; uuid: string };
+interface Update {
+  set: Json;
+  setOnce: Json;
+  identify: boolean;
+}
 
-/** The persons of these (sorted) distinct ids, the missing ones created, in one statement. */
-async function resolvePersons(
+/**
+ * One update per person, the events folded in order (`$set_once` of a key set before is ignored, `$set` wins),
+ * then applied one person at a time in person id order: the link's mark, the row locked and read, the merged
+ * properties written when they change.
+ */
+async function applyPersons(
   client: pg.PoolClient,
   teamId: number,
-  ids: string[],
-  now: Date,
-): Promise<Map<string, Person>> {
-  const out = new Map<string, Person>();
-  const { rows } = await client.query<{ distinct_id: string; id: number; uuid: string; kept: boolean }>(
-    sql.RESOLVE_PERSONS,
-    [teamId, ids, now],
-  );
-  const lost = rows.filter((r) => !r.kept);
-  for (const r of rows) if (r.kept) out.set(r.distinct_id, { id: r.id, uuid: r.uuid });
-  if (lost.length) {
-    await client.query(sql.DELETE_PERSONS, [lost.map((r) => r.id)]);
-    const { rows: winners } = await client.query<{ distinct_id: string; id: number; uuid: string }>(
-      sql.PERSONS_BY_DISTINCT_ID,
-      [teamId, lost.map((r) => r.distinct_id)],
-    );
-    for (const w of winners) out.set(w.distinct_id, { id: w.id, uuid: w.uuid });
-  }
-  return out;
-}
-
-async function store(client: pg.PoolClient, teamId: number, rows: Row[], now: Date): Promise<void> {
-  for (const row of rows) if (row.link) await link(client, teamId, row.distinctId, row.link, now);
-  const found = await resolvePersons(client, teamId, [...new Set(rows.map((r) => r.distinctId))].sort(), now);
-  const updates = new Map<number, { set: Json; setOnce: Json }>();
+  rows: Row[],
+  found: Map<string, Person>,
+  identified: Set<number>,
+): Promise<void> {
+  const updates = new Map<number, Update>();
+  const updateOf = (person: number) => {
+    let u = updates.get(person);
+    if (!u) updates.set(person, (u = { set: {}, setOnce: {}, identify: false }));
+    return u;
+  };
   for (const row of rows) {
-    if (!row.set && !row.setOnce) continue;
-    const person = (found.get(row.distinctId) as Person).id;
-    const u = updates.get(person) ?? { set: {}, setOnce: {} };
-    updates.set(person, u);
-    Object.assign(u.set, row.set ?? {});
-    for (const [k, v] of Object.entries(row.setOnce ?? {})) if (!(k in u.setOnce)) u.setOnce[k] = v;
+    const person = found.get(row.distinctId)?.id;
+    if (person === undefined || (!hasKeys(row.set) && !hasKeys(row.setOnce))) continue;
+    const u = updateOf(person);
+    for (const [k, v] of Object.entries(row.setOnce ?? {}))
+      if (!(k in u.set) && !(k in u.setOnce)) u.setOnce[k] = v;
+    for (const [k, v] of Object.entries(row.set ?? {})) {
+      delete u.setOnce[k];
+      u.set[k] = v;
+    }
   }
+  for (const person of identified) updateOf(person).identify = true;
   for (const person of [...updates.keys()].sort((x, y) => x - y)) {
-    const u = updates.get(person) as { set: Json; setOnce: Json };
+    const u = updates.get(person) as Update;
+    if (u.identify) await client.query(sql.MARK_IDENTIFIED, [teamId, person]);
+    if (!hasKeys(u.set) && !hasKeys(u.setOnce)) continue;
     const { rows: locked } = await client.query<{ properties: string | null }>(sql.LOCK_PERSON_PROPERTIES, [
+      teamId,
       person,
-      2 * MAX_PROPERTIES_BYTES,
+      2 * PERSON_MAX_BYTES,
     ]);
     if (!locked.length) continue;
     const existing = JSON.parse(locked[0].properties ?? '{}') as Json;
-    const next = { ...u.setOnce, ...existing, ...u.set };
-    if (JSON.stringify(next) !== JSON.stringify(existing))
-      await client.query(sql.REPLACE_PERSON_PROPERTIES, [person, JSON.stringify(next)]);
+    const absent = Object.keys(u.setOnce).filter((k) => !(k in existing));
+    if (!hasKeys(u.set) && !absent.length) continue;
+    const next: Json = { ...existing };
+    for (const k of absent) next[k] = u.setOnce[k];
+    Object.assign(next, u.set);
+    await client.query(sql.REPLACE_PERSON_PROPERTIES, [teamId, person, JSON.stringify(next)]);
   }
-  for (const row of rows) row.personId = found.get(row.distinctId)?.uuid ?? null;
-  for (let i = 0; i < rows.length; i += 1000) {
-    const part = rows.slice(i, i + 1000);
-    await client.query(sql.INSERT_EVENTS, [
+}
+
+/** The rows of one INSERT each: at most 1000 rows and 4 MB of properties JSON (the service's bounds). */
+function statementsOf(rows: Row[]): Row[][] {
+  const parts: Row[][] = [];
+  let part: Row[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    if (part.length && (part.length >= 1000 || bytes + row.properties.length > INSERT_BYTES)) {
+      parts.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push(row);
+    bytes += row.properties.length;
+  }
+  if (part.length) parts.push(part);
+  return parts;
+}
+
+/** Persons, then the rows; returns how many rows were stored (the service's statements, in its order). */
+async function store(client: pg.PoolClient, project: Project, rows: Row[], now: Date): Promise<number> {
+  const teamId = project.id;
+  const withPerson = rows.filter((r) => r.processPerson);
+  if (withPerson.length) {
+    const identified = new Set<number>();
+    for (const row of withPerson)
+      if (row.link) identified.add(await link(client, teamId, row.distinctId, row.link, now));
+    const ids = [...new Set(withPerson.map((r) => r.distinctId))].sort();
+    const found = await resolvePersons(client, teamId, ids, now);
+    await applyPersons(client, teamId, withPerson, found, identified);
+    for (const row of withPerson) row.personId = found.get(row.distinctId)?.uuid ?? null;
+  }
+  const personless = rows.filter((r) => !r.processPerson);
+  if (personless.length) {
+    const { rows: found } = await client.query<Person & { distinct_id: string }>(sql.PERSONS_BY_DISTINCT_ID, [
+      teamId,
+      [...new Set(personless.map((r) => r.distinctId))],
+    ]);
+    const byId = new Map(found.map((p) => [p.distinct_id, p.uuid]));
+    for (const row of personless) row.personId = byId.get(row.distinctId) ?? null;
+  }
+  let stored = 0;
+  for (const part of statementsOf(rows)) {
+    const mark = !project.ingested_event && !ingestedTeams.has(teamId) && stored === 0;
+    const { rows: result } = await client.query<{ stored: unknown[] }>(sql.INSERT_EVENTS, [
       teamId,
       JSON.stringify(part.map((r) => r.uuid)),
       JSON.stringify(part.map((r) => r.event)),
@@ -269,9 +360,11 @@ async function store(client: pg.PoolClient, teamId: number, rows: Row[], now: Da
       JSON.stringify(part.map((r) => r.windowId)),
       JSON.stringify(part.map((r) => r.set ?? null)),
       JSON.stringify(part.map((r) => r.setOnce ?? null)),
-      false,
+      mark,
     ]);
+    stored += result[0].stored.length;
   }
+  return stored;
 }
 
 export async function captureEvents(
@@ -325,8 +418,12 @@ export async function captureEvents(
     const client = await pool.connect();
     try {
       await client.query('START TRANSACTION');
-      await store(client, project.id, rows, now);
+      const stored = await store(client, project, rows, now);
       await client.query('COMMIT');
+      if (stored > 0 && !ingestedTeams.has(project.id)) {
+        if (ingestedTeams.size >= 100_000) ingestedTeams.clear();
+        ingestedTeams.add(project.id);
+      }
       return { status: 1 };
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);

@@ -326,8 +326,9 @@ export const EVENT_PERSONS = `SELECT d.distinct_id AS "distinctId", p.is_identif
 
 // ---- capture (POST /s/) ------------------------------------------------------------------------------------
 
+/** ProjectsRepository.findByApiToken: every column of the project (the service's entity), live projects only. */
 export const PROJECT_BY_TOKEN =
-  'SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.timezone, projects.session_recording_opt_in, projects.created_at FROM projects WHERE api_token = $1';
+  'SELECT projects.id, projects.uuid, projects.organization_id, projects.name, projects.api_token, projects.secret_api_token, projects.secret_api_token_backup, projects.timezone, projects.session_recording_opt_in, projects.session_recording_retention_period_days, projects.events_retention_period_days, projects.ingested_event, projects.anonymize_ips, projects.autocapture_opt_out, projects.autocapture_exceptions_opt_in, projects.capture_console_log_opt_in, projects.capture_performance_opt_in, projects.heatmaps_opt_in, projects.default_experiment_stats_method, projects.created_at, projects.updated_at, projects.deleted_at FROM projects WHERE api_token = $1 AND deleted_at IS NULL';
 
 export const EXISTING_SESSIONS = `SELECT session_id, deleted_at IS NOT NULL AS deleted FROM session_recordings
         WHERE team_id = $1 AND session_id = ANY($2::varchar[])`;
@@ -340,19 +341,27 @@ export const INSERT_PERSON = `INSERT INTO persons (team_id, properties, created_
 export const INSERT_DISTINCT_ID =
   'INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2, $3)';
 
-export const LOCK_COUNTER = `INSERT INTO session_recording_counts (team_id, recordings) VALUES ($1, 0)
-       ON CONFLICT (team_id) DO UPDATE SET recordings = session_recording_counts.recordings`;
-
+/**
+ * New recordings, inserted pending (`deleted_at` -infinity: not counted, the project's counter not locked);
+ * PUBLISH_RECORDINGS makes those it returns live as the transaction's last statement.
+ */
 export const INSERT_RECORDINGS = `INSERT INTO session_recordings
               (team_id, session_id, distinct_id, person_id, start_time, end_time, snapshot_source,
-               created_at, last_event_received_at)
-       SELECT $1, s.session_id, s.distinct_id, s.person_id, s.start_time, s.end_time, s.snapshot_source, $2, $2
+               created_at, last_event_received_at, deleted_at)
+       SELECT $1, s.session_id, s.distinct_id, s.person_id, s.start_time, s.end_time, s.snapshot_source, $2, $2,
+              '-infinity'::timestamptz
          FROM unnest($3::varchar[], $4::varchar[], $5::int[], $6::timestamptz[], $7::timestamptz[], $8::varchar[])
               WITH ORDINALITY AS s(session_id, distinct_id, person_id, start_time, end_time, snapshot_source, n)
         ORDER BY s.n
-       ON CONFLICT (team_id, session_id) DO NOTHING`;
+       ON CONFLICT (team_id, session_id) DO NOTHING
+       RETURNING session_id`;
 
-export const LOCK_SESSIONS = `SELECT session_id, deleted_at IS NOT NULL AS deleted, event_count, snapshot_bytes
+/** The recordings INSERT_RECORDINGS inserted go live (the count trigger adds them to the project's counter). */
+export const PUBLISH_RECORDINGS = `UPDATE session_recordings SET deleted_at = NULL
+        WHERE team_id = $1 AND session_id = ANY($2::varchar[]) AND deleted_at = '-infinity'::timestamptz`;
+
+export const LOCK_SESSIONS = `SELECT session_id, deleted_at IS NOT NULL AND deleted_at <> '-infinity'::timestamptz AS deleted,
+              event_count, snapshot_bytes
            FROM session_recordings
           WHERE team_id = $1 AND session_id = ANY($2::varchar[])
           ORDER BY session_id
@@ -392,8 +401,12 @@ export const INSERT_SNAPSHOTS = `INSERT INTO session_recording_snapshots
                      $9::varchar[])
               AS c(session_id, window_id, first_timestamp, last_timestamp, event_count, data, object_key)`;
 
-// ---- event capture (POST /e/) -----------------------------------------------------------------------------
+// ---- persons (both capture routes) and event capture (POST /e/) --------------------------------------------
 
+/**
+ * PersonsRepository.resolveDistinctIds: the person of each distinct id, the missing ones created, in one
+ * statement; a row with `kept` false lost its distinct id to a concurrent creation.
+ */
 export const RESOLVE_PERSONS = `WITH wanted AS MATERIALIZED (
          SELECT w.distinct_id, w.ord, pd.person_id
            FROM unnest($2::text[]) WITH ORDINALITY AS w(distinct_id, ord)
@@ -411,28 +424,41 @@ export const RESOLVE_PERSONS = `WITH wanted AS MATERIALIZED (
          RETURNING person_id
        )
        SELECT w.distinct_id, w.person_id AS id, pe.uuid, true AS kept
-         FROM wanted w JOIN persons pe ON pe.id = w.person_id
+         FROM wanted w JOIN persons pe ON pe.team_id = $1 AND pe.id = w.person_id
        UNION ALL
        SELECT input.distinct_id, p.id, p.uuid, d.person_id IS NOT NULL
          FROM input JOIN p ON p.uuid = input.uuid LEFT JOIN d ON d.person_id = p.id`;
 
-export const PERSONS_BY_DISTINCT_ID = `SELECT pd.distinct_id, p.id, p.uuid FROM person_distinct_ids pd JOIN persons p ON p.id = pd.person_id
+/** The persons made for distinct ids a concurrent creation took (RESOLVE_PERSONS' rows not kept). */
+export const DELETE_PERSONS = 'DELETE FROM persons WHERE team_id = $1 AND id = ANY($2::int[])';
+
+export const PERSONS_BY_DISTINCT_ID = `SELECT pd.distinct_id, p.id, p.uuid
+         FROM person_distinct_ids pd JOIN persons p ON p.team_id = pd.team_id AND p.id = pd.person_id
         WHERE pd.team_id = $1 AND pd.distinct_id = ANY($2::text[])`;
 
-export const DELETE_PERSONS = 'DELETE FROM persons WHERE id = ANY($1::int[])';
-export const REASSIGN_RECORDINGS = 'UPDATE session_recordings SET person_id = $2 WHERE person_id = $1';
-export const MERGE_DISTINCT_IDS = 'UPDATE person_distinct_ids SET person_id = $2 WHERE person_id = $1';
-export const MERGE_PROPERTIES = `UPDATE persons SET properties = coalesce((SELECT properties FROM persons WHERE id = $1), '{}'::jsonb) || properties WHERE id = $2`;
-export const DELETE_PERSON = 'DELETE FROM persons WHERE id = $1';
+/** A merge (`$identify` of two persons): $1 the project, $2 the newer person, merged into $3. */
+export const REASSIGN_RECORDINGS =
+  'UPDATE session_recordings SET person_id = $3 WHERE team_id = $1 AND person_id = $2';
+export const MERGE_DISTINCT_IDS =
+  'UPDATE person_distinct_ids SET person_id = $3 WHERE team_id = $1 AND person_id = $2';
+export const MERGE_PROPERTIES = `UPDATE persons SET properties = coalesce((SELECT properties FROM persons WHERE team_id = $1 AND id = $2),
+         '{}'::jsonb) || properties WHERE team_id = $1 AND id = $3`;
+export const DELETE_PERSON = 'DELETE FROM persons WHERE team_id = $1 AND id = $2';
 
-export const LOCK_PERSON_PROPERTIES = `SELECT CASE WHEN octet_length(t.text) <= $2 THEN t.text END AS properties,
+/** The person of a link (`$identify`), marked identified in the pass over persons in id order. */
+export const MARK_IDENTIFIED =
+  'UPDATE persons SET is_identified = true WHERE team_id = $1 AND id = $2 AND NOT is_identified';
+
+export const LOCK_PERSON_PROPERTIES = `SELECT CASE WHEN octet_length(t.text) <= $3 THEN t.text END AS properties,
               octet_length(t.text) AS rendered_bytes
          FROM persons p CROSS JOIN LATERAL (SELECT p.properties::text AS text) t
-        WHERE p.id = $1
+        WHERE p.team_id = $1 AND p.id = $2
           FOR UPDATE OF p`;
 
-export const REPLACE_PERSON_PROPERTIES = 'UPDATE persons SET properties = $2::jsonb WHERE id = $1';
+export const REPLACE_PERSON_PROPERTIES =
+  'UPDATE persons SET properties = $3::jsonb WHERE team_id = $1 AND id = $2';
 
+/** EventsRepository's INSERT_EVENTS: returns the (uuid, ms) of each row stored, as one JSON array. */
 export const INSERT_EVENTS = `WITH inserted AS (
          INSERT INTO events (team_id, uuid, event, distinct_id, person_id, properties, "timestamp", elements_chain,
            session_id, window_id, "set", set_once)
@@ -448,9 +474,11 @@ export const INSERT_EVENTS = `WITH inserted AS (
              AS r(uuid, event, distinct_id, person_id, properties, "timestamp", elements_chain, session_id, window_id,
                   "set", set_once)
          ON CONFLICT DO NOTHING
-         RETURNING 1
+         RETURNING uuid, "timestamp"
        ), marked AS (
          UPDATE projects SET ingested_event = true
           WHERE $13::boolean AND id = $1 AND NOT ingested_event AND EXISTS (SELECT 1 FROM inserted)
        )
-       SELECT count(*)::int AS n FROM inserted`;
+       SELECT coalesce(json_agg(json_build_array(uuid, (extract(epoch FROM "timestamp") * 1000)::bigint)), '[]')
+              AS stored
+         FROM inserted`;

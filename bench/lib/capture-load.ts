@@ -20,7 +20,7 @@ import type { CaptureLoadResult, CaptureLoadStats } from './report.js';
 import type { Side } from './scenarios.js';
 import { type ReadObject, readStoredRecording, storedDifference } from './stored-recording.js';
 import { countsBetween, NO_REQUESTS, type StoreCounts } from './store-proxy.js';
-import { statementDifferences, type StatementProfile } from './statements.js';
+import { profileCaptureBodies, statementDifferences, type StatementProfile } from './statements.js';
 import { gzipSync } from 'node:zlib';
 
 /** Requests per second and connection the warm-up's bodies are built for (far above what a side serves). */
@@ -63,34 +63,6 @@ async function sendCheckSession(url: string, bodies: Buffer[]): Promise<string> 
     answer = res.body;
   }
   return answer;
-}
-
-/** Statements per capture request on one side, and the serial latency, over `sessions` new sessions. */
-async function profileCapture(db: pg.Client, url: string, bodies: Buffer[]): Promise<StatementProfile> {
-  await db.query('SELECT pg_stat_statements_reset()');
-  const latencies: number[] = [];
-  for (const body of bodies) {
-    const started = performance.now();
-    const res = await postCapture(url, body);
-    latencies.push(performance.now() - started);
-    if (res.status !== 200) throw new Error(`${CAPTURE_PATH}: ${res.status} ${res.body.slice(0, 300)}`);
-  }
-  latencies.sort((a, b) => a - b);
-  const { rows } = await db.query<{ queryid: string; calls: string; query: string }>(
-    `SELECT queryid::text, calls::text, query FROM pg_stat_statements
-      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-        AND query NOT ILIKE '%pg_stat_statements%'`,
-  );
-  const byQuery = new Map<string, { calls: number; query: string }>();
-  let total = 0;
-  for (const row of rows) {
-    total += Number(row.calls);
-    byQuery.set(row.queryid, {
-      calls: Number(row.calls) / bodies.length,
-      query: row.query.replace(/\s+/g, ' ').trim(),
-    });
-  }
-  return { perRequest: total / bodies.length, byQuery, serialP50: latencies[Math.floor(bodies.length / 2)] };
 }
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / (values.length || 1);
@@ -286,10 +258,11 @@ export async function benchCaptureLoad(options: {
     const profiles = {} as Record<Side, StatementProfile>;
     for (const side of ['service', 'baseline'] as const) {
       const [queue] = connectionQueues(plan(`bench-cap-${runId}-sql-${side}`), 1, 20);
-      profiles[side] = await profileCapture(
+      profiles[side] = await profileCaptureBodies(
         db,
         servers[side].url,
         queue.map((q) => q.body),
+        CAPTURE_PATH,
       );
     }
     const differences = statementDifferences(profiles.service, profiles.baseline);

@@ -95,7 +95,7 @@ describe('events report', () => {
     service: stats(service),
     baseline: stats(baseline),
     rounds: [],
-    statements: { service: 9, baseline: 9 },
+    statements: { service: 9, baseline: 9, sameStatements: true, note: null },
     serialP50: { service: 12, baseline: 8 },
     sameStored: true,
   });

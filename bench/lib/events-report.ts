@@ -31,8 +31,11 @@ export interface EventsLoadResult {
   service: EventsLoadStats;
   baseline: EventsLoadStats;
   rounds: { first: 'service' | 'baseline'; service: EventsLoadStats; baseline: EventsLoadStats }[];
-  /** SQL statements per request on each side (pg_stat_statements), when available. */
-  statements: { service: number; baseline: number } | null;
+  /**
+   * SQL statements per request on each side (pg_stat_statements), when available; whether both sent the same
+   * statements as often, else (`note`) which differ.
+   */
+  statements: { service: number; baseline: number; sameStatements: boolean; note: string | null } | null;
   /** Median latency of requests sent one at a time (no queueing), ms. */
   serialP50: { service: number; baseline: number } | null;
   /** The check visitor's rows (and its persons) were the same on both sides. */

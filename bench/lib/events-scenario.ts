@@ -5,14 +5,15 @@
  * 1. a check visitor (its batches in order, with an `$identify`) is sent to both sides; the rows each stored —
  *    events in time order with their properties, elements chain, session, person and the person's properties —
  *    must be the same (ids and the random `$insert_id` aside), else the bench stops;
- * 2. the SQL statements per request are counted on each side (pg_stat_statements, when loaded);
+ * 2. the SQL statements per request are counted on each side (pg_stat_statements, when loaded), and must be the
+ *    same statements as often (else the run says which differ);
  * 3. rounds of load, alternating which side goes first: a warm-up, then the measured seconds with bodies sized
  *    from the warm-up's rate; afterwards the rows of that load must be exactly the events of the answered
  *    requests, each uuid once.
  */
 import { join } from 'node:path';
 import type pg from 'pg';
-import { postCapture, quantile, runCaptureLoad } from './capture-runner.js';
+import { postCapture, runCaptureLoad } from './capture-runner.js';
 import { emptyCaptureProject } from './capture-load.js';
 import {
   EVENTS_PATH,
@@ -25,6 +26,7 @@ import { type EventsLoadResult, type EventsLoadStats, meanEvents } from './event
 import type { BenchOptions } from './options.js';
 import { sampleRss, type Server, startServer } from './processes.js';
 import type { Side } from './scenarios.js';
+import { profileCaptureBodies, statementDifferences, type StatementProfile } from './statements.js';
 
 const NAME = 'capture-events';
 const DESCRIPTION =
@@ -66,29 +68,6 @@ async function checkRows(db: pg.Client, teamId: number, prefix: string): Promise
     [teamId, `${prefix}-%`],
   );
   return JSON.stringify(rows).split(prefix).join('P');
-}
-
-/** Statements per request (pg_stat_statements) and the median latency, of bodies sent one at a time. */
-async function statementsPerRequest(
-  db: pg.Client,
-  url: string,
-  bodies: Buffer[],
-): Promise<{ statements: number; serialP50: number }> {
-  await db.query('SELECT pg_stat_statements_reset()');
-  const latencies: number[] = [];
-  for (const body of bodies) {
-    const started = performance.now();
-    const res = await postCapture(url, body, undefined, EVENTS_PATH);
-    latencies.push(performance.now() - started);
-    if (res.status !== 200) throw new Error(`${NAME}: ${res.status} ${res.body.slice(0, 300)}`);
-  }
-  latencies.sort((a, b) => a - b);
-  const { rows } = await db.query<{ calls: string }>(
-    `SELECT coalesce(sum(calls), 0)::text AS calls FROM pg_stat_statements
-      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-        AND query NOT ILIKE '%pg_stat_statements%'`,
-  );
-  return { statements: Number(rows[0].calls) / bodies.length, serialP50: quantile(latencies, 0.5) };
 }
 
 export async function runEventsScenario(options: {
@@ -176,21 +155,31 @@ export async function runEventsScenario(options: {
     let statements: EventsLoadResult['statements'] = null;
     let serialP50: EventsLoadResult['serialP50'] = null;
     if (options.statStatements) {
-      const per = {} as Record<Side, { statements: number; serialP50: number }>;
+      const per = {} as Record<Side, StatementProfile>;
       for (const side of ['service', 'baseline'] as const) {
         const [queue] = eventsQueues(plan(`bench-ev-${runId}-sql-${side}`), 1, 30);
-        per[side] = await statementsPerRequest(
+        per[side] = await profileCaptureBodies(
           db,
           servers[side].url,
           queue.map((q) => q.body),
+          EVENTS_PATH,
         );
       }
-      statements = { service: per.service.statements, baseline: per.baseline.statements };
+      // The same statements (pg_stat_statements' query ids) as often on both sides, else what differs.
+      const differences = statementDifferences(per.service, per.baseline);
+      statements = {
+        service: per.service.perRequest,
+        baseline: per.baseline.perRequest,
+        sameStatements: differences.length === 0,
+        note: differences.length ? differences.join(' | ') : null,
+      };
       serialP50 = { service: per.service.serialP50, baseline: per.baseline.serialP50 };
       log(
-        `${NAME}: ${per.service.statements.toFixed(1)} statements/request (service), ` +
-          `${per.baseline.statements.toFixed(1)} (baseline); one request at a time, p50 ` +
-          `${per.service.serialP50.toFixed(1)} ms (service), ${per.baseline.serialP50.toFixed(1)} ms (baseline)`,
+        `${NAME}: ${per.service.perRequest.toFixed(1)} statements/request (service), ` +
+          `${per.baseline.perRequest.toFixed(1)} (baseline)` +
+          (differences.length ? `; DIFFERENT: ${differences.join(' | ')}` : '; the same statements') +
+          `; one request at a time, p50 ${per.service.serialP50.toFixed(1)} ms (service), ` +
+          `${per.baseline.serialP50.toFixed(1)} ms (baseline)`,
       );
     }
 

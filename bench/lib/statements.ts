@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { postCapture } from './capture-runner.js';
 import { fetchOnce, type RequestSpec } from './load.js';
 
 export interface StatementProfile {
@@ -32,6 +33,33 @@ export async function profileStatements(
     if (status >= 300) throw new Error(`${spec.method} ${spec.path}: ${status} ${body.slice(0, 300)}`);
   }
   latencies.sort((a, b) => a - b);
+  return readProfile(db, n, latencies[Math.floor(n / 2)]);
+}
+
+/**
+ * As `profileStatements`, for capture: each of `bodies` POSTed to `path` one after the other (a capture
+ * scenario's bodies, which every side must answer 200).
+ */
+export async function profileCaptureBodies(
+  db: pg.Client,
+  baseUrl: string,
+  bodies: readonly Buffer[],
+  path: string,
+): Promise<StatementProfile> {
+  await db.query('SELECT pg_stat_statements_reset()');
+  const latencies: number[] = [];
+  for (const body of bodies) {
+    const started = performance.now();
+    const res = await postCapture(baseUrl, body, undefined, path);
+    latencies.push(performance.now() - started);
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${res.body.slice(0, 300)}`);
+  }
+  latencies.sort((a, b) => a - b);
+  return readProfile(db, bodies.length, latencies[Math.floor(bodies.length / 2)]);
+}
+
+/** The calls pg_stat_statements recorded for the bench database since its reset, per request of `n`. */
+async function readProfile(db: pg.Client, n: number, serialP50: number): Promise<StatementProfile> {
   const { rows } = await db.query<{ queryid: string; calls: string; query: string }>(
     `SELECT queryid::text, calls::text, query FROM pg_stat_statements
       WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -43,7 +71,7 @@ export async function profileStatements(
     total += Number(row.calls);
     byQuery.set(row.queryid, { calls: Number(row.calls) / n, query: row.query.replace(/\s+/g, ' ').trim() });
   }
-  return { perRequest: total / n, byQuery, serialP50: latencies[Math.floor(n / 2)] };
+  return { perRequest: total / n, byQuery, serialP50 };
 }
 
 /** Statements one side runs and the other does not (or not as often); empty when both run the same. */
