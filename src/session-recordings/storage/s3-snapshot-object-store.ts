@@ -27,7 +27,9 @@ async function bodyBytes(body: GetObjectCommandOutput['Body'], signal: AbortSign
   if (signal.aborted) stop();
   signal.addEventListener('abort', stop, { once: true });
   try {
-    return Buffer.from(await body.transformToByteArray());
+    // A view of the bytes the SDK collected, not a copy of them (an object of a pass is up to 32 MB).
+    const bytes = await body.transformToByteArray();
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   } finally {
     signal.removeEventListener('abort', stop);
   }
