@@ -49,8 +49,8 @@ WHERE s.data IS NULL AND s.object_key IS NULL;
 -- SnapshotStorageRepository.unpackedChunks
 SELECT w.id::text AS id, w.team_id AS "teamId", w.session_id AS "sessionId",
       coalesce(p.session_recording_retention_period_days, $3::int) AS "retentionDays",
-      w.first_timestamp AS "firstTimestamp", w.created_at AS "createdAt", w.data
- FROM (SELECT s.id, s.team_id, s.session_id, s.first_timestamp, s.created_at, b.data,
+      w.first_timestamp AS "firstTimestamp", w.created_at AS "createdAt", w.len AS "dataLength"
+ FROM (SELECT s.id, s.team_id, s.session_id, s.first_timestamp, s.created_at, octet_length(b.data) AS len,
               sum(octet_length(b.data)) OVER (ORDER BY s.id) - octet_length(b.data) AS before
          FROM (SELECT * FROM session_recording_snapshots
                 WHERE data IS NULL AND object_key IS NULL
@@ -58,8 +58,14 @@ SELECT w.id::text AS id, w.team_id AS "teamId", w.session_id AS "sessionId",
                 LIMIT $2) s
          JOIN session_recording_chunk_buffer b ON b.created_at = s.created_at AND b.snapshot_id = s.id) w
  LEFT JOIN projects p ON p.id = w.team_id
-WHERE w.before = 0 OR w.before + octet_length(w.data) <= $1
+WHERE w.before = 0 OR w.before + w.len <= $1
 ORDER BY w.id;
+
+-- SnapshotStorageRepository.bufferedBytes
+SELECT b.snapshot_id::text AS id, b.data
+FROM session_recording_chunk_buffer b
+JOIN unnest($1::bigint[], $2::timestamptz[]) AS u(id, created_at)
+  ON b.created_at = u.created_at AND b.snapshot_id = u.id;
 
 -- SnapshotStorageRepository.markPacked
 SELECT b.snapshot_id::text AS id

@@ -15,6 +15,8 @@ import { type BufferedEntry, SnapshotStorageRepository } from './snapshot-storag
 export const PACK_LOCK = 7_305_120_002;
 /** Most chunks in one packed object (bounds a pass's rows besides RECORDING_PACK_MAX_BYTES). */
 const PASS_MAX_CHUNKS = 5000;
+/** Bytes of buffered chunks a pass reads at a time (a chunk larger than this is read alone). */
+const PASS_READ_BYTES = 4 * 1024 * 1024;
 /** Most passes in one tick while a full object's worth keeps waiting. */
 const TICK_MAX_PASSES = 10;
 const HOUR_MS = 3_600_000;
@@ -27,9 +29,6 @@ const PARTITIONS_AHEAD = 2;
 const PARTITION_GRACE_MS = 15 * 60_000;
 /** Least time between two maintenances of the buffer partitions by one process. */
 const MAINTAIN_EVERY_MS = 60_000;
-
-/** What a packed chunk's bytes are replaced with once copied into its object (the pass lets them go). */
-const RELEASED = Buffer.alloc(0);
 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 
@@ -251,43 +250,51 @@ export class SnapshotPacker extends IntervalTask implements OnApplicationBootstr
         (BigInt(a.id) < BigInt(b.id) ? -1 : 1),
     );
     const entries: BufferedEntry[] = [];
-    // The object in one allocation: each chunk's bytes (sealed when keys are on, a fixed overhead each) copied in
-    // at its offset, and the chunk's own buffer let go at once, so that a pass holds about one object's bytes
-    // (32 MB by default), not three (the rows' bytes, sealed copies, and their concatenation).
+    // The object in one allocation, its chunks' bytes read a few megabytes at a time and copied in at their
+    // offsets (sealed when keys are on, a fixed overhead each): a pass holds about one object's bytes (32 MB by
+    // default) and one piece of its chunks, not the rows of all of them, sealed copies and their concatenation.
     const overhead = keys ? ENCRYPTION_OVERHEAD : 0;
-    const body = Buffer.allocUnsafe(taken.reduce((n, c) => n + c.data.length + overhead, 0));
+    const body = Buffer.allocUnsafe(taken.reduce((n, c) => n + c.dataLength + overhead, 0));
     // Each recording's data key as a KeyObject, made once for all its chunks of the pass (taken is in recording
     // order).
     let keyRef = '';
     let keyObject: KeyObject | null = null;
     let offset = 0;
-    for (const c of taken) {
-      // The range holds what is stored: the waiting bytes, or them sealed with the recording's data key; the
-      // index update checks that the waiting bytes are still there, with their length.
-      if (keys) {
-        const ref = recordingRef(c.teamId, c.sessionId);
-        if (ref !== keyRef) {
-          keyRef = ref;
-          const raw = keys.get(ref);
-          keyObject = raw ? createSecretKey(raw) : null;
+    for (const piece of byBytes(taken, PASS_READ_BYTES)) {
+      const bytes = await this.chunks.bufferedBytes(piece);
+      for (const c of piece) {
+        // A buffer row is never updated and goes only with its partition, which no pass drops while its chunks
+        // wait: bytes missing or of another length are a fault, and the pass stops (nothing is marked packed).
+        const data = bytes.get(c.id);
+        if (!data || data.length !== c.dataLength) {
+          throw new Error(`chunk ${c.id}: its buffered bytes changed while it was being packed`);
         }
+        // The range holds what is stored: the waiting bytes, or them sealed with the recording's data key; the
+        // index update checks that the waiting bytes are still there, with their length.
+        if (keys) {
+          const ref = recordingRef(c.teamId, c.sessionId);
+          if (ref !== keyRef) {
+            keyRef = ref;
+            const raw = keys.get(ref);
+            keyObject = raw ? createSecretKey(raw) : null;
+          }
+        }
+        const stored = keyObject ? this.keys.seal(keyObject, c.id, c, data) : data;
+        if (stored.length !== data.length + overhead) {
+          throw new Error(
+            `chunk ${c.id}: ${stored.length} bytes to pack where ${data.length + overhead} were expected`,
+          );
+        }
+        stored.copy(body, offset);
+        entries.push({
+          id: c.id,
+          createdAt: c.createdAt,
+          offset,
+          length: stored.length,
+          dataLength: data.length,
+        });
+        offset += stored.length;
       }
-      const stored = keyObject ? this.keys.seal(keyObject, c.id, c, c.data) : c.data;
-      if (stored.length !== c.data.length + overhead) {
-        throw new Error(
-          `chunk ${c.id}: ${stored.length} bytes to pack where ${c.data.length + overhead} were expected`,
-        );
-      }
-      stored.copy(body, offset);
-      entries.push({
-        id: c.id,
-        createdAt: c.createdAt,
-        offset,
-        length: stored.length,
-        dataLength: c.data.length,
-      });
-      offset += stored.length;
-      c.data = RELEASED;
     }
     const digest = sha256(body);
     const key = this.objects.packedKey(this.clock.now(), retentionDays);
@@ -314,4 +321,20 @@ export class SnapshotPacker extends IntervalTask implements OnApplicationBootstr
       skipped: taken.length - packed + dropped,
     };
   }
+}
+
+/** `chunks` in order, in pieces of at most `max` bytes of data each (a larger chunk is a piece of its own). */
+export function* byBytes<C extends { dataLength: number }>(chunks: readonly C[], max: number): Generator<C[]> {
+  let piece: C[] = [];
+  let bytes = 0;
+  for (const c of chunks) {
+    if (piece.length && bytes + c.dataLength > max) {
+      yield piece;
+      piece = [];
+      bytes = 0;
+    }
+    piece.push(c);
+    bytes += c.dataLength;
+  }
+  if (piece.length) yield piece;
 }

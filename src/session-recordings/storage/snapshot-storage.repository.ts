@@ -129,16 +129,17 @@ export class SnapshotStorageRepository extends RepositoryBase {
   }
 
   /**
-   * The oldest unpacked chunks (id order), with their bytes, up to `maxBytes` in all (at least one chunk, even
-   * a larger one) and at most `maxChunks`.
+   * The oldest unpacked chunks (id order), with their bytes' length (not the bytes: `bufferedBytes` reads them
+   * a few megabytes at a time), up to `maxBytes` in all (at least one chunk, even a larger one) and at most
+   * `maxChunks`.
    */
   @GenerateSql({ params: [1024 * 1024, 1000, 30] })
   unpackedChunks(maxBytes: number, maxChunks: number, defaultDays: number): Promise<UnpackedChunk[]> {
     return this.query<UnpackedChunk>(
       `SELECT w.id::text AS id, w.team_id AS "teamId", w.session_id AS "sessionId",
               coalesce(p.session_recording_retention_period_days, $3::int) AS "retentionDays",
-              w.first_timestamp AS "firstTimestamp", w.created_at AS "createdAt", w.data
-         FROM (SELECT s.id, s.team_id, s.session_id, s.first_timestamp, s.created_at, b.data,
+              w.first_timestamp AS "firstTimestamp", w.created_at AS "createdAt", w.len AS "dataLength"
+         FROM (SELECT s.id, s.team_id, s.session_id, s.first_timestamp, s.created_at, octet_length(b.data) AS len,
                       sum(octet_length(b.data)) OVER (ORDER BY s.id) - octet_length(b.data) AS before
                  FROM (SELECT * FROM session_recording_snapshots
                         WHERE data IS NULL AND object_key IS NULL
@@ -146,10 +147,23 @@ export class SnapshotStorageRepository extends RepositoryBase {
                         LIMIT $2) s
                  JOIN session_recording_chunk_buffer b ON b.created_at = s.created_at AND b.snapshot_id = s.id) w
          LEFT JOIN projects p ON p.id = w.team_id
-        WHERE w.before = 0 OR w.before + octet_length(w.data) <= $1
+        WHERE w.before = 0 OR w.before + w.len <= $1
         ORDER BY w.id`,
       [maxBytes, maxChunks, defaultDays],
     );
+  }
+
+  /** The buffered bytes of waiting chunks (a piece of a packer pass), by chunk id; a chunk without any is left out. */
+  @GenerateSql({ params: [[{ id: '1', createdAt: new Date('2026-01-01T00:00:00Z') }]] })
+  async bufferedBytes(chunks: readonly { id: string; createdAt: Date }[]): Promise<Map<string, Buffer>> {
+    const rows = await this.query<{ id: string; data: Buffer }>(
+      `SELECT b.snapshot_id::text AS id, b.data
+         FROM session_recording_chunk_buffer b
+         JOIN unnest($1::bigint[], $2::timestamptz[]) AS u(id, created_at)
+           ON b.created_at = u.created_at AND b.snapshot_id = u.id`,
+      [chunks.map((c) => c.id), chunks.map((c) => c.createdAt)],
+    );
+    return new Map(rows.map((r) => [r.id, r.data]));
   }
 
   /**

@@ -15,7 +15,7 @@ export interface ChunkToMove {
   retentionDays?: number;
 }
 
-/** An unpacked chunk with its bytes, as the packer takes it. */
+/** An unpacked chunk as the packer takes it: its bytes are read in pieces of a pass (`bufferedBytes`). */
 export interface UnpackedChunk {
   id: string;
   teamId: number;
@@ -25,7 +25,8 @@ export interface UnpackedChunk {
   firstTimestamp: Date;
   /** The chunk's `created_at`: its buffer row's hour (partition). */
   createdAt: Date;
-  data: Buffer;
+  /** Bytes of its buffered data. */
+  dataLength: number;
 }
 
 /** A chunk's place in its packed object and the SHA-256 (hex) of its bytes. */
