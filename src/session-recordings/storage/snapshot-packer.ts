@@ -324,7 +324,10 @@ export class SnapshotPacker extends IntervalTask implements OnApplicationBootstr
 }
 
 /** `chunks` in order, in pieces of at most `max` bytes of data each (a larger chunk is a piece of its own). */
-export function* byBytes<C extends { dataLength: number }>(chunks: readonly C[], max: number): Generator<C[]> {
+export function* byBytes<C extends { dataLength: number }>(
+  chunks: readonly C[],
+  max: number,
+): Generator<C[]> {
   let piece: C[] = [];
   let bytes = 0;
   for (const c of chunks) {
