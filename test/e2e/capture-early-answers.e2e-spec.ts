@@ -147,7 +147,9 @@ describe('capture: early answers reach a client still sending its body', () => {
       // poll of the socket between writes, the answer (sent before the close) is read before any write can fail.
       const pump = async () => {
         while (!answered) {
-          await new Promise<void>((done, fail) => req.write(chunk(), (error) => (error ? fail(error) : done())));
+          await new Promise<void>((done, fail) =>
+            req.write(chunk(), (error) => (error ? fail(error) : done())),
+          );
           await new Promise<void>((done) => setImmediate(done));
         }
       };
