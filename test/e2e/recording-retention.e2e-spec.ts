@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { runCli } from '../../src/cli-dispatch.js';
 import { RecordingPurgeScheduler } from '../../src/session-recordings/retention/recording-purge.scheduler.js';
+import { RecordingRetentionRepository } from '../../src/session-recordings/retention/recording-retention.repository.js';
 import { RecordingRetentionService } from '../../src/session-recordings/retention/recording-retention.service.js';
 import { SnapshotObjectStore } from '../../src/session-recordings/storage/snapshot-object-store.js';
 import { startS3Server } from '../support/batch-export-runs.js';
@@ -403,6 +404,43 @@ describe('recording retention', () => {
         .get(path(short, `/${expired[0]}`))
         .set(owner.auth)
         .expect(404);
+    });
+
+    it('purgeBatch starts at the project of its previous batch, and still reaches the projects before it', async () => {
+      await retention.purgeExpired();
+      const before = await newProject();
+      const after = await newProject();
+      for (let i = 0; i < 2; i++) await record(before, CUTOFF_7 - (i + 1) * DAY, 'resume-before');
+      for (let i = 0; i < 3; i++) await record(after, CUTOFF_7 - (i + 1) * DAY, 'resume-after');
+      await setRetention(after, 7).expect(200);
+      // The projects each call looks at (the repository's own statement, counted on its way).
+      const repository = t.app.get(RecordingRetentionRepository);
+      const candidates = repository.expiredCandidates.bind(repository);
+      let looked: number[] = [];
+      repository.expiredCandidates = (teamId, ...rest) => {
+        looked.push(teamId);
+        return candidates(teamId, ...rest);
+      };
+      try {
+        const batch = async () => {
+          looked = [];
+          return (await retention.purgeBatch()).recordings;
+        };
+        expect(await batch()).toBe(2);
+        expect(looked).toContain(after.id);
+        // Now `before`'s recordings expire too; the next batch starts at `after`, where one is left.
+        await setRetention(before, 7).expect(200);
+        expect(await batch()).toBe(1);
+        expect(looked).toEqual([after.id]);
+        // `after` has none left: on to the projects after it, then from the first, to `before`.
+        expect(await batch()).toBe(2);
+        expect(looked[0]).toBe(after.id);
+        expect(looked[looked.length - 1]).toBe(before.id);
+        expect(looked.filter((id) => id === after.id)).toHaveLength(1);
+        expect(await batch()).toBe(0);
+      } finally {
+        repository.expiredCandidates = candidates;
+      }
     });
 
     it('deletes the objects of chunks kept in the object store after the commit, and leaves the others', async () => {
