@@ -896,7 +896,11 @@ async function main(): Promise<void> {
       ...failed.map((f) => `${f.name}: FAILED — ${f.error}`),
     ].filter(Boolean);
     console.log(`\n${summary.join('\n\n')}\n`);
-    if (options.updateDocs) {
+    if (options.updateDocs && failed.length) {
+      log(
+        `docs/performance.md left alone: ${failed.length} stage(s) failed (${failed.map((f) => f.name).join(', ')})`,
+      );
+    } else if (options.updateDocs) {
       const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
       const heading =
         `Latest run: ${results.date}, ${results.machine.cores} cores (${results.machine.cpu}), Node ${results.machine.node}, ` +
@@ -905,10 +909,11 @@ async function main(): Promise<void> {
         `${options.connections} connections, ${options.warmupSec} s warm-up, ${options.durationSec} s × ${options.rounds} ` +
         `rounds per side; \`${relative(ROOT, out)}\`.`;
       const docPath = join(ROOT, 'docs', 'performance.md');
-      writeFileSync(
-        docPath,
-        replaceResultsBlock(readFileSync(docPath, 'utf8'), [heading, ...summary].join('\n\n')),
-      );
+      const updated = replaceResultsBlock(readFileSync(docPath, 'utf8'), [heading, ...summary].join('\n\n'));
+      // Formatted as the repository's lint expects (the tables' columns padded).
+      const prettier = await import('prettier');
+      const config = (await prettier.resolveConfig(docPath)) ?? {};
+      writeFileSync(docPath, await prettier.format(updated, { ...config, filepath: docPath }));
       log('docs/performance.md: results block updated');
     }
     console.log(`Results: ${relative(process.cwd(), out)} (${results.durationSec} s)`);

@@ -65,7 +65,8 @@ export const USAGE = `Usage: npm run bench -- [options]
                         after each stage with "finished": false, so a run that stops early keeps what it
                         measured; a stage that fails is listed in "failed", the others still run (exit 1)
   --no-update-docs      leave docs/performance.md alone (a full run puts its tables there)
-  --update-docs         put this run's tables in docs/performance.md also after a partial run
+  --update-docs         put this run's tables in docs/performance.md also after a partial run (never after a run
+                        with a failed stage; the page is written formatted by prettier)
 
 Environment: BENCH_CITUS_URL (the coordinator of a Citus cluster, e.g. the URL \`npm run citus:up\` prints: the
 \`citus\` scenario runs the events list and the event capture there beside a plain database on the same server;
