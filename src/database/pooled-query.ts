@@ -1,4 +1,4 @@
-import { type DataSource, QueryFailedError } from 'typeorm';
+import { type DataSource, QueryFailedError, type QueryRunner } from 'typeorm';
 
 /** The part of a node-postgres result this file reads. */
 interface PgResult {
@@ -35,6 +35,45 @@ function checkout(pool: PgPool): Promise<[PgClient, (err?: unknown) => void]> {
 }
 
 /**
+ * One statement on a connection the caller holds, answered as TypeORM's query runner answers it: logged to the
+ * data source's logger, then the rows, or `[rows, affected]` for an UPDATE or DELETE; a failed statement is a
+ * `QueryFailedError` wrapping the driver's error, logged as TypeORM logs it.
+ */
+export async function clientQuery<T>(
+  dataSource: DataSource,
+  client: Pick<PgClient, 'query'>,
+  sql: string,
+  parameters?: unknown[],
+  runner?: QueryRunner,
+): Promise<T> {
+  try {
+    dataSource.logger.logQuery(sql, parameters, runner);
+    const raw = await client.query(sql, parameters);
+    return (raw.command === 'UPDATE' || raw.command === 'DELETE' ? [raw.rows, raw.rowCount] : raw.rows) as T;
+  } catch (err) {
+    dataSource.logger.logQueryError(err as Error, sql, parameters, runner);
+    throw new QueryFailedError(sql, parameters, err as Error);
+  }
+}
+
+/**
+ * The `pg` connection of `runner` when it holds an open transaction and statements may skip its per-statement work
+ * (TypeORM does not time them); undefined otherwise (the caller then uses the runner).
+ */
+export function transactionConnection(
+  dataSource: DataSource,
+  runner: QueryRunner,
+): Pick<PgClient, 'query'> | undefined {
+  if (!runner.isTransactionActive || runner.isReleased || timesStatements(dataSource)) return undefined;
+  return (runner as QueryRunner & { databaseConnection?: PgClient }).databaseConnection;
+}
+
+/** Whether TypeORM is to time statements (`maxQueryExecutionTime`): then they go through its query runner. */
+export function timesStatements(dataSource: DataSource): boolean {
+  return Boolean(dataSource.driver.options.maxQueryExecutionTime);
+}
+
+/**
  * One statement outside a transaction, answered as TypeORM's `EntityManager.query` answers it, without its query
  * runner: one checkout of the pool (through `PoolShares`, as the runner's), the statement, the connection given
  * back (dropped when it failed with an `error` event meanwhile). What TypeORM returns is kept: the rows, or
@@ -52,7 +91,7 @@ export async function pooledQuery<T>(
 ): Promise<T | undefined> {
   const pool = poolOf(dataSource);
   // Slow statements logged by TypeORM (maxQueryExecutionTime): left to its runner, which times them.
-  if (!pool || dataSource.driver.options.maxQueryExecutionTime) return undefined;
+  if (!pool || timesStatements(dataSource)) return undefined;
   const [client, release] = await checkout(pool);
   let released = false;
   const onError = (err: unknown) => {
@@ -62,12 +101,7 @@ export async function pooledQuery<T>(
   };
   client.once('error', onError);
   try {
-    dataSource.logger.logQuery(sql, parameters);
-    const raw = await client.query(sql, parameters);
-    return (raw.command === 'UPDATE' || raw.command === 'DELETE' ? [raw.rows, raw.rowCount] : raw.rows) as T;
-  } catch (err) {
-    dataSource.logger.logQueryError(err as Error, sql, parameters);
-    throw new QueryFailedError(sql, parameters, err as Error);
+    return await clientQuery<T>(dataSource, client, sql, parameters);
   } finally {
     client.removeListener('error', onError);
     if (!released) {

@@ -7,7 +7,7 @@ import {
   type QueryRunner,
   type Repository,
 } from 'typeorm';
-import { pooledQuery } from './pooled-query.js';
+import { clientQuery, pooledQuery, transactionConnection } from './pooled-query.js';
 import { currentManager, runInTransaction, runRetriedTransaction } from './transactions.js';
 
 /**
@@ -32,14 +32,20 @@ export abstract class RepositoryBase {
   }
 
   /**
-   * Plain SQL on the current manager: for hand-tuned statements, which `@GenerateSql` pins. Outside a transaction
-   * it is one checkout of the pool without a TypeORM query runner (`pooledQuery`, same answer and errors).
+   * Plain SQL on the current manager: for hand-tuned statements, which `@GenerateSql` pins. Answered as TypeORM's
+   * `EntityManager.query` answers (rows, `[rows, affected]` for an UPDATE or DELETE, `QueryFailedError`), without
+   * a query runner's per-statement work: outside a transaction one checkout of the pool (`pooledQuery`), inside
+   * one straight on the transaction's connection (`clientQuery`).
    */
   protected async query<R>(sql: string, parameters?: unknown[]): Promise<R[]> {
     const manager = this.manager;
-    if (!manager.queryRunner) {
+    const runner = manager.queryRunner;
+    if (!runner) {
       const rows = await pooledQuery<R[]>(this.dataSource, sql, parameters);
       if (rows) return rows;
+    } else {
+      const connection = transactionConnection(this.dataSource, runner);
+      if (connection) return clientQuery<R[]>(this.dataSource, connection, sql, parameters, runner);
     }
     return manager.query<R[]>(sql, parameters);
   }

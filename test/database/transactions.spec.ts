@@ -1,7 +1,7 @@
 import { loadServiceFeatures } from '../../src/features.js';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
-import { DataSource, QueryFailedError } from 'typeorm';
+import { DataSource, QueryFailedError, type QueryRunner } from 'typeorm';
 import { PoolShares } from '../../src/database/pool-shares.js';
 import { RepositoryBase } from '../../src/database/repository-base.js';
 import {
@@ -368,6 +368,39 @@ describe('transactions (TransactionHost, @Transactional, RepositoryBase)', () =>
       expect(runners).toHaveBeenCalled();
     } finally {
       runners.mockRestore();
+    }
+  });
+
+  it('inside a transaction, plain SQL answers as TypeORM does, on its connection without the runner per statement', async () => {
+    await reset();
+    const probe = dataSource.createQueryRunner();
+    const runnerQuery = jest.spyOn(Object.getPrototypeOf(probe) as QueryRunner, 'query');
+    await probe.release();
+    try {
+      const renamed = await host.withTransaction(async () => {
+        await notes.add('a');
+        await notes.add('b');
+        // An UPDATE: TypeORM's `[rows, affected]`, read inside the transaction.
+        return [await notes.rename('a', 'c'), await notes.rename('nothing', 'd'), await notes.texts()];
+      });
+      expect(renamed).toEqual([1, 0, ['c', 'b']]);
+      expect(await notes.texts()).toEqual(['c', 'b']);
+      // A failed statement is TypeORM's QueryFailedError around the driver's error, and the transaction rolls back.
+      const failure = await host
+        .withTransaction(async () => {
+          await notes.add('e');
+          await notes.add(null as unknown as string);
+        })
+        .catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(QueryFailedError);
+      expect((failure as QueryFailedError).driverError).toMatchObject({ code: '23502' });
+      expect((failure as QueryFailedError).query).toBe('INSERT INTO notes (text) VALUES ($1)');
+      expect(await notes.texts()).toEqual(['c', 'b']);
+      // The plain statements skipped the runner's `query` (the transaction's own statements use it).
+      const plain = runnerQuery.mock.calls.filter(([sql]) => /notes/.test(String(sql)));
+      expect(plain).toEqual([]);
+    } finally {
+      runnerQuery.mockRestore();
     }
   });
 
