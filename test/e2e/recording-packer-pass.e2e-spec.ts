@@ -1,7 +1,8 @@
 /**
  * One packer pass (src/session-recordings/storage/snapshot-packer.ts) against a real PostgreSQL and an s3rver on
  * loopback: a pass whose chunks are read from the buffer in several pieces (PASS_READ_BYTES, 4 MB each) and copied
- * into one object, every chunk at its place and in its order.
+ * into one object, every chunk at its place and in its order; and its guard: a chunk whose buffered bytes are gone or
+ * of another length than the pass listed stops the pass before anything is written, and the chunks wait for the next.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
@@ -182,4 +183,78 @@ describe('a packer pass', () => {
     expect(played).toHaveLength(events.length);
     expect(played).toEqual(events);
   }, 120_000);
+
+  it("a waiting chunk's buffered bytes changed or gone between the listing and the read: the pass throws before writing anything, the chunks wait, and the next pass packs them", async () => {
+    const sessionId = newSessionId('guard');
+    const start = Date.now() - 1_800_000;
+    const events = [rr.meta(start, 'https://shop.example/'), rr.full(start + 1)];
+    for (let i = 0; i < 7; i++) events.push(rr.move(start + 1000 * (i + 1)));
+    // Three requests: three chunks.
+    for (let i = 0; i < events.length; i += 3) await capture(sessionId, events.slice(i, i + 3));
+    const waiting = await waitingBytes(sessionId);
+    expect(waiting).toHaveLength(3);
+    const target = waiting[1];
+    const before = await objects();
+    const repo = repository();
+    const listing = repo.unpackedChunks.bind(repo);
+    const stillWaiting = async () => {
+      expect(await objects()).toEqual(before);
+      expect((await rows(sessionId)).map((r) => r.object_key)).toEqual([null, null, null]);
+      expect((await waitingBytes(sessionId)).map((w) => w.id)).toEqual(waiting.map((w) => w.id));
+    };
+    /**
+     * A pass whose listing of the waiting chunks is followed, before the pass reads them, by `change`: the
+     * repository's real listing, then the statement run in PostgreSQL (once; the next pass lists as usual).
+     */
+    const passAfter = async (change: string, params: unknown[]) => {
+      const spy = jest.spyOn(repo, 'unpackedChunks').mockImplementationOnce(async (...args) => {
+        const listed = await listing(...args);
+        expect(listed.find((c) => c.id === target.id)?.dataLength).toBe(target.data.length);
+        await t.dataSource.query(change, params);
+        return listed;
+      });
+      try {
+        return await packer().packDue();
+      } finally {
+        spy.mockRestore();
+      }
+    };
+    const error = `chunk ${target.id}: its buffered bytes changed while it was being packed`;
+
+    // One byte more than the listing said.
+    await expect(
+      passAfter(
+        `UPDATE session_recording_chunk_buffer SET data = data || '\\x00'::bytea WHERE snapshot_id = $1`,
+        [target.id],
+      ),
+    ).rejects.toThrow(error);
+    await stillWaiting();
+    // Gone.
+    await t.dataSource.query(`UPDATE session_recording_chunk_buffer SET data = $2 WHERE snapshot_id = $1`, [
+      target.id,
+      target.data,
+    ]);
+    await expect(
+      passAfter(`DELETE FROM session_recording_chunk_buffer WHERE snapshot_id = $1`, [target.id]),
+    ).rejects.toThrow(error);
+    expect((await waitingBytes(sessionId)).map((w) => w.id)).toEqual([waiting[0].id, waiting[2].id]);
+    expect(await objects()).toEqual(before);
+    expect((await rows(sessionId)).map((r) => r.object_key)).toEqual([null, null, null]);
+
+    // The bytes back as they were: the next pass packs all three, and the recording plays whole.
+    await t.dataSource.query(
+      `INSERT INTO session_recording_chunk_buffer (snapshot_id, created_at, data) VALUES ($1, $2, $3)`,
+      [target.id, target.createdAt, target.data],
+    );
+    await stillWaiting();
+    const reports = await packer().packDue();
+    expect(reports).toHaveLength(1);
+    expect(reports![0]).toMatchObject({ chunks: 3, skipped: 0 });
+    const packed = await rows(sessionId);
+    expect(packed.every((r) => r.object_key === reports![0].objectKey)).toBe(true);
+    expect((await objects()).map((o) => o.key)).toEqual(
+      [...before.map((o) => o.key), reports![0].objectKey].sort(),
+    );
+    expect(await snapshotsOf(sessionId)).toEqual(events);
+  });
 });
