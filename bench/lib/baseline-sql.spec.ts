@@ -4,10 +4,12 @@
  * have no example of (the events insert, the delete of persons a concurrent creation made redundant) are the text
  * of the service's source. A change of the service's capture SQL
  * then fails here, before a bench run reports the two sides' statements as different.
+ *
+ * Also: how two sides' statement profiles are compared and reported (`statementDifferences`, `compareStatements`).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import * as sql from '../baseline/sql.js';
-import { type StatementProfile, statementDifferences } from './statements.js';
+import { compareStatements, type StatementProfile, statementDifferences } from './statements.js';
 
 const ROOT = new URL('../../', import.meta.url);
 const normal = (text: string) => text.replace(/\s+/g, ' ').trim();
@@ -69,13 +71,13 @@ describe("the baseline's capture statements", () => {
   });
 });
 
-describe('statementDifferences', () => {
-  const profile = (calls: Record<string, number>): StatementProfile => ({
-    perRequest: Object.values(calls).reduce((a, b) => a + b, 0),
-    byQuery: new Map(Object.entries(calls).map(([id, n]) => [id, { calls: n, query: `statement ${id}` }])),
-    serialP50: 1,
-  });
+const profile = (calls: Record<string, number>, serialP50 = 1): StatementProfile => ({
+  perRequest: Object.values(calls).reduce((a, b) => a + b, 0),
+  byQuery: new Map(Object.entries(calls).map(([id, n]) => [id, { calls: n, query: `statement ${id}` }])),
+  serialP50,
+});
 
+describe('statementDifferences', () => {
   it('finds none when both sides send the same statements as often', () => {
     expect(statementDifferences(profile({ a: 1, b: 0.2 }), profile({ b: 0.2, a: 1 }))).toEqual([]);
   });
@@ -88,5 +90,40 @@ describe('statementDifferences', () => {
     expect(statementDifferences(profile({ a: 1 }), profile({ a: 1.2 }))).toEqual([
       'service 1× vs baseline 1.2×: statement a',
     ]);
+  });
+});
+
+describe('compareStatements', () => {
+  it('records and says that both sides send the same statements', () => {
+    expect(
+      compareStatements('capture-x', {
+        service: profile({ a: 1, b: 2 }, 3.25),
+        baseline: profile({ b: 2, a: 1 }, 1.5),
+      }),
+    ).toEqual({
+      statements: { service: 3, baseline: 3, sameStatements: true, note: null },
+      serialP50: { service: 3.25, baseline: 1.5 },
+      summary: 'capture-x: 3.0 statements/request (service), 3.0 (baseline); the same statements',
+    });
+  });
+
+  it('records and says which statements differ', () => {
+    expect(
+      compareStatements('events', {
+        service: profile({ a: 1, b: 0.25 }),
+        baseline: profile({ a: 1.5, c: 1 }, 2),
+      }),
+    ).toEqual({
+      statements: {
+        service: 1.25,
+        baseline: 2.5,
+        sameStatements: false,
+        note: 'service 1× vs baseline 1.5×: statement a | service 0.25× vs baseline 0×: statement b | baseline only, 1×: statement c',
+      },
+      serialP50: { service: 1, baseline: 2 },
+      summary:
+        'events: 1.3 statements/request (service), 2.5 (baseline); DIFFERENT: service 1× vs baseline 1.5×: statement a | ' +
+        'service 0.25× vs baseline 0×: statement b | baseline only, 1×: statement c',
+    });
   });
 });

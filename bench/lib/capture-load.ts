@@ -20,7 +20,7 @@ import type { CaptureLoadResult, CaptureLoadStats } from './report.js';
 import type { Side } from './scenarios.js';
 import { type ReadObject, readStoredRecording, storedDifference } from './stored-recording.js';
 import { countsBetween, NO_REQUESTS, type StoreCounts } from './store-proxy.js';
-import { profileCaptureBodies, statementDifferences, type StatementProfile } from './statements.js';
+import { compareStatements, profileCaptureBodies, type StatementProfile } from './statements.js';
 import { gzipSync } from 'node:zlib';
 
 /** Requests per second and connection the warm-up's bodies are built for (far above what a side serves). */
@@ -265,19 +265,9 @@ export async function benchCaptureLoad(options: {
         CAPTURE_PATH,
       );
     }
-    const differences = statementDifferences(profiles.service, profiles.baseline);
-    statements = {
-      service: profiles.service.perRequest,
-      baseline: profiles.baseline.perRequest,
-      sameStatements: differences.length === 0,
-      note: differences.length ? differences.join(' | ') : null,
-    };
-    serialP50 = { service: profiles.service.serialP50, baseline: profiles.baseline.serialP50 };
-    log(
-      `${name}: ${profiles.service.perRequest.toFixed(1)} statements/request (service), ` +
-        `${profiles.baseline.perRequest.toFixed(1)} (baseline)` +
-        (differences.length ? `; DIFFERENT: ${differences.join(' | ')}` : '; the same statements'),
-    );
+    const comparison = compareStatements(name, profiles);
+    ({ statements, serialP50 } = comparison);
+    log(comparison.summary);
   }
 
   // 3. Load.

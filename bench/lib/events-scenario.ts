@@ -26,7 +26,7 @@ import { type EventsLoadResult, type EventsLoadStats, meanEvents } from './event
 import type { BenchOptions } from './options.js';
 import { sampleRss, type Server, startServer } from './processes.js';
 import type { Side } from './scenarios.js';
-import { profileCaptureBodies, statementDifferences, type StatementProfile } from './statements.js';
+import { compareStatements, profileCaptureBodies, type StatementProfile } from './statements.js';
 
 const NAME = 'capture-events';
 const DESCRIPTION =
@@ -165,19 +165,10 @@ export async function runEventsScenario(options: {
           EVENTS_PATH,
         );
       }
-      // The same statements (pg_stat_statements' query ids) as often on both sides, else what differs.
-      const differences = statementDifferences(per.service, per.baseline);
-      statements = {
-        service: per.service.perRequest,
-        baseline: per.baseline.perRequest,
-        sameStatements: differences.length === 0,
-        note: differences.length ? differences.join(' | ') : null,
-      };
-      serialP50 = { service: per.service.serialP50, baseline: per.baseline.serialP50 };
+      const comparison = compareStatements(NAME, per);
+      ({ statements, serialP50 } = comparison);
       log(
-        `${NAME}: ${per.service.perRequest.toFixed(1)} statements/request (service), ` +
-          `${per.baseline.perRequest.toFixed(1)} (baseline)` +
-          (differences.length ? `; DIFFERENT: ${differences.join(' | ')}` : '; the same statements') +
+        comparison.summary +
           `; one request at a time, p50 ${per.service.serialP50.toFixed(1)} ms (service), ` +
           `${per.baseline.serialP50.toFixed(1)} ms (baseline)`,
       );

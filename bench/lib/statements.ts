@@ -87,3 +87,36 @@ export function statementDifferences(service: StatementProfile, baseline: Statem
   }
   return out;
 }
+
+/** Two sides' statement profiles compared: the results file's `statements` and `serialP50`, and the log line. */
+export interface StatementComparison {
+  statements: { service: number; baseline: number; sameStatements: boolean; note: string | null };
+  serialP50: { service: number; baseline: number };
+  /** `<name>: 2.0 statements/request (service), 2.0 (baseline); the same statements` (or `; DIFFERENT: …`). */
+  summary: string;
+}
+
+/**
+ * The same statements (pg_stat_statements' query ids) as often on both sides, else what differs
+ * (`statementDifferences`), for the capture scenarios (events and recordings) of scenario `name`.
+ */
+export function compareStatements(
+  name: string,
+  profiles: { service: StatementProfile; baseline: StatementProfile },
+): StatementComparison {
+  const { service, baseline } = profiles;
+  const differences = statementDifferences(service, baseline);
+  return {
+    statements: {
+      service: service.perRequest,
+      baseline: baseline.perRequest,
+      sameStatements: differences.length === 0,
+      note: differences.length ? differences.join(' | ') : null,
+    },
+    serialP50: { service: service.serialP50, baseline: baseline.serialP50 },
+    summary:
+      `${name}: ${service.perRequest.toFixed(1)} statements/request (service), ` +
+      `${baseline.perRequest.toFixed(1)} (baseline)` +
+      (differences.length ? `; DIFFERENT: ${differences.join(' | ')}` : '; the same statements'),
+  };
+}
