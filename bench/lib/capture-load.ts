@@ -78,6 +78,9 @@ function meanCapture(all: CaptureLoadStats[]): CaptureLoadStats {
     p99: mean(all.map((s) => s.p99)),
     errors: sum((s) => s.errors),
     cpuMsPerRequest: mean(all.map((s) => s.cpuMsPerRequest)),
+    ...(all.every((s) => s.v8CpuMsPerRequest !== undefined)
+      ? { v8CpuMsPerRequest: mean(all.map((s) => s.v8CpuMsPerRequest!)) }
+      : {}),
     rssMaxMb: Math.max(...all.map((s) => s.rssMaxMb)),
     eventsSent: sum((s) => s.eventsSent),
     eventsStored: sum((s) => s.eventsStored),
@@ -301,6 +304,7 @@ export async function benchCaptureLoad(options: {
       );
       const sampler = sampleRss(servers[side]);
       const cpuBefore = servers[side].cpuMs();
+      const v8Before = servers[side].v8WorkerCpuMs();
       const storeBefore = options.storeCounts?.[side]() ?? null;
       const loadStarted = performance.now();
       const f: CaptureLoadFigures = await runCaptureLoad(servers[side].url, queues, bench.durationSec);
@@ -311,6 +315,7 @@ export async function benchCaptureLoad(options: {
         throw new Error(`${name}: the service's packer left chunks of the load waiting for 120 s`);
       const storeRequests = storeBefore ? countsBetween(storeBefore, options.storeCounts![side]()) : null;
       const cpuMs = servers[side].cpuMs() - cpuBefore;
+      const v8Ms = servers[side].v8WorkerCpuMs() - v8Before;
       const rssMaxMb = sampler.stop();
       if (f.exhausted) {
         throw new Error(
@@ -328,6 +333,7 @@ export async function benchCaptureLoad(options: {
         p99: f.p99,
         errors: f.errors,
         cpuMsPerRequest: f.requests ? cpuMs / f.requests : 0,
+        v8CpuMsPerRequest: f.requests ? v8Ms / f.requests : 0,
         rssMaxMb,
         eventsSent: f.events,
         eventsStored,
@@ -336,7 +342,8 @@ export async function benchCaptureLoad(options: {
       log(
         `${name} round ${r + 1} ${side}: ${Math.round(f.rps)} req/s, ${Math.round(f.eventsPerSec)} events/s, ` +
           `${f.mbPerSec.toFixed(2)} MB/s, p50 ${f.p50} ms, p99 ${f.p99} ms, ${f.errors} errors, ` +
-          `${(cpuMs / (f.requests || 1)).toFixed(2)} CPU ms/request, ${f.sessions.size} sessions, ` +
+          `${(cpuMs / (f.requests || 1)).toFixed(2)} CPU ms/request ` +
+          `(V8 workers ${(v8Ms / (f.requests || 1)).toFixed(2)}), ${f.sessions.size} sessions, ` +
           `${eventsStored} of ${f.events} events stored` +
           (storeRequests
             ? `; object store: ${storeRequests.put} PUT, ${storeRequests.get} GET, ` +

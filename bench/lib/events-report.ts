@@ -18,6 +18,8 @@ export interface EventsLoadStats {
   errors: number;
   /** CPU time of the server process per stored event (user + system), ms. */
   cpuMsPerEvent: number;
+  /** The part of `cpuMsPerEvent` spent by V8's worker threads (garbage collection, compilation), ms. */
+  v8CpuMsPerEvent?: number;
   rssMaxMb: number;
   /** Events in answered requests; rows of the load in `events` afterwards; rows whose uuid is there twice. */
   eventsSent: number;
@@ -55,6 +57,9 @@ export function meanEvents(all: readonly EventsLoadStats[]): EventsLoadStats {
     p99: mean(all.map((s) => s.p99)),
     errors: sum((s) => s.errors),
     cpuMsPerEvent: mean(all.map((s) => s.cpuMsPerEvent)),
+    ...(all.every((s) => s.v8CpuMsPerEvent !== undefined)
+      ? { v8CpuMsPerEvent: mean(all.map((s) => s.v8CpuMsPerEvent!)) }
+      : {}),
     rssMaxMb: Math.max(0, ...all.map((s) => s.rssMaxMb)),
     eventsSent: sum((s) => s.eventsSent),
     eventsStored: sum((s) => s.eventsStored),

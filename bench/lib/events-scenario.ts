@@ -197,8 +197,10 @@ export async function runEventsScenario(options: {
         const queues: EventsRequest[][] = eventsQueues(plan(prefix), bench.connections, perConnection);
         const sampler = sampleRss(servers[side]);
         const cpuBefore = servers[side].cpuMs();
+        const v8Before = servers[side].v8WorkerCpuMs();
         const f = await runCaptureLoad(servers[side].url, queues, bench.durationSec, EVENTS_PATH);
         const cpuMs = servers[side].cpuMs() - cpuBefore;
+        const v8Ms = servers[side].v8WorkerCpuMs() - v8Before;
         const rssMaxMb = sampler.stop();
         if (f.exhausted)
           throw new Error(
@@ -214,6 +216,7 @@ export async function runEventsScenario(options: {
           p99: f.p99,
           errors: f.errors,
           cpuMsPerEvent: f.events ? cpuMs / f.events : 0,
+          v8CpuMsPerEvent: f.events ? v8Ms / f.events : 0,
           rssMaxMb,
           eventsSent: f.events,
           eventsStored: stored.rows,
@@ -222,7 +225,8 @@ export async function runEventsScenario(options: {
         log(
           `${NAME} round ${r + 1} ${side}: ${Math.round(f.rps)} req/s, ${Math.round(f.eventsPerSec)} events/s, ` +
             `p50 ${f.p50} ms, p99 ${f.p99} ms, ${f.errors} errors, ` +
-            `${(f.events ? cpuMs / f.events : 0).toFixed(3)} CPU ms/event, RSS max ${Math.round(rssMaxMb)} MB, ` +
+            `${(f.events ? cpuMs / f.events : 0).toFixed(3)} CPU ms/event ` +
+            `(V8 workers ${(f.events ? v8Ms / f.events : 0).toFixed(3)}), RSS max ${Math.round(rssMaxMb)} MB, ` +
             `${stored.rows} of ${f.events} events stored, ${stored.duplicates} duplicated`,
         );
       }

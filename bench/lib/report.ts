@@ -76,6 +76,8 @@ export interface CaptureLoadStats {
   errors: number;
   /** CPU time of the server process per request (user + system), ms. */
   cpuMsPerRequest: number;
+  /** The part of `cpuMsPerRequest` spent by V8's worker threads (garbage collection, compilation), ms. */
+  v8CpuMsPerRequest?: number;
   rssMaxMb: number;
   /** rrweb events sent in answered requests, and the events the recordings of the load count afterwards. */
   eventsSent: number;
