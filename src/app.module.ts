@@ -9,7 +9,7 @@ import { ExpensiveReadsModule } from './common/expensive-reads/expensive-reads.j
 import { ApiBodyInterceptor } from './common/http/api-body.js';
 import { DirectRoutesModule } from './common/http/direct-route.js';
 import { applyRouteAliases, controllersOf } from './common/http/route-aliases.js';
-import { RequestPipelineInterceptor } from './common/http/request-pipeline.interceptor.js';
+import { PIPELINE_FEATURES, RequestPipelineInterceptor } from './common/http/request-pipeline.interceptor.js';
 import { RequestTimeoutInterceptor } from './common/http/request-timeout.interceptor.js';
 import {
   CHECKED_PREFIXES,
@@ -86,7 +86,8 @@ export class AppModule {
         // The interceptors run in this order, as one (RequestPipelineInterceptor), before the pipe: the `/api` body
         // is read only now, after the guards (no body of a request without a valid key is parsed); then text and
         // depth checks of every input; every `/api` handler on the API's share of the database pool, with its
-        // kind's statement timeout; the request timeout; the list envelope. Then validation.
+        // kind's statement timeout; the request timeout; the list envelope; then the features' interceptors
+        // (their manifests' `interceptors`: `@current`, the activity log). Then validation.
         ApiBodyInterceptor,
         {
           provide: INPUT_CHECK_OPTIONS,
@@ -99,6 +100,7 @@ export class AppModule {
         ApiRequestInterceptor,
         RequestTimeoutInterceptor,
         EnvelopeInterceptor,
+        { provide: PIPELINE_FEATURES, useValue: features },
         { provide: APP_INTERCEPTOR, useClass: RequestPipelineInterceptor },
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

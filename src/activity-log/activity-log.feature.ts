@@ -28,6 +28,14 @@ export const ACTIVITY_LOG_FEATURE = defineFeature({
   }),
   scopes: ['activity_log'],
   settings: ACTIVITY_LOG_SETTINGS,
+  // After the current references (10): a write's entry names the ids `@current` stood for.
+  interceptors: [
+    {
+      name: 'activity-log',
+      order: 20,
+      handler: async () => (await import('./activity-log.interceptor.js')).ActivityLogInterceptor,
+    },
+  ],
   tasks: [
     {
       name: 'activity-log-prune',

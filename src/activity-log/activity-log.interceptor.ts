@@ -68,8 +68,9 @@ const QUERY_KEPT = [
  *   So does a read through a sharing link (`/api/shared/:access_token…`, no key): no user, the address, the
  *   recording the enabled sharing names (an unknown token logs nothing).
  *
- * Registered by the activity log's module, so it runs inside AppModule's interceptors (the API's pool share and
- * statement timeout, the request timeout), after the guard authenticated the key.
+ * Declared in the activity log's manifest (`interceptors`), it runs as the last step of the request pipeline:
+ * inside AppModule's steps (the API's pool share and statement timeout, the request timeout) and the current
+ * references (`@current` already replaced by the ids), after the guard authenticated the key.
  */
 @Injectable()
 export class ActivityLogInterceptor implements NestInterceptor {

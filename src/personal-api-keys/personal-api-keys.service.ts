@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { PresentedSecret } from '../common/auth/presented-secret.js';
 import { type ApiKeyVerifier, Principal } from '../common/auth/principal.js';
 import { parseScopeList } from '../common/auth/scopes.js';
 import { generateToken, sha256Hex } from '../common/crypto/tokens.js';
@@ -35,9 +36,9 @@ export class PersonalApiKeysService implements ApiKeyVerifier {
     private readonly clock: Clock,
   ) {}
 
-  async verify(secret: string): Promise<Principal | null> {
-    if (!SECRET_RE.test(secret)) return null;
-    const key = await this.keys.findActiveByDigest(sha256Hex(secret));
+  async verify(secret: PresentedSecret): Promise<Principal | null> {
+    if (!SECRET_RE.test(secret.value)) return null;
+    const key = await this.keys.findActiveByDigest(secret.digest);
     if (!key) return null;
     const now = this.clock.now();
     if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() >= 3600_000) {

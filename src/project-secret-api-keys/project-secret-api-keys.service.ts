@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { PresentedSecret } from '../common/auth/presented-secret.js';
 import type { Principal, ProjectCredential, ProjectSecretVerifier } from '../common/auth/principal.js';
 import { generateToken, sha256Hex } from '../common/crypto/tokens.js';
 import { ApiError } from '../common/errors/api-error.js';
@@ -53,9 +54,9 @@ export class ProjectSecretApiKeysService implements ProjectSecretVerifier {
     private readonly clock: Clock,
   ) {}
 
-  async verify(secret: string): Promise<ProjectCredential | null> {
-    if (KEY_SECRET_RE.test(secret)) {
-      const key = await this.keys.findByDigest(sha256Hex(secret));
+  async verify(secret: PresentedSecret): Promise<ProjectCredential | null> {
+    if (KEY_SECRET_RE.test(secret.value)) {
+      const key = await this.keys.findByDigest(secret.digest);
       if (key) {
         const now = this.clock.now();
         if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() >= 3600_000) {
@@ -69,7 +70,7 @@ export class ProjectSecretApiKeysService implements ProjectSecretVerifier {
         };
       }
     }
-    const project = await this.projects.findBySecretToken(secret);
+    const project = await this.projects.findBySecretToken(secret.value);
     if (!project) return null;
     return {
       projectId: project.id,

@@ -1,5 +1,5 @@
 import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
-import type { Observable } from 'rxjs';
+import { from, type Observable, switchMap } from 'rxjs';
 import type { Principal } from '../common/auth/principal.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { CurrentUserService } from './current-user.service.js';
@@ -37,13 +37,14 @@ function refKinds(routePath: string): Record<string, 'organization' | 'project'>
  * /api/users/@me` returns as `organization`: created or joined most recently among those the key reaches) and
  * that organization's project (`team`), or the default project of the organization the path names. Replaced by
  * the id before the route's pipes parse it, so every route treats it as that id; 404 when the caller has none.
- * Runs after the guard (the principal is known) and before the pipes.
+ * Runs after the guard (the principal is known) and before the pipes, as a step of the request pipeline (the
+ * users manifest's `interceptors`), before the activity log's.
  */
 @Injectable()
 export class CurrentRefsInterceptor implements NestInterceptor {
   constructor(private readonly currentUser: CurrentUserService) {}
 
-  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const request = context.switchToHttp().getRequest<RoutedRequest>();
     const params = request.params;
     if (context.getType() !== 'http' || !params || !Object.values(params).includes(CURRENT)) {
@@ -54,7 +55,16 @@ export class CurrentRefsInterceptor implements NestInterceptor {
     const kinds = refKinds(routePath);
     const named = Object.entries(params).filter(([name, value]) => value === CURRENT && kinds[name]);
     if (!principal || !named.length) return next.handle();
+    // The route runs once the ids are in place.
+    return from(this.replaceCurrent(principal, params, kinds)).pipe(switchMap(() => next.handle()));
+  }
 
+  /** Puts the ids of the caller's current organization and project in place of `@current`; 404 when none. */
+  private async replaceCurrent(
+    principal: Principal,
+    params: Record<string, string>,
+    kinds: Record<string, 'organization' | 'project'>,
+  ): Promise<void> {
     const organizationParam = Object.keys(params).find((name) => kinds[name] === 'organization');
     if (organizationParam && params[organizationParam] === CURRENT) {
       const current = await this.currentUser.currentOrganizationId(principal);
@@ -70,6 +80,5 @@ export class CurrentRefsInterceptor implements NestInterceptor {
       if (project === null) throw ApiError.notFound();
       params[projectParam] = String(project);
     }
-    return next.handle();
   }
 }

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { CurrentRefsInterceptor } from './current-refs.interceptor.js';
@@ -14,6 +13,7 @@ import { UsersModule } from './users.module.js';
 @Module({
   imports: [UsersModule, OrganizationsModule, ProjectsModule],
   controllers: [UsersController],
-  providers: [CurrentUserService, { provide: APP_INTERCEPTOR, useClass: CurrentRefsInterceptor }],
+  // The interceptor runs on every route as a step of the request pipeline (the manifest's `interceptors`).
+  providers: [CurrentUserService, CurrentRefsInterceptor],
 })
 export class CurrentUserModule {}

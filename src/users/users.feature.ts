@@ -15,4 +15,11 @@ export const USERS_FEATURE = defineFeature({
     entities: [(await import('./user.entity.js')).UserEntity],
   }),
   scopes: ['user'],
+  interceptors: [
+    {
+      name: 'current-refs',
+      order: 10,
+      handler: async () => (await import('./current-refs.interceptor.js')).CurrentRefsInterceptor,
+    },
+  ],
 });

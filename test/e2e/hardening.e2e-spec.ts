@@ -254,6 +254,27 @@ describe('client address and request ids in the logs of the built service', () =
     const error = direct.logs().find((l) => l.msg === 'unhandled error' && l.reqId === 'broken-1');
     expect(error).toMatchObject({ level: 'error', context: 'ExceptionFilter', reqId: 'broken-1' });
     expect(JSON.stringify(error)).toContain('projects');
-    expect(requestLine(direct, 'broken-1')).toMatchObject({ level: 'error', res: { statusCode: 500 } });
+    const line = requestLine(direct, 'broken-1')!;
+    expect(line).toMatchObject({
+      level: 'error',
+      reqId: 'broken-1',
+      req: { id: 'broken-1', method: 'GET', url: '/api/projects/1', ip: '127.0.0.1' },
+      res: { statusCode: 500 },
+      err: { type: 'Error', message: 'failed with status code 500' },
+      msg: 'request errored',
+    });
+    // The fields in this order: the request's id first, as on every line of the request.
+    expect(Object.keys(line)).toEqual([
+      'level',
+      'time',
+      'pid',
+      'hostname',
+      'reqId',
+      'req',
+      'res',
+      'err',
+      'responseTime',
+      'msg',
+    ]);
   });
 });

@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import { newSessionId, rr, snapshotEvent } from '../support/recordings.js';
 import {
   bootstrapKey,
   MAIN,
   rawRequest,
   type ServiceProcess,
+  sleep,
   startService,
   waitFor,
 } from '../support/service-process.js';
@@ -19,6 +21,9 @@ async function stop(service: ServiceProcess): Promise<void> {
   service.child.kill('SIGTERM');
   await service.exited;
 }
+
+/** The fields of a request's line, in their order. */
+const REQUEST_LINE_KEYS = ['level', 'time', 'pid', 'hostname', 'reqId', 'req', 'res', 'responseTime', 'msg'];
 
 /** Nest's start-up lines (modules initialised, routes mapped). */
 const FRAMEWORK = ['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication'];
@@ -95,6 +100,8 @@ describe('logs of the built service', () => {
         responseTime: expect.any(Number),
         msg: 'request completed',
       });
+      // The fields in this order: the request's id first, as on every line of the request.
+      expect(Object.keys(lines[0])).toEqual(REQUEST_LINE_KEYS);
     }
     // None of the response headers (security headers, request id) is in any line.
     expect(service.stdout()).not.toContain('content-security-policy');
@@ -145,6 +152,17 @@ describe('logs of the built service', () => {
       req: { id: 'log-capture', method: 'POST', url: '/s/?ver=1.2.3' },
       res: { statusCode: 200 },
     });
+    // A line logged during the request carries its id, first, and not the request's other fields.
+    expect(Object.keys(lines[0]).slice(0, 6)).toEqual([
+      'level',
+      'time',
+      'pid',
+      'hostname',
+      'reqId',
+      'context',
+    ]);
+    expect(lines[0]).not.toHaveProperty('req');
+    expect(Object.keys(lines[1])).toEqual(REQUEST_LINE_KEYS);
     expect(lineOf('log-capture-401')).toEqual([
       expect.objectContaining({
         level: 'info',
@@ -152,6 +170,22 @@ describe('logs of the built service', () => {
         res: { statusCode: 401 },
       }),
     ]);
+  });
+
+  it("logs a request the client gave up on with the fields it arrived with (the client's address too)", async () => {
+    // A capture whose body never comes in full: the client closes the connection while it is read.
+    const socket = connect(service.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write(
+      'POST /s/?aborted=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: log-aborted\r\n' +
+        'Content-Type: text/plain\r\nContent-Length: 100000\r\n\r\n[{"event":',
+    );
+    await sleep(300);
+    socket.destroy();
+    await waitFor('the aborted request line', () => lineOf('log-aborted').some((l) => l.req));
+    const [line] = lineOf('log-aborted').filter((l) => l.req);
+    expect(line.req).toEqual({ id: 'log-aborted', method: 'POST', url: '/s/?aborted=1', ip: '127.0.0.1' });
+    expect(Object.keys(line).slice(0, 6)).toEqual(REQUEST_LINE_KEYS.slice(0, 6));
   });
 
   it('redirects GET / to the API documentation', async () => {

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { ApplicationConfig } from '@nestjs/core';
+import type { RequestPipelineInterceptor } from '../../src/common/http/request-pipeline.interceptor.js';
 import { sha256Hex } from '../../src/common/crypto/tokens.js';
 import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
 import { PersonalApiKeysService } from '../../src/personal-api-keys/personal-api-keys.service.js';
@@ -593,6 +595,18 @@ describe('users, keys and projects', () => {
       expect(renamed.body.name).toBe('Renamed');
       const untouched = await t.http.get(`/api/organizations/${older.id}`).set(user.auth).expect(200);
       expect(untouched.body.name).toBe('Current Older');
+      // The activity log runs after `@current` is replaced: its entry names the organization by its id.
+      const entries = (await t.dataSource.query(
+        `SELECT organization_id, item_id, detail->'context' AS context FROM activity_logs
+          WHERE scope = 'Organization' AND activity = 'updated' AND detail->>'name' = 'Renamed'`,
+      )) as { organization_id: string; item_id: string; context: unknown }[];
+      expect(entries).toEqual([
+        {
+          organization_id: newer.id,
+          item_id: newer.id,
+          context: { method: 'PATCH', route: '/api/organizations/:id', params: { id: newer.id } },
+        },
+      ]);
     });
 
     it("names the current organization's project, or the named organization's default project", async () => {
@@ -641,6 +655,22 @@ describe('users, keys and projects', () => {
         .set(user.auth)
         .expect(404);
       expect(domain.body).toEqual(NOT_FOUND);
+    });
+
+    it("runs, as the activity log does, in the request pipeline: the application's one global interceptor", () => {
+      const { config } = t.app as unknown as { config: ApplicationConfig };
+      const global = config.getGlobalInterceptors();
+      expect(global.map((i) => i.constructor.name)).toEqual(['RequestPipelineInterceptor']);
+      expect((global[0] as RequestPipelineInterceptor).stepNames).toEqual([
+        'ApiBodyInterceptor',
+        'InputCheckInterceptor',
+        'ApiRequestInterceptor',
+        'RequestTimeoutInterceptor',
+        'EnvelopeInterceptor',
+        // The features' (their manifests' `interceptors`), in their order.
+        'CurrentRefsInterceptor',
+        'ActivityLogInterceptor',
+      ]);
     });
 
     it('needs a key and the route scope as any id does', async () => {

@@ -17,6 +17,7 @@ import {
   REQUIRED_SCOPES_KEY,
 } from './auth.decorators.js';
 import { AuthFailureThrottle } from './auth-failure-throttle.js';
+import { PresentedSecret } from './presented-secret.js';
 import {
   API_KEY_VERIFIER,
   type ApiKeyVerifier,
@@ -76,8 +77,10 @@ export class ApiKeyGuard implements CanActivate {
     }
 
     const request = context.switchToHttp().getRequest<Request & { principal?: Principal }>();
-    const secret = bearerSecret(request.headers.authorization);
-    if (secret === undefined) throw ApiError.notAuthenticated();
+    const value = bearerSecret(request.headers.authorization);
+    if (value === undefined) throw ApiError.notAuthenticated();
+    // One digest of the secret for the lookup and the failure throttle, computed when first needed.
+    const secret = value === null ? null : new PresentedSecret(value);
     const address = request.ip ?? request.socket.remoteAddress ?? 'unknown';
     const blocked = this.failures.blockedFor(address);
     if (blocked && (secret === null || !this.failures.knownValid(secret))) throw ApiError.throttled(blocked);
@@ -85,7 +88,7 @@ export class ApiKeyGuard implements CanActivate {
       this.failures.recordFailure(address);
       throw ApiError.authenticationFailed('Invalid Authorization header: expected "Bearer <key>".');
     }
-    if (secret.startsWith(PROJECT_SECRET_PREFIX) && acceptsProjectSecret) {
+    if (secret.value.startsWith(PROJECT_SECRET_PREFIX) && acceptsProjectSecret) {
       const credential = (await runAsKeyLookup(() => this.projectSecrets?.verify(secret))) ?? null;
       this.checkAuthenticated(credential, secret, address, required);
       (request as { projectCredential?: ProjectCredential }).projectCredential = credential;
@@ -126,7 +129,7 @@ export class ApiKeyGuard implements CanActivate {
    */
   private checkAuthenticated<T extends { scopes: readonly string[] }>(
     found: T | null,
-    secret: string,
+    secret: PresentedSecret,
     address: string,
     required: Scope[],
   ): asserts found is T {

@@ -2,8 +2,13 @@
 import '../../features.js';
 import { describe, expect, it } from '@jest/globals';
 import { AppConfig } from '../../config/config.js';
+import { sha256Hex } from '../crypto/tokens.js';
 import { FixedClock } from '../time/clock.js';
 import { AuthFailureThrottle } from './auth-failure-throttle.js';
+import { PresentedSecret } from './presented-secret.js';
+
+/** A new PresentedSecret each time: the throttle knows a key by its digest, not by the object. */
+const key = (secret: string) => new PresentedSecret(secret);
 
 function throttle(env: Record<string, string>) {
   const clock = new FixedClock(new Date('2026-01-01T00:00:00Z'));
@@ -64,28 +69,42 @@ describe('AuthFailureThrottle', () => {
 
   it('remembers keys that authenticated for an hour, at most API_AUTH_FAILURE_MAX_ADDRESSES of them', () => {
     const { clock, throttle: t } = throttle({ API_AUTH_FAILURE_MAX_ADDRESSES: '2' });
-    expect(t.knownValid('phx_a')).toBe(false);
-    t.recordValid('phx_a');
-    expect(t.knownValid('phx_a')).toBe(true);
-    expect(t.knownValid('phx_b')).toBe(false);
+    expect(t.knownValid(key('phx_a'))).toBe(false);
+    t.recordValid(key('phx_a'));
+    expect(t.knownValid(key('phx_a'))).toBe(true);
+    expect(t.knownValid(key('phx_b'))).toBe(false);
     // Full: the key remembered first is forgotten first.
     clock.advance(1_000);
-    t.recordValid('phx_b');
-    t.recordValid('phx_c');
-    expect(t.knownValid('phx_a')).toBe(false);
-    expect(t.knownValid('phx_b')).toBe(true);
+    t.recordValid(key('phx_b'));
+    t.recordValid(key('phx_c'));
+    expect(t.knownValid(key('phx_a'))).toBe(false);
+    expect(t.knownValid(key('phx_b'))).toBe(true);
     // Forgotten when it no longer authenticates, and an hour after it last did.
-    t.forgetValid('phx_b');
-    expect(t.knownValid('phx_b')).toBe(false);
+    t.forgetValid(key('phx_b'));
+    expect(t.knownValid(key('phx_b'))).toBe(false);
     clock.advance(3_599_000);
-    expect(t.knownValid('phx_c')).toBe(true);
+    expect(t.knownValid(key('phx_c'))).toBe(true);
     clock.advance(1_000);
-    expect(t.knownValid('phx_c')).toBe(false);
+    expect(t.knownValid(key('phx_c'))).toBe(false);
+  });
+
+  it('remembers a key by the digest the lookup computed, and computes none while it remembers no key', () => {
+    const { throttle: t } = throttle({});
+    const presented = key('phx_a');
+    // Nothing remembered: neither asking nor forgetting needs the digest.
+    expect(t.knownValid(presented)).toBe(false);
+    t.forgetValid(presented);
+    expect(Object.values(presented)).not.toContain(sha256Hex('phx_a'));
+    // The digest is the one the key lookup uses (sha256Hex, as stored in the keys' tables), computed once.
+    expect(presented.digest).toBe(sha256Hex('phx_a'));
+    expect(Object.values(presented)).toContain(sha256Hex('phx_a'));
+    t.recordValid(presented);
+    expect(t.knownValid(key('phx_a'))).toBe(true);
   });
 
   it('remembers nothing with a limit of 0', () => {
     const { throttle: t } = throttle({ API_AUTH_FAILURE_LIMIT: '0' });
-    t.recordValid('phx_a');
-    expect(t.knownValid('phx_a')).toBe(false);
+    t.recordValid(key('phx_a'));
+    expect(t.knownValid(key('phx_a'))).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/config.js';
 import { Clock } from '../time/clock.js';
+import type { PresentedSecret } from './presented-secret.js';
 
 interface Window {
   /** Start of the address's current window (ms since the epoch). */
@@ -20,7 +20,8 @@ interface Window {
  * Keys that authenticated on this process within the last hour (at most API_AUTH_FAILURE_MAX_ADDRESSES of them,
  * by the SHA-256 digest of the secret, never the secret) still pass a throttled address: several people behind
  * one address (an office, a proxy not trusted by TRUST_PROXY) keep working while a guesser among them is held
- * back. A guesser cannot use that door: a key must have been valid to be remembered.
+ * back. A guesser cannot use that door: a key must have been valid to be remembered. The digest is the one the
+ * key lookup computed (`PresentedSecret`): the secret is not hashed again.
  */
 @Injectable()
 export class AuthFailureThrottle {
@@ -68,9 +69,9 @@ export class AuthFailureThrottle {
   }
 
   /** Remembers a secret that authenticated, so that it passes a throttled address for the next hour. */
-  recordValid(secret: string): void {
+  recordValid(secret: PresentedSecret): void {
     if (this.limit <= 0) return;
-    const digest = keyDigest(secret);
+    const digest = secret.digest;
     const now = this.clock.now().getTime();
     this.validKeys.delete(digest);
     if (this.validKeys.size >= this.maxAddresses) {
@@ -82,14 +83,14 @@ export class AuthFailureThrottle {
   }
 
   /** Forgets a secret that no longer authenticates (revoked). */
-  forgetValid(secret: string): void {
-    if (this.validKeys.size) this.validKeys.delete(keyDigest(secret));
+  forgetValid(secret: PresentedSecret): void {
+    if (this.validKeys.size) this.validKeys.delete(secret.digest);
   }
 
   /** Whether the secret authenticated on this process within the last hour. */
-  knownValid(secret: string): boolean {
+  knownValid(secret: PresentedSecret): boolean {
     if (!this.validKeys.size) return false;
-    const digest = keyDigest(secret);
+    const digest = secret.digest;
     const until = this.validKeys.get(digest);
     if (until === undefined) return false;
     if (until <= this.clock.now().getTime()) {
@@ -118,7 +119,3 @@ export class AuthFailureThrottle {
 
 /** How long a key that authenticated passes a throttled address. */
 const VALID_KEY_MEMORY_MS = 3600_000;
-
-function keyDigest(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
-}

@@ -1,3 +1,5 @@
+import type { PresentedSecret } from './presented-secret.js';
+
 /**
  * Who is calling: the user behind a personal API key and that key's restrictions. The guard attaches it to
  * the request; handlers receive it with `@CurrentPrincipal()`. Services decide which objects it may touch.
@@ -44,10 +46,13 @@ export class Principal {
   }
 }
 
-/** Resolves a bearer secret to a principal; provided by the personal API keys module. */
+/**
+ * Resolves a bearer secret to a principal; provided by the personal API keys module. It finds the key by
+ * `secret.digest`, the digest the failure throttle then remembers a valid key by (computed once per request).
+ */
 export interface ApiKeyVerifier {
   /** The principal of an active key with this secret, or null for an unknown or revoked key. */
-  verify(secret: string): Promise<Principal | null>;
+  verify(secret: PresentedSecret): Promise<Principal | null>;
 }
 
 export const API_KEY_VERIFIER = Symbol('API_KEY_VERIFIER');
@@ -68,10 +73,13 @@ export interface ProjectCredential {
   scopes: readonly string[];
 }
 
-/** Resolves a `phs_…` secret to its project; provided by the project secret API keys module. */
+/**
+ * Resolves a `phs_…` secret to its project; provided by the project secret API keys module. A key is found by
+ * `secret.digest`, as for `ApiKeyVerifier`.
+ */
 export interface ProjectSecretVerifier {
   /** The credential of an existing project secret API key or project secret token, or null. */
-  verify(secret: string): Promise<ProjectCredential | null>;
+  verify(secret: PresentedSecret): Promise<ProjectCredential | null>;
 }
 
 export const PROJECT_SECRET_VERIFIER = Symbol('PROJECT_SECRET_VERIFIER');

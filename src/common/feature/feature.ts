@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { DynamicModule, INestApplicationContext, Type } from '@nestjs/common';
+import type { DynamicModule, INestApplicationContext, NestInterceptor, Type } from '@nestjs/common';
 import type { SettingsTable } from '../../config/settings.js';
 import type { AppConfig } from '../../config/config.js';
 import type { ScopeObject } from '../auth/scopes.js';
@@ -110,6 +110,25 @@ export interface FeatureSink {
   handler: () => Promise<Type>;
 }
 
+/**
+ * An interceptor of every route a feature declares (`@current` in a path, the activity log): the request pipeline
+ * (src/common/http/request-pipeline.interceptor.ts) runs it after the application's own steps (the `/api` body
+ * read, the input check, the API request's pool share, the request timeout, the list envelope), around the
+ * route's handler and the route's own interceptors. One global interceptor instead of one per feature: Nest's
+ * wrapping of each is paid once per request (docs/performance.md).
+ */
+export interface FeatureInterceptor {
+  /** Its name in the boot error when the provider is no interceptor. */
+  name: string;
+  /**
+   * Its place among the features' interceptors: lower runs first, around the higher (the current references
+   * 10: the activity log, 20, sees the ids they stand for).
+   */
+  order: number;
+  /** The provider (a `NestInterceptor` of one of the feature's modules), imported lazily like the modules. */
+  handler: () => Promise<Type<NestInterceptor>>;
+}
+
 /** A test tenant as the fixtures see it: one organization, its first project, and the ids made so far. */
 export interface FeatureFixtureTenant {
   organizationId: string;
@@ -183,6 +202,8 @@ export interface Feature {
   tasks?: FeatureTask[];
   /** Its sinks of ingestion: what it stores of capture requests (src/ingest/, docs/architecture.md). */
   sinks?: readonly FeatureSink[];
+  /** Its interceptors of every route, run by the request pipeline (src/common/http/, docs/architecture.md). */
+  interceptors?: readonly FeatureInterceptor[];
   /**
    * Second path prefixes for routes under a prefix (`/api/environments` for `/api/projects`): every route of
    * the application under `under`, of any feature, also answers under `alias` (src/common/http/route-aliases.ts).

@@ -93,7 +93,32 @@ export function setBootLogLevel(level: Level): void {
   bootLogger(level).level = level;
 }
 
-type LoggedRequest = IncomingMessage & { id: string; ip?: string; originalUrl?: string };
+/** The fields of a request's final line (`req`), as they are when the request arrives. */
+interface RequestFields {
+  id: string;
+  method: string | undefined;
+  url: string;
+  ip: string | undefined;
+}
+
+/** Where a request keeps its `req` fields from its arrival to its final line. */
+const REQUEST_FIELDS = Symbol('requestFields');
+
+type LoggedRequest = IncomingMessage & {
+  id: string;
+  ip?: string;
+  originalUrl?: string;
+  [REQUEST_FIELDS]?: RequestFields;
+};
+
+// `ip` is the client address as Express sees it: X-Forwarded-For counts only when TRUST_PROXY says so.
+const requestFields = (req: LoggedRequest): RequestFields => ({
+  id: req.id,
+  method: req.method,
+  // Share tokens in the path or query are credentials: redacted (redact-url.ts).
+  url: redactUrl(req.originalUrl ?? req.url),
+  ip: req.ip ?? req.socket?.remoteAddress,
+});
 
 /**
  * The application's logs (nestjs-pino): one line per request when its answer is finished — `req` (id, method,
@@ -101,6 +126,12 @@ type LoggedRequest = IncomingMessage & { id: string; ip?: string; originalUrl?: 
  * below 500 (a 4xx is the client's business) and `error` for a 5xx or a failed response. Every line logged
  * while handling a request carries its id (`reqId`): the caller's `X-Request-Id` when well-formed — at most 128
  * characters of letters, digits and `._:-` — else a new uuid, echoed in the response.
+ *
+ * One child logger per request: pino-http binds the request to a child under its `req` attribute key, here
+ * `reqId`, whose serializer writes the request's id, so the lines logged during the request carry `reqId`
+ * alone; the final line adds `req` (read when the request arrived, as a binding would have been) before `res`
+ * and `responseTime`. The lines are those of pino-http's `quietReqLogger` (a `reqId` child, and a `req` child
+ * of it for the final line), field for field and in the same order, with one child instead of two.
  */
 export function loggerOptions(config: AppConfig): Params {
   const level = config.get('LOG_LEVEL');
@@ -110,24 +141,23 @@ export function loggerOptions(config: AppConfig): Params {
       const incoming = req.headers['x-request-id'];
       const id = typeof incoming === 'string' && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
       res.setHeader('X-Request-Id', id);
+      const logged = req as LoggedRequest;
+      logged.id = id;
+      logged[REQUEST_FIELDS] = requestFields(logged);
       return id;
     },
+    customAttributeKeys: { req: 'reqId' },
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    customSuccessObject: (req, _res, fields: object) => ({ req, ...fields }),
+    customErrorObject: (req, _res, _err, fields: object) => ({ req, ...fields }),
     // The serializers get the raw request and response: no copy of every header per request.
     wrapSerializers: false,
     serializers: {
-      // `ip` is the client address as Express sees it: X-Forwarded-For counts only when TRUST_PROXY says so.
-      req: (req: LoggedRequest) => ({
-        id: req.id,
-        method: req.method,
-        // Share tokens in the path or query are credentials: redacted (redact-url.ts).
-        url: redactUrl(req.originalUrl ?? req.url),
-        ip: req.ip ?? req.socket?.remoteAddress,
-      }),
+      reqId: (req: LoggedRequest | string) => (typeof req === 'string' ? req : req.id),
+      req: (req: LoggedRequest) => req[REQUEST_FIELDS] ?? requestFields(req),
       res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
       err: pino.stdSerializers.err,
     },
-    quietReqLogger: true,
   };
   return { pinoHttp: level === 'silent' ? options : [options, logDestination()] };
 }
