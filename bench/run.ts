@@ -223,6 +223,7 @@ function meanStats(all: LoadStats[]): LoadStats {
     errors: all.reduce((a, s) => a + s.errors, 0),
     requests: all.reduce((a, s) => a + s.requests, 0),
     cpuMsPerRequest: mean(all.map((s) => s.cpuMsPerRequest)),
+    v8CpuMsPerRequest: mean(all.map((s) => s.v8CpuMsPerRequest ?? 0)),
     rssMaxMb: Math.max(...all.map((s) => s.rssMaxMb)),
   };
 }
@@ -318,6 +319,7 @@ async function runHttpScenarios(
         const spec = scenario.request(fixture, side, `${runId}-r${r}`);
         const sampler = sampleRss(servers[side]);
         const cpuBefore = servers[side].cpuMs();
+        const v8Before = servers[side].v8WorkerCpuMs();
         const stats = await runLoad(
           servers[side].url,
           spec,
@@ -326,12 +328,19 @@ async function runHttpScenarios(
           options.durationSec,
         );
         const cpuMs = servers[side].cpuMs() - cpuBefore;
+        const v8Ms = servers[side].v8WorkerCpuMs() - v8Before;
         const rssMaxMb = sampler.stop();
-        figures[side] = { ...stats, cpuMsPerRequest: stats.requests ? cpuMs / stats.requests : 0, rssMaxMb };
+        figures[side] = {
+          ...stats,
+          cpuMsPerRequest: stats.requests ? cpuMs / stats.requests : 0,
+          v8CpuMsPerRequest: stats.requests ? v8Ms / stats.requests : 0,
+          rssMaxMb,
+        };
         if (side === 'service') memory.max = Math.max(memory.max, rssMaxMb);
         log(
           `${scenario.label} round ${r + 1} ${side}: ${round(figures[side].rps, 0)} req/s, p50 ${figures[side].p50} ms, ` +
-            `p99 ${figures[side].p99} ms, ${figures[side].errors} errors, ${round(figures[side].cpuMsPerRequest, 2)} CPU ms/request`,
+            `p99 ${figures[side].p99} ms, ${figures[side].errors} errors, ${round(figures[side].cpuMsPerRequest, 2)} CPU ms/request ` +
+            `(V8 workers ${round(figures[side].v8CpuMsPerRequest ?? 0, 2)})`,
         );
       }
       rounds.push({ first: order[0], service: figures.service, baseline: figures.baseline });

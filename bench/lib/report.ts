@@ -10,6 +10,8 @@ export interface LoadStats {
   requests: number;
   /** CPU time of the server process per request (user + system), ms. */
   cpuMsPerRequest: number;
+  /** The part of `cpuMsPerRequest` spent by V8's worker threads (garbage collection, compilation), ms. */
+  v8CpuMsPerRequest?: number;
   /** Largest RSS of the server process during the measured load, MB. */
   rssMaxMb: number;
 }
