@@ -1,25 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import pg from 'pg';
-import {
-  startHttpReceiver,
-  startS3Server,
-  waitFor,
-  waitForRunsToEnd,
-  type ApiRun,
-  s3rverClient,
-} from '../support/batch-export-runs.js';
+import { startHttpReceiver, waitFor, waitForRunsToEnd, type ApiRun } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
+import { type RunningS3rver, startS3rver } from '../support/s3rver.js';
 import { createDestinationDatabase, dropDestinationDatabase } from '../support/test-database.js';
 
 const DEST_PASSWORD = 'events-destination-password';
 const BUCKET = 'events';
 const HOUR_MS = 3600_000;
 const STEP_MS = 5 * 60_000;
-const AWS_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
 
 /** An app with workers, a destination database, an S3 server; the events captured through `/batch/`. */
 function setUp(name: string, env: Record<string, string>) {
@@ -30,15 +23,10 @@ function setUp(name: string, env: Record<string, string>) {
     token: string;
     dest: { name: string; url: string; user: string };
     destination: pg.Client;
-    s3: { endpoint: string; close(): Promise<void> };
-    s3Client: S3Client;
+    s3: RunningS3rver;
   };
-  const saved: Record<string, string | undefined> = {};
   beforeAll(async () => {
-    for (const [k, v] of Object.entries(AWS_ENV)) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
+    s.s3 = await startS3rver([BUCKET]);
     s.t = await createTestApp({
       BATCH_EXPORT_WORKERS: 'true',
       BATCH_EXPORT_WORKER_CONCURRENCY: '2',
@@ -55,19 +43,12 @@ function setUp(name: string, env: Record<string, string>) {
     s.dest = await createDestinationDatabase(name, DEST_PASSWORD);
     s.destination = new pg.Client({ connectionString: s.dest.url });
     await s.destination.connect();
-    s.s3 = await startS3Server([BUCKET]);
-    s.s3Client = s3rverClient(s.s3.endpoint);
   });
   afterAll(async () => {
     await s.destination?.end();
     await s.t?.close();
-    s.s3Client?.destroy();
     await s.s3?.close();
     if (s.dest) await dropDestinationDatabase(s.dest.name);
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
   });
   const path = (rest = '') => `/api/organizations/${s.orgId}/batch_exports${rest}`;
   const helpers = {
@@ -106,13 +87,13 @@ function setUp(name: string, env: Record<string, string>) {
     },
     /** The keys and JSON Lines records under `prefix`. */
     s3Objects: async (prefix: string) => {
-      const listed = await s.s3Client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
+      const listed = await s.s3.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
       const keys: string[] = [];
       const records: Record<string, unknown>[] = [];
       for (const o of listed.Contents ?? []) {
         keys.push(o.Key!);
         if (o.Key!.endsWith('.parquet')) continue;
-        const object = await s.s3Client.send(new GetObjectCommand({ Bucket: BUCKET, Key: o.Key }));
+        const object = await s.s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: o.Key }));
         const text = gunzipSync(Buffer.from(await object.Body!.transformToByteArray())).toString('utf8');
         for (const line of text.split('\n')) if (line) records.push(JSON.parse(line));
       }

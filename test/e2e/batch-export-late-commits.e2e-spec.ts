@@ -1,19 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import pg from 'pg';
-import {
-  startHttpReceiver,
-  startS3Server,
-  waitFor,
-  waitForRunsToEnd,
-  type ApiRun,
-  s3rverClient,
-} from '../support/batch-export-runs.js';
+import { startHttpReceiver, waitFor, waitForRunsToEnd, type ApiRun } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { newSessionId, rr, snapshotEvent, type Rrweb } from '../support/recordings.js';
+import { type RunningS3rver, startS3rver } from '../support/s3rver.js';
 import {
   beginAsService,
   createDestinationDatabase,
@@ -23,7 +17,6 @@ import {
 const DEST_PASSWORD = 'late-commit-destination-password';
 const BUCKET = 'late';
 const STEP_MS = 5 * 60_000;
-const AWS_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
 
 describe('batch exports and writes that commit late', () => {
   let t: TestApp;
@@ -32,9 +25,7 @@ describe('batch exports and writes that commit late', () => {
   let token: string;
   let dest: { name: string; url: string; user: string };
   let destination: pg.Client;
-  let s3: { endpoint: string; close(): Promise<void> };
-  let s3Client: S3Client;
-  const saved: Record<string, string | undefined> = {};
+  let s3: RunningS3rver;
   const path = (rest = '') => `/api/organizations/${orgId}/batch_exports${rest}`;
   const create = async (body: Record<string, unknown>) =>
     (await t.http.post(path()).set(owner.auth).send(body).expect(201)).body as { id: string };
@@ -59,10 +50,10 @@ describe('batch exports and writes that commit late', () => {
       });
   /** Every JSON Lines record under `prefix` in the bucket. */
   const s3Records = async (prefix: string) => {
-    const listed = await s3Client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
+    const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
     const out: Record<string, unknown>[] = [];
     for (const o of listed.Contents ?? []) {
-      const object = await s3Client.send(new GetObjectCommand({ Bucket: BUCKET, Key: o.Key }));
+      const object = await s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: o.Key }));
       const text = gunzipSync(Buffer.from(await object.Body!.transformToByteArray())).toString('utf8');
       for (const line of text.split('\n')) if (line) out.push(JSON.parse(line));
     }
@@ -70,10 +61,7 @@ describe('batch exports and writes that commit late', () => {
   };
 
   beforeAll(async () => {
-    for (const [k, v] of Object.entries(AWS_ENV)) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
+    s3 = await startS3rver([BUCKET]);
     t = await createTestApp({
       SCHEDULER_ENABLED: 'true',
       SCHEDULER_TICK_SECONDS: '1',
@@ -90,20 +78,13 @@ describe('batch exports and writes that commit late', () => {
     dest = await createDestinationDatabase('latedest', DEST_PASSWORD);
     destination = new pg.Client({ connectionString: dest.url });
     await destination.connect();
-    s3 = await startS3Server([BUCKET]);
-    s3Client = s3rverClient(s3.endpoint);
   });
 
   afterAll(async () => {
     await destination?.end();
     await t?.close();
-    s3Client?.destroy();
     await s3?.close();
     if (dest) await dropDestinationDatabase(dest.name);
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
   });
 
   it('a capture still open when its interval ends reaches Postgres, S3 and HTTP exactly once, by a later scheduled run', async () => {

@@ -15,7 +15,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { asyncBufferFromUrl, parquetMetadataAsync } from 'hyparquet';
 import { EventsIngestionService } from '../../src/events/events-ingestion.service.js';
-import { startS3Server, waitFor } from '../support/batch-export-runs.js';
+import { waitFor } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import {
@@ -25,6 +25,7 @@ import {
   workerDeploymentEnv,
   type ServiceProcess,
 } from '../support/service-process.js';
+import { type RunningS3rver, S3RVER_ENV, startS3rver } from '../support/s3rver.js';
 
 const MiB = 1024 * 1024;
 /** The worker Deployment's memory limit (deploy/k8s/base/worker-deployment.yaml: 512Mi). */
@@ -45,7 +46,6 @@ const HOUR_MS = 3600_000;
 const DAY_MS = 24 * HOUR_MS;
 const ROWS = Number(process.env.FILE_EXPORT_MEMORY_ROWS ?? 200_000);
 const BUCKET = 'exports';
-const AWS_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
 
 const alive = (service: ServiceProcess) =>
   service.child.exitCode === null && service.child.signalCode === null;
@@ -66,17 +66,12 @@ describe(`a file export of ${ROWS} events in a worker process with the Deploymen
   let owner: TestUser;
   let teamId: number;
   let worker: ServiceProcess;
-  let s3: { endpoint: string; close(): Promise<void> };
-  const saved: Record<string, string | undefined> = {};
+  let s3: RunningS3rver;
   const start = new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS - 3 * HOUR_MS);
   const end = new Date(start.getTime() + 2 * HOUR_MS);
 
   beforeAll(async () => {
-    for (const [k, v] of Object.entries(AWS_ENV)) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
-    s3 = await startS3Server([BUCKET]);
+    s3 = await startS3rver([BUCKET]);
     const store = { RECORDING_S3_BUCKET: BUCKET, RECORDING_S3_ENDPOINT: s3.endpoint };
     // The API here queues the export; the worker process writes it.
     t = await createTestApp(store);
@@ -98,7 +93,7 @@ describe(`a file export of ${ROWS} events in a worker process with the Deploymen
     }
     worker = await startService(
       {
-        ...AWS_ENV,
+        ...S3RVER_ENV,
         ...store,
         DATABASE_URL: t.databaseUrl,
         LOG_LEVEL: 'info',
@@ -115,10 +110,6 @@ describe(`a file export of ${ROWS} events in a worker process with the Deploymen
     if (worker && alive(worker)) worker.child.kill('SIGKILL');
     await t?.close();
     await s3?.close();
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
   });
 
   /** Requests an export of the range's events and waits for it to end (the worker alive). */
@@ -248,7 +239,7 @@ describe(`a file export of ${ROWS} events in a worker process with the Deploymen
     await worker.exited;
     worker = await startService(
       {
-        ...AWS_ENV,
+        ...S3RVER_ENV,
         RECORDING_S3_BUCKET: BUCKET,
         RECORDING_S3_ENDPOINT: s3.endpoint,
         DATABASE_URL: t.databaseUrl,

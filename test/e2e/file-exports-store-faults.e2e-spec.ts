@@ -12,7 +12,8 @@ import { FileExportStore } from '../../src/batch-exports/file-exports/file-expor
 import { waitFor, s3rverClient } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
-import { type ApiExport, parseFile, setS3Env, startRestartableS3Server } from '../support/file-exports.js';
+import { type ApiExport, parseFile, startRestartableS3Server } from '../support/file-exports.js';
+import { setS3rverEnv } from '../support/s3rver.js';
 
 const HOUR_MS = 3600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -64,7 +65,7 @@ describe('file exports and a failing object store', () => {
     );
 
   beforeAll(async () => {
-    restore = setS3Env();
+    restore = setS3rverEnv();
     s3 = await startRestartableS3Server([BUCKET]);
     client = s3rverClient(s3.endpoint);
     t = await createTestApp({

@@ -6,11 +6,11 @@
  * object store is configured; bad input.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { parquetMetadata } from 'hyparquet';
 import { FileExportsExpiry } from '../../src/batch-exports/file-exports/file-exports.expiry.js';
 import { MembershipLevel } from '../../src/common/vocabulary/membership-level.js';
-import { startS3Server, waitFor, s3rverClient } from '../support/batch-export-runs.js';
+import { waitFor } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import {
@@ -19,9 +19,9 @@ import {
   parseFile,
   type Row,
   seedFileExportSources,
-  setS3Env,
   view,
 } from '../support/file-exports.js';
+import { type RunningS3rver, startS3rver } from '../support/s3rver.js';
 
 const HOUR_MS = 3600_000;
 const BUCKET = 'exports';
@@ -39,10 +39,8 @@ describe('file exports to the object store', () => {
   let t: TestApp;
   let owner: TestUser;
   let teamId: number;
-  let s3: { endpoint: string; close(): Promise<void> };
-  let client: S3Client;
+  let s3: RunningS3rver;
   let expected: Record<string, unknown[][]>;
-  let restore: () => void;
   const start = new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS - 3 * HOUR_MS);
   const end = new Date(start.getTime() + 2 * HOUR_MS);
   const path = (rest = '', project = teamId) => `/api/projects/${project}/exports${rest}`;
@@ -69,7 +67,7 @@ describe('file exports to the object store', () => {
       `export ${id} to end`,
     );
   const objects = async (prefix: string) =>
-    ((await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }))).Contents ?? []).map(
+    ((await s3.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }))).Contents ?? []).map(
       (o) => o.Key!,
     );
   /** The file through the content route: its redirect, then the presigned URL (no credentials). */
@@ -85,9 +83,7 @@ describe('file exports to the object store', () => {
   };
 
   beforeAll(async () => {
-    restore = setS3Env();
-    s3 = await startS3Server([BUCKET]);
-    client = s3rverClient(s3.endpoint);
+    s3 = await startS3rver([BUCKET]);
     t = await createTestApp({
       BATCH_EXPORT_WORKERS: 'true',
       BATCH_EXPORT_POLL_INTERVAL_MS: '100',
@@ -105,9 +101,7 @@ describe('file exports to the object store', () => {
 
   afterAll(async () => {
     await t?.close();
-    client?.destroy();
     await s3?.close();
-    restore?.();
   });
 
   for (const model of ['events', 'persons', 'sessions']) {

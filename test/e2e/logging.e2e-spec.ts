@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';
+import pg from 'pg';
 import { newSessionId, rr, snapshotEvent } from '../support/recordings.js';
 import {
   bootstrapKey,
@@ -172,8 +173,9 @@ describe('logs of the built service', () => {
     ]);
   });
 
-  it("logs a request the client gave up on with the fields it arrived with (the client's address too)", async () => {
-    // A capture whose body never comes in full: the client closes the connection while it is read.
+  it('logs a request the client gave up on with the fields it arrived with', async () => {
+    // A capture whose body never comes in full: the client closes the connection while it is read. (Capture reads
+    // the client's address itself before its body; the next test holds a request nothing else reads it of.)
     const socket = connect(service.port, '127.0.0.1');
     await once(socket, 'connect');
     socket.write(
@@ -186,6 +188,37 @@ describe('logs of the built service', () => {
     const [line] = lineOf('log-aborted').filter((l) => l.req);
     expect(line.req).toEqual({ id: 'log-aborted', method: 'POST', url: '/s/?aborted=1', ip: '127.0.0.1' });
     expect(Object.keys(line).slice(0, 6)).toEqual(REQUEST_LINE_KEYS.slice(0, 6));
+  });
+
+  it('logs the address of a client that left before anything else read it: read on arrival (a closed socket has none)', async () => {
+    // A shared recording's page held on its token lookup (the tokens' table locked here): a public route outside
+    // the per-address cap, so nothing but the request log reads the client's address before the client leaves.
+    const db = new pg.Client({ connectionString: database.url });
+    await db.connect();
+    try {
+      await db.query('BEGIN');
+      await db.query('LOCK TABLE session_recording_sharing_tokens IN ACCESS EXCLUSIVE MODE');
+      const socket = connect(service.port, '127.0.0.1');
+      await once(socket, 'connect');
+      socket.write('GET /shared/log-held HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: log-held\r\n\r\n');
+      await waitFor('the request to wait for the lock', async () => {
+        const { rows } = await db.query<{ waiting: boolean }>(
+          `SELECT count(*) > 0 AS waiting FROM pg_locks
+            WHERE NOT granted AND relation = 'session_recording_sharing_tokens'::regclass
+              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+        );
+        return rows[0].waiting;
+      });
+      socket.destroy();
+      await waitFor('the held request line', () => lineOf('log-held').some((l) => l.req));
+    } finally {
+      await db.query('ROLLBACK').catch(() => undefined);
+      await db.end();
+    }
+    const [line] = lineOf('log-held').filter((l) => l.req);
+    expect(line).toMatchObject({ level: 'info', msg: 'request aborted' });
+    // (The sharing token in the path is a credential: redacted.)
+    expect(line.req).toEqual({ id: 'log-held', method: 'GET', url: '/shared/[redacted]', ip: '127.0.0.1' });
   });
 
   it('redirects GET / to the API documentation', async () => {

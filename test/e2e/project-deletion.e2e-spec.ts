@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { DataSource } from 'typeorm';
 import { ProjectDeletionService } from '../../src/projects/deletion/project-deletion.service.js';
 import { createTenant, type Tenant } from '../support/api-fixtures.js';
-import { startS3Server, s3rverClient } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { newSessionId, rr, snapshotEvent } from '../support/recordings.js';
+import { type RunningS3rver, startS3rver } from '../support/s3rver.js';
 
 /**
  * What happens to a deleted project's data (ProjectDeletionService and the `project-deletion` task): every feature's
@@ -17,7 +17,6 @@ import { newSessionId, rr, snapshotEvent } from '../support/recordings.js';
 
 const BUCKET = 'recordings';
 const PREFIX = 'rec/';
-const AWS_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
 /** Tables of a project's data each fixture fills: each must hold rows of the deleted project before. */
 const FILLED = [
   'batch_exports',
@@ -84,8 +83,7 @@ async function rowsOf(
 }
 
 describe('the removal of a deleted project', () => {
-  let s3: { endpoint: string; close(): Promise<void> };
-  let client: S3Client;
+  let s3: RunningS3rver;
   let t: TestApp;
   let owner: TestUser;
   /** Its default project is the one deleted. */
@@ -94,7 +92,6 @@ describe('the removal of a deleted project', () => {
   let other: Tenant;
   /** A second project of the deleted one's organization, untouched until the last test deletes it. */
   let second: { id: number; api_token: string };
-  const saved: Record<string, string | undefined> = {};
   const exportsOf: Record<number, string[]> = {};
   const before: Record<number, Record<string, number>> = {};
   const objectsBefore: Record<number, string[]> = {};
@@ -113,7 +110,7 @@ describe('the removal of a deleted project', () => {
     const out: string[] = [];
     let token: string | undefined;
     do {
-      const page = await client.send(
+      const page = await s3.client.send(
         new ListObjectsV2Command({
           Bucket: BUCKET,
           Prefix: `${PREFIX}${projectId}/`,
@@ -153,12 +150,7 @@ describe('the removal of a deleted project', () => {
   };
 
   beforeAll(async () => {
-    for (const [k, v] of Object.entries(AWS_ENV)) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
-    s3 = await startS3Server([BUCKET]);
-    client = s3rverClient(s3.endpoint);
+    s3 = await startS3rver([BUCKET]);
     // The deletion task is off in this app (the test apps' default): the tests run it where they say.
     t = await createTestApp(storageEnv());
     owner = await t.factories.user();
@@ -190,12 +182,7 @@ describe('the removal of a deleted project', () => {
 
   afterAll(async () => {
     await t?.close();
-    client?.destroy();
     await s3?.close();
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
   });
 
   it('every feature registered its cleanup, in the order they run', () => {

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { gunzipSync } from 'node:zlib';
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { runCli } from '../../src/cli-dispatch.js';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { RecordingRetentionRepository } from '../../src/session-recordings/retention/recording-retention.repository.js';
@@ -14,17 +14,16 @@ import {
   partitionName,
   SnapshotStorageRepository,
 } from '../../src/session-recordings/storage/snapshot-storage.repository.js';
-import { startS3Server, s3rverClient } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { newSessionId, readAllSnapshots, rr, type Rrweb, snapshotEvent } from '../support/recordings.js';
+import { type RunningS3rver, startS3rver } from '../support/s3rver.js';
 
 const BUCKET = 'packed';
 const PREFIX = 'rec/';
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 /** The key-encryption key of these tests (every chunk packed here is encrypted). */
 const KEK = Buffer.alloc(32, 0x5a).toString('base64');
-const AWS_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
 
 function sessionEvents(n: number, start = T0): Rrweb[] {
   return [
@@ -92,14 +91,12 @@ class StoreProxy {
 }
 
 describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
-  let s3: { endpoint: string; close(): Promise<void> };
+  let s3: RunningS3rver;
   let proxy: StoreProxy;
-  let client: S3Client;
   let t: TestApp;
   let owner: TestUser;
   let projectId: number;
   let token: string;
-  const saved: Record<string, string | undefined> = {};
 
   const env = () => ({
     RECORDING_STORAGE: 's3',
@@ -123,7 +120,7 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
         ),
       );
   const objects = async (): Promise<{ key: string; size: number }[]> => {
-    const page = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: PREFIX }));
+    const page = await s3.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: PREFIX }));
     return (page.Contents ?? []).map((o) => ({ key: o.Key as string, size: o.Size ?? 0 }));
   };
   const rows = async (sessionId: string) =>
@@ -148,7 +145,7 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
       )) as { data: Buffer }[]
     ).map((r) => r.data);
   const objectBytes = async (key: string) => {
-    const out = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+    const out = await s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
     return Buffer.from(
       await (out.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray(),
     );
@@ -171,14 +168,9 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
       .set(owner.auth);
 
   beforeAll(async () => {
-    for (const [k, v] of Object.entries(AWS_ENV)) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
-    s3 = await startS3Server([BUCKET]);
+    s3 = await startS3rver([BUCKET]);
     proxy = new StoreProxy(s3.endpoint);
     await proxy.start();
-    client = s3rverClient(s3.endpoint);
     t = await createTestApp(env());
     owner = await t.factories.user();
     const org = await t.factories.organization(owner, 'Packed');
@@ -188,13 +180,8 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
 
   afterAll(async () => {
     await t?.close();
-    client?.destroy();
     await proxy?.close();
     await s3?.close();
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
   });
 
   it('capture commits to the database without touching the store; one pass packs two recordings into one object read back by ranges', async () => {
@@ -368,7 +355,9 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
 
     // Past the grace period the sweep deletes the killed pass's object and keeps every packed one in use.
     // An old object outside the packed prefixes (the per-chunk layout's): not listed by the packed sweep.
-    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${PREFIX}1/old-session/x`, Body: 'x' }));
+    await s3.client.send(
+      new PutObjectCommand({ Bucket: BUCKET, Key: `${PREFIX}1/old-session/x`, Body: 'x' }),
+    );
     const all = (await objects()).length;
     t.clock.set(new Date(Date.now() + 2 * 3600_000));
     const sweeper = t.app.get(SnapshotStorageMaintenance);
@@ -661,7 +650,7 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
     const key = rs[0].object_key as string;
     const bytes = await objectBytes(key);
     bytes[rs[0].offset + 15] ^= 1;
-    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: bytes }));
+    await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: bytes }));
     await undecryptable();
   });
 

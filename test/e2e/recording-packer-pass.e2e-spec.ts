@@ -6,30 +6,27 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { ListObjectsV2Command, GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, GetObjectCommand } from '@aws-sdk/client-s3';
 import { RecordingKeys } from '../../src/session-recordings/storage/recording-keys.js';
 import { SnapshotPacker } from '../../src/session-recordings/storage/snapshot-packer.js';
 import { SnapshotStorageRepository } from '../../src/session-recordings/storage/snapshot-storage.repository.js';
-import { startS3Server, s3rverClient } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { newSessionId, readAllSnapshots, rr, type Rrweb, snapshotEvent } from '../support/recordings.js';
+import { type RunningS3rver, startS3rver } from '../support/s3rver.js';
 
 const BUCKET = 'packer-pass';
 const PREFIX = 'rec/';
 /** The key-encryption key of these tests (every chunk packed here is encrypted). */
 const KEK = Buffer.alloc(32, 0x3c).toString('base64');
-const AWS_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
 const MB = 1024 * 1024;
 
 describe('a packer pass', () => {
-  let s3: { endpoint: string; close(): Promise<void> };
-  let client: S3Client;
+  let s3: RunningS3rver;
   let t: TestApp;
   let owner: TestUser;
   let projectId: number;
   let token: string;
-  const saved: Record<string, string | undefined> = {};
 
   const path = (rest = '') => `/api/projects/${projectId}/session_recordings${rest}`;
   const packer = () => t.app.get(SnapshotPacker);
@@ -64,11 +61,11 @@ describe('a packer pass', () => {
       )) as { id: string; createdAt: Date; data: Buffer }[]
     ).map((r) => ({ ...r, data: Buffer.from(r.data) }));
   const objects = async (): Promise<{ key: string; size: number }[]> => {
-    const page = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: PREFIX }));
+    const page = await s3.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: PREFIX }));
     return (page.Contents ?? []).map((o) => ({ key: o.Key as string, size: o.Size ?? 0 }));
   };
   const objectBytes = async (key: string) => {
-    const out = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+    const out = await s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
     return Buffer.from(
       await (out.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray(),
     );
@@ -77,12 +74,7 @@ describe('a packer pass', () => {
     (await readAllSnapshots(t.http, path(`/${sessionId}/snapshots`), owner.auth)).events.map((e) => e.event);
 
   beforeAll(async () => {
-    for (const [k, v] of Object.entries(AWS_ENV)) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
-    s3 = await startS3Server([BUCKET]);
-    client = s3rverClient(s3.endpoint);
+    s3 = await startS3rver([BUCKET]);
     t = await createTestApp({
       RECORDING_STORAGE: 's3',
       RECORDING_S3_BUCKET: BUCKET,
@@ -102,12 +94,7 @@ describe('a packer pass', () => {
 
   afterAll(async () => {
     await t?.close();
-    client?.destroy();
     await s3?.close();
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
   });
 
   it('reads over 9 MB of waiting chunks in several pieces into one object: every chunk packed, at its place, read back byte for byte', async () => {

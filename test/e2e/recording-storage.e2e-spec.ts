@@ -2,14 +2,13 @@ import { createServer } from 'node:net';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { runCli } from '../../src/cli-dispatch.js';
 import { SnapshotObjectStore } from '../../src/session-recordings/storage/snapshot-object-store.js';
 import {
   SnapshotStorageMaintenance,
   SWEEP_LOCK,
 } from '../../src/session-recordings/storage/snapshot-storage-maintenance.js';
-import { startS3Server, s3rverClient } from '../support/batch-export-runs.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import {
@@ -21,12 +20,12 @@ import {
   type Rrweb,
   snapshotEvent,
 } from '../support/recordings.js';
+import { type RunningS3rver, startS3rver } from '../support/s3rver.js';
 
 const BUCKET = 'recordings';
 const PREFIX = 'rec/';
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
-const AWS_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
 
 /** A port nothing listens on. */
 async function closedPort(): Promise<number> {
@@ -47,13 +46,11 @@ function sessionEvents(n: number, start = T0): Rrweb[] {
 }
 
 describe('recording snapshots in an S3-compatible object store', () => {
-  let s3: { endpoint: string; close(): Promise<void> };
-  let client: S3Client;
+  let s3: RunningS3rver;
   let t: TestApp;
   let owner: TestUser;
   let projectId: number;
   let token: string;
-  const saved: Record<string, string | undefined> = {};
 
   const storageEnv = () => ({
     RECORDING_STORAGE: 's3',
@@ -75,7 +72,7 @@ describe('recording snapshots in an S3-compatible object store', () => {
     const out: { key: string; size: number }[] = [];
     let token: string | undefined;
     do {
-      const page = await client.send(
+      const page = await s3.client.send(
         new ListObjectsV2Command({ Bucket: BUCKET, Prefix: PREFIX, ContinuationToken: token }),
       );
       for (const o of page.Contents ?? []) out.push({ key: o.Key as string, size: o.Size ?? 0 });
@@ -95,12 +92,7 @@ describe('recording snapshots in an S3-compatible object store', () => {
     );
 
   beforeAll(async () => {
-    for (const [k, v] of Object.entries(AWS_ENV)) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
-    s3 = await startS3Server([BUCKET]);
-    client = s3rverClient(s3.endpoint);
+    s3 = await startS3rver([BUCKET]);
     t = await createTestApp(storageEnv());
     t.clock.set(NOW);
     owner = await t.factories.user();
@@ -111,12 +103,7 @@ describe('recording snapshots in an S3-compatible object store', () => {
 
   afterAll(async () => {
     await t?.close();
-    client?.destroy();
     await s3?.close();
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
   });
 
   it('capture writes each chunk as an object, the rows keep only its key, and the snapshots read back identical', async () => {
@@ -140,7 +127,7 @@ describe('recording snapshots in an S3-compatible object store', () => {
       .expect(200);
     expect(recording.body.storage).toBe('object_storage');
     // The object holds the chunk's gzip JSON lines.
-    const { Body } = await client.send(
+    const { Body } = await s3.client.send(
       new GetObjectCommand({ Bucket: BUCKET, Key: rows[0].object_key as string }),
     );
     const lines = parseSnapshotLines(
@@ -215,7 +202,7 @@ describe('recording snapshots in an S3-compatible object store', () => {
     const orphanOld = `${PREFIX}${projectId}/gone/0-orphan`;
     const outside = 'elsewhere/not-ours';
     for (const Key of [orphanOld, outside]) {
-      await client.send(new PutObjectCommand({ Bucket: BUCKET, Key, Body: gzipSync('x') }));
+      await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key, Body: gzipSync('x') }));
     }
     const env = {
       DATABASE_URL: t.databaseUrl,
@@ -246,7 +233,9 @@ describe('recording snapshots in an S3-compatible object store', () => {
     expect(left.has(orphanOld)).toBe(false);
     for (const key of referenced) expect(left.has(key)).toBe(true);
     // Outside the prefix: never listed, never deleted.
-    const outsideList = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'elsewhere/' }));
+    const outsideList = await s3.client.send(
+      new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'elsewhere/' }),
+    );
     expect(outsideList.Contents?.map((o) => o.Key)).toEqual([outside]);
     expect(await snapshotsOf(t, sessionId)).toEqual(sessionEvents(3));
   });
@@ -361,7 +350,7 @@ describe('recording snapshots in an S3-compatible object store', () => {
 
       // Interrupted half-way through the next chunk: its object was being written when the process died.
       const next = (await chunkRows(pgApp)).find((r) => r.in_db);
-      await client.send(
+      await s3.client.send(
         new PutObjectCommand({
           Bucket: BUCKET,
           Key: `${PREFIX}${pgProject}/${next!.session_id}/chunk-${next!.id}`,

@@ -16,10 +16,10 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import type { Page } from 'playwright-core';
-import { startS3Server, waitForRunsToEnd, s3rverClient } from '../support/batch-export-runs.js';
+import { waitForRunsToEnd } from '../support/batch-export-runs.js';
 import {
   eventually,
   findChromium,
@@ -34,6 +34,7 @@ import {
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { newSessionId, snapshotEvent } from '../support/recordings.js';
+import { type RunningS3rver, startS3rver } from '../support/s3rver.js';
 import { createDestinationDatabase, dropDestinationDatabase } from '../support/test-database.js';
 
 const chromiumFound = findChromium();
@@ -41,7 +42,6 @@ const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'tes
 const HOUR_MS = 3600_000;
 const BUCKET = 'replay-events';
 const DEST_PASSWORD = 'replay-events-destination';
-const AWS_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
 const CUSTOM_EVENT = 'checkout started';
 
 /** The two-page site, initialising posthog-js on its defaults. */
@@ -99,19 +99,14 @@ if ('reason' in chromiumFound) {
     let project: { id: number; api_token: string };
     let dest: { name: string; url: string; user: string };
     let destination: pg.Client;
-    let s3: { endpoint: string; close(): Promise<void> };
-    let s3Client: S3Client;
-    const saved: Record<string, string | undefined> = {};
+    let s3: RunningS3rver;
     /** The session recorded in Chromium, and one recorded without the custom event. */
     let sessionId: string;
     const otherSessionId = newSessionId('no-checkout');
     let events: StoredEvent[];
 
     beforeAll(async () => {
-      for (const [k, v] of Object.entries(AWS_ENV)) {
-        saved[k] = process.env[k];
-        process.env[k] = v;
-      }
+      s3 = await startS3rver([BUCKET]);
       t = await createTestApp({
         BATCH_EXPORT_WORKERS: 'true',
         BATCH_EXPORT_WORKER_CONCURRENCY: '2',
@@ -131,8 +126,6 @@ if ('reason' in chromiumFound) {
       dest = await createDestinationDatabase('replayevents', DEST_PASSWORD);
       destination = new pg.Client({ connectionString: dest.url });
       await destination.connect();
-      s3 = await startS3Server([BUCKET]);
-      s3Client = s3rverClient(s3.endpoint);
       site = await shop(
         () => project.api_token,
         () => service,
@@ -145,13 +138,8 @@ if ('reason' in chromiumFound) {
       await site?.close();
       await destination?.end();
       await t?.close();
-      s3Client?.destroy();
       await s3?.close();
       if (dest) await dropDestinationDatabase(dest.name);
-      for (const [k, v] of Object.entries(saved)) {
-        if (v === undefined) delete process.env[k];
-        else process.env[k] = v;
-      }
     }, 60_000);
 
     it('records a session with page views, clicks, a custom event, an exception and a console error', async () => {
@@ -503,12 +491,12 @@ if ('reason' in chromiumFound) {
         expect.arrayContaining(['$pageview', '$autocapture', CUSTOM_EVENT, '$exception']),
       );
 
-      const listedObjects = await s3Client.send(
+      const listedObjects = await s3.client.send(
         new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'events' }),
       );
       const records: { uuid: string; event: string }[] = [];
       for (const o of listedObjects.Contents ?? []) {
-        const object = await s3Client.send(new GetObjectCommand({ Bucket: BUCKET, Key: o.Key }));
+        const object = await s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: o.Key }));
         const text = gunzipSync(Buffer.from(await object.Body!.transformToByteArray())).toString('utf8');
         for (const line of text.split('\n')) if (line) records.push(JSON.parse(line));
       }

@@ -13,7 +13,6 @@ import type { TestApp } from './create-test-app.js';
 
 const HOUR_MS = 3600_000;
 const DAY_MS = 24 * HOUR_MS;
-const AWS_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
 
 export type Row = Record<string, unknown>;
 export interface ApiExport {
@@ -113,21 +112,6 @@ export async function seedFileExportSources(t: TestApp, teamId: number, start: D
     string,
     unknown[][]
   >;
-}
-
-/** Sets s3rver's credentials in the environment (the service's S3 client reads them); returns the undo. */
-export function setS3Env(): () => void {
-  const saved: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(AWS_ENV)) {
-    saved[k] = process.env[k];
-    process.env[k] = v;
-  }
-  return () => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  };
 }
 
 /** A request of a multipart upload s3rver received: `POST uploads` (create), `PUT part`, `POST complete`, `DELETE`. */
