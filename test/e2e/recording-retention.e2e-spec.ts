@@ -6,6 +6,7 @@ import { RecordingRetentionRepository } from '../../src/session-recordings/reten
 import { RecordingRetentionService } from '../../src/session-recordings/retention/recording-retention.service.js';
 import { SnapshotObjectStore } from '../../src/session-recordings/storage/snapshot-object-store.js';
 import { startS3Server } from '../support/batch-export-runs.js';
+import { startS3rver, type RunningS3rver } from '../support/s3rver.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { NOT_FOUND } from '../support/expectations.js';
 import type { TestUser } from '../support/factories.js';
@@ -26,7 +27,7 @@ interface Project {
 
 describe('recording retention', () => {
   let t: TestApp;
-  let s3: { endpoint: string; close(): Promise<void> };
+  let s3: RunningS3rver;
   let owner: TestUser;
   let retention: RecordingRetentionService;
   let store: SnapshotObjectStore;
@@ -123,9 +124,7 @@ describe('recording retention', () => {
     );
 
   beforeAll(async () => {
-    s3 = await startS3Server([BUCKET]);
-    process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
-    process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
+    s3 = await startS3rver([BUCKET]);
     t = await createTestApp({
       RECORDING_PURGE_BATCH_SIZE: '2',
       RECORDING_S3_BUCKET: BUCKET,
