@@ -175,7 +175,7 @@ describe('logs of the built service', () => {
 
   it('logs a request the client gave up on with the fields it arrived with', async () => {
     // A capture whose body never comes in full: the client closes the connection while it is read. (Capture reads
-    // the client's address itself before its body; the next test holds a request nothing else reads it of.)
+    // the client's address itself before its body; the next test holds a request whose address nothing else reads.)
     const socket = connect(service.port, '127.0.0.1');
     await once(socket, 'connect');
     socket.write(
