@@ -51,6 +51,15 @@ describe('database outage and recovery', () => {
   }, 90000);
 
   afterAll(async () => {
+    // A service that died under the test (every later request refused) says why in CI's output; the last test
+    // stops it, which exits with 0.
+    const { exitCode, signalCode } = service?.child ?? { exitCode: null, signalCode: null };
+    if ((exitCode !== null && exitCode !== 0) || signalCode !== null) {
+      process.stderr.write(
+        `outage: the service exited (code ${exitCode}, signal ${signalCode}); ` +
+          `the end of its stderr:\n${service.stderr().slice(-4000)}\nand of its stdout:\n${service.stdout().slice(-4000)}\n`,
+      );
+    }
     if (service && service.child.exitCode === null) service.child.kill('SIGKILL');
     await postgres?.stop();
     if (dataDir) await rm(dirname(dataDir), { recursive: true, force: true });
