@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { AppConfig } from '../../config/config.js';
@@ -10,6 +11,8 @@ import { TaskRunner } from './task-runner.js';
 class Counter extends IntervalTask {
   runs = 0;
   on = true;
+  /** Set: `run` rejects with it (breaking its contract, as a bug would). */
+  fail: Error | null = null;
   release: () => void = () => undefined;
 
   override enabled(): boolean {
@@ -18,6 +21,7 @@ class Counter extends IntervalTask {
 
   protected run(): Promise<void> {
     this.runs++;
+    if (this.fail) return Promise.reject(this.fail);
     return new Promise((resolve) => (this.release = resolve));
   }
 }
@@ -117,5 +121,27 @@ describe('TaskRunner', () => {
     await expect(
       runnerOf(new Counter(), {}, { interval: 'COUNTER_FLAG' }).runner.onApplicationBootstrap(),
     ).rejects.toThrow('scheduled task counter: its interval setting COUNTER_FLAG is not a number');
+  });
+
+  it('logs a tick that throws, instead of leaving its rejection unhandled, and ticks again at the next interval', async () => {
+    jest.useFakeTimers();
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const handler = new Counter();
+    const boom = new Error('boom');
+    handler.fail = boom;
+    const { runner } = runnerOf(handler, { COUNTER_SECONDS: '30' }, { atBoot: true });
+    await runner.onApplicationBootstrap();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(handler.runs).toBe(1);
+    expect(logged.mock.calls).toEqual([
+      [{ err: boom, task: 'counter' }, 'scheduled task counter failed; the next tick retries'],
+    ]);
+    handler.fail = null;
+    await jest.advanceTimersByTimeAsync(30_000);
+    expect(handler.runs).toBe(2);
+    expect(logged).toHaveBeenCalledTimes(1);
+    handler.release();
+    await runner.onModuleDestroy();
+    logged.mockRestore();
   });
 });

@@ -2,6 +2,7 @@ import {
   type DynamicModule,
   Inject,
   Injectable,
+  Logger,
   Module,
   type OnApplicationBootstrap,
   type OnModuleDestroy,
@@ -38,6 +39,7 @@ export function taskInterval(task: Pick<FeatureTask, 'name' | 'interval'>, confi
  */
 @Injectable()
 export class TaskRunner implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(TaskRunner.name);
   private readonly started: IntervalTask[] = [];
   private readonly names: string[] = [];
 
@@ -55,11 +57,8 @@ export class TaskRunner implements OnApplicationBootstrap, OnModuleDestroy {
       if (!seconds || !handler.enabled()) continue;
       this.started.push(handler);
       this.names.push(task.name);
-      const start = () =>
-        this.registry.addInterval(
-          task.name,
-          setInterval(() => void handler.tick(), seconds * 1000),
-        );
+      const tick = () => this.tick(task.name, handler);
+      const start = () => this.registry.addInterval(task.name, setInterval(tick, seconds * 1000));
       const delay = task.jitterSeconds ? Math.floor(Math.random() * task.jitterSeconds * 1000) : 0;
       if (delay) {
         this.registry.addTimeout(
@@ -72,8 +71,18 @@ export class TaskRunner implements OnApplicationBootstrap, OnModuleDestroy {
       } else {
         start();
       }
-      if (task.atBoot) void handler.tick();
+      if (task.atBoot) tick();
     }
+  }
+
+  /**
+   * One tick of a started task. A handler's `run` logs its own failures; one that throws anyway is logged here,
+   * so that no rejection goes unhandled (Node ends the process on one) and the next tick runs as usual.
+   */
+  private tick(name: string, handler: IntervalTask): void {
+    handler.tick().catch((err: unknown) => {
+      this.logger.error({ err, task: name }, `scheduled task ${name} failed; the next tick retries`);
+    });
   }
 
   async onModuleDestroy(): Promise<void> {
