@@ -1,12 +1,16 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import { IntervalTask } from './interval-task.js';
 
 class Counting extends IntervalTask {
   runs = 0;
+  /** Set: `run` rejects with it (breaking its contract, as a bug would). */
+  fail: Error | null = null;
   release: () => void = () => undefined;
 
   protected run(): Promise<void> {
     this.runs++;
+    if (this.fail) return Promise.reject(this.fail);
     return new Promise((resolve) => (this.release = resolve));
   }
 
@@ -41,5 +45,24 @@ describe('IntervalTask', () => {
     expect(destroyed).toBe(true);
     await task.tick();
     expect(task.runs).toBe(1);
+  });
+
+  it('logs a run that throws and resolves, so no rejection is left unhandled; the next tick runs', async () => {
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    try {
+      const task = new Counting();
+      const boom = new Error('boom');
+      task.fail = boom;
+      await expect(task.tick()).resolves.toBeUndefined();
+      expect(logged.mock.calls).toEqual([[{ err: boom }, 'Counting tick failed; the next tick retries']]);
+      task.fail = null;
+      const next = task.tick();
+      expect(task.runs).toBe(2);
+      task.release();
+      await next;
+      expect(logged).toHaveBeenCalledTimes(1);
+    } finally {
+      logged.mockRestore();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import type { OnModuleDestroy } from '@nestjs/common';
+import { Logger, type OnModuleDestroy } from '@nestjs/common';
 
 /**
  * Work every replica repeats on a timer (the batch export scheduler, the recording purge, the orphan sweep): the
@@ -8,11 +8,13 @@ import type { OnModuleDestroy } from '@nestjs/common';
  * - a tick is skipped while the previous one still runs, so a slow one is never overlapped;
  * - on shutdown no tick starts, and the one in flight finishes before the pool closes.
  *
- * `run` does one tick and must not throw: it logs its own failures (the next tick retries).
+ * `run` does one tick and logs its own failures (the next tick retries). One that throws anyway (a bug) is logged
+ * by `tick`, which never rejects: a rejection left unhandled would end the process.
  */
 export abstract class IntervalTask implements OnModuleDestroy {
   private running: Promise<void> | null = null;
   private shutDown = false;
+  private readonly failures = new Logger(this.constructor.name);
 
   /**
    * Whether the task applies in this configuration (besides its interval setting being above 0), e.g. only
@@ -40,12 +42,19 @@ export abstract class IntervalTask implements OnModuleDestroy {
     return this.stop();
   }
 
-  /** One tick now, unless one is running (then that one's promise) or shutdown has begun. */
+  /**
+   * One tick now, unless one is running (then that one's promise) or shutdown has begun. Never rejects: a `run`
+   * that throws is logged, and the next tick runs as usual.
+   */
   tick(): Promise<void> {
     if (this.shutDown) return Promise.resolve();
-    this.running ??= this.run().finally(() => {
-      this.running = null;
-    });
+    this.running ??= this.run()
+      .catch((err: unknown) => {
+        this.failures.error({ err }, `${this.constructor.name} tick failed; the next tick retries`);
+      })
+      .finally(() => {
+        this.running = null;
+      });
     return this.running;
   }
 }

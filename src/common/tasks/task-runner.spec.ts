@@ -134,7 +134,7 @@ describe('TaskRunner', () => {
     await jest.advanceTimersByTimeAsync(0);
     expect(handler.runs).toBe(1);
     expect(logged.mock.calls).toEqual([
-      [{ err: boom, task: 'counter' }, 'scheduled task counter failed; the next tick retries'],
+      [{ err: boom }, 'Counter tick failed; the next tick retries'],
     ]);
     handler.fail = null;
     await jest.advanceTimersByTimeAsync(30_000);

@@ -2,7 +2,6 @@ import {
   type DynamicModule,
   Inject,
   Injectable,
-  Logger,
   Module,
   type OnApplicationBootstrap,
   type OnModuleDestroy,
@@ -39,7 +38,6 @@ export function taskInterval(task: Pick<FeatureTask, 'name' | 'interval'>, confi
  */
 @Injectable()
 export class TaskRunner implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger(TaskRunner.name);
   private readonly started: IntervalTask[] = [];
   private readonly names: string[] = [];
 
@@ -57,7 +55,7 @@ export class TaskRunner implements OnApplicationBootstrap, OnModuleDestroy {
       if (!seconds || !handler.enabled()) continue;
       this.started.push(handler);
       this.names.push(task.name);
-      const tick = () => this.tick(task.name, handler);
+      const tick = () => void handler.tick();
       const start = () => this.registry.addInterval(task.name, setInterval(tick, seconds * 1000));
       const delay = task.jitterSeconds ? Math.floor(Math.random() * task.jitterSeconds * 1000) : 0;
       if (delay) {
@@ -73,16 +71,6 @@ export class TaskRunner implements OnApplicationBootstrap, OnModuleDestroy {
       }
       if (task.atBoot) tick();
     }
-  }
-
-  /**
-   * One tick of a started task. A handler's `run` logs its own failures; one that throws anyway is logged here,
-   * so that no rejection goes unhandled (Node ends the process on one) and the next tick runs as usual.
-   */
-  private tick(name: string, handler: IntervalTask): void {
-    handler.tick().catch((err: unknown) => {
-      this.logger.error({ err, task: name }, `scheduled task ${name} failed; the next tick retries`);
-    });
   }
 
   async onModuleDestroy(): Promise<void> {
