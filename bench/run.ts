@@ -84,6 +84,7 @@ import {
 } from './lib/activity-overhead.js';
 import { benchScim, formatScimTable, SCIM_STEP_MAX_MS, type ScimResult } from './lib/scim.js';
 import { benchEngines, CITUS_SKIPPED, type EnginesResult, formatEnginesTable } from './lib/engines.js';
+import { mean, meanIfEvery } from './lib/stats.js';
 
 /** The committed run from before access controls that the read scenarios' ratios are compared with. */
 const BEFORE_ACCESS_CONTROLS = 'bench/results/2026-11-27.json';
@@ -213,7 +214,6 @@ function writeResults(out: string, results: object): void {
   writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
 }
 
-const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / (values.length || 1);
 
 function meanStats(all: LoadStats[]): LoadStats {
   return {
@@ -223,7 +223,7 @@ function meanStats(all: LoadStats[]): LoadStats {
     errors: all.reduce((a, s) => a + s.errors, 0),
     requests: all.reduce((a, s) => a + s.requests, 0),
     cpuMsPerRequest: mean(all.map((s) => s.cpuMsPerRequest)),
-    v8CpuMsPerRequest: mean(all.map((s) => s.v8CpuMsPerRequest ?? 0)),
+    ...meanIfEvery(all, 'v8CpuMsPerRequest'),
     rssMaxMb: Math.max(...all.map((s) => s.rssMaxMb)),
   };
 }

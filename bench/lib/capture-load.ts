@@ -21,6 +21,7 @@ import type { Side } from './scenarios.js';
 import { type ReadObject, readStoredRecording, storedDifference } from './stored-recording.js';
 import { countsBetween, NO_REQUESTS, type StoreCounts } from './store-proxy.js';
 import { compareStatements, profileCaptureBodies, type StatementProfile } from './statements.js';
+import { mean, meanIfEvery } from './stats.js';
 import { gzipSync } from 'node:zlib';
 
 /** Requests per second and connection the warm-up's bodies are built for (far above what a side serves). */
@@ -65,7 +66,6 @@ async function sendCheckSession(url: string, bodies: Buffer[]): Promise<string> 
   return answer;
 }
 
-const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / (values.length || 1);
 
 function meanCapture(all: CaptureLoadStats[]): CaptureLoadStats {
   const sum = (f: (s: CaptureLoadStats) => number) => all.reduce((a, s) => a + f(s), 0);
@@ -78,9 +78,7 @@ function meanCapture(all: CaptureLoadStats[]): CaptureLoadStats {
     p99: mean(all.map((s) => s.p99)),
     errors: sum((s) => s.errors),
     cpuMsPerRequest: mean(all.map((s) => s.cpuMsPerRequest)),
-    ...(all.every((s) => s.v8CpuMsPerRequest !== undefined)
-      ? { v8CpuMsPerRequest: mean(all.map((s) => s.v8CpuMsPerRequest!)) }
-      : {}),
+    ...meanIfEvery(all, 'v8CpuMsPerRequest'),
     rssMaxMb: Math.max(...all.map((s) => s.rssMaxMb)),
     eventsSent: sum((s) => s.eventsSent),
     eventsStored: sum((s) => s.eventsStored),

@@ -3,6 +3,7 @@
  * service and of the baseline).
  */
 import { round, table, type Target } from './report.js';
+import { mean, meanIfEvery } from './stats.js';
 
 /** The service's events/s must be at least this share of the baseline's (same run, same machine). */
 export const MIN_EVENTS_RATIO = 0.8;
@@ -44,7 +45,6 @@ export interface EventsLoadResult {
   sameStored: boolean;
 }
 
-const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / (values.length || 1);
 
 /** The rounds of one side summed (counts) or averaged (rates, latencies), RSS at its largest. */
 export function meanEvents(all: readonly EventsLoadStats[]): EventsLoadStats {
@@ -57,9 +57,7 @@ export function meanEvents(all: readonly EventsLoadStats[]): EventsLoadStats {
     p99: mean(all.map((s) => s.p99)),
     errors: sum((s) => s.errors),
     cpuMsPerEvent: mean(all.map((s) => s.cpuMsPerEvent)),
-    ...(all.every((s) => s.v8CpuMsPerEvent !== undefined)
-      ? { v8CpuMsPerEvent: mean(all.map((s) => s.v8CpuMsPerEvent!)) }
-      : {}),
+    ...meanIfEvery(all, 'v8CpuMsPerEvent'),
     rssMaxMb: Math.max(0, ...all.map((s) => s.rssMaxMb)),
     eventsSent: sum((s) => s.eventsSent),
     eventsStored: sum((s) => s.eventsStored),
