@@ -214,7 +214,6 @@ function writeResults(out: string, results: object): void {
   writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
 }
 
-
 function meanStats(all: LoadStats[]): LoadStats {
   return {
     rps: mean(all.map((s) => s.rps)),

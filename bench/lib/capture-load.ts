@@ -66,7 +66,6 @@ async function sendCheckSession(url: string, bodies: Buffer[]): Promise<string> 
   return answer;
 }
 
-
 function meanCapture(all: CaptureLoadStats[]): CaptureLoadStats {
   const sum = (f: (s: CaptureLoadStats) => number) => all.reduce((a, s) => a + f(s), 0);
   return {

@@ -45,7 +45,6 @@ export interface EventsLoadResult {
   sameStored: boolean;
 }
 
-
 /** The rounds of one side summed (counts) or averaged (rates, latencies), RSS at its largest. */
 export function meanEvents(all: readonly EventsLoadStats[]): EventsLoadStats {
   const sum = (f: (s: EventsLoadStats) => number) => all.reduce((a, s) => a + f(s), 0);

@@ -133,9 +133,7 @@ describe('TaskRunner', () => {
     await runner.onApplicationBootstrap();
     await jest.advanceTimersByTimeAsync(0);
     expect(handler.runs).toBe(1);
-    expect(logged.mock.calls).toEqual([
-      [{ err: boom }, 'Counter tick failed; the next tick retries'],
-    ]);
+    expect(logged.mock.calls).toEqual([[{ err: boom }, 'Counter tick failed; the next tick retries']]);
     handler.fail = null;
     await jest.advanceTimersByTimeAsync(30_000);
     expect(handler.runs).toBe(2);
