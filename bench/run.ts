@@ -32,8 +32,8 @@ import pg from 'pg';
 import { compareAnswers } from './lib/compare.js';
 import { fetchOnce, requestHeaders, runLoad } from './lib/load.js';
 import { type BenchOptions, parseOptions, SCENARIO_NAMES, USAGE } from './lib/options.js';
-import { recreateDatabase, startPostgres, type BenchPostgres } from './lib/postgres.js';
-import { sampleRss, type Server, startServer } from './lib/processes.js';
+import { postmasterPid, recreateDatabase, startPostgres, type BenchPostgres } from './lib/postgres.js';
+import { readProcessTreeCpuMs, sampleRss, type Server, startServer } from './lib/processes.js';
 import {
   captureLoadTargets,
   evaluateTargets,
@@ -223,6 +223,7 @@ function meanStats(all: LoadStats[]): LoadStats {
     requests: all.reduce((a, s) => a + s.requests, 0),
     cpuMsPerRequest: mean(all.map((s) => s.cpuMsPerRequest)),
     ...meanIfEvery(all, 'v8CpuMsPerRequest'),
+    ...meanIfEvery(all, 'pgCpuMsPerRequest'),
     rssMaxMb: Math.max(...all.map((s) => s.rssMaxMb)),
   };
 }
@@ -252,6 +253,7 @@ async function runHttpScenarios(
   memory: { max: number },
 ): Promise<{ results: HttpScenarioResult[]; skipped: { name: string; reason: string }[] }> {
   const runId = Date.now().toString(36);
+  const pgPid = await postmasterPid(db);
   const results: HttpScenarioResult[] = [];
   const skipped: { name: string; reason: string }[] = [];
   for (const scenario of HTTP_SCENARIOS) {
@@ -319,6 +321,7 @@ async function runHttpScenarios(
         const sampler = sampleRss(servers[side]);
         const cpuBefore = servers[side].cpuMs();
         const v8Before = servers[side].v8WorkerCpuMs();
+        const pgBefore = pgPid ? readProcessTreeCpuMs(pgPid) : 0;
         const stats = await runLoad(
           servers[side].url,
           spec,
@@ -328,18 +331,21 @@ async function runHttpScenarios(
         );
         const cpuMs = servers[side].cpuMs() - cpuBefore;
         const v8Ms = servers[side].v8WorkerCpuMs() - v8Before;
+        const pgMs = pgPid ? readProcessTreeCpuMs(pgPid) - pgBefore : 0;
         const rssMaxMb = sampler.stop();
         figures[side] = {
           ...stats,
           cpuMsPerRequest: stats.requests ? cpuMs / stats.requests : 0,
           v8CpuMsPerRequest: stats.requests ? v8Ms / stats.requests : 0,
+          ...(pgPid ? { pgCpuMsPerRequest: stats.requests ? pgMs / stats.requests : 0 } : {}),
           rssMaxMb,
         };
         if (side === 'service') memory.max = Math.max(memory.max, rssMaxMb);
         log(
           `${scenario.label} round ${r + 1} ${side}: ${round(figures[side].rps, 0)} req/s, p50 ${figures[side].p50} ms, ` +
             `p99 ${figures[side].p99} ms, ${figures[side].errors} errors, ${round(figures[side].cpuMsPerRequest, 2)} CPU ms/request ` +
-            `(V8 workers ${round(figures[side].v8CpuMsPerRequest ?? 0, 2)})`,
+            `(V8 workers ${round(figures[side].v8CpuMsPerRequest ?? 0, 2)})` +
+            (pgPid ? `, PostgreSQL ${round(figures[side].pgCpuMsPerRequest ?? 0, 2)} CPU ms/request` : ''),
         );
       }
       rounds.push({ first: order[0], service: figures.service, baseline: figures.baseline });

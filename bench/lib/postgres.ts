@@ -148,6 +148,25 @@ async function describe(base: Omit<BenchPostgres, 'version' | 'statStatements'>)
   });
 }
 
+/**
+ * The pid of the server's postmaster, when it runs on this machine (the parent of its checkpointer, read from
+ * `/proc`), so that its CPU can be read; null for a server elsewhere or a role that may not see the pids.
+ */
+export async function postmasterPid(db: pg.Client): Promise<number | null> {
+  const { rows } = await db.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'`,
+  );
+  if (!rows[0]?.pid) return null;
+  try {
+    const stat = await readFile(`/proc/${rows[0].pid}/stat`, 'utf8');
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const comm = (await readFile(`/proc/${parent}/comm`, 'utf8')).trim();
+    return comm.startsWith('postgres') ? parent : null;
+  } catch {
+    return null;
+  }
+}
+
 export async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();

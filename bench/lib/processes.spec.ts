@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it } from '@jest/globals';
-import { readCpuMs, readV8WorkerCpuMs } from './processes.js';
+import { readCpuMs, readProcessTreeCpuMs, readV8WorkerCpuMs } from './processes.js';
 
 /** Starts `command`, waits for its first line of output, and gives the readings of `read` taken then. */
 async function whileRunning<T>(command: string, args: string[], read: (pid: number) => T): Promise<T> {
@@ -40,5 +40,19 @@ describe('readV8WorkerCpuMs: the CPU of V8 worker threads, from /proc', () => {
   it('is 0 for a process without V8 threads', async () => {
     const v8 = await whileRunning('sh', ['-c', 'echo started; sleep 30'], readV8WorkerCpuMs);
     expect(v8).toBe(0);
+  });
+});
+
+describe('readProcessTreeCpuMs: the CPU of a process and of the processes it started', () => {
+  it('counts a child’s CPU with its parent’s, and leaves another process out', async () => {
+    // A shell whose child spins for about 600 ms of CPU, then says so and waits.
+    const spinner = `${process.execPath} -e 'const end = Date.now() + 600; while (Date.now() < end); console.log(1); setTimeout(() => 0, 2000)'`;
+    const { tree, own } = await whileRunning('sh', ['-c', `${spinner} & wait`], (pid) => ({
+      tree: readProcessTreeCpuMs(pid),
+      own: readCpuMs(pid),
+    }));
+    expect(own).toBeLessThan(100);
+    expect(tree).toBeGreaterThanOrEqual(400);
+    expect(readProcessTreeCpuMs(2 ** 22 + 1)).toBe(0);
   });
 });

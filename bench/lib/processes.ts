@@ -52,6 +52,29 @@ export function readV8WorkerCpuMs(pid: number): number {
 }
 
 /**
+ * CPU time (user + system) in ms of the process `rootPid` and of every process it started: a PostgreSQL server's
+ * postmaster with its backends, background writer, WAL writer and autovacuum. A child that ended between two
+ * readings takes its time with it; one started between them counts from its start.
+ */
+export function readProcessTreeCpuMs(rootPid: number): number {
+  let ms = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // fields[1] is the parent's pid; utime and stime as in readCpuMs.
+      if (Number(entry) === rootPid || Number(fields[1]) === rootPid) {
+        ms += (Number(fields[11]) + Number(fields[12])) * 10;
+      }
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return ms;
+}
+
+/**
  * Starts `node <script>` with the given environment, its output appended to `logFile`, and waits until
  * `readyPath` answers 200. The child is stopped with SIGTERM (then SIGKILL after 10 s).
  */

@@ -12,6 +12,11 @@ export interface LoadStats {
   cpuMsPerRequest: number;
   /** The part of `cpuMsPerRequest` spent by V8's worker threads (garbage collection, compilation), ms. */
   v8CpuMsPerRequest?: number;
+  /**
+   * CPU time of the PostgreSQL server (every process of it) per request while this side was loaded, ms: the
+   * database's share of the same statements. Absent when the server runs elsewhere.
+   */
+  pgCpuMsPerRequest?: number;
   /** Largest RSS of the server process during the measured load, MB. */
   rssMaxMb: number;
 }
