@@ -33,7 +33,13 @@ import { compareAnswers } from './lib/compare.js';
 import { fetchOnce, requestHeaders, runLoad } from './lib/load.js';
 import { type BenchOptions, parseOptions, SCENARIO_NAMES, USAGE } from './lib/options.js';
 import { postmasterPid, recreateDatabase, startPostgres, type BenchPostgres } from './lib/postgres.js';
-import { readProcessTreeCpuMs, sampleRss, type Server, startServer } from './lib/processes.js';
+import {
+  processTreeCpuSince,
+  readProcessTreeCpu,
+  sampleRss,
+  type Server,
+  startServer,
+} from './lib/processes.js';
 import {
   captureLoadTargets,
   evaluateTargets,
@@ -321,7 +327,7 @@ async function runHttpScenarios(
         const sampler = sampleRss(servers[side]);
         const cpuBefore = servers[side].cpuMs();
         const v8Before = servers[side].v8WorkerCpuMs();
-        const pgBefore = pgPid ? readProcessTreeCpuMs(pgPid) : 0;
+        const pgBefore = pgPid ? readProcessTreeCpu(pgPid) : new Map<number, number>();
         const stats = await runLoad(
           servers[side].url,
           spec,
@@ -331,7 +337,7 @@ async function runHttpScenarios(
         );
         const cpuMs = servers[side].cpuMs() - cpuBefore;
         const v8Ms = servers[side].v8WorkerCpuMs() - v8Before;
-        const pgMs = pgPid ? readProcessTreeCpuMs(pgPid) - pgBefore : 0;
+        const pgMs = pgPid ? processTreeCpuSince(pgPid, pgBefore) : 0;
         const rssMaxMb = sampler.stop();
         figures[side] = {
           ...stats,

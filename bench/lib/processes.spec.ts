@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it } from '@jest/globals';
-import { readCpuMs, readProcessTreeCpuMs, readV8WorkerCpuMs } from './processes.js';
+import { processTreeCpuSince, readCpuMs, readProcessTreeCpu, readV8WorkerCpuMs } from './processes.js';
 
 /** Starts `command`, waits for its first line of output, and gives the readings of `read` taken then. */
 async function whileRunning<T>(command: string, args: string[], read: (pid: number) => T): Promise<T> {
@@ -43,16 +43,30 @@ describe('readV8WorkerCpuMs: the CPU of V8 worker threads, from /proc', () => {
   });
 });
 
-describe('readProcessTreeCpuMs: the CPU of a process and of the processes it started', () => {
-  it('counts a child’s CPU with its parent’s, and leaves another process out', async () => {
+describe('readProcessTreeCpu, processTreeCpuSince: the CPU of a process and of the processes it started', () => {
+  it('counts a child’s CPU with its parent’s, from its start when it started since the first reading', async () => {
     // A shell whose child spins for about 600 ms of CPU, then says so and waits.
     const spinner = `${process.execPath} -e 'const end = Date.now() + 600; while (Date.now() < end); console.log(1); setTimeout(() => 0, 2000)'`;
-    const { tree, own } = await whileRunning('sh', ['-c', `${spinner} & wait`], (pid) => ({
-      tree: readProcessTreeCpuMs(pid),
-      own: readCpuMs(pid),
-    }));
-    expect(own).toBeLessThan(100);
-    expect(tree).toBeGreaterThanOrEqual(400);
-    expect(readProcessTreeCpuMs(2 ** 22 + 1)).toBe(0);
+    const child: ChildProcess = spawn('sh', ['-c', `sleep 0.3; ${spinner} & wait`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const before = readProcessTreeCpu(child.pid!);
+      expect(before.has(child.pid!)).toBe(true);
+      await once(child.stdout!, 'data');
+      const tree = readProcessTreeCpu(child.pid!);
+      expect(tree.size).toBeGreaterThanOrEqual(2); // the shell and the spinner
+      expect(tree.get(child.pid!)).toBeLessThan(100);
+      expect(processTreeCpuSince(child.pid!, before)).toBeGreaterThanOrEqual(400);
+    } finally {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+    expect(readProcessTreeCpu(2 ** 22 + 1).size).toBe(0);
+  });
+
+  it('leaves out what a process that ended since had spent', () => {
+    const before = new Map([[2 ** 22 + 1, 5_000]]);
+    expect(processTreeCpuSince(2 ** 22 + 1, before)).toBe(0);
   });
 });

@@ -52,12 +52,11 @@ export function readV8WorkerCpuMs(pid: number): number {
 }
 
 /**
- * CPU time (user + system) in ms of the process `rootPid` and of every process it started: a PostgreSQL server's
- * postmaster with its backends, background writer, WAL writer and autovacuum. A child that ended between two
- * readings takes its time with it; one started between them counts from its start.
+ * CPU time (user + system) in ms of the process `rootPid` and of each process it started, by pid: a PostgreSQL
+ * server's postmaster with its backends, background writer, WAL writer and autovacuum.
  */
-export function readProcessTreeCpuMs(rootPid: number): number {
-  let ms = 0;
+export function readProcessTreeCpu(rootPid: number): Map<number, number> {
+  const cpu = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -65,12 +64,24 @@ export function readProcessTreeCpuMs(rootPid: number): number {
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       // fields[1] is the parent's pid; utime and stime as in readCpuMs.
       if (Number(entry) === rootPid || Number(fields[1]) === rootPid) {
-        ms += (Number(fields[11]) + Number(fields[12])) * 10;
+        cpu.set(Number(entry), (Number(fields[11]) + Number(fields[12])) * 10);
       }
     } catch {
       // The process ended meanwhile.
     }
   }
+  return cpu;
+}
+
+/**
+ * The CPU time in ms the tree of `rootPid` spent since the reading `before` (of readProcessTreeCpu), process by
+ * process: a process started since counts from its start; one that ended since is left out with what it spent
+ * meanwhile (a pool's idle connection closed by the other side's pool, say), instead of taking its whole past
+ * with it.
+ */
+export function processTreeCpuSince(rootPid: number, before: ReadonlyMap<number, number>): number {
+  let ms = 0;
+  for (const [pid, now] of readProcessTreeCpu(rootPid)) ms += now - (before.get(pid) ?? 0);
   return ms;
 }
 
