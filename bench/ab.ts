@@ -121,13 +121,18 @@ async function createProject(db: pg.Client, side: AbSide): Promise<{ id: number;
 interface SideState {
   dir: string;
   commit: string;
+  /** The last commit that changed the service's sources or dependencies (src/, package-lock.json). */
+  sourceCommit: string;
   subject: string;
+  /** `git status --porcelain` of tracked files: a build of a checkout with local changes says so. */
+  localChanges: string;
   url: string;
   db: pg.Client;
   project: { id: number; token: string };
   server: Server | null;
   /** The highest rate seen (warm-up and trials), requests per second: the next trial's bodies are sized from it. */
   rate: number;
+  warmupRps: number | null;
 }
 
 async function measure(
@@ -204,6 +209,7 @@ async function main(): Promise<number> {
   const sides = {} as Record<AbSide, SideState>;
   const trials: (AbTrial & { problems: Partial<Record<AbSide, string>> })[] = [];
   const started = new Date();
+  const loadavgAtStart = loadavg();
   const write = (finished: boolean) => {
     if (!options.out) return;
     const summary = trials.length ? summarizeTrials(trials) : null;
@@ -218,6 +224,7 @@ async function main(): Promise<number> {
         cpus: cpus().length,
         model: cpus()[0]?.model ?? '',
         node: process.version,
+        loadavgAtStart,
         loadavg: loadavg(),
       },
       serviceEnv,
@@ -227,8 +234,10 @@ async function main(): Promise<number> {
           {
             dir: sides[side].dir,
             commit: sides[side].commit,
+            sourceCommit: sides[side].sourceCommit,
             subject: sides[side].subject,
-            warmupRps: sides[side].rate,
+            localChanges: sides[side].localChanges,
+            warmupRps: sides[side].warmupRps,
           },
         ]),
       ),
@@ -256,16 +265,20 @@ async function main(): Promise<number> {
       sides[side] = {
         dir,
         commit: git(dir, 'rev-parse', '--short', 'HEAD'),
+        sourceCommit: git(dir, 'log', '-1', '--format=%h', '--', 'src', 'package-lock.json'),
         subject: git(dir, 'log', '-1', '--format=%s').slice(0, 120),
+        localChanges: git(dir, 'status', '--porcelain', '--untracked-files=no'),
         url,
         db,
         project: await createProject(db, side),
         server: null,
         rate: load.warmupBudget * options.connections,
+        warmupRps: null,
       };
-      const dirty = git(dir, 'status', '--porcelain', '--untracked-files=no');
+      const dirty = sides[side].localChanges;
       log(
-        `${side.toUpperCase()}: ${dir} at ${sides[side].commit} (${sides[side].subject.slice(0, 70)})` +
+        `${side.toUpperCase()}: ${dir} at ${sides[side].commit} (${sides[side].subject.slice(0, 70)}; sources of ` +
+          `${sides[side].sourceCommit})` +
           (dirty ? `, with local changes: ${dirty.replace(/\n/g, '; ')}` : '') +
           `; database ${name} migrated`,
       );
@@ -298,6 +311,7 @@ async function main(): Promise<number> {
         const w = await runCaptureLoad(s.server!.url, warm, options.warmupSec, load.path);
         if (w.errors) throw new Error(`the warm-up of ${side.toUpperCase()} had ${w.errors} errors`);
         s.rate = w.rps;
+        s.warmupRps = w.rps;
         log(
           `warm-up ${side.toUpperCase()}: ${Math.round(w.rps)} req/s, ${Math.round(w.eventsPerSec)} events/s`,
         );
