@@ -69,6 +69,7 @@ import { runCaptureLoadScenarios } from './lib/capture-scenarios.js';
 import { captureProject } from './lib/capture-load.js';
 import { type EventsLoadResult, eventsLoadTargets, formatEventsLoadTable } from './lib/events-report.js';
 import { runEventsScenario } from './lib/events-scenario.js';
+import { BENCH_RETENTION_DAYS, benchServiceEnv, deploymentEnvValue } from './lib/service-env.js';
 import { benchScheduler } from './lib/scheduler.js';
 import { benchRecordingsPurge } from './lib/recordings-purge.js';
 import {
@@ -103,56 +104,14 @@ const POOL_SIZE = 10;
 
 const log = (m: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
 
-/** The service's settings in the bench: production defaults, with the scheduler and rate limits off. */
-/**
- * The NODE_OPTIONS of the base Kubernetes Deployment (its V8 heap limit, sized for the container's memory limit):
- * the service runs here with the heap it has when deployed, not one sized for this machine's memory.
- */
+/** The NODE_OPTIONS of a base Kubernetes Deployment (its V8 heap limit, sized for the container's memory limit). */
 function deploymentNodeOptions(file = 'deployment.yaml'): string {
-  return deploymentEnvValue(file, 'NODE_OPTIONS');
+  return deploymentEnvValue(ROOT, file, 'NODE_OPTIONS');
 }
 
-/** A variable of the base Kubernetes Deployment's container (NODE_OPTIONS, MALLOC_ARENA_MAX). */
-function deploymentEnvValue(file: string, name: string): string {
-  const manifest = readFileSync(join(ROOT, 'deploy', 'k8s', 'base', file), 'utf8');
-  const match = new RegExp(`- name: ${name}\\s+value: (.+)`).exec(manifest);
-  if (!match) throw new Error(`deploy/k8s/base/${file} sets no ${name} for the service`);
-  return match[1].trim().replace(/^(['"])(.*)\1$/, '$2');
-}
-
-/** Retention of the bench's service and baseline (see serviceEnv). */
-const BENCH_RETENTION_DAYS = 3650;
-
+/** The service's settings in the bench (bench/lib/service-env.ts). */
 function serviceEnv(databaseUrl: string): Record<string, string> {
-  return {
-    NODE_OPTIONS: deploymentNodeOptions(),
-    // The Deployment's malloc arenas (deploy/k8s/base/deployment.yaml): the resident set measured is the deployed one.
-    MALLOC_ARENA_MAX: deploymentEnvValue('deployment.yaml', 'MALLOC_ARENA_MAX'),
-    NODE_ENV: 'production',
-    HOST: '127.0.0.1',
-    PORT: String(SERVICE_PORT),
-    DATABASE_URL: databaseUrl,
-    DATABASE_POOL_SIZE: String(POOL_SIZE),
-    LOG_LEVEL: 'info',
-    MIGRATIONS_RUN: 'false',
-    SCHEDULER_ENABLED: 'false',
-    RATE_LIMIT_ENABLED: 'false',
-    BATCH_EXPORT_WORKERS: 'false',
-    // The seeded recordings are dated before the seed's day and the seed is reused for weeks: a ten-year
-    // retention keeps every one of them listed (the list still filters by the cutoff, as it always does), and
-    // this process never purges them.
-    RECORDING_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
-    RECORDING_PURGE_INTERVAL_SECONDS: '0',
-    // The same for the events of the recordings-filter scenario (dated with the recordings).
-    EVENTS_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
-    // BENCH_SERVICE_ENV="NAME=value,NAME=value": settings of an experiment (recorded in the results file).
-    ...Object.fromEntries(
-      (process.env.BENCH_SERVICE_ENV ?? '')
-        .split(',')
-        .filter((pair) => pair.includes('='))
-        .map((pair) => [pair.slice(0, pair.indexOf('=')).trim(), pair.slice(pair.indexOf('=') + 1).trim()]),
-    ),
-  };
+  return benchServiceEnv({ root: ROOT, port: SERVICE_PORT, databaseUrl, poolSize: POOL_SIZE });
 }
 
 /** Seed identity: the seed's version, the migrations compiled into dist/ and whether recordings exist. */
@@ -867,7 +826,7 @@ async function main(): Promise<void> {
             organizationId: fixture.retrieveOrganizationId,
             port: SERVICE_PORT,
             nodeOptions: deploymentNodeOptions('worker-deployment.yaml'),
-            mallocArenaMax: deploymentEnvValue('worker-deployment.yaml', 'MALLOC_ARENA_MAX'),
+            mallocArenaMax: deploymentEnvValue(ROOT, 'worker-deployment.yaml', 'MALLOC_ARENA_MAX'),
             logDir,
             log,
           }),

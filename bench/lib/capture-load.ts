@@ -126,7 +126,7 @@ async function waitPacked(
 }
 
 /** rrweb events the recordings of one load store (session ids `<prefix>-c…`; the warm-up's prefix is another). */
-async function storedEvents(db: pg.Client, teamId: number, prefix: string): Promise<number> {
+export async function storedEvents(db: pg.Client, teamId: number, prefix: string): Promise<number> {
   const { rows } = await db.query<{ n: string | null }>(
     `SELECT sum(event_count)::text AS n FROM session_recordings WHERE team_id = $1 AND session_id LIKE $2`,
     [teamId, `${prefix}-c%`],

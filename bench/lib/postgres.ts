@@ -20,7 +20,7 @@ export interface BenchPostgres {
   stop(): Promise<void>;
 }
 
-function withDatabase(url: string, database: string): string {
+export function withDatabase(url: string, database: string): string {
   const u = new URL(url);
   u.pathname = `/${database}`;
   return u.href;
@@ -126,12 +126,22 @@ async function ensureDatabase(adminUrl: string): Promise<void> {
   });
 }
 
-/** Drops and recreates the bench database (a new seed). */
-export async function recreateDatabase(adminUrl: string): Promise<void> {
+function databaseName(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: '${name}'`);
+  return name;
+}
+
+/** Drops and recreates the bench database (a new seed), or the database `name`. */
+export async function recreateDatabase(adminUrl: string, name = BENCH_DATABASE): Promise<void> {
   await withClient(adminUrl, async (c) => {
-    await c.query(`DROP DATABASE IF EXISTS ${BENCH_DATABASE} WITH (FORCE)`);
-    await c.query(`CREATE DATABASE ${BENCH_DATABASE}`);
+    await c.query(`DROP DATABASE IF EXISTS ${databaseName(name)} WITH (FORCE)`);
+    await c.query(`CREATE DATABASE ${databaseName(name)}`);
   });
+}
+
+/** Drops the database `name` (its sessions ended). */
+export async function dropDatabase(adminUrl: string, name: string): Promise<void> {
+  await withClient(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${databaseName(name)} WITH (FORCE)`));
 }
 
 async function describe(base: Omit<BenchPostgres, 'version' | 'statStatements'>): Promise<BenchPostgres> {
