@@ -4,6 +4,8 @@
  * paired ratios B/A of each trial (min, median, max) and how many trials B was lower.
  */
 
+import { parseLoadOption, positiveInt, splitFlag } from './options.js';
+
 export type AbSide = 'a' | 'b';
 export const AB_SCENARIOS = ['capture-events', 'capture-postgres'] as const;
 export type AbScenario = (typeof AB_SCENARIOS)[number];
@@ -42,12 +44,6 @@ export const AB_USAGE = `Usage: node dist-bench/ab.js --a=DIR --b=DIR [options]
 Both sides run with this checkout's bench settings (bench/lib/service-env.ts, NODE_OPTIONS and MALLOC_ARENA_MAX of
 its deploy/k8s/base/deployment.yaml) and the Node that runs this script.`;
 
-function positiveInt(name: string, raw: string): number {
-  if (!/^\d+$/.test(raw) || Number(raw) < 1)
-    throw new Error(`--${name} must be a positive integer, got '${raw}'`);
-  return Number(raw);
-}
-
 export function parseAbOptions(
   argv: readonly string[],
   env: Record<string, string | undefined> = {},
@@ -66,9 +62,8 @@ export function parseAbOptions(
     help: false,
   };
   for (const arg of argv) {
-    const [flag, value] = arg.includes('=')
-      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
-      : [arg, ''];
+    const [flag, value] = splitFlag(arg);
+    if (parseLoadOption(options, flag, value)) continue;
     switch (flag) {
       case '--help':
       case '-h':
@@ -91,15 +86,6 @@ export function parseAbOptions(
         break;
       case '--trials':
         options.trials = positiveInt('trials', value);
-        break;
-      case '--duration':
-        options.durationSec = positiveInt('duration', value);
-        break;
-      case '--warmup':
-        options.warmupSec = value === '0' ? 0 : positiveInt('warmup', value);
-        break;
-      case '--connections':
-        options.connections = positiveInt('connections', value);
         break;
       case '--keep-databases':
         options.keepDatabases = true;

@@ -75,10 +75,38 @@ and uses its own database "org_admin_bench" there), BENCH_PG_PORT (embedded serv
 for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_BASELINE_NODE_ARGS (the same for the
 baseline of the capture load scenarios).`;
 
-function positiveInt(name: string, raw: string): number {
+export function positiveInt(name: string, raw: string): number {
   if (!/^\d+$/.test(raw) || Number(raw) < 1)
     throw new Error(`--${name} must be a positive integer, got '${raw}'`);
   return Number(raw);
+}
+
+/** `--flag=value` as `[flag, value]`; a flag without `=` has the value ''. */
+export function splitFlag(arg: string): [string, string] {
+  const at = arg.indexOf('=');
+  return at < 0 ? [arg, ''] : [arg.slice(0, at), arg.slice(at + 1)];
+}
+
+/** The load options every bench shares (`--duration`, `--warmup`, `--connections`): true when `flag` is one. */
+export function parseLoadOption(
+  options: { durationSec: number; warmupSec: number; connections: number },
+  flag: string,
+  value: string,
+): boolean {
+  switch (flag) {
+    case '--duration':
+      options.durationSec = positiveInt('duration', value);
+      break;
+    case '--warmup':
+      options.warmupSec = value === '0' ? 0 : positiveInt('warmup', value);
+      break;
+    case '--connections':
+      options.connections = positiveInt('connections', value);
+      break;
+    default:
+      return false;
+  }
+  return true;
 }
 
 /** Parses the command line (and the BENCH_QUICK knob); throws with a readable message on a bad option. */
@@ -101,9 +129,8 @@ export function parseOptions(
   };
   let updateDocs: boolean | null = null;
   for (const arg of argv) {
-    const [flag, value] = arg.includes('=')
-      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
-      : [arg, ''];
+    const [flag, value] = splitFlag(arg);
+    if (parseLoadOption(options, flag, value)) continue;
     switch (flag) {
       case '--quick':
         break;
@@ -119,15 +146,6 @@ export function parseOptions(
         break;
       case '--no-update-docs':
         updateDocs = false;
-        break;
-      case '--duration':
-        options.durationSec = positiveInt('duration', value);
-        break;
-      case '--warmup':
-        options.warmupSec = value === '0' ? 0 : positiveInt('warmup', value);
-        break;
-      case '--connections':
-        options.connections = positiveInt('connections', value);
         break;
       case '--rounds':
         options.rounds = positiveInt('rounds', value);
