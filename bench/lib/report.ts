@@ -14,7 +14,8 @@ export interface LoadStats {
   v8CpuMsPerRequest?: number;
   /**
    * CPU time of the PostgreSQL server (every process of it) per request while this side was loaded, ms: the
-   * database's share of the same statements. Absent when the server runs elsewhere.
+   * database's share of the same statements (on a server shared with other work, BENCH_DATABASE_URL, that work's
+   * too). Absent when the server runs elsewhere.
    */
   pgCpuMsPerRequest?: number;
   /** Largest RSS of the server process during the measured load, MB. */
