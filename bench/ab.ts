@@ -14,9 +14,13 @@
  *    the rows of that load must be exactly the events of the answered requests, each once;
  * 4. the summary (bench/lib/ab-compare.ts) printed and written to --out with every trial.
  *
+ * capture-s3 keeps the recordings in an object store: one s3rver for the run, started in this process as the
+ * bench's scenario starts it, a bucket per side; the stored events are counted in PostgreSQL, as for capture-postgres.
+ *
  * A/A (the same DIR twice) gives the noise floor of the comparison.
  */
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -36,6 +40,7 @@ import {
   withinBand,
 } from './lib/ab-compare.js';
 import { storedEvents } from './lib/capture-load.js';
+import { S3_CREDENTIALS, startS3 } from './lib/capture-scenarios.js';
 import { CAPTURE_PATH, runCaptureLoad } from './lib/capture-runner.js';
 import { EVENTS_PATH, eventsQueues } from './lib/events-load.js';
 import { storedRows } from './lib/events-scenario.js';
@@ -60,6 +65,8 @@ interface Load {
   /** Bodies built for this many times the rate seen so far (running out stops the run). */
   headroom: number;
   env: Record<string, string>;
+  /** Recordings kept in an object store (capture-s3): one s3rver for the run, a bucket per side. */
+  objectStore: boolean;
   queues(token: string, prefix: string, connections: number, perConnection: number): CaptureRequest[][];
   stored(db: pg.Client, teamId: number, prefix: string): Promise<{ rows: number; duplicates: number }>;
 }
@@ -71,6 +78,7 @@ function scenarioLoad(scenario: AbOptions['scenario']): Load {
       warmupBudget: 60,
       headroom: 3,
       env: {},
+      objectStore: false,
       // Recent times: the events must fall on today's (or yesterday's) partition.
       queues: (token, prefix, connections, perConnection) =>
         eventsQueues({ token, prefix, t0: Date.now() - 600_000 }, connections, perConnection),
@@ -82,7 +90,9 @@ function scenarioLoad(scenario: AbOptions['scenario']): Load {
     path: CAPTURE_PATH,
     warmupBudget: 40,
     headroom: 4,
-    env: { RECORDING_STORAGE: 'postgres' },
+    // capture-s3: the service's default layout (packed, encrypted), as in the bench's scenario of that name.
+    env: { RECORDING_STORAGE: scenario === 'capture-s3' ? 's3' : 'postgres' },
+    objectStore: scenario === 'capture-s3',
     queues: (token, prefix, connections, perConnection) =>
       connectionQueues({ token, prefix, page, t0: Date.UTC(2026, 10, 21, 9) }, connections, perConnection),
     stored: async (db, teamId, prefix) => ({ rows: await storedEvents(db, teamId, prefix), duplicates: 0 }),
@@ -195,6 +205,9 @@ async function main(): Promise<number> {
   const load = scenarioLoad(options.scenario);
   const runId = Date.now().toString(36);
   mkdirSync(LOG_DIR, { recursive: true });
+  const bucket = (side: AbSide) => `bench-ab-${side}`;
+  const s3 = load.objectStore ? await startS3(SIDES.map(bucket)) : null;
+  const kek = randomBytes(32).toString('base64');
   const env = (side: AbSide, url: string): Record<string, string> => ({
     ...benchServiceEnv({
       root: ROOT,
@@ -205,6 +218,14 @@ async function main(): Promise<number> {
     // Capture comes from many browsers, each its own address: the per-address cap is off, as in the bench.
     PUBLIC_MAX_CONCURRENT_PER_IP: '0',
     ...load.env,
+    ...(s3
+      ? {
+          RECORDING_S3_BUCKET: bucket(side),
+          RECORDING_S3_ENDPOINT: s3.endpoint,
+          RECORDING_KEY_ENCRYPTION_KEY: kek,
+          ...S3_CREDENTIALS,
+        }
+      : {}),
   });
   const sides = {} as Record<AbSide, SideState>;
   const trials: (AbTrial & { problems: Partial<Record<AbSide, string>> })[] = [];
@@ -213,7 +234,13 @@ async function main(): Promise<number> {
   const write = (finished: boolean) => {
     if (!options.out) return;
     const summary = trials.length ? summarizeTrials(trials) : null;
-    const { DATABASE_URL: _url, PORT: _port, ...serviceEnv } = env('a', '');
+    const {
+      DATABASE_URL: _url,
+      PORT: _port,
+      RECORDING_KEY_ENCRYPTION_KEY: _kek,
+      RECORDING_S3_ENDPOINT: _endpoint,
+      ...serviceEnv
+    } = env('a', '');
     const results = {
       tool: 'bench/ab',
       finished,
@@ -357,6 +384,7 @@ async function main(): Promise<number> {
     if (!options.keepDatabases) {
       for (const side of SIDES) await dropDatabase(options.postgresUrl, `bench_ab_${side}`).catch(() => {});
     }
+    await s3?.close();
   }
 }
 

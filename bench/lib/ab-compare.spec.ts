@@ -79,6 +79,11 @@ describe('parseAbOptions', () => {
     });
   });
 
+  it('knows the three capture scenarios', () => {
+    for (const scenario of ['capture-events', 'capture-postgres', 'capture-s3'])
+      expect(parseAbOptions(['--a=/x', '--b=/y', `--scenario=${scenario}`]).scenario).toBe(scenario);
+  });
+
   it('refuses what it does not know', () => {
     expect(() => parseAbOptions(['--a=/x', '--b=/y', '--scenario=events-list'])).toThrow('unknown');
     expect(() => parseAbOptions(['--a=/x', '--b=/y', '--trials=0'])).toThrow('positive integer');

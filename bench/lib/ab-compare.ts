@@ -7,7 +7,7 @@
 import { parseLoadOption, positiveInt, splitFlag } from './options.js';
 
 export type AbSide = 'a' | 'b';
-export const AB_SCENARIOS = ['capture-events', 'capture-postgres'] as const;
+export const AB_SCENARIOS = ['capture-events', 'capture-postgres', 'capture-s3'] as const;
 export type AbScenario = (typeof AB_SCENARIOS)[number];
 
 export interface AbOptions {
@@ -31,7 +31,8 @@ export interface AbOptions {
 export const AB_USAGE = `Usage: node dist-bench/ab.js --a=DIR --b=DIR [options]
 
   --a=DIR, --b=DIR      built checkouts (dist/ and node_modules/) to compare; the same DIR twice is an A/A run
-  --scenario=NAME       ${AB_SCENARIOS.join(' or ')} (default capture-events)
+  --scenario=NAME       ${AB_SCENARIOS.join(', ')} (default capture-events);
+                        capture-s3 starts an S3-protocol server (s3rver), a bucket per side
   --trials=N            trials, each one measurement of A and one of B, alternating which goes first (default 6)
   --duration=SECONDS    measured load per side and trial (default 10)
   --warmup=SECONDS      load before the first trial, once per side (default 3)
@@ -107,7 +108,7 @@ export function trialOrder(i: number): [AbSide, AbSide] {
 export interface AbFigures {
   requests: number;
   rps: number;
-  /** Events of the answered (2xx) requests per second (rrweb events for capture-postgres). */
+  /** Events of the answered (2xx) requests per second (rrweb events for capture-postgres and capture-s3). */
   eventsPerSec: number;
   /** CPU time of the service process (user + system) per answered event, ms. */
   cpuMsPerEvent: number;

@@ -57,14 +57,17 @@ export const CAPTURE_LOAD_SCENARIOS: readonly {
   },
 ];
 
-export async function startS3(): Promise<{ endpoint: string; close(): Promise<void> }> {
+/** An S3-protocol server (s3rver) on loopback with the named buckets, its files in a temporary directory. */
+export async function startS3(
+  buckets: readonly string[] = [BUCKET],
+): Promise<{ endpoint: string; close(): Promise<void> }> {
   const directory = await mkdtemp(join(tmpdir(), 'bench-s3rver-'));
   const server = new S3rver({
     port: 0,
     address: '127.0.0.1',
     silent: true,
     directory,
-    configureBuckets: [{ name: BUCKET, configs: [] }],
+    configureBuckets: buckets.map((name) => ({ name, configs: [] })),
   });
   const { port } = (await server.run()) as unknown as { port: number };
   return {

@@ -1,13 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer, request, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { gunzipSync } from 'node:zlib';
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
 import { runCli } from '../../src/cli-dispatch.js';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { RecordingRetentionRepository } from '../../src/session-recordings/retention/recording-retention.repository.js';
 import { SnapshotReader } from '../../src/session-recordings/reads/snapshot-reader.js';
 import { RecordingKeys } from '../../src/session-recordings/storage/recording-keys.js';
+import { SnapshotObjectStore } from '../../src/session-recordings/storage/snapshot-object-store.js';
 import { SnapshotPacker } from '../../src/session-recordings/storage/snapshot-packer.js';
 import { SnapshotStorageMaintenance } from '../../src/session-recordings/storage/snapshot-storage-maintenance.js';
 import {
@@ -35,8 +42,8 @@ function sessionEvents(n: number, start = T0): Rrweb[] {
 
 /**
  * A plain HTTP proxy in front of s3rver: counts the requests it forwards, can play a store that is down
- * (connections cut) and can hold the read-back GET of a packed object (the packer between its PUT and its
- * index update).
+ * (connections cut), can hold the read-back GET of a packed object (the packer between its PUT and its
+ * index update) or answer it with one byte altered (a store that keeps other bytes than it acknowledged).
  */
 class StoreProxy {
   readonly requests: { method: string; path: string; range: string | null }[] = [];
@@ -44,6 +51,8 @@ class StoreProxy {
   /** Ranged GETs are answered 206 and then one byte every 300 ms, never ending (a store that hangs mid-body). */
   trickleRangedGets = false;
   holdPackedGet: (() => void) | null = null;
+  /** Whole GETs of packed objects answered with their first byte altered. */
+  alterPackedGets = false;
   private server!: Server;
   endpoint = '';
 
@@ -74,6 +83,21 @@ class StoreProxy {
         { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
         (up) => {
           res.writeHead(up.statusCode ?? 502, up.headers);
+          if (
+            this.alterPackedGets &&
+            req.method === 'GET' &&
+            path.includes('/packed/') &&
+            !req.headers.range
+          ) {
+            let first = true;
+            up.on('data', (piece: Buffer) => {
+              if (first && piece.length) piece[0] ^= 0xff;
+              first = false;
+              res.write(piece);
+            });
+            up.on('end', () => res.end());
+            return;
+          }
           up.pipe(res);
         },
       );
@@ -262,6 +286,44 @@ describe('packed recording storage (RECORDING_S3_LAYOUT=packed)', () => {
     // The store answers again: so does the read.
     expect(await snapshotsOf(sessionId)).toEqual(events);
   }, 60_000);
+
+  it('a packed object read back with other bytes than were written: the pass fails, nothing is marked packed, the next pass packs', async () => {
+    const sessionId = newSessionId('alter');
+    const events = sessionEvents(6);
+    await capture(t, sessionId, events).expect(200);
+    const before = new Set((await objects()).map((o) => o.key));
+    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      proxy.alterPackedGets = true;
+      await expect(packer().packDue()).rejects.toThrow(/read back differs from what was written/);
+      expect((await rows(sessionId)).every((r) => r.in_db && r.object_key === null)).toBe(true);
+      expect(await snapshotsOf(sessionId)).toEqual(events);
+    } finally {
+      proxy.alterPackedGets = false;
+      errors.mockRestore();
+    }
+    const reports = await packer().packDue();
+    const packed = await rows(sessionId);
+    expect(packed.every((r) => !r.in_db && r.object_key === reports?.[0].objectKey)).toBe(true);
+    expect(await snapshotsOf(sessionId)).toEqual(events);
+    // The failed pass's object is no chunk's: the orphan sweep's (tested below with a killed pass); gone here.
+    const orphans = (await objects()).filter((o) => !before.has(o.key) && o.key !== reports?.[0].objectKey);
+    expect(orphans).toHaveLength(1);
+    await s3.client.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: orphans[0].key }));
+  });
+
+  it("the store's digest of an object: the SHA-256 and length of its bytes, read as a stream; null when it is missing", async () => {
+    const store = t.app.get(SnapshotObjectStore);
+    const data = randomBytes(3 * 1024 * 1024 + 17);
+    const key = `${PREFIX}digest/${newSessionId('d')}`;
+    await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: data }));
+    expect(await store.digest(key)).toEqual({
+      sha256: createHash('sha256').update(data).digest('hex'),
+      bytes: data.length,
+    });
+    expect(await store.digest(`${key}-missing`)).toBeNull();
+    await s3.client.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: key }));
+  });
 
   it('the store down: capture still answers 200, the packer fails and reports its backlog, the limit answers 503, and all is packed once the store is back', async () => {
     const limited = await createTestApp({

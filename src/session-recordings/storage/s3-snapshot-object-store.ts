@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { GetObjectCommandOutput, LifecycleRule as S3LifecycleRule, S3Client } from '@aws-sdk/client-s3';
@@ -6,6 +6,7 @@ import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../config/config.js';
 import {
   type LifecycleRule,
+  type ObjectDigest,
   ObjectStoreUnavailableError,
   SnapshotObjectStore,
 } from './snapshot-object-store.js';
@@ -19,20 +20,44 @@ interface S3Connection {
   client: S3Client;
 }
 
-/** The bytes of an object's body; the body's stream is destroyed (its socket let go) when `signal` aborts. */
-async function bodyBytes(body: GetObjectCommandOutput['Body'], signal: AbortSignal): Promise<Buffer> {
-  if (!body) return Buffer.alloc(0);
+type Body = NonNullable<GetObjectCommandOutput['Body']>;
+
+/** `read(body)`, the body's stream destroyed (its socket let go) when `signal` aborts. */
+async function readBody<T>(body: Body, signal: AbortSignal, read: (body: Body) => Promise<T>): Promise<T> {
   const stream = body as unknown as { destroy?(error?: Error): void };
   const stop = () => stream.destroy?.(signal.reason as Error);
   if (signal.aborted) stop();
   signal.addEventListener('abort', stop, { once: true });
   try {
-    // A view of the bytes the SDK collected, not a copy of them (an object of a pass is up to 32 MB).
-    const bytes = await body.transformToByteArray();
-    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return await read(body);
   } finally {
     signal.removeEventListener('abort', stop);
   }
+}
+
+/** The bytes of an object's body. */
+async function bodyBytes(body: GetObjectCommandOutput['Body'], signal: AbortSignal): Promise<Buffer> {
+  if (!body) return Buffer.alloc(0);
+  return readBody(body, signal, async (b) => {
+    // A view of the bytes the SDK collected, not a copy of them.
+    const bytes = await b.transformToByteArray();
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  });
+}
+
+/** The SHA-256 and length of an object's body, hashed piece by piece as the socket delivers it. */
+async function bodyDigest(body: GetObjectCommandOutput['Body'], signal: AbortSignal): Promise<ObjectDigest> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  if (body) {
+    await readBody(body, signal, async (b) => {
+      for await (const piece of b as unknown as AsyncIterable<Uint8Array>) {
+        hash.update(piece);
+        bytes += piece.length;
+      }
+    });
+  }
+  return { sha256: hash.digest('hex'), bytes };
 }
 /** Characters of a session id kept verbatim in an object key; others are percent-encoded. */
 const KEY_SAFE = /[^A-Za-z0-9._-]/g;
@@ -179,6 +204,21 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
       // The SDK's NoSuchKey (its class not loaded until the first request) is known by its name.
       if ((error as { name?: string }).name === 'NoSuchKey') return null;
       throw new ObjectStoreUnavailableError('read a snapshot chunk', error);
+    }
+  }
+
+  async digest(key: string): Promise<ObjectDigest | null> {
+    try {
+      const { sdk, client } = await this.s3();
+      return await this.readWithin(async (abortSignal) => {
+        const out = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: key }), {
+          abortSignal,
+        });
+        return bodyDigest(out.Body, abortSignal);
+      });
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchKey') return null;
+      throw new ObjectStoreUnavailableError('read back a stored object', error);
     }
   }
 

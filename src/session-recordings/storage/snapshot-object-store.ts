@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * The object store of snapshot chunks (RECORDING_STORAGE=s3). A chunk stored there is one object holding the
  * same gzip bytes a database chunk holds in `session_recording_snapshots.data`; its row keeps `object_key`.
@@ -32,6 +34,25 @@ export abstract class SnapshotObjectStore {
   abstract get(key: string): Promise<Buffer | null>;
 
   /**
+   * The SHA-256 (hex) and length of the object's bytes, hashed as they arrive (never held whole: a packed object
+   * is up to RECORDING_PACK_MAX_BYTES), or null when it does not exist. What a writer checks its object against.
+   */
+  abstract digest(key: string): Promise<ObjectDigest | null>;
+
+  /**
+   * Writes the object, then reads it back as a stream and compares its digest with `data`'s: resolves once the
+   * store holds exactly these bytes, with their SHA-256 (hex); else throws `mismatch` (the store answered other
+   * bytes, or none) or the store's error.
+   */
+  async putVerified(key: string, data: Buffer, mismatch: () => string): Promise<string> {
+    const expected = sha256Hex(data);
+    await this.put(key, data);
+    const written = await this.digest(key);
+    if (!written || written.bytes !== data.length || written.sha256 !== expected) throw new Error(mismatch());
+    return expected;
+  }
+
+  /**
    * `length` bytes of the object from `offset` (one ranged GET), or null when the object does not exist. Fewer
    * bytes than asked (the object shorter than the range) is an error.
    */
@@ -51,6 +72,14 @@ export abstract class SnapshotObjectStore {
     under?: string,
   ): Promise<{ objects: { key: string; lastModified: Date }[]; more: boolean }>;
 }
+
+/** What `SnapshotObjectStore#digest` reads of an object. */
+export interface ObjectDigest {
+  sha256: string;
+  bytes: number;
+}
+
+export const sha256Hex = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
 
 /** A bucket lifecycle rule: objects under `prefix` expire `expirationDays` after their creation. */
 export interface LifecycleRule {

@@ -1,4 +1,4 @@
-import { createHash, createSecretKey, type KeyObject } from 'node:crypto';
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../../common/errors/database-errors.js';
 import { Clock } from '../../common/time/clock.js';
@@ -29,8 +29,6 @@ const PARTITIONS_AHEAD = 2;
 const PARTITION_GRACE_MS = 15 * 60_000;
 /** Least time between two maintenances of the buffer partitions by one process. */
 const MAINTAIN_EVERY_MS = 60_000;
-
-const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 
 /** What one packer pass did. */
 export interface PackReport {
@@ -296,14 +294,13 @@ export class SnapshotPacker extends IntervalTask implements OnApplicationBootstr
         offset += stored.length;
       }
     }
-    const digest = sha256(body);
     const key = this.objects.packedKey(this.clock.now(), retentionDays);
     try {
-      await this.objects.put(key, body);
-      const written = await this.objects.get(key);
-      if (!written || sha256(written) !== digest) {
-        throw new Error(`the packed object ${key} read back differs from what was written`);
-      }
+      await this.objects.putVerified(
+        key,
+        body,
+        () => `the packed object ${key} read back differs from what was written`,
+      );
     } catch (err) {
       this.metrics?.recordPackPass('failed');
       throw err;

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../../common/errors/database-errors.js';
 import { Clock } from '../../common/time/clock.js';
@@ -6,7 +5,7 @@ import { IntervalTask } from '../../common/tasks/interval-task.js';
 import { AppConfig } from '../../config/config.js';
 import { TransactionHost } from '../../database/transactions.js';
 import { RecordingKeys, recordingRef } from './recording-keys.js';
-import { type LifecycleRule, SnapshotObjectStore } from './snapshot-object-store.js';
+import { type LifecycleRule, sha256Hex, SnapshotObjectStore } from './snapshot-object-store.js';
 import {
   type ChunkToMove,
   type PackedEntry,
@@ -23,8 +22,6 @@ export const SWEEP_LOCK = 7_305_120_001;
 const DAY_MS = 86_400_000;
 /** The ID prefix of the lifecycle rules this service manages. */
 export const LIFECYCLE_RULE_ID = 'recordings-packed-r';
-
-const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 
 /** Where `migrate-storage` moves chunks: their rows, one object each, or packed objects. */
 export type MigrationTarget = 's3' | 'postgres' | 'packed';
@@ -297,7 +294,7 @@ export class SnapshotStorageMaintenance extends IntervalTask {
           id: chunk.id,
           offset,
           length: stored.length,
-          sha256: sha256(data),
+          sha256: sha256Hex(data),
           from: chunk.objectKey,
         });
         offset += stored.length;
@@ -306,11 +303,11 @@ export class SnapshotStorageMaintenance extends IntervalTask {
       if (!entries.length) continue;
       const body = Buffer.concat(parts, offset);
       const key = this.objects.packedKey(this.clock.now(), retentionDays);
-      await this.objects.put(key, body);
-      const written = await this.objects.get(key);
-      if (!written || sha256(written) !== sha256(body)) {
-        throw new Error(`the packed object ${key} read back differs from the chunks written into it`);
-      }
+      await this.objects.putVerified(
+        key,
+        body,
+        () => `the packed object ${key} read back differs from the chunks written into it`,
+      );
       const moved = await this.chunks.movedToPacked(key, entries, keys !== null);
       if (!moved.size) await this.objects.deleteMany([key]);
       const replaced = entries.filter((e) => e.from !== null && moved.has(e.id)).map((e) => e.from as string);
@@ -330,12 +327,11 @@ export class SnapshotStorageMaintenance extends IntervalTask {
     const data = await this.chunks.chunkData(chunk.id);
     if (!data) return null;
     const key = this.objects.chunkKey(chunk.teamId, chunk.sessionId, chunk.id);
-    const digest = sha256(data);
-    await this.objects.put(key, data);
-    const written = await this.objects.get(key);
-    if (!written || sha256(written) !== digest) {
-      throw new Error(`chunk ${chunk.id}: the object ${key} read back differs from the chunk's bytes`);
-    }
+    const digest = await this.objects.putVerified(
+      key,
+      data,
+      () => `chunk ${chunk.id}: the object ${key} read back differs from the chunk's bytes`,
+    );
     if (await this.chunks.movedToObject(chunk.id, key, digest)) return data.length;
     // The row changed or went away meanwhile: the object is nobody's.
     await this.objects.deleteMany([key]);
@@ -362,7 +358,7 @@ export class SnapshotStorageMaintenance extends IntervalTask {
     }
     // GCM authenticates what is stored: bytes that do not open stop the migration with the cause.
     const data = dataKey ? this.keys.open(dataKey, chunk.id, chunk, stored) : stored;
-    const digest = sha256(data);
+    const digest = sha256Hex(data);
     const moved = await this.transactions.withTransaction(async () => {
       const stored = await this.chunks.movedToDatabase(chunk.id, key, data);
       if (stored === null) return false;
