@@ -2,7 +2,7 @@
  * The figures, targets and table of the `capture-events` scenario (posthog-js event batches to POST /e/ of the
  * service and of the baseline).
  */
-import { round, table, type Target } from './report.js';
+import { round, rssTarget, table, type Target } from './report.js';
 import { mean, meanIfEvery } from './stats.js';
 
 /** The service's events/s must be at least this share of the baseline's (same run, same machine). */
@@ -105,6 +105,7 @@ export function eventsLoadTargets(r: EventsLoadResult): Target[] {
       met: ratio >= MIN_EVENTS_RATIO,
       note: ratio >= MIN_EVENTS_RATIO ? null : `${round((MIN_EVENTS_RATIO - ratio) * 100, 0)} points short`,
     },
+    rssTarget(`${r.name}: service RSS under load (MB, max)`, r.service.rssMaxMb),
   ];
 }
 

@@ -214,7 +214,7 @@ describe('capture load', () => {
     expect(eventsRatio(captureLoad(captureStats(1400), captureStats(0)))).toBe(0);
   });
 
-  it('holds it to no errors, every answered event stored, and 0.7× the baseline', () => {
+  it('holds it to no errors, every answered event stored, 0.7× the baseline and the RSS budget', () => {
     expect(
       captureLoadTargets([captureLoad(captureStats(1400), captureStats(2000))]).map((t) => [
         t.name,
@@ -225,12 +225,17 @@ describe('capture load', () => {
       ['capture-postgres: errors', 0, true],
       ['capture-postgres: rrweb events stored ÷ answered', 1, true],
       ['capture-postgres: events/s ratio', 0.7, true],
+      ['capture-postgres: service RSS under load (MB, max)', 180, true],
     ]);
-    const missed = captureLoadTargets([captureLoad(captureStats(1000, 2, 990), captureStats(2000))]);
+    const missed = captureLoadTargets([
+      captureLoad({ ...captureStats(1000, 2, 990), rssMaxMb: 262.4 }, captureStats(2000)),
+    ]);
     expect(missed[0]).toMatchObject({ met: false, note: '2 errors on the service, 0 on the baseline' });
     expect(missed[1]).toMatchObject({ value: 0.99, met: false, note: 'service: 990 of 1000' });
     expect(missed[2]).toMatchObject({ value: 0.5, met: false, note: '20 points short' });
     expect(missed[2].reason).toBeDefined();
+    expect(missed[3]).toMatchObject({ value: 262, limit: '< 250', met: false, note: '12 MB over' });
+    expect(missed[3].reason).toBeDefined();
   });
 
   it("holds capture-s3 (packed) to 0.9× the events/s of capture-postgres, the service's, and reports the store", () => {
