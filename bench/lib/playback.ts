@@ -57,11 +57,15 @@ interface Packer {
   close(): Promise<void>;
 }
 
+/** Passes of one `pack()` that may fail before it gives up. */
+const PACK_ATTEMPTS = 3;
+
 /** A packer of the service (dist/), on its own connection, configured as the service is. */
 async function servicePacker(
   root: string,
   databaseUrl: string,
   env: Record<string, string>,
+  onRetry: (error: unknown) => void,
 ): Promise<Packer> {
   const load = (path: string) => import(pathToFileURL(join(root, 'dist', path)).href);
   const [options, config, transactions, repository, objectStore, storage, keys, clock, packer] =
@@ -102,9 +106,17 @@ async function servicePacker(
   );
   return {
     pack: async () => {
-      // The service's packer may hold the lock (null): wait for it and pack what is left.
+      // The service's packer may hold the lock (null): wait for it and pack what is left. A pass that fails is
+      // run again, as the service's next tick runs it (its chunks still wait): s3rver acknowledges a PUT before
+      // its file is written whole, so the read-back right after it can come back short and fail the pass.
+      let failures = 0;
       for (let i = 0; i < 100; i++) {
-        if ((await p.packDue({ force: true })) !== null) return;
+        try {
+          if ((await p.packDue({ force: true })) !== null) return;
+        } catch (error) {
+          if (++failures >= PACK_ATTEMPTS) throw error;
+          onRetry(error);
+        }
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       throw new Error('the packer lock stayed taken for 10 s');
@@ -151,7 +163,11 @@ export async function benchPlayback(options: {
   );
   const recordingMinutes = (lastOf(bodies[bodies.length - 1].json) - t0) / 60_000;
 
-  const packer = await servicePacker(options.root, options.databaseUrl, options.serviceEnv);
+  let failedPasses = 0;
+  const packer = await servicePacker(options.root, options.databaseUrl, options.serviceEnv, (error) => {
+    failedPasses++;
+    log(`playback: a packer pass failed and is run again: ${(error as Error).message}`);
+  });
   let result: PlaybackResult;
   try {
     const captureStarted = performance.now();
@@ -176,7 +192,8 @@ export async function benchPlayback(options: {
     log(
       `playback: a ${recordingMinutes.toFixed(1)}-minute recording captured (${bodies.length} requests, ` +
         `${expected.length} events) and packed into ${layout[0].objects} objects (${layout[0].sources} chunks) ` +
-        `in ${Math.round(performance.now() - captureStarted)} ms`,
+        `in ${Math.round(performance.now() - captureStarted)} ms` +
+        (failedPasses ? ` (${failedPasses} failed passes run again)` : ''),
     );
 
     const headers = { authorization: `Bearer ${options.apiKey}`, host: 'api.bench.test' };
@@ -239,6 +256,7 @@ export async function benchPlayback(options: {
         get: requests.get / recordingMinutes,
       },
       verified,
+      failedPasses,
     };
     log(
       `playback: first frame ${result.firstFrameMs.p50.toFixed(1)} ms (median of ${firstFrame.length}, max ` +

@@ -115,6 +115,8 @@ export interface PlaybackResult {
   perRecordingMinute: { put: number; get: number };
   /** Every event came back, in order, as captured. */
   verified: boolean;
+  /** Packer passes that failed (their read-back differed, the store refused) and were run again. */
+  failedPasses?: number;
 }
 
 export interface CaptureLoadResult {

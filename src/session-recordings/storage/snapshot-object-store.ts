@@ -48,7 +48,12 @@ export abstract class SnapshotObjectStore {
     const expected = sha256Hex(data);
     await this.put(key, data);
     const written = await this.digest(key);
-    if (!written || written.bytes !== data.length || written.sha256 !== expected) throw new Error(mismatch());
+    if (!written || written.bytes !== data.length || written.sha256 !== expected) {
+      const read = written ? `${written.bytes} bytes, SHA-256 ${written.sha256.slice(0, 12)}…` : 'no object';
+      throw new Error(
+        `${mismatch()} (written: ${data.length} bytes, SHA-256 ${expected.slice(0, 12)}…; read back: ${read})`,
+      );
+    }
     return expected;
   }
 
