@@ -191,56 +191,18 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
     }
   }
 
-  async get(key: string): Promise<Buffer | null> {
-    try {
-      const { sdk, client } = await this.s3();
-      return await this.readWithin(async (abortSignal) => {
-        const out = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: key }), {
-          abortSignal,
-        });
-        return bodyBytes(out.Body, abortSignal);
-      });
-    } catch (error) {
-      // The SDK's NoSuchKey (its class not loaded until the first request) is known by its name.
-      if ((error as { name?: string }).name === 'NoSuchKey') return null;
-      throw new ObjectStoreUnavailableError('read a snapshot chunk', error);
-    }
+  get(key: string): Promise<Buffer | null> {
+    return this.readObject(key, undefined, 'read a snapshot chunk', bodyBytes);
   }
 
-  async digest(key: string): Promise<ObjectDigest | null> {
-    try {
-      const { sdk, client } = await this.s3();
-      return await this.readWithin(async (abortSignal) => {
-        const out = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: key }), {
-          abortSignal,
-        });
-        return bodyDigest(out.Body, abortSignal);
-      });
-    } catch (error) {
-      if ((error as { name?: string }).name === 'NoSuchKey') return null;
-      throw new ObjectStoreUnavailableError('read back a stored object', error);
-    }
+  digest(key: string): Promise<ObjectDigest | null> {
+    return this.readObject(key, undefined, 'read back a stored object', bodyDigest);
   }
 
   async getRange(key: string, offset: number, length: number): Promise<Buffer | null> {
-    let data: Buffer;
-    try {
-      const { sdk, client } = await this.s3();
-      data = await this.readWithin(async (abortSignal) => {
-        const out = await client.send(
-          new sdk.GetObjectCommand({
-            Bucket: this.bucket,
-            Key: key,
-            Range: `bytes=${offset}-${offset + length - 1}`,
-          }),
-          { abortSignal },
-        );
-        return bodyBytes(out.Body, abortSignal);
-      });
-    } catch (error) {
-      if ((error as { name?: string }).name === 'NoSuchKey') return null;
-      throw new ObjectStoreUnavailableError('read a snapshot chunk', error);
-    }
+    const range = `bytes=${offset}-${offset + length - 1}`;
+    const data = await this.readObject(key, range, 'read a snapshot chunk', bodyBytes);
+    if (data === null) return null;
     if (data.length !== length) {
       throw new ObjectStoreUnavailableError(
         'read a snapshot chunk',
@@ -248,6 +210,32 @@ export class S3SnapshotObjectStore extends SnapshotObjectStore implements OnModu
       );
     }
     return data;
+  }
+
+  /**
+   * One GET of the object (or of `range` of it), its body read by `read` within RECORDING_S3_TIMEOUT_MS; null when
+   * the object does not exist, any other failure an ObjectStoreUnavailableError saying what failed (`operation`).
+   */
+  private async readObject<T>(
+    key: string,
+    range: string | undefined,
+    operation: string,
+    read: (body: GetObjectCommandOutput['Body'], signal: AbortSignal) => Promise<T>,
+  ): Promise<T | null> {
+    try {
+      const { sdk, client } = await this.s3();
+      return await this.readWithin(async (abortSignal) => {
+        const out = await client.send(
+          new sdk.GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range }),
+          { abortSignal },
+        );
+        return read(out.Body, abortSignal);
+      });
+    } catch (error) {
+      // The SDK's NoSuchKey (its class not loaded until the first request) is known by its name.
+      if ((error as { name?: string }).name === 'NoSuchKey') return null;
+      throw new ObjectStoreUnavailableError(operation, error);
+    }
   }
 
   /**
