@@ -320,6 +320,8 @@ async function main(): Promise<number> {
         logFile: join(LOG_DIR, `service-${side}-${options.scenario}.log`),
         readyPath: '/readyz',
         cwd: s.dir,
+        // Node's own flags for both services, as the bench takes them (e.g. --trace-gc, refused in NODE_OPTIONS).
+        nodeArgs: process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
       });
     }
     log(

@@ -42,6 +42,8 @@ export const AB_USAGE = `Usage: node dist-bench/ab.js --a=DIR --b=DIR [options]
                         the databases bench_ab_a and bench_ab_b are dropped and created there
   --keep-databases      do not drop them afterwards
 
+BENCH_SERVICE_NODE_ARGS (space-separated) are Node's flags for both services, as for the bench.
+
 Both sides run with this checkout's bench settings (bench/lib/service-env.ts, NODE_OPTIONS and MALLOC_ARENA_MAX of
 its deploy/k8s/base/deployment.yaml) and the Node that runs this script.`;
 
