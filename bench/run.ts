@@ -69,7 +69,12 @@ import { runCaptureLoadScenarios } from './lib/capture-scenarios.js';
 import { captureProject } from './lib/capture-load.js';
 import { type EventsLoadResult, eventsLoadTargets, formatEventsLoadTable } from './lib/events-report.js';
 import { runEventsScenario } from './lib/events-scenario.js';
-import { BENCH_RETENTION_DAYS, benchServiceEnv, deploymentEnvValue } from './lib/service-env.js';
+import {
+  BENCH_RETENTION_DAYS,
+  benchServiceEnv,
+  deploymentEnvValue,
+  deploymentMallocEnv,
+} from './lib/service-env.js';
 import { benchScheduler } from './lib/scheduler.js';
 import { benchRecordingsPurge } from './lib/recordings-purge.js';
 import {
@@ -826,7 +831,7 @@ async function main(): Promise<void> {
             organizationId: fixture.retrieveOrganizationId,
             port: SERVICE_PORT,
             nodeOptions: deploymentNodeOptions('worker-deployment.yaml'),
-            mallocArenaMax: deploymentEnvValue(ROOT, 'worker-deployment.yaml', 'MALLOC_ARENA_MAX'),
+            mallocEnv: deploymentMallocEnv(ROOT, 'worker-deployment.yaml'),
             logDir,
             log,
           }),

@@ -44,8 +44,8 @@ export const AB_USAGE = `Usage: node dist-bench/ab.js --a=DIR --b=DIR [options]
 
 BENCH_SERVICE_NODE_ARGS (space-separated) are Node's flags for both services, as for the bench.
 
-Both sides run with this checkout's bench settings (bench/lib/service-env.ts, NODE_OPTIONS and MALLOC_ARENA_MAX of
-its deploy/k8s/base/deployment.yaml) and the Node that runs this script.`;
+Both sides run with this checkout's bench settings (bench/lib/service-env.ts, NODE_OPTIONS and the MALLOC_*
+settings of its deploy/k8s/base/deployment.yaml) and the Node that runs this script.`;
 
 export function parseAbOptions(
   argv: readonly string[],

@@ -177,8 +177,8 @@ export async function benchExport(options: {
   organizationId: string;
   port: number;
   nodeOptions: string;
-  /** The worker Deployment's MALLOC_ARENA_MAX. */
-  mallocArenaMax: string;
+  /** The worker Deployment's malloc settings (deploymentMallocEnv). */
+  mallocEnv: Record<string, string>;
   logDir: string;
   log: (m: string) => void;
 }): Promise<ExportResult> {
@@ -233,7 +233,7 @@ export async function benchExport(options: {
       port: options.port,
       env: {
         NODE_OPTIONS: options.nodeOptions,
-        MALLOC_ARENA_MAX: options.mallocArenaMax,
+        ...options.mallocEnv,
         NODE_ENV: 'production',
         HOST: '127.0.0.1',
         PORT: String(options.port),

@@ -16,6 +16,18 @@ export function deploymentEnvValue(root: string, file: string, name: string): st
   return match[1].trim().replace(/^(['"])(.*)\1$/, '$2');
 }
 
+/** glibc's malloc settings a base Deployment's container sets (its arenas and its two thresholds). */
+export const MALLOC_VARIABLES = [
+  'MALLOC_ARENA_MAX',
+  'MALLOC_MMAP_THRESHOLD_',
+  'MALLOC_TRIM_THRESHOLD_',
+] as const;
+
+/** The malloc settings of a base Deployment's container (`file` under deploy/k8s/base of `root`), each required. */
+export function deploymentMallocEnv(root: string, file: string): Record<string, string> {
+  return Object.fromEntries(MALLOC_VARIABLES.map((name) => [name, deploymentEnvValue(root, file, name)]));
+}
+
 /** BENCH_SERVICE_ENV="NAME=value,NAME=value": settings of an experiment (recorded in the results file). */
 export function experimentEnv(raw = process.env.BENCH_SERVICE_ENV ?? ''): Record<string, string> {
   return Object.fromEntries(
@@ -27,7 +39,7 @@ export function experimentEnv(raw = process.env.BENCH_SERVICE_ENV ?? ''): Record
 }
 
 export function benchServiceEnv(options: {
-  /** The checkout whose deploy/k8s/base/deployment.yaml gives NODE_OPTIONS and MALLOC_ARENA_MAX. */
+  /** The checkout whose deploy/k8s/base/deployment.yaml gives NODE_OPTIONS and the malloc settings. */
   root: string;
   port: number;
   databaseUrl: string;
@@ -37,8 +49,8 @@ export function benchServiceEnv(options: {
     // The Deployment's V8 heap limit, sized for the container's memory limit: the service runs here with the
     // heap it has when deployed, not one sized for this machine's memory.
     NODE_OPTIONS: deploymentEnvValue(options.root, 'deployment.yaml', 'NODE_OPTIONS'),
-    // The Deployment's malloc arenas: the resident set measured is the deployed one.
-    MALLOC_ARENA_MAX: deploymentEnvValue(options.root, 'deployment.yaml', 'MALLOC_ARENA_MAX'),
+    // The Deployment's malloc arenas and thresholds: the resident set measured is the deployed one.
+    ...deploymentMallocEnv(options.root, 'deployment.yaml'),
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(options.port),

@@ -58,8 +58,13 @@ type PodTemplate = {
 };
 
 const settingNames = new Set(Object.keys(SETTINGS));
-/** Variables Node.js itself (NODE_OPTIONS) or its C library (glibc's MALLOC_ARENA_MAX) reads, not the app's settings. */
-const NODE_VARIABLES = new Set(['NODE_OPTIONS', 'MALLOC_ARENA_MAX']);
+/** Variables Node.js itself (NODE_OPTIONS) or its C library (glibc's MALLOC_*) reads, not the app's settings. */
+const NODE_VARIABLES = new Set([
+  'NODE_OPTIONS',
+  'MALLOC_ARENA_MAX',
+  'MALLOC_MMAP_THRESHOLD_',
+  'MALLOC_TRIM_THRESHOLD_',
+]);
 const dockerUser = /^USER\s+(\d+)(?::(\d+))?\s*$/m.exec(dockerfile);
 const dockerWorkdir = [...dockerfile.matchAll(/^WORKDIR\s+(\S+)/gm)].at(-1)?.[1];
 const dockerExposed = Number(/^EXPOSE\s+(\d+)/m.exec(dockerfile)?.[1]);
@@ -192,6 +197,13 @@ describe.each(['base', 'overlays/example'])('deploy/k8s/%s', (dir) => {
       expect(limit).not.toBeNull();
       // Old generation: half the limit. Young generation: three semi-spaces of 16 MB, not Node 24's 64 MB default.
       expect(nodeOptions).toBe(`--max-old-space-size=${Number(limit?.[1]) / 2} --max-semi-space-size=16`);
+    });
+
+    it('holds glibc\'s malloc to two arenas and its starting thresholds (docs/performance.md, "Memory")', () => {
+      const value = (name: string) => app.env?.find((e) => e.name === name)?.value;
+      expect(value('MALLOC_ARENA_MAX')).toBe('2');
+      expect(value('MALLOC_MMAP_THRESHOLD_')).toBe('131072');
+      expect(value('MALLOC_TRIM_THRESHOLD_')).toBe('131072');
     });
 
     it("every value parses with the app's config parser", () => {
@@ -425,8 +437,10 @@ describe.each(['base', 'overlays/example'])('deploy/k8s/%s', (dir) => {
       expect(nodeOptions).toBe(
         `--max-old-space-size=${quantity(worker.resources!.limits!.memory) / 2 ** 20 / 2} --max-semi-space-size=8`,
       );
-      // Two malloc arenas, as the API pods (docs/performance.md, "Memory").
+      // Two malloc arenas and glibc's starting thresholds held, as the API pods (docs/performance.md, "Memory").
       expect(worker.env?.find((e) => e.name === 'MALLOC_ARENA_MAX')?.value).toBe('2');
+      expect(worker.env?.find((e) => e.name === 'MALLOC_MMAP_THRESHOLD_')?.value).toBe('131072');
+      expect(worker.env?.find((e) => e.name === 'MALLOC_TRIM_THRESHOLD_')?.value).toBe('131072');
     });
   });
 

@@ -317,13 +317,15 @@ export function deploymentNodeOptions(): string {
 
 /**
  * The environment of the worker Deployment's container that sizes its work (deploy/k8s/base/worker-deployment.yaml):
- * its V8 heap limits (NODE_OPTIONS), its malloc arenas (MALLOC_ARENA_MAX) and BATCH_EXPORT_WORKER_CONCURRENCY, so
- * a test runs workers as deployed.
+ * its V8 heap limits (NODE_OPTIONS), its malloc arenas and thresholds (MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_,
+ * MALLOC_TRIM_THRESHOLD_) and BATCH_EXPORT_WORKER_CONCURRENCY, so a test runs workers as deployed.
  */
 export function workerDeploymentEnv(): {
   NODE_OPTIONS: string;
   BATCH_EXPORT_WORKER_CONCURRENCY: string;
   MALLOC_ARENA_MAX: string;
+  MALLOC_MMAP_THRESHOLD_: string;
+  MALLOC_TRIM_THRESHOLD_: string;
 } {
   const manifest = readFileSync(
     new URL('../../deploy/k8s/base/worker-deployment.yaml', import.meta.url),
@@ -340,5 +342,7 @@ export function workerDeploymentEnv(): {
     NODE_OPTIONS: options,
     BATCH_EXPORT_WORKER_CONCURRENCY: value('BATCH_EXPORT_WORKER_CONCURRENCY'),
     MALLOC_ARENA_MAX: value('MALLOC_ARENA_MAX'),
+    MALLOC_MMAP_THRESHOLD_: value('MALLOC_MMAP_THRESHOLD_'),
+    MALLOC_TRIM_THRESHOLD_: value('MALLOC_TRIM_THRESHOLD_'),
   };
 }
