@@ -1,20 +1,26 @@
-import { describe, expect, it } from '@jest/globals';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { benchServiceEnv, deploymentMallocEnv, MALLOC_VARIABLES } from './service-env.js';
 
 const ROOT = resolve(process.cwd());
+const made: string[] = [];
 
-/** A checkout holding only deploy/k8s/base/deployment.yaml with `env`. */
+/** A checkout holding only deploy/k8s/base/deployment.yaml with `env` (removed after the tests). */
 function checkout(env: string): string {
   const root = mkdtempSync(join(tmpdir(), 'bench-env-'));
+  made.push(root);
   mkdirSync(join(root, 'deploy', 'k8s', 'base'), { recursive: true });
   writeFileSync(join(root, 'deploy', 'k8s', 'base', 'deployment.yaml'), `          env:\n${env}`);
   return root;
 }
 
 describe('the bench service environment', () => {
+  afterAll(() => {
+    for (const root of made) rmSync(root, { recursive: true, force: true });
+  });
+
   it("runs the service with each of the Deployment's malloc settings, as deployed", () => {
     const root = checkout(
       [
@@ -38,15 +44,11 @@ describe('the bench service environment', () => {
     expect(() => deploymentMallocEnv(root, 'deployment.yaml')).toThrow(/sets no MALLOC_MMAP_THRESHOLD_/);
   });
 
-  it("reads this checkout's two Deployments: both hold glibc's starting thresholds", () => {
+  it("reads every malloc setting from this checkout's two Deployments (their values: k8s-manifests.spec)", () => {
     for (const file of ['deployment.yaml', 'worker-deployment.yaml']) {
       const env = deploymentMallocEnv(ROOT, file);
       expect(Object.keys(env)).toEqual([...MALLOC_VARIABLES]);
-      expect(env).toEqual({
-        MALLOC_ARENA_MAX: '2',
-        MALLOC_MMAP_THRESHOLD_: '131072',
-        MALLOC_TRIM_THRESHOLD_: '131072',
-      });
+      for (const value of Object.values(env)) expect(value).toMatch(/^\d+$/);
     }
   });
 });
