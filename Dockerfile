@@ -24,7 +24,10 @@ RUN npm run build
 # ---------------------------------------------------------------------------------------------------------
 FROM node:24-bookworm-slim AS runtime
 # HOST: the service binds loopback unless told otherwise; in a container it must answer on every interface.
-ENV NODE_ENV=production HOST=0.0.0.0
+# MALLOC_*: glibc's malloc as the Kubernetes Deployments set it (docs/operations.md, "Memory"): two arenas, and
+# the mmap and trim thresholds held at glibc's starting 128 KiB, so freed buffers go back to the system.
+ENV NODE_ENV=production HOST=0.0.0.0 \
+    MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072
 WORKDIR /app
 
 # Production dependencies only. No runtime dependency needs an install script (the only one with a script

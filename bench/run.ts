@@ -97,6 +97,7 @@ import {
 import { benchScim, formatScimTable, SCIM_STEP_MAX_MS, type ScimResult } from './lib/scim.js';
 import { benchEngines, CITUS_SKIPPED, type EnginesResult, formatEnginesTable } from './lib/engines.js';
 import { mean, meanIfEvery } from './lib/stats.js';
+import { unusedResultsPath } from './lib/results-path.js';
 
 /** The committed run from before access controls that the read scenarios' ratios are compared with. */
 const BEFORE_ACCESS_CONTROLS = 'bench/results/2026-11-27.json';
@@ -416,7 +417,7 @@ async function citusOnly(options: BenchOptions, startedAt: Date, loadStart: numb
     skipped: skipped ? [skipped] : [],
     citus: engines,
   };
-  const out = options.out ?? join(BENCH_DIR, 'results', `${results.date}-partial.json`);
+  const out = options.out ?? unusedResultsPath(join(BENCH_DIR, 'results'), `${results.date}-partial`);
   writeResults(out, results);
   if (engines) console.log(`\n${formatEnginesTable(engines)}\n`);
   console.log(`Results: ${relative(process.cwd(), out)} (${results.durationSec} s)`);
@@ -568,10 +569,12 @@ async function main(): Promise<void> {
       };
       return { results, targets, access };
     };
-    // What has run is written after each stage (`<date>-partial.json`, or --out), so a run that stops early
-    // keeps its finished scenarios; a stage that fails is recorded in `failed` and the run goes on.
+    // What has run is written after each stage (`<date>-partial.json`, numbered after an earlier run's, or --out),
+    // so a run that stops early keeps its finished scenarios; a stage that fails is recorded in `failed` and the
+    // run goes on.
     const progressOut =
-      options.out ?? join(BENCH_DIR, 'results', `${startedAt.toISOString().slice(0, 10)}-partial.json`);
+      options.out ??
+      unusedResultsPath(join(BENCH_DIR, 'results'), `${startedAt.toISOString().slice(0, 10)}-partial`);
     const stage = async (name: string, run: () => Promise<void>): Promise<void> => {
       try {
         await run();
@@ -848,10 +851,11 @@ async function main(): Promise<void> {
     });
 
     const { results, targets, access } = assemble(true);
-    // A partial run (--quick, a subset of scenarios, or a stage that failed) never replaces the full run's file of
-    // the day.
+    // A partial run (--quick, a subset of scenarios, or a stage that failed) keeps its progress file and never
+    // takes a full run's name; no run overwrites an earlier run's file of the day (`<date>-2.json`, …).
     const partial = options.quick || options.scenarios.length !== SCENARIO_NAMES.length || failed.length > 0;
-    const out = options.out ?? join(BENCH_DIR, 'results', `${results.date}${partial ? '-partial' : ''}.json`);
+    const out =
+      options.out ?? (partial ? progressOut : unusedResultsPath(join(BENCH_DIR, 'results'), results.date));
     writeResults(out, results);
     // The progress file of a full run gives way to the run's file.
     if (out !== progressOut) rmSync(progressOut, { force: true });

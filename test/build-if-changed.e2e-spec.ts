@@ -3,6 +3,8 @@
  * (its sources, the build's files, node_modules linked) so the build under test leaves this run's dist/ alone.
  * One real build of the copy, so it loads the machine like the generator's build does.
  *
+ * @engine-independent: a build and its freshness check, no database (run once, not again on a second engine).
+ *
  * @serial
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

@@ -4,6 +4,8 @@ import { checkResponse, loadContract, toJsonSchema } from './support/contract.js
 /**
  * The contract check itself (test/support/contract.ts), on responses built here: it must catch what typed
  * clients trip on. The e2e suite then runs every response of its test apps through it.
+ *
+ * @engine-independent: static checks of the repository, no database (run once, not again on a second engine).
  */
 describe('contract check', () => {
   const contract = loadContract();

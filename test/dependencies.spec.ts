@@ -5,6 +5,8 @@ import { join, relative } from 'node:path';
 /**
  * The direct dependencies: each is used and has its reason in docs/development.md ("Dependencies"), so that a
  * fresh `npm ci` installs only what the service, its tests and its bench need.
+ *
+ * @engine-independent: static checks of the repository, no database (run once, not again on a second engine).
  */
 const root = join(import.meta.dirname, '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {

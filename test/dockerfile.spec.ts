@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs';
  * Static checks of the production image (there is no Docker engine in CI): the Dockerfile parsed as text, the
  * deployment rules asserted on it, and dockerfile-utils' linter (`npm run lint:docker`) run with warnings
  * counted as failures.
+ *
+ * @engine-independent: static checks of the repository, no database (run once, not again on a second engine).
  */
 
 const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');

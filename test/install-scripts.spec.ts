@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
  * script it does not list (npm 12 skips them), so the list must name exactly the packages of package-lock.json
  * that have one: a dependency update that brings a new install script fails here instead of bringing the
  * warning back at the next `npm ci`, and a package that left the lockfile leaves the list too.
+ *
+ * @engine-independent: static checks of the repository, no database (run once, not again on a second engine).
  */
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {

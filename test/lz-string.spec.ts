@@ -2,6 +2,11 @@ import { describe, expect, it } from '@jest/globals';
 import { compressToBase64 } from './support/lz-string.js';
 import { decompressFromBase64, Lz64FormatError, Lz64TooLargeError } from '../src/ingest/lz-string.js';
 
+/**
+ * The LZ-string decoder of `compression=lz64` bodies.
+ *
+ * @engine-independent: no database (run once, not again on a second engine).
+ */
 const MAX = 1 << 20;
 
 describe('decompressFromBase64 (LZ-string, compression=lz64)', () => {

@@ -5,6 +5,8 @@ import { FEATURES } from '../src/features.js';
 /**
  * The README a new user starts from: short enough to read, its first commands the ones that install, start and
  * test, and every command it (or a guide) tells a user to type in the runnable form, on the Node npm brings.
+ *
+ * @engine-independent: static checks of the repository, no database (run once, not again on a second engine).
  */
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
 const README = read('README.md');

@@ -206,6 +206,19 @@ describe.each(['base', 'overlays/example'])('deploy/k8s/%s', (dir) => {
       expect(value('MALLOC_TRIM_THRESHOLD_')).toBe('131072');
     });
 
+    it('the image sets the same malloc variables, so a container run outside Kubernetes gets them too', () => {
+      const malloc = (app.env ?? []).filter((e) => e.name.startsWith('MALLOC_'));
+      expect(malloc.map((e) => e.name).sort()).toEqual(
+        ['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_'].sort(),
+      );
+      // The runtime stage's ENV instructions, continuation lines joined.
+      const runtimeStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+      const env = [...runtimeStage.replace(/\\\n\s*/g, ' ').matchAll(/^ENV\s+(.*)$/gm)]
+        .map((m) => m[1])
+        .join(' ');
+      for (const { name, value } of malloc) expect(env.split(/\s+/)).toContain(`${name}=${value}`);
+    });
+
     it("every value parses with the app's config parser", () => {
       expect(() => parseConfig(configMap.data)).not.toThrow();
       for (const [, pod] of pods)

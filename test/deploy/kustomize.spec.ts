@@ -7,7 +7,11 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { parseAllDocuments } from 'yaml';
 import { type K8sObject, KustomizeError, render, strategicMerge } from './kustomize.js';
 
-/** The test's own kustomize renderer, against small kustomizations and, where installed, against kubectl. */
+/**
+ * The test's own kustomize renderer, against small kustomizations and, where installed, against kubectl.
+ *
+ * @engine-independent: no database (run once, not again on a second engine).
+ */
 
 const K8S = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'deploy', 'k8s');
 

@@ -22,6 +22,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
  * examples, the contract, the feature and layering rules, and the tests that walk every route (key confinement,
  * input fuzz). Slow by nature (a build, a type-check, a Jest run): one to four minutes here.
  *
+ * @engine-independent: the generator and its output's checks, run once (not again on a second engine, .ci/run): the
+ * generated resource sends the database what every resource sends, which the e2e suite runs on each engine.
+ *
  * @serial: a build, a type-check, ESLint and a Jest run load both cores (test/support/test-runner.js).
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
