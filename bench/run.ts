@@ -194,6 +194,7 @@ function meanStats(all: LoadStats[]): LoadStats {
     requests: all.reduce((a, s) => a + s.requests, 0),
     cpuMsPerRequest: mean(all.map((s) => s.cpuMsPerRequest)),
     ...meanIfEvery(all, 'v8CpuMsPerRequest'),
+    ...meanIfEvery(all, 'systemCpuMsPerRequest'),
     ...meanIfEvery(all, 'pgCpuMsPerRequest'),
     rssMaxMb: Math.max(...all.map((s) => s.rssMaxMb)),
   };
@@ -291,6 +292,7 @@ async function runHttpScenarios(
         const spec = scenario.request(fixture, side, `${runId}-r${r}`);
         const sampler = sampleRss(servers[side]);
         const cpuBefore = servers[side].cpuMs();
+        const systemBefore = servers[side].systemCpuMs();
         const v8Before = servers[side].v8WorkerCpuMs();
         const pgBefore = pgPid ? readProcessTreeCpu(pgPid) : new Map<number, number>();
         const stats = await runLoad(
@@ -302,12 +304,14 @@ async function runHttpScenarios(
         );
         const cpuMs = servers[side].cpuMs() - cpuBefore;
         const v8Ms = servers[side].v8WorkerCpuMs() - v8Before;
+        const systemMs = servers[side].systemCpuMs() - systemBefore;
         const pgMs = pgPid ? processTreeCpuSince(pgPid, pgBefore) : 0;
         const rssMaxMb = sampler.stop();
         figures[side] = {
           ...stats,
           cpuMsPerRequest: stats.requests ? cpuMs / stats.requests : 0,
           v8CpuMsPerRequest: stats.requests ? v8Ms / stats.requests : 0,
+          systemCpuMsPerRequest: stats.requests ? systemMs / stats.requests : 0,
           ...(pgPid ? { pgCpuMsPerRequest: stats.requests ? pgMs / stats.requests : 0 } : {}),
           rssMaxMb,
         };
@@ -315,7 +319,8 @@ async function runHttpScenarios(
         log(
           `${scenario.label} round ${r + 1} ${side}: ${round(figures[side].rps, 0)} req/s, p50 ${figures[side].p50} ms, ` +
             `p99 ${figures[side].p99} ms, ${figures[side].errors} errors, ${round(figures[side].cpuMsPerRequest, 2)} CPU ms/request ` +
-            `(V8 workers ${round(figures[side].v8CpuMsPerRequest ?? 0, 2)})` +
+            `(V8 workers ${round(figures[side].v8CpuMsPerRequest ?? 0, 2)}, ` +
+            `system ${round(figures[side].systemCpuMsPerRequest ?? 0, 2)})` +
             (pgPid ? `, PostgreSQL ${round(figures[side].pgCpuMsPerRequest ?? 0, 2)} CPU ms/request` : ''),
         );
       }

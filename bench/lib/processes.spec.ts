@@ -1,7 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it } from '@jest/globals';
-import { processTreeCpuSince, readCpuMs, readProcessTreeCpu, readV8WorkerCpuMs } from './processes.js';
+import {
+  parseCpuMs,
+  processTreeCpuSince,
+  readCpuMs,
+  readProcessTreeCpu,
+  readSystemCpuMs,
+  readV8WorkerCpuMs,
+} from './processes.js';
 
 /** Starts `command`, waits for its first line of output, and gives the readings of `read` taken then. */
 async function whileRunning<T>(command: string, args: string[], read: (pid: number) => T): Promise<T> {
@@ -68,5 +75,31 @@ describe('readProcessTreeCpu, processTreeCpuSince: the CPU of a process and of t
   it('leaves out what a process that ended since had spent', () => {
     const before = new Map([[2 ** 22 + 1, 5_000]]);
     expect(processTreeCpuSince(2 ** 22 + 1, before)).toBe(0);
+  });
+});
+
+describe('parseCpuMs and readSystemCpuMs: user and system CPU time, from /proc', () => {
+  it('reads utime and stime after the command name, whatever it holds', () => {
+    // pid (comm) state ppid … : utime is the 14th field of the line, stime the 15th.
+    const stat = '42 (a) b (c)) S 1 42 42 0 -1 4194560 100 0 0 0 37 5 0 0 20 0 11 0 1000 0 0';
+    expect(parseCpuMs(stat)).toEqual({ user: 370, system: 50 });
+  });
+
+  it('a process that writes to a pipe spends system time, within its whole CPU', async () => {
+    // Many small writes: system calls, each the kernel's work.
+    const script = `
+      const fs = require('fs');
+      const fd = fs.openSync('/dev/null', 'w');
+      const end = Date.now() + 800;
+      while (Date.now() < end) for (let i = 0; i < 1000; i++) fs.writeSync(fd, 'x');
+      console.log('done');
+      setInterval(() => {}, 1000);
+    `;
+    const { system, all } = await whileRunning(process.execPath, ['-e', script], (pid) => ({
+      system: readSystemCpuMs(pid),
+      all: readCpuMs(pid),
+    }));
+    expect(system).toBeGreaterThan(0);
+    expect(system).toBeLessThan(all);
   });
 });

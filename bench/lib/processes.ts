@@ -10,6 +10,8 @@ export interface Server {
   rssMb(): number;
   /** CPU time used so far (user + system), ms. */
   cpuMs(): number;
+  /** The part of `cpuMs` spent in the kernel (system calls: socket reads and writes, the file writes of the log), ms. */
+  systemCpuMs(): number;
   /** The part of `cpuMs` spent by V8's worker threads (concurrent marking and sweeping, compilation), ms. */
   v8WorkerCpuMs(): number;
   stop(): Promise<void>;
@@ -23,12 +25,22 @@ export function readRssMb(pid: number): number {
   return Number(match[1]) / 1024;
 }
 
-/** CPU time (user + system) of a process in ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
-export function readCpuMs(pid: number | string): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** User and system CPU time of a process in ms, from the text of its /proc/<pid>/stat (clock ticks of 10 ms). */
+export function parseCpuMs(stat: string): { user: number; system: number } {
   // Fields after the command name (which may hold spaces) start at ") ": utime and stime are the 12th and 13th.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
+}
+
+/** CPU time (user + system) of a process in ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
+export function readCpuMs(pid: number | string): number {
+  const { user, system } = parseCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  return user + system;
+}
+
+/** System CPU time of a process in ms (the kernel's work for it: system calls), from /proc/<pid>/stat. */
+export function readSystemCpuMs(pid: number | string): number {
+  return parseCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8')).system;
 }
 
 /**
@@ -137,6 +149,7 @@ export async function startServer(options: {
     pid,
     rssMb: () => readRssMb(pid),
     cpuMs: () => readCpuMs(pid),
+    systemCpuMs: () => readSystemCpuMs(pid),
     v8WorkerCpuMs: () => readV8WorkerCpuMs(pid),
     stop: async () => {
       if (exited) return;

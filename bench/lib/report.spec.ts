@@ -176,6 +176,16 @@ describe('tables', () => {
     expect(new Set(lines.map((l) => l.length)).size).toBe(1);
   });
 
+  it("shows each side's system CPU per request, or '-' for results that did not measure it", () => {
+    const measured = { ...stats(70, 10, 40), cpuMsPerRequest: 0.92, systemCpuMsPerRequest: 0.18 };
+    const lines = formatHttpTable([scenario('invite-create', measured, stats(100, 5, 20))]).split('\n');
+    const cells = (line: string) => line.split('|').map((c) => c.trim());
+    const column = cells(lines[0]).indexOf('of it system');
+    expect(column).toBe(cells(lines[0]).indexOf('CPU ms/req') + 1);
+    expect(cells(lines[2])[column]).toBe('0.18');
+    expect(cells(lines[3])[column]).toBe('-');
+  });
+
   it('marks missed targets', () => {
     const table = formatTargetsTable([{ name: 'x', value: 1, limit: '= 0', met: false, note: 'why' }]);
     expect(table.split('\n')[2]).toBe('| x      | 1     | = 0   | NO  | why  |');

@@ -13,6 +13,11 @@ export interface LoadStats {
   /** The part of `cpuMsPerRequest` spent by V8's worker threads (garbage collection, compilation), ms. */
   v8CpuMsPerRequest?: number;
   /**
+   * The part of `cpuMsPerRequest` spent in the kernel (system calls: the socket reads and writes to the client and
+   * to PostgreSQL, the request log's writes), ms; the rest is user time, the process's own work.
+   */
+  systemCpuMsPerRequest?: number;
+  /**
    * CPU time of the PostgreSQL server (every process of it) per request while this side was loaded, ms: the
    * database's share of the same statements (on a server shared with other work, BENCH_DATABASE_URL, that work's
    * too). Absent when the server runs elsewhere.
@@ -636,6 +641,7 @@ export function formatHttpTable(results: readonly HttpScenarioResult[]): string 
       round(p99Ratio(r)),
       r.statements ? round(r.statements.service, 1) : '-',
       round(r.service.cpuMsPerRequest, 2),
+      systemCell(r.service),
       r.serialP50 ? round(r.serialP50.service, 1) : '-',
       round(r.service.rssMaxMb, 0),
     ],
@@ -650,6 +656,7 @@ export function formatHttpTable(results: readonly HttpScenarioResult[]): string 
       '',
       r.statements ? round(r.statements.baseline, 1) : '-',
       round(r.baseline.cpuMsPerRequest, 2),
+      systemCell(r.baseline),
       r.serialP50 ? round(r.serialP50.baseline, 1) : '-',
       round(r.baseline.rssMaxMb, 0),
     ],
@@ -666,11 +673,17 @@ export function formatHttpTable(results: readonly HttpScenarioResult[]): string 
       'p99 ratio',
       'SQL/req',
       'CPU ms/req',
+      'of it system',
       'serial p50 ms',
       'RSS max MB',
     ],
     rows,
   );
+}
+
+/** The system part of a side's CPU per request, or '-' for results from before it was measured. */
+function systemCell(s: LoadStats): string | number {
+  return s.systemCpuMsPerRequest === undefined ? '-' : round(s.systemCpuMsPerRequest, 2);
 }
 
 export function formatSchedulerTable(s: SchedulerResult): string {
