@@ -10,15 +10,29 @@ import {
   readV8WorkerCpuMs,
 } from './processes.js';
 
+/**
+ * Kills the process group of `child` (started `detached`, so it leads its own group): a shell's children go with
+ * it instead of outliving the test while they hold its output pipe open.
+ */
+async function killGroup(child: ChildProcess): Promise<void> {
+  const exited = child.exitCode !== null || child.signalCode !== null ? null : once(child, 'exit');
+  try {
+    process.kill(-child.pid!, 'SIGKILL');
+  } catch {
+    // The group is gone already.
+  }
+  await exited;
+  child.stdout?.destroy();
+}
+
 /** Starts `command`, waits for its first line of output, and gives the readings of `read` taken then. */
 async function whileRunning<T>(command: string, args: string[], read: (pid: number) => T): Promise<T> {
-  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
   try {
     await once(child.stdout!, 'data');
     return read(child.pid!);
   } finally {
-    child.kill('SIGKILL');
-    await once(child, 'exit');
+    await killGroup(child);
   }
 }
 
@@ -56,6 +70,7 @@ describe('readProcessTreeCpu, processTreeCpuSince: the CPU of a process and of t
     const spinner = `${process.execPath} -e 'const end = Date.now() + 600; while (Date.now() < end); console.log(1); setTimeout(() => 0, 2000)'`;
     const child: ChildProcess = spawn('sh', ['-c', `sleep 0.3; ${spinner} & wait`], {
       stdio: ['ignore', 'pipe', 'inherit'],
+      detached: true,
     });
     try {
       const before = readProcessTreeCpu(child.pid!);
@@ -66,8 +81,7 @@ describe('readProcessTreeCpu, processTreeCpuSince: the CPU of a process and of t
       expect(tree.get(child.pid!)).toBeLessThan(100);
       expect(processTreeCpuSince(child.pid!, before)).toBeGreaterThanOrEqual(400);
     } finally {
-      child.kill('SIGKILL');
-      await once(child, 'exit');
+      await killGroup(child);
     }
     expect(readProcessTreeCpu(2 ** 22 + 1).size).toBe(0);
   });
@@ -85,8 +99,8 @@ describe('parseCpuMs and readSystemCpuMs: user and system CPU time, from /proc',
     expect(parseCpuMs(stat)).toEqual({ user: 370, system: 50 });
   });
 
-  it('a process that writes to a pipe spends system time, within its whole CPU', async () => {
-    // Many small writes: system calls, each the kernel's work.
+  it('a process that makes many system calls spends system time, within its whole CPU', async () => {
+    // Many small writes to /dev/null: system calls, each the kernel's work.
     const script = `
       const fs = require('fs');
       const fd = fs.openSync('/dev/null', 'w');
