@@ -206,7 +206,8 @@ async function main(): Promise<number> {
   const runId = Date.now().toString(36);
   mkdirSync(LOG_DIR, { recursive: true });
   const bucket = (side: AbSide) => `bench-ab-${side}`;
-  const s3 = load.objectStore ? await startS3(SIDES.map(bucket)) : null;
+  // Started inside the `try` below, so that whatever fails after it still stops it.
+  let s3: Awaited<ReturnType<typeof startS3>> | null = null;
   const kek = randomBytes(32).toString('base64');
   const env = (side: AbSide, url: string): Record<string, string> => ({
     ...benchServiceEnv({
@@ -281,6 +282,7 @@ async function main(): Promise<number> {
     writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
   };
   try {
+    if (load.objectStore) s3 = await startS3(SIDES.map(bucket));
     for (const side of SIDES) {
       const dir = resolve(side === 'a' ? options.a : options.b);
       const name = `bench_ab_${side}`;
