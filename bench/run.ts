@@ -422,7 +422,7 @@ async function citusOnly(options: BenchOptions, startedAt: Date, loadStart: numb
     skipped: skipped ? [skipped] : [],
     citus: engines,
   };
-  const out = options.out ?? unusedResultsPath(join(BENCH_DIR, 'results'), `${results.date}-partial`);
+  const out = options.out ?? join(BENCH_DIR, 'results', `${results.date}-partial.json`);
   writeResults(out, results);
   if (engines) console.log(`\n${formatEnginesTable(engines)}\n`);
   console.log(`Results: ${relative(process.cwd(), out)} (${results.durationSec} s)`);
@@ -574,12 +574,11 @@ async function main(): Promise<void> {
       };
       return { results, targets, access };
     };
-    // What has run is written after each stage (`<date>-partial.json`, numbered after an earlier run's, or --out),
-    // so a run that stops early keeps its finished scenarios; a stage that fails is recorded in `failed` and the
-    // run goes on.
+    // What has run is written after each stage (`<date>-partial.json`, a scratch file git ignores, or --out), so a
+    // run that stops early keeps its finished scenarios; a stage that fails is recorded in `failed` and the run
+    // goes on.
     const progressOut =
-      options.out ??
-      unusedResultsPath(join(BENCH_DIR, 'results'), `${startedAt.toISOString().slice(0, 10)}-partial`);
+      options.out ?? join(BENCH_DIR, 'results', `${startedAt.toISOString().slice(0, 10)}-partial.json`);
     const stage = async (name: string, run: () => Promise<void>): Promise<void> => {
       try {
         await run();
@@ -857,7 +856,8 @@ async function main(): Promise<void> {
 
     const { results, targets, access } = assemble(true);
     // A partial run (--quick, a subset of scenarios, or a stage that failed) keeps its progress file and never
-    // takes a full run's name; no run overwrites an earlier run's file of the day (`<date>-2.json`, …).
+    // takes a full run's name; a full run never overwrites an earlier full run's file of the day (`<date>-2.json`,
+    // …).
     const partial = options.quick || options.scenarios.length !== SCENARIO_NAMES.length || failed.length > 0;
     const out =
       options.out ?? (partial ? progressOut : unusedResultsPath(join(BENCH_DIR, 'results'), results.date));
