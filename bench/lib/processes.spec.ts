@@ -66,8 +66,9 @@ describe('readV8WorkerCpuMs: the CPU of V8 worker threads, from /proc', () => {
 
 describe('readProcessTreeCpu, processTreeCpuSince: the CPU of a process and of the processes it started', () => {
   it('counts a child’s CPU with its parent’s, from its start when it started since the first reading', async () => {
-    // A shell whose child spins for about 600 ms of CPU, then says so and waits.
-    const spinner = `${process.execPath} -e 'const end = Date.now() + 600; while (Date.now() < end); console.log(1); setTimeout(() => 0, 2000)'`;
+    // A shell whose child spins until it has used 600 ms of CPU (whatever else loads the machine), then says so and
+    // waits.
+    const spinner = `${process.execPath} -e 'while (process.cpuUsage().user < 600000); console.log(1); setTimeout(() => 0, 2000)'`;
     const child: ChildProcess = spawn('sh', ['-c', `sleep 0.3; ${spinner} & wait`], {
       stdio: ['ignore', 'pipe', 'inherit'],
       detached: true,
