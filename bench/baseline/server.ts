@@ -33,6 +33,22 @@ const pool = new pg.Pool({
   statement_timeout: 30000,
 });
 
+/** The names of the statements the service sends prepared (src/database/prepared-sql.ts), by text. */
+const preparedNames = new Map<string, string>();
+
+/**
+ * `text` as a named prepared statement, as the service sends its marked lookups and writes (DATABASE_PREPARED_STATEMENTS,
+ * on by default): each connection plans it once. A new config object per call (the driver adds the values to it).
+ */
+function named(text: string): { name: string; text: string } {
+  let name = preparedNames.get(text);
+  if (!name) {
+    name = `s_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    preparedNames.set(text, name);
+  }
+  return { name, text };
+}
+
 class HttpError extends Error {
   constructor(
     readonly status: number,
@@ -76,7 +92,7 @@ async function authenticate(req: IncomingMessage, scope: string): Promise<Princi
   if (!match) throw failed('Invalid Authorization header: expected "Bearer <key>".');
   if (!SECRET_RE.test(match[1])) throw failed();
   const digest = createHash('sha256').update(match[1]).digest('hex');
-  const { rows } = await pool.query(sql.KEY_BY_DIGEST, [digest]);
+  const { rows } = await pool.query(named(sql.KEY_BY_DIGEST), [digest]);
   const row = rows[0];
   if (!row) throw failed();
   const now = new Date();
@@ -111,7 +127,7 @@ async function requireAccess(
 ): Promise<{ id: string; level: number }> {
   if (!UUID_RE.test(organizationId)) throw notFound();
   const id = organizationId.toLowerCase();
-  const { rows } = await pool.query(sql.ACCESS_OF, [principal.userId, id, principal.scopedTeams]);
+  const { rows } = await pool.query(named(sql.ACCESS_OF), [principal.userId, id, principal.scopedTeams]);
   if (!rows.length) throw notFound();
   if (principal.scopedOrganizations && !principal.scopedOrganizations.includes(id)) {
     throw new HttpError(403, {
@@ -223,7 +239,7 @@ async function listOrganizations(req: IncomingMessage, url: URL) {
 async function retrieveOrganization(req: IncomingMessage, organizationId: string) {
   const principal = await authenticate(req, 'organization:read');
   const access = await requireAccess(principal, organizationId);
-  const { rows } = await pool.query(sql.ORGANIZATION_VIEW, [principal.userId, access.id]);
+  const { rows } = await pool.query(named(sql.ORGANIZATION_VIEW), [principal.userId, access.id]);
   if (!rows.length) throw notFound();
   return organizationDto(rows[0]);
 }
@@ -269,7 +285,11 @@ async function patchOrganization(req: IncomingMessage, organizationId: string) {
   try {
     await client.query(sql.BEGIN);
     const id = organizationId.toLowerCase();
-    const { rows: access } = await client.query(sql.ACCESS_OF, [principal.userId, id, principal.scopedTeams]);
+    const { rows: access } = await client.query(named(sql.ACCESS_OF), [
+      principal.userId,
+      id,
+      principal.scopedTeams,
+    ]);
     if (!access.length) throw notFound();
     if (principal.scopedOrganizations && !principal.scopedOrganizations.includes(id)) {
       throw new HttpError(403, {
@@ -288,11 +308,11 @@ async function patchOrganization(req: IncomingMessage, organizationId: string) {
       });
     }
     await client.query(sql.ORGANIZATION_UPDATE_NAME, [name, id]);
-    const { rows } = await client.query(sql.ORGANIZATION_VIEW, [principal.userId, id]);
+    const { rows } = await client.query(named(sql.ORGANIZATION_VIEW), [principal.userId, id]);
     if (!rows.length) throw notFound();
     const answer = organizationDto(rows[0]);
     // The entry the service's interceptor writes before the commit; the captured changes replace `changes`.
-    await client.query(sql.INSERT_LOG, [
+    await client.query(named(sql.INSERT_LOG), [
       id,
       null,
       principal.userId,
@@ -508,7 +528,7 @@ async function createInvite(req: IncomingMessage, url: URL, organizationId: stri
       attr: 'level',
     });
   }
-  const members = await pool.query(sql.MEMBER_EMAILS, [access.id, [email.toLowerCase()]]);
+  const members = await pool.query(named(sql.MEMBER_EMAILS), [access.id, [email.toLowerCase()]]);
   if (members.rows.length) {
     throw invalid(
       'A user with this email address already belongs to the organization.',
@@ -521,9 +541,9 @@ async function createInvite(req: IncomingMessage, url: URL, organizationId: stri
   let id: string;
   try {
     await client.query(sql.BEGIN);
-    await client.query(sql.INVITE_LOCK_ADDRESSES, [sql.INVITE_LOCK_SPACE, access.id, [email]]);
-    await client.query(sql.INVITE_DELETE_FOR_EMAIL, [access.id, email]);
-    const inserted = await client.query(sql.INVITE_INSERT, [
+    await client.query(named(sql.INVITE_LOCK_ADDRESSES), [sql.INVITE_LOCK_SPACE, access.id, [email]]);
+    await client.query(named(sql.INVITE_DELETE_FOR_EMAIL), [access.id, email]);
+    const inserted = await client.query(named(sql.INVITE_INSERT), [
       access.id,
       email,
       firstName,
@@ -538,7 +558,7 @@ async function createInvite(req: IncomingMessage, url: URL, organizationId: stri
     id = inserted.rows[0].id;
     if (logged) {
       // The entry the service's interceptor writes in the request's transaction, before its commit.
-      await client.query(sql.INSERT_LOG, [
+      await client.query(named(sql.INSERT_LOG), [
         access.id,
         null,
         principal.userId,
@@ -581,7 +601,7 @@ async function createInvite(req: IncomingMessage, url: URL, organizationId: stri
   } finally {
     client.release();
   }
-  const { rows } = await pool.query(sql.INVITE_WITH_CREATOR, [[id]]);
+  const { rows } = await pool.query(named(sql.INVITE_WITH_CREATOR), [[id]]);
   const r = rows[0];
   const invite = (c: string) => r[c];
   const creator = (c: string) => r[`creator_${c}`];
@@ -646,7 +666,7 @@ async function enterRecordings(
   const id =
     /^\d{1,15}$/.test(rawId) && Number(rawId) >= 1 && Number(rawId) <= 2147483647 ? Number(rawId) : null;
   const row =
-    id === null ? null : (await pool.query(sql.PROJECT_WITH_ACCESS, [id, principal.userId])).rows[0];
+    id === null ? null : (await pool.query(named(sql.PROJECT_WITH_ACCESS), [id, principal.userId])).rows[0];
   if (!row || row.access_membership_id === null) throw notFound();
   if (principal.scopedOrganizations && !principal.scopedOrganizations.includes(row.organization_id)) {
     throw new HttpError(403, {
@@ -800,7 +820,7 @@ async function retrieveRecording(req: IncomingMessage, projectId: string, id: st
   const principal = await authenticate(req, 'session_recording:read');
   const project = await enterRecordings(principal, projectId);
   // The read is logged before it is made (ActivityLogInterceptor), with the route's pattern.
-  await pool.query(sql.INSERT_READ_LOG, [
+  await pool.query(named(sql.INSERT_READ_LOG), [
     project.id,
     principal.userId,
     principal.keyId,
@@ -826,7 +846,7 @@ async function retrieveRecording(req: IncomingMessage, projectId: string, id: st
   const row = SESSION_ID_RE.test(id)
     ? (project.hidden
         ? await pool.query(sql.recordingById(sql.hiddenByUrl(5)), [...params, project.hidden])
-        : await pool.query(sql.recordingById(''), params)
+        : await pool.query(named(sql.recordingById('')), params)
       ).rows[0]
     : undefined;
   if (!row) throw notFound();

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { RepositoryBase } from '../database/repository-base.js';
+import { prepared } from '../database/prepared-sql.js';
 
 /** An entry to insert. */
 export interface NewActivityLog {
@@ -89,7 +90,7 @@ export class ActivityLogRepository extends RepositoryBase {
    */
   async insert(entry: NewActivityLog): Promise<void> {
     await this.query(
-      `INSERT INTO activity_logs (organization_id, team_id, user_id, api_key_id, is_system, activity, scope,
+      prepared(`INSERT INTO activity_logs (organization_id, team_id, user_id, api_key_id, is_system, activity, scope,
                                   item_id, detail, ip)
        SELECT coalesce($1::uuid, (SELECT p.organization_id FROM projects p WHERE p.id = $2::int),
                        (SELECT d.organization_id FROM organization_domains d WHERE d.id = $11::uuid)),
@@ -97,7 +98,7 @@ export class ActivityLogRepository extends RepositoryBase {
               CASE WHEN $12::boolean AND nullif(current_setting('activity.changes', true), '') IS NOT NULL
                    THEN jsonb_set($9::jsonb, '{changes}', current_setting('activity.changes', true)::jsonb)
                    ELSE $9::jsonb END,
-              $10::inet`,
+              $10::inet`),
       [
         entry.organizationId,
         entry.teamId,
@@ -151,14 +152,14 @@ export class ActivityLogRepository extends RepositoryBase {
     restrictions: { organizations: readonly string[] | null; projects: readonly number[] | null },
   ): Promise<boolean> {
     const rows = await this.query<{ id: string }>(
-      `INSERT INTO activity_logs (organization_id, team_id, user_id, api_key_id, is_system, activity, scope,
+      prepared(`INSERT INTO activity_logs (organization_id, team_id, user_id, api_key_id, is_system, activity, scope,
                                   item_id, detail, ip)
        SELECT p.organization_id, p.id, $2, $3, false, $4, $5, $6, $7::jsonb, $8::inet
          FROM projects p
          JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
         WHERE p.id = $1 AND ($9::uuid[] IS NULL OR p.organization_id = ANY($9::uuid[]))
           AND ($10::int[] IS NULL OR p.id = ANY($10::int[]))
-       RETURNING id`,
+       RETURNING id`),
       [
         entry.teamId,
         entry.userId,

@@ -74,6 +74,11 @@ export const CORE_SETTINGS = {
     2,
     'Connections of the pool the /api handlers cannot take: kept for capture, the API key lookups, readiness and scheduled work. The /api handlers hold at most DATABASE_POOL_SIZE minus this (at least 1) at once; one more waits up to DATABASE_CONNECT_TIMEOUT_MS for one of theirs, then 503 `unavailable`.',
   ),
+  DATABASE_PREPARED_STATEMENTS: setting(
+    bool,
+    true,
+    "Send the hot lookups by key (the API key, the caller's access, an object by id) and the hot writes as named prepared statements, which each connection plans once instead of on every request. Turn off behind a pooler that moves a session's statements between server connections (PgBouncer in transaction mode before 1.21, or without max_prepared_statements).",
+  ),
   API_READ_STATEMENT_TIMEOUT_MS: setting(
     int(0, 3600000),
     20000,

@@ -6,6 +6,7 @@ import type { AppConfig } from '../config/config.js';
 import { detectCitusCoordinator } from './citus-write-xid.js';
 import { DatabaseProbe } from './database-probe.js';
 import { ApiPoolShare } from './pool-shares.js';
+import { setPreparedStatements } from './prepared-sql.js';
 import { TransactionHost } from './transactions.js';
 import { typeormOptions } from './typeorm-options.js';
 
@@ -44,6 +45,7 @@ export class DatabaseModule {
           // Reads once whether the database is a Citus coordinator's (src/database/citus-write-xid.ts).
           dataSourceFactory: async (options) => {
             const dataSource = await new DataSource(options!).initialize();
+            setPreparedStatements(dataSource, config.get('DATABASE_PREPARED_STATEMENTS'));
             await detectCitusCoordinator(dataSource);
             return dataSource;
           },

@@ -1,4 +1,5 @@
 import { type DataSource, QueryFailedError, type QueryRunner } from 'typeorm';
+import { forgetIfStale, type PreparedSql, queryConfig, sqlText } from './prepared-sql.js';
 
 /** The part of a node-postgres result this file reads. */
 interface PgResult {
@@ -9,7 +10,7 @@ interface PgResult {
 
 /** The part of a checked-out node-postgres client this file uses. */
 interface PgClient {
-  query(text: string, values?: unknown[]): Promise<PgResult>;
+  query(text: string | { text: string; name: string }, values?: unknown[]): Promise<PgResult>;
   once(event: 'error', listener: (err: unknown) => void): unknown;
   removeListener(event: 'error', listener: (err: unknown) => void): unknown;
 }
@@ -37,22 +38,25 @@ function checkout(pool: PgPool): Promise<[PgClient, (err?: unknown) => void]> {
 /**
  * One statement on a connection the caller holds, answered as TypeORM's query runner answers it: logged to the
  * data source's logger, then the rows, or `[rows, affected]` for an UPDATE or DELETE; a failed statement is a
- * `QueryFailedError` wrapping the driver's error, logged as TypeORM logs it.
+ * `QueryFailedError` wrapping the driver's error, logged as TypeORM logs it. A statement marked `prepared` is sent
+ * named when the data source prepares statements (src/database/prepared-sql.ts).
  */
 export async function clientQuery<T>(
   dataSource: DataSource,
   client: Pick<PgClient, 'query'>,
-  sql: string,
+  sql: string | PreparedSql,
   parameters?: unknown[],
   runner?: QueryRunner,
 ): Promise<T> {
+  const text = sqlText(sql);
   try {
-    dataSource.logger.logQuery(sql, parameters, runner);
-    const raw = await client.query(sql, parameters);
+    dataSource.logger.logQuery(text, parameters, runner);
+    const raw = await client.query(queryConfig(dataSource, sql), parameters);
     return (raw.command === 'UPDATE' || raw.command === 'DELETE' ? [raw.rows, raw.rowCount] : raw.rows) as T;
   } catch (err) {
-    dataSource.logger.logQueryError(err as Error, sql, parameters, runner);
-    throw new QueryFailedError(sql, parameters, err as Error);
+    forgetIfStale(sql, err);
+    dataSource.logger.logQueryError(err as Error, text, parameters, runner);
+    throw new QueryFailedError(text, parameters, err as Error);
   }
 }
 
@@ -86,7 +90,7 @@ export function timesStatements(dataSource: DataSource): boolean {
  */
 export async function pooledQuery<T>(
   dataSource: DataSource,
-  sql: string,
+  sql: string | PreparedSql,
   parameters?: unknown[],
 ): Promise<T | undefined> {
   const pool = poolOf(dataSource);

@@ -8,6 +8,7 @@ import {
   type Repository,
 } from 'typeorm';
 import { clientQuery, pooledQuery, transactionConnection } from './pooled-query.js';
+import { forgetIfStale, type PreparedSql, queryConfig, sqlText } from './prepared-sql.js';
 import { currentManager, runInTransaction, runRetriedTransaction } from './transactions.js';
 
 /**
@@ -35,9 +36,10 @@ export abstract class RepositoryBase {
    * Plain SQL on the current manager: for hand-tuned statements, which `@GenerateSql` pins. Answered as TypeORM's
    * `EntityManager.query` answers (rows, `[rows, affected]` for an UPDATE or DELETE, `QueryFailedError`), without
    * a query runner's per-statement work: outside a transaction one checkout of the pool (`pooledQuery`), inside
-   * one straight on the transaction's connection (`clientQuery`).
+   * one straight on the transaction's connection (`clientQuery`). A statement marked `prepared(…)` (a lookup by key
+   * of fixed text) is planned once per connection (src/database/prepared-sql.ts).
    */
-  protected async query<R>(sql: string, parameters?: unknown[]): Promise<R[]> {
+  protected async query<R>(sql: string | PreparedSql, parameters?: unknown[]): Promise<R[]> {
     const manager = this.manager;
     const runner = manager.queryRunner;
     if (!runner) {
@@ -47,22 +49,21 @@ export abstract class RepositoryBase {
       const connection = transactionConnection(this.dataSource, runner);
       if (connection) return clientQuery<R[]>(this.dataSource, connection, sql, parameters, runner);
     }
-    return manager.query<R[]>(sql, parameters);
+    return manager.query<R[]>(sqlText(sql), parameters);
   }
 
   /**
    * Plain SQL that returns rows (a SELECT, or a statement with RETURNING), for the hot statements of capture:
    * inside a transaction it is sent straight on the transaction's `pg` connection, without the per-statement
    * work of TypeORM's query runner (result shaping, subscriber broadcasts), and logged to TypeORM's logger as
-   * TypeORM would (so `@GenerateSql` still pins it). Outside a transaction it is one `query` of the pool.
+   * TypeORM would (so `@GenerateSql` still pins it). Outside a transaction it is one `query` of the pool. As
+   * `query`, a statement marked `prepared(…)` is planned once per connection.
    */
-  protected async rows<R>(sql: string, parameters: unknown[] = []): Promise<R[]> {
-    const runner = this.manager.queryRunner as
-      | (QueryRunner & {
-          databaseConnection?: { query(sql: string, values: unknown[]): Promise<{ rows: R[] }> };
-        })
-      | undefined;
-    type Queryable = { query(sql: string, values: unknown[]): Promise<{ rows: R[] }> };
+  protected async rows<R>(sql: string | PreparedSql, parameters: unknown[] = []): Promise<R[]> {
+    type Queryable = {
+      query(sql: string | { text: string; name: string }, values: unknown[]): Promise<{ rows: R[] }>;
+    };
+    const runner = this.manager.queryRunner as (QueryRunner & { databaseConnection?: Queryable }) | undefined;
     let connection: Queryable | undefined;
     if (runner) {
       if (!runner.isTransactionActive || runner.isReleased) return this.query<R>(sql, parameters);
@@ -72,8 +73,13 @@ export abstract class RepositoryBase {
       connection = (this.dataSource.driver as unknown as { master?: Queryable }).master;
     }
     if (!connection) return this.query<R>(sql, parameters);
-    this.dataSource.logger.logQuery(sql, parameters, runner);
-    return (await connection.query(sql, parameters)).rows;
+    this.dataSource.logger.logQuery(sqlText(sql), parameters, runner);
+    try {
+      return (await connection.query(queryConfig(this.dataSource, sql), parameters)).rows;
+    } catch (err) {
+      forgetIfStale(sql, err);
+      throw err;
+    }
   }
 
   /**
@@ -81,7 +87,7 @@ export abstract class RepositoryBase {
    * these statements with `[rows, affected]`, not with the rows as `query` returns them for a SELECT).
    */
   protected async modify<R = never>(
-    sql: string,
+    sql: string | PreparedSql,
     parameters?: unknown[],
   ): Promise<{ rows: R[]; affected: number }> {
     const [rows, affected] = (await this.query(sql, parameters)) as unknown as [R[], number];

@@ -3,6 +3,7 @@ import { In } from 'typeorm';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
+import { prepared } from '../database/prepared-sql.js';
 import { UserEntity } from '../users/user.entity.js';
 import { InviteEntity, type ProjectAccessGrant } from './invite.entity.js';
 
@@ -125,7 +126,7 @@ export class InvitesRepository extends RepositoryBase {
   async findWithCreators(ids: readonly string[]): Promise<InviteEntity[]> {
     if (!ids.length) return [];
     const rows = await this.query<InviteWithCreatorRow>(
-      `SELECT i.id, i.organization_id, i.target_email, i.first_name, i.level, i.message, i.private_project_access,
+      prepared(`SELECT i.id, i.organization_id, i.target_email, i.first_name, i.level, i.message, i.private_project_access,
               i.send_email, i.emailing_attempt_made, i.created_by_id, i.created_at, i.updated_at,
               u.id AS creator_id, u.uuid AS creator_uuid, u.email AS creator_email,
               u.distinct_id AS creator_distinct_id, u.first_name AS creator_first_name,
@@ -133,7 +134,7 @@ export class InvitesRepository extends RepositoryBase {
               u.hedgehog_config AS creator_hedgehog_config, u.last_login AS creator_last_login,
               u.created_at AS creator_created_at, u.is_service_account AS creator_is_service_account
          FROM organization_invites i LEFT JOIN users u ON u.id = i.created_by_id
-        WHERE i.id = ANY($1::uuid[])`,
+        WHERE i.id = ANY($1::uuid[])`),
       [[...ids]],
     );
     const byId = new Map(rows.map((r) => [r.id, inviteOf(r)]));
@@ -159,10 +160,10 @@ export class InvitesRepository extends RepositoryBase {
   })
   async insert(fields: InviteInsert): Promise<string> {
     const [{ id }] = await this.query<{ id: string }>(
-      `INSERT INTO organization_invites (organization_id, target_email, first_name, level, message,
+      prepared(`INSERT INTO organization_invites (organization_id, target_email, first_name, level, message,
                                          private_project_access, send_email, created_by_id, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10)
-       RETURNING id`,
+       RETURNING id`),
       [
         fields.organizationId,
         fields.targetEmail,
@@ -189,10 +190,10 @@ export class InvitesRepository extends RepositoryBase {
   async lockAddresses(organizationId: string, emails: readonly string[]): Promise<void> {
     if (!emails.length) return;
     await this.query(
-      `SELECT pg_advisory_xact_lock($1::int, k)
+      prepared(`SELECT pg_advisory_xact_lock($1::int, k)
          FROM (SELECT DISTINCT hashtext($2::text || '/' || lower(e)) AS k
                  FROM unnest($3::text[]) AS e
-                ORDER BY k) AS keys`,
+                ORDER BY k) AS keys`),
       [ADDRESS_LOCK_SPACE, organizationId, [...emails]],
     );
   }
@@ -200,10 +201,12 @@ export class InvitesRepository extends RepositoryBase {
   /** Deletes every invite of the organization to this address, compared case-insensitively. */
   @GenerateSql({ params: ['00000000-0000-4000-8000-000000000001', 'Ada@example.com'] })
   async deleteForEmail(organizationId: string, email: string): Promise<number> {
-    const [, affected] = (await this.manager.query(
-      'DELETE FROM organization_invites WHERE organization_id = $1 AND lower(target_email) = lower($2)',
+    const { affected } = await this.modify(
+      prepared(
+        'DELETE FROM organization_invites WHERE organization_id = $1 AND lower(target_email) = lower($2)',
+      ),
       [organizationId, email],
-    )) as [unknown[], number];
+    );
     return affected;
   }
 

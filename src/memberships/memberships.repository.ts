@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
+import { prepared } from '../database/prepared-sql.js';
 import type { AccessLevel, ProjectAccessLevel } from '../common/vocabulary/access-levels.js';
 import type { AccessRule, RuleSubject } from './project-access.js';
 import { OrganizationMembershipEntity } from './organization-membership.entity.js';
@@ -176,13 +177,13 @@ export class MembershipsRepository extends RepositoryBase {
     onlyProjects: readonly number[] | null,
   ): Promise<{ level: number; holdsProject: boolean } | null> {
     const rows = await this.query<{ level: number; holds_project: boolean }>(
-      `SELECT m.level,
+      prepared(`SELECT m.level,
               ($3::bigint[] IS NULL OR EXISTS (
                  SELECT 1 FROM projects p
                   WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[]) AND p.deleted_at IS NULL
               )) AS holds_project
          FROM organization_memberships m
-        WHERE m.user_id = $1 AND m.organization_id = $2`,
+        WHERE m.user_id = $1 AND m.organization_id = $2`),
       [userId, organizationId, onlyProjects],
     );
     return rows[0] ? { level: rows[0].level, holdsProject: rows[0].holds_project } : null;
@@ -368,9 +369,9 @@ export class MembershipsRepository extends RepositoryBase {
   async memberEmails(organizationId: string, emails: readonly string[]): Promise<Set<string>> {
     if (!emails.length) return new Set();
     const rows = await this.query<{ email: string }>(
-      `SELECT lower(u.email) AS email
+      prepared(`SELECT lower(u.email) AS email
          FROM organization_memberships m JOIN users u ON u.id = m.user_id
-        WHERE m.organization_id = $1 AND lower(u.email) = ANY($2::text[])`,
+        WHERE m.organization_id = $1 AND lower(u.email) = ANY($2::text[])`),
       [organizationId, emails.map((e) => e.toLowerCase())],
     );
     return new Set(rows.map((r) => r.email));

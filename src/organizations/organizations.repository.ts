@@ -3,6 +3,7 @@ import type { PageParams } from '../common/pagination/page.js';
 import { EntityColumns } from '../database/entity-columns.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
+import { prepared } from '../database/prepared-sql.js';
 import {
   memberCountSql,
   membershipOfUserJoinSql,
@@ -111,7 +112,7 @@ export class OrganizationsRepository extends RepositoryBase {
 
   @GenerateSql({ params: [USER, ORGANIZATION] })
   async findViewForUser(userId: number, organizationId: string): Promise<OrganizationView | null> {
-    const rows = await this.query<Record<string, unknown>>(this.viewSql('WHERE o.id = $2'), [
+    const rows = await this.query<Record<string, unknown>>(prepared(this.viewSql('WHERE o.id = $2')), [
       userId,
       organizationId,
     ]);

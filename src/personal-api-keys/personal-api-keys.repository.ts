@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { In, IsNull } from 'typeorm';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
+import { prepared } from '../database/prepared-sql.js';
 import { PersonalApiKeyEntity } from './personal-api-key.entity.js';
 
 /** What the guard needs of an active key to authenticate a request. */
@@ -37,9 +38,9 @@ export class PersonalApiKeysRepository extends RepositoryBase {
   @GenerateSql({ params: ['0'.repeat(64)] })
   async findActiveByDigest(digest: string): Promise<ActiveKey | null> {
     const rows = await this.query<ActiveKeyRow>(
-      `SELECT k.id, k.user_id, u.uuid AS user_uuid, k.scopes, k.scoped_organizations, k.scoped_teams, k.last_used_at
+      prepared(`SELECT k.id, k.user_id, u.uuid AS user_uuid, k.scopes, k.scoped_organizations, k.scoped_teams, k.last_used_at
          FROM personal_api_keys k JOIN users u ON u.id = k.user_id
-        WHERE k.secure_value = $1 AND k.revoked_at IS NULL`,
+        WHERE k.secure_value = $1 AND k.revoked_at IS NULL`),
       [digest],
     );
     const row = rows[0];

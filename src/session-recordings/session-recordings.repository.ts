@@ -13,6 +13,7 @@ import {
 } from './reads/recording-event-filters.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
+import { prepared } from '../database/prepared-sql.js';
 import { type PersonColumns, personSelectSql } from '../persons/persons.sql.js';
 import { recordingRetentionDaysSql } from '../projects/projects.sql.js';
 import {
@@ -429,13 +430,12 @@ export class SessionRecordingsRepository extends RepositoryBase {
   ): Promise<RecordingView | null> {
     const params: unknown[] = [teamId, userId, sessionId, retainedFrom];
     const visible = visibility.visibleSql('r', (value) => `$${params.push(value)}`, '$1::int');
-    const rows = await this.query<RecordingView>(
-      `SELECT ${RECORDING_COLUMNS}
+    const text = `SELECT ${RECORDING_COLUMNS}
          FROM session_recordings r
          LEFT JOIN persons p ON p.team_id = $1::int AND p.id = r.person_id
-        WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4${visible ? ` AND ${visible}` : ''}`,
-      params,
-    );
+        WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4${visible ? ` AND ${visible}` : ''}`;
+    // Prepared when no access rule hides recordings from the caller (one fixed text); the rules' texts vary.
+    const rows = await this.query<RecordingView>(visible ? text : prepared(text), params);
     return rows[0] ?? null;
   }
 
