@@ -3,7 +3,7 @@ import type { PageParams } from '../common/pagination/page.js';
 import { EntityColumns } from '../database/entity-columns.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
-import { prepared } from '../database/prepared-sql.js';
+import { prepared, type PreparedSql } from '../database/prepared-sql.js';
 import {
   memberCountSql,
   membershipOfUserJoinSql,
@@ -70,6 +70,9 @@ export class OrganizationsRepository extends RepositoryBase {
    * level, and member counts and projects from correlated subqueries of the memberships and projects modules
    * (index scans on organization_id), never a query per row.
    */
+  /** `findViewForUser`'s statement, built on first use and prepared. */
+  private viewByIdSql: PreparedSql | undefined;
+
   private viewSql(where: string): string {
     return `SELECT ${this.columns.select('o')}, m.level AS membership_level,
          ${memberCountSql('o.id')} AS member_count,
@@ -112,10 +115,8 @@ export class OrganizationsRepository extends RepositoryBase {
 
   @GenerateSql({ params: [USER, ORGANIZATION] })
   async findViewForUser(userId: number, organizationId: string): Promise<OrganizationView | null> {
-    const rows = await this.query<Record<string, unknown>>(prepared(this.viewSql('WHERE o.id = $2')), [
-      userId,
-      organizationId,
-    ]);
+    this.viewByIdSql ??= prepared(this.viewSql('WHERE o.id = $2'));
+    const rows = await this.query<Record<string, unknown>>(this.viewByIdSql, [userId, organizationId]);
     return rows.length ? this.viewOf(rows[0]) : null;
   }
 

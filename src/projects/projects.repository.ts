@@ -4,7 +4,7 @@ import type { Page, PageParams } from '../common/pagination/page.js';
 import { EntityColumns } from '../database/entity-columns.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
-import { prepared } from '../database/prepared-sql.js';
+import { prepared, type PreparedSql } from '../database/prepared-sql.js';
 import type { MembershipWithRules } from '../memberships/memberships.service.js';
 import { accessRulesJsonSql, accessRulesOf, projectVisibleSql } from '../memberships/memberships.sql.js';
 import { ProjectEntity } from './project.entity.js';
@@ -60,6 +60,9 @@ const EXAMPLE_JOIN: AccessJoin = {
     `(SELECT count(*) FROM organization_memberships x WHERE x.organization_id = ${project}.organization_id)`,
 };
 
+/** The key of `findWithAccess`'s statement without a join. */
+const NO_JOIN: AccessJoin = { sql: () => '' };
+
 /** The settings a new project may be given; those left undefined take their defaults. */
 export type NewProject = Pick<ProjectEntity, 'organizationId' | 'name' | 'apiToken' | 'secretApiToken'> &
   Partial<ProjectSettings>;
@@ -86,6 +89,9 @@ const definedOnly = <T extends object>(fields: T): Partial<T> =>
 
 @Injectable()
 export class ProjectsRepository extends RepositoryBase {
+  /** `findWithAccess`'s statements, by join (NO_JOIN: none); weak, so a join made per call is not kept. */
+  private readonly withAccessStatements = new WeakMap<AccessJoin, PreparedSql>();
+
   private get columns(): EntityColumns<ProjectEntity> {
     return EntityColumns.of(this.dataSource, ProjectEntity);
   }
@@ -126,16 +132,7 @@ export class ProjectsRepository extends RepositoryBase {
     userId: number,
     join?: AccessJoin,
   ): Promise<{ project: ProjectEntity; membership: MembershipWithRules | null; joined: unknown } | null> {
-    const joined = join ? `,\n              ${join.sql('p', 'm', '$2::int')} AS access_joined` : '';
-    // The text varies only with `join`, one per feature that declares one: a few texts, each prepared.
-    const rows = await this.rows<Record<string, unknown>>(
-      prepared(`SELECT ${this.columns.select('p')}, m.id AS access_membership_id, m.level AS access_membership_level,
-              ${accessRulesJsonSql('p', 'm')} AS access_rules${joined}
-         FROM projects p
-         LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
-        WHERE p.id = $1 AND p.deleted_at IS NULL`),
-      [id, userId],
-    );
+    const rows = await this.rows<Record<string, unknown>>(this.withAccessSql(join), [id, userId]);
     if (!rows.length) return null;
     const row = rows[0];
     return {
@@ -150,6 +147,26 @@ export class ProjectsRepository extends RepositoryBase {
             },
       joined: row.access_joined,
     };
+  }
+
+  /**
+   * The statement of `findWithAccess`, built once per `join` (a feature's, usually one object for the process) and
+   * prepared: a few texts, each planned once per connection.
+   */
+  private withAccessSql(join: AccessJoin | undefined): PreparedSql {
+    const key = join ?? NO_JOIN;
+    let statement = this.withAccessStatements.get(key);
+    if (!statement) {
+      const joined = join ? `,\n              ${join.sql('p', 'm', '$2::int')} AS access_joined` : '';
+      statement =
+        prepared(`SELECT ${this.columns.select('p')}, m.id AS access_membership_id, m.level AS access_membership_level,
+              ${accessRulesJsonSql('p', 'm')} AS access_rules${joined}
+         FROM projects p
+         LEFT JOIN organization_memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
+        WHERE p.id = $1 AND p.deleted_at IS NULL`);
+      this.withAccessStatements.set(key, statement);
+    }
+    return statement;
   }
 
   /** The project of a capture token (every capture request): plain SQL, as `findById`. */

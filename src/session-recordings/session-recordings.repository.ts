@@ -173,6 +173,13 @@ const RECORDING_COLUMNS = `
          ORDER BY v.viewed_at, v.user_id LIMIT ${MAX_VIEWERS}) END AS viewers,
   ${personSelectSql('p', '$1::int')}`;
 
+/** One recording by id (`findOne`), before the access rules' condition; prepared when there is none. */
+const FIND_ONE_SQL = `SELECT ${RECORDING_COLUMNS}
+         FROM session_recordings r
+         LEFT JOIN persons p ON p.team_id = $1::int AND p.id = r.person_id
+        WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4`;
+const FIND_ONE_PREPARED = prepared(FIND_ONE_SQL);
+
 /**
  * The most rows (offset and limit) a page of a list filtered by `exclude_events` alone is found in by walking the
  * list order with a probe of each row's events; a deeper page is chosen in one pass with an anti join.
@@ -430,12 +437,11 @@ export class SessionRecordingsRepository extends RepositoryBase {
   ): Promise<RecordingView | null> {
     const params: unknown[] = [teamId, userId, sessionId, retainedFrom];
     const visible = visibility.visibleSql('r', (value) => `$${params.push(value)}`, '$1::int');
-    const text = `SELECT ${RECORDING_COLUMNS}
-         FROM session_recordings r
-         LEFT JOIN persons p ON p.team_id = $1::int AND p.id = r.person_id
-        WHERE r.team_id = $1 AND r.session_id = $3 AND r.deleted_at IS NULL AND r.start_time >= $4${visible ? ` AND ${visible}` : ''}`;
     // Prepared when no access rule hides recordings from the caller (one fixed text); the rules' texts vary.
-    const rows = await this.query<RecordingView>(visible ? text : prepared(text), params);
+    const rows = await this.query<RecordingView>(
+      visible ? `${FIND_ONE_SQL} AND ${visible}` : FIND_ONE_PREPARED,
+      params,
+    );
     return rows[0] ?? null;
   }
 
