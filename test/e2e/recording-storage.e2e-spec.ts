@@ -429,13 +429,15 @@ describe('recording snapshots in an S3-compatible object store', () => {
       expect([Math.min(...ids), Math.max(...ids), ids.length]).toEqual([96, 305, 210]);
 
       const out: string[] = [];
+      const errors: string[] = [];
       const code = await runCli(
         ['recordings', 'migrate-storage', '--to', 's3'],
         { DATABASE_URL: pgApp.databaseUrl, LOG_LEVEL: 'silent', ...storageEnv() },
         (l) => out.push(...l.split('\n')),
-        () => undefined,
+        (l) => errors.push(l),
       );
-      expect(code).toBe(0);
+      // What the command printed to stderr shows with a failure (one failed here once in CI, its cause unknown).
+      expect({ code, errors }).toMatchObject({ code: 0 });
       expect(out.filter((l) => !l.startsWith('...'))).toEqual([
         expect.stringMatching(
           /^moved 210 chunks \(\d+ bytes\) to the object store, each verified by checksum$/,
