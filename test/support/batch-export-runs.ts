@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -206,6 +206,7 @@ export async function startS3Server(
     directory,
     configureBuckets: buckets.map((name) => ({ name, configs: [] })),
   });
+  answerPutsWhenWritten(server);
   const { port } = (await server.run()) as unknown as { port: number };
   return {
     endpoint: `http://127.0.0.1:${port}`,
@@ -213,6 +214,32 @@ export async function startS3Server(
       await server.close();
       await rm(directory, { recursive: true, force: true });
     },
+  };
+}
+
+/** The part of s3rver's filesystem store `answerPutsWhenWritten` wraps. */
+interface S3rverStore {
+  putObject(object: { bucket: string; key: string }): Promise<{ size: number; md5: string }>;
+  getResourcePath(bucket: string, key: string, resource: string): string;
+}
+
+/**
+ * s3rver 3.7 answers a PUT before its file is written whole: its store's putObject resolves when the request body
+ * has been read, while the file is still being written, so a GET right after can read part of it (a read-back
+ * check then finds other bytes than were sent). The store of `server` here answers once the file holds every byte,
+ * as S3 does. Exported for the tests' other s3rver (test/support/file-exports.ts).
+ */
+export function answerPutsWhenWritten(server: S3rver): void {
+  const store = (server as unknown as { store: S3rverStore }).store;
+  const putObject = store.putObject.bind(store);
+  store.putObject = async (object) => {
+    const written = await putObject(object);
+    const path = store.getResourcePath(object.bucket, object.key, 'object');
+    for (const deadline = Date.now() + 10_000; (await stat(path)).size < written.size;) {
+      if (Date.now() > deadline) throw new Error(`s3rver: ${object.key} not written whole after 10 s`);
+      await sleep(2);
+    }
+    return written;
   };
 }
 

@@ -8,7 +8,7 @@ import S3rver from 's3rver';
 import { parquetReadObjects } from 'hyparquet';
 import type { Response } from 'superagent';
 import { EventsIngestionService } from '../../src/events/events-ingestion.service.js';
-import { seedPersons, seedSessions } from './batch-export-runs.js';
+import { answerPutsWhenWritten, seedPersons, seedSessions } from './batch-export-runs.js';
 import type { TestApp } from './create-test-app.js';
 
 const HOUR_MS = 3600_000;
@@ -169,6 +169,7 @@ export async function startRestartableS3Server(buckets: string[]) {
       directory,
       configureBuckets: buckets.map((name) => ({ name, configs: [] })),
     });
+    answerPutsWhenWritten(app);
     // Before s3rver's own middleware.
     (app as unknown as { middleware: unknown[] }).middleware.unshift(hook);
     await (app as unknown as { configureBuckets(): Promise<void> }).configureBuckets();
