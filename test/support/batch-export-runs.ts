@@ -235,7 +235,13 @@ export function answerPutsWhenWritten(server: S3rver): void {
   store.putObject = async (object) => {
     const written = await putObject(object);
     const path = store.getResourcePath(object.bucket, object.key, 'object');
-    for (const deadline = Date.now() + 10_000; (await stat(path)).size < written.size;) {
+    // A file gone meanwhile (the key deleted during its own PUT) has nothing left to wait for.
+    const size = () =>
+      stat(path).then(
+        (s) => s.size,
+        () => Infinity,
+      );
+    for (const deadline = Date.now() + 10_000; (await size()) < written.size;) {
       if (Date.now() > deadline) throw new Error(`s3rver: ${object.key} not written whole after 10 s`);
       await sleep(2);
     }
