@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Page, PageParams } from '../common/pagination/page.js';
 import { GenerateSql } from '../database/generate-sql.js';
 import { RepositoryBase } from '../database/repository-base.js';
-import { prepared } from '../database/prepared-sql.js';
+import { prepared, type PreparedSql } from '../database/prepared-sql.js';
 import type { AccessLevel, ProjectAccessLevel } from '../common/vocabulary/access-levels.js';
 import type { AccessRule, RuleSubject } from './project-access.js';
 import { OrganizationMembershipEntity } from './organization-membership.entity.js';
@@ -113,6 +113,9 @@ const USER_UUID = '00000000-0000-4000-8000-000000000003';
  */
 @Injectable()
 export class MembershipsRepository extends RepositoryBase {
+  /** accessWithProjectsOf's statement, built once (its text is fixed). */
+  private accessWithProjectsSql?: PreparedSql;
+
   /**
    * The user's level in the organization, or null when not a member (or no such organization). Plain SQL: every
    * organization-scoped request starts with it.
@@ -213,16 +216,18 @@ export class MembershipsRepository extends RepositoryBase {
       holds_project: boolean;
       projects: [number, unknown][];
     }>(
-      `SELECT m.id, m.level,
-              ($3::bigint[] IS NULL OR EXISTS (
-                 SELECT 1 FROM projects p WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[])
-                   AND p.deleted_at IS NULL
-              )) AS holds_project,
-              (SELECT COALESCE(json_agg(json_build_array(p.id, ${accessRulesJsonSql('p', 'm')}) ORDER BY p.id), '[]')
-                 FROM (SELECT id FROM projects WHERE organization_id = m.organization_id AND deleted_at IS NULL
-                        ORDER BY id LIMIT ${ORGANIZATION_PROJECTS_ACCESS_MAX + 1}) p) AS projects
-         FROM organization_memberships m
-        WHERE m.user_id = $1 AND m.organization_id = $2`,
+      (this.accessWithProjectsSql ??= prepared(
+        `SELECT m.id, m.level,
+                ($3::bigint[] IS NULL OR EXISTS (
+                   SELECT 1 FROM projects p WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[])
+                     AND p.deleted_at IS NULL
+                )) AS holds_project,
+                (SELECT COALESCE(json_agg(json_build_array(p.id, ${accessRulesJsonSql('p', 'm')}) ORDER BY p.id), '[]')
+                   FROM (SELECT id FROM projects WHERE organization_id = m.organization_id AND deleted_at IS NULL
+                          ORDER BY id LIMIT ${ORGANIZATION_PROJECTS_ACCESS_MAX + 1}) p) AS projects
+           FROM organization_memberships m
+          WHERE m.user_id = $1 AND m.organization_id = $2`,
+      )),
       [userId, organizationId, onlyProjects],
     );
     const row = rows[0];

@@ -96,18 +96,44 @@ describe('named prepared statements on a real PostgreSQL (DATABASE_PREPARED_STAT
     expect(await notes.byIdRows(1)).toEqual({ id: 1, label: 'un' });
   });
 
-  it("the application's data source prepares by default, and not with DATABASE_PREPARED_STATEMENTS=false", async () => {
-    const on = await createTestApp();
-    const off = await createTestApp({ DATABASE_PREPARED_STATEMENTS: 'false' });
+  it("the application's data source prepares its marked lookups by default, and none with DATABASE_PREPARED_STATEMENTS=false", async () => {
+    // A pool of one connection, so the statements a request sent are those that connection holds.
+    const single = { DATABASE_POOL_SIZE: '1', DATABASE_POOL_RESERVE: '0' };
+    const on = await createTestApp(single);
+    const off = await createTestApp({ ...single, DATABASE_PREPARED_STATEMENTS: 'false' });
     try {
       expect(preparesStatements(on.dataSource)).toBe(true);
       expect(preparesStatements(off.dataSource)).toBe(false);
-      // The API key lookup is one of the marked statements: an authenticated request on each answers alike.
-      for (const app of [on, off]) {
+      const held: Record<string, string[]> = {};
+      for (const [side, app] of [
+        ['on', on],
+        ['off', off],
+      ] as const) {
         const user = await app.factories.user();
-        const res = await app.http.get('/api/organizations').set('Authorization', `Bearer ${user.key}`);
+        const org = await app.factories.organization(user);
+        const res = await app.http
+          .get(`/api/organizations/${org.id}`)
+          .set('Authorization', `Bearer ${user.key}`);
         expect(res.status).toBe(200);
+        expect(res.body.id).toBe(org.id);
+        const exports = await app.http
+          .get(`/api/organizations/${org.id}/batch_exports`)
+          .set('Authorization', `Bearer ${user.key}`);
+        expect(exports.status).toBe(200);
+        const rows: { name: string; statement: string }[] = await app.dataSource.query(
+          'SELECT name, statement FROM pg_prepared_statements ORDER BY name',
+        );
+        for (const row of rows) expect(row.name).toMatch(/^s_[0-9a-f]{24}$/);
+        held[side] = rows.map((row) => row.statement.replace(/\s+/g, ' '));
       }
+      // The requests' key lookup, the caller's access and the organization's view were each parsed once, named.
+      expect(held.on.some((text) => text.includes('FROM personal_api_keys k'))).toBe(true);
+      expect(held.on.some((text) => text.includes('FROM organization_memberships m'))).toBe(true);
+      expect(held.on.some((text) => text.includes('FROM organizations o'))).toBe(true);
+      // The organization-wide list's access (the membership with its projects' rules); the list itself is not.
+      expect(held.on.some((text) => text.includes('AS holds_project'))).toBe(true);
+      expect(held.on.some((text) => text.includes('FROM batch_exports'))).toBe(false);
+      expect(held.off).toEqual([]);
     } finally {
       await on.close();
       await off.close();

@@ -47,11 +47,11 @@ WHERE m.user_id = $1 AND m.organization_id = $2;
 
 -- MembershipsRepository.accessWithProjectsOf
 SELECT m.id, m.level,
-           ($3::bigint[] IS NULL OR EXISTS (
-              SELECT 1 FROM projects p WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[])
-                AND p.deleted_at IS NULL
-           )) AS holds_project,
-           (SELECT COALESCE(json_agg(json_build_array(p.id, CASE WHEN m.id IS NULL OR m.level >= 8 THEN '[]'::json
+             ($3::bigint[] IS NULL OR EXISTS (
+                SELECT 1 FROM projects p WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[])
+                  AND p.deleted_at IS NULL
+             )) AS holds_project,
+             (SELECT COALESCE(json_agg(json_build_array(p.id, CASE WHEN m.id IS NULL OR m.level >= 8 THEN '[]'::json
   ELSE COALESCE((SELECT json_agg(json_build_array(r.resource, r.resource_id, r.access_level, r.subject)) FROM (
     SELECT a.resource, a.resource_id, a.access_level, 'member' AS subject FROM access_controls a
      WHERE a.organization_member_id = m.id AND a.team_id = p.id
@@ -62,10 +62,10 @@ SELECT m.id, m.level,
     SELECT a.resource, a.resource_id, a.access_level, 'default' FROM access_controls a
      WHERE a.team_id = p.id AND a.organization_member_id IS NULL AND a.role_id IS NULL) r), '[]'::json)
 END) ORDER BY p.id), '[]')
-              FROM (SELECT id FROM projects WHERE organization_id = m.organization_id AND deleted_at IS NULL
-                     ORDER BY id LIMIT 1001) p) AS projects
-      FROM organization_memberships m
-     WHERE m.user_id = $1 AND m.organization_id = $2;
+                FROM (SELECT id FROM projects WHERE organization_id = m.organization_id AND deleted_at IS NULL
+                       ORDER BY id LIMIT 1001) p) AS projects
+        FROM organization_memberships m
+       WHERE m.user_id = $1 AND m.organization_id = $2;
 
 -- MembershipsRepository.membersWithRules
 SELECT m.id, m.level, m.user_id, u.uuid AS user_uuid, CASE WHEN m.id IS NULL OR m.level >= 8 THEN '[]'::json
