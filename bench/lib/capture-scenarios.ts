@@ -9,12 +9,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type pg from 'pg';
-import S3rver from 's3rver';
 import {
   benchCaptureLoad,
   CaptureScenarioSkipped,
@@ -26,6 +23,7 @@ import { benchPlayback } from './playback.js';
 import { type Server, startServer } from './processes.js';
 import type { CaptureLoadResult } from './report.js';
 import type { Side } from './scenarios.js';
+import { startS3rver } from './s3rver.js';
 import { StoreProxy } from './store-proxy.js';
 
 export const BUCKET = 'bench-recordings';
@@ -58,25 +56,10 @@ export const CAPTURE_LOAD_SCENARIOS: readonly {
 ];
 
 /** An S3-protocol server (s3rver) on loopback with the named buckets, its files in a temporary directory. */
-export async function startS3(
+export function startS3(
   buckets: readonly string[] = [BUCKET],
 ): Promise<{ endpoint: string; close(): Promise<void> }> {
-  const directory = await mkdtemp(join(tmpdir(), 'bench-s3rver-'));
-  const server = new S3rver({
-    port: 0,
-    address: '127.0.0.1',
-    silent: true,
-    directory,
-    configureBuckets: buckets.map((name) => ({ name, configs: [] })),
-  });
-  const { port } = (await server.run()) as unknown as { port: number };
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    close: async () => {
-      await server.close();
-      await rm(directory, { recursive: true, force: true });
-    },
-  };
+  return startS3rver(buckets, 'bench-s3rver-');
 }
 
 function lastLines(file: string, n = 5): string {

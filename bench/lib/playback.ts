@@ -107,8 +107,7 @@ async function servicePacker(
   return {
     pack: async () => {
       // The service's packer may hold the lock (null): wait for it and pack what is left. A pass that fails is
-      // run again, as the service's next tick runs it (its chunks still wait): s3rver acknowledges a PUT before
-      // its file is written whole, so the read-back right after it can come back short and fail the pass.
+      // run again, as the service's next tick runs it (its chunks still wait).
       let failures = 0;
       for (let i = 0; i < 100; i++) {
         try {

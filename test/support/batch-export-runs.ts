@@ -1,11 +1,8 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
-import S3rver from 's3rver';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { DataSource } from 'typeorm';
+import { startS3rver } from '../../bench/lib/s3rver.js';
 import { BatchExportRunsRepository } from '../../src/batch-exports/runs/batch-export-runs.repository.js';
 import { startService, type ServiceProcess } from './service-process.js';
 import type TestAgent from 'supertest/lib/agent.js';
@@ -194,59 +191,9 @@ export async function startHttpReceiver(): Promise<{
   });
 }
 
-/** A real S3-protocol server (s3rver) on loopback with the given buckets. */
-export async function startS3Server(
-  buckets: string[],
-): Promise<{ endpoint: string; close(): Promise<void> }> {
-  const directory = await mkdtemp(join(tmpdir(), 's3rver-'));
-  const server = new S3rver({
-    port: 0,
-    address: '127.0.0.1',
-    silent: true,
-    directory,
-    configureBuckets: buckets.map((name) => ({ name, configs: [] })),
-  });
-  answerPutsWhenWritten(server);
-  const { port } = (await server.run()) as unknown as { port: number };
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    close: async () => {
-      await server.close();
-      await rm(directory, { recursive: true, force: true });
-    },
-  };
-}
-
-/** The part of s3rver's filesystem store `answerPutsWhenWritten` wraps. */
-interface S3rverStore {
-  putObject(object: { bucket: string; key: string }): Promise<{ size: number; md5: string }>;
-  getResourcePath(bucket: string, key: string, resource: string): string;
-}
-
-/**
- * s3rver 3.7 answers a PUT before its file is written whole: its store's putObject resolves when the request body
- * has been read, while the file is still being written, so a GET right after can read part of it (a read-back
- * check then finds other bytes than were sent). The store of `server` here answers once the file holds every byte,
- * as S3 does. Exported for the tests' other s3rver (test/support/file-exports.ts).
- */
-export function answerPutsWhenWritten(server: S3rver): void {
-  const store = (server as unknown as { store: S3rverStore }).store;
-  const putObject = store.putObject.bind(store);
-  store.putObject = async (object) => {
-    const written = await putObject(object);
-    const path = store.getResourcePath(object.bucket, object.key, 'object');
-    // A file gone meanwhile (the key deleted during its own PUT) has nothing left to wait for.
-    const size = () =>
-      stat(path).then(
-        (s) => s.size,
-        () => Infinity,
-      );
-    for (const deadline = Date.now() + 10_000; (await size()) < written.size;) {
-      if (Date.now() > deadline) throw new Error(`s3rver: ${object.key} not written whole after 10 s`);
-      await sleep(2);
-    }
-    return written;
-  };
+/** A real S3-protocol server (s3rver) on loopback with the given buckets (its PUTs answered once written whole). */
+export function startS3Server(buckets: string[]): Promise<{ endpoint: string; close(): Promise<void> }> {
+  return startS3rver(buckets);
 }
 
 /** An S3 client of an s3rver started by `startS3Server` (path-style addressing, s3rver's fixed credentials). */

@@ -8,7 +8,8 @@ import S3rver from 's3rver';
 import { parquetReadObjects } from 'hyparquet';
 import type { Response } from 'superagent';
 import { EventsIngestionService } from '../../src/events/events-ingestion.service.js';
-import { answerPutsWhenWritten, seedPersons, seedSessions } from './batch-export-runs.js';
+import { answerPutsWhenWritten } from '../../bench/lib/s3rver.js';
+import { seedPersons, seedSessions } from './batch-export-runs.js';
 import type { TestApp } from './create-test-app.js';
 
 const HOUR_MS = 3600_000;
