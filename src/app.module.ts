@@ -9,7 +9,6 @@ import { ExpensiveReadsModule } from './common/expensive-reads/expensive-reads.j
 import { ApiBodyInterceptor } from './common/http/api-body.js';
 import { DirectRoutesModule } from './common/http/direct-route.js';
 import { applyRouteAliases, controllersOf } from './common/http/route-aliases.js';
-import { RoutePrefilter } from './common/http/route-prefilter.js';
 import { PIPELINE_FEATURES, RequestPipelineInterceptor } from './common/http/request-pipeline.interceptor.js';
 import { RequestTimeoutInterceptor } from './common/http/request-timeout.interceptor.js';
 import {
@@ -105,8 +104,6 @@ export class AppModule {
         { provide: APP_INTERCEPTOR, useClass: RequestPipelineInterceptor },
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
-        // A cheap test of the path's segments in front of each route's expression (Express's route walk).
-        RoutePrefilter,
       ],
     };
   }
