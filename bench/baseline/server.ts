@@ -406,8 +406,9 @@ async function listBatchExports(req: IncomingMessage, url: URL, organizationId: 
   const page = pageParams(url);
   if (!UUID_RE.test(organizationId)) throw notFound();
   const id = organizationId.toLowerCase();
-  const member = (await pool.query(named(sql.ACCESS_WITH_PROJECTS), [principal.userId, id, principal.scopedTeams]))
-    .rows[0];
+  const member = (
+    await pool.query(named(sql.ACCESS_WITH_PROJECTS), [principal.userId, id, principal.scopedTeams])
+  ).rows[0];
   if (!member) throw notFound();
   const visible = visibleExports(principal.userId, member.level, member.projects);
   const filter = [
