@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { loadServiceFeatures } from '../../src/features.js';
 import { prepared, preparesStatements, setPreparedStatements } from '../../src/database/prepared-sql.js';
+import { ORGANIZATION_NOT_ALLOWED } from '../../src/memberships/memberships.service.js';
 import { RepositoryBase } from '../../src/database/repository-base.js';
 import { TransactionHost } from '../../src/database/transactions.js';
 import { typeormOptions } from '../../src/database/typeorm-options.js';
@@ -87,6 +88,7 @@ describe('named prepared statements on a real PostgreSQL (DATABASE_PREPARED_STAT
 
   it('a column type changed under a prepared lookup fails it once, then the text is sent unnamed and answers', async () => {
     const notes = new NotesRepository(preparing);
+    await plain.query("UPDATE prepared_notes SET label = 'un' WHERE id = 1");
     expect(await notes.byId(1)).toEqual({ id: 1, label: 'un' });
     await plain.query('ALTER TABLE prepared_notes ALTER COLUMN label TYPE varchar(20)');
     const failure = await notes.byId(1).catch((e: unknown) => e);
@@ -137,6 +139,39 @@ describe('named prepared statements on a real PostgreSQL (DATABASE_PREPARED_STAT
     } finally {
       await on.close();
       await off.close();
+    }
+  });
+
+  it("a key restricted to another organization's project is refused by the prepared access statement under its generic plan", async () => {
+    // One connection, held to generic plans: the organization-wide access statement is planned once for every
+    // key, so a restricted key's `$3` must be decided when the plan runs, not when it was made.
+    const app = await createTestApp({ DATABASE_POOL_SIZE: '1', DATABASE_POOL_RESERVE: '0' });
+    try {
+      await app.dataSource.query('SET plan_cache_mode = force_generic_plan');
+      const owner = await app.factories.user();
+      const mine = await app.factories.organization(owner);
+      const other = await app.factories.organization(owner);
+      const list = (orgId: string, auth: Record<string, string>) =>
+        app.http.get(`/api/organizations/${orgId}/batch_exports`).set(auth);
+      // The unrestricted key's requests prepare the statement and plan it with `$3` null.
+      for (let i = 0; i < 3; i++) expect((await list(mine.id, owner.auth)).status).toBe(200);
+      const elsewhere = await app.factories.keyFor(owner, '*', { projects: [other.teams[0].id] });
+      const denied = await list(mine.id, elsewhere);
+      expect(denied.status).toBe(403);
+      expect(denied.body).toMatchObject({ code: 'permission_denied', detail: ORGANIZATION_NOT_ALLOWED });
+      expect((await list(other.id, elsewhere)).status).toBe(200);
+      const here = await app.factories.keyFor(owner, '*', { projects: [mine.teams[0].id] });
+      expect((await list(mine.id, here)).status).toBe(200);
+      expect((await list(other.id, here)).status).toBe(403);
+      expect((await list(mine.id, owner.auth)).status).toBe(200);
+      // Those answers came from the named statement's generic plan, not from a text planned per request.
+      const [access]: { generic_plans: string; custom_plans: string }[] = await app.dataSource.query(
+        `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%AS holds_project%'`,
+      );
+      expect(Number(access.generic_plans)).toBeGreaterThanOrEqual(8);
+      expect(Number(access.custom_plans)).toBe(0);
+    } finally {
+      await app.close();
     }
   });
 });
