@@ -195,8 +195,8 @@ describe.each(['base', 'overlays/example'])('deploy/k8s/%s', (dir) => {
       const nodeOptions = app.env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
       const limit = /^(\d+)Mi$/.exec(app.resources?.limits?.memory ?? '');
       expect(limit).not.toBeNull();
-      // Old generation: half the limit. Young generation: three semi-spaces of 16 MB, not Node 24's 64 MB default.
-      expect(nodeOptions).toBe(`--max-old-space-size=${Number(limit?.[1]) / 2} --max-semi-space-size=16`);
+      // Old generation: half the limit. Young generation: three semi-spaces of 8 MB, not Node 24's 64 MB default.
+      expect(nodeOptions).toBe(`--max-old-space-size=${Number(limit?.[1]) / 2} --max-semi-space-size=8`);
     });
 
     it('holds glibc\'s malloc to two arenas and its starting thresholds (docs/performance.md, "Memory")', () => {
