@@ -11,7 +11,7 @@ interface PgResult {
 /** The part of a checked-out node-postgres client this file uses. */
 interface PgClient {
   query(text: string | { text: string; name: string }, values?: unknown[]): Promise<PgResult>;
-  once(event: 'error', listener: (err: unknown) => void): unknown;
+  on(event: 'error', listener: (err: unknown) => void): unknown;
   removeListener(event: 'error', listener: (err: unknown) => void): unknown;
 }
 
@@ -98,16 +98,21 @@ export async function pooledQuery<T>(
   if (!pool || timesStatements(dataSource)) return undefined;
   const [client, release] = await checkout(pool);
   let released = false;
+  let broken = false;
   const onError = (err: unknown) => {
     if (released) return;
     released = true;
+    broken = true;
     release(err);
   };
-  client.once('error', onError);
+  client.on('error', onError);
   try {
     return await clientQuery<T>(dataSource, client, sql, parameters);
   } finally {
-    client.removeListener('error', onError);
+    // A connection that failed is destroyed by the pool and keeps this listener: node-postgres emits a second
+    // error when its socket then ends ("Connection terminated unexpectedly"), which no one else listens to and
+    // which would end the process. A healthy one goes back to the pool, whose own listener covers it while idle.
+    if (!broken) client.removeListener('error', onError);
     if (!released) {
       released = true;
       release();
