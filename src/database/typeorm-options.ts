@@ -46,6 +46,13 @@ export function typeormOptions(settings: DatabaseSettings): DataSourceOptions {
     extra: {
       max: settings.poolSize ?? 10,
       ...(settings.statementTimeoutMs ? { statement_timeout: settings.statementTimeoutMs } : {}),
+      // Every connection listens for its own errors for its whole life: node-postgres emits one when the socket
+      // of a checked-out connection ends, and while the pool hands it from one holder to the next nobody else
+      // listens; unheard, it would end the process. The holder's next statement fails instead, and the pool
+      // drops the connection.
+      onConnect: (client: { on(event: 'error', listener: () => void): unknown }) => {
+        client.on('error', () => undefined);
+      },
     },
   };
 }
