@@ -1,26 +1,21 @@
-import { loadServiceFeatures } from '../../src/features.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { EntityColumns } from '../../src/database/entity-columns.js';
-import { typeormOptions } from '../../src/database/typeorm-options.js';
 import { OrganizationEntity } from '../../src/organizations/organization.entity.js';
 import { ProjectEntity } from '../../src/projects/project.entity.js';
-import { cloneTemplate, dropDatabase } from '../support/test-database.js';
+import { scratchDataSource } from '../support/scratch-data-source.js';
 
 describe('EntityColumns', () => {
-  let db: { name: string; url: string };
+  let scratch: Awaited<ReturnType<typeof scratchDataSource>>;
   let dataSource: DataSource;
 
   beforeAll(async () => {
-    db = await cloneTemplate();
-    dataSource = await new DataSource(
-      typeormOptions({ url: db.url, poolSize: 2, features: await loadServiceFeatures() }),
-    ).initialize();
+    scratch = await scratchDataSource();
+    dataSource = scratch.dataSource;
   });
 
   afterAll(async () => {
-    await dataSource?.destroy();
-    if (db) await dropDatabase(db.name);
+    await scratch?.close();
   });
 
   it('selects every column of the entity and hydrates the same entity TypeORM loads', async () => {

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
-import { loadServiceFeatures } from '../../src/features.js';
-import { typeormOptions } from '../../src/database/typeorm-options.js';
-import { cloneTemplate, dropDatabase } from '../support/test-database.js';
+import type { DataSource } from 'typeorm';
+import { scratchDataSource } from '../support/scratch-data-source.js';
 
 interface PgClient {
   listenerCount(event: string): number;
@@ -14,19 +12,16 @@ interface PgPool {
 }
 
 describe("the pool's connections and their errors", () => {
-  let db: { name: string; url: string };
+  let scratch: Awaited<ReturnType<typeof scratchDataSource>>;
   let source: DataSource;
 
   beforeAll(async () => {
-    db = await cloneTemplate();
-    source = await new DataSource(
-      typeormOptions({ url: db.url, poolSize: 2, features: await loadServiceFeatures() }),
-    ).initialize();
+    scratch = await scratchDataSource();
+    source = scratch.dataSource;
   });
 
   afterAll(async () => {
-    await source?.destroy();
-    if (db) await dropDatabase(db.name);
+    await scratch?.close();
   });
 
   it('a checked-out connection has a listener of its own: an error nobody else hears does not end the process', async () => {
