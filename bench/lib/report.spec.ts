@@ -8,6 +8,7 @@ import {
   formatCaptureLoadTable,
   replaceResultsBlock,
   formatHttpTable,
+  MISS_REASONS,
   formatTargetsTable,
   formatPurgeTable,
   formatStoreRequestsTable,
@@ -71,46 +72,70 @@ describe('ratios', () => {
 });
 
 describe('evaluateTargets', () => {
-  it('holds read scenarios to the ratio targets, exactly at the limits included', () => {
+  it('holds read scenarios to the ratio targets of issue 40, exactly at the limits included', () => {
     const targets = evaluateTargets(
-      [scenario('organizations-list', stats(70, 10, 40), stats(100, 5, 20))],
+      [
+        scenario(
+          'organizations-list',
+          { ...stats(80, 10, 32), cpuMsPerRequest: 1.3 },
+          { ...stats(100, 5, 20), cpuMsPerRequest: 1 },
+        ),
+      ],
       null,
       null,
     );
-    expect(targets.map((t) => [t.name, t.met])).toEqual([
-      ['organizations-list: errors', true],
-      ['organizations-list: req/s ratio', true],
-      ['organizations-list: p99 ratio', true],
+    expect(targets.map((t) => [t.name, t.value, t.limit, t.met])).toEqual([
+      ['organizations-list: errors', 0, '= 0', true],
+      ['organizations-list: req/s ratio', 0.8, '>= 0.8', true],
+      ['organizations-list: p99 ratio', 1.6, '<= 1.6', true],
+      ['organizations-list: CPU per request ratio', 1.3, '<= 1.3', true],
     ]);
   });
 
   it('says by how much a target is missed', () => {
     const targets = evaluateTargets(
-      [scenario('organization-retrieve', stats(50, 10, 90), stats(100, 5, 30))],
+      [
+        scenario(
+          'organization-retrieve',
+          { ...stats(50, 10, 90), cpuMsPerRequest: 0.9 },
+          { ...stats(100, 5, 30), cpuMsPerRequest: 0.4 },
+        ),
+      ],
       null,
       null,
     );
-    const rps = targets.find((t) => t.name.endsWith('req/s ratio'))!;
-    const p99 = targets.find((t) => t.name.endsWith('p99 ratio'))!;
-    expect(rps).toMatchObject({ value: 0.5, met: false, note: '20 points short' });
-    expect(p99).toMatchObject({ value: 3, met: false, note: '1× over' });
+    const byName = (suffix: string) => targets.find((t) => t.name.endsWith(suffix))!;
+    expect(byName('req/s ratio')).toMatchObject({ value: 0.5, met: false, note: '30 points short' });
+    expect(byName('p99 ratio')).toMatchObject({ value: 3, met: false, note: '1.4× over' });
+    expect(byName('CPU per request ratio')).toMatchObject({ value: 2.25, met: false, note: '0.95× over' });
+    expect(byName('req/s ratio').reason).toBe(MISS_REASONS.ratio);
   });
 
-  it('reports the write scenario without ratio targets, but counts its errors', () => {
-    const targets = evaluateTargets(
-      [scenario('invite-create', stats(10, 1, 1, 2), stats(100, 1, 1), false)],
+  it('holds the writes to 0.75× the baseline req/s and counts their errors', () => {
+    const [errors, rps] = evaluateTargets(
+      [scenario('invite-create', stats(74, 1, 1, 2), stats(100, 1, 1), false)],
       null,
       null,
     );
-    expect(targets).toEqual([
-      {
-        name: 'invite-create: errors',
-        value: 2,
-        limit: '= 0',
-        met: false,
-        note: '2 errors on the service, 0 on the baseline',
-      },
-    ]);
+    expect(errors).toEqual({
+      name: 'invite-create: errors',
+      value: 2,
+      limit: '= 0',
+      met: false,
+      note: '2 errors on the service, 0 on the baseline',
+    });
+    expect(rps).toMatchObject({
+      name: 'invite-create: req/s ratio',
+      value: 0.74,
+      limit: '>= 0.75',
+      met: false,
+    });
+    const met = evaluateTargets(
+      [scenario('organization-patch', stats(75, 1, 1), stats(100, 1, 1), false)],
+      null,
+      null,
+    );
+    expect(met.map((t) => t.met)).toEqual([true, true]);
   });
 
   it('adds the p50 limit of the recordings list', () => {
