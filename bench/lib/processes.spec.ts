@@ -6,6 +6,7 @@ import {
   processTreeCpuSince,
   readCpuMs,
   readProcessTreeCpu,
+  REAPED,
   readSystemCpuMs,
   readV8WorkerCpuMs,
 } from './processes.js';
@@ -85,6 +86,52 @@ describe('readProcessTreeCpu, processTreeCpuSince: the CPU of a process and of t
       await killGroup(child);
     }
     expect(readProcessTreeCpu(2 ** 22 + 1).size).toBe(0);
+  });
+
+  it('counts in full a child that started and ended between two readings (a parallel query worker)', async () => {
+    // A shell that starts a child spinning for 500 ms of CPU, reaps it, says so and waits: the child is gone when
+    // the second reading is taken, and its time is in the shell's cutime.
+    const spinner = `${process.execPath} -e 'while (process.cpuUsage().user < 500000);'`;
+    const child: ChildProcess = spawn('sh', ['-c', `sleep 0.3; ${spinner}; echo done; sleep 30`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      detached: true,
+    });
+    try {
+      const before = readProcessTreeCpu(child.pid!);
+      await once(child.stdout!, 'data');
+      const after = readProcessTreeCpu(child.pid!);
+      expect(after.get(REAPED)! - (before.get(REAPED) ?? 0)).toBeGreaterThanOrEqual(400);
+      expect(processTreeCpuSince(child.pid!, before)).toBeGreaterThanOrEqual(400);
+    } finally {
+      await killGroup(child);
+    }
+  });
+
+  it('counts a child that ended since only for what it spent after the first reading', async () => {
+    // The spinner already ran 400 ms of user CPU at the first reading, then spins 300 ms more and ends.
+    const spinner = `${process.execPath} -e 'while (process.cpuUsage().user < 400000); console.log(1); while (process.cpuUsage().user < 700000);'`;
+    const child: ChildProcess = spawn('sh', ['-c', `${spinner}; echo done; sleep 30`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      detached: true,
+    });
+    try {
+      const lines: string[] = [];
+      child.stdout!.on('data', (chunk: Buffer) => lines.push(...chunk.toString().trim().split('\n')));
+      while (!lines.length) await once(child.stdout!, 'data');
+      const before = readProcessTreeCpu(child.pid!);
+      const spun = [...before.entries()].find(([pid]) => pid !== child.pid && pid !== REAPED)?.[1] ?? 0;
+      expect(spun).toBeGreaterThanOrEqual(350);
+      while (!lines.includes('done')) await once(child.stdout!, 'data');
+      const since = processTreeCpuSince(child.pid!, before);
+      // Its whole time (user and the system time of its getrusage calls) went to the shell's cutime when it ended.
+      const reaped = readProcessTreeCpu(child.pid!).get(REAPED)! - (before.get(REAPED) ?? 0);
+      expect(reaped).toBeGreaterThanOrEqual(spun + 250);
+      // The shell and `sleep` spend next to nothing: what is left is the spinner's time after the first reading.
+      expect(since).toBeGreaterThanOrEqual(reaped - spun - 20);
+      expect(since).toBeLessThanOrEqual(reaped - spun + 20);
+    } finally {
+      await killGroup(child);
+    }
   });
 
   it('leaves out what a process that ended since had spent', () => {

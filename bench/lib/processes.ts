@@ -63,9 +63,14 @@ export function readV8WorkerCpuMs(pid: number): number {
   return ms;
 }
 
+/** The key under which readProcessTreeCpu keeps the CPU time of the root's children that have ended. */
+export const REAPED = -1;
+
 /**
  * CPU time (user + system) in ms of the process `rootPid` and of each process it started, by pid: a PostgreSQL
- * server's postmaster with its backends, background writer, WAL writer and autovacuum.
+ * server's postmaster with its backends, background writer, WAL writer, autovacuum and parallel workers. Under
+ * REAPED, what the root's children that have ended spent in all (the root's cutime + cstime: the kernel adds a
+ * child's time there when the root reaps it).
  */
 export function readProcessTreeCpu(rootPid: number): Map<number, number> {
   const cpu = new Map<number, number>();
@@ -74,10 +79,11 @@ export function readProcessTreeCpu(rootPid: number): Map<number, number> {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // fields[1] is the parent's pid; utime and stime as in readCpuMs.
+      // fields[1] is the parent's pid; utime and stime as in readCpuMs; cutime and cstime follow them.
       if (Number(entry) === rootPid || Number(fields[1]) === rootPid) {
         cpu.set(Number(entry), (Number(fields[11]) + Number(fields[12])) * 10);
       }
+      if (Number(entry) === rootPid) cpu.set(REAPED, (Number(fields[13]) + Number(fields[14])) * 10);
     } catch {
       // The process ended meanwhile.
     }
@@ -86,14 +92,16 @@ export function readProcessTreeCpu(rootPid: number): Map<number, number> {
 }
 
 /**
- * The CPU time in ms the tree of `rootPid` spent since the reading `before` (of readProcessTreeCpu), process by
- * process: a process started since counts from its start; one that ended since is left out with what it spent
- * meanwhile (a pool's idle connection closed by the other side's pool, say), instead of taking its whole past
- * with it.
+ * The CPU time in ms the tree of `rootPid` spent since the reading `before` (of readProcessTreeCpu): each living
+ * process's time since then (a process started since counts from its start), plus what the children that ended
+ * since spent after `before` (their whole time, which the root's REAPED total gained, less what `before` had of
+ * them). A short-lived child (a parallel query's worker, a backend whose connection closed) is counted in full.
  */
 export function processTreeCpuSince(rootPid: number, before: ReadonlyMap<number, number>): number {
-  let ms = 0;
-  for (const [pid, now] of readProcessTreeCpu(rootPid)) ms += now - (before.get(pid) ?? 0);
+  const now = readProcessTreeCpu(rootPid);
+  let ms = (now.get(REAPED) ?? 0) - (before.get(REAPED) ?? 0);
+  for (const [pid, cpu] of now) if (pid !== REAPED) ms += cpu - (before.get(pid) ?? 0);
+  for (const [pid, cpu] of before) if (pid !== REAPED && pid !== rootPid && !now.has(pid)) ms -= cpu;
   return ms;
 }
 
