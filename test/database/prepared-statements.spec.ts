@@ -1,14 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { DataSource, QueryFailedError } from 'typeorm';
-import { loadServiceFeatures } from '../../src/features.js';
 import { prepared, preparesStatements, setPreparedStatements } from '../../src/database/prepared-sql.js';
 import { ORGANIZATION_NOT_ALLOWED } from '../../src/memberships/memberships.service.js';
 import { RepositoryBase } from '../../src/database/repository-base.js';
 import { TransactionHost } from '../../src/database/transactions.js';
-import { typeormOptions } from '../../src/database/typeorm-options.js';
 import { createTestApp } from '../support/create-test-app.js';
-import { cloneTemplate, dropDatabase } from '../support/test-database.js';
+import { type ScratchDataSource, scratchDataSource } from '../support/scratch-data-source.js';
 
 const BY_ID = prepared('SELECT id, label FROM prepared_notes WHERE id = $1');
 const RENAME = prepared('UPDATE prepared_notes SET label = $2 WHERE id = $1');
@@ -35,28 +33,21 @@ class NotesRepository extends RepositoryBase {
 }
 
 describe('named prepared statements on a real PostgreSQL (DATABASE_PREPARED_STATEMENTS)', () => {
-  let db: { name: string; url: string };
+  let scratch: ScratchDataSource;
   let preparing: DataSource;
   let plain: DataSource;
 
-  const open = async () =>
-    new DataSource(
-      typeormOptions({ url: db.url, poolSize: 1, features: await loadServiceFeatures() }),
-    ).initialize();
-
   beforeAll(async () => {
-    db = await cloneTemplate();
-    preparing = await open();
+    scratch = await scratchDataSource(1);
+    preparing = scratch.dataSource;
     setPreparedStatements(preparing, true);
-    plain = await open();
+    plain = await scratch.open({ poolSize: 1 });
     await preparing.query('CREATE TABLE prepared_notes (id int PRIMARY KEY, label text NOT NULL)');
     await preparing.query("INSERT INTO prepared_notes VALUES (1, 'one'), (2, 'two')");
   });
 
   afterAll(async () => {
-    await plain?.destroy();
-    await preparing?.destroy();
-    if (db) await dropDatabase(db.name);
+    await scratch?.close();
   });
 
   it('a marked statement is parsed once per connection and answers as before, in and out of a transaction', async () => {

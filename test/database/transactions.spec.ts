@@ -1,4 +1,3 @@
-import { loadServiceFeatures } from '../../src/features.js';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { DataSource, QueryFailedError, type QueryRunner } from 'typeorm';
@@ -10,8 +9,7 @@ import {
   TransactionHost,
   Transactional,
 } from '../../src/database/transactions.js';
-import { typeormOptions } from '../../src/database/typeorm-options.js';
-import { cloneTemplate, dropDatabase } from '../support/test-database.js';
+import { type ScratchDataSource, scratchDataSource } from '../support/scratch-data-source.js';
 
 /** A repository of a scratch table, written the way the service's repositories are. */
 @Injectable()
@@ -86,29 +84,23 @@ class WithoutHost {
 }
 
 describe('transactions (TransactionHost, @Transactional, RepositoryBase)', () => {
-  let db: { name: string; url: string };
+  let scratch: ScratchDataSource;
   let dataSource: DataSource;
   let other: DataSource;
   let host: TransactionHost;
   let notes: NotesRepository;
 
   beforeAll(async () => {
-    db = await cloneTemplate();
-    dataSource = await new DataSource(
-      typeormOptions({ url: db.url, poolSize: 4, features: await loadServiceFeatures() }),
-    ).initialize();
-    other = await new DataSource(
-      typeormOptions({ url: db.url, poolSize: 2, features: await loadServiceFeatures() }),
-    ).initialize();
+    scratch = await scratchDataSource(4);
+    dataSource = scratch.dataSource;
+    other = await scratch.open({ poolSize: 2 });
     await dataSource.query('CREATE TABLE notes (id serial PRIMARY KEY, text text NOT NULL)');
     host = new TransactionHost(dataSource);
     notes = new NotesRepository(dataSource);
   });
 
   afterAll(async () => {
-    await other?.destroy();
-    await dataSource?.destroy();
-    if (db) await dropDatabase(db.name);
+    await scratch?.close();
   });
 
   const reset = () => dataSource.query('TRUNCATE notes');
@@ -284,14 +276,7 @@ describe('transactions (TransactionHost, @Transactional, RepositoryBase)', () =>
 
     it("sends nothing while the connection's own statement_timeout ends within STATEMENT_LIMIT_REUSE_MS of the bound, else bounds the transaction", async () => {
       // A pool whose connections the shares hand over, as the application's (DATABASE_STATEMENT_TIMEOUT_MS 30 s).
-      const shared = await new DataSource(
-        typeormOptions({
-          url: db.url,
-          poolSize: 2,
-          statementTimeoutMs: 30_000,
-          features: await loadServiceFeatures(),
-        }),
-      ).initialize();
+      const shared = await scratch.open({ poolSize: 2, statementTimeoutMs: 30_000 });
       try {
         new PoolShares({
           apiShare: 1,
