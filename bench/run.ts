@@ -922,7 +922,7 @@ async function main(): Promise<void> {
       const heading =
         `Latest run: ${results.date}, ${results.machine.cores} cores (${results.machine.cpu}), Node ${results.machine.node}, ` +
         `${results.machine.postgres.split(' on ')[0]}; load average ${load(loadStart)} at the start and ` +
-        `${load(results.machine.loadAverageAtEnd)} at the end (other work shared the machine); ` +
+        `${load(results.machine.loadAverageAtEnd)} at the end (the bench's own processes included; other work per round under the HTTP table); ` +
         `${options.connections} connections, ${options.warmupSec} s warm-up, ${options.durationSec} s × ${options.rounds} ` +
         `rounds per side; \`${relative(ROOT, out)}\`.`;
       const docPath = join(ROOT, 'docs', 'performance.md');
