@@ -337,34 +337,23 @@ export function captureLoadTargets(results: readonly CaptureLoadResult[]): Targe
         ? missing.map((side) => `${side}: ${r[side].eventsStored} of ${r[side].eventsSent}`).join('; ')
         : null,
     });
-    const ratio = eventsRatio(r);
-    targets.push({
-      name: `${r.name}: events/s ratio`,
-      value: round(ratio),
-      limit: `>= ${MIN_CAPTURE_RPS_RATIO}`,
-      met: ratio >= MIN_CAPTURE_RPS_RATIO,
-      note:
-        ratio >= MIN_CAPTURE_RPS_RATIO
-          ? null
-          : `${round((MIN_CAPTURE_RPS_RATIO - ratio) * 100, 0)} points short`,
-      ...(ratio >= MIN_CAPTURE_RPS_RATIO ? {} : { reason: MISS_REASONS.capture }),
-    });
+    targets.push(
+      atLeast(`${r.name}: events/s ratio`, eventsRatio(r), MIN_CAPTURE_RPS_RATIO, MISS_REASONS.capture),
+    );
     targets.push(rssTarget(`${r.name}: service RSS under load (MB, max)`, r.service.rssMaxMb));
   }
   const pg = results.find((r) => r.storage === 'postgres');
   const s3 = results.find((r) => r.storage === 's3');
   if (pg && s3) {
     const ratio = pg.service.eventsPerSec > 0 ? s3.service.eventsPerSec / pg.service.eventsPerSec : 0;
-    targets.push({
-      name: `${s3.name} (${s3.layout ?? 'per-chunk'}) events/s ÷ ${pg.name} events/s, the service's`,
-      value: round(ratio),
-      limit: `>= ${MIN_S3_CAPTURE_RATIO}`,
-      met: ratio >= MIN_S3_CAPTURE_RATIO,
-      note:
-        ratio >= MIN_S3_CAPTURE_RATIO
-          ? null
-          : `${round((MIN_S3_CAPTURE_RATIO - ratio) * 100, 0)} points short`,
-    });
+    targets.push(
+      atLeast(
+        `${s3.name} (${s3.layout ?? 'per-chunk'}) events/s ÷ ${pg.name} events/s, the service's`,
+        ratio,
+        MIN_S3_CAPTURE_RATIO,
+        null,
+      ),
+    );
   }
   for (const r of results) {
     if (!r.playback) continue;
@@ -518,8 +507,13 @@ export function cpuRatio(r: HttpScenarioResult): number {
   return r.baseline.cpuMsPerRequest > 0 ? r.service.cpuMsPerRequest / r.baseline.cpuMsPerRequest : Infinity;
 }
 
-/** A ratio target met at `limit` or above, with the shortfall in points of ratio. */
-function atLeast(name: string, value: number, limit: number): Target {
+/** A ratio target met at `limit` or above, with the shortfall in points of ratio (and `reason`, when missed). */
+function atLeast(
+  name: string,
+  value: number,
+  limit: number,
+  reason: string | null = MISS_REASONS.ratio,
+): Target {
   const met = value >= limit;
   return {
     name,
@@ -527,7 +521,7 @@ function atLeast(name: string, value: number, limit: number): Target {
     limit: `>= ${limit}`,
     met,
     note: met ? null : `${round((limit - value) * 100, 0)} points short`,
-    ...(met ? {} : { reason: MISS_REASONS.ratio }),
+    ...(met || reason === null ? {} : { reason }),
   };
 }
 
