@@ -5,10 +5,13 @@
  * properties; 404 for a token that is not an enabled share.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { currentManager, TransactionHost } from '../../src/database/transactions.js';
+import { EventsRepository } from '../../src/events/events.repository.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
 import { newSessionId, snapshotEvent } from '../support/recordings.js';
+import { onCitus } from '../support/test-database.js';
 
 describe('the events of a shared recording (public, bound to the share token)', () => {
   let t: TestApp;
@@ -206,4 +209,74 @@ describe('the events of a shared recording (public, bound to the share token)', 
       .expect(200);
     await t.http.get(`/api/shared/${accessToken}/events`).expect(404);
   });
+
+  // On Citus the events are read on the workers, whose counters the coordinator's transaction does not see.
+  (onCitus() ? it.skip : it)(
+    "reads each event's stored properties once per page, however many of their keys it shows",
+    async () => {
+      // Six events of 400 KB of incompressible properties each, stored out of line (TOAST). Each `properties -> key`
+      // of its own would read the whole stored value again: eight times per event before.
+      const big = Array.from({ length: 6 }, () => ({
+        uuid: randomUUID(),
+        filler: randomBytes(200_000).toString('hex'),
+      }));
+      for (const [i, event] of big.entries()) {
+        await t.http
+          .post('/batch/')
+          .send({
+            api_key: token,
+            batch: [
+              {
+                event: '$pageview',
+                uuid: event.uuid,
+                distinct_id: 'buyer@example.com',
+                timestamp: new Date(T0 + 15_000 + i).toISOString(),
+                properties: {
+                  $session_id: sessionId,
+                  $current_url: `https://shop.example/${i}`,
+                  filler: event.filler,
+                },
+              },
+            ],
+          })
+          .expect(200);
+      }
+      const toast = async (): Promise<{ pages: number; fetched: number }> => {
+        const [row]: { pages: string; fetched: string }[] = await currentManager(t.dataSource).query(
+          `SELECT coalesce(sum(pg_relation_size(c.reltoastrelid)), 0) / 8192 AS pages,
+                coalesce(sum(pg_stat_get_xact_blocks_fetched(c.reltoastrelid)), 0) AS fetched
+           FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+          WHERE i.inhparent = 'events'::regclass AND c.reltoastrelid <> 0`,
+        );
+        return { pages: Number(row.pages), fetched: Number(row.fetched) };
+      };
+      const events = t.app.get(EventsRepository);
+      const { page, before, after } = await t.app.get(TransactionHost).withTransaction(async () => {
+        // The transaction's own counters, on its connection: what the page's statement fetched, nothing else.
+        const before = await toast();
+        const page = await events.listSharedOfSession(
+          projectId,
+          sessionId,
+          new Date(0),
+          new Date(T0 - 300_000),
+          new Date(T0 + 320_000),
+          100,
+          0,
+          10_000,
+          64 * 1024 * 1024,
+        );
+        return { page, before, after: await toast() };
+      });
+      for (const [i, event] of big.entries()) {
+        expect(page.rows.find((row) => row.uuid === event.uuid)?.properties).toEqual({
+          $current_url: `https://shop.example/${i}`,
+        });
+      }
+      // 2.4 MB of hex out of line: about 300 pages, each read once (the other events' properties are stored inline).
+      expect(after.pages).toBeGreaterThan(250);
+      const fetched = after.fetched - before.fetched;
+      expect(fetched).toBeGreaterThanOrEqual(0.8 * after.pages);
+      expect(fetched).toBeLessThan(2 * after.pages);
+    },
+  );
 });

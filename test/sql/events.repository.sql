@@ -71,18 +71,21 @@ SELECT * FROM (
      octet_length(e.properties::text) + coalesce(octet_length(e."elementsChain"), 0) AS bytes,
      row_number() OVER (ORDER BY e."timestamp", e.uuid) AS ord
    FROM (SELECT e.uuid, e.event, e."timestamp", jsonb_strip_nulls(jsonb_build_object(
-'$current_url', CASE WHEN jsonb_typeof(e.properties -> '$current_url') = 'string' THEN to_jsonb(left(e.properties -> '$current_url' #>> '{}', 501)) END,
-'$event_type', CASE WHEN jsonb_typeof(e.properties -> '$event_type') = 'string' THEN to_jsonb(left(e.properties -> '$event_type' #>> '{}', 501)) END,
-'$exception_message', CASE WHEN jsonb_typeof(e.properties -> '$exception_message') = 'string' THEN to_jsonb(left(e.properties -> '$exception_message' #>> '{}', 501)) END,
-'$exception_list', CASE WHEN jsonb_typeof(e.properties -> '$exception_list') = 'array'
-  AND jsonb_array_length(e.properties -> '$exception_list') > 0 THEN jsonb_build_array(jsonb_build_object(
-    'type', CASE WHEN jsonb_typeof(e.properties -> '$exception_list' -> 0 -> 'type') = 'string' THEN to_jsonb(left(e.properties -> '$exception_list' -> 0 -> 'type' #>> '{}', 501)) END,
-    'value', CASE WHEN jsonb_typeof(e.properties -> '$exception_list' -> 0 -> 'value') = 'string' THEN to_jsonb(left(e.properties -> '$exception_list' -> 0 -> 'value' #>> '{}', 501)) END)) END)) AS properties,
+'$current_url', CASE WHEN jsonb_typeof(p."$current_url") = 'string' THEN to_jsonb(left(p."$current_url" #>> '{}', 501)) END,
+'$event_type', CASE WHEN jsonb_typeof(p."$event_type") = 'string' THEN to_jsonb(left(p."$event_type" #>> '{}', 501)) END,
+'$exception_message', CASE WHEN jsonb_typeof(p."$exception_message") = 'string' THEN to_jsonb(left(p."$exception_message" #>> '{}', 501)) END,
+'$exception_list', CASE WHEN jsonb_typeof(p."$exception_list") = 'array'
+  AND jsonb_array_length(p."$exception_list") > 0 THEN jsonb_build_array(jsonb_build_object(
+    'type', CASE WHEN jsonb_typeof(p."$exception_list" -> 0 -> 'type') = 'string' THEN to_jsonb(left(p."$exception_list" -> 0 -> 'type' #>> '{}', 501)) END,
+    'value', CASE WHEN jsonb_typeof(p."$exception_list" -> 0 -> 'value') = 'string' THEN to_jsonb(left(p."$exception_list" -> 0 -> 'value' #>> '{}', 501)) END)) END)) AS properties,
                 CASE WHEN e.event IN ('$autocapture', '$rageclick', '$dead_click')
                      THEN left(e.elements_chain, 16384) ELSE '' END AS "elementsChain"
-           FROM events e WHERE e.team_id = $1 AND e.session_id = $2 AND e."timestamp" >= $3
+           FROM (SELECT e.uuid, e.event, e."timestamp", e.properties, e.elements_chain
+                   FROM events e WHERE e.team_id = $1 AND e.session_id = $2 AND e."timestamp" >= $3
    AND e."timestamp" >= $4 AND e."timestamp" <= $5
-          ORDER BY e."timestamp", e.uuid LIMIT 100 OFFSET 0) e) q
+                  ORDER BY e."timestamp", e.uuid LIMIT 100 OFFSET 0) e
+           CROSS JOIN LATERAL jsonb_to_record(e.properties)
+AS p("$current_url" jsonb, "$event_type" jsonb, "$exception_message" jsonb, "$exception_list" jsonb)) e) q
 ) w WHERE w.before < $6::bigint ORDER BY w.ord;
 
 SELECT count(*)::int AS n FROM (SELECT 1 FROM events e WHERE e.team_id = $1 AND e.session_id = $2 AND e."timestamp" >= $3
