@@ -159,7 +159,7 @@ describe('capture: early answers reach a client still sending its body', () => {
     // The service closes the connection with the rest of the body unread, so the kernel answers the client's next
     // chunk with a reset; on a loaded machine that reset can reach the client before its event loop has read the
     // answer (the write fails with EPIPE or ECONNRESET, the 413 unread). Such a lost race is sent again, twice at most.
-    let status = 0;
+    let status: number;
     for (let attempt = 1; ; attempt++) {
       try {
         status = await send();
