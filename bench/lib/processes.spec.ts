@@ -137,6 +137,17 @@ describe('readProcessTreeCpu, processTreeCpuSince: the CPU of a process and of t
   it('leaves out what a process that ended since had spent', () => {
     const before = new Map([[2 ** 22 + 1, 5_000]]);
     expect(processTreeCpuSince(2 ** 22 + 1, before)).toBe(0);
+    // The root gone with its reaped children's total: 0, not minus what it had.
+    expect(
+      processTreeCpuSince(
+        2 ** 22 + 1,
+        new Map([
+          [2 ** 22 + 1, 5_000],
+          [REAPED, 7_000],
+          [2 ** 22 + 2, 300],
+        ]),
+      ),
+    ).toBe(0);
   });
 });
 

@@ -102,7 +102,8 @@ export function processTreeCpuSince(rootPid: number, before: ReadonlyMap<number,
   let ms = (now.get(REAPED) ?? 0) - (before.get(REAPED) ?? 0);
   for (const [pid, cpu] of now) if (pid !== REAPED) ms += cpu - (before.get(pid) ?? 0);
   for (const [pid, cpu] of before) if (pid !== REAPED && pid !== rootPid && !now.has(pid)) ms -= cpu;
-  return ms;
+  // The root itself gone (its reaped total with it): nothing can be measured since, not less than nothing.
+  return now.has(rootPid) ? ms : 0;
 }
 
 /**
