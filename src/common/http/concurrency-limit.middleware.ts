@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../errors/api-error.js';
+import { closeAfterAnswer } from './lingering-close.js';
 
 /** The public routes the per-address cap is mounted on (path prefixes). */
 export const CONCURRENCY_LIMITED_PREFIXES = [
@@ -30,8 +31,9 @@ export function concurrencyLimit(limit: number) {
     const client = req.ip ?? req.socket.remoteAddress ?? 'unknown';
     const current = inFlight.get(client) ?? 0;
     if (current >= limit) {
-      // The body is not read: the answer goes out now and the connection is closed after it.
-      res.setHeader('Connection', 'close');
+      // The body is not read: the answer goes out now and the connection is closed after it (what the client
+      // still sends meanwhile is dropped, so that it reads the answer rather than a reset).
+      closeAfterAnswer(req, res);
       next(
         new ApiError(
           429,

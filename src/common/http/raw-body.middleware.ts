@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../errors/api-error.js';
+import { closeAfterAnswer } from './lingering-close.js';
 
 /** The raw body a `rawBody` middleware read (a Buffer, possibly empty). */
 export type RequestWithRawBody = Request & { body?: unknown; _body?: boolean };
@@ -12,7 +13,7 @@ export type RequestWithRawBody = Request & { body?: unknown; _body?: boolean };
  * JSON.
  */
 export function rawBody(limit: number) {
-  return (req: RequestWithRawBody, _res: Response, next: NextFunction): void => {
+  return (req: RequestWithRawBody, res: Response, next: NextFunction): void => {
     if (req._body || req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') {
       next();
       return;
@@ -20,8 +21,8 @@ export function rawBody(limit: number) {
     const tooLarge = () => ApiError.payloadTooLarge(limit);
     const declared = Number(req.headers['content-length'] ?? NaN);
     if (Number.isFinite(declared) && declared > limit) {
-      // Discard what the client still sends; the response goes out now.
-      req.resume();
+      // The answer goes out now and closes the connection; what the client still sends is dropped meanwhile.
+      closeAfterAnswer(req, res);
       next(tooLarge());
       return;
     }
@@ -35,7 +36,10 @@ export function rawBody(limit: number) {
       req.off('end', onEnd);
       req.off('error', onError);
       if (error) {
-        req.resume();
+        if (received > limit) {
+          req.pause();
+          closeAfterAnswer(req, res);
+        } else req.resume();
         next(error);
         return;
       }
@@ -171,9 +175,13 @@ export class RequestBodyStream implements AsyncIterable<Buffer> {
     this.detach?.();
     this.discarded = true;
     this.wakeReader?.();
-    const res = this.req.res;
-    if (res && !res.headersSent) res.setHeader('Connection', 'close');
     this.req.pause();
+    this.closeAfterAnswer();
+  }
+
+  /** The answer closes the connection; what the client still sends then is dropped, within `LINGER`'s bounds. */
+  private closeAfterAnswer(): void {
+    if (this.req.res) closeAfterAnswer(this.req, this.req.res);
   }
 
   private startDiscarding(): Promise<void> {
@@ -181,7 +189,9 @@ export class RequestBodyStream implements AsyncIterable<Buffer> {
     this.discarded = true;
     this.wakeReader?.();
     const { req } = this;
-    if (this.finished || req.destroyed || req.readableEnded || this.received > this.limit) {
+    if (this.finished || req.destroyed || req.readableEnded) return Promise.resolve();
+    if (this.received > this.limit) {
+      this.closeAfterAnswer();
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
@@ -194,7 +204,11 @@ export class RequestBodyStream implements AsyncIterable<Buffer> {
       };
       const onData = (chunk: Buffer) => {
         this.received += chunk.length;
-        if (this.received > this.limit) done();
+        if (this.received > this.limit) {
+          req.pause();
+          this.closeAfterAnswer();
+          done();
+        }
       };
       req.on('data', onData);
       req.on('end', done);
@@ -213,14 +227,14 @@ export type RequestWithBodyStream = Request & { bodyStream?: RequestBodyStream; 
  * parser leaves it alone.
  */
 export function streamedBody(limit: number) {
-  return (req: RequestWithBodyStream, _res: Response, next: NextFunction): void => {
+  return (req: RequestWithBodyStream, res: Response, next: NextFunction): void => {
     if (req._body || req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') {
       next();
       return;
     }
     const declared = Number(req.headers['content-length'] ?? NaN);
     if (Number.isFinite(declared) && declared > limit) {
-      req.resume();
+      closeAfterAnswer(req, res);
       next(ApiError.payloadTooLarge(limit));
       return;
     }
