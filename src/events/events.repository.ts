@@ -78,22 +78,45 @@ const COLUMNS = `e.uuid, e.event, e.distinct_id AS "distinctId", e.person_id AS 
   e.window_id AS "windowId"`;
 
 /**
- * FROM clause items computing the bounded properties of `e` as `b.properties` and `b.truncated` (and the length of
- * the stored properties' JSON text, `w.length`, and whether it is over `valueBytes`, `s.big`): the stored
- * properties when their JSON text is within `valueBytes` (no value can be larger), else each value larger than
- * it replaced by the marker `{"$truncated": true, "bytes": n}`. PostgreSQL does this: a large value never
- * reaches the process.
+ * Stored size (`pg_column_size`, compressed) up to which an event's properties are measured as one JSON text:
+ * reading such a value twice (measured, then passed on) costs less than taking it apart. A larger one is read
+ * once, key by key: a value of 1 MB, compressed out of line, was read and decompressed twice per list before.
+ */
+const PROPERTIES_READ_WHOLE_MAX = 8192;
+
+/** The marker replacing, in a list, a value whose JSON text is `bytes` long (a SQL expression). */
+const truncatedMarkerSql = (bytes: string) => `jsonb_build_object('$truncated', true, 'bytes', ${bytes})`;
+
+/**
+ * FROM clause items computing the bounded properties of `e` as `b.properties`, `b.truncated` and the length of
+ * their JSON text `b.bytes`: each value whose JSON text is larger than `valueBytes` replaced by the marker
+ * `{"$truncated": true, "bytes": n}`. PostgreSQL does this: a large value never reaches the process.
+ *
+ * A small stored value (PROPERTIES_READ_WHOLE_MAX) is measured as one JSON text, and passed on as it is when that
+ * text is within `valueBytes` (no value can be larger). Any other is taken apart (`jsonb_each`), so that the stored
+ * value is read once: the values are measured and put back together, and the whole text's length is summed from
+ * its parts, as PostgreSQL writes an object: `{`, then `"key": value` pairs joined by `, `, then `}`. (Measuring the
+ * whole text as well would read and decompress a large stored value a second time.) A value of `valueBytes` or
+ * less is put back as it was, so within the bound the answer is the stored properties, byte for byte.
  */
 function boundedPropertiesSql(valueBytes: string): string {
-  return `CROSS JOIN LATERAL (SELECT octet_length(e.properties::text) AS length) w
-    CROSS JOIN LATERAL (SELECT w.length > ${valueBytes} AS big) s
+  // OFFSET 0 keeps each measure a column computed once: a subquery PostgreSQL folds into the statement would have
+  // its expression evaluated again at every reference (a large value converted to text each time).
+  const cut = (bytes: string) => `${bytes} > ${valueBytes}`;
+  return `CROSS JOIN LATERAL (SELECT CASE WHEN pg_column_size(e.properties) <= ${PROPERTIES_READ_WHOLE_MAX}
+                                      THEN octet_length(e.properties::text) END AS length OFFSET 0) w
+    CROSS JOIN LATERAL (SELECT w.length IS NULL OR ${cut('w.length')} AS parts) s
     CROSS JOIN LATERAL (
-      SELECT CASE WHEN s.big THEN coalesce(jsonb_object_agg(x.key, CASE WHEN x.bytes <= ${valueBytes} THEN x.value
-                    ELSE jsonb_build_object('$truncated', true, 'bytes', x.bytes) END), '{}'::jsonb)
+      SELECT CASE WHEN s.parts THEN coalesce(jsonb_object_agg(x.key, CASE WHEN ${cut('x.bytes')}
+                    THEN ${truncatedMarkerSql('x.bytes')} ELSE x.value END), '{}'::jsonb)
                   ELSE e.properties END AS properties,
-             coalesce(bool_or(x.bytes > ${valueBytes}), false) AS truncated
+             coalesce(bool_or(${cut('x.bytes')}), false) AS truncated,
+             CASE WHEN s.parts
+                  THEN 2 + coalesce(sum(octet_length(to_jsonb(x.key)::text) + 2 + CASE WHEN ${cut('x.bytes')}
+                    THEN octet_length(${truncatedMarkerSql('x.bytes')}::text) ELSE x.bytes END) + 2 * (count(*) - 1), 0)
+                  ELSE w.length END AS bytes
         FROM (SELECT j.key, j.value, octet_length(j.value::text) AS bytes
-                FROM jsonb_each(CASE WHEN s.big THEN e.properties ELSE '{}'::jsonb END) j) x
+                FROM jsonb_each(CASE WHEN s.parts THEN e.properties ELSE '{}'::jsonb END) j OFFSET 0) x
     ) b`;
 }
 
@@ -367,8 +390,7 @@ export class EventsRepository extends RepositoryBase {
     params.push(EVENT_LIST_VALUE_MAX_BYTES, maxBytes);
     const valueBytes = `$${params.length - 1}::int`;
     const page = `SELECT ${COLUMNS}, b.properties, b.truncated AS "propertiesTruncated",
-         CASE WHEN s.big THEN octet_length(b.properties::text) ELSE w.length END + octet_length(e.elements_chain)
-           AS bytes,
+         b.bytes + octet_length(e.elements_chain) AS bytes,
          row_number() OVER (ORDER BY e."timestamp" DESC, e.uuid DESC) AS ord
        FROM (SELECT * FROM events e WHERE ${condition}
               ORDER BY e."timestamp" DESC, e.uuid DESC LIMIT ${Number(limit)} OFFSET ${Number(offset)}) e
