@@ -114,6 +114,16 @@ describe('capture: early answers reach a client still sending its body', () => {
     }
   });
 
+  it('a declared body past RECORDING_BODY_LIMIT: a client writing all 12 MB before reading gets the 413', async () => {
+    // Refused from its Content-Length before any of it is read; the connection closes after the answer, once the
+    // rest (4 MB past the limit, within the linger's bound) has been read and dropped, so no reset loses it.
+    const res = await send(events(token, 12), false);
+    expect(res).toEqual({
+      status: 413,
+      json: expect.objectContaining({ code: 'payload_too_large' }) as unknown,
+    });
+  });
+
   it('a body past RECORDING_BODY_LIMIT without Content-Length is answered 413 without waiting for its end', async () => {
     const send = () =>
       new Promise<number>((resolve, reject) => {

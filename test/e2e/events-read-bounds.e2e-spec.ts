@@ -1,8 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { currentManager, TransactionHost } from '../../src/database/transactions.js';
+import { TransactionHost } from '../../src/database/transactions.js';
 import { EventsRepository } from '../../src/events/events.repository.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
+import { eventsToastReads } from '../support/toast-reads.js';
 import { onCitus } from '../support/test-database.js';
 
 interface ListedEvent {
@@ -150,30 +151,14 @@ describe('Analytics events: the list reads bounded pages', () => {
           })),
         })
         .expect(200);
-      const toast = async (): Promise<{ pages: number; fetched: number }> => {
-        const [row]: { pages: string; fetched: string }[] = await currentManager(t.dataSource).query(
-          `SELECT coalesce(sum(pg_relation_size(c.reltoastrelid)), 0) / 8192 AS pages,
-                  coalesce(sum(pg_stat_get_xact_blocks_fetched(c.reltoastrelid)), 0) AS fetched
-             FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-            WHERE i.inhparent = 'events'::regclass AND c.reltoastrelid <> 0`,
-        );
-        return { pages: Number(row.pages), fetched: Number(row.fetched) };
-      };
       const events = t.app.get(EventsRepository);
-      const { page, before, after } = await t.app.get(TransactionHost).withTransaction(async () => {
-        // The transaction's own counters, on its connection: what the page's statement fetched, nothing else.
-        const before = await toast();
-        const page = await events.list(
-          projectId,
-          new Date(0),
-          { distinctIds: ['toasty'] },
-          10,
-          0,
-          10_000,
-          64 * 2 ** 20,
-        );
-        return { page, before, after: await toast() };
-      });
+      const {
+        result: page,
+        pages,
+        fetched,
+      } = await eventsToastReads(t.dataSource, t.app.get(TransactionHost), () =>
+        events.list(projectId, new Date(0), { distinctIds: ['toasty'] }, 10, 0, 10_000, 64 * 2 ** 20),
+      );
       const rows = new Map(page.rows.map((row) => [row.uuid, row]));
       expect(rows.size).toBe(4);
       // The cut value alone is replaced; everything within the bound comes back as stored (as sent, with the
@@ -198,10 +183,9 @@ describe('Analytics events: the list reads bounded pages', () => {
         expect(Number(row.bytes)).toBe(n);
       }
       // About 630 KB out of line, each page read once (twice before: measured whole, then read again).
-      expect(after.pages).toBeGreaterThan(60);
-      const fetched = after.fetched - before.fetched;
-      expect(fetched).toBeGreaterThanOrEqual(0.8 * after.pages);
-      expect(fetched).toBeLessThan(1.4 * after.pages);
+      expect(pages).toBeGreaterThan(60);
+      expect(fetched).toBeGreaterThanOrEqual(0.8 * pages);
+      expect(fetched).toBeLessThan(1.4 * pages);
     },
   );
 });

@@ -6,10 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { currentManager, TransactionHost } from '../../src/database/transactions.js';
+import { TransactionHost } from '../../src/database/transactions.js';
 import { EventsRepository } from '../../src/events/events.repository.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import type { TestUser } from '../support/factories.js';
+import { eventsToastReads } from '../support/toast-reads.js';
 import { newSessionId, snapshotEvent } from '../support/recordings.js';
 import { onCitus } from '../support/test-database.js';
 
@@ -241,20 +242,13 @@ describe('the events of a shared recording (public, bound to the share token)', 
           })
           .expect(200);
       }
-      const toast = async (): Promise<{ pages: number; fetched: number }> => {
-        const [row]: { pages: string; fetched: string }[] = await currentManager(t.dataSource).query(
-          `SELECT coalesce(sum(pg_relation_size(c.reltoastrelid)), 0) / 8192 AS pages,
-                coalesce(sum(pg_stat_get_xact_blocks_fetched(c.reltoastrelid)), 0) AS fetched
-           FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-          WHERE i.inhparent = 'events'::regclass AND c.reltoastrelid <> 0`,
-        );
-        return { pages: Number(row.pages), fetched: Number(row.fetched) };
-      };
       const events = t.app.get(EventsRepository);
-      const { page, before, after } = await t.app.get(TransactionHost).withTransaction(async () => {
-        // The transaction's own counters, on its connection: what the page's statement fetched, nothing else.
-        const before = await toast();
-        const page = await events.listSharedOfSession(
+      const {
+        result: page,
+        pages,
+        fetched,
+      } = await eventsToastReads(t.dataSource, t.app.get(TransactionHost), () =>
+        events.listSharedOfSession(
           projectId,
           sessionId,
           new Date(0),
@@ -264,19 +258,17 @@ describe('the events of a shared recording (public, bound to the share token)', 
           0,
           10_000,
           64 * 1024 * 1024,
-        );
-        return { page, before, after: await toast() };
-      });
+        ),
+      );
       for (const [i, event] of big.entries()) {
         expect(page.rows.find((row) => row.uuid === event.uuid)?.properties).toEqual({
           $current_url: `https://shop.example/${i}`,
         });
       }
       // 2.4 MB of hex out of line: about 300 pages, each read once (the other events' properties are stored inline).
-      expect(after.pages).toBeGreaterThan(250);
-      const fetched = after.fetched - before.fetched;
-      expect(fetched).toBeGreaterThanOrEqual(0.8 * after.pages);
-      expect(fetched).toBeLessThan(2 * after.pages);
+      expect(pages).toBeGreaterThan(250);
+      expect(fetched).toBeGreaterThanOrEqual(0.8 * pages);
+      expect(fetched).toBeLessThan(2 * pages);
     },
   );
 });
