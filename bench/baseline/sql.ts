@@ -291,20 +291,25 @@ export const eventsPage = (hiding: boolean, limit: number, offset: number) => {
         FROM (SELECT e.uuid, e.event, e.distinct_id AS "distinctId", e.person_id AS "personId",
   e."timestamp", e.created_at AS "createdAt", e.elements_chain AS "elementsChain", e.session_id AS "sessionId",
   e.window_id AS "windowId", b.properties, b.truncated AS "propertiesTruncated",
-         CASE WHEN s.big THEN octet_length(b.properties::text) ELSE w.length END + octet_length(e.elements_chain)
-           AS bytes,
+         b.bytes + octet_length(e.elements_chain) AS bytes,
          row_number() OVER (ORDER BY e."timestamp" DESC, e.uuid DESC) AS ord
        FROM (SELECT * FROM events e WHERE e.team_id = $1 AND e."timestamp" >= $2${hiding ? VISIBLE_EVENT : ''}
               ORDER BY e."timestamp" DESC, e.uuid DESC LIMIT ${limit} OFFSET ${offset}) e
-       CROSS JOIN LATERAL (SELECT octet_length(e.properties::text) AS length) w
-    CROSS JOIN LATERAL (SELECT w.length > ${value}::int AS big) s
+       CROSS JOIN LATERAL (SELECT CASE WHEN pg_column_size(e.properties) <= 8192
+                                      THEN octet_length(e.properties::text) END AS length OFFSET 0) w
+    CROSS JOIN LATERAL (SELECT w.length IS NULL OR w.length > ${value}::int AS parts) s
     CROSS JOIN LATERAL (
-      SELECT CASE WHEN s.big THEN coalesce(jsonb_object_agg(x.key, CASE WHEN x.bytes <= ${value}::int THEN x.value
-                    ELSE jsonb_build_object('$truncated', true, 'bytes', x.bytes) END), '{}'::jsonb)
+      SELECT CASE WHEN s.parts THEN coalesce(jsonb_object_agg(x.key, CASE WHEN x.bytes > ${value}::int
+                    THEN jsonb_build_object('$truncated', true, 'bytes', x.bytes) ELSE x.value END), '{}'::jsonb)
                   ELSE e.properties END AS properties,
-             coalesce(bool_or(x.bytes > ${value}::int), false) AS truncated
+             coalesce(bool_or(x.bytes > ${value}::int), false) AS truncated,
+             (CASE WHEN s.parts
+                  THEN 2 + coalesce(sum(octet_length(to_jsonb(x.key)::text) + 2 + CASE WHEN x.bytes > ${value}::int
+                    THEN octet_length(jsonb_build_object('$truncated', true, 'bytes', x.bytes)::text) ELSE x.bytes END)
+                    + 2 * (count(*) - 1), 0)
+                  ELSE w.length END)::int AS bytes
         FROM (SELECT j.key, j.value, octet_length(j.value::text) AS bytes
-                FROM jsonb_each(CASE WHEN s.big THEN e.properties ELSE '{}'::jsonb END) j) x
+                FROM jsonb_each(CASE WHEN s.parts THEN e.properties ELSE '{}'::jsonb END) j OFFSET 0) x
     ) b) q
     ) w WHERE w.before < ${page}::bigint ORDER BY w.ord`;
 };

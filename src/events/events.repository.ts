@@ -111,10 +111,10 @@ function boundedPropertiesSql(valueBytes: string): string {
                     THEN ${truncatedMarkerSql('x.bytes')} ELSE x.value END), '{}'::jsonb)
                   ELSE e.properties END AS properties,
              coalesce(bool_or(${cut('x.bytes')}), false) AS truncated,
-             CASE WHEN s.parts
+             (CASE WHEN s.parts
                   THEN 2 + coalesce(sum(octet_length(to_jsonb(x.key)::text) + 2 + CASE WHEN ${cut('x.bytes')}
                     THEN octet_length(${truncatedMarkerSql('x.bytes')}::text) ELSE x.bytes END) + 2 * (count(*) - 1), 0)
-                  ELSE w.length END AS bytes
+                  ELSE w.length END)::int AS bytes
         FROM (SELECT j.key, j.value, octet_length(j.value::text) AS bytes
                 FROM jsonb_each(CASE WHEN s.parts THEN e.properties ELSE '{}'::jsonb END) j OFFSET 0) x
     ) b`;

@@ -32,10 +32,10 @@ e.window_id AS "windowId", b.properties, b.truncated AS "propertiesTruncated",
                   THEN jsonb_build_object('$truncated', true, 'bytes', x.bytes) ELSE x.value END), '{}'::jsonb)
                 ELSE e.properties END AS properties,
            coalesce(bool_or(x.bytes > $4::int), false) AS truncated,
-           CASE WHEN s.parts
+           (CASE WHEN s.parts
                 THEN 2 + coalesce(sum(octet_length(to_jsonb(x.key)::text) + 2 + CASE WHEN x.bytes > $4::int
                   THEN octet_length(jsonb_build_object('$truncated', true, 'bytes', x.bytes)::text) ELSE x.bytes END) + 2 * (count(*) - 1), 0)
-                ELSE w.length END AS bytes
+                ELSE w.length END)::int AS bytes
       FROM (SELECT j.key, j.value, octet_length(j.value::text) AS bytes
               FROM jsonb_each(CASE WHEN s.parts THEN e.properties ELSE '{}'::jsonb END) j OFFSET 0) x
   ) b) q
@@ -61,10 +61,10 @@ e.window_id AS "windowId", b.properties, b.truncated AS "propertiesTruncated",
                   THEN jsonb_build_object('$truncated', true, 'bytes', x.bytes) ELSE x.value END), '{}'::jsonb)
                 ELSE e.properties END AS properties,
            coalesce(bool_or(x.bytes > $9::int), false) AS truncated,
-           CASE WHEN s.parts
+           (CASE WHEN s.parts
                 THEN 2 + coalesce(sum(octet_length(to_jsonb(x.key)::text) + 2 + CASE WHEN x.bytes > $9::int
                   THEN octet_length(jsonb_build_object('$truncated', true, 'bytes', x.bytes)::text) ELSE x.bytes END) + 2 * (count(*) - 1), 0)
-                ELSE w.length END AS bytes
+                ELSE w.length END)::int AS bytes
       FROM (SELECT j.key, j.value, octet_length(j.value::text) AS bytes
               FROM jsonb_each(CASE WHEN s.parts THEN e.properties ELSE '{}'::jsonb END) j OFFSET 0) x
   ) b) q
