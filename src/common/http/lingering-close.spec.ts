@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
-import { closeAfterAnswer } from './lingering-close.js';
+import { closeAfterAnswer, LINGER, type LingerLimits } from './lingering-close.js';
 
 const MiB = 1024 * 1024;
 
@@ -9,7 +9,7 @@ const MiB = 1024 * 1024;
  * A real HTTP server on loopback whose handler answers 413 at once, without reading the body, the connection closed
  * with `closeAfterAnswer`. Reports, per connection, the bytes the server had read and when it closed.
  */
-async function refusingServer(limits: { ms: number; bytes: number }) {
+async function refusingServer(limits: LingerLimits) {
   const closes: { bytesRead: number; at: number }[] = [];
   let answeredAt = 0;
   const server: Server = createServer((req, res) => {
@@ -64,7 +64,7 @@ describe('closeAfterAnswer', () => {
   });
 
   it('a client writing its whole body before reading gets the answer, and the server read all of it first', async () => {
-    const server = await refusingServer({ ms: 10_000, bytes: 64 * MiB });
+    const server = await refusingServer({ ...LINGER, ms: 10_000, bytes: 64 * MiB });
     stop = server.stop;
     const body = Buffer.alloc(24 * MiB, 0x61);
     const answer = await new Promise<{ status: number; connection?: string; text: string }>(
@@ -100,7 +100,7 @@ describe('closeAfterAnswer', () => {
   });
 
   it('a client that keeps sending is read no further than the byte bound, after the answer and a FIN', async () => {
-    const server = await refusingServer({ ms: 30_000, bytes: 2 * MiB });
+    const server = await refusingServer({ ...LINGER, ms: 30_000, bytes: 2 * MiB });
     stop = server.stop;
     const client = await openHalfOpen(
       server.port,
@@ -134,7 +134,7 @@ describe('closeAfterAnswer', () => {
   });
 
   it('a client that stops sending without closing is let go after the time bound', async () => {
-    const server = await refusingServer({ ms: 400, bytes: 64 * MiB });
+    const server = await refusingServer({ ...LINGER, ms: 400, bytes: 64 * MiB });
     stop = server.stop;
     const client = await openHalfOpen(
       server.port,
@@ -149,7 +149,7 @@ describe('closeAfterAnswer', () => {
   });
 
   it("the client's own FIN ends the linger at once", async () => {
-    const server = await refusingServer({ ms: 30_000, bytes: 64 * MiB });
+    const server = await refusingServer({ ...LINGER, ms: 30_000, bytes: 64 * MiB });
     stop = server.stop;
     const client = await openHalfOpen(
       server.port,
@@ -160,5 +160,30 @@ describe('closeAfterAnswer', () => {
     const closed = await server.closed();
     expect(closed.at - server.answeredAt()).toBeLessThan(10_000);
     expect(client.events).toEqual(['end']);
+  });
+
+  it('past the bound on lingering connections, one more is closed once its answer is written', async () => {
+    const server = await refusingServer({ ms: 30_000, bytes: 64 * MiB, sockets: 1 });
+    stop = server.stop;
+    const head = 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n' + 'y'.repeat(10_000);
+    const first = await openHalfOpen(server.port, head);
+    await new Promise((resolve) => first.socket.once('end', resolve));
+    const second = await openHalfOpen(server.port, head);
+    // The second is closed without lingering; the first still lingers (its bound is 30 s).
+    const closed = await server.closed();
+    expect(second.received()).toMatch(/^HTTP\/1\.1 413 .*\r\n/);
+    expect(closed.at - server.answeredAt()).toBeLessThan(5_000);
+    expect(server.closes).toHaveLength(1);
+    expect(first.socket.destroyed).toBe(false);
+    // Once the first has gone, lingering is open again: a third lingers until its client's FIN.
+    first.socket.destroy();
+    second.socket.destroy();
+    while (server.closes.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    const third = await openHalfOpen(server.port, head);
+    await new Promise((resolve) => third.socket.once('end', resolve));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(server.closes).toHaveLength(2);
+    third.socket.end();
+    while (server.closes.length < 3) await new Promise((resolve) => setTimeout(resolve, 10));
   });
 });

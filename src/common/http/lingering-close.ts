@@ -8,9 +8,13 @@ import type { Socket } from 'node:net';
  * holds the connection, or the service's reads, longer than that. Dropping costs no memory (nothing is kept) and
  * little CPU (the HTTP parser's framing only).
  */
-export const LINGER = { ms: 5_000, bytes: 64 * 1024 * 1024 };
+export const LINGER = { ms: 5_000, bytes: 64 * 1024 * 1024, sockets: 256 };
+
+export type LingerLimits = typeof LINGER;
 
 const lingering = new WeakSet<Socket>();
+/** Connections lingering now, in this process. Past `LINGER.sockets` a connection is closed at once, as Node does. */
+let lingeringNow = 0;
 
 /**
  * Closes the request's connection after its answer, without losing that answer to a client still sending its body
@@ -20,14 +24,16 @@ const lingering = new WeakSet<Socket>();
  * still writing loses the answer it has not read yet (EPIPE or ECONNRESET instead of the 413). So the answer goes
  * out with `Connection: close`, then the connection's write side is closed (FIN: the client sees the answer end),
  * and what the client still sends is read and dropped until it stops (its own FIN, or the declared body's end),
- * for at most `LINGER.ms` and `LINGER.bytes`; only then is the socket closed. A connection already marked is left
+ * for at most `LINGER.ms` and `LINGER.bytes`; only then is the socket closed. At most `LINGER.sockets`
+ * connections linger at once (many clients refused at the same moment, the per-address cap's 429 to a flood): past
+ * that, a connection is closed as soon as its answer is written, as before. A connection already marked is left
  * as it is. Call it before the answer is sent; on a request whose answer has gone out, it only closes the
  * connection once the client's rest has been dropped within the same bounds.
  */
 export function closeAfterAnswer(
   req: IncomingMessage,
   res: ServerResponse,
-  limits: { ms: number; bytes: number } = LINGER,
+  limits: LingerLimits = LINGER,
 ): void {
   const socket = req.socket as Socket | null;
   if (!socket || socket.destroyed || lingering.has(socket)) return;
@@ -38,10 +44,9 @@ export function closeAfterAnswer(
   // buffer, 16 KiB, is taken off the wire before the answer).
   if (!req.readableEnded) req.read(0);
   let started = false;
+  const closeNow = socket.destroySoon.bind(socket);
   const linger = () => {
-    if (started) return;
-    started = true;
-    if (socket.destroyed) return;
+    lingeringNow++;
     let dropped = 0;
     let timer: NodeJS.Timeout | undefined = undefined;
     const stop = () => {
@@ -55,7 +60,10 @@ export function closeAfterAnswer(
     };
     timer = setTimeout(stop, limits.ms);
     timer.unref();
-    socket.once('close', () => clearTimeout(timer));
+    socket.once('close', () => {
+      clearTimeout(timer);
+      lingeringNow--;
+    });
     // The client's FIN: nothing more will come. The declared body's end: nothing more is owed.
     socket.once('end', stop);
     req.once('end', stop);
@@ -70,6 +78,12 @@ export function closeAfterAnswer(
   // Node calls `destroySoon` once an answer marked `Connection: close` is written: it would close the socket
   // at once. It ends the write side instead, then lingers.
   socket.destroySoon = function lingeringClose(this: Socket) {
+    if (started || this.destroyed) return;
+    started = true;
+    if (lingeringNow >= limits.sockets) {
+      closeNow();
+      return;
+    }
     if (this.writable) this.end();
     linger();
   };

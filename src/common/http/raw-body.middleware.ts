@@ -165,9 +165,10 @@ export class RequestBodyStream implements AsyncIterable<Buffer> {
   }
 
   /**
-   * Reads no more of the body, not even to drop it: the answer closes the connection (`Connection: close`), so
-   * the rest the client sends is never read. A reader still waiting stops (its iteration throws). For a request
-   * refused while memory is short, whose client may keep sending for a long time.
+   * Reads no more of the body before the answer: the answer closes the connection (`Connection: close`), and
+   * what the client still sends after it is only dropped, within the lingering close's bounds
+   * (`closeAfterAnswer`). A reader still waiting stops (its iteration throws). For a request refused while memory
+   * is short, whose client may keep sending for a long time.
    */
   refuse(): void {
     // A body read to its end has nothing left to refuse: its connection stays open.
