@@ -97,6 +97,8 @@ import {
   formatActivityOverheadTable,
 } from './lib/activity-overhead.js';
 import { benchScim, formatScimTable, SCIM_STEP_MAX_MS, type ScimResult } from './lib/scim.js';
+import { benchStackFloor, formatStackFloorTable, type StackFloorResult } from './lib/stack-floor.js';
+import { FRONTS, type Front } from './baseline/fronts.js';
 import { benchEngines, CITUS_SKIPPED, type EnginesResult, formatEnginesTable } from './lib/engines.js';
 import { mean, meanIfEvery } from './lib/stats.js';
 import { unusedResultsPath } from './lib/results-path.js';
@@ -120,6 +122,17 @@ function deploymentNodeOptions(file = 'deployment.yaml'): string {
 /** The service's settings in the bench (bench/lib/service-env.ts). */
 function serviceEnv(databaseUrl: string): Record<string, string> {
   return benchServiceEnv({ root: ROOT, port: SERVICE_PORT, databaseUrl, poolSize: POOL_SIZE });
+}
+
+/** The baseline's settings in the bench. */
+function baselineEnv(databaseUrl: string, port: number): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    PORT: String(port),
+    DATABASE_POOL_SIZE: String(POOL_SIZE),
+    RECORDING_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
+    EVENTS_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
+  };
 }
 
 /** Seed identity: the seed's version, the migrations compiled into dist/ and whether recordings exist. */
@@ -470,7 +483,10 @@ async function main(): Promise<void> {
   try {
     const fixture = await prepareDatabase(postgres, options);
     await db.connect();
-    if (options.scenarios.includes('events-list') && fixture.recordings) {
+    if (
+      (options.scenarios.includes('events-list') || options.scenarios.includes('stack-floor')) &&
+      fixture.recordings
+    ) {
       await seedListEvents(db, fixture.recordings.projectId, log);
     }
     const logDir = join(BENCH_DIR, '.data');
@@ -482,6 +498,7 @@ async function main(): Promise<void> {
       options.scenarios.includes('activity-log');
     let scim = null as ScimResult | null;
     let activityLog = null as ActivityOverheadResult | null;
+    let stackFloor = null as StackFloorResult[] | null;
     let http = [] as HttpScenarioResult[];
     let skipped = [] as { name: string; reason: string }[];
     let memory = null as MemoryResult | null;
@@ -575,6 +592,7 @@ async function main(): Promise<void> {
         http,
         accessControls: { before: BEFORE_ACCESS_CONTROLS, scenarios: access },
         activityLog,
+        stackFloor,
         scim,
         skipped,
         scheduler,
@@ -629,13 +647,7 @@ async function main(): Promise<void> {
           name: 'baseline',
           script: join(ROOT, 'dist-bench', 'baseline', 'server.js'),
           port: BASELINE_PORT,
-          env: {
-            DATABASE_URL: postgres.url,
-            PORT: String(BASELINE_PORT),
-            DATABASE_POOL_SIZE: String(POOL_SIZE),
-            RECORDING_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
-            EVENTS_RETENTION_DAYS: String(BENCH_RETENTION_DAYS),
-          },
+          env: baselineEnv(postgres.url, BASELINE_PORT),
           logFile: join(logDir, 'baseline.log'),
           readyPath: '/healthz',
           cwd: ROOT,
@@ -682,6 +694,40 @@ async function main(): Promise<void> {
           });
         }
         await Promise.all([servers.service.stop(), servers.baseline.stop()]);
+      }
+    });
+
+    await stage('stack-floor', async () => {
+      if (!options.scenarios.includes('stack-floor')) return;
+      // The baseline's handlers behind each front, one process each (bench/baseline/fronts.ts).
+      const fronts = {} as Record<Front, Server>;
+      try {
+        for (const [i, front] of FRONTS.entries()) {
+          const port = BASELINE_PORT + 10 + i;
+          fronts[front] = await startServer({
+            name: `baseline (${front})`,
+            script: join(ROOT, 'dist-bench', 'baseline', 'server.js'),
+            port,
+            env: { ...baselineEnv(postgres.url, port), BASELINE_FRONT: front },
+            logFile: join(logDir, `baseline-${front}.log`),
+            readyPath: '/healthz',
+            cwd: ROOT,
+          });
+        }
+        // The owner's reads (no access rule applies) and the two writes.
+        const scenarios = HTTP_SCENARIOS.filter((s) => s.label === s.name && !s.unavailable?.(fixture));
+        stackFloor = await benchStackFloor({
+          scenarios,
+          fixture,
+          servers: fronts,
+          connections: options.connections,
+          durationSec: options.durationSec,
+          warmupSec: options.warmupSec,
+          rounds: Math.max(options.rounds, 3),
+          log,
+        });
+      } finally {
+        await Promise.all(Object.values(fronts).map((server) => server.stop()));
       }
     });
 
@@ -891,6 +937,7 @@ async function main(): Promise<void> {
       formatRoundLoads(http),
       access.length ? formatAccessTable(access, BEFORE_ACCESS_CONTROLS) : '',
       activityLog ? formatActivityOverheadTable(activityLog) : '',
+      stackFloor ? formatStackFloorTable(stackFloor) : '',
       scim ? formatScimTable(scim) : '',
       ...skipped.map((s) => `${s.name}: skipped — ${s.reason}`),
       scheduler ? formatSchedulerTable(scheduler) : '',

@@ -6,13 +6,14 @@
  * database work than the service. POST /s/ (recording capture) lives in capture.ts.
  *
  * Environment: DATABASE_URL, PORT, DATABASE_POOL_SIZE (default 10, as the service), MAX_PAGE_LIMIT (1000),
- * INSTANCE_TAG (none), INVITE_DAYS_VALIDITY (3), RECORDING_RETENTION_DAYS (30).
+ * INSTANCE_TAG (none), INVITE_DAYS_VALIDITY (3), RECORDING_RETENTION_DAYS (30), BASELINE_FRONT (node: see fronts.ts).
  */
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import pg from 'pg';
 import { capture, CaptureError } from './capture.js';
 import { captureEvents } from './events.js';
+import { type Front, type FrontRoute, FRONTS, listenExpress, listenNest } from './fronts.js';
 import * as sql from './sql.js';
 import { globToLike, MemberAccess, reaches, type RuleRow } from '../lib/access-rules.js';
 
@@ -941,52 +942,76 @@ async function listEvents(req: IncomingMessage, url: URL, projectId: string) {
 
 type Handler = (req: IncomingMessage, url: URL, params: string[]) => Promise<unknown>;
 
-const ROUTES: { method: string; pattern: RegExp; status: number; handler: Handler }[] = [
+/** The routes; those with a `path` are served by every front (fronts.ts), the capture routes by node:http only. */
+const ROUTES: {
+  method: FrontRoute['method'];
+  pattern: RegExp;
+  path?: string;
+  scope?: string;
+  status: number;
+  handler: Handler;
+}[] = [
   {
     method: 'GET',
     pattern: /^\/api\/organizations\/?$/,
+    path: '/api/organizations',
+    scope: 'organization:read',
     status: 200,
     handler: (req, url) => listOrganizations(req, url),
   },
   {
     method: 'GET',
     pattern: /^\/api\/organizations\/([^/]+)\/?$/,
+    path: '/api/organizations/:id',
+    scope: 'organization:read',
     status: 200,
     handler: (req, _url, [id]) => retrieveOrganization(req, id),
   },
   {
     method: 'PATCH',
     pattern: /^\/api\/organizations\/([^/]+)\/?$/,
+    path: '/api/organizations/:id',
+    scope: 'organization:write',
     status: 200,
     handler: (req, _url, [id]) => patchOrganization(req, id),
   },
   {
     method: 'GET',
     pattern: /^\/api\/organizations\/([^/]+)\/batch_exports\/?$/,
+    path: '/api/organizations/:id/batch_exports',
+    scope: 'batch_export:read',
     status: 200,
     handler: (req, url, [id]) => listBatchExports(req, url, id),
   },
   {
     method: 'GET',
     pattern: /^\/api\/projects\/([^/]+)\/session_recordings\/?$/,
+    path: '/api/projects/:id/session_recordings',
+    scope: 'session_recording:read',
     status: 200,
     handler: (req, url, [id]) => listRecordings(req, url, id),
   },
   {
     method: 'GET',
     pattern: /^\/api\/projects\/([^/]+)\/session_recordings\/([^/]+)\/?$/,
+    path: '/api/projects/:projectId/session_recordings/:id',
+    scope: 'session_recording:read',
     status: 200,
     handler: (req, _url, [projectId, id]) => retrieveRecording(req, projectId, decodeURIComponent(id)),
   },
   {
     method: 'GET',
     pattern: /^\/api\/projects\/([^/]+)\/events\/?$/,
+    path: '/api/projects/:id/events',
+    scope: 'query:read',
     status: 200,
     handler: (req, url, [id]) => listEvents(req, url, id),
   },
   {
     method: 'POST',
     pattern: /^\/api\/organizations\/([^/]+)\/invites\/?$/,
+    path: '/api/organizations/:id/invites',
+    scope: 'organization_member:write',
     status: 201,
     handler: (req, url, [id]) => createInvite(req, url, id),
   },
@@ -1013,31 +1038,51 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-const server = createServer((req, res) => {
-  const url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
-  if (url.pathname === '/healthz') return send(res, 200, { status: 'ok' });
-  for (const route of ROUTES) {
-    const match = route.pattern.exec(url.pathname);
-    if (!match || route.method !== req.method) continue;
-    route.handler(req, url, match.slice(1)).then(
-      (body) => send(res, route.status, body),
-      (err: unknown) => {
-        if (err instanceof HttpError || err instanceof CaptureError) return send(res, err.status, err.body);
-        process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
-        send(res, 500, {
-          type: 'server_error',
-          code: 'error',
-          detail: 'A server error occurred.',
-          attr: null,
-        });
-      },
-    );
-    return;
-  }
-  send(res, 404, { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null });
-});
+/** A handler's failure as the service answers it: its error body, or a 500 (logged). */
+function failure(err: unknown): { status: number; body: unknown } {
+  if (err instanceof HttpError || err instanceof CaptureError) return { status: err.status, body: err.body };
+  process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+  return {
+    status: 500,
+    body: { type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null },
+  };
+}
 
-server.listen(Number(env.PORT ?? 3100), '127.0.0.1');
+function plainServer(): Server {
+  return createServer((req, res) => {
+    const url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
+    if (url.pathname === '/healthz') return send(res, 200, { status: 'ok' });
+    for (const route of ROUTES) {
+      const match = route.pattern.exec(url.pathname);
+      if (!match || route.method !== req.method) continue;
+      route.handler(req, url, match.slice(1)).then(
+        (body) => send(res, route.status, body),
+        (err: unknown) => {
+          const { status, body } = failure(err);
+          send(res, status, body);
+        },
+      );
+      return;
+    }
+    send(res, 404, { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null });
+  }).listen(PORT, '127.0.0.1');
+}
+
+/** BASELINE_FRONT (default `node`): the same handlers behind node:http alone, Express or Nest (fronts.ts). */
+const FRONT = (env.BASELINE_FRONT ?? 'node') as Front;
+if (!FRONTS.includes(FRONT)) throw new Error(`BASELINE_FRONT must be one of ${FRONTS.join(', ')}`);
+const PORT = Number(env.PORT ?? 3100);
+const frontRoutes = ROUTES.flatMap((r) =>
+  r.path && r.scope
+    ? [{ method: r.method, path: r.path, scope: r.scope, status: r.status, handler: r.handler }]
+    : [],
+);
+const server =
+  FRONT === 'node'
+    ? plainServer()
+    : FRONT === 'express'
+      ? listenExpress(frontRoutes, { send, failure }, PORT)
+      : await listenNest(frontRoutes, { send, failure }, PORT);
 const stop = () => server.close(() => void pool.end().then(() => process.exit(0)));
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);

@@ -2,7 +2,8 @@
  * Every scenario the bench knows, in the order it runs them. `scheduler`, `recordings-purge`, `capture` and
  * `export` are not load scenarios; `capture-postgres` and `capture-s3` drive POST /s/ with their own load generator,
  * `capture-events` POST /e/ with the same one. `citus` runs the events list and the event capture on one PostgreSQL
- * and on the Citus cluster at BENCH_CITUS_URL (skipped without it).
+ * and on the Citus cluster at BENCH_CITUS_URL (skipped without it). `stack-floor` serves the baseline's handlers behind
+ * node:http, Express and Nest on Express in turn (bench/lib/stack-floor.ts).
  */
 export const SCENARIO_NAMES = [
   'organizations-list',
@@ -15,6 +16,7 @@ export const SCENARIO_NAMES = [
   'organization-patch',
   'activity-log',
   'scim',
+  'stack-floor',
   'scheduler',
   'recordings-purge',
   'recordings-filter',

@@ -1,0 +1,177 @@
+/**
+ * The baseline's routes behind the design card's HTTP stack instead of `node:http` alone (`BASELINE_FRONT`):
+ * `express` (Express 5, ETag and `X-Powered-By` off, as the service sets it) and `nest` (Nest on that Express, with
+ * the least of what the card asks of every route: a global guard reading the route's scope declaration, a global
+ * interceptor around the answer, as the list envelope is, and class-validator's ValidationPipe over a query DTO,
+ * plus an exception filter writing the baseline's error bodies). The handlers, their statements and their answers
+ * are the baseline's own, unchanged: what such a front adds per request is the stack's fixed cost, with none of
+ * the service's own work (no key guard's throttle, no request log, no security headers, no body DTO). The
+ * `stack-floor` scenario (bench/lib/stack-floor.ts) measures it.
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import 'reflect-metadata';
+import {
+  type ArgumentsHost,
+  Catch,
+  type CallHandler,
+  type CanActivate,
+  Controller,
+  type ExceptionFilter,
+  type ExecutionContext,
+  HttpCode,
+  Injectable,
+  Module,
+  type NestInterceptor,
+  Query,
+  Req,
+  RequestMapping,
+  RequestMethod,
+  SetMetadata,
+  ValidationPipe,
+} from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE, NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import express from 'express';
+import { map } from 'rxjs';
+
+export const FRONTS = ['node', 'express', 'nest'] as const;
+export type Front = (typeof FRONTS)[number];
+
+export interface FrontRoute {
+  method: 'GET' | 'POST' | 'PATCH';
+  /** The route in Express's syntax, its parameters in the order the handler takes them. */
+  path: string;
+  status: number;
+  /** The API key scope the route asks for (read by the Nest front's guard, as `@RequireScopes` is). */
+  scope: string;
+  handler: (req: IncomingMessage, url: URL, params: string[]) => Promise<unknown>;
+}
+
+/** How the baseline answers: the same function on every front. */
+export interface Answering {
+  send(res: ServerResponse, status: number, body: unknown): void;
+  /** The status and body of a handler's failure. */
+  failure(err: unknown): { status: number; body: unknown };
+}
+
+const urlOf = (req: IncomingMessage) => new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
+const paramsOf = (req: IncomingMessage) => Object.values((req as express.Request).params ?? {}) as string[];
+
+/** The routes and a health route on Express 5, listening on `port`. */
+export function listenExpress(routes: readonly FrontRoute[], answering: Answering, port: number): Server {
+  const app = express();
+  app.disable('etag');
+  app.disable('x-powered-by');
+  app.get('/healthz', (_req, res) => answering.send(res, 200, { status: 'ok' }));
+  for (const route of routes) {
+    const method = route.method.toLowerCase() as 'get' | 'post' | 'patch';
+    app[method](route.path, (req, res) => {
+      route.handler(req, urlOf(req), paramsOf(req)).then(
+        (body) => answering.send(res, route.status, body),
+        (err: unknown) => {
+          const { status, body } = answering.failure(err);
+          answering.send(res, status, body);
+        },
+      );
+    });
+  }
+  return app.listen(port, '127.0.0.1');
+}
+
+/** The list routes' query, validated and converted by the ValidationPipe (the handlers read the URL themselves). */
+class PageQuery {
+  limit?: number;
+  offset?: number;
+}
+for (const [field, max] of [
+  ['limit', 1000],
+  ['offset', Number.MAX_SAFE_INTEGER],
+] as const) {
+  for (const decorate of [IsOptional(), Type(() => Number), IsInt(), Min(0), Max(max)])
+    decorate(PageQuery.prototype, field);
+}
+
+const SCOPE = 'bench:scope';
+
+/** The card's global guard: every request's route declaration read (the key itself is the handler's check). */
+class ScopeGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    return typeof Reflect.getMetadata(SCOPE, context.getHandler()) === 'string';
+  }
+}
+
+/** The card's global interceptor: the answer passed through an rxjs operator, as the list envelope is. */
+class AnswerInterceptor implements NestInterceptor {
+  intercept(_context: ExecutionContext, next: CallHandler) {
+    return next.handle().pipe(map((body: unknown) => body));
+  }
+}
+
+/** Every failure written as the baseline writes it. */
+function failureFilter(answering: Answering) {
+  class FailureFilter implements ExceptionFilter {
+    catch(err: unknown, host: ArgumentsHost): void {
+      const { status, body } = answering.failure(err);
+      answering.send(host.switchToHttp().getResponse<ServerResponse>(), status, body);
+    }
+  }
+  Catch()(FailureFilter);
+  return FailureFilter;
+}
+
+/** The routes as one Nest controller (decorators applied by hand: the bench compiles without decorator syntax). */
+function floorController(routes: readonly FrontRoute[]) {
+  class FloorController {}
+  const proto = FloorController.prototype as unknown as Record<string, unknown>;
+  const add = (key: string, method: (req: IncomingMessage) => unknown, decorators: MethodDecorator[]) => {
+    proto[key] = method;
+    const descriptor = Object.getOwnPropertyDescriptor(proto, key)!;
+    for (const decorate of decorators) decorate(proto, key, descriptor);
+    Req()(proto, key, 0);
+    Query()(proto, key, 1);
+    Reflect.defineMetadata('design:paramtypes', [Object, PageQuery], proto, key);
+  };
+  add('health', () => ({ status: 'ok' }), [
+    RequestMapping({ path: 'healthz', method: RequestMethod.GET }),
+    SetMetadata(SCOPE, 'public'),
+  ]);
+  routes.forEach((route, i) =>
+    add(`route${i}`, (req) => route.handler(req, urlOf(req), paramsOf(req)), [
+      RequestMapping({ path: route.path, method: RequestMethod[route.method] }),
+      HttpCode(route.status),
+      SetMetadata(SCOPE, route.scope),
+    ]),
+  );
+  Controller()(FloorController);
+  return FloorController;
+}
+
+/** The routes on Nest over Express 5, listening on `port`. */
+export async function listenNest(
+  routes: readonly FrontRoute[],
+  answering: Answering,
+  port: number,
+): Promise<Server> {
+  class FloorModule {}
+  for (const provider of [ScopeGuard, AnswerInterceptor]) Injectable()(provider);
+  Module({
+    controllers: [floorController(routes)],
+    providers: [
+      { provide: APP_GUARD, useClass: ScopeGuard },
+      { provide: APP_INTERCEPTOR, useClass: AnswerInterceptor },
+      { provide: APP_PIPE, useValue: new ValidationPipe({ transform: true, whitelist: true }) },
+      { provide: APP_FILTER, useClass: failureFilter(answering) },
+    ],
+  })(FloorModule);
+  const app = await NestFactory.create(FloorModule, new ExpressAdapter(), {
+    bodyParser: false,
+    logger: false,
+  });
+  const instance = app.getHttpAdapter().getInstance() as express.Express;
+  instance.disable('etag');
+  instance.disable('x-powered-by');
+  await app.listen(port, '127.0.0.1');
+  return app.getHttpServer() as Server;
+}
