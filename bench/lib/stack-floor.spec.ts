@@ -6,6 +6,7 @@ const side = (cpuMsPerRequest: number, rps: number, errors = 0): FloorSide => ({
   errors,
   requests: rps * 10,
   cpuMsPerRequest,
+  v8CpuMsPerRequest: cpuMsPerRequest / 10,
 });
 
 describe('stack floor', () => {
@@ -54,6 +55,6 @@ describe('stack floor', () => {
       },
     ]);
     const table = formatStackFloorTable([result]).split('\n');
-    expect(table.at(-1)).toBe('| recording-retrieve | 0.5 | 0.6 | 0.8 | 1.2 | 1.6 | 0.78 | 3 |');
+    expect(table.at(-1)).toBe('| recording-retrieve | 0.5 | 0.6 | 0.8 (0.08) | 1.2 | 1.6 | 0.78 | 3 |');
   });
 });
