@@ -19,6 +19,7 @@ import {
   type ExceptionFilter,
   type ExecutionContext,
   HttpCode,
+  HttpException,
   Injectable,
   Module,
   type NestInterceptor,
@@ -109,11 +110,15 @@ class AnswerInterceptor implements NestInterceptor {
   }
 }
 
-/** Every failure written as the baseline writes it. */
+/** Every failure written as the baseline writes it (Nest's own refusals with their status). */
 function failureFilter(answering: Answering) {
   class FailureFilter implements ExceptionFilter {
     catch(err: unknown, host: ArgumentsHost): void {
-      const { status, body } = answering.failure(err);
+      // Nest's own refusals (the ValidationPipe's 400) with their status; the handlers' failures as the baseline's.
+      const { status, body } =
+        err instanceof HttpException
+          ? { status: err.getStatus(), body: err.getResponse() }
+          : answering.failure(err);
       answering.send(host.switchToHttp().getResponse<ServerResponse>(), status, body);
     }
   }
