@@ -714,8 +714,13 @@ async function main(): Promise<void> {
             cwd: ROOT,
           });
         }
-        // The owner's reads (no access rule applies) and the two writes.
-        const scenarios = HTTP_SCENARIOS.filter((s) => s.label === s.name && !s.unavailable?.(fixture));
+        // The owner's reads (no access rule applies) and the two writes: those of the HTTP scenarios chosen too
+        // (`--scenario=stack-floor,organization-retrieve`), else all.
+        const chosen = (s: (typeof HTTP_SCENARIOS)[number]) => options.scenarios.includes(s.name);
+        const anyChosen = HTTP_SCENARIOS.some(chosen);
+        const scenarios = HTTP_SCENARIOS.filter(
+          (s) => s.label === s.name && !s.unavailable?.(fixture) && (!anyChosen || chosen(s)),
+        );
         stackFloor = await benchStackFloor({
           scenarios,
           fixture,

@@ -2,8 +2,8 @@
  * The baseline's routes behind the design card's HTTP stack instead of `node:http` alone (`BASELINE_FRONT`):
  * `express` (Express 5, ETag and `X-Powered-By` off, as the service sets it) and `nest` (Nest on that Express, with
  * the least of what the card asks of every route: a global guard reading the route's scope declaration, a global
- * interceptor around the answer, as the list envelope is, and class-validator's ValidationPipe over a query DTO,
- * plus an exception filter writing the baseline's error bodies). The handlers, their statements and their answers
+ * interceptor around the answer, as the list envelope is, and class-validator's ValidationPipe over a query DTO on
+ * the lists and writes (a retrieve's id a path parameter, as the service's are), plus an exception filter writing the baseline's error bodies). The handlers, their statements and their answers
  * are the baseline's own, unchanged: what such a front adds per request is the stack's fixed cost, with none of
  * the service's own work (no key guard's throttle, no request log, no security headers, no body DTO). The
  * `stack-floor` scenario (bench/lib/stack-floor.ts) measures it.
@@ -23,6 +23,7 @@ import {
   Injectable,
   Module,
   type NestInterceptor,
+  Param,
   Query,
   Req,
   RequestMapping,
@@ -47,6 +48,12 @@ export interface FrontRoute {
   status: number;
   /** The API key scope the route asks for (read by the Nest front's guard, as `@RequireScopes` is). */
   scope: string;
+  /**
+   * Whether the Nest front validates a DTO on this route (`PageQuery`, from the query): a list's page query, and on a
+   * write a stand-in for its body DTO (the handlers read their bodies themselves). A retrieve takes its id as a path
+   * parameter, as the service's do (a primitive, which the ValidationPipe passes on without class-validator).
+   */
+  dto: boolean;
   handler: (req: IncomingMessage, url: URL, params: string[]) => Promise<unknown>;
 }
 
@@ -130,24 +137,37 @@ function failureFilter(answering: Answering) {
 function floorController(routes: readonly FrontRoute[]) {
   class FloorController {}
   const proto = FloorController.prototype as unknown as Record<string, unknown>;
-  const add = (key: string, method: (req: IncomingMessage) => unknown, decorators: MethodDecorator[]) => {
+  const add = (
+    key: string,
+    method: (req: IncomingMessage) => unknown,
+    decorators: MethodDecorator[],
+    dto: boolean,
+  ) => {
     proto[key] = method;
     const descriptor = Object.getOwnPropertyDescriptor(proto, key)!;
     for (const decorate of decorators) decorate(proto, key, descriptor);
     Req()(proto, key, 0);
-    Query()(proto, key, 1);
-    Reflect.defineMetadata('design:paramtypes', [Object, PageQuery], proto, key);
+    if (dto) Query()(proto, key, 1);
+    else Param('id')(proto, key, 1);
+    Reflect.defineMetadata('design:paramtypes', [Object, dto ? PageQuery : String], proto, key);
   };
-  add('health', () => ({ status: 'ok' }), [
-    RequestMapping({ path: 'healthz', method: RequestMethod.GET }),
-    SetMetadata(SCOPE, 'public'),
-  ]);
+  add(
+    'health',
+    () => ({ status: 'ok' }),
+    [RequestMapping({ path: 'healthz', method: RequestMethod.GET }), SetMetadata(SCOPE, 'public')],
+    false,
+  );
   routes.forEach((route, i) =>
-    add(`route${i}`, (req) => route.handler(req, urlOf(req), paramsOf(req)), [
-      RequestMapping({ path: route.path, method: RequestMethod[route.method] }),
-      HttpCode(route.status),
-      SetMetadata(SCOPE, route.scope),
-    ]),
+    add(
+      `route${i}`,
+      (req) => route.handler(req, urlOf(req), paramsOf(req)),
+      [
+        RequestMapping({ path: route.path, method: RequestMethod[route.method] }),
+        HttpCode(route.status),
+        SetMetadata(SCOPE, route.scope),
+      ],
+      route.dto,
+    ),
   );
   Controller()(FloorController);
   return FloorController;

@@ -1074,7 +1074,17 @@ if (!FRONTS.includes(FRONT)) throw new Error(`BASELINE_FRONT must be one of ${FR
 const PORT = Number(env.PORT ?? 3100);
 const frontRoutes = ROUTES.flatMap((r) =>
   r.path && r.scope
-    ? [{ method: r.method, path: r.path, scope: r.scope, status: r.status, handler: r.handler }]
+    ? [
+        {
+          method: r.method,
+          path: r.path,
+          scope: r.scope,
+          status: r.status,
+          handler: r.handler,
+          // A retrieve (a path ending in its id, read with GET) takes no DTO: see FrontRoute#dto.
+          dto: !(r.method === 'GET' && r.path.endsWith('/:id')),
+        },
+      ]
     : [],
 );
 const server =

@@ -59,8 +59,10 @@ export const USAGE = `Usage: npm run bench -- [options]
   --duration=SECONDS    measured load per side and round (default 10)
   --warmup=SECONDS      warm-up before each measurement (default 3)
   --connections=N       concurrent connections, the same for both sides (default 10)
-  --rounds=N            A/B rounds per scenario, alternating which side goes first (default 2)
-  --scenario=a,b        only these scenarios: ${SCENARIO_NAMES.join(', ')}
+  --rounds=N            A/B rounds per scenario, alternating which side goes first (default 2; stack-floor
+                        runs at least 3, so each of its three fronts goes first once)
+  --scenario=a,b        only these scenarios: ${SCENARIO_NAMES.join(', ')};
+                        stack-floor with HTTP scenarios named too measures only those, else all of them
   --reseed              seed the bench database again even when it is current
   --out=FILE            results file (default bench/results/<YYYY-MM-DD>.json; <YYYY-MM-DD>-partial.json
                         for --quick, a --scenario subset or a run with a failed stage, git-ignored); written

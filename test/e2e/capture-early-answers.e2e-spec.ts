@@ -125,47 +125,46 @@ describe('capture: early answers reach a client still sending its body', () => {
   });
 
   it('a body past RECORDING_BODY_LIMIT without Content-Length is answered 413 without waiting for its end', async () => {
-    const send = () =>
-      new Promise<number>((resolve, reject) => {
-        const req = httpRequest(`${base}/e/`, {
-          method: 'POST',
-          agent: false,
-          headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' },
-        });
-        let answered = false;
-        req.on('error', (error) => (answered ? undefined : reject(error)));
-        req.on('response', (res) => {
-          answered = true;
-          res.resume();
-          resolve(res.statusCode ?? 0);
-          req.destroy();
-        });
-        // A body that never ends: only the limit can end the request.
-        const one = JSON.stringify({
-          event: 'e',
-          distinct_id: 'd',
-          properties: { token, pad: 'x'.repeat(500) },
-        });
-        let first = true;
-        const chunk = () => {
-          const text = `${first ? '[' : ''}${`${one},`.repeat(100)}`;
-          first = false;
-          return Buffer.from(text);
-        };
-        // Each chunk handed to the kernel before the next, as long as no answer has come.
-        const pump = async () => {
-          while (!answered) {
-            await new Promise<void>((done, fail) =>
-              req.write(chunk(), (error) => (error ? fail(error) : done())),
-            );
-            await new Promise<void>((done) => setImmediate(done));
-          }
-        };
-        pump().catch((error: Error) => (answered ? undefined : reject(error)));
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${base}/e/`, {
+        method: 'POST',
+        agent: false,
+        headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' },
       });
+      let answered = false;
+      req.on('error', (error) => (answered ? undefined : reject(error)));
+      req.on('response', (res) => {
+        answered = true;
+        res.resume();
+        resolve(res.statusCode ?? 0);
+        req.destroy();
+      });
+      // A body that never ends: only the limit can end the request.
+      const one = JSON.stringify({
+        event: 'e',
+        distinct_id: 'd',
+        properties: { token, pad: 'x'.repeat(500) },
+      });
+      let first = true;
+      const chunk = () => {
+        const text = `${first ? '[' : ''}${`${one},`.repeat(100)}`;
+        first = false;
+        return Buffer.from(text);
+      };
+      // Each chunk handed to the kernel before the next, as long as no answer has come.
+      const pump = async () => {
+        while (!answered) {
+          await new Promise<void>((done, fail) =>
+            req.write(chunk(), (error) => (error ? fail(error) : done())),
+          );
+          await new Promise<void>((done) => setImmediate(done));
+        }
+      };
+      pump().catch((error: Error) => (answered ? undefined : reject(error)));
+    });
     // The answer closes the connection, but what the client still sends is read and dropped for a while after it
     // (a lingering close): the client reads the 413, not a reset (EPIPE) on its next write.
-    expect(await send()).toBe(413);
+    expect(status).toBe(413);
   });
 
   it.each(['/e/', '/s/'])(
@@ -198,9 +197,15 @@ describe('capture: early answers reach a client still sending its body', () => {
         const textChunk = `${first ? '[' : ','}${piece}`;
         first = false;
         if (!socket.write(`${Buffer.byteLength(textChunk).toString(16)}\r\n${textChunk}\r\n`)) {
-          await new Promise((r) => {
-            socket.once('drain', r);
-            socket.once('close', r);
+          // Whichever comes first; the other listener is taken off (one left per wait would pile up).
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              socket.off('drain', done);
+              socket.off('close', done);
+              resolve();
+            };
+            socket.once('drain', done);
+            socket.once('close', done);
           });
         }
       }
