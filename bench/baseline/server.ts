@@ -948,6 +948,8 @@ const ROUTES: {
   pattern: RegExp;
   path?: string;
   scope?: string;
+  /** Whether the Nest front validates a DTO on the route (default true; a retrieve takes none: FrontRoute#dto). */
+  dto?: boolean;
   status: number;
   handler: Handler;
 }[] = [
@@ -964,6 +966,7 @@ const ROUTES: {
     pattern: /^\/api\/organizations\/([^/]+)\/?$/,
     path: '/api/organizations/:id',
     scope: 'organization:read',
+    dto: false,
     status: 200,
     handler: (req, _url, [id]) => retrieveOrganization(req, id),
   },
@@ -996,6 +999,7 @@ const ROUTES: {
     pattern: /^\/api\/projects\/([^/]+)\/session_recordings\/([^/]+)\/?$/,
     path: '/api/projects/:projectId/session_recordings/:id',
     scope: 'session_recording:read',
+    dto: false,
     status: 200,
     handler: (req, _url, [projectId, id]) => retrieveRecording(req, projectId, decodeURIComponent(id)),
   },
@@ -1081,8 +1085,7 @@ const frontRoutes = ROUTES.flatMap((r) =>
           scope: r.scope,
           status: r.status,
           handler: r.handler,
-          // A retrieve (a path ending in its id, read with GET) takes no DTO: see FrontRoute#dto.
-          dto: !(r.method === 'GET' && r.path.endsWith('/:id')),
+          dto: r.dto ?? true,
         },
       ]
     : [],
