@@ -5,6 +5,12 @@ import pino from 'pino';
 import type { Options } from 'pino-http';
 import type { AppConfig } from '../../config/config.js';
 import { batchedStdout, loadPrettyStdout } from './log-destination.js';
+import {
+  redactedSerializer,
+  redactInterpolated,
+  redactLogFields,
+  withRedactedBindings,
+} from './log-redaction.js';
 import { redactUrl } from './redact-url.js';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -35,28 +41,27 @@ const logDestination = () => (destination ??= batchedStdout());
 
 /**
  * What every logger of the process shares: the level, level names as strings (`"level":"info"`, the one
- * format of every line, boot lines included), credentials redacted wherever they could appear, and Nest's
+ * format of every line, boot lines included), credentials redacted wherever they could appear (log-redaction.ts:
+ * the logged fields, bindings, `serializers`' results and interpolated objects), and Nest's
  * start-up lines moved down to debug (the boot is quiet unless LOG_LEVEL=debug).
  */
-export function baseLoggerOptions(level: Level): pino.LoggerOptions {
+export function baseLoggerOptions(
+  level: Level,
+  serializers: Record<string, (value: never) => unknown> = {},
+): pino.LoggerOptions {
+  // Every serializer's result is redacted; the other top-level values are redacted before pino writes them.
+  const all = { err: pino.stdSerializers.err, ...serializers } as Record<string, (value: unknown) => unknown>;
+  const serialized = serializedKeys(all);
+  const redactFields = (fields: Record<string, unknown>) => redactLogFields(fields, serialized);
   return {
     level,
-    formatters: { level: (label) => ({ level: label }) },
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'req.headers.cookie',
-        'req.headers["x-api-key"]',
-        '*.secret',
-        '*.password',
-        '*.token',
-        '*.api_key',
-        '*.personal_api_key',
-      ],
-      censor: '[redacted]',
-    },
+    formatters: { level: (label) => ({ level: label }), log: redactFields, bindings: redactFields },
+    serializers: Object.fromEntries(
+      Object.entries(all).map(([key, serializer]) => [key, redactedSerializer(key, serializer)]),
+    ),
     hooks: {
-      logMethod(args, method, levelValue) {
+      logMethod(rawArgs, method, levelValue) {
+        const args = redactInterpolated(rawArgs) as typeof rawArgs;
         const first: unknown = args[0];
         if (
           levelValue === 30 &&
@@ -73,6 +78,24 @@ export function baseLoggerOptions(level: Level): pino.LoggerOptions {
   };
 }
 
+/** The top-level keys `serializers` (pino's `err` included) write: redacted by their serializers. */
+const serializedKeys = (serializers: object): ReadonlySet<string> =>
+  new Set(['err', ...Object.keys(serializers)]);
+
+/**
+ * A root logger with the service's options (`baseLoggerOptions`), writing to `destination` (pino's default when
+ * none), whose children's bindings are redacted too (`withRedactedBindings`).
+ */
+function rootLogger(
+  level: Level,
+  serializers: Record<string, (value: never) => unknown>,
+  destination?: pino.DestinationStream,
+): pino.Logger {
+  const options = baseLoggerOptions(level, serializers);
+  const logger = destination ? pino(options, destination) : pino(options);
+  return withRedactedBindings(logger, serializedKeys(serializers));
+}
+
 /** Writes text as it is (the bootstrap key banner) to the log destination at once, in order with the log lines. */
 export function writeToLog(text: string): void {
   const out = logDestination() as pino.DestinationStream & { flush?: () => void };
@@ -84,7 +107,7 @@ let boot: pino.Logger | undefined;
 
 /** The logger of the boot and shutdown phases (`context: "Bootstrap"`), before and after the application's. */
 export function bootLogger(level: Level = 'info'): pino.Logger {
-  boot ??= pino(baseLoggerOptions(level), logDestination()).child({ context: 'Bootstrap' });
+  boot ??= rootLogger(level, {}, logDestination()).child({ context: 'Bootstrap' });
   return boot;
 }
 
@@ -135,8 +158,14 @@ const requestFields = (req: LoggedRequest): RequestFields => ({
  */
 export function loggerOptions(config: AppConfig): Params {
   const level = config.get('LOG_LEVEL');
+  const serializers = {
+    reqId: (req: LoggedRequest | string) => (typeof req === 'string' ? req : req.id),
+    req: (req: LoggedRequest) => req[REQUEST_FIELDS] ?? requestFields(req),
+    res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
+  };
   const options: Options = {
-    ...(baseLoggerOptions(level) as Options),
+    // pino-http's logger is a child of this one (with the options below), and the request's loggers its children.
+    logger: rootLogger(level, serializers, level === 'silent' ? undefined : logDestination()),
     genReqId: (req: IncomingMessage, res: ServerResponse) => {
       const incoming = req.headers['x-request-id'];
       const id = typeof incoming === 'string' && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
@@ -152,12 +181,6 @@ export function loggerOptions(config: AppConfig): Params {
     customErrorObject: (req, _res, _err, fields: object) => ({ req, ...fields }),
     // The serializers get the raw request and response: no copy of every header per request.
     wrapSerializers: false,
-    serializers: {
-      reqId: (req: LoggedRequest | string) => (typeof req === 'string' ? req : req.id),
-      req: (req: LoggedRequest) => req[REQUEST_FIELDS] ?? requestFields(req),
-      res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
-      err: pino.stdSerializers.err,
-    },
   };
-  return { pinoHttp: level === 'silent' ? options : [options, logDestination()] };
+  return { pinoHttp: options };
 }
