@@ -1,8 +1,12 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
 import pino from 'pino';
+import { pinoHttp } from 'pino-http';
 import { LOG_CENSOR, redactLogValue, withRedactedBindings } from './log-redaction.js';
-import { baseLoggerOptions } from './logger-options.js';
+import type { AppConfig } from '../../config/config.js';
+import { baseLoggerOptions, loggerOptions } from './logger-options.js';
 
 /** pino's own redaction with the paths the service used before log-redaction.ts: the reference. */
 const PINO_REDACT = {
@@ -180,5 +184,46 @@ describe('log redaction (log-redaction.ts)', () => {
     const req = { headers: { accept: 'a' }, url: '/' };
     expect(redactLogValue('req', req)).toBe(req);
     expect(redactLogValue('x', { token: 't' })).toEqual({ token: LOG_CENSOR });
+  });
+});
+
+describe("the application's request logger (loggerOptions with pino-http)", () => {
+  it("redacts what is logged during a request, its children's bindings, and writes the request line", async () => {
+    const out = capture();
+    const config = { get: (key: string) => (key === 'LOG_LEVEL' ? 'info' : undefined) } as Pick<
+      AppConfig,
+      'get'
+    >;
+    const { pinoHttp: options } = loggerOptions(config, out.stream);
+    const middleware = pinoHttp(options as Parameters<typeof pinoHttp>[0]);
+    const server = createServer((req: IncomingMessage, res: ServerResponse) =>
+      middleware(req, res, () => {
+        req.log.info({ key: { api_key: 'phx_logged', id: 7 } }, 'inside');
+        req.log.child({ bound: { secret: 's', kept: 1 } }).warn('in a child');
+        res.end('ok');
+      }),
+    ).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const res = await fetch(`http://127.0.0.1:${port}/api/x?access_token=abc`, {
+        headers: { authorization: 'Bearer phx_header', 'x-request-id': 'req-1' },
+      });
+      expect(await res.text()).toBe('ok');
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    const lines = out.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.map((line) => line.msg)).toEqual(['inside', 'in a child', 'request completed']);
+    expect(lines[0]).toMatchObject({ reqId: 'req-1', key: { api_key: LOG_CENSOR, id: 7 } });
+    expect(lines[1]).toMatchObject({ reqId: 'req-1', bound: { secret: LOG_CENSOR, kept: 1 } });
+    expect(lines[2]).toMatchObject({
+      level: 'info',
+      reqId: 'req-1',
+      req: { id: 'req-1', method: 'GET', url: '/api/x?access_token=[redacted]' },
+      res: { statusCode: 200 },
+    });
+    expect(out.lines.join('\n')).not.toMatch(/phx_(logged|header)|"s"/);
   });
 });

@@ -156,7 +156,12 @@ const requestFields = (req: LoggedRequest): RequestFields => ({
  * and `responseTime`. The lines are those of pino-http's `quietReqLogger` (a `reqId` child, and a `req` child
  * of it for the final line), field for field and in the same order, with one child instead of two.
  */
-export function loggerOptions(config: AppConfig): Params {
+export function loggerOptions(
+  config: Pick<AppConfig, 'get'>,
+  destination: pino.DestinationStream | undefined = config.get('LOG_LEVEL') === 'silent'
+    ? undefined
+    : logDestination(),
+): Params {
   const level = config.get('LOG_LEVEL');
   const serializers = {
     reqId: (req: LoggedRequest | string) => (typeof req === 'string' ? req : req.id),
@@ -165,7 +170,7 @@ export function loggerOptions(config: AppConfig): Params {
   };
   const options: Options = {
     // pino-http's logger is a child of this one (with the options below), and the request's loggers its children.
-    logger: rootLogger(level, serializers, level === 'silent' ? undefined : logDestination()),
+    logger: rootLogger(level, serializers, destination),
     genReqId: (req: IncomingMessage, res: ServerResponse) => {
       const incoming = req.headers['x-request-id'];
       const id = typeof incoming === 'string' && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
