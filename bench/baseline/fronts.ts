@@ -1,12 +1,15 @@
 /**
  * The baseline's routes behind the design card's HTTP stack instead of `node:http` alone (`BASELINE_FRONT`):
- * `express` (Express 5, ETag and `X-Powered-By` off, as the service sets it) and `nest` (Nest on that Express, with
+ * `express` (Express 5, ETag and `X-Powered-By` off, as the service sets it), `nest` (Nest on that Express, with
  * the least of what the card asks of every route: a global guard reading the route's scope declaration, a global
  * interceptor around the answer, as the list envelope is, and class-validator's ValidationPipe over a query DTO on
  * the lists and writes (a retrieve's id a path parameter, as the service's are), plus an exception filter writing the baseline's error bodies). The handlers, their statements and their answers
  * are the baseline's own, unchanged: what such a front adds per request is the stack's fixed cost, with none of
- * the service's own work (no key guard's throttle, no request log, no security headers, no body DTO). The
- * `stack-floor` scenario (bench/lib/stack-floor.ts) measures it.
+ * the service's own work (no key guard's throttle, no request log, no security headers, no body DTO), and
+ * `nest-logged`: that Nest front plus the two things the service does on every request whatever the route, taken
+ * from the built service (`dist/`) as they are: its request log (nestjs-pino with the service's `loggerOptions`:
+ * one JSON line per request, with its request id, to standard output) and its security headers (`securityHeaders`,
+ * helmet). The `stack-floor` scenario (bench/lib/stack-floor.ts) measures them.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import 'reflect-metadata';
@@ -16,10 +19,12 @@ import {
   type CallHandler,
   type CanActivate,
   Controller,
+  type DynamicModule,
   type ExceptionFilter,
   type ExecutionContext,
   HttpCode,
   HttpException,
+  type INestApplication,
   Injectable,
   Module,
   type NestInterceptor,
@@ -36,10 +41,13 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import express from 'express';
+import type { Params } from 'nestjs-pino';
 import { map } from 'rxjs';
 
-export const FRONTS = ['node', 'express', 'nest'] as const;
+export const FRONTS = ['node', 'express', 'nest', 'nest-logged'] as const;
 export type Front = (typeof FRONTS)[number];
+/** The fronts measured against `node:http`. */
+export type StackFront = Exclude<Front, 'node'>;
 
 export interface FrontRoute {
   method: 'GET' | 'POST' | 'PATCH';
@@ -173,15 +181,47 @@ function floorController(routes: readonly FrontRoute[]) {
   return FloorController;
 }
 
-/** The routes on Nest over Express 5, listening on `port`. */
+/** What `nest-logged` takes from the built service: its request log's module and its security headers. */
+interface ServiceFront {
+  logger: { module: DynamicModule; use(app: INestApplication): void };
+  securityHeaders(): express.RequestHandler;
+}
+
+async function serviceFront(): Promise<ServiceFront> {
+  const load = (path: string) => import(new URL(`../../dist/${path}`, import.meta.url).href);
+  const [logging, setup, nestPino] = await Promise.all([
+    load('common/logging/logger-options.js') as Promise<{
+      loggerOptions(config: { get(key: 'LOG_LEVEL'): string }): Params;
+    }>,
+    load('app.setup.js') as Promise<{ securityHeaders(): express.RequestHandler }>,
+    import('nestjs-pino'),
+  ]);
+  // The bench's service runs at LOG_LEVEL=info (bench/lib/service-env.ts): one line per request.
+  const params = logging.loggerOptions({ get: () => 'info' });
+  return {
+    logger: {
+      module: nestPino.LoggerModule.forRoot(params),
+      use: (app) => app.useLogger(app.get(nestPino.Logger)),
+    },
+    securityHeaders: setup.securityHeaders,
+  };
+}
+
+/**
+ * The routes on Nest over Express 5, listening on `port`; with the service's request log and security headers
+ * too when `logged` (the `nest-logged` front).
+ */
 export async function listenNest(
   routes: readonly FrontRoute[],
   answering: Answering,
   port: number,
+  logged = false,
 ): Promise<Server> {
+  const service = logged ? await serviceFront() : null;
   class FloorModule {}
   for (const provider of [ScopeGuard, AnswerInterceptor]) Injectable()(provider);
   Module({
+    imports: service ? [service.logger.module] : [],
     controllers: [floorController(routes)],
     providers: [
       { provide: APP_GUARD, useClass: ScopeGuard },
@@ -197,6 +237,11 @@ export async function listenNest(
   const instance = app.getHttpAdapter().getInstance() as express.Express;
   instance.disable('etag');
   instance.disable('x-powered-by');
+  if (service) {
+    // In the order the service sets them up (app.setup.ts): its log, then its headers, before the routes.
+    service.logger.use(app);
+    instance.use(service.securityHeaders());
+  }
   await app.listen(port, '127.0.0.1');
   return app.getHttpServer() as Server;
 }

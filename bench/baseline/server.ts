@@ -1095,7 +1095,7 @@ const server =
     ? plainServer()
     : FRONT === 'express'
       ? listenExpress(frontRoutes, { send, failure }, PORT)
-      : await listenNest(frontRoutes, { send, failure }, PORT);
+      : await listenNest(frontRoutes, { send, failure }, PORT, FRONT === 'nest-logged');
 const stop = () => server.close(() => void pool.end().then(() => process.exit(0)));
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);

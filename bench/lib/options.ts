@@ -3,7 +3,8 @@
  * `export` are not load scenarios; `capture-postgres` and `capture-s3` drive POST /s/ with their own load generator,
  * `capture-events` POST /e/ with the same one. `citus` runs the events list and the event capture on one PostgreSQL
  * and on the Citus cluster at BENCH_CITUS_URL (skipped without it). `stack-floor` serves the baseline's handlers behind
- * node:http, Express and Nest on Express in turn (bench/lib/stack-floor.ts).
+ * node:http, Express, Nest on Express and Nest with the service's request log and headers in turn
+ * (bench/lib/stack-floor.ts).
  */
 export const SCENARIO_NAMES = [
   'organizations-list',
@@ -60,7 +61,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --warmup=SECONDS      warm-up before each measurement (default 3)
   --connections=N       concurrent connections, the same for both sides (default 10)
   --rounds=N            A/B rounds per scenario, alternating which side goes first (default 2; stack-floor
-                        runs at least 3, so each of its three fronts goes first once)
+                        runs at least 3, its four fronts' order rotated each round)
   --scenario=a,b        only these scenarios: ${SCENARIO_NAMES.join(', ')};
                         stack-floor with HTTP scenarios named too measures only those, else all of them
   --reseed              seed the bench database again even when it is current

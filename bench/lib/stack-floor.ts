@@ -1,12 +1,14 @@
 /**
  * The stack's floor (`stack-floor`): the baseline's own handlers — the same statements, the same answers — served
- * by three fronts in turn (bench/baseline/fronts.ts): `node:http` alone (the baseline as the other scenarios run
- * it), Express 5, and Nest on Express with the least the design card asks of every route (a global guard, a global
- * interceptor, the ValidationPipe over a query DTO). What the Express and Nest fronts spend per request above
- * `node:http` is what any service on this stack spends at least, before any work of its own: issue 40's CPU
- * target (≤ 1.3× the baseline's per request) is read against it.
+ * by four fronts in turn (bench/baseline/fronts.ts): `node:http` alone (the baseline as the other scenarios run
+ * it), Express 5, Nest on Express with the least the design card asks of every route (a global guard, a global
+ * interceptor, the ValidationPipe over a query DTO), and that Nest front with the service's own request log and
+ * security headers (`nest-logged`). What the Express and Nest fronts spend per request above `node:http` is what
+ * any service on this stack spends at least, before any work of its own, and `nest-logged` what this service
+ * spends at least with the log line and headers it writes on every request: issue 40's CPU target (≤ 1.3× the
+ * baseline's per request) is read against them.
  */
-import type { Front } from '../baseline/fronts.js';
+import { FRONTS, type Front, type StackFront } from '../baseline/fronts.js';
 import { compareAnswers } from './compare.js';
 import { fetchOnce, requestHeaders, runLoad } from './load.js';
 import type { Server } from './processes.js';
@@ -32,14 +34,15 @@ export interface StackFloorResult {
   fronts: Record<Front, FloorSide>;
   /** Each round: which front went first, and every front's figures. */
   rounds: { order: Front[]; fronts: Record<Front, FloorSide> }[];
-  /** CPU per request and requests per second of `express` and `nest`, each ÷ `node`'s (the means' ratios). */
-  cpuRatio: { express: number; nest: number };
-  rpsRatio: { express: number; nest: number };
+  /** CPU per request and requests per second of every front but `node`, each ÷ `node`'s (the means' ratios). */
+  cpuRatio: Record<StackFront, number>;
+  rpsRatio: Record<StackFront, number>;
 }
 
-const FRONT_ORDER: readonly Front[] = ['node', 'express', 'nest'];
+const FRONT_ORDER: readonly Front[] = FRONTS;
+const STACK_FRONTS = FRONTS.filter((front): front is StackFront => front !== 'node');
 
-/** Round `r`'s order: the fronts rotated by `r`, so each goes first, second and third in turn. */
+/** Round `r`'s order: the fronts rotated by `r`, so each goes first, second, third and last in turn. */
 export function roundOrder(r: number): Front[] {
   return FRONT_ORDER.map((_, i) => FRONT_ORDER[(i + r) % FRONT_ORDER.length]);
 }
@@ -57,25 +60,28 @@ export function summarize(scenario: string, rounds: StackFloorResult['rounds']):
       v8CpuMsPerRequest: mean(all.map((s) => s.v8CpuMsPerRequest)),
     };
   };
-  const fronts = { node: meanOf('node'), express: meanOf('express'), nest: meanOf('nest') };
-  const ratio = (a: number, b: number) => (b > 0 ? round(a / b) : 0);
+  const fronts = Object.fromEntries(FRONT_ORDER.map((front) => [front, meanOf(front)])) as Record<
+    Front,
+    FloorSide
+  >;
+  const ratios = (of: (side: FloorSide) => number) =>
+    Object.fromEntries(
+      STACK_FRONTS.map((front) => {
+        const base = of(fronts.node);
+        return [front, base > 0 ? round(of(fronts[front]) / base) : 0];
+      }),
+    ) as Record<StackFront, number>;
   return {
     scenario,
     fronts,
     rounds,
-    cpuRatio: {
-      express: ratio(fronts.express.cpuMsPerRequest, fronts.node.cpuMsPerRequest),
-      nest: ratio(fronts.nest.cpuMsPerRequest, fronts.node.cpuMsPerRequest),
-    },
-    rpsRatio: {
-      express: ratio(fronts.express.rps, fronts.node.rps),
-      nest: ratio(fronts.nest.rps, fronts.node.rps),
-    },
+    cpuRatio: ratios((side) => side.cpuMsPerRequest),
+    rpsRatio: ratios((side) => side.rps),
   };
 }
 
 /**
- * Each scenario on the three fronts: the same answer checked first (a difference stops the bench), then `rounds`
+ * Each scenario on the four fronts: the same answer checked first (a difference stops the bench), then `rounds`
  * rounds of `durationSec` of load per front after `warmupSec` of warm-up, the front's CPU time read from /proc.
  */
 export async function benchStackFloor(options: {
@@ -106,7 +112,7 @@ export async function benchStackFloor(options: {
     }
     // A write's body is unique per front (invite creation's address names it), so its echo is not compared.
     const volatile = [...scenario.volatile, 'target_email'];
-    for (const front of ['express', 'nest'] as const) {
+    for (const front of STACK_FRONTS) {
       const comparison = compareAnswers(answers.get(front)!, answers.get('node')!, volatile);
       if (!comparison.equal)
         throw new Error(
@@ -114,7 +120,7 @@ export async function benchStackFloor(options: {
         );
     }
     log(
-      `stack-floor ${scenario.label}: the same answer from the three fronts (${answers.get('node')!.status})`,
+      `stack-floor ${scenario.label}: the same answer from the ${FRONT_ORDER.length} fronts (${answers.get('node')!.status})`,
     );
     const rounds: StackFloorResult['rounds'] = [];
     for (let r = 0; r < options.rounds; r++) {
@@ -166,17 +172,20 @@ export async function benchStackFloor(options: {
 /** The table of the run's summary and of docs/performance.md. */
 export function formatStackFloorTable(results: readonly StackFloorResult[]): string {
   const lines = [
-    "Stack floor: the baseline's handlers (same statements, same answers) behind node:http, Express and Nest on Express " +
-      '(a global guard, a global interceptor, the ValidationPipe); CPU ms/request and ratios to node:http',
+    "Stack floor: the baseline's handlers (same statements, same answers) behind node:http, Express, Nest on Express " +
+      "(a global guard, a global interceptor, the ValidationPipe) and that Nest with the service's request log and " +
+      'security headers (Nest+log); CPU ms/request and ratios to node:http',
     '',
-    '| scenario | node:http CPU ms/req | Express CPU ms/req | Nest CPU ms/req (of it V8 workers) | Express ÷ node CPU | Nest ÷ node CPU | Nest ÷ node req/s | errors |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| scenario | node:http CPU ms/req | Express CPU ms/req | Nest CPU ms/req (of it V8 workers) | Nest+log CPU ms/req | Express ÷ node CPU | Nest ÷ node CPU | Nest+log ÷ node CPU | Nest ÷ node req/s | Nest+log ÷ node req/s | errors |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const r of results) {
-    const errors = r.fronts.node.errors + r.fronts.express.errors + r.fronts.nest.errors;
+    const errors = FRONT_ORDER.reduce((sum, front) => sum + r.fronts[front].errors, 0);
+    const cpu = (front: Front) => round(r.fronts[front].cpuMsPerRequest, 3);
     lines.push(
-      `| ${r.scenario} | ${round(r.fronts.node.cpuMsPerRequest, 3)} | ${round(r.fronts.express.cpuMsPerRequest, 3)} | ` +
-        `${round(r.fronts.nest.cpuMsPerRequest, 3)} (${round(r.fronts.nest.v8CpuMsPerRequest, 3)}) | ${r.cpuRatio.express} | ${r.cpuRatio.nest} | ${r.rpsRatio.nest} | ${errors} |`,
+      `| ${r.scenario} | ${cpu('node')} | ${cpu('express')} | ${cpu('nest')} (${round(r.fronts.nest.v8CpuMsPerRequest, 3)}) | ` +
+        `${cpu('nest-logged')} | ${r.cpuRatio.express} | ${r.cpuRatio.nest} | ${r.cpuRatio['nest-logged']} | ` +
+        `${r.rpsRatio.nest} | ${r.rpsRatio['nest-logged']} | ${errors} |`,
     );
   }
   return lines.join('\n');
